@@ -1,0 +1,161 @@
+//! Support for the code `#[retry]` generates. Not a public API: names and
+//! signatures here change without notice.
+
+pub use core::future::Future;
+pub use core::result::Result;
+pub use core::time::Duration;
+
+pub use crate::clock::Clock;
+pub use crate::decision::{Decision, IntoDecision, RetryEvent};
+pub use crate::jitter::Jitter;
+pub use crate::policy::Policy;
+pub use crate::retry::RetryState;
+pub use crate::strategy::{Builtin, Strategy};
+
+/// Starts the state machine; `timed` when something (`on_retry`) needs the
+/// elapsed time even without a deadline.
+#[inline]
+pub fn start<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> RetryState<'_, S> {
+    RetryState::new(policy, clock, timed)
+}
+
+/// The clock of a blocking loop.
+pub const SYNC_CLOCK: Clock = crate::clock::system;
+
+/// The clock of an async loop.
+#[inline]
+pub fn async_clock() -> Clock {
+    crate::clock::for_async()
+}
+
+/// The default sleep of a plain fn.
+#[inline]
+pub fn sleep_blocking(d: Duration) {
+    std::thread::sleep(d);
+}
+
+/// The default sleep of an `async fn`.
+#[cfg(feature = "tokio")]
+pub use crate::sleep::tokio as sleep_tokio;
+
+/// The return type of a function under `#[retry]`: a `Result`, possibly
+/// behind an alias.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` needs a function that returns `Result`, but this one returns `{Self}`",
+    label = "not a `Result`",
+    note = "`#[retry]` retries on `Err`; wrap the value in `Result<{Self}, E>` or return an alias such as `std::io::Result<T>`"
+)]
+pub trait RetryResult: Sized {
+    /// The success type.
+    type Ok;
+    /// The error type.
+    type Err;
+    /// Splits the outcome.
+    fn into_result(self) -> Result<Self::Ok, Self::Err>;
+    /// Rebuilds the outcome.
+    fn from_result(r: Result<Self::Ok, Self::Err>) -> Self;
+}
+
+impl<T, E> RetryResult for Result<T, E> {
+    type Ok = T;
+    type Err = E;
+    #[inline]
+    fn into_result(self) -> Result<T, E> {
+        self
+    }
+    #[inline]
+    fn from_result(r: Result<T, E>) -> Self {
+        r
+    }
+}
+
+/// Checks, at the return type's span, that it is a `Result`.
+#[inline]
+pub const fn assert_result<R: RetryResult>() {}
+
+/// The error type of `R`.
+pub type ErrorOf<R> = <R as RetryResult>::Err;
+
+/// Checks `when` and gives its closure parameters the type `&E`.
+#[inline]
+pub fn when<R, D, F>(f: F) -> F
+where
+    R: RetryResult,
+    F: FnMut(&ErrorOf<R>) -> D,
+    D: IntoDecision,
+{
+    f
+}
+
+/// Applies `when` to an error.
+#[inline]
+pub fn decide<E, D: IntoDecision>(when: &mut impl FnMut(&E) -> D, error: &E) -> Decision {
+    when(error).into_decision()
+}
+
+/// Checks `on_retry` and gives its closure parameters their types.
+#[inline]
+pub fn on_retry<R, F>(f: F) -> F
+where
+    R: RetryResult,
+    F: FnMut(&ErrorOf<R>, &RetryEvent),
+{
+    f
+}
+
+/// Checks a plain fn's `sleep`.
+#[inline]
+pub fn sleep_sync<F: FnMut(Duration)>(f: F) -> F {
+    f
+}
+
+/// Checks an `async fn`'s `sleep`.
+#[inline]
+pub fn sleep_async<F, Fut>(f: F) -> F
+where
+    F: FnMut(Duration) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    f
+}
+
+/// Gives an attempt's async block its output type, so `?` inside it knows
+/// the error type to convert into.
+#[inline]
+pub fn attempt<R, Fut: Future<Output = R>>(fut: Fut) -> Fut {
+    fut
+}
+
+/// What `policy = EXPR` may give: a [`Policy`] or a reference to one.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `policy` must be a `backoff_runtime::Policy` or `&Policy`, not `{Self}`",
+    label = "expected a `Policy`"
+)]
+pub trait AsPolicy {
+    /// The policy's strategy.
+    type Strategy: Strategy;
+    /// The policy.
+    fn as_policy(&self) -> &Policy<Self::Strategy>;
+}
+
+impl<S: Strategy> AsPolicy for Policy<S> {
+    type Strategy = S;
+    #[inline]
+    fn as_policy(&self) -> &Policy<S> {
+        self
+    }
+}
+
+impl<P: AsPolicy + ?Sized> AsPolicy for &P {
+    type Strategy = P::Strategy;
+    #[inline]
+    fn as_policy(&self) -> &Policy<P::Strategy> {
+        (**self).as_policy()
+    }
+}
+
+/// Borrows the policy a `policy = EXPR` gave.
+#[inline]
+pub fn policy_ref<P: AsPolicy + ?Sized>(p: &P) -> &Policy<P::Strategy> {
+    p.as_policy()
+}

@@ -1,0 +1,120 @@
+//! What to do after a failed attempt, and what `on_retry` is told.
+
+use core::time::Duration;
+
+/// The verdict of a `when` predicate on an error.
+///
+/// A `when` may also return `bool`: `true` is [`Decision::Retry`], `false`
+/// is [`Decision::Stop`].
+///
+/// # Examples
+///
+/// ```
+/// use backoff_runtime::{Decision, Policy};
+/// use std::time::Duration;
+///
+/// enum HttpError { Status(u16, Option<u64>) }
+///
+/// fn classify(e: &HttpError) -> Decision {
+///     match e {
+///         HttpError::Status(429 | 503, Some(secs)) => Decision::RetryAfter(Duration::from_secs(*secs)),
+///         HttpError::Status(500..=599, _) => Decision::Retry,
+///         HttpError::Status(..) => Decision::Stop,
+///     }
+/// }
+///
+/// let policy = Policy::immediate().attempts(3);
+/// let mut state = policy.start();
+/// let error = HttpError::Status(429, Some(2));
+/// assert_eq!(state.next_delay_for(classify(&error)), Some(Duration::from_secs(2)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Decision {
+    /// Retry after the policy's next delay.
+    Retry,
+    /// Retry after exactly this long (a server's `Retry-After`): no jitter,
+    /// not capped by the strategy's maximum, but still bound by the attempt
+    /// limit and `max_elapsed` (a wait that would cross the deadline gives up
+    /// at once).
+    RetryAfter(Duration),
+    /// Give up now and return this error.
+    Stop,
+}
+
+/// What a `when` predicate may return: `bool` or [`Decision`].
+///
+/// Implement it for your own classification type to return that from
+/// `when` directly.
+///
+/// ```
+/// use backoff_runtime::{Decision, IntoDecision};
+///
+/// assert_eq!(true.into_decision(), Decision::Retry);
+/// assert_eq!(false.into_decision(), Decision::Stop);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `when` must return `bool` or `backoff_runtime::Decision`, not `{Self}`",
+    label = "this returns `{Self}`",
+    note = "return `true` to retry and `false` to stop, or a `Decision` for finer control"
+)]
+pub trait IntoDecision {
+    /// The decision this value stands for.
+    fn into_decision(self) -> Decision;
+}
+
+impl IntoDecision for bool {
+    #[inline]
+    fn into_decision(self) -> Decision {
+        if self {
+            Decision::Retry
+        } else {
+            Decision::Stop
+        }
+    }
+}
+
+impl IntoDecision for Decision {
+    #[inline]
+    fn into_decision(self) -> Decision {
+        self
+    }
+}
+
+/// What `on_retry` is told about the retry about to happen.
+///
+/// # Examples
+///
+/// ```
+/// use backoff_runtime::RetryEvent;
+/// use std::time::Duration;
+///
+/// fn log(e: &std::io::Error, ev: &RetryEvent) {
+///     eprintln!("attempt {} failed: {e}; retrying in {:?}", ev.attempt, ev.delay);
+/// }
+/// log(
+///     &std::io::Error::other("boom"),
+///     &RetryEvent::new(1, Duration::from_millis(100), Duration::ZERO),
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct RetryEvent {
+    /// The attempt that just failed, counting from 1.
+    pub attempt: u32,
+    /// The sleep about to start.
+    pub delay: Duration,
+    /// Time since the call began.
+    pub elapsed: Duration,
+}
+
+impl RetryEvent {
+    /// An event, for testing your own `on_retry` hooks.
+    pub const fn new(attempt: u32, delay: Duration, elapsed: Duration) -> Self {
+        RetryEvent {
+            attempt,
+            delay,
+            elapsed,
+        }
+    }
+}

@@ -1,0 +1,317 @@
+//! Jitter: randomness added to a delay so that clients that failed together
+//! do not retry together.
+//!
+//! Jitter applies to the strategy's capped delay `v`, and its result is capped
+//! again, so no jittered sleep ever exceeds the strategy's maximum:
+//!
+//! | jitter | sleep |
+//! |---|---|
+//! | [`Jitter::None`] | `v` |
+//! | [`Jitter::Full`] | uniform(0, v) |
+//! | [`Jitter::Equal`] | v/2 + uniform(0, v/2) |
+//! | [`Jitter::Scattered(r)`](Jitter::Scattered) | uniform(v·(1−r), v·(1+r)), at most `max` |
+//!
+//! The randomness comes from a [`JitterRng`], a small fast generator
+//! (xoshiro256++ from `rand`) that is `Send`, lives inside the retry loop and
+//! is seeded only when the first jittered delay is drawn, so a call that
+//! succeeds at once draws nothing. [`Policy::seed`](crate::Policy::seed) makes
+//! a schedule reproducible.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+use core::time::Duration;
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+
+use crate::nanos;
+
+/// How a delay is randomized.
+///
+/// # Default
+///
+/// [`Jitter::Full`], the AWS recommendation: it spreads clients the most for
+/// the least total waiting.
+///
+/// # Examples
+///
+/// ```
+/// use backoff_runtime::{Jitter, Policy};
+/// use std::time::Duration;
+///
+/// let policy = Policy::constant(Duration::from_secs(1))
+///     .jitter(Jitter::Scattered(0.25))
+///     .seed(7);
+/// for d in policy.delays() {
+///     assert!(d >= Duration::from_millis(750) && d <= Duration::from_secs(1));
+/// }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Jitter {
+    /// No randomness: sleep exactly the strategy's delay.
+    None,
+    /// Uniform between zero and the delay.
+    #[default]
+    Full,
+    /// Half the delay, plus uniform between zero and the other half
+    /// (EventSauce's "half jitter").
+    Equal,
+    /// Uniform within `±r` of the delay, `0 < r ≤ 1`, never above the
+    /// strategy's maximum.
+    ///
+    /// A ratio above 1 is treated as 1; zero, a negative ratio or NaN as no
+    /// jitter. [`Jitter::scattered`] checks the ratio instead.
+    Scattered(f64),
+}
+
+impl Jitter {
+    /// A checked [`Jitter::Scattered`]: `None` unless `0 < ratio ≤ 1`.
+    ///
+    /// ```
+    /// use backoff_runtime::Jitter;
+    ///
+    /// assert_eq!(Jitter::scattered(0.5), Some(Jitter::Scattered(0.5)));
+    /// assert_eq!(Jitter::scattered(0.0), None);
+    /// assert_eq!(Jitter::scattered(1.5), None);
+    /// assert_eq!(Jitter::scattered(f64::NAN), None);
+    /// ```
+    pub const fn scattered(ratio: f64) -> Option<Jitter> {
+        if ratio > 0.0 && ratio <= 1.0 {
+            Some(Jitter::Scattered(ratio))
+        } else {
+            None
+        }
+    }
+
+    /// Whether this jitter draws random numbers.
+    pub(crate) fn is_random(self) -> bool {
+        match self {
+            Jitter::None => false,
+            Jitter::Full | Jitter::Equal => true,
+            Jitter::Scattered(r) => r > 0.0,
+        }
+    }
+
+    /// Applies the jitter to `v`, never returning more than `max`.
+    ///
+    /// `v` is expected to be at most `max` already (the strategy caps it);
+    /// if it is not, it is capped first.
+    ///
+    /// ```
+    /// use backoff_runtime::{Jitter, JitterRng};
+    /// use std::time::Duration;
+    ///
+    /// let mut rng = JitterRng::from_seed(1);
+    /// let v = Duration::from_millis(400);
+    /// let max = Duration::from_millis(450);
+    /// let d = Jitter::Equal.apply(v, max, &mut rng);
+    /// assert!(d >= Duration::from_millis(200) && d <= v);
+    /// let d = Jitter::Scattered(0.5).apply(v, max, &mut rng);
+    /// assert!(d >= Duration::from_millis(200) && d <= max);
+    /// ```
+    pub fn apply(self, v: Duration, max: Duration, rng: &mut JitterRng) -> Duration {
+        let v = if v > max { max } else { v };
+        match self {
+            Jitter::None => v,
+            Jitter::Full => rng.uniform(Duration::ZERO, v),
+            Jitter::Equal => {
+                let half = v / 2;
+                half + rng.uniform(Duration::ZERO, v - half)
+            }
+            Jitter::Scattered(r) => {
+                if r.is_nan() || r <= 0.0 {
+                    return v;
+                }
+                let r = if r > 1.0 { 1.0 } else { r };
+                let lo = nanos::mul_f64_capped(v, 1.0 - r, v);
+                let hi = nanos::mul_f64_capped(v, 1.0 + r, max);
+                rng.uniform(lo, hi)
+            }
+        }
+    }
+}
+
+/// The random source of jitter and of random strategies.
+///
+/// A `JitterRng` is cheap to create: it draws its seed only when it is first
+/// used. Unseeded, each generator gets a distinct seed from a process-wide
+/// sequence that starts from the operating system's randomness (with the
+/// `std` feature; without it, from a fixed value, so seed explicitly).
+///
+/// It is `Send` and `Sync`, so holding one across an `.await` keeps a future
+/// `Send`.
+///
+/// ```
+/// use backoff_runtime::JitterRng;
+/// use std::time::Duration;
+///
+/// let mut a = JitterRng::from_seed(42);
+/// let mut b = JitterRng::from_seed(42);
+/// let (lo, hi) = (Duration::from_millis(10), Duration::from_millis(20));
+/// let d = a.uniform(lo, hi);
+/// assert_eq!(d, b.uniform(lo, hi));
+/// assert!(lo <= d && d <= hi);
+/// ```
+#[derive(Debug, Clone)]
+pub struct JitterRng {
+    seed: Option<u64>,
+    rng: Option<SmallRng>,
+}
+
+impl JitterRng {
+    /// A generator seeded from the process-wide entropy sequence on first use.
+    pub const fn from_entropy() -> Self {
+        JitterRng {
+            seed: None,
+            rng: None,
+        }
+    }
+
+    /// A generator that always produces the same sequence for the same seed.
+    pub const fn from_seed(seed: u64) -> Self {
+        JitterRng {
+            seed: Some(seed),
+            rng: None,
+        }
+    }
+
+    fn rng(&mut self) -> &mut SmallRng {
+        let seed = self.seed;
+        self.rng
+            .get_or_insert_with(|| SmallRng::seed_from_u64(seed.unwrap_or_else(next_entropy_seed)))
+    }
+
+    /// A duration drawn uniformly from `lo ..= hi` (nanosecond resolution).
+    ///
+    /// If `hi < lo` the bounds are swapped.
+    pub fn uniform(&mut self, lo: Duration, hi: Duration) -> Duration {
+        let (lo, hi) = if hi < lo { (hi, lo) } else { (lo, hi) };
+        if lo == hi {
+            return lo;
+        }
+        let (lo, hi) = (nanos::of(lo), nanos::of(hi));
+        let n = match (u64::try_from(lo), u64::try_from(hi)) {
+            (Ok(lo), Ok(hi)) => u128::from(self.rng().random_range(lo..=hi)),
+            _ => self.rng().random_range(lo..=hi),
+        };
+        nanos::to_duration(n)
+    }
+
+    /// A number drawn uniformly from `[0, 1)`.
+    pub fn unit_f64(&mut self) -> f64 {
+        self.rng().random::<f64>()
+    }
+
+    /// 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.rng().random::<u64>()
+    }
+}
+
+impl Default for JitterRng {
+    /// [`JitterRng::from_entropy`].
+    fn default() -> Self {
+        JitterRng::from_entropy()
+    }
+}
+
+/// The process-wide seed sequence: a Weyl sequence (golden-ratio increment)
+/// started from OS randomness, so concurrent generators get distinct seeds
+/// without locking, allocating or a system call per generator.
+static ENTROPY: AtomicU64 = AtomicU64::new(0);
+const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+fn next_entropy_seed() -> u64 {
+    if ENTROPY.load(Ordering::Relaxed) == 0 {
+        // Another thread may win this race; either start is as good.
+        let _ = ENTROPY.compare_exchange(0, os_seed() | 1, Ordering::Relaxed, Ordering::Relaxed);
+    }
+    ENTROPY.fetch_add(GOLDEN_GAMMA, Ordering::Relaxed)
+}
+
+#[cfg(feature = "std")]
+fn os_seed() -> u64 {
+    use rand::TryRng;
+    rand::rngs::SysRng
+        .try_next_u64()
+        .unwrap_or(0x853C_49E6_748F_EA9B)
+}
+
+#[cfg(not(feature = "std"))]
+fn os_seed() -> u64 {
+    0x853C_49E6_748F_EA9B
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    #[test]
+    fn none_is_identity_and_capped() {
+        let mut rng = JitterRng::from_seed(0);
+        assert_eq!(Jitter::None.apply(MS(300), MS(500), &mut rng), MS(300));
+        assert_eq!(Jitter::None.apply(MS(900), MS(500), &mut rng), MS(500));
+        assert!(rng.rng.is_none(), "no jitter must not seed the generator");
+    }
+
+    #[test]
+    fn every_jitter_stays_within_its_range() {
+        let mut rng = JitterRng::from_seed(3);
+        for _ in 0..10_000 {
+            let full = Jitter::Full.apply(MS(100), MS(100), &mut rng);
+            assert!(full <= MS(100));
+            let equal = Jitter::Equal.apply(MS(100), MS(100), &mut rng);
+            assert!(equal >= MS(50) && equal <= MS(100));
+            let sc = Jitter::Scattered(0.2).apply(MS(100), MS(1000), &mut rng);
+            assert!(sc >= MS(80) && sc <= MS(120), "{sc:?}");
+            let capped = Jitter::Scattered(1.0).apply(MS(100), MS(110), &mut rng);
+            assert!(capped <= MS(110));
+        }
+    }
+
+    #[test]
+    fn full_jitter_spreads_over_the_whole_range() {
+        let mut rng = JitterRng::from_seed(11);
+        let draws: Vec<Duration> = (0..1000)
+            .map(|_| Jitter::Full.apply(MS(1000), MS(1000), &mut rng))
+            .collect();
+        assert!(draws.iter().any(|d| *d < MS(100)));
+        assert!(draws.iter().any(|d| *d > MS(900)));
+    }
+
+    #[test]
+    fn odd_scattered_ratios_never_panic() {
+        let mut rng = JitterRng::from_seed(5);
+        for r in [f64::NAN, -1.0, 0.0, 2.0, f64::INFINITY, f64::NEG_INFINITY] {
+            let d = Jitter::Scattered(r).apply(MS(100), MS(150), &mut rng);
+            assert!(d <= MS(150));
+        }
+        assert_eq!(
+            Jitter::Scattered(f64::NAN).apply(MS(100), MS(150), &mut rng),
+            MS(100)
+        );
+    }
+
+    #[test]
+    fn huge_delays_use_the_wide_path() {
+        let mut rng = JitterRng::from_seed(9);
+        let d = Jitter::Full.apply(Duration::MAX, Duration::MAX, &mut rng);
+        assert!(d <= Duration::MAX);
+        let d = Jitter::Scattered(1.0).apply(Duration::MAX, Duration::MAX, &mut rng);
+        assert!(d <= Duration::MAX);
+    }
+
+    #[test]
+    fn unseeded_generators_differ() {
+        let mut a = JitterRng::from_entropy();
+        let mut b = JitterRng::from_entropy();
+        assert_ne!(a.next_u64(), b.next_u64());
+    }
+
+    #[test]
+    fn rng_is_send_and_sync() {
+        fn assert<T: Send + Sync>() {}
+        assert::<JitterRng>();
+    }
+}

@@ -1,0 +1,94 @@
+//! Saturating conversions between [`Duration`] and whole nanoseconds.
+//!
+//! Every delay computation goes through `u128` nanoseconds (which hold
+//! [`Duration::MAX`] with room to spare) or through `f64` with an explicit cap,
+//! so no strategy can overflow or panic, whatever the attempt count.
+
+use core::time::Duration;
+
+const NANOS_PER_SEC: u128 = 1_000_000_000;
+
+/// The whole nanoseconds in `d`, exactly.
+pub(crate) const fn of(d: Duration) -> u128 {
+    d.as_secs() as u128 * NANOS_PER_SEC + d.subsec_nanos() as u128
+}
+
+/// The duration of `n` nanoseconds, saturating at [`Duration::MAX`].
+pub(crate) const fn to_duration(n: u128) -> Duration {
+    let secs = n / NANOS_PER_SEC;
+    if secs > u64::MAX as u128 {
+        return Duration::MAX;
+    }
+    Duration::new(secs as u64, (n % NANOS_PER_SEC) as u32)
+}
+
+/// `base · x`, rounded to the nanosecond and capped at `cap`.
+///
+/// A product that is not finite, or at least `cap`, gives `cap`; a negative or
+/// NaN product gives zero. Used by the strategies whose growth is a real number.
+pub(crate) fn mul_f64_capped(base: Duration, x: f64, cap: Duration) -> Duration {
+    let product = of(base) as f64 * x;
+    let cap_nanos = of(cap);
+    if product.is_nan() || product <= 0.0 {
+        return Duration::ZERO;
+    }
+    if product >= cap_nanos as f64 {
+        return cap; // infinity included
+    }
+    // Round half up; `as` from f64 to u128 saturates, and product < cap here.
+    to_duration(((product + 0.5) as u128).min(cap_nanos))
+}
+
+/// `x^n` by squaring, in `core` (no libm): at most 64 multiplications, and
+/// exact wherever the true power is representable (1.5² = 2.25).
+pub(crate) fn powi(x: f64, n: u32) -> f64 {
+    let (mut base, mut n, mut acc) = (x, n, 1.0);
+    while n > 0 {
+        if n & 1 == 1 {
+            acc *= base;
+        }
+        n >>= 1;
+        if n > 0 {
+            base *= base;
+        }
+    }
+    acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_duration_max() {
+        assert_eq!(to_duration(of(Duration::MAX)), Duration::MAX);
+        assert_eq!(to_duration(u128::MAX), Duration::MAX);
+        assert_eq!(of(Duration::new(3, 7)), 3_000_000_007);
+    }
+
+    #[test]
+    fn powi_matches_std() {
+        assert_eq!(powi(1.5, 2), 2.25);
+        assert_eq!(powi(2.0, 10), 1024.0);
+        assert_eq!(powi(3.0, 0), 1.0);
+        assert_eq!(powi(2.0, u32::MAX), f64::INFINITY);
+        for n in 0..40 {
+            let (a, b) = (powi(1.3, n), 1.3f64.powi(n as i32));
+            assert!((a - b).abs() <= b * 1e-12, "{n}");
+        }
+    }
+
+    #[test]
+    fn mul_caps_and_handles_non_finite() {
+        let ms = Duration::from_millis;
+        assert_eq!(mul_f64_capped(ms(100), 2.25, ms(600)), ms(225));
+        assert_eq!(mul_f64_capped(ms(100), 7.0, ms(600)), ms(600));
+        assert_eq!(mul_f64_capped(ms(100), f64::INFINITY, ms(600)), ms(600));
+        assert_eq!(mul_f64_capped(ms(100), f64::NAN, ms(600)), Duration::ZERO);
+        assert_eq!(mul_f64_capped(ms(100), -1.0, ms(600)), Duration::ZERO);
+        assert_eq!(
+            mul_f64_capped(Duration::MAX, 1e300, Duration::MAX),
+            Duration::MAX
+        );
+    }
+}

@@ -1,0 +1,417 @@
+//! [`Policy`]: a strategy plus jitter and stop conditions, built once and
+//! used for any number of calls.
+
+use core::time::Duration;
+
+use crate::jitter::{Jitter, JitterRng};
+use crate::strategy::{
+    Builtin, Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear, Strategy,
+};
+
+/// The default attempt limit: three calls in all, the first included.
+pub const DEFAULT_ATTEMPTS: u32 = 3;
+
+/// How to retry: a strategy, jitter, an attempt limit and an optional
+/// deadline.
+///
+/// Build it with a constructor and `const fn` setters (so it can live in a
+/// `const` or `static`), then use it for any number of calls: [`delays`]
+/// lists the schedule, [`retry`] and [`retry_async`] run a loop, and
+/// [`start`] hands you the state machine for a loop you write yourself.
+///
+/// [`delays`]: Policy::delays
+/// [`retry`]: Policy::retry
+/// [`retry_async`]: Policy::retry_async
+/// [`start`]: Policy::start
+///
+/// # Default
+///
+/// `Policy::default()` is what `#[retry]` uses with no arguments:
+/// exponential from 100 ms, factor 2, max 10 s, full jitter, 3 attempts, no
+/// deadline. Every constructor starts from 3 attempts, no deadline, and full
+/// jitter (no jitter for [`decorrelated`](Policy::decorrelated) and
+/// [`immediate`](Policy::immediate), and for
+/// [`from_strategy`](Policy::from_strategy)).
+///
+/// # Invalid input
+///
+/// Setters never panic. A factor that is not finite or not above 1 is
+/// ignored, `attempts(0)` means one attempt, a scattered jitter ratio is
+/// clamped (see [`Jitter::Scattered`]). The attribute checks all of these at
+/// compile time instead.
+///
+/// # Examples
+///
+/// ```
+/// use backoff_runtime::{Jitter, Policy};
+/// use std::time::Duration;
+///
+/// let policy = Policy::exponential(Duration::from_millis(100))
+///     .factor(2.0)
+///     .max_delay(Duration::from_millis(600))
+///     .jitter(Jitter::None)
+///     .attempts(6);
+/// let ms: Vec<u128> = policy.delays().map(|d| d.as_millis()).collect();
+/// assert_eq!(ms, [100, 200, 400, 600, 600]);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Policy<S = Builtin> {
+    strategy: S,
+    jitter: Jitter,
+    /// Total calls allowed, the first included; `None` is unlimited.
+    attempts: Option<u32>,
+    max_elapsed: Option<Duration>,
+    seed: Option<u64>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy::exponential(Duration::from_millis(100))
+    }
+}
+
+impl Policy<Builtin> {
+    const fn builtin(strategy: Builtin, jitter: Jitter) -> Self {
+        Policy {
+            strategy,
+            jitter,
+            attempts: Some(DEFAULT_ATTEMPTS),
+            max_elapsed: None,
+            seed: None,
+        }
+    }
+
+    /// Exponential backoff: `base · factor^(k−1)`, factor 2 and max 10 s
+    /// unless set. See [`Exponential`].
+    pub const fn exponential(base: Duration) -> Self {
+        Self::builtin(Builtin::Exponential(Exponential::new(base)), Jitter::Full)
+    }
+
+    /// Linear backoff: `base · k`, max 10 s unless set. See [`Linear`].
+    pub const fn linear(base: Duration) -> Self {
+        Self::builtin(Builtin::Linear(Linear::new(base)), Jitter::Full)
+    }
+
+    /// The same delay before every retry. See [`Constant`].
+    pub const fn constant(delay: Duration) -> Self {
+        Self::builtin(Builtin::Constant(Constant::new(delay)), Jitter::Full)
+    }
+
+    /// Fibonacci backoff: `base · fib(k)`, max 10 s unless set. See
+    /// [`Fibonacci`].
+    pub const fn fibonacci(base: Duration) -> Self {
+        Self::builtin(Builtin::Fibonacci(Fibonacci::new(base)), Jitter::Full)
+    }
+
+    /// AWS decorrelated jitter, max 10 s unless set; no extra jitter by
+    /// default since it is random by itself. See [`Decorrelated`].
+    pub const fn decorrelated(base: Duration) -> Self {
+        Self::builtin(Builtin::Decorrelated(Decorrelated::new(base)), Jitter::None)
+    }
+
+    /// Retry at once, without sleeping. See [`Immediate`].
+    pub const fn immediate() -> Self {
+        Self::builtin(Builtin::Immediate(Immediate), Jitter::None)
+    }
+
+    /// Sets the exponential growth factor.
+    ///
+    /// Applies to [`exponential`](Policy::exponential) only; other strategies
+    /// ignore it. A factor that is not finite or not above 1 is ignored.
+    pub const fn factor(mut self, factor: f64) -> Self {
+        if let Builtin::Exponential(s) = self.strategy {
+            self.strategy = Builtin::Exponential(s.factor(factor));
+        }
+        self
+    }
+
+    /// Sets the cap: no sleep, jittered or not, exceeds it (a
+    /// [`Decision::RetryAfter`](crate::Decision::RetryAfter) excepted).
+    ///
+    /// Ignored by [`immediate`](Policy::immediate), whose delays are zero.
+    pub const fn max_delay(mut self, max: Duration) -> Self {
+        self.strategy = match self.strategy {
+            Builtin::Exponential(s) => Builtin::Exponential(s.max_delay(max)),
+            Builtin::Linear(s) => Builtin::Linear(s.max_delay(max)),
+            Builtin::Constant(s) => Builtin::Constant(s.max_delay(max)),
+            Builtin::Fibonacci(s) => Builtin::Fibonacci(s.max_delay(max)),
+            Builtin::Decorrelated(s) => Builtin::Decorrelated(s.max_delay(max)),
+            Builtin::Immediate(s) => Builtin::Immediate(s),
+        };
+        self
+    }
+}
+
+impl<S> Policy<S> {
+    /// A policy over your own [`Strategy`] (or [`Sidekiq`](crate::strategy::Sidekiq),
+    /// [`Buckets`](crate::strategy::Buckets)), with no extra jitter.
+    ///
+    /// ```
+    /// use backoff_runtime::{Policy, strategy::Sidekiq};
+    /// use std::time::Duration;
+    ///
+    /// let policy = Policy::from_strategy(Sidekiq::new().unit(Duration::from_millis(1))).attempts(4);
+    /// assert_eq!(policy.delays().count(), 3);
+    /// ```
+    pub const fn from_strategy(strategy: S) -> Self {
+        Policy {
+            strategy,
+            jitter: Jitter::None,
+            attempts: Some(DEFAULT_ATTEMPTS),
+            max_elapsed: None,
+            seed: None,
+        }
+    }
+
+    /// Sets the jitter applied to each delay.
+    pub const fn jitter(mut self, jitter: Jitter) -> Self {
+        self.jitter = jitter;
+        self
+    }
+
+    /// Sets the total number of calls, the first included (so `attempts(1)`
+    /// never retries). Zero is taken as 1.
+    pub const fn attempts(mut self, attempts: u32) -> Self {
+        self.attempts = Some(if attempts == 0 { 1 } else { attempts });
+        self
+    }
+
+    /// Retries without an attempt limit (until success, a
+    /// [`Decision::Stop`](crate::Decision::Stop) or the deadline).
+    pub const fn unlimited_attempts(mut self) -> Self {
+        self.attempts = None;
+        self
+    }
+
+    /// Sets a deadline measured from the start of the call: no retry starts a
+    /// sleep that would end later than `limit` after the call began.
+    pub const fn max_elapsed(mut self, limit: Duration) -> Self {
+        self.max_elapsed = Some(limit);
+        self
+    }
+
+    /// Makes the jitter reproducible: every call that uses this policy draws
+    /// the same random sequence. For tests and simulations; in production
+    /// leave it unseeded so that clients do not retry in lockstep.
+    pub const fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// The strategy.
+    pub const fn strategy(&self) -> &S {
+        &self.strategy
+    }
+
+    /// The jitter.
+    pub const fn jitter_kind(&self) -> Jitter {
+        self.jitter
+    }
+
+    /// The attempt limit, `None` if unlimited.
+    pub const fn attempt_limit(&self) -> Option<u32> {
+        self.attempts
+    }
+
+    /// The deadline set with [`max_elapsed`](Policy::max_elapsed).
+    pub const fn elapsed_limit(&self) -> Option<Duration> {
+        self.max_elapsed
+    }
+
+    /// A fresh random source for one call: seeded if [`seed`](Policy::seed)
+    /// was set. Nothing is drawn until the first jittered delay.
+    pub(crate) const fn rng(&self) -> JitterRng {
+        match self.seed {
+            Some(seed) => JitterRng::from_seed(seed),
+            None => JitterRng::from_entropy(),
+        }
+    }
+
+    /// Whether a call may retry after `failures` failed attempts.
+    #[inline]
+    pub(crate) const fn allows_retry_after(&self, failures: u32) -> bool {
+        match self.attempts {
+            Some(limit) => failures < limit,
+            None => true,
+        }
+    }
+}
+
+impl<S: Strategy> Policy<S> {
+    /// The jittered delay before retry `retry`; `previous` carries the
+    /// strategy's un-jittered delay from one retry to the next.
+    #[inline]
+    pub(crate) fn backoff(
+        &self,
+        retry: u32,
+        previous: &mut Option<Duration>,
+        rng: &mut JitterRng,
+    ) -> Duration {
+        let max = self.strategy.max_delay();
+        let raw = self.strategy.delay(retry, *previous, rng).min(max);
+        *previous = Some(raw);
+        if self.jitter.is_random() {
+            self.jitter.apply(raw, max, rng)
+        } else {
+            raw
+        }
+    }
+
+    /// The schedule: the sleeps a call would make if every attempt failed at
+    /// once, jitter included: `attempts − 1` delays (endless with
+    /// [`unlimited_attempts`](Policy::unlimited_attempts)). With
+    /// [`max_elapsed`](Policy::max_elapsed), it ends before the delay that
+    /// would take the running total past the deadline.
+    ///
+    /// ```
+    /// use backoff_runtime::{Jitter, Policy};
+    /// use std::time::Duration;
+    ///
+    /// let policy = Policy::linear(Duration::from_secs(1))
+    ///     .jitter(Jitter::None)
+    ///     .unlimited_attempts()
+    ///     .max_elapsed(Duration::from_secs(10));
+    /// let secs: Vec<u64> = policy.delays().map(|d| d.as_secs()).collect();
+    /// assert_eq!(secs, [1, 2, 3, 4]); // a fifth, 5 s, would end at 15 s
+    /// ```
+    pub fn delays(&self) -> Delays<'_, S> {
+        Delays {
+            policy: self,
+            retry: 0,
+            previous: None,
+            rng: self.rng(),
+            total: Duration::ZERO,
+            done: false,
+        }
+    }
+}
+
+/// The iterator returned by [`Policy::delays`].
+#[derive(Debug, Clone)]
+pub struct Delays<'p, S = Builtin> {
+    policy: &'p Policy<S>,
+    retry: u32,
+    previous: Option<Duration>,
+    rng: JitterRng,
+    total: Duration,
+    done: bool,
+}
+
+impl<S: Strategy> Iterator for Delays<'_, S> {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        if self.done || !self.policy.allows_retry_after(self.retry.saturating_add(1)) {
+            self.done = true;
+            return None;
+        }
+        self.retry = self.retry.saturating_add(1);
+        let delay = self
+            .policy
+            .backoff(self.retry, &mut self.previous, &mut self.rng);
+        if let Some(limit) = self.policy.max_elapsed {
+            let total = self.total.saturating_add(delay);
+            if total > limit {
+                self.done = true;
+                return None;
+            }
+            self.total = total;
+        }
+        Some(delay)
+    }
+}
+
+impl<S: Strategy> core::iter::FusedIterator for Delays<'_, S> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    fn ms<S: Strategy>(p: &Policy<S>) -> Vec<u128> {
+        p.delays().map(|d| d.as_millis()).collect()
+    }
+
+    #[test]
+    fn default_matches_the_attribute_default() {
+        let p = Policy::default();
+        assert_eq!(p.attempt_limit(), Some(3));
+        assert_eq!(p.jitter_kind(), Jitter::Full);
+        assert_eq!(p.strategy().max_delay(), Duration::from_secs(10));
+        assert_eq!(ms(&p.jitter(Jitter::None)), [100, 200]);
+    }
+
+    #[test]
+    fn reference_vectors() {
+        let none = |p: Policy| p.jitter(Jitter::None);
+        let exp = none(Policy::exponential(MS(100)).max_delay(MS(600)).attempts(8));
+        assert_eq!(ms(&exp), [100, 200, 400, 600, 600, 600, 600]);
+        let exp15 = none(Policy::exponential(MS(100)).factor(1.5).attempts(4));
+        assert_eq!(ms(&exp15), [100, 150, 225]);
+        let lin = none(Policy::linear(MS(100)).attempts(8));
+        assert_eq!(ms(&lin), [100, 200, 300, 400, 500, 600, 700]);
+        let lin_capped = none(Policy::linear(MS(100)).max_delay(MS(350)).attempts(6));
+        assert_eq!(ms(&lin_capped), [100, 200, 300, 350, 350]);
+        let fib = none(Policy::fibonacci(MS(100)).attempts(8));
+        assert_eq!(ms(&fib), [100, 100, 200, 300, 500, 800, 1300]);
+        let constant = none(Policy::constant(Duration::from_secs(1)));
+        assert_eq!(ms(&constant), [1000, 1000]);
+        assert_eq!(ms(&Policy::immediate().attempts(4)), [0, 0, 0]);
+    }
+
+    #[test]
+    fn factor_applies_to_exponential_only() {
+        let lin = Policy::linear(MS(100)).factor(3.0).jitter(Jitter::None);
+        assert_eq!(ms(&lin), [100, 200]);
+    }
+
+    #[test]
+    fn attempts_count_calls() {
+        assert_eq!(Policy::immediate().attempts(1).delays().count(), 0);
+        assert_eq!(Policy::immediate().attempts(0).delays().count(), 0);
+        assert_eq!(Policy::immediate().attempts(5).delays().count(), 4);
+        assert_eq!(
+            Policy::immediate()
+                .unlimited_attempts()
+                .delays()
+                .take(1000)
+                .count(),
+            1000
+        );
+    }
+
+    #[test]
+    fn seeded_schedules_repeat_and_unseeded_ones_differ() {
+        let p = Policy::exponential(MS(100)).attempts(20);
+        assert_eq!(ms(&p.seed(5)), ms(&p.seed(5)));
+        assert_ne!(ms(&p.seed(5)), ms(&p.seed(6)));
+        assert_ne!(ms(&p), ms(&p));
+    }
+
+    #[test]
+    fn max_elapsed_ends_the_schedule() {
+        let p = Policy::constant(Duration::from_secs(3))
+            .jitter(Jitter::None)
+            .unlimited_attempts()
+            .max_elapsed(Duration::from_secs(10));
+        assert_eq!(p.delays().count(), 3);
+    }
+
+    #[test]
+    fn decorrelated_defaults_to_no_extra_jitter() {
+        assert_eq!(Policy::decorrelated(MS(5)).jitter_kind(), Jitter::None);
+    }
+
+    #[test]
+    fn policies_are_const() {
+        const P: Policy = Policy::exponential(Duration::from_millis(100))
+            .factor(3.0)
+            .max_delay(Duration::from_secs(5))
+            .jitter(Jitter::Equal)
+            .attempts(5)
+            .max_elapsed(Duration::from_secs(30))
+            .seed(1);
+        assert_eq!(P.attempt_limit(), Some(5));
+    }
+}

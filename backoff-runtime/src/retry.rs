@@ -1,0 +1,403 @@
+//! The retry state machine, [`RetryState`], and the loops built on it.
+
+use core::future::Future;
+use core::time::Duration;
+use std::time::Instant;
+
+use crate::clock::{self, Clock};
+use crate::decision::{Decision, RetryEvent};
+use crate::jitter::JitterRng;
+use crate::policy::Policy;
+use crate::strategy::{Builtin, Strategy};
+
+/// One call's progress through a [`Policy`]: after each failed attempt, ask
+/// it whether to retry and how long to wait.
+///
+/// This is what `#[retry]` expands to and what [`Policy::retry`] runs; use it
+/// directly when the operation does not fit a closure (the EventSauce style:
+/// the policy does not run your code, you drive the loop).
+///
+/// It holds no heap memory, is `Send` and `Sync` when the strategy is, and
+/// once it has given up (returned `None`) it keeps returning `None`.
+///
+/// # Examples
+///
+/// ```
+/// use backoff_runtime::{Decision, Jitter, Policy};
+/// use std::time::Duration;
+///
+/// let policy = Policy::exponential(Duration::from_millis(1)).jitter(Jitter::None).attempts(4);
+/// let mut state = policy.start();
+/// let mut calls = 0;
+/// let result: Result<u32, &str> = loop {
+///     calls += 1;
+///     let outcome = if calls < 3 { Err("busy") } else { Ok(calls) };
+///     match outcome {
+///         Ok(v) => break Ok(v),
+///         Err(e) => match state.next_delay_for(Decision::Retry) {
+///             Some(delay) => std::thread::sleep(delay),
+///             None => break Err(e),
+///         },
+///     }
+/// };
+/// assert_eq!(result, Ok(3));
+/// assert_eq!(state.attempt(), 2); // two failures before the success
+/// ```
+#[derive(Debug, Clone)]
+pub struct RetryState<'p, S = Builtin> {
+    policy: &'p Policy<S>,
+    failures: u32,
+    retries: u32,
+    previous: Option<Duration>,
+    rng: JitterRng,
+    clock: Clock,
+    start: Option<Instant>,
+    elapsed: Duration,
+    done: bool,
+}
+
+impl<S> Policy<S> {
+    /// Starts a call: the state machine for a hand-written loop, timed with
+    /// [`Instant::now`].
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    ///
+    /// let policy = Policy::immediate().attempts(2);
+    /// let mut state = policy.start();
+    /// assert!(state.next_delay().is_some()); // attempt 1 failed: retry
+    /// assert!(state.next_delay().is_none()); // attempt 2 failed: give up
+    /// ```
+    pub fn start(&self) -> RetryState<'_, S> {
+        RetryState::new(self, clock::system, true)
+    }
+
+    /// Starts a call timed by `clock` (for instance
+    /// [`clock::tokio`](crate::clock::tokio), which follows tokio's paused
+    /// time in tests).
+    ///
+    /// ```
+    /// use backoff_runtime::{Policy, clock};
+    ///
+    /// let policy = Policy::immediate();
+    /// let state = policy.start_with_clock(clock::system);
+    /// assert_eq!(state.attempt(), 0);
+    /// ```
+    pub fn start_with_clock(&self, clock: Clock) -> RetryState<'_, S> {
+        RetryState::new(self, clock, true)
+    }
+}
+
+impl<'p, S> RetryState<'p, S> {
+    /// `timed`: read the clock now, for `elapsed`; it is read anyway when the
+    /// policy has a deadline.
+    pub(crate) fn new(policy: &'p Policy<S>, clock: Clock, timed: bool) -> Self {
+        let start = if timed || policy.elapsed_limit().is_some() {
+            Some(clock())
+        } else {
+            None
+        };
+        RetryState {
+            policy,
+            failures: 0,
+            retries: 0,
+            previous: None,
+            rng: policy.rng(),
+            clock,
+            start,
+            elapsed: Duration::ZERO,
+            done: false,
+        }
+    }
+
+    /// Failed attempts reported so far (so after a failure, the number of the
+    /// attempt that failed, from 1).
+    pub fn attempt(&self) -> u32 {
+        self.failures
+    }
+
+    /// The policy this call follows.
+    pub fn policy(&self) -> &'p Policy<S> {
+        self.policy
+    }
+
+    /// Time since the call began, read from the clock now (zero if the state
+    /// was started untimed, which only the attribute does, when nothing needs
+    /// the time).
+    pub fn elapsed(&self) -> Duration {
+        match self.start {
+            Some(start) => (self.clock)().saturating_duration_since(start),
+            None => Duration::ZERO,
+        }
+    }
+
+    /// The event describing the retry that [`next_delay_for`] just granted
+    /// with `delay`: the failed attempt and the elapsed time it measured.
+    ///
+    /// [`next_delay_for`]: RetryState::next_delay_for
+    pub fn event(&self, delay: Duration) -> RetryEvent {
+        RetryEvent::new(self.failures, delay, self.elapsed)
+    }
+
+    /// Whether this call has given up.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+}
+
+impl<S: Strategy> RetryState<'_, S> {
+    /// After a failed attempt whose error should be retried: the delay to
+    /// sleep before the next attempt, or `None` to give up.
+    ///
+    /// The same as `next_delay_for(Decision::Retry)`.
+    #[inline]
+    pub fn next_delay(&mut self) -> Option<Duration> {
+        self.next_delay_for(Decision::Retry)
+    }
+
+    /// After a failed attempt, given the verdict on its error: the delay to
+    /// sleep before the next attempt, or `None` to give up.
+    ///
+    /// Gives up on [`Decision::Stop`], when the attempt limit is reached, or
+    /// when the sleep would end past the policy's `max_elapsed`.
+    /// [`Decision::RetryAfter`] waits exactly its duration.
+    pub fn next_delay_for(&mut self, decision: Decision) -> Option<Duration> {
+        if self.done {
+            return None;
+        }
+        self.failures = self.failures.saturating_add(1);
+        let delay = match decision {
+            _ if !self.policy.allows_retry_after(self.failures) => None,
+            Decision::Retry => {
+                self.retries = self.retries.saturating_add(1);
+                Some(
+                    self.policy
+                        .backoff(self.retries, &mut self.previous, &mut self.rng),
+                )
+            }
+            Decision::RetryAfter(d) => Some(d),
+            Decision::Stop => None,
+        };
+        let delay = delay.filter(|&d| self.within_deadline(d));
+        self.done = delay.is_none();
+        delay
+    }
+
+    /// Measures the elapsed time (if timed) and checks the deadline.
+    fn within_deadline(&mut self, delay: Duration) -> bool {
+        if self.start.is_some() {
+            self.elapsed = self.elapsed();
+        }
+        match self.policy.elapsed_limit() {
+            Some(limit) => self.elapsed.saturating_add(delay) <= limit,
+            None => true,
+        }
+    }
+}
+
+impl<S: Strategy> Policy<S> {
+    /// Calls `op` until it succeeds or the policy gives up, sleeping with
+    /// [`std::thread::sleep`] in between; returns the last error on giving
+    /// up. Every error is retried.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// let mut calls = 0;
+    /// let result = Policy::constant(Duration::from_millis(1)).attempts(5).retry(|| {
+    ///     calls += 1;
+    ///     if calls < 3 { Err("flaky") } else { Ok(calls) }
+    /// });
+    /// assert_eq!(result, Ok(3));
+    ///
+    /// let result: Result<(), u32> = Policy::immediate().attempts(2).retry(|| Err(7));
+    /// assert_eq!(result, Err(7));
+    /// ```
+    pub fn retry<T, E>(&self, mut op: impl FnMut() -> Result<T, E>) -> Result<T, E> {
+        let mut state = RetryState::new(self, clock::system, false);
+        loop {
+            match op() {
+                Ok(v) => return Ok(v),
+                Err(e) => match state.next_delay() {
+                    Some(delay) => crate::sleep::blocking(delay),
+                    None => return Err(e),
+                },
+            }
+        }
+    }
+
+    /// The async loop: awaits `op()` until it succeeds or the policy gives
+    /// up, sleeping with `tokio::time::sleep` in between. Dropping the future
+    /// cancels it cleanly, at any await point.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let mut calls = 0;
+    /// let policy = Policy::constant(Duration::from_secs(1)).attempts(5);
+    /// let result = policy
+    ///     .retry_async(async || {
+    ///         calls += 1;
+    ///         if calls < 3 { Err("flaky") } else { Ok(calls) }
+    ///     })
+    ///     .await;
+    /// assert_eq!(result, Ok(3));
+    /// # }
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub async fn retry_async<T, E>(&self, op: impl AsyncFnMut() -> Result<T, E>) -> Result<T, E> {
+        self.retry_async_with_sleep(op, crate::sleep::tokio).await
+    }
+
+    /// [`retry_async`](Policy::retry_async) with your own sleep, for another
+    /// executor or a test that records the delays.
+    ///
+    /// ```
+    /// use backoff_runtime::{Jitter, Policy};
+    /// use std::cell::RefCell;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let slept = RefCell::new(Vec::new());
+    /// let policy = Policy::exponential(Duration::from_millis(10)).jitter(Jitter::None).attempts(3);
+    /// let result: Result<(), &str> = policy
+    ///     .retry_async_with_sleep(async || Err("down"), |d| {
+    ///         slept.borrow_mut().push(d);
+    ///         std::future::ready(())
+    ///     })
+    ///     .await;
+    /// assert_eq!(result, Err("down"));
+    /// assert_eq!(*slept.borrow(), [Duration::from_millis(10), Duration::from_millis(20)]);
+    /// # }
+    /// ```
+    pub async fn retry_async_with_sleep<T, E, Fut>(
+        &self,
+        mut op: impl AsyncFnMut() -> Result<T, E>,
+        mut sleep: impl FnMut(Duration) -> Fut,
+    ) -> Result<T, E>
+    where
+        Fut: Future<Output = ()>,
+    {
+        let mut state = RetryState::new(self, clock::for_async(), false);
+        loop {
+            match op().await {
+                Ok(v) => return Ok(v),
+                Err(e) => match state.next_delay() {
+                    Some(delay) => sleep(delay).await,
+                    None => return Err(e),
+                },
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Jitter;
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    #[test]
+    fn attempts_limit_retries() {
+        let p = Policy::immediate().attempts(3);
+        let mut s = p.start();
+        assert_eq!(s.next_delay(), Some(Duration::ZERO));
+        assert_eq!(s.next_delay(), Some(Duration::ZERO));
+        assert_eq!(s.next_delay(), None);
+        assert!(s.is_done());
+        assert_eq!(
+            s.next_delay_for(Decision::RetryAfter(MS(1))),
+            None,
+            "stays done"
+        );
+    }
+
+    #[test]
+    fn stop_gives_up_at_once() {
+        let p = Policy::immediate().unlimited_attempts();
+        let mut s = p.start();
+        assert_eq!(s.next_delay_for(Decision::Stop), None);
+        assert_eq!(s.attempt(), 1);
+    }
+
+    #[test]
+    fn retry_after_is_exact_and_uncapped_but_bound_by_attempts() {
+        let p = Policy::exponential(MS(100)).max_delay(MS(200)).attempts(2);
+        let mut s = p.start();
+        let long = Duration::from_secs(60);
+        assert_eq!(s.next_delay_for(Decision::RetryAfter(long)), Some(long));
+        assert_eq!(s.next_delay_for(Decision::RetryAfter(long)), None);
+    }
+
+    #[test]
+    fn retry_after_does_not_advance_the_schedule() {
+        let p = Policy::exponential(MS(100))
+            .jitter(Jitter::None)
+            .attempts(10);
+        let mut s = p.start();
+        assert_eq!(s.next_delay(), Some(MS(100)));
+        assert_eq!(s.next_delay_for(Decision::RetryAfter(MS(7))), Some(MS(7)));
+        assert_eq!(s.next_delay(), Some(MS(200)));
+    }
+
+    #[test]
+    fn deadline_refuses_a_sleep_that_would_cross_it() {
+        let p = Policy::constant(MS(400))
+            .jitter(Jitter::None)
+            .unlimited_attempts()
+            .max_elapsed(MS(1000));
+        let mut s = p.start_with_clock(frozen);
+        // The clock is frozen, so only the sleeps count: 400 + 400 < 1000,
+        // and each sleep is checked alone against the elapsed time (zero).
+        assert_eq!(s.next_delay(), Some(MS(400)));
+        let mut s2 = p.start_with_clock(frozen);
+        assert_eq!(s2.next_delay_for(Decision::RetryAfter(MS(1001))), None);
+        let mut s3 = p.start_with_clock(frozen);
+        assert_eq!(
+            s3.next_delay_for(Decision::RetryAfter(MS(1000))),
+            Some(MS(1000))
+        );
+    }
+
+    fn frozen() -> Instant {
+        use std::sync::OnceLock;
+        static T: OnceLock<Instant> = OnceLock::new();
+        *T.get_or_init(Instant::now)
+    }
+
+    #[test]
+    fn untimed_success_reads_no_clock_and_draws_nothing() {
+        use core::sync::atomic::{AtomicU32, Ordering};
+        static READS: AtomicU32 = AtomicU32::new(0);
+        fn counting() -> Instant {
+            READS.fetch_add(1, Ordering::Relaxed);
+            Instant::now()
+        }
+        let p = Policy::default();
+        let s = RetryState::new(&p, counting, false);
+        assert_eq!(READS.load(Ordering::Relaxed), 0);
+        assert!(format!("{:?}", s.rng).contains("rng: None"));
+        let timed = Policy::default().max_elapsed(MS(5));
+        let _ = RetryState::new(&timed, counting, false);
+        assert_eq!(READS.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn event_reports_attempt_delay_and_elapsed() {
+        let p = Policy::immediate();
+        let mut s = p.start();
+        let d = s.next_delay().unwrap();
+        let ev = s.event(d);
+        assert_eq!((ev.attempt, ev.delay), (1, Duration::ZERO));
+    }
+
+    #[test]
+    fn state_is_send_and_sync() {
+        fn assert<T: Send + Sync>() {}
+        assert::<RetryState<'static>>();
+    }
+}

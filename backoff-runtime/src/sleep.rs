@@ -1,0 +1,34 @@
+//! The default sleeps: `std::thread::sleep` for blocking loops and
+//! `tokio::time::sleep` (feature `tokio`) for async ones.
+//!
+//! Any `fn(Duration)` or `fn(Duration) -> impl Future<Output = ()>` can
+//! replace them (`sleep = ...` in the attribute,
+//! [`Policy::retry_async_with_sleep`](crate::Policy::retry_async_with_sleep)),
+//! for another runtime or for tests that record the sleeps instead.
+
+use core::time::Duration;
+
+/// Blocks the thread for `d` with [`std::thread::sleep`].
+///
+/// ```
+/// backoff_runtime::sleep::blocking(std::time::Duration::from_millis(1));
+/// ```
+pub fn blocking(d: Duration) {
+    std::thread::sleep(d);
+}
+
+/// Sleeps for `d` with `tokio::time::sleep`, which follows tokio's paused
+/// virtual time in tests. Durations too long for tokio's timer saturate to
+/// its far future; nothing panics.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// let start = tokio::time::Instant::now();
+/// backoff_runtime::sleep::tokio(std::time::Duration::from_secs(5)).await;
+/// assert_eq!(start.elapsed().as_secs(), 5);
+/// # }
+/// ```
+#[cfg(feature = "tokio")]
+pub async fn tokio(d: Duration) {
+    ::tokio::time::sleep(d).await;
+}

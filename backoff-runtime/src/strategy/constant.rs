@@ -1,0 +1,77 @@
+use core::time::Duration;
+
+use super::Strategy;
+use crate::jitter::JitterRng;
+
+/// Constant backoff: every retry waits `delay` (at most `max`, if one is set).
+///
+/// # Default
+///
+/// No cap beyond the delay itself.
+///
+/// # Examples
+///
+/// ```
+/// use backoff_runtime::{JitterRng, Strategy, strategy::Constant};
+/// use std::time::Duration;
+///
+/// let s = Constant::new(Duration::from_secs(1));
+/// let mut rng = JitterRng::from_seed(0);
+/// assert_eq!(s.delay(7, None, &mut rng), Duration::from_secs(1));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Constant {
+    delay: Duration,
+    max: Duration,
+}
+
+impl Constant {
+    /// Waits `delay` before every retry.
+    pub const fn new(delay: Duration) -> Self {
+        Constant {
+            delay,
+            max: Duration::MAX,
+        }
+    }
+
+    /// Sets a cap: with a delay above it, every retry waits the cap.
+    pub const fn max_delay(mut self, max: Duration) -> Self {
+        self.max = max;
+        self
+    }
+}
+
+impl Strategy for Constant {
+    #[inline]
+    fn delay(&self, _retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
+        if self.delay > self.max {
+            self.max
+        } else {
+            self.delay
+        }
+    }
+
+    fn max_delay(&self) -> Duration {
+        if self.delay > self.max {
+            self.max
+        } else {
+            self.delay
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::schedule;
+    use super::*;
+
+    #[test]
+    fn is_constant_and_capped() {
+        assert_eq!(
+            schedule(&Constant::new(Duration::from_secs(1)), 3),
+            [1000, 1000, 1000]
+        );
+        let s = Constant::new(Duration::from_secs(1)).max_delay(Duration::from_millis(10));
+        assert_eq!(schedule(&s, 2), [10, 10]);
+    }
+}

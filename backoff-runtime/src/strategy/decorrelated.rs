@@ -1,0 +1,93 @@
+use core::time::Duration;
+
+use super::{DEFAULT_MAX, Strategy};
+use crate::{jitter::JitterRng, nanos};
+
+/// AWS "decorrelated jitter": retry `k` waits
+/// `min(max, uniform(base, 3 · previous))`, where `previous` is the delay of
+/// retry `k − 1` and starts at `base`.
+///
+/// It is random by itself, so a policy built on it defaults to
+/// [`Jitter::None`](crate::Jitter::None).
+///
+/// # Default
+///
+/// `max` 10 s.
+///
+/// # Examples
+///
+/// ```
+/// use backoff_runtime::{JitterRng, Strategy, strategy::Decorrelated};
+/// use std::time::Duration;
+///
+/// let base = Duration::from_millis(100);
+/// let s = Decorrelated::new(base);
+/// let mut rng = JitterRng::from_seed(1);
+/// let first = s.delay(1, None, &mut rng);
+/// assert!(first >= base && first <= 3 * base);
+/// let second = s.delay(2, Some(first), &mut rng);
+/// assert!(second >= base && second <= 3 * first);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decorrelated {
+    base: Duration,
+    max: Duration,
+}
+
+impl Decorrelated {
+    /// Draws between `base` and three times the previous delay, up to 10 s.
+    pub const fn new(base: Duration) -> Self {
+        Decorrelated {
+            base,
+            max: DEFAULT_MAX,
+        }
+    }
+
+    /// Sets the cap on every delay.
+    pub const fn max_delay(mut self, max: Duration) -> Self {
+        self.max = max;
+        self
+    }
+}
+
+impl Strategy for Decorrelated {
+    #[inline]
+    fn delay(&self, _retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
+        let previous = previous.unwrap_or(self.base);
+        let hi = nanos::to_duration(nanos::of(previous).saturating_mul(3));
+        let d = rng.uniform(self.base, hi);
+        if d > self.max { self.max } else { d }
+    }
+
+    fn max_delay(&self) -> Duration {
+        self.max
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stays_between_base_and_three_times_previous_and_max() {
+        let base = Duration::from_millis(5);
+        let max = Duration::from_secs(2);
+        let s = Decorrelated::new(base).max_delay(max);
+        let mut rng = JitterRng::from_seed(8);
+        let mut previous = None;
+        for k in 1..10_000 {
+            let d = s.delay(k, previous, &mut rng);
+            let hi = 3 * previous.unwrap_or(base);
+            assert!(d >= base.min(max) && d <= hi.min(max), "{k}: {d:?}");
+            previous = Some(d);
+        }
+    }
+
+    #[test]
+    fn huge_previous_saturates() {
+        let s = Decorrelated::new(Duration::from_secs(1)).max_delay(Duration::MAX);
+        let mut rng = JitterRng::from_seed(0);
+        let d = s.delay(2, Some(Duration::MAX), &mut rng);
+        assert!(d >= Duration::from_secs(1));
+    }
+}

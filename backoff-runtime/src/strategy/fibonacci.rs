@@ -1,0 +1,93 @@
+use core::time::Duration;
+
+use super::{DEFAULT_MAX, Strategy};
+use crate::{jitter::JitterRng, nanos};
+
+/// Fibonacci backoff: retry `k` waits `base · fib(k)` with fib = 1, 1, 2, 3,
+/// 5, 8 …, capped at `max`.
+///
+/// # Default
+///
+/// `max` 10 s.
+///
+/// # Examples
+///
+/// ```
+/// use backoff_runtime::{JitterRng, Strategy, strategy::Fibonacci};
+/// use std::time::Duration;
+///
+/// let s = Fibonacci::new(Duration::from_millis(100));
+/// let mut rng = JitterRng::from_seed(0);
+/// let ms: Vec<u128> = (1..=7).map(|k| s.delay(k, None, &mut rng).as_millis()).collect();
+/// assert_eq!(ms, [100, 100, 200, 300, 500, 800, 1300]);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fibonacci {
+    base: Duration,
+    max: Duration,
+}
+
+impl Fibonacci {
+    /// Grows along the Fibonacci sequence from `base`, up to 10 s.
+    pub const fn new(base: Duration) -> Self {
+        Fibonacci {
+            base,
+            max: DEFAULT_MAX,
+        }
+    }
+
+    /// Sets the cap on every delay.
+    pub const fn max_delay(mut self, max: Duration) -> Self {
+        self.max = max;
+        self
+    }
+}
+
+impl Strategy for Fibonacci {
+    #[inline]
+    fn delay(&self, retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
+        let base = nanos::of(self.base);
+        let max = nanos::of(self.max);
+        if base == 0 {
+            return Duration::ZERO;
+        }
+        // fib(k) · base grows by at least 1.6× a step, so the product passes
+        // any cap (at most ~1.8e28 ns) within ~140 steps: bounded work even
+        // for k = u32::MAX, and no overflow since we stop at the cap.
+        let (mut a, mut b) = (1u128, 1u128);
+        for _ in 1..retry {
+            if a.saturating_mul(base) >= max {
+                return self.max;
+            }
+            (a, b) = (b, a.saturating_add(b));
+        }
+        nanos::to_duration(a.saturating_mul(base).min(max))
+    }
+
+    fn max_delay(&self) -> Duration {
+        self.max
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::schedule;
+    use super::*;
+
+    #[test]
+    fn follows_fibonacci() {
+        let s = Fibonacci::new(Duration::from_millis(100));
+        assert_eq!(schedule(&s, 7), [100, 100, 200, 300, 500, 800, 1300]);
+        let s = s.max_delay(Duration::from_millis(400));
+        assert_eq!(schedule(&s, 6), [100, 100, 200, 300, 400, 400]);
+    }
+
+    #[test]
+    fn saturates_at_any_retry() {
+        let mut rng = JitterRng::from_seed(0);
+        let s = Fibonacci::new(Duration::from_nanos(1)).max_delay(Duration::MAX);
+        assert_eq!(s.delay(u32::MAX, None, &mut rng), Duration::MAX);
+        let s = Fibonacci::new(Duration::MAX).max_delay(Duration::MAX);
+        assert_eq!(s.delay(3, None, &mut rng), Duration::MAX);
+    }
+}

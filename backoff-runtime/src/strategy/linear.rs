@@ -1,0 +1,76 @@
+use core::time::Duration;
+
+use super::{DEFAULT_MAX, Strategy};
+use crate::{jitter::JitterRng, nanos};
+
+/// Linear backoff: retry `k` waits `base · k`, capped at `max`.
+///
+/// # Default
+///
+/// `max` 10 s.
+///
+/// # Examples
+///
+/// ```
+/// use backoff_runtime::{JitterRng, Strategy, strategy::Linear};
+/// use std::time::Duration;
+///
+/// let s = Linear::new(Duration::from_millis(100));
+/// let mut rng = JitterRng::from_seed(0);
+/// assert_eq!(s.delay(3, None, &mut rng), Duration::from_millis(300));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Linear {
+    base: Duration,
+    max: Duration,
+}
+
+impl Linear {
+    /// Grows by `base` each retry, up to 10 s.
+    pub const fn new(base: Duration) -> Self {
+        Linear {
+            base,
+            max: DEFAULT_MAX,
+        }
+    }
+
+    /// Sets the cap on every delay.
+    pub const fn max_delay(mut self, max: Duration) -> Self {
+        self.max = max;
+        self
+    }
+}
+
+impl Strategy for Linear {
+    #[inline]
+    fn delay(&self, retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
+        // u128 nanoseconds: Duration::MAX · u32::MAX still fits.
+        let n = nanos::of(self.base) * u128::from(retry.max(1));
+        nanos::to_duration(n.min(nanos::of(self.max)))
+    }
+
+    fn max_delay(&self) -> Duration {
+        self.max
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::schedule;
+    use super::*;
+
+    #[test]
+    fn grows_by_base_and_caps() {
+        let s = Linear::new(Duration::from_millis(100));
+        assert_eq!(schedule(&s, 7), [100, 200, 300, 400, 500, 600, 700]);
+        let s = s.max_delay(Duration::from_millis(250));
+        assert_eq!(schedule(&s, 4), [100, 200, 250, 250]);
+    }
+
+    #[test]
+    fn saturates() {
+        let s = Linear::new(Duration::MAX).max_delay(Duration::MAX);
+        let mut rng = JitterRng::from_seed(0);
+        assert_eq!(s.delay(u32::MAX, None, &mut rng), Duration::MAX);
+    }
+}

@@ -1,0 +1,179 @@
+//! Backoff strategies: how long to wait before each retry, before jitter.
+//!
+//! Retry `k` (k = 1 is the retry after the first failed attempt) waits:
+//!
+//! | strategy | delay of retry k |
+//! |---|---|
+//! | [`Exponential`] | base · factor^(k−1), capped at max |
+//! | [`Linear`] | base · k, capped at max |
+//! | [`Constant`] | delay (capped at max, if one is set) |
+//! | [`Fibonacci`] | base · fib(k), fib = 1, 1, 2, 3, 5 …, capped at max |
+//! | [`Decorrelated`] | min(max, uniform(base, 3 · previous)), previous starts at base |
+//! | [`Immediate`] | zero |
+//! | [`Sidekiq`] | n⁴ + 15 + rand · 30 · (n + 1) seconds, n = k − 1 |
+//! | [`Buckets`] | uniform(n³, (n + 2)³) seconds, n = k − 1 |
+//!
+//! Every computation saturates: any `k` up to `u32::MAX`, any base up to
+//! [`Duration::MAX`], never overflows or panics.
+//!
+//! Implement [`Strategy`] to plug in your own, and run it with
+//! [`Policy::from_strategy`](crate::Policy::from_strategy).
+
+use core::time::Duration;
+
+use crate::jitter::JitterRng;
+
+mod buckets;
+mod constant;
+mod decorrelated;
+mod exponential;
+mod fibonacci;
+mod immediate;
+mod linear;
+mod sidekiq;
+
+pub use buckets::Buckets;
+pub use constant::Constant;
+pub use decorrelated::Decorrelated;
+pub use exponential::Exponential;
+pub use fibonacci::Fibonacci;
+pub use immediate::Immediate;
+pub use linear::Linear;
+pub use sidekiq::Sidekiq;
+
+/// A backoff schedule: the delay before each retry, before jitter.
+///
+/// Implementations must not panic for any `retry` and should return at most
+/// [`max_delay`](Strategy::max_delay); the policy caps the result there anyway
+/// (and caps the jittered delay there too).
+///
+/// # Examples
+///
+/// A schedule that waits 1 s, then 5 s, then 30 s from then on:
+///
+/// ```
+/// use backoff_runtime::{JitterRng, Policy, Strategy};
+/// use std::time::Duration;
+///
+/// struct Steps;
+///
+/// impl Strategy for Steps {
+///     fn delay(&self, retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
+///         match retry {
+///             0 | 1 => Duration::from_secs(1),
+///             2 => Duration::from_secs(5),
+///             _ => Duration::from_secs(30),
+///         }
+///     }
+/// }
+///
+/// let policy = Policy::from_strategy(Steps).attempts(5);
+/// let secs: Vec<u64> = policy.delays().map(|d| d.as_secs()).collect();
+/// assert_eq!(secs, [1, 5, 30, 30]);
+/// ```
+pub trait Strategy {
+    /// The delay before retry `retry` (1 for the first retry), before jitter.
+    ///
+    /// `previous` is what this method returned for the previous retry of the
+    /// same call (`None` before the first retry); `rng` is the call's random
+    /// source, for strategies that are random by themselves.
+    fn delay(&self, retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration;
+
+    /// The longest delay this strategy allows; no sleep, jittered or not,
+    /// exceeds it.
+    ///
+    /// # Default
+    ///
+    /// [`Duration::MAX`]: no cap.
+    fn max_delay(&self) -> Duration {
+        Duration::MAX
+    }
+}
+
+impl<S: Strategy + ?Sized> Strategy for &S {
+    fn delay(&self, retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
+        (**self).delay(retry, previous, rng)
+    }
+
+    fn max_delay(&self) -> Duration {
+        (**self).max_delay()
+    }
+}
+
+/// The strategies the attribute and the [`Policy`](crate::Policy)
+/// constructors use.
+///
+/// # Default
+///
+/// `Exponential` with base 100 ms, factor 2, max 10 s.
+///
+/// ```
+/// use backoff_runtime::strategy::{Builtin, Exponential};
+/// use std::time::Duration;
+///
+/// assert_eq!(Builtin::default(), Builtin::Exponential(Exponential::new(Duration::from_millis(100))));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum Builtin {
+    /// See [`Exponential`].
+    Exponential(Exponential),
+    /// See [`Linear`].
+    Linear(Linear),
+    /// See [`Constant`].
+    Constant(Constant),
+    /// See [`Fibonacci`].
+    Fibonacci(Fibonacci),
+    /// See [`Decorrelated`].
+    Decorrelated(Decorrelated),
+    /// See [`Immediate`].
+    Immediate(Immediate),
+}
+
+impl Default for Builtin {
+    fn default() -> Self {
+        Builtin::Exponential(Exponential::new(Duration::from_millis(100)))
+    }
+}
+
+impl Strategy for Builtin {
+    #[inline]
+    fn delay(&self, retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
+        match self {
+            Builtin::Exponential(s) => s.delay(retry, previous, rng),
+            Builtin::Linear(s) => s.delay(retry, previous, rng),
+            Builtin::Constant(s) => s.delay(retry, previous, rng),
+            Builtin::Fibonacci(s) => s.delay(retry, previous, rng),
+            Builtin::Decorrelated(s) => s.delay(retry, previous, rng),
+            Builtin::Immediate(s) => s.delay(retry, previous, rng),
+        }
+    }
+
+    #[inline]
+    fn max_delay(&self) -> Duration {
+        match self {
+            Builtin::Exponential(s) => s.max_delay(),
+            Builtin::Linear(s) => s.max_delay(),
+            Builtin::Constant(s) => s.max_delay(),
+            Builtin::Fibonacci(s) => s.max_delay(),
+            Builtin::Decorrelated(s) => s.max_delay(),
+            Builtin::Immediate(s) => s.max_delay(),
+        }
+    }
+}
+
+/// The default cap of the growing strategies: 10 s.
+pub const DEFAULT_MAX: Duration = Duration::from_secs(10);
+
+#[cfg(test)]
+pub(crate) fn schedule<S: Strategy>(s: &S, n: u32) -> Vec<u64> {
+    let mut rng = JitterRng::from_seed(0);
+    let mut previous = None;
+    (1..=n)
+        .map(|k| {
+            let d = s.delay(k, previous, &mut rng);
+            previous = Some(d);
+            d.as_millis() as u64
+        })
+        .collect()
+}

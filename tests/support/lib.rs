@@ -1,0 +1,33 @@
+//! Helpers shared by the integration tests, examples and benchmarks of
+//! `backoff-runtime`. Unpublished.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A service that fails its first `failures` calls, then succeeds: the flaky
+/// dependency of the examples and tests.
+#[derive(Debug)]
+pub struct Flaky {
+    failures: u32,
+    calls: AtomicU32,
+}
+
+impl Flaky {
+    /// Fails `failures` times, then succeeds.
+    pub const fn new(failures: u32) -> Self {
+        Flaky {
+            failures,
+            calls: AtomicU32::new(0),
+        }
+    }
+
+    /// One call: `Err(n)` for the n-th failing call, then `Ok(n)`.
+    pub fn call(&self) -> Result<u32, u32> {
+        let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        if n <= self.failures { Err(n) } else { Ok(n) }
+    }
+
+    /// The calls made so far.
+    pub fn calls(&self) -> u32 {
+        self.calls.load(Ordering::SeqCst)
+    }
+}

@@ -1,0 +1,1 @@
+//! trybuild tests of `#[retry]`; see `tests/ui.rs`.
