@@ -1,9 +1,110 @@
-//! The `#[retry]` attribute. Depend on `backoff-runtime`, which re-exports it.
+//! The `#[retry]` attribute of [`backoff-runtime`]. Depend on
+//! `backoff-runtime` and write `use backoff_runtime::retry;`: it re-exports
+//! this macro, and the code the macro generates calls into it.
+//!
+//! [`backoff-runtime`]: https://docs.rs/backoff-runtime
+#![forbid(unsafe_code)]
+
+mod attr;
+mod duration;
+mod errors;
+mod expand;
+mod valid;
 
 use proc_macro::TokenStream;
 
-/// Retries a function returning `Result` with backoff and jitter.
+/// Retries a function that returns `Result`, with backoff and jitter.
+///
+/// ```
+/// use backoff_runtime::retry;
+/// # #[derive(Debug)] struct FetchError { transient: bool }
+/// # async fn get(_: &str) -> Result<String, FetchError> { Ok("page".into()) }
+///
+/// fn is_transient(e: &FetchError) -> bool {
+///     e.transient
+/// }
+///
+/// #[retry(exponential(base = "100ms", max = "5s"), attempts = 5, jitter = "full", when = is_transient)]
+/// async fn fetch(url: &str) -> Result<String, FetchError> {
+///     get(url).await
+/// }
+/// # #[tokio::main(flavor = "current_thread")] async fn main() { assert_eq!(fetch("x").await.unwrap(), "page"); }
+/// ```
+///
+/// Each call runs the body; on `Err`, the call sleeps and runs the whole
+/// body again, until it succeeds, `when` says stop, the attempts run out or
+/// the deadline would pass. Then the last error is returned unchanged.
+///
+/// # Arguments
+///
+/// Every argument is optional, in any order, at most once; `#[retry]` alone
+/// uses every default.
+///
+/// | argument | forms | default |
+/// |---|---|---|
+/// | strategy | `exponential(base = D, factor = F, max = D)`, `linear(base = D, max = D)`, `constant(D)` or `constant(delay = D)`, `fibonacci(base = D, max = D)`, `decorrelated(base = D, max = D)`, `immediate` | `exponential(base = "100ms", factor = 2, max = "10s")` |
+/// | `attempts` | integer ≥ 1: total calls, the first included; or `unlimited` | `3` |
+/// | `jitter` | `"full"`, `"equal"` (alias `"half"`), `"none"`, `scattered(R)` with 0 < R ≤ 1 | `"full"` (`"none"` for `decorrelated`) |
+/// | `max_elapsed` | D: no retry starts a sleep that would end later than D after the call began | none |
+/// | `when` | a path or closure taking `&E`, returning `bool` (true = retry) or [`Decision`] | retry every error |
+/// | `on_retry` | a path or closure, `FnMut(&E, &RetryEvent)`, called before each sleep | none |
+/// | `sleep` | a path: `fn(Duration)` for a plain fn, `fn(Duration) -> impl Future<Output = ()>` for an `async fn` | `std::thread::sleep` / `tokio::time::sleep` |
+/// | `policy` | an expression giving a [`Policy`] or `&Policy`, evaluated once per call (it may use the arguments and `self`); excludes strategy, `attempts`, `jitter`, `max_elapsed` | none |
+/// | `crate` | `"path"` to the runtime, if it is renamed or re-exported | `"::backoff_runtime"` |
+///
+/// D is a string literal, a number and a unit (`ns us ms s m h`): `"250ms"`,
+/// `"1.5s"`, `"2m"`, `"1m30s"`, checked when the code compiles. Strategy
+/// parameters default to base `"100ms"`, factor `2`, max `"10s"`, constant
+/// delay `"1s"`.
+///
+/// [`Decision`]: https://docs.rs/backoff-runtime/latest/backoff_runtime/enum.Decision.html
+/// [`Policy`]: https://docs.rs/backoff-runtime/latest/backoff_runtime/struct.Policy.html
+///
+/// # The rewrite
+///
+/// - The signature is kept exactly (name, visibility, generics, where
+///   clauses, parameters, return type, `async`, `unsafe`, attributes). It
+///   works on free functions, methods (`&self`, `&mut self`,
+///   `self: Arc<Self>`), trait impl methods, trait methods with a default
+///   body, `async fn` in traits, and generic functions.
+/// - The return type must be a `Result`, possibly through an alias such as
+///   `std::io::Result<T>`; `impl Trait` inside it is not supported.
+/// - `?` and `return` in the body end that attempt with that result.
+/// - Arguments are never cloned, so a body that moves a by-value argument
+///   does not compile (it could not run twice). Borrow it instead, or clone
+///   it in the body:
+///
+/// ```compile_fail
+/// use backoff_runtime::retry;
+///
+/// #[retry]
+/// fn send(message: String) -> Result<(), String> {
+///     Err(message) // moves `message`: a second attempt would have none
+/// }
+/// ```
+///
+/// ```
+/// use backoff_runtime::retry;
+///
+/// #[retry(immediate)]
+/// fn send(message: String) -> Result<(), String> {
+///     Err(message.clone()) // each attempt clones what it gives away
+/// }
+/// assert_eq!(send("hi".into()), Err("hi".into()));
+/// ```
+///
+/// - An `async fn`'s future is `Send` whenever it would be without the
+///   attribute; dropping it cancels cleanly, even mid-sleep.
+/// - Without `max_elapsed` and `on_retry`, a call that succeeds at once reads
+///   no clock, draws no random number and allocates nothing; no path
+///   allocates.
+///
+/// # Errors
+///
+/// Every mistake in the attribute is a compile error on the offending token,
+/// all of them at once, and the function is still emitted unchanged so the
+/// rest of the crate keeps compiling.
 #[proc_macro_attribute]
-pub fn retry(_args: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::retry(args.into(), item.into()).into()
 }

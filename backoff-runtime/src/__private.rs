@@ -34,10 +34,6 @@ pub fn sleep_blocking(d: Duration) {
     std::thread::sleep(d);
 }
 
-/// The default sleep of an `async fn`.
-#[cfg(feature = "tokio")]
-pub use crate::sleep::tokio as sleep_tokio;
-
 /// The return type of a function under `#[retry]`: a `Result`, possibly
 /// behind an alias.
 #[diagnostic::on_unimplemented(
@@ -158,4 +154,33 @@ impl<P: AsPolicy + ?Sized> AsPolicy for &P {
 #[inline]
 pub fn policy_ref<P: AsPolicy + ?Sized>(p: &P) -> &Policy<P::Strategy> {
     p.as_policy()
+}
+
+/// Gives an attempt's closure its return type, so `?` inside it knows the
+/// error type to convert into; runs it once.
+#[inline(always)]
+pub fn attempt_sync<R, F: FnOnce() -> R>(f: F) -> R {
+    f()
+}
+
+/// The default sleep of an `async fn`.
+pub struct DefaultSleep;
+
+/// An async sleep the attribute can use by default.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` on an `async fn` needs a way to sleep",
+    label = "no default async sleep",
+    note = "enable the `tokio` feature of `backoff-runtime`, or pass `sleep = path::to::async_sleep` (a `fn(Duration) -> impl Future<Output = ()>`)"
+)]
+pub trait AsyncSleep {
+    /// Sleeps for `d`.
+    fn sleep(d: Duration) -> impl Future<Output = ()> + Send;
+}
+
+#[cfg(feature = "tokio")]
+impl AsyncSleep for DefaultSleep {
+    #[inline]
+    fn sleep(d: Duration) -> impl Future<Output = ()> + Send {
+        ::tokio::time::sleep(d)
+    }
 }

@@ -1,0 +1,685 @@
+//! Parsing `#[retry(...)]` arguments into a typed [`RetryArgs`], every value
+//! kept with its span. Parsing reports what is malformed in one argument and
+//! carries on with the next, so that all mistakes surface together; checks
+//! that involve several arguments live in `valid.rs`.
+
+use std::time::Duration;
+
+use proc_macro2::{Span, TokenStream};
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::spanned::Spanned;
+use syn::{Expr, Ident, Lit, LitStr, Token};
+
+use crate::duration;
+use crate::errors::Errors;
+
+/// Every argument name, for "did you mean" and the unknown-argument list.
+const ARGUMENTS: &[&str] = &[
+    "exponential",
+    "linear",
+    "constant",
+    "fibonacci",
+    "decorrelated",
+    "immediate",
+    "attempts",
+    "jitter",
+    "max_elapsed",
+    "when",
+    "on_retry",
+    "sleep",
+    "policy",
+    "crate",
+];
+
+/// A duration literal such as `"250ms"`, parsed.
+#[derive(Clone)]
+pub(crate) struct DurationArg {
+    pub(crate) value: Duration,
+    pub(crate) span: Span,
+}
+
+/// `factor = 1.5`.
+#[derive(Clone, Copy)]
+pub(crate) struct FactorArg {
+    pub(crate) value: f64,
+    pub(crate) span: Span,
+}
+
+/// The strategy's name.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum StrategyKind {
+    Exponential,
+    Linear,
+    Constant,
+    Fibonacci,
+    Decorrelated,
+    Immediate,
+}
+
+impl StrategyKind {
+    fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "exponential" => StrategyKind::Exponential,
+            "linear" => StrategyKind::Linear,
+            "constant" => StrategyKind::Constant,
+            "fibonacci" => StrategyKind::Fibonacci,
+            "decorrelated" => StrategyKind::Decorrelated,
+            "immediate" => StrategyKind::Immediate,
+            _ => return None,
+        })
+    }
+
+    /// The parameters this strategy accepts.
+    fn params(self) -> &'static [&'static str] {
+        match self {
+            StrategyKind::Exponential => &["base", "factor", "max"],
+            StrategyKind::Linear | StrategyKind::Fibonacci | StrategyKind::Decorrelated => {
+                &["base", "max"]
+            }
+            StrategyKind::Constant => &["delay"],
+            StrategyKind::Immediate => &[],
+        }
+    }
+}
+
+/// The strategy argument: `exponential(base = "100ms", factor = 2, max = "5s")`.
+pub(crate) struct StrategyArg {
+    pub(crate) kind: StrategyKind,
+    pub(crate) span: Span,
+    /// `base`, or the constant's `delay`.
+    pub(crate) base: Option<DurationArg>,
+    pub(crate) factor: Option<FactorArg>,
+    pub(crate) max: Option<DurationArg>,
+}
+
+/// `attempts = 5` or `attempts = unlimited`.
+#[derive(Clone, Copy)]
+pub(crate) enum Attempts {
+    Limited(u64),
+    Unlimited,
+}
+
+/// The `jitter` value.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(crate) enum JitterKind {
+    None,
+    Full,
+    Equal,
+    Scattered(f64),
+}
+
+/// A value with the span of the argument it came from.
+pub(crate) struct Arg<T> {
+    /// The argument's name, for errors about the argument as a whole.
+    pub(crate) key: Span,
+    /// The value's span, for errors about the value.
+    pub(crate) span: Span,
+    pub(crate) value: T,
+}
+
+/// Everything `#[retry(...)]` was given.
+#[derive(Default)]
+pub(crate) struct RetryArgs {
+    pub(crate) strategy: Option<StrategyArg>,
+    pub(crate) attempts: Option<Arg<Attempts>>,
+    pub(crate) jitter: Option<Arg<JitterKind>>,
+    pub(crate) max_elapsed: Option<Arg<DurationArg>>,
+    pub(crate) when: Option<Arg<Expr>>,
+    pub(crate) on_retry: Option<Arg<Expr>>,
+    pub(crate) sleep: Option<Arg<Expr>>,
+    pub(crate) policy: Option<Arg<Expr>>,
+    pub(crate) krate: Option<Arg<syn::Path>>,
+}
+
+impl RetryArgs {
+    /// Parses the attribute's arguments, recording every problem in `errors`
+    /// and keeping whatever parsed.
+    pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> RetryArgs {
+        let mut args = RetryArgs::default();
+        let parser = |input: ParseStream<'_>| {
+            while !input.is_empty() {
+                if let Err(e) = args.parse_one(input) {
+                    errors.push(e);
+                    skip_to_comma(input);
+                }
+                if input.is_empty() {
+                    break;
+                }
+                if let Err(e) = input.parse::<Token![,]>() {
+                    errors.push(e);
+                    skip_to_comma(input);
+                    let _ = input.parse::<Option<Token![,]>>();
+                }
+            }
+            Ok(())
+        };
+        if let Err(e) = parser.parse2(tokens) {
+            errors.push(e);
+        }
+        args
+    }
+
+    fn parse_one(&mut self, input: ParseStream<'_>) -> syn::Result<()> {
+        if input.peek(Token![crate]) {
+            let key: Token![crate] = input.parse()?;
+            input.parse::<Token![=]>()?;
+            let lit: LitStr = input.parse().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "`crate` takes the runtime's path as a string, as in `crate = \"::backoff_runtime\"`",
+                )
+            })?;
+            let path = lit.parse_with(syn::Path::parse_mod_style).map_err(|_| {
+                syn::Error::new(
+                    lit.span(),
+                    format!("`{}` is not a path; write the runtime's path, as in `crate = \"::backoff_runtime\"`", lit.value()),
+                )
+            })?;
+            return set(&mut self.krate, "crate", arg(key.span, lit.span(), path));
+        }
+        let key = match input.call(Ident::parse_any) {
+            Ok(key) => key,
+            Err(_) => {
+                return Err(syn::Error::new(
+                    input.span(),
+                    format!(
+                        "expected an argument name such as `attempts = 5` or a strategy such as `exponential(base = \"100ms\")`; the arguments are {}",
+                        list(ARGUMENTS)
+                    ),
+                ));
+            }
+        };
+        let name = key.to_string();
+        if let Some(kind) = StrategyKind::from_name(&name) {
+            let strategy = parse_strategy(kind, &key, input)?;
+            if let Some(first) = &self.strategy {
+                let mut e = syn::Error::new(
+                    strategy.span,
+                    format!(
+                        "two strategies: `{}` and `{name}`; keep one",
+                        kind_name(first.kind)
+                    ),
+                );
+                e.combine(syn::Error::new(first.span, "the first strategy is here"));
+                return Err(e);
+            }
+            self.strategy = Some(strategy);
+            return Ok(());
+        }
+        match name.as_str() {
+            "attempts" => {
+                eq(input, &key, "attempts = 5")?;
+                let value = parse_attempts(input)?;
+                set(
+                    &mut self.attempts,
+                    "attempts",
+                    arg(key.span(), value.1, value.0),
+                )
+            }
+            "jitter" => {
+                eq(input, &key, "jitter = \"full\"")?;
+                let (value, span) = parse_jitter(input)?;
+                set(&mut self.jitter, "jitter", arg(key.span(), span, value))
+            }
+            "max_elapsed" => {
+                eq(input, &key, "max_elapsed = \"30s\"")?;
+                let d = parse_duration_lit(input, "max_elapsed")?;
+                set(
+                    &mut self.max_elapsed,
+                    "max_elapsed",
+                    arg(key.span(), d.span, d),
+                )
+            }
+            "when" | "on_retry" | "policy" | "sleep" => {
+                eq(input, &key, &format!("{name} = path::to::function"))?;
+                let expr: Expr = input.parse()?;
+                let span = expr.span();
+                match name.as_str() {
+                    "when" | "on_retry" => check_callable(&name, &expr)?,
+                    "sleep" => check_path(&expr)?,
+                    _ => {}
+                }
+                let slot = match name.as_str() {
+                    "when" => &mut self.when,
+                    "on_retry" => &mut self.on_retry,
+                    "sleep" => &mut self.sleep,
+                    _ => &mut self.policy,
+                };
+                set(slot, &name, arg(key.span(), span, expr))
+            }
+            _ => Err(unknown(&key, "argument", ARGUMENTS)),
+        }
+    }
+}
+
+const fn arg<T>(key: Span, span: Span, value: T) -> Arg<T> {
+    Arg { key, span, value }
+}
+
+/// Stores an argument, refusing a second one of the same name.
+fn set<T>(slot: &mut Option<Arg<T>>, name: &str, value: Arg<T>) -> syn::Result<()> {
+    if let Some(first) = slot {
+        let mut e = syn::Error::new(
+            value.key,
+            format!("duplicate argument `{name}`; each argument may appear once"),
+        );
+        e.combine(syn::Error::new(
+            first.key,
+            format!("`{name}` is first given here"),
+        ));
+        return Err(e);
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
+fn kind_name(kind: StrategyKind) -> &'static str {
+    match kind {
+        StrategyKind::Exponential => "exponential",
+        StrategyKind::Linear => "linear",
+        StrategyKind::Constant => "constant",
+        StrategyKind::Fibonacci => "fibonacci",
+        StrategyKind::Decorrelated => "decorrelated",
+        StrategyKind::Immediate => "immediate",
+    }
+}
+
+/// Expects `=` after `key`.
+fn eq(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<()> {
+    if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        if input.is_empty() || input.peek(Token![,]) {
+            return Err(syn::Error::new(
+                key.span(),
+                format!("`{key}` needs a value, as in `{example}`"),
+            ));
+        }
+        Ok(())
+    } else {
+        Err(syn::Error::new(
+            key.span(),
+            format!("`{key}` needs a value, as in `{example}`"),
+        ))
+    }
+}
+
+/// `exponential`, `exponential(...)`, `constant("1s")`, `immediate`.
+fn parse_strategy(
+    kind: StrategyKind,
+    key: &Ident,
+    input: ParseStream<'_>,
+) -> syn::Result<StrategyArg> {
+    let mut strategy = StrategyArg {
+        kind,
+        span: key.span(),
+        base: None,
+        factor: None,
+        max: None,
+    };
+    if input.peek(Token![=]) {
+        return Err(syn::Error::new(
+            key.span(),
+            format!(
+                "a strategy takes its parameters in parentheses, as in `{}`",
+                example(kind)
+            ),
+        ));
+    }
+    if !input.peek(syn::token::Paren) {
+        return Ok(strategy);
+    }
+    let content;
+    syn::parenthesized!(content in input);
+    if kind == StrategyKind::Immediate {
+        if !content.is_empty() {
+            return Err(syn::Error::new(
+                content.span(),
+                "`immediate` takes no parameters; it never waits",
+            ));
+        }
+        return Ok(strategy);
+    }
+    // `constant("1s")`: the delay without its name.
+    if kind == StrategyKind::Constant && content.peek(LitStr) {
+        strategy.base = Some(parse_duration_lit(&content, "constant")?);
+        if !content.is_empty() {
+            return Err(syn::Error::new(
+                content.span(),
+                "`constant` takes one delay, as in `constant(\"1s\")`",
+            ));
+        }
+        return Ok(strategy);
+    }
+    let mut errors = Errors::default();
+    while !content.is_empty() {
+        if let Err(e) = parse_param(kind, &mut strategy, &content) {
+            errors.push(e);
+            skip_to_comma(&content);
+        }
+        if content.is_empty() {
+            break;
+        }
+        if let Err(e) = content.parse::<Token![,]>() {
+            errors.push(e);
+            skip_to_comma(&content);
+            let _ = content.parse::<Option<Token![,]>>();
+        }
+    }
+    errors.finish()?;
+    Ok(strategy)
+}
+
+fn parse_param(
+    kind: StrategyKind,
+    strategy: &mut StrategyArg,
+    input: ParseStream<'_>,
+) -> syn::Result<()> {
+    let key = input.call(Ident::parse_any).map_err(|_| {
+        syn::Error::new(
+            input.span(),
+            format!(
+                "expected a parameter of `{}`: {}",
+                kind_name(kind),
+                list(kind.params())
+            ),
+        )
+    })?;
+    let name = key.to_string();
+    if !kind.params().contains(&name.as_str()) {
+        let mut e = unknown(
+            &key,
+            &format!("parameter of `{}`", kind_name(kind)),
+            kind.params(),
+        );
+        if name == "factor" {
+            e = syn::Error::new(
+                key.span(),
+                format!(
+                    "`factor` applies to `exponential` only; `{}` takes {}",
+                    kind_name(kind),
+                    list(kind.params())
+                ),
+            );
+        }
+        return Err(e);
+    }
+    eq(input, &key, &format!("{name} = \"100ms\""))?;
+    let duplicate = || {
+        syn::Error::new(
+            key.span(),
+            format!("duplicate parameter `{name}`; each parameter may appear once"),
+        )
+    };
+    match name.as_str() {
+        "factor" => {
+            let lit: Lit = input.parse().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "`factor` takes a number, as in `factor = 2` or `factor = 1.5`",
+                )
+            })?;
+            let value = match &lit {
+                Lit::Int(i) => i.base10_parse::<f64>(),
+                Lit::Float(f) => f.base10_parse::<f64>(),
+                _ => Err(syn::Error::new(
+                    lit.span(),
+                    "`factor` takes a number, as in `factor = 2` or `factor = 1.5`",
+                )),
+            }?;
+            if strategy.factor.is_some() {
+                return Err(duplicate());
+            }
+            strategy.factor = Some(FactorArg {
+                value,
+                span: lit.span(),
+            });
+        }
+        "max" => {
+            let d = parse_duration_lit(input, "max")?;
+            if strategy.max.is_some() {
+                return Err(duplicate());
+            }
+            strategy.max = Some(d);
+        }
+        _ => {
+            let d = parse_duration_lit(input, &name)?;
+            if strategy.base.is_some() {
+                return Err(duplicate());
+            }
+            strategy.base = Some(d);
+        }
+    }
+    Ok(())
+}
+
+fn example(kind: StrategyKind) -> &'static str {
+    match kind {
+        StrategyKind::Exponential => "exponential(base = \"100ms\", factor = 2, max = \"10s\")",
+        StrategyKind::Linear => "linear(base = \"100ms\", max = \"10s\")",
+        StrategyKind::Constant => "constant(\"1s\")",
+        StrategyKind::Fibonacci => "fibonacci(base = \"100ms\", max = \"10s\")",
+        StrategyKind::Decorrelated => "decorrelated(base = \"100ms\", max = \"10s\")",
+        StrategyKind::Immediate => "immediate",
+    }
+}
+
+/// A string literal holding a duration, parsed now.
+fn parse_duration_lit(input: ParseStream<'_>, what: &str) -> syn::Result<DurationArg> {
+    let lit: Lit = input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!(
+                "`{what}` takes a duration string, as in `\"250ms\"`, `\"1.5s\"` or `\"1m30s\"`"
+            ),
+        )
+    })?;
+    let Lit::Str(lit) = lit else {
+        let hint = match &lit {
+            Lit::Int(i) => format!(
+                "; write `\"{}ms\"` or `\"{}s\"`",
+                i.base10_digits(),
+                i.base10_digits()
+            ),
+            _ => String::new(),
+        };
+        return Err(syn::Error::new(
+            lit.span(),
+            format!("`{what}` takes a duration string with a unit, as in `\"250ms\"`{hint}"),
+        ));
+    };
+    let value = duration::parse(&lit.value()).map_err(|msg| syn::Error::new(lit.span(), msg))?;
+    Ok(DurationArg {
+        value,
+        span: lit.span(),
+    })
+}
+
+/// `5` or `unlimited`.
+fn parse_attempts(input: ParseStream<'_>) -> syn::Result<(Attempts, Span)> {
+    let message = "`attempts` takes a whole number of calls (the first included) or `unlimited`";
+    if input.peek(Ident) {
+        let ident: Ident = input.parse()?;
+        if ident == "unlimited" {
+            return Ok((Attempts::Unlimited, ident.span()));
+        }
+        let hint = if crate::errors::close(&ident.to_string(), "unlimited") {
+            "; did you mean `unlimited`?"
+        } else {
+            ""
+        };
+        return Err(syn::Error::new(ident.span(), format!("{message}{hint}")));
+    }
+    let lit: Lit = input
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), message))?;
+    match &lit {
+        Lit::Int(int) => {
+            let value = int.base10_parse::<u64>().map_err(|_| {
+                syn::Error::new(
+                    int.span(),
+                    format!(
+                        "`attempts = {}` is out of range; the most is {}",
+                        int.base10_digits(),
+                        u32::MAX
+                    ),
+                )
+            })?;
+            Ok((Attempts::Limited(value), int.span()))
+        }
+        Lit::Str(s) => Err(syn::Error::new(
+            s.span(),
+            format!("{message}, without quotes: `attempts = {}`", s.value()),
+        )),
+        _ => Err(syn::Error::new(lit.span(), message)),
+    }
+}
+
+const JITTERS: &[&str] = &[
+    "\"full\"",
+    "\"equal\"",
+    "\"half\"",
+    "\"none\"",
+    "scattered(R)",
+];
+
+/// `"full"`, `"equal"`, `"half"`, `"none"` or `scattered(0.25)`.
+fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, Span)> {
+    if input.peek(Ident) {
+        let ident: Ident = input.parse()?;
+        if ident != "scattered" {
+            return Err(syn::Error::new(
+                ident.span(),
+                format!(
+                    "unknown jitter `{ident}`; expected one of {}",
+                    JITTERS.join(", ")
+                ),
+            ));
+        }
+        let content;
+        syn::parenthesized!(content in input);
+        let lit: Lit = content.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "`scattered` takes a ratio, as in `scattered(0.25)`",
+            )
+        })?;
+        let ratio = match &lit {
+            Lit::Float(f) => f.base10_parse::<f64>()?,
+            Lit::Int(i) => i.base10_parse::<f64>()?,
+            _ => {
+                return Err(syn::Error::new(
+                    lit.span(),
+                    "`scattered` takes a ratio, as in `scattered(0.25)`",
+                ));
+            }
+        };
+        if !content.is_empty() {
+            return Err(syn::Error::new(
+                content.span(),
+                "`scattered` takes one ratio",
+            ));
+        }
+        return Ok((JitterKind::Scattered(ratio), lit.span()));
+    }
+    let lit: LitStr = input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("expected a jitter: one of {}", JITTERS.join(", ")),
+        )
+    })?;
+    let kind = match lit.value().as_str() {
+        "full" => JitterKind::Full,
+        "equal" | "half" => JitterKind::Equal,
+        "none" => JitterKind::None,
+        other if other.starts_with("scattered") => {
+            return Err(syn::Error::new(
+                lit.span(),
+                "write `scattered` without quotes, as in `jitter = scattered(0.25)`",
+            ));
+        }
+        other => {
+            return Err(syn::Error::new(
+                lit.span(),
+                format!(
+                    "unknown jitter `\"{other}\"`; expected one of {}",
+                    JITTERS.join(", ")
+                ),
+            ));
+        }
+    };
+    Ok((kind, lit.span()))
+}
+
+/// `when` and `on_retry` take a path or a closure.
+fn check_callable(name: &str, expr: &Expr) -> syn::Result<()> {
+    match expr {
+        Expr::Path(_) | Expr::Closure(_) => Ok(()),
+        _ => Err(syn::Error::new(
+            expr.span(),
+            format!(
+                "`{name}` takes a path to a function or a closure, as in `{name} = is_transient` or `{name} = |e| ...`"
+            ),
+        )),
+    }
+}
+
+/// `sleep` takes a path.
+fn check_path(expr: &Expr) -> syn::Result<()> {
+    match expr {
+        Expr::Path(_) => Ok(()),
+        _ => Err(syn::Error::new(
+            expr.span(),
+            "`sleep` takes a path to a function, as in `sleep = tokio::time::sleep`; define a function for anything else",
+        )),
+    }
+}
+
+/// An unknown name, with "did you mean" when one is close.
+fn unknown(key: &Ident, what: &str, known: &[&str]) -> syn::Error {
+    let name = key.unraw().to_string();
+    match crate::errors::closest(&name, known) {
+        Some(best) => syn::Error::new(
+            key.span(),
+            format!("unknown {what} `{name}`; did you mean `{best}`?"),
+        ),
+        None => syn::Error::new(
+            key.span(),
+            format!("unknown {what} `{name}`; expected one of {}", list(known)),
+        ),
+    }
+}
+
+fn list(names: &[&str]) -> String {
+    if names.is_empty() {
+        return "nothing".to_owned();
+    }
+    names
+        .iter()
+        .map(|n| {
+            if n.starts_with('"') || n.contains('(') {
+                (*n).to_owned()
+            } else {
+                format!("`{n}`")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Error recovery: drops tokens up to the next top-level comma (not
+/// consuming it).
+fn skip_to_comma(input: ParseStream<'_>) {
+    let _ = input.step(|cursor| {
+        let mut rest = *cursor;
+        while let Some((tt, next)) = rest.token_tree() {
+            if let proc_macro2::TokenTree::Punct(p) = &tt
+                && p.as_char() == ','
+            {
+                return Ok(((), rest));
+            }
+            rest = next;
+        }
+        Ok(((), rest))
+    });
+}

@@ -1,0 +1,329 @@
+//! Code generation: the function's body becomes a loop over the runtime's
+//! state machine (`RetryState`); the runtime owns every decision.
+
+use std::time::Duration;
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{
+    AttrStyle, Attribute, Block, ItemFn, ReturnType, Signature, TraitItemFn, Type, Visibility,
+};
+
+use crate::attr::{Attempts, DurationArg, JitterKind, RetryArgs, StrategyKind};
+use crate::errors::Errors;
+use crate::valid;
+
+/// The attribute's whole work, on `proc_macro2` tokens so it can be tested
+/// and fuzzed outside the compiler.
+///
+/// Input: the attribute's arguments and the item it is on.
+/// Output: the rewritten function; or, on any mistake, the item unchanged
+/// followed by one `compile_error!` per mistake.
+pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let args = RetryArgs::parse(args, &mut errors);
+    valid::check_args(&args, &mut errors);
+    let func = match parse_function(item.clone()) {
+        Ok(func) => Some(func),
+        Err(e) => {
+            errors.push(e);
+            None
+        }
+    };
+    if let Some(func) = &func {
+        valid::check_signature(&func.sig, &mut errors);
+    }
+    match (errors.finish(), func) {
+        (Ok(()), Some(func)) => rewrite(&args, func),
+        (Err(e), _) => {
+            let errors = e.to_compile_error();
+            quote!(#item #errors)
+        }
+        (Ok(()), None) => item,
+    }
+}
+
+/// A function with a body: a free fn, a method, or a trait method with a
+/// default body.
+struct Function {
+    attrs: Vec<Attribute>,
+    vis: Visibility,
+    sig: Signature,
+    block: Block,
+}
+
+// Input: any item.
+// Output: the function's parts, or an error spanned on what is not a
+// function with a body.
+fn parse_function(item: TokenStream) -> syn::Result<Function> {
+    if let Ok(f) = syn::parse2::<ItemFn>(item.clone()) {
+        return Ok(Function {
+            attrs: f.attrs,
+            vis: f.vis,
+            sig: f.sig,
+            block: *f.block,
+        });
+    }
+    if let Ok(f) = syn::parse2::<TraitItemFn>(item.clone()) {
+        return match f.default {
+            Some(block) => Ok(Function {
+                attrs: f.attrs,
+                vis: Visibility::Inherited,
+                sig: f.sig,
+                block,
+            }),
+            None => Err(syn::Error::new(
+                f.semi_token.map_or_else(|| f.sig.span(), |s| s.span),
+                "`#[retry]` needs a function body to run again; this trait method has none (put `#[retry]` on the implementations, or give it a default body)",
+            )),
+        };
+    }
+    let span = item
+        .clone()
+        .into_iter()
+        .next()
+        .map_or_else(Span::call_site, |tt| tt.span());
+    let what = match syn::parse2::<syn::Item>(item) {
+        Ok(item) => describe(&item),
+        Err(_) => "this",
+    };
+    Err(syn::Error::new(
+        span,
+        format!("`#[retry]` can only be applied to functions, not to {what}"),
+    ))
+}
+
+fn describe(item: &syn::Item) -> &'static str {
+    match item {
+        syn::Item::Struct(_) => "a struct",
+        syn::Item::Enum(_) => "an enum",
+        syn::Item::Impl(_) => "an impl block (put it on the methods)",
+        syn::Item::Trait(_) => "a trait (put it on the methods)",
+        syn::Item::Const(_) => "a const",
+        syn::Item::Static(_) => "a static",
+        syn::Item::Mod(_) => "a module",
+        syn::Item::Type(_) => "a type alias",
+        syn::Item::Union(_) => "a union",
+        syn::Item::Use(_) => "a use declaration",
+        syn::Item::Macro(_) => "a macro invocation",
+        _ => "this item",
+    }
+}
+
+// Input:  #[attrs] vis fn name(args) -> R { body }
+// Output: #[attrs] vis fn name(args) -> R {
+//             let policy = ...; let mut state = start(policy, ..);
+//             loop {
+//                 let outcome: R = attempt(|| body)();         // or async { body }.await
+//                 match outcome { Ok(v) => return Ok(v), Err(e) => e };
+//                 match state.next_delay_for(when(&e)) {
+//                     Some(delay) => { on_retry(&e, &event); sleep(delay) }
+//                     None => return Err(e),
+//                 }
+//             }
+//         }
+fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
+    let Function {
+        attrs,
+        vis,
+        sig,
+        block,
+    } = func;
+    let krate = args
+        .krate
+        .as_ref()
+        .map_or_else(|| quote!(::backoff_runtime), |k| k.value.to_token_stream());
+    let p = quote!(#krate::__private);
+    let ret: Type = match &sig.output {
+        ReturnType::Type(_, ty) => (**ty).clone(),
+        // `valid::check_signature` reports this; `()` keeps the rewrite total.
+        ReturnType::Default => syn::parse_quote!(()),
+    };
+    let is_async = sig.asyncness.is_some();
+    let (outer, inner): (Vec<_>, Vec<_>) = attrs
+        .into_iter()
+        .partition(|a| matches!(a.style, AttrStyle::Outer));
+
+    let assert_result = quote_spanned! {ret.span()=>
+        #p::assert_result::<#ret>();
+    };
+    let policy = policy_binding(args, &p);
+    let clock = if is_async {
+        quote!(#p::async_clock())
+    } else {
+        quote!(#p::SYNC_CLOCK)
+    };
+    let timed = args.on_retry.is_some();
+    let when = args.when.as_ref().map(|w| {
+        let expr = &w.value;
+        quote_spanned! {w.span=>
+            let mut __backoff_when = #p::when::<#ret, _, _>(#expr);
+        }
+    });
+    let decision = if args.when.is_some() {
+        quote!(#p::decide(&mut __backoff_when, &__backoff_error))
+    } else {
+        quote!(#p::Decision::Retry)
+    };
+    let on_retry = args.on_retry.as_ref().map(|o| {
+        let expr = &o.value;
+        quote_spanned! {o.span=>
+            let mut __backoff_on_retry = #p::on_retry::<#ret, _>(#expr);
+        }
+    });
+    let call_on_retry = args.on_retry.as_ref().map(|_| {
+        quote! {
+            __backoff_on_retry(&__backoff_error, &__backoff_state.event(__backoff_delay));
+        }
+    });
+    let sleep_binding = args.sleep.as_ref().map(|s| {
+        let expr = &s.value;
+        if is_async {
+            quote_spanned! {s.span=> let mut __backoff_sleep = #p::sleep_async(#expr); }
+        } else {
+            quote_spanned! {s.span=> let mut __backoff_sleep = #p::sleep_sync(#expr); }
+        }
+    });
+    let sleep = match (&args.sleep, is_async) {
+        (Some(_), false) => quote!(__backoff_sleep(__backoff_delay);),
+        (Some(_), true) => quote!(__backoff_sleep(__backoff_delay).await;),
+        (None, false) => quote!(#p::sleep_blocking(__backoff_delay);),
+        (None, true) => {
+            let span = sig.asyncness.map_or_else(Span::call_site, |a| a.span);
+            quote_spanned! {span=>
+                <#p::DefaultSleep as #p::AsyncSleep>::sleep(__backoff_delay).await;
+            }
+        }
+    };
+    let attempt = if is_async {
+        quote!(#p::attempt::<#ret, _>(async #block).await)
+    } else {
+        quote!(#p::attempt_sync::<#ret, _>(|| #block))
+    };
+
+    quote! {
+        #(#outer)*
+        #vis #sig {
+            #(#inner)*
+            #assert_result
+            #policy
+            #when
+            #on_retry
+            #sleep_binding
+            let mut __backoff_state = #p::start(__backoff_policy, #clock, #timed);
+            loop {
+                let __backoff_outcome: #ret = #attempt;
+                let __backoff_error = match #p::RetryResult::into_result(__backoff_outcome) {
+                    #p::Result::Ok(__backoff_value) => {
+                        return #p::RetryResult::from_result(#p::Result::Ok(__backoff_value));
+                    }
+                    #p::Result::Err(__backoff_error) => __backoff_error,
+                };
+                match __backoff_state.next_delay_for(#decision) {
+                    ::core::option::Option::Some(__backoff_delay) => {
+                        #call_on_retry
+                        #sleep
+                    }
+                    ::core::option::Option::None => {
+                        return #p::RetryResult::from_result(#p::Result::Err(__backoff_error));
+                    }
+                }
+            }
+        }
+    }
+}
+
+// Input:  the strategy, attempts, jitter and max_elapsed arguments, or `policy = EXPR`.
+// Output: `let __backoff_policy: &Policy<_> = ...;` from a `static` built by
+//         const fns, or from the expression, evaluated once per call.
+fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
+    if let Some(policy) = &args.policy {
+        let expr = &policy.value;
+        return quote_spanned! {policy.span=>
+            let __backoff_policy_value = #expr;
+            let __backoff_policy = #p::policy_ref(&__backoff_policy_value);
+        };
+    }
+    let ms100 = Duration::from_millis(100);
+    let base = |default: Duration| {
+        let d = args
+            .strategy
+            .as_ref()
+            .and_then(|s| s.base.as_ref())
+            .map_or(default, |b: &DurationArg| b.value);
+        duration(p, d)
+    };
+    let kind = args
+        .strategy
+        .as_ref()
+        .map_or(StrategyKind::Exponential, |s| s.kind);
+    let mut chain = match kind {
+        StrategyKind::Exponential => {
+            let b = base(ms100);
+            quote!(#p::Policy::exponential(#b))
+        }
+        StrategyKind::Linear => {
+            let b = base(ms100);
+            quote!(#p::Policy::linear(#b))
+        }
+        StrategyKind::Fibonacci => {
+            let b = base(ms100);
+            quote!(#p::Policy::fibonacci(#b))
+        }
+        StrategyKind::Decorrelated => {
+            let b = base(ms100);
+            quote!(#p::Policy::decorrelated(#b))
+        }
+        StrategyKind::Constant => {
+            let b = base(Duration::from_secs(1));
+            quote!(#p::Policy::constant(#b))
+        }
+        StrategyKind::Immediate => quote!(#p::Policy::immediate()),
+    };
+    if let Some(s) = &args.strategy {
+        if let Some(f) = &s.factor {
+            let f = Literal::f64_suffixed(f.value);
+            chain.extend(quote!(.factor(#f)));
+        }
+        if let Some(max) = &s.max {
+            let d = duration(p, max.value);
+            chain.extend(quote!(.max_delay(#d)));
+        }
+    }
+    if let Some(j) = &args.jitter {
+        let jitter = match j.value {
+            JitterKind::None => quote!(#p::Jitter::None),
+            JitterKind::Full => quote!(#p::Jitter::Full),
+            JitterKind::Equal => quote!(#p::Jitter::Equal),
+            JitterKind::Scattered(r) => {
+                let r = Literal::f64_suffixed(r);
+                quote!(#p::Jitter::Scattered(#r))
+            }
+        };
+        chain.extend(quote!(.jitter(#jitter)));
+    }
+    match args.attempts.as_ref().map(|a| a.value) {
+        Some(Attempts::Limited(n)) => {
+            let n = Literal::u32_suffixed(u32::try_from(n).unwrap_or(u32::MAX));
+            chain.extend(quote!(.attempts(#n)));
+        }
+        Some(Attempts::Unlimited) => chain.extend(quote!(.unlimited_attempts())),
+        None => {}
+    }
+    if let Some(m) = &args.max_elapsed {
+        let d = duration(p, m.value.value);
+        chain.extend(quote!(.max_elapsed(#d)));
+    }
+    quote! {
+        static __BACKOFF_POLICY: #p::Policy = #chain;
+        let __backoff_policy = &__BACKOFF_POLICY;
+    }
+}
+
+/// A `Duration` as a const expression.
+fn duration(p: &TokenStream, d: Duration) -> TokenStream {
+    let secs = Literal::u64_suffixed(d.as_secs());
+    let nanos = Literal::u32_suffixed(d.subsec_nanos());
+    quote!(#p::Duration::new(#secs, #nanos))
+}

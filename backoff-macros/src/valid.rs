@@ -1,0 +1,158 @@
+//! Checks that involve more than one argument, or the function itself.
+
+use std::time::Duration;
+
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::{ReturnType, Signature};
+
+use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyKind};
+use crate::errors::Errors;
+
+/// The cap of the growing strategies when `max` is not given.
+const DEFAULT_MAX: Duration = Duration::from_secs(10);
+
+/// Checks the arguments against each other.
+pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
+    if let Some(s) = &args.strategy {
+        if let Some(base) = &s.base {
+            if base.value.is_zero() {
+                let what = if s.kind == StrategyKind::Constant {
+                    "the delay of `constant`"
+                } else {
+                    "`base`"
+                };
+                errors.push(syn::Error::new(
+                    base.span,
+                    format!(
+                        "{what} must be above zero; to retry without waiting, write `immediate`"
+                    ),
+                ));
+            } else if s.kind != StrategyKind::Constant {
+                let (max, which) = match &s.max {
+                    Some(max) => (max.value, "`max`"),
+                    None => (DEFAULT_MAX, "the default `max` (`\"10s\"`)"),
+                };
+                if base.value > max {
+                    errors.push(syn::Error::new(
+                        base.span,
+                        format!("`base` is above {which}; lower `base` or raise `max`"),
+                    ));
+                }
+            }
+        }
+        if let Some(factor) = &s.factor
+            && (!factor.value.is_finite() || factor.value <= 1.0)
+        {
+            errors.push(syn::Error::new(
+                factor.span,
+                "`factor` must be a finite number above 1, as in `factor = 2` or `factor = 1.5`",
+            ));
+        }
+    }
+    if let Some(attempts) = &args.attempts
+        && let Attempts::Limited(n) = attempts.value
+    {
+        if n == 0 {
+            errors.push(syn::Error::new(
+                attempts.span,
+                "`attempts = 0` would never call the function; `attempts` counts calls, the first included, so it must be at least 1",
+            ));
+        } else if n > u64::from(u32::MAX) {
+            errors.push(syn::Error::new(
+                attempts.span,
+                format!(
+                    "`attempts = {n}` is out of range; the most is {} (or `unlimited`)",
+                    u32::MAX
+                ),
+            ));
+        }
+    }
+    if let Some(jitter) = &args.jitter {
+        if let JitterKind::Scattered(r) = jitter.value
+            && !(r > 0.0 && r <= 1.0)
+        {
+            errors.push(syn::Error::new(
+                jitter.span,
+                "the ratio of `scattered` must be above 0 and at most 1, as in `scattered(0.25)`",
+            ));
+        }
+        let decorrelated = args
+            .strategy
+            .as_ref()
+            .is_some_and(|s| s.kind == StrategyKind::Decorrelated);
+        if decorrelated && jitter.value != JitterKind::None {
+            errors.push(syn::Error::new(
+                jitter.key,
+                "`decorrelated` is random by itself and takes no `jitter`; remove `jitter`",
+            ));
+        }
+    }
+    if let Some(max_elapsed) = &args.max_elapsed
+        && max_elapsed.value.value.is_zero()
+    {
+        errors.push(syn::Error::new(
+            max_elapsed.span,
+            "`max_elapsed` of zero allows no retry; give a positive limit",
+        ));
+    }
+    if args.policy.is_some() {
+        let mixed = [
+            ("strategy", args.strategy.as_ref().map(|s| s.span)),
+            ("attempts", args.attempts.as_ref().map(|a| a.key)),
+            ("jitter", args.jitter.as_ref().map(|a| a.key)),
+            ("max_elapsed", args.max_elapsed.as_ref().map(|a| a.key)),
+        ];
+        for (name, span) in mixed {
+            if let Some(span) = span {
+                let what = if name == "strategy" {
+                    "a strategy".to_owned()
+                } else {
+                    format!("`{name}`")
+                };
+                errors.push(syn::Error::new(
+                    span,
+                    format!("{what} cannot be combined with `policy`, which sets it; set it on the `Policy` instead"),
+                ));
+            }
+        }
+    }
+}
+
+/// Checks what the rewrite needs of the function's signature.
+pub(crate) fn check_signature(sig: &Signature, errors: &mut Errors) {
+    if let Some(constness) = &sig.constness {
+        errors.push(syn::Error::new(
+            constness.span,
+            "`#[retry]` cannot be applied to a `const fn`: retrying sleeps, which a `const fn` cannot do",
+        ));
+    }
+    match &sig.output {
+        ReturnType::Default => errors.push(syn::Error::new(
+            sig.ident.span(),
+            format!(
+                "`#[retry]` needs a function that returns `Result`, but `{}` returns `()`",
+                sig.ident
+            ),
+        )),
+        ReturnType::Type(_, ty) => {
+            let mut finder = ImplTraitFinder(None);
+            finder.visit_type(ty);
+            if let Some(span) = finder.0 {
+                errors.push(syn::Error::new(
+                    span,
+                    "`#[retry]` does not support `impl Trait` in the return type; name the type, or box it",
+                ));
+            }
+        }
+    }
+}
+
+/// Finds `impl Trait` in a type.
+struct ImplTraitFinder(Option<proc_macro2::Span>);
+
+impl<'ast> Visit<'ast> for ImplTraitFinder {
+    fn visit_type_impl_trait(&mut self, node: &'ast syn::TypeImplTrait) {
+        self.0.get_or_insert(node.span());
+    }
+}
