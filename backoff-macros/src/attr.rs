@@ -332,9 +332,10 @@ fn parse_strategy(
     let content;
     syn::parenthesized!(content in input);
     if kind == StrategyKind::Immediate {
-        if !content.is_empty() {
+        let span = content.span();
+        if !content.parse::<TokenStream>()?.is_empty() {
             return Err(syn::Error::new(
-                content.span(),
+                span,
                 "`immediate` takes no parameters; it never waits",
             ));
         }
@@ -389,7 +390,7 @@ fn parse_param(
     if !kind.params().contains(&name.as_str()) {
         let mut e = unknown(
             &key,
-            &format!("parameter of `{}`", kind_name(kind)),
+            &format!("`{}` parameter", kind_name(kind)),
             kind.params(),
         );
         if name == "factor" {
@@ -535,13 +536,7 @@ fn parse_attempts(input: ParseStream<'_>) -> syn::Result<(Attempts, Span)> {
     }
 }
 
-const JITTERS: &[&str] = &[
-    "\"full\"",
-    "\"equal\"",
-    "\"half\"",
-    "\"none\"",
-    "scattered(R)",
-];
+const JITTERS: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `scattered(R)`";
 
 /// `"full"`, `"equal"`, `"half"`, `"none"` or `scattered(0.25)`.
 fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, Span)> {
@@ -550,10 +545,7 @@ fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, Span)> {
         if ident != "scattered" {
             return Err(syn::Error::new(
                 ident.span(),
-                format!(
-                    "unknown jitter `{ident}`; expected one of {}",
-                    JITTERS.join(", ")
-                ),
+                format!("unknown jitter `{ident}`; expected one of {}", JITTERS),
             ));
         }
         let content;
@@ -582,12 +574,9 @@ fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, Span)> {
         }
         return Ok((JitterKind::Scattered(ratio), lit.span()));
     }
-    let lit: LitStr = input.parse().map_err(|e| {
-        syn::Error::new(
-            e.span(),
-            format!("expected a jitter: one of {}", JITTERS.join(", ")),
-        )
-    })?;
+    let lit: LitStr = input
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), format!("expected a jitter: one of {}", JITTERS)))?;
     let kind = match lit.value().as_str() {
         "full" => JitterKind::Full,
         "equal" | "half" => JitterKind::Equal,
@@ -601,10 +590,7 @@ fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, Span)> {
         other => {
             return Err(syn::Error::new(
                 lit.span(),
-                format!(
-                    "unknown jitter `\"{other}\"`; expected one of {}",
-                    JITTERS.join(", ")
-                ),
+                format!("unknown jitter `\"{other}\"`; expected one of {}", JITTERS),
             ));
         }
     };

@@ -145,9 +145,23 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
         .into_iter()
         .partition(|a| matches!(a.style, AttrStyle::Outer));
 
-    let assert_result = quote_spanned! {ret.span()=>
-        #p::assert_result::<#ret>();
+    // Every use of the return type as a `Result` carries its span, so that a
+    // non-`Result` is reported once, there.
+    let ret_span = ret.span();
+    let split = quote_spanned! {ret_span=>
+        <#ret as #p::RetryResult>::into_result(__backoff_outcome)
     };
+    let give_up = quote_spanned! {ret_span=>
+        <#ret as #p::RetryResult>::from_result(#p::Result::Err(__backoff_error))
+    };
+    let succeed = quote_spanned! {ret_span=>
+        <#ret as #p::RetryResult>::from_result(#p::Result::Ok(__backoff_value))
+    };
+    // With `policy = EXPR`, a wrong type is reported once, at EXPR.
+    let start_span = args
+        .policy
+        .as_ref()
+        .map_or_else(Span::call_site, |p| p.span);
     let policy = policy_binding(args, &p);
     let clock = if is_async {
         quote!(#p::async_clock())
@@ -161,10 +175,11 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
             let mut __backoff_when = #p::when::<#ret, _, _>(#expr);
         }
     });
-    let decision = if args.when.is_some() {
-        quote!(#p::decide(&mut __backoff_when, &__backoff_error))
-    } else {
-        quote!(#p::Decision::Retry)
+    let decision = match &args.when {
+        Some(w) => quote_spanned! {w.span=>
+            #p::decide::<#ret, _, _>(&mut __backoff_when, &__backoff_error)
+        },
+        None => quote!(#p::Decision::Retry),
     };
     let on_retry = args.on_retry.as_ref().map(|o| {
         let expr = &o.value;
@@ -172,9 +187,13 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
             let mut __backoff_on_retry = #p::on_retry::<#ret, _>(#expr);
         }
     });
-    let call_on_retry = args.on_retry.as_ref().map(|_| {
-        quote! {
-            __backoff_on_retry(&__backoff_error, &__backoff_state.event(__backoff_delay));
+    let call_on_retry = args.on_retry.as_ref().map(|o| {
+        quote_spanned! {o.span=>
+            #p::call_on_retry::<#ret, _>(
+                &mut __backoff_on_retry,
+                &__backoff_error,
+                &__backoff_state.event(__backoff_delay),
+            );
         }
     });
     let sleep_binding = args.sleep.as_ref().map(|s| {
@@ -186,8 +205,12 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
         }
     });
     let sleep = match (&args.sleep, is_async) {
-        (Some(_), false) => quote!(__backoff_sleep(__backoff_delay);),
-        (Some(_), true) => quote!(__backoff_sleep(__backoff_delay).await;),
+        (Some(s), false) => quote_spanned! {s.span=>
+            #p::SyncSleep::sleep(&mut __backoff_sleep, __backoff_delay);
+        },
+        (Some(s), true) => quote_spanned! {s.span=>
+            #p::AsyncSleepFn::sleep(&mut __backoff_sleep, __backoff_delay).await;
+        },
         (None, false) => quote!(#p::sleep_blocking(__backoff_delay);),
         (None, true) => {
             let span = sig.asyncness.map_or_else(Span::call_site, |a| a.span);
@@ -195,6 +218,9 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
                 <#p::DefaultSleep as #p::AsyncSleep>::sleep(__backoff_delay).await;
             }
         }
+    };
+    let start = quote_spanned! {start_span=>
+        let mut __backoff_state = #p::start(__backoff_policy, #clock, #timed);
     };
     let attempt = if is_async {
         quote!(#p::attempt::<#ret, _>(async #block).await)
@@ -206,18 +232,15 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
         #(#outer)*
         #vis #sig {
             #(#inner)*
-            #assert_result
             #policy
             #when
             #on_retry
             #sleep_binding
-            let mut __backoff_state = #p::start(__backoff_policy, #clock, #timed);
+            #start
             loop {
                 let __backoff_outcome: #ret = #attempt;
-                let __backoff_error = match #p::RetryResult::into_result(__backoff_outcome) {
-                    #p::Result::Ok(__backoff_value) => {
-                        return #p::RetryResult::from_result(#p::Result::Ok(__backoff_value));
-                    }
+                let __backoff_error = match #split {
+                    #p::Result::Ok(__backoff_value) => return #succeed,
                     #p::Result::Err(__backoff_error) => __backoff_error,
                 };
                 match __backoff_state.next_delay_for(#decision) {
@@ -226,7 +249,7 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
                         #sleep
                     }
                     ::core::option::Option::None => {
-                        return #p::RetryResult::from_result(#p::Result::Err(__backoff_error));
+                        return #give_up;
                     }
                 }
             }

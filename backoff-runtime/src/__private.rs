@@ -65,10 +65,6 @@ impl<T, E> RetryResult for Result<T, E> {
     }
 }
 
-/// Checks, at the return type's span, that it is a `Result`.
-#[inline]
-pub const fn assert_result<R: RetryResult>() {}
-
 /// The error type of `R`.
 pub type ErrorOf<R> = <R as RetryResult>::Err;
 
@@ -83,9 +79,15 @@ where
     f
 }
 
-/// Applies `when` to an error.
+/// Applies `when` to an error. Same bounds as [`when`], so a mistake is
+/// reported once.
 #[inline]
-pub fn decide<E, D: IntoDecision>(when: &mut impl FnMut(&E) -> D, error: &E) -> Decision {
+pub fn decide<R, D, F>(when: &mut F, error: &ErrorOf<R>) -> Decision
+where
+    R: RetryResult,
+    F: FnMut(&ErrorOf<R>) -> D,
+    D: IntoDecision,
+{
     when(error).into_decision()
 }
 
@@ -99,19 +101,69 @@ where
     f
 }
 
+/// Calls `on_retry`. Same bounds as [`on_retry`], so a mistake is reported
+/// once.
+#[inline]
+pub fn call_on_retry<R, F>(f: &mut F, error: &ErrorOf<R>, event: &RetryEvent)
+where
+    R: RetryResult,
+    F: FnMut(&ErrorOf<R>, &RetryEvent),
+{
+    f(error, event)
+}
+
+/// A plain fn's `sleep = path`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `sleep` of a plain fn must be a `fn(Duration)`",
+    label = "not a `fn(Duration)`",
+    note = "an `async fn` takes `fn(Duration) -> impl Future<Output = ()>` instead"
+)]
+pub trait SyncSleep {
+    /// Sleeps for `d`.
+    fn sleep(&mut self, d: Duration);
+}
+
+impl<F: FnMut(Duration)> SyncSleep for F {
+    #[inline]
+    fn sleep(&mut self, d: Duration) {
+        self(d)
+    }
+}
+
+/// An `async fn`'s `sleep = path`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `sleep` of an `async fn` must be a `fn(Duration) -> impl Future<Output = ()>`, such as an `async fn(Duration)`",
+    label = "not an async sleep",
+    note = "a plain fn takes `fn(Duration)` instead"
+)]
+pub trait AsyncSleepFn {
+    /// The sleep's future.
+    type Future: Future<Output = ()>;
+    /// Starts sleeping for `d`.
+    fn sleep(&mut self, d: Duration) -> Self::Future;
+}
+
+impl<F, Fut> AsyncSleepFn for F
+where
+    F: FnMut(Duration) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    type Future = Fut;
+    #[inline]
+    fn sleep(&mut self, d: Duration) -> Fut {
+        self(d)
+    }
+}
+
 /// Checks a plain fn's `sleep`.
 #[inline]
-pub fn sleep_sync<F: FnMut(Duration)>(f: F) -> F {
+pub fn sleep_sync<F: SyncSleep>(f: F) -> F {
     f
 }
 
 /// Checks an `async fn`'s `sleep`.
 #[inline]
-pub fn sleep_async<F, Fut>(f: F) -> F
-where
-    F: FnMut(Duration) -> Fut,
-    Fut: Future<Output = ()>,
-{
+pub fn sleep_async<F: AsyncSleepFn>(f: F) -> F {
     f
 }
 

@@ -1,0 +1,341 @@
+//! Pictures of backoff: SVG charts of retry schedules and of the thundering
+//! herd, drawn with `plotters`.
+//!
+//! ```text
+//! cargo run --release --example visualize -- charts     # writes charts/*.svg
+//! ```
+//!
+//! # Retry schedules
+//!
+//! After the essay "Visualization of backoff functions": 100 jobs fail at
+//! the same instant and each retries 10 times (every retry fails). Each retry
+//! is a dot at the time it happens (x, time since the failure) on its job's
+//! row (y), coloured by retry count. Every schedule comes from a
+//! [`Policy`] of `backoff-runtime`, with each job's jitter seeded apart:
+//!
+//! | file | policy |
+//! |---|---|
+//! | `retries-constant.svg` | `constant(5 min)`, no jitter (the essay's) |
+//! | `retries-exponential.svg` | `exponential(1 min)`, factor 2, no jitter |
+//! | `retries-exponential-full-jitter.svg` | the same with full jitter |
+//! | `retries-sidekiq.svg` | [`Sidekiq`]: `n⁴ + 15 + rand · 30 · (n + 1)` s |
+//! | `retries-buckets.svg` | [`Buckets`]: uniform(`n³`, `(n + 2)³`) s |
+//! | `retries-decorrelated.svg` | `decorrelated(1 min)` |
+//!
+//! The pure functions retry the whole herd in lockstep (one vertical line of
+//! dots per retry); jitter spreads it out.
+//!
+//! # The herd
+//!
+//! `herd.svg`: the simulation of the `herd` example (the AWS "Exponential
+//! Backoff And Jitter" experiment, whose code this file includes rather than
+//! repeats), for 10 to 200 clients: total writes (calls) and completion time
+//! against the number of clients, one line per strategy, mean of 20 runs.
+
+use std::error::Error;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use backoff_runtime::strategy::{Buckets, Sidekiq};
+use backoff_runtime::{Jitter, Policy, Strategy};
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+
+// The simulation of examples/herd.rs, compiled in here as a module. Its
+// command-line front end (`main`, argument parsing) is unused in this program.
+#[path = "herd.rs"]
+#[allow(dead_code)]
+mod herd;
+
+use herd::sim;
+
+/// Jobs per retry chart.
+const JOBS: u32 = 100;
+/// Retries per job.
+const RETRIES: u32 = 10;
+/// Seed of every random choice.
+const SEED: u64 = 1;
+/// Runs averaged per point of the herd chart.
+const HERD_RUNS: u32 = 20;
+const FONT: &str = "sans-serif";
+
+/// One retry chart: a name, a title and every job's retry times.
+struct Schedule {
+    file: &'static str,
+    title: &'static str,
+    /// `times[job][k]`: when job `job` makes retry `k + 1`.
+    times: Vec<Vec<Duration>>,
+}
+
+impl Schedule {
+    /// Runs `policy` for every job, each with its own seed.
+    fn of<S: Strategy + Copy>(file: &'static str, title: &'static str, policy: Policy<S>) -> Self {
+        let times = (0..JOBS)
+            .map(|job| {
+                let policy = policy
+                    .attempts(RETRIES + 1)
+                    .seed(sim::derive_seed(SEED, u64::from(job)));
+                policy
+                    .delays()
+                    .scan(Duration::ZERO, |at, delay| {
+                        *at += delay;
+                        Some(*at)
+                    })
+                    .collect()
+            })
+            .collect();
+        Schedule { file, title, times }
+    }
+}
+
+fn schedules() -> Vec<Schedule> {
+    let minute = Duration::from_secs(60);
+    let long = Duration::from_secs(12 * 3600);
+    let exponential = Policy::exponential(minute).factor(2.0).max_delay(long);
+    vec![
+        Schedule::of(
+            "retries-constant.svg",
+            "constant: 5 min",
+            Policy::constant(5 * minute).jitter(Jitter::None),
+        ),
+        Schedule::of(
+            "retries-exponential.svg",
+            "exponential: 1 min · 2^(k−1), no jitter",
+            exponential.jitter(Jitter::None),
+        ),
+        Schedule::of(
+            "retries-exponential-full-jitter.svg",
+            "exponential: uniform(0, 1 min · 2^(k−1)), full jitter",
+            exponential.jitter(Jitter::Full),
+        ),
+        Schedule::of(
+            "retries-sidekiq.svg",
+            "sidekiq: n⁴ + 15 + rand · 30 · (n + 1) s, n = k − 1",
+            Policy::from_strategy(Sidekiq::new()),
+        ),
+        Schedule::of(
+            "retries-buckets.svg",
+            "buckets: uniform(n³, (n + 2)³) s, n = k − 1",
+            Policy::from_strategy(Buckets::new()),
+        ),
+        Schedule::of(
+            "retries-decorrelated.svg",
+            "decorrelated: min(12 h, uniform(1 min, 3 · previous))",
+            Policy::decorrelated(minute).max_delay(long),
+        ),
+    ]
+}
+
+/// The colour of retry `k` (1-based): from red through green to violet.
+fn retry_colour(k: u32) -> HSLColor {
+    HSLColor(0.8 * f64::from(k - 1) / f64::from(RETRIES - 1), 0.75, 0.45)
+}
+
+/// Draws one retry chart, with its colour key on the right.
+fn draw_schedule(path: &Path, schedule: &Schedule) -> Result<(), Box<dyn Error>> {
+    let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (plot, key) = root.split_horizontally(860);
+
+    let last = schedule
+        .times
+        .iter()
+        .flatten()
+        .max()
+        .copied()
+        .unwrap_or(Duration::from_secs(1));
+    // Minutes up to three hours, hours beyond.
+    let (unit, unit_name) = if last <= Duration::from_secs(3 * 3600) {
+        (60.0, "minutes")
+    } else {
+        (3600.0, "hours")
+    };
+    let x_max = last.as_secs_f64() / unit * 1.03;
+
+    let mut chart = ChartBuilder::on(&plot)
+        .caption(schedule.title, (FONT, 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(45)
+        .build_cartesian_2d(0.0..x_max, -1.0..f64::from(JOBS))?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .max_light_lines(1)
+        .x_label_formatter(&tick)
+        .y_label_formatter(&tick)
+        .x_desc(format!("time since the failure ({unit_name})"))
+        .y_desc("job")
+        .draw()?;
+    for k in 1..=RETRIES {
+        let colour = retry_colour(k).filled();
+        let dots = schedule.times.iter().zip(0..).filter_map(|(times, job)| {
+            let at = times.get(k as usize - 1)?;
+            Some(Circle::new(
+                (at.as_secs_f64() / unit, f64::from(job)),
+                2,
+                colour,
+            ))
+        });
+        chart.draw_series(dots)?;
+    }
+
+    key.draw(&Text::new("retry", (8, 50), (FONT, 15)))?;
+    for k in 1..=RETRIES {
+        let y = 60 + 22 * k as i32;
+        key.draw(&Circle::new((16, y), 5, retry_colour(k).filled()))?;
+        key.draw(&Text::new(k.to_string(), (28, y - 8), (FONT, 14)))?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// An axis label: at most two decimals, without trailing zeros.
+fn tick(value: &f64) -> String {
+    let text = format!("{value:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// A strategy's line colour in the herd chart.
+fn strategy_colour(strategy: sim::Strategy) -> RGBColor {
+    match strategy {
+        sim::Strategy::None => RGBColor(214, 39, 40),
+        sim::Strategy::Exponential => RGBColor(255, 127, 14),
+        sim::Strategy::Full => RGBColor(44, 160, 44),
+        sim::Strategy::Equal => RGBColor(31, 119, 180),
+        sim::Strategy::Decorrelated => RGBColor(148, 103, 189),
+    }
+}
+
+/// The herd simulation for 10, 20 … 200 clients: one row per strategy.
+fn herd_results() -> Vec<Vec<sim::Summary>> {
+    // One thread per strategy; each result depends only on its seeds.
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = sim::Strategy::ALL
+            .into_iter()
+            .map(|strategy| {
+                scope.spawn(move || {
+                    (1..=20)
+                        .map(|i| sim::average(strategy, 10 * i, HERD_RUNS, SEED))
+                        .collect()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a simulation thread panicked"))
+            .collect()
+    })
+}
+
+/// Draws calls (linear) and completion time (logarithmic) against clients.
+fn draw_herd(path: &Path, results: &[Vec<sim::Summary>]) -> Result<(), Box<dyn Error>> {
+    let root = SVGBackend::new(path, (1200, 540)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let root = root.titled(
+        &format!("OCC under contention: N clients update one record (mean of {HERD_RUNS} runs)"),
+        (FONT, 20),
+    )?;
+    let (left, right) = root.split_horizontally(600);
+    let all = || results.iter().flatten();
+    let x_range = 0.0..210.0;
+
+    let max_calls = all().map(|s| s.calls).fold(0.0, f64::max);
+    let mut calls = ChartBuilder::on(&left)
+        .caption("calls (writes, failed or not)", (FONT, 17))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x_range.clone(), 0.0..max_calls * 1.05)?;
+    calls
+        .configure_mesh()
+        .max_light_lines(1)
+        .x_label_formatter(&tick)
+        .y_label_formatter(&tick)
+        .x_desc("clients")
+        .y_desc("calls")
+        .draw()?;
+
+    let (lo, hi) = all().fold((f64::INFINITY, 0.0f64), |(lo, hi), s| {
+        (lo.min(s.completion_s), hi.max(s.completion_s))
+    });
+    let mut time = ChartBuilder::on(&right)
+        .caption("completion time (log scale)", (FONT, 17))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x_range, (lo * 0.8..hi * 1.25).log_scale())?;
+    time.configure_mesh()
+        .max_light_lines(1)
+        .x_label_formatter(&tick)
+        .y_label_formatter(&tick)
+        .x_desc("clients")
+        .y_desc("seconds")
+        .draw()?;
+
+    plot_lines(
+        &mut calls,
+        results,
+        |s| s.calls,
+        SeriesLabelPosition::UpperLeft,
+    )?;
+    plot_lines(
+        &mut time,
+        results,
+        |s| s.completion_s,
+        SeriesLabelPosition::LowerRight,
+    )?;
+    root.present()?;
+    Ok(())
+}
+
+/// One line (with a dot per measurement) per strategy, and the legend.
+fn plot_lines<'a, DB, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<RangedCoordf64, Y>>,
+    results: &[Vec<sim::Summary>],
+    value: fn(&sim::Summary) -> f64,
+    legend: SeriesLabelPosition,
+) -> Result<(), Box<dyn Error>>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    Y: Ranged<ValueType = f64>,
+{
+    for row in results {
+        let colour = strategy_colour(row[0].strategy);
+        let points = || row.iter().map(|s| (s.clients as f64, value(s)));
+        let line = colour.stroke_width(2);
+        chart
+            .draw_series(LineSeries::new(points(), line))?
+            .label(row[0].strategy.name())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], line));
+        chart.draw_series(points().map(|p| Circle::new(p, 3, colour.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(legend)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT, 14))
+        .draw()?;
+    Ok(())
+}
+
+fn main() -> Result<(), Box<dyn Error>> {
+    let mut args = std::env::args_os().skip(1);
+    let dir = PathBuf::from(args.next().unwrap_or_else(|| "charts".into()));
+    if args.next().is_some() {
+        return Err("usage: visualize [OUT-DIR] (default: charts)".into());
+    }
+    std::fs::create_dir_all(&dir)?;
+
+    for schedule in schedules() {
+        let path = dir.join(schedule.file);
+        draw_schedule(&path, &schedule)?;
+        println!("wrote {}", path.display());
+    }
+    let path = dir.join("herd.svg");
+    draw_herd(&path, &herd_results())?;
+    println!("wrote {}", path.display());
+    Ok(())
+}

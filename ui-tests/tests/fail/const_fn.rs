@@ -1,0 +1,6 @@
+use backoff_runtime::retry;
+
+#[retry]
+const fn f() -> Result<(), ()> { Ok(()) }
+
+fn main() {}

@@ -1,0 +1,6 @@
+use backoff_runtime::retry;
+
+#[retry(crate = "not a path!")]
+fn f() -> Result<(), ()> { Ok(()) }
+
+fn main() {}

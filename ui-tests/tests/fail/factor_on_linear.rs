@@ -1,0 +1,6 @@
+use backoff_runtime::retry;
+
+#[retry(linear(base = "1s", factor = 2))]
+fn f() -> Result<(), ()> { Ok(()) }
+
+fn main() {}

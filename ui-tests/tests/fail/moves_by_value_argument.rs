@@ -1,0 +1,8 @@
+use backoff_runtime::retry;
+
+#[retry]
+fn send(message: String) -> Result<(), String> {
+    Err(message)
+}
+
+fn main() {}

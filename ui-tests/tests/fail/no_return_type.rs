@@ -1,0 +1,6 @@
+use backoff_runtime::retry;
+
+#[retry]
+fn f() {}
+
+fn main() {}

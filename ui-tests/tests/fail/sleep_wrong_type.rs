@@ -1,0 +1,8 @@
+use backoff_runtime::retry;
+
+fn nap(_: u64) {}
+
+#[retry(sleep = nap)]
+fn f() -> Result<(), ()> { Err(()) }
+
+fn main() {}

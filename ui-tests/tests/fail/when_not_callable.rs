@@ -1,0 +1,6 @@
+use backoff_runtime::retry;
+
+#[retry(when = 42)]
+fn f() -> Result<(), ()> { Err(()) }
+
+fn main() {}
