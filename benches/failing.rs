@@ -1,0 +1,2 @@
+//! placeholder, replaced by the benchmark author
+fn main() {}
