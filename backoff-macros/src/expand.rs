@@ -7,7 +7,8 @@ use proc_macro2::{Literal, Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{
-    AttrStyle, Attribute, Block, ItemFn, ReturnType, Signature, TraitItemFn, Type, Visibility,
+    AttrStyle, Attribute, Block, Ident, ItemFn, ReturnType, Signature, TraitItemFn, Type,
+    Visibility,
 };
 
 use crate::attr::{Attempts, DurationArg, JitterKind, RetryArgs, StrategyKind};
@@ -282,27 +283,19 @@ fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
         .as_ref()
         .map_or(StrategyKind::Exponential, |s| s.kind);
     let mut chain = match kind {
-        StrategyKind::Exponential => {
-            let b = base(ms100);
-            quote!(#p::Policy::exponential(#b))
-        }
-        StrategyKind::Linear => {
-            let b = base(ms100);
-            quote!(#p::Policy::linear(#b))
-        }
-        StrategyKind::Fibonacci => {
-            let b = base(ms100);
-            quote!(#p::Policy::fibonacci(#b))
-        }
-        StrategyKind::Decorrelated => {
-            let b = base(ms100);
-            quote!(#p::Policy::decorrelated(#b))
-        }
-        StrategyKind::Constant => {
-            let b = base(Duration::from_secs(1));
-            quote!(#p::Policy::constant(#b))
-        }
         StrategyKind::Immediate => quote!(#p::Policy::immediate()),
+        _ => {
+            let (ctor, default) = match kind {
+                StrategyKind::Linear => ("linear", ms100),
+                StrategyKind::Fibonacci => ("fibonacci", ms100),
+                StrategyKind::Decorrelated => ("decorrelated", ms100),
+                StrategyKind::Constant => ("constant", Duration::from_secs(1)),
+                _ => ("exponential", ms100),
+            };
+            let ctor = Ident::new(ctor, Span::call_site());
+            let b = base(default);
+            quote!(#p::Policy::#ctor(#b))
+        }
     };
     if let Some(s) = &args.strategy {
         if let Some(f) = &s.factor {
