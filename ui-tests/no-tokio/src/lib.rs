@@ -1,0 +1,1 @@
+//! trybuild tests of `#[retry]` without the `tokio` feature; see `tests/ui.rs`.

@@ -1,0 +1,10 @@
+use backoff_runtime::retry;
+
+#[retry]
+async fn fetch() -> Result<(), ()> {
+    Ok(())
+}
+
+fn main() {
+    let _ = fetch();
+}
