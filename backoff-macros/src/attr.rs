@@ -30,6 +30,10 @@ const ARGUMENTS: &[&str] = &[
     "sleep",
     "policy",
     "crate",
+    "throttled",
+    "budget",
+    "circuit",
+    "attempt_timeout",
 ];
 
 /// A duration literal such as `"250ms"`, parsed.
@@ -130,6 +134,16 @@ pub(crate) struct RetryArgs {
     pub(crate) sleep: Option<Arg<Expr>>,
     pub(crate) policy: Option<Arg<Expr>>,
     pub(crate) krate: Option<Arg<syn::Path>>,
+    pub(crate) throttled: Option<Arg<Throttled>>,
+    pub(crate) budget: Option<Arg<Expr>>,
+    pub(crate) circuit: Option<Arg<Expr>>,
+    pub(crate) attempt_timeout: Option<Arg<DurationArg>>,
+}
+
+/// `throttled(STRATEGY, attempts = N)`.
+pub(crate) struct Throttled {
+    pub(crate) strategy: StrategyArg,
+    pub(crate) attempts: Option<Arg<Attempts>>,
 }
 
 impl RetryArgs {
@@ -231,19 +245,38 @@ impl RetryArgs {
                     arg(key.span(), d.span, d),
                 )
             }
-            "when" | "on_retry" | "policy" | "sleep" => {
+            "throttled" => {
+                let value = parse_throttled(&key, input)?;
+                set(
+                    &mut self.throttled,
+                    "throttled",
+                    arg(key.span(), key.span(), value),
+                )
+            }
+            "attempt_timeout" => {
+                eq(input, &key, "attempt_timeout = \"5s\"")?;
+                let d = parse_duration_lit(input, "attempt_timeout")?;
+                set(
+                    &mut self.attempt_timeout,
+                    "attempt_timeout",
+                    arg(key.span(), d.span, d),
+                )
+            }
+            "when" | "on_retry" | "policy" | "sleep" | "budget" | "circuit" => {
                 eq(input, &key, &format!("{name} = path::to::function"))?;
                 let expr: Expr = input.parse()?;
                 let span = expr.span();
                 match name.as_str() {
                     "when" | "on_retry" => check_callable(&name, &expr)?,
-                    "sleep" => check_path(&expr)?,
+                    "sleep" | "budget" | "circuit" => check_path(&name, &expr)?,
                     _ => {}
                 }
                 let slot = match name.as_str() {
                     "when" => &mut self.when,
                     "on_retry" => &mut self.on_retry,
                     "sleep" => &mut self.sleep,
+                    "budget" => &mut self.budget,
+                    "circuit" => &mut self.circuit,
                     _ => &mut self.policy,
                 };
                 set(slot, &name, arg(key.span(), span, expr))
@@ -610,15 +643,78 @@ fn check_callable(name: &str, expr: &Expr) -> syn::Result<()> {
     }
 }
 
-/// `sleep` takes a path.
-fn check_path(expr: &Expr) -> syn::Result<()> {
+/// `sleep`, `budget` and `circuit` take a path.
+fn check_path(name: &str, expr: &Expr) -> syn::Result<()> {
+    let message = match name {
+        "sleep" => {
+            "`sleep` takes a path to a function, as in `sleep = tokio::time::sleep`; define a function for anything else"
+        }
+        "budget" => {
+            "`budget` takes the path of a `static RetryBudget`, as in `budget = RETRY_BUDGET`"
+        }
+        _ => "`circuit` takes the path of a `static CircuitBreaker`, as in `circuit = BREAKER`",
+    };
     match expr {
         Expr::Path(_) => Ok(()),
-        _ => Err(syn::Error::new(
-            expr.span(),
-            "`sleep` takes a path to a function, as in `sleep = tokio::time::sleep`; define a function for anything else",
-        )),
+        _ => Err(syn::Error::new(expr.span(), message)),
     }
+}
+
+/// `throttled(exponential(base = "500ms", max = "30s"), attempts = 10)`.
+fn parse_throttled(key: &Ident, input: ParseStream<'_>) -> syn::Result<Throttled> {
+    let example = "`throttled(exponential(base = \"500ms\", max = \"30s\"), attempts = 10)`";
+    if !input.peek(syn::token::Paren) {
+        return Err(syn::Error::new(
+            key.span(),
+            format!("`throttled` takes a strategy and an attempt limit, as in {example}"),
+        ));
+    }
+    let content;
+    syn::parenthesized!(content in input);
+    let result = parse_throttled_content(&content, example);
+    if result.is_err() {
+        // Drop the rest, so the one error is all that is reported.
+        let _ = content.parse::<TokenStream>();
+    }
+    result
+}
+
+fn parse_throttled_content(content: ParseStream<'_>, example: &str) -> syn::Result<Throttled> {
+    let name = content.call(Ident::parse_any).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("`throttled` starts with a strategy, as in {example}"),
+        )
+    })?;
+    let Some(kind) = StrategyKind::from_name(&name.to_string()) else {
+        let strategies = &ARGUMENTS[..6];
+        return Err(unknown(&name, "strategy", strategies));
+    };
+    let strategy = parse_strategy(kind, &name, content)?;
+    let mut attempts = None;
+    if content.parse::<Option<Token![,]>>()?.is_some() && !content.is_empty() {
+        let key: Ident = content.call(Ident::parse_any)?;
+        if key != "attempts" {
+            return Err(syn::Error::new(
+                key.span(),
+                format!("`throttled` takes a strategy and `attempts`, as in {example}"),
+            ));
+        }
+        eq(content, &key, "attempts = 10")?;
+        let (value, span) = parse_attempts(content)?;
+        attempts = Some(arg(key.span(), span, value));
+        let _ = content.parse::<Option<Token![,]>>()?;
+    }
+    if !content.is_empty() {
+        let rest: TokenStream = content.parse()?;
+        return Err(syn::Error::new(
+            rest.into_iter()
+                .next()
+                .map_or_else(Span::call_site, |t| t.span()),
+            format!("`throttled` takes a strategy and `attempts`, as in {example}"),
+        ));
+    }
+    Ok(Throttled { strategy, attempts })
 }
 
 /// An unknown name, with "did you mean" when one is close.

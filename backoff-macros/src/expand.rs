@@ -11,7 +11,7 @@ use syn::{
     Visibility,
 };
 
-use crate::attr::{Attempts, DurationArg, JitterKind, RetryArgs, StrategyKind};
+use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
 use crate::errors::Errors;
 use crate::valid;
 
@@ -33,7 +33,7 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     if let Some(func) = &func {
-        valid::check_signature(&func.sig, &mut errors);
+        valid::check_signature(&func.sig, &args, &mut errors);
     }
     match (errors.finish(), func) {
         (Ok(()), Some(func)) => rewrite(&args, func),
@@ -220,13 +220,52 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
             }
         }
     };
+    let with_budget = args.budget.as_ref().map(|b| {
+        let path = &b.value;
+        quote_spanned! {b.span=> .with_budget(#p::budget(&#path)) }
+    });
+    let with_circuit = args.circuit.as_ref().map(|c| {
+        let path = &c.value;
+        quote_spanned! {c.span=> .with_circuit(#p::circuit(&#path)) }
+    });
     let start = quote_spanned! {start_span=>
-        let mut __backoff_state = #p::start(__backoff_policy, #clock, #timed);
+        let mut __backoff_state = #p::start(__backoff_policy, #clock, #timed)
+            #with_budget
+            #with_circuit;
     };
-    let attempt = if is_async {
-        quote!(#p::attempt::<#ret, _>(async #block).await)
-    } else {
-        quote!(#p::attempt_sync::<#ret, _>(|| #block))
+    // A refused call fails fast with `E::from(CircuitOpen)`.
+    let before_attempt = args.circuit.as_ref().map(|c| {
+        let from = quote_spanned! {c.span=>
+            <#p::ErrorOf<#ret> as #p::FromCircuitOpen>::from_circuit_open(__backoff_open)
+        };
+        quote! {
+            if let #p::Result::Err(__backoff_open) = __backoff_state.before_attempt() {
+                return <#ret as #p::RetryResult>::from_result(#p::Result::Err(#from));
+            }
+        }
+    });
+    let on_success = (args.budget.is_some() || args.circuit.is_some())
+        .then(|| quote!(__backoff_state.on_success();));
+    let attempt = match (&args.attempt_timeout, is_async) {
+        (Some(t), true) => {
+            let d = duration(&p, t.value.value);
+            let from = quote_spanned! {t.span=>
+                <#p::ErrorOf<#ret> as #p::FromElapsed>::from_elapsed(__backoff_elapsed)
+            };
+            let timeout = quote_spanned! {t.key=>
+                <#p::DefaultSleep as #p::AsyncTimeout>::timeout(#d, #p::attempt::<#ret, _>(async #block))
+            };
+            quote! {
+                match #timeout.await {
+                    #p::Result::Ok(__backoff_outcome) => __backoff_outcome,
+                    #p::Result::Err(__backoff_elapsed) => {
+                        <#ret as #p::RetryResult>::from_result(#p::Result::Err(#from))
+                    }
+                }
+            }
+        }
+        (_, true) => quote!(#p::attempt::<#ret, _>(async #block).await),
+        (_, false) => quote!(#p::attempt_sync::<#ret, _>(|| #block)),
     };
 
     quote! {
@@ -239,9 +278,13 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
             #sleep_binding
             #start
             loop {
+                #before_attempt
                 let __backoff_outcome: #ret = #attempt;
                 let __backoff_error = match #split {
-                    #p::Result::Ok(__backoff_value) => return #succeed,
+                    #p::Result::Ok(__backoff_value) => {
+                        #on_success
+                        return #succeed;
+                    }
                     #p::Result::Err(__backoff_error) => __backoff_error,
                 };
                 match __backoff_state.next_delay_for(#decision) {
@@ -269,19 +312,49 @@ fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
             let __backoff_policy = #p::policy_ref(&__backoff_policy_value);
         };
     }
-    let ms100 = Duration::from_millis(100);
-    let base = |default: Duration| {
-        let d = args
-            .strategy
+    let mut chain = schedule(
+        p,
+        args.strategy.as_ref(),
+        args.jitter.as_ref().map(|j| j.value),
+        args.attempts.as_ref().map(|a| a.value),
+    );
+    if let Some(m) = &args.max_elapsed {
+        let d = duration(p, m.value.value);
+        chain.extend(quote!(.max_elapsed(#d)));
+    }
+    if let Some(t) = &args.throttled {
+        let t = &t.value;
+        // `jitter` applies to both schedules; `decorrelated` is random by itself.
+        let jitter = args
+            .jitter
             .as_ref()
-            .and_then(|s| s.base.as_ref())
-            .map_or(default, |b: &DurationArg| b.value);
-        duration(p, d)
-    };
-    let kind = args
-        .strategy
-        .as_ref()
-        .map_or(StrategyKind::Exponential, |s| s.kind);
+            .map(|j| j.value)
+            .filter(|_| t.strategy.kind != StrategyKind::Decorrelated);
+        let throttled = schedule(
+            p,
+            Some(&t.strategy),
+            jitter,
+            t.attempts.as_ref().map(|a| a.value),
+        );
+        chain.extend(quote!(.throttled(#throttled)));
+    }
+    quote! {
+        static __BACKOFF_POLICY: #p::Policy = #chain;
+        let __backoff_policy = &__BACKOFF_POLICY;
+    }
+}
+
+// Input:  a strategy (default: exponential), jitter and attempts, each optional.
+// Output: `Policy::exponential(base).factor(f).max_delay(max).jitter(j).attempts(n)`,
+//         a const expression; what is not given keeps the runtime's default.
+fn schedule(
+    p: &TokenStream,
+    strategy: Option<&StrategyArg>,
+    jitter: Option<JitterKind>,
+    attempts: Option<Attempts>,
+) -> TokenStream {
+    let ms100 = Duration::from_millis(100);
+    let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
     let mut chain = match kind {
         StrategyKind::Immediate => quote!(#p::Policy::immediate()),
         _ => {
@@ -293,11 +366,14 @@ fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
                 _ => ("exponential", ms100),
             };
             let ctor = Ident::new(ctor, Span::call_site());
-            let b = base(default);
+            let base = strategy
+                .and_then(|s| s.base.as_ref())
+                .map_or(default, |b| b.value);
+            let b = duration(p, base);
             quote!(#p::Policy::#ctor(#b))
         }
     };
-    if let Some(s) = &args.strategy {
+    if let Some(s) = strategy {
         if let Some(f) = &s.factor {
             let f = Literal::f64_suffixed(f.value);
             chain.extend(quote!(.factor(#f)));
@@ -307,8 +383,8 @@ fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
             chain.extend(quote!(.max_delay(#d)));
         }
     }
-    if let Some(j) = &args.jitter {
-        let jitter = match j.value {
+    if let Some(j) = jitter {
+        let jitter = match j {
             JitterKind::None => quote!(#p::Jitter::None),
             JitterKind::Full => quote!(#p::Jitter::Full),
             JitterKind::Equal => quote!(#p::Jitter::Equal),
@@ -319,7 +395,7 @@ fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
         };
         chain.extend(quote!(.jitter(#jitter)));
     }
-    match args.attempts.as_ref().map(|a| a.value) {
+    match attempts {
         Some(Attempts::Limited(n)) => {
             let n = Literal::u32_suffixed(u32::try_from(n).unwrap_or(u32::MAX));
             chain.extend(quote!(.attempts(#n)));
@@ -327,14 +403,7 @@ fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
         Some(Attempts::Unlimited) => chain.extend(quote!(.unlimited_attempts())),
         None => {}
     }
-    if let Some(m) = &args.max_elapsed {
-        let d = duration(p, m.value.value);
-        chain.extend(quote!(.max_elapsed(#d)));
-    }
-    quote! {
-        static __BACKOFF_POLICY: #p::Policy = #chain;
-        let __backoff_policy = &__BACKOFF_POLICY;
-    }
+    chain
 }
 
 /// A `Duration` as a const expression.

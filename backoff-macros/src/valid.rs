@@ -6,7 +6,7 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{ReturnType, Signature};
 
-use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyKind};
+use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
 use crate::errors::Errors;
 
 /// The cap of the growing strategies when `max` is not given.
@@ -15,58 +15,30 @@ const DEFAULT_MAX: Duration = Duration::from_secs(10);
 /// Checks the arguments against each other.
 pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
     if let Some(s) = &args.strategy {
-        if let Some(base) = &s.base {
-            if base.value.is_zero() {
-                let what = if s.kind == StrategyKind::Constant {
-                    "the delay of `constant`"
-                } else {
-                    "`base`"
-                };
-                errors.push(syn::Error::new(
-                    base.span,
-                    format!(
-                        "{what} must be above zero; to retry without waiting, write `immediate`"
-                    ),
-                ));
-            } else if s.kind != StrategyKind::Constant {
-                let (max, which) = match &s.max {
-                    Some(max) => (max.value, "`max`"),
-                    None => (DEFAULT_MAX, "the default `max` (`\"10s\"`)"),
-                };
-                if base.value > max {
-                    errors.push(syn::Error::new(
-                        base.span,
-                        format!("`base` is above {which}; lower `base` or raise `max`"),
-                    ));
-                }
-            }
+        check_strategy(s, errors);
+    }
+    if let Some(attempts) = &args.attempts {
+        check_attempts(attempts, errors);
+    }
+    if let Some(t) = &args.throttled {
+        check_strategy(&t.value.strategy, errors);
+        if let Some(attempts) = &t.value.attempts {
+            check_attempts(attempts, errors);
         }
-        if let Some(factor) = &s.factor
-            && (!factor.value.is_finite() || factor.value <= 1.0)
-        {
+        if args.when.is_none() {
             errors.push(syn::Error::new(
-                factor.span,
-                "`factor` must be a finite number above 1, as in `factor = 2` or `factor = 1.5`",
+                t.key,
+                "`throttled` applies to errors that `when` classifies as `Decision::Throttled`; add a `when`",
             ));
         }
     }
-    if let Some(attempts) = &args.attempts
-        && let Attempts::Limited(n) = attempts.value
+    if let Some(t) = &args.attempt_timeout
+        && t.value.value.is_zero()
     {
-        if n == 0 {
-            errors.push(syn::Error::new(
-                attempts.span,
-                "`attempts = 0` would never call the function; `attempts` counts calls, the first included, so it must be at least 1",
-            ));
-        } else if n > u64::from(u32::MAX) {
-            errors.push(syn::Error::new(
-                attempts.span,
-                format!(
-                    "`attempts = {n}` is out of range; the most is {} (or `unlimited`)",
-                    u32::MAX
-                ),
-            ));
-        }
+        errors.push(syn::Error::new(
+            t.span,
+            "an `attempt_timeout` of zero fails every attempt; give a positive limit",
+        ));
     }
     if let Some(jitter) = &args.jitter {
         if let JitterKind::Scattered(r) = jitter.value
@@ -102,6 +74,7 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
             ("attempts", args.attempts.as_ref().map(|a| a.key)),
             ("jitter", args.jitter.as_ref().map(|a| a.key)),
             ("max_elapsed", args.max_elapsed.as_ref().map(|a| a.key)),
+            ("throttled", args.throttled.as_ref().map(|a| a.key)),
         ];
         for (name, span) in mixed {
             if let Some(span) = span {
@@ -119,8 +92,72 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
     }
 }
 
+/// Checks one strategy's parameters.
+fn check_strategy(s: &StrategyArg, errors: &mut Errors) {
+    if let Some(base) = &s.base {
+        if base.value.is_zero() {
+            let what = if s.kind == StrategyKind::Constant {
+                "the delay of `constant`"
+            } else {
+                "`base`"
+            };
+            errors.push(syn::Error::new(
+                base.span,
+                format!("{what} must be above zero; to retry without waiting, write `immediate`"),
+            ));
+        } else if s.kind != StrategyKind::Constant {
+            let (max, which) = match &s.max {
+                Some(max) => (max.value, "`max`"),
+                None => (DEFAULT_MAX, "the default `max` (`\"10s\"`)"),
+            };
+            if base.value > max {
+                errors.push(syn::Error::new(
+                    base.span,
+                    format!("`base` is above {which}; lower `base` or raise `max`"),
+                ));
+            }
+        }
+    }
+    if let Some(factor) = &s.factor
+        && (!factor.value.is_finite() || factor.value <= 1.0)
+    {
+        errors.push(syn::Error::new(
+            factor.span,
+            "`factor` must be a finite number above 1, as in `factor = 2` or `factor = 1.5`",
+        ));
+    }
+}
+
+/// Checks an attempt limit.
+fn check_attempts(attempts: &Arg<Attempts>, errors: &mut Errors) {
+    if let Attempts::Limited(n) = attempts.value {
+        if n == 0 {
+            errors.push(syn::Error::new(
+                attempts.span,
+                "`attempts = 0` would never call the function; `attempts` counts calls, the first included, so it must be at least 1",
+            ));
+        } else if n > u64::from(u32::MAX) {
+            errors.push(syn::Error::new(
+                attempts.span,
+                format!(
+                    "`attempts = {n}` is out of range; the most is {} (or `unlimited`)",
+                    u32::MAX
+                ),
+            ));
+        }
+    }
+}
+
 /// Checks what the rewrite needs of the function's signature.
-pub(crate) fn check_signature(sig: &Signature, errors: &mut Errors) {
+pub(crate) fn check_signature(sig: &Signature, args: &RetryArgs, errors: &mut Errors) {
+    if sig.asyncness.is_none()
+        && let Some(t) = &args.attempt_timeout
+    {
+        errors.push(syn::Error::new(
+            t.key,
+            "`attempt_timeout` needs an `async fn`: a blocking call cannot be cancelled; make the function `async` or remove `attempt_timeout`",
+        ));
+    }
     if let Some(constness) = &sig.constness {
         errors.push(syn::Error::new(
             constness.span,

@@ -143,6 +143,7 @@ pub trait AsyncSleepFn {
     fn sleep(&mut self, d: Duration) -> Self::Future;
 }
 
+#[diagnostic::do_not_recommend]
 impl<F, Fut> AsyncSleepFn for F
 where
     F: FnMut(Duration) -> Fut,
@@ -234,5 +235,115 @@ impl AsyncSleep for DefaultSleep {
     #[inline]
     fn sleep(d: Duration) -> impl Future<Output = ()> + Send {
         ::tokio::time::sleep(d)
+    }
+}
+
+pub use crate::budget::RetryBudget;
+pub use crate::circuit::{CircuitBreaker, CircuitOpen};
+pub use crate::timeout::Elapsed;
+
+/// What `budget = PATH` may name.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `budget` must name a `backoff_runtime::RetryBudget`, not `{Self}`",
+    label = "not a `RetryBudget`",
+    note = "declare it as `static BUDGET: RetryBudget = RetryBudget::new(10, 0.1);`"
+)]
+pub trait AsBudget {
+    /// The budget.
+    fn as_budget(&self) -> &RetryBudget;
+}
+
+impl AsBudget for RetryBudget {
+    #[inline]
+    fn as_budget(&self) -> &RetryBudget {
+        self
+    }
+}
+
+/// Borrows the budget a `budget = PATH` named.
+#[inline]
+pub fn budget<B: AsBudget + ?Sized>(b: &B) -> &RetryBudget {
+    b.as_budget()
+}
+
+/// What `circuit = PATH` may name.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `circuit` must name a `backoff_runtime::CircuitBreaker`, not `{Self}`",
+    label = "not a `CircuitBreaker`",
+    note = "declare it as `static BREAKER: CircuitBreaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));`"
+)]
+pub trait AsCircuit {
+    /// The breaker.
+    fn as_circuit(&self) -> &CircuitBreaker;
+}
+
+impl AsCircuit for CircuitBreaker {
+    #[inline]
+    fn as_circuit(&self) -> &CircuitBreaker {
+        self
+    }
+}
+
+/// Borrows the breaker a `circuit = PATH` named.
+#[inline]
+pub fn circuit<C: AsCircuit + ?Sized>(c: &C) -> &CircuitBreaker {
+    c.as_circuit()
+}
+
+/// The error type of a function behind `circuit = ...`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: with `circuit`, the error type `{Self}` must implement `From<backoff_runtime::CircuitOpen>`",
+    label = "no `From<CircuitOpen>` for `{Self}`",
+    note = "an open breaker fails calls fast with `E::from(CircuitOpen)`; add `impl From<CircuitOpen> for {Self}`"
+)]
+pub trait FromCircuitOpen {
+    /// The error of a refused call.
+    fn from_circuit_open(e: CircuitOpen) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: From<CircuitOpen>> FromCircuitOpen for E {
+    #[inline]
+    fn from_circuit_open(e: CircuitOpen) -> Self {
+        E::from(e)
+    }
+}
+
+/// The error type of a function with `attempt_timeout = ...`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: with `attempt_timeout`, the error type `{Self}` must implement `From<backoff_runtime::Elapsed>`",
+    label = "no `From<Elapsed>` for `{Self}`",
+    note = "a timed-out attempt fails with `E::from(Elapsed)`; add `impl From<Elapsed> for {Self}`"
+)]
+pub trait FromElapsed {
+    /// The error of a timed-out attempt.
+    fn from_elapsed(e: Elapsed) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: From<Elapsed>> FromElapsed for E {
+    #[inline]
+    fn from_elapsed(e: Elapsed) -> Self {
+        E::from(e)
+    }
+}
+
+/// Runs an attempt under `attempt_timeout`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `attempt_timeout` needs the `tokio` feature of `backoff-runtime`",
+    label = "no timer for `attempt_timeout`"
+)]
+pub trait AsyncTimeout {
+    /// `f`, cancelled after `d` with [`Elapsed`].
+    fn timeout<F: Future>(d: Duration, f: F) -> impl Future<Output = Result<F::Output, Elapsed>>;
+}
+
+#[cfg(feature = "tokio")]
+impl AsyncTimeout for DefaultSleep {
+    #[inline]
+    fn timeout<F: Future>(d: Duration, f: F) -> impl Future<Output = Result<F::Output, Elapsed>> {
+        // `Timeout` saturates an unrepresentable deadline to its far future.
+        let timeout = ::tokio::time::timeout(d, f);
+        async move { timeout.await.map_err(|_| Elapsed) }
     }
 }

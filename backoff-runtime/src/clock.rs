@@ -1,7 +1,7 @@
 //! Clocks for `max_elapsed` and [`RetryEvent::elapsed`](crate::RetryEvent).
 //!
 //! A clock is a plain `fn() -> Instant`. Blocking loops use
-//! [`system`]; async loops use [`tokio`] (with the `tokio` feature), which
+//! [`system`]; async loops use [`tokio()`] (with the `tokio` feature), which
 //! follows tokio's paused virtual time in tests.
 
 use std::time::Instant;
@@ -33,7 +33,7 @@ pub fn tokio() -> Instant {
     ::tokio::time::Instant::now().into_std()
 }
 
-/// The clock async loops use: [`tokio`] with the `tokio` feature, else
+/// The clock async loops use: [`tokio()`] with the `tokio` feature, else
 /// [`system`].
 pub fn for_async() -> Clock {
     #[cfg(feature = "tokio")]

@@ -40,6 +40,11 @@ pub enum Decision {
     RetryAfter(Duration),
     /// Give up now and return this error.
     Stop,
+    /// The service is throttling us (a 429, "queue capacity"): retry on the
+    /// policy's throttled schedule and limit (`throttled(...)` in the
+    /// attribute, [`Policy::throttled`](crate::Policy::throttled)), or like
+    /// [`Decision::Retry`] if it has none.
+    Throttled,
 }
 
 /// What a `when` predicate may return: `bool` or [`Decision`].

@@ -42,7 +42,7 @@ use crate::nanos;
 ///     .jitter(Jitter::Scattered(0.25))
 ///     .seed(7);
 /// for d in policy.delays() {
-///     assert!(d >= Duration::from_millis(750) && d <= Duration::from_secs(1));
+///     assert!(d >= Duration::from_millis(750) && d <= Duration::from_millis(1250));
 /// }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

@@ -60,6 +60,8 @@
 //! - `std` (default): the retry state machine, loops, clocks and OS-seeded
 //!   jitter. Without it the crate is `no_std` and offers the strategies,
 //!   [`Jitter`], [`Policy`] and its [`delays`](Policy::delays) schedule.
+//! - `http` (off): `backoff_runtime::http`, a server's `Retry-After` (both
+//!   forms) and HTTP statuses as [`Decision`]s; implies `std`.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -71,22 +73,36 @@ pub mod policy;
 pub mod strategy;
 
 #[cfg(feature = "std")]
+pub mod budget;
+#[cfg(feature = "std")]
+pub mod circuit;
+#[cfg(feature = "std")]
 pub mod clock;
+#[cfg(feature = "http")]
+pub mod http;
 #[cfg(feature = "std")]
 pub mod retry;
 #[cfg(feature = "std")]
 pub mod sleep;
+#[cfg(feature = "std")]
+mod timeout;
 
 #[cfg(feature = "std")]
 #[doc(hidden)]
 pub mod __private;
 
+#[cfg(feature = "std")]
+pub use budget::RetryBudget;
+#[cfg(feature = "std")]
+pub use circuit::{CircuitBreaker, CircuitOpen, CircuitState};
 pub use decision::{Decision, IntoDecision, RetryEvent};
 pub use jitter::{Jitter, JitterRng};
 pub use policy::{Delays, Policy};
 #[cfg(feature = "std")]
 pub use retry::RetryState;
 pub use strategy::Strategy;
+#[cfg(feature = "std")]
+pub use timeout::Elapsed;
 
 #[cfg(feature = "macros")]
 pub use backoff_macros::retry;

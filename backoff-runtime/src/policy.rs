@@ -62,6 +62,17 @@ pub struct Policy<S = Builtin> {
     attempts: Option<u32>,
     max_elapsed: Option<Duration>,
     seed: Option<u64>,
+    throttle: Option<Throttle>,
+}
+
+/// The schedule and limit for errors classified
+/// [`Decision::Throttled`](crate::Decision::Throttled): see
+/// [`Policy::throttled`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Throttle {
+    pub(crate) strategy: Builtin,
+    pub(crate) jitter: Jitter,
+    pub(crate) attempts: Option<u32>,
 }
 
 impl Default for Policy {
@@ -78,6 +89,7 @@ impl Policy<Builtin> {
             attempts: Some(DEFAULT_ATTEMPTS),
             max_elapsed: None,
             seed: None,
+            throttle: None,
         }
     }
 
@@ -160,6 +172,7 @@ impl<S> Policy<S> {
             attempts: Some(DEFAULT_ATTEMPTS),
             max_elapsed: None,
             seed: None,
+            throttle: None,
         }
     }
 
@@ -188,6 +201,50 @@ impl<S> Policy<S> {
     pub const fn max_elapsed(mut self, limit: Duration) -> Self {
         self.max_elapsed = Some(limit);
         self
+    }
+
+    /// Adds a second schedule for errors classified
+    /// [`Decision::Throttled`](crate::Decision::Throttled) (a 429, "queue
+    /// capacity"): their retries follow `schedule`'s strategy, jitter and
+    /// attempt limit, while other errors keep this policy's (the adaptive
+    /// policy of the Effect pattern). Only those three settings of
+    /// `schedule` are used.
+    ///
+    /// Each schedule counts its own retries for its delays (the first
+    /// throttled retry waits the throttled base); the attempt limit that
+    /// applies is the one of the failure's schedule, counted over all the
+    /// call's attempts.
+    ///
+    /// ```
+    /// use backoff_runtime::{Decision, Jitter, Policy};
+    /// use std::time::Duration;
+    ///
+    /// let policy = Policy::exponential(Duration::from_millis(100))
+    ///     .jitter(Jitter::None)
+    ///     .attempts(3)
+    ///     .throttled(
+    ///         Policy::exponential(Duration::from_millis(500))
+    ///             .max_delay(Duration::from_secs(30))
+    ///             .jitter(Jitter::None)
+    ///             .attempts(10),
+    ///     );
+    /// let mut state = policy.start();
+    /// assert_eq!(state.next_delay_for(Decision::Throttled), Some(Duration::from_millis(500)));
+    /// assert_eq!(state.next_delay_for(Decision::Retry), Some(Duration::from_millis(100)));
+    /// assert_eq!(state.next_delay_for(Decision::Retry), None); // 3 attempts for transient errors
+    /// ```
+    pub const fn throttled(mut self, schedule: Policy) -> Self {
+        self.throttle = Some(Throttle {
+            strategy: schedule.strategy,
+            jitter: schedule.jitter,
+            attempts: schedule.attempts,
+        });
+        self
+    }
+
+    /// The throttled schedule, if any.
+    pub(crate) const fn throttle(&self) -> Option<&Throttle> {
+        self.throttle.as_ref()
     }
 
     /// Makes the jitter reproducible: every call that uses this policy draws
@@ -230,16 +287,42 @@ impl<S> Policy<S> {
     /// Whether a call may retry after `failures` failed attempts.
     #[inline]
     pub(crate) const fn allows_retry_after(&self, failures: u32) -> bool {
-        match self.attempts {
-            Some(limit) => failures < limit,
-            None => true,
-        }
+        allows(self.attempts, failures)
+    }
+}
+
+/// Whether `limit` (total calls; `None` unlimited) allows another call after
+/// `failures` failed ones.
+#[inline]
+pub(crate) const fn allows(limit: Option<u32>, failures: u32) -> bool {
+    match limit {
+        Some(limit) => failures < limit,
+        None => true,
+    }
+}
+
+/// The jittered delay before retry `retry` of `strategy`; `previous`
+/// carries the strategy's un-jittered delay from one retry to the next.
+#[inline]
+pub(crate) fn backoff<T: Strategy + ?Sized>(
+    strategy: &T,
+    jitter: Jitter,
+    retry: u32,
+    previous: &mut Option<Duration>,
+    rng: &mut JitterRng,
+) -> Duration {
+    let max = strategy.max_delay();
+    let raw = strategy.delay(retry, *previous, rng).min(max);
+    *previous = Some(raw);
+    if jitter.is_random() {
+        jitter.apply(raw, max, rng)
+    } else {
+        raw
     }
 }
 
 impl<S: Strategy> Policy<S> {
-    /// The jittered delay before retry `retry`; `previous` carries the
-    /// strategy's un-jittered delay from one retry to the next.
+    /// The jittered delay before retry `retry` of the main schedule.
     #[inline]
     pub(crate) fn backoff(
         &self,
@@ -247,14 +330,7 @@ impl<S: Strategy> Policy<S> {
         previous: &mut Option<Duration>,
         rng: &mut JitterRng,
     ) -> Duration {
-        let max = self.strategy.max_delay();
-        let raw = self.strategy.delay(retry, *previous, rng).min(max);
-        *previous = Some(raw);
-        if self.jitter.is_random() {
-            self.jitter.apply(raw, max, rng)
-        } else {
-            raw
-        }
+        backoff(&self.strategy, self.jitter, retry, previous, rng)
     }
 
     /// The schedule: the sleeps a call would make if every attempt failed at

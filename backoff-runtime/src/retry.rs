@@ -4,10 +4,12 @@ use core::future::Future;
 use core::time::Duration;
 use std::time::Instant;
 
+use crate::budget::RetryBudget;
+use crate::circuit::{CircuitBreaker, CircuitOpen, Permit};
 use crate::clock::{self, Clock};
 use crate::decision::{Decision, RetryEvent};
 use crate::jitter::JitterRng;
-use crate::policy::Policy;
+use crate::policy::{self, Policy};
 use crate::strategy::{Builtin, Strategy};
 
 /// One call's progress through a [`Policy`]: after each failed attempt, ask
@@ -19,6 +21,14 @@ use crate::strategy::{Builtin, Strategy};
 ///
 /// It holds no heap memory, is `Send` and `Sync` when the strategy is, and
 /// once it has given up (returned `None`) it keeps returning `None`.
+///
+/// With a [`RetryBudget`] ([`with_budget`](RetryState::with_budget)) each
+/// granted retry spends a token and [`on_success`](RetryState::on_success)
+/// deposits; with a [`CircuitBreaker`] ([`with_circuit`](RetryState::with_circuit))
+/// call [`before_attempt`](RetryState::before_attempt) before each attempt,
+/// and the outcome reaches the breaker through `next_delay_for` (a
+/// [`Decision::Stop`] means the service answered, and counts as a success)
+/// or `on_success`.
 ///
 /// # Examples
 ///
@@ -43,17 +53,22 @@ use crate::strategy::{Builtin, Strategy};
 /// assert_eq!(result, Ok(3));
 /// assert_eq!(state.attempt(), 2); // two failures before the success
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct RetryState<'p, S = Builtin> {
     policy: &'p Policy<S>,
     failures: u32,
     retries: u32,
     previous: Option<Duration>,
+    throttled_retries: u32,
+    throttled_previous: Option<Duration>,
     rng: JitterRng,
     clock: Clock,
     start: Option<Instant>,
     elapsed: Duration,
     done: bool,
+    budget: Option<&'p RetryBudget>,
+    circuit: Option<&'p CircuitBreaker>,
+    permit: Option<Permit<'p>>,
 }
 
 impl<S> Policy<S> {
@@ -73,7 +88,7 @@ impl<S> Policy<S> {
     }
 
     /// Starts a call timed by `clock` (for instance
-    /// [`clock::tokio`](crate::clock::tokio), which follows tokio's paused
+    /// [`clock::tokio`], which follows tokio's paused
     /// time in tests).
     ///
     /// ```
@@ -102,11 +117,62 @@ impl<'p, S> RetryState<'p, S> {
             failures: 0,
             retries: 0,
             previous: None,
+            throttled_retries: 0,
+            throttled_previous: None,
             rng: policy.rng(),
             clock,
             start,
             elapsed: Duration::ZERO,
             done: false,
+            budget: None,
+            circuit: None,
+            permit: None,
+        }
+    }
+
+    /// Shares a retry budget: each granted retry spends a token (and with
+    /// none left the call gives up), each success deposits.
+    pub fn with_budget(mut self, budget: &'p RetryBudget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// Puts the call behind a circuit breaker: call
+    /// [`before_attempt`](RetryState::before_attempt) before each attempt.
+    pub fn with_circuit(mut self, circuit: &'p CircuitBreaker) -> Self {
+        self.circuit = Some(circuit);
+        self
+    }
+
+    /// Before each attempt: asks the circuit breaker, if any, for leave to
+    /// call; `Err(CircuitOpen)` means fail fast without calling. Without a
+    /// breaker, always `Ok` (and reads no clock).
+    ///
+    /// ```
+    /// use backoff_runtime::{CircuitBreaker, Policy};
+    /// use std::time::Duration;
+    ///
+    /// static BREAKER: CircuitBreaker = CircuitBreaker::new(1, 1, Duration::from_secs(60));
+    /// let policy = Policy::immediate().attempts(5);
+    /// let mut state = policy.start().with_circuit(&BREAKER);
+    /// assert!(state.before_attempt().is_ok());
+    /// assert_eq!(state.next_delay(), Some(Duration::ZERO)); // the failure opens it
+    /// assert!(state.before_attempt().is_err()); // so the retry fails fast
+    /// ```
+    pub fn before_attempt(&mut self) -> Result<(), CircuitOpen> {
+        if let Some(circuit) = self.circuit {
+            self.permit = Some(circuit.acquire((self.clock)())?);
+        }
+        Ok(())
+    }
+
+    /// After a successful attempt: tells the breaker and refills the budget.
+    pub fn on_success(&mut self) {
+        if let Some(permit) = self.permit.take() {
+            permit.success();
+        }
+        if let Some(budget) = self.budget {
+            budget.deposit();
         }
     }
 
@@ -161,24 +227,53 @@ impl<S: Strategy> RetryState<'_, S> {
     /// Gives up on [`Decision::Stop`], when the attempt limit is reached, or
     /// when the sleep would end past the policy's `max_elapsed`.
     /// [`Decision::RetryAfter`] waits exactly its duration.
+    /// [`Decision::Throttled`] uses the policy's throttled schedule and
+    /// limit, if it has one. With a budget, a retry is granted only if a
+    /// token can be spent.
     pub fn next_delay_for(&mut self, decision: Decision) -> Option<Duration> {
+        if let Some(permit) = self.permit.take() {
+            match decision {
+                Decision::Stop => permit.success(),
+                _ => permit.failure((self.clock)()),
+            }
+        }
         if self.done {
             return None;
         }
         self.failures = self.failures.saturating_add(1);
+        let throttle = match decision {
+            Decision::Throttled => self.policy.throttle(),
+            _ => None,
+        };
+        let limit = match throttle {
+            Some(t) => t.attempts,
+            None => self.policy.attempt_limit(),
+        };
         let delay = match decision {
-            _ if !self.policy.allows_retry_after(self.failures) => None,
-            Decision::Retry => {
+            _ if !policy::allows(limit, self.failures) => None,
+            Decision::Stop => None,
+            Decision::RetryAfter(d) => Some(d),
+            Decision::Throttled if throttle.is_some() => throttle.map(|t| {
+                self.throttled_retries = self.throttled_retries.saturating_add(1);
+                policy::backoff(
+                    &t.strategy,
+                    t.jitter,
+                    self.throttled_retries,
+                    &mut self.throttled_previous,
+                    &mut self.rng,
+                )
+            }),
+            Decision::Retry | Decision::Throttled => {
                 self.retries = self.retries.saturating_add(1);
                 Some(
                     self.policy
                         .backoff(self.retries, &mut self.previous, &mut self.rng),
                 )
             }
-            Decision::RetryAfter(d) => Some(d),
-            Decision::Stop => None,
         };
-        let delay = delay.filter(|&d| self.within_deadline(d));
+        let delay = delay
+            .filter(|&d| self.within_deadline(d))
+            .filter(|_| self.budget.is_none_or(RetryBudget::try_spend));
         self.done = delay.is_none();
         delay
     }
@@ -230,6 +325,11 @@ impl<S: Strategy> Policy<S> {
     /// The async loop: awaits `op()` until it succeeds or the policy gives
     /// up, sleeping with `tokio::time::sleep` in between. Dropping the future
     /// cancels it cleanly, at any await point.
+    ///
+    /// To `tokio::spawn` the loop, give it an `async move ||` closure that
+    /// owns what it uses: an async closure that borrows a local makes the
+    /// future fail the `Send` check ("implementation of `Send` is not
+    /// general enough", rust-lang/rust#139475).
     ///
     /// ```
     /// use backoff_runtime::Policy;

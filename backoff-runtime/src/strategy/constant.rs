@@ -7,7 +7,8 @@ use crate::jitter::JitterRng;
 ///
 /// # Default
 ///
-/// No cap beyond the delay itself.
+/// No cap: jitter applies around the delay (`scattered(0.25)` draws from
+/// 75 % to 125 % of it).
 ///
 /// # Examples
 ///
@@ -51,12 +52,11 @@ impl Strategy for Constant {
         }
     }
 
+    /// The cap set with [`Constant::max_delay`], or none: a constant delay
+    /// has no maximum of its own, so `scattered(r)` jitter may reach
+    /// `delay · (1 + r)`.
     fn max_delay(&self) -> Duration {
-        if self.delay > self.max {
-            self.max
-        } else {
-            self.delay
-        }
+        self.max
     }
 }
 

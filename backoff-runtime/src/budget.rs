@@ -1,0 +1,162 @@
+//! [`RetryBudget`]: a token bucket shared by every call that names it, so a
+//! fleet of callers cannot multiply the load on a failing service.
+//!
+//! # The model, and why
+//!
+//! Two budgets are well known:
+//!
+//! - **gRPC retry throttling** keeps `max_tokens` tokens; every failure
+//!   takes one, every success gives back `token_ratio`; retries are allowed
+//!   while the bucket is above a threshold. When the service is fully down
+//!   there are no successes, so after the bucket drains nobody retries: the
+//!   load falls to one attempt per request.
+//! - **Finagle's `RetryBudget`** deposits a percentage of a token on every
+//!   *request*, plus a minimum number of retries per second over a
+//!   time-to-live window. In a full outage it still allows `percent` retries
+//!   per request forever, and it needs a sliding window (a clock and a ring
+//!   of counters) to express the per-second reserve.
+//!
+//! This budget follows gRPC, simplified to what the spec asks: the bucket
+//! starts full with `max_tokens`; **a retry spends one token, a success
+//! refills `token_ratio` tokens** (capped at `max_tokens`), and when fewer
+//! than one token is left, calls stop retrying and return their error at
+//! once. It spends on *retries* rather than on failures (so first attempts
+//! never drain it) and needs no clock, so it is one `AtomicU64` and a
+//! compare-and-swap. Over `n` requests it allows at most
+//! `max_tokens + token_ratio · successes` retries: when the service is
+//! fully down, attempts per request tend to 1 (`max_tokens / n` above it);
+//! when `s` of `n` succeed, retries are bounded by `token_ratio · s`.
+//!
+//! Tokens are kept in thousandths, so `token_ratio` has a resolution of
+//! 0.001; `max_tokens` up to `u32::MAX`.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// Thousandths of a token.
+const MILLI: u64 = 1000;
+
+/// A lock-free token bucket limiting retries across calls and threads.
+///
+/// # Examples
+///
+/// ```
+/// use backoff_runtime::RetryBudget;
+///
+/// // Up to 10 retries in a burst; each success earns back a tenth of one.
+/// static BUDGET: RetryBudget = RetryBudget::new(10, 0.1);
+///
+/// assert!(BUDGET.try_spend()); // a retry
+/// assert_eq!(BUDGET.tokens(), 9.0);
+/// BUDGET.deposit(); // a success
+/// assert_eq!(BUDGET.tokens(), 9.1);
+/// ```
+///
+/// With `#[retry(budget = BUDGET)]`, each retry of the function spends a
+/// token and each success deposits.
+#[derive(Debug)]
+pub struct RetryBudget {
+    /// Thousandths of a token.
+    tokens: AtomicU64,
+    max: u64,
+    refill: u64,
+}
+
+impl RetryBudget {
+    /// A full bucket of `max_tokens`, refilled by `token_ratio` tokens on
+    /// every success.
+    ///
+    /// A ratio that is negative or NaN is taken as 0 (successes never
+    /// refill); ratios are rounded down to thousandths.
+    pub const fn new(max_tokens: u32, token_ratio: f64) -> Self {
+        let max = max_tokens as u64 * MILLI;
+        // `as` saturates: NaN and negatives give 0, huge ratios u64::MAX.
+        let refill = (token_ratio * MILLI as f64) as u64;
+        RetryBudget {
+            tokens: AtomicU64::new(max),
+            max,
+            refill,
+        }
+    }
+
+    /// Takes one token for a retry; `false` (and nothing taken) if fewer than
+    /// one token is left.
+    pub fn try_spend(&self) -> bool {
+        self.tokens
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+                t.checked_sub(MILLI)
+            })
+            .is_ok()
+    }
+
+    /// Gives back `token_ratio` tokens for a success, up to `max_tokens`.
+    pub fn deposit(&self) {
+        if self.refill == 0 {
+            return;
+        }
+        let _ = self
+            .tokens
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+                (t < self.max).then(|| t.saturating_add(self.refill).min(self.max))
+            });
+    }
+
+    /// The tokens left.
+    pub fn tokens(&self) -> f64 {
+        self.tokens.load(Ordering::Acquire) as f64 / MILLI as f64
+    }
+
+    /// The bucket's size.
+    pub fn max_tokens(&self) -> f64 {
+        self.max as f64 / MILLI as f64
+    }
+
+    /// The tokens a success gives back.
+    pub fn token_ratio(&self) -> f64 {
+        self.refill as f64 / MILLI as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spends_to_empty_then_refuses() {
+        let b = RetryBudget::new(3, 0.5);
+        assert!(b.try_spend() && b.try_spend() && b.try_spend());
+        assert!(!b.try_spend());
+        assert_eq!(b.tokens(), 0.0);
+        b.deposit();
+        assert!(!b.try_spend(), "half a token is not a retry");
+        b.deposit();
+        assert!(b.try_spend());
+    }
+
+    #[test]
+    fn deposits_cap_at_max() {
+        let b = RetryBudget::new(2, 0.7);
+        b.deposit();
+        assert_eq!(b.tokens(), 2.0);
+        assert!(b.try_spend());
+        b.deposit();
+        b.deposit();
+        assert_eq!(b.tokens(), 2.0);
+    }
+
+    #[test]
+    fn odd_ratios_do_not_panic() {
+        for r in [f64::NAN, -1.0, 0.0, f64::INFINITY, 1e300] {
+            let b = RetryBudget::new(u32::MAX, r);
+            b.deposit();
+            assert!(b.tokens() <= b.max_tokens());
+        }
+        assert_eq!(RetryBudget::new(1, f64::NAN).token_ratio(), 0.0);
+    }
+
+    #[test]
+    fn is_sync_and_const() {
+        static B: RetryBudget = RetryBudget::new(1, 0.1);
+        fn assert<T: Send + Sync>(_: &T) {}
+        assert(&B);
+    }
+}
