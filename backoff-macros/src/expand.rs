@@ -7,8 +7,8 @@ use proc_macro2::{Literal, Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{
-    AttrStyle, Attribute, Block, Ident, ItemFn, ReturnType, Signature, TraitItemFn, Type,
-    Visibility,
+    AttrStyle, Attribute, Block, Expr, Ident, ItemFn, Pat, ReturnType, Signature, Stmt,
+    TraitItemFn, Type, Visibility,
 };
 
 use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
@@ -33,7 +33,7 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     if let Some(func) = &func {
-        valid::check_signature(&func.sig, &args, &mut errors);
+        valid::check_signature(&func.sig, func.is_async(), &args, &mut errors);
     }
     match (errors.finish(), func) {
         (Ok(()), Some(func)) => rewrite(&args, func),
@@ -52,6 +52,85 @@ struct Function {
     vis: Visibility,
     sig: Signature,
     block: Block,
+}
+
+impl Function {
+    /// Whether the body runs asynchronously: an `async fn`, or a method that
+    /// `#[async_trait]` has already turned into `Box::pin(async move { .. })`.
+    fn is_async(&self) -> bool {
+        self.sig.asyncness.is_some() || async_trait_body(&self.block).is_some()
+    }
+
+    /// The type the body evaluates to: the declared return type, or for an
+    /// `#[async_trait]` method the future's output.
+    fn body_type(&self) -> Option<Type> {
+        if self.sig.asyncness.is_none()
+            && let Some(ret) = async_trait_body(&self.block)
+        {
+            return Some(ret.1.clone());
+        }
+        match &self.sig.output {
+            ReturnType::Type(_, ty) => Some((**ty).clone()),
+            ReturnType::Default => None,
+        }
+    }
+}
+
+// Input:  a method body as `#[async_trait]` writes it:
+//             Box::pin(async move { ...; let __ret: R = { body }; __ret })
+// Output: the `{ body }` block and `R`, when the body has that shape.
+fn async_trait_body(block: &Block) -> Option<(&Block, &Type)> {
+    let [Stmt::Expr(Expr::Call(call), None)] = block.stmts.as_slice() else {
+        return None;
+    };
+    let Expr::Path(callee) = &*call.func else {
+        return None;
+    };
+    let is_box_pin = callee
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect::<Vec<_>>()
+        .ends_with(&["Box".to_owned(), "pin".to_owned()]);
+    let (true, Some(Expr::Async(inner)), 1) = (is_box_pin, call.args.first(), call.args.len())
+    else {
+        return None;
+    };
+    inner.block.stmts.iter().find_map(|stmt| match stmt {
+        Stmt::Local(local) => match (&local.pat, &local.init) {
+            (Pat::Type(typed), Some(init)) if is_ret_binding(&typed.pat) => match &*init.expr {
+                Expr::Block(body) => Some((&body.block, &*typed.ty)),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+fn is_ret_binding(pat: &Pat) -> bool {
+    matches!(pat, Pat::Ident(p) if p.ident == "__ret")
+}
+
+/// [`async_trait_body`], mutably: the `{ body }` block to replace.
+fn async_trait_body_mut(block: &mut Block) -> Option<&mut Block> {
+    let [Stmt::Expr(Expr::Call(call), None)] = block.stmts.as_mut_slice() else {
+        return None;
+    };
+    let Some(Expr::Async(inner)) = call.args.first_mut() else {
+        return None;
+    };
+    inner.block.stmts.iter_mut().find_map(|stmt| match stmt {
+        Stmt::Local(local) => match (&local.pat, &mut local.init) {
+            (Pat::Type(typed), Some(init)) if is_ret_binding(&typed.pat) => match &mut *init.expr {
+                Expr::Block(body) => Some(&mut body.block),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    })
 }
 
 // Input: any item.
@@ -125,26 +204,58 @@ fn describe(item: &syn::Item) -> &'static str {
 //             }
 //         }
 fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
+    // `valid::check_signature` reports a missing return type; `()` keeps the
+    // rewrite total.
+    let ret: Type = func.body_type().unwrap_or_else(|| syn::parse_quote!(()));
+    let is_async = func.is_async();
     let Function {
         attrs,
         vis,
         sig,
-        block,
+        mut block,
     } = func;
+    let (outer, inner): (Vec<_>, Vec<_>) = attrs
+        .into_iter()
+        .partition(|a| matches!(a.style, AttrStyle::Outer));
+    if sig.asyncness.is_none()
+        && let Some(body) = async_trait_body_mut(&mut block)
+    {
+        // `#[async_trait]` ran first: retry the body inside its future.
+        let retry_loop = retry_loop(args, &sig, &ret, true, body);
+        *body = syn::parse_quote!({ #retry_loop });
+        let stmts = &block.stmts;
+        return quote! {
+            #(#outer)*
+            #vis #sig {
+                #(#inner)*
+                #(#stmts)*
+            }
+        };
+    }
+    let retry_loop = retry_loop(args, &sig, &ret, is_async, &block);
+    quote! {
+        #(#outer)*
+        #vis #sig {
+            #(#inner)*
+            #retry_loop
+        }
+    }
+}
+
+// Input:  the arguments, the signature, the body's type `R` and the body.
+// Output: the statements that run the body in a loop over `RetryState`.
+fn retry_loop(
+    args: &RetryArgs,
+    sig: &Signature,
+    ret: &Type,
+    is_async: bool,
+    block: &Block,
+) -> TokenStream {
     let krate = args
         .krate
         .as_ref()
         .map_or_else(|| quote!(::backoff_runtime), |k| k.value.to_token_stream());
     let p = quote!(#krate::__private);
-    let ret: Type = match &sig.output {
-        ReturnType::Type(_, ty) => (**ty).clone(),
-        // `valid::check_signature` reports this; `()` keeps the rewrite total.
-        ReturnType::Default => syn::parse_quote!(()),
-    };
-    let is_async = sig.asyncness.is_some();
-    let (outer, inner): (Vec<_>, Vec<_>) = attrs
-        .into_iter()
-        .partition(|a| matches!(a.style, AttrStyle::Outer));
 
     // Every use of the return type as a `Result` carries its span, so that a
     // non-`Result` is reported once, there.
@@ -268,10 +379,10 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
         (_, false) => quote!(#p::attempt_sync::<#ret, _>(|| #block)),
     };
 
+    let name = sig.ident.to_string();
     quote! {
-        #(#outer)*
-        #vis #sig {
-            #(#inner)*
+            #[allow(unused_imports)]
+            use #p::{TraceDisplay as _, TraceFallback as _};
             #policy
             #when
             #on_retry
@@ -290,14 +401,23 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
                 match __backoff_state.next_delay_for(#decision) {
                     ::core::option::Option::Some(__backoff_delay) => {
                         #call_on_retry
+                        #p::trace_retry(
+                            #name,
+                            (&#p::TraceError(&__backoff_error)).trace_display(),
+                            &__backoff_state.event(__backoff_delay),
+                        );
                         #sleep
                     }
                     ::core::option::Option::None => {
+                        #p::trace_give_up(
+                            #name,
+                            (&#p::TraceError(&__backoff_error)).trace_display(),
+                            __backoff_state.attempt(),
+                        );
                         return #give_up;
                     }
                 }
             }
-        }
     }
 }
 

@@ -149,10 +149,13 @@ fn check_attempts(attempts: &Arg<Attempts>, errors: &mut Errors) {
 }
 
 /// Checks what the rewrite needs of the function's signature.
-pub(crate) fn check_signature(sig: &Signature, args: &RetryArgs, errors: &mut Errors) {
-    if sig.asyncness.is_none()
-        && let Some(t) = &args.attempt_timeout
-    {
+pub(crate) fn check_signature(
+    sig: &Signature,
+    is_async: bool,
+    args: &RetryArgs,
+    errors: &mut Errors,
+) {
+    if !is_async && let Some(t) = &args.attempt_timeout {
         errors.push(syn::Error::new(
             t.key,
             "`attempt_timeout` needs an `async fn`: a blocking call cannot be cancelled; make the function `async` or remove `attempt_timeout`",

@@ -347,3 +347,75 @@ impl AsyncTimeout for DefaultSleep {
         async move { timeout.await.map_err(|_| Elapsed) }
     }
 }
+
+/// The error of a traced retry, shown through `Display` when it has one
+/// (autoref specialization: [`TraceDisplay`] is found before
+/// [`TraceFallback`] when both apply), else by its type's name. So turning
+/// on the `tracing` feature never breaks a function whose error lacks
+/// `Display`.
+pub struct TraceError<'a, T>(pub &'a T);
+
+/// Picked for errors that implement `Display`.
+pub trait TraceDisplay {
+    /// The error, displayable.
+    fn trace_display(&self) -> &dyn core::fmt::Display;
+}
+
+impl<T: core::fmt::Display> TraceDisplay for TraceError<'_, T> {
+    #[inline]
+    fn trace_display(&self) -> &dyn core::fmt::Display {
+        self.0
+    }
+}
+
+/// Picked for errors without `Display`.
+pub trait TraceFallback {
+    /// A placeholder.
+    fn trace_display(&self) -> &dyn core::fmt::Display;
+}
+
+impl<T> TraceFallback for &TraceError<'_, T> {
+    #[inline]
+    fn trace_display(&self) -> &dyn core::fmt::Display {
+        &"(an error without `Display`)"
+    }
+}
+
+/// Reports a retry to `tracing` (feature `tracing`): a WARN event with the
+/// function, the attempt that failed, the delay and the error.
+#[cfg(feature = "tracing")]
+#[inline]
+pub fn trace_retry(function: &str, error: &dyn core::fmt::Display, event: &RetryEvent) {
+    ::tracing::warn!(
+        target: "backoff_runtime",
+        function,
+        attempt = event.attempt,
+        delay_ms = u64::try_from(event.delay.as_millis()).unwrap_or(u64::MAX),
+        error = %error,
+        "retrying after error"
+    );
+}
+
+/// Without the `tracing` feature: nothing.
+#[cfg(not(feature = "tracing"))]
+#[inline(always)]
+pub fn trace_retry(_function: &str, _error: &dyn core::fmt::Display, _event: &RetryEvent) {}
+
+/// Reports giving up to `tracing` (feature `tracing`): an ERROR event with
+/// the function, the attempts made and the error returned.
+#[cfg(feature = "tracing")]
+#[inline]
+pub fn trace_give_up(function: &str, error: &dyn core::fmt::Display, attempts: u32) {
+    ::tracing::error!(
+        target: "backoff_runtime",
+        function,
+        attempts,
+        error = %error,
+        "giving up"
+    );
+}
+
+/// Without the `tracing` feature: nothing.
+#[cfg(not(feature = "tracing"))]
+#[inline(always)]
+pub fn trace_give_up(_function: &str, _error: &dyn core::fmt::Display, _attempts: u32) {}

@@ -1,0 +1,311 @@
+//! `#[retry]` beside the attributes its users already write: `#[tokio::main]`
+//! and `#[tokio::test]`, `#[tracing::instrument]`, and `#[async_trait]`, in
+//! either order, with the `tracing` feature's events captured and checked.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use backoff_runtime::retry;
+use tracing::field::{Field, Visit};
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+
+/// A failure that displays as `down #n`.
+#[derive(Debug, PartialEq)]
+struct Down(u32);
+
+impl std::fmt::Display for Down {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "down #{}", self.0)
+    }
+}
+
+// ---- #[tokio::test] and #[tokio::main], both orders ---------------------
+
+static TEST_ABOVE: AtomicU32 = AtomicU32::new(0);
+
+/// `#[retry]` sees the async fn first, so the test body itself is retried
+/// with tokio's sleep; the test passes on its third attempt.
+#[retry(constant("1s"), attempts = 3, jitter = "none")]
+#[tokio::test(start_paused = true)]
+async fn retry_above_tokio_test_retries_the_test_body() -> Result<(), Down> {
+    let n = TEST_ABOVE.fetch_add(1, Ordering::SeqCst) + 1;
+    if n < 3 { Err(Down(n)) } else { Ok(()) }
+}
+
+static TEST_BELOW: AtomicU32 = AtomicU32::new(0);
+
+/// `#[tokio::test]` runs first and leaves a plain fn that blocks on the
+/// body; `#[retry]` then retries that whole fn, a fresh runtime each time.
+#[tokio::test]
+#[retry(immediate, attempts = 3)]
+async fn retry_below_tokio_test_retries_the_blocking_test() -> Result<(), Down> {
+    let n = TEST_BELOW.fetch_add(1, Ordering::SeqCst) + 1;
+    if n < 3 { Err(Down(n)) } else { Ok(()) }
+}
+
+mod main_above {
+    use super::*;
+    pub(super) static CALLS: AtomicU32 = AtomicU32::new(0);
+
+    #[retry(immediate, attempts = 2)]
+    #[tokio::main(flavor = "current_thread")]
+    pub(super) async fn main() -> Result<u32, Down> {
+        let n = CALLS.fetch_add(1, Ordering::SeqCst) + 1;
+        if n < 2 { Err(Down(n)) } else { Ok(n) }
+    }
+}
+
+mod main_below {
+    use super::*;
+    pub(super) static CALLS: AtomicU32 = AtomicU32::new(0);
+
+    #[tokio::main(flavor = "current_thread")]
+    #[retry(immediate, attempts = 2)]
+    pub(super) async fn main() -> Result<u32, Down> {
+        let n = CALLS.fetch_add(1, Ordering::SeqCst) + 1;
+        if n < 2 { Err(Down(n)) } else { Ok(n) }
+    }
+}
+
+#[test]
+fn retry_with_tokio_main_in_either_order() {
+    assert_eq!(main_above::main(), Ok(2));
+    assert_eq!(main_above::CALLS.load(Ordering::SeqCst), 2);
+    assert_eq!(main_below::main(), Ok(2));
+    assert_eq!(main_below::CALLS.load(Ordering::SeqCst), 2);
+}
+
+// ---- tracing: events, under #[tracing::instrument] in either order ------
+
+/// One captured event: its level, its message, and its fields as text.
+#[derive(Debug, Clone)]
+struct Captured {
+    level: Level,
+    span: Option<String>,
+    fields: Vec<(String, String)>,
+}
+
+impl Captured {
+    fn field(&self, name: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<Captured>>>);
+
+struct Fields(Vec<(String, String)>);
+
+impl Visit for Fields {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.push((field.name().to_owned(), format!("{value:?}")));
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.push((field.name().to_owned(), value.to_owned()));
+    }
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.0.push((field.name().to_owned(), value.to_string()));
+    }
+}
+
+impl<S> Layer<S> for Capture
+where
+    S: Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        if event.metadata().target() != "backoff_runtime" {
+            return;
+        }
+        let mut fields = Fields(Vec::new());
+        event.record(&mut fields);
+        let span = ctx.event_span(event).map(|s| s.name().to_owned());
+        self.0.lock().unwrap().push(Captured {
+            level: *event.metadata().level(),
+            span,
+            fields: fields.0,
+        });
+    }
+}
+
+/// Runs `f` with a subscriber capturing this crate's events.
+fn capture<T>(f: impl FnOnce() -> T) -> (T, Vec<Captured>) {
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::registry().with(capture.clone());
+    let out = tracing::subscriber::with_default(subscriber, f);
+    let events = capture.0.lock().unwrap().clone();
+    (out, events)
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+#[retry(exponential(base = "10ms"), attempts = 3, jitter = "none", sleep = no_sleep)]
+fn always_down(id: u32) -> Result<(), Down> {
+    Err(Down(id))
+}
+
+fn no_sleep(_: Duration) {}
+
+#[test]
+fn tracing_reports_each_retry_at_warn_and_giving_up_at_error() {
+    let (result, events) = capture(|| always_down(7));
+    assert_eq!(result, Err(Down(7)));
+    let levels: Vec<Level> = events.iter().map(|e| e.level).collect();
+    assert_eq!(levels, [Level::WARN, Level::WARN, Level::ERROR]);
+    let first = &events[0];
+    assert_eq!(first.field("function"), Some("always_down"));
+    assert_eq!(first.field("attempt"), Some("1"));
+    assert_eq!(first.field("delay_ms"), Some("10"));
+    assert_eq!(first.field("error"), Some("down #7"));
+    assert_eq!(events[1].field("delay_ms"), Some("20"));
+    assert_eq!(events[2].field("attempts"), Some("3"));
+    assert_eq!(events[2].field("error"), Some("down #7"));
+}
+
+#[test]
+fn tracing_is_silent_when_the_first_attempt_succeeds() {
+    #[retry]
+    fn fine() -> Result<u8, Down> {
+        Ok(1)
+    }
+    let (result, events) = capture(fine);
+    assert_eq!(result, Ok(1));
+    assert!(events.is_empty(), "{events:?}");
+}
+
+/// An error without `Display` still compiles with the `tracing` feature on,
+/// and is reported by a placeholder.
+#[test]
+fn tracing_accepts_errors_without_display() {
+    #[derive(Debug)]
+    struct Opaque;
+
+    #[retry(immediate, attempts = 2)]
+    fn opaque() -> Result<(), Opaque> {
+        Err(Opaque)
+    }
+    let (_, events) = capture(opaque);
+    assert_eq!(events.len(), 2);
+    assert_eq!(
+        events[0].field("error"),
+        Some("(an error without `Display`)")
+    );
+}
+
+static RETRY_OUTSIDE: AtomicU32 = AtomicU32::new(0);
+
+/// `#[retry]` above `#[tracing::instrument]`: `#[retry]` expands first, so
+/// instrument wraps the whole retry loop in one span, and the retry events
+/// carry it. Owned arguments work: the attempts borrow them.
+#[retry(immediate, attempts = 3)]
+#[tracing::instrument]
+async fn retry_outside_instrument(name: String) -> Result<usize, Down> {
+    let n = RETRY_OUTSIDE.fetch_add(1, Ordering::SeqCst) + 1;
+    if n < 3 { Err(Down(n)) } else { Ok(name.len()) }
+}
+
+static INSTRUMENT_OUTSIDE: AtomicU32 = AtomicU32::new(0);
+
+/// `#[tracing::instrument]` above `#[retry]`: instrument expands first, so
+/// each attempt runs in a span of its own and the retry events come between
+/// them. Instrument moves the arguments into each attempt's future, so in
+/// this order by-value arguments must be `Copy` (or borrowed); put
+/// `#[retry]` first to retry with owned ones.
+#[tracing::instrument]
+#[retry(immediate, attempts = 3)]
+async fn instrument_outside_retry(name: &'static str) -> Result<usize, Down> {
+    let n = INSTRUMENT_OUTSIDE.fetch_add(1, Ordering::SeqCst) + 1;
+    if n < 3 { Err(Down(n)) } else { Ok(name.len()) }
+}
+
+#[test]
+fn retry_works_under_tracing_instrument_in_either_order() {
+    let (result, events) = capture(|| block_on(retry_outside_instrument("abc".to_owned())));
+    assert_eq!(result, Ok(3));
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(
+        events.iter().all(
+            |e| e.level == Level::WARN && e.span.as_deref() == Some("retry_outside_instrument")
+        ),
+        "{events:?}"
+    );
+
+    let (result, events) = capture(|| block_on(instrument_outside_retry("abcd")));
+    assert_eq!(result, Ok(4));
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(
+        events
+            .iter()
+            .all(|e| e.field("function") == Some("instrument_outside_retry")),
+        "{events:?}"
+    );
+}
+
+// ---- #[async_trait] ------------------------------------------------------
+
+#[async_trait::async_trait]
+trait Service {
+    async fn call(&self, id: String) -> Result<String, Down>;
+
+    #[retry(constant("1s"), attempts = 3, jitter = "none")]
+    async fn ping(&self) -> Result<u32, Down> {
+        let n = self.bump();
+        if n < 2 { Err(Down(n)) } else { Ok(n) }
+    }
+
+    fn bump(&self) -> u32;
+}
+
+struct Flaky {
+    calls: AtomicU32,
+}
+
+#[async_trait::async_trait]
+impl Service for Flaky {
+    #[retry(constant("10ms"), attempts = 4, jitter = "none")]
+    async fn call(&self, id: String) -> Result<String, Down> {
+        let n = self.bump();
+        if n < 3 {
+            Err(Down(n))
+        } else {
+            Ok(format!("{id} after {n}"))
+        }
+    }
+
+    fn bump(&self) -> u32 {
+        self.calls.fetch_add(1, Ordering::SeqCst) + 1
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_inside_async_trait_impls_retries_and_stays_send() {
+    let service: Arc<dyn Service + Send + Sync> = Arc::new(Flaky {
+        calls: AtomicU32::new(0),
+    });
+    let spawned = tokio::spawn({
+        let service = Arc::clone(&service);
+        async move { service.call("job".to_owned()).await }
+    });
+    assert_eq!(spawned.await.unwrap(), Ok("job after 3".to_owned()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_on_async_trait_default_methods_sleeps_its_schedule() {
+    let service = Flaky {
+        calls: AtomicU32::new(0),
+    };
+    let start = tokio::time::Instant::now();
+    assert_eq!(service.ping().await, Ok(2));
+    assert_eq!(start.elapsed(), Duration::from_secs(1));
+}
