@@ -9,6 +9,8 @@ mod attr;
 mod duration;
 mod errors;
 mod expand;
+#[cfg(test)]
+mod fuzz;
 mod valid;
 
 use proc_macro::TokenStream;
