@@ -1,2 +1,274 @@
-//! placeholder, replaced by the benchmark author
-fn main() {}
+//! The cost of `#[retry]` on the success path: the same small function
+//! without the attribute, with `#[retry]` (every default), and with
+//! `#[retry(..., jitter = "equal", when = is_transient)]`, sync and async.
+//!
+//! All three versions have the same body: decode a 32-byte frame (an FNV-1a
+//! checksum over `black_box`ed bytes, checked against its trailer) and return
+//! `Ok(payload)`; the error branch exists but is never taken. Each version is
+//! `#[inline(never)]`, so every one is measured as a real call. On success the
+//! attribute reads no clock, draws no random number and allocates nothing;
+//! what remains is starting the retry state (and, for an `async fn`, a larger
+//! future: the summary prints the sizes).
+//!
+//! Groups: `overhead_sync/{plain,retry_default,retry_when_jitter}` and
+//! `overhead_async/...` (each async call awaited on a current-thread tokio
+//! runtime through criterion's `to_async`).
+//!
+//! After criterion's run, the bench prints the ratios with/without
+//! attribute twice: from criterion's median estimates
+//! (`target/criterion/<group>/<function>/new/estimates.json`), and from its
+//! own interleaved rounds (the three versions timed in rotating order, 401
+//! rounds of ~250 µs each; fastest round per version, and the median of
+//! per-round ratios), which other processes on a busy machine disturb less.
+//! Target: ratio ≤ 1.02.
+//!
+//! ```text
+//! cargo bench --bench overhead -- --warm-up-time 1 --measurement-time 3
+//! ```
+
+mod common;
+
+use std::hint::black_box;
+use std::time::{Duration, Instant, SystemTime};
+
+use backoff_runtime::retry;
+use criterion::Criterion;
+
+/// A frame: 28 bytes of payload, then their FNV-1a checksum (low 32 bits,
+/// little endian).
+const FRAME: [u8; 32] = frame();
+
+const fn frame() -> [u8; 32] {
+    let mut f = [0u8; 32];
+    let mut i = 0;
+    while i < 28 {
+        f[i] = (i as u8).wrapping_mul(37).wrapping_add(11);
+        i += 1;
+    }
+    let sum = fnv(&f, 28).to_le_bytes();
+    f[28] = sum[0];
+    f[29] = sum[1];
+    f[30] = sum[2];
+    f[31] = sum[3];
+    f
+}
+
+const fn fnv(bytes: &[u8], len: usize) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    let mut i = 0;
+    while i < len {
+        h ^= bytes[i] as u32;
+        h = h.wrapping_mul(0x0100_0193);
+        i += 1;
+    }
+    h
+}
+
+/// Why a frame was rejected.
+#[derive(Debug)]
+struct DecodeError {
+    transient: bool,
+}
+
+fn is_transient(e: &DecodeError) -> bool {
+    e.transient
+}
+
+macro_rules! decode_body {
+    ($frame:expr) => {{
+        let frame: &[u8; 32] = black_box($frame);
+        let sum = u32::from_le_bytes([frame[28], frame[29], frame[30], frame[31]]);
+        if fnv(frame, 28) == sum {
+            Ok(u64::from_le_bytes([
+                frame[0], frame[1], frame[2], frame[3], frame[4], frame[5], frame[6], frame[7],
+            ]))
+        } else {
+            Err(DecodeError { transient: true })
+        }
+    }};
+}
+
+#[inline(never)]
+fn decode_plain(frame: &[u8; 32]) -> Result<u64, DecodeError> {
+    decode_body!(frame)
+}
+
+#[inline(never)]
+#[retry]
+fn decode_retry(frame: &[u8; 32]) -> Result<u64, DecodeError> {
+    decode_body!(frame)
+}
+
+#[inline(never)]
+#[retry(exponential(base = "10ms", max = "1s"), attempts = 5, jitter = "equal", when = is_transient)]
+fn decode_retry_when(frame: &[u8; 32]) -> Result<u64, DecodeError> {
+    decode_body!(frame)
+}
+
+#[inline(never)]
+async fn decode_plain_async(frame: &[u8; 32]) -> Result<u64, DecodeError> {
+    decode_body!(frame)
+}
+
+#[inline(never)]
+#[retry]
+async fn decode_retry_async(frame: &[u8; 32]) -> Result<u64, DecodeError> {
+    decode_body!(frame)
+}
+
+#[inline(never)]
+#[retry(exponential(base = "10ms", max = "1s"), attempts = 5, jitter = "equal", when = is_transient)]
+async fn decode_retry_when_async(frame: &[u8; 32]) -> Result<u64, DecodeError> {
+    decode_body!(frame)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current-thread runtime")
+}
+
+/// Own measurement: many short rounds, so that most pairs of neighbouring
+/// rounds see the same competition from other processes.
+const ROUNDS: usize = 401;
+const ROUND: Duration = Duration::from_micros(250);
+
+const VERSIONS: [&str; 3] = ["plain", "retry_default", "retry_when_jitter"];
+
+fn bench_sync(c: &mut Criterion) {
+    let mut g = c.benchmark_group("overhead_sync");
+    g.bench_function(VERSIONS[0], |b| b.iter(|| decode_plain(black_box(&FRAME))));
+    g.bench_function(VERSIONS[1], |b| b.iter(|| decode_retry(black_box(&FRAME))));
+    g.bench_function(VERSIONS[2], |b| {
+        b.iter(|| decode_retry_when(black_box(&FRAME)))
+    });
+    g.finish();
+}
+
+fn bench_async(c: &mut Criterion) {
+    let rt = runtime();
+    let mut g = c.benchmark_group("overhead_async");
+    g.bench_function(VERSIONS[0], |b| {
+        b.to_async(&rt)
+            .iter(|| decode_plain_async(black_box(&FRAME)))
+    });
+    g.bench_function(VERSIONS[1], |b| {
+        b.to_async(&rt)
+            .iter(|| decode_retry_async(black_box(&FRAME)))
+    });
+    g.bench_function(VERSIONS[2], |b| {
+        b.to_async(&rt)
+            .iter(|| decode_retry_when_async(black_box(&FRAME)))
+    });
+    g.finish();
+}
+
+/// Times `f().await` `iters` times inside one `block_on`, as criterion's
+/// async `iter` does.
+fn time_async<F: Future>(
+    rt: &tokio::runtime::Runtime,
+    iters: u64,
+    mut f: impl FnMut() -> F,
+) -> Duration {
+    rt.block_on(async {
+        let start = Instant::now();
+        for _ in 0..iters {
+            black_box(f().await);
+        }
+        start.elapsed()
+    })
+}
+
+fn own_rounds(name: &str, routines: &mut [&mut dyn FnMut(u64) -> Duration]) {
+    let rounds = common::interleaved(ROUNDS, ROUND, routines);
+    let base = &rounds[0];
+    println!(
+        "  {name:<6} {:<18} min {:>7.2} ns  median {:>7.2} ns",
+        VERSIONS[0],
+        base.min(),
+        base.median()
+    );
+    for (version, r) in VERSIONS.iter().zip(&rounds).skip(1) {
+        println!(
+            "  {name:<6} {version:<18} min {:>7.2} ns  median {:>7.2} ns  ratio: min/min {:.3}, median of per-round ratios {:.3}",
+            r.min(),
+            r.median(),
+            r.min() / base.min(),
+            r.median_ratio_to(base),
+        );
+    }
+}
+
+fn report(since: SystemTime) {
+    println!(
+        "\n== #[retry] success-path overhead: ratio with/without attribute (target <= 1.02) =="
+    );
+    println!("criterion median estimates:");
+    for group in ["overhead_sync", "overhead_async"] {
+        let est = |v: &str| common::estimate_ns(&format!("{group}/{v}"), "median", since);
+        let Some(plain) = est(VERSIONS[0]) else {
+            println!(
+                "  {group}: no fresh estimate for {} (filtered out?)",
+                VERSIONS[0]
+            );
+            continue;
+        };
+        for version in &VERSIONS[1..] {
+            match est(version) {
+                Some(ns) => println!(
+                    "  {group:<15} {version:<18} {ns:>7.2} ns vs plain {plain:>7.2} ns  ratio {:.3}",
+                    ns / plain
+                ),
+                None => println!("  {group:<15} {version:<18} no fresh estimate"),
+            }
+        }
+    }
+
+    println!(
+        "async future sizes: plain {} B, #[retry] {} B, #[retry(.., when, jitter)] {} B",
+        size_of_val(&decode_plain_async(&FRAME)),
+        size_of_val(&decode_retry_async(&FRAME)),
+        size_of_val(&decode_retry_when_async(&FRAME)),
+    );
+
+    println!("own interleaved rounds ({ROUNDS} rounds x ~{ROUND:?} per version):");
+    own_rounds(
+        "sync",
+        &mut [
+            &mut |n| common::time_sync(n, || decode_plain(black_box(&FRAME))),
+            &mut |n| common::time_sync(n, || decode_retry(black_box(&FRAME))),
+            &mut |n| common::time_sync(n, || decode_retry_when(black_box(&FRAME))),
+        ],
+    );
+    let rt = runtime();
+    own_rounds(
+        "async",
+        &mut [
+            &mut |n| time_async(&rt, n, || decode_plain_async(black_box(&FRAME))),
+            &mut |n| time_async(&rt, n, || decode_retry_async(black_box(&FRAME))),
+            &mut |n| time_async(&rt, n, || decode_retry_when_async(black_box(&FRAME))),
+        ],
+    );
+}
+
+fn main() {
+    // Sanity: the frame decodes, with and without the attribute.
+    assert_eq!(
+        decode_plain(&FRAME).ok(),
+        decode_retry_when(&FRAME).ok(),
+        "the frame must decode"
+    );
+    assert!(decode_retry(&FRAME).is_ok());
+
+    let since = SystemTime::now();
+    // Plots are off to keep the run short on a busy machine; pass
+    // `--plotting-backend plotters` to get them back.
+    let mut c = Criterion::default().without_plots().configure_from_args();
+    bench_sync(&mut c);
+    bench_async(&mut c);
+    c.final_summary();
+    if common::benchmarking() {
+        report(since);
+    }
+}
