@@ -339,10 +339,23 @@ fn retry_loop(
         let path = &c.value;
         quote_spanned! {c.span=> .with_circuit(#p::circuit(&#path)) }
     });
+    // The state is built on the first failure, so a call that succeeds at
+    // once builds nothing; a budget or breaker needs it from the start.
+    let eager = args.budget.is_some() || args.circuit.is_some();
+    let slot = if eager {
+        quote!(::core::option::Option::Some(__backoff_make()))
+    } else {
+        quote!(::core::option::Option::None)
+    };
     let start = quote_spanned! {start_span=>
-        let mut __backoff_state = #p::start(__backoff_policy, #clock, #timed)
-            #with_budget
-            #with_circuit;
+        let __backoff_clock = #clock;
+        let __backoff_started = #p::started(__backoff_policy, __backoff_clock, #timed);
+        let __backoff_make = || {
+            #p::start_at(__backoff_policy, __backoff_clock, __backoff_started)
+                #with_budget
+                #with_circuit
+        };
+        let mut __backoff_slot = #slot;
     };
     // A refused call fails fast with `E::from(CircuitOpen)`.
     let before_attempt = args.circuit.as_ref().map(|c| {
@@ -350,13 +363,20 @@ fn retry_loop(
             <#p::ErrorOf<#ret> as #p::FromCircuitOpen>::from_circuit_open(__backoff_open)
         };
         quote! {
-            if let #p::Result::Err(__backoff_open) = __backoff_state.before_attempt() {
+            if let #p::Result::Err(__backoff_open) =
+                __backoff_slot.get_or_insert_with(__backoff_make).before_attempt()
+            {
                 return <#ret as #p::RetryResult>::from_result(#p::Result::Err(#from));
             }
         }
     });
-    let on_success = (args.budget.is_some() || args.circuit.is_some())
-        .then(|| quote!(__backoff_state.on_success();));
+    let on_success = (args.budget.is_some() || args.circuit.is_some()).then(|| {
+        quote! {
+            if let ::core::option::Option::Some(__backoff_state) = &mut __backoff_slot {
+                __backoff_state.on_success();
+            }
+        }
+    });
     let attempt = match (&args.attempt_timeout, is_async) {
         (Some(t), true) => {
             let d = duration(&p, t.value.value);
@@ -398,6 +418,7 @@ fn retry_loop(
                     }
                     #p::Result::Err(__backoff_error) => __backoff_error,
                 };
+                let __backoff_state = __backoff_slot.get_or_insert_with(__backoff_make);
                 match __backoff_state.next_delay_for(#decision) {
                     ::core::option::Option::Some(__backoff_delay) => {
                         #call_on_retry

@@ -19,6 +19,24 @@ pub fn start<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> RetryState<'_,
     RetryState::new(policy, clock, timed)
 }
 
+/// The call's start, read before the first attempt only if something needs
+/// the time (`timed`, or a deadline); the state itself is built on the first
+/// failure, so a success builds nothing.
+#[inline]
+pub fn started<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<std::time::Instant> {
+    crate::retry::started(policy, clock, timed)
+}
+
+/// The state machine of a call that began at `start`.
+#[inline]
+pub fn start_at<S>(
+    policy: &Policy<S>,
+    clock: Clock,
+    start: Option<std::time::Instant>,
+) -> RetryState<'_, S> {
+    RetryState::starting_at(policy, clock, start)
+}
+
 /// The clock of a blocking loop.
 pub const SYNC_CLOCK: Clock = crate::clock::system;
 
@@ -28,11 +46,8 @@ pub fn async_clock() -> Clock {
     crate::clock::for_async()
 }
 
-/// The default sleep of a plain fn.
-#[inline]
-pub fn sleep_blocking(d: Duration) {
-    std::thread::sleep(d);
-}
+/// The default sleep of a plain fn; a zero delay does not sleep.
+pub use crate::sleep::blocking as sleep_blocking;
 
 /// The return type of a function under `#[retry]`: a `Result`, possibly
 /// behind an alias.
@@ -234,7 +249,7 @@ pub trait AsyncSleep {
 impl AsyncSleep for DefaultSleep {
     #[inline]
     fn sleep(d: Duration) -> impl Future<Output = ()> + Send {
-        ::tokio::time::sleep(d)
+        crate::sleep::tokio(d)
     }
 }
 

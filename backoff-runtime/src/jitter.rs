@@ -83,6 +83,7 @@ impl Jitter {
     }
 
     /// Whether this jitter draws random numbers.
+    #[inline]
     pub(crate) fn is_random(self) -> bool {
         match self {
             Jitter::None => false,
@@ -108,6 +109,7 @@ impl Jitter {
     /// let d = Jitter::Scattered(0.5).apply(v, max, &mut rng);
     /// assert!(d >= Duration::from_millis(200) && d <= max);
     /// ```
+    #[inline]
     pub fn apply(self, v: Duration, max: Duration, rng: &mut JitterRng) -> Duration {
         let v = if v > max { max } else { v };
         match self {
@@ -174,6 +176,7 @@ impl JitterRng {
         }
     }
 
+    #[inline]
     fn rng(&mut self) -> &mut SmallRng {
         let seed = self.seed;
         self.rng
@@ -183,20 +186,27 @@ impl JitterRng {
     /// A duration drawn uniformly from `lo ..= hi` (nanosecond resolution).
     ///
     /// If `hi < lo` the bounds are swapped.
+    #[inline]
     pub fn uniform(&mut self, lo: Duration, hi: Duration) -> Duration {
         let (lo, hi) = if hi < lo { (hi, lo) } else { (lo, hi) };
         if lo == hi {
             return lo;
         }
-        let (lo, hi) = (nanos::of(lo), nanos::of(hi));
-        let n = match (u64::try_from(lo), u64::try_from(hi)) {
-            (Ok(lo), Ok(hi)) => u128::from(self.rng().random_range(lo..=hi)),
-            _ => self.rng().random_range(lo..=hi),
-        };
+        if let (Some(lo), Some(hi)) = (nanos::of_u64(lo), nanos::of_u64(hi)) {
+            return Duration::from_nanos(self.rng().random_range(lo..=hi));
+        }
+        self.uniform_wide(lo, hi)
+    }
+
+    /// [`uniform`](JitterRng::uniform) beyond `u64` nanoseconds (~584 years).
+    #[cold]
+    fn uniform_wide(&mut self, lo: Duration, hi: Duration) -> Duration {
+        let n = self.rng().random_range(nanos::of(lo)..=nanos::of(hi));
         nanos::to_duration(n)
     }
 
     /// A number drawn uniformly from `[0, 1)`.
+    #[inline]
     pub fn unit_f64(&mut self) -> f64 {
         self.rng().random::<f64>()
     }

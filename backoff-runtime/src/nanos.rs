@@ -9,12 +9,27 @@ use core::time::Duration;
 const NANOS_PER_SEC: u128 = 1_000_000_000;
 
 /// The whole nanoseconds in `d`, exactly.
+#[inline]
 pub(crate) const fn of(d: Duration) -> u128 {
     d.as_secs() as u128 * NANOS_PER_SEC + d.subsec_nanos() as u128
 }
 
+/// The whole nanoseconds in `d` if they fit a `u64` (up to ~584 years): the
+/// fast path, avoiding 128-bit arithmetic.
+#[inline]
+pub(crate) const fn of_u64(d: Duration) -> Option<u64> {
+    match d.as_secs().checked_mul(1_000_000_000) {
+        Some(n) => n.checked_add(d.subsec_nanos() as u64),
+        None => None,
+    }
+}
+
 /// The duration of `n` nanoseconds, saturating at [`Duration::MAX`].
+#[inline]
 pub(crate) const fn to_duration(n: u128) -> Duration {
+    if n <= u64::MAX as u128 {
+        return Duration::from_nanos(n as u64);
+    }
     let secs = n / NANOS_PER_SEC;
     if secs > u64::MAX as u128 {
         return Duration::MAX;
@@ -26,21 +41,39 @@ pub(crate) const fn to_duration(n: u128) -> Duration {
 ///
 /// A product that is not finite, or at least `cap`, gives `cap`; a negative or
 /// NaN product gives zero. Used by the strategies whose growth is a real number.
+#[inline]
 pub(crate) fn mul_f64_capped(base: Duration, x: f64, cap: Duration) -> Duration {
+    if let (Some(base), Some(cap_nanos)) = (of_u64(base), of_u64(cap)) {
+        let product = base as f64 * x;
+        if product.is_nan() || product <= 0.0 {
+            return Duration::ZERO;
+        }
+        if product >= cap_nanos as f64 {
+            return cap; // infinity included
+        }
+        // Round half up; `as` from f64 to u64 saturates, and product < cap.
+        return Duration::from_nanos(((product + 0.5) as u64).min(cap_nanos));
+    }
+    mul_f64_capped_wide(base, x, cap)
+}
+
+/// [`mul_f64_capped`] for durations beyond `u64` nanoseconds.
+#[cold]
+fn mul_f64_capped_wide(base: Duration, x: f64, cap: Duration) -> Duration {
     let product = of(base) as f64 * x;
     let cap_nanos = of(cap);
     if product.is_nan() || product <= 0.0 {
         return Duration::ZERO;
     }
     if product >= cap_nanos as f64 {
-        return cap; // infinity included
+        return cap;
     }
-    // Round half up; `as` from f64 to u128 saturates, and product < cap here.
     to_duration(((product + 0.5) as u128).min(cap_nanos))
 }
 
 /// `x^n` by squaring, in `core` (no libm): at most 64 multiplications, and
 /// exact wherever the true power is representable (1.5² = 2.25).
+#[inline]
 pub(crate) fn powi(x: f64, n: u32) -> f64 {
     let (mut base, mut n, mut acc) = (x, n, 1.0);
     while n > 0 {

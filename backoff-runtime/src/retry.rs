@@ -64,7 +64,6 @@ pub struct RetryState<'p, S = Builtin> {
     rng: JitterRng,
     clock: Clock,
     start: Option<Instant>,
-    elapsed: Duration,
     done: bool,
     budget: Option<&'p RetryBudget>,
     circuit: Option<&'p CircuitBreaker>,
@@ -107,11 +106,11 @@ impl<'p, S> RetryState<'p, S> {
     /// `timed`: read the clock now, for `elapsed`; it is read anyway when the
     /// policy has a deadline.
     pub(crate) fn new(policy: &'p Policy<S>, clock: Clock, timed: bool) -> Self {
-        let start = if timed || policy.elapsed_limit().is_some() {
-            Some(clock())
-        } else {
-            None
-        };
+        Self::starting_at(policy, clock, started(policy, clock, timed))
+    }
+
+    /// A state whose call began at `start` (if anything needs the time).
+    pub(crate) fn starting_at(policy: &'p Policy<S>, clock: Clock, start: Option<Instant>) -> Self {
         RetryState {
             policy,
             failures: 0,
@@ -122,7 +121,6 @@ impl<'p, S> RetryState<'p, S> {
             rng: policy.rng(),
             clock,
             start,
-            elapsed: Duration::ZERO,
             done: false,
             budget: None,
             circuit: None,
@@ -198,11 +196,12 @@ impl<'p, S> RetryState<'p, S> {
     }
 
     /// The event describing the retry that [`next_delay_for`] just granted
-    /// with `delay`: the failed attempt and the elapsed time it measured.
+    /// with `delay`: the failed attempt, and the time since the call began,
+    /// read now.
     ///
     /// [`next_delay_for`]: RetryState::next_delay_for
     pub fn event(&self, delay: Duration) -> RetryEvent {
-        RetryEvent::new(self.failures, delay, self.elapsed)
+        RetryEvent::new(self.failures, delay, self.elapsed())
     }
 
     /// Whether this call has given up.
@@ -231,38 +230,16 @@ impl<S: Strategy> RetryState<'_, S> {
     /// limit, if it has one. With a budget, a retry is granted only if a
     /// token can be spent.
     pub fn next_delay_for(&mut self, decision: Decision) -> Option<Duration> {
-        if let Some(permit) = self.permit.take() {
-            match decision {
-                Decision::Stop => permit.success(),
-                _ => permit.failure((self.clock)()),
-            }
+        if self.permit.is_some() {
+            self.report_to_circuit(decision);
         }
         if self.done {
             return None;
         }
         self.failures = self.failures.saturating_add(1);
-        let throttle = match decision {
-            Decision::Throttled => self.policy.throttle(),
-            _ => None,
-        };
-        let limit = match throttle {
-            Some(t) => t.attempts,
-            None => self.policy.attempt_limit(),
-        };
         let delay = match decision {
-            _ if !policy::allows(limit, self.failures) => None,
-            Decision::Stop => None,
-            Decision::RetryAfter(d) => Some(d),
-            Decision::Throttled if throttle.is_some() => throttle.map(|t| {
-                self.throttled_retries = self.throttled_retries.saturating_add(1);
-                policy::backoff(
-                    &t.strategy,
-                    t.jitter,
-                    self.throttled_retries,
-                    &mut self.throttled_previous,
-                    &mut self.rng,
-                )
-            }),
+            Decision::Throttled if self.policy.throttle().is_some() => self.throttled_delay(),
+            _ if !self.policy.allows_retry_after(self.failures) => None,
             Decision::Retry | Decision::Throttled => {
                 self.retries = self.retries.saturating_add(1);
                 Some(
@@ -270,23 +247,73 @@ impl<S: Strategy> RetryState<'_, S> {
                         .backoff(self.retries, &mut self.previous, &mut self.rng),
                 )
             }
+            Decision::RetryAfter(d) => Some(d),
+            Decision::Stop => None,
         };
-        let delay = delay
-            .filter(|&d| self.within_deadline(d))
-            .filter(|_| self.budget.is_none_or(RetryBudget::try_spend));
+        let delay = match delay {
+            Some(d) if self.policy.elapsed_limit().is_some() || self.budget.is_some() => {
+                self.admit(d)
+            }
+            other => other,
+        };
         self.done = delay.is_none();
         delay
     }
 
-    /// Measures the elapsed time (if timed) and checks the deadline.
-    fn within_deadline(&mut self, delay: Duration) -> bool {
-        if self.start.is_some() {
-            self.elapsed = self.elapsed();
+    /// Tells the breaker how the attempt went: a `Stop` means the service
+    /// answered.
+    #[cold]
+    fn report_to_circuit(&mut self, decision: Decision) {
+        if let Some(permit) = self.permit.take() {
+            match decision {
+                Decision::Stop => permit.success(),
+                _ => permit.failure((self.clock)()),
+            }
         }
-        match self.policy.elapsed_limit() {
-            Some(limit) => self.elapsed.saturating_add(delay) <= limit,
-            None => true,
+    }
+
+    /// The next delay of the throttled schedule, within its attempt limit.
+    #[cold]
+    fn throttled_delay(&mut self) -> Option<Duration> {
+        let t = self.policy.throttle()?;
+        if !policy::allows(t.attempts, self.failures) {
+            return None;
         }
+        self.throttled_retries = self.throttled_retries.saturating_add(1);
+        Some(policy::backoff(
+            &t.strategy,
+            t.jitter,
+            self.throttled_retries,
+            &mut self.throttled_previous,
+            &mut self.rng,
+        ))
+    }
+
+    /// The deadline and the budget: `delay` if the sleep ends in time and a
+    /// token could be spent (checked in that order, so a refused retry
+    /// spends nothing).
+    #[cold]
+    fn admit(&mut self, delay: Duration) -> Option<Duration> {
+        if let Some(limit) = self.policy.elapsed_limit()
+            && self.elapsed().saturating_add(delay) > limit
+        {
+            return None;
+        }
+        match self.budget {
+            Some(budget) if !budget.try_spend() => None,
+            _ => Some(delay),
+        }
+    }
+}
+
+/// The call's start, read from `clock` if anything needs the time: `timed`
+/// (an `on_retry` wants `elapsed`) or a deadline.
+#[inline]
+pub(crate) fn started<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
+    if timed || policy.elapsed_limit().is_some() {
+        Some(clock())
+    } else {
+        None
     }
 }
 

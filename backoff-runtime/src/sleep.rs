@@ -8,18 +8,23 @@
 
 use core::time::Duration;
 
-/// Blocks the thread for `d` with [`std::thread::sleep`].
+/// Blocks the thread for `d` with [`std::thread::sleep`]; a zero delay
+/// returns at once.
 ///
 /// ```
 /// backoff_runtime::sleep::blocking(std::time::Duration::from_millis(1));
 /// ```
+#[inline]
 pub fn blocking(d: Duration) {
-    std::thread::sleep(d);
+    if !d.is_zero() {
+        std::thread::sleep(d);
+    }
 }
 
 /// Sleeps for `d` with `tokio::time::sleep`, which follows tokio's paused
 /// virtual time in tests. Durations too long for tokio's timer saturate to
-/// its far future; nothing panics.
+/// its far future; nothing panics. A zero delay returns at once instead of
+/// waiting for the timer's next millisecond tick.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -30,5 +35,7 @@ pub fn blocking(d: Duration) {
 /// ```
 #[cfg(feature = "tokio")]
 pub async fn tokio(d: Duration) {
-    ::tokio::time::sleep(d).await;
+    if !d.is_zero() {
+        ::tokio::time::sleep(d).await;
+    }
 }

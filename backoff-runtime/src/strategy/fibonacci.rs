@@ -43,9 +43,44 @@ impl Fibonacci {
     }
 }
 
+/// fib(k) for k = 0 ..= 93, the last that fits a `u64`.
+const FIB: [u64; 94] = {
+    let mut table = [0u64; 94];
+    table[1] = 1;
+    let mut k = 2;
+    while k < 94 {
+        table[k] = table[k - 1] + table[k - 2];
+        k += 1;
+    }
+    table
+};
+
 impl Strategy for Fibonacci {
     #[inline]
     fn delay(&self, retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
+        let k = retry.max(1) as usize;
+        if let (Some(base), Some(max)) = (nanos::of_u64(self.base), nanos::of_u64(self.max)) {
+            if base == 0 {
+                return Duration::ZERO;
+            }
+            return match FIB.get(k).and_then(|f| base.checked_mul(*f)) {
+                Some(n) => Duration::from_nanos(n.min(max)),
+                // Past fib(93) or u64 nanoseconds: far beyond any u64 cap.
+                None => self.max,
+            };
+        }
+        self.delay_wide(retry)
+    }
+
+    fn max_delay(&self) -> Duration {
+        self.max
+    }
+}
+
+impl Fibonacci {
+    /// The delay in `u128` nanoseconds, for bases or caps beyond ~584 years.
+    #[cold]
+    fn delay_wide(&self, retry: u32) -> Duration {
         let base = nanos::of(self.base);
         let max = nanos::of(self.max);
         if base == 0 {
@@ -63,10 +98,6 @@ impl Strategy for Fibonacci {
         }
         nanos::to_duration(a.saturating_mul(base).min(max))
     }
-
-    fn max_delay(&self) -> Duration {
-        self.max
-    }
 }
 
 #[cfg(test)]
@@ -80,6 +111,17 @@ mod tests {
         assert_eq!(schedule(&s, 7), [100, 100, 200, 300, 500, 800, 1300]);
         let s = s.max_delay(Duration::from_millis(400));
         assert_eq!(schedule(&s, 6), [100, 100, 200, 300, 400, 400]);
+    }
+
+    #[test]
+    fn table_matches_the_sequence_and_the_wide_path() {
+        assert_eq!(FIB[..8], [0, 1, 1, 2, 3, 5, 8, 13]);
+        assert_eq!(FIB[93], 12_200_160_415_121_876_738);
+        let s = Fibonacci::new(Duration::from_nanos(3)).max_delay(Duration::from_secs(1 << 40));
+        let mut rng = JitterRng::from_seed(0);
+        for k in 1..200 {
+            assert_eq!(s.delay(k, None, &mut rng), s.delay_wide(k), "{k}");
+        }
     }
 
     #[test]

@@ -44,8 +44,15 @@ impl Linear {
 impl Strategy for Linear {
     #[inline]
     fn delay(&self, retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
+        let k = retry.max(1);
+        if let (Some(base), Some(max)) = (nanos::of_u64(self.base), nanos::of_u64(self.max)) {
+            return match base.checked_mul(u64::from(k)) {
+                Some(n) => Duration::from_nanos(n.min(max)),
+                None => self.max,
+            };
+        }
         // u128 nanoseconds: Duration::MAX · u32::MAX still fits.
-        let n = nanos::of(self.base) * u128::from(retry.max(1));
+        let n = nanos::of(self.base) * u128::from(k);
         nanos::to_duration(n.min(nanos::of(self.max)))
     }
 
