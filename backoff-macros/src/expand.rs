@@ -255,7 +255,9 @@ fn retry_loop(
         .krate
         .as_ref()
         .map_or_else(|| quote!(::backoff_runtime), |k| k.value.to_token_stream());
-    let p = quote!(#krate::__private);
+    // One import of the runtime, so a wrong `crate = "..."` is reported once.
+    let import = quote!(use #krate::__private as __backoff_private;);
+    let p = quote!(__backoff_private);
 
     // Every use of the return type as a `Result` carries its span, so that a
     // non-`Result` is reported once, there.
@@ -401,6 +403,7 @@ fn retry_loop(
 
     let name = sig.ident.to_string();
     quote! {
+            #import
             #[allow(unused_imports)]
             use #p::{TraceDisplay as _, TraceFallback as _};
             #policy
