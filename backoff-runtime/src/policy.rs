@@ -311,11 +311,10 @@ pub(crate) fn backoff<T: Strategy + ?Sized>(
     previous: &mut Option<Duration>,
     rng: &mut JitterRng,
 ) -> Duration {
-    let max = strategy.max_delay();
-    let raw = strategy.delay(retry, *previous, rng).min(max);
+    let raw = strategy.capped_delay(retry, *previous, rng);
     *previous = Some(raw);
     if jitter.is_random() {
-        jitter.apply(raw, max, rng)
+        jitter.apply(raw, strategy.max_delay(), rng)
     } else {
         raw
     }

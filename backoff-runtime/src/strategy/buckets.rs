@@ -67,6 +67,7 @@ impl Strategy for Buckets {
         rng.uniform(lo, hi)
     }
 
+    #[inline]
     fn max_delay(&self) -> Duration {
         self.max
     }

@@ -55,6 +55,7 @@ impl Strategy for Constant {
     /// The cap set with [`Constant::max_delay`], or none: a constant delay
     /// has no maximum of its own, so `scattered(r)` jitter may reach
     /// `delay · (1 + r)`.
+    #[inline]
     fn max_delay(&self) -> Duration {
         self.max
     }

@@ -59,6 +59,7 @@ impl Strategy for Decorrelated {
         if d > self.max { self.max } else { d }
     }
 
+    #[inline]
     fn max_delay(&self) -> Duration {
         self.max
     }

@@ -74,6 +74,7 @@ impl Strategy for Exponential {
         nanos::mul_f64_capped(self.base, power, self.max)
     }
 
+    #[inline]
     fn max_delay(&self) -> Duration {
         self.max
     }

@@ -72,6 +72,7 @@ impl Strategy for Fibonacci {
         self.delay_wide(retry)
     }
 
+    #[inline]
     fn max_delay(&self) -> Duration {
         self.max
     }

@@ -25,6 +25,7 @@ impl Strategy for Immediate {
         Duration::ZERO
     }
 
+    #[inline]
     fn max_delay(&self) -> Duration {
         Duration::ZERO
     }

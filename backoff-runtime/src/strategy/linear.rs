@@ -56,6 +56,7 @@ impl Strategy for Linear {
         nanos::to_duration(n.min(nanos::of(self.max)))
     }
 
+    #[inline]
     fn max_delay(&self) -> Duration {
         self.max
     }

@@ -85,8 +85,22 @@ pub trait Strategy {
     /// # Default
     ///
     /// [`Duration::MAX`]: no cap.
+    #[inline]
     fn max_delay(&self) -> Duration {
         Duration::MAX
+    }
+
+    /// [`delay`](Strategy::delay) capped at [`max_delay`](Strategy::max_delay);
+    /// the builtins, which cap already, skip the second step.
+    #[doc(hidden)]
+    #[inline]
+    fn capped_delay(
+        &self,
+        retry: u32,
+        previous: Option<Duration>,
+        rng: &mut JitterRng,
+    ) -> Duration {
+        self.delay(retry, previous, rng).min(self.max_delay())
     }
 }
 
@@ -95,8 +109,18 @@ impl<S: Strategy + ?Sized> Strategy for &S {
         (**self).delay(retry, previous, rng)
     }
 
+    #[inline]
     fn max_delay(&self) -> Duration {
         (**self).max_delay()
+    }
+
+    fn capped_delay(
+        &self,
+        retry: u32,
+        previous: Option<Duration>,
+        rng: &mut JitterRng,
+    ) -> Duration {
+        (**self).capped_delay(retry, previous, rng)
     }
 }
 
@@ -137,6 +161,17 @@ impl Default for Builtin {
 }
 
 impl Strategy for Builtin {
+    /// Every builtin caps its own delays.
+    #[inline]
+    fn capped_delay(
+        &self,
+        retry: u32,
+        previous: Option<Duration>,
+        rng: &mut JitterRng,
+    ) -> Duration {
+        self.delay(retry, previous, rng)
+    }
+
     #[inline]
     fn delay(&self, retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
         match self {

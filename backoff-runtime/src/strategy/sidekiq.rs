@@ -68,6 +68,7 @@ impl Strategy for Sidekiq {
         nanos::mul_f64_capped(self.unit, units, self.max)
     }
 
+    #[inline]
     fn max_delay(&self) -> Duration {
         self.max
     }
