@@ -5,6 +5,8 @@
 //! ```text
 //! cargo run --release --example herd                      # table, 100 clients, 20 runs
 //! cargo run --release --example herd -- --clients 50 --runs 100 --seed 7 --json
+//! cargo run --release --example herd -- --down            # a full outage, with and without a budget
+//! cargo run --release --example herd -- --down --requests 1000 --attempts 5 --json
 //! ```
 //!
 //! # The experiment
@@ -75,6 +77,44 @@
 //! | equal | 812 | 809 | 6.7 s | 6.5 s |
 //! | decorrelated | 998 | 998 | 4.6 s | 4.5 s |
 //!
+//! # A full outage, with and without a retry budget (`--down`)
+//!
+//! The herd above contends for a healthy service. `--down` asks what
+//! retries cost a service that is down: every write fails. `R` requests
+//! arrive over time (a Poisson stream, `--rate` per second, 100 by
+//! default); each is one write (a request hop to the server, a reply hop
+//! back, the same `|normal(10 ms, 2 ms)|` hops), retried on failure with
+//! `attempts = A` (5 by default) of the `full` strategy above (exponential
+//! from 10 ms, factor 2, cap 2 s, full jitter): a request that never
+//! succeeds costs `A` calls. Each run is simulated twice: with every
+//! request on its own, and with every request's
+//! [`RetryState`](backoff_runtime::RetryState) sharing one
+//! [`RetryBudget`](backoff_runtime::RetryBudget)
+//! ([`with_budget`](backoff_runtime::RetryState::with_budget); 10 tokens,
+//! 0.1 per success by default): each retry spends a token, each success
+//! gives back 0.1, and without a token a request gives up after its
+//! first call.
+//!
+//! In a full outage nothing succeeds, so nothing refills the bucket: the
+//! fleet makes at most `max_tokens` retries in all, and the calls per
+//! request fall to `1 + max_tokens / R`, against `A` without the budget.
+//! Where some calls succeed (`--fail-rate p` below 1), the retries are
+//! bounded by `max_tokens + token_ratio · successes`, so calls per request
+//! stay below `1 + token_ratio + max_tokens / R`: the budget's ratio bounds
+//! the extra load whatever the number of requests.
+//!
+//! `cargo run --release --example herd -- --down` (20 runs, seed 1):
+//!
+//! | requests | calls per request, no budget | with the budget (10 tokens, 0.1) | bound `1 + 10 / R` |
+//! |---|---|---|---|
+//! | 10 | 5.00 | 2.00 | 2.00 |
+//! | 100 | 5.00 | 1.10 | 1.10 |
+//! | 1,000 | 5.00 | 1.01 | 1.01 |
+//! | 10,000 | 5.00 | 1.00 | 1.00 |
+//!
+//! With half the writes failing (`--fail-rate 0.5`) and 1,000 requests: 1.94
+//! calls per request without the budget, 1.06 with it (at most 1.06).
+//!
 //! The `visualize` example includes this file as a module (`#[path]`) and
 //! charts `sim` over 10 to 200 clients.
 
@@ -89,7 +129,7 @@ pub(crate) mod sim {
     use std::collections::BinaryHeap;
     use std::time::Duration;
 
-    use backoff_runtime::{Jitter, JitterRng, Policy, RetryState};
+    use backoff_runtime::{Jitter, JitterRng, Policy, RetryBudget, RetryState};
 
     /// Mean one-way network latency.
     const HOP_MEAN_MS: f64 = 10.0;
@@ -190,12 +230,12 @@ pub(crate) mod sim {
     }
 
     /// The event queue: messages by delivery time, then by send order.
-    struct Queue {
-        heap: BinaryHeap<Reverse<(Duration, u64, Message)>>,
+    struct Queue<M> {
+        heap: BinaryHeap<Reverse<(Duration, u64, M)>>,
         sent: u64,
     }
 
-    impl Queue {
+    impl<M: Ord> Queue<M> {
         fn new(capacity: usize) -> Self {
             Queue {
                 heap: BinaryHeap::with_capacity(capacity),
@@ -203,12 +243,12 @@ pub(crate) mod sim {
             }
         }
 
-        fn send(&mut self, at: Duration, message: Message) {
+        fn send(&mut self, at: Duration, message: M) {
             self.heap.push(Reverse((at, self.sent, message)));
             self.sent += 1;
         }
 
-        fn next(&mut self) -> Option<(Duration, Message)> {
+        fn next(&mut self) -> Option<(Duration, M)> {
             self.heap
                 .pop()
                 .map(|Reverse((at, _, message))| (at, message))
@@ -336,6 +376,157 @@ pub(crate) mod sim {
             completion_s: completion_s / runs,
         }
     }
+
+    /// The service and the load of the outage experiment (`--down`).
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub(crate) struct Outage {
+        /// Requests in a run.
+        pub(crate) requests: usize,
+        /// Calls allowed per request, the first included.
+        pub(crate) attempts: u32,
+        /// Requests arriving per second (a Poisson stream).
+        pub(crate) rate_per_s: f64,
+        /// The chance that a write fails; 1 is a full outage.
+        pub(crate) fail_rate: f64,
+        /// The shared budget's size.
+        pub(crate) max_tokens: u32,
+        /// What a success gives back to it.
+        pub(crate) token_ratio: f64,
+    }
+
+    /// What one outage run measured.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub(crate) struct OutageOutcome {
+        /// Writes that reached the server.
+        pub(crate) calls: u64,
+        /// Requests that ended with a success.
+        pub(crate) succeeded: u64,
+    }
+
+    /// A message of the outage experiment.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+    enum Call {
+        /// A request's write reaches the server.
+        Write { request: usize },
+        /// The server's verdict reaches the client.
+        Reply { request: usize, ok: bool },
+    }
+
+    /// One outage run: `outage.requests` requests arrive and retry with the
+    /// `full` strategy and `outage.attempts` attempts, each on its own or
+    /// (`shared_budget`) all sharing one [`RetryBudget`].
+    ///
+    /// `seed` fixes the network (stream 0), the arrivals and the failures
+    /// (stream 1) and each request's jitter (stream `request + 2`), so the
+    /// runs with and without the budget see the same arrivals.
+    pub(crate) fn simulate_outage(outage: Outage, shared_budget: bool, seed: u64) -> OutageOutcome {
+        let mut network = Network::new(derive_seed(seed, 0));
+        let mut service = JitterRng::from_seed(derive_seed(seed, 1));
+        let budget = RetryBudget::new(outage.max_tokens, outage.token_ratio);
+        let policies: Vec<Policy> = (0..outage.requests as u64)
+            .map(|request| {
+                Strategy::Full
+                    .policy()
+                    .attempts(outage.attempts)
+                    .seed(derive_seed(seed, request + 2))
+            })
+            .collect();
+        let mut retries: Vec<RetryState<'_>> = policies
+            .iter()
+            .map(|policy| {
+                if shared_budget {
+                    policy.start().with_budget(&budget)
+                } else {
+                    policy.start()
+                }
+            })
+            .collect();
+
+        let mut queue = Queue::new(outage.requests);
+        let mut arrival = Duration::ZERO;
+        for request in 0..outage.requests {
+            // Exponential gaps: 1 − u lies in (0, 1], so the logarithm is finite.
+            let gap = -(1.0 - service.unit_f64()).ln() / outage.rate_per_s;
+            arrival += Duration::from_secs_f64(gap);
+            queue.send(arrival + network.hop(), Call::Write { request });
+        }
+
+        let (mut calls, mut succeeded) = (0, 0);
+        while let Some((now, call)) = queue.next() {
+            match call {
+                Call::Write { request } => {
+                    calls += 1;
+                    let ok = service.unit_f64() >= outage.fail_rate;
+                    queue.send(now + network.hop(), Call::Reply { request, ok });
+                }
+                Call::Reply { request, ok: true } => {
+                    retries[request].on_success();
+                    succeeded += 1;
+                }
+                Call::Reply { request, ok: false } => {
+                    if let Some(sleep) = retries[request].next_delay() {
+                        let at = now + sleep + network.hop();
+                        queue.send(at, Call::Write { request });
+                    }
+                }
+            }
+        }
+        OutageOutcome { calls, succeeded }
+    }
+
+    /// The means of `runs` outage runs without and with the budget.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub(crate) struct OutageSummary {
+        /// The experiment.
+        pub(crate) outage: Outage,
+        /// Mean calls per run, each request on its own.
+        pub(crate) calls_alone: f64,
+        /// Mean calls per run, sharing the budget.
+        pub(crate) calls_budget: f64,
+        /// Mean successes per run, sharing the budget.
+        pub(crate) succeeded_budget: f64,
+    }
+
+    impl OutageSummary {
+        /// Calls per request, each request on its own.
+        pub(crate) fn per_request_alone(&self) -> f64 {
+            self.calls_alone / self.outage.requests as f64
+        }
+
+        /// Calls per request, sharing the budget.
+        pub(crate) fn per_request_budget(&self) -> f64 {
+            self.calls_budget / self.outage.requests as f64
+        }
+
+        /// What the budget allows at most, per request: one call, plus
+        /// `max_tokens + token_ratio · successes` retries over all requests,
+        /// and never more than `attempts`.
+        pub(crate) fn bound(&self) -> f64 {
+            let o = &self.outage;
+            let retries = f64::from(o.max_tokens) + o.token_ratio * self.succeeded_budget;
+            (1.0 + retries / o.requests as f64).min(f64::from(o.attempts))
+        }
+    }
+
+    /// The mean of `runs` outage runs of each kind; run `r` uses seed
+    /// `derive_seed(seed, r)` for both.
+    pub(crate) fn average_outage(outage: Outage, runs: u32, seed: u64) -> OutageSummary {
+        let (mut alone, mut budget, mut succeeded) = (0.0, 0.0, 0.0);
+        for run in 0..runs {
+            let seed = derive_seed(seed, u64::from(run));
+            alone += simulate_outage(outage, false, seed).calls as f64;
+            let shared = simulate_outage(outage, true, seed);
+            budget += shared.calls as f64;
+            succeeded += shared.succeeded as f64;
+        }
+        let runs = f64::from(runs.max(1));
+        OutageSummary {
+            outage,
+            calls_alone: alone / runs,
+            calls_budget: budget / runs,
+            succeeded_budget: succeeded / runs,
+        }
+    }
 }
 
 /// Command-line options.
@@ -344,9 +535,23 @@ struct Options {
     runs: u32,
     seed: u64,
     json: bool,
+    /// `--down`: the outage experiment instead of the herd.
+    down: bool,
+    /// `--requests`: one request count instead of the default list.
+    requests: Option<usize>,
+    attempts: u32,
+    rate_per_s: f64,
+    fail_rate: f64,
+    max_tokens: u32,
+    token_ratio: f64,
 }
 
-const USAGE: &str = "usage: herd [--clients N] [--runs R] [--seed S] [--json]";
+const USAGE: &str = "usage: herd [--clients N] [--runs R] [--seed S] [--json]
+       herd --down [--requests N] [--attempts A] [--rate PER_S] [--fail-rate P]
+                   [--budget-tokens T] [--budget-ratio X] [--runs R] [--seed S] [--json]";
+
+/// The request counts of `--down` without `--requests`.
+const DOWN_REQUESTS: [usize; 4] = [10, 100, 1_000, 10_000];
 
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {
@@ -354,21 +559,75 @@ fn parse_args() -> Result<Options, String> {
         runs: 20,
         seed: 1,
         json: false,
+        down: false,
+        requests: None,
+        attempts: 5,
+        rate_per_s: 100.0,
+        fail_rate: 1.0,
+        max_tokens: 10,
+        token_ratio: 0.1,
     };
+    let (mut herd_only, mut down_only) = (None, None);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
         match arg.as_str() {
-            "--clients" => options.clients = parse(&value("--clients")?, "--clients")?,
+            "--clients" => {
+                options.clients = parse(&value("--clients")?, "--clients")?;
+                herd_only = Some("--clients");
+            }
             "--runs" => options.runs = parse(&value("--runs")?, "--runs")?,
             "--seed" => options.seed = parse(&value("--seed")?, "--seed")?,
             "--json" => options.json = true,
+            "--down" => options.down = true,
+            "--requests" => options.requests = Some(parse(&value("--requests")?, "--requests")?),
+            "--attempts" => options.attempts = parse(&value("--attempts")?, "--attempts")?,
+            "--rate" => options.rate_per_s = parse(&value("--rate")?, "--rate")?,
+            "--fail-rate" => options.fail_rate = parse(&value("--fail-rate")?, "--fail-rate")?,
+            "--budget-tokens" => {
+                options.max_tokens = parse(&value("--budget-tokens")?, "--budget-tokens")?;
+            }
+            "--budget-ratio" => {
+                options.token_ratio = parse(&value("--budget-ratio")?, "--budget-ratio")?;
+            }
             "-h" | "--help" => return Err(String::new()), // not an error: usage
             other => return Err(format!("unknown argument `{other}`")),
         }
+        if matches!(
+            arg.as_str(),
+            "--requests"
+                | "--attempts"
+                | "--rate"
+                | "--fail-rate"
+                | "--budget-tokens"
+                | "--budget-ratio"
+        ) {
+            down_only = Some(arg);
+        }
     }
-    if options.clients == 0 || options.runs == 0 {
-        return Err("--clients and --runs must be at least 1".into());
+    match (options.down, herd_only, down_only) {
+        (true, Some(arg), _) => {
+            return Err(format!(
+                "{arg} is for the herd, not --down (use --requests)"
+            ));
+        }
+        (false, _, Some(arg)) => return Err(format!("{arg} needs --down")),
+        _ => {}
+    }
+    if options.clients == 0 || options.runs == 0 || options.requests == Some(0) {
+        return Err("--clients, --requests and --runs must be at least 1".into());
+    }
+    if options.attempts == 0 {
+        return Err("--attempts must be at least 1".into());
+    }
+    if !(options.rate_per_s.is_finite() && options.rate_per_s > 0.0) {
+        return Err("--rate must be a positive number".into());
+    }
+    if !(0.0..=1.0).contains(&options.fail_rate) {
+        return Err("--fail-rate must lie between 0 and 1".into());
+    }
+    if !(options.token_ratio.is_finite() && options.token_ratio >= 0.0) {
+        return Err("--budget-ratio must be a number, 0 or more".into());
     }
     Ok(options)
 }
@@ -390,7 +649,16 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if options.down {
+        down(&options);
+    } else {
+        herd(&options);
+    }
+    ExitCode::SUCCESS
+}
 
+/// The AWS experiment: the table or JSON lines, one per strategy.
+fn herd(options: &Options) {
     if !options.json {
         println!(
             "{} clients, mean of {} runs, seed {}",
@@ -421,5 +689,78 @@ fn main() -> ExitCode {
             );
         }
     }
-    ExitCode::SUCCESS
+}
+
+/// The outage experiment (`--down`): the table or JSON lines, one per
+/// request count.
+fn down(options: &Options) {
+    let counts = match options.requests {
+        Some(n) => vec![n],
+        None => DOWN_REQUESTS.to_vec(),
+    };
+    if !options.json {
+        let service = if options.fail_rate >= 1.0 {
+            "service down (every write fails)".to_owned()
+        } else {
+            format!("{:.0}% of writes fail", 100.0 * options.fail_rate)
+        };
+        println!(
+            "{service}; requests arrive at {}/s; attempts = {}, exponential 10 ms x2 up to 2 s, full jitter",
+            options.rate_per_s, options.attempts
+        );
+        println!(
+            "budget: {} tokens, {} per success; mean of {} runs, seed {}",
+            options.max_tokens, options.token_ratio, options.runs, options.seed
+        );
+        println!(
+            "{:>8}   {:-^25}   {:-^40}",
+            "", " no budget ", " shared budget "
+        );
+        println!(
+            "{:>8}   {:>10} {:>14}   {:>10} {:>14} {:>14}",
+            "requests", "calls", "per request", "calls", "per request", "at most"
+        );
+    }
+    for requests in counts {
+        let outage = sim::Outage {
+            requests,
+            attempts: options.attempts,
+            rate_per_s: options.rate_per_s,
+            fail_rate: options.fail_rate,
+            max_tokens: options.max_tokens,
+            token_ratio: options.token_ratio,
+        };
+        let s = sim::average_outage(outage, options.runs, options.seed);
+        if options.json {
+            println!(
+                concat!(
+                    r#"{{"mode": "down", "requests": {}, "attempts": {}, "rate_per_s": {}, "#,
+                    r#""fail_rate": {}, "budget_tokens": {}, "budget_ratio": {}, "#,
+                    r#""calls_no_budget": {:.2}, "calls_budget": {:.2}, "#,
+                    r#""per_request_no_budget": {:.4}, "per_request_budget": {:.4}, "bound": {:.4}}}"#
+                ),
+                requests,
+                options.attempts,
+                options.rate_per_s,
+                options.fail_rate,
+                options.max_tokens,
+                options.token_ratio,
+                s.calls_alone,
+                s.calls_budget,
+                s.per_request_alone(),
+                s.per_request_budget(),
+                s.bound()
+            );
+        } else {
+            println!(
+                "{:>8}   {:>10.1} {:>14.2}   {:>10.1} {:>14.2} {:>14.2}",
+                requests,
+                s.calls_alone,
+                s.per_request_alone(),
+                s.calls_budget,
+                s.per_request_budget(),
+                s.bound()
+            );
+        }
+    }
 }

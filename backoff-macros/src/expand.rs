@@ -206,7 +206,9 @@ fn describe(item: &syn::Item) -> &'static str {
 fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
     // `valid::check_signature` reports a missing return type; `()` keeps the
     // rewrite total.
-    let ret: Type = func.body_type().unwrap_or_else(|| syn::parse_quote!(()));
+    let ret: Type = func
+        .body_type()
+        .unwrap_or_else(|| Type::Verbatim(quote!(())));
     let is_async = func.is_async();
     let Function {
         attrs,
@@ -222,7 +224,9 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
     {
         // `#[async_trait]` ran first: retry the body inside its future.
         let retry_loop = retry_loop(args, &sig, &ret, true, body);
-        *body = syn::parse_quote!({ #retry_loop });
+        // The loop's statements, verbatim: nothing to re-parse, nothing
+        // that could fail.
+        body.stmts = vec![Stmt::Expr(Expr::Verbatim(retry_loop), None)];
         let stmts = &block.stmts;
         return quote! {
             #(#outer)*

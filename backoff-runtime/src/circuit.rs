@@ -118,15 +118,6 @@ impl Packed {
     }
 }
 
-/// The instant breakers measure time from (the first use of any breaker).
-static EPOCH: OnceLock<Instant> = OnceLock::new();
-
-fn millis(now: Instant) -> u64 {
-    let epoch = *EPOCH.get_or_init(|| now);
-    let ms = now.saturating_duration_since(epoch).as_millis();
-    u64::try_from(ms).unwrap_or(u64::MAX).min(TIME_MASK)
-}
-
 /// A lock-free circuit breaker shared by every call that names it.
 ///
 /// # Limits
@@ -159,6 +150,10 @@ fn millis(now: Instant) -> u64 {
 #[derive(Debug)]
 pub struct CircuitBreaker {
     word: AtomicU64,
+    /// The first instant this breaker saw; it keeps time in milliseconds
+    /// from there (each breaker its own, so breakers on different clocks,
+    /// such as tokio's paused one, do not disturb each other).
+    epoch: OnceLock<Instant>,
     failure_threshold: u32,
     success_threshold: u32,
     open_for: Duration,
@@ -171,6 +166,7 @@ impl CircuitBreaker {
     pub const fn new(failure_threshold: u32, success_threshold: u32, open_for: Duration) -> Self {
         CircuitBreaker {
             word: AtomicU64::new(0),
+            epoch: OnceLock::new(),
             failure_threshold: if failure_threshold == 0 {
                 1
             } else {
@@ -201,7 +197,7 @@ impl CircuitBreaker {
     /// A permit dropped without a report (the call was cancelled or
     /// panicked) counts as nothing, and frees the half-open trial slot.
     pub fn acquire(&self, now: Instant) -> Result<Permit<'_>, CircuitOpen> {
-        let now = millis(now);
+        let now = self.millis(now);
         let open_for = u64::try_from(self.open_for.as_millis()).unwrap_or(u64::MAX);
         let mut trial = false;
         let result = self
@@ -240,6 +236,29 @@ impl CircuitBreaker {
         }
     }
 
+    /// Milliseconds since this breaker's epoch (an earlier instant, from
+    /// another clock, counts as the epoch).
+    fn millis(&self, now: Instant) -> u64 {
+        let epoch = *self.epoch.get_or_init(|| now);
+        let ms = now.saturating_duration_since(epoch).as_millis();
+        u64::try_from(ms).unwrap_or(u64::MAX).min(TIME_MASK)
+    }
+
+    /// Whether a call at `at` would be let through (closed, or open long
+    /// enough for a trial, or half-open with the trial slot free). A retry
+    /// that would only fail fast gives up at once instead.
+    pub fn admits_at(&self, at: Instant) -> bool {
+        let s = Packed::load(self.word.load(Ordering::Acquire));
+        match s.state {
+            CLOSED => true,
+            OPEN => {
+                let open_for = u64::try_from(self.open_for.as_millis()).unwrap_or(u64::MAX);
+                self.millis(at).saturating_sub(s.opened_at) >= open_for
+            }
+            _ => !s.trial,
+        }
+    }
+
     fn update(&self, f: impl Fn(Packed) -> Option<Packed>) {
         let _ = self
             .word
@@ -263,7 +282,7 @@ impl CircuitBreaker {
     }
 
     fn on_failure(&self, trial: bool, now: Instant) {
-        let now = millis(now);
+        let now = self.millis(now);
         let failure_threshold = u64::from(self.failure_threshold).min(COUNT_MAX);
         self.update(|s| match (s.state, trial) {
             (CLOSED, false) if s.count + 1 >= failure_threshold => Some(Packed::open(now)),

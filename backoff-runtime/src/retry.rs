@@ -154,8 +154,12 @@ impl<'p, S> RetryState<'p, S> {
     /// let policy = Policy::immediate().attempts(5);
     /// let mut state = policy.start().with_circuit(&BREAKER);
     /// assert!(state.before_attempt().is_ok());
-    /// assert_eq!(state.next_delay(), Some(Duration::ZERO)); // the failure opens it
-    /// assert!(state.before_attempt().is_err()); // so the retry fails fast
+    /// // The failure opens the breaker: a retry would only fail fast, so the
+    /// // call gives up with its real error.
+    /// assert_eq!(state.next_delay(), None);
+    /// // Another call fails fast.
+    /// let mut other = policy.start().with_circuit(&BREAKER);
+    /// assert!(other.before_attempt().is_err());
     /// ```
     pub fn before_attempt(&mut self) -> Result<(), CircuitOpen> {
         if let Some(circuit) = self.circuit {
@@ -251,7 +255,11 @@ impl<S: Strategy> RetryState<'_, S> {
             Decision::Stop => None,
         };
         let delay = match delay {
-            Some(d) if self.policy.elapsed_limit().is_some() || self.budget.is_some() => {
+            Some(d)
+                if self.policy.elapsed_limit().is_some()
+                    || self.budget.is_some()
+                    || self.circuit.is_some() =>
+            {
                 self.admit(d)
             }
             other => other,
@@ -289,14 +297,23 @@ impl<S: Strategy> RetryState<'_, S> {
         ))
     }
 
-    /// The deadline and the budget: `delay` if the sleep ends in time and a
-    /// token could be spent (checked in that order, so a refused retry
-    /// spends nothing).
+    /// The deadline, the breaker and the budget: `delay` if the sleep ends
+    /// in time, the breaker will let the next attempt through when it ends,
+    /// and a token could be spent (checked in that order, so a refused retry
+    /// spends nothing, and the call returns its real error rather than sleep
+    /// only to fail fast).
     #[cold]
     fn admit(&mut self, delay: Duration) -> Option<Duration> {
         if let Some(limit) = self.policy.elapsed_limit()
             && self.elapsed().saturating_add(delay) > limit
         {
+            return None;
+        }
+        if let Some(circuit) = self.circuit
+            && let Some(wake) = (self.clock)().checked_add(delay)
+            && !circuit.admits_at(wake)
+        {
+            // (A wake-up beyond what `Instant` holds is past any `open_for`.)
             return None;
         }
         match self.budget {
