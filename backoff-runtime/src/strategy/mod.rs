@@ -160,6 +160,20 @@ impl Default for Builtin {
     }
 }
 
+/// Calls `$call` on whichever strategy a [`Builtin`] holds.
+macro_rules! each_builtin {
+    ($builtin:expr, $s:ident => $call:expr) => {
+        match $builtin {
+            Builtin::Exponential($s) => $call,
+            Builtin::Linear($s) => $call,
+            Builtin::Constant($s) => $call,
+            Builtin::Fibonacci($s) => $call,
+            Builtin::Decorrelated($s) => $call,
+            Builtin::Immediate($s) => $call,
+        }
+    };
+}
+
 impl Strategy for Builtin {
     /// Every builtin caps its own delays.
     #[inline]
@@ -174,26 +188,12 @@ impl Strategy for Builtin {
 
     #[inline]
     fn delay(&self, retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
-        match self {
-            Builtin::Exponential(s) => s.delay(retry, previous, rng),
-            Builtin::Linear(s) => s.delay(retry, previous, rng),
-            Builtin::Constant(s) => s.delay(retry, previous, rng),
-            Builtin::Fibonacci(s) => s.delay(retry, previous, rng),
-            Builtin::Decorrelated(s) => s.delay(retry, previous, rng),
-            Builtin::Immediate(s) => s.delay(retry, previous, rng),
-        }
+        each_builtin!(self, s => s.delay(retry, previous, rng))
     }
 
     #[inline]
     fn max_delay(&self) -> Duration {
-        match self {
-            Builtin::Exponential(s) => s.max_delay(),
-            Builtin::Linear(s) => s.max_delay(),
-            Builtin::Constant(s) => s.max_delay(),
-            Builtin::Fibonacci(s) => s.max_delay(),
-            Builtin::Decorrelated(s) => s.max_delay(),
-            Builtin::Immediate(s) => s.max_delay(),
-        }
+        each_builtin!(self, s => s.max_delay())
     }
 }
 
