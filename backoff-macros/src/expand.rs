@@ -206,9 +206,14 @@ fn describe(item: &syn::Item) -> &'static str {
 fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
     // `valid::check_signature` reports a missing return type; `()` keeps the
     // rewrite total.
-    let ret: Type = func
-        .body_type()
-        .unwrap_or_else(|| Type::Verbatim(quote!(())));
+    let ret: Type = match func.body_type() {
+        // A bare trait object (`-> Trait + Send`, an error of its own) is
+        // only a type in some positions; parenthesized, it is one in all
+        // those the loop uses, and rustc reports the real mistake.
+        Some(ty @ Type::TraitObject(_)) => Type::Verbatim(quote!((#ty))),
+        Some(ty) => ty,
+        None => Type::Verbatim(quote!(())),
+    };
     let is_async = func.is_async();
     let Function {
         attrs,

@@ -143,6 +143,9 @@ const ITEMS: &[&str] = &[
     "fn f() -> Result<(), E> { Box::pin(async move { let __ret: Result<(), E> = { Ok(()) }; __ret }) }",
     "fn f<'a, 'async_trait>(&'a self) -> Pin<Box<dyn Future<Output = Result<u8, E>> + Send + 'async_trait>> { Box::pin(async move { let __self = self; let __ret: Result<u8, E> = { Ok(1) }; __ret }) }",
     "fn f() -> Result<(), E> { loop {} }",
+    // Found by a 1,000,000-case run: a bare trait object as return type.
+    "async fn m(&mut self) -> Result<(), E>+{ self.n  = 1; Ok(()) }",
+    "fn t() -> dyn Fn() + Send { x }",
     "extern \"C\" fn x() -> Result<(), E> { Ok(()) }",
     "fn",
     "fn f(",
@@ -342,6 +345,18 @@ fn fuzz_expansion_never_panics_and_always_emits_items_or_an_error() {
         errors > 0 && errors < lexed,
         "both valid and invalid inputs must occur"
     );
+}
+
+/// Regression: a return type that is a bare trait object (`-> R +`) was
+/// pasted where such a type does not parse.
+#[test]
+fn bare_trait_object_return_types_expand_to_items() {
+    for item in [
+        "async fn m(&mut self) -> Result<(), E>+{ self.n  = 1; Ok(()) }",
+        "fn t() -> Error + Send { x }",
+    ] {
+        assert_eq!(check("", item).map(|(v, _)| v), Some(Ok(())), "{item}");
+    }
 }
 
 #[test]
