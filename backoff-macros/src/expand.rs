@@ -428,7 +428,12 @@ fn retry_loop(
                         #on_success
                         return #succeed;
                     }
-                    #p::Result::Err(__backoff_error) => __backoff_error,
+                    #p::Result::Err(__backoff_error) => {
+                        // Failing is the exception: keep the success path
+                        // straight.
+                        ::core::hint::cold_path();
+                        __backoff_error
+                    }
                 };
                 let __backoff_state = __backoff_slot.get_or_insert_with(__backoff_make);
                 match __backoff_state.next_delay_for(#decision) {
