@@ -193,10 +193,11 @@ fn describe(item: &syn::Item) -> &'static str {
 
 // Input:  #[attrs] vis fn name(args) -> R { body }
 // Output: #[attrs] vis fn name(args) -> R {
-//             let policy = ...; let mut state = start(policy, ..);
+//             let policy = ...; let mut slot = None;   // the state, built on the first failure
 //             loop {
-//                 let outcome: R = attempt(|| body)();         // or async { body }.await
+//                 let outcome: R = attempt(|| body);           // or async { body }.await
 //                 match outcome { Ok(v) => return Ok(v), Err(e) => e };
+//                 let state = slot.get_or_insert_with(|| start_at(policy, ..));
 //                 match state.next_delay_for(when(&e)) {
 //                     Some(delay) => { on_retry(&e, &event); sleep(delay) }
 //                     None => return Err(e),
