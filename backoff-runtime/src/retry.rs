@@ -65,6 +65,9 @@ pub struct RetryState<'p, S = Builtin> {
     clock: Clock,
     start: Option<Instant>,
     done: bool,
+    /// Whether a granted delay must pass [`admit`](RetryState::admit): a
+    /// deadline, a budget or a breaker (one branch on the common path).
+    checked: bool,
     budget: Option<&'p RetryBudget>,
     circuit: Option<&'p CircuitBreaker>,
     permit: Option<Permit<'p>>,
@@ -122,6 +125,7 @@ impl<'p, S> RetryState<'p, S> {
             clock,
             start,
             done: false,
+            checked: policy.elapsed_limit().is_some(),
             budget: None,
             circuit: None,
             permit: None,
@@ -132,6 +136,7 @@ impl<'p, S> RetryState<'p, S> {
     /// none left the call gives up), each success deposits.
     pub fn with_budget(mut self, budget: &'p RetryBudget) -> Self {
         self.budget = Some(budget);
+        self.checked = true;
         self
     }
 
@@ -139,6 +144,7 @@ impl<'p, S> RetryState<'p, S> {
     /// [`before_attempt`](RetryState::before_attempt) before each attempt.
     pub fn with_circuit(mut self, circuit: &'p CircuitBreaker) -> Self {
         self.circuit = Some(circuit);
+        self.checked = true;
         self
     }
 
@@ -255,13 +261,7 @@ impl<S: Strategy> RetryState<'_, S> {
             Decision::Stop => None,
         };
         let delay = match delay {
-            Some(d)
-                if self.policy.elapsed_limit().is_some()
-                    || self.budget.is_some()
-                    || self.circuit.is_some() =>
-            {
-                self.admit(d)
-            }
+            Some(d) if self.checked => self.admit(d),
             other => other,
         };
         self.done = delay.is_none();
