@@ -11,7 +11,7 @@
 //!
 //! - **ours**: the step of the `#[retry]` loop, `RetryState::next_delay()`
 //!   (= `next_delay_for(Decision::Retry)`), on a state started exactly as the
-//!   attribute starts it: `__private::start(policy, SYNC_CLOCK, false)`,
+//!   attribute starts it: `__private::start_at(policy, SYNC_CLOCK, None)`,
 //!   untimed (no `max_elapsed`, no `on_retry`), so no clock is read. The
 //!   policy allows 9 attempts (8 retries). Construction includes the lazy
 //!   seeding of the jitter generator at the first random draw.
@@ -58,7 +58,7 @@ mod common;
 use std::hint::black_box;
 use std::time::{Duration, SystemTime};
 
-use backoff_runtime::__private::{SYNC_CLOCK, start};
+use backoff_runtime::__private::{SYNC_CLOCK, start_at};
 use backoff_runtime::{Jitter, Policy};
 use backon::{BackoffBuilder, ConstantBuilder, ExponentialBuilder, FibonacciBuilder};
 use criterion::{BenchmarkId, Criterion, Throughput};
@@ -132,7 +132,7 @@ fn backon(strategy: &str, jitter: bool) -> Option<Backon> {
 /// then `N` steps.
 #[inline(always)]
 fn run_ours(policy: &Policy) {
-    let mut state = start(black_box(policy), SYNC_CLOCK, false);
+    let mut state = start_at(black_box(policy), SYNC_CLOCK, None);
     for _ in 0..N {
         black_box(state.next_delay());
     }
@@ -234,7 +234,7 @@ fn bench_api(c: &mut Criterion) {
 fn check_schedules() {
     for strategy in ["exponential", "constant", "fibonacci"] {
         let policy = ours(strategy, Jitter::None);
-        let mut state = start(&policy, SYNC_CLOCK, false);
+        let mut state = start_at(&policy, SYNC_CLOCK, None);
         let ours: Vec<Duration> = (0..N).filter_map(|_| state.next_delay()).collect();
         let theirs: Vec<Duration> = match backon(strategy, false) {
             Some(Backon::Exponential(b)) => b.build().collect(),

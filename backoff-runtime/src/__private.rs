@@ -10,14 +10,7 @@ pub use crate::decision::{Decision, IntoDecision, RetryEvent};
 pub use crate::jitter::Jitter;
 pub use crate::policy::Policy;
 pub use crate::retry::RetryState;
-pub use crate::strategy::{Builtin, Strategy};
-
-/// Starts the state machine; `timed` when something (`on_retry`) needs the
-/// elapsed time even without a deadline.
-#[inline]
-pub fn start<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> RetryState<'_, S> {
-    RetryState::new(policy, clock, timed)
-}
+pub use crate::strategy::Strategy;
 
 /// The call's start, read before the first attempt only if something needs
 /// the time (`timed`, or a deadline); the state itself is built on the first
