@@ -343,7 +343,7 @@ fn parse_strategy(
     key: &Ident,
     input: ParseStream<'_>,
 ) -> syn::Result<StrategyArg> {
-    let mut strategy = StrategyArg {
+    let strategy = StrategyArg {
         kind,
         span: key.span(),
         base: None,
@@ -362,8 +362,12 @@ fn parse_strategy(
     if !input.peek(syn::token::Paren) {
         return Ok(strategy);
     }
-    let content;
-    syn::parenthesized!(content in input);
+    in_parens(input, |content| parse_params(strategy, content))
+}
+
+/// The parenthesized parameters of a strategy.
+fn parse_params(mut strategy: StrategyArg, content: ParseStream<'_>) -> syn::Result<StrategyArg> {
+    let kind = strategy.kind;
     if kind == StrategyKind::Immediate {
         let span = content.span();
         if !content.parse::<TokenStream>()?.is_empty() {
@@ -376,7 +380,7 @@ fn parse_strategy(
     }
     // `constant("1s")`: the delay without its name.
     if kind == StrategyKind::Constant && content.peek(LitStr) {
-        strategy.base = Some(parse_duration_lit(&content, "constant")?);
+        strategy.base = Some(parse_duration_lit(content, "constant")?);
         if !content.is_empty() {
             return Err(syn::Error::new(
                 content.span(),
@@ -387,16 +391,16 @@ fn parse_strategy(
     }
     let mut errors = Errors::default();
     while !content.is_empty() {
-        if let Err(e) = parse_param(kind, &mut strategy, &content) {
+        if let Err(e) = parse_param(kind, &mut strategy, content) {
             errors.push(e);
-            skip_to_comma(&content);
+            skip_to_comma(content);
         }
         if content.is_empty() {
             break;
         }
         if let Err(e) = content.parse::<Token![,]>() {
             errors.push(e);
-            skip_to_comma(&content);
+            skip_to_comma(content);
             let _ = content.parse::<Option<Token![,]>>();
         }
     }
@@ -581,31 +585,31 @@ fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, Span)> {
                 format!("unknown jitter `{ident}`; expected one of {}", JITTERS),
             ));
         }
-        let content;
-        syn::parenthesized!(content in input);
-        let lit: Lit = content.parse().map_err(|e| {
-            syn::Error::new(
-                e.span(),
-                "`scattered` takes a ratio, as in `scattered(0.25)`",
-            )
-        })?;
-        let ratio = match &lit {
-            Lit::Float(f) => f.base10_parse::<f64>()?,
-            Lit::Int(i) => i.base10_parse::<f64>()?,
-            _ => {
-                return Err(syn::Error::new(
-                    lit.span(),
+        return in_parens(input, |content| {
+            let lit: Lit = content.parse().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
                     "`scattered` takes a ratio, as in `scattered(0.25)`",
+                )
+            })?;
+            let ratio = match &lit {
+                Lit::Float(f) => f.base10_parse::<f64>()?,
+                Lit::Int(i) => i.base10_parse::<f64>()?,
+                _ => {
+                    return Err(syn::Error::new(
+                        lit.span(),
+                        "`scattered` takes a ratio, as in `scattered(0.25)`",
+                    ));
+                }
+            };
+            if !content.is_empty() {
+                return Err(syn::Error::new(
+                    content.span(),
+                    "`scattered` takes one ratio",
                 ));
             }
-        };
-        if !content.is_empty() {
-            return Err(syn::Error::new(
-                content.span(),
-                "`scattered` takes one ratio",
-            ));
-        }
-        return Ok((JitterKind::Scattered(ratio), lit.span()));
+            Ok((JitterKind::Scattered(ratio), lit.span()))
+        });
     }
     let lit: LitStr = input
         .parse()
@@ -669,11 +673,19 @@ fn parse_throttled(key: &Ident, input: ParseStream<'_>) -> syn::Result<Throttled
             format!("`throttled` takes a strategy and an attempt limit, as in {example}"),
         ));
     }
+    in_parens(input, |content| parse_throttled_content(content, example))
+}
+
+/// Parses a parenthesized group with `f`; on an error, drops the rest of the
+/// group, so that error is the only one reported for it.
+fn in_parens<T>(
+    input: ParseStream<'_>,
+    f: impl FnOnce(ParseStream<'_>) -> syn::Result<T>,
+) -> syn::Result<T> {
     let content;
     syn::parenthesized!(content in input);
-    let result = parse_throttled_content(&content, example);
+    let result = f(&content);
     if result.is_err() {
-        // Drop the rest, so the one error is all that is reported.
         let _ = content.parse::<TokenStream>();
     }
     result

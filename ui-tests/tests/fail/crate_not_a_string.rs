@@ -1,0 +1,6 @@
+use backoff_runtime::retry;
+
+#[retry(crate = backoff_runtime)]
+fn f() -> Result<(), ()> { Ok(()) }
+
+fn main() {}

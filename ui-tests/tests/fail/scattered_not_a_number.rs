@@ -1,0 +1,6 @@
+use backoff_runtime::retry;
+
+#[retry(jitter = scattered("half"))]
+fn f() -> Result<(), ()> { Ok(()) }
+
+fn main() {}

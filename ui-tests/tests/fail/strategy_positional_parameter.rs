@@ -1,0 +1,6 @@
+use backoff_runtime::retry;
+
+#[retry(exponential("100ms"))]
+fn f() -> Result<(), ()> { Ok(()) }
+
+fn main() {}
