@@ -471,12 +471,17 @@ fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
             let __backoff_policy = #p::policy_ref(&__backoff_policy_value);
         };
     }
-    let mut chain = schedule(
-        p,
-        args.strategy.as_ref(),
-        args.jitter.as_ref().map(|j| j.value),
-        args.attempts.as_ref().map(|a| a.value),
-    );
+    // The strategy's own type, not the `Builtin` enum: each step of the
+    // loop then computes its delay without dispatching on the strategy.
+    let strategy = args.strategy.as_ref();
+    let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
+    let (ty, ctor) = strategy_parts(p, strategy);
+    let jitter = args
+        .jitter
+        .as_ref()
+        .map_or_else(|| jitter(p, default_jitter(kind)), |j| jitter(p, j.value));
+    let mut chain = quote!(#p::Policy::<#ty>::from_strategy(#ctor).jitter(#jitter));
+    chain.extend(attempts(args.attempts.as_ref().map(|a| a.value)));
     if let Some(m) = &args.max_elapsed {
         let d = duration(p, m.value.value);
         chain.extend(quote!(.max_elapsed(#d)));
@@ -489,80 +494,122 @@ fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
             .as_ref()
             .map(|j| j.value)
             .filter(|_| t.strategy.kind != StrategyKind::Decorrelated);
-        let throttled = schedule(
-            p,
-            Some(&t.strategy),
-            jitter,
-            t.attempts.as_ref().map(|a| a.value),
-        );
+        let throttled =
+            builtin_schedule(p, &t.strategy, jitter, t.attempts.as_ref().map(|a| a.value));
         chain.extend(quote!(.throttled(#throttled)));
     }
     quote! {
-        static __BACKOFF_POLICY: #p::Policy = #chain;
+        static __BACKOFF_POLICY: #p::Policy<#ty> = #chain;
         let __backoff_policy = &__BACKOFF_POLICY;
     }
 }
 
-// Input:  a strategy (default: exponential), jitter and attempts, each optional.
-// Output: `Policy::exponential(base).factor(f).max_delay(max).jitter(j).attempts(n)`,
-//         a const expression; what is not given keeps the runtime's default.
-fn schedule(
-    p: &TokenStream,
-    strategy: Option<&StrategyArg>,
-    jitter: Option<JitterKind>,
-    attempts: Option<Attempts>,
-) -> TokenStream {
-    let ms100 = Duration::from_millis(100);
+/// The jitter a strategy has when `jitter` is not given: none for
+/// `decorrelated` (random by itself) and `immediate`, full for the others.
+fn default_jitter(kind: StrategyKind) -> JitterKind {
+    match kind {
+        StrategyKind::Decorrelated | StrategyKind::Immediate => JitterKind::None,
+        _ => JitterKind::Full,
+    }
+}
+
+// Input:  a strategy argument (default: exponential).
+// Output: its runtime type and a const expression building it, such as
+//         `Exponential` and `Exponential::new(base).factor(f).max_delay(max)`;
+//         what is not given keeps the runtime's default.
+fn strategy_parts(p: &TokenStream, strategy: Option<&StrategyArg>) -> (TokenStream, TokenStream) {
     let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
-    let mut chain = match kind {
-        StrategyKind::Immediate => quote!(#p::Policy::immediate()),
-        _ => {
-            let (ctor, default) = match kind {
-                StrategyKind::Linear => ("linear", ms100),
-                StrategyKind::Fibonacci => ("fibonacci", ms100),
-                StrategyKind::Decorrelated => ("decorrelated", ms100),
-                StrategyKind::Constant => ("constant", Duration::from_secs(1)),
-                _ => ("exponential", ms100),
-            };
-            let ctor = Ident::new(ctor, Span::call_site());
-            let base = strategy
-                .and_then(|s| s.base.as_ref())
-                .map_or(default, |b| b.value);
-            let b = duration(p, base);
-            quote!(#p::Policy::#ctor(#b))
-        }
+    let (name, default) = match kind {
+        StrategyKind::Immediate => return (quote!(#p::Immediate), quote!(#p::Immediate)),
+        StrategyKind::Linear => ("Linear", Duration::from_millis(100)),
+        StrategyKind::Fibonacci => ("Fibonacci", Duration::from_millis(100)),
+        StrategyKind::Decorrelated => ("Decorrelated", Duration::from_millis(100)),
+        StrategyKind::Constant => ("Constant", Duration::from_secs(1)),
+        _ => ("Exponential", Duration::from_millis(100)),
     };
+    let ty = Ident::new(name, Span::call_site());
+    let base = strategy
+        .and_then(|s| s.base.as_ref())
+        .map_or(default, |b| b.value);
+    let b = duration(p, base);
+    let mut ctor = quote!(#p::#ty::new(#b));
+    ctor.extend(strategy_setters(p, strategy));
+    (quote!(#p::#ty), ctor)
+}
+
+/// `.factor(f)` and `.max_delay(max)`, as given: setters that both the
+/// strategies and `Policy<Builtin>` have.
+fn strategy_setters(p: &TokenStream, strategy: Option<&StrategyArg>) -> TokenStream {
+    let mut setters = TokenStream::new();
     if let Some(s) = strategy {
         if let Some(f) = &s.factor {
             let f = Literal::f64_suffixed(f.value);
-            chain.extend(quote!(.factor(#f)));
+            setters.extend(quote!(.factor(#f)));
         }
         if let Some(max) = &s.max {
             let d = duration(p, max.value);
-            chain.extend(quote!(.max_delay(#d)));
+            setters.extend(quote!(.max_delay(#d)));
         }
     }
-    if let Some(j) = jitter {
-        let jitter = match j {
-            JitterKind::None => quote!(#p::Jitter::None),
-            JitterKind::Full => quote!(#p::Jitter::Full),
-            JitterKind::Equal => quote!(#p::Jitter::Equal),
-            JitterKind::Scattered(r) => {
-                let r = Literal::f64_suffixed(r);
-                quote!(#p::Jitter::Scattered(#r))
-            }
-        };
-        chain.extend(quote!(.jitter(#jitter)));
+    setters
+}
+
+// Input:  the strategy, jitter and attempts of `throttled(...)`.
+// Output: `Policy::exponential(base).factor(f).max_delay(max).jitter(j).attempts(n)`,
+//         a const `Policy<Builtin>`; what is not given keeps the runtime's default.
+fn builtin_schedule(
+    p: &TokenStream,
+    strategy: &StrategyArg,
+    jitter_kind: Option<JitterKind>,
+    attempt_limit: Option<Attempts>,
+) -> TokenStream {
+    let mut chain = match strategy.kind {
+        StrategyKind::Immediate => quote!(#p::Policy::immediate()),
+        kind => {
+            let (ctor, default) = match kind {
+                StrategyKind::Linear => ("linear", Duration::from_millis(100)),
+                StrategyKind::Fibonacci => ("fibonacci", Duration::from_millis(100)),
+                StrategyKind::Decorrelated => ("decorrelated", Duration::from_millis(100)),
+                StrategyKind::Constant => ("constant", Duration::from_secs(1)),
+                _ => ("exponential", Duration::from_millis(100)),
+            };
+            let ctor = Ident::new(ctor, Span::call_site());
+            let b = duration(p, strategy.base.as_ref().map_or(default, |b| b.value));
+            quote!(#p::Policy::#ctor(#b))
+        }
+    };
+    chain.extend(strategy_setters(p, Some(strategy)));
+    if let Some(j) = jitter_kind {
+        let j = jitter(p, j);
+        chain.extend(quote!(.jitter(#j)));
     }
-    match attempts {
+    chain.extend(attempts(attempt_limit));
+    chain
+}
+
+/// A jitter as a const expression.
+fn jitter(p: &TokenStream, kind: JitterKind) -> TokenStream {
+    match kind {
+        JitterKind::None => quote!(#p::Jitter::None),
+        JitterKind::Full => quote!(#p::Jitter::Full),
+        JitterKind::Equal => quote!(#p::Jitter::Equal),
+        JitterKind::Scattered(r) => {
+            let r = Literal::f64_suffixed(r);
+            quote!(#p::Jitter::Scattered(#r))
+        }
+    }
+}
+
+/// `.attempts(n)` or `.unlimited_attempts()`, if given.
+fn attempts(limit: Option<Attempts>) -> TokenStream {
+    match limit {
         Some(Attempts::Limited(n)) => {
             let n = Literal::u32_suffixed(u32::try_from(n).unwrap_or(u32::MAX));
-            chain.extend(quote!(.attempts(#n)));
+            quote!(.attempts(#n))
         }
-        Some(Attempts::Unlimited) => chain.extend(quote!(.unlimited_attempts())),
-        None => {}
+        Some(Attempts::Unlimited) => quote!(.unlimited_attempts()),
+        None => TokenStream::new(),
     }
-    chain
 }
 
 /// A `Duration` as a const expression.

@@ -10,7 +10,9 @@ pub use crate::decision::{Decision, IntoDecision, RetryEvent};
 pub use crate::jitter::Jitter;
 pub use crate::policy::Policy;
 pub use crate::retry::RetryState;
-pub use crate::strategy::Strategy;
+pub use crate::strategy::{
+    Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear, Strategy,
+};
 
 /// The call's start, read before the first attempt only if something needs
 /// the time (`timed`, or a deadline); the state itself is built on the first

@@ -82,16 +82,6 @@ impl Jitter {
         }
     }
 
-    /// Whether this jitter draws random numbers.
-    #[inline]
-    pub(crate) fn is_random(self) -> bool {
-        match self {
-            Jitter::None => false,
-            Jitter::Full | Jitter::Equal => true,
-            Jitter::Scattered(r) => r > 0.0,
-        }
-    }
-
     /// Applies the jitter to `v`, never returning more than `max`.
     ///
     /// `v` is expected to be at most `max` already (the strategy caps it);

@@ -64,14 +64,20 @@ pub struct RetryState<'p, S = Builtin> {
     rng: JitterRng,
     clock: Clock,
     start: Option<Instant>,
-    done: bool,
-    /// Whether a granted delay must pass [`admit`](RetryState::admit): a
-    /// deadline, a budget or a breaker (one branch on the common path).
-    checked: bool,
+    /// [`DONE`] and [`CHECKED`]; zero on the common path, which
+    /// [`next_delay_for`](RetryState::next_delay_for) tests with one branch.
+    flags: u8,
     budget: Option<&'p RetryBudget>,
     circuit: Option<&'p CircuitBreaker>,
     permit: Option<Permit<'p>>,
 }
+
+/// [`RetryState::flags`]: the call has given up.
+const DONE: u8 = 1;
+/// [`RetryState::flags`]: a granted delay must pass
+/// [`admit`](RetryState::admit) (a deadline, a budget or a breaker; a
+/// breaker also hears of every outcome).
+const CHECKED: u8 = 2;
 
 impl<S> Policy<S> {
     /// Starts a call: the state machine for a hand-written loop, timed with
@@ -124,8 +130,11 @@ impl<'p, S> RetryState<'p, S> {
             rng: policy.rng(),
             clock,
             start,
-            done: false,
-            checked: policy.elapsed_limit().is_some(),
+            flags: if policy.elapsed_limit().is_some() {
+                CHECKED
+            } else {
+                0
+            },
             budget: None,
             circuit: None,
             permit: None,
@@ -136,7 +145,7 @@ impl<'p, S> RetryState<'p, S> {
     /// none left the call gives up), each success deposits.
     pub fn with_budget(mut self, budget: &'p RetryBudget) -> Self {
         self.budget = Some(budget);
-        self.checked = true;
+        self.flags |= CHECKED;
         self
     }
 
@@ -144,7 +153,7 @@ impl<'p, S> RetryState<'p, S> {
     /// [`before_attempt`](RetryState::before_attempt) before each attempt.
     pub fn with_circuit(mut self, circuit: &'p CircuitBreaker) -> Self {
         self.circuit = Some(circuit);
-        self.checked = true;
+        self.flags |= CHECKED;
         self
     }
 
@@ -216,7 +225,7 @@ impl<'p, S> RetryState<'p, S> {
 
     /// Whether this call has given up.
     pub fn is_done(&self) -> bool {
-        self.done
+        self.flags & DONE != 0
     }
 }
 
@@ -239,11 +248,32 @@ impl<S: Strategy> RetryState<'_, S> {
     /// [`Decision::Throttled`] uses the policy's throttled schedule and
     /// limit, if it has one. With a budget, a retry is granted only if a
     /// token can be spent.
+    #[inline]
     pub fn next_delay_for(&mut self, decision: Decision) -> Option<Duration> {
+        if self.flags == 0 && matches!(decision, Decision::Retry) {
+            // The common path: no deadline, budget or breaker, not given up,
+            // a plain retry.
+            self.failures = self.failures.saturating_add(1);
+            if self.policy.allows_retry_after(self.failures) {
+                self.retries = self.retries.saturating_add(1);
+                return Some(
+                    self.policy
+                        .backoff(self.retries, &mut self.previous, &mut self.rng),
+                );
+            }
+            self.flags = DONE;
+            return None;
+        }
+        self.next_delay_in_general(decision)
+    }
+
+    /// [`next_delay_for`](RetryState::next_delay_for) for any decision and
+    /// any state.
+    fn next_delay_in_general(&mut self, decision: Decision) -> Option<Duration> {
         if self.permit.is_some() {
             self.report_to_circuit(decision);
         }
-        if self.done {
+        if self.flags & DONE != 0 {
             return None;
         }
         self.failures = self.failures.saturating_add(1);
@@ -261,10 +291,12 @@ impl<S: Strategy> RetryState<'_, S> {
             Decision::Stop => None,
         };
         let delay = match delay {
-            Some(d) if self.checked => self.admit(d),
+            Some(d) if self.flags & CHECKED != 0 => self.admit(d),
             other => other,
         };
-        self.done = delay.is_none();
+        if delay.is_none() {
+            self.flags |= DONE;
+        }
         delay
     }
 

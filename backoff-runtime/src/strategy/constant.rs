@@ -24,6 +24,8 @@ use crate::jitter::JitterRng;
 pub struct Constant {
     delay: Duration,
     max: Duration,
+    /// `min(delay, max)`, computed once.
+    capped: Duration,
 }
 
 impl Constant {
@@ -32,24 +34,31 @@ impl Constant {
         Constant {
             delay,
             max: Duration::MAX,
+            capped: delay,
         }
     }
 
     /// Sets a cap: with a delay above it, every retry waits the cap.
     pub const fn max_delay(mut self, max: Duration) -> Self {
         self.max = max;
+        self.capped = if self.delay.as_secs() > max.as_secs()
+            || (self.delay.as_secs() == max.as_secs()
+                && self.delay.subsec_nanos() > max.subsec_nanos())
+        {
+            max
+        } else {
+            self.delay
+        };
         self
     }
 }
 
 impl Strategy for Constant {
+    caps_its_own_delays!();
+
     #[inline]
     fn delay(&self, _retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
-        if self.delay > self.max {
-            self.max
-        } else {
-            self.delay
-        }
+        self.capped
     }
 
     /// The cap set with [`Constant::max_delay`], or none: a constant delay
@@ -74,5 +83,18 @@ mod tests {
         );
         let s = Constant::new(Duration::from_secs(1)).max_delay(Duration::from_millis(10));
         assert_eq!(schedule(&s, 2), [10, 10]);
+        // A later, higher cap gives the delay back; equal seconds compare
+        // the nanoseconds.
+        assert_eq!(schedule(&s.max_delay(Duration::from_secs(5)), 1), [1000]);
+        let s = Constant::new(Duration::new(1, 500)).max_delay(Duration::new(1, 499));
+        assert_eq!(
+            s.delay(1, None, &mut JitterRng::from_seed(0)),
+            Duration::new(1, 499)
+        );
+        let s = Constant::new(Duration::new(1, 499)).max_delay(Duration::new(1, 500));
+        assert_eq!(
+            s.delay(1, None, &mut JitterRng::from_seed(0)),
+            Duration::new(1, 499)
+        );
     }
 }

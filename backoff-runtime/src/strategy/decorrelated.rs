@@ -51,6 +51,8 @@ impl Decorrelated {
 }
 
 impl Strategy for Decorrelated {
+    caps_its_own_delays!();
+
     #[inline]
     fn delay(&self, _retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
         let previous = previous.unwrap_or(self.base);

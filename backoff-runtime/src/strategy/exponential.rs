@@ -67,6 +67,8 @@ impl Exponential {
 }
 
 impl Strategy for Exponential {
+    caps_its_own_delays!();
+
     #[inline]
     fn delay(&self, retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
         // A huge exponent gives an infinite power, which the cap absorbs.

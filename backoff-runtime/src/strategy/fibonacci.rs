@@ -25,6 +25,9 @@ use crate::{jitter::JitterRng, nanos};
 pub struct Fibonacci {
     base: Duration,
     max: Duration,
+    /// `base` and `max` in nanoseconds, computed once, if both fit a `u64`
+    /// (up to ~584 years): the fast path.
+    nanos: Option<(u64, u64)>,
 }
 
 impl Fibonacci {
@@ -33,12 +36,18 @@ impl Fibonacci {
         Fibonacci {
             base,
             max: DEFAULT_MAX,
+            nanos: None,
         }
+        .max_delay(DEFAULT_MAX)
     }
 
     /// Sets the cap on every delay.
     pub const fn max_delay(mut self, max: Duration) -> Self {
         self.max = max;
+        self.nanos = match (nanos::of_u64(self.base), nanos::of_u64(max)) {
+            (Some(base), Some(max)) => Some((base, max)),
+            _ => None,
+        };
         self
     }
 }
@@ -56,15 +65,16 @@ const FIB: [u64; 94] = {
 };
 
 impl Strategy for Fibonacci {
+    caps_its_own_delays!();
+
     #[inline]
     fn delay(&self, retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
         let k = retry.max(1) as usize;
-        if let (Some(base), Some(max)) = (nanos::of_u64(self.base), nanos::of_u64(self.max)) {
-            if base == 0 {
-                return Duration::ZERO;
-            }
+        if let Some((base, max)) = self.nanos {
             return match FIB.get(k).and_then(|f| base.checked_mul(*f)) {
                 Some(n) => Duration::from_nanos(n.min(max)),
+                // Past fib(93), a zero base still gives zero.
+                None if base == 0 => Duration::ZERO,
                 // Past fib(93) or u64 nanoseconds: far beyond any u64 cap.
                 None => self.max,
             };
@@ -132,5 +142,8 @@ mod tests {
         assert_eq!(s.delay(u32::MAX, None, &mut rng), Duration::MAX);
         let s = Fibonacci::new(Duration::MAX).max_delay(Duration::MAX);
         assert_eq!(s.delay(3, None, &mut rng), Duration::MAX);
+        let s = Fibonacci::new(Duration::ZERO);
+        assert_eq!(s.delay(94, None, &mut rng), Duration::ZERO);
+        assert_eq!(s.delay(u32::MAX, None, &mut rng), Duration::ZERO);
     }
 }

@@ -20,6 +20,8 @@ use crate::jitter::JitterRng;
 pub struct Immediate;
 
 impl Strategy for Immediate {
+    caps_its_own_delays!();
+
     #[inline]
     fn delay(&self, _retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
         Duration::ZERO

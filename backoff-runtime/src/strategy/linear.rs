@@ -42,6 +42,8 @@ impl Linear {
 }
 
 impl Strategy for Linear {
+    caps_its_own_delays!();
+
     #[inline]
     fn delay(&self, retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
         let k = retry.max(1);

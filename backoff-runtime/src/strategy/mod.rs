@@ -23,6 +23,22 @@ use core::time::Duration;
 
 use crate::jitter::JitterRng;
 
+/// Inside the `impl Strategy` of a strategy whose `delay` never exceeds its
+/// `max_delay`: `capped_delay` need not cap again.
+macro_rules! caps_its_own_delays {
+    () => {
+        #[inline]
+        fn capped_delay(
+            &self,
+            retry: u32,
+            previous: Option<Duration>,
+            rng: &mut JitterRng,
+        ) -> Duration {
+            self.delay(retry, previous, rng)
+        }
+    };
+}
+
 mod buckets;
 mod constant;
 mod decorrelated;
@@ -175,16 +191,8 @@ macro_rules! each_builtin {
 }
 
 impl Strategy for Builtin {
-    /// Every builtin caps its own delays.
-    #[inline]
-    fn capped_delay(
-        &self,
-        retry: u32,
-        previous: Option<Duration>,
-        rng: &mut JitterRng,
-    ) -> Duration {
-        self.delay(retry, previous, rng)
-    }
+    // Every builtin caps its own delays.
+    caps_its_own_delays!();
 
     #[inline]
     fn delay(&self, retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
