@@ -13,8 +13,13 @@
 //!   (= `next_delay_for(Decision::Retry)`), on a state started exactly as the
 //!   attribute starts it: `__private::start_at(policy, SYNC_CLOCK, None)`,
 //!   untimed (no `max_elapsed`, no `on_retry`), so no clock is read. The
-//!   policy allows 9 attempts (8 retries). Construction includes the lazy
-//!   seeding of the jitter generator at the first random draw.
+//!   policy is typed as the attribute types it (`Policy<Exponential>`,
+//!   `Policy<Constant>`...) and allows 9 attempts (8 retries). Construction
+//!   includes the lazy seeding of the jitter generator at the first random
+//!   draw.
+//! - **enum**: the same with `Policy` (= `Policy<Builtin>`, what
+//!   `Policy::exponential(..)` and the other constructors return, as for a
+//!   policy chosen at run time): one dispatch on the strategy per step.
 //! - **backon**: `BackoffBuilder::build()` (which seeds a `fastrand::Rng`
 //!   from the thread-local generator, jitter or not) then `Iterator::next()`,
 //!   `with_max_times(8)`: how backon's retry loops get each delay.
@@ -44,7 +49,8 @@
 //! (`decorrelated` with `full`/`equal` is only reachable through the `Policy`
 //! API; the attribute rejects jitter there.)
 //!
-//! Groups: `delay_<strategy>` with `ours/<jitter>` and `backon/<jitter>`;
+//! Groups: `delay_<strategy>` with `ours/<jitter>`, `ours_builtin/none` and
+//! `backon/<jitter>`;
 //! plus `delay_api/exponential_full` comparing the three ways our public API
 //! hands out delays: the untimed state (as above), `Policy::start()` (timed:
 //! reads the clock when started and at every step) and `Policy::delays()`.
@@ -59,7 +65,8 @@ use std::hint::black_box;
 use std::time::{Duration, SystemTime};
 
 use backoff_runtime::__private::{SYNC_CLOCK, start_at};
-use backoff_runtime::{Jitter, Policy};
+use backoff_runtime::strategy::{Constant, Decorrelated, Exponential, Fibonacci, Linear};
+use backoff_runtime::{Jitter, Policy, Strategy};
 use backon::{BackoffBuilder, ConstantBuilder, ExponentialBuilder, FibonacciBuilder};
 use criterion::{BenchmarkId, Criterion, Throughput};
 
@@ -78,8 +85,43 @@ const JITTERS: [(&str, Jitter); 3] = [
     ("equal", Jitter::Equal),
 ];
 
-/// Our policy for `strategy` with `jitter`, allowing `N` retries.
-fn ours(strategy: &str, jitter: Jitter) -> Policy {
+/// Our policy for `strategy` with `jitter`, allowing `N` retries, typed as
+/// `#[retry]` types it: `Policy<Exponential>`, `Policy<Constant>`...
+#[derive(Clone, Copy)]
+enum Ours {
+    Exponential(Policy<Exponential>),
+    Linear(Policy<Linear>),
+    Constant(Policy<Constant>),
+    Fibonacci(Policy<Fibonacci>),
+    Decorrelated(Policy<Decorrelated>),
+}
+
+fn ours(strategy: &str, jitter: Jitter) -> Ours {
+    fn with<S>(s: S, jitter: Jitter) -> Policy<S> {
+        Policy::from_strategy(s)
+            .jitter(jitter)
+            .attempts(N as u32 + 1)
+    }
+    match strategy {
+        "exponential" => Ours::Exponential(with(
+            Exponential::new(MS(100)).factor(2.0).max_delay(MS(10_000)),
+            jitter,
+        )),
+        "linear" => Ours::Linear(with(Linear::new(MS(100)).max_delay(MS(10_000)), jitter)),
+        "constant" => Ours::Constant(with(Constant::new(MS(1_000)), jitter)),
+        "fibonacci" => Ours::Fibonacci(with(Fibonacci::new(MS(100)).max_delay(MS(10_000)), jitter)),
+        "decorrelated" => Ours::Decorrelated(with(
+            Decorrelated::new(MS(100)).max_delay(MS(10_000)),
+            jitter,
+        )),
+        _ => unreachable!("unknown strategy {strategy}"),
+    }
+}
+
+/// The same policy with the strategy behind the `Builtin` enum (`Policy`'s
+/// default type, what `Policy::exponential(..)` and friends build, as for a
+/// policy read from configuration): one dispatch per step.
+fn ours_builtin(strategy: &str, jitter: Jitter) -> Policy {
     let p = match strategy {
         "exponential" => Policy::exponential(MS(100))
             .factor(2.0)
@@ -91,6 +133,20 @@ fn ours(strategy: &str, jitter: Jitter) -> Policy {
         _ => unreachable!("unknown strategy {strategy}"),
     };
     p.jitter(jitter).attempts(N as u32 + 1)
+}
+
+/// Calls `$f` with the typed policy inside an [`Ours`] (one monomorphic
+/// instance per strategy).
+macro_rules! with_ours {
+    ($ours:expr, $p:ident => $f:expr) => {
+        match $ours {
+            Ours::Exponential($p) => $f,
+            Ours::Linear($p) => $f,
+            Ours::Constant($p) => $f,
+            Ours::Fibonacci($p) => $f,
+            Ours::Decorrelated($p) => $f,
+        }
+    };
 }
 
 /// backon's builders, configured like [`ours`]: `(none, additive jitter)`.
@@ -131,7 +187,7 @@ fn backon(strategy: &str, jitter: bool) -> Option<Backon> {
 /// One iteration, ours: a fresh untimed state (as `#[retry]` starts it),
 /// then `N` steps.
 #[inline(always)]
-fn run_ours(policy: &Policy) {
+fn run_ours<S: Strategy>(policy: &Policy<S>) {
     let mut state = start_at(black_box(policy), SYNC_CLOCK, None);
     for _ in 0..N {
         black_box(state.next_delay());
@@ -169,11 +225,16 @@ fn bench_strategies(c: &mut Criterion) {
         let mut g = c.benchmark_group(format!("delay_{strategy}"));
         g.throughput(Throughput::Elements(N as u64));
         for (name, jitter) in JITTERS {
-            let policy = ours(strategy, jitter);
-            g.bench_function(BenchmarkId::new("ours", name), |b| {
-                b.iter(|| run_ours(&policy))
+            with_ours!(ours(strategy, jitter), policy => {
+                g.bench_function(BenchmarkId::new("ours", name), |b| {
+                    b.iter(|| run_ours(&policy))
+                });
             });
         }
+        let builtin = ours_builtin(strategy, Jitter::None);
+        g.bench_function(BenchmarkId::new("ours_builtin", "none"), |b| {
+            b.iter(|| run_ours(&builtin))
+        });
         for (name, jitter) in [("none", false), ("additive", true)] {
             // Monomorphic closures per builder type, so that backon is not
             // charged for our `Backon` enum's dispatch.
@@ -201,7 +262,7 @@ fn bench_strategies(c: &mut Criterion) {
 }
 
 fn bench_api(c: &mut Criterion) {
-    let policy = ours("exponential", Jitter::Full);
+    let policy = ours_builtin("exponential", Jitter::Full);
     let mut g = c.benchmark_group("delay_api");
     g.throughput(Throughput::Elements(N as u64));
     g.bench_function(
@@ -233,9 +294,14 @@ fn bench_api(c: &mut Criterion) {
 /// `f32` seconds, hence the tolerance).
 fn check_schedules() {
     for strategy in ["exponential", "constant", "fibonacci"] {
-        let policy = ours(strategy, Jitter::None);
-        let mut state = start_at(&policy, SYNC_CLOCK, None);
-        let ours: Vec<Duration> = (0..N).filter_map(|_| state.next_delay()).collect();
+        let ours: Vec<Duration> = with_ours!(ours(strategy, Jitter::None), policy => {
+            let mut state = start_at(&policy, SYNC_CLOCK, None);
+            (0..N).filter_map(|_| state.next_delay()).collect()
+        });
+        let builtin = ours_builtin(strategy, Jitter::None);
+        let mut state = start_at(&builtin, SYNC_CLOCK, None);
+        let same: Vec<Duration> = (0..N).filter_map(|_| state.next_delay()).collect();
+        assert_eq!(ours, same, "{strategy}: typed and builtin");
         let theirs: Vec<Duration> = match backon(strategy, false) {
             Some(Backon::Exponential(b)) => b.build().collect(),
             Some(Backon::Constant(b)) => b.build().collect(),
@@ -256,16 +322,18 @@ fn check_schedules() {
 fn report(since: SystemTime) {
     println!("\n== ns per delay (criterion median / {N}), fresh iterator, first {N} delays ==");
     println!(
-        "{:<13} {:>8} {:>8} {:>8} | {:>8} {:>9} | {:>10} {:>10} {:>10}",
+        "{:<13} {:>8} {:>8} {:>8} {:>8} | {:>8} {:>9} | {:>10} {:>10} {:>10} {:>10}",
         "strategy",
         "ours/no",
         "ours/ful",
         "ours/eq",
+        "enum/no",
         "bk/none",
         "bk/addtv",
         "none:o/b",
         "full:o/b",
         "equal:o/b",
+        "enum:o/b",
     );
     let per = |id: String| common::estimate_ns(&id, "median", since).map(|t| t / N as f64);
     let fmt = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), |x| format!("{x:.2}"));
@@ -278,18 +346,21 @@ fn report(since: SystemTime) {
             .iter()
             .map(|(j, _)| per(format!("delay_{strategy}/ours/{j}")))
             .collect();
+        let en = per(format!("delay_{strategy}/ours_builtin/none"));
         let bn = per(format!("delay_{strategy}/backon/none"));
         let ba = per(format!("delay_{strategy}/backon/additive"));
         println!(
-            "{strategy:<13} {:>8} {:>8} {:>8} | {:>8} {:>9} | {:>10} {:>10} {:>10}",
+            "{strategy:<13} {:>8} {:>8} {:>8} {:>8} | {:>8} {:>9} | {:>10} {:>10} {:>10} {:>10}",
             fmt(o[0]),
             fmt(o[1]),
             fmt(o[2]),
+            fmt(en),
             fmt(bn),
             fmt(ba),
             ratio(o[0], bn),
             ratio(o[1], ba),
             ratio(o[2], ba),
+            ratio(en, bn),
         );
     }
     for api in ["retry_state_untimed", "policy_start_timed", "policy_delays"] {
@@ -303,15 +374,21 @@ fn report(since: SystemTime) {
         "\n== own interleaved rounds: ns per delay, fastest of {ROUNDS} rounds x ~{ROUND:?} (less disturbed by other processes) =="
     );
     for strategy in STRATEGIES {
-        let policies: Vec<Policy> = JITTERS.iter().map(|(_, j)| ours(strategy, *j)).collect();
-        let mut routines: Vec<Box<dyn FnMut(u64) -> Duration>> = policies
+        let mut routines: Vec<Box<dyn FnMut(u64) -> Duration>> = JITTERS
             .iter()
-            .map(|p| {
-                Box::new(move |n| common::time_sync(n, || run_ours(p)))
-                    as Box<dyn FnMut(u64) -> Duration>
+            .map(|(_, j)| {
+                with_ours!(ours(strategy, *j), p => {
+                    Box::new(move |n| common::time_sync(n, || run_ours(&p)))
+                        as Box<dyn FnMut(u64) -> Duration>
+                })
             })
             .collect();
         let mut names: Vec<String> = JITTERS.iter().map(|(j, _)| format!("ours/{j}")).collect();
+        let builtin = ours_builtin(strategy, Jitter::None);
+        routines.push(Box::new(move |n| {
+            common::time_sync(n, || run_ours(&builtin))
+        }));
+        names.push("enum/none".to_owned());
         for (name, jitter) in [("none", false), ("additive", true)] {
             if let Some(b) = backon(strategy, jitter) {
                 routines.push(Box::new(move |n| {

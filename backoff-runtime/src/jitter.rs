@@ -101,25 +101,42 @@ impl Jitter {
     /// ```
     #[inline]
     pub fn apply(self, v: Duration, max: Duration, rng: &mut JitterRng) -> Duration {
-        let v = if v > max { max } else { v };
+        self.apply_capped(if v > max { max } else { v }, max, rng)
+    }
+
+    /// [`apply`](Jitter::apply) to a `v` already at most `max`, as every
+    /// [`Strategy::capped_delay`](crate::Strategy::capped_delay) is: small
+    /// enough to inline into the retry loop.
+    #[inline]
+    pub(crate) fn apply_capped(self, v: Duration, max: Duration, rng: &mut JitterRng) -> Duration {
         match self {
             Jitter::None => v,
-            Jitter::Full => rng.uniform(Duration::ZERO, v),
-            Jitter::Equal => {
-                let half = v / 2;
-                half + rng.uniform(Duration::ZERO, v - half)
-            }
-            Jitter::Scattered(r) => {
-                if r.is_nan() || r <= 0.0 {
-                    return v;
-                }
-                let r = if r > 1.0 { 1.0 } else { r };
-                let lo = nanos::mul_f64_capped(v, 1.0 - r, v);
-                let hi = nanos::mul_f64_capped(v, 1.0 + r, max);
-                rng.uniform(lo, hi)
-            }
+            Jitter::Full => match nanos::of_u64(v) {
+                Some(0) => v,
+                Some(n) => Duration::from_nanos(rng.range_u64(0, n)),
+                None => rng.uniform(Duration::ZERO, v),
+            },
+            // v/2 + uniform(0, v − v/2) = uniform(v/2, v), in whole nanoseconds.
+            Jitter::Equal => match nanos::of_u64(v) {
+                Some(0) => v,
+                Some(n) => Duration::from_nanos(rng.range_u64(n / 2, n)),
+                None => rng.uniform(v / 2, v),
+            },
+            Jitter::Scattered(r) => scattered(v, r, max, rng),
         }
     }
+}
+
+/// [`Jitter::Scattered`] with ratio `r` applied to `v` (at most `max`).
+#[inline(never)]
+fn scattered(v: Duration, r: f64, max: Duration, rng: &mut JitterRng) -> Duration {
+    if r.is_nan() || r <= 0.0 {
+        return v;
+    }
+    let r = if r > 1.0 { 1.0 } else { r };
+    let lo = nanos::mul_f64_capped(v, 1.0 - r, v);
+    let hi = nanos::mul_f64_capped(v, 1.0 + r, max);
+    rng.uniform(lo, hi)
 }
 
 /// The random source of jitter and of random strategies.
@@ -183,9 +200,15 @@ impl JitterRng {
             return lo;
         }
         if let (Some(lo), Some(hi)) = (nanos::of_u64(lo), nanos::of_u64(hi)) {
-            return Duration::from_nanos(self.rng().random_range(lo..=hi));
+            return Duration::from_nanos(self.range_u64(lo, hi));
         }
         self.uniform_wide(lo, hi)
+    }
+
+    /// A number drawn uniformly from `lo ..= hi`, which must not be empty.
+    #[inline]
+    fn range_u64(&mut self, lo: u64, hi: u64) -> u64 {
+        self.rng().random_range(lo..=hi)
     }
 
     /// [`uniform`](JitterRng::uniform) beyond `u64` nanoseconds (~584 years).

@@ -313,12 +313,10 @@ pub(crate) fn backoff<T: Strategy + ?Sized>(
 ) -> Duration {
     let raw = strategy.capped_delay(retry, *previous, rng);
     *previous = Some(raw);
-    // (`apply` leaves the delay alone, drawing nothing, for a scattered
-    // jitter of ratio zero too; this test keeps the common case short.)
     if matches!(jitter, Jitter::None) {
         raw
     } else {
-        jitter.apply(raw, strategy.max_delay(), rng)
+        jitter.apply_capped(raw, strategy.max_delay(), rng)
     }
 }
 
