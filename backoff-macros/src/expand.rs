@@ -301,7 +301,7 @@ fn retry_loop(
     });
     let decision = match &args.when {
         Some(w) => quote_spanned! {w.span=>
-            #p::decide::<#ret, _, _>(&mut __backoff_when, &__backoff_error)
+            #p::decide::<#ret, _, _>(&mut *__backoff_when, &__backoff_error)
         },
         None => quote!(#p::Decision::Retry),
     };
@@ -314,7 +314,7 @@ fn retry_loop(
     let call_on_retry = args.on_retry.as_ref().map(|o| {
         quote_spanned! {o.span=>
             #p::call_on_retry::<#ret, _>(
-                &mut __backoff_on_retry,
+                &mut *__backoff_on_retry,
                 &__backoff_error,
                 &__backoff_state.event(__backoff_delay),
             );
@@ -330,10 +330,10 @@ fn retry_loop(
     });
     let sleep = match (&args.sleep, is_async) {
         (Some(s), false) => quote_spanned! {s.span=>
-            #p::SyncSleep::sleep(&mut __backoff_sleep, __backoff_delay);
+            #p::SyncSleep::sleep(&mut *__backoff_sleep, __backoff_delay);
         },
         (Some(s), true) => quote_spanned! {s.span=>
-            #p::AsyncSleepFn::sleep(&mut __backoff_sleep, __backoff_delay).await;
+            #p::AsyncSleepFn::sleep(&mut *__backoff_sleep, __backoff_delay).await;
         },
         (None, false) => quote!(#p::sleep_blocking(__backoff_delay);),
         (None, true) => {
@@ -354,19 +354,40 @@ fn retry_loop(
     // The state is built on the first failure, so a call that succeeds at
     // once builds nothing; a budget or breaker needs it from the start.
     let eager = args.budget.is_some() || args.circuit.is_some();
+    // The policy: the `static` the attribute built, or `policy = EXPR`'s
+    // value. Only what the loop needs after an attempt is kept in locals,
+    // since an `async fn` stores those in its future.
+    let policy_ref = if args.policy.is_some() {
+        quote!(__backoff_policy)
+    } else {
+        quote!((&__BACKOFF_POLICY))
+    };
+    // The call's start time, read now, only if something may need it: an
+    // `on_retry` (the event's `elapsed`) or a deadline (`max_elapsed`, or
+    // any `policy = EXPR`).
+    let needs_start = timed || args.max_elapsed.is_some() || args.policy.is_some();
+    let (started, started_value) = if needs_start {
+        (
+            quote_spanned! {start_span=>
+                let __backoff_started = #p::started(#policy_ref, #clock, #timed);
+            },
+            quote!(__backoff_started),
+        )
+    } else {
+        (TokenStream::new(), quote!(::core::option::Option::None))
+    };
+    let make = quote_spanned! {start_span=>
+        #p::start_at(#policy_ref, #clock, #started_value)
+            #with_budget
+            #with_circuit
+    };
     let slot = if eager {
-        quote!(::core::option::Option::Some(__backoff_make()))
+        quote!(::core::option::Option::Some(#make))
     } else {
         quote!(::core::option::Option::None)
     };
-    let start = quote_spanned! {start_span=>
-        let __backoff_clock = #clock;
-        let __backoff_started = #p::started(__backoff_policy, __backoff_clock, #timed);
-        let __backoff_make = || {
-            #p::start_at(__backoff_policy, __backoff_clock, __backoff_started)
-                #with_budget
-                #with_circuit
-        };
+    let start = quote! {
+        #started
         let mut __backoff_slot = #slot;
     };
     // A refused call fails fast with `E::from(CircuitOpen)`.
@@ -376,7 +397,7 @@ fn retry_loop(
         };
         quote! {
             if let #p::Result::Err(__backoff_open) =
-                __backoff_slot.get_or_insert_with(__backoff_make).before_attempt()
+                __backoff_slot.get_or_insert_with(|| #make).before_attempt()
             {
                 return <#ret as #p::RetryResult>::from_result(#p::Result::Err(#from));
             }
@@ -411,7 +432,21 @@ fn retry_loop(
         (_, false) => quote!(#p::attempt_sync::<#ret, _>(|| #block)),
     };
 
-    let name = sig.ident.to_string();
+    let failed = failure(
+        &p,
+        &FailureParts {
+            name: sig.ident.to_string(),
+            make,
+            decision,
+            call_on_retry,
+            sleep,
+            give_up,
+            when: args.when.is_some(),
+            on_retry: args.on_retry.is_some(),
+            sleep_fn: args.sleep.is_some(),
+        },
+        is_async,
+    );
     quote! {
             #import
             #[allow(unused_imports)]
@@ -436,33 +471,114 @@ fn retry_loop(
                         __backoff_error
                     }
                 };
-                let __backoff_state = __backoff_slot.get_or_insert_with(__backoff_make);
-                match __backoff_state.next_delay_for(#decision) {
-                    ::core::option::Option::Some(__backoff_delay) => {
-                        #call_on_retry
-                        #p::trace_retry(
-                            #name,
-                            (&#p::TraceError(&__backoff_error)).trace_display(),
-                            &__backoff_state.event(__backoff_delay),
-                        );
-                        #sleep
-                    }
-                    ::core::option::Option::None => {
-                        #p::trace_give_up(
-                            #name,
-                            (&#p::TraceError(&__backoff_error)).trace_display(),
-                            __backoff_state.attempt(),
-                        );
-                        return #give_up;
-                    }
-                }
+                #failed
             }
     }
 }
 
+/// What the failure path of the loop is made of.
+struct FailureParts {
+    /// The function's name, for `tracing`.
+    name: String,
+    /// Builds the `RetryState`.
+    make: TokenStream,
+    /// The `Decision` on `__backoff_error`.
+    decision: TokenStream,
+    /// The `on_retry` call, if any.
+    call_on_retry: Option<TokenStream>,
+    /// Sleeps `__backoff_delay` (with `.await` in an `async fn`).
+    sleep: TokenStream,
+    /// The function's result on giving up with `__backoff_error`.
+    give_up: TokenStream,
+    /// Which of `__backoff_when`, `__backoff_on_retry`, `__backoff_sleep`
+    /// exist.
+    when: bool,
+    on_retry: bool,
+    sleep_fn: bool,
+}
+
+// Input:  the parts of the failure path; `__backoff_error` holds the error.
+// Output: sync:  { let slot = &mut slot; ..; match state.next_delay_for(d) {
+//                     Some(delay) => { on_retry; sleep(delay) } None => return give_up } }
+//         async: { let slot = &mut slot; ..; async move { the match, yielding
+//                 `Ok(())` or `Err(error)` } }.await: the failure path gets a
+//                 poll function of its own, so the success path (the
+//                 function's own poll) stays small enough to inline into
+//                 its caller.
+fn failure(p: &TokenStream, parts: &FailureParts, is_async: bool) -> TokenStream {
+    let FailureParts {
+        name,
+        make,
+        decision,
+        call_on_retry,
+        sleep,
+        give_up,
+        ..
+    } = parts;
+    let reborrow = |present: bool, local: &str| {
+        present.then(|| {
+            let local = Ident::new(local, Span::call_site());
+            quote!(let #local = &mut #local;)
+        })
+    };
+    let reborrows = [
+        reborrow(true, "__backoff_slot"),
+        reborrow(parts.when, "__backoff_when"),
+        reborrow(parts.on_retry, "__backoff_on_retry"),
+        reborrow(parts.sleep_fn, "__backoff_sleep"),
+    ];
+    let (retried, gave_up) = if is_async {
+        (
+            quote!(#p::Result::Ok(())),
+            quote!(#p::Result::Err(__backoff_error)),
+        )
+    } else {
+        (TokenStream::new(), quote!(return #give_up;))
+    };
+    let body = quote! {
+        let __backoff_state = __backoff_slot.get_or_insert_with(|| #make);
+        match __backoff_state.next_delay_for(#decision) {
+            ::core::option::Option::Some(__backoff_delay) => {
+                #call_on_retry
+                #p::trace_retry(
+                    #name,
+                    (&#p::TraceError(&__backoff_error)).trace_display(),
+                    &__backoff_state.event(__backoff_delay),
+                );
+                // Not kept across the sleep.
+                #p::discard(__backoff_error);
+                #sleep
+                #retried
+            }
+            ::core::option::Option::None => {
+                #p::trace_give_up(
+                    #name,
+                    (&#p::TraceError(&__backoff_error)).trace_display(),
+                    __backoff_state.attempt(),
+                );
+                #gave_up
+            }
+        }
+    };
+    if is_async {
+        quote! {
+            let __backoff_failed = ::core::pin::pin!({
+                #(#reborrows)*
+                async move { #body }
+            });
+            if let #p::Result::Err(__backoff_error) = #p::out_of_line(__backoff_failed).await {
+                return #give_up;
+            }
+        }
+    } else {
+        quote!({ #(#reborrows)* #body })
+    }
+}
+
 // Input:  the strategy, attempts, jitter and max_elapsed arguments, or `policy = EXPR`.
-// Output: `let __backoff_policy: &Policy<_> = ...;` from a `static` built by
-//         const fns, or from the expression, evaluated once per call.
+// Output: `static __BACKOFF_POLICY: Policy<_> = ...;` built by const fns, or
+//         `let __backoff_policy: &Policy<_> = ...;` from the expression,
+//         evaluated once per call.
 fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     if let Some(policy) = &args.policy {
         let expr = &policy.value;
@@ -500,7 +616,6 @@ fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     }
     quote! {
         static __BACKOFF_POLICY: #p::Policy<#ty> = #chain;
-        let __backoff_policy = &__BACKOFF_POLICY;
     }
 }
 

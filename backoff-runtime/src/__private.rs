@@ -178,6 +178,36 @@ pub fn sleep_async<F: AsyncSleepFn>(f: F) -> F {
     f
 }
 
+/// Drops an error before the loop sleeps, so it is not kept across the
+/// sleep (nor stored in an `async fn`'s future); a function, not
+/// `mem::drop`, which clippy flags for types without `Drop`.
+#[inline]
+pub fn discard<T>(_value: T) {}
+
+/// Awaits the failure path of an `async fn`'s loop (pinned in the function's
+/// future) through a poll function of its own, so that the function's own
+/// poll, all that the success path runs, stays small enough for the
+/// compiler to inline into its caller.
+#[inline]
+pub fn out_of_line<F: Future>(f: core::pin::Pin<&mut F>) -> OutOfLine<'_, F> {
+    OutOfLine(f)
+}
+
+/// See [`out_of_line`].
+pub struct OutOfLine<'a, F>(core::pin::Pin<&'a mut F>);
+
+impl<F: Future> Future for OutOfLine<'_, F> {
+    type Output = F::Output;
+
+    #[inline(never)]
+    fn poll(
+        mut self: core::pin::Pin<&mut Self>,
+        cx: &mut core::task::Context<'_>,
+    ) -> core::task::Poll<F::Output> {
+        self.0.as_mut().poll(cx)
+    }
+}
+
 /// Gives an attempt's async block its output type, so `?` inside it knows
 /// the error type to convert into.
 #[inline]
