@@ -339,7 +339,9 @@ fn retry_loop(
         (None, true) => {
             let span = sig.asyncness.map_or_else(Span::call_site, |a| a.span);
             quote_spanned! {span=>
-                <#p::DefaultSleep as #p::AsyncSleep>::sleep(__backoff_delay).await;
+                if !__backoff_delay.is_zero() {
+                    <#p::DefaultSleep as #p::AsyncSleep>::sleep(__backoff_delay).await;
+                }
             }
         }
     };
@@ -527,14 +529,10 @@ fn failure(p: &TokenStream, parts: &FailureParts, is_async: bool) -> TokenStream
         reborrow(parts.on_retry, "__backoff_on_retry"),
         reborrow(parts.sleep_fn, "__backoff_sleep"),
     ];
-    let (retried, gave_up) = if is_async {
-        (
-            quote!(#p::Result::Ok(())),
-            quote!(#p::Result::Err(__backoff_error)),
-        )
-    } else {
-        (TokenStream::new(), quote!(return #give_up;))
-    };
+    let (retried, gave_up) = (
+        quote!(#p::Result::Ok(())),
+        quote!(#p::Result::Err(__backoff_error)),
+    );
     let body = quote! {
         let __backoff_state = __backoff_slot.get_or_insert_with(|| #make);
         match __backoff_state.next_delay_for(#decision) {
@@ -571,7 +569,15 @@ fn failure(p: &TokenStream, parts: &FailureParts, is_async: bool) -> TokenStream
             }
         }
     } else {
-        quote!({ #(#reborrows)* #body })
+        quote! {
+            let __backoff_failed = {
+                #(#reborrows)*
+                move || { #body }
+            };
+            if let #p::Result::Err(__backoff_error) = #p::out_of_line_sync(__backoff_failed) {
+                return #give_up;
+            }
+        }
     }
 }
 

@@ -193,6 +193,12 @@ pub fn out_of_line<F: Future>(f: core::pin::Pin<&mut F>) -> OutOfLine<'_, F> {
     OutOfLine(f)
 }
 
+/// Runs the failure path of a plain fn's loop in a function of its own.
+#[inline(never)]
+pub fn out_of_line_sync<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
 /// See [`out_of_line`].
 pub struct OutOfLine<'a, F>(core::pin::Pin<&'a mut F>);
 
@@ -266,7 +272,8 @@ pub struct DefaultSleep;
     note = "enable the `tokio` feature of `backoff-runtime`, or pass `sleep = path::to::async_sleep` (a `fn(Duration) -> impl Future<Output = ()>`)"
 )]
 pub trait AsyncSleep {
-    /// Sleeps for `d`.
+    /// Sleeps for `d`, which is not zero (the loop skips zero sleeps itself,
+    /// so the future holds nothing but the timer).
     fn sleep(d: Duration) -> impl Future<Output = ()> + Send;
 }
 
@@ -274,7 +281,7 @@ pub trait AsyncSleep {
 impl AsyncSleep for DefaultSleep {
     #[inline]
     fn sleep(d: Duration) -> impl Future<Output = ()> + Send {
-        crate::sleep::tokio(d)
+        ::tokio::time::sleep(d)
     }
 }
 
