@@ -598,11 +598,13 @@ fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     let strategy = args.strategy.as_ref();
     let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
     let (ty, ctor) = strategy_parts(p, strategy);
-    let jitter = args
-        .jitter
-        .as_ref()
-        .map_or_else(|| jitter(p, default_jitter(kind)), |j| jitter(p, j.value));
-    let mut chain = quote!(#p::Policy::<#ty>::from_strategy(#ctor).jitter(#jitter));
+    let main_jitter = jitter(
+        p,
+        args.jitter
+            .as_ref()
+            .map_or(default_jitter(kind), |j| j.value),
+    );
+    let mut chain = quote!(#p::Policy::<#p::#ty>::from_strategy(#ctor).jitter(#main_jitter));
     chain.extend(attempts(args.attempts.as_ref().map(|a| a.value)));
     if let Some(m) = &args.max_elapsed {
         let d = duration(p, m.value.value);
@@ -616,12 +618,16 @@ fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
             .as_ref()
             .map(|j| j.value)
             .filter(|_| t.strategy.kind != StrategyKind::Decorrelated);
-        let throttled =
-            builtin_schedule(p, &t.strategy, jitter, t.attempts.as_ref().map(|a| a.value));
-        chain.extend(quote!(.throttled(#throttled)));
+        // A `Policy<Builtin>`: `throttled` takes any builtin strategy.
+        let (variant, ctor) = strategy_parts(p, Some(&t.strategy));
+        let jitter = self::jitter(p, jitter.unwrap_or(default_jitter(t.strategy.kind)));
+        let attempts = attempts(t.attempts.as_ref().map(|a| a.value));
+        chain.extend(quote! {
+            .throttled(#p::Policy::from_strategy(#p::Builtin::#variant(#ctor)).jitter(#jitter) #attempts)
+        });
     }
     quote! {
-        static __BACKOFF_POLICY: #p::Policy<#ty> = #chain;
+        static __BACKOFF_POLICY: #p::Policy<#p::#ty> = #chain;
     }
 }
 
@@ -635,18 +641,21 @@ fn default_jitter(kind: StrategyKind) -> JitterKind {
 }
 
 // Input:  a strategy argument (default: exponential).
-// Output: its runtime type and a const expression building it, such as
-//         `Exponential` and `Exponential::new(base).factor(f).max_delay(max)`;
+// Output: its runtime type's name and a const expression building it, such
+//         as `Exponential` and `Exponential::new(base).factor(f).max_delay(max)`;
 //         what is not given keeps the runtime's default.
-fn strategy_parts(p: &TokenStream, strategy: Option<&StrategyArg>) -> (TokenStream, TokenStream) {
+fn strategy_parts(p: &TokenStream, strategy: Option<&StrategyArg>) -> (Ident, TokenStream) {
     let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
     let (name, default) = match kind {
-        StrategyKind::Immediate => return (quote!(#p::Immediate), quote!(#p::Immediate)),
+        StrategyKind::Exponential => ("Exponential", Duration::from_millis(100)),
         StrategyKind::Linear => ("Linear", Duration::from_millis(100)),
         StrategyKind::Fibonacci => ("Fibonacci", Duration::from_millis(100)),
         StrategyKind::Decorrelated => ("Decorrelated", Duration::from_millis(100)),
         StrategyKind::Constant => ("Constant", Duration::from_secs(1)),
-        _ => ("Exponential", Duration::from_millis(100)),
+        StrategyKind::Immediate => {
+            let ty = Ident::new("Immediate", Span::call_site());
+            return (ty.clone(), quote!(#p::#ty));
+        }
     };
     let ty = Ident::new(name, Span::call_site());
     let base = strategy
@@ -655,11 +664,10 @@ fn strategy_parts(p: &TokenStream, strategy: Option<&StrategyArg>) -> (TokenStre
     let b = duration(p, base);
     let mut ctor = quote!(#p::#ty::new(#b));
     ctor.extend(strategy_setters(p, strategy));
-    (quote!(#p::#ty), ctor)
+    (ty, ctor)
 }
 
-/// `.factor(f)` and `.max_delay(max)`, as given: setters that both the
-/// strategies and `Policy<Builtin>` have.
+/// `.factor(f)` and `.max_delay(max)`, as given.
 fn strategy_setters(p: &TokenStream, strategy: Option<&StrategyArg>) -> TokenStream {
     let mut setters = TokenStream::new();
     if let Some(s) = strategy {
@@ -673,39 +681,6 @@ fn strategy_setters(p: &TokenStream, strategy: Option<&StrategyArg>) -> TokenStr
         }
     }
     setters
-}
-
-// Input:  the strategy, jitter and attempts of `throttled(...)`.
-// Output: `Policy::exponential(base).factor(f).max_delay(max).jitter(j).attempts(n)`,
-//         a const `Policy<Builtin>`; what is not given keeps the runtime's default.
-fn builtin_schedule(
-    p: &TokenStream,
-    strategy: &StrategyArg,
-    jitter_kind: Option<JitterKind>,
-    attempt_limit: Option<Attempts>,
-) -> TokenStream {
-    let mut chain = match strategy.kind {
-        StrategyKind::Immediate => quote!(#p::Policy::immediate()),
-        kind => {
-            let (ctor, default) = match kind {
-                StrategyKind::Linear => ("linear", Duration::from_millis(100)),
-                StrategyKind::Fibonacci => ("fibonacci", Duration::from_millis(100)),
-                StrategyKind::Decorrelated => ("decorrelated", Duration::from_millis(100)),
-                StrategyKind::Constant => ("constant", Duration::from_secs(1)),
-                _ => ("exponential", Duration::from_millis(100)),
-            };
-            let ctor = Ident::new(ctor, Span::call_site());
-            let b = duration(p, strategy.base.as_ref().map_or(default, |b| b.value));
-            quote!(#p::Policy::#ctor(#b))
-        }
-    };
-    chain.extend(strategy_setters(p, Some(strategy)));
-    if let Some(j) = jitter_kind {
-        let j = jitter(p, j);
-        chain.extend(quote!(.jitter(#j)));
-    }
-    chain.extend(attempts(attempt_limit));
-    chain
 }
 
 /// A jitter as a const expression.

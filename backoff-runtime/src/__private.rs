@@ -11,7 +11,7 @@ pub use crate::jitter::Jitter;
 pub use crate::policy::Policy;
 pub use crate::retry::RetryState;
 pub use crate::strategy::{
-    Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear, Strategy,
+    Builtin, Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear, Strategy,
 };
 
 /// The call's start, read before the first attempt only if something needs
