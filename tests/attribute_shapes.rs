@@ -782,6 +782,68 @@ async fn async_futures_are_send_and_run_on_a_multi_thread_runtime() {
     assert_eq!(tokio::spawn(fut).await.unwrap(), Ok("item 1".to_owned()));
 }
 
+/// An error that is not `Send` (an `Rc`): the same function without
+/// `#[retry]` is `Send`, since the error is returned, never held across an
+/// await; with it, the loop must not hold the error across its sleep.
+#[retry(constant("1ms"), attempts = 3, jitter = "none", when = |e: &std::rc::Rc<str>| !e.is_empty(), on_retry = |_, _| ())]
+async fn rc_error(service: Arc<Service>) -> Result<u32, std::rc::Rc<str>> {
+    service
+        .flaky
+        .call()
+        .map_err(|n| std::rc::Rc::from(n.to_string()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_a_non_send_error_does_not_make_the_future_non_send() {
+    let service = Arc::new(Service::new(2));
+    let fut = rc_error(Arc::clone(&service));
+    assert_send(&fut);
+    // The `Rc` is dropped inside the task; the `Ok` crosses back.
+    assert_eq!(
+        tokio::spawn(async move { fut.await.ok() }).await.unwrap(),
+        Some(3)
+    );
+    assert_eq!(service.flaky.calls(), 3);
+}
+
+/// `#[retry]` written inside a `macro_rules!`, its `when`, `on_retry`,
+/// `sleep` and `policy` values passed in as fragments: the names the loop
+/// declares for them must resolve whatever hygiene the fragments carry.
+macro_rules! retried_fns {
+    ($when:ident, $on_retry:expr, $sleep:path, $($policy:tt)+) => {
+        #[retry(constant("2ms"), attempts = 4, jitter = "none", when = $when, on_retry = $on_retry, sleep = $sleep)]
+        fn forwarded(service: &Service) -> Result<u32, u32> {
+            service.flaky.call()
+        }
+
+        #[retry(policy = $($policy)+, when = $when)]
+        async fn forwarded_async(service: &Service) -> Result<u32, u32> {
+            service.flaky.call()
+        }
+    };
+}
+
+fn retry_all(_: &u32) -> bool {
+    true
+}
+
+fn no_sleep(_: Duration) {}
+
+retried_fns!(
+    retry_all,
+    |_, _| (),
+    no_sleep,
+    backoff_runtime::Policy::immediate().attempts(4)
+);
+
+#[tokio::test]
+async fn regression_arguments_forwarded_through_macro_rules_resolve() {
+    let service = Service::new(3);
+    assert_eq!(forwarded(&service), Ok(4));
+    let service = Service::new(2);
+    assert_eq!(forwarded_async(&service).await, Ok(3));
+}
+
 #[tokio::test(start_paused = true)]
 async fn dropping_the_future_mid_sleep_cancels_it() {
     #[retry(constant("1s"), attempts = 10, jitter = "none")]

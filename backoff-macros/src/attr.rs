@@ -634,9 +634,18 @@ fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, Span)> {
     Ok((kind, lit.span()))
 }
 
+/// `expr` without the invisible groups a `macro_rules!` puts around the
+/// fragments it forwards (`$f:expr`, `$f:path`).
+fn ungrouped(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Group(group) => ungrouped(&group.expr),
+        other => other,
+    }
+}
+
 /// `when` and `on_retry` take a path or a closure.
 fn check_callable(name: &str, expr: &Expr) -> syn::Result<()> {
-    match expr {
+    match ungrouped(expr) {
         Expr::Path(_) | Expr::Closure(_) => Ok(()),
         _ => Err(syn::Error::new(
             expr.span(),
@@ -658,7 +667,7 @@ fn check_path(name: &str, expr: &Expr) -> syn::Result<()> {
         }
         _ => "`circuit` takes the path of a `static CircuitBreaker`, as in `circuit = BREAKER`",
     };
-    match expr {
+    match ungrouped(expr) {
         Expr::Path(_) => Ok(()),
         _ => Err(syn::Error::new(expr.span(), message)),
     }

@@ -268,18 +268,34 @@ fn retry_loop(
     // One import of the runtime, so a wrong `crate = "..."` is reported once.
     let import = quote!(use #krate::__private as __backoff_private;);
     let p = quote!(__backoff_private);
+    // Names of locals. Those holding a user's value (`when`, `on_retry`,
+    // `sleep`) carry its span wherever they appear, declaration included, so
+    // type errors point at the argument (once) and the names resolve even
+    // when the argument came through a `macro_rules!`. The loop's own locals
+    // resolve at the call site: inside a `quote_spanned!` they are named with
+    // `local`, whose idents only take the user's position.
+    let local = |name: &str, at: Span| Ident::new(name, Span::call_site().located_at(at));
+    let user = |name: &str, at: Span| Ident::new(name, at);
+    let when_l = args.when.as_ref().map(|w| user("__backoff_when", w.span));
+    let on_retry_l = args
+        .on_retry
+        .as_ref()
+        .map(|o| user("__backoff_on_retry", o.span));
 
     // Every use of the return type as a `Result` carries its span, so that a
     // non-`Result` is reported once, there.
     let ret_span = ret.span();
+    let outcome = local("__backoff_outcome", ret_span);
+    let error = local("__backoff_error", ret_span);
+    let value = local("__backoff_value", ret_span);
     let split = quote_spanned! {ret_span=>
-        <#ret as #p::RetryResult>::into_result(__backoff_outcome)
+        <#ret as #p::RetryResult>::into_result(#outcome)
     };
     let give_up = quote_spanned! {ret_span=>
-        <#ret as #p::RetryResult>::from_result(#p::Result::Err(__backoff_error))
+        <#ret as #p::RetryResult>::from_result(#p::Result::Err(#error))
     };
     let succeed = quote_spanned! {ret_span=>
-        <#ret as #p::RetryResult>::from_result(#p::Result::Ok(__backoff_value))
+        <#ret as #p::RetryResult>::from_result(#p::Result::Ok(#value))
     };
     // With `policy = EXPR`, a wrong type is reported once, at EXPR.
     let start_span = args
@@ -295,52 +311,68 @@ fn retry_loop(
     let timed = args.on_retry.is_some();
     let when = args.when.as_ref().map(|w| {
         let expr = &w.value;
-        quote_spanned! {w.span=>
-            let mut __backoff_when = #p::when::<#ret, _, _>(#expr);
-        }
+        let checked = quote_spanned! {w.span=> #p::when::<#ret, _, _>(#expr) };
+        quote!(let mut #when_l = #checked;)
     });
     let decision = match &args.when {
-        Some(w) => quote_spanned! {w.span=>
-            #p::decide::<#ret, _, _>(&mut *__backoff_when, &__backoff_error)
-        },
+        Some(w) => {
+            let error = local("__backoff_error", w.span);
+            quote_spanned! {w.span=> #p::decide::<#ret, _, _>(&mut *#when_l, &#error) }
+        }
         None => quote!(#p::Decision::Retry),
     };
     let on_retry = args.on_retry.as_ref().map(|o| {
         let expr = &o.value;
-        quote_spanned! {o.span=>
-            let mut __backoff_on_retry = #p::on_retry::<#ret, _>(#expr);
-        }
+        let checked = quote_spanned! {o.span=> #p::on_retry::<#ret, _>(#expr) };
+        quote!(let mut #on_retry_l = #checked;)
     });
     let call_on_retry = args.on_retry.as_ref().map(|o| {
+        let [error, state, delay] = ["__backoff_error", "__backoff_state", "__backoff_delay"]
+            .map(|name| local(name, o.span));
         quote_spanned! {o.span=>
             #p::call_on_retry::<#ret, _>(
-                &mut *__backoff_on_retry,
-                &__backoff_error,
-                &__backoff_state.event(__backoff_delay),
+                &mut *#on_retry_l,
+                &#error,
+                &#state.event(#delay),
             );
         }
     });
     let sleep_binding = args.sleep.as_ref().map(|s| {
         let expr = &s.value;
-        if is_async {
-            quote_spanned! {s.span=> let mut __backoff_sleep = #p::sleep_async(#expr); }
+        let checked = if is_async {
+            quote_spanned! {s.span=> #p::sleep_async(#expr) }
         } else {
-            quote_spanned! {s.span=> let mut __backoff_sleep = #p::sleep_sync(#expr); }
-        }
+            quote_spanned! {s.span=> #p::sleep_sync(#expr) }
+        };
+        let sleep_l = user("__backoff_sleep", s.span);
+        quote!(let mut #sleep_l = #checked;)
     });
+    // An async sleep is awaited through `out_of_line`, pinned in the
+    // function's future: its poll stays out of the function's own.
+    let sleep_span = match (&args.sleep, sig.asyncness) {
+        (Some(s), _) => s.span,
+        (None, Some(a)) => a.span,
+        (None, None) => Span::call_site(),
+    };
+    let (sleep_l, delay) = (
+        user("__backoff_sleep", sleep_span),
+        local("__backoff_delay", sleep_span),
+    );
     let sleep = match (&args.sleep, is_async) {
         (Some(s), false) => quote_spanned! {s.span=>
-            #p::SyncSleep::sleep(&mut *__backoff_sleep, __backoff_delay);
+            #p::SyncSleep::sleep(&mut #sleep_l, #delay);
         },
         (Some(s), true) => quote_spanned! {s.span=>
-            #p::AsyncSleepFn::sleep(&mut *__backoff_sleep, __backoff_delay).await;
+            #p::AsyncSleepFn::sleep(&mut #sleep_l, #delay).await;
         },
         (None, false) => quote!(#p::sleep_blocking(__backoff_delay);),
         (None, true) => {
-            let span = sig.asyncness.map_or_else(Span::call_site, |a| a.span);
-            quote_spanned! {span=>
+            let sleeping = quote_spanned! {sleep_span=>
+                <#p::DefaultSleep as #p::AsyncSleep>::sleep(#delay)
+            };
+            quote! {
                 if !__backoff_delay.is_zero() {
-                    <#p::DefaultSleep as #p::AsyncSleep>::sleep(__backoff_delay).await;
+                    #p::out_of_line(::core::pin::pin!(#sleeping)).await;
                 }
             }
         }
@@ -370,8 +402,11 @@ fn retry_loop(
     let needs_start = timed || args.max_elapsed.is_some() || args.policy.is_some();
     let (started, started_value) = if needs_start {
         (
-            quote_spanned! {start_span=>
-                let __backoff_started = #p::started(#policy_ref, #clock, #timed);
+            {
+                let checked = quote_spanned! {start_span=>
+                    #p::started(#policy_ref, #clock, #timed)
+                };
+                quote!(let __backoff_started = #checked;)
             },
             quote!(__backoff_started),
         )
@@ -394,8 +429,9 @@ fn retry_loop(
     };
     // A refused call fails fast with `E::from(CircuitOpen)`.
     let before_attempt = args.circuit.as_ref().map(|c| {
+        let open = local("__backoff_open", c.span);
         let from = quote_spanned! {c.span=>
-            <#p::ErrorOf<#ret> as #p::FromCircuitOpen>::from_circuit_open(__backoff_open)
+            <#p::ErrorOf<#ret> as #p::FromCircuitOpen>::from_circuit_open(#open)
         };
         quote! {
             if let #p::Result::Err(__backoff_open) =
@@ -415,8 +451,9 @@ fn retry_loop(
     let attempt = match (&args.attempt_timeout, is_async) {
         (Some(t), true) => {
             let d = duration(&p, t.value.value);
+            let elapsed = local("__backoff_elapsed", t.span);
             let from = quote_spanned! {t.span=>
-                <#p::ErrorOf<#ret> as #p::FromElapsed>::from_elapsed(__backoff_elapsed)
+                <#p::ErrorOf<#ret> as #p::FromElapsed>::from_elapsed(#elapsed)
             };
             let timeout = quote_spanned! {t.key=>
                 <#p::DefaultSleep as #p::AsyncTimeout>::timeout(#d, #p::attempt::<#ret, _>(async #block))
@@ -443,11 +480,12 @@ fn retry_loop(
             call_on_retry,
             sleep,
             give_up,
-            when: args.when.is_some(),
-            on_retry: args.on_retry.is_some(),
-            sleep_fn: args.sleep.is_some(),
+            borrowed: [Some(Ident::new("__backoff_slot", Span::call_site()))]
+                .into_iter()
+                .chain([when_l, on_retry_l])
+                .flatten()
+                .collect(),
         },
-        is_async,
     );
     quote! {
             #import
@@ -492,22 +530,25 @@ struct FailureParts {
     sleep: TokenStream,
     /// The function's result on giving up with `__backoff_error`.
     give_up: TokenStream,
-    /// Which of `__backoff_when`, `__backoff_on_retry`, `__backoff_sleep`
-    /// exist.
-    when: bool,
-    on_retry: bool,
-    sleep_fn: bool,
+    /// The locals the decision borrows: the state's slot, and
+    /// `__backoff_when` and `__backoff_on_retry` if they exist.
+    borrowed: Vec<Ident>,
 }
 
 // Input:  the parts of the failure path; `__backoff_error` holds the error.
-// Output: sync:  { let slot = &mut slot; ..; match state.next_delay_for(d) {
-//                     Some(delay) => { on_retry; sleep(delay) } None => return give_up } }
-//         async: { let slot = &mut slot; ..; async move { the match, yielding
-//                 `Ok(())` or `Err(error)` } }.await: the failure path gets a
-//                 poll function of its own, so the success path (the
-//                 function's own poll) stays small enough to inline into
-//                 its caller.
-fn failure(p: &TokenStream, parts: &FailureParts, is_async: bool) -> TokenStream {
+// Output: let delay = match out_of_line_sync(move || {   // a function of its own
+//             match state.next_delay_for(decision) {
+//                 Some(delay) => { on_retry(&error, ..); Ok(delay) }   // the error dropped here
+//                 None => Err(error),
+//             }
+//         }) { Ok(delay) => delay, Err(error) => return give_up };
+//         sleep(delay);   // in an `async fn`, awaited out of line too
+//
+//         The decision runs synchronously and owns the error, so an `async fn`'s
+//         future never holds the error across the sleep (nor needs it to be
+//         `Send`); only the sleep is awaited. Both out-of-line steps keep the
+//         success path (the function's own body or poll) small.
+fn failure(p: &TokenStream, parts: &FailureParts) -> TokenStream {
     let FailureParts {
         name,
         make,
@@ -517,67 +558,41 @@ fn failure(p: &TokenStream, parts: &FailureParts, is_async: bool) -> TokenStream
         give_up,
         ..
     } = parts;
-    let reborrow = |present: bool, local: &str| {
-        present.then(|| {
-            let local = Ident::new(local, Span::call_site());
-            quote!(let #local = &mut #local;)
-        })
-    };
-    let reborrows = [
-        reborrow(true, "__backoff_slot"),
-        reborrow(parts.when, "__backoff_when"),
-        reborrow(parts.on_retry, "__backoff_on_retry"),
-        reborrow(parts.sleep_fn, "__backoff_sleep"),
-    ];
-    let (retried, gave_up) = (
-        quote!(#p::Result::Ok(())),
-        quote!(#p::Result::Err(__backoff_error)),
-    );
-    let body = quote! {
-        let __backoff_state = __backoff_slot.get_or_insert_with(|| #make);
-        match __backoff_state.next_delay_for(#decision) {
-            ::core::option::Option::Some(__backoff_delay) => {
-                #call_on_retry
-                #p::trace_retry(
-                    #name,
-                    (&#p::TraceError(&__backoff_error)).trace_display(),
-                    &__backoff_state.event(__backoff_delay),
-                );
-                // Not kept across the sleep.
-                #p::discard(__backoff_error);
-                #sleep
-                #retried
-            }
-            ::core::option::Option::None => {
-                #p::trace_give_up(
-                    #name,
-                    (&#p::TraceError(&__backoff_error)).trace_display(),
-                    __backoff_state.attempt(),
-                );
-                #gave_up
-            }
-        }
-    };
-    if is_async {
-        quote! {
-            let __backoff_failed = ::core::pin::pin!({
-                #(#reborrows)*
-                async move { #body }
-            });
-            if let #p::Result::Err(__backoff_error) = #p::out_of_line(__backoff_failed).await {
-                return #give_up;
-            }
-        }
-    } else {
-        quote! {
-            let __backoff_failed = {
-                #(#reborrows)*
-                move || { #body }
+    let reborrows = parts
+        .borrowed
+        .iter()
+        .map(|local| quote!(let #local = &mut #local;));
+    quote! {
+        let __backoff_delay = {
+            #(#reborrows)*
+            let __backoff_decide = move || {
+                let __backoff_state = __backoff_slot.get_or_insert_with(|| #make);
+                match __backoff_state.next_delay_for(#decision) {
+                    ::core::option::Option::Some(__backoff_delay) => {
+                        #call_on_retry
+                        #p::trace_retry(
+                            #name,
+                            (&#p::TraceError(&__backoff_error)).trace_display(),
+                            &__backoff_state.event(__backoff_delay),
+                        );
+                        #p::Result::Ok(__backoff_delay)
+                    }
+                    ::core::option::Option::None => {
+                        #p::trace_give_up(
+                            #name,
+                            (&#p::TraceError(&__backoff_error)).trace_display(),
+                            __backoff_state.attempt(),
+                        );
+                        #p::Result::Err(__backoff_error)
+                    }
+                }
             };
-            if let #p::Result::Err(__backoff_error) = #p::out_of_line_sync(__backoff_failed) {
-                return #give_up;
+            match #p::out_of_line_sync(__backoff_decide) {
+                #p::Result::Ok(__backoff_delay) => __backoff_delay,
+                #p::Result::Err(__backoff_error) => return #give_up,
             }
-        }
+        };
+        #sleep
     }
 }
 
@@ -588,9 +603,11 @@ fn failure(p: &TokenStream, parts: &FailureParts, is_async: bool) -> TokenStream
 fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     if let Some(policy) = &args.policy {
         let expr = &policy.value;
-        return quote_spanned! {policy.span=>
-            let __backoff_policy_value = #expr;
-            let __backoff_policy = #p::policy_ref(&__backoff_policy_value);
+        let value = Ident::new("__backoff_policy_value", policy.span);
+        let checked = quote_spanned! {policy.span=> #p::policy_ref(&#value) };
+        return quote! {
+            let #value = #expr;
+            let __backoff_policy = #checked;
         };
     }
     // The strategy's own type, not the `Builtin` enum: each step of the

@@ -178,22 +178,17 @@ pub fn sleep_async<F: AsyncSleepFn>(f: F) -> F {
     f
 }
 
-/// Drops an error before the loop sleeps, so it is not kept across the
-/// sleep (nor stored in an `async fn`'s future); a function, not
-/// `mem::drop`, which clippy flags for types without `Drop`.
-#[inline]
-pub fn discard<T>(_value: T) {}
-
-/// Awaits the failure path of an `async fn`'s loop (pinned in the function's
-/// future) through a poll function of its own, so that the function's own
-/// poll, all that the success path runs, stays small enough for the
-/// compiler to inline into its caller.
+/// Awaits a future of an `async fn`'s failure path (its sleep, pinned in the
+/// function's future) through a poll function of its own, so that the
+/// function's own poll, all that the success path runs, stays small enough
+/// for the compiler to inline into its caller.
 #[inline]
 pub fn out_of_line<F: Future>(f: core::pin::Pin<&mut F>) -> OutOfLine<'_, F> {
     OutOfLine(f)
 }
 
-/// Runs the failure path of a plain fn's loop in a function of its own.
+/// Runs the failure path of the loop (the decision, `on_retry`, tracing) in a
+/// function of its own, for plain and `async` fns alike.
 #[inline(never)]
 pub fn out_of_line_sync<R>(f: impl FnOnce() -> R) -> R {
     f()
