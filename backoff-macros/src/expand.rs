@@ -193,15 +193,18 @@ fn describe(item: &syn::Item) -> &'static str {
 
 // Input:  #[attrs] vis fn name(args) -> R { body }
 // Output: #[attrs] vis fn name(args) -> R {
-//             let policy = ...; let mut slot = None;   // the state, built on the first failure
+//             static POLICY: Policy<Exponential> = ...; let mut slot = None;   // state: on the first failure
 //             loop {
 //                 let outcome: R = attempt(|| body);           // or async { body }.await
-//                 match outcome { Ok(v) => return Ok(v), Err(e) => e };
-//                 let state = slot.get_or_insert_with(|| start_at(policy, ..));
-//                 match state.next_delay_for(when(&e)) {
-//                     Some(delay) => { on_retry(&e, &event); sleep(delay) }
-//                     None => return Err(e),
-//                 }
+//                 let e = match outcome { Ok(v) => return Ok(v), Err(e) => e };
+//                 let delay = match out_of_line_sync(move || {  // the decision, in a function of its own
+//                     let state = slot.get_or_insert_with(|| start_at(&POLICY, ..));
+//                     match state.next_delay_for(when(&e)) {
+//                         Some(delay) => { on_retry(&e, &event); Ok(delay) }
+//                         None => Err(e),
+//                     }
+//                 }) { Ok(delay) => delay, Err(e) => return Err(e) };
+//                 sleep(delay);                                // or out_of_line(pin!(sleep(delay))).await
 //             }
 //         }
 fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
