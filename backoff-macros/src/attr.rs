@@ -265,7 +265,9 @@ impl RetryArgs {
             "when" | "on_retry" | "policy" | "sleep" | "budget" | "circuit" => {
                 eq(input, &key, &format!("{name} = path::to::function"))?;
                 let expr: Expr = input.parse()?;
-                let span = expr.span();
+                // The caller's tokens, not the invisible group a
+                // `macro_rules!` may have put around them.
+                let span = ungrouped(&expr).span();
                 match name.as_str() {
                     "when" | "on_retry" => check_callable(&name, &expr)?,
                     "sleep" | "budget" | "circuit" => check_path(&name, &expr)?,

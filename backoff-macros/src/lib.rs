@@ -96,10 +96,11 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// - An `async fn`'s future is `Send` whenever it would be without the
-///   attribute, with one exception: an argument taken by value whose type is
-///   `Send` but not `Sync` (a `Cell`, a `RefCell`). Each attempt borrows the
-///   arguments (they are never moved or cloned), and a borrow of such a
-///   value is not `Send`; pass it behind an `Arc<Mutex<_>>` or an atomic.
+///   attribute, with one exception: an argument whose type is `Send` but not
+///   `Sync` (a `Cell`, a `RefCell`), taken by value or by `&mut` (`&mut self`
+///   included), that the body only reads. Each attempt borrows the arguments
+///   (they are never moved or cloned), and a shared borrow of such a value
+///   is not `Send`. Put the value behind a `Mutex` or an atomic.
 ///   Dropping the future cancels cleanly, even mid-sleep.
 /// - Without `max_elapsed` and `on_retry`, a call that succeeds at once reads
 ///   no clock, draws no random number and allocates nothing; no path
