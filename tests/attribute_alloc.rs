@@ -346,11 +346,7 @@ fn async_deadline_and_on_retry_allocate_nothing() {
 
 #[test]
 fn async_retry_path_with_tokio_sleep_allocates_nothing() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
+    let rt = backoff_workspace_tests::paused_runtime();
     // The first timer this runtime ever registers is the retry loop's own.
     fresh();
     let (r, first) = allocations(|| {

@@ -15,6 +15,7 @@ use std::cell::RefCell;
 use std::time::Duration;
 
 use backoff_runtime::{Decision, Jitter, Policy, RetryEvent, retry};
+use backoff_workspace_tests::block_on_paused;
 use proptest::prelude::*;
 use tokio::time::Instant;
 
@@ -124,12 +125,7 @@ fn script() -> impl proptest::strategy::Strategy<Value = Vec<Outcome>> {
 
 fn run(policy: &Policy, script: &[Outcome]) -> (Result<usize, Failure>, Log, Duration) {
     LOG.with(|l| *l.borrow_mut() = Log::default());
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
-    let (result, elapsed) = rt.block_on(async {
+    let (result, elapsed) = block_on_paused(async {
         let start = Instant::now();
         let result = scripted(policy, script, start).await;
         (result, start.elapsed())

@@ -24,13 +24,6 @@
 //! run on tokio's paused clock and their virtual elapsed times are checked
 //! exactly. Every `static` budget and breaker is declared inside the one test
 //! that uses it (tests run in parallel).
-//!
-//! Breakers measure time in milliseconds from one process-wide epoch, set by
-//! the first use of any breaker, and an instant before that epoch counts as
-//! the epoch itself (see the ignored test at the end). So every test here
-//! that times a breaker on a paused clock first touches a breaker with the
-//! real clock ([`touch_epoch`]) and only then builds its runtime
-//! ([`paused`]): the paused clock then starts after the epoch.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -41,6 +34,7 @@ use std::time::{Duration, Instant};
 use backoff_runtime::{
     CircuitBreaker, CircuitOpen, CircuitState, Decision, Elapsed, RetryBudget, RetryEvent, retry,
 };
+use backoff_workspace_tests::{block_on_paused, paused_runtime};
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -147,25 +141,6 @@ fn ms(n: u64) -> Duration {
 
 fn secs(n: u64) -> Duration {
     Duration::from_secs(n)
-}
-
-/// Makes sure the breakers' process-wide epoch is set, and set from the real
-/// clock, before this test builds a paused runtime (see the module docs).
-fn touch_epoch() {
-    static FIRST: CircuitBreaker = CircuitBreaker::new(1, 1, Duration::ZERO);
-    let _ = FIRST.acquire(Instant::now());
-}
-
-/// Runs `f` on a current-thread runtime whose clock is paused (it advances
-/// only when every task waits on a timer), started after [`touch_epoch`].
-fn paused<F: Future>(f: F) -> F::Output {
-    touch_epoch();
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("a runtime")
-        .block_on(f)
 }
 
 /// A budget's tokens, in thousandths (its resolution).
@@ -683,7 +658,6 @@ async fn an_async_call_with_an_empty_budget_returns_without_sleeping() {
 
 #[test]
 fn a_breaker_opens_after_the_threshold_of_consecutive_failed_calls() {
-    touch_epoch();
     static BREAKER: CircuitBreaker = CircuitBreaker::new(3, 1, Duration::from_secs(3600));
     #[retry(attempts = 1, when = classify, circuit = BREAKER)]
     fn call() -> Result<u32, E> {
@@ -709,7 +683,6 @@ fn a_breaker_opens_after_the_threshold_of_consecutive_failed_calls() {
 
 #[test]
 fn failed_attempts_of_one_call_count_toward_the_threshold() {
-    touch_epoch();
     static BREAKER: CircuitBreaker = CircuitBreaker::new(3, 1, Duration::from_secs(3600));
     #[retry(constant("1s"), jitter = "none", attempts = 10, circuit = BREAKER, sleep = record)]
     fn call() -> Result<u32, E> {
@@ -732,7 +705,6 @@ fn failed_attempts_of_one_call_count_toward_the_threshold() {
 
 #[test]
 fn a_success_resets_the_consecutive_failures() {
-    touch_epoch();
     static BREAKER: CircuitBreaker = CircuitBreaker::new(2, 1, Duration::from_secs(3600));
     #[retry(attempts = 1, circuit = BREAKER)]
     fn call() -> Result<u32, E> {
@@ -766,7 +738,6 @@ fn a_success_resets_the_consecutive_failures() {
 fn an_error_classified_stop_counts_as_a_success() {
     // The service answered (a 404, a validation error): not a sign of ill
     // health. See `RetryState`: a `Decision::Stop` reports success.
-    touch_epoch();
     static BREAKER: CircuitBreaker = CircuitBreaker::new(2, 1, Duration::from_secs(3600));
     #[retry(attempts = 5, when = classify, circuit = BREAKER, sleep = record)]
     fn call() -> Result<u32, E> {
@@ -790,7 +761,6 @@ fn an_error_classified_stop_counts_as_a_success() {
 
 #[test]
 fn throttled_errors_count_as_failures() {
-    touch_epoch();
     static BREAKER: CircuitBreaker = CircuitBreaker::new(2, 1, Duration::from_secs(3600));
     #[retry(
         immediate,
@@ -812,7 +782,6 @@ fn throttled_errors_count_as_failures() {
 #[test]
 fn with_open_for_zero_the_next_call_is_the_trial() {
     // A plain fn reads the system clock; `open_for = 0` needs no waiting.
-    touch_epoch();
     static BREAKER: CircuitBreaker = CircuitBreaker::new(1, 1, Duration::ZERO);
     #[retry(attempts = 1, circuit = BREAKER)]
     fn call() -> Result<u32, E> {
@@ -837,7 +806,7 @@ fn after_open_for_one_trial_call_and_success_threshold_successes_close_it() {
         step()
     }
 
-    paused(async {
+    block_on_paused(async {
         script([Err(Transient), Err(Transient)]);
         assert_eq!(call(ms(0)).await, Err(Transient));
         assert_eq!(call(ms(0)).await, Err(Transient));
@@ -879,7 +848,7 @@ fn a_failed_trial_reopens_the_breaker_for_open_for_from_then() {
         step()
     }
 
-    paused(async {
+    block_on_paused(async {
         script([Err(Transient), Err(Transient), Ok(0), Err(Transient)]);
         assert_eq!(call(ms(0)).await, Err(Transient));
         tokio::time::sleep(secs(10)).await;
@@ -914,7 +883,7 @@ fn a_trial_that_fails_is_not_retried_past_the_reopened_breaker() {
         step()
     }
 
-    paused(async {
+    block_on_paused(async {
         script(fails(100, Transient));
         let start = tokio::time::Instant::now();
         assert_eq!(
@@ -943,7 +912,7 @@ fn a_retry_that_sleeps_past_open_for_is_the_trial() {
         step()
     }
 
-    paused(async {
+    block_on_paused(async {
         script([Err(Transient)]);
         let start = tokio::time::Instant::now();
         assert_eq!(call().await, Ok(2));
@@ -961,7 +930,7 @@ fn timed_out_attempts_count_as_failures() {
         step()
     }
 
-    paused(async {
+    block_on_paused(async {
         script([]);
         let start = tokio::time::Instant::now();
         assert_eq!(call().await, Err(E::TimedOut), "the last real error");
@@ -1121,7 +1090,6 @@ async fn question_mark_in_a_timed_body_converts_as_usual() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_future_is_send_with_every_fleet_argument() {
-    touch_epoch();
     static BUDGET: RetryBudget = RetryBudget::new(10, 0.1);
     static BREAKER: CircuitBreaker = CircuitBreaker::new(100, 1, Duration::from_secs(3600));
     static RUNS: AtomicU32 = AtomicU32::new(0);
@@ -1184,15 +1152,16 @@ async fn the_future_is_send_with_every_fleet_argument() {
 // Known bug
 // ---------------------------------------------------------------------------
 
-/// Breakers share one process-wide epoch (the first `now` any breaker was
-/// given) and clamp earlier instants to it. A paused tokio clock starts when
-/// its runtime is built and stays there; if another breaker is first used
-/// (with the real clock) after that, every instant of the paused clock
-/// before the epoch reads as the same millisecond, so a breaker that opened
-/// at virtual 0 ms is still open at virtual `open_for`.
+/// Regression: breakers used to share one process-wide epoch (the first
+/// `now` any breaker was given) and clamp earlier instants to it. A paused
+/// tokio clock starts when its runtime is built and stays there; when
+/// another breaker was first used (with the real clock) after that, every
+/// instant of the paused clock before the epoch read as the same
+/// millisecond, so a breaker that opened at virtual 0 ms was still open at
+/// virtual `open_for`. Each breaker now has its own epoch.
 ///
-/// Runs in a child process (this test binary, only this test), so that the
-/// epoch is not already set by another test.
+/// Runs in a child process (this test binary, only this test), so that no
+/// other test has used a breaker first.
 #[test]
 fn open_for_is_measured_on_a_paused_clock_started_before_another_breaker_is_used() {
     const CHILD: &str = "FLEET_ATTRIBUTE_EPOCH_CHILD";
@@ -1221,11 +1190,7 @@ fn open_for_is_measured_on_a_paused_clock_started_before_another_breaker_is_used
     }
 
     // The paused clock starts now and stays at this instant...
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
+    let rt = paused_runtime();
     // ...while another part of the program uses a breaker 200 ms later.
     std::thread::sleep(ms(200));
     let _ = OTHER.acquire(Instant::now());
@@ -1235,8 +1200,8 @@ fn open_for_is_measured_on_a_paused_clock_started_before_another_breaker_is_used
         assert_eq!(call().await, Err(Transient));
         assert_eq!(BREAKER.state(), CircuitState::Open);
         tokio::time::sleep(ms(100)).await;
-        // Expected: open_for has passed, this is the trial, and it succeeds.
-        // Actual: Err(Open), until the paused clock passes the epoch.
+        // open_for has passed: this is the trial, and it succeeds (with the
+        // shared epoch it was refused, until the paused clock passed it).
         assert_eq!(call().await, Ok(2));
         assert_eq!(BREAKER.state(), CircuitState::Closed);
     });

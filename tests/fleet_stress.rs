@@ -37,6 +37,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use backoff_runtime::{CircuitBreaker, CircuitOpen, CircuitState, RetryBudget, retry};
+use backoff_workspace_tests::block_on_paused;
 
 const THREADS: usize = 8;
 
@@ -75,14 +76,6 @@ fn milli(b: &RetryBudget) -> u64 {
         "not a whole number of thousandths: {t}"
     );
     m as u64
-}
-
-/// Makes sure the breakers' process-wide epoch is set from the real clock
-/// before any test builds a paused runtime or makes up instants (a breaker
-/// reads instants before that epoch as the epoch itself).
-fn touch_epoch() {
-    static FIRST: CircuitBreaker = CircuitBreaker::new(1, 1, Duration::ZERO);
-    let _ = FIRST.acquire(Instant::now());
 }
 
 /// The breaker's packed state word, decoded: `| state: 2 | count: 22 |
@@ -127,18 +120,6 @@ impl Word {
             _ => panic!("not a state: {self:?}"),
         }
     }
-}
-
-/// Runs `f` on a current-thread runtime with a paused clock, built after
-/// [`touch_epoch`].
-fn paused<F: Future>(f: F) -> F::Output {
-    touch_epoch();
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("a runtime")
-        .block_on(f)
 }
 
 // ---------------------------------------------------------------------------
@@ -318,7 +299,6 @@ fn budget_stays_within_bounds_when_deposits_are_clipped() {
 
 #[test]
 fn breaker_every_transition() {
-    touch_epoch();
     let t0 = Instant::now();
     let at = |ms: u64| t0 + Duration::from_millis(ms);
     let b = CircuitBreaker::new(3, 2, Duration::from_millis(100));
@@ -404,7 +384,6 @@ fn breaker_every_transition() {
 
 #[test]
 fn breaker_non_trial_reports_do_not_move_a_half_open_breaker() {
-    touch_epoch();
     let t0 = Instant::now();
     let b = CircuitBreaker::new(1, 1, Duration::ZERO);
     let early = b.acquire(t0).unwrap();
@@ -518,7 +497,6 @@ fn breaker_matches_a_reference_model() {
     // step the breaker and the model agree on the state, the count and the
     // trial bit. In particular closed → open happens exactly at the
     // threshold-th consecutive failure.
-    touch_epoch();
     const FAILURES: u64 = 4;
     const SUCCESSES: u64 = 3;
     const OPEN_FOR: u64 = 50;
@@ -588,7 +566,6 @@ fn breaker_loses_no_failure_under_contention() {
     // of completed reports to the threshold must find it open (a lost
     // increment would leave it closed), and nobody may see it open before
     // the threshold number of reports has started.
-    touch_epoch();
     const THRESHOLD: u32 = 62_500;
     let now = Instant::now();
     let mut ops = 0;
@@ -632,7 +609,6 @@ fn breaker_admits_one_trial_at_a_time_under_contention() {
     // call) at random; a counter incremented while a trial permit is held
     // must never exceed one; the packed word stays well-formed; at the end
     // no trial slot is left taken.
-    touch_epoch();
     const OPS: u64 = 125_000;
     let b = CircuitBreaker::new(3, 2, Duration::ZERO);
     let in_trial = AtomicUsize::new(0);
@@ -772,7 +748,7 @@ where
     F: Fn(Arc<AtomicU32>, u32) -> Fut,
     Fut: Future<Output = Result<u32, Failure>>,
 {
-    paused(async {
+    block_on_paused(async {
         let clock = || tokio::time::Instant::now().into_std();
         if case.open_first {
             for _ in 0..FAILURES {
@@ -923,7 +899,6 @@ cases! {
 
 #[test]
 fn panicking_trial_of_a_plain_fn() {
-    touch_epoch();
     static BUDGET: RetryBudget = RetryBudget::new(10, 1.0);
     static BREAKER: CircuitBreaker = CircuitBreaker::new(1, 1, Duration::ZERO);
     #[retry(immediate, attempts = 1, circuit = BREAKER)]

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use backoff_runtime::retry;
+use backoff_workspace_tests::block_on_paused;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
@@ -141,15 +142,6 @@ fn capture<T>(f: impl FnOnce() -> T) -> (T, Vec<Captured>) {
     (out, events)
 }
 
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap()
-        .block_on(f)
-}
-
 #[retry(exponential(base = "10ms"), attempts = 3, jitter = "none", sleep = no_sleep)]
 fn always_down(id: u32) -> Result<(), Down> {
     Err(Down(id))
@@ -231,7 +223,7 @@ async fn instrument_outside_retry(name: &'static str) -> Result<usize, Down> {
 
 #[test]
 fn retry_works_under_tracing_instrument_in_either_order() {
-    let (result, events) = capture(|| block_on(retry_outside_instrument("abc".to_owned())));
+    let (result, events) = capture(|| block_on_paused(retry_outside_instrument("abc".to_owned())));
     assert_eq!(result, Ok(3));
     assert_eq!(events.len(), 2, "{events:?}");
     assert!(
@@ -241,7 +233,7 @@ fn retry_works_under_tracing_instrument_in_either_order() {
         "{events:?}"
     );
 
-    let (result, events) = capture(|| block_on(instrument_outside_retry("abcd")));
+    let (result, events) = capture(|| block_on_paused(instrument_outside_retry("abcd")));
     assert_eq!(result, Ok(4));
     assert_eq!(events.len(), 2, "{events:?}");
     assert!(

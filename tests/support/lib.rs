@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests, examples and benchmarks of
 //! `backoff-runtime`. Unpublished.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// A service that fails its first `failures` calls, then succeeds: the flaky
@@ -30,4 +31,19 @@ impl Flaky {
     pub fn calls(&self) -> u32 {
         self.calls.load(Ordering::SeqCst)
     }
+}
+
+/// A current-thread tokio runtime whose clock is paused: it advances only
+/// when every task waits on a timer, so virtual elapsed times are exact.
+pub fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread runtime")
+}
+
+/// Runs `f` to completion on a fresh [`paused_runtime`].
+pub fn block_on_paused<F: Future>(f: F) -> F::Output {
+    paused_runtime().block_on(f)
 }
