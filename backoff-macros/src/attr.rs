@@ -152,20 +152,7 @@ impl RetryArgs {
     pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> RetryArgs {
         let mut args = RetryArgs::default();
         let parser = |input: ParseStream<'_>| {
-            while !input.is_empty() {
-                if let Err(e) = args.parse_one(input) {
-                    errors.push(e);
-                    skip_to_comma(input);
-                }
-                if input.is_empty() {
-                    break;
-                }
-                if let Err(e) = input.parse::<Token![,]>() {
-                    errors.push(e);
-                    skip_to_comma(input);
-                    let _ = input.parse::<Option<Token![,]>>();
-                }
-            }
+            comma_separated(input, errors, |input| args.parse_one(input));
             Ok(())
         };
         if let Err(e) = parser.parse2(tokens) {
@@ -392,20 +379,9 @@ fn parse_params(mut strategy: StrategyArg, content: ParseStream<'_>) -> syn::Res
         return Ok(strategy);
     }
     let mut errors = Errors::default();
-    while !content.is_empty() {
-        if let Err(e) = parse_param(kind, &mut strategy, content) {
-            errors.push(e);
-            skip_to_comma(content);
-        }
-        if content.is_empty() {
-            break;
-        }
-        if let Err(e) = content.parse::<Token![,]>() {
-            errors.push(e);
-            skip_to_comma(content);
-            let _ = content.parse::<Option<Token![,]>>();
-        }
-    }
+    comma_separated(content, &mut errors, |content| {
+        parse_param(kind, &mut strategy, content)
+    });
     errors.finish()?;
     Ok(strategy)
 }
@@ -770,6 +746,29 @@ fn list(names: &[&str]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Parses `item, item, ...` with `one`, recording each item's error and
+/// going on after the next comma, so that every mistake is reported.
+fn comma_separated(
+    input: ParseStream<'_>,
+    errors: &mut Errors,
+    mut one: impl FnMut(ParseStream<'_>) -> syn::Result<()>,
+) {
+    while !input.is_empty() {
+        if let Err(e) = one(input) {
+            errors.push(e);
+            skip_to_comma(input);
+        }
+        if input.is_empty() {
+            break;
+        }
+        if let Err(e) = input.parse::<Token![,]>() {
+            errors.push(e);
+            skip_to_comma(input);
+            let _ = input.parse::<Option<Token![,]>>();
+        }
+    }
 }
 
 /// Error recovery: drops tokens up to the next top-level comma (not
