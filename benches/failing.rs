@@ -3,23 +3,23 @@
 //!
 //! Each attempt calls the same `#[inline(never)]` operation, which always
 //! fails; `immediate` waits zero, so what remains is the loop itself (one
-//! `RetryState::next_delay_for` per failed attempt, and a zero-length sleep).
+//! `RetryState::next_delay_for` per failed attempt; a zero delay is not
+//! slept).
 //! Next to it, in the same group, a bare hand-written `for` loop makes the same
 //! N calls with no policy at all: the difference is the attribute's cost.
 //!
 //! Groups (criterion reports time per call; `Throughput::Elements(N)` gives
 //! attempts per second):
 //!
-//! - `failing_sync/{retry,bare_loop}/N` — plain fn; the zero sleep is
-//!   `std::thread::sleep(Duration::ZERO)`, which makes no system call.
+//! - `failing_sync/{retry,bare_loop}/N` — plain fn with the default sleep,
+//!   `sleep::blocking`, which returns at once for a zero delay.
 //! - `failing_async/{retry_noop_sleep,bare_loop}/N` — `async fn` on a
 //!   current-thread tokio runtime (`to_async`), with `sleep = noop` (an
 //!   `async fn` that returns at once): the async loop's own cost.
 //! - `failing_async_tokio_sleep/retry/N` — the same `async fn` with the
-//!   default sleep, `tokio::time::sleep(Duration::ZERO)`. tokio's timer has a
-//!   1 ms resolution, so each zero-length sleep parks the task until the next
-//!   tick (about 1 ms per retry): this group takes 10 samples only, and shows
-//!   what `immediate` costs an `async fn` today.
+//!   default sleep, tokio's, which the loop skips for a zero delay (tokio's
+//!   timer has a 1 ms resolution: `tokio::time::sleep(Duration::ZERO)` would
+//!   park the task until the next tick).
 //!
 //! The summary at the end prints ns per attempt (time / N), the marginal
 //! cost of one more attempt ((t(100) − t(1)) / 99), and the loop's own share
@@ -38,7 +38,7 @@ use std::hint::black_box;
 use std::time::{Duration, SystemTime};
 
 use backoff_runtime::retry;
-use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput};
 
 /// The error every attempt returns.
 #[derive(Debug)]
@@ -141,7 +141,7 @@ fn bench_sync(c: &mut Criterion) {
 }
 
 fn bench_async(c: &mut Criterion) {
-    let rt = runtime();
+    let rt = common::runtime();
     let mut g = c.benchmark_group("failing_async");
     macro_rules! async_n {
         ($n:literal, $f:ident) => {
@@ -160,9 +160,7 @@ fn bench_async(c: &mut Criterion) {
     async_n!(100, fail_100_async_noop);
     g.finish();
 
-    // About 1 ms per retry (tokio's timer resolution): few samples.
     let mut g = c.benchmark_group("failing_async_tokio_sleep");
-    g.sample_size(10).sampling_mode(SamplingMode::Flat);
     macro_rules! tokio_n {
         ($n:literal, $f:ident) => {
             g.throughput(Throughput::Elements($n));
@@ -236,7 +234,7 @@ fn report(since: SystemTime) {
     println!(
         "\n== own interleaved rounds: fastest of {ROUNDS} rounds x ~{ROUND:?}, ns per attempt =="
     );
-    let rt = runtime();
+    let rt = common::runtime();
     let sync: Vec<Box<dyn FnMut(u64) -> Duration>> = NS
         .iter()
         .flat_map(|&n| {
@@ -251,12 +249,12 @@ fn report(since: SystemTime) {
     own_rounds("failing_sync", "retry", sync);
     let rt = &rt;
     let asyncs: Vec<Box<dyn FnMut(u64) -> Duration + '_>> = vec![
-        Box::new(|it| time_async(rt, it, || fail_1_async_noop(black_box(&7)))),
-        Box::new(|it| time_async(rt, it, || bare_async(black_box(1), black_box(&7)))),
-        Box::new(|it| time_async(rt, it, || fail_10_async_noop(black_box(&7)))),
-        Box::new(|it| time_async(rt, it, || bare_async(black_box(10), black_box(&7)))),
-        Box::new(|it| time_async(rt, it, || fail_100_async_noop(black_box(&7)))),
-        Box::new(|it| time_async(rt, it, || bare_async(black_box(100), black_box(&7)))),
+        Box::new(|it| common::time_async(rt, it, || fail_1_async_noop(black_box(&7)))),
+        Box::new(|it| common::time_async(rt, it, || bare_async(black_box(1), black_box(&7)))),
+        Box::new(|it| common::time_async(rt, it, || fail_10_async_noop(black_box(&7)))),
+        Box::new(|it| common::time_async(rt, it, || bare_async(black_box(10), black_box(&7)))),
+        Box::new(|it| common::time_async(rt, it, || fail_100_async_noop(black_box(&7)))),
+        Box::new(|it| common::time_async(rt, it, || bare_async(black_box(100), black_box(&7)))),
     ];
     own_rounds("failing_async", "retry_noop_sleep", asyncs);
 }
@@ -301,29 +299,6 @@ fn own_rounds<'a>(
         format!("{group}: loop's own cost (retry - bare) / N"),
         own.join("  ")
     );
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("a current-thread runtime")
-}
-
-/// Times `f().await` `iters` times inside one `block_on`, as criterion's
-/// async `iter` does.
-fn time_async<F: Future>(
-    rt: &tokio::runtime::Runtime,
-    iters: u64,
-    mut f: impl FnMut() -> F,
-) -> Duration {
-    rt.block_on(async {
-        let start = std::time::Instant::now();
-        for _ in 0..iters {
-            black_box(f().await);
-        }
-        start.elapsed()
-    })
 }
 
 fn main() {

@@ -26,8 +26,8 @@
 //! - **out of line** (`overhead_sync_call`, `overhead_async_call`): each
 //!   version `#[inline(never)]`, so every call is a real call (and an
 //!   `async fn`'s caller copies the returned future, whose size therefore
-//!   counts: 16 B without the attribute, about 350 B with it, where the
-//!   retry state and tokio's `Sleep` live).
+//!   counts: the summary prints both sizes; the retry state and tokio's
+//!   `Sleep` live in it).
 //!
 //! Async calls are awaited in a loop inside one `block_on` of a
 //! current-thread tokio runtime.
@@ -144,13 +144,6 @@ macro_rules! versions {
 versions!(written,);
 versions!(call, #[inline(never)]);
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("a current-thread runtime")
-}
-
 /// `iters` calls of `f`, each fed the previous one's result.
 fn chain_sync(iters: u64, f: impl Fn(&[u8; 32], u64) -> Result<u64, DecodeError>) -> Duration {
     let mut acc = 0u64;
@@ -193,13 +186,7 @@ fn unchained_async<F: Future<Output = Result<u64, DecodeError>>>(
     iters: u64,
     f: impl Fn(&'static [u8; 32], u64) -> F,
 ) -> Duration {
-    rt.block_on(async {
-        let start = Instant::now();
-        for _ in 0..iters {
-            black_box(f(&FRAME, 0).await.ok());
-        }
-        start.elapsed()
-    })
+    common::time_async(rt, iters, || f(&FRAME, 0))
 }
 
 /// Own measurement: many short rounds, so that most pairs of neighbouring
@@ -225,7 +212,7 @@ macro_rules! bench_groups {
             b.iter_custom(|n| chain_sync(n, $m::decode_retry_when))
         });
         g.finish();
-        let rt = runtime();
+        let rt = common::runtime();
         let mut g = c.benchmark_group(concat!("overhead_async", $suffix));
         g.bench_function(VERSIONS[0], |b| {
             b.iter_custom(|n| chain_async(&rt, n, $m::decode_plain_async))
@@ -252,7 +239,7 @@ macro_rules! own_rounds_of {
                 &mut |n| $sync(n, $m::decode_retry_when),
             ],
         );
-        let rt = runtime();
+        let rt = common::runtime();
         own_rounds(
             concat!("async", $suffix),
             &mut [
@@ -337,7 +324,7 @@ fn main() {
     assert_eq!(written::decode_plain(&FRAME, 7).ok(), Some(expected));
     assert_eq!(call::decode_retry(&FRAME, 7).ok(), Some(expected));
     assert_eq!(call::decode_retry_when(&FRAME, 7).ok(), Some(expected));
-    let rt = runtime();
+    let rt = common::runtime();
     assert_eq!(
         rt.block_on(written::decode_retry_when_async(&FRAME, 7))
             .ok(),

@@ -2,7 +2,7 @@
 //! herd, drawn with `plotters`.
 //!
 //! ```text
-//! cargo run --release --example visualize -- charts     # writes charts/*.svg
+//! cargo run --release --example visualize -- docs/charts   # the README's charts
 //! ```
 //!
 //! # Retry schedules
@@ -323,7 +323,7 @@ where
 
 fn main() -> Result<(), Box<dyn Error>> {
     let mut args = std::env::args_os().skip(1);
-    let dir = PathBuf::from(args.next().unwrap_or_else(|| "charts".into()));
+    let dir = PathBuf::from(args.next().unwrap_or_else(|| "docs/charts".into()));
     if args.next().is_some() {
         return Err("usage: visualize [OUT-DIR] (default: charts)".into());
     }

@@ -48,6 +48,30 @@ pub(crate) fn estimate_ns(id: &str, statistic: &str, since: SystemTime) -> Optio
     rest[..end].trim().parse().ok()
 }
 
+/// A current-thread tokio runtime with timers, for the async benchmarks.
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current-thread runtime")
+}
+
+/// Times `f().await` `iters` times inside one `block_on`, as criterion's
+/// async `iter` does.
+pub(crate) fn time_async<F: Future>(
+    rt: &tokio::runtime::Runtime,
+    iters: u64,
+    mut f: impl FnMut() -> F,
+) -> Duration {
+    rt.block_on(async {
+        let start = Instant::now();
+        for _ in 0..iters {
+            std::hint::black_box(f().await);
+        }
+        start.elapsed()
+    })
+}
+
 /// Times several routines in interleaved rounds and returns, per routine,
 /// the fastest round in nanoseconds per iteration, plus every round's time.
 ///

@@ -1,11 +1,11 @@
-//! Helpers shared by the integration tests, examples and benchmarks of
-//! `backoff-runtime`. Unpublished.
+//! Helpers shared by the integration tests of `backoff-runtime`.
+//! Unpublished.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// A service that fails its first `failures` calls, then succeeds: the flaky
-/// dependency of the examples and tests.
+/// dependency of the tests.
 #[derive(Debug)]
 pub struct Flaky {
     failures: u32,
