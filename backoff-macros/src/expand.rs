@@ -37,11 +37,11 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     }
     match (errors.finish(), func) {
         (Ok(()), Some(func)) => rewrite(&args, func),
-        (Err(e), _) => {
-            let errors = e.to_compile_error();
+        // (No function means an error was recorded.)
+        (result, _) => {
+            let errors = result.err().map(|e| e.to_compile_error());
             quote!(#item #errors)
         }
-        (Ok(()), None) => item,
     }
 }
 
@@ -86,13 +86,11 @@ fn async_trait_body(block: &Block) -> Option<(&Block, &Type)> {
     let Expr::Path(callee) = &*call.func else {
         return None;
     };
-    let is_box_pin = callee
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect::<Vec<_>>()
-        .ends_with(&["Box".to_owned(), "pin".to_owned()]);
+    let mut segments = callee.path.segments.iter().rev();
+    let is_box_pin = matches!(
+        (segments.next(), segments.next()),
+        (Some(pin), Some(boxed)) if pin.ident == "pin" && boxed.ident == "Box"
+    );
     let (true, Some(Expr::Async(inner)), 1) = (is_box_pin, call.args.first(), call.args.len())
     else {
         return None;
@@ -113,8 +111,10 @@ fn is_ret_binding(pat: &Pat) -> bool {
     matches!(pat, Pat::Ident(p) if p.ident == "__ret")
 }
 
-/// [`async_trait_body`], mutably: the `{ body }` block to replace.
+/// [`async_trait_body`], mutably: the `{ body }` block to replace, for
+/// exactly the bodies `async_trait_body` recognizes.
 fn async_trait_body_mut(block: &mut Block) -> Option<&mut Block> {
+    async_trait_body(block)?;
     let [Stmt::Expr(Expr::Call(call), None)] = block.stmts.as_mut_slice() else {
         return None;
     };
@@ -145,19 +145,18 @@ fn parse_function(item: TokenStream) -> syn::Result<Function> {
             block: *f.block,
         });
     }
-    if let Ok(f) = syn::parse2::<TraitItemFn>(item.clone()) {
-        return match f.default {
-            Some(block) => Ok(Function {
-                attrs: f.attrs,
-                vis: Visibility::Inherited,
-                sig: f.sig,
-                block,
-            }),
-            None => Err(syn::Error::new(
-                f.semi_token.map_or_else(|| f.sig.span(), |s| s.span),
-                "`#[retry]` needs a function body to run again; this trait method has none (put `#[retry]` on the implementations, or give it a default body)",
-            )),
-        };
+    // A trait method with a default body parsed as an `ItemFn` above.
+    if let Ok(TraitItemFn {
+        default: None,
+        sig,
+        semi_token,
+        ..
+    }) = syn::parse2::<TraitItemFn>(item.clone())
+    {
+        return Err(syn::Error::new(
+            semi_token.map_or_else(|| sig.span(), |s| s.span),
+            "`#[retry]` needs a function body to run again; this trait method has none (put `#[retry]` on the implementations, or give it a default body)",
+        ));
     }
     let span = item
         .clone()
@@ -573,10 +572,12 @@ fn failure(p: &TokenStream, parts: &FailureParts) -> TokenStream {
                 match __backoff_state.next_delay_for(#decision) {
                     ::core::option::Option::Some(__backoff_delay) => {
                         #call_on_retry
+                        // (Not an event: no clock read for the trace.)
                         #p::trace_retry(
                             #name,
                             (&#p::TraceError(&__backoff_error)).trace_display(),
-                            &__backoff_state.event(__backoff_delay),
+                            __backoff_state.attempt(),
+                            __backoff_delay,
                         );
                         #p::Result::Ok(__backoff_delay)
                     }

@@ -427,12 +427,12 @@ impl<T> TraceFallback for &TraceError<'_, T> {
 /// function, the attempt that failed, the delay and the error.
 #[cfg(feature = "tracing")]
 #[inline]
-pub fn trace_retry(function: &str, error: &dyn core::fmt::Display, event: &RetryEvent) {
+pub fn trace_retry(function: &str, error: &dyn core::fmt::Display, attempt: u32, delay: Duration) {
     ::tracing::warn!(
         target: "backoff_runtime",
         function,
-        attempt = event.attempt,
-        delay_ms = u64::try_from(event.delay.as_millis()).unwrap_or(u64::MAX),
+        attempt,
+        delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
         error = %error,
         "retrying after error"
     );
@@ -441,7 +441,13 @@ pub fn trace_retry(function: &str, error: &dyn core::fmt::Display, event: &Retry
 /// Without the `tracing` feature: nothing.
 #[cfg(not(feature = "tracing"))]
 #[inline(always)]
-pub fn trace_retry(_function: &str, _error: &dyn core::fmt::Display, _event: &RetryEvent) {}
+pub fn trace_retry(
+    _function: &str,
+    _error: &dyn core::fmt::Display,
+    _attempt: u32,
+    _delay: Duration,
+) {
+}
 
 /// Reports giving up to `tracing` (feature `tracing`): an ERROR event with
 /// the function, the attempts made and the error returned.
