@@ -668,10 +668,10 @@ fn default_jitter(kind: StrategyKind) -> JitterKind {
 fn strategy_parts(p: &TokenStream, strategy: Option<&StrategyArg>) -> (Ident, TokenStream) {
     let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
     let (name, default) = match kind {
-        StrategyKind::Exponential => ("Exponential", Duration::from_millis(100)),
-        StrategyKind::Linear => ("Linear", Duration::from_millis(100)),
-        StrategyKind::Fibonacci => ("Fibonacci", Duration::from_millis(100)),
-        StrategyKind::Decorrelated => ("Decorrelated", Duration::from_millis(100)),
+        StrategyKind::Exponential => ("Exponential", valid::DEFAULT_BASE),
+        StrategyKind::Linear => ("Linear", valid::DEFAULT_BASE),
+        StrategyKind::Fibonacci => ("Fibonacci", valid::DEFAULT_BASE),
+        StrategyKind::Decorrelated => ("Decorrelated", valid::DEFAULT_BASE),
         StrategyKind::Constant => ("Constant", Duration::from_secs(1)),
         StrategyKind::Immediate => {
             let ty = Ident::new("Immediate", Span::call_site());

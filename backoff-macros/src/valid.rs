@@ -92,6 +92,9 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
     }
 }
 
+/// The base of the growing strategies when none is given (the runtime's).
+pub(crate) const DEFAULT_BASE: Duration = Duration::from_millis(100);
+
 /// Checks one strategy's parameters.
 fn check_strategy(s: &StrategyArg, errors: &mut Errors) {
     if let Some(base) = &s.base {
@@ -117,6 +120,14 @@ fn check_strategy(s: &StrategyArg, errors: &mut Errors) {
                 ));
             }
         }
+    } else if let Some(max) = &s.max
+        && s.kind != StrategyKind::Constant
+        && max.value < DEFAULT_BASE
+    {
+        errors.push(syn::Error::new(
+            max.span,
+            "`max` is below the default `base` (`\"100ms\"`); raise `max` or give a lower `base`",
+        ));
     }
     if let Some(factor) = &s.factor
         && (!factor.value.is_finite() || factor.value <= 1.0)
