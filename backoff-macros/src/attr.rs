@@ -250,7 +250,15 @@ impl RetryArgs {
                 )
             }
             "when" | "on_retry" | "policy" | "sleep" | "budget" | "circuit" => {
-                eq(input, &key, &format!("{name} = path::to::function"))?;
+                let example = match name.as_str() {
+                    "when" => "when = is_transient",
+                    "on_retry" => "on_retry = log_retry",
+                    "sleep" => "sleep = tokio::time::sleep",
+                    "budget" => "budget = RETRY_BUDGET",
+                    "circuit" => "circuit = BREAKER",
+                    _ => "policy = POLICY",
+                };
+                eq(input, &key, example)?;
                 let expr: Expr = input.parse()?;
                 // The caller's tokens, not the invisible group a
                 // `macro_rules!` may have put around them.
@@ -311,19 +319,14 @@ fn kind_name(kind: StrategyKind) -> &'static str {
 fn eq(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<()> {
     if input.peek(Token![=]) {
         input.parse::<Token![=]>()?;
-        if input.is_empty() || input.peek(Token![,]) {
-            return Err(syn::Error::new(
-                key.span(),
-                format!("`{key}` needs a value, as in `{example}`"),
-            ));
+        if !input.is_empty() && !input.peek(Token![,]) {
+            return Ok(());
         }
-        Ok(())
-    } else {
-        Err(syn::Error::new(
-            key.span(),
-            format!("`{key}` needs a value, as in `{example}`"),
-        ))
     }
+    Err(syn::Error::new(
+        key.span(),
+        format!("`{key}` needs a value, as in `{example}`"),
+    ))
 }
 
 /// `exponential`, `exponential(...)`, `constant("1s")`, `immediate`.
@@ -420,7 +423,12 @@ fn parse_param(
         }
         return Err(e);
     }
-    eq(input, &key, &format!("{name} = \"100ms\""))?;
+    let example = if name == "factor" {
+        "factor = 2".to_owned()
+    } else {
+        format!("{name} = \"100ms\"")
+    };
+    eq(input, &key, &example)?;
     let duplicate = || {
         syn::Error::new(
             key.span(),
@@ -532,14 +540,7 @@ fn parse_attempts(input: ParseStream<'_>) -> syn::Result<(Attempts, Span)> {
     match &lit {
         Lit::Int(int) => {
             let value = int.base10_parse::<u64>().map_err(|_| {
-                syn::Error::new(
-                    int.span(),
-                    format!(
-                        "`attempts = {}` is out of range; the most is {}",
-                        int.base10_digits(),
-                        u32::MAX
-                    ),
-                )
+                syn::Error::new(int.span(), attempts_out_of_range(int.base10_digits()))
             })?;
             Ok((Attempts::Limited(value), int.span()))
         }
@@ -551,6 +552,14 @@ fn parse_attempts(input: ParseStream<'_>) -> syn::Result<(Attempts, Span)> {
     }
 }
 
+/// The error for an `attempts = N` above `u32::MAX`.
+pub(crate) fn attempts_out_of_range(n: impl std::fmt::Display) -> String {
+    format!(
+        "`attempts = {n}` is out of range; the most is {} (or `unlimited`)",
+        u32::MAX
+    )
+}
+
 const JITTERS: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `scattered(R)`";
 
 /// `"full"`, `"equal"`, `"half"`, `"none"` or `scattered(0.25)`.
@@ -558,10 +567,12 @@ fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, Span)> {
     if input.peek(Ident) {
         let ident: Ident = input.parse()?;
         if ident != "scattered" {
-            return Err(syn::Error::new(
-                ident.span(),
-                format!("unknown jitter `{ident}`; expected one of {}", JITTERS),
-            ));
+            let message = if ["full", "equal", "half", "none"].contains(&&*ident.to_string()) {
+                format!("write the jitter in quotes: `jitter = \"{ident}\"`")
+            } else {
+                format!("unknown jitter `{ident}`; expected one of {}", JITTERS)
+            };
+            return Err(syn::Error::new(ident.span(), message));
         }
         return in_parens(input, |content| {
             let lit: Lit = content.parse().map_err(|e| {
@@ -581,9 +592,11 @@ fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, Span)> {
                 }
             };
             if !content.is_empty() {
+                // Spanned on what follows the ratio's comma.
+                let _ = content.parse::<Option<Token![,]>>();
                 return Err(syn::Error::new(
                     content.span(),
-                    "`scattered` takes one ratio",
+                    "`scattered` takes one ratio, as in `scattered(0.25)`; remove this",
                 ));
             }
             Ok((JitterKind::Scattered(ratio), lit.span()))

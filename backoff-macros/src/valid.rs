@@ -150,10 +150,7 @@ fn check_attempts(attempts: &Arg<Attempts>, errors: &mut Errors) {
         } else if n > u64::from(u32::MAX) {
             errors.push(syn::Error::new(
                 attempts.span,
-                format!(
-                    "`attempts = {n}` is out of range; the most is {} (or `unlimited`)",
-                    u32::MAX
-                ),
+                crate::attr::attempts_out_of_range(n),
             ));
         }
     }

@@ -1,0 +1,6 @@
+use backoff_runtime::retry;
+
+#[retry(exponential(factor), circuit)]
+fn f() -> Result<(), ()> { Ok(()) }
+
+fn main() {}
