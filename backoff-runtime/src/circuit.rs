@@ -123,9 +123,9 @@ impl Packed {
 /// # Limits
 ///
 /// Thresholds above 4,194,303 (2²² − 1) act as 4,194,303; a zero threshold
-/// acts as 1. Time has millisecond resolution, and a breaker opened more
-/// than 17 years after its first use stays open no longer than `open_for`
-/// from then on (its clock saturates).
+/// acts as 1. Time has millisecond resolution over 2³⁹ ms (17.4 years) from
+/// the breaker's first use; past that its clock saturates, and a breaker
+/// that opens then stays open.
 ///
 /// # Examples
 ///
@@ -181,7 +181,7 @@ impl CircuitBreaker {
         }
     }
 
-    /// The current state (a half-open breaker whose `open_for` has passed
+    /// The current state (an open breaker whose `open_for` has passed
     /// reports `Open` until a call asks for a trial).
     pub fn state(&self) -> CircuitState {
         match Packed::load(self.word.load(Ordering::Acquire)).state {

@@ -243,6 +243,7 @@ impl<S> Policy<S> {
     }
 
     /// The throttled schedule, if any.
+    #[cfg(feature = "std")]
     pub(crate) const fn throttle(&self) -> Option<&Throttle> {
         self.throttle.as_ref()
     }

@@ -9,7 +9,7 @@ use crate::circuit::{CircuitBreaker, CircuitOpen, Permit};
 use crate::clock::{self, Clock};
 use crate::decision::{Decision, RetryEvent};
 use crate::jitter::JitterRng;
-use crate::policy::{self, Policy};
+use crate::policy::{self, Policy, Throttle};
 use crate::strategy::{Builtin, Strategy};
 
 /// One call's progress through a [`Policy`]: after each failed attempt, ask
@@ -205,8 +205,8 @@ impl<'p, S> RetryState<'p, S> {
     }
 
     /// Time since the call began, read from the clock now (zero if the state
-    /// was started untimed, which only the attribute does, when nothing needs
-    /// the time).
+    /// was started untimed, as the attribute and [`Policy::retry`] start it
+    /// when nothing needs the time).
     pub fn elapsed(&self) -> Duration {
         match self.start {
             Some(start) => (self.clock)().saturating_duration_since(start),
@@ -255,11 +255,7 @@ impl<S: Strategy> RetryState<'_, S> {
             // a plain retry.
             self.failures = self.failures.saturating_add(1);
             if self.policy.allows_retry_after(self.failures) {
-                self.retries = self.retries.saturating_add(1);
-                return Some(
-                    self.policy
-                        .backoff(self.retries, &mut self.previous, &mut self.rng),
-                );
+                return Some(self.main_backoff());
             }
             self.flags = DONE;
             return None;
@@ -277,18 +273,12 @@ impl<S: Strategy> RetryState<'_, S> {
             return None;
         }
         self.failures = self.failures.saturating_add(1);
-        let delay = match decision {
-            Decision::Throttled if self.policy.throttle().is_some() => self.throttled_delay(),
+        let delay = match (decision, self.policy.throttle()) {
+            (Decision::Throttled, Some(t)) => self.throttled_delay(t),
             _ if !self.policy.allows_retry_after(self.failures) => None,
-            Decision::Retry | Decision::Throttled => {
-                self.retries = self.retries.saturating_add(1);
-                Some(
-                    self.policy
-                        .backoff(self.retries, &mut self.previous, &mut self.rng),
-                )
-            }
-            Decision::RetryAfter(d) => Some(d),
-            Decision::Stop => None,
+            (Decision::Retry | Decision::Throttled, _) => Some(self.main_backoff()),
+            (Decision::RetryAfter(d), _) => Some(d),
+            (Decision::Stop, _) => None,
         };
         let delay = match delay {
             Some(d) if self.flags & CHECKED != 0 => self.admit(d),
@@ -312,10 +302,17 @@ impl<S: Strategy> RetryState<'_, S> {
         }
     }
 
-    /// The next delay of the throttled schedule, within its attempt limit.
+    /// The next delay of the main schedule (the caller checked the limit).
+    #[inline]
+    fn main_backoff(&mut self) -> Duration {
+        self.retries = self.retries.saturating_add(1);
+        self.policy
+            .backoff(self.retries, &mut self.previous, &mut self.rng)
+    }
+
+    /// The next delay of the throttled schedule `t`, within its attempt limit.
     #[cold]
-    fn throttled_delay(&mut self) -> Option<Duration> {
-        let t = self.policy.throttle()?;
+    fn throttled_delay(&mut self, t: &Throttle) -> Option<Duration> {
         if !policy::allows(t.attempts, self.failures) {
             return None;
         }
@@ -386,11 +383,16 @@ impl<S: Strategy> Policy<S> {
     /// assert_eq!(result, Err(7));
     /// ```
     pub fn retry<T, E>(&self, mut op: impl FnMut() -> Result<T, E>) -> Result<T, E> {
-        let mut state = RetryState::new(self, clock::system, false);
+        // As the attribute does: the state is built on the first failure.
+        let start = started(self, clock::system, false);
+        let mut state = None;
         loop {
             match op() {
                 Ok(v) => return Ok(v),
-                Err(e) => match state.next_delay() {
+                Err(e) => match state
+                    .get_or_insert_with(|| RetryState::starting_at(self, clock::system, start))
+                    .next_delay()
+                {
                     Some(delay) => crate::sleep::blocking(delay),
                     None => return Err(e),
                 },
@@ -457,11 +459,16 @@ impl<S: Strategy> Policy<S> {
     where
         Fut: Future<Output = ()>,
     {
-        let mut state = RetryState::new(self, clock::for_async(), false);
+        let clock = clock::for_async();
+        let start = started(self, clock, false);
+        let mut state = None;
         loop {
             match op().await {
                 Ok(v) => return Ok(v),
-                Err(e) => match state.next_delay() {
+                Err(e) => match state
+                    .get_or_insert_with(|| RetryState::starting_at(self, clock, start))
+                    .next_delay()
+                {
                     Some(delay) => sleep(delay).await,
                     None => return Err(e),
                 },

@@ -60,6 +60,8 @@ impl Default for Buckets {
 }
 
 impl Strategy for Buckets {
+    caps_its_own_delays!();
+
     fn delay(&self, retry: u32, _previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
         let n = f64::from(retry.saturating_sub(1));
         let lo = nanos::mul_f64_capped(self.unit, nanos::powi(n, 3), self.max);
@@ -88,6 +90,19 @@ mod tests {
                 d >= Duration::from_millis(n.pow(3)) && d <= Duration::from_millis((n + 2).pow(3))
             );
         }
+    }
+
+    /// Draws spread over the whole bucket, not just its floor: at retry 2
+    /// (n = 1) they cover most of 1 ..= 27 units.
+    #[test]
+    fn draws_spread_over_the_bucket() {
+        let s = Buckets::new().unit(Duration::from_millis(1));
+        let mut rng = JitterRng::from_seed(9);
+        let ms: Vec<u128> = (0..400)
+            .map(|_| s.delay(2, None, &mut rng).as_millis())
+            .collect();
+        assert!(ms.iter().any(|&d| d <= 3), "{ms:?}");
+        assert!(ms.iter().any(|&d| d >= 25), "{ms:?}");
     }
 
     #[test]

@@ -209,6 +209,31 @@ impl Strategy for Builtin {
 pub const DEFAULT_MAX: Duration = Duration::from_secs(10);
 
 #[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A strategy of one's own that ignores its own cap.
+    struct Overshoots;
+
+    impl Strategy for Overshoots {
+        fn delay(&self, retry: u32, _: Option<Duration>, _: &mut JitterRng) -> Duration {
+            Duration::from_secs(u64::from(retry) * 10)
+        }
+
+        fn max_delay(&self) -> Duration {
+            Duration::from_secs(15)
+        }
+    }
+
+    #[test]
+    fn the_policy_caps_a_strategy_that_does_not_cap_itself() {
+        let policy = crate::Policy::from_strategy(Overshoots).attempts(4);
+        let secs: Vec<u64> = policy.delays().map(|d| d.as_secs()).collect();
+        assert_eq!(secs, [10, 15, 15]);
+    }
+}
+
+#[cfg(test)]
 pub(crate) fn schedule<S: Strategy>(s: &S, n: u32) -> Vec<u64> {
     let mut rng = JitterRng::from_seed(0);
     let mut previous = None;

@@ -62,6 +62,8 @@ impl Default for Sidekiq {
 }
 
 impl Strategy for Sidekiq {
+    caps_its_own_delays!();
+
     fn delay(&self, retry: u32, _previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
         let n = f64::from(retry.saturating_sub(1));
         let units = nanos::powi(n, 4) + 15.0 + rng.unit_f64() * 30.0 * (n + 1.0);
@@ -91,6 +93,22 @@ mod tests {
                 "{k}: {d}"
             );
         }
+    }
+
+    /// The random part spans `30 · (n + 1)` seconds: at retry 5 (n = 4)
+    /// draws reach past `30 · n` above the floor, and cover the range.
+    #[test]
+    fn random_part_grows_with_the_retry() {
+        let s = Sidekiq::new();
+        let mut rng = JitterRng::from_seed(9);
+        let floor = 4f64.powi(4) + 15.0;
+        let above: Vec<f64> = (0..400)
+            .map(|_| s.delay(5, None, &mut rng).as_secs_f64() - floor)
+            .collect();
+        let max = above.iter().copied().fold(f64::MIN, f64::max);
+        let min = above.iter().copied().fold(f64::MAX, f64::min);
+        assert!(max > 30.0 * 4.0 && max <= 30.0 * 5.0 + 1e-6, "{max}");
+        assert!(min < 30.0 * 0.1, "{min}");
     }
 
     #[test]
