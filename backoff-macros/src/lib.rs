@@ -53,6 +53,13 @@ use proc_macro::TokenStream;
 /// | `sleep` | a path: `fn(Duration)` for a plain fn, `fn(Duration) -> impl Future<Output = ()>` for an `async fn` | `std::thread::sleep` / `tokio::time::sleep` |
 /// | `policy` | an expression giving a [`Policy`] or `&Policy`, evaluated once per call (it may use the arguments and `self`); excludes strategy, `attempts`, `jitter`, `max_elapsed` | none |
 /// | `crate` | `"path"` to the runtime, if it is renamed or re-exported | `"::backoff_runtime"` |
+/// | `throttled(STRATEGY, attempts = N)` | a second schedule (and limit) for errors `when` classifies as `Decision::Throttled`; needs `when` | none |
+/// | `budget` | the path of a `static RetryBudget`: each retry spends a token, each success refills; none left, no retry | none |
+/// | `circuit` | the path of a `static CircuitBreaker`: while it is open, calls fail fast with `E::from(CircuitOpen)` without running the body | none |
+/// | `attempt_timeout` | D, `async fn` only: an attempt running longer fails with `E::from(Elapsed)` | none |
+///
+/// With the runtime's `tracing` feature, each retry is a WARN event and
+/// giving up an ERROR event (function, attempt, delay, error).
 ///
 /// D is a string literal, a number and a unit (`ns us ms s m h`): `"250ms"`,
 /// `"1.5s"`, `"2m"`, `"1m30s"`, checked when the code compiles. Strategy
