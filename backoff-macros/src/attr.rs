@@ -14,14 +14,9 @@ use syn::{Expr, Ident, Lit, LitStr, Token};
 use crate::duration;
 use crate::errors::Errors;
 
-/// Every argument name, for "did you mean" and the unknown-argument list.
-const ARGUMENTS: &[&str] = &[
-    "exponential",
-    "linear",
-    "constant",
-    "fibonacci",
-    "decorrelated",
-    "immediate",
+/// Every argument name, for "did you mean" and the unknown-argument list:
+/// the strategies' ([`StrategyKind::NAMES`]), then these.
+const OTHER_ARGUMENTS: [&str; 12] = [
     "attempts",
     "jitter",
     "max_elapsed",
@@ -35,6 +30,14 @@ const ARGUMENTS: &[&str] = &[
     "circuit",
     "attempt_timeout",
 ];
+
+/// [`StrategyKind::NAMES`] and [`OTHER_ARGUMENTS`].
+fn arguments() -> Vec<&'static str> {
+    StrategyKind::NAMES
+        .into_iter()
+        .chain(OTHER_ARGUMENTS)
+        .collect()
+}
 
 /// A duration literal such as `"250ms"`, parsed.
 #[derive(Clone)]
@@ -62,16 +65,40 @@ pub(crate) enum StrategyKind {
 }
 
 impl StrategyKind {
+    const ALL: [StrategyKind; 6] = [
+        StrategyKind::Exponential,
+        StrategyKind::Linear,
+        StrategyKind::Constant,
+        StrategyKind::Fibonacci,
+        StrategyKind::Decorrelated,
+        StrategyKind::Immediate,
+    ];
+
+    /// The names, in the order of [`StrategyKind::ALL`].
+    const NAMES: [&'static str; 6] = {
+        let mut names = [""; 6];
+        let mut i = 0;
+        while i < 6 {
+            names[i] = StrategyKind::ALL[i].name();
+            i += 1;
+        }
+        names
+    };
+
+    /// The strategy's name in the attribute.
+    const fn name(self) -> &'static str {
+        match self {
+            StrategyKind::Exponential => "exponential",
+            StrategyKind::Linear => "linear",
+            StrategyKind::Constant => "constant",
+            StrategyKind::Fibonacci => "fibonacci",
+            StrategyKind::Decorrelated => "decorrelated",
+            StrategyKind::Immediate => "immediate",
+        }
+    }
+
     fn from_name(name: &str) -> Option<Self> {
-        Some(match name {
-            "exponential" => StrategyKind::Exponential,
-            "linear" => StrategyKind::Linear,
-            "constant" => StrategyKind::Constant,
-            "fibonacci" => StrategyKind::Fibonacci,
-            "decorrelated" => StrategyKind::Decorrelated,
-            "immediate" => StrategyKind::Immediate,
-            _ => return None,
-        })
+        Self::ALL.into_iter().find(|kind| kind.name() == name)
     }
 
     /// The parameters this strategy accepts.
@@ -186,7 +213,7 @@ impl RetryArgs {
                     input.span(),
                     format!(
                         "expected an argument name such as `attempts = 5` or a strategy such as `exponential(base = \"100ms\")`; the arguments are {}",
-                        list(ARGUMENTS)
+                        list(&arguments())
                     ),
                 ));
             }
@@ -199,7 +226,7 @@ impl RetryArgs {
                     strategy.span,
                     format!(
                         "two strategies: `{}` and `{name}`; keep one",
-                        kind_name(first.kind)
+                        first.kind.name()
                     ),
                 );
                 e.combine(syn::Error::new(first.span, "the first strategy is here"));
@@ -278,7 +305,7 @@ impl RetryArgs {
                 };
                 set(slot, &name, arg(key.span(), span, expr))
             }
-            _ => Err(unknown(&key, "argument", ARGUMENTS)),
+            _ => Err(unknown(&key, "argument", &arguments())),
         }
     }
 }
@@ -302,17 +329,6 @@ fn set<T>(slot: &mut Option<Arg<T>>, name: &str, value: Arg<T>) -> syn::Result<(
     }
     *slot = Some(value);
     Ok(())
-}
-
-fn kind_name(kind: StrategyKind) -> &'static str {
-    match kind {
-        StrategyKind::Exponential => "exponential",
-        StrategyKind::Linear => "linear",
-        StrategyKind::Constant => "constant",
-        StrategyKind::Fibonacci => "fibonacci",
-        StrategyKind::Decorrelated => "decorrelated",
-        StrategyKind::Immediate => "immediate",
-    }
 }
 
 /// Expects `=` after `key`.
@@ -399,24 +415,20 @@ fn parse_param(
             input.span(),
             format!(
                 "expected a parameter of `{}`: {}",
-                kind_name(kind),
+                kind.name(),
                 list(kind.params())
             ),
         )
     })?;
     let name = key.to_string();
     if !kind.params().contains(&name.as_str()) {
-        let mut e = unknown(
-            &key,
-            &format!("`{}` parameter", kind_name(kind)),
-            kind.params(),
-        );
+        let mut e = unknown(&key, &format!("`{}` parameter", kind.name()), kind.params());
         if name == "factor" {
             e = syn::Error::new(
                 key.span(),
                 format!(
                     "`factor` applies to `exponential` only; `{}` takes {}",
-                    kind_name(kind),
+                    kind.name(),
                     list(kind.params())
                 ),
             );
@@ -699,8 +711,7 @@ fn parse_throttled_content(content: ParseStream<'_>, example: &str) -> syn::Resu
         )
     })?;
     let Some(kind) = StrategyKind::from_name(&name.to_string()) else {
-        let strategies = &ARGUMENTS[..6];
-        return Err(unknown(&name, "strategy", strategies));
+        return Err(unknown(&name, "strategy", &StrategyKind::NAMES));
     };
     let strategy = parse_strategy(kind, &name, content)?;
     let mut attempts = None;
