@@ -209,6 +209,19 @@ impl Strategy for Builtin {
 pub const DEFAULT_MAX: Duration = Duration::from_secs(10);
 
 #[cfg(test)]
+pub(crate) fn schedule<S: Strategy>(s: &S, n: u32) -> Vec<u64> {
+    let mut rng = JitterRng::from_seed(0);
+    let mut previous = None;
+    (1..=n)
+        .map(|k| {
+            let d = s.delay(k, previous, &mut rng);
+            previous = Some(d);
+            d.as_millis() as u64
+        })
+        .collect()
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -231,17 +244,4 @@ mod tests {
         let secs: Vec<u64> = policy.delays().map(|d| d.as_secs()).collect();
         assert_eq!(secs, [10, 15, 15]);
     }
-}
-
-#[cfg(test)]
-pub(crate) fn schedule<S: Strategy>(s: &S, n: u32) -> Vec<u64> {
-    let mut rng = JitterRng::from_seed(0);
-    let mut previous = None;
-    (1..=n)
-        .map(|k| {
-            let d = s.delay(k, previous, &mut rng);
-            previous = Some(d);
-            d.as_millis() as u64
-        })
-        .collect()
 }
