@@ -16,12 +16,14 @@ use crate::errors::Errors;
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
 /// the strategies' ([`StrategyKind::NAMES`]), then these.
-const OTHER_ARGUMENTS: [&str; 12] = [
+const OTHER_ARGUMENTS: [&str; 17] = [
     "attempts",
     "jitter",
     "max_elapsed",
     "when",
+    "when_ok",
     "on_retry",
+    "on_giveup",
     "sleep",
     "policy",
     "crate",
@@ -29,6 +31,9 @@ const OTHER_ARGUMENTS: [&str; 12] = [
     "budget",
     "circuit",
     "attempt_timeout",
+    "timeout",
+    "retry_after_max",
+    "context",
 ];
 
 /// [`StrategyKind::NAMES`] and [`OTHER_ARGUMENTS`].
@@ -165,6 +170,12 @@ pub(crate) struct RetryArgs {
     pub(crate) budget: Option<Arg<Expr>>,
     pub(crate) circuit: Option<Arg<Expr>>,
     pub(crate) attempt_timeout: Option<Arg<DurationArg>>,
+    pub(crate) when_ok: Option<Arg<Expr>>,
+    pub(crate) on_giveup: Option<Arg<Expr>>,
+    pub(crate) timeout: Option<Arg<DurationArg>>,
+    pub(crate) retry_after_max: Option<Arg<DurationArg>>,
+    /// `context = ctx`: the name bound in the body.
+    pub(crate) context: Option<Arg<Ident>>,
 }
 
 /// `throttled(STRATEGY, attempts = N)`.
@@ -267,19 +278,48 @@ impl RetryArgs {
                     arg(key.span(), key.span(), value),
                 )
             }
-            "attempt_timeout" => {
-                eq(input, &key, "attempt_timeout = \"5s\"")?;
-                let d = parse_duration_lit(input, "attempt_timeout")?;
+            "attempt_timeout" | "timeout" | "retry_after_max" => {
+                let example = match name.as_str() {
+                    "retry_after_max" => "retry_after_max = \"1m\"",
+                    "timeout" => "timeout = \"30s\"",
+                    _ => "attempt_timeout = \"5s\"",
+                };
+                eq(input, &key, example)?;
+                let d = parse_duration_lit(input, &name)?;
+                let slot = match name.as_str() {
+                    "retry_after_max" => &mut self.retry_after_max,
+                    "timeout" => &mut self.timeout,
+                    _ => &mut self.attempt_timeout,
+                };
+                set(slot, &name, arg(key.span(), d.span, d))
+            }
+            "context" => {
+                eq(input, &key, "context = ctx")?;
+                let ident = input.call(Ident::parse_any).map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "`context` takes the name to bind in the body, as in `context = ctx`",
+                    )
+                })?;
+                if !input.is_empty() && !input.peek(Token![,]) {
+                    return Err(syn::Error::new(
+                        input.span(),
+                        "`context` takes one name, as in `context = ctx`",
+                    ));
+                }
                 set(
-                    &mut self.attempt_timeout,
-                    "attempt_timeout",
-                    arg(key.span(), d.span, d),
+                    &mut self.context,
+                    "context",
+                    arg(key.span(), ident.span(), ident),
                 )
             }
-            "when" | "on_retry" | "policy" | "sleep" | "budget" | "circuit" => {
+            "when" | "when_ok" | "on_retry" | "on_giveup" | "policy" | "sleep" | "budget"
+            | "circuit" => {
                 let example = match name.as_str() {
                     "when" => "when = is_transient",
+                    "when_ok" => "when_ok = is_unavailable",
                     "on_retry" => "on_retry = log_retry",
+                    "on_giveup" => "on_giveup = log_giveup",
                     "sleep" => "sleep = tokio::time::sleep",
                     "budget" => "budget = RETRY_BUDGET",
                     "circuit" => "circuit = BREAKER",
@@ -291,13 +331,17 @@ impl RetryArgs {
                 // `macro_rules!` may have put around them.
                 let span = ungrouped(&expr).span();
                 match name.as_str() {
-                    "when" | "on_retry" => check_callable(&name, &expr)?,
-                    "sleep" | "budget" | "circuit" => check_path(&name, &expr)?,
+                    "when" | "when_ok" | "on_retry" | "on_giveup" => {
+                        check_callable(&name, &expr)?;
+                    }
+                    "sleep" => check_path(&expr)?,
                     _ => {}
                 }
                 let slot = match name.as_str() {
                     "when" => &mut self.when,
+                    "when_ok" => &mut self.when_ok,
                     "on_retry" => &mut self.on_retry,
+                    "on_giveup" => &mut self.on_giveup,
                     "sleep" => &mut self.sleep,
                     "budget" => &mut self.budget,
                     "circuit" => &mut self.circuit,
@@ -659,20 +703,14 @@ fn check_callable(name: &str, expr: &Expr) -> syn::Result<()> {
     }
 }
 
-/// `sleep`, `budget` and `circuit` take a path.
-fn check_path(name: &str, expr: &Expr) -> syn::Result<()> {
-    let message = match name {
-        "sleep" => {
-            "`sleep` takes a path to a function, as in `sleep = tokio::time::sleep`; define a function for anything else"
-        }
-        "budget" => {
-            "`budget` takes the path of a `static RetryBudget`, as in `budget = RETRY_BUDGET`"
-        }
-        _ => "`circuit` takes the path of a `static CircuitBreaker`, as in `circuit = BREAKER`",
-    };
+/// `sleep` takes a path.
+fn check_path(expr: &Expr) -> syn::Result<()> {
     match ungrouped(expr) {
         Expr::Path(_) => Ok(()),
-        _ => Err(syn::Error::new(expr.span(), message)),
+        _ => Err(syn::Error::new(
+            expr.span(),
+            "`sleep` takes a path to a function, as in `sleep = tokio::time::sleep`; define a function for anything else",
+        )),
     }
 }
 

@@ -288,13 +288,13 @@ fn retry_loop(
     // non-`Result` is reported once, there.
     let ret_span = ret.span();
     let outcome = local("__backoff_outcome", ret_span);
-    let error = local("__backoff_error", ret_span);
     let value = local("__backoff_value", ret_span);
     let split = quote_spanned! {ret_span=>
         <#ret as #p::RetryResult>::into_result(#outcome)
     };
+    let result = local("__backoff_result", ret_span);
     let give_up = quote_spanned! {ret_span=>
-        <#ret as #p::RetryResult>::from_result(#p::Result::Err(#error))
+        <#ret as #p::RetryResult>::from_result(#result)
     };
     let succeed = quote_spanned! {ret_span=>
         <#ret as #p::RetryResult>::from_result(#p::Result::Ok(#value))
@@ -310,35 +310,92 @@ fn retry_loop(
     } else {
         quote!(#p::SYNC_CLOCK)
     };
-    let timed = args.on_retry.is_some();
+    // The call's start is read if `elapsed` may be reported.
+    let timed = args.on_retry.is_some() || args.on_giveup.is_some();
     let when = args.when.as_ref().map(|w| {
         let expr = &w.value;
         let checked = quote_spanned! {w.span=> #p::when::<#ret, _, _>(#expr) };
         quote!(let mut #when_l = #checked;)
     });
+    // The verdict on an error, inside the failure path.
     let decision = match &args.when {
         Some(w) => {
             let error = local("__backoff_error", w.span);
-            quote_spanned! {w.span=> #p::decide::<#ret, _, _>(&mut *#when_l, &#error) }
+            quote_spanned! {w.span=> #p::decide::<#ret, _, _>(&mut *#when_l, #error) }
         }
         None => quote!(#p::Decision::Retry),
     };
+    let when_ok_l = args
+        .when_ok
+        .as_ref()
+        .map(|w| user("__backoff_when_ok", w.span));
+    let when_ok = args.when_ok.as_ref().map(|w| {
+        let expr = &w.value;
+        let checked = quote_spanned! {w.span=> #p::when_ok::<#ret, _, _>(#expr) };
+        quote!(let mut #when_ok_l = #checked;)
+    });
     let on_retry = args.on_retry.as_ref().map(|o| {
         let expr = &o.value;
-        let checked = quote_spanned! {o.span=> #p::on_retry::<#ret, _>(#expr) };
+        let checked = if args.when_ok.is_some() {
+            quote_spanned! {o.span=> #p::on_retry_outcome::<#ret, _>(#expr) }
+        } else {
+            quote_spanned! {o.span=> #p::on_retry::<#ret, _>(#expr) }
+        };
         quote!(let mut #on_retry_l = #checked;)
     });
     let call_on_retry = args.on_retry.as_ref().map(|o| {
-        let [error, state, delay] = ["__backoff_error", "__backoff_state", "__backoff_delay"]
-            .map(|name| local(name, o.span));
-        quote_spanned! {o.span=>
-            #p::call_on_retry::<#ret, _>(
-                &mut *#on_retry_l,
-                &#error,
-                &#state.event(#delay),
-            );
+        let [result, error, state, delay] = [
+            "__backoff_result",
+            "__backoff_error",
+            "__backoff_state",
+            "__backoff_delay",
+        ]
+        .map(|name| local(name, o.span));
+        if args.when_ok.is_some() {
+            quote_spanned! {o.span=>
+                #p::call_on_retry_outcome::<#ret, _>(
+                    &mut *#on_retry_l,
+                    &#result,
+                    &#state.event(#delay),
+                );
+            }
+        } else {
+            // Without `when_ok`, only errors are retried.
+            quote_spanned! {o.span=>
+                if let #p::Result::Err(#error) = &#result {
+                    #p::call_on_retry::<#ret, _>(&mut *#on_retry_l, #error, &#state.event(#delay));
+                }
+            }
         }
     });
+    let on_giveup_l = args
+        .on_giveup
+        .as_ref()
+        .map(|g| user("__backoff_on_giveup", g.span));
+    // `on_giveup` is an `FnOnce`, called at most once, from whichever path
+    // gives up.
+    let on_giveup = args.on_giveup.as_ref().map(|g| {
+        let expr = &g.value;
+        let checked = quote_spanned! {g.span=> #p::on_giveup::<#ret, _>(#expr) };
+        quote!(let mut #on_giveup_l = ::core::option::Option::Some(#checked);)
+    });
+    // Reports giving up with `__backoff_result` for `__backoff_report`.
+    let report_give_up = {
+        let name = sig.ident.to_string();
+        let call = args.on_giveup.as_ref().map(|g| {
+            let [result, report, hook] = ["__backoff_result", "__backoff_report", "__backoff_hook"]
+                .map(|name| local(name, g.span));
+            quote_spanned! {g.span=>
+                if let ::core::option::Option::Some(#hook) = #on_giveup_l.take() {
+                    #p::call_on_giveup::<#ret, _>(#hook, &#result, &#report);
+                }
+            }
+        });
+        quote! {
+            #p::trace_give_up(#name, #p::shown(&__backoff_result, |__backoff_error| (&#p::TraceError(__backoff_error)).trace_display()), &__backoff_report);
+            #call
+        }
+    };
     let sleep_binding = args.sleep.as_ref().map(|s| {
         let expr = &s.value;
         let checked = if is_async {
@@ -379,14 +436,38 @@ fn retry_loop(
             }
         }
     };
-    let with_budget = args.budget.as_ref().map(|b| {
-        let path = &b.value;
-        quote_spanned! {b.span=> .with_budget(#p::budget(&#path)) }
-    });
-    let with_circuit = args.circuit.as_ref().map(|c| {
-        let path = &c.value;
-        quote_spanned! {c.span=> .with_circuit(#p::circuit(&#path)) }
-    });
+    // `budget` and `circuit`: evaluated once per call, before the first
+    // attempt. A `static`'s path (by convention in capitals) must be one:
+    // a `const` would be a fresh budget or breaker for every call.
+    let shared = |arg: &Option<crate::attr::Arg<Expr>>, name: &str, fun: &str| {
+        arg.as_ref().map(|a| {
+            let expr = &a.value;
+            let local = Ident::new(&format!("__backoff_{name}"), Span::call_site());
+            let value = Ident::new(&format!("__backoff_{name}_value"), Span::call_site());
+            let check = Ident::new(fun, a.span);
+            if names_a_static(expr) {
+                let checked = quote_spanned! {a.span=> #p::#check(#p::must_be_static(&#expr)) };
+                quote!(let #local = #checked;)
+            } else {
+                let borrowed = quote_spanned! {a.span=> &(#expr) };
+                let checked = quote_spanned! {a.span=> #p::#check(#value) };
+                quote! {
+                    let #value = #borrowed;
+                    let #local = #checked;
+                }
+            }
+        })
+    };
+    let budget_binding = shared(&args.budget, "budget", "budget");
+    let circuit_binding = shared(&args.circuit, "circuit", "circuit");
+    let with_budget = args
+        .budget
+        .as_ref()
+        .map(|_| quote!(.with_budget(__backoff_budget)));
+    let with_circuit = args
+        .circuit
+        .as_ref()
+        .map(|_| quote!(.with_circuit(__backoff_circuit)));
     // The state is built on the first failure, so a call that succeeds at
     // once builds nothing; a budget or breaker needs it from the start.
     let eager = args.budget.is_some() || args.circuit.is_some();
@@ -399,8 +480,8 @@ fn retry_loop(
         quote!((&__BACKOFF_POLICY))
     };
     // The call's start time, read now, only if something may need it: an
-    // `on_retry` (the event's `elapsed`) or a deadline (`max_elapsed`, or
-    // any `policy = EXPR`).
+    // `on_retry` or `on_giveup` (`elapsed`) or a deadline (`max_elapsed`,
+    // or any `policy = EXPR`).
     let needs_start = timed || args.max_elapsed.is_some() || args.policy.is_some();
     let (started, started_value) = if needs_start {
         (
@@ -436,10 +517,12 @@ fn retry_loop(
             <#p::ErrorOf<#ret> as #p::FromCircuitOpen>::from_circuit_open(#open)
         };
         quote! {
-            if let #p::Result::Err(__backoff_open) =
-                __backoff_slot.get_or_insert_with(|| #make).before_attempt()
-            {
-                return <#ret as #p::RetryResult>::from_result(#p::Result::Err(#from));
+            let __backoff_state = __backoff_slot.get_or_insert_with(|| #make);
+            if let #p::Result::Err(__backoff_open) = __backoff_state.before_attempt() {
+                let __backoff_result = #p::Result::Err(#from);
+                let __backoff_report = #p::report(__backoff_state);
+                #report_give_up
+                return <#ret as #p::RetryResult>::from_result(__backoff_result);
             }
         }
     });
@@ -450,6 +533,24 @@ fn retry_loop(
             }
         }
     });
+    // `context = ctx`: the attempt's number and whether it is the last,
+    // computed before the attempt (no clock, no allocation).
+    let (context_value, body) = match &args.context {
+        Some(ctx) => {
+            let name = &ctx.value;
+            let ty = quote_spanned! {ctx.span=> #p::AttemptContext };
+            (
+                Some(quote! {
+                    let __backoff_context = #p::AttemptContext::of(#policy_ref, #p::attempt_number(&__backoff_slot));
+                }),
+                quote!({
+                    let #name: #ty = __backoff_context;
+                    #block
+                }),
+            )
+        }
+        None => (None, block.to_token_stream()),
+    };
     let attempt = match (&args.attempt_timeout, is_async) {
         (Some(t), true) => {
             let d = duration(&p, t.value.value);
@@ -458,7 +559,7 @@ fn retry_loop(
                 <#p::ErrorOf<#ret> as #p::FromElapsed>::from_elapsed(#elapsed)
             };
             let timeout = quote_spanned! {t.key=>
-                <#p::DefaultSleep as #p::AsyncTimeout>::timeout(#d, #p::attempt::<#ret, _>(async #block))
+                <#p::DefaultSleep as #p::AsyncTimeout>::timeout(#d, #p::attempt::<#ret, _>(async #body))
             };
             quote! {
                 match #timeout.await {
@@ -469,8 +570,49 @@ fn retry_loop(
                 }
             }
         }
-        (_, true) => quote!(#p::attempt::<#ret, _>(async #block).await),
-        (_, false) => quote!(#p::attempt_sync::<#ret, _>(|| #block)),
+        (_, true) => quote!(#p::attempt::<#ret, _>(async #body).await),
+        (_, false) => quote!(#p::attempt_sync::<#ret, _>(|| #body)),
+    };
+    // The outcome: an `Ok` is returned at once, unless `when_ok` rejects it;
+    // then the failure path holds the whole `Result`.
+    let outcome = match &args.when_ok {
+        None => quote! {
+            let __backoff_ok_decision = #p::Decision::Stop;
+            let __backoff_result = match #split {
+                #p::Result::Ok(__backoff_value) => {
+                    #on_success
+                    return #succeed;
+                }
+                #p::Result::Err(__backoff_error) => {
+                    // Failing is the exception: keep the success path
+                    // straight.
+                    ::core::hint::cold_path();
+                    #p::Result::Err(__backoff_error)
+                }
+            };
+        },
+        Some(w) => {
+            let value = local("__backoff_value", w.span);
+            let decide_ok = quote_spanned! {w.span=>
+                #p::decide_ok::<#ret, _, _>(&mut #when_ok_l, #value)
+            };
+            quote! {
+                let __backoff_result = #split;
+                let __backoff_ok_decision = match &__backoff_result {
+                    #p::Result::Ok(__backoff_value) => match #decide_ok {
+                        #p::Decision::Stop => {
+                            #on_success
+                            return <#ret as #p::RetryResult>::from_result(__backoff_result);
+                        }
+                        __backoff_decision => __backoff_decision,
+                    },
+                    #p::Result::Err(_) => {
+                        ::core::hint::cold_path();
+                        #p::Decision::Stop
+                    }
+                };
+            }
+        }
     };
 
     let failed = failure(
@@ -480,42 +622,89 @@ fn retry_loop(
             make,
             decision,
             call_on_retry,
+            report_give_up: report_give_up.clone(),
             sleep,
             give_up,
             borrowed: [Some(Ident::new("__backoff_slot", Span::call_site()))]
                 .into_iter()
-                .chain([when_l, on_retry_l])
+                .chain([when_l, on_retry_l, on_giveup_l])
                 .flatten()
                 .collect(),
         },
     );
+    let count_call = args
+        .timeout
+        .as_ref()
+        .map(|_| quote!(__backoff_calls = __backoff_calls.saturating_add(1);));
+    let retry_loop = quote! {
+        loop {
+            #before_attempt
+            #count_call
+            #context_value
+            let __backoff_outcome: #ret = #attempt;
+            #outcome
+            #failed
+        }
+    };
+    // `timeout`: the whole loop, sleeps and the attempt in flight included,
+    // under one timer; when it fires, the call ends with `E::from(Elapsed)`.
+    let retry_loop = match (&args.timeout, is_async) {
+        (Some(t), true) => {
+            let d = duration(&p, t.value.value);
+            let elapsed = local("__backoff_elapsed", t.span);
+            let from = quote_spanned! {t.span=>
+                <#p::ErrorOf<#ret> as #p::FromElapsed>::from_elapsed(#elapsed)
+            };
+            let timeout = quote_spanned! {t.key=>
+                <#p::DefaultSleep as #p::AsyncTimeout>::timeout(#d, #p::attempt::<#ret, _>(async { #retry_loop }))
+            };
+            quote! {
+                let mut __backoff_calls: u32 = 0;
+                match #timeout.await {
+                    #p::Result::Ok(__backoff_outcome) => __backoff_outcome,
+                    #p::Result::Err(__backoff_elapsed) => {
+                        let __backoff_result = #p::Result::Err(#from);
+                        let __backoff_report = #p::timed_out(__backoff_calls, #clock, #started_value);
+                        #report_give_up
+                        <#ret as #p::RetryResult>::from_result(__backoff_result)
+                    }
+                }
+            }
+        }
+        _ => retry_loop,
+    };
     quote! {
             #import
             #[allow(unused_imports)]
             use #p::{TraceDisplay as _, TraceFallback as _};
             #policy
+            #budget_binding
+            #circuit_binding
             #when
+            #when_ok
             #on_retry
+            #on_giveup
             #sleep_binding
             #start
-            loop {
-                #before_attempt
-                let __backoff_outcome: #ret = #attempt;
-                let __backoff_error = match #split {
-                    #p::Result::Ok(__backoff_value) => {
-                        #on_success
-                        return #succeed;
-                    }
-                    #p::Result::Err(__backoff_error) => {
-                        // Failing is the exception: keep the success path
-                        // straight.
-                        ::core::hint::cold_path();
-                        __backoff_error
-                    }
-                };
-                #failed
-            }
+            #retry_loop
     }
+}
+
+/// Whether `expr` is a path whose last segment is in capitals, as the names
+/// of `static`s are.
+fn names_a_static(expr: &Expr) -> bool {
+    let mut expr = expr;
+    while let Expr::Group(g) = expr {
+        expr = &g.expr;
+    }
+    let Expr::Path(path) = expr else {
+        return false;
+    };
+    path.path.segments.last().is_some_and(|s| {
+        let name = s.ident.to_string();
+        name.chars().any(|c| c.is_ascii_uppercase())
+            && !name.chars().any(|c| c.is_ascii_lowercase())
+    })
 }
 
 /// What the failure path of the loop is made of.
@@ -528,34 +717,40 @@ struct FailureParts {
     decision: TokenStream,
     /// The `on_retry` call, if any.
     call_on_retry: Option<TokenStream>,
+    /// Reports giving up with `__backoff_result` (tracing, `on_giveup`).
+    report_give_up: TokenStream,
     /// Sleeps `__backoff_delay` (with `.await` in an `async fn`).
     sleep: TokenStream,
-    /// The function's result on giving up with `__backoff_error`.
+    /// The function's result on giving up with `__backoff_result`.
     give_up: TokenStream,
-    /// The locals the decision borrows: the state's slot, and
-    /// `__backoff_when` and `__backoff_on_retry` if they exist.
+    /// The locals the decision borrows: the state's slot, and the hooks
+    /// that exist.
     borrowed: Vec<Ident>,
 }
 
-// Input:  the parts of the failure path; `__backoff_error` holds the error.
+// Input:  the parts of the failure path; `__backoff_result` holds the
+//         outcome (an error, or an `Ok` that `when_ok` rejected with
+//         `__backoff_ok_decision`).
 // Output: let delay = match out_of_line_sync(move || {   // a function of its own
+//             let decision = match &result { Err(e) => when(e), Ok(_) => ok_decision };
 //             match state.next_delay_for(decision) {
-//                 Some(delay) => { on_retry(&error, ..); Ok(delay) }   // the error dropped here
-//                 None => Err(error),
+//                 Some(delay) => { on_retry(&result, ..); Ok(delay) }   // the outcome dropped here
+//                 None => { on_giveup(&result, &report); Err(result) }
 //             }
-//         }) { Ok(delay) => delay, Err(error) => return give_up };
+//         }) { Ok(delay) => delay, Err(result) => return result };
 //         sleep(delay);   // in an `async fn`, awaited out of line too
 //
-//         The decision runs synchronously and owns the error, so an `async fn`'s
-//         future never holds the error across the sleep (nor needs it to be
-//         `Send`); only the sleep is awaited. Both out-of-line steps keep the
-//         success path (the function's own body or poll) small.
+//         The decision runs synchronously and owns the outcome, so an `async fn`'s
+//         future never holds it across the sleep (nor needs it to be `Send`);
+//         only the sleep is awaited. Both out-of-line steps keep the success
+//         path (the function's own body or poll) small.
 fn failure(p: &TokenStream, parts: &FailureParts) -> TokenStream {
     let FailureParts {
         name,
         make,
         decision,
         call_on_retry,
+        report_give_up,
         sleep,
         give_up,
         ..
@@ -569,31 +764,32 @@ fn failure(p: &TokenStream, parts: &FailureParts) -> TokenStream {
             #(#reborrows)*
             let __backoff_decide = move || {
                 let __backoff_state = __backoff_slot.get_or_insert_with(|| #make);
-                match __backoff_state.next_delay_for(#decision) {
+                let __backoff_decision = match &__backoff_result {
+                    #p::Result::Err(__backoff_error) => #decision,
+                    #p::Result::Ok(_) => __backoff_ok_decision,
+                };
+                match __backoff_state.next_delay_for(__backoff_decision) {
                     ::core::option::Option::Some(__backoff_delay) => {
                         #call_on_retry
                         // (Not an event: no clock read for the trace.)
                         #p::trace_retry(
                             #name,
-                            (&#p::TraceError(&__backoff_error)).trace_display(),
+                            #p::shown(&__backoff_result, |__backoff_error| (&#p::TraceError(__backoff_error)).trace_display()),
                             __backoff_state.attempt(),
                             __backoff_delay,
                         );
                         #p::Result::Ok(__backoff_delay)
                     }
                     ::core::option::Option::None => {
-                        #p::trace_give_up(
-                            #name,
-                            (&#p::TraceError(&__backoff_error)).trace_display(),
-                            __backoff_state.attempt(),
-                        );
-                        #p::Result::Err(__backoff_error)
+                        let __backoff_report = #p::report(__backoff_state);
+                        #report_give_up
+                        #p::Result::Err(__backoff_result)
                     }
                 }
             };
             match #p::out_of_line_sync(__backoff_decide) {
                 #p::Result::Ok(__backoff_delay) => __backoff_delay,
-                #p::Result::Err(__backoff_error) => return #give_up,
+                #p::Result::Err(__backoff_result) => return #give_up,
             }
         };
         #sleep
@@ -630,6 +826,10 @@ fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     if let Some(m) = &args.max_elapsed {
         let d = duration(p, m.value.value);
         chain.extend(quote!(.max_elapsed(#d)));
+    }
+    if let Some(m) = &args.retry_after_max {
+        let d = duration(p, m.value.value);
+        chain.extend(quote!(.retry_after_max(#d)));
     }
     if let Some(t) = &args.throttled {
         let t = &t.value;

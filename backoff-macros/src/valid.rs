@@ -32,13 +32,26 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
             ));
         }
     }
-    if let Some(t) = &args.attempt_timeout
-        && t.value.value.is_zero()
-    {
-        errors.push(syn::Error::new(
-            t.span,
-            "an `attempt_timeout` of zero fails every attempt; give a positive limit",
-        ));
+    let zero_means = [
+        (
+            &args.attempt_timeout,
+            "an `attempt_timeout` of zero fails every attempt",
+        ),
+        (&args.timeout, "a `timeout` of zero fails every call"),
+        (
+            &args.retry_after_max,
+            "a `retry_after_max` of zero gives up on every `Decision::RetryAfter`",
+        ),
+    ];
+    for (arg, meaning) in zero_means {
+        if let Some(t) = arg
+            && t.value.value.is_zero()
+        {
+            errors.push(syn::Error::new(
+                t.span,
+                format!("{meaning}; give a positive limit"),
+            ));
+        }
     }
     if let Some(jitter) = &args.jitter {
         if let JitterKind::Scattered(r) = jitter.value
@@ -75,6 +88,10 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
             ("jitter", args.jitter.as_ref().map(|a| a.key)),
             ("max_elapsed", args.max_elapsed.as_ref().map(|a| a.key)),
             ("throttled", args.throttled.as_ref().map(|a| a.key)),
+            (
+                "retry_after_max",
+                args.retry_after_max.as_ref().map(|a| a.key),
+            ),
         ];
         for (name, span) in mixed {
             if let Some(span) = span {
@@ -163,10 +180,28 @@ pub(crate) fn check_signature(
     args: &RetryArgs,
     errors: &mut Errors,
 ) {
-    if !is_async && let Some(t) = &args.attempt_timeout {
+    if !is_async {
+        for (name, arg) in [
+            ("attempt_timeout", &args.attempt_timeout),
+            ("timeout", &args.timeout),
+        ] {
+            if let Some(t) = arg {
+                errors.push(syn::Error::new(
+                    t.key,
+                    format!("`{name}` needs an `async fn`: a blocking call cannot be cancelled; make the function `async` or remove `{name}`"),
+                ));
+            }
+        }
+    }
+    if let Some(ctx) = &args.context {
+        check_context_name(sig, &ctx.value, errors);
+    }
+    if let (Some(when_ok), ReturnType::Type(_, ty)) = (&args.when_ok, &sig.output)
+        && ok_type_is_unit(ty)
+    {
         errors.push(syn::Error::new(
-            t.key,
-            "`attempt_timeout` needs an `async fn`: a blocking call cannot be cancelled; make the function `async` or remove `attempt_timeout`",
+            when_ok.key,
+            "`when_ok` looks at the `Ok` value, but this function's `Ok` type is `()`: every success would get the same answer; remove `when_ok`, or return the value to inspect",
         ));
     }
     if let Some(constness) = &sig.constness {
@@ -194,6 +229,62 @@ pub(crate) fn check_signature(
             }
         }
     }
+}
+
+/// `context = name` must not hide a parameter, nor be `self`.
+fn check_context_name(sig: &Signature, name: &syn::Ident, errors: &mut Errors) {
+    if name == "self" || name == "Self" || name == "crate" || name == "super" {
+        errors.push(syn::Error::new(
+            name.span(),
+            format!("`context` needs a name to bind, not `{name}`; write `context = ctx`"),
+        ));
+        return;
+    }
+    let hides = sig.inputs.iter().any(|input| match input {
+        syn::FnArg::Typed(t) => {
+            let mut finder = IdentFinder { name, found: false };
+            finder.visit_pat(&t.pat);
+            finder.found
+        }
+        syn::FnArg::Receiver(_) => false,
+    });
+    if hides {
+        errors.push(syn::Error::new(
+            name.span(),
+            format!("`{name}` is already a parameter of `{}`; give `context` another name, as in `context = ctx`", sig.ident),
+        ));
+    }
+}
+
+/// Finds a binding named `name` in a pattern.
+struct IdentFinder<'a> {
+    name: &'a syn::Ident,
+    found: bool,
+}
+
+impl<'ast> Visit<'ast> for IdentFinder<'_> {
+    fn visit_pat_ident(&mut self, node: &'ast syn::PatIdent) {
+        self.found |= node.ident == *self.name;
+        syn::visit::visit_pat_ident(self, node);
+    }
+}
+
+/// Whether `ty` is, syntactically, a `Result` (or alias) whose `Ok` type is
+/// `()`: `Result<(), E>`, `io::Result<()>`.
+fn ok_type_is_unit(ty: &syn::Type) -> bool {
+    let syn::Type::Path(path) = ty else {
+        return false;
+    };
+    let Some(last) = path.path.segments.last() else {
+        return false;
+    };
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return false;
+    };
+    matches!(
+        args.args.first(),
+        Some(syn::GenericArgument::Type(syn::Type::Tuple(t))) if t.elems.is_empty()
+    )
 }
 
 /// Finds `impl Trait` in a type.

@@ -6,7 +6,9 @@ pub use core::result::Result;
 pub use core::time::Duration;
 
 pub use crate::clock::Clock;
-pub use crate::decision::{Decision, IntoDecision, RetryEvent};
+pub use crate::decision::{
+    AttemptContext, Decision, GiveUp, GiveUpReason, IntoDecision, RetryEvent,
+};
 pub use crate::jitter::Jitter;
 pub use crate::policy::Policy;
 pub use crate::retry::RetryState;
@@ -99,6 +101,100 @@ where
     D: IntoDecision,
 {
     when(error).into_decision()
+}
+
+/// Checks `when_ok` and gives its closure parameters the type `&T`.
+#[inline]
+pub fn when_ok<R, D, F>(f: F) -> F
+where
+    R: RetryResult,
+    F: FnMut(&OkOf<R>) -> D,
+    D: IntoDecision,
+{
+    f
+}
+
+/// Applies `when_ok` to a value: [`Decision::Stop`] accepts it.
+#[inline]
+pub fn decide_ok<R, D, F>(when_ok: &mut F, value: &OkOf<R>) -> Decision
+where
+    R: RetryResult,
+    F: FnMut(&OkOf<R>) -> D,
+    D: IntoDecision,
+{
+    when_ok(value).into_decision()
+}
+
+/// The success type of `R`.
+pub type OkOf<R> = <R as RetryResult>::Ok;
+
+/// Checks `on_retry` beside `when_ok`: it sees the whole outcome.
+#[inline]
+pub fn on_retry_outcome<R, F>(f: F) -> F
+where
+    R: RetryResult,
+    F: FnMut(&Result<OkOf<R>, ErrorOf<R>>, &RetryEvent),
+{
+    f
+}
+
+/// Calls an [`on_retry_outcome`].
+#[inline]
+pub fn call_on_retry_outcome<R, F>(
+    f: &mut F,
+    outcome: &Result<OkOf<R>, ErrorOf<R>>,
+    event: &RetryEvent,
+) where
+    R: RetryResult,
+    F: FnMut(&Result<OkOf<R>, ErrorOf<R>>, &RetryEvent),
+{
+    f(outcome, event)
+}
+
+/// Checks `on_giveup` and gives its closure parameters their types.
+#[inline]
+pub fn on_giveup<R, F>(f: F) -> F
+where
+    R: RetryResult,
+    F: FnOnce(&Result<OkOf<R>, ErrorOf<R>>, &GiveUp),
+{
+    f
+}
+
+/// Calls `on_giveup`.
+#[inline]
+pub fn call_on_giveup<R, F>(f: F, outcome: &Result<OkOf<R>, ErrorOf<R>>, report: &GiveUp)
+where
+    R: RetryResult,
+    F: FnOnce(&Result<OkOf<R>, ErrorOf<R>>, &GiveUp),
+{
+    f(outcome, report)
+}
+
+/// The report of a state that gave up.
+#[inline]
+pub fn report<S>(state: &RetryState<'_, S>) -> GiveUp {
+    state.give_up().unwrap_or(GiveUp::new(
+        state.attempt(),
+        state.elapsed(),
+        GiveUpReason::Attempts,
+    ))
+}
+
+/// The report of a call that ran past its `timeout` after `calls` calls.
+#[cold]
+pub fn timed_out(calls: u32, clock: Clock, start: Option<std::time::Instant>) -> GiveUp {
+    let elapsed = start.map_or(Duration::ZERO, |s| clock().saturating_duration_since(s));
+    GiveUp::new(calls, elapsed, GiveUpReason::Timeout)
+}
+
+/// The number of the attempt about to run, from 1.
+#[inline]
+pub fn attempt_number<S>(slot: &Option<RetryState<'_, S>>) -> u32 {
+    match slot {
+        Some(state) => state.attempt().saturating_add(1),
+        None => 1,
+    }
 }
 
 /// Checks `on_retry` and gives its closure parameters their types.
@@ -286,9 +382,9 @@ pub use crate::timeout::Elapsed;
 
 /// What `budget = PATH` may name.
 #[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `budget` must name a `backoff_runtime::RetryBudget`, not `{Self}`",
+    message = "`#[retry]`: `budget` must give a `backoff_runtime::RetryBudget`, not `{Self}`",
     label = "not a `RetryBudget`",
-    note = "declare it as `static BUDGET: RetryBudget = RetryBudget::new(10, 0.1);`"
+    note = "name a `static BUDGET: RetryBudget = RetryBudget::new(10, 0.1);`, or give one owned elsewhere, such as `budget = self.budget` or `budget = &*self.shared_budget` (an `Arc`)"
 )]
 pub trait AsBudget {
     /// The budget.
@@ -302,6 +398,34 @@ impl AsBudget for RetryBudget {
     }
 }
 
+impl<T: AsBudget + ?Sized> AsBudget for &T {
+    #[inline]
+    fn as_budget(&self) -> &RetryBudget {
+        (**self).as_budget()
+    }
+}
+
+impl<T: AsBudget + ?Sized> AsBudget for std::sync::Arc<T> {
+    #[inline]
+    fn as_budget(&self) -> &RetryBudget {
+        (**self).as_budget()
+    }
+}
+
+impl<T: AsBudget + ?Sized> AsBudget for Box<T> {
+    #[inline]
+    fn as_budget(&self) -> &RetryBudget {
+        (**self).as_budget()
+    }
+}
+
+/// A `budget` or `circuit` named by a `static`'s path: it must be a
+/// `static` (a `const` would be a new one for each call).
+#[inline]
+pub fn must_be_static<T: ?Sized>(value: &'static T) -> &'static T {
+    value
+}
+
 /// Borrows the budget a `budget = PATH` named.
 #[inline]
 pub fn budget<B: AsBudget + ?Sized>(b: &B) -> &RetryBudget {
@@ -310,9 +434,9 @@ pub fn budget<B: AsBudget + ?Sized>(b: &B) -> &RetryBudget {
 
 /// What `circuit = PATH` may name.
 #[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `circuit` must name a `backoff_runtime::CircuitBreaker`, not `{Self}`",
+    message = "`#[retry]`: `circuit` must give a `backoff_runtime::CircuitBreaker`, not `{Self}`",
     label = "not a `CircuitBreaker`",
-    note = "declare it as `static BREAKER: CircuitBreaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));`"
+    note = "name a `static BREAKER: CircuitBreaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));`, or give one owned elsewhere, such as `circuit = self.breaker` or `circuit = &*self.shared_breaker` (an `Arc`)"
 )]
 pub trait AsCircuit {
     /// The breaker.
@@ -326,6 +450,27 @@ impl AsCircuit for CircuitBreaker {
     }
 }
 
+impl<T: AsCircuit + ?Sized> AsCircuit for &T {
+    #[inline]
+    fn as_circuit(&self) -> &CircuitBreaker {
+        (**self).as_circuit()
+    }
+}
+
+impl<T: AsCircuit + ?Sized> AsCircuit for std::sync::Arc<T> {
+    #[inline]
+    fn as_circuit(&self) -> &CircuitBreaker {
+        (**self).as_circuit()
+    }
+}
+
+impl<T: AsCircuit + ?Sized> AsCircuit for Box<T> {
+    #[inline]
+    fn as_circuit(&self) -> &CircuitBreaker {
+        (**self).as_circuit()
+    }
+}
+
 /// Borrows the breaker a `circuit = PATH` named.
 #[inline]
 pub fn circuit<C: AsCircuit + ?Sized>(c: &C) -> &CircuitBreaker {
@@ -336,7 +481,7 @@ pub fn circuit<C: AsCircuit + ?Sized>(c: &C) -> &CircuitBreaker {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: with `circuit`, the error type `{Self}` must implement `From<backoff_runtime::CircuitOpen>`",
     label = "no `From<CircuitOpen>` for `{Self}`",
-    note = "an open breaker fails calls fast with `E::from(CircuitOpen)`; add `impl From<CircuitOpen> for {Self}`"
+    note = "an open breaker fails calls fast with `E::from(CircuitOpen)`; for an error type of your own, add `impl From<CircuitOpen> for {Self}`; for another crate's, wrap it in an enum of yours with a variant for `CircuitOpen`"
 )]
 pub trait FromCircuitOpen {
     /// The error of a refused call.
@@ -353,9 +498,9 @@ impl<E: From<CircuitOpen>> FromCircuitOpen for E {
 
 /// The error type of a function with `attempt_timeout = ...`.
 #[diagnostic::on_unimplemented(
-    message = "`#[retry]`: with `attempt_timeout`, the error type `{Self}` must implement `From<backoff_runtime::Elapsed>`",
+    message = "`#[retry]`: with `timeout` or `attempt_timeout`, the error type `{Self}` must implement `From<backoff_runtime::Elapsed>`",
     label = "no `From<Elapsed>` for `{Self}`",
-    note = "a timed-out attempt fails with `E::from(Elapsed)`; add `impl From<Elapsed> for {Self}`"
+    note = "a timed-out call fails with `E::from(Elapsed)`; for an error type of your own, add `impl From<Elapsed> for {Self}`; for another crate's, wrap it in an enum of yours with a variant for `Elapsed`"
 )]
 pub trait FromElapsed {
     /// The error of a timed-out attempt.
@@ -398,28 +543,41 @@ impl AsyncTimeout for DefaultSleep {
 pub struct TraceError<'a, T>(pub &'a T);
 
 /// Picked for errors that implement `Display`.
-pub trait TraceDisplay {
+pub trait TraceDisplay<'a> {
     /// The error, displayable.
-    fn trace_display(&self) -> &dyn core::fmt::Display;
+    fn trace_display(&self) -> &'a dyn core::fmt::Display;
 }
 
-impl<T: core::fmt::Display> TraceDisplay for TraceError<'_, T> {
+impl<'a, T: core::fmt::Display> TraceDisplay<'a> for TraceError<'a, T> {
     #[inline]
-    fn trace_display(&self) -> &dyn core::fmt::Display {
+    fn trace_display(&self) -> &'a dyn core::fmt::Display {
         self.0
     }
 }
 
 /// Picked for errors without `Display`.
-pub trait TraceFallback {
+pub trait TraceFallback<'a> {
     /// A placeholder.
-    fn trace_display(&self) -> &dyn core::fmt::Display;
+    fn trace_display(&self) -> &'a dyn core::fmt::Display;
 }
 
-impl<T> TraceFallback for &TraceError<'_, T> {
+impl<'a, T> TraceFallback<'a> for &TraceError<'a, T> {
     #[inline]
-    fn trace_display(&self) -> &dyn core::fmt::Display {
+    fn trace_display(&self) -> &'a dyn core::fmt::Display {
         &"(an error without `Display`)"
+    }
+}
+
+/// What a trace shows of an outcome: the error through `show`, or a note
+/// for an `Ok` that `when_ok` rejected.
+#[inline]
+pub fn shown<'a, T, E>(
+    outcome: &'a Result<T, E>,
+    show: impl FnOnce(&'a E) -> &'a dyn core::fmt::Display,
+) -> &'a dyn core::fmt::Display {
+    match outcome {
+        Err(e) => show(e),
+        Ok(_) => &"an `Ok` value that `when_ok` rejected",
     }
 }
 
@@ -449,21 +607,34 @@ pub fn trace_retry(
 ) {
 }
 
-/// Reports giving up to `tracing` (feature `tracing`): an ERROR event with
-/// the function, the attempts made and the error returned.
+/// Reports giving up to `tracing` (feature `tracing`): an event with the
+/// function, the calls made, the reason and the outcome returned. Its level
+/// says how unexpected the end is: ERROR when retrying did not help (the
+/// attempts, the deadline, the budget or the timeout ran out); WARN for a
+/// breaker that refused (failing fast is its job) and for an outcome `when`
+/// stopped after retries; DEBUG for one stopped on the first attempt, which
+/// is an answer (a 404, a unique violation), not a failed retry.
 #[cfg(feature = "tracing")]
 #[inline]
-pub fn trace_give_up(function: &str, error: &dyn core::fmt::Display, attempts: u32) {
-    ::tracing::error!(
-        target: "backoff_runtime",
-        function,
-        attempts,
-        error = %error,
-        "giving up"
-    );
+pub fn trace_give_up(function: &str, outcome: &dyn core::fmt::Display, report: &GiveUp) {
+    let (attempts, reason) = (report.attempts, report.reason.as_str());
+    match report.reason {
+        GiveUpReason::Stopped if report.attempts <= 1 => ::tracing::debug!(
+            target: "backoff_runtime",
+            function, attempts, reason, error = %outcome, "giving up"
+        ),
+        GiveUpReason::Stopped | GiveUpReason::CircuitOpen => ::tracing::warn!(
+            target: "backoff_runtime",
+            function, attempts, reason, error = %outcome, "giving up"
+        ),
+        _ => ::tracing::error!(
+            target: "backoff_runtime",
+            function, attempts, reason, error = %outcome, "giving up"
+        ),
+    }
 }
 
 /// Without the `tracing` feature: nothing.
 #[cfg(not(feature = "tracing"))]
 #[inline(always)]
-pub fn trace_give_up(_function: &str, _error: &dyn core::fmt::Display, _attempts: u32) {}
+pub fn trace_give_up(_function: &str, _outcome: &dyn core::fmt::Display, _report: &GiveUp) {}

@@ -63,6 +63,23 @@ impl fmt::Display for CircuitOpen {
 
 impl std::error::Error for CircuitOpen {}
 
+/// So `io::Result` functions can use `circuit` directly: a refused call is
+/// an error of kind [`ConnectionRefused`](std::io::ErrorKind::ConnectionRefused)
+/// whose source is the [`CircuitOpen`].
+///
+/// ```
+/// use backoff_runtime::CircuitOpen;
+///
+/// let e = std::io::Error::from(CircuitOpen);
+/// assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+/// assert!(e.get_ref().unwrap().is::<CircuitOpen>());
+/// ```
+impl From<CircuitOpen> for std::io::Error {
+    fn from(e: CircuitOpen) -> Self {
+        std::io::Error::new(std::io::ErrorKind::ConnectionRefused, e)
+    }
+}
+
 // The packed state: | state: 2 | count: 22 | trial: 1 | opened_at ms: 39 |
 const TIME_BITS: u32 = 39;
 const TIME_MASK: u64 = (1 << TIME_BITS) - 1;

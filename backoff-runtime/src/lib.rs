@@ -95,7 +95,7 @@ pub mod __private;
 pub use budget::RetryBudget;
 #[cfg(feature = "std")]
 pub use circuit::{CircuitBreaker, CircuitOpen, CircuitState};
-pub use decision::{Decision, IntoDecision, RetryEvent};
+pub use decision::{AttemptContext, Decision, GiveUp, GiveUpReason, IntoDecision, RetryEvent};
 pub use jitter::{Jitter, JitterRng};
 pub use policy::{Delays, Policy};
 #[cfg(feature = "std")]

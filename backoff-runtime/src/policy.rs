@@ -11,6 +11,10 @@ use crate::strategy::{
 /// The default attempt limit: three calls in all, the first included.
 pub const DEFAULT_ATTEMPTS: u32 = 3;
 
+/// The default bound on one [`Decision::RetryAfter`](crate::Decision::RetryAfter)
+/// wait: five minutes. See [`Policy::retry_after_max`].
+pub const DEFAULT_RETRY_AFTER_MAX: Duration = Duration::from_secs(5 * 60);
+
 /// How to retry: a strategy, jitter, an attempt limit and an optional
 /// deadline.
 ///
@@ -61,6 +65,8 @@ pub struct Policy<S = Builtin> {
     /// Total calls allowed, the first included; `None` is unlimited.
     attempts: Option<u32>,
     max_elapsed: Option<Duration>,
+    /// The longest `RetryAfter` wait followed; a longer one gives up.
+    retry_after_max: Duration,
     seed: Option<u64>,
     throttle: Option<Throttle>,
 }
@@ -88,6 +94,7 @@ impl Policy<Builtin> {
             jitter,
             attempts: Some(DEFAULT_ATTEMPTS),
             max_elapsed: None,
+            retry_after_max: DEFAULT_RETRY_AFTER_MAX,
             seed: None,
             throttle: None,
         }
@@ -171,6 +178,7 @@ impl<S> Policy<S> {
             jitter: Jitter::None,
             attempts: Some(DEFAULT_ATTEMPTS),
             max_elapsed: None,
+            retry_after_max: DEFAULT_RETRY_AFTER_MAX,
             seed: None,
             throttle: None,
         }
@@ -200,6 +208,31 @@ impl<S> Policy<S> {
     /// sleep that would end later than `limit` after the call began.
     pub const fn max_elapsed(mut self, limit: Duration) -> Self {
         self.max_elapsed = Some(limit);
+        self
+    }
+
+    /// Bounds a server's word: a
+    /// [`Decision::RetryAfter`](crate::Decision::RetryAfter) asking for a
+    /// wait longer than `max` gives up at once with the error (reason
+    /// [`Deadline`](crate::GiveUpReason::Deadline)) instead of sleeping. The
+    /// default is [`DEFAULT_RETRY_AFTER_MAX`], five minutes, so that a
+    /// hostile or broken server cannot stall a caller for hours with one
+    /// `Retry-After` header, even without [`max_elapsed`](Policy::max_elapsed).
+    /// `Duration::MAX` follows any wait.
+    ///
+    /// ```
+    /// use backoff_runtime::{Decision, GiveUpReason, Policy};
+    /// use std::time::Duration;
+    ///
+    /// let policy = Policy::immediate().attempts(5).retry_after_max(Duration::from_secs(60));
+    /// let mut state = policy.start();
+    /// let minute = Duration::from_secs(60);
+    /// assert_eq!(state.next_delay_for(Decision::RetryAfter(minute)), Some(minute));
+    /// assert_eq!(state.next_delay_for(Decision::RetryAfter(minute * 60)), None);
+    /// assert_eq!(state.give_up_reason(), Some(GiveUpReason::Deadline));
+    /// ```
+    pub const fn retry_after_max(mut self, max: Duration) -> Self {
+        self.retry_after_max = max;
         self
     }
 
@@ -274,6 +307,38 @@ impl<S> Policy<S> {
     /// The deadline set with [`max_elapsed`](Policy::max_elapsed).
     pub const fn elapsed_limit(&self) -> Option<Duration> {
         self.max_elapsed
+    }
+
+    /// The bound on one `RetryAfter` wait set with
+    /// [`retry_after_max`](Policy::retry_after_max).
+    pub const fn retry_after_limit(&self) -> Duration {
+        self.retry_after_max
+    }
+
+    /// Whether attempt `attempt` (from 1) is the last the attempt limit
+    /// allows: the higher of the main and the throttled limit, if there is
+    /// one; never under unlimited attempts.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    ///
+    /// let policy = Policy::immediate().attempts(3);
+    /// assert!(!policy.is_last_attempt(2));
+    /// assert!(policy.is_last_attempt(3));
+    /// assert!(!Policy::immediate().unlimited_attempts().is_last_attempt(u32::MAX));
+    /// ```
+    #[inline]
+    pub const fn is_last_attempt(&self, attempt: u32) -> bool {
+        let limit = match (self.attempts, &self.throttle) {
+            (None, _) => return false,
+            (Some(main), None) => main,
+            (Some(main), Some(t)) => match t.attempts {
+                None => return false,
+                Some(t) if t > main => t,
+                Some(_) => main,
+            },
+        };
+        attempt >= limit
     }
 
     /// A fresh random source for one call: seeded if [`seed`](Policy::seed)

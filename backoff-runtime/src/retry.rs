@@ -7,7 +7,7 @@ use std::time::Instant;
 use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen, Permit};
 use crate::clock::{self, Clock};
-use crate::decision::{Decision, RetryEvent};
+use crate::decision::{Decision, GiveUp, GiveUpReason, RetryEvent};
 use crate::jitter::JitterRng;
 use crate::policy::{self, Policy, Throttle};
 use crate::strategy::{Builtin, Strategy};
@@ -67,6 +67,8 @@ pub struct RetryState<'p, S = Builtin> {
     /// [`DONE`] and [`CHECKED`]; zero on the common path, which
     /// [`next_delay_for`](RetryState::next_delay_for) tests with one branch.
     flags: u8,
+    /// Why the call gave up, once it has ([`DONE`] is set too).
+    gave_up: Option<GiveUpReason>,
     budget: Option<&'p RetryBudget>,
     circuit: Option<&'p CircuitBreaker>,
     permit: Option<Permit<'p>>,
@@ -135,6 +137,7 @@ impl<'p, S> RetryState<'p, S> {
             } else {
                 0
             },
+            gave_up: None,
             budget: None,
             circuit: None,
             permit: None,
@@ -176,9 +179,18 @@ impl<'p, S> RetryState<'p, S> {
     /// let mut other = policy.start().with_circuit(&BREAKER);
     /// assert!(other.before_attempt().is_err());
     /// ```
+    ///
+    /// A refusal ends the call: [`give_up_reason`](RetryState::give_up_reason)
+    /// is then [`GiveUpReason::CircuitOpen`].
     pub fn before_attempt(&mut self) -> Result<(), CircuitOpen> {
         if let Some(circuit) = self.circuit {
-            self.permit = Some(circuit.acquire((self.clock)())?);
+            match circuit.acquire((self.clock)()) {
+                Ok(permit) => self.permit = Some(permit),
+                Err(open) => {
+                    self.give_up_for(GiveUpReason::CircuitOpen);
+                    return Err(open);
+                }
+            }
         }
         Ok(())
     }
@@ -227,6 +239,40 @@ impl<'p, S> RetryState<'p, S> {
     pub fn is_done(&self) -> bool {
         self.flags & DONE != 0
     }
+
+    /// Why this call gave up, once it has: after
+    /// [`next_delay_for`](RetryState::next_delay_for) returned `None`, or
+    /// [`before_attempt`](RetryState::before_attempt) an error.
+    pub fn give_up_reason(&self) -> Option<GiveUpReason> {
+        self.gave_up
+    }
+
+    /// The report of a call that gave up (`None` while it has not): calls
+    /// made, time since the call began (read now; zero if the state was
+    /// started untimed), and the reason.
+    ///
+    /// ```
+    /// use backoff_runtime::{Decision, GiveUpReason, Policy};
+    ///
+    /// let policy = Policy::immediate().attempts(5);
+    /// let mut state = policy.start();
+    /// assert_eq!(state.give_up(), None);
+    /// assert!(state.next_delay().is_some());
+    /// assert_eq!(state.next_delay_for(Decision::Stop), None);
+    /// let report = state.give_up().unwrap();
+    /// assert_eq!((report.attempts, report.reason), (2, GiveUpReason::Stopped));
+    /// ```
+    pub fn give_up(&self) -> Option<GiveUp> {
+        self.gave_up
+            .map(|reason| GiveUp::new(self.failures, self.elapsed(), reason))
+    }
+
+    /// Ends the call for `reason`.
+    #[cold]
+    fn give_up_for(&mut self, reason: GiveUpReason) {
+        self.flags |= DONE;
+        self.gave_up = Some(reason);
+    }
 }
 
 impl<S: Strategy> RetryState<'_, S> {
@@ -257,7 +303,7 @@ impl<S: Strategy> RetryState<'_, S> {
             if self.policy.allows_retry_after(self.failures) {
                 return Some(self.main_backoff());
             }
-            self.flags = DONE;
+            self.give_up_for(GiveUpReason::Attempts);
             return None;
         }
         self.next_delay_in_general(decision)
@@ -274,20 +320,27 @@ impl<S: Strategy> RetryState<'_, S> {
         }
         self.failures = self.failures.saturating_add(1);
         let delay = match (decision, self.policy.throttle()) {
+            (Decision::Stop, _) => Err(GiveUpReason::Stopped),
             (Decision::Throttled, Some(t)) => self.throttled_delay(t),
-            _ if !self.policy.allows_retry_after(self.failures) => None,
-            (Decision::Retry | Decision::Throttled, _) => Some(self.main_backoff()),
-            (Decision::RetryAfter(d), _) => Some(d),
-            (Decision::Stop, _) => None,
+            _ if !self.policy.allows_retry_after(self.failures) => Err(GiveUpReason::Attempts),
+            (Decision::Retry | Decision::Throttled, _) => Ok(self.main_backoff()),
+            // A server's word, bounded: a longer wait gives up, never sleeps.
+            (Decision::RetryAfter(d), _) if d > self.policy.retry_after_limit() => {
+                Err(GiveUpReason::Deadline)
+            }
+            (Decision::RetryAfter(d), _) => Ok(d),
         };
         let delay = match delay {
-            Some(d) if self.flags & CHECKED != 0 => self.admit(d),
+            Ok(d) if self.flags & CHECKED != 0 => self.admit(d),
             other => other,
         };
-        if delay.is_none() {
-            self.flags |= DONE;
+        match delay {
+            Ok(d) => Some(d),
+            Err(reason) => {
+                self.give_up_for(reason);
+                None
+            }
         }
-        delay
     }
 
     /// Tells the breaker how the attempt went: a `Stop` means the service
@@ -312,12 +365,12 @@ impl<S: Strategy> RetryState<'_, S> {
 
     /// The next delay of the throttled schedule `t`, within its attempt limit.
     #[cold]
-    fn throttled_delay(&mut self, t: &Throttle) -> Option<Duration> {
+    fn throttled_delay(&mut self, t: &Throttle) -> Result<Duration, GiveUpReason> {
         if !policy::allows(t.attempts, self.failures) {
-            return None;
+            return Err(GiveUpReason::Attempts);
         }
         self.throttled_retries = self.throttled_retries.saturating_add(1);
-        Some(policy::backoff(
+        Ok(policy::backoff(
             &t.strategy,
             t.jitter,
             self.throttled_retries,
@@ -332,22 +385,22 @@ impl<S: Strategy> RetryState<'_, S> {
     /// spends nothing, and the call returns its real error rather than sleep
     /// only to fail fast).
     #[cold]
-    fn admit(&mut self, delay: Duration) -> Option<Duration> {
+    fn admit(&mut self, delay: Duration) -> Result<Duration, GiveUpReason> {
         if let Some(limit) = self.policy.elapsed_limit()
             && self.elapsed().saturating_add(delay) > limit
         {
-            return None;
+            return Err(GiveUpReason::Deadline);
         }
         if let Some(circuit) = self.circuit
             && let Some(wake) = (self.clock)().checked_add(delay)
             && !circuit.admits_at(wake)
         {
             // (A wake-up beyond what `Instant` holds is past any `open_for`.)
-            return None;
+            return Err(GiveUpReason::CircuitOpen);
         }
         match self.budget {
-            Some(budget) if !budget.try_spend() => None,
-            _ => Some(delay),
+            Some(budget) if !budget.try_spend() => Err(GiveUpReason::Budget),
+            _ => Ok(delay),
         }
     }
 }
