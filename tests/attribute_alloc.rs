@@ -21,7 +21,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use backoff_runtime::{Decision, Jitter, Policy, RetryEvent, retry};
+use backoff_runtime::{Decision, GiveUp, Jitter, Policy, RetryEvent, retry};
 
 // ---------------------------------------------------------------------------
 // The counting allocator
@@ -192,6 +192,19 @@ fn with_policy() -> Result<(), u32> {
     Err(next_call())
 }
 
+#[retry(immediate, attempts = 4, context = ctx, when_ok = |v: &u32| *v == 0, on_giveup = |_: &Result<u32, u32>, g: &GiveUp| GAVE_UP.set(g.attempts))]
+fn outcome_hooks(fail: bool) -> Result<u32, u32> {
+    let n = next_call();
+    if fail {
+        return if ctx.last { Ok(0) } else { Err(ctx.attempt) };
+    }
+    Ok(n)
+}
+
+thread_local! {
+    static GAVE_UP: Cell<u32> = const { Cell::new(0) };
+}
+
 #[retry]
 async fn defaults_ok_async() -> Result<u32, u32> {
     Ok(next_call())
@@ -279,6 +292,24 @@ fn policy_expression_allocates_nothing() {
     let (r, n) = allocations(with_policy);
     assert_eq!(r, Err(5));
     assert_eq!(n, 0);
+}
+
+#[test]
+fn context_when_ok_and_on_giveup_allocate_nothing() {
+    fresh();
+    let (r, n) = allocations(|| outcome_hooks(false));
+    assert_eq!(r, Ok(1));
+    assert_eq!(n, 0, "allocations on the success path");
+    fresh();
+    GAVE_UP.set(0);
+    let (r, n) = allocations(|| outcome_hooks(true));
+    assert_eq!(
+        r,
+        Ok(0),
+        "the last Ok, rejected by when_ok, returned unchanged"
+    );
+    assert_eq!(GAVE_UP.get(), 4);
+    assert_eq!(n, 0, "allocations when retrying and giving up");
 }
 
 #[test]

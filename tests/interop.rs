@@ -162,7 +162,36 @@ fn tracing_reports_each_retry_at_warn_and_giving_up_at_error() {
     assert_eq!(first.field("error"), Some("down #7"));
     assert_eq!(events[1].field("delay_ms"), Some("20"));
     assert_eq!(events[2].field("attempts"), Some("3"));
+    assert_eq!(events[2].field("reason"), Some("attempts"));
     assert_eq!(events[2].field("error"), Some("down #7"));
+}
+
+/// A permanent error on the first attempt is an answer, not a failed
+/// retry: DEBUG, not ERROR. Stopped after retries is a WARN; a breaker's
+/// refusal too.
+#[test]
+fn tracing_give_up_levels_follow_the_reason() {
+    #[retry(immediate, attempts = 3, when = |e: &Down| e.0 < 2)]
+    fn permanent(first: u32) -> Result<(), Down> {
+        static N: AtomicU32 = AtomicU32::new(0);
+        Err(Down(first + N.fetch_add(1, Ordering::SeqCst)))
+    }
+    let (_, events) = capture(|| permanent(5));
+    let levels: Vec<Level> = events.iter().map(|e| e.level).collect();
+    assert_eq!(levels, [Level::DEBUG]);
+    assert_eq!(events[0].field("reason"), Some("stopped"));
+    assert_eq!(events[0].field("attempts"), Some("1"));
+
+    #[retry(immediate, attempts = 5, when = |e: &Down| e.0 < 12)]
+    fn stops_later() -> Result<(), Down> {
+        static N: AtomicU32 = AtomicU32::new(10);
+        Err(Down(N.fetch_add(1, Ordering::SeqCst)))
+    }
+    let (_, events) = capture(stops_later);
+    let levels: Vec<Level> = events.iter().map(|e| e.level).collect();
+    assert_eq!(levels, [Level::WARN, Level::WARN, Level::WARN]);
+    assert_eq!(events[2].field("reason"), Some("stopped"));
+    assert_eq!(events[2].field("attempts"), Some("3"));
 }
 
 #[test]

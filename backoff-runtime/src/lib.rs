@@ -78,6 +78,8 @@ pub mod budget;
 pub mod circuit;
 #[cfg(feature = "std")]
 pub mod clock;
+#[cfg(feature = "std")]
+pub mod hooks;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "std")]
@@ -96,6 +98,8 @@ pub use budget::RetryBudget;
 #[cfg(feature = "std")]
 pub use circuit::{CircuitBreaker, CircuitOpen, CircuitState};
 pub use decision::{AttemptContext, Decision, GiveUp, GiveUpReason, IntoDecision, RetryEvent};
+#[cfg(feature = "std")]
+pub use hooks::Retrying;
 pub use jitter::{Jitter, JitterRng};
 pub use policy::{Delays, Policy};
 #[cfg(feature = "std")]

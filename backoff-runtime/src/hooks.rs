@@ -1,0 +1,588 @@
+//! The loops with everything `#[retry]` can say: [`Policy::retrying`] and
+//! [`Policy::retrying_async`] build a [`Retrying`] call, to which you add a
+//! `when` on errors, a `when_ok` on `Ok` values, `on_retry` and `on_giveup`
+//! hooks, a shared [`RetryBudget`], a [`CircuitBreaker`], and (async) a
+//! whole-call `timeout`; then run it.
+//!
+//! ```
+//! use backoff_runtime::{Decision, GiveUpReason, Policy};
+//! use std::cell::Cell;
+//!
+//! #[derive(Debug, PartialEq)]
+//! struct Response { status: u16 }
+//!
+//! let calls = Cell::new(0);
+//! let reason = Cell::new(None);
+//! let result: Result<Response, std::io::Error> = Policy::immediate()
+//!     .attempts(3)
+//!     .retrying(|| {
+//!         calls.set(calls.get() + 1);
+//!         Ok(Response { status: 503 }) // a 503 comes back as `Ok`
+//!     })
+//!     .when_ok(|r| r.status == 503)
+//!     .on_giveup(|_outcome, g| reason.set(Some(g.reason)))
+//!     .call();
+//! assert_eq!(result.unwrap(), Response { status: 503 }); // the last `Ok`, unchanged
+//! assert_eq!(calls.get(), 3);
+//! assert_eq!(reason.get(), Some(GiveUpReason::Attempts));
+//! ```
+
+use core::marker::PhantomData;
+use core::time::Duration;
+
+use crate::budget::RetryBudget;
+use crate::circuit::{CircuitBreaker, CircuitOpen};
+use crate::clock::{self, Clock};
+use crate::decision::{Decision, GiveUp, GiveUpReason, IntoDecision, RetryEvent};
+use crate::policy::Policy;
+use crate::retry::{RetryState, started};
+use crate::strategy::Strategy;
+use crate::timeout::Elapsed;
+
+/// A call to retry, with its hooks: built by [`Policy::retrying`] (a
+/// blocking operation, run by [`call`](Retrying::call)) or
+/// [`Policy::retrying_async`] (an async one, run by
+/// [`call_async`](Retrying::call_async)).
+///
+/// The type parameters are the policy's strategy `S`, the operation `Op`,
+/// its `Ok` and error types `T` and `E`, and the hooks given so far; you
+/// never need to name them.
+#[must_use = "a `Retrying` does nothing until you `call` it"]
+pub struct Retrying<'p, S, Op, T, E, W = RetryErrors, K = AcceptOk, N = NoHook, G = NoHook> {
+    policy: &'p Policy<S>,
+    op: Op,
+    when: W,
+    when_ok: K,
+    on_retry: N,
+    on_giveup: G,
+    budget: Option<&'p RetryBudget>,
+    circuit: Option<Breaker<'p, E>>,
+    timeout: Option<Deadline<E>>,
+    outcome: PhantomData<fn() -> Result<T, E>>,
+}
+
+/// A whole-call timeout and how it becomes the call's error.
+type Deadline<E> = (Duration, fn(Elapsed) -> E);
+
+/// A breaker and how a refusal becomes the call's error.
+type Breaker<'p, E> = (&'p CircuitBreaker, fn(CircuitOpen) -> E);
+
+impl<S> Policy<S> {
+    /// A blocking call of `op` under this policy, to which you may add
+    /// hooks before running it with [`call`](Retrying::call). Without
+    /// hooks, the same as [`retry`](Policy::retry).
+    ///
+    /// ```
+    /// use backoff_runtime::{Decision, Policy};
+    ///
+    /// let mut calls = 0;
+    /// let result: Result<(), u32> = Policy::immediate()
+    ///     .attempts(5)
+    ///     .retrying(|| { calls += 1; Err(calls) })
+    ///     .when(|e| if *e < 2 { Decision::Retry } else { Decision::Stop })
+    ///     .call();
+    /// assert_eq!(result, Err(2));
+    /// ```
+    pub fn retrying<T, E, Op>(&self, op: Op) -> Retrying<'_, S, Op, T, E>
+    where
+        Op: FnMut() -> Result<T, E>,
+    {
+        Retrying::new(self, op)
+    }
+
+    /// An async call of `op` under this policy, to which you may add hooks
+    /// (and a [`timeout`](Retrying::timeout)) before running it with
+    /// [`call_async`](Retrying::call_async). Sleeps with `tokio::time::sleep`.
+    ///
+    /// ```
+    /// use backoff_runtime::{Elapsed, GiveUpReason, Policy};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let mut reason = None;
+    /// let result: std::io::Result<()> = Policy::constant(Duration::from_secs(1))
+    ///     .unlimited_attempts()
+    ///     .retrying_async(async || Err(std::io::Error::other("down")))
+    ///     .timeout(Duration::from_millis(2500))
+    ///     .on_giveup(|_, g| reason = Some(g.reason))
+    ///     .call_async()
+    ///     .await;
+    /// assert_eq!(result.unwrap_err().kind(), std::io::ErrorKind::TimedOut);
+    /// assert_eq!(reason, Some(GiveUpReason::Timeout));
+    /// # }
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub fn retrying_async<T, E, Op>(&self, op: Op) -> Retrying<'_, S, Op, T, E>
+    where
+        Op: AsyncFnMut() -> Result<T, E>,
+    {
+        Retrying::new(self, op)
+    }
+}
+
+impl<'p, S, Op, T, E> Retrying<'p, S, Op, T, E> {
+    fn new(policy: &'p Policy<S>, op: Op) -> Self {
+        Retrying {
+            policy,
+            op,
+            when: RetryErrors,
+            when_ok: AcceptOk,
+            on_retry: NoHook,
+            on_giveup: NoHook,
+            budget: None,
+            circuit: None,
+            timeout: None,
+            outcome: PhantomData,
+        }
+    }
+}
+
+impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
+    /// Which errors to retry: `f` returns `bool` (`true` retries) or a
+    /// [`Decision`]. Without it, every error is retried.
+    pub fn when<D, F>(self, f: F) -> Retrying<'p, S, Op, T, E, F, K, N, G>
+    where
+        F: FnMut(&E) -> D,
+        D: IntoDecision,
+    {
+        Retrying {
+            when: f,
+            policy: self.policy,
+            op: self.op,
+            when_ok: self.when_ok,
+            on_retry: self.on_retry,
+            on_giveup: self.on_giveup,
+            budget: self.budget,
+            circuit: self.circuit,
+            timeout: self.timeout,
+            outcome: PhantomData,
+        }
+    }
+
+    /// Which `Ok` values to retry like errors (a 503 an HTTP client returns
+    /// as `Ok`): `true`, [`Decision::Retry`], `RetryAfter(d)` or `Throttled`
+    /// retry it; `false` or [`Decision::Stop`] accept it. On giving up, the
+    /// last `Ok` value is returned unchanged.
+    pub fn when_ok<D, F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, F, N, G>
+    where
+        F: FnMut(&T) -> D,
+        D: IntoDecision,
+    {
+        Retrying {
+            when_ok: f,
+            policy: self.policy,
+            op: self.op,
+            when: self.when,
+            on_retry: self.on_retry,
+            on_giveup: self.on_giveup,
+            budget: self.budget,
+            circuit: self.circuit,
+            timeout: self.timeout,
+            outcome: PhantomData,
+        }
+    }
+
+    /// Called after each failed attempt that will be retried, before
+    /// sleeping, with the outcome (an error, or an `Ok` that `when_ok`
+    /// rejected) and the [`RetryEvent`].
+    pub fn on_retry<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, F, G>
+    where
+        F: FnMut(&Result<T, E>, &RetryEvent),
+    {
+        Retrying {
+            on_retry: f,
+            policy: self.policy,
+            op: self.op,
+            when: self.when,
+            when_ok: self.when_ok,
+            on_giveup: self.on_giveup,
+            budget: self.budget,
+            circuit: self.circuit,
+            timeout: self.timeout,
+            outcome: PhantomData,
+        }
+    }
+
+    /// Called once when the call ends with an outcome it did not accept,
+    /// just before returning it, with the [`GiveUp`] report (calls made,
+    /// time since the call began, the [`GiveUpReason`]). Never called on
+    /// success. Giving it reads the clock when the call begins.
+    pub fn on_giveup<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, N, F>
+    where
+        F: FnOnce(&Result<T, E>, &GiveUp),
+    {
+        Retrying {
+            on_giveup: f,
+            policy: self.policy,
+            op: self.op,
+            when: self.when,
+            when_ok: self.when_ok,
+            on_retry: self.on_retry,
+            budget: self.budget,
+            circuit: self.circuit,
+            timeout: self.timeout,
+            outcome: PhantomData,
+        }
+    }
+
+    /// Shares a [`RetryBudget`]: each retry spends a token, each success
+    /// deposits; with none left the call gives up (reason
+    /// [`Budget`](GiveUpReason::Budget)).
+    pub fn budget(mut self, budget: &'p RetryBudget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// Puts the call behind a [`CircuitBreaker`]: while it is open, the call
+    /// fails fast with `E::from(CircuitOpen)` without running `op`.
+    pub fn circuit(mut self, circuit: &'p CircuitBreaker) -> Self
+    where
+        E: From<CircuitOpen>,
+    {
+        self.circuit = Some((circuit, E::from));
+        self
+    }
+
+    /// Bounds the whole call, the attempt in flight and the sleeps included
+    /// (async only): when `limit` passes, the attempt is cancelled and the
+    /// call returns `E::from(Elapsed)` (reason
+    /// [`Timeout`](GiveUpReason::Timeout)).
+    #[cfg(feature = "tokio")]
+    pub fn timeout(mut self, limit: Duration) -> Self
+    where
+        E: From<Elapsed>,
+        Op: AsyncFnMut() -> Result<T, E>,
+    {
+        self.timeout = Some((limit, E::from));
+        self
+    }
+}
+
+impl<S, Op, T, E, W, K, N, G> Retrying<'_, S, Op, T, E, W, K, N, G>
+where
+    S: Strategy,
+    W: ClassifyError<E>,
+    K: ClassifyOk<T>,
+    N: OnRetry<T, E>,
+    G: OnGiveUp<T, E>,
+{
+    /// Runs a blocking call: calls `op` until it succeeds or the policy
+    /// gives up, sleeping with [`std::thread::sleep`] in between.
+    pub fn call(mut self) -> Result<T, E>
+    where
+        Op: FnMut() -> Result<T, E>,
+    {
+        let mut run = Run::new(
+            self.policy,
+            clock::system,
+            N::TIMED || G::TIMED,
+            self.budget,
+            self.circuit,
+        );
+        let mut on_giveup = Some(self.on_giveup);
+        loop {
+            if let Err(refused) = run.before_attempt() {
+                return run.give_up(refused, &mut on_giveup);
+            }
+            let outcome = (self.op)();
+            match run.after(
+                outcome,
+                &mut self.when,
+                &mut self.when_ok,
+                &mut self.on_retry,
+            ) {
+                Step::Return(outcome) => return outcome,
+                Step::GiveUp(outcome) => return run.give_up(outcome, &mut on_giveup),
+                Step::Sleep(delay) => crate::sleep::blocking(delay),
+            }
+        }
+    }
+
+    /// Runs an async call: awaits `op()` until it succeeds, the policy gives
+    /// up or the [`timeout`](Retrying::timeout) passes, sleeping with
+    /// `tokio::time::sleep` in between. Dropping the future cancels it
+    /// cleanly, at any await point.
+    #[cfg(feature = "tokio")]
+    pub async fn call_async(mut self) -> Result<T, E>
+    where
+        Op: AsyncFnMut() -> Result<T, E>,
+    {
+        let clock = clock::for_async();
+        let mut run = Run::new(
+            self.policy,
+            clock,
+            N::TIMED || G::TIMED,
+            self.budget,
+            self.circuit,
+        );
+        let mut on_giveup = Some(self.on_giveup);
+        let mut calls = 0u32;
+        let attempts = async {
+            loop {
+                run.before_attempt()?;
+                calls = calls.saturating_add(1);
+                let outcome = (self.op)().await;
+                match run.after(
+                    outcome,
+                    &mut self.when,
+                    &mut self.when_ok,
+                    &mut self.on_retry,
+                ) {
+                    Step::Return(outcome) => return Ok(outcome),
+                    Step::GiveUp(outcome) => return Err(outcome),
+                    Step::Sleep(delay) if delay.is_zero() => {}
+                    Step::Sleep(delay) => ::tokio::time::sleep(delay).await,
+                }
+            }
+        };
+        let ended = match self.timeout {
+            Some((limit, from)) => match ::tokio::time::timeout(limit, attempts).await {
+                Ok(ended) => ended,
+                Err(_) => {
+                    let outcome = Err(from(Elapsed));
+                    let report = GiveUp::new(calls, run.elapsed(), GiveUpReason::Timeout);
+                    if let Some(hook) = on_giveup.take() {
+                        hook.on_giveup(&outcome, &report);
+                    }
+                    return outcome;
+                }
+            },
+            None => attempts.await,
+        };
+        match ended {
+            Ok(outcome) => outcome,
+            Err(outcome) => run.give_up(outcome, &mut on_giveup),
+        }
+    }
+}
+
+/// What comes after an attempt.
+enum Step<T, E> {
+    /// Return this accepted outcome.
+    Return(Result<T, E>),
+    /// Give up with this outcome.
+    GiveUp(Result<T, E>),
+    /// Sleep, then try again.
+    Sleep(Duration),
+}
+
+/// One call's state: the [`RetryState`], built on the first failure unless a
+/// budget or breaker needs it from the start.
+struct Run<'p, S, E> {
+    policy: &'p Policy<S>,
+    clock: Clock,
+    start: Option<std::time::Instant>,
+    budget: Option<&'p RetryBudget>,
+    circuit: Option<Breaker<'p, E>>,
+    state: Option<RetryState<'p, S>>,
+}
+
+impl<'p, S, E> Run<'p, S, E> {
+    fn new(
+        policy: &'p Policy<S>,
+        clock: Clock,
+        timed: bool,
+        budget: Option<&'p RetryBudget>,
+        circuit: Option<Breaker<'p, E>>,
+    ) -> Self {
+        let mut run = Run {
+            policy,
+            clock,
+            start: started(policy, clock, timed),
+            budget,
+            circuit,
+            state: None,
+        };
+        if budget.is_some() || circuit.is_some() {
+            run.state();
+        }
+        run
+    }
+
+    fn state(&mut self) -> &mut RetryState<'p, S> {
+        let (policy, clock, start) = (self.policy, self.clock, self.start);
+        let (budget, circuit) = (self.budget, self.circuit.map(|(c, _)| c));
+        self.state.get_or_insert_with(|| {
+            let mut state = RetryState::starting_at(policy, clock, start);
+            if let Some(budget) = budget {
+                state = state.with_budget(budget);
+            }
+            if let Some(circuit) = circuit {
+                state = state.with_circuit(circuit);
+            }
+            state
+        })
+    }
+
+    /// Asks the breaker, if any: `Err` is the refused call's outcome.
+    fn before_attempt<T>(&mut self) -> Result<(), Result<T, E>> {
+        match (self.circuit, &mut self.state) {
+            (Some((_, from)), Some(state)) => {
+                state.before_attempt().map_err(|open| Err(from(open)))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Classifies an attempt's outcome and asks the state what follows.
+    fn after<T, W, K, N>(
+        &mut self,
+        outcome: Result<T, E>,
+        when: &mut W,
+        when_ok: &mut K,
+        on_retry: &mut N,
+    ) -> Step<T, E>
+    where
+        S: Strategy,
+        W: ClassifyError<E>,
+        K: ClassifyOk<T>,
+        N: OnRetry<T, E>,
+    {
+        let decision = match &outcome {
+            Ok(value) => match when_ok.classify_ok(value) {
+                Decision::Stop => {
+                    if let Some(state) = &mut self.state {
+                        state.on_success();
+                    }
+                    return Step::Return(outcome);
+                }
+                decision => decision,
+            },
+            Err(error) => when.classify(error),
+        };
+        let state = self.state();
+        match state.next_delay_for(decision) {
+            Some(delay) => {
+                on_retry.on_retry(&outcome, &state.event(delay));
+                Step::Sleep(delay)
+            }
+            None => Step::GiveUp(outcome),
+        }
+    }
+
+    /// Time since the call began (zero if untimed).
+    fn elapsed(&self) -> Duration {
+        self.start.map_or(Duration::ZERO, |s| {
+            (self.clock)().saturating_duration_since(s)
+        })
+    }
+
+    /// Ends the call with `outcome`, telling `on_giveup`.
+    fn give_up<T, G: OnGiveUp<T, E>>(
+        &mut self,
+        outcome: Result<T, E>,
+        on_giveup: &mut Option<G>,
+    ) -> Result<T, E> {
+        if let Some(hook) = on_giveup.take() {
+            let report = match &self.state {
+                Some(state) => state.give_up(),
+                None => None,
+            }
+            .unwrap_or(GiveUp::new(0, self.elapsed(), GiveUpReason::Attempts));
+            hook.on_giveup(&outcome, &report);
+        }
+        outcome
+    }
+}
+
+/// A `when`: the verdict on an error. Implemented by closures and functions
+/// `FnMut(&E) -> D` where `D` is `bool` or [`Decision`], and by
+/// [`RetryErrors`].
+pub trait ClassifyError<E> {
+    /// The verdict on `error`.
+    fn classify(&mut self, error: &E) -> Decision;
+}
+
+impl<E, D: IntoDecision, F: FnMut(&E) -> D> ClassifyError<E> for F {
+    #[inline]
+    fn classify(&mut self, error: &E) -> Decision {
+        self(error).into_decision()
+    }
+}
+
+/// The default `when`: every error is retried.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RetryErrors;
+
+impl<E> ClassifyError<E> for RetryErrors {
+    #[inline]
+    fn classify(&mut self, _: &E) -> Decision {
+        Decision::Retry
+    }
+}
+
+/// A `when_ok`: the verdict on an `Ok` value ([`Decision::Stop`] accepts
+/// it). Implemented by closures and functions `FnMut(&T) -> D` where `D` is
+/// `bool` or [`Decision`], and by [`AcceptOk`].
+pub trait ClassifyOk<T> {
+    /// The verdict on `value`.
+    fn classify_ok(&mut self, value: &T) -> Decision;
+}
+
+impl<T, D: IntoDecision, F: FnMut(&T) -> D> ClassifyOk<T> for F {
+    #[inline]
+    fn classify_ok(&mut self, value: &T) -> Decision {
+        self(value).into_decision()
+    }
+}
+
+/// The default `when_ok`: every `Ok` is accepted.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AcceptOk;
+
+impl<T> ClassifyOk<T> for AcceptOk {
+    #[inline]
+    fn classify_ok(&mut self, _: &T) -> Decision {
+        Decision::Stop
+    }
+}
+
+/// An `on_retry` hook: closures and functions
+/// `FnMut(&Result<T, E>, &RetryEvent)`, and [`NoHook`].
+pub trait OnRetry<T, E> {
+    /// Whether the hook needs the call's elapsed time (the clock is then
+    /// read when the call begins).
+    const TIMED: bool = true;
+    /// Called before each sleep.
+    fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent);
+}
+
+impl<T, E, F: FnMut(&Result<T, E>, &RetryEvent)> OnRetry<T, E> for F {
+    #[inline]
+    fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
+        self(outcome, event)
+    }
+}
+
+/// An `on_giveup` hook: closures and functions
+/// `FnOnce(&Result<T, E>, &GiveUp)`, and [`NoHook`].
+pub trait OnGiveUp<T, E> {
+    /// Whether the hook needs the call's elapsed time (the clock is then
+    /// read when the call begins).
+    const TIMED: bool = true;
+    /// Called once on giving up.
+    fn on_giveup(self, outcome: &Result<T, E>, report: &GiveUp);
+}
+
+impl<T, E, F: FnOnce(&Result<T, E>, &GiveUp)> OnGiveUp<T, E> for F {
+    #[inline]
+    fn on_giveup(self, outcome: &Result<T, E>, report: &GiveUp) {
+        self(outcome, report)
+    }
+}
+
+/// No hook: the default `on_retry` and `on_giveup`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoHook;
+
+impl<T, E> OnRetry<T, E> for NoHook {
+    const TIMED: bool = false;
+    #[inline]
+    fn on_retry(&mut self, _: &Result<T, E>, _: &RetryEvent) {}
+}
+
+impl<T, E> OnGiveUp<T, E> for NoHook {
+    const TIMED: bool = false;
+    #[inline]
+    fn on_giveup(self, _: &Result<T, E>, _: &GiveUp) {}
+}
