@@ -540,12 +540,15 @@ proptest! {
             let elapsed = now();
             let within_attempts = spec.attempts.is_none_or(|n| failure < n);
 
-            // Without deadline: Stop and the attempt limit are the only
-            // reasons to give up.
+            // Without deadline: Stop, the attempt limit and a `RetryAfter`
+            // above `retry_after_max` are the only reasons to give up.
             let unbounded = free.next_delay_for(decision);
             match decision {
                 Decision::Stop => prop_assert_eq!(unbounded, None),
-                Decision::RetryAfter(d) if within_attempts => prop_assert_eq!(unbounded, Some(d)),
+                Decision::RetryAfter(d) if within_attempts => prop_assert_eq!(
+                    unbounded,
+                    Some(d).filter(|&d| d <= free_policy.retry_after_limit())
+                ),
                 _ if within_attempts => prop_assert!(unbounded.is_some()),
                 _ => prop_assert_eq!(unbounded, None),
             }

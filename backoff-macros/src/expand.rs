@@ -380,15 +380,19 @@ fn retry_loop(
         quote!(let mut #on_giveup_l = ::core::option::Option::Some(#checked);)
     });
     // Reports giving up with `__backoff_result` for `__backoff_report`.
-    let report_give_up = {
+    // (`borrowed`: in the failure path, where the hook's slot is a `&mut`.)
+    let report_give_up = |borrowed: bool| {
         let name = sig.ident.to_string();
         let call = args.on_giveup.as_ref().map(|g| {
-            let [result, report, hook] = ["__backoff_result", "__backoff_report", "__backoff_hook"]
-                .map(|name| local(name, g.span));
+            let [result, report] =
+                ["__backoff_result", "__backoff_report"].map(|name| local(name, g.span));
+            let slot = if borrowed {
+                quote_spanned! {g.span=> &mut *#on_giveup_l }
+            } else {
+                quote_spanned! {g.span=> &mut #on_giveup_l }
+            };
             quote_spanned! {g.span=>
-                if let ::core::option::Option::Some(#hook) = #on_giveup_l.take() {
-                    #p::call_on_giveup::<#ret, _>(#hook, &#result, &#report);
-                }
+                #p::call_on_giveup::<#ret, _>(#slot, &#result, &#report);
             }
         });
         quote! {
@@ -443,18 +447,17 @@ fn retry_loop(
         arg.as_ref().map(|a| {
             let expr = &a.value;
             let local = Ident::new(&format!("__backoff_{name}"), Span::call_site());
-            let value = Ident::new(&format!("__backoff_{name}_value"), Span::call_site());
+            let value = Ident::new(&format!("__backoff_{name}_value"), a.span);
             let check = Ident::new(fun, a.span);
-            if names_a_static(expr) {
-                let checked = quote_spanned! {a.span=> #p::#check(#p::must_be_static(&#expr)) };
-                quote!(let #local = #checked;)
+            let borrowed = if names_a_static(expr) {
+                quote_spanned! {a.span=> #p::must_be_static(&#expr) }
             } else {
-                let borrowed = quote_spanned! {a.span=> &(#expr) };
-                let checked = quote_spanned! {a.span=> #p::#check(#value) };
-                quote! {
-                    let #value = #borrowed;
-                    let #local = #checked;
-                }
+                quote_spanned! {a.span=> &(#expr) }
+            };
+            let checked = quote_spanned! {a.span=> #p::#check(#value) };
+            quote! {
+                let #value = #borrowed;
+                let #local = #checked;
             }
         })
     };
@@ -511,6 +514,7 @@ fn retry_loop(
         let mut __backoff_slot = #slot;
     };
     // A refused call fails fast with `E::from(CircuitOpen)`.
+    let refused_give_up = report_give_up(false);
     let before_attempt = args.circuit.as_ref().map(|c| {
         let open = local("__backoff_open", c.span);
         let from = quote_spanned! {c.span=>
@@ -521,7 +525,7 @@ fn retry_loop(
             if let #p::Result::Err(__backoff_open) = __backoff_state.before_attempt() {
                 let __backoff_result = #p::Result::Err(#from);
                 let __backoff_report = #p::report(__backoff_state);
-                #report_give_up
+                #refused_give_up
                 return <#ret as #p::RetryResult>::from_result(__backoff_result);
             }
         }
@@ -622,12 +626,12 @@ fn retry_loop(
             make,
             decision,
             call_on_retry,
-            report_give_up: report_give_up.clone(),
+            report_give_up: report_give_up(true),
             sleep,
             give_up,
             borrowed: [Some(Ident::new("__backoff_slot", Span::call_site()))]
                 .into_iter()
-                .chain([when_l, on_retry_l, on_giveup_l])
+                .chain([when_l, on_retry_l, on_giveup_l.clone()])
                 .flatten()
                 .collect(),
         },
@@ -650,6 +654,7 @@ fn retry_loop(
     // under one timer; when it fires, the call ends with `E::from(Elapsed)`.
     let retry_loop = match (&args.timeout, is_async) {
         (Some(t), true) => {
+            let timed_out_give_up = report_give_up(false);
             let d = duration(&p, t.value.value);
             let elapsed = local("__backoff_elapsed", t.span);
             let from = quote_spanned! {t.span=>
@@ -665,7 +670,7 @@ fn retry_loop(
                     #p::Result::Err(__backoff_elapsed) => {
                         let __backoff_result = #p::Result::Err(#from);
                         let __backoff_report = #p::timed_out(__backoff_calls, #clock, #started_value);
-                        #report_give_up
+                        #timed_out_give_up
                         <#ret as #p::RetryResult>::from_result(__backoff_result)
                     }
                 }

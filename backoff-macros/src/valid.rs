@@ -81,6 +81,19 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
             "`max_elapsed` of zero allows no retry; give a positive limit",
         ));
     }
+    for (name, ty, arg) in [
+        ("budget", "RetryBudget", &args.budget),
+        ("circuit", "CircuitBreaker", &args.circuit),
+    ] {
+        if let Some(arg) = arg
+            && builds(&arg.value, ty)
+        {
+            errors.push(syn::Error::new_spanned(
+                &arg.value,
+                format!("this `{ty}` would be a new one for every call, so it would remember nothing between calls; declare a `static` (`static SHARED: {ty} = ...;`, then `{name} = SHARED`) or keep it in a field (`{name} = self.{name}`)"),
+            ));
+        }
+    }
     if args.policy.is_some() {
         let mixed = [
             ("strategy", args.strategy.as_ref().map(|s| s.span)),
@@ -107,6 +120,23 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
             }
         }
     }
+}
+
+/// Whether `expr` builds a `ty` on the spot (`RetryBudget::new(..)`, a
+/// struct literal), which the attribute would evaluate anew for each call.
+fn builds(expr: &syn::Expr, ty: &str) -> bool {
+    let path = match expr {
+        syn::Expr::Group(g) => return builds(&g.expr, ty),
+        syn::Expr::Paren(p) => return builds(&p.expr, ty),
+        syn::Expr::Reference(r) => return builds(&r.expr, ty),
+        syn::Expr::Call(call) => match &*call.func {
+            syn::Expr::Path(p) => &p.path,
+            _ => return false,
+        },
+        syn::Expr::Struct(s) => &s.path,
+        _ => return false,
+    };
+    path.segments.iter().any(|s| s.ident == ty)
 }
 
 /// The base of the growing strategies when none is given (the runtime's).

@@ -161,14 +161,20 @@ where
     f
 }
 
-/// Calls `on_giveup`.
+/// Calls `on_giveup`, once. Same bounds as [`on_giveup`], so a mistake is
+/// reported once.
 #[inline]
-pub fn call_on_giveup<R, F>(f: F, outcome: &Result<OkOf<R>, ErrorOf<R>>, report: &GiveUp)
-where
+pub fn call_on_giveup<R, F>(
+    f: &mut Option<F>,
+    outcome: &Result<OkOf<R>, ErrorOf<R>>,
+    report: &GiveUp,
+) where
     R: RetryResult,
     F: FnOnce(&Result<OkOf<R>, ErrorOf<R>>, &GiveUp),
 {
-    f(outcome, report)
+    if let Some(f) = f.take() {
+        f(outcome, report)
+    }
 }
 
 /// The report of a state that gave up.
@@ -398,6 +404,7 @@ impl AsBudget for RetryBudget {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: AsBudget + ?Sized> AsBudget for &T {
     #[inline]
     fn as_budget(&self) -> &RetryBudget {
@@ -405,6 +412,7 @@ impl<T: AsBudget + ?Sized> AsBudget for &T {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: AsBudget + ?Sized> AsBudget for std::sync::Arc<T> {
     #[inline]
     fn as_budget(&self) -> &RetryBudget {
@@ -412,6 +420,7 @@ impl<T: AsBudget + ?Sized> AsBudget for std::sync::Arc<T> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: AsBudget + ?Sized> AsBudget for Box<T> {
     #[inline]
     fn as_budget(&self) -> &RetryBudget {
@@ -450,6 +459,7 @@ impl AsCircuit for CircuitBreaker {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: AsCircuit + ?Sized> AsCircuit for &T {
     #[inline]
     fn as_circuit(&self) -> &CircuitBreaker {
@@ -457,6 +467,7 @@ impl<T: AsCircuit + ?Sized> AsCircuit for &T {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: AsCircuit + ?Sized> AsCircuit for std::sync::Arc<T> {
     #[inline]
     fn as_circuit(&self) -> &CircuitBreaker {
@@ -464,6 +475,7 @@ impl<T: AsCircuit + ?Sized> AsCircuit for std::sync::Arc<T> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: AsCircuit + ?Sized> AsCircuit for Box<T> {
     #[inline]
     fn as_circuit(&self) -> &CircuitBreaker {
