@@ -54,12 +54,35 @@ use proc_macro::TokenStream;
 /// | `policy` | an expression giving a [`Policy`] or `&Policy`, evaluated once per call (it may use the arguments and `self`); excludes strategy, `attempts`, `jitter`, `max_elapsed` | none |
 /// | `crate` | `"path"` to the runtime, if it is renamed or re-exported | `"::backoff_runtime"` |
 /// | `throttled(STRATEGY, attempts = N)` | a second schedule (and limit) for errors `when` classifies as `Decision::Throttled`; needs `when` | none |
-/// | `budget` | the path of a `static RetryBudget`: each retry spends a token, each success refills; none left, no retry | none |
-/// | `circuit` | the path of a `static CircuitBreaker`: while it is open, calls fail fast with `E::from(CircuitOpen)` without running the body | none |
+/// | `budget` | an expression giving a `RetryBudget` (a `static`'s path, `self.budget`, `&*self.shared` from an `Arc`, a keyed lookup), evaluated once per call: each retry spends a token, each success refills; none left, no retry | none |
+/// | `circuit` | an expression giving a `CircuitBreaker`, likewise: while it is open, calls fail fast with `E::from(CircuitOpen)` without running the body | none |
 /// | `attempt_timeout` | D, `async fn` only: an attempt running longer fails with `E::from(Elapsed)` | none |
+/// | `when_ok` | a path or closure taking `&T` (the `Ok` type), returning `bool` or `Decision`: an `Ok` it retries (`true`, `Retry`, `RetryAfter`, `Throttled`) is retried like an error; on giving up, that last `Ok` is returned unchanged | every `Ok` accepted |
+/// | `on_giveup` | a path or closure, `FnOnce(&Result<T, E>, &GiveUp)`, called once when the call ends with an outcome it did not accept | none |
+/// | `context` | a name, `context = ctx`: binds `ctx: AttemptContext` in the body (`ctx.attempt` from 1, `ctx.last`) | none |
+/// | `timeout` | D, `async fn` only: bounds the whole call, sleeps and the attempt in flight included; then `E::from(Elapsed)` | none |
+/// | `retry_after_max` | D: a `Decision::RetryAfter` longer than this gives up at once instead of sleeping | `"5m"` |
 ///
-/// With the runtime's `tracing` feature, each retry is a WARN event and
-/// giving up an ERROR event (function, attempt, delay, error).
+/// With `when_ok`, `on_retry` receives the whole outcome,
+/// `FnMut(&Result<T, E>, &RetryEvent)`.
+///
+/// `context` is read before each attempt from a counter the loop keeps; it
+/// reads no clock and allocates nothing. `last` is `true` when the attempt
+/// limit makes this attempt the last (never under `attempts = unlimited`);
+/// a deadline, budget or breaker may still end a call earlier.
+///
+/// `on_giveup` gets a `GiveUp`: calls made (0 when a breaker refused the
+/// first one), time since the call began, and the `GiveUpReason`:
+/// `Stopped` (`when`/`when_ok` said stop), `Attempts`, `Deadline`
+/// (`max_elapsed`, or a `RetryAfter` past it or past `retry_after_max`),
+/// `Budget`, `CircuitOpen` or `Timeout`. It is never called on success.
+///
+/// With the runtime's `tracing` feature, each retry is a WARN event, and
+/// giving up an event carrying `attempts` and `reason` whose level says how
+/// unexpected the end is: ERROR when retrying did not help (attempts,
+/// deadline, budget, timeout), WARN for a breaker's refusal and for an
+/// error `when` stopped after retries, DEBUG for an error stopped on the
+/// first attempt (an answer such as a 404, not a failed retry).
 ///
 /// D is a string literal, a number and a unit (`ns us ms s m h`): `"250ms"`,
 /// `"1.5s"`, `"2m"`, `"1m30s"`, checked when the code compiles. Strategy
@@ -109,9 +132,11 @@ use proc_macro::TokenStream;
 ///   (they are never moved or cloned), and a shared borrow of such a value
 ///   is not `Send`. Put the value behind a `Mutex` or an atomic.
 ///   Dropping the future cancels cleanly, even mid-sleep.
-/// - Without `max_elapsed` and `on_retry`, a call that succeeds at once reads
-///   no clock, draws no random number and allocates nothing; no path
-///   allocates.
+/// - Without `max_elapsed`, `on_retry`, `on_giveup`, `timeout` and
+///   `circuit`, a call that succeeds at once reads no clock, draws no random
+///   number and allocates nothing; no path allocates.
+/// - Each attempt sees `mut` and `&mut` arguments as the previous attempt
+///   left them: a body that is not safe to run again is yours to make so.
 ///
 /// # Errors
 ///
