@@ -3,10 +3,16 @@
 //! errors back off exponentially, a 404 is returned at once, and a server
 //! that asks for an hour is given up on at once under `max_elapsed`.
 //!
+//! `reqwest` returns a 503 as `Ok(response)`: `when_ok` classifies the
+//! response itself (`backoff_runtime::http::decision_from_headers`, feature
+//! `http`), so no wrapper error type is needed, and on giving up the last
+//! response is returned unchanged for the caller to read. `when` retries a
+//! request that got no response at all; `on_retry` and `on_giveup` print
+//! what happens.
+//!
 //! The example starts its own server on 127.0.0.1 (an ephemeral port) for
-//! each scenario, and calls it with `reqwest` over plain HTTP. `when` is
-//! `backoff_runtime::http::decision_from_headers` (feature `http`);
-//! `on_retry` prints each retry. It runs in about two seconds.
+//! each scenario, and calls it with `reqwest` over plain HTTP. It runs in
+//! about two seconds.
 //!
 //! ```text
 //! cargo run --example http_client
@@ -21,49 +27,45 @@ use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header::RETRY_AFTER};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use backoff_runtime::{Decision, RetryEvent, http, retry};
-use reqwest::header::HeaderMap;
+use backoff_runtime::{Decision, GiveUp, RetryEvent, http, retry};
 
-/// An error response, or no response at all.
-#[derive(Debug)]
-enum FetchError {
-    Status {
-        status: StatusCode,
-        headers: HeaderMap,
-    },
-    Transport(reqwest::Error),
+/// `when_ok`: the response's status and `Retry-After` decide (a success or
+/// a 404 is accepted: `Decision::Stop`).
+fn classify(response: &reqwest::Response) -> Decision {
+    http::decision_from_headers(response.status(), response.headers(), SystemTime::now())
 }
 
-impl std::fmt::Display for FetchError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FetchError::Status { status, headers } => match headers.get(RETRY_AFTER) {
-                Some(hint) => write!(f, "HTTP {status} (Retry-After: {hint:?})"),
-                None => write!(f, "HTTP {status}"),
-            },
-            FetchError::Transport(e) => write!(f, "no response: {e}"),
-        }
+/// `when`: a request that got no response (connection refused, timeout) is
+/// retried with the backoff.
+fn no_response(_: &reqwest::Error) -> bool {
+    true
+}
+
+fn describe(outcome: &Result<reqwest::Response, reqwest::Error>) -> String {
+    match outcome {
+        Ok(response) => match response.headers().get(RETRY_AFTER) {
+            Some(hint) => format!("HTTP {} (Retry-After: {hint:?})", response.status()),
+            None => format!("HTTP {}", response.status()),
+        },
+        Err(e) => format!("no response: {e}"),
     }
 }
 
-impl std::error::Error for FetchError {}
-
-/// `when`: the server's status and `Retry-After` decide; a request that got
-/// no response (connection refused, timeout) is retried with the backoff.
-fn classify(e: &FetchError) -> Decision {
-    match e {
-        FetchError::Status { status, headers } => {
-            http::decision_from_headers(*status, headers, SystemTime::now())
-        }
-        FetchError::Transport(_) => Decision::Retry,
-    }
-}
-
-fn print_retry(e: &FetchError, ev: &RetryEvent) {
+fn print_retry(outcome: &Result<reqwest::Response, reqwest::Error>, ev: &RetryEvent) {
     println!(
-        "  attempt {} failed: {e}; retrying in {} ms",
+        "  attempt {} got {}; retrying in {} ms",
         ev.attempt,
+        describe(outcome),
         ev.delay.as_millis()
+    );
+}
+
+fn print_giveup(outcome: &Result<reqwest::Response, reqwest::Error>, g: &GiveUp) {
+    println!(
+        "  giving up after {} requests ({}): {}",
+        g.attempts,
+        g.reason,
+        describe(outcome)
     );
 }
 
@@ -75,23 +77,13 @@ fn print_retry(e: &FetchError, ev: &RetryEvent) {
     jitter = "equal",
     attempts = 5,
     max_elapsed = "5s",
-    when = classify,
-    on_retry = print_retry
+    when_ok = classify,
+    when = no_response,
+    on_retry = print_retry,
+    on_giveup = print_giveup
 )]
-async fn fetch(client: &reqwest::Client, url: &str) -> Result<String, FetchError> {
-    let response = client
-        .get(url)
-        .send()
-        .await
-        .map_err(FetchError::Transport)?;
-    let status = response.status();
-    if status.is_success() {
-        return response.text().await.map_err(FetchError::Transport);
-    }
-    Err(FetchError::Status {
-        status,
-        headers: response.headers().clone(),
-    })
+async fn fetch(client: &reqwest::Client, url: &str) -> Result<reqwest::Response, reqwest::Error> {
+    client.get(url).send().await
 }
 
 // ---------------------------------------------------------------------------
@@ -172,8 +164,12 @@ async fn scenario(
         n => format!("{n} requests"),
     };
     match result {
-        Ok(body) => println!("  => Ok({body:?}) after {requests}, {took} ms"),
-        Err(e) => println!("  => Err({e}) after {requests}, {took} ms"),
+        Ok(response) => {
+            let status = response.status();
+            let body = response.text().await.unwrap_or_default();
+            println!("  => HTTP {status} {body:?} after {requests}, {took} ms");
+        }
+        Err(e) => println!("  => no response ({e}) after {requests}, {took} ms"),
     }
     println!();
 }
