@@ -783,18 +783,18 @@ fn failure(p: &TokenStream, parts: &FailureParts) -> TokenStream {
                             __backoff_state.attempt(),
                             __backoff_delay,
                         );
-                        #p::Result::Ok(__backoff_delay)
+                        #p::Next::Sleep(__backoff_delay)
                     }
                     ::core::option::Option::None => {
                         let __backoff_report = #p::report(__backoff_state);
                         #report_give_up
-                        #p::Result::Err(__backoff_result)
+                        #p::Next::GiveUp(__backoff_result)
                     }
                 }
             };
             match #p::out_of_line_sync(__backoff_decide) {
-                #p::Result::Ok(__backoff_delay) => __backoff_delay,
-                #p::Result::Err(__backoff_result) => return #give_up,
+                #p::Next::Sleep(__backoff_delay) => __backoff_delay,
+                #p::Next::GiveUp(__backoff_result) => return #give_up,
             }
         };
         #sleep
