@@ -151,10 +151,13 @@ async fn run(options: &Options) -> Result<(), String> {
 
     if !options.json {
         println!(
-            "PostgreSQL {version} on 127.0.0.1:{}: {} writers, SERIALIZABLE, mean of {} runs",
+            "PostgreSQL {version} on 127.0.0.1:{}: {} writers, SERIALIZABLE, {}",
             server.port(),
             options.writers,
-            options.runs
+            match options.runs {
+                1 => "1 run".to_owned(),
+                runs => format!("mean of {runs} runs"),
+            }
         );
         println!(
             "{:<14} {:>8} {:>12} {:>13} {:>16} {:>15}",

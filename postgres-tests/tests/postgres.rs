@@ -13,7 +13,7 @@ use backoff_postgres_tests::{PgServer, is_conflict, is_lock_timeout};
 use backoff_runtime::retry;
 use tokio::sync::{Barrier, Notify, oneshot};
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{Client, Error, Transaction};
+use tokio_postgres::{Client, Error, IsolationLevel, Transaction};
 
 /// Fails the test, saying why, when no server can be started.
 fn server() -> PgServer {
@@ -367,4 +367,72 @@ async fn transaction_argument_retries_in_a_savepoint() {
         .unwrap()
         .len();
     assert_eq!(notes, 1, "the failed attempts did not undo the transaction");
+}
+
+/// The README's tour, as written there: a `&mut self` method whose
+/// transaction borrows `self.client` mutably on every attempt.
+struct Account {
+    client: Client,
+    id: i32,
+}
+
+impl Account {
+    #[retry(exponential(base = "10ms", max = "1s"), attempts = 10, when = is_conflict)]
+    async fn deposit(&mut self, amount: i64) -> Result<i64, tokio_postgres::Error> {
+        let tx = self
+            .client
+            .build_transaction()
+            .isolation_level(IsolationLevel::Serializable)
+            .start()
+            .await?;
+        let row = tx
+            .query_one("SELECT balance FROM account WHERE id = $1", &[&self.id])
+            .await?;
+        let balance: i64 = row.get(0);
+        tx.execute(
+            "UPDATE account SET balance = $2 WHERE id = $1",
+            &[&self.id, &(balance + amount)],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(balance + amount)
+    }
+}
+
+/// Five concurrent deposits into one account all land. Each deposit can
+/// lose at most once to each of the four others, so 10 attempts are plenty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readme_tour_concurrent_deposits_all_land() {
+    let server = server();
+    let admin = connect(&server).await;
+    admin
+        .batch_execute(
+            "CREATE TABLE account (id int PRIMARY KEY, balance bigint NOT NULL);
+             INSERT INTO account VALUES (7, 0);",
+        )
+        .await
+        .unwrap();
+    let start = Arc::new(Barrier::new(5));
+    let mut tasks = Vec::new();
+    for _ in 0..5 {
+        let mut account = Account {
+            client: connect(&server).await,
+            id: 7,
+        };
+        let start = Arc::clone(&start);
+        tasks.push(tokio::spawn(async move {
+            start.wait().await;
+            account.deposit(10).await
+        }));
+    }
+    let mut balances = BTreeSet::new();
+    for task in tasks {
+        let balance = tokio::time::timeout(HANG_GUARD, task)
+            .await
+            .expect("a deposit hung")
+            .expect("a deposit panicked")
+            .expect("a deposit failed");
+        balances.insert(balance);
+    }
+    assert_eq!(balances, BTreeSet::from([10, 20, 30, 40, 50]));
 }
