@@ -63,13 +63,17 @@ fn is_transient(e: &FetchError) -> bool {
     )
 )]
 async fn fetch(url: &str) -> Result<Page, FetchError> {
-    println!("{} GET {url}", stamp());
+    println!("{} GET {url} (simulated)", stamp());
     service::get(url).await
 }
 
 #[tokio::main]
 async fn main() {
     LazyLock::force(&START);
+    println!(
+        "The service is simulated in this process; no request leaves the machine.\n\
+         /flaky answers 503 twice, then 200; /missing always answers 404.\n"
+    );
 
     for url in ["https://example.com/flaky", "https://example.com/missing"] {
         match fetch(url).await {

@@ -1,5 +1,8 @@
 //! HTTP responses as retry decisions: a server's `Retry-After` hint and the
-//! status codes worth retrying (feature `http`).
+//! status codes worth retrying.
+//!
+//! Available with the `http` feature, off by default:
+//! `backoff-runtime = { version = "0.1", features = ["http"] }`.
 //!
 //! The functions here know nothing of any HTTP client: they take a status
 //! code and the text of a `Retry-After` field, so they work with `reqwest`,
@@ -69,6 +72,8 @@ use std::time::SystemTime;
 use crate::Decision;
 
 /// Reads a `Retry-After` field value: how long to wait from `now`.
+///
+/// Available with the `http` feature (off by default).
 ///
 /// Both forms of RFC 9110 §10.2.3 are accepted:
 ///
@@ -144,6 +149,8 @@ fn is_retryable(status: u16) -> bool {
 /// What to do after a response with this status: the `when` verdict for an
 /// HTTP error.
 ///
+/// Available with the `http` feature (off by default).
+///
 /// `retry_after` is the text of the response's `Retry-After` field, if it
 /// had one. For a retried status (429, 503, 408, 425, and 5xx but 501, 505,
 /// 506, 507, 508, 510, 511) a valid hint gives
@@ -183,6 +190,9 @@ pub fn decision(status: u16, retry_after: Option<&str>, now: SystemTime) -> Deci
 /// [`decision`] for the types of the [`http`](https://docs.rs/http/1) crate
 /// (1.x), which `reqwest`, `hyper` and `axum` use:
 /// `decision_from_headers(response.status(), response.headers(), SystemTime::now())`.
+///
+/// Available with the `http` feature (off by default), which brings in the
+/// `http` crate.
 ///
 /// The hint is the `Retry-After` field when the response has exactly one.
 /// The field may appear once only (RFC 9110 §10.2.3), so several are taken

@@ -42,7 +42,70 @@
 //! # assert_eq!(value.unwrap(), 1);
 //! ```
 //!
-//! # Guarantees
+//! # Methods and `&mut` arguments
+//!
+//! Each attempt reborrows the arguments, so `&mut self` methods and `&mut`
+//! arguments (a database connection, a transaction, a buffer) work as they
+//! are, and each attempt sees them as the previous attempt left them:
+//!
+//! ```
+//! use backoff_runtime::retry;
+//!
+//! struct Connection {
+//!     calls: u32,
+//! }
+//!
+//! impl Connection {
+//!     /// Fails twice, then answers.
+//!     #[retry(immediate, attempts = 5)]
+//!     fn query(&mut self, sql: &str) -> Result<String, String> {
+//!         self.calls += 1;
+//!         if self.calls < 3 {
+//!             return Err(format!("{sql}: connection reset"));
+//!         }
+//!         Ok(format!("{sql}: 1 row"))
+//!     }
+//! }
+//!
+//! let mut connection = Connection { calls: 0 };
+//! assert_eq!(connection.query("SELECT 1").unwrap(), "SELECT 1: 1 row");
+//! assert_eq!(connection.calls, 3);
+//! ```
+//!
+//! A closure-based retry helper cannot do this: a closure called once per
+//! attempt may not hand out the `&mut` borrow it captured ("captured
+//! variable cannot escape `FnMut` closure body"). `#[retry]` writes the loop
+//! in the function itself, so the borrow checker sees one borrow per
+//! attempt.
+//!
+//! # What `#[retry]` guarantees
+//!
+//! - The function keeps its signature exactly: name, visibility, generics,
+//!   where-clauses, parameters, return type, `async`, `unsafe`, doc comments
+//!   and other attributes. Free functions, inherent and trait methods
+//!   (`&self`, `&mut self`, `self: Arc<Self>`), default trait methods,
+//!   `async fn` in traits and generic functions all work.
+//! - The return type must be a `Result`, directly or through an alias such
+//!   as `std::io::Result<T>`; anything else is a compile error.
+//! - Each attempt runs the whole body again; `?` and `return` end that
+//!   attempt. Arguments are never cloned: a body that gives a by-value
+//!   argument away does not compile, since a second attempt would have
+//!   nothing to give.
+//! - When the call gives up, the caller gets the last error unchanged.
+//!   A panic in the body is never retried: it unwinds as usual.
+//! - An `async fn`'s future is `Send` whenever the function's would be
+//!   without the attribute (the [`retry`](macro@retry) docs name the one
+//!   exception), and dropping it mid-sleep cancels cleanly.
+//! - A call that succeeds at once builds no retry state, reads no clock
+//!   (unless `max_elapsed` or `on_retry` needs the time) and draws no random
+//!   number; no path allocates.
+//! - A plain fn sleeps with `std::thread::sleep`, an `async fn` with
+//!   `tokio::time::sleep`, or with the `sleep = ...` you name.
+//! - Every mistake in the attribute is a compile error on the offending
+//!   token, all of them at once, and the function is still emitted so the
+//!   rest of the crate compiles.
+//!
+//! # What the runtime guarantees
 //!
 //! - No sleep exceeds the strategy's maximum, whatever the jitter and the
 //!   attempt count (a server's [`Decision::RetryAfter`] excepted, which is
@@ -60,8 +123,15 @@
 //! - `std` (default): the retry state machine, loops, clocks and OS-seeded
 //!   jitter. Without it the crate is `no_std` and offers the strategies,
 //!   [`Jitter`], [`Policy`] and its [`delays`](Policy::delays) schedule.
-//! - `http` (off): `backoff_runtime::http`, a server's `Retry-After` (both
-//!   forms) and HTTP statuses as [`Decision`]s; implies `std`.
+//! - `http` (off): the `http` module, a server's `Retry-After` (both forms)
+//!   and HTTP statuses as [`Decision`]s; implies `std`.
+//! - `tracing` (off): each retry of a `#[retry]` function emits a `tracing`
+//!   event at WARN (`function`, `attempt`, `delay_ms`, `error` through
+//!   `Display`, so the error type must implement it), and giving up one at
+//!   ERROR; implies `std`.
+//!
+//! The documentation on docs.rs is built with every feature; an item that
+//! needs one that is off by default says so.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
