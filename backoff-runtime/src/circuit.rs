@@ -90,6 +90,8 @@ const STATE_SHIFT: u32 = 62;
 const CLOSED: u64 = 0;
 const OPEN: u64 = 1;
 const HALF_OPEN: u64 = 2;
+/// The word of a closed breaker with no failure counted (`Packed::closed(0)`).
+const CLOSED_CLEAN: u64 = 0;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 struct Packed {
@@ -100,6 +102,7 @@ struct Packed {
 }
 
 impl Packed {
+    #[inline]
     fn load(word: u64) -> Self {
         Packed {
             state: word >> STATE_SHIFT,
@@ -109,6 +112,7 @@ impl Packed {
         }
     }
 
+    #[inline]
     fn store(self) -> u64 {
         (self.state << STATE_SHIFT)
             | (self.count.min(COUNT_MAX) << COUNT_SHIFT)
@@ -213,7 +217,48 @@ impl CircuitBreaker {
     ///
     /// A permit dropped without a report (the call was cancelled or
     /// panicked) counts as nothing, and frees the half-open trial slot.
+    ///
+    /// [`acquire_with`](CircuitBreaker::acquire_with) reads the clock only
+    /// when the breaker is not closed.
+    #[inline]
     pub fn acquire(&self, now: Instant) -> Result<Permit<'_>, CircuitOpen> {
+        self.acquire_with(|| now)
+    }
+
+    /// [`acquire`](CircuitBreaker::acquire) with the time read from `clock`,
+    /// which is called only when the breaker is not closed: a call through a
+    /// closed breaker reads no clock and writes nothing shared (one atomic
+    /// load).
+    ///
+    /// ```
+    /// use backoff_runtime::CircuitBreaker;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// static BREAKER: CircuitBreaker = CircuitBreaker::new(1, 1, Duration::from_secs(30));
+    ///
+    /// let permit = BREAKER.acquire_with(|| unreachable!("closed: no clock read")).unwrap();
+    /// permit.failure(Instant::now()); // opens the breaker
+    /// assert!(BREAKER.acquire_with(Instant::now).is_err()); // open: the clock is read
+    /// ```
+    #[inline]
+    pub fn acquire_with(&self, clock: impl FnOnce() -> Instant) -> Result<Permit<'_>, CircuitOpen> {
+        if Packed::load(self.word.load(Ordering::Acquire)).state == CLOSED {
+            // (The state may change right after this load; the call is then
+            // ordered before that change, as if the load were a no-op CAS.)
+            return Ok(Permit {
+                breaker: self,
+                trial: false,
+                reported: false,
+            });
+        }
+        self.acquire_not_closed(clock())
+    }
+
+    /// [`acquire`](CircuitBreaker::acquire) once the breaker was seen open or
+    /// half-open (it may have closed since).
+    #[cold]
+    #[inline(never)]
+    fn acquire_not_closed(&self, now: Instant) -> Result<Permit<'_>, CircuitOpen> {
         let now = self.millis(now);
         let open_for = u64::try_from(self.open_for.as_millis()).unwrap_or(u64::MAX);
         let mut trial = false;
@@ -284,7 +329,20 @@ impl CircuitBreaker {
             });
     }
 
+    /// A success: closes a half-open breaker (after enough trials) and
+    /// resets a closed one's failure count; a closed breaker with no
+    /// failures counted is left alone (one atomic load, no write).
+    #[inline]
     fn on_success(&self, trial: bool) {
+        if !trial && self.word.load(Ordering::Acquire) == CLOSED_CLEAN {
+            return;
+        }
+        self.on_success_slow(trial);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn on_success_slow(&self, trial: bool) {
         let success_threshold = u64::from(self.success_threshold).min(COUNT_MAX);
         self.update(|s| match (s.state, trial) {
             (CLOSED, false) if s.count > 0 => Some(Packed::closed(0)),
@@ -327,6 +385,7 @@ pub struct Permit<'a> {
 impl Permit<'_> {
     /// The call succeeded (or the service answered with an error that says
     /// nothing about its health).
+    #[inline]
     pub fn success(mut self) {
         self.reported = true;
         self.breaker.on_success(self.trial);
@@ -339,12 +398,14 @@ impl Permit<'_> {
     }
 
     /// Whether this is the half-open trial call.
+    #[inline]
     pub fn is_trial(&self) -> bool {
         self.trial
     }
 }
 
 impl Drop for Permit<'_> {
+    #[inline]
     fn drop(&mut self) {
         if !self.reported && self.trial {
             self.breaker.release_trial();
@@ -375,6 +436,7 @@ mod tests {
         ] {
             assert_eq!(Packed::load(p.store()), p);
         }
+        assert_eq!(Packed::closed(0).store(), CLOSED_CLEAN);
     }
 
     #[test]
@@ -410,6 +472,37 @@ mod tests {
         assert_eq!(b.state(), CircuitState::Closed);
         b.acquire(at(t, 250)).unwrap().failure(t);
         assert_eq!(b.state(), CircuitState::Closed, "failures counted afresh");
+    }
+
+    #[test]
+    fn a_closed_breaker_reads_no_clock() {
+        use core::cell::Cell;
+        let reads = Cell::new(0u32);
+        let t = Instant::now();
+        let clock = || {
+            reads.set(reads.get() + 1);
+            t
+        };
+        let b = CircuitBreaker::new(2, 1, Duration::from_millis(100));
+        b.acquire_with(clock).unwrap().success();
+        b.acquire_with(clock).unwrap().failure(t);
+        // Closed with a failure counted: still no clock, and a success resets.
+        b.acquire_with(clock).unwrap().success();
+        assert_eq!(reads.get(), 0, "closed: no clock read");
+        b.acquire_with(clock).unwrap().failure(t);
+        b.acquire_with(clock).unwrap().failure(t);
+        assert_eq!(
+            b.state(),
+            CircuitState::Open,
+            "the reset count started afresh"
+        );
+        assert!(b.acquire_with(clock).is_err());
+        assert_eq!(reads.get(), 1, "open: the clock is read");
+        let later = at(t, 100);
+        let trial = b.acquire_with(|| later).unwrap();
+        assert!(trial.is_trial());
+        trial.success();
+        assert_eq!(b.state(), CircuitState::Closed);
     }
 
     #[test]

@@ -251,12 +251,15 @@ fn next_entropy_seed() -> u64 {
     ENTROPY.fetch_add(GOLDEN_GAMMA, Ordering::Relaxed)
 }
 
+/// 64 bits from the operating system's randomness, through std: each
+/// thread's first `RandomState` draws its SipHash keys from the OS (the
+/// keys `HashMap` uses against HashDoS), and hashing nothing with them gives
+/// 64 uniformly mixed bits. No dependency beyond std (no `getrandom`, no
+/// `libc`), no allocation, one system call per thread at most.
 #[cfg(feature = "std")]
 fn os_seed() -> u64 {
-    use rand::TryRng;
-    rand::rngs::SysRng
-        .try_next_u64()
-        .unwrap_or(0x853C_49E6_748F_EA9B)
+    use std::hash::{BuildHasher, Hasher};
+    std::hash::RandomState::new().build_hasher().finish()
 }
 
 #[cfg(not(feature = "std"))]

@@ -1,0 +1,645 @@
+//! Instructions per call, counted by valgrind's callgrind: deterministic,
+//! so unlike the timing benches it gives the same figures on a busy machine.
+//!
+//! ```text
+//! cargo bench --bench instructions            # every case, ~2 min
+//! cargo bench --bench instructions -- async   # the cases (or groups) whose name contains "async"
+//! BACKOFF_INSTR_N=1000000 cargo bench --bench instructions   # more calls per run
+//! ```
+//!
+//! Without valgrind on the `PATH` the bench prints why and exits
+//! successfully; `cargo test --benches` runs every case once natively (a
+//! smoke test of the cases' results), without valgrind.
+//!
+//! # What is measured
+//!
+//! The function is the issue's tiny `fn f(x: u64) -> Result<u64, Fail>`
+//! (`x + 1` through a `black_box`, an error branch that is never taken),
+//! written four ways with the same body: plain, `#[retry]` (every default),
+//! `#[retry(budget = STATIC)]`, `#[retry(circuit = STATIC)]`, and wrapped in
+//! a backon closure configured like `#[retry]`'s defaults (exponential
+//! 100 ms × 2 up to 10 s, 3 attempts, jitter). Each is called in a loop, each
+//! call fed the previous call's result:
+//!
+//! - **success path, sync**: every version `#[inline(never)]`, so each call
+//!   is a real call;
+//! - **success path, async, as written**: no inline attribute, awaited in a
+//!   loop inside one `block_on` of a current-thread tokio runtime (the
+//!   compiler inlines the future's poll into the loop where it likes);
+//! - **success path, async, out of line**: every version `#[inline(never)]`,
+//!   so the caller also copies the returned future (whose size the table
+//!   prints).
+//!
+//! The **failure path** is a call that fails `F` times and then succeeds,
+//! with `immediate` (a zero delay, not slept) and no attempt limit, against
+//! the same body in a hand-written `loop` (the reference: what a retry
+//! costs at the least) and in backon's loop (`ConstantBuilder` with a zero
+//! delay, no limit, a no-op sleep). One more row per flavour uses
+//! `#[retry]`'s default strategy (exponential, full jitter: a random draw
+//! per retry) with `sleep = noop`, against backon's exponential builder with
+//! jitter and a no-op sleep.
+//!
+//! # How a figure is made exact
+//!
+//! Each case runs in a child process under `valgrind --tool=callgrind`
+//! twice: success cases with `N` and `2N` calls, failure cases with `N`
+//! calls of `F` and of `2F` failures each. Everything else the process does
+//! (start-up, building the runtime, printing) is the same in both runs, so
+//! the difference of the two instruction totals divided by `N` (or `N·F`)
+//! is the cost of one call (or one retry), loop overhead included. The
+//! "added" column subtracts the plain (or hand-written) figure of the same
+//! group: the cost of the retry machinery alone.
+
+mod common;
+
+use std::cell::Cell;
+use std::hint::black_box;
+use std::process::Command;
+use std::time::Duration;
+
+use backoff_runtime::{CircuitBreaker, CircuitOpen, RetryBudget, retry};
+use backon::{BlockingRetryable, ConstantBuilder, ExponentialBuilder, Retryable as AsyncRetryable};
+
+/// The error of every version.
+#[derive(Debug)]
+struct Fail(u64);
+
+impl From<CircuitOpen> for Fail {
+    fn from(_: CircuitOpen) -> Self {
+        Fail(u64::MAX)
+    }
+}
+
+/// A budget that never runs dry in these runs (successes refill it).
+static BUDGET: RetryBudget = RetryBudget::new(10, 0.1);
+/// A breaker that stays closed in these runs (no call fails).
+static BREAKER: CircuitBreaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));
+
+/// The body of every success-path version.
+macro_rules! body {
+    ($x:expr) => {{
+        let x = black_box($x);
+        if x == u64::MAX {
+            Err(Fail(x))
+        } else {
+            Ok(x.wrapping_add(1))
+        }
+    }};
+}
+
+/// The body of every failure-path version: fails while `left` is above
+/// zero, counting it down.
+#[inline(always)]
+fn flaky(left: &Cell<u64>) -> Result<u64, Fail> {
+    let l = black_box(left.get());
+    if l == 0 {
+        Ok(7)
+    } else {
+        left.set(l - 1);
+        Err(Fail(l))
+    }
+}
+
+/// backon configured like `#[retry]`'s defaults.
+fn backon_default() -> ExponentialBuilder {
+    ExponentialBuilder::new()
+        .with_min_delay(Duration::from_millis(100))
+        .with_factor(2.0)
+        .with_max_delay(Duration::from_secs(10))
+        .with_max_times(2)
+        .with_jitter()
+}
+
+/// backon's `immediate`: a zero constant delay, no limit.
+fn backon_immediate() -> ConstantBuilder {
+    ConstantBuilder::new()
+        .with_delay(Duration::ZERO)
+        .without_max_times()
+}
+
+/// backon's default-like exponential, without a limit.
+fn backon_exponential_unlimited() -> ExponentialBuilder {
+    ExponentialBuilder::new()
+        .with_min_delay(Duration::from_millis(100))
+        .with_factor(2.0)
+        .with_max_delay(Duration::from_secs(10))
+        .without_max_times()
+        .with_jitter()
+}
+
+fn noop_sync(_: Duration) {}
+
+async fn noop(_: Duration) {}
+
+/// The sync success-path versions, each `#[inline(never)]`.
+mod sync {
+    use super::*;
+
+    #[inline(never)]
+    pub(crate) fn plain(x: u64) -> Result<u64, Fail> {
+        body!(x)
+    }
+
+    #[inline(never)]
+    #[retry]
+    pub(crate) fn with_retry(x: u64) -> Result<u64, Fail> {
+        body!(x)
+    }
+
+    #[inline(never)]
+    #[retry(budget = BUDGET)]
+    pub(crate) fn with_budget(x: u64) -> Result<u64, Fail> {
+        body!(x)
+    }
+
+    #[inline(never)]
+    #[retry(circuit = BREAKER)]
+    pub(crate) fn with_circuit(x: u64) -> Result<u64, Fail> {
+        body!(x)
+    }
+
+    #[inline(never)]
+    pub(crate) fn with_backon(x: u64) -> Result<u64, Fail> {
+        (|| body!(x))
+            .retry(backon_default())
+            .sleep(std::thread::sleep)
+            .call()
+    }
+}
+
+/// The async success-path versions, with `$inline` on each.
+macro_rules! async_versions {
+    ($module:ident, $(#[$inline:meta])*) => {
+        mod $module {
+            use super::*;
+
+            $(#[$inline])*
+            pub(crate) async fn plain(x: u64) -> Result<u64, Fail> {
+                body!(x)
+            }
+
+            $(#[$inline])*
+            #[retry]
+            pub(crate) async fn with_retry(x: u64) -> Result<u64, Fail> {
+                body!(x)
+            }
+
+            $(#[$inline])*
+            #[retry(budget = BUDGET)]
+            pub(crate) async fn with_budget(x: u64) -> Result<u64, Fail> {
+                body!(x)
+            }
+
+            $(#[$inline])*
+            #[retry(circuit = BREAKER)]
+            pub(crate) async fn with_circuit(x: u64) -> Result<u64, Fail> {
+                body!(x)
+            }
+
+            $(#[$inline])*
+            pub(crate) async fn with_backon(x: u64) -> Result<u64, Fail> {
+                (|| async { body!(x) })
+                    .retry(backon_default())
+                    .sleep(tokio::time::sleep)
+                    .await
+            }
+        }
+    };
+}
+
+async_versions!(written,);
+async_versions!(call, #[inline(never)]);
+
+/// The failure-path versions: `immediate`, no attempt limit.
+mod failing {
+    use super::*;
+
+    #[inline(never)]
+    pub(crate) fn hand(left: &Cell<u64>) -> Result<u64, Fail> {
+        let mut failures = 0u32;
+        loop {
+            match flaky(left) {
+                Ok(v) => return Ok(v),
+                Err(e) => {
+                    failures = failures.saturating_add(1);
+                    if failures == u32::MAX {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline(never)]
+    #[retry(immediate, attempts = unlimited)]
+    pub(crate) fn with_retry(left: &Cell<u64>) -> Result<u64, Fail> {
+        flaky(left)
+    }
+
+    #[inline(never)]
+    #[retry(attempts = unlimited, sleep = noop_sync)]
+    pub(crate) fn with_retry_jitter(left: &Cell<u64>) -> Result<u64, Fail> {
+        flaky(left)
+    }
+
+    #[inline(never)]
+    pub(crate) fn with_backon(left: &Cell<u64>) -> Result<u64, Fail> {
+        (|| flaky(left))
+            .retry(backon_immediate())
+            .sleep(noop_sync)
+            .call()
+    }
+
+    #[inline(never)]
+    pub(crate) fn with_backon_jitter(left: &Cell<u64>) -> Result<u64, Fail> {
+        (|| flaky(left))
+            .retry(backon_exponential_unlimited())
+            .sleep(noop_sync)
+            .call()
+    }
+
+    #[inline(never)]
+    pub(crate) async fn hand_async(left: &Cell<u64>) -> Result<u64, Fail> {
+        let mut failures = 0u32;
+        loop {
+            match async { flaky(left) }.await {
+                Ok(v) => return Ok(v),
+                Err(e) => {
+                    failures = failures.saturating_add(1);
+                    if failures == u32::MAX {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline(never)]
+    #[retry(immediate, attempts = unlimited)]
+    pub(crate) async fn with_retry_async(left: &Cell<u64>) -> Result<u64, Fail> {
+        flaky(left)
+    }
+
+    #[inline(never)]
+    #[retry(attempts = unlimited, sleep = noop)]
+    pub(crate) async fn with_retry_jitter_async(left: &Cell<u64>) -> Result<u64, Fail> {
+        flaky(left)
+    }
+
+    #[inline(never)]
+    pub(crate) async fn with_backon_async(left: &Cell<u64>) -> Result<u64, Fail> {
+        (|| async { flaky(left) })
+            .retry(backon_immediate())
+            .sleep(noop)
+            .await
+    }
+
+    #[inline(never)]
+    pub(crate) async fn with_backon_jitter_async(left: &Cell<u64>) -> Result<u64, Fail> {
+        (|| async { flaky(left) })
+            .retry(backon_exponential_unlimited())
+            .sleep(noop)
+            .await
+    }
+}
+
+/// `n` chained calls of a sync version; returns the last result.
+fn run_sync(n: u64, f: impl Fn(u64) -> Result<u64, Fail>) -> u64 {
+    let mut acc = 0u64;
+    for _ in 0..n {
+        acc = match f(acc) {
+            Ok(v) => v,
+            Err(e) => e.0,
+        };
+    }
+    acc
+}
+
+/// `n` chained calls of an async version inside one `block_on`.
+fn run_async<F: Future<Output = Result<u64, Fail>>>(n: u64, f: impl Fn(u64) -> F) -> u64 {
+    common::runtime().block_on(async {
+        let mut acc = 0u64;
+        for _ in 0..n {
+            acc = match f(acc).await {
+                Ok(v) => v,
+                Err(e) => e.0,
+            };
+        }
+        acc
+    })
+}
+
+/// `n` calls of a sync failure-path version, each failing `failures` times.
+fn run_failing(n: u64, failures: u64, f: impl Fn(&Cell<u64>) -> Result<u64, Fail>) -> u64 {
+    let left = Cell::new(0);
+    let mut acc = 0u64;
+    for _ in 0..n {
+        left.set(failures);
+        acc = acc.wrapping_add(f(&left).unwrap_or(0));
+    }
+    acc
+}
+
+/// [`run_failing`] for an async version, inside one `block_on`.
+fn run_failing_async<'a, F: Future<Output = Result<u64, Fail>> + 'a>(
+    n: u64,
+    failures: u64,
+    left: &'a Cell<u64>,
+    f: impl Fn(&'a Cell<u64>) -> F,
+) -> u64 {
+    common::runtime().block_on(async {
+        let mut acc = 0u64;
+        for _ in 0..n {
+            left.set(failures);
+            acc = acc.wrapping_add(f(left).await.unwrap_or(0));
+        }
+        acc
+    })
+}
+
+/// A table group: a title, and its cases (the first is the reference).
+struct Group {
+    title: &'static str,
+    kind: Kind,
+    cases: &'static [&'static str],
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// Per call: `N` vs `2N` calls.
+    Success,
+    /// Per retry: `N` calls of `F` vs `2F` failures.
+    Failure,
+}
+
+const GROUPS: &[Group] = &[
+    Group {
+        title: "success path, sync, #[inline(never)]",
+        kind: Kind::Success,
+        cases: &[
+            "sync/plain",
+            "sync/retry",
+            "sync/retry_budget",
+            "sync/retry_circuit",
+            "sync/backon",
+        ],
+    },
+    Group {
+        title: "success path, async, as written (inlined where the compiler likes)",
+        kind: Kind::Success,
+        cases: &[
+            "async_written/plain",
+            "async_written/retry",
+            "async_written/retry_budget",
+            "async_written/retry_circuit",
+            "async_written/backon",
+        ],
+    },
+    Group {
+        title: "success path, async, #[inline(never)] (the caller copies the future)",
+        kind: Kind::Success,
+        cases: &[
+            "async_call/plain",
+            "async_call/retry",
+            "async_call/retry_budget",
+            "async_call/retry_circuit",
+            "async_call/backon",
+        ],
+    },
+    Group {
+        title: "failure path per retry, sync (immediate, no limit; jitter rows: default exponential, full jitter, no-op sleep)",
+        kind: Kind::Failure,
+        cases: &[
+            "fail_sync/hand_loop",
+            "fail_sync/retry",
+            "fail_sync/backon",
+            "fail_sync/retry_jitter",
+            "fail_sync/backon_jitter",
+        ],
+    },
+    Group {
+        title: "failure path per retry, async (same)",
+        kind: Kind::Failure,
+        cases: &[
+            "fail_async/hand_loop",
+            "fail_async/retry",
+            "fail_async/backon",
+            "fail_async/retry_jitter",
+            "fail_async/backon_jitter",
+        ],
+    },
+];
+
+/// Runs one case: `n` calls (each failing `failures` times, for the failure
+/// cases). Returns a checksum, so nothing is optimized away.
+fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
+    let left = Cell::new(0);
+    let r = match case {
+        "sync/plain" => run_sync(n, sync::plain),
+        "sync/retry" => run_sync(n, sync::with_retry),
+        "sync/retry_budget" => run_sync(n, sync::with_budget),
+        "sync/retry_circuit" => run_sync(n, sync::with_circuit),
+        "sync/backon" => run_sync(n, sync::with_backon),
+        "async_written/plain" => run_async(n, written::plain),
+        "async_written/retry" => run_async(n, written::with_retry),
+        "async_written/retry_budget" => run_async(n, written::with_budget),
+        "async_written/retry_circuit" => run_async(n, written::with_circuit),
+        "async_written/backon" => run_async(n, written::with_backon),
+        "async_call/plain" => run_async(n, call::plain),
+        "async_call/retry" => run_async(n, call::with_retry),
+        "async_call/retry_budget" => run_async(n, call::with_budget),
+        "async_call/retry_circuit" => run_async(n, call::with_circuit),
+        "async_call/backon" => run_async(n, call::with_backon),
+        "fail_sync/hand_loop" => run_failing(n, failures, failing::hand),
+        "fail_sync/retry" => run_failing(n, failures, failing::with_retry),
+        "fail_sync/backon" => run_failing(n, failures, failing::with_backon),
+        "fail_sync/retry_jitter" => run_failing(n, failures, failing::with_retry_jitter),
+        "fail_sync/backon_jitter" => run_failing(n, failures, failing::with_backon_jitter),
+        "fail_async/hand_loop" => run_failing_async(n, failures, &left, failing::hand_async),
+        "fail_async/retry" => run_failing_async(n, failures, &left, failing::with_retry_async),
+        "fail_async/backon" => run_failing_async(n, failures, &left, failing::with_backon_async),
+        "fail_async/retry_jitter" => {
+            run_failing_async(n, failures, &left, failing::with_retry_jitter_async)
+        }
+        "fail_async/backon_jitter" => {
+            run_failing_async(n, failures, &left, failing::with_backon_jitter_async)
+        }
+        _ => return None,
+    };
+    Some(r)
+}
+
+/// Calls per run (success cases) or calls of `F` failures (failure cases).
+fn calls(kind: Kind) -> u64 {
+    let n = std::env::var("BACKOFF_INSTR_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200_000u64);
+    match kind {
+        Kind::Success => n,
+        // Each call retries F times: fewer calls for the same work.
+        Kind::Failure => (n / 1000).max(1),
+    }
+}
+
+/// Failures per call in the failure cases' shorter run.
+const FAILURES: u64 = 100;
+
+/// The instructions callgrind counts for one child run of `case`.
+fn count(case: &str, n: u64, failures: u64) -> Result<u64, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = std::env::temp_dir().join(format!(
+        "backoff-instructions-{}-{}.out",
+        std::process::id(),
+        case.replace('/', "-")
+    ));
+    let status = Command::new("valgrind")
+        .arg("--tool=callgrind")
+        .arg(format!("--callgrind-out-file={}", out.display()))
+        .arg(exe)
+        .args(["--measure", case, &n.to_string(), &failures.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(|e| format!("running valgrind: {e}"))?;
+    if !status.status.success() {
+        return Err(format!(
+            "valgrind failed on {case}: {}",
+            String::from_utf8_lossy(&status.stderr)
+        ));
+    }
+    let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let _ = std::fs::remove_file(&out);
+    text.lines()
+        .find_map(|l| {
+            l.strip_prefix("summary:")
+                .or_else(|| l.strip_prefix("totals:"))
+        })
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .ok_or_else(|| format!("no instruction total in callgrind's output for {case}"))
+}
+
+/// Instructions per call (success) or per retry (failure) of `case`.
+fn per_unit(case: &str, kind: Kind) -> Result<f64, String> {
+    let n = calls(kind);
+    match kind {
+        Kind::Success => {
+            let one = count(case, n, 0)?;
+            let two = count(case, 2 * n, 0)?;
+            Ok((two as f64 - one as f64) / n as f64)
+        }
+        Kind::Failure => {
+            let one = count(case, n, FAILURES)?;
+            let two = count(case, n, 2 * FAILURES)?;
+            Ok((two as f64 - one as f64) / (n * FAILURES) as f64)
+        }
+    }
+}
+
+fn valgrind_available() -> bool {
+    Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Sizes of the futures the async versions return.
+fn future_sizes() {
+    let written = [
+        ("plain", size_of_val(&written::plain(0))),
+        ("#[retry]", size_of_val(&written::with_retry(0))),
+        ("budget", size_of_val(&written::with_budget(0))),
+        ("circuit", size_of_val(&written::with_circuit(0))),
+        ("backon", size_of_val(&written::with_backon(0))),
+    ];
+    let sizes: Vec<String> = written.iter().map(|(n, s)| format!("{n} {s} B")).collect();
+    println!("future sizes: {}", sizes.join(", "));
+}
+
+/// Every case once, natively, with small counts: the results are right.
+fn smoke() {
+    for group in GROUPS {
+        for case in group.cases {
+            let (n, failures) = match group.kind {
+                Kind::Success => (3, 0),
+                Kind::Failure => (2, 5),
+            };
+            let got = run_case(case, n, failures).expect("a known case");
+            let want = match group.kind {
+                Kind::Success => 3,
+                Kind::Failure => 14,
+            };
+            assert_eq!(got, want, "{case}");
+        }
+    }
+    println!(
+        "instructions: every case ran natively (smoke test; `cargo bench --bench instructions` counts)"
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, case, n, failures] = &args[..]
+        && flag == "--measure"
+    {
+        let n: u64 = n.parse().expect("a call count");
+        let failures: u64 = failures.parse().expect("a failure count");
+        let r = run_case(case, n, failures).unwrap_or_else(|| panic!("unknown case {case}"));
+        black_box(r);
+        return;
+    }
+    if !common::benchmarking() {
+        smoke();
+        return;
+    }
+    if !valgrind_available() {
+        println!(
+            "instructions: skipped, valgrind not found on the PATH (install it, e.g. `apt-get install valgrind`, to count instructions)"
+        );
+        return;
+    }
+    // `cargo bench --bench instructions -- FILTER`: the cases whose name, or
+    // whose group's title, contains FILTER.
+    let filter = args[1..]
+        .iter()
+        .find(|a| !a.starts_with("--"))
+        .cloned()
+        .unwrap_or_default();
+    smoke();
+    future_sizes();
+    println!(
+        "instructions per call (success) or per retry (failure), callgrind, (I(2N) - I(N)) / N with N = {} calls (success) or {} calls x {FAILURES} failures (failure):",
+        calls(Kind::Success),
+        calls(Kind::Failure),
+    );
+    for group in GROUPS {
+        let cases: Vec<&str> = group
+            .cases
+            .iter()
+            .copied()
+            .filter(|c| c.contains(&filter) || group.title.contains(&filter))
+            .collect();
+        if cases.is_empty() {
+            continue;
+        }
+        println!("\n{}", group.title);
+        let mut reference = None;
+        for case in cases {
+            match per_unit(case, group.kind) {
+                Ok(v) => {
+                    let reference = *reference.get_or_insert((case, v));
+                    if reference.0 == case {
+                        println!("  {case:<28} {v:>8.2}");
+                    } else {
+                        println!(
+                            "  {case:<28} {v:>8.2}   ({:+.2} vs {})",
+                            v - reference.1,
+                            reference.0
+                        );
+                    }
+                }
+                Err(e) => println!("  {case:<28} error: {e}"),
+            }
+        }
+    }
+}
