@@ -62,6 +62,9 @@
 //!   [`Jitter`], [`Policy`] and its [`delays`](Policy::delays) schedule.
 //! - `http` (off): `backoff_runtime::http`, a server's `Retry-After` (both
 //!   forms) and HTTP statuses as [`Decision`]s; implies `std`.
+//! - `tower` (off): `backoff_runtime::tower`, a `tower::retry::Policy` built
+//!   from a [`Policy`], so one policy serves `#[retry]` and a tower
+//!   `ServiceBuilder` stack; implies `tokio`.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -86,6 +89,8 @@ pub mod retry;
 pub mod sleep;
 #[cfg(feature = "std")]
 mod timeout;
+#[cfg(feature = "tower")]
+pub mod tower;
 
 #[cfg(feature = "std")]
 #[doc(hidden)]
