@@ -127,8 +127,13 @@
 //!   and HTTP statuses as [`Decision`]s; implies `std`.
 //! - `tracing` (off): each retry of a `#[retry]` function emits a `tracing`
 //!   event at WARN (`function`, `attempt`, `delay_ms`, `error` through
-//!   `Display`, so the error type must implement it), and giving up one at
-//!   ERROR; implies `std`.
+//!   `Display`), and giving up one with `attempts` and `reason`, at ERROR
+//!   when retrying did not help, WARN for a breaker's refusal or an error
+//!   stopped after retries, DEBUG for one stopped on the first attempt;
+//!   implies `std`.
+//! - `tower` (off): the `tower` module, a `tower::retry::Policy` built
+//!   from a [`Policy`], so one policy serves `#[retry]` and a tower
+//!   `ServiceBuilder` stack; implies `tokio`.
 //!
 //! The documentation on docs.rs is built with every feature; an item that
 //! needs one that is off by default says so.
@@ -158,6 +163,8 @@ pub mod retry;
 pub mod sleep;
 #[cfg(feature = "std")]
 mod timeout;
+#[cfg(feature = "tower")]
+pub mod tower;
 
 #[cfg(feature = "std")]
 #[doc(hidden)]

@@ -1,0 +1,615 @@
+//! Retries as [tower](https://docs.rs/tower/0.5) middleware: [`RetryPolicy`]
+//! implements [`tower::retry::Policy`] from a
+//! [`Policy`] (feature `tower`).
+//!
+//! The same `static` policy serves a `#[retry]` function and a
+//! [`ServiceBuilder`](::tower::ServiceBuilder) stack (axum and tonic
+//! services, hyper and reqwest clients, job runners): strategy, jitter,
+//! attempt limit, `max_elapsed`, `retry_after_max` and a throttled schedule
+//! all come from the [`Policy`]; [`when`](RetryPolicy::when) classifies
+//! errors and [`when_ok`](RetryPolicy::when_ok) responses (a 503 is an `Ok`
+//! to most HTTP clients), as the attribute's arguments of the same names do;
+//! [`budget`](RetryPolicy::budget) shares a [`RetryBudget`]. Sleeps use
+//! `tokio::time::sleep`.
+//!
+//! ```
+//! use backoff_runtime::{Jitter, Policy, retry, tower::RetryPolicy};
+//! use std::time::Duration;
+//! use tower::{Service, ServiceBuilder, ServiceExt, service_fn};
+//!
+//! #[derive(Debug)]
+//! struct Unavailable;
+//!
+//! // One policy...
+//! static POLICY: Policy = Policy::exponential(Duration::from_millis(100))
+//!     .jitter(Jitter::None)
+//!     .attempts(4);
+//!
+//! // ...for a function,
+//! #[retry(policy = &POLICY)]
+//! async fn ping(up: bool) -> Result<&'static str, Unavailable> {
+//!     if up { Ok("pong") } else { Err(Unavailable) }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+//! // ...and for a service stack.
+//! let mut service = ServiceBuilder::new()
+//!     .retry(RetryPolicy::new(&POLICY))
+//!     .service(service_fn(|up: bool| async move {
+//!         if up { Ok("pong") } else { Err(Unavailable) }
+//!     }));
+//!
+//! assert_eq!(ping(true).await.unwrap(), "pong");
+//! assert_eq!(service.ready().await.unwrap().call(true).await.unwrap(), "pong");
+//!
+//! // Both give up after 4 calls, sleeping 100, 200, 400 ms in between.
+//! let start = tokio::time::Instant::now();
+//! assert!(service.ready().await.unwrap().call(false).await.is_err());
+//! assert_eq!(start.elapsed(), Duration::from_millis(700));
+//! # }
+//! ```
+//!
+//! # Lifetimes: a `static` policy
+//!
+//! A [`RetryPolicy`] borrows its [`Policy`] (and budget): tower clones it
+//! for every request, and each clone keeps that request's progress in a
+//! [`RetryState`], which borrows the policy. A service that outlives the
+//! current function (a server's, a client stored in a struct) needs
+//! `'static` borrows: declare the policy as a `static`, or, for one built at
+//! run time from configuration, leak it once at start-up:
+//!
+//! ```
+//! use backoff_runtime::{Policy, tower::RetryPolicy};
+//! use std::time::Duration;
+//!
+//! # let attempts_from_config = 5;
+//! let policy: &'static Policy = Box::leak(Box::new(
+//!     Policy::exponential(Duration::from_millis(50)).attempts(attempts_from_config),
+//! ));
+//! let retry = RetryPolicy::new(policy);
+//! assert_eq!(retry.policy().attempt_limit(), Some(5));
+//! ```
+//!
+//! # Requests are cloned
+//!
+//! tower sends a copy of the request to each attempt, made by
+//! [`tower::retry::Policy::clone_request`]
+//! before the attempt it would follow. [`RetryPolicy`] clones requests with
+//! [`Clone`] by default; for request types that are not `Clone`, such as
+//! `reqwest::Request` (whose streaming body may not be replayable), give
+//! [`clone_request_with`](RetryPolicy::clone_request_with) a function such
+//! as `reqwest::Request::try_clone`. A request that cannot be cloned is sent
+//! once and never retried. No copy is made for an attempt that the attempt
+//! limit makes the last (unless the policy has a budget, which must hear of
+//! that attempt's success).
+//!
+//! # What is not here
+//!
+//! A [`CircuitBreaker`](crate::CircuitBreaker) must be asked before each
+//! attempt and must be able to fail a request without calling the service,
+//! which `tower::retry::Policy` cannot do; put the breaker in its own layer,
+//! or use `#[retry(circuit = ...)]`. There is no `on_retry` or `on_giveup`
+//! hook: wrap the inner service to observe each attempt.
+
+use core::fmt;
+use core::time::Duration;
+
+use ::tower::retry::Policy as TowerPolicy;
+
+use crate::budget::RetryBudget;
+use crate::clock;
+use crate::decision::{Decision, IntoDecision};
+use crate::policy::Policy;
+use crate::retry::RetryState;
+use crate::strategy::{Builtin, Strategy};
+
+/// A [`tower::retry::Policy`] that follows a
+/// [`Policy`]: give it to [`ServiceBuilder::retry`](::tower::ServiceBuilder::retry)
+/// or [`RetryLayer::new`](::tower::retry::RetryLayer::new).
+///
+/// By default every error is retried, every response accepted, and requests
+/// are cloned with [`Clone`]; change that with [`when`](RetryPolicy::when),
+/// [`when_ok`](RetryPolicy::when_ok) and
+/// [`clone_request_with`](RetryPolicy::clone_request_with). The type
+/// parameters after `S` are those three functions' types; you rarely write
+/// them.
+///
+/// Each request tower sends gets its own clone of this value (tower clones
+/// the policy per request), and with it a fresh count of attempts, schedule
+/// and deadline; [`Clone`] starts a new request's progress. The deadline of
+/// [`Policy::max_elapsed`] runs from the moment the request entered the
+/// retry layer.
+///
+/// A retry that is granted spends a token of the [`budget`](RetryPolicy::budget),
+/// if any, and a response that is accepted deposits one (a success, in the
+/// budget's terms); a request that gives up returns the inner service's last
+/// outcome unchanged: its error, or the response `when_ok` rejected.
+///
+/// # Examples
+///
+/// A service that answers like an HTTP server: errors for broken
+/// connections, responses with a status.
+///
+/// ```
+/// use backoff_runtime::{Decision, Jitter, Policy, tower::RetryPolicy};
+/// use std::sync::atomic::{AtomicU32, Ordering};
+/// use std::time::Duration;
+/// use tower::{Service, ServiceBuilder, ServiceExt, service_fn};
+///
+/// #[derive(Debug)]
+/// enum Error { Refused, BadRequest }
+///
+/// #[derive(Debug)]
+/// struct Response { status: u16 }
+///
+/// static POLICY: Policy = Policy::constant(Duration::from_secs(1)).jitter(Jitter::None).attempts(5);
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// static CALLS: AtomicU32 = AtomicU32::new(0);
+/// let flaky = service_fn(|path: &'static str| async move {
+///     match CALLS.fetch_add(1, Ordering::SeqCst) {
+///         _ if path == "/bad" => Err(Error::BadRequest),
+///         0 => Err(Error::Refused),
+///         1 => Ok(Response { status: 503 }),
+///         _ => Ok(Response { status: 200 }),
+///     }
+/// });
+/// let retry = RetryPolicy::new(&POLICY)
+///     .when(|e: &Error| matches!(e, Error::Refused))
+///     .when_ok(|r: &Response| r.status == 503);
+/// let mut service = ServiceBuilder::new().retry(retry).service(flaky);
+///
+/// let response = service.ready().await.unwrap().call("/").await.unwrap();
+/// assert_eq!((response.status, CALLS.load(Ordering::SeqCst)), (200, 3));
+///
+/// // `when` said stop: no retry.
+/// assert!(service.ready().await.unwrap().call("/bad").await.is_err());
+/// assert_eq!(CALLS.load(Ordering::SeqCst), 4);
+/// # }
+/// ```
+pub struct RetryPolicy<'p, S = Builtin, W = RetryAll, O = RetryNone, C = ByClone> {
+    policy: &'p Policy<S>,
+    budget: Option<&'p RetryBudget>,
+    when: W,
+    when_ok: O,
+    clone: C,
+    /// This request's progress: built when the request starts if a deadline
+    /// or a budget needs it from the start, else on the first failure.
+    state: Option<RetryState<'p, S>>,
+}
+
+impl<'p, S> RetryPolicy<'p, S> {
+    /// A tower policy following `policy`: every error retried, every
+    /// response accepted, requests cloned with [`Clone`].
+    ///
+    /// ```
+    /// use backoff_runtime::{Policy, tower::RetryPolicy};
+    ///
+    /// static POLICY: Policy = Policy::immediate().attempts(2);
+    /// let retry = RetryPolicy::new(&POLICY);
+    /// assert_eq!(retry.policy().attempt_limit(), Some(2));
+    /// ```
+    pub const fn new(policy: &'p Policy<S>) -> Self {
+        RetryPolicy {
+            policy,
+            budget: None,
+            when: RetryAll,
+            when_ok: RetryNone,
+            clone: ByClone,
+            state: None,
+        }
+    }
+}
+
+impl<'p, S, W, O, C> RetryPolicy<'p, S, W, O, C> {
+    /// Classifies the inner service's errors: `true` or
+    /// [`Decision::Retry`] retries on the policy's schedule,
+    /// [`Decision::RetryAfter`] waits exactly as long (up to the policy's
+    /// [`retry_after_max`](Policy::retry_after_max); a longer wait gives up
+    /// at once), [`Decision::Throttled`] uses its
+    /// [`throttled`](Policy::throttled) schedule, and `false` or
+    /// [`Decision::Stop`] returns the error at once. The default retries
+    /// every error.
+    ///
+    /// The error type is the service's `Error`. Annotate a closure's
+    /// parameter (`|e: &MyError| ...`): it cannot be inferred from the
+    /// service, which is only known later. A `fn` item needs no annotation.
+    ///
+    /// ```
+    /// use backoff_runtime::{Policy, tower::RetryPolicy};
+    /// use std::io;
+    /// use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    /// use tower::{Service, ServiceBuilder, ServiceExt, service_fn};
+    ///
+    /// static POLICY: Policy = Policy::immediate().attempts(3);
+    ///
+    /// fn transient(e: &io::Error) -> bool {
+    ///     e.kind() == io::ErrorKind::ConnectionRefused
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// static CALLS: AtomicU32 = AtomicU32::new(0);
+    /// let mut service = ServiceBuilder::new()
+    ///     .retry(RetryPolicy::new(&POLICY).when(transient))
+    ///     .service(service_fn(|()| async {
+    ///         match CALLS.fetch_add(1, SeqCst) {
+    ///             0 => Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionRefused)),
+    ///             _ => Err(io::Error::from(io::ErrorKind::PermissionDenied)),
+    ///         }
+    ///     }));
+    /// let error = service.ready().await.unwrap().call(()).await.unwrap_err();
+    /// assert_eq!(error.kind(), io::ErrorKind::PermissionDenied);
+    /// assert_eq!(CALLS.load(SeqCst), 2); // refused, then denied: not transient, not retried
+    /// # }
+    /// ```
+    pub fn when<E, D, W2>(self, when: W2) -> RetryPolicy<'p, S, W2, O, C>
+    where
+        W2: Fn(&E) -> D,
+        D: IntoDecision,
+    {
+        RetryPolicy {
+            policy: self.policy,
+            budget: self.budget,
+            when,
+            when_ok: self.when_ok,
+            clone: self.clone,
+            state: self.state,
+        }
+    }
+
+    /// Classifies the inner service's responses (its `Ok` values): `true`,
+    /// [`Decision::Retry`], [`Decision::RetryAfter`] or
+    /// [`Decision::Throttled`] retries the request as [`when`](RetryPolicy::when)
+    /// would an error; `false` or [`Decision::Stop`] accepts the response.
+    /// When the request gives up, the last response is returned unchanged.
+    /// The default accepts every response.
+    ///
+    /// This is how an HTTP client's 503 (an `Ok` to `reqwest` and `hyper`)
+    /// is retried; with the `http` feature,
+    /// [`http::decision_from_headers`](crate::http::decision_from_headers)
+    /// also honours its `Retry-After`. Annotate a closure's parameter, as for
+    /// `when`.
+    ///
+    /// ```
+    /// use backoff_runtime::{Policy, tower::RetryPolicy};
+    /// use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    /// use tower::{Service, ServiceBuilder, ServiceExt, service_fn};
+    ///
+    /// static POLICY: Policy = Policy::immediate().attempts(3);
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// static CALLS: AtomicU32 = AtomicU32::new(0);
+    /// let mut service = ServiceBuilder::new()
+    ///     .retry(RetryPolicy::new(&POLICY).when_ok(|status: &u16| *status == 503))
+    ///     .service(service_fn(|()| async {
+    ///         CALLS.fetch_add(1, SeqCst);
+    ///         Ok::<u16, std::io::Error>(503)
+    ///     }));
+    /// // Three 503s: the last is returned as it came.
+    /// assert_eq!(service.ready().await.unwrap().call(()).await.unwrap(), 503);
+    /// assert_eq!(CALLS.load(SeqCst), 3);
+    /// # }
+    /// ```
+    pub fn when_ok<T, D, O2>(self, when_ok: O2) -> RetryPolicy<'p, S, W, O2, C>
+    where
+        O2: Fn(&T) -> D,
+        D: IntoDecision,
+    {
+        RetryPolicy {
+            policy: self.policy,
+            budget: self.budget,
+            when: self.when,
+            when_ok,
+            clone: self.clone,
+            state: self.state,
+        }
+    }
+
+    /// Copies requests with `clone` instead of [`Clone`]: for request types
+    /// that are not `Clone`, or whose copies may fail (`None`: the request
+    /// is sent once more at most, and not retried again).
+    ///
+    /// ```
+    /// use backoff_runtime::{Policy, tower::RetryPolicy};
+    /// use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    /// use tower::{Service, ServiceBuilder, ServiceExt, service_fn};
+    ///
+    /// /// A request that may carry a one-shot body.
+    /// struct Request { body: Option<String> }
+    ///
+    /// impl Request {
+    ///     fn try_clone(&self) -> Option<Request> {
+    ///         Some(Request { body: Some(self.body.clone()?) })
+    ///     }
+    /// }
+    ///
+    /// static POLICY: Policy = Policy::immediate().attempts(3);
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// static CALLS: AtomicU32 = AtomicU32::new(0);
+    /// let mut service = ServiceBuilder::new()
+    ///     .retry(RetryPolicy::new(&POLICY).clone_request_with(Request::try_clone))
+    ///     .service(service_fn(|_: Request| async {
+    ///         CALLS.fetch_add(1, SeqCst);
+    ///         Err::<(), _>("unavailable")
+    ///     }));
+    /// let replayable = Request { body: Some("payload".into()) };
+    /// assert!(service.ready().await.unwrap().call(replayable).await.is_err());
+    /// assert_eq!(CALLS.load(SeqCst), 3);
+    /// let one_shot = Request { body: None };
+    /// assert!(service.ready().await.unwrap().call(one_shot).await.is_err());
+    /// assert_eq!(CALLS.load(SeqCst), 3 + 1);
+    /// # }
+    /// ```
+    pub fn clone_request_with<R, C2>(self, clone: C2) -> RetryPolicy<'p, S, W, O, C2>
+    where
+        C2: Fn(&R) -> Option<R>,
+    {
+        RetryPolicy {
+            policy: self.policy,
+            budget: self.budget,
+            when: self.when,
+            when_ok: self.when_ok,
+            clone,
+            state: self.state,
+        }
+    }
+
+    /// Shares a [`RetryBudget`] across requests (and with `#[retry(budget =
+    /// ...)]` functions naming the same one): each granted retry spends a
+    /// token, each accepted response deposits, and when the bucket is empty,
+    /// requests return their outcome without retrying.
+    ///
+    /// ```
+    /// use backoff_runtime::{Policy, RetryBudget, tower::RetryPolicy};
+    /// use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    /// use tower::{Service, ServiceBuilder, ServiceExt, service_fn};
+    ///
+    /// static POLICY: Policy = Policy::immediate().attempts(10);
+    /// static BUDGET: RetryBudget = RetryBudget::new(3, 0.1);
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// static CALLS: AtomicU32 = AtomicU32::new(0);
+    /// let mut service = ServiceBuilder::new()
+    ///     .retry(RetryPolicy::new(&POLICY).budget(&BUDGET))
+    ///     .service(service_fn(|()| async {
+    ///         CALLS.fetch_add(1, SeqCst);
+    ///         Err::<(), _>("down")
+    ///     }));
+    /// // The service is down: the first request spends the three tokens...
+    /// assert!(service.ready().await.unwrap().call(()).await.is_err());
+    /// assert_eq!((CALLS.load(SeqCst), BUDGET.tokens()), (4, 0.0));
+    /// // ...and the next ones are not retried at all.
+    /// assert!(service.ready().await.unwrap().call(()).await.is_err());
+    /// assert_eq!(CALLS.load(SeqCst), 5);
+    /// # }
+    /// ```
+    pub const fn budget(mut self, budget: &'p RetryBudget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// The policy followed.
+    ///
+    /// ```
+    /// use backoff_runtime::{Policy, tower::RetryPolicy};
+    ///
+    /// static POLICY: Policy = Policy::immediate().unlimited_attempts();
+    /// assert_eq!(RetryPolicy::new(&POLICY).policy().attempt_limit(), None);
+    /// ```
+    pub const fn policy(&self) -> &'p Policy<S> {
+        self.policy
+    }
+
+    /// The progress a new request starts with: a state at once if a
+    /// deadline (timed from now) or a budget (which hears of a first-attempt
+    /// success) needs it, else none until the first failure.
+    fn fresh_state(&self) -> Option<RetryState<'p, S>> {
+        (self.budget.is_some() || self.policy.elapsed_limit().is_some()).then(|| self.start())
+    }
+
+    fn start(&self) -> RetryState<'p, S> {
+        let state = self.policy.start_with_clock(clock::for_async());
+        match self.budget {
+            Some(budget) => state.with_budget(budget),
+            None => state,
+        }
+    }
+}
+
+/// A new request's policy: the same settings, a fresh count.
+impl<S, W: Clone, O: Clone, C: Clone> Clone for RetryPolicy<'_, S, W, O, C> {
+    fn clone(&self) -> Self {
+        RetryPolicy {
+            policy: self.policy,
+            budget: self.budget,
+            when: self.when.clone(),
+            when_ok: self.when_ok.clone(),
+            clone: self.clone.clone(),
+            state: self.fresh_state(),
+        }
+    }
+}
+
+impl<S: fmt::Debug, W, O, C> fmt::Debug for RetryPolicy<'_, S, W, O, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryPolicy")
+            .field("policy", self.policy)
+            .field("budget", &self.budget)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<Req, Res, E, S, W, O, C> TowerPolicy<Req, Res, E> for RetryPolicy<'_, S, W, O, C>
+where
+    S: Strategy,
+    W: Classifier<E>,
+    O: Classifier<Res>,
+    C: RequestCloner<Req>,
+{
+    type Future = tokio::time::Sleep;
+
+    fn retry(&mut self, _: &mut Req, result: &mut Result<Res, E>) -> Option<Self::Future> {
+        let decision = match result {
+            Ok(response) => match self.when_ok.classify(response) {
+                Decision::Stop => {
+                    if let Some(state) = &mut self.state {
+                        state.on_success();
+                    }
+                    return None;
+                }
+                retry => retry,
+            },
+            Err(error) => self.when.classify(error),
+        };
+        if self.state.is_none() {
+            self.state = Some(self.start());
+        }
+        let delay: Duration = self.state.as_mut()?.next_delay_for(decision)?;
+        Some(tokio::time::sleep(delay))
+    }
+
+    fn clone_request(&mut self, req: &Req) -> Option<Req> {
+        // The copy is for the attempt after the one about to start; none can
+        // follow the last (a budget must still hear of that one's outcome,
+        // which tower reports only for a request it could have retried).
+        let next = self.state.as_ref().map_or(0, RetryState::attempt);
+        let about_to_start = next.saturating_add(1);
+        if self.budget.is_none() && self.policy.is_last_attempt(about_to_start) {
+            return None;
+        }
+        self.clone.clone_request(req)
+    }
+}
+
+mod sealed {
+    /// Seals [`Classifier`](super::Classifier).
+    pub trait Classifier<T> {}
+    /// Seals [`RequestCloner`](super::RequestCloner).
+    pub trait RequestCloner<Req> {}
+}
+
+/// What [`RetryPolicy::when`] and [`RetryPolicy::when_ok`] keep: a function
+/// `Fn(&T) -> D` with `D` [`IntoDecision`] (`bool` or [`Decision`]), or a
+/// default, [`RetryAll`] or [`RetryNone`]. Sealed: it names the bound of
+/// [`RetryPolicy`]'s `tower::retry::Policy` implementation.
+///
+/// ```
+/// use backoff_runtime::{Decision, tower::{Classifier, RetryAll, RetryNone}};
+///
+/// assert_eq!(RetryAll.classify(&"any error"), Decision::Retry);
+/// assert_eq!(RetryNone.classify(&"any response"), Decision::Stop);
+/// assert_eq!((|n: &u16| *n == 503).classify(&503), Decision::Retry);
+/// ```
+pub trait Classifier<T>: sealed::Classifier<T> {
+    /// The decision on `value`.
+    fn classify(&self, value: &T) -> Decision;
+}
+
+impl<T, F, D> sealed::Classifier<T> for F
+where
+    F: Fn(&T) -> D,
+    D: IntoDecision,
+{
+}
+
+impl<T, F, D> Classifier<T> for F
+where
+    F: Fn(&T) -> D,
+    D: IntoDecision,
+{
+    #[inline]
+    fn classify(&self, value: &T) -> Decision {
+        self(value).into_decision()
+    }
+}
+
+/// The default [`when`](RetryPolicy::when): every error is retried, as
+/// `#[retry]` without `when` does.
+///
+/// ```
+/// use backoff_runtime::{Decision, tower::{Classifier, RetryAll}};
+///
+/// assert_eq!(RetryAll.classify(&std::io::Error::other("boom")), Decision::Retry);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RetryAll;
+
+impl<T> sealed::Classifier<T> for RetryAll {}
+
+impl<T> Classifier<T> for RetryAll {
+    #[inline]
+    fn classify(&self, _: &T) -> Decision {
+        Decision::Retry
+    }
+}
+
+/// The default [`when_ok`](RetryPolicy::when_ok): every response is
+/// accepted, as `#[retry]` without `when_ok` does.
+///
+/// ```
+/// use backoff_runtime::{Decision, tower::{Classifier, RetryNone}};
+///
+/// assert_eq!(RetryNone.classify(&503_u16), Decision::Stop);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RetryNone;
+
+impl<T> sealed::Classifier<T> for RetryNone {}
+
+impl<T> Classifier<T> for RetryNone {
+    #[inline]
+    fn classify(&self, _: &T) -> Decision {
+        Decision::Stop
+    }
+}
+
+/// How [`RetryPolicy`] copies requests: [`ByClone`] (the default), or a
+/// function `Fn(&Req) -> Option<Req>` given to
+/// [`clone_request_with`](RetryPolicy::clone_request_with). Sealed: it names
+/// the bound of [`RetryPolicy`]'s `tower::retry::Policy` implementation.
+///
+/// ```
+/// use backoff_runtime::tower::{ByClone, RequestCloner};
+///
+/// assert_eq!(ByClone.clone_request(&String::from("GET /")), Some("GET /".to_string()));
+/// let refuse = |_: &String| None::<String>;
+/// assert_eq!(refuse.clone_request(&String::from("POST /")), None);
+/// ```
+pub trait RequestCloner<Req>: sealed::RequestCloner<Req> {
+    /// A copy of `req` for another attempt, or `None` if it cannot be sent
+    /// again.
+    fn clone_request(&self, req: &Req) -> Option<Req>;
+}
+
+/// Requests are copied with [`Clone`]: the default of [`RetryPolicy`].
+///
+/// ```
+/// use backoff_runtime::tower::{ByClone, RequestCloner};
+///
+/// assert_eq!(ByClone.clone_request(&vec![1, 2]), Some(vec![1, 2]));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ByClone;
+
+impl<Req: Clone> sealed::RequestCloner<Req> for ByClone {}
+
+impl<Req: Clone> RequestCloner<Req> for ByClone {
+    #[inline]
+    fn clone_request(&self, req: &Req) -> Option<Req> {
+        Some(req.clone())
+    }
+}
+
+impl<Req, F> sealed::RequestCloner<Req> for F where F: Fn(&Req) -> Option<Req> {}
+
+impl<Req, F> RequestCloner<Req> for F
+where
+    F: Fn(&Req) -> Option<Req>,
+{
+    #[inline]
+    fn clone_request(&self, req: &Req) -> Option<Req> {
+        self(req)
+    }
+}
