@@ -132,9 +132,9 @@ use proc_macro::TokenStream;
 ///   (they are never moved or cloned), and a shared borrow of such a value
 ///   is not `Send`. Put the value behind a `Mutex` or an atomic.
 ///   Dropping the future cancels cleanly, even mid-sleep.
-/// - Without `max_elapsed`, `on_retry`, `on_giveup`, `timeout` and
-///   `circuit`, a call that succeeds at once reads no clock, draws no random
-///   number and allocates nothing; no path allocates.
+/// - Without `max_elapsed`, `on_retry`, `on_giveup` and `timeout`, a call
+///   that succeeds at once reads no clock (a closed breaker included), draws
+///   no random number and allocates nothing; no path allocates.
 /// - Each attempt sees `mut` and `&mut` arguments as the previous attempt
 ///   left them: a body that is not safe to run again is yours to make so.
 ///
