@@ -57,14 +57,61 @@
 //! 502 or 504 may have been applied (RFC 9110 §9.2.2). A 429 or 503 usually
 //! means the request was not processed.
 //!
+//! # What a `Retry-After` may say
+//!
+//! The field is read as RFC 9110 §10.2.3 defines it, and no more leniently:
+//!
+//! | the field's value | [`retry_after`] | [`decision`] for a retried status |
+//! |---|---|---|
+//! | ASCII digits, of any length: `120`, `007` | that many seconds; more than `u64::MAX` saturates at `u64::MAX` seconds | [`RetryAfter`](Decision::RetryAfter) that long |
+//! | an HTTP-date in the future, in any of the three formats RFC 9110 §5.6.7 asks a recipient to accept: IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`, the obsolete RFC 850 `Sunday, 06-Nov-94 08:49:37 GMT` and asctime `Sun Nov  6 08:49:37 1994` | the time from `now` to that date | `RetryAfter` that long |
+//! | an HTTP-date now or in the past | [`Duration::ZERO`] | `RetryAfter(0)`: retry at once |
+//! | either form with spaces or tabs before or after it (` 5`, `5 `) | as without them | as without them |
+//! | anything else: empty, a sign (`-5`, `+5`), a fraction (`1.5`), a unit (`5s`), a space inside (`5 0`), a list (`5, 10`), a date with the wrong weekday, a day that does not exist (`31 Feb`), a date before 1970, another date format (ISO 8601), a control character or line break, a character outside ASCII | `None` | [`Retry`](Decision::Retry): the policy's backoff, as if there were no `Retry-After` |
+//!
+//! An RFC 850 date's two-digit year is read as 2000–2069 for `00`–`69`
+//! and 1970–1999 for `70`–`99`.
+//!
+//! [`decision_from_headers`] reads the field from a
+//! [`HeaderMap`](::http::HeaderMap) and also falls back to the policy's
+//! backoff when the field's bytes are not visible ASCII (obs-text, bytes
+//! `0x80`–`0xFF`, which is not UTF-8 either), and when the response has the
+//! field more than once, whatever the values: `Retry-After` holds one value
+//! and a sender must not repeat it (RFC 9110 §5.3), so neither line is
+//! trusted (ignoring the field is RFC 9110 §16.3.2.1's advice for a
+//! repeated single-value field).
+//!
+//! Nothing here panics on any input, and reading a value takes time linear
+//! in its length, whatever it holds (a 100 KB value included). A response
+//! head larger than the HTTP client accepts (about 400 KB for `hyper` and
+//! `reqwest`) never reaches these functions: the client returns an error
+//! instead of a response, and your `when` decides about that error.
+//!
 //! # Bounding the wait
 //!
-//! [`Decision::RetryAfter`] waits exactly what the server asked, beyond the
-//! strategy's maximum, and [`retry_after`] accepts any delay a server sends
-//! (saturating at `u64::MAX` seconds). Set `max_elapsed` on every call that
-//! follows a server's hint: a wait that would end past the deadline is
-//! refused at once, so `Retry-After: 3600` under `max_elapsed = "10s"`
-//! returns the error without sleeping.
+//! These functions report what the server asked for, however long; the
+//! policy decides whether to follow it. A valid hint is followed exactly,
+//! beyond the strategy's maximum, but never further than the policy
+//! allows: a [`Decision::RetryAfter`] longer than
+//! the policy's `retry_after_max` (by default
+//! [`DEFAULT_RETRY_AFTER_MAX`](crate::policy::DEFAULT_RETRY_AFTER_MAX), five
+//! minutes) gives up at once and returns the error, without sleeping
+//! ([`GiveUpReason::Deadline`](crate::GiveUpReason::Deadline)). So a
+//! hostile or misconfigured server cannot stall a caller with one header,
+//! even on a call without `max_elapsed`:
+//!
+//! | the server answers 503 with | the call, by default |
+//! |---|---|
+//! | `Retry-After: 300`, or a date five minutes ahead | sleeps that long, then retries |
+//! | `Retry-After: 999999999`, 30 digits, a date in 2099 | gives up at once with the 503's error |
+//! | `Retry-After: Sun, 06 Nov 1994 08:49:37 GMT` (past) | retries at once, within the attempt limit |
+//! | `Retry-After: -5`, `+5`, `1.5`, `5 0`, twice, not UTF-8 | retries after the policy's backoff |
+//!
+//! Change the bound with `#[retry(retry_after_max = "1h")]` or
+//! [`Policy::retry_after_max`](crate::Policy::retry_after_max). A
+//! `max_elapsed` bounds the whole call as well: a wait that would end past
+//! that deadline gives up at once too, so `Retry-After: 60` under
+//! `max_elapsed = "10s"` returns the error without sleeping.
 
 use core::time::Duration;
 use std::time::SystemTime;
@@ -75,19 +122,26 @@ use crate::Decision;
 ///
 /// Available with the `http` feature (off by default).
 ///
-/// Both forms of RFC 9110 §10.2.3 are accepted:
+/// Both forms of RFC 9110 §10.2.3 are accepted, and nothing else (the
+/// [module docs](self#what-a-retry-after-may-say) give the table):
 ///
-/// - delay-seconds: ASCII digits only (no sign, no fraction, no unit);
-///   values too large for a `u64` saturate at `u64::MAX` seconds.
+/// - delay-seconds: ASCII digits only (no sign, no fraction, no unit), of
+///   any length; values too large for a `u64` saturate at `u64::MAX`
+///   seconds.
 /// - HTTP-date, in any of the three formats a recipient must accept
 ///   (IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`, the obsolete RFC 850
 ///   and asctime formats), parsed by [`httpdate`](https://docs.rs/httpdate).
 ///   The wait is the time from `now` to that date, [`Duration::ZERO`] for a
 ///   date already past. A date whose weekday does not match, or that does
-///   not exist (`31 Feb`), is rejected.
+///   not exist (`31 Feb`), or before 1970, is rejected.
 ///
 /// Spaces and tabs around the value are ignored. Anything else (empty,
-/// negative, fractional, words, non-ASCII) gives `None`; nothing panics.
+/// signed, fractional, words, control characters, non-ASCII) gives `None`;
+/// nothing panics.
+///
+/// The result is what the server asked for, however long: the policy's
+/// `retry_after_max` (five minutes unless set) decides whether a call
+/// follows it; see [Bounding the wait](self#bounding-the-wait).
 ///
 /// `now` is a parameter so that tests can fix it; pass
 /// [`SystemTime::now()`] when the response arrives.
@@ -101,6 +155,8 @@ use crate::Decision;
 /// let now = SystemTime::now();
 /// assert_eq!(retry_after("120", now), Some(Duration::from_secs(120)));
 /// assert_eq!(retry_after(" 0 ", now), Some(Duration::ZERO));
+/// // Too large for a u64: saturates (and a call gives up on it at once).
+/// assert_eq!(retry_after(&"9".repeat(30), now), Some(Duration::from_secs(u64::MAX)));
 ///
 /// // 1994-11-06 08:49:37 UTC, seven seconds before that date:
 /// let then = UNIX_EPOCH + Duration::from_secs(784_111_777);
@@ -109,30 +165,43 @@ use crate::Decision;
 /// // A date in the past: retry at once.
 /// assert_eq!(retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now), Some(Duration::ZERO));
 ///
-/// for garbage in ["", "-1", "1.5", "5s", "soon", "٣", "Mon, 06 Nov 1994 08:49:37 GMT"] {
+/// for garbage in ["", "-1", "+1", "1.5", "5 0", "5s", "soon", "٣", "Mon, 06 Nov 1994 08:49:37 GMT"] {
 ///     assert_eq!(retry_after(garbage, now), None, "{garbage:?}");
 /// }
 /// ```
 pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim_matches([' ', '\t']);
-    if value.is_empty() {
+    let bytes = value.as_bytes();
+    if bytes.is_empty() {
         return None;
     }
-    if value.bytes().all(|b| b.is_ascii_digit()) {
-        return Some(Duration::from_secs(delay_seconds(value)));
+    if bytes.iter().all(u8::is_ascii_digit) {
+        return Some(Duration::from_secs(delay_seconds(bytes)));
+    }
+    // An HTTP-date is visible ASCII and spaces only. Checked here because
+    // the date parser would trim line breaks and other whitespace first.
+    if !bytes.iter().all(|b| matches!(b, b' '..=b'~')) {
+        return None;
     }
     let date = httpdate::parse_http_date(value).ok()?;
     Some(date.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
-/// Parses a non-empty string of ASCII digits, saturating at `u64::MAX`
-/// (RFC 9111 §1.2.2 asks the same of a cache).
-fn delay_seconds(digits: &str) -> u64 {
-    digits.bytes().fold(0u64, |acc, b| {
-        acc.checked_mul(10)
+/// Reads a non-empty string of ASCII digits, saturating at `u64::MAX`
+/// (RFC 9111 §1.2.2 asks the same of a cache); stops reading once
+/// saturated.
+fn delay_seconds(digits: &[u8]) -> u64 {
+    let mut acc = 0u64;
+    for &b in digits {
+        match acc
+            .checked_mul(10)
             .and_then(|acc| acc.checked_add(u64::from(b - b'0')))
-            .unwrap_or(u64::MAX)
-    })
+        {
+            Some(next) => acc = next,
+            None => return u64::MAX,
+        }
+    }
+    acc
 }
 
 /// Whether a response with this status is worth sending again; see the
@@ -159,8 +228,10 @@ fn is_retryable(status: u16) -> bool {
 /// and redirects included, gives [`Decision::Stop`]. The
 /// [module docs](self#the-status-codes) give the table and the reasons.
 ///
-/// The wait is exact and not capped by the strategy's maximum; `max_elapsed`
-/// bounds it (see [Bounding the wait](self#bounding-the-wait)).
+/// The wait is exact and not capped by the strategy's maximum; the
+/// policy's `retry_after_max` (five minutes unless set) and `max_elapsed`
+/// bound it: a longer wait gives up at once instead of sleeping (see
+/// [Bounding the wait](self#bounding-the-wait)).
 ///
 /// # Examples
 ///
@@ -194,10 +265,14 @@ pub fn decision(status: u16, retry_after: Option<&str>, now: SystemTime) -> Deci
 /// Available with the `http` feature (off by default), which brings in the
 /// `http` crate.
 ///
-/// The hint is the `Retry-After` field when the response has exactly one.
-/// The field may appear once only (RFC 9110 §10.2.3), so several are taken
-/// as malformed and ignored, as is a value that is not visible ASCII: the
-/// policy's backoff applies.
+/// The hint is the `Retry-After` field when the response has exactly one
+/// and its value is visible ASCII (spaces and tabs included). The field
+/// holds one value and may not be repeated (RFC 9110 §5.3), so a response
+/// with several is taken as malformed, whatever their values, and so is a
+/// value with other bytes (obs-text `0x80`–`0xFF`, not UTF-8): the
+/// policy's backoff applies ([`Decision::Retry`]). The
+/// [module docs](self#what-a-retry-after-may-say) list what the value may
+/// say.
 ///
 /// # Examples
 ///
@@ -332,6 +407,66 @@ mod tests {
     }
 
     #[test]
+    fn two_digit_years_of_rfc_850_dates() {
+        // 00-69 are 2000-2069, 70-99 are 1970-1999.
+        assert_eq!(
+            retry_after("Tuesday, 31-Dec-69 23:59:59 GMT", UNIX_EPOCH),
+            Some(SECS(3_155_759_999))
+        );
+        assert_eq!(
+            retry_after("Thursday, 01-Jan-70 00:00:01 GMT", UNIX_EPOCH),
+            Some(SECS(1))
+        );
+        // 1999, not 2099: in the past.
+        assert_eq!(
+            retry_after("Friday, 31-Dec-99 23:59:59 GMT", SystemTime::now()),
+            Some(Duration::ZERO)
+        );
+    }
+
+    #[test]
+    fn dates_in_2099() {
+        let end_of_2099 = SECS(4_102_444_799);
+        for form in ["Thu, 31 Dec 2099 23:59:59 GMT", "Thu Dec 31 23:59:59 2099"] {
+            assert_eq!(retry_after(form, UNIX_EPOCH), Some(end_of_2099), "{form}");
+        }
+    }
+
+    /// Regression: the date parser trims line breaks and other whitespace
+    /// itself, so a date wrapped in them was accepted although the docs
+    /// (and the digits form) allow only spaces and tabs.
+    #[test]
+    fn only_spaces_and_tabs_surround_a_date() {
+        let before = rfc_date() - SECS(3);
+        for wrapped in [
+            "\nSun, 06 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:37 GMT\r\n",
+            "\u{b}Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:37 GMT\u{c}",
+            "\rSun Nov  6 08:49:37 1994",
+        ] {
+            assert_eq!(retry_after(wrapped, before), None, "{wrapped:?}");
+        }
+        assert_eq!(
+            retry_after("\t Sun, 06 Nov 1994 08:49:37 GMT \t", before),
+            Some(SECS(3))
+        );
+    }
+
+    #[test]
+    fn long_values() {
+        let now = SystemTime::now();
+        let big = 100 * 1024;
+        assert_eq!(retry_after(&"9".repeat(big), now), Some(SECS(u64::MAX)));
+        let padded = format!("{}5", "0".repeat(big));
+        assert_eq!(retry_after(&padded, now), Some(SECS(5)));
+        let spaced = format!("{0}7{0}", " ".repeat(big));
+        assert_eq!(retry_after(&spaced, now), Some(SECS(7)));
+        assert_eq!(retry_after(&"x".repeat(big), now), None);
+        assert_eq!(retry_after(&format!("{}x", "9".repeat(big)), now), None);
+    }
+
+    #[test]
     fn garbage_is_rejected() {
         let now = SystemTime::now();
         for garbage in [
@@ -348,6 +483,9 @@ mod tests {
             "5 s",
             "1 2",
             "1,2",
+            "5, 10",
+            "5,5",
+            "5 0",
             "soon",
             "never",
             "١٢٣",  // Arabic-Indic digits

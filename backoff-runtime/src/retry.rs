@@ -581,6 +581,31 @@ mod tests {
     }
 
     #[test]
+    fn retry_after_bound_is_inclusive_and_a_refusal_spends_no_token() {
+        let budget = RetryBudget::new(10, 0.1);
+        let p = Policy::immediate().unlimited_attempts();
+        let limit = p.retry_after_limit();
+        let mut s = p.start().with_budget(&budget);
+        assert_eq!(s.next_delay_for(Decision::RetryAfter(limit)), Some(limit));
+        let tokens = budget.tokens();
+        let over = limit + Duration::from_nanos(1);
+        assert_eq!(s.next_delay_for(Decision::RetryAfter(over)), None);
+        assert_eq!(s.give_up_reason(), Some(GiveUpReason::Deadline));
+        assert_eq!(budget.tokens(), tokens, "a refused wait spent a token");
+        // The attempt limit is checked first; `Duration::MAX` lifts the bound.
+        let one = Policy::immediate().attempts(1);
+        let mut last = one.start();
+        assert_eq!(
+            last.next_delay_for(Decision::RetryAfter(Duration::MAX)),
+            None
+        );
+        assert_eq!(last.give_up_reason(), Some(GiveUpReason::Attempts));
+        let any = Policy::immediate().retry_after_max(Duration::MAX);
+        let max = Decision::RetryAfter(Duration::MAX);
+        assert_eq!(any.start().next_delay_for(max), Some(Duration::MAX));
+    }
+
+    #[test]
     fn deadline_refuses_a_sleep_that_would_cross_it() {
         let p = Policy::constant(MS(400))
             .jitter(Jitter::None)
