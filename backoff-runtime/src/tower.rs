@@ -72,16 +72,15 @@
 //!
 //! # Requests are cloned
 //!
-//! tower sends a copy of the request to each attempt, made by
-//! [`tower::retry::Policy::clone_request`]
-//! before the attempt it would follow. [`RetryPolicy`] clones requests with
-//! [`Clone`] by default; for request types that are not `Clone`, such as
-//! `reqwest::Request` (whose streaming body may not be replayable), give
-//! [`clone_request_with`](RetryPolicy::clone_request_with) a function such
-//! as `reqwest::Request::try_clone`. A request that cannot be cloned is sent
-//! once and never retried. No copy is made for an attempt that the attempt
-//! limit makes the last (unless the policy has a budget, which must hear of
-//! that attempt's success).
+//! As each attempt starts, tower keeps a copy of the request for the next
+//! one, made by [`tower::retry::Policy::clone_request`]. [`RetryPolicy`]
+//! copies requests with [`Clone`] by default; for request types that are not
+//! `Clone`, such as `reqwest::Request` (whose streaming body may not be
+//! replayable), give [`clone_request_with`](RetryPolicy::clone_request_with)
+//! a function such as `reqwest::Request::try_clone`. A request that cannot
+//! be copied is sent once and not retried. No copy is made when the attempt
+//! limit makes the attempt starting the last (unless the policy has a
+//! budget, which must hear of that attempt's success).
 //!
 //! # What is not here
 //!
@@ -121,9 +120,10 @@ use crate::strategy::{Builtin, Strategy};
 /// retry layer.
 ///
 /// A retry that is granted spends a token of the [`budget`](RetryPolicy::budget),
-/// if any, and a response that is accepted deposits one (a success, in the
-/// budget's terms); a request that gives up returns the inner service's last
-/// outcome unchanged: its error, or the response `when_ok` rejected.
+/// if any, and a response that is accepted is a success, which refills the
+/// budget by its token ratio. A request that gives up returns the inner
+/// service's last outcome unchanged: its error, or the response `when_ok`
+/// rejected.
 ///
 /// # Examples
 ///
@@ -306,8 +306,8 @@ impl<'p, S, W, O, C> RetryPolicy<'p, S, W, O, C> {
     }
 
     /// Copies requests with `clone` instead of [`Clone`]: for request types
-    /// that are not `Clone`, or whose copies may fail (`None`: the request
-    /// is sent once more at most, and not retried again).
+    /// that are not `Clone`, or that cannot always be copied. `None` makes
+    /// the attempt starting the last: its outcome is returned as it is.
     ///
     /// ```
     /// use backoff_runtime::{Policy, tower::RetryPolicy};
@@ -357,8 +357,9 @@ impl<'p, S, W, O, C> RetryPolicy<'p, S, W, O, C> {
 
     /// Shares a [`RetryBudget`] across requests (and with `#[retry(budget =
     /// ...)]` functions naming the same one): each granted retry spends a
-    /// token, each accepted response deposits, and when the bucket is empty,
-    /// requests return their outcome without retrying.
+    /// token, each accepted response gives back the budget's token ratio, and
+    /// when the bucket is empty, requests return their outcome without
+    /// retrying.
     ///
     /// ```
     /// use backoff_runtime::{Policy, RetryBudget, tower::RetryPolicy};
