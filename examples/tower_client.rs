@@ -45,10 +45,6 @@ fn refused(e: &reqwest::Error) -> bool {
 }
 
 /// The attribute's side.
-// The expansion's out-of-line decision returns the whole `Result` as its
-// error (136 bytes here), which trips `clippy::result_large_err` although
-// this function's own error is a boxed `reqwest::Error`.
-#[allow(clippy::result_large_err)]
 #[retry(policy = &POLICY, when = refused, when_ok = decide)]
 async fn get_page(
     client: &reqwest::Client,
