@@ -120,5 +120,14 @@ use proc_macro::TokenStream;
 /// rest of the crate keeps compiling.
 #[proc_macro_attribute]
 pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
+    // `#[retry = ".."]`: rustc refuses the form itself; a second error from
+    // the macro about the value would only repeat it.
+    if !args.is_empty()
+        && proc_macro::Span::call_site()
+            .source_text()
+            .is_some_and(|source| attr::is_key_value_form(&source))
+    {
+        return item;
+    }
     expand::retry(args.into(), item.into()).into()
 }

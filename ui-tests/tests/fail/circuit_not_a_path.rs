@@ -1,6 +1,0 @@
-use backoff_runtime::retry;
-
-#[retry(circuit = backoff_runtime::CircuitBreaker::new(1, 1, std::time::Duration::ZERO))]
-fn f() -> Result<(), ()> { Ok(()) }
-
-fn main() {}
