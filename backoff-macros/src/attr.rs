@@ -38,7 +38,7 @@ const OTHER_ARGUMENTS: [&str; 17] = [
 ];
 
 /// [`StrategyKind::NAMES`] and [`OTHER_ARGUMENTS`].
-fn arguments() -> Vec<&'static str> {
+pub(crate) fn arguments() -> Vec<&'static str> {
     StrategyKind::NAMES
         .into_iter()
         .chain(OTHER_ARGUMENTS)
@@ -228,6 +228,13 @@ impl RetryArgs {
         }
         if input.peek(Token![crate]) {
             let key: Token![crate] = input.parse()?;
+            if input.peek(Token![:]) && !input.peek(Token![::]) {
+                let colon: Token![:] = input.parse()?;
+                return Err(syn::Error::new(
+                    colon.span,
+                    "write `=` here, not `:`, as in `crate = \"::backoff_runtime\"`",
+                ));
+            }
             input.parse::<Token![=]>()?;
             let lit: LitStr = input.parse().map_err(|e| {
                 syn::Error::new(
@@ -620,16 +627,20 @@ fn parse_param(
     if input.peek(Token![,]) {
         return Err(syn::Error::new(input.span(), "extra `,`; remove it"));
     }
-    if input.peek(LitStr) {
-        let lit: LitStr = input.parse()?;
-        let message = match duration::parse(&lit.value()) {
-            Ok(_) => format!(
-                "`{}` takes named parameters: write `{}(base = \"{}\")`",
+    if input.peek(Lit) {
+        let lit: Lit = input.parse()?;
+        let value = match &lit {
+            Lit::Str(s) if duration::parse(&s.value()).is_ok() => Some(s.value()),
+            Lit::Int(i) => Some(format!("{}ms", i.base10_digits())),
+            _ => None,
+        };
+        let message = match value {
+            Some(value) => format!(
+                "`{}` takes named parameters: write `{}(base = \"{value}\")`",
                 kind.name(),
                 kind.name(),
-                lit.value()
             ),
-            Err(_) => format!(
+            None => format!(
                 "expected a parameter of `{}`: {}",
                 kind.name(),
                 list(kind.params())
@@ -720,17 +731,21 @@ fn unknown_param(
         };
         return syn::Error::new(key.span(), message);
     }
-    let home = param_home(name).map(|(param, _)| match (param, kind) {
-        ("delay", k) if k != StrategyKind::Constant => "base",
-        ("base", StrategyKind::Constant) => "delay",
-        (param, _) => param,
-    });
+    let home = param_home(name).map(|(param, _)| equivalent(param, kind));
     if let Some(param) = home
         && let Some((_, what)) = param_home(param)
         && name != param
         && kind.params().contains(&param)
     {
-        let shown = shown_value(value.as_ref()).unwrap_or_else(|| param_example(param).to_owned());
+        let shown = shown_value(value.as_ref())
+            .filter(|v| {
+                if param == "factor" {
+                    v.starts_with(|c: char| c.is_ascii_digit())
+                } else {
+                    v.starts_with('"')
+                }
+            })
+            .unwrap_or_else(|| param_example(param).to_owned());
         return syn::Error::new(
             key.span(),
             format!(
@@ -839,19 +854,21 @@ fn unknown_argument(
     let value = optional_value(input);
     let shown = shown_value(value.as_ref());
     let error = |message: String| syn::Error::new(key.span(), message);
-    if let Some((param, what)) = param_home(&name) {
-        let message = match misplaced_param(param, shown.as_deref(), scan) {
-            Ok(fix) if name == param => {
-                format!("`{param}` is a parameter of the strategy; write it inside: `{fix}`")
-            }
-            Ok(fix) => format!(
-                "unknown argument `{name}`; {what} is the strategy's `{param}`: write `{fix}`"
-            ),
-            Err(why) => format!("unknown argument `{name}`; {why}"),
-        };
-        return (error(message), None);
+    if let Some((own, _)) = param_home(&name) {
+        return (
+            error(misplaced_param(&name, own, shown.as_deref(), scan)),
+            None,
+        );
     }
-    let number = || match value.as_ref().map(ungrouped) {
+    // The value, when it has the kind the fix needs.
+    let string = shown.as_deref().filter(|v| v.starts_with('"'));
+    let number = shown
+        .as_deref()
+        .filter(|v| v.starts_with(|c: char| c.is_ascii_digit()));
+    let path = shown
+        .as_deref()
+        .filter(|v| v.starts_with(|c: char| c.is_alphabetic() || c == '_' || c == ':'));
+    let count = || match value.as_ref().map(ungrouped) {
         Some(Expr::Lit(syn::ExprLit {
             lit: Lit::Int(i), ..
         })) => i.base10_parse::<u64>().ok(),
@@ -863,7 +880,7 @@ fn unknown_argument(
             let n = if unlimited {
                 "unlimited".to_owned()
             } else {
-                number().map_or("5".to_owned(), |n| n.to_string())
+                count().map_or("5".to_owned(), |n| n.to_string())
             };
             (
                 format!(
@@ -873,7 +890,7 @@ fn unknown_argument(
             )
         }
         "retries" | "max_retries" | "num_retries" | "retry" | "retry_count" | "max_retry" => {
-            let fix = match number() {
+            let fix = match count() {
                 _ if unlimited => "write `attempts = unlimited`".to_owned(),
                 Some(n) => format!("{n} retries are `attempts = {}`", n.saturating_add(1)),
                 None => "write the retries plus one, as in `attempts = 4` for 3 retries".to_owned(),
@@ -888,14 +905,14 @@ fn unknown_argument(
         "max_elapsed_time" | "max_duration" | "max_total_delay" => (
             format!(
                 "unknown argument `{name}`; the time limit is `max_elapsed`: write `max_elapsed = {}`",
-                shown.as_deref().unwrap_or("\"30s\"")
+                string.unwrap_or("\"30s\"")
             ),
             "max_elapsed",
         ),
         "randomization_factor" | "jitter_factor" | "jitter_ratio" | "randomization" => (
             format!(
                 "unknown argument `{name}`; a random spread of ±R around each delay is `jitter = scattered(R)`: write `jitter = scattered({})`",
-                shown.as_deref().unwrap_or("0.5")
+                number.unwrap_or("0.5")
             ),
             "jitter",
         ),
@@ -903,21 +920,21 @@ fn unknown_argument(
         | "retry_condition" | "filter" => (
             format!(
                 "unknown argument `{name}`; the function that tells which errors to retry is `when`: write `when = {}`",
-                shown.as_deref().unwrap_or("is_transient")
+                path.unwrap_or("is_transient")
             ),
             "when",
         ),
         "notify" | "on_error" | "on_failure" | "on_backoff" | "before_sleep" => (
             format!(
                 "unknown argument `{name}`; the function called before each retry is `on_retry`: write `on_retry = {}`",
-                shown.as_deref().unwrap_or("log_retry")
+                path.unwrap_or("log_retry")
             ),
             "on_retry",
         ),
         "sleeper" | "sleep_fn" => (
             format!(
                 "unknown argument `{name}`; write `sleep = {}`",
-                shown.as_deref().unwrap_or("tokio::time::sleep")
+                path.unwrap_or("tokio::time::sleep")
             ),
             "sleep",
         ),
@@ -946,31 +963,67 @@ fn unknown_argument(
     (error(message), Some(meant))
 }
 
-/// Where a strategy parameter written beside the strategy belongs: the fix
-/// (`exponential(base = "200ms")`), or why there is none.
-fn misplaced_param(param: &str, shown: Option<&str>, scan: &Scan) -> Result<String, String> {
-    let value = shown.unwrap_or_else(|| param_example(param));
-    let home = match (scan.strategy, param) {
-        (Some(kind), _) if kind.params().contains(&param) => kind,
-        (Some(StrategyKind::Constant), "base") => {
-            return Ok(format!("constant({value})"));
+/// The parameter of `kind` that plays `param`'s part: `constant`'s `delay`
+/// is the others' `base`.
+fn equivalent(param: &'static str, kind: StrategyKind) -> &'static str {
+    match (param, kind) {
+        ("delay", k) if k != StrategyKind::Constant => "base",
+        ("base", StrategyKind::Constant) => "delay",
+        (param, _) => param,
+    }
+}
+
+/// The message for a strategy parameter (`own`, or another library's
+/// `name` for it) written beside the strategy: where it belongs, with the
+/// value when it fits (`linear(.., base = "200ms")`), or why it fits
+/// nowhere.
+fn misplaced_param(name: &str, own: &'static str, shown: Option<&str>, scan: &Scan) -> String {
+    let home = scan.strategy.unwrap_or(if own == "delay" {
+        StrategyKind::Constant
+    } else {
+        StrategyKind::Exponential
+    });
+    let param = equivalent(own, home);
+    let what = param_home(param).map_or("it", |(_, what)| what);
+    if !home.params().contains(&param) {
+        let why = if home == StrategyKind::Immediate {
+            "`immediate` has none: it never waits".to_owned()
+        } else {
+            format!(
+                "`{}` has no `{param}`: it takes {}",
+                home.name(),
+                list(home.params())
+            )
+        };
+        return if name == param {
+            format!("`{param}` is a strategy parameter, and {why}")
+        } else {
+            format!("unknown argument `{name}`; {what} is a strategy's `{param}`, and {why}")
+        };
+    }
+    let fits = |v: &&str| {
+        if param == "factor" {
+            v.starts_with(|c: char| c.is_ascii_digit())
+        } else {
+            v.starts_with('"')
         }
-        (Some(kind), _) => {
-            return Err(format!(
-                "`{}` has no `{param}`; it takes {}",
-                kind.name(),
-                list(kind.params())
-            ));
-        }
-        (None, "delay") => return Ok(format!("constant({value})")),
-        (None, _) => StrategyKind::Exponential,
     };
+    let value = shown.filter(fits).unwrap_or_else(|| param_example(param));
     let rest = if scan.strategy.is_some() && scan.with_params {
         ".., "
     } else {
         ""
     };
-    Ok(format!("{}({rest}{param} = {value})", home.name()))
+    let fix = if param == "delay" && rest.is_empty() {
+        format!("constant({value})")
+    } else {
+        format!("{}({rest}{param} = {value})", home.name())
+    };
+    if name == param {
+        format!("`{param}` is a parameter of the strategy; write it inside: `{fix}`")
+    } else {
+        format!("unknown argument `{name}`; {what} is the strategy's `{param}`: write `{fix}`")
+    }
 }
 
 fn example(kind: StrategyKind) -> &'static str {
@@ -1004,12 +1057,16 @@ impl Slot {
         }
     }
 
-    /// `what = example`, or `constant(example)`.
+    /// `what = example`, or `constant(example)`, `scattered(example)`.
     fn written(&self) -> String {
-        if self.what == "constant" {
-            format!("constant({})", self.example)
-        } else {
-            format!("{} = {}", self.what, self.example)
+        self.wrap(self.example)
+    }
+
+    /// A value as written in this slot: `base = "1s"`, `constant("1s")`.
+    fn wrap(&self, value: &str) -> String {
+        match self.what.as_str() {
+            "constant" | "scattered" => format!("{}({value})", self.what),
+            what => format!("{what} = {value}"),
         }
     }
 
@@ -1042,73 +1099,75 @@ impl Slot {
 /// they mean (`100` → `"100ms"`, `Duration::from_secs(2)` → `"2s"`).
 fn parse_duration(input: ParseStream<'_>, slot: &Slot) -> syn::Result<DurationArg> {
     let what = &slot.what;
-    let expr: Expr = input.parse().map_err(|e| {
-        syn::Error::new(
-            e.span(),
-            format!(
-                "`{what}` takes a duration string, as in `\"250ms\"`, `\"1.5s\"` or `\"1m30s\"`"
-            ),
-        )
-    })?;
+    let any = "a duration string, as in `\"250ms\"`, `\"1.5s\"` or `\"1m30s\"`";
+    let expr: Expr = input
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), format!("`{what}` takes {any}")))?;
     let expr = ungrouped(&expr);
-    match expr {
-        Expr::Lit(syn::ExprLit {
-            lit: Lit::Str(lit), ..
-        }) => {
+    // `"1s"` as this slot writes it: `constant("1s")`, else `"1s"`.
+    let written = |literal: String| {
+        if what == "constant" {
+            slot.wrap(&literal)
+        } else {
+            literal
+        }
+    };
+    let Expr::Lit(syn::ExprLit { lit, .. }) = expr else {
+        return Err(match expr {
+            Expr::Unary(syn::ExprUnary {
+                op: syn::UnOp::Neg(_),
+                ..
+            }) => syn::Error::new_spanned(
+                expr,
+                format!(
+                    "`{what}` cannot be negative; write a duration string, as in `{}`",
+                    slot.written()
+                ),
+            ),
+            _ => match duration_constructor(expr) {
+                Some(literal) => syn::Error::new_spanned(
+                    expr,
+                    format!(
+                        "`{what}` takes a duration string, read when the code compiles: write `{}`",
+                        written(format!("\"{literal}\""))
+                    ),
+                ),
+                None => slot.not_literal(expr),
+            },
+        });
+    };
+    let message = match lit {
+        Lit::Str(lit) => {
             let value =
                 duration::parse(&lit.value()).map_err(|msg| syn::Error::new(lit.span(), msg))?;
-            Ok(DurationArg {
+            return Ok(DurationArg {
                 value,
                 span: lit.span(),
-            })
+            });
         }
-        Expr::Lit(syn::ExprLit {
-            lit: Lit::Int(i), ..
-        }) => Err(syn::Error::new(
-            i.span(),
+        Lit::Int(i) => {
+            let n = i.base10_digits();
+            let (ms, s) = (written(format!("\"{n}ms\"")), written(format!("\"{n}s\"")));
+            let (first, second) = if what == "constant" { (s, ms) } else { (ms, s) };
             format!(
-                "`{what}` takes a duration string with a unit, as in `\"250ms\"`; write `\"{}ms\"` or `\"{}s\"`",
-                i.base10_digits(),
-                i.base10_digits()
-            ),
-        )),
-        Expr::Lit(syn::ExprLit {
-            lit: Lit::Float(f), ..
-        }) => {
+                "`{what}` takes a duration string with a unit, as in `\"250ms\"`; write `{first}` or `{second}`"
+            )
+        }
+        Lit::Float(f) => {
             let fix = duration::parse(&format!("{}s", f.base10_digits()))
                 .map(|d| {
                     format!(
-                        "; if `{}` is in seconds, write `\"{}\"`",
+                        "; if `{}` is in seconds, write `{}`",
                         f.base10_digits(),
-                        duration::format(d)
+                        written(format!("\"{}\"", duration::format(d)))
                     )
                 })
                 .unwrap_or_default();
-            Err(syn::Error::new(
-                f.span(),
-                format!("`{what}` takes a duration string with a unit, as in `\"250ms\"`{fix}"),
-            ))
+            format!("`{what}` takes a duration string with a unit, as in `\"250ms\"`{fix}")
         }
-        Expr::Unary(syn::ExprUnary {
-            op: syn::UnOp::Neg(_),
-            ..
-        }) => Err(syn::Error::new_spanned(
-            expr,
-            format!(
-                "`{what}` cannot be negative; write a duration string, as in `{}`",
-                slot.written()
-            ),
-        )),
-        _ => match duration_constructor(expr) {
-            Some(literal) => Err(syn::Error::new_spanned(
-                expr,
-                format!(
-                    "`{what}` takes a duration string, read when the code compiles: write `\"{literal}\"`"
-                ),
-            )),
-            None => Err(slot.not_literal(expr)),
-        },
-    }
+        _ => format!("`{what}` takes {any}"),
+    };
+    Err(syn::Error::new(lit.span(), message))
 }
 
 /// The literal for `Duration::from_millis(100)` and its kin, with literal
@@ -1294,8 +1353,9 @@ fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, Span)> {
         && let Some(ident) = path.path.get_ident()
     {
         let name = ident.unraw().to_string();
-        let message = if JITTER_NAMES.contains(&name.as_str()) {
-            format!("write the jitter in quotes: `jitter = \"{name}\"`")
+        let lower = name.to_lowercase();
+        let message = if JITTER_NAMES.contains(&lower.as_str()) {
+            format!("write the jitter in quotes: `jitter = \"{lower}\"`")
         } else if name == "scattered" {
             "`scattered` takes a ratio, as in `jitter = scattered(0.25)`".to_owned()
         } else if name.chars().any(|c| c.is_ascii_lowercase()) {
@@ -1320,10 +1380,16 @@ fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, Span)> {
                     ));
                 }
                 other => {
-                    return Err(syn::Error::new(
-                        lit.span(),
-                        format!("unknown jitter `\"{other}\"`; expected one of {JITTERS}"),
-                    ));
+                    let message = match crate::errors::closest(&other.to_lowercase(), &JITTER_NAMES)
+                    {
+                        Some(best) => {
+                            format!("unknown jitter `\"{other}\"`; did you mean `\"{best}\"`?")
+                        }
+                        None => {
+                            format!("unknown jitter `\"{other}\"`; expected one of {JITTERS}")
+                        }
+                    };
+                    return Err(syn::Error::new(lit.span(), message));
                 }
             };
             Ok((kind, lit.span()))
@@ -1405,6 +1471,10 @@ fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, Span)> {
             };
             Err(syn::Error::new_spanned(expr, message))
         }
+        Expr::Lit(lit) => Err(syn::Error::new(
+            lit.span(),
+            format!("expected a jitter: one of {JITTERS}"),
+        )),
         _ => Err(runtime.not_literal(expr)),
     }
 }
@@ -1685,7 +1755,10 @@ mod tests {
             ),
             ("exponential(base = BASE)", "`Policy::exponential(BASE)`"),
             ("linear(base = BASE)", "`Policy::linear(BASE)`"),
-            ("constant(1)", "write `\"1ms\"` or `\"1s\"`"),
+            (
+                "constant(1)",
+                "write `constant(\"1s\")` or `constant(\"1ms\")`",
+            ),
             ("constant(DELAY)", "`Policy::constant(DELAY)`"),
             (
                 "exponential(base = 0.5)",

@@ -123,7 +123,9 @@ pub(crate) fn parse(text: &str) -> Result<Duration, String> {
     for (i, part) in parts.iter().enumerate() {
         let Part { number, unit } = *part;
         if let Some(fixed) = without_exponent(&parts, i) {
-            let hint = if parse(&fixed).is_ok() {
+            let hint = if fixed.is_empty() {
+                FORMAT.to_owned()
+            } else if parse(&fixed).is_ok() {
                 format!("write `\"{fixed}\"`")
             } else if fixed.ends_with(|c: char| c.is_ascii_digit()) {
                 format!("write `\"{fixed}ms\"` or `\"{fixed}s\"`")
@@ -195,7 +197,8 @@ fn tidy_number(number: &str) -> String {
 }
 
 /// When part `i` is a mantissa followed by an exponent (`"1e3ms"` splits
-/// into `1 e` and `3 ms`): the whole duration with the number written out.
+/// into `1 e` and `3 ms`): the whole duration with the number written out,
+/// or an empty string if it is too long to write out.
 fn without_exponent(parts: &[Part<'_>], i: usize) -> Option<String> {
     let part = &parts[i];
     let sign = match part.unit {
@@ -204,8 +207,15 @@ fn without_exponent(parts: &[Part<'_>], i: usize) -> Option<String> {
         _ => return None,
     };
     let exponent = parts.get(i + 1)?;
-    let power: i64 = exponent.number.replace('_', "").parse().ok()?;
-    let number = shift(part.number, sign * power)?;
+    let Some(number) = exponent
+        .number
+        .replace('_', "")
+        .parse::<i64>()
+        .ok()
+        .and_then(|power| shift(part.number, sign * power))
+    else {
+        return Some(String::new());
+    };
     let mut fixed = String::new();
     for p in &parts[..i] {
         fixed.push_str(p.number);
@@ -255,9 +265,34 @@ fn shift(number: &str, power: i64) -> Option<String> {
 }
 
 /// The duration respelled with our units (`"500MS"` → `"500ms"`,
-/// `"100msec"` → `"100ms"`, `"1d"` → `"24h"`), if every unit has a known
-/// spelling.
+/// `"100msec"` → `"100ms"`, `"1d"` → `"24h"`, `"1d12h"` → `"36h"`), if every
+/// unit has a known spelling.
 fn respelled(parts: &[Part<'_>]) -> Option<String> {
+    let fixed = respelled_parts(parts)?;
+    if parse(&fixed).is_ok() {
+        return Some(fixed);
+    }
+    // Units out of order once respelled (`"1d12h"` → `"24h12h"`): the total.
+    let mut total: u128 = 0;
+    for part in parts {
+        let lower = part.unit.to_lowercase();
+        let per_unit = match unit_nanos(part.unit).or_else(|| unit_nanos(&lower)) {
+            Some((_, nanos)) => nanos,
+            None => {
+                ALIASES
+                    .iter()
+                    .find(|(names, _)| names.contains(&lower.as_str()))?
+                    .1
+            }
+        };
+        total = total.checked_add(scale(part.number, per_unit)??)?;
+    }
+    let fixed = format(Duration::from_nanos(u64::try_from(total).ok()?));
+    parse(&fixed).is_ok().then_some(fixed)
+}
+
+/// Each part with our spelling of its unit, days and weeks in hours.
+fn respelled_parts(parts: &[Part<'_>]) -> Option<String> {
     let mut fixed = String::new();
     for part in parts {
         if unit_nanos(part.unit).is_some() {
@@ -287,7 +322,7 @@ fn respelled(parts: &[Part<'_>]) -> Option<String> {
             }
         }
     }
-    parse(&fixed).is_ok().then_some(fixed)
+    Some(fixed)
 }
 
 /// A duration as a literal: `"1m30s"`, `"1.5s"`, `"100ms"`, `"0s"`.
@@ -430,6 +465,8 @@ mod tests {
             ),
             ("100msec", "write `\"100ms\"`"),
             ("1d", "write `\"24h\"`"),
+            ("1d12h", "write `\"36h\"`"),
+            ("1e400s", "no exponent; a duration is"),
             ("1.5d", "write `\"36h\"`"),
             ("90 seconds", "write `\"90s\"`"),
             ("1m 30s", "write a duration without spaces: `\"1m30s\"`"),
