@@ -38,24 +38,17 @@ pub(crate) fn close(name: &str, known: &str) -> bool {
     distance(name, known) <= threshold(known)
 }
 
+/// Edits allowed: a third of the name's length, at least one (rustc's
+/// rule for "a similar name exists").
 fn threshold(known: &str) -> usize {
     (known.chars().count() / 3).max(1)
 }
 
-/// Levenshtein distance, by characters.
+/// Optimal string alignment distance: insertions, deletions, substitutions
+/// and transpositions of neighbours each count one edit, so `dealy` is one
+/// edit from `delay` (Levenshtein counts two).
 fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
-        }
-    }
-    row[b.len()]
+    strsim::osa_distance(a, b)
 }
 
 #[cfg(test)]
@@ -71,5 +64,70 @@ mod tests {
         assert_eq!(closest("retries", &known), None);
         assert_eq!(closest("wen", &known), Some("when"));
         assert!(close("unlimted", "unlimited"));
+        assert_eq!(closest("dealy", &["delay"]), Some("delay"));
+    }
+
+    /// Every one-edit typo of every argument name (neighbours swapped, a
+    /// letter dropped, a letter doubled) is corrected to that name; a
+    /// Levenshtein distance missed the swaps in short names (`wehn`,
+    /// `slepe`, `carte`).
+    #[test]
+    fn corrects_every_single_typo_of_every_argument() {
+        let names = crate::attr::arguments();
+        for name in names.iter().copied() {
+            let chars: Vec<char> = name.chars().collect();
+            let mut typos = Vec::new();
+            for i in 0..chars.len() {
+                if i + 1 < chars.len() && chars[i] != chars[i + 1] {
+                    let mut t = chars.clone();
+                    t.swap(i, i + 1);
+                    typos.push(t);
+                }
+                let mut dropped = chars.clone();
+                dropped.remove(i);
+                typos.push(dropped);
+                let mut doubled = chars.clone();
+                doubled.insert(i, chars[i]);
+                typos.push(doubled);
+            }
+            for typo in typos {
+                let typo: String = typo.into_iter().collect();
+                assert_eq!(closest(&typo, &names), Some(name), "{typo}");
+            }
+        }
+    }
+
+    /// Words from other retry libraries get no "did you mean": they have
+    /// messages of their own, and a near miss such as `max_retries` →
+    /// `max_elapsed` (what a Jaro similarity above 0.8 suggests) misleads.
+    #[test]
+    fn suggests_nothing_for_unrelated_words() {
+        let names = crate::attr::arguments();
+        for word in [
+            "retries",
+            "max_retries",
+            "max_attempts",
+            "tries",
+            "max_delay",
+            "initial_delay",
+            "multiplier",
+            "delay",
+            "backoff",
+            "strategy",
+            "jitter_ratio",
+            "retry_if",
+            "condition",
+            "predicate",
+            "notify",
+            "retry",
+            "time",
+            "count",
+            "limit",
+            "interval",
+            "on",
+            "x",
+        ] {
+            assert_eq!(closest(word, &names), None, "{word}");
+        }
     }
 }

@@ -84,10 +84,16 @@ use proc_macro::TokenStream;
 /// error `when` stopped after retries, DEBUG for an error stopped on the
 /// first attempt (an answer such as a 404, not a failed retry).
 ///
-/// D is a string literal, a number and a unit (`ns us ms s m h`): `"250ms"`,
-/// `"1.5s"`, `"2m"`, `"1m30s"`, checked when the code compiles. Strategy
-/// parameters default to base `"100ms"`, factor `2`, max `"10s"`, constant
-/// delay `"1s"`.
+/// D is a string literal, a number and a unit (`ns us ms s m h`), without
+/// spaces: `"250ms"`, `"1.5s"`, `"2m"`, `"1m30s"`, checked when the code
+/// compiles. Strategy parameters default to base `"100ms"`, factor `2`, max
+/// `"10s"`, constant delay `"1s"`.
+///
+/// Every value but the callables, `policy`, `budget` and `circuit` is a
+/// literal, read when the code compiles: `attempts = MAX_TRIES` or
+/// `base = Duration::from_millis(100)` are errors that show the literal to
+/// write. For a value from a `const` or known only at run time, build a
+/// [`Policy`] and pass it with `policy = ...`.
 ///
 /// [`Decision`]: https://docs.rs/backoff-runtime/latest/backoff_runtime/enum.Decision.html
 /// [`Policy`]: https://docs.rs/backoff-runtime/latest/backoff_runtime/struct.Policy.html
@@ -142,8 +148,22 @@ use proc_macro::TokenStream;
 ///
 /// Every mistake in the attribute is a compile error on the offending token,
 /// all of them at once, and the function is still emitted unchanged so the
-/// rest of the crate keeps compiling.
+/// rest of the crate keeps compiling. A name from another retry library
+/// (`max_retries`, `max_delay`, `multiplier`) or at the wrong level (`base`
+/// beside the strategy, `attempts` inside it) is told where it belongs; a
+/// closure given to `when`, `when_ok`, `on_retry` or `on_giveup` with the
+/// wrong number of parameters, or taking by value what is passed by
+/// reference, is an error on its parameters.
 #[proc_macro_attribute]
 pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
+    // `#[retry = ".."]`: rustc refuses the form itself; a second error from
+    // the macro about the value would only repeat it.
+    if !args.is_empty()
+        && proc_macro::Span::call_site()
+            .source_text()
+            .is_some_and(|source| attr::is_key_value_form(&source))
+    {
+        return item;
+    }
     expand::retry(args.into(), item.into()).into()
 }

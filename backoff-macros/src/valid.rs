@@ -4,9 +4,9 @@ use std::time::Duration;
 
 use syn::spanned::Spanned;
 use syn::visit::Visit;
-use syn::{ReturnType, Signature};
+use syn::{Expr, ExprClosure, Pat, ReturnType, Signature, Type};
 
-use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
+use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind, ungrouped};
 use crate::errors::Errors;
 
 /// The cap of the growing strategies when `max` is not given.
@@ -25,7 +25,10 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
         if let Some(attempts) = &t.value.attempts {
             check_attempts(attempts, errors);
         }
-        if args.when.is_none() {
+        // (Not when a `when` was written but did not parse, or an unknown
+        // argument was probably meant to be `when`: that mistake is
+        // reported already.)
+        if args.when.is_none() && !args.broken.contains(&"when") {
             errors.push(syn::Error::new(
                 t.key,
                 "`throttled` applies to errors that `when` classifies as `Decision::Throttled`; add a `when`",
@@ -53,6 +56,7 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
             ));
         }
     }
+    check_closure_arity(args, errors);
     if let Some(jitter) = &args.jitter {
         if let JitterKind::Scattered(r) = jitter.value
             && !(r > 0.0 && r <= 1.0)
@@ -137,6 +141,268 @@ fn builds(expr: &syn::Expr, ty: &str) -> bool {
         _ => return false,
     };
     path.segments.iter().any(|s| s.ident == ty)
+}
+
+/// A callable argument: its name, its value, its parameters.
+type Callable<'a> = (&'static str, Option<&'a Arg<Expr>>, &'static [Param]);
+
+/// The parameters of the callables, described: `when`, `when_ok`,
+/// `on_retry`, `on_giveup`.
+fn callables(args: &RetryArgs) -> [Callable<'_>; 4] {
+    let on_retry: &[Param] = if args.when_ok.is_some() {
+        &[Param::OUTCOME_WITH_WHEN_OK, Param::EVENT]
+    } else {
+        &[Param::ERROR, Param::EVENT]
+    };
+    [
+        ("when", args.when.as_ref(), &[Param::ERROR]),
+        ("when_ok", args.when_ok.as_ref(), &[Param::OK]),
+        ("on_retry", args.on_retry.as_ref(), on_retry),
+        (
+            "on_giveup",
+            args.on_giveup.as_ref(),
+            &[Param::OUTCOME, Param::GIVE_UP],
+        ),
+    ]
+}
+
+/// What a callable's parameter is.
+struct Param {
+    /// `the error`
+    what: &'static str,
+    /// `&E`
+    ty: &'static str,
+    /// After the type: ` (with `when_ok`)`.
+    note: &'static str,
+    /// Which of the function's `Result<T, E>` it borrows, if any.
+    borrows: Borrowed,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Borrowed {
+    Ok,
+    Err,
+    Result,
+    /// A public type of the runtime: `RetryEvent`, `GiveUp`.
+    Named(&'static str),
+}
+
+impl Param {
+    const ERROR: Param = Param {
+        what: "the error",
+        ty: "&E",
+        note: "",
+        borrows: Borrowed::Err,
+    };
+    const OK: Param = Param {
+        what: "the `Ok` value",
+        ty: "&T",
+        note: "",
+        borrows: Borrowed::Ok,
+    };
+    const OUTCOME: Param = Param {
+        what: "the outcome",
+        ty: "&Result<T, E>",
+        note: "",
+        borrows: Borrowed::Result,
+    };
+    const OUTCOME_WITH_WHEN_OK: Param = Param {
+        what: "the outcome",
+        ty: "&Result<T, E>",
+        note: " (with `when_ok`)",
+        borrows: Borrowed::Result,
+    };
+    const EVENT: Param = Param {
+        what: "the event",
+        ty: "&RetryEvent",
+        note: "",
+        borrows: Borrowed::Named("RetryEvent"),
+    };
+    const GIVE_UP: Param = Param {
+        what: "the give-up record",
+        ty: "&GiveUp",
+        note: "",
+        borrows: Borrowed::Named("GiveUp"),
+    };
+}
+
+fn closure(arg: &Arg<Expr>) -> Option<&ExprClosure> {
+    match ungrouped(&arg.value) {
+        Expr::Closure(c) => Some(c),
+        _ => None,
+    }
+}
+
+/// A closure given to `when`, `when_ok`, `on_retry` or `on_giveup` takes as
+/// many parameters as the call passes: one error on its parameter list.
+fn check_closure_arity(args: &RetryArgs, errors: &mut Errors) {
+    for (name, arg, params) in callables(args) {
+        let Some(closure) = arg.and_then(closure) else {
+            continue;
+        };
+        let given = closure.inputs.len();
+        if given == params.len() {
+            continue;
+        }
+        let count = if params.len() == 1 {
+            "one parameter"
+        } else {
+            "two parameters"
+        };
+        let each = params
+            .iter()
+            .map(|p| format!("{} `{}`{}", p.what, p.ty, p.note))
+            .collect::<Vec<_>>()
+            .join(" and ");
+        let takes = match given {
+            0 => "none".to_owned(),
+            n => n.to_string(),
+        };
+        let (or1, inputs, or2) = (&closure.inputs_begin, &closure.inputs, &closure.inputs_end);
+        errors.push(syn::Error::new_spanned(
+            quote::quote!(#or1 #inputs #or2),
+            format!("`{name}` takes {count}, {each}; this closure takes {takes}"),
+        ));
+    }
+}
+
+/// A closure parameter annotated with a type that is certainly not the
+/// reference the call passes (`|e: FetchError|` for a function returning
+/// `Result<_, FetchError>`, `|e: &mut E|`, `|ev: RetryEvent|`): one error
+/// on that type. A path that could be an alias of a reference is left to
+/// the compiler.
+fn check_closure_types(sig: &Signature, args: &RetryArgs, errors: &mut Errors) {
+    let (ok, err) = result_types(&sig.output).unzip();
+    for (name, arg, params) in callables(args) {
+        let Some(closure) = arg.and_then(closure) else {
+            continue;
+        };
+        for (input, param) in closure.inputs.iter().zip(params) {
+            let Pat::Type(typed) = input else {
+                continue;
+            };
+            let ty = ungrouped_type(&typed.ty);
+            let message = match ty {
+                Type::Reference(r) if r.mutability.is_some() => format!(
+                    "`{name}` takes {} by shared reference, `{}`; remove `mut`",
+                    param.what, param.ty
+                ),
+                Type::Reference(_) | Type::Infer(_) => continue,
+                _ => {
+                    let own = match param.borrows {
+                        Borrowed::Ok => ok,
+                        Borrowed::Err => err,
+                        Borrowed::Result | Borrowed::Named(_) => None,
+                    };
+                    if !by_value(ty, own, param.borrows) {
+                        continue;
+                    }
+                    let fix = match show_type(ty) {
+                        Some(shown) => format!("write `&{shown}`"),
+                        None => format!("write `{}`", param.ty),
+                    };
+                    format!(
+                        "`{name}` takes {} by reference, `{}`, not by value; {fix}",
+                        param.what, param.ty
+                    )
+                }
+            };
+            errors.push(syn::Error::new_spanned(ty, message));
+        }
+    }
+}
+
+fn ungrouped_type(ty: &Type) -> &Type {
+    match ty {
+        Type::Group(g) => ungrouped_type(&g.elem),
+        Type::Paren(p) => ungrouped_type(&p.elem),
+        other => other,
+    }
+}
+
+/// `T` and `E` of a return type written `Result<T, E>`.
+fn result_types(output: &ReturnType) -> Option<(&Type, &Type)> {
+    let ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    let Type::Path(path) = ungrouped_type(ty) else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
+        return None;
+    };
+    let mut types = generics.args.iter().filter_map(|a| match a {
+        syn::GenericArgument::Type(t) => Some(t),
+        _ => None,
+    });
+    match (types.next(), types.next(), types.next()) {
+        (Some(ok), Some(err), None) => Some((ok, err)),
+        _ => None,
+    }
+}
+
+/// Whether `ty`, which is not written as a reference, is certainly not
+/// one: a tuple, array, slice, pointer, fn pointer, trait object or `!`; a
+/// primitive or `String`; the function's own `T`/`E` (`own`); or the
+/// runtime type the parameter borrows (`RetryEvent`, `GiveUp`, `Result`).
+fn by_value(ty: &Type, own: Option<&Type>, borrows: Borrowed) -> bool {
+    let same = |a: &Type, b: &Type| {
+        quote::ToTokens::to_token_stream(a).to_string()
+            == quote::ToTokens::to_token_stream(b).to_string()
+    };
+    match ty {
+        Type::Tuple(_)
+        | Type::Array(_)
+        | Type::Slice(_)
+        | Type::Ptr(_)
+        | Type::FnPtr(_)
+        | Type::TraitObject(_)
+        | Type::ImplTrait(_)
+        | Type::Never(_) => true,
+        Type::Path(path) if path.qself.is_none() => {
+            if own.is_some_and(|own| same(ty, ungrouped_type(own))) {
+                return true;
+            }
+            let Some(last) = path.path.segments.last() else {
+                return false;
+            };
+            let primitive = path.path.segments.len() == 1
+                && last.arguments.is_none()
+                && [
+                    "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128",
+                    "isize", "f32", "f64", "bool", "char", "str", "String",
+                ]
+                .iter()
+                .any(|p| last.ident == p);
+            primitive
+                || match borrows {
+                    Borrowed::Named(named) => last.ident == named && last.arguments.is_none(),
+                    Borrowed::Result => {
+                        last.ident == "Result"
+                            && matches!(&last.arguments, syn::PathArguments::AngleBracketed(a) if a.args.len() == 2)
+                    }
+                    Borrowed::Ok | Borrowed::Err => false,
+                }
+        }
+        _ => false,
+    }
+}
+
+/// A type short enough to repeat in a message.
+fn show_type(ty: &Type) -> Option<String> {
+    let shown = quote::ToTokens::to_token_stream(ty)
+        .to_string()
+        .replace(" :: ", "::")
+        .replace(":: ", "::")
+        .replace(" <", "<")
+        .replace("< ", "<")
+        .replace(" >", ">")
+        .replace(" ,", ",");
+    (shown.len() <= 40).then_some(shown)
 }
 
 /// The base of the growing strategies when none is given (the runtime's).
@@ -226,6 +492,7 @@ pub(crate) fn check_signature(
     if let Some(ctx) = &args.context {
         check_context_name(sig, &ctx.value, errors);
     }
+    check_closure_types(sig, args, errors);
     if let (Some(when_ok), ReturnType::Type(_, ty)) = (&args.when_ok, &sig.output)
         && ok_type_is_unit(ty)
     {
@@ -323,5 +590,91 @@ struct ImplTraitFinder(Option<proc_macro2::Span>);
 impl<'ast> Visit<'ast> for ImplTraitFinder {
     fn visit_type_impl_trait(&mut self, node: &'ast syn::TypeImplTrait) {
         self.0.get_or_insert(node.span());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn messages(args: &str, item: &str) -> Vec<String> {
+        let mut errors = Errors::default();
+        let args = RetryArgs::parse(args.parse().unwrap(), &mut errors);
+        let func: syn::ItemFn = syn::parse_str(item).unwrap();
+        check_args(&args, &mut errors);
+        check_signature(&func.sig, func.sig.asyncness.is_some(), &args, &mut errors);
+        match errors.finish() {
+            Ok(()) => Vec::new(),
+            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    const ITEM: &str = "fn f() -> Result<u32, FetchError> { Ok(1) }";
+
+    #[test]
+    fn closure_parameters_by_value_are_refused() {
+        for (args, expect) in [
+            ("when = |e: FetchError| true", "write `&FetchError`"),
+            ("when = |e: u32| true", "write `&u32`"),
+            (
+                "when = |(a, b): (u8, u8)| true",
+                "takes the error by reference",
+            ),
+            ("when = |e: &mut FetchError| true", "remove `mut`"),
+            (
+                "when_ok = |v: u32| false",
+                "takes the `Ok` value by reference",
+            ),
+            ("on_retry = |e, ev: RetryEvent| ()", "write `&RetryEvent`"),
+            (
+                "on_giveup = |o: Result<u32, FetchError>, g| ()",
+                "takes the outcome by reference",
+            ),
+            (
+                "on_giveup = |o, g: backoff_runtime::GiveUp| ()",
+                "write `&backoff_runtime::GiveUp`",
+            ),
+        ] {
+            let all = messages(args, ITEM);
+            assert_eq!(all.len(), 1, "{args}: {all:?}");
+            assert!(all[0].contains(expect), "{args}: {}", all[0]);
+        }
+    }
+
+    /// A path that may be an alias of a reference (`type Ref<'a> =
+    /// &'a FetchError;` compiles as `|e: Ref|`), an inferred or reference
+    /// type, and the `E` of an alias such as `io::Result` are left alone.
+    #[test]
+    fn closure_parameters_that_may_be_references_are_accepted() {
+        for (args, item) in [
+            ("when = |e: Ref| true", ITEM),
+            ("when = |e: &FetchError| true", ITEM),
+            ("when = |e: _| true", ITEM),
+            ("when = |&FetchError| true", ITEM),
+            (
+                "when = |e: std::io::Error| true",
+                "fn f() -> std::io::Result<()> { Ok(()) }",
+            ),
+            ("on_retry = |e: &FetchError, ev: &RetryEvent| ()", ITEM),
+            ("on_giveup = |o: Outcome, g: &GiveUp| ()", ITEM),
+        ] {
+            assert_eq!(messages(args, item), Vec::<String>::new(), "{args}");
+        }
+    }
+
+    #[test]
+    fn closure_arity_names_each_parameter() {
+        let all = messages("on_retry = |e| ()", ITEM);
+        assert_eq!(
+            all,
+            [
+                "`on_retry` takes two parameters, the error `&E` and the event `&RetryEvent`; this closure takes 1"
+            ]
+        );
+        let all = messages("when = || true", ITEM);
+        assert_eq!(
+            all,
+            ["`when` takes one parameter, the error `&E`; this closure takes none"]
+        );
     }
 }

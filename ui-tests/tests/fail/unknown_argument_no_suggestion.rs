@@ -1,6 +1,6 @@
 use backoff_runtime::retry;
 
-#[retry(retries = 3)]
+#[retry(verbose = true)]
 fn f() -> Result<(), ()> { Ok(()) }
 
 fn main() {}
