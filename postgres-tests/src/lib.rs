@@ -3,7 +3,7 @@
 //! loopback port, stopped and deleted when the [`PgServer`] is dropped.
 //!
 //! ```text
-//! cargo test -p backoff-postgres-tests                                  # the tests
+//! cargo test -p backoff-postgres-tests -- --include-ignored             # the tests
 //! cargo run -p backoff-postgres-tests --release --example pg_herd       # the herd, on a real server
 //! ```
 //!
@@ -18,8 +18,11 @@
 //! runs the server binaries as the `postgres` system user that the Debian
 //! package creates, in a temporary directory handed to that user.
 //!
-//! The package is a workspace member outside the default members, so
-//! `cargo test --workspace` on a machine without PostgreSQL does not build it.
+//! `cargo test --workspace` must pass on a machine without PostgreSQL, and
+//! it tests every member of the workspace, this package included: so the
+//! tests that need a server are `#[ignore]`d, with the command above as the
+//! reason, printed beside each of them. The package is not a default member:
+//! a plain `cargo build` or `cargo test` in the workspace root skips it.
 
 use std::fmt;
 use std::io;

@@ -2,6 +2,15 @@
 //! its own ([`PgServer`]), which is stopped when the test ends, passed or
 //! failed. Without PostgreSQL installed, every test fails and says which
 //! package to install.
+//!
+//! `cargo test --workspace` includes every member of the workspace, this
+//! package too, and must need nothing but Rust: so these tests are marked
+//! `#[ignore]`, with the command that runs them as the reason, which
+//! `cargo test` prints beside each one:
+//!
+//! ```text
+//! cargo test -p backoff-postgres-tests -- --include-ignored
+//! ```
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -86,26 +95,31 @@ async fn no_lost_update(strategy: Strategy) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "starts a PostgreSQL server: cargo test -p backoff-postgres-tests -- --include-ignored"]
 async fn no_lost_update_immediate() {
     no_lost_update(Strategy::None).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "starts a PostgreSQL server: cargo test -p backoff-postgres-tests -- --include-ignored"]
 async fn no_lost_update_exponential() {
     no_lost_update(Strategy::Exponential).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "starts a PostgreSQL server: cargo test -p backoff-postgres-tests -- --include-ignored"]
 async fn no_lost_update_full_jitter() {
     no_lost_update(Strategy::Full).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "starts a PostgreSQL server: cargo test -p backoff-postgres-tests -- --include-ignored"]
 async fn no_lost_update_equal_jitter() {
     no_lost_update(Strategy::Equal).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "starts a PostgreSQL server: cargo test -p backoff-postgres-tests -- --include-ignored"]
 async fn no_lost_update_decorrelated() {
     no_lost_update(Strategy::Decorrelated).await;
 }
@@ -127,6 +141,7 @@ async fn insert_unclassified(client: &Client, id: i32, attempts: &mut u32) -> Re
 /// `when` classifies by SQLSTATE: a unique violation (`23505`) will not go
 /// away by asking again, so it is returned after one attempt, unchanged.
 #[tokio::test]
+#[ignore = "starts a PostgreSQL server: cargo test -p backoff-postgres-tests -- --include-ignored"]
 async fn unique_violation_is_not_retried() {
     let server = server();
     let client = connect(&server).await;
@@ -197,6 +212,7 @@ async fn transfer(
 /// with `40P01`, `when` classifies it as a conflict, and its retry (a
 /// `&mut Client` argument, reborrowed by each attempt) succeeds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "starts a PostgreSQL server: cargo test -p backoff-postgres-tests -- --include-ignored"]
 async fn deadlock_is_retried() {
     let server = server();
     let admin = connect(&server).await;
@@ -259,6 +275,7 @@ async fn bump_within_a_second(client: &Client, attempts: &mut u32) -> Result<u64
 /// `attempts = unlimited`, `max_elapsed = "1s"` is what ends the call, with
 /// the last lock timeout (`55P03`), unchanged.
 #[tokio::test]
+#[ignore = "starts a PostgreSQL server: cargo test -p backoff-postgres-tests -- --include-ignored"]
 async fn max_elapsed_bounds_a_lock_wait() {
     let server = server();
     let mut holder = connect(&server).await;
@@ -311,6 +328,7 @@ async fn bump_in_savepoint(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "starts a PostgreSQL server: cargo test -p backoff-postgres-tests -- --include-ignored"]
 async fn transaction_argument_retries_in_a_savepoint() {
     let server = server();
     let mut holder = connect(&server).await;
@@ -402,6 +420,7 @@ impl Account {
 /// Five concurrent deposits into one account all land. Each deposit can
 /// lose at most once to each of the four others, so 10 attempts are plenty.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "starts a PostgreSQL server: cargo test -p backoff-postgres-tests -- --include-ignored"]
 async fn readme_tour_concurrent_deposits_all_land() {
     let server = server();
     let admin = connect(&server).await;
