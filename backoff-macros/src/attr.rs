@@ -1510,8 +1510,18 @@ pub(crate) fn ungrouped(expr: &Expr) -> &Expr {
 fn check_callable(name: &str, expr: &Expr) -> syn::Result<()> {
     match ungrouped(expr) {
         Expr::Path(_) | Expr::Closure(_) => Ok(()),
-        _ => Err(syn::Error::new(
-            expr.span(),
+        Expr::Call(call) if matches!(ungrouped(&call.func), Expr::Path(_)) => {
+            let function =
+                shown_value(Some(&call.func)).unwrap_or_else(|| "is_transient".to_owned());
+            Err(syn::Error::new_spanned(
+                call,
+                format!(
+                    "`{name}` takes the function itself, which `#[retry]` calls: write `{name} = {function}`, without the call"
+                ),
+            ))
+        }
+        other => Err(syn::Error::new_spanned(
+            other,
             format!(
                 "`{name}` takes a path to a function or a closure, as in `{name} = is_transient` or `{name} = |e| ...`"
             ),
@@ -1523,8 +1533,8 @@ fn check_callable(name: &str, expr: &Expr) -> syn::Result<()> {
 fn check_path(expr: &Expr) -> syn::Result<()> {
     match ungrouped(expr) {
         Expr::Path(_) => Ok(()),
-        _ => Err(syn::Error::new(
-            expr.span(),
+        other => Err(syn::Error::new_spanned(
+            other,
             "`sleep` takes a path to a function, as in `sleep = tokio::time::sleep`; define a function for anything else",
         )),
     }
@@ -1766,6 +1776,10 @@ mod tests {
             ),
             ("exponential(factor = FACTOR)", ".factor(FACTOR)`"),
             ("timeout = TIMEOUT", "reads it when the code compiles"),
+            (
+                "when = is_transient()",
+                "write `when = is_transient`, without the call",
+            ),
         ] {
             let all = messages(args).join("\n");
             assert!(all.contains(expect), "{args}: {all}");

@@ -516,6 +516,19 @@ pub(crate) fn check_signature(
             ),
         )),
         ReturnType::Type(_, ty) => {
+            if !is_async && let Some(output) = future_output(ty) {
+                let fix = match output.and_then(show_type) {
+                    Some(output) => format!("make it an `async fn` returning `{output}`"),
+                    None => "make it an `async fn` returning the future's output".to_owned(),
+                };
+                errors.push(syn::Error::new_spanned(
+                    ty,
+                    format!(
+                        "`#[retry]` needs a function that returns `Result`, and this one returns a future; {fix}"
+                    ),
+                ));
+                return;
+            }
             let mut finder = ImplTraitFinder(None);
             finder.visit_type(ty);
             if let Some(span) = finder.0 {
@@ -582,6 +595,48 @@ fn ok_type_is_unit(ty: &syn::Type) -> bool {
         args.args.first(),
         Some(syn::GenericArgument::Type(syn::Type::Tuple(t))) if t.elems.is_empty()
     )
+}
+
+/// For a return type that is a future (`impl Future<Output = R>`,
+/// `Pin<Box<dyn Future<Output = R> + Send>>`, `BoxFuture<'_, R>`): `R`, when
+/// written.
+fn future_output(ty: &Type) -> Option<Option<&Type>> {
+    let bounds = match ungrouped_type(ty) {
+        Type::ImplTrait(t) => &t.bounds,
+        Type::TraitObject(t) => &t.bounds,
+        Type::Path(path) => {
+            let last = path.path.segments.last()?;
+            let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
+                return None;
+            };
+            let mut types = generics.args.iter().filter_map(|a| match a {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            });
+            return match last.ident.to_string().as_str() {
+                "Pin" | "Box" => future_output(types.next()?),
+                "BoxFuture" | "LocalBoxFuture" => Some(types.next()),
+                _ => None,
+            };
+        }
+        _ => return None,
+    };
+    bounds.iter().find_map(|bound| {
+        let syn::TypeParamBound::Trait(t) = bound else {
+            return None;
+        };
+        let last = t.path.segments.last()?;
+        if last.ident != "Future" {
+            return None;
+        }
+        let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
+            return Some(None);
+        };
+        Some(generics.args.iter().find_map(|a| match a {
+            syn::GenericArgument::AssocType(assoc) if assoc.ident == "Output" => Some(&assoc.ty),
+            _ => None,
+        }))
+    })
 }
 
 /// Finds `impl Trait` in a type.
@@ -660,6 +715,27 @@ mod tests {
         ] {
             assert_eq!(messages(args, item), Vec::<String>::new(), "{args}");
         }
+    }
+
+    #[test]
+    fn future_returning_functions_are_told_to_be_async() {
+        for item in [
+            "fn f() -> impl std::future::Future<Output = Result<u8, E>> { async { Ok(1) } }",
+            "fn f() -> Pin<Box<dyn Future<Output = Result<u8, E>> + Send>> { Box::pin(async { Ok(1) }) }",
+            "fn f() -> BoxFuture<'static, Result<u8, E>> { todo() }",
+        ] {
+            let all = messages("", item);
+            assert_eq!(all.len(), 1, "{item}: {all:?}");
+            assert!(
+                all[0].ends_with("make it an `async fn` returning `Result<u8, E>`"),
+                "{item}: {}",
+                all[0]
+            );
+        }
+        assert_eq!(
+            messages("", "async fn f() -> Result<u8, E> { Ok(1) }"),
+            Vec::<String>::new()
+        );
     }
 
     #[test]
