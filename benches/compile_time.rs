@@ -28,9 +28,11 @@
 //! times `cargo check`, and then `cargo build --release`, for every variant
 //! in a rotating order, so a slow phase of the machine hits all variants
 //! alike. `CARGO_INCREMENTAL=0`: each timed command compiles the whole
-//! crate, as a first build or a CI build does. Times are wall-clock, of the
-//! whole `cargo` command. The summary gives the fastest and median round per
-//! variant and, per pair, the median of per-round ratios.
+//! crate, as a first build or a CI build does. Times are those of the whole
+//! `cargo` command: wall-clock, and CPU (user + system, of cargo and the
+//! compilers it runs; on Linux), which other processes disturb less. The
+//! summary gives the fastest and median round per variant and, per pair,
+//! the median of per-round ratios.
 //!
 //! # Expansion size
 //!
@@ -47,13 +49,15 @@
 //! Under `cargo test --benches` the bench only generates the three crates
 //! and checks their shape (200 functions, 100 `async`).
 
+mod common;
 #[path = "compile/generate.rs"]
 mod generate;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::SystemTime;
 
+use common::Sample;
 use generate::{FUNCTIONS, Variant};
 
 /// A crate to build: its name, source and extra `Cargo.toml` lines.
@@ -175,20 +179,19 @@ fn touch(root: &Path) -> std::io::Result<()> {
 
 /// Runs `cargo <args>` in `root`, with the bench's shared target directory;
 /// returns the time it took.
-fn run_cargo(root: &Path, target: &Path, args: &[&str]) -> Result<Duration, String> {
-    let start = Instant::now();
-    let out = Command::new(cargo())
-        .args(args)
-        .arg("--target-dir")
-        .arg(target)
-        .current_dir(root)
-        .env("CARGO_INCREMENTAL", "0")
-        .env_remove("CARGO_TARGET_DIR")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .map_err(|e| format!("running cargo: {e}"))?;
-    let elapsed = start.elapsed();
+fn run_cargo(root: &Path, target: &Path, args: &[&str]) -> Result<Sample, String> {
+    let (out, wall, cpu) = common::run_timed(
+        Command::new(cargo())
+            .args(args)
+            .arg("--target-dir")
+            .arg(target)
+            .current_dir(root)
+            .env("CARGO_INCREMENTAL", "0")
+            .env_remove("CARGO_TARGET_DIR")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    )
+    .map_err(|e| format!("running cargo: {e}"))?;
     if !out.status.success() {
         return Err(format!(
             "`cargo {}` failed in {}:\n{}",
@@ -197,7 +200,10 @@ fn run_cargo(root: &Path, target: &Path, args: &[&str]) -> Result<Duration, Stri
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    Ok(elapsed)
+    Ok(Sample {
+        wall: wall.as_secs_f64(),
+        cpu: cpu.unwrap_or(f64::NAN),
+    })
 }
 
 /// Lines of the crate in `root` after macro expansion.
@@ -278,71 +284,37 @@ fn phases_once(root: &Path, target: &Path) -> Result<[f64; 4], String> {
     ])
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-fn min(v: &[f64]) -> f64 {
-    v.iter().copied().fold(f64::INFINITY, f64::min)
-}
-
-/// The rounds of one command for every build: `times[build][round]`.
+/// The rounds of one command for every build: `samples[build][round]`.
 fn rounds(
     roots: &[(usize, PathBuf)],
     target: &Path,
     args: &[&str],
     rounds: usize,
-) -> Result<Vec<Vec<f64>>, String> {
+) -> Result<Vec<Vec<Sample>>, String> {
     let k = roots.len();
-    let mut times = vec![Vec::with_capacity(rounds); k];
+    let mut samples = vec![Vec::with_capacity(rounds); k];
     for round in 0..rounds {
         for j in 0..k {
             let b = (round + j) % k;
             let root = &roots[b].1;
             touch(root).map_err(|e| e.to_string())?;
-            times[b].push(run_cargo(root, target, args)?.as_secs_f64());
+            samples[b].push(run_cargo(root, target, args)?);
         }
         eprint!(".");
     }
     eprintln!();
-    Ok(times)
+    Ok(samples)
 }
 
-fn report(title: &str, roots: &[(usize, PathBuf)], times: &[Vec<f64>]) {
-    println!("\n{title} (seconds; fastest and median of the rounds):");
-    for ((b, _), t) in roots.iter().zip(times) {
-        println!(
-            "  {:<16} min {:>6.2}  median {:>6.2}",
-            BUILDS[*b].name,
-            min(t),
-            median(t.clone())
-        );
-    }
-    let index = |name: &str| roots.iter().position(|(b, _)| BUILDS[*b].name == name);
-    let ratio =
-        |a: usize, b: usize| median(times[a].iter().zip(&times[b]).map(|(x, y)| x / y).collect());
-    for (a, b) in [
-        ("retry", "backon"),
-        ("retry", "plain"),
-        ("backon", "plain"),
-        ("retry_opt_macro", "retry"),
-        ("retry_opt_build", "retry"),
-        ("retry_opt_build", "backon"),
-    ] {
-        if let (Some(x), Some(y)) = (index(a), index(b)) {
-            println!(
-                "  {a} / {b}: {:.2} (median of per-round ratios)",
-                ratio(x, y)
-            );
-        }
-    }
-}
+/// The pairs whose ratios the summary gives.
+const PAIRS: [(&str, &str); 6] = [
+    ("retry", "backon"),
+    ("retry", "plain"),
+    ("backon", "plain"),
+    ("retry_opt_macro", "retry"),
+    ("retry_opt_build", "retry"),
+    ("retry_opt_build", "backon"),
+];
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -461,6 +433,7 @@ fn main() {
     eprintln!("timing `cargo build --release`, {n_rounds} rounds");
     let release = rounds(&roots, &target, &["build", "--release"], n_rounds)
         .unwrap_or_else(|e| panic!("{e}"));
-    report("cargo check (CARGO_INCREMENTAL=0)", &roots, &check);
-    report("cargo build --release", &roots, &release);
+    let names: Vec<&str> = roots.iter().map(|(b, _)| BUILDS[*b].name).collect();
+    common::report_rounds("cargo check (CARGO_INCREMENTAL=0)", &names, &check, &PAIRS);
+    common::report_rounds("cargo build --release", &names, &release, &PAIRS);
 }
