@@ -648,6 +648,22 @@ mod tests {
     }
 
     #[test]
+    fn a_success_through_a_closed_breaker_reads_no_clock() {
+        use core::sync::atomic::{AtomicU32, Ordering};
+        static READS: AtomicU32 = AtomicU32::new(0);
+        fn counting() -> Instant {
+            READS.fetch_add(1, Ordering::Relaxed);
+            Instant::now()
+        }
+        static BREAKER: CircuitBreaker = CircuitBreaker::new(1, 1, Duration::from_secs(60));
+        let p = Policy::default();
+        let mut s = RetryState::new(&p, counting, false).with_circuit(&BREAKER);
+        s.before_attempt().unwrap();
+        s.on_success();
+        assert_eq!(READS.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
     fn event_reports_attempt_delay_and_elapsed() {
         let p = Policy::immediate();
         let mut s = p.start();

@@ -171,3 +171,83 @@ pub(crate) fn time_sync<O>(iters: u64, mut f: impl FnMut() -> O) -> Duration {
     }
     start.elapsed()
 }
+
+/// CPU seconds (user + system) used so far by this process's finished,
+/// waited-for children and their descendants (`cutime + cstime` of
+/// `/proc/self/stat`, in the kernel's 100 Hz ticks); `None` off Linux.
+/// Less disturbed than wall time by other processes competing for the CPU.
+pub(crate) fn children_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may contain spaces), from
+    // field 3 (`state`): `cutime` is field 16, `cstime` field 17.
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    let cutime: f64 = fields.get(13)?.parse().ok()?;
+    let cstime: f64 = fields.get(14)?.parse().ok()?;
+    Some((cutime + cstime) / 100.0)
+}
+
+/// Runs `command` to completion; returns its output, the wall time, and
+/// the CPU time it and its descendants used (`None` off Linux).
+pub(crate) fn run_timed(
+    command: &mut std::process::Command,
+) -> std::io::Result<(std::process::Output, Duration, Option<f64>)> {
+    let cpu_before = children_cpu_seconds();
+    let start = Instant::now();
+    let out = command.output()?;
+    let wall = start.elapsed();
+    let cpu = match (cpu_before, children_cpu_seconds()) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
+    Ok((out, wall, cpu))
+}
+
+/// The wall and CPU seconds of one timed command (CPU is NaN off Linux).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sample {
+    pub(crate) wall: f64,
+    pub(crate) cpu: f64,
+}
+
+/// Prints named series of [`Sample`]s taken in the same interleaved rounds
+/// (`samples[i][round]` for `names[i]`): the fastest and median wall and
+/// CPU seconds of each, then for each pair `(a, b)` of `pairs` (both
+/// present) the median over rounds of `a / b` within the round.
+pub(crate) fn report_rounds(
+    title: &str,
+    names: &[&str],
+    samples: &[Vec<Sample>],
+    pairs: &[(&str, &str)],
+) {
+    let wall = |i: usize| samples[i].iter().map(|s| s.wall).collect::<Vec<f64>>();
+    let cpu = |i: usize| samples[i].iter().map(|s| s.cpu).collect::<Vec<f64>>();
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    println!(
+        "\n{title} (seconds over {} rounds)",
+        samples.first().map_or(0, Vec::len)
+    );
+    println!(
+        "  {:<18} {:>9} {:>11} {:>9} {:>11}",
+        "", "wall min", "wall median", "CPU min", "CPU median"
+    );
+    for (i, name) in names.iter().enumerate() {
+        println!(
+            "  {name:<18} {:>9.2} {:>11.2} {:>9.2} {:>11.2}",
+            min(&wall(i)),
+            median(wall(i)),
+            min(&cpu(i)),
+            median(cpu(i)),
+        );
+    }
+    let index = |name: &str| names.iter().position(|n| *n == name);
+    let ratio = |a: Vec<f64>, b: Vec<f64>| median(a.iter().zip(&b).map(|(x, y)| x / y).collect());
+    for (a, b) in pairs {
+        if let (Some(x), Some(y)) = (index(a), index(b)) {
+            println!(
+                "  {a} / {b}: wall {:.2}, CPU {:.2} (median of per-round ratios)",
+                ratio(wall(x), wall(y)),
+                ratio(cpu(x), cpu(y)),
+            );
+        }
+    }
+}

@@ -2,14 +2,20 @@
 //! so unlike the timing benches it gives the same figures on a busy machine.
 //!
 //! ```text
-//! cargo bench --bench instructions            # every case, ~2 min
-//! cargo bench --bench instructions -- async   # the cases (or groups) whose name contains "async"
-//! BACKOFF_INSTR_N=1000000 cargo bench --bench instructions   # more calls per run
+//! cargo bench -p backoff-instructions-bench            # every case, ~1 min
+//! cargo bench -p backoff-instructions-bench -- async   # the cases (or groups) whose name contains "async"
+//! BACKOFF_INSTR_N=1000000 cargo bench -p backoff-instructions-bench   # more calls per run
 //! ```
 //!
+//! The bench is a package of its own so that `backoff-runtime` is built as
+//! a user builds it, with its default features only (the root package turns
+//! on `tracing` for its tests, whose level check would add ~18 instructions
+//! to every retry).
+//!
 //! Without valgrind on the `PATH` the bench prints why and exits
-//! successfully; `cargo test --benches` runs every case once natively (a
-//! smoke test of the cases' results), without valgrind.
+//! successfully; `cargo test -p backoff-instructions-bench --benches` runs
+//! every case once natively (a smoke test of the cases' results), without
+//! valgrind.
 //!
 //! # What is measured
 //!
@@ -50,6 +56,7 @@
 //! "added" column subtracts the plain (or hand-written) figure of the same
 //! group: the cost of the retry machinery alone.
 
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::cell::Cell;
@@ -573,7 +580,7 @@ fn smoke() {
         }
     }
     println!(
-        "instructions: every case ran natively (smoke test; `cargo bench --bench instructions` counts)"
+        "instructions: every case ran natively (smoke test; `cargo bench -p backoff-instructions-bench` counts)"
     );
 }
 
@@ -598,7 +605,7 @@ fn main() {
         );
         return;
     }
-    // `cargo bench --bench instructions -- FILTER`: the cases whose name, or
+    // `cargo bench -p backoff-instructions-bench -- FILTER`: the cases whose name, or
     // whose group's title, contains FILTER.
     let filter = args[1..]
         .iter()
