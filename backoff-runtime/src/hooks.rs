@@ -48,7 +48,7 @@ use crate::timeout::Elapsed;
 /// its `Ok` and error types `T` and `E`, and the hooks given so far; you
 /// never need to name them.
 #[must_use = "a `Retrying` does nothing until you `call` it"]
-pub struct Retrying<'p, S, Op, T, E, W = RetryErrors, K = AcceptOk, N = NoHook, G = NoHook> {
+pub struct Retrying<'p, S, Op, T, E, W = RetryAll, K = RetryNone, N = NoHook, G = NoHook> {
     policy: &'p Policy<S>,
     op: Op,
     when: W,
@@ -125,8 +125,8 @@ impl<'p, S, Op, T, E> Retrying<'p, S, Op, T, E> {
         Retrying {
             policy,
             op,
-            when: RetryErrors,
-            when_ok: AcceptOk,
+            when: RetryAll,
+            when_ok: RetryNone,
             on_retry: NoHook,
             on_giveup: NoHook,
             budget: None,
@@ -261,8 +261,8 @@ impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
 impl<S, Op, T, E, W, K, N, G> Retrying<'_, S, Op, T, E, W, K, N, G>
 where
     S: Strategy,
-    W: ClassifyError<E>,
-    K: ClassifyOk<T>,
+    W: Classify<E>,
+    K: Classify<T>,
     N: OnRetry<T, E>,
     G: OnGiveUp<T, E>,
 {
@@ -434,12 +434,12 @@ impl<'p, S, E> Run<'p, S, E> {
     ) -> Step<T, E>
     where
         S: Strategy,
-        W: ClassifyError<E>,
-        K: ClassifyOk<T>,
+        W: Classify<E>,
+        K: Classify<T>,
         N: OnRetry<T, E>,
     {
         let decision = match &outcome {
-            Ok(value) => match when_ok.classify_ok(value) {
+            Ok(value) => match when_ok.classify(value) {
                 Decision::Stop => {
                     if let Some(state) = &mut self.state {
                         state.on_success();
@@ -485,54 +485,53 @@ impl<'p, S, E> Run<'p, S, E> {
     }
 }
 
-/// A `when`: the verdict on an error. Implemented by closures and functions
-/// `FnMut(&E) -> D` where `D` is `bool` or [`Decision`], and by
-/// [`RetryErrors`].
-pub trait ClassifyError<E> {
-    /// The verdict on `error`.
-    fn classify(&mut self, error: &E) -> Decision;
-}
-
-impl<E, D: IntoDecision, F: FnMut(&E) -> D> ClassifyError<E> for F {
-    #[inline]
-    fn classify(&mut self, error: &E) -> Decision {
-        self(error).into_decision()
-    }
-}
-
-/// The default `when`: every error is retried.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RetryErrors;
-
-impl<E> ClassifyError<E> for RetryErrors {
-    #[inline]
-    fn classify(&mut self, _: &E) -> Decision {
-        Decision::Retry
-    }
-}
-
-/// A `when_ok`: the verdict on an `Ok` value ([`Decision::Stop`] accepts
-/// it). Implemented by closures and functions `FnMut(&T) -> D` where `D` is
-/// `bool` or [`Decision`], and by [`AcceptOk`].
-pub trait ClassifyOk<T> {
+/// A `when` or a `when_ok`: the verdict on an error, or on an `Ok` value
+/// (where [`Decision::Stop`] accepts it). Implemented by closures and
+/// functions `FnMut(&T) -> D` where `D` is `bool` or [`Decision`], and by
+/// the defaults [`RetryAll`] (every error is retried) and [`RetryNone`]
+/// (every `Ok` is accepted). The hooked loops and the `tower` policy share
+/// it.
+///
+/// ```
+/// use backoff_runtime::Decision;
+/// use backoff_runtime::hooks::{Classify, RetryAll, RetryNone};
+///
+/// assert_eq!(RetryAll.classify(&"any error"), Decision::Retry);
+/// assert_eq!(RetryNone.classify(&"any response"), Decision::Stop);
+/// assert_eq!((|n: &u16| *n == 503).classify(&503), Decision::Retry);
+/// ```
+pub trait Classify<T> {
     /// The verdict on `value`.
-    fn classify_ok(&mut self, value: &T) -> Decision;
+    fn classify(&mut self, value: &T) -> Decision;
 }
 
-impl<T, D: IntoDecision, F: FnMut(&T) -> D> ClassifyOk<T> for F {
+impl<T, D: IntoDecision, F: FnMut(&T) -> D> Classify<T> for F {
     #[inline]
-    fn classify_ok(&mut self, value: &T) -> Decision {
+    fn classify(&mut self, value: &T) -> Decision {
         self(value).into_decision()
     }
 }
 
-/// The default `when_ok`: every `Ok` is accepted.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AcceptOk;
+/// The default `when`: every error is retried, as `#[retry]` without `when`
+/// does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RetryAll;
 
-impl<T> ClassifyOk<T> for AcceptOk {
+impl<T> Classify<T> for RetryAll {
     #[inline]
-    fn classify_ok(&mut self, _: &T) -> Decision {
+    fn classify(&mut self, _: &T) -> Decision {
+        Decision::Retry
+    }
+}
+
+/// The default `when_ok`: every `Ok` is accepted, as `#[retry]` without
+/// `when_ok` does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RetryNone;
+
+impl<T> Classify<T> for RetryNone {
+    #[inline]
+    fn classify(&mut self, _: &T) -> Decision {
         Decision::Stop
     }
 }

@@ -98,6 +98,7 @@ use ::tower::retry::Policy as TowerPolicy;
 use crate::budget::RetryBudget;
 use crate::clock;
 use crate::decision::{Decision, IntoDecision};
+pub use crate::hooks::{Classify, RetryAll, RetryNone};
 use crate::policy::Policy;
 use crate::retry::RetryState;
 use crate::strategy::{Builtin, Strategy};
@@ -445,8 +446,8 @@ impl<S: fmt::Debug, W, O, C> fmt::Debug for RetryPolicy<'_, S, W, O, C> {
 impl<Req, Res, E, S, W, O, C> TowerPolicy<Req, Res, E> for RetryPolicy<'_, S, W, O, C>
 where
     S: Strategy,
-    W: Classifier<E>,
-    O: Classifier<Res>,
+    W: Classify<E>,
+    O: Classify<Res>,
     C: RequestCloner<Req>,
 {
     type Future = tokio::time::Sleep;
@@ -485,85 +486,8 @@ where
 }
 
 mod sealed {
-    /// Seals [`Classifier`](super::Classifier).
-    pub trait Classifier<T> {}
     /// Seals [`RequestCloner`](super::RequestCloner).
     pub trait RequestCloner<Req> {}
-}
-
-/// What [`RetryPolicy::when`] and [`RetryPolicy::when_ok`] keep: a function
-/// `Fn(&T) -> D` with `D` [`IntoDecision`] (`bool` or [`Decision`]), or a
-/// default, [`RetryAll`] or [`RetryNone`]. Sealed: it names the bound of
-/// [`RetryPolicy`]'s `tower::retry::Policy` implementation.
-///
-/// ```
-/// use backoff_runtime::{Decision, tower::{Classifier, RetryAll, RetryNone}};
-///
-/// assert_eq!(RetryAll.classify(&"any error"), Decision::Retry);
-/// assert_eq!(RetryNone.classify(&"any response"), Decision::Stop);
-/// assert_eq!((|n: &u16| *n == 503).classify(&503), Decision::Retry);
-/// ```
-pub trait Classifier<T>: sealed::Classifier<T> {
-    /// The decision on `value`.
-    fn classify(&self, value: &T) -> Decision;
-}
-
-impl<T, F, D> sealed::Classifier<T> for F
-where
-    F: Fn(&T) -> D,
-    D: IntoDecision,
-{
-}
-
-impl<T, F, D> Classifier<T> for F
-where
-    F: Fn(&T) -> D,
-    D: IntoDecision,
-{
-    #[inline]
-    fn classify(&self, value: &T) -> Decision {
-        self(value).into_decision()
-    }
-}
-
-/// The default [`when`](RetryPolicy::when): every error is retried, as
-/// `#[retry]` without `when` does.
-///
-/// ```
-/// use backoff_runtime::{Decision, tower::{Classifier, RetryAll}};
-///
-/// assert_eq!(RetryAll.classify(&std::io::Error::other("boom")), Decision::Retry);
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RetryAll;
-
-impl<T> sealed::Classifier<T> for RetryAll {}
-
-impl<T> Classifier<T> for RetryAll {
-    #[inline]
-    fn classify(&self, _: &T) -> Decision {
-        Decision::Retry
-    }
-}
-
-/// The default [`when_ok`](RetryPolicy::when_ok): every response is
-/// accepted, as `#[retry]` without `when_ok` does.
-///
-/// ```
-/// use backoff_runtime::{Decision, tower::{Classifier, RetryNone}};
-///
-/// assert_eq!(RetryNone.classify(&503_u16), Decision::Stop);
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RetryNone;
-
-impl<T> sealed::Classifier<T> for RetryNone {}
-
-impl<T> Classifier<T> for RetryNone {
-    #[inline]
-    fn classify(&self, _: &T) -> Decision {
-        Decision::Stop
-    }
 }
 
 /// How [`RetryPolicy`] copies requests: [`ByClone`] (the default), or a
