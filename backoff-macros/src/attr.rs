@@ -17,7 +17,7 @@ use crate::errors::Errors;
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
 /// the strategies' ([`StrategyKind::NAMES`]), then these.
-const OTHER_ARGUMENTS: [&str; 17] = [
+const OTHER_ARGUMENTS: [&str; 18] = [
     "attempts",
     "jitter",
     "max_elapsed",
@@ -35,6 +35,7 @@ const OTHER_ARGUMENTS: [&str; 17] = [
     "timeout",
     "retry_after_max",
     "context",
+    "clone",
 ];
 
 /// [`StrategyKind::NAMES`] and [`OTHER_ARGUMENTS`].
@@ -177,6 +178,8 @@ pub(crate) struct RetryArgs {
     pub(crate) retry_after_max: Option<Arg<DurationArg>>,
     /// `context = ctx`: the name bound in the body.
     pub(crate) context: Option<Arg<Ident>>,
+    /// `clone(a, b)`: the by-value parameters each attempt clones.
+    pub(crate) clone: Option<Arg<Vec<Ident>>>,
     /// Arguments the attribute meant to give but that did not parse, and
     /// the names that unknown arguments were likely meant to be: a check
     /// that asks for a missing argument skips these, so one mistake is not
@@ -374,6 +377,15 @@ impl RetryArgs {
                     end,
                 )
             }
+            "clone" => {
+                let names = parse_clone(&key, input)?;
+                set(
+                    &mut self.clone,
+                    "clone",
+                    arg(key.span(), key.span(), names),
+                    end,
+                )
+            }
             "when" | "when_ok" | "on_retry" | "on_giveup" | "policy" | "sleep" | "budget"
             | "circuit" => {
                 let example = match name.as_str() {
@@ -421,6 +433,78 @@ impl RetryArgs {
 
 const fn arg<T>(key: Span, span: Span, value: T) -> Arg<T> {
     Arg { key, span, value }
+}
+
+/// `clone(a, b, ..)`: parameter names, each once.
+fn parse_clone(key: &Ident, input: ParseStream<'_>) -> syn::Result<Vec<Ident>> {
+    const EXAMPLE: &str = "`clone(request, path)`";
+    if !input.peek(syn::token::Paren) {
+        let span = if input.is_empty() {
+            key.span()
+        } else {
+            input.span()
+        };
+        return Err(syn::Error::new(
+            span,
+            format!(
+                "`clone` takes the parameters to clone for each attempt in parentheses, as in {EXAMPLE}"
+            ),
+        ));
+    }
+    let content;
+    let parens = syn::parenthesized!(content in input);
+    let names = parse_clone_names(&content);
+    if names.is_err() {
+        // Reported once: what follows the mistake is not also "unexpected".
+        content.step(|cursor| {
+            let mut rest = *cursor;
+            while let Some((_, next)) = rest.token_tree() {
+                rest = next;
+            }
+            Ok(((), rest))
+        })?;
+    }
+    let names = names?;
+    if names.is_empty() {
+        return Err(syn::Error::new(
+            parens.span.join(),
+            format!(
+                "`clone()` names no parameter; name the by-value parameters the body moves, as in {EXAMPLE}, or remove it"
+            ),
+        ));
+    }
+    Ok(names)
+}
+
+/// The names inside `clone(..)`.
+fn parse_clone_names(content: ParseStream<'_>) -> syn::Result<Vec<Ident>> {
+    const EXAMPLE: &str = "`clone(request, path)`";
+    let mut names: Vec<Ident> = Vec::new();
+    while !content.is_empty() {
+        let name = content.call(Ident::parse_any).map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("`clone` takes parameter names, as in {EXAMPLE}"),
+            )
+        })?;
+        if let Some(first) = names.iter().find(|n| **n == name) {
+            return Err(syn::Error::new(
+                name.span(),
+                format!("`{first}` is already in `clone(..)`; name it once"),
+            ));
+        }
+        names.push(name);
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("`clone` takes parameter names separated by `,`, as in {EXAMPLE}"),
+            )
+        })?;
+    }
+    Ok(names)
 }
 
 /// An error underlining from `start` to `end` (both in the attribute).

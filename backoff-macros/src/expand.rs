@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use proc_macro2::{Literal, Span, TokenStream};
+use proc_macro2::{Delimiter, Group, Literal, Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{
     AttrStyle, Attribute, Block, Expr, Ident, ItemFn, Pat, ReturnType, Signature, Stmt,
-    TraitItemFn, Type, Visibility,
+    TraitItemFn, Type, TypeReference, Visibility,
 };
 
 use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
@@ -34,6 +34,10 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     };
     if let Some(func) = &func {
         valid::check_signature(&func.sig, func.is_async(), &args, &mut errors);
+        valid::check_attributes(&func.attrs, &mut errors);
+        if func.sig.asyncness.is_some() && instrumented(func.block.to_token_stream()) {
+            valid::check_instrumented(&func.sig, &mut errors);
+        }
     }
     match (errors.finish(), func) {
         (Ok(()), Some(func)) => rewrite(&args, func),
@@ -43,6 +47,17 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
             quote!(#item #errors)
         }
     }
+}
+
+/// Whether `#[tracing::instrument]` has already rewritten this `async fn`'s
+/// body (it was placed above `#[retry]`): the body then moves the arguments
+/// into a future of its own.
+fn instrumented(body: TokenStream) -> bool {
+    body.into_iter().any(|token| match token {
+        TokenTree::Ident(ident) => ident == "__tracing_instrument_future",
+        TokenTree::Group(group) => instrumented(group.stream()),
+        _ => false,
+    })
 }
 
 /// A function with a body: a free fn, a method, or a trait method with a
@@ -221,37 +236,180 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
     let Function {
         attrs,
         vis,
-        sig,
+        mut sig,
         mut block,
     } = func;
     let (outer, inner): (Vec<_>, Vec<_>) = attrs
         .into_iter()
         .partition(|a| matches!(a.style, AttrStyle::Outer));
+    // The function's braces keep the user's span, so the item is the
+    // user's: lints on it (`missing_docs`, `clippy::missing_safety_doc`, ..)
+    // fire as they would without `#[retry]`.
+    let braces = block.brace_token.span.join();
+    let braced = |stmts: TokenStream| {
+        let mut group = Group::new(Delimiter::Brace, stmts);
+        group.set_span(braces);
+        group
+    };
     if sig.asyncness.is_none()
         && let Some(body) = async_trait_body_mut(&mut block)
     {
-        // `#[async_trait]` ran first: retry the body inside its future.
-        let retry_loop = retry_loop(args, &sig, &ret, true, body);
+        // `#[async_trait]` ran first: retry the body inside its future
+        // (whose bindings of the parameters are its own: no reborrows).
+        let retry_loop = retry_loop(args, &sig, &ret, true, body, &[]);
         // The loop's statements, verbatim: nothing to re-parse, nothing
         // that could fail.
         body.stmts = vec![Stmt::Expr(Expr::Verbatim(retry_loop), None)];
         let stmts = &block.stmts;
+        let body = braced(quote!(#(#inner)* #(#stmts)*));
         return quote! {
             #(#outer)*
-            #vis #sig {
-                #(#inner)*
-                #(#stmts)*
-            }
+            #vis #sig #body
         };
     }
-    let retry_loop = retry_loop(args, &sig, &ret, is_async, &block);
+    let reborrows = reborrowed(&mut sig);
+    let retry_loop = retry_loop(args, &sig, &ret, is_async, &block, &reborrows);
+    let body = braced(quote!(#(#inner)* #retry_loop));
     quote! {
         #(#outer)*
-        #vis #sig {
-            #(#inner)*
-            #retry_loop
+        #vis #sig #body
+    }
+}
+
+/// A `&mut` parameter bound by name, reborrowed by each attempt.
+struct Reborrow {
+    /// The parameter's `mut`, moved from the signature to the reborrow.
+    mutability: Option<syn::token::Mut>,
+    name: Ident,
+}
+
+// Input:  fn f(mut dst: &mut [u8], out: &mut u32, n: usize)
+// Output: fn f(dst: &mut [u8], out: &mut u32, n: usize), and the reborrows
+//         each attempt starts with: `let mut dst = &mut *dst; let out = &mut *out;`
+//
+// Each attempt gets references of its own: the body may re-point them
+// (`dst = &mut dst[..n]`) without the next attempt seeing it, and writes
+// through them are the attempt's (no false `unused_assignments`). The
+// parameter's `mut` moves to the reborrow, so `unused_mut` fires, or not, as
+// without `#[retry]`. The signature's type is unchanged.
+//
+// A parameter the result may borrow from (`fn f<'a>(v: &'a mut Vec<u8>) ->
+// Result<&'a u8, E>`) is left alone: a reborrow per attempt could not
+// outlive the attempt.
+fn reborrowed(sig: &mut Signature) -> Vec<Reborrow> {
+    let lifetimes: Vec<_> = sig
+        .inputs
+        .iter()
+        .map(|input| match input {
+            syn::FnArg::Typed(typed) => match &*typed.ty {
+                Type::Reference(r) => {
+                    let lifetime = r.lifetime.as_ref().map(|l| l.ident.to_string());
+                    let lifetime = lifetime.filter(|l| l != "_");
+                    valid::output_may_borrow(sig, lifetime.as_deref())
+                }
+                _ => true,
+            },
+            syn::FnArg::Receiver(_) => true,
+        })
+        .collect();
+    let mut reborrows = Vec::new();
+    for (input, borrowed) in sig.inputs.iter_mut().zip(lifetimes) {
+        if borrowed {
+            continue;
+        }
+        let syn::FnArg::Typed(typed) = input else {
+            continue;
+        };
+        let Type::Reference(TypeReference {
+            mutability: Some(_),
+            ..
+        }) = &*typed.ty
+        else {
+            continue;
+        };
+        let Pat::Ident(binding) = &mut *typed.pat else {
+            continue;
+        };
+        if binding.by_ref.is_some() || binding.subpat.is_some() {
+            continue;
+        }
+        reborrows.push(Reborrow {
+            mutability: binding.mutability.take(),
+            name: binding.ident.clone(),
+        });
+    }
+    reborrows
+}
+
+/// `ty` with each `impl Trait` replaced by `_`: the type the body is given
+/// inside the function, where `impl Trait` cannot be written and the
+/// compiler infers the hidden type from the body.
+fn inferred(ty: &Type) -> Type {
+    let mut ty = ty.clone();
+    infer_impl_trait(&mut ty);
+    ty
+}
+
+fn infer_impl_trait(ty: &mut Type) {
+    match ty {
+        Type::ImplTrait(t) => {
+            *ty = Type::Infer(syn::TypeInfer {
+                attrs: Vec::new(),
+                underscore_token: syn::token::Underscore(t.impl_token.span),
+            });
+        }
+        Type::Path(path) => {
+            if let Some(qself) = &mut path.qself {
+                infer_impl_trait(&mut qself.ty);
+            }
+            for segment in &mut path.path.segments {
+                if let syn::PathArguments::AngleBracketed(args) = &mut segment.arguments {
+                    for arg in &mut args.args {
+                        match arg {
+                            syn::GenericArgument::Type(t) => infer_impl_trait(t),
+                            syn::GenericArgument::AssocType(a) => infer_impl_trait(&mut a.ty),
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+        Type::Reference(r) => infer_impl_trait(&mut r.elem),
+        Type::Ptr(p) => infer_impl_trait(&mut p.elem),
+        Type::Slice(s) => infer_impl_trait(&mut s.elem),
+        Type::Array(a) => infer_impl_trait(&mut a.elem),
+        Type::Paren(p) => infer_impl_trait(&mut p.elem),
+        Type::Group(g) => infer_impl_trait(&mut g.elem),
+        Type::Tuple(t) => t.elems.iter_mut().for_each(infer_impl_trait),
+        _ => {}
+    }
+}
+
+// Input:  a body, for `clone(self)`.
+// Output: the body with each `self` (not a path's `self::`) renamed to the
+//         attempt's clone, `__backoff_self`, since `self` cannot be shadowed.
+fn rename_self(body: TokenStream) -> TokenStream {
+    let mut out = Vec::new();
+    let mut tokens = body.into_iter().peekable();
+    while let Some(token) = tokens.next() {
+        match token {
+            TokenTree::Ident(ident) if ident == "self" => {
+                let is_path = matches!(tokens.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ':' && p.spacing() == proc_macro2::Spacing::Joint);
+                if is_path {
+                    out.push(TokenTree::Ident(ident));
+                } else {
+                    out.push(TokenTree::Ident(Ident::new("__backoff_self", ident.span())));
+                }
+            }
+            TokenTree::Group(group) => {
+                let mut renamed = Group::new(group.delimiter(), rename_self(group.stream()));
+                renamed.set_span(group.span());
+                out.push(TokenTree::Group(renamed));
+            }
+            other => out.push(other),
         }
     }
+    out.into_iter().collect()
 }
 
 // Input:  the arguments, the signature, the body's type `R` and the body.
@@ -262,7 +420,10 @@ fn retry_loop(
     ret: &Type,
     is_async: bool,
     block: &Block,
+    reborrows: &[Reborrow],
 ) -> TokenStream {
+    // Inside the function, `impl Trait` in the return type is written `_`.
+    let ret = &inferred(ret);
     let krate = args
         .krate
         .as_ref()
@@ -537,23 +698,53 @@ fn retry_loop(
             }
         }
     });
+    // What each attempt starts with: its `context`, its reborrows of the
+    // `&mut` parameters, its clones of the `clone(..)` parameters.
+    let mut prologue = TokenStream::new();
     // `context = ctx`: the attempt's number and whether it is the last,
     // computed before the attempt (no clock, no allocation).
-    let (context_value, body) = match &args.context {
-        Some(ctx) => {
-            let name = &ctx.value;
-            let ty = quote_spanned! {ctx.span=> #p::AttemptContext };
-            (
-                Some(quote! {
-                    let __backoff_context = #p::AttemptContext::of(#policy_ref, #p::attempt_number(&__backoff_slot));
-                }),
-                quote!({
-                    let #name: #ty = __backoff_context;
-                    #block
-                }),
-            )
+    let context_value = args.context.as_ref().map(|ctx| {
+        let name = &ctx.value;
+        let ty = quote_spanned! {ctx.span=> #p::AttemptContext };
+        prologue.extend(quote!(let #name: #ty = __backoff_context;));
+        quote! {
+            let __backoff_context = #p::AttemptContext::of(#policy_ref, #p::attempt_number(&__backoff_slot));
         }
-        None => (None, block.to_token_stream()),
+    });
+    for Reborrow { mutability, name } in reborrows {
+        prologue.extend(quote!(let #mutability #name = &mut *#name;));
+    }
+    let block_open = block.brace_token.span.open();
+    let mut block = block.to_token_stream();
+    for name in args.clone.iter().flat_map(|c| &c.value) {
+        // Spanned on the name in `clone(..)`: a type that is not `Clone` is
+        // reported there.
+        let cloned = quote_spanned! {name.span()=> ::core::clone::Clone::clone(&#name) };
+        if name == "self" {
+            let renamed = Ident::new("__backoff_self", name.span());
+            prologue.extend(quote!(let #renamed = #cloned;));
+            block = rename_self(block);
+        } else {
+            // The clone takes the parameter's name and span: the body's uses
+            // resolve to it.
+            let param = sig
+                .inputs
+                .iter()
+                .find_map(|input| match input {
+                    syn::FnArg::Typed(t) => match &*t.pat {
+                        Pat::Ident(p) if p.ident == *name => Some(p.ident.clone()),
+                        _ => None,
+                    },
+                    syn::FnArg::Receiver(_) => None,
+                })
+                .unwrap_or_else(|| name.clone());
+            prologue.extend(quote!(let #param = #cloned;));
+        }
+    }
+    let body = if prologue.is_empty() {
+        block
+    } else {
+        quote!({ #prologue #block })
     };
     let attempt = match (&args.attempt_timeout, is_async) {
         (Some(t), true) => {
@@ -574,8 +765,16 @@ fn retry_loop(
                 }
             }
         }
-        (_, true) => quote!(#p::attempt::<#ret, _>(async #body).await),
-        (_, false) => quote!(#p::attempt_sync::<#ret, _>(|| #body)),
+        (_, true) => {
+            let asyncness = quote_spanned!(block_open=> async);
+            quote!(#p::attempt::<#ret, _>(#asyncness #body).await)
+        }
+        (_, false) => {
+            // The closure starts where the body does, so it is the user's
+            // code to the lints (`clippy::needless_return` in the body).
+            let bars = quote_spanned!(block_open=> ||);
+            quote!(#p::attempt_sync::<#ret, _>(#bars #body))
+        }
     };
     // The outcome: an `Ok` is returned at once, unless `when_ok` rejects it;
     // then the failure path holds the whole `Result`.
@@ -590,7 +789,7 @@ fn retry_loop(
                 #p::Result::Err(__backoff_error) => {
                     // Failing is the exception: keep the success path
                     // straight.
-                    ::core::hint::cold_path();
+                    #p::cold();
                     #p::Result::Err(__backoff_error)
                 }
             };
@@ -611,7 +810,7 @@ fn retry_loop(
                         __backoff_decision => __backoff_decision,
                     },
                     #p::Result::Err(_) => {
-                        ::core::hint::cold_path();
+                        #p::cold();
                         #p::Decision::Stop
                     }
                 };
@@ -645,6 +844,9 @@ fn retry_loop(
             #before_attempt
             #count_call
             #context_value
+            // (The attempt is the function's body: `clippy::result_large_err`
+            // is the function's to report, not the closure's too.)
+            #[allow(clippy::result_large_err)]
             let __backoff_outcome: #ret = #attempt;
             #outcome
             #failed

@@ -60,6 +60,7 @@ use proc_macro::TokenStream;
 /// | `when_ok` | a path or closure taking `&T` (the `Ok` type), returning `bool` or `Decision`: an `Ok` it retries (`true`, `Retry`, `RetryAfter`, `Throttled`) is retried like an error; on giving up, that last `Ok` is returned unchanged | every `Ok` accepted |
 /// | `on_giveup` | a path or closure, `FnOnce(&Result<T, E>, &GiveUp)`, called once when the call ends with an outcome it did not accept | none |
 /// | `context` | a name, `context = ctx`: binds `ctx: AttemptContext` in the body (`ctx.attempt` from 1, `ctx.last`) | none |
+/// | `clone` | `clone(a, b, ..)`: by-value parameters (or `self`) each attempt gets its own `Clone::clone` of, so the body may move them | none |
 /// | `timeout` | D, `async fn` only: bounds the whole call, sleeps and the attempt in flight included; then `E::from(Elapsed)` | none |
 /// | `retry_after_max` | D: a `Decision::RetryAfter` longer than this gives up at once instead of sleeping | `"5m"` |
 ///
@@ -106,11 +107,11 @@ use proc_macro::TokenStream;
 ///   `self: Arc<Self>`), trait impl methods, trait methods with a default
 ///   body, `async fn` in traits, and generic functions.
 /// - The return type must be a `Result`, possibly through an alias such as
-///   `std::io::Result<T>`; `impl Trait` inside it is not supported.
+///   `std::io::Result<T>`; `impl Trait` inside it works
+///   (`Result<impl Iterator<Item = u32>, E>`), sync and async.
 /// - `?` and `return` in the body end that attempt with that result.
-/// - Arguments are never cloned, so a body that moves a by-value argument
-///   does not compile (it could not run twice). Borrow it instead, or clone
-///   it in the body:
+/// - Arguments are not cloned unless `clone(..)` names them, so a body that
+///   moves a by-value argument does not compile (it could not run twice):
 ///
 /// ```compile_fail
 /// use backoff_runtime::retry;
@@ -121,16 +122,49 @@ use proc_macro::TokenStream;
 /// }
 /// ```
 ///
+///   Name it in `clone(..)` and each attempt gets a clone of its own (the
+///   parameter's type must be `Clone`; `clone(self)` clones a by-value
+///   `self`), or borrow it in the body:
+///
 /// ```
 /// use backoff_runtime::retry;
 ///
-/// #[retry(immediate)]
+/// #[retry(immediate, clone(message))]
 /// fn send(message: String) -> Result<(), String> {
-///     Err(message.clone()) // each attempt clones what it gives away
+///     Err(message) // this attempt's own clone
 /// }
 /// assert_eq!(send("hi".into()), Err("hi".into()));
 /// ```
 ///
+///   Clones made: one per attempt that runs, the first included (a call
+///   that succeeds at once clones once); the original is dropped when the
+///   call returns. (The last attempt could take the original instead, but
+///   only by keeping it in an `Option` in every call's frame or future, to
+///   save one clone on calls that already used every attempt.)
+/// - Each `&mut` parameter bound by name is reborrowed by each attempt: the
+///   body may re-point it (`dst = &mut dst[..n];`) and the next attempt
+///   starts from the caller's reference again, while what an attempt wrote
+///   through it stays written. A parameter the result borrows from is left
+///   as it is.
+/// - Each attempt sees `mut` and `&mut` arguments as the previous attempt
+///   left them: a body that is not safe to run again is yours to make so.
+/// - A `&mut self` method whose `Ok` value borrows from `self` compiles when
+///   the body's borrows of `self` are of distinct fields; when the body uses
+///   `self` whole (`self.advance()?; Ok(&self.buf)`), rustc refuses it
+///   (E0524, "two closures require unique access to `*self`"): any loop
+///   that may return a borrow from one iteration and borrow anew in the next
+///   is beyond today's borrow checker. Return owned data, or split the
+///   method: retry the part that does the fallible work, then borrow in a
+///   second method. (The attribute does not refuse the shape itself, since
+///   many such methods compile.)
+/// - `#[track_caller]` is a compile error beside `#[retry]`: the body runs
+///   in a closure, which stable Rust cannot mark `#[track_caller]`, so it
+///   would silently stop naming the caller. Two `#[retry]` on one function
+///   are a compile error too (the attempts would multiply).
+/// - The expansion adds no warning and hides none, down to `rust-version =
+///   "1.85"`: the function's own lints (`missing_docs`, `unused_mut`,
+///   `clippy::needless_return`, `clippy::missing_safety_doc`,
+///   `clippy::result_large_err`) fire as they would without the attribute.
 /// - An `async fn`'s future is `Send` whenever it would be without the
 ///   attribute, with one exception: an argument whose type is `Send` but not
 ///   `Sync` (a `Cell`, a `RefCell`), taken by value or by `&mut` (`&mut self`
@@ -141,8 +175,6 @@ use proc_macro::TokenStream;
 /// - Without `max_elapsed`, `on_retry`, `on_giveup` and `timeout`, a call
 ///   that succeeds at once reads no clock (a closed breaker included), draws
 ///   no random number and allocates nothing; no path allocates.
-/// - Each attempt sees `mut` and `&mut` arguments as the previous attempt
-///   left them: a body that is not safe to run again is yours to make so.
 ///
 /// # Errors
 ///

@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Expr, ExprClosure, Pat, ReturnType, Signature, Type};
 
@@ -529,16 +528,206 @@ pub(crate) fn check_signature(
                 ));
                 return;
             }
-            let mut finder = ImplTraitFinder(None);
-            finder.visit_type(ty);
-            if let Some(span) = finder.0 {
+        }
+    }
+    if let Some(clone) = &args.clone {
+        check_clone(sig, &clone.value, errors);
+    }
+}
+
+/// Other attributes on the function that `#[retry]` cannot keep the meaning
+/// of: a second `#[retry]` (nested loops would multiply the attempts) and
+/// `#[track_caller]` (the body runs in a closure, which cannot carry it on
+/// stable Rust).
+pub(crate) fn check_attributes(attrs: &[syn::Attribute], errors: &mut Errors) {
+    for attr in attrs {
+        let Some(last) = attr.path().segments.last() else {
+            continue;
+        };
+        if last.ident == "retry" {
+            errors.push(syn::Error::new_spanned(
+                attr,
+                "a second `#[retry]` on this function: nested retries would multiply the attempts (3 attempts of 5 attempts each make 15 calls); combine the arguments into one `#[retry(..)]`",
+            ));
+        } else if last.ident == "track_caller" && attr.path().segments.len() == 1 {
+            errors.push(syn::Error::new_spanned(
+                attr,
+                "`#[track_caller]` cannot keep its meaning under `#[retry]`: each attempt runs the body in a closure, which stable Rust cannot mark `#[track_caller]`, so panics and `Location::caller()` would name the body instead of the caller; remove `#[track_caller]`, or move the code that needs the caller's location out of the retried function",
+            ));
+        }
+    }
+}
+
+/// An `async fn` whose body `#[tracing::instrument]` (placed above
+/// `#[retry]`) has already rewritten: it moves `self` into the first
+/// attempt's future, which a `&mut self` method cannot do twice.
+pub(crate) fn check_instrumented(sig: &Signature, errors: &mut Errors) {
+    if let Some(receiver) = sig.receiver()
+        && let Some((_, true)) = receiver_borrow(receiver)
+    {
+        errors.push(syn::Error::new_spanned(
+            receiver,
+            "`#[tracing::instrument]` is above `#[retry]`: it moves `self` into the future of the first attempt, and a `&mut self` method cannot give it to a second one; put `#[retry]` above `#[tracing::instrument]` (one span for the whole call, retries included)",
+        ));
+    }
+}
+
+/// `clone(a, b)`: each name must be a by-value parameter, bound by name.
+fn check_clone(sig: &Signature, names: &[syn::Ident], errors: &mut Errors) {
+    for name in names {
+        if name == "self" {
+            match sig.receiver() {
+                None => errors.push(syn::Error::new(
+                    name.span(),
+                    format!("`{}` has no `self` parameter to clone", sig.ident),
+                )),
+                Some(r) if receiver_borrow(r).is_some() => {
+                    errors.push(syn::Error::new(
+                        name.span(),
+                        "`self` is a reference here: every attempt can use it already; remove it from `clone(..)`",
+                    ));
+                }
+                Some(_) => {}
+            }
+            continue;
+        }
+        let mut in_pattern = false;
+        let mut found = None;
+        for input in &sig.inputs {
+            let syn::FnArg::Typed(t) = input else {
+                continue;
+            };
+            match ungrouped_pat(&t.pat) {
+                Pat::Ident(p) if p.ident == *name && p.subpat.is_none() => {
+                    found = Some((p, &*t.ty));
+                }
+                pat => {
+                    let mut finder = IdentFinder { name, found: false };
+                    finder.visit_pat(pat);
+                    in_pattern |= finder.found;
+                }
+            }
+        }
+        match found {
+            Some((p, _)) if p.by_ref.is_some() => errors.push(syn::Error::new(
+                name.span(),
+                format!("`{name}` is bound by `ref`: every attempt can use it already; remove it from `clone(..)`"),
+            )),
+            Some((_, ty)) if matches!(ungrouped_type(ty), Type::Reference(_)) => {
                 errors.push(syn::Error::new(
-                    span,
-                    "`#[retry]` does not support `impl Trait` in the return type; name the type, or box it",
+                    name.span(),
+                    format!("`{name}` is a reference: every attempt can use it already; remove it from `clone(..)`"),
+                ));
+            }
+            Some(_) => {}
+            None if in_pattern => errors.push(syn::Error::new(
+                name.span(),
+                format!("`{name}` is bound inside a pattern; `clone(..)` takes parameters bound by name, as in `{name}: T`"),
+            )),
+            None => {
+                let by_value: Vec<String> = sig
+                    .inputs
+                    .iter()
+                    .filter_map(|input| match input {
+                        syn::FnArg::Typed(t) => match (ungrouped_pat(&t.pat), ungrouped_type(&t.ty)) {
+                            (_, Type::Reference(_)) => None,
+                            (Pat::Ident(p), _) => Some(p.ident.to_string()),
+                            _ => None,
+                        },
+                        syn::FnArg::Receiver(r) => {
+                            receiver_borrow(r).is_none().then(|| "self".to_owned())
+                        }
+                    })
+                    .collect();
+                let known: Vec<&str> = by_value.iter().map(String::as_str).collect();
+                let hint = match crate::errors::closest(&name.to_string(), &known) {
+                    Some(close) => format!("; did you mean `{close}`?"),
+                    None if known.is_empty() => "; it has no by-value parameter".to_owned(),
+                    None => format!(
+                        "; its by-value parameters are {}",
+                        known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                };
+                errors.push(syn::Error::new(
+                    name.span(),
+                    format!("`{name}` is not a parameter of `{}`{hint}", sig.ident),
                 ));
             }
         }
     }
+}
+
+/// A `self` that is a reference (`&self`, `&'a mut self`, `self: &Self`):
+/// its lifetime, and whether it is `mut`.
+fn receiver_borrow(r: &syn::Receiver) -> Option<(Option<&syn::Lifetime>, bool)> {
+    match &r.kind {
+        syn::ReceiverKind::Reference(_, lifetime, mutability) => {
+            Some((lifetime.as_ref(), mutability.is_some()))
+        }
+        syn::ReceiverKind::Typed(_, ty) => match ungrouped_type(ty) {
+            Type::Reference(t) => Some((t.lifetime.as_ref(), t.mutability.is_some())),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn ungrouped_pat(pat: &Pat) -> &Pat {
+    match pat {
+        Pat::Paren(p) => ungrouped_pat(&p.pat),
+        _ => pat,
+    }
+}
+
+/// Whether the return type may borrow from a parameter whose reference has
+/// `lifetime` (`None` when elided): it names that lifetime, or it has an
+/// elided one that elision may take from the parameter (no `self`
+/// reference to take it from instead).
+pub(crate) fn output_may_borrow(sig: &Signature, lifetime: Option<&str>) -> bool {
+    let ReturnType::Type(_, ret) = &sig.output else {
+        return false;
+    };
+    let mut out = References::default();
+    out.visit_type(ret);
+    let self_is_a_reference = sig.receiver().is_some_and(|r| receiver_borrow(r).is_some());
+    out.all.iter().any(|(l, _)| match (l, lifetime) {
+        (None, _) => !self_is_a_reference,
+        (Some(out), Some(param)) => out == param,
+        (Some(_), None) => false,
+    })
+}
+
+/// References and lifetimes in a type: each with its lifetime (`None` when
+/// elided) and span.
+#[derive(Default)]
+struct References {
+    all: Vec<(Option<String>, proc_macro2::Span)>,
+}
+
+impl<'ast> Visit<'ast> for References {
+    fn visit_type_reference(&mut self, node: &'ast syn::TypeReference) {
+        let lifetime = node.lifetime.as_ref().map(|l| l.ident.to_string());
+        let lifetime = lifetime.filter(|l| l != "_");
+        self.all.push((lifetime, node.and_token.span));
+        syn::visit::visit_type_reference(self, node);
+    }
+
+    fn visit_lifetime(&mut self, node: &'ast syn::Lifetime) {
+        let name = node.ident.to_string();
+        if name != "static" {
+            self.all
+                .push(((name != "_").then_some(name), node.apostrophe));
+        }
+    }
+
+    // `impl Fn(&T) -> &U` and `dyn Fn(..)` bind their own elided lifetimes.
+    fn visit_parenthesized_generic_arguments(
+        &mut self,
+        _: &'ast syn::ParenthesizedGenericArguments,
+    ) {
+    }
+
+    fn visit_type_fn_ptr(&mut self, _: &'ast syn::TypeFnPtr) {}
 }
 
 /// `context = name` must not hide a parameter, nor be `self`.
@@ -637,15 +826,6 @@ fn future_output(ty: &Type) -> Option<Option<&Type>> {
             _ => None,
         }))
     })
-}
-
-/// Finds `impl Trait` in a type.
-struct ImplTraitFinder(Option<proc_macro2::Span>);
-
-impl<'ast> Visit<'ast> for ImplTraitFinder {
-    fn visit_type_impl_trait(&mut self, node: &'ast syn::TypeImplTrait) {
-        self.0.get_or_insert(node.span());
-    }
 }
 
 #[cfg(test)]

@@ -369,6 +369,13 @@ pub fn attempt_sync<R, F: FnOnce() -> R>(f: F) -> R {
     f()
 }
 
+/// Marks the path that calls it as unlikely (the failure path): the
+/// expansion's stand-in for `core::hint::cold_path`, which is newer than the
+/// oldest Rust the generated code supports (1.85).
+#[cold]
+#[inline(never)]
+pub fn cold() {}
+
 /// The default sleep of an `async fn`.
 pub struct DefaultSleep;
 

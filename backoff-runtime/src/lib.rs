@@ -88,9 +88,11 @@
 //! - The return type must be a `Result`, directly or through an alias such
 //!   as `std::io::Result<T>`; anything else is a compile error.
 //! - Each attempt runs the whole body again; `?` and `return` end that
-//!   attempt. Arguments are never cloned: a body that gives a by-value
-//!   argument away does not compile, since a second attempt would have
-//!   nothing to give.
+//!   attempt. Arguments are cloned only when `clone(..)` names them (one
+//!   clone per attempt): otherwise a body that gives a by-value argument
+//!   away does not compile, since a second attempt would have nothing to
+//!   give. Each attempt reborrows the `&mut` arguments, and sees `mut` and
+//!   `&mut` arguments as the previous attempt left them.
 //! - When the call gives up, the caller gets the last error unchanged.
 //!   A panic in the body is never retried: it unwinds as usual.
 //! - An `async fn`'s future is `Send` whenever the function's would be

@@ -1,0 +1,69 @@
+//! Lints the function has without `#[retry]` still fire with it: each
+//! `#[expect(..)]` here fails the build (`unfulfilled_lint_expectations`,
+//! denied by `-D warnings`) if the expansion hid its lint.
+
+use backoff_runtime::retry;
+
+// (No doc comment, on purpose: `missing_docs` must fire on the function.)
+#[retry(immediate, attempts = 2)]
+#[expect(missing_docs, reason = "checks that the lint fires under #[retry]")]
+pub fn undocumented(x: u32) -> Result<u32, u32> {
+    Ok(x)
+}
+
+/// An unneeded `return`.
+#[retry(immediate, attempts = 2)]
+#[expect(
+    clippy::needless_return,
+    reason = "checks that the lint fires under #[retry]"
+)]
+pub fn needless_return(x: u32) -> Result<u32, u32> {
+    return Ok(x);
+}
+
+/// An unneeded `return`, `async`.
+#[retry(immediate, attempts = 2)]
+#[expect(
+    clippy::needless_return,
+    reason = "checks that the lint fires under #[retry]"
+)]
+pub async fn needless_return_async(x: u32) -> Result<u32, u32> {
+    return Ok(x);
+}
+
+/// A large error: reported on the function, once (not also on the closure
+/// the body runs in).
+#[retry(immediate, attempts = 2)]
+#[expect(
+    clippy::result_large_err,
+    reason = "checks that the lint fires under #[retry]"
+)]
+pub fn large_error(x: u32) -> Result<u32, [u8; 1024]> {
+    Ok(x)
+}
+
+/// No `# Safety` section.
+#[retry(immediate, attempts = 2)]
+#[expect(
+    clippy::missing_safety_doc,
+    reason = "checks that the lint fires under #[retry]"
+)]
+#[expect(unsafe_code, reason = "an `unsafe fn` is the shape under test")]
+pub unsafe fn unsafe_without_safety_doc(x: u32) -> Result<u32, u32> {
+    Ok(x)
+}
+
+/// A `mut` that is not needed, on a `&mut` parameter (which `#[retry]`
+/// reborrows per attempt).
+#[retry(immediate, attempts = 2)]
+#[expect(unused_mut, reason = "checks that the lint fires under #[retry]")]
+pub fn unused_mut(mut dst: &mut [u8]) -> Result<usize, u32> {
+    Ok(dst.len())
+}
+
+/// An unused parameter.
+#[retry(immediate, attempts = 2)]
+#[expect(unused_variables, reason = "checks that the lint fires under #[retry]")]
+pub fn unused_parameter(x: u32, unused: &mut u32) -> Result<u32, u32> {
+    Ok(x)
+}
