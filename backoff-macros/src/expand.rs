@@ -170,7 +170,7 @@ fn parse_function(item: TokenStream) -> syn::Result<Function> {
     {
         return Err(syn::Error::new(
             semi_token.map_or_else(|| sig.span(), |s| s.span),
-            "`#[retry]` needs a function body to run again; this trait method has none (put `#[retry]` on the implementations, or give it a default body)",
+            "`#[retry]` needs a function body to run again, and this declaration has none (on a trait method, put `#[retry]` on the implementations or give it a default body; a function in an `extern` block cannot be retried in place: wrap it in a function of your own)",
         ));
     }
     let span = item
@@ -638,8 +638,11 @@ fn retry_loop(
     // The policy: the `static` the attribute built, or `policy = EXPR`'s
     // value. Only what the loop needs after an attempt is kept in locals,
     // since an `async fn` stores those in its future.
-    let policy_ref = if args.policy.is_some() {
-        quote!(__backoff_policy)
+    let policy_ref = if let Some(policy) = &args.policy {
+        // At the expression: a value of the wrong type is reported there,
+        // once (rustc merges the same error at the same place).
+        let name = local("__backoff_policy", policy.span);
+        quote!(#name)
     } else {
         quote!((&__BACKOFF_POLICY))
     };
@@ -670,9 +673,12 @@ fn retry_loop(
     } else {
         quote!(::core::option::Option::None)
     };
-    let start = quote! {
+    // (The slot's type names the policy's strategy: with `policy = EXPR`,
+    // spanned there too, so a wrong type is reported once.)
+    let slot_name = local("__backoff_slot", start_span);
+    let start = quote_spanned! {start_span=>
         #started
-        let mut __backoff_slot = #slot;
+        let mut #slot_name = #slot;
     };
     // A refused call fails fast with `E::from(CircuitOpen)`.
     let refused_give_up = report_give_up(false);
@@ -715,7 +721,13 @@ fn retry_loop(
         prologue.extend(quote!(let #mutability #name = &mut *#name;));
     }
     let block_open = block.brace_token.span.open();
-    let mut block = block.to_token_stream();
+    let braces = block.brace_token.span.join();
+    // The body's statements, to put in the user's braces after what the
+    // attempt starts with (one block: no `unused_braces` on a nested one).
+    let mut stmts = TokenStream::new();
+    for stmt in &block.stmts {
+        stmt.to_tokens(&mut stmts);
+    }
     for name in args.clone.iter().flat_map(|c| &c.value) {
         // Spanned on the name in `clone(..)`: a type that is not `Clone` is
         // reported there.
@@ -723,7 +735,7 @@ fn retry_loop(
         if name == "self" {
             let renamed = Ident::new("__backoff_self", name.span());
             prologue.extend(quote!(let #renamed = #cloned;));
-            block = rename_self(block);
+            stmts = rename_self(stmts);
         } else {
             // The clone takes the parameter's name and span: the body's uses
             // resolve to it.
@@ -741,11 +753,22 @@ fn retry_loop(
             prologue.extend(quote!(let #param = #cloned;));
         }
     }
-    let body = if prologue.is_empty() {
-        block
-    } else {
-        quote!({ #prologue #block })
+    let braced = |inner: TokenStream| {
+        let mut group = Group::new(Delimiter::Brace, inner);
+        group.set_span(braces);
+        group
     };
+    let body = braced(quote!(#prologue #stmts));
+    // An async body's type is fixed before the body is checked (a `return`
+    // never taken, as `async-trait` does): a `return` of the wrong type in
+    // the body is then one error, at that `return`.
+    let async_body = braced(quote! {
+        if let ::core::option::Option::Some(__backoff_ret) = ::core::option::Option::None::<#ret> {
+            return __backoff_ret;
+        }
+        #prologue
+        #stmts
+    });
     let attempt = match (&args.attempt_timeout, is_async) {
         (Some(t), true) => {
             let d = duration(&p, t.value.value);
@@ -754,7 +777,7 @@ fn retry_loop(
                 <#p::ErrorOf<#ret> as #p::FromElapsed>::from_elapsed(#elapsed)
             };
             let timeout = quote_spanned! {t.key=>
-                <#p::DefaultSleep as #p::AsyncTimeout>::timeout(#d, #p::attempt::<#ret, _>(async #body))
+                <#p::DefaultSleep as #p::AsyncTimeout>::timeout(#d, #p::attempt::<#ret, _>(async #async_body))
             };
             quote! {
                 match #timeout.await {
@@ -767,7 +790,7 @@ fn retry_loop(
         }
         (_, true) => {
             let asyncness = quote_spanned!(block_open=> async);
-            quote!(#p::attempt::<#ret, _>(#asyncness #body).await)
+            quote!(#p::attempt::<#ret, _>(#asyncness #async_body).await)
         }
         (_, false) => {
             // The closure starts where the body does, so it is the user's
@@ -1011,10 +1034,22 @@ fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     if let Some(policy) = &args.policy {
         let expr = &policy.value;
         let value = Ident::new("__backoff_policy_value", policy.span);
-        let checked = quote_spanned! {policy.span=> #p::policy_ref(&#value) };
-        return quote! {
+        // (The runtime's path at the expression too: rustc checks the
+        // callee's bounds at the callee, a second error otherwise.)
+        let here = Ident::new(
+            "__backoff_private",
+            Span::call_site().located_at(policy.span),
+        );
+        let checked = quote_spanned! {policy.span=> #here::policy_ref(&#value) };
+        let name = Ident::new(
+            "__backoff_policy",
+            Span::call_site().located_at(policy.span),
+        );
+        // Every token at the expression: the binding's type is checked there
+        // too, so a wrong type is one error.
+        return quote_spanned! {policy.span=>
             let #value = #expr;
-            let __backoff_policy = #checked;
+            let #name = #checked;
         };
     }
     // The strategy's own type, not the `Builtin` enum: each step of the
