@@ -491,6 +491,9 @@ pub(crate) fn check_signature(
     if let Some(ctx) = &args.context {
         check_context_name(sig, &ctx.value, errors);
     }
+    if let Some(sleep) = &args.sleep {
+        check_known_sleep(sig, is_async, sleep, errors);
+    }
     check_closure_types(sig, args, errors);
     if let (Some(when_ok), ReturnType::Type(_, ty)) = (&args.when_ok, &sig.output)
         && ok_type_is_unit(ty)
@@ -728,6 +731,40 @@ impl<'ast> Visit<'ast> for References {
     }
 
     fn visit_type_fn_ptr(&mut self, _: &'ast syn::TypeFnPtr) {}
+}
+
+/// `sleep = PATH` naming a well-known sleep of the other kind: an async
+/// runtime's sleep (a future) on a plain fn, or a blocking sleep on an
+/// `async fn`. (Other paths are checked by type.)
+fn check_known_sleep(sig: &Signature, is_async: bool, sleep: &Arg<Expr>, errors: &mut Errors) {
+    let Expr::Path(path) = ungrouped(&sleep.value) else {
+        return;
+    };
+    let segments: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let Some(last) = segments.last() else {
+        return;
+    };
+    let shown = segments.join("::");
+    let async_runtime = segments.len() > 1
+        && ["tokio", "async_std", "smol", "futures_timer", "async_io"]
+            .contains(&segments[0].as_str());
+    let blocking = last == "sleep" && segments.iter().any(|s| s == "thread");
+    if !is_async && async_runtime {
+        errors.push(syn::Error::new_spanned(
+            path,
+            format!("`{shown}` returns a future, but `{}` is not an `async fn`: a plain fn sleeps by blocking; remove `sleep` (the default is `std::thread::sleep`), or make the function `async`", sig.ident),
+        ));
+    } else if is_async && blocking {
+        errors.push(syn::Error::new_spanned(
+            path,
+            format!("`{shown}` blocks the thread, and `{}` is an `async fn`: it would stall the executor; remove `sleep` (the default is `tokio::time::sleep`), or name an async sleep", sig.ident),
+        ));
+    }
 }
 
 /// `context = name` must not hide a parameter, nor be `self`.

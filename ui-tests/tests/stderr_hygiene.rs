@@ -26,7 +26,6 @@ const KNOWN_LEAKS: &[&str] = &[
     "tests/fail/policy_wrong_type.stderr",
     "tests/fail/sleep_output_wrong.stderr",
     "tests/fail/sleep_sync_in_async_fn.stderr",
-    "tests/fail/sleep_tokio_on_plain_fn.stderr",
     "tests/fail/sleep_wrong_type.stderr",
     "tests/fail/timeout_error_without_from.stderr",
     "tests/fail/when_ok_wrong_argument_type.stderr",

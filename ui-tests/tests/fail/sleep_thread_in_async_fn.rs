@@ -1,0 +1,8 @@
+use backoff_runtime::retry;
+
+#[retry(sleep = std::thread::sleep)]
+async fn f() -> Result<(), ()> {
+    Err(())
+}
+
+fn main() {}
