@@ -256,7 +256,7 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
     {
         // `#[async_trait]` ran first: retry the body inside its future
         // (whose bindings of the parameters are its own: no reborrows).
-        let retry_loop = retry_loop(args, &sig, &ret, true, body, &[]);
+        let retry_loop = retry_loop(args, &sig, &ret, true, body, &[], &[]);
         // The loop's statements, verbatim: nothing to re-parse, nothing
         // that could fail.
         body.stmts = vec![Stmt::Expr(Expr::Verbatim(retry_loop), None)];
@@ -268,7 +268,8 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
         };
     }
     let reborrows = reborrowed(&mut sig);
-    let retry_loop = retry_loop(args, &sig, &ret, is_async, &block, &reborrows);
+    let cloned_mut = cloned_mutability(args, &mut sig);
+    let retry_loop = retry_loop(args, &sig, &ret, is_async, &block, &reborrows, &cloned_mut);
     let body = braced(quote!(#(#inner)* #retry_loop));
     quote! {
         #(#outer)*
@@ -293,20 +294,22 @@ struct Reborrow {
 // parameter's `mut` moves to the reborrow, so `unused_mut` fires, or not, as
 // without `#[retry]`. The signature's type is unchanged.
 //
-// A parameter the result may borrow from (`fn f<'a>(v: &'a mut Vec<u8>) ->
-// Result<&'a u8, E>`) is left alone: a reborrow per attempt could not
-// outlive the attempt.
+// A parameter with a named lifetime (`headers: &'h mut [u8]`, which the
+// body may store in `self`), or one the result may borrow from, is left
+// alone: a reborrow per attempt could not outlive the attempt.
 fn reborrowed(sig: &mut Signature) -> Vec<Reborrow> {
     let lifetimes: Vec<_> = sig
         .inputs
         .iter()
         .map(|input| match input {
             syn::FnArg::Typed(typed) => match &*typed.ty {
-                Type::Reference(r) => {
-                    let lifetime = r.lifetime.as_ref().map(|l| l.ident.to_string());
-                    let lifetime = lifetime.filter(|l| l != "_");
-                    valid::output_may_borrow(sig, lifetime.as_deref())
-                }
+                // A named lifetime may be stored beyond the attempt (in
+                // `self`, in another argument): only an elided one is
+                // certainly the attempt's to shorten.
+                Type::Reference(r) => match &r.lifetime {
+                    Some(l) if l.ident != "_" => true,
+                    _ => valid::output_may_borrow(sig, None),
+                },
                 _ => true,
             },
             syn::FnArg::Receiver(_) => true,
@@ -339,6 +342,39 @@ fn reborrowed(sig: &mut Signature) -> Vec<Reborrow> {
         });
     }
     reborrows
+}
+
+// Input:  #[retry(clone(v, self))] fn f(mut self, mut v: Vec<u8>)
+// Output: fn f(self, v: Vec<u8>), and the names whose clones are `mut`:
+//         each attempt's `let mut v = v.clone();` (the `mut` moves, so
+//         `unused_mut` fires, or not, as without `#[retry]`).
+fn cloned_mutability(args: &RetryArgs, sig: &mut Signature) -> Vec<Ident> {
+    let Some(clone) = &args.clone else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    for input in &mut sig.inputs {
+        match input {
+            syn::FnArg::Receiver(r) => {
+                if clone.value.iter().any(|n| n == "self")
+                    && matches!(r.kind, syn::ReceiverKind::Value)
+                    && r.mutability.take().is_some()
+                {
+                    names.push(Ident::new("self", r.self_token.span));
+                }
+            }
+            syn::FnArg::Typed(typed) => {
+                if let Pat::Ident(binding) = &mut *typed.pat
+                    && binding.by_ref.is_none()
+                    && clone.value.contains(&binding.ident)
+                    && binding.mutability.take().is_some()
+                {
+                    names.push(binding.ident.clone());
+                }
+            }
+        }
+    }
+    names
 }
 
 /// `ty` with each `impl Trait` replaced by `_`: the type the body is given
@@ -388,10 +424,34 @@ fn infer_impl_trait(ty: &mut Type) {
 // Input:  a body, for `clone(self)`.
 // Output: the body with each `self` (not a path's `self::`) renamed to the
 //         attempt's clone, `__backoff_self`, since `self` cannot be shadowed.
+//         Items nested in the body (`impl`, `trait`, `mod`, a named `fn`)
+//         have a `self` of their own and are kept as written.
 fn rename_self(body: TokenStream) -> TokenStream {
     let mut out = Vec::new();
     let mut tokens = body.into_iter().peekable();
     while let Some(token) = tokens.next() {
+        let starts_item = match &token {
+            TokenTree::Ident(ident) => {
+                ident == "impl"
+                    || ident == "trait"
+                    || ident == "mod"
+                    || (ident == "fn" && matches!(tokens.peek(), Some(TokenTree::Ident(_))))
+            }
+            _ => false,
+        };
+        if starts_item {
+            // Verbatim up to and including the item's braced body.
+            out.push(token);
+            for token in tokens.by_ref() {
+                let body =
+                    matches!(&token, TokenTree::Group(g) if g.delimiter() == Delimiter::Brace);
+                out.push(token);
+                if body {
+                    break;
+                }
+            }
+            continue;
+        }
         match token {
             TokenTree::Ident(ident) if ident == "self" => {
                 let is_path = matches!(tokens.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ':' && p.spacing() == proc_macro2::Spacing::Joint);
@@ -421,6 +481,7 @@ fn retry_loop(
     is_async: bool,
     block: &Block,
     reborrows: &[Reborrow],
+    cloned_mut: &[Ident],
 ) -> TokenStream {
     // Inside the function, `impl Trait` in the return type is written `_`.
     let ret = &inferred(ret);
@@ -724,8 +785,19 @@ fn retry_loop(
     let braces = block.brace_token.span.join();
     // The body's statements, to put in the user's braces after what the
     // attempt starts with (one block: no `unused_braces` on a nested one).
+    // Items the body starts with (`use std::fmt::Write;`) stay first, so
+    // `clippy::items_after_statements` sees the body as written.
+    let leading = block
+        .stmts
+        .iter()
+        .take_while(|stmt| matches!(stmt, Stmt::Item(_)))
+        .count();
+    let mut items = TokenStream::new();
+    for stmt in &block.stmts[..leading] {
+        stmt.to_tokens(&mut items);
+    }
     let mut stmts = TokenStream::new();
-    for stmt in &block.stmts {
+    for stmt in &block.stmts[leading..] {
         stmt.to_tokens(&mut stmts);
     }
     for name in args.clone.iter().flat_map(|c| &c.value) {
@@ -734,7 +806,8 @@ fn retry_loop(
         let cloned = quote_spanned! {name.span()=> ::core::clone::Clone::clone(&#name) };
         if name == "self" {
             let renamed = Ident::new("__backoff_self", name.span());
-            prologue.extend(quote!(let #renamed = #cloned;));
+            let mutability = cloned_mut.iter().any(|m| m == "self").then(|| quote!(mut));
+            prologue.extend(quote!(let #mutability #renamed = #cloned;));
             stmts = rename_self(stmts);
         } else {
             // The clone takes the parameter's name and span: the body's uses
@@ -750,7 +823,8 @@ fn retry_loop(
                     syn::FnArg::Receiver(_) => None,
                 })
                 .unwrap_or_else(|| name.clone());
-            prologue.extend(quote!(let #param = #cloned;));
+            let mutability = cloned_mut.contains(&param).then(|| quote!(mut));
+            prologue.extend(quote!(let #mutability #param = #cloned;));
         }
     }
     let braced = |inner: TokenStream| {
@@ -758,11 +832,12 @@ fn retry_loop(
         group.set_span(braces);
         group
     };
-    let body = braced(quote!(#prologue #stmts));
+    let body = braced(quote!(#items #prologue #stmts));
     // An async body's type is fixed before the body is checked (a `return`
     // never taken, as `async-trait` does): a `return` of the wrong type in
     // the body is then one error, at that `return`.
     let async_body = braced(quote! {
+        #items
         if let ::core::option::Option::Some(__backoff_ret) = ::core::option::Option::None::<#ret> {
             return __backoff_ret;
         }

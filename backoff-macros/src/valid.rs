@@ -584,6 +584,12 @@ fn check_clone(sig: &Signature, names: &[syn::Ident], errors: &mut Errors) {
                     name.span(),
                     format!("`{}` has no `self` parameter to clone", sig.ident),
                 )),
+                Some(r) if receiver_borrow(r).is_some_and(|(_, mutable)| mutable) => {
+                    errors.push(syn::Error::new(
+                        name.span(),
+                        "`self` is a `&mut` reference here, which is not cloned: remove it from `clone(..)`; if the body gives `self` away (`Parser::new(self)`), give each attempt a reborrow instead, writing `&mut *self` there",
+                    ));
+                }
                 Some(r) if receiver_borrow(r).is_some() => {
                     errors.push(syn::Error::new(
                         name.span(),

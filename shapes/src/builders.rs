@@ -101,3 +101,33 @@ impl ClientBuilder {
         Ok(Client { address })
     }
 }
+
+/// `clone(..)` of a `mut` parameter: the `mut` moves to each attempt's clone.
+#[retry(immediate, attempts = 2, clone(bytes))]
+pub fn push_marker(mut bytes: Vec<u8>) -> Result<Vec<u8>, Error> {
+    bytes.push(0xff);
+    Ok(bytes)
+}
+
+/// A builder whose body holds an item of its own with a `self` of its own:
+/// `clone(self)` renames only the method's `self`.
+#[derive(Debug, Clone)]
+pub struct Counter {
+    /// The count.
+    pub n: u32,
+}
+
+impl Counter {
+    /// `mut self`, cloned per attempt, with a nested `impl`.
+    #[retry(immediate, attempts = 2, clone(self))]
+    pub fn bumped(mut self) -> Result<u32, Error> {
+        struct Doubled(u32);
+        impl Doubled {
+            fn get(&self) -> u32 {
+                self.0 * 2
+            }
+        }
+        self.n += 1;
+        Ok(Doubled(self.n).get())
+    }
+}

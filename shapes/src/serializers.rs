@@ -69,3 +69,12 @@ impl fmt::Display for List {
         write_list(f, &self.0)
     }
 }
+
+/// A body that starts with an item, and a `&mut` argument (reborrowed):
+/// no `clippy::items_after_statements` from the expansion.
+#[retry(immediate, attempts = 2)]
+#[warn(clippy::items_after_statements)]
+pub fn write_greeting(out: &mut String) -> Result<(), fmt::Error> {
+    use std::fmt::Write as _;
+    write!(out, "hello")
+}

@@ -298,3 +298,21 @@ fn retry_above_tokio_main_runs_every_attempt_in_one_runtime() {
     // The runtime, and the three tasks, are dropped when the call returns.
     assert_eq!(RETRY_ABOVE_DROPPED.load(Ordering::SeqCst), 3);
 }
+
+#[test]
+fn a_mut_parameter_in_clone_gets_a_mut_clone() {
+    assert_eq!(builders::push_marker(vec![1]), Ok(vec![1, 0xff]));
+}
+
+#[test]
+fn clone_self_leaves_a_nested_items_self_alone() {
+    let counter = builders::Counter { n: 4 };
+    assert_eq!(counter.bumped(), Ok(10));
+}
+
+#[test]
+fn a_body_starting_with_an_item_writes() {
+    let mut out = String::new();
+    serializers::write_greeting(&mut out).unwrap();
+    assert_eq!(out, "hello");
+}
