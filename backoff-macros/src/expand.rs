@@ -293,21 +293,28 @@ fn retry_loop(
         .as_ref()
         .map(|o| user("__backoff_on_retry", o.span));
 
-    // Every use of the return type as a `Result` carries its span, so that a
-    // non-`Result` is reported once, there.
+    // Every use of the return type as a `Result` is spanned on its first
+    // token alone, so that a non-`Result` is reported once, there: the type
+    // is inferred rather than written (`<R as RetryResult>` would add an
+    // error on the whole type), and the outcome is split through a binding
+    // of that span.
     let ret_span = ret.span();
+    let pr = p_at(ret_span);
     let outcome = local("__backoff_outcome", ret_span);
     let value = local("__backoff_value", ret_span);
+    let whole = user("__backoff_whole", ret_span);
     let split = quote_spanned! {ret_span=>
-        <#ret as #p::RetryResult>::into_result(#outcome)
+        {
+            let #whole = #outcome;
+            #pr::RetryResult::into_result(#whole)
+        }
     };
+    let from_result = quote_spanned! {ret_span=> #pr::RetryResult::from_result };
     let result = local("__backoff_result", ret_span);
-    let give_up = quote_spanned! {ret_span=>
-        <#ret as #p::RetryResult>::from_result(#result)
-    };
-    let succeed = quote_spanned! {ret_span=>
-        <#ret as #p::RetryResult>::from_result(#p::Result::Ok(#value))
-    };
+    let give_up = quote_spanned! {ret_span=> #from_result(#result) };
+    let succeed = quote_spanned! {ret_span=> #from_result(#p::Result::Ok(#value)) };
+    let error_of = quote_spanned! {ret_span=> #pr::ErrorOf<#ret> };
+    let ok_of = quote_spanned! {ret_span=> #pr::OkOf<#ret> };
     // With `policy = EXPR`, a wrong type is reported once, at EXPR.
     let start_span = args
         .policy
@@ -323,10 +330,9 @@ fn retry_loop(
     let timed = args.on_retry.is_some() || args.on_giveup.is_some();
     // The types a closure's parameters are given, at the return type's
     // tokens (a return type that is not a `Result` is reported there).
-    let pr = p_at(ret_span);
-    let error_ty = quote_spanned! {ret_span=> &#pr::ErrorOf<#ret> };
-    let ok_ty = quote_spanned! {ret_span=> &#pr::OkOf<#ret> };
-    let outcome_ty = quote_spanned! {ret_span=> &#pr::Result<#pr::OkOf<#ret>, #pr::ErrorOf<#ret>> };
+    let error_ty = quote_spanned! {ret_span=> &#error_of };
+    let ok_ty = quote_spanned! {ret_span=> &#ok_of };
+    let outcome_ty = quote_spanned! {ret_span=> &#pr::Result<#ok_of, #error_of> };
     let when = args.when.as_ref().map(|w| {
         let typed = typed_closure(&w.value, &[&error_ty]);
         quote!(let mut #when_l = #typed;)
@@ -380,7 +386,7 @@ fn retry_loop(
             quote_spanned! {o.span=>
                 <_ as #p::OnRetryReturn>::done(<_ as #p::OnRetryFn<_, _, _>>::call(
                     #on_retry_l,
-                    #lt _ as #p::OnRetryOutcomeParameter<#p::OkOf<#ret>, #p::ErrorOf<#ret>>>::pass(&#result),
+                    #lt _ as #p::OnRetryOutcomeParameter<#ok_of, #error_of>>::pass(&#result),
                     #event,
                 ));
             }
@@ -425,7 +431,7 @@ fn retry_loop(
                 if let ::core::option::Option::Some(#hook) = ::core::option::Option::take(#slot) {
                     <_ as #p::OnGiveupReturn>::done(<_ as #p::OnGiveupFn<_, _, _>>::call(
                         #hook,
-                        #lt _ as #p::OnGiveupParameter<#p::OkOf<#ret>, #p::ErrorOf<#ret>>>::pass(&#result),
+                        #lt _ as #p::OnGiveupParameter<#ok_of, #error_of>>::pass(&#result),
                         #lt _ as #p::OnGiveupRecordParameter<_>>::pass(&#report),
                     ));
                 }
@@ -576,7 +582,7 @@ fn retry_loop(
                 let __backoff_result = #p::Result::Err(#from);
                 let __backoff_report = #p::report(__backoff_state);
                 #refused_give_up
-                return <#ret as #p::RetryResult>::from_result(__backoff_result);
+                return #from_result(__backoff_result);
             }
         }
     });
@@ -620,7 +626,7 @@ fn retry_loop(
                 match #timeout.await {
                     #p::Result::Ok(__backoff_outcome) => __backoff_outcome,
                     #p::Result::Err(__backoff_elapsed) => {
-                        <#ret as #p::RetryResult>::from_result(#p::Result::Err(#from))
+                        #from_result(#p::Result::Err(#from))
                     }
                 }
             }
@@ -660,7 +666,7 @@ fn retry_loop(
                     #p::Result::Ok(__backoff_value) => match #decide_ok {
                         #p::Decision::Stop => {
                             #on_success
-                            return <#ret as #p::RetryResult>::from_result(__backoff_result);
+                            return #from_result(__backoff_result);
                         }
                         __backoff_decision => __backoff_decision,
                     },
@@ -726,7 +732,7 @@ fn retry_loop(
                         let __backoff_result = #p::Result::Err(#from);
                         let __backoff_report = #p::timed_out(__backoff_calls, #clock, #started_value);
                         #timed_out_give_up
-                        <#ret as #p::RetryResult>::from_result(__backoff_result)
+                        #from_result(__backoff_result)
                     }
                 }
             }
