@@ -2,8 +2,8 @@
 // every shape the loop's checks must accept, and the hooks run: a generic
 // function, a method, a function pointer, a closure whose body needs its
 // parameter's type (given directly and through a `macro_rules!` fragment),
-// closures with some parameters typed or destructured, a capturing `FnMut`,
-// and an `FnOnce` that moves what it captured.
+// closures with some parameters typed, typed `_` or destructured, a
+// capturing `FnMut`, and an `FnOnce` that moves what it captured.
 use backoff_runtime::{retry, Decision, GiveUp, RetryEvent};
 use std::cell::Cell;
 use std::fmt::Debug;
@@ -63,6 +63,11 @@ fn by_destructuring_closure() -> Result<u32, FetchError> {
     transient()
 }
 
+#[retry(attempts = 2, jitter = "none", sleep = nap, when = |e: &_| e.is_transient(), on_retry = |_: _, _: &_| ())]
+fn by_closure_typed_with_underscores() -> Result<u32, FetchError> {
+    transient()
+}
+
 #[retry(
     attempts = 3,
     jitter = "none",
@@ -96,6 +101,7 @@ fn main() {
     assert!(by_fn_pointer().is_err());
     assert!(by_forwarded_closure().is_err());
     assert!(by_destructuring_closure().is_err());
+    assert!(by_closure_typed_with_underscores().is_err());
     let (retries, gave_up) = (Cell::new(0), Cell::new(false));
     assert!(counted(&retries, &gave_up, vec![1]).is_err());
     assert_eq!(retries.get(), 2);
