@@ -500,7 +500,7 @@ impl SleepParameter for Duration {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: `sleep` of a plain fn must block and return `()`, not `{Self}`",
     label = "this returns `{Self}`",
-    note = "this function is not `async`: a plain fn sleeps by blocking, as `std::thread::sleep` does, and an async sleep such as `tokio::time::sleep` needs an `async fn`"
+    note = "this function is not `async`, so it sleeps by blocking, as `std::thread::sleep` does: make it an `async fn` to use an async sleep such as `tokio::time::sleep`"
 )]
 pub trait BlockingSleepReturn {
     /// Nothing.
@@ -521,7 +521,7 @@ impl BlockingSleepReturn for () {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: `sleep` of an `async fn` must return a future of `()`, not `{Self}`",
     label = "this returns `{Self}`",
-    note = "an `async fn` sleeps by awaiting, as with `tokio::time::sleep` or any `async fn(Duration)`; a blocking sleep such as `std::thread::sleep` belongs in a plain fn"
+    note = "an `async fn` sleeps by awaiting: pass an async sleep such as `tokio::time::sleep` or an `async fn(Duration)` (a blocking sleep such as `std::thread::sleep` would block the executor's thread)"
 )]
 pub trait AsyncSleepReturn<M> {
     /// The future to await.
