@@ -500,27 +500,43 @@ fn retry_loop(
     // `local`, whose idents only take the user's position.
     let local = |name: &str, at: Span| Ident::new(name, Span::call_site().located_at(at));
     let user = |name: &str, at: Span| Ident::new(name, at);
+    // The runtime's path at the user's tokens, for the checks of their
+    // values: a call spanned there in full is reported there (once), not
+    // on the whole attribute.
+    let p_at = |at: Span| user("__backoff_private", at).into_token_stream();
+    // The `<` opening `<_ as Parameter<..>>::pass(..)`, at the argument's
+    // name: the path then starts elsewhere than the value it is reported
+    // on, which keeps rustc from suggesting `&` before the user's function
+    // when it takes a parameter by value.
+    let lt_at = |at: Span| quote_spanned!(at=> <);
     let when_l = args.when.as_ref().map(|w| user("__backoff_when", w.span));
     let on_retry_l = args
         .on_retry
         .as_ref()
         .map(|o| user("__backoff_on_retry", o.span));
 
-    // Every use of the return type as a `Result` carries its span, so that a
-    // non-`Result` is reported once, there.
+    // Every use of the return type as a `Result` is spanned on its first
+    // token alone, so that a non-`Result` is reported once, there: the type
+    // is inferred rather than written (`<R as RetryResult>` would add an
+    // error on the whole type), and the outcome is split through a binding
+    // of that span.
     let ret_span = ret.span();
+    let pr = p_at(ret_span);
     let outcome = local("__backoff_outcome", ret_span);
     let value = local("__backoff_value", ret_span);
+    let whole = user("__backoff_whole", ret_span);
     let split = quote_spanned! {ret_span=>
-        <#ret as #p::RetryResult>::into_result(#outcome)
+        {
+            let #whole = #outcome;
+            #pr::RetryResult::into_result(#whole)
+        }
     };
+    let from_result = quote_spanned! {ret_span=> #pr::RetryResult::from_result };
     let result = local("__backoff_result", ret_span);
-    let give_up = quote_spanned! {ret_span=>
-        <#ret as #p::RetryResult>::from_result(#result)
-    };
-    let succeed = quote_spanned! {ret_span=>
-        <#ret as #p::RetryResult>::from_result(#p::Result::Ok(#value))
-    };
+    let give_up = quote_spanned! {ret_span=> #from_result(#result) };
+    let succeed = quote_spanned! {ret_span=> #from_result(#p::Result::Ok(#value)) };
+    let error_of = quote_spanned! {ret_span=> #pr::ErrorOf<#ret> };
+    let ok_of = quote_spanned! {ret_span=> #pr::OkOf<#ret> };
     // With `policy = EXPR`, a wrong type is reported once, at EXPR.
     let start_span = args
         .policy
@@ -534,16 +550,27 @@ fn retry_loop(
     };
     // The call's start is read if `elapsed` may be reported.
     let timed = args.on_retry.is_some() || args.on_giveup.is_some();
+    // The types a closure's parameters are given, at the return type's
+    // tokens (a return type that is not a `Result` is reported there).
+    let error_ty = quote_spanned! {ret_span=> &#error_of };
+    let ok_ty = quote_spanned! {ret_span=> &#ok_of };
+    let outcome_ty = quote_spanned! {ret_span=> &#pr::Result<#ok_of, #error_of> };
     let when = args.when.as_ref().map(|w| {
-        let expr = &w.value;
-        let checked = quote_spanned! {w.span=> #p::when::<#ret, _, _>(#expr) };
-        quote!(let mut #when_l = #checked;)
+        let typed = typed_closure(&w.value, &[&error_ty]);
+        quote!(let mut #when_l = #typed;)
     });
-    // The verdict on an error, inside the failure path.
+    // The verdict on an error, inside the failure path. The hooks are
+    // called here, each argument through a trait of its own, so that a
+    // function of the wrong type is reported in the argument's terms.
     let decision = match &args.when {
         Some(w) => {
-            let error = local("__backoff_error", w.span);
-            quote_spanned! {w.span=> #p::decide::<#ret, _, _>(&mut *#when_l, #error) }
+            let (p, error, lt) = (p_at(w.span), local("__backoff_error", w.span), lt_at(w.key));
+            quote_spanned! {w.span=>
+                #p::IntoDecision::into_decision(<_ as #p::WhenFn<_, _>>::call(
+                    #when_l,
+                    #lt _ as #p::WhenParameter<_>>::pass(#error),
+                ))
+            }
         }
         None => quote!(#p::Decision::Retry),
     };
@@ -552,18 +579,18 @@ fn retry_loop(
         .as_ref()
         .map(|w| user("__backoff_when_ok", w.span));
     let when_ok = args.when_ok.as_ref().map(|w| {
-        let expr = &w.value;
-        let checked = quote_spanned! {w.span=> #p::when_ok::<#ret, _, _>(#expr) };
-        quote!(let mut #when_ok_l = #checked;)
+        let typed = typed_closure(&w.value, &[&ok_ty]);
+        quote!(let mut #when_ok_l = #typed;)
     });
+    let event_ty = quote!(&#p::RetryEvent);
     let on_retry = args.on_retry.as_ref().map(|o| {
-        let expr = &o.value;
-        let checked = if args.when_ok.is_some() {
-            quote_spanned! {o.span=> #p::on_retry_outcome::<#ret, _>(#expr) }
+        let first = if args.when_ok.is_some() {
+            &outcome_ty
         } else {
-            quote_spanned! {o.span=> #p::on_retry::<#ret, _>(#expr) }
+            &error_ty
         };
-        quote!(let mut #on_retry_l = #checked;)
+        let typed = typed_closure(&o.value, &[first, &event_ty]);
+        quote!(let mut #on_retry_l = #typed;)
     });
     let call_on_retry = args.on_retry.as_ref().map(|o| {
         let [result, error, state, delay] = [
@@ -573,19 +600,27 @@ fn retry_loop(
             "__backoff_delay",
         ]
         .map(|name| local(name, o.span));
+        let (p, lt) = (p_at(o.span), lt_at(o.key));
+        let event = quote_spanned! {o.span=>
+            #lt _ as #p::OnRetryEventParameter<_>>::pass(&#state.event(#delay))
+        };
         if args.when_ok.is_some() {
             quote_spanned! {o.span=>
-                #p::call_on_retry_outcome::<#ret, _>(
-                    &mut *#on_retry_l,
-                    &#result,
-                    &#state.event(#delay),
-                );
+                <_ as #p::OnRetryReturn>::done(<_ as #p::OnRetryFn<_, _, _>>::call(
+                    #on_retry_l,
+                    #lt _ as #p::OnRetryOutcomeParameter<#ok_of, #error_of>>::pass(&#result),
+                    #event,
+                ));
             }
         } else {
             // Without `when_ok`, only errors are retried.
             quote_spanned! {o.span=>
                 if let #p::Result::Err(#error) = &#result {
-                    #p::call_on_retry::<#ret, _>(&mut *#on_retry_l, #error, &#state.event(#delay));
+                    <_ as #p::OnRetryReturn>::done(<_ as #p::OnRetryFn<_, _, _>>::call(
+                        #on_retry_l,
+                        #lt _ as #p::OnRetryParameter<_>>::pass(#error),
+                        #event,
+                    ));
                 }
             }
         }
@@ -596,25 +631,32 @@ fn retry_loop(
         .map(|g| user("__backoff_on_giveup", g.span));
     // `on_giveup` is an `FnOnce`, called at most once, from whichever path
     // gives up.
+    let giveup_ty = quote!(&#p::GiveUp);
     let on_giveup = args.on_giveup.as_ref().map(|g| {
-        let expr = &g.value;
-        let checked = quote_spanned! {g.span=> #p::on_giveup::<#ret, _>(#expr) };
-        quote!(let mut #on_giveup_l = ::core::option::Option::Some(#checked);)
+        let typed = typed_closure(&g.value, &[&outcome_ty, &giveup_ty]);
+        quote!(let mut #on_giveup_l = ::core::option::Option::Some(#typed);)
     });
     // Reports giving up with `__backoff_result` for `__backoff_report`.
     // (`borrowed`: in the failure path, where the hook's slot is a `&mut`.)
     let report_give_up = |borrowed: bool| {
         let name = sig.ident.to_string();
         let call = args.on_giveup.as_ref().map(|g| {
-            let [result, report] =
-                ["__backoff_result", "__backoff_report"].map(|name| local(name, g.span));
+            let [result, report, hook] = ["__backoff_result", "__backoff_report", "__backoff_hook"]
+                .map(|name| local(name, g.span));
             let slot = if borrowed {
                 quote_spanned! {g.span=> &mut *#on_giveup_l }
             } else {
                 quote_spanned! {g.span=> &mut #on_giveup_l }
             };
+            let (p, lt) = (p_at(g.span), lt_at(g.key));
             quote_spanned! {g.span=>
-                #p::call_on_giveup::<#ret, _>(#slot, &#result, &#report);
+                if let ::core::option::Option::Some(#hook) = ::core::option::Option::take(#slot) {
+                    <_ as #p::OnGiveupReturn>::done(<_ as #p::OnGiveupFn<_, _, _>>::call(
+                        #hook,
+                        #lt _ as #p::OnGiveupParameter<#ok_of, #error_of>>::pass(&#result),
+                        #lt _ as #p::OnGiveupRecordParameter<_>>::pass(&#report),
+                    ));
+                }
             }
         });
         quote! {
@@ -624,13 +666,8 @@ fn retry_loop(
     };
     let sleep_binding = args.sleep.as_ref().map(|s| {
         let expr = &s.value;
-        let checked = if is_async {
-            quote_spanned! {s.span=> #p::sleep_async(#expr) }
-        } else {
-            quote_spanned! {s.span=> #p::sleep_sync(#expr) }
-        };
         let sleep_l = user("__backoff_sleep", s.span);
-        quote!(let mut #sleep_l = #checked;)
+        quote!(let mut #sleep_l = #expr;)
     });
     // An async sleep is awaited through `out_of_line`, pinned in the
     // function's future: its poll stays out of the function's own.
@@ -643,17 +680,33 @@ fn retry_loop(
         user("__backoff_sleep", sleep_span),
         local("__backoff_delay", sleep_span),
     );
+    // `sleep` is called with its argument, and its result checked, each
+    // through a trait of its own (see `decision`).
+    let sleep_call = |s: &crate::attr::Arg<Expr>| {
+        let (p, lt) = (p_at(s.span), lt_at(s.key));
+        let call = quote_spanned! {s.span=>
+            <_ as #p::SleepFn<_, _>>::call(&mut #sleep_l, #lt _ as #p::SleepParameter>::pass(#delay))
+        };
+        (p, call)
+    };
     let sleep = match (&args.sleep, is_async) {
-        (Some(s), false) => quote_spanned! {s.span=>
-            #p::SyncSleep::sleep(&mut #sleep_l, #delay);
-        },
-        (Some(s), true) => quote_spanned! {s.span=>
-            #p::AsyncSleepFn::sleep(&mut #sleep_l, #delay).await;
-        },
+        (Some(s), false) => {
+            let (p, call) = sleep_call(s);
+            quote_spanned! {s.span=>
+                <_ as #p::BlockingSleepReturn>::done(#call);
+            }
+        }
+        (Some(s), true) => {
+            let (p, call) = sleep_call(s);
+            quote_spanned! {s.span=>
+                <_ as #p::AsyncSleepReturn<_>>::sleeping(#call).await;
+            }
+        }
         (None, false) => quote!(#p::sleep_blocking(__backoff_delay);),
         (None, true) => {
+            let ps = p_at(sleep_span);
             let sleeping = quote_spanned! {sleep_span=>
-                <#p::DefaultSleep as #p::AsyncSleep>::sleep(#delay)
+                <#ps::DefaultSleep as #ps::AsyncSleep>::sleep(#delay)
             };
             quote! {
                 if !__backoff_delay.is_zero() {
@@ -665,7 +718,7 @@ fn retry_loop(
     // `budget` and `circuit`: evaluated once per call, before the first
     // attempt. A `static`'s path (by convention in capitals) must be one:
     // a `const` would be a fresh budget or breaker for every call.
-    let shared = |arg: &Option<crate::attr::Arg<Expr>>, name: &str, fun: &str| {
+    let shared = |arg: &Option<crate::attr::Arg<Expr>>, name: &str, trait_: &str, fun: &str| {
         arg.as_ref().map(|a| {
             let expr = &a.value;
             let local = Ident::new(&format!("__backoff_{name}"), Span::call_site());
@@ -676,15 +729,16 @@ fn retry_loop(
             } else {
                 quote_spanned! {a.span=> &(#expr) }
             };
-            let checked = quote_spanned! {a.span=> #p::#check(#value) };
+            let (pa, trait_) = (p_at(a.span), Ident::new(trait_, a.span));
+            let checked = quote_spanned! {a.span=> #pa::#trait_::#check(#value) };
             quote! {
                 let #value = #borrowed;
                 let #local = #checked;
             }
         })
     };
-    let budget_binding = shared(&args.budget, "budget", "budget");
-    let circuit_binding = shared(&args.circuit, "circuit", "circuit");
+    let budget_binding = shared(&args.budget, "budget", "AsBudget", "as_budget");
+    let circuit_binding = shared(&args.circuit, "circuit", "AsCircuit", "as_circuit");
     let with_budget = args
         .budget
         .as_ref()
@@ -744,9 +798,11 @@ fn retry_loop(
     // A refused call fails fast with `E::from(CircuitOpen)`.
     let refused_give_up = report_give_up(false);
     let before_attempt = args.circuit.as_ref().map(|c| {
-        let open = local("__backoff_open", c.span);
-        let from = quote_spanned! {c.span=>
-            <#p::ErrorOf<#ret> as #p::FromCircuitOpen>::from_circuit_open(#open)
+        // On the argument's name: the mistake is the error type, not the
+        // breaker.
+        let (open, pc) = (local("__backoff_open", c.key), p_at(c.key));
+        let from = quote_spanned! {c.key=>
+            <#pc::ErrorOf<#ret> as #pc::FromCircuitOpen>::from_circuit_open(#open)
         };
         quote! {
             let __backoff_state = __backoff_slot.get_or_insert_with(|| #make);
@@ -754,7 +810,7 @@ fn retry_loop(
                 let __backoff_result = #p::Result::Err(#from);
                 let __backoff_report = #p::report(__backoff_state);
                 #refused_give_up
-                return <#ret as #p::RetryResult>::from_result(__backoff_result);
+                return #from_result(__backoff_result);
             }
         }
     });
@@ -847,18 +903,19 @@ fn retry_loop(
     let attempt = match (&args.attempt_timeout, is_async) {
         (Some(t), true) => {
             let d = duration(&p, t.value.value);
-            let elapsed = local("__backoff_elapsed", t.span);
-            let from = quote_spanned! {t.span=>
-                <#p::ErrorOf<#ret> as #p::FromElapsed>::from_elapsed(#elapsed)
+            let (elapsed, pt) = (local("__backoff_elapsed", t.key), p_at(t.key));
+            let from = quote_spanned! {t.key=>
+                <#pt::ErrorOf<#ret> as #pt::FromElapsed>::from_elapsed(#elapsed)
             };
+            let pk = p_at(t.key);
             let timeout = quote_spanned! {t.key=>
-                <#p::DefaultSleep as #p::AsyncTimeout>::timeout(#d, #p::attempt::<#ret, _>(async #async_body))
+                <#pk::DefaultSleep as #pk::AsyncTimeout>::timeout(#d, #p::attempt::<#ret, _>(async #async_body))
             };
             quote! {
                 match #timeout.await {
                     #p::Result::Ok(__backoff_outcome) => __backoff_outcome,
                     #p::Result::Err(__backoff_elapsed) => {
-                        <#ret as #p::RetryResult>::from_result(#p::Result::Err(#from))
+                        #from_result(#p::Result::Err(#from))
                     }
                 }
             }
@@ -893,9 +950,12 @@ fn retry_loop(
             };
         },
         Some(w) => {
-            let value = local("__backoff_value", w.span);
+            let (p, lt, value) = (p_at(w.span), lt_at(w.key), local("__backoff_value", w.span));
             let decide_ok = quote_spanned! {w.span=>
-                #p::decide_ok::<#ret, _, _>(&mut #when_ok_l, #value)
+                <_ as #p::WhenOkReturn>::decision(<_ as #p::WhenOkFn<_, _>>::call(
+                    &mut #when_ok_l,
+                    #lt _ as #p::WhenOkParameter<_>>::pass(#value),
+                ))
             };
             quote! {
                 let __backoff_result = #split;
@@ -903,7 +963,7 @@ fn retry_loop(
                     #p::Result::Ok(__backoff_value) => match #decide_ok {
                         #p::Decision::Stop => {
                             #on_success
-                            return <#ret as #p::RetryResult>::from_result(__backoff_result);
+                            return #from_result(__backoff_result);
                         }
                         __backoff_decision => __backoff_decision,
                     },
@@ -956,12 +1016,13 @@ fn retry_loop(
         (Some(t), true) => {
             let timed_out_give_up = report_give_up(false);
             let d = duration(&p, t.value.value);
-            let elapsed = local("__backoff_elapsed", t.span);
-            let from = quote_spanned! {t.span=>
-                <#p::ErrorOf<#ret> as #p::FromElapsed>::from_elapsed(#elapsed)
+            let (elapsed, pt) = (local("__backoff_elapsed", t.key), p_at(t.key));
+            let from = quote_spanned! {t.key=>
+                <#pt::ErrorOf<#ret> as #pt::FromElapsed>::from_elapsed(#elapsed)
             };
+            let pk = p_at(t.key);
             let timeout = quote_spanned! {t.key=>
-                <#p::DefaultSleep as #p::AsyncTimeout>::timeout(#d, #p::attempt::<#ret, _>(async { #retry_loop }))
+                <#pk::DefaultSleep as #pk::AsyncTimeout>::timeout(#d, #p::attempt::<#ret, _>(async { #retry_loop }))
             };
             quote! {
                 let mut __backoff_calls: u32 = 0;
@@ -971,7 +1032,7 @@ fn retry_loop(
                         let __backoff_result = #p::Result::Err(#from);
                         let __backoff_report = #p::timed_out(__backoff_calls, #clock, #started_value);
                         #timed_out_give_up
-                        <#ret as #p::RetryResult>::from_result(__backoff_result)
+                        #from_result(__backoff_result)
                     }
                 }
             }
@@ -1109,20 +1170,13 @@ fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
     if let Some(policy) = &args.policy {
         let expr = &policy.value;
         let value = Ident::new("__backoff_policy_value", policy.span);
-        // (The runtime's path at the expression too: rustc checks the
-        // callee's bounds at the callee, a second error otherwise.)
-        let here = Ident::new(
-            "__backoff_private",
-            Span::call_site().located_at(policy.span),
-        );
-        let checked = quote_spanned! {policy.span=> #here::policy_ref(&#value) };
+        let pp = Ident::new("__backoff_private", policy.span);
+        let checked = quote_spanned! {policy.span=> #pp::AsPolicy::as_policy(&#value) };
         let name = Ident::new(
             "__backoff_policy",
             Span::call_site().located_at(policy.span),
         );
-        // Every token at the expression: the binding's type is checked there
-        // too, so a wrong type is one error.
-        return quote_spanned! {policy.span=>
+        return quote! {
             let #value = #expr;
             let #name = #checked;
         };
@@ -1251,4 +1305,45 @@ fn duration(p: &TokenStream, d: Duration) -> TokenStream {
     let secs = Literal::u64_suffixed(d.as_secs());
     let nanos = Literal::u32_suffixed(d.subsec_nanos());
     quote!(#p::Duration::new(#secs, #nanos))
+}
+
+// Input:  the value of `when`, `when_ok`, `on_retry` or `on_giveup`, and the
+//         types of the parameters the call passes.
+// Output: a closure with a type on each parameter the user left without one
+//         (`|e| ..` and `|e: &_| ..` become `|e: &E| ..`), so its body can
+//         use them; any other value unchanged. A parameter written with
+//         another type is reported where the loop calls the hook, in the
+//         argument's terms.
+fn typed_closure(expr: &Expr, types: &[&TokenStream]) -> TokenStream {
+    let Expr::Closure(closure) = crate::attr::ungrouped(expr) else {
+        return expr.to_token_stream();
+    };
+    let mut closure = closure.clone();
+    for (input, ty) in closure.inputs.iter_mut().zip(types) {
+        let ty = Box::new(Type::Verbatim((*ty).clone()));
+        match input {
+            Pat::Type(typed) if is_inferred(&typed.ty) => typed.ty = ty,
+            Pat::Type(_) => {}
+            _ => {
+                *input = Pat::Type(syn::PatType {
+                    attrs: Vec::new(),
+                    pat: Box::new(input.clone()),
+                    colon_token: Default::default(),
+                    ty,
+                });
+            }
+        }
+    }
+    closure.to_token_stream()
+}
+
+/// `_` or `&_`: a type the user left to inference.
+fn is_inferred(ty: &Type) -> bool {
+    match ty {
+        Type::Infer(_) => true,
+        Type::Reference(r) => r.mutability.is_none() && matches!(*r.elem, Type::Infer(_)),
+        Type::Group(g) => is_inferred(&g.elem),
+        Type::Paren(p) => is_inferred(&p.elem),
+        _ => false,
+    }
 }

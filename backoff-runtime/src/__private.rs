@@ -64,6 +64,7 @@ pub trait RetryResult: Sized {
     fn from_result(r: Result<Self::Ok, Self::Err>) -> Self;
 }
 
+#[diagnostic::do_not_recommend]
 impl<T, E> RetryResult for Result<T, E> {
     type Ok = T;
     type Err = E;
@@ -80,101 +81,374 @@ impl<T, E> RetryResult for Result<T, E> {
 /// The error type of `R`.
 pub type ErrorOf<R> = <R as RetryResult>::Err;
 
-/// Checks `when` and gives its closure parameters the type `&E`.
-#[inline]
-pub fn when<R, D, F>(f: F) -> F
-where
-    R: RetryResult,
-    F: FnMut(&ErrorOf<R>) -> D,
-    D: IntoDecision,
-{
-    f
-}
-
-/// Applies `when` to an error. Same bounds as [`when`], so a mistake is
-/// reported once.
-#[inline]
-pub fn decide<R, D, F>(when: &mut F, error: &ErrorOf<R>) -> Decision
-where
-    R: RetryResult,
-    F: FnMut(&ErrorOf<R>) -> D,
-    D: IntoDecision,
-{
-    when(error).into_decision()
-}
-
-/// Checks `when_ok` and gives its closure parameters the type `&T`.
-#[inline]
-pub fn when_ok<R, D, F>(f: F) -> F
-where
-    R: RetryResult,
-    F: FnMut(&OkOf<R>) -> D,
-    D: IntoDecision,
-{
-    f
-}
-
-/// Applies `when_ok` to a value: [`Decision::Stop`] accepts it.
-#[inline]
-pub fn decide_ok<R, D, F>(when_ok: &mut F, value: &OkOf<R>) -> Decision
-where
-    R: RetryResult,
-    F: FnMut(&OkOf<R>) -> D,
-    D: IntoDecision,
-{
-    when_ok(value).into_decision()
-}
-
 /// The success type of `R`.
 pub type OkOf<R> = <R as RetryResult>::Ok;
 
-/// Checks `on_retry` beside `when_ok`: it sees the whole outcome.
-#[inline]
-pub fn on_retry_outcome<R, F>(f: F) -> F
-where
-    R: RetryResult,
-    F: FnMut(&Result<OkOf<R>, ErrorOf<R>>, &RetryEvent),
-{
-    f
+// The checks of `when`, `when_ok`, `on_retry`, `on_giveup` and `sleep`.
+//
+// The generated code calls the user's function itself, with each argument
+// passed through a trait of its own, `<_ as WhenParameter<_>>::pass(error)`, and
+// its result through another. A mistake is then one unimplemented trait,
+// reported with the trait's text in the argument's terms ("`when` must take
+// the error as `&u32`, not `&String`"): not a signature mismatch (E0631,
+// E0271, whose text cannot be changed), and, being a trait method's own
+// bound, with no "required by a bound in" note naming this module. Each impl
+// is `do_not_recommend`, so that no list of implementations points here
+// either; the traits carry lifetimes, not bounds, so a closure annotated
+// `&E` still takes any borrow.
+
+/// The impl of a two-impl check that holds when the value fits.
+///
+/// rustc takes a trait's only impl on the shape of its type alone, and
+/// reports a bound of that impl which fails (a function of two parameters
+/// where one is called for: "this function takes 2 arguments but 1
+/// argument was supplied", with a fix that edits the attribute). With a
+/// second impl, told apart by a parameter the call leaves to inference, it
+/// weighs both impls against the type: when neither holds, the error is the
+/// check's own trait, with its message, and what the call returns stays
+/// unknown, so its uses add no error of their own.
+pub struct Holds;
+
+/// The impl of a two-impl check that holds for no type (see [`Holds`]).
+pub struct Fails;
+
+/// Implemented by no type.
+pub trait Never {}
+
+/// Calls `when`: a function of one parameter.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `when` must be a function of one parameter, the error, not `{Self}`",
+    label = "expected a function of one parameter",
+    note = "`when` is called with a reference to each error and returns `true` to retry it (or a `Decision`): declare it as `fn(&E) -> bool`"
+)]
+pub trait WhenFn<M, A> {
+    /// What it returns.
+    type Output;
+    /// Calls it.
+    fn call(&mut self, error: A) -> Self::Output;
 }
 
-/// Calls an [`on_retry_outcome`].
-#[inline]
-pub fn call_on_retry_outcome<R, F>(
-    f: &mut F,
-    outcome: &Result<OkOf<R>, ErrorOf<R>>,
-    event: &RetryEvent,
-) where
-    R: RetryResult,
-    F: FnMut(&Result<OkOf<R>, ErrorOf<R>>, &RetryEvent),
-{
-    f(outcome, event)
-}
-
-/// Checks `on_giveup` and gives its closure parameters their types.
-#[inline]
-pub fn on_giveup<R, F>(f: F) -> F
-where
-    R: RetryResult,
-    F: FnOnce(&Result<OkOf<R>, ErrorOf<R>>, &GiveUp),
-{
-    f
-}
-
-/// Calls `on_giveup`, once. Same bounds as [`on_giveup`], so a mistake is
-/// reported once.
-#[inline]
-pub fn call_on_giveup<R, F>(
-    f: &mut Option<F>,
-    outcome: &Result<OkOf<R>, ErrorOf<R>>,
-    report: &GiveUp,
-) where
-    R: RetryResult,
-    F: FnOnce(&Result<OkOf<R>, ErrorOf<R>>, &GiveUp),
-{
-    if let Some(f) = f.take() {
-        f(outcome, report)
+#[diagnostic::do_not_recommend]
+impl<F: FnMut(A) -> O, A, O> WhenFn<Holds, A> for F {
+    type Output = O;
+    #[inline(always)]
+    fn call(&mut self, error: A) -> O {
+        self(error)
     }
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: Never, A> WhenFn<Fails, A> for F {
+    type Output = ();
+    #[inline(always)]
+    fn call(&mut self, _: A) {}
+}
+
+/// Calls `when_ok`: a function of one parameter.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `when_ok` must be a function of one parameter, the `Ok` value, not `{Self}`",
+    label = "expected a function of one parameter",
+    note = "`when_ok` is called with a reference to each `Ok` value and returns `true` to retry it (or a `Decision`): declare it as `fn(&T) -> bool`"
+)]
+pub trait WhenOkFn<M, A> {
+    /// What it returns.
+    type Output;
+    /// Calls it.
+    fn call(&mut self, value: A) -> Self::Output;
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: FnMut(A) -> O, A, O> WhenOkFn<Holds, A> for F {
+    type Output = O;
+    #[inline(always)]
+    fn call(&mut self, value: A) -> O {
+        self(value)
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: Never, A> WhenOkFn<Fails, A> for F {
+    type Output = ();
+    #[inline(always)]
+    fn call(&mut self, _: A) {}
+}
+
+/// Calls `on_retry`: a function of two parameters.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `on_retry` must be a function of two parameters, not `{Self}`",
+    label = "expected a function of two parameters",
+    note = "`on_retry` is called before each sleep with the error (beside `when_ok`, the whole outcome) and the event: declare it as `fn(&E, &RetryEvent)`, or beside `when_ok` as `fn(&Result<T, E>, &RetryEvent)`"
+)]
+pub trait OnRetryFn<M, A, B> {
+    /// What it returns.
+    type Output;
+    /// Calls it.
+    fn call(&mut self, first: A, event: B) -> Self::Output;
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: FnMut(A, B) -> O, A, B, O> OnRetryFn<Holds, A, B> for F {
+    type Output = O;
+    #[inline(always)]
+    fn call(&mut self, first: A, event: B) -> O {
+        self(first, event)
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: Never, A, B> OnRetryFn<Fails, A, B> for F {
+    type Output = ();
+    #[inline(always)]
+    fn call(&mut self, _: A, _: B) {}
+}
+
+/// Calls `on_giveup`, once: a function of two parameters.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `on_giveup` must be a function of two parameters, not `{Self}`",
+    label = "expected a function of two parameters",
+    note = "`on_giveup` is called once, on giving up, with the outcome the call returns and the give-up record: declare it as `fn(&Result<T, E>, &GiveUp)`"
+)]
+pub trait OnGiveupFn<M, A, B> {
+    /// What it returns.
+    type Output;
+    /// Calls it.
+    fn call(self, outcome: A, report: B) -> Self::Output;
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: FnOnce(A, B) -> O, A, B, O> OnGiveupFn<Holds, A, B> for F {
+    type Output = O;
+    #[inline(always)]
+    fn call(self, outcome: A, report: B) -> O {
+        self(outcome, report)
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: Never, A, B> OnGiveupFn<Fails, A, B> for F {
+    type Output = ();
+    #[inline(always)]
+    fn call(self, _: A, _: B) {}
+}
+
+/// Calls `sleep`: a function of one parameter.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `sleep` must be a function of one parameter, the delay, not `{Self}`",
+    label = "expected a function of one parameter",
+    note = "`sleep` is called with each delay, a `std::time::Duration`: name a function such as `std::thread::sleep` (a plain fn) or `tokio::time::sleep` (an `async fn`)"
+)]
+pub trait SleepFn<M, A> {
+    /// What it returns.
+    type Output;
+    /// Calls it.
+    fn call(&mut self, delay: A) -> Self::Output;
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: FnMut(A) -> O, A, O> SleepFn<Holds, A> for F {
+    type Output = O;
+    #[inline(always)]
+    fn call(&mut self, delay: A) -> O {
+        self(delay)
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: Never, A> SleepFn<Fails, A> for F {
+    type Output = ();
+    #[inline(always)]
+    fn call(&mut self, _: A) {}
+}
+
+/// `when`'s parameter: the error, `&E`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `when` must take the error as `&{E}`, not `{Self}`",
+    label = "this takes `{Self}`",
+    note = "`when` is called with a reference to each error and returns `true` to retry it (or a `Decision`): declare its parameter as `&{E}`"
+)]
+pub trait WhenParameter<'a, E> {
+    /// The error, as `when` takes it.
+    fn pass(error: &'a E) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a, E> WhenParameter<'a, E> for &'a E {
+    #[inline(always)]
+    fn pass(error: &'a E) -> Self {
+        error
+    }
+}
+
+/// `when_ok`'s parameter: the `Ok` value, `&T`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `when_ok` must take the `Ok` value as `&{T}`, not `{Self}`",
+    label = "this takes `{Self}`",
+    note = "`when_ok` is called with a reference to each `Ok` value and returns `true` to retry it (or a `Decision`): declare its parameter as `&{T}`"
+)]
+pub trait WhenOkParameter<'a, T> {
+    /// The value, as `when_ok` takes it.
+    fn pass(value: &'a T) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a, T> WhenOkParameter<'a, T> for &'a T {
+    #[inline(always)]
+    fn pass(value: &'a T) -> Self {
+        value
+    }
+}
+
+/// What `when_ok` returns. (`when` returns an [`IntoDecision`], whose own
+/// message names `when`.)
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `when_ok` must return `bool` or `backoff_runtime::Decision`, not `{Self}`",
+    label = "this returns `{Self}`",
+    note = "return `true` to retry the `Ok` value and `false` to accept it, or a `Decision` for finer control"
+)]
+pub trait WhenOkReturn {
+    /// The decision.
+    fn decision(self) -> Decision;
+}
+
+#[diagnostic::do_not_recommend]
+impl<D: IntoDecision> WhenOkReturn for D {
+    #[inline(always)]
+    fn decision(self) -> Decision {
+        self.into_decision()
+    }
+}
+
+/// `on_retry`'s first parameter without `when_ok`: the error, `&E`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `on_retry` must take the error as `&{E}` first, not `{Self}`",
+    label = "this takes `{Self}` first",
+    note = "`on_retry` is called before each sleep with the error and the event: declare it as `fn(&{E}, &RetryEvent)`"
+)]
+pub trait OnRetryParameter<'a, E> {
+    /// The error, as `on_retry` takes it.
+    fn pass(error: &'a E) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a, E> OnRetryParameter<'a, E> for &'a E {
+    #[inline(always)]
+    fn pass(error: &'a E) -> Self {
+        error
+    }
+}
+
+/// `on_retry`'s first parameter beside `when_ok`: the outcome,
+/// `&Result<T, E>`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: beside `when_ok`, `on_retry` must take the outcome as `&Result<{T}, {E}>` first, not `{Self}`",
+    label = "this takes `{Self}` first",
+    note = "with `when_ok`, an `Ok` value may be retried too, so `on_retry` sees the whole outcome: declare it as `fn(&Result<{T}, {E}>, &RetryEvent)`"
+)]
+pub trait OnRetryOutcomeParameter<'a, T, E> {
+    /// The outcome, as `on_retry` takes it.
+    fn pass(outcome: &'a Result<T, E>) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a, T, E> OnRetryOutcomeParameter<'a, T, E> for &'a Result<T, E> {
+    #[inline(always)]
+    fn pass(outcome: &'a Result<T, E>) -> Self {
+        outcome
+    }
+}
+
+/// `on_retry`'s second parameter: `&RetryEvent`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `on_retry` must take the event as `&RetryEvent` second, not `{Self}`",
+    label = "this takes `{Self}` second",
+    note = "declare the second parameter as `&RetryEvent`: `backoff_runtime::RetryEvent` tells the attempt that failed, the delay before the next one and the time elapsed"
+)]
+pub trait OnRetryEventParameter<'a, V> {
+    /// The event, as `on_retry` takes it.
+    fn pass(event: &'a V) -> Self;
+}
+
+// (Generic in `V`, which is `RetryEvent`, so that rustc does not point
+// at this impl as one for `&RetryEvent` when the event is taken by value.)
+#[diagnostic::do_not_recommend]
+impl<'a, V> OnRetryEventParameter<'a, V> for &'a V {
+    #[inline(always)]
+    fn pass(event: &'a V) -> Self {
+        event
+    }
+}
+
+/// What `on_retry` returns: nothing.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `on_retry` must return `()`, not `{Self}`",
+    label = "this returns `{Self}`",
+    note = "`on_retry` is called before each sleep and what it returns is dropped: make it a plain function that returns nothing (the future of an `async fn` would never run)"
+)]
+pub trait OnRetryReturn {
+    /// Nothing.
+    fn done(self);
+}
+
+#[diagnostic::do_not_recommend]
+impl OnRetryReturn for () {
+    #[inline(always)]
+    fn done(self) {}
+}
+
+/// `on_giveup`'s first parameter: the outcome, `&Result<T, E>`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `on_giveup` must take the outcome as `&Result<{T}, {E}>` first, not `{Self}`",
+    label = "this takes `{Self}` first",
+    note = "`on_giveup` is called once, on giving up, with the outcome the call returns and the give-up record: declare it as `fn(&Result<{T}, {E}>, &GiveUp)`"
+)]
+pub trait OnGiveupParameter<'a, T, E> {
+    /// The outcome, as `on_giveup` takes it.
+    fn pass(outcome: &'a Result<T, E>) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a, T, E> OnGiveupParameter<'a, T, E> for &'a Result<T, E> {
+    #[inline(always)]
+    fn pass(outcome: &'a Result<T, E>) -> Self {
+        outcome
+    }
+}
+
+/// `on_giveup`'s second parameter: `&GiveUp`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `on_giveup` must take the give-up record as `&GiveUp` second, not `{Self}`",
+    label = "this takes `{Self}` second",
+    note = "declare the second parameter as `&GiveUp`: `backoff_runtime::GiveUp` tells the calls made, the time elapsed and why the call gave up"
+)]
+pub trait OnGiveupRecordParameter<'a, V> {
+    /// The record, as `on_giveup` takes it.
+    fn pass(report: &'a V) -> Self;
+}
+
+// (Generic in `V`, which is `GiveUp`: see `OnRetryEventParameter`.)
+#[diagnostic::do_not_recommend]
+impl<'a, V> OnGiveupRecordParameter<'a, V> for &'a V {
+    #[inline(always)]
+    fn pass(report: &'a V) -> Self {
+        report
+    }
+}
+
+/// What `on_giveup` returns: nothing.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `on_giveup` must return `()`, not `{Self}`",
+    label = "this returns `{Self}`",
+    note = "`on_giveup` is called once, on giving up, and what it returns is dropped: make it a plain function that returns nothing (the future of an `async fn` would never run)"
+)]
+pub trait OnGiveupReturn {
+    /// Nothing.
+    fn done(self);
+}
+
+#[diagnostic::do_not_recommend]
+impl OnGiveupReturn for () {
+    #[inline(always)]
+    fn done(self) {}
 }
 
 /// The report of a state that gave up.
@@ -203,81 +477,84 @@ pub fn attempt_number<S>(slot: &Option<RetryState<'_, S>>) -> u32 {
     }
 }
 
-/// Checks `on_retry` and gives its closure parameters their types.
-#[inline]
-pub fn on_retry<R, F>(f: F) -> F
-where
-    R: RetryResult,
-    F: FnMut(&ErrorOf<R>, &RetryEvent),
-{
-    f
-}
-
-/// Calls `on_retry`. Same bounds as [`on_retry`], so a mistake is reported
-/// once.
-#[inline]
-pub fn call_on_retry<R, F>(f: &mut F, error: &ErrorOf<R>, event: &RetryEvent)
-where
-    R: RetryResult,
-    F: FnMut(&ErrorOf<R>, &RetryEvent),
-{
-    f(error, event)
-}
-
-/// A plain fn's `sleep = path`.
+/// `sleep`'s parameter: the delay, a [`Duration`].
 #[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `sleep` of a plain fn must be a `fn(Duration)`",
-    label = "not a `fn(Duration)`",
-    note = "an `async fn` takes `fn(Duration) -> impl Future<Output = ()>` instead"
+    message = "`#[retry]`: `sleep` must take a `Duration`, not `{Self}`",
+    label = "this takes `{Self}`",
+    note = "`sleep` is called with each delay, a `std::time::Duration`"
 )]
-pub trait SyncSleep {
-    /// Sleeps for `d`.
-    fn sleep(&mut self, d: Duration);
-}
-
-impl<F: FnMut(Duration)> SyncSleep for F {
-    #[inline]
-    fn sleep(&mut self, d: Duration) {
-        self(d)
-    }
-}
-
-/// An `async fn`'s `sleep = path`.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `sleep` of an `async fn` must be a `fn(Duration) -> impl Future<Output = ()>`, such as an `async fn(Duration)`",
-    label = "not an async sleep",
-    note = "a plain fn takes `fn(Duration)` instead"
-)]
-pub trait AsyncSleepFn {
-    /// The sleep's future.
-    type Future: Future<Output = ()>;
-    /// Starts sleeping for `d`.
-    fn sleep(&mut self, d: Duration) -> Self::Future;
+pub trait SleepParameter {
+    /// The delay, as `sleep` takes it.
+    fn pass(delay: Duration) -> Self;
 }
 
 #[diagnostic::do_not_recommend]
-impl<F, Fut> AsyncSleepFn for F
-where
-    F: FnMut(Duration) -> Fut,
-    Fut: Future<Output = ()>,
-{
-    type Future = Fut;
-    #[inline]
-    fn sleep(&mut self, d: Duration) -> Fut {
-        self(d)
+impl SleepParameter for Duration {
+    #[inline(always)]
+    fn pass(delay: Duration) -> Self {
+        delay
     }
 }
 
-/// Checks a plain fn's `sleep`.
-#[inline]
-pub fn sleep_sync<F: SyncSleep>(f: F) -> F {
-    f
+/// What a plain fn's `sleep` returns: nothing (it blocks).
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `sleep` of a plain fn must block and return `()`, not `{Self}`",
+    label = "this returns `{Self}`",
+    note = "this function is not `async`, so it sleeps by blocking, as `std::thread::sleep` does: make it an `async fn` to use an async sleep such as `tokio::time::sleep`"
+)]
+pub trait BlockingSleepReturn {
+    /// Nothing.
+    fn done(self);
 }
 
-/// Checks an `async fn`'s `sleep`.
-#[inline]
-pub fn sleep_async<F: AsyncSleepFn>(f: F) -> F {
-    f
+#[diagnostic::do_not_recommend]
+impl BlockingSleepReturn for () {
+    #[inline(always)]
+    fn done(self) {}
+}
+
+/// What an `async fn`'s `sleep` returns: a future of `()`.
+///
+/// Two impls (see [`Holds`]): for a value that is no future of `()`, the
+/// type of [`sleeping`](AsyncSleepReturn::sleeping) stays unknown, so the
+/// `.await` of it adds no error of its own.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `sleep` of an `async fn` must return a future of `()`, not `{Self}`",
+    label = "this returns `{Self}`",
+    note = "an `async fn` sleeps by awaiting: pass an async sleep such as `tokio::time::sleep` or an `async fn(Duration)` (a blocking sleep such as `std::thread::sleep` would block the executor's thread)"
+)]
+pub trait AsyncSleepReturn<M> {
+    /// The future to await.
+    type Sleep;
+    /// The future, to await.
+    fn sleeping(self) -> Self::Sleep;
+}
+
+/// The output of an async sleep: `()`.
+pub trait Unit {}
+
+impl Unit for () {}
+
+#[diagnostic::do_not_recommend]
+impl<F> AsyncSleepReturn<Holds> for F
+where
+    F: Future,
+    F::Output: Unit,
+{
+    type Sleep = F;
+    #[inline(always)]
+    fn sleeping(self) -> F {
+        self
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: Never> AsyncSleepReturn<Fails> for F {
+    type Sleep = F;
+    #[inline(always)]
+    fn sleeping(self) -> F {
+        self
+    }
 }
 
 /// Awaits a future of an `async fn`'s failure path (its sleep, pinned in the
@@ -328,38 +605,34 @@ pub fn attempt<R, Fut: Future<Output = R>>(fut: Fut) -> Fut {
     fut
 }
 
-/// What `policy = EXPR` may give: a [`Policy`] or a reference to one.
+/// What `policy = EXPR` may give: a [`Policy`] or a reference to one. The
+/// strategy is a parameter, not an associated type, so that a value of
+/// another type is one error: the policy's uses after it are left
+/// ambiguous, which rustc does not report beside an error.
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: `policy` must be a `backoff_runtime::Policy` or `&Policy`, not `{Self}`",
-    label = "expected a `Policy`"
+    label = "expected a `Policy`",
+    note = "build one with `Policy::exponential(..)` or another constructor, in a `static` or in a value the function can reach, such as `policy = self.policy`"
 )]
-pub trait AsPolicy {
-    /// The policy's strategy.
-    type Strategy: Strategy;
+pub trait AsPolicy<S> {
     /// The policy.
-    fn as_policy(&self) -> &Policy<Self::Strategy>;
+    fn as_policy(&self) -> &Policy<S>;
 }
 
-impl<S: Strategy> AsPolicy for Policy<S> {
-    type Strategy = S;
+#[diagnostic::do_not_recommend]
+impl<S: Strategy> AsPolicy<S> for Policy<S> {
     #[inline]
     fn as_policy(&self) -> &Policy<S> {
         self
     }
 }
 
-impl<P: AsPolicy + ?Sized> AsPolicy for &P {
-    type Strategy = P::Strategy;
+#[diagnostic::do_not_recommend]
+impl<S, P: AsPolicy<S> + ?Sized> AsPolicy<S> for &P {
     #[inline]
-    fn as_policy(&self) -> &Policy<P::Strategy> {
+    fn as_policy(&self) -> &Policy<S> {
         (**self).as_policy()
     }
-}
-
-/// Borrows the policy a `policy = EXPR` gave.
-#[inline]
-pub fn policy_ref<P: AsPolicy + ?Sized>(p: &P) -> &Policy<P::Strategy> {
-    p.as_policy()
 }
 
 /// Gives an attempt's closure its return type, so `?` inside it knows the
@@ -414,6 +687,7 @@ pub trait AsBudget {
     fn as_budget(&self) -> &RetryBudget;
 }
 
+#[diagnostic::do_not_recommend]
 impl AsBudget for RetryBudget {
     #[inline]
     fn as_budget(&self) -> &RetryBudget {
@@ -452,12 +726,6 @@ pub fn must_be_static<T: ?Sized>(value: &'static T) -> &'static T {
     value
 }
 
-/// Borrows the budget a `budget = PATH` named.
-#[inline]
-pub fn budget<B: AsBudget + ?Sized>(b: &B) -> &RetryBudget {
-    b.as_budget()
-}
-
 /// What `circuit = PATH` may name.
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: `circuit` must give a `backoff_runtime::CircuitBreaker`, not `{Self}`",
@@ -469,6 +737,7 @@ pub trait AsCircuit {
     fn as_circuit(&self) -> &CircuitBreaker;
 }
 
+#[diagnostic::do_not_recommend]
 impl AsCircuit for CircuitBreaker {
     #[inline]
     fn as_circuit(&self) -> &CircuitBreaker {
@@ -500,17 +769,11 @@ impl<T: AsCircuit + ?Sized> AsCircuit for Box<T> {
     }
 }
 
-/// Borrows the breaker a `circuit = PATH` named.
-#[inline]
-pub fn circuit<C: AsCircuit + ?Sized>(c: &C) -> &CircuitBreaker {
-    c.as_circuit()
-}
-
 /// The error type of a function behind `circuit = ...`.
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: with `circuit`, the error type `{Self}` must implement `From<backoff_runtime::CircuitOpen>`",
     label = "no `From<CircuitOpen>` for `{Self}`",
-    note = "an open breaker fails calls fast with `E::from(CircuitOpen)`; for an error type of your own, add `impl From<CircuitOpen> for {Self}`; for another crate's, wrap it in an enum of yours with a variant for `CircuitOpen`"
+    note = "an open breaker fails calls fast with `E::from(CircuitOpen)`: give your error type an `impl From<CircuitOpen>` (`std::io::Error` and `Box<dyn Error + Send + Sync>` have one); another crate's error type cannot get one in your crate, so return an enum of yours with a variant for it and one for `CircuitOpen`, as in the docs of `backoff_runtime::CircuitOpen`"
 )]
 pub trait FromCircuitOpen {
     /// The error of a refused call.
@@ -529,7 +792,7 @@ impl<E: From<CircuitOpen>> FromCircuitOpen for E {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: with `timeout` or `attempt_timeout`, the error type `{Self}` must implement `From<backoff_runtime::Elapsed>`",
     label = "no `From<Elapsed>` for `{Self}`",
-    note = "a timed-out call fails with `E::from(Elapsed)`; for an error type of your own, add `impl From<Elapsed> for {Self}`; for another crate's, wrap it in an enum of yours with a variant for `Elapsed`"
+    note = "a timed-out call fails with `E::from(Elapsed)`: give your error type an `impl From<Elapsed>` (`std::io::Error` and `Box<dyn Error + Send + Sync>` have one); another crate's error type cannot get one in your crate, so return an enum of yours with a variant for it and one for `Elapsed`, as in the docs of `backoff_runtime::Elapsed`"
 )]
 pub trait FromElapsed {
     /// The error of a timed-out attempt.
@@ -544,10 +807,11 @@ impl<E: From<Elapsed>> FromElapsed for E {
     }
 }
 
-/// Runs an attempt under `attempt_timeout`.
+/// Runs an attempt under `attempt_timeout`, or the whole call under
+/// `timeout`.
 #[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `attempt_timeout` needs the `tokio` feature of `backoff-runtime`",
-    label = "no timer for `attempt_timeout`"
+    message = "`#[retry]`: `timeout` and `attempt_timeout` need the `tokio` feature of `backoff-runtime`",
+    label = "no timer without the `tokio` feature"
 )]
 pub trait AsyncTimeout {
     /// `f`, cancelled after `d` with [`Elapsed`].
@@ -562,6 +826,23 @@ impl AsyncTimeout for DefaultSleep {
         let timeout = ::tokio::time::timeout(d, f);
         async move { timeout.await.map_err(|_| Elapsed) }
     }
+}
+
+/// The traits of this module under the names rustc prints when a value does
+/// not fit: the crate root re-exports this module, hidden, as
+/// `retry_args`, so an error names `WhenParameter<'_, u32>` or
+/// `backoff_runtime::retry_args::WhenParameter`, never a path through
+/// `__private`, and each name reads as the argument it checks.
+pub mod args {
+    pub use super::{
+        AsBudget as BudgetArgument, AsCircuit as CircuitArgument, AsPolicy as PolicyArgument,
+        AsyncSleep as DefaultAsyncSleep, AsyncSleepReturn, AsyncTimeout as TimeoutTimer,
+        BlockingSleepReturn, DefaultSleep as TokioFeature, FromCircuitOpen, FromElapsed,
+        OnGiveupFn, OnGiveupParameter, OnGiveupRecordParameter, OnGiveupReturn,
+        OnRetryEventParameter, OnRetryFn, OnRetryOutcomeParameter, OnRetryParameter, OnRetryReturn,
+        RetryResult as ReturnsResult, SleepFn, SleepParameter, WhenFn, WhenOkFn, WhenOkParameter,
+        WhenOkReturn, WhenParameter,
+    };
 }
 
 /// The error of a traced retry, shown through `Display` when it has one

@@ -1,8 +1,0 @@
-use backoff_runtime::retry;
-
-#[retry(sleep = tokio::time::sleep)]
-fn f() -> Result<(), ()> {
-    Err(())
-}
-
-fn main() {}
