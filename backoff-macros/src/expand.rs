@@ -724,15 +724,19 @@ fn retry_loop(
             let local = Ident::new(&format!("__backoff_{name}"), Span::call_site());
             let value = Ident::new(&format!("__backoff_{name}_value"), a.span);
             let check = Ident::new(fun, a.span);
+            let (pa, trait_) = (p_at(a.span), Ident::new(trait_, a.span));
             let borrowed = if names_a_static(expr) {
-                quote_spanned! {a.span=> #p::must_be_static(&#expr) }
+                // (A `const` here is a temporary, which rustc reports at
+                // the name: "creates a temporary value", "requires that
+                // borrow lasts for `'static`".)
+                quote_spanned! {a.span=> #pa::must_be_static(&#expr) }
             } else {
                 quote_spanned! {a.span=> &(#expr) }
             };
-            let (pa, trait_) = (p_at(a.span), Ident::new(trait_, a.span));
             let checked = quote_spanned! {a.span=> #pa::#trait_::#check(#value) };
+            let bind = quote_spanned! {a.span=> let #value = #borrowed; };
             quote! {
-                let #value = #borrowed;
+                #bind
                 let #local = #checked;
             }
         })
