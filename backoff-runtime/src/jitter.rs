@@ -20,6 +20,7 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 
+use rand::distr::uniform::{SampleUniform, UniformSampler};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
@@ -106,8 +107,9 @@ impl Jitter {
 
     /// [`apply`](Jitter::apply) to a `v` already at most `max`, as every
     /// [`Strategy::capped_delay`](crate::Strategy::capped_delay) is: small
-    /// enough to inline into the retry loop.
-    #[inline]
+    /// enough to inline into the retry loop (and inlined always: a call
+    /// would cost more than the draw's own arithmetic).
+    #[inline(always)]
     pub(crate) fn apply_capped(self, v: Duration, max: Duration, rng: &mut JitterRng) -> Duration {
         match self {
             Jitter::None => v,
@@ -208,7 +210,9 @@ impl JitterRng {
     /// A number drawn uniformly from `lo ..= hi`, which must not be empty.
     #[inline]
     fn range_u64(&mut self, lo: u64, hi: u64) -> u64 {
-        self.rng().random_range(lo..=hi)
+        // What `random_range(lo..=hi)` runs (the same draws, the same
+        // result), without building the range and checking it again.
+        <u64 as SampleUniform>::Sampler::sample_single_inclusive(lo, hi, self.rng()).unwrap_or(lo)
     }
 
     /// [`uniform`](JitterRng::uniform) beyond `u64` nanoseconds (~584 years).

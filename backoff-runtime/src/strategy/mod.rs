@@ -191,8 +191,17 @@ macro_rules! each_builtin {
 }
 
 impl Strategy for Builtin {
-    // Every builtin caps its own delays.
-    caps_its_own_delays!();
+    // Every builtin caps its own delays; some skip work when they know the
+    // previous delay.
+    #[inline]
+    fn capped_delay(
+        &self,
+        retry: u32,
+        previous: Option<Duration>,
+        rng: &mut JitterRng,
+    ) -> Duration {
+        each_builtin!(self, s => s.capped_delay(retry, previous, rng))
+    }
 
     #[inline]
     fn delay(&self, retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
