@@ -378,7 +378,9 @@ pub(crate) fn backoff<T: Strategy + ?Sized>(
     rng: &mut JitterRng,
 ) -> Duration {
     let raw = strategy.capped_delay(retry, *previous, rng);
-    *previous = Some(raw);
+    if strategy.reads_previous() {
+        *previous = Some(raw);
+    }
     // Every jitter leaves a zero delay zero, and draws nothing for it: for
     // `Immediate` the whole step folds away.
     if raw.is_zero() || matches!(jitter, Jitter::None) {

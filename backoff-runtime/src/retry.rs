@@ -57,7 +57,13 @@ use crate::strategy::{Builtin, Strategy};
 pub struct RetryState<'p, S = Builtin> {
     policy: &'p Policy<S>,
     failures: u32,
-    retries: u32,
+    /// Failures that did not advance the main schedule (a `RetryAfter`, a
+    /// throttled retry, the one that gave up): the main schedule's retry
+    /// number is `failures - skipped`, so the common path counts only
+    /// `failures`. (Past `u32::MAX` failures, each main retry takes one
+    /// off instead, so the retry number still saturates as a count of its
+    /// own would.)
+    skipped: u32,
     previous: Option<Duration>,
     throttled_retries: u32,
     throttled_previous: Option<Duration>,
@@ -131,7 +137,7 @@ impl<'p, S> RetryState<'p, S> {
         RetryState {
             policy,
             failures: 0,
-            retries: 0,
+            skipped: 0,
             previous: None,
             throttled_retries: 0,
             throttled_previous: None,
@@ -310,13 +316,12 @@ impl<S: Strategy> RetryState<'_, S> {
         if matches!(decision, Decision::Retry) && self.failures < self.fast {
             // The common path: a plain retry, no deadline, budget or
             // breaker, not given up, and the attempt limit allows another
-            // call. Neither count can overflow here: `retries <= failures <
-            // fast <= u32::MAX`.
+            // call. No overflow: `failures < fast <= u32::MAX`.
             self.failures += 1;
-            self.retries += 1;
+            let retry = self.failures - self.skipped;
             return Some(
                 self.policy
-                    .backoff(self.retries, &mut self.previous, &mut self.rng),
+                    .backoff(retry, &mut self.previous, &mut self.rng),
             );
         }
         self.next_delay_in_general(decision)
@@ -330,6 +335,10 @@ impl<S: Strategy> RetryState<'_, S> {
         }
         if self.flags & DONE != 0 {
             return None;
+        }
+        // Skipped, unless `main_backoff` says otherwise.
+        if self.failures < u32::MAX {
+            self.skipped += 1;
         }
         self.failures = self.failures.saturating_add(1);
         let delay = match (decision, self.policy.throttle()) {
@@ -368,12 +377,14 @@ impl<S: Strategy> RetryState<'_, S> {
         }
     }
 
-    /// The next delay of the main schedule (the caller checked the limit).
+    /// The next delay of the main schedule (the caller checked the limit),
+    /// from the general path, which counted the failure as skipped.
     #[inline]
     fn main_backoff(&mut self) -> Duration {
-        self.retries = self.retries.saturating_add(1);
+        self.skipped = self.skipped.saturating_sub(1);
+        let retry = self.failures - self.skipped;
         self.policy
-            .backoff(self.retries, &mut self.previous, &mut self.rng)
+            .backoff(retry, &mut self.previous, &mut self.rng)
     }
 
     /// The next delay of the throttled schedule `t`, within its attempt limit.
@@ -603,17 +614,20 @@ mod tests {
             .max_delay(Duration::MAX)
             .unlimited_attempts();
         let mut s = p.start();
-        (s.failures, s.retries) = (u32::MAX - 2, u32::MAX - 3);
+        (s.failures, s.skipped) = (u32::MAX - 2, 1);
         let at = |k: u32| MS(1) * k;
         assert_eq!(s.next_delay(), Some(at(u32::MAX - 2)));
         assert_eq!(s.next_delay_for(Decision::RetryAfter(MS(3))), Some(MS(3)));
-        assert_eq!((s.failures, s.retries), (u32::MAX, u32::MAX - 2));
+        assert_eq!(
+            (s.failures, s.failures - s.skipped),
+            (u32::MAX, u32::MAX - 2)
+        );
         // Past `u32::MAX` failures: still retrying, the schedule still
         // advancing to its last step.
         assert_eq!(s.next_delay(), Some(at(u32::MAX - 1)));
         assert_eq!(s.next_delay(), Some(at(u32::MAX)));
         assert_eq!(s.next_delay(), Some(at(u32::MAX)));
-        assert_eq!((s.failures, s.retries), (u32::MAX, u32::MAX));
+        assert_eq!((s.failures, s.failures - s.skipped), (u32::MAX, u32::MAX));
         // With a limit of `u32::MAX` calls, the last failure gives up.
         let p = Policy::immediate().attempts(u32::MAX);
         let mut s = p.start();
