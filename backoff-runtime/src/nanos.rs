@@ -44,7 +44,7 @@ pub(crate) const fn to_duration(n: u128) -> Duration {
 #[inline]
 pub(crate) fn mul_f64_capped(base: Duration, x: f64, cap: Duration) -> Duration {
     if let (Some(base), Some(cap_nanos)) = (of_u64(base), of_u64(cap)) {
-        return Scale::new(base, cap_nanos, cap).mul_capped(x);
+        return Scale::new(base, cap_nanos).mul_capped(x, cap);
     }
     mul_f64_capped_wide(base, x, cap)
 }
@@ -60,31 +60,29 @@ pub(crate) struct Scale {
     cap_nanos: u64,
     /// `cap_nanos as f64`.
     cap_f: f64,
-    /// The cap itself.
-    cap: Duration,
 }
 
 impl Scale {
-    /// `base` and `cap_nanos` nanoseconds; `cap` is the same as `cap_nanos`.
+    /// `base` and `cap_nanos` nanoseconds.
     #[inline]
-    pub(crate) const fn new(base: u64, cap_nanos: u64, cap: Duration) -> Self {
+    pub(crate) const fn new(base: u64, cap_nanos: u64) -> Self {
         Scale {
             base: base as f64,
             cap_nanos,
             cap_f: cap_nanos as f64,
-            cap,
         }
     }
 
-    /// `base · x`, exactly as [`mul_f64_capped`] computes it.
+    /// `base · x` capped at `cap` (the duration of `cap_nanos`), exactly as
+    /// [`mul_f64_capped`] computes it.
     #[inline]
-    pub(crate) fn mul_capped(&self, x: f64) -> Duration {
+    pub(crate) fn mul_capped(&self, x: f64, cap: Duration) -> Duration {
         let product = self.base * x;
         if product.is_nan() || product <= 0.0 {
             return Duration::ZERO;
         }
         if product >= self.cap_f {
-            return self.cap; // infinity included
+            return cap; // infinity included
         }
         // Round half up; `as` from f64 to u64 saturates, and product < cap.
         Duration::from_nanos(((product + 0.5) as u64).min(self.cap_nanos))

@@ -72,7 +72,7 @@ impl Exponential {
     pub const fn max_delay(mut self, max: Duration) -> Self {
         self.max = max;
         self.scale = match (nanos::of_u64(self.base), nanos::of_u64(max)) {
-            (Some(base), Some(cap)) => Some(Scale::new(base, cap, max)),
+            (Some(base), Some(cap)) => Some(Scale::new(base, cap)),
             _ => None,
         };
         self
@@ -95,7 +95,7 @@ impl Strategy for Exponential {
         // A huge exponent gives an infinite power, which the cap absorbs.
         let power = nanos::powi(self.factor, retry.saturating_sub(1));
         match &self.scale {
-            Some(scale) => scale.mul_capped(power),
+            Some(scale) => scale.mul_capped(power, self.max),
             None => nanos::mul_f64_capped(self.base, power, self.max),
         }
     }
