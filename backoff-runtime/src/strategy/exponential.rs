@@ -32,16 +32,22 @@ pub struct Exponential {
 }
 
 /// The least factor for which the schedule, as computed, never falls back
-/// below the cap once it has reached it: `1 + 2⁻¹⁹`.
+/// below the cap once it has reached it: `1 + 2⁻¹⁹` (the attribute's
+/// factors, and any a user is likely to set, are far above it).
 ///
-/// [`nanos::powi`] rounds at most `n + 32` times into `factor^n` (each
-/// squaring doubles the error it inherits, and the squarings' weights sum to
-/// at most `n`), so for `n < 2³²` the computed power is within a factor
-/// `1 ± 2⁻²¹` of the true one, and the computed `factor^n` over
-/// `factor^(n−1)` is at least `factor · (1 − 2⁻²⁰)`, above 1 for this
-/// factor and any larger one. Scaling by the base, comparing with the cap
-/// and rounding are all monotonic, so a delay at the cap is followed by
-/// delays at the cap.
+/// Why: [`nanos::powi`] computes `factor^n` with rounding errors whose
+/// weights add up to at most `n + 32` (a squaring doubles the error it
+/// inherits, and the squarings' weights sum to at most `n`), so for
+/// `n < 2³²` the computed power is within a factor of about `1 ± 2⁻²¹` of
+/// the true one, and the computed `factor^n` over the computed
+/// `factor^(n−1)` is at least about `factor · (1 − 2⁻²⁰)`: above 1 for this
+/// factor and any larger one. (Near an overflow to infinity the bound says
+/// nothing, but there both powers are far past 2¹²⁸, which puts any nonzero
+/// base past any cap.) Scaling by the base, comparing with
+/// the cap and rounding are all monotonic, so a delay at the cap is followed
+/// by delays at the cap, and [`Exponential::capped_delay`] may return the
+/// cap without computing anything (a zero base never reaches a nonzero cap;
+/// with a zero cap every delay is zero).
 const STAYS_CAPPED: f64 = 1.0 + 1.0 / 524_288.0;
 
 impl Exponential {
