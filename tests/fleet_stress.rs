@@ -609,7 +609,11 @@ fn breaker_admits_one_trial_at_a_time_under_contention() {
     // call) at random; a counter incremented while a trial permit is held
     // must never exceed one; the packed word stays well-formed; at the end
     // no trial slot is left taken.
+    // At least OPS operations per thread, and more until enough trials and
+    // refusals were seen (how many a run gets depends on the scheduler: a
+    // loaded machine interleaves the threads less), up to MAX_OPS.
     const OPS: u64 = 125_000;
+    const MAX_OPS: u64 = 4_000_000;
     let b = CircuitBreaker::new(3, 2, Duration::ZERO);
     let in_trial = AtomicUsize::new(0);
     let trials = AtomicU64::new(0);
@@ -619,7 +623,11 @@ fn breaker_admits_one_trial_at_a_time_under_contention() {
             let (b, in_trial, trials, refused) = (&b, &in_trial, &trials, &refused);
             s.spawn(move || {
                 let mut rng = Rng::new(1000 + id);
-                for op in 0..OPS {
+                let mut op = 0;
+                while op < MAX_OPS
+                    && (op < OPS || trials.load(SeqCst) <= 1000 || refused.load(SeqCst) == 0)
+                {
+                    op += 1;
                     let now = Instant::now();
                     match b.acquire(now) {
                         Ok(permit) => {

@@ -948,3 +948,25 @@ pub fn trace_give_up(function: &str, outcome: &dyn core::fmt::Display, report: &
 #[cfg(not(feature = "tracing"))]
 #[inline(always)]
 pub fn trace_give_up(_function: &str, _outcome: &dyn core::fmt::Display, _report: &GiveUp) {}
+
+/// The failure path's decision, for a loop that keeps the outcome itself:
+/// the state is built by `make` on the first failure, then asked for the
+/// delay after this one, given `decide()`'s verdict on the outcome.
+/// `Some(delay)`: sleep, then try again; `None`: give up (the state in
+/// `slot` then has the report).
+///
+/// Out of line, and generic only over the strategy and the two closures
+/// (each use its own copy, in which a constant verdict such as
+/// `|| Decision::Retry` folds away), it never owns the outcome: the loop
+/// moves nothing in and nothing back, and the function holding the loop
+/// keeps no frame for the failure path. A plain retry costs what
+/// [`RetryState::next_delay_for`]'s common path costs, plus a call.
+#[inline(never)]
+pub fn next_delay<'p, S: Strategy>(
+    slot: &mut Option<RetryState<'p, S>>,
+    make: impl FnOnce() -> RetryState<'p, S>,
+    decide: impl FnOnce() -> Decision,
+) -> Option<Duration> {
+    let state = slot.get_or_insert_with(make);
+    state.next_delay_for(decide())
+}

@@ -20,6 +20,7 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 
+use rand::distr::uniform::{SampleUniform, UniformSampler};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
@@ -106,8 +107,9 @@ impl Jitter {
 
     /// [`apply`](Jitter::apply) to a `v` already at most `max`, as every
     /// [`Strategy::capped_delay`](crate::Strategy::capped_delay) is: small
-    /// enough to inline into the retry loop.
-    #[inline]
+    /// enough to inline into the retry loop (and inlined always: a call
+    /// would cost more than the draw's own arithmetic).
+    #[inline(always)]
     pub(crate) fn apply_capped(self, v: Duration, max: Duration, rng: &mut JitterRng) -> Duration {
         match self {
             Jitter::None => v,
@@ -162,32 +164,59 @@ fn scattered(v: Duration, r: f64, max: Duration, rng: &mut JitterRng) -> Duratio
 /// ```
 #[derive(Debug, Clone)]
 pub struct JitterRng {
-    seed: Option<u64>,
-    rng: Option<SmallRng>,
+    state: RngState,
+}
+
+/// A [`JitterRng`]'s generator, seeded at the first draw: until then only
+/// the seed is kept (in the generator's place, so the retry state, and the
+/// future of an `async fn` under `#[retry]`, stay small).
+#[derive(Debug, Clone)]
+enum RngState {
+    /// Nothing drawn yet: the seed to start from; `None`, the next one of
+    /// the process-wide sequence.
+    Unseeded(Option<u64>),
+    /// Drawing.
+    Seeded(SmallRng),
 }
 
 impl JitterRng {
     /// A generator seeded from the process-wide entropy sequence on first use.
     pub const fn from_entropy() -> Self {
         JitterRng {
-            seed: None,
-            rng: None,
+            state: RngState::Unseeded(None),
         }
     }
 
     /// A generator that always produces the same sequence for the same seed.
     pub const fn from_seed(seed: u64) -> Self {
         JitterRng {
-            seed: Some(seed),
-            rng: None,
+            state: RngState::Unseeded(Some(seed)),
         }
     }
 
     #[inline]
     fn rng(&mut self) -> &mut SmallRng {
-        let seed = self.seed;
-        self.rng
-            .get_or_insert_with(|| SmallRng::seed_from_u64(seed.unwrap_or_else(next_entropy_seed)))
+        match self.state {
+            RngState::Seeded(ref mut rng) => rng,
+            RngState::Unseeded(seed) => self.seed_now(seed),
+        }
+    }
+
+    /// The first draw's seeding.
+    #[cold]
+    fn seed_now(&mut self, seed: Option<u64>) -> &mut SmallRng {
+        let rng = SmallRng::seed_from_u64(seed.unwrap_or_else(next_entropy_seed));
+        self.state = RngState::Seeded(rng);
+        match &mut self.state {
+            RngState::Seeded(rng) => rng,
+            RngState::Unseeded(_) => unreachable!("the generator was seeded just above"),
+        }
+    }
+
+    /// Whether a number has been drawn (and the generator seeded).
+    #[cfg(test)]
+    pub(crate) fn has_drawn(&self) -> bool {
+        matches!(self.state, RngState::Seeded(_))
     }
 
     /// A duration drawn uniformly from `lo ..= hi` (nanosecond resolution).
@@ -208,7 +237,9 @@ impl JitterRng {
     /// A number drawn uniformly from `lo ..= hi`, which must not be empty.
     #[inline]
     fn range_u64(&mut self, lo: u64, hi: u64) -> u64 {
-        self.rng().random_range(lo..=hi)
+        // What `random_range(lo..=hi)` runs (the same draws, the same
+        // result), without building the range and checking it again.
+        <u64 as SampleUniform>::Sampler::sample_single_inclusive(lo, hi, self.rng()).unwrap_or(lo)
     }
 
     /// [`uniform`](JitterRng::uniform) beyond `u64` nanoseconds (~584 years).
@@ -278,7 +309,7 @@ mod tests {
         let mut rng = JitterRng::from_seed(0);
         assert_eq!(Jitter::None.apply(MS(300), MS(500), &mut rng), MS(300));
         assert_eq!(Jitter::None.apply(MS(900), MS(500), &mut rng), MS(500));
-        assert!(rng.rng.is_none(), "no jitter must not seed the generator");
+        assert!(!rng.has_drawn(), "no jitter must not seed the generator");
     }
 
     #[test]

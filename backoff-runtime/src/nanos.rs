@@ -44,17 +44,49 @@ pub(crate) const fn to_duration(n: u128) -> Duration {
 #[inline]
 pub(crate) fn mul_f64_capped(base: Duration, x: f64, cap: Duration) -> Duration {
     if let (Some(base), Some(cap_nanos)) = (of_u64(base), of_u64(cap)) {
-        let product = base as f64 * x;
+        return Scale::new(base, cap_nanos).mul_capped(x, cap);
+    }
+    mul_f64_capped_wide(base, x, cap)
+}
+
+/// A base and a cap that fit `u64` nanoseconds, converted once for
+/// [`mul_f64_capped`]'s fast path: a strategy that scales the same base
+/// for every retry keeps one instead of converting again each time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Scale {
+    /// The base's nanoseconds, as `f64` (rounded as `as` rounds).
+    base: f64,
+    /// The cap's nanoseconds.
+    cap_nanos: u64,
+    /// `cap_nanos as f64`.
+    cap_f: f64,
+}
+
+impl Scale {
+    /// `base` and `cap_nanos` nanoseconds.
+    #[inline]
+    pub(crate) const fn new(base: u64, cap_nanos: u64) -> Self {
+        Scale {
+            base: base as f64,
+            cap_nanos,
+            cap_f: cap_nanos as f64,
+        }
+    }
+
+    /// `base · x` capped at `cap` (the duration of `cap_nanos`), exactly as
+    /// [`mul_f64_capped`] computes it.
+    #[inline]
+    pub(crate) fn mul_capped(&self, x: f64, cap: Duration) -> Duration {
+        let product = self.base * x;
         if product.is_nan() || product <= 0.0 {
             return Duration::ZERO;
         }
-        if product >= cap_nanos as f64 {
+        if product >= self.cap_f {
             return cap; // infinity included
         }
         // Round half up; `as` from f64 to u64 saturates, and product < cap.
-        return Duration::from_nanos(((product + 0.5) as u64).min(cap_nanos));
+        Duration::from_nanos(((product + 0.5) as u64).min(self.cap_nanos))
     }
-    mul_f64_capped_wide(base, x, cap)
 }
 
 /// [`mul_f64_capped`] for durations beyond `u64` nanoseconds.

@@ -378,8 +378,12 @@ pub(crate) fn backoff<T: Strategy + ?Sized>(
     rng: &mut JitterRng,
 ) -> Duration {
     let raw = strategy.capped_delay(retry, *previous, rng);
-    *previous = Some(raw);
-    if matches!(jitter, Jitter::None) {
+    if strategy.reads_previous() {
+        *previous = Some(raw);
+    }
+    // Every jitter leaves a zero delay zero, and draws nothing for it: for
+    // `Immediate` the whole step folds away.
+    if raw.is_zero() || matches!(jitter, Jitter::None) {
         raw
     } else {
         jitter.apply_capped(raw, strategy.max_delay(), rng)

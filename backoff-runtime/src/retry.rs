@@ -57,16 +57,27 @@ use crate::strategy::{Builtin, Strategy};
 pub struct RetryState<'p, S = Builtin> {
     policy: &'p Policy<S>,
     failures: u32,
-    retries: u32,
+    /// Failures that did not advance the main schedule (a `RetryAfter`, a
+    /// throttled retry, the one that gave up): the main schedule's retry
+    /// number is `failures - skipped`, so the common path counts only
+    /// `failures`. (Past `u32::MAX` failures, each main retry takes one
+    /// off instead, so the retry number still saturates as a count of its
+    /// own would.)
+    skipped: u32,
     previous: Option<Duration>,
     throttled_retries: u32,
     throttled_previous: Option<Duration>,
     rng: JitterRng,
     clock: Clock,
     start: Option<Instant>,
-    /// [`DONE`] and [`CHECKED`]; zero on the common path, which
-    /// [`next_delay_for`](RetryState::next_delay_for) tests with one branch.
+    /// [`DONE`] and [`CHECKED`]; zero on the common path.
     flags: u8,
+    /// The common path of [`next_delay_for`](RetryState::next_delay_for) (a
+    /// plain retry granted by the attempt limit, with `flags` zero) runs
+    /// while `failures < fast`: the limit less one (`u32::MAX` unlimited),
+    /// or zero when every failure must take the general path (`flags` not
+    /// zero). One comparison then stands for the flags and the limit.
+    fast: u32,
     /// Why the call gave up, once it has ([`DONE`] is set too).
     gave_up: Option<GiveUpReason>,
     budget: Option<&'p RetryBudget>,
@@ -122,20 +133,23 @@ impl<'p, S> RetryState<'p, S> {
 
     /// A state whose call began at `start` (if anything needs the time).
     pub(crate) fn starting_at(policy: &'p Policy<S>, clock: Clock, start: Option<Instant>) -> Self {
+        let checked = policy.elapsed_limit().is_some();
         RetryState {
             policy,
             failures: 0,
-            retries: 0,
+            skipped: 0,
             previous: None,
             throttled_retries: 0,
             throttled_previous: None,
             rng: policy.rng(),
             clock,
             start,
-            flags: if policy.elapsed_limit().is_some() {
-                CHECKED
-            } else {
-                0
+            flags: if checked { CHECKED } else { 0 },
+            fast: match policy.attempt_limit() {
+                _ if checked => 0,
+                // (A limit is at least 1.)
+                Some(limit) => limit.saturating_sub(1),
+                None => u32::MAX,
             },
             gave_up: None,
             budget: None,
@@ -149,6 +163,7 @@ impl<'p, S> RetryState<'p, S> {
     pub fn with_budget(mut self, budget: &'p RetryBudget) -> Self {
         self.budget = Some(budget);
         self.flags |= CHECKED;
+        self.fast = 0;
         self
     }
 
@@ -157,6 +172,7 @@ impl<'p, S> RetryState<'p, S> {
     pub fn with_circuit(mut self, circuit: &'p CircuitBreaker) -> Self {
         self.circuit = Some(circuit);
         self.flags |= CHECKED;
+        self.fast = 0;
         self
     }
 
@@ -271,6 +287,7 @@ impl<'p, S> RetryState<'p, S> {
     #[cold]
     fn give_up_for(&mut self, reason: GiveUpReason) {
         self.flags |= DONE;
+        self.fast = 0;
         self.gave_up = Some(reason);
     }
 }
@@ -296,15 +313,16 @@ impl<S: Strategy> RetryState<'_, S> {
     /// token can be spent.
     #[inline]
     pub fn next_delay_for(&mut self, decision: Decision) -> Option<Duration> {
-        if self.flags == 0 && matches!(decision, Decision::Retry) {
-            // The common path: no deadline, budget or breaker, not given up,
-            // a plain retry.
-            self.failures = self.failures.saturating_add(1);
-            if self.policy.allows_retry_after(self.failures) {
-                return Some(self.main_backoff());
-            }
-            self.give_up_for(GiveUpReason::Attempts);
-            return None;
+        if matches!(decision, Decision::Retry) && self.failures < self.fast {
+            // The common path: a plain retry, no deadline, budget or
+            // breaker, not given up, and the attempt limit allows another
+            // call. No overflow: `failures < fast <= u32::MAX`.
+            self.failures += 1;
+            let retry = self.failures - self.skipped;
+            return Some(
+                self.policy
+                    .backoff(retry, &mut self.previous, &mut self.rng),
+            );
         }
         self.next_delay_in_general(decision)
     }
@@ -317,6 +335,10 @@ impl<S: Strategy> RetryState<'_, S> {
         }
         if self.flags & DONE != 0 {
             return None;
+        }
+        // Skipped, unless `main_backoff` says otherwise.
+        if self.failures < u32::MAX {
+            self.skipped += 1;
         }
         self.failures = self.failures.saturating_add(1);
         let delay = match (decision, self.policy.throttle()) {
@@ -355,12 +377,14 @@ impl<S: Strategy> RetryState<'_, S> {
         }
     }
 
-    /// The next delay of the main schedule (the caller checked the limit).
+    /// The next delay of the main schedule (the caller checked the limit),
+    /// from the general path, which counted the failure as skipped.
     #[inline]
     fn main_backoff(&mut self) -> Duration {
-        self.retries = self.retries.saturating_add(1);
+        self.skipped = self.skipped.saturating_sub(1);
+        let retry = self.failures - self.skipped;
         self.policy
-            .backoff(self.retries, &mut self.previous, &mut self.rng)
+            .backoff(retry, &mut self.previous, &mut self.rng)
     }
 
     /// The next delay of the throttled schedule `t`, within its attempt limit.
@@ -553,6 +577,67 @@ mod tests {
     }
 
     #[test]
+    fn the_common_path_and_the_general_one_count_alike() {
+        // Plain retries take the common path, the others the general one;
+        // the attempt limit and the schedule see every failure either way.
+        let p = Policy::exponential(MS(100))
+            .jitter(Jitter::None)
+            .attempts(5);
+        let mut s = p.start();
+        assert_eq!(s.next_delay(), Some(MS(100)));
+        assert_eq!(s.next_delay_for(Decision::RetryAfter(MS(7))), Some(MS(7)));
+        assert_eq!(s.next_delay(), Some(MS(200)));
+        assert_eq!(s.next_delay(), Some(MS(400)));
+        assert_eq!(s.attempt(), 4);
+        assert_eq!(s.next_delay(), None, "attempt 5 is the last");
+        assert_eq!(s.give_up_reason(), Some(GiveUpReason::Attempts));
+        assert_eq!(s.next_delay(), None);
+        assert_eq!(s.attempt(), 5, "a call that gave up counts nothing more");
+        // One attempt: the first failure gives up.
+        let once = Policy::immediate().attempts(1);
+        let mut s = once.start();
+        assert_eq!((s.next_delay(), s.attempt()), (None, 1));
+        // A budget or a breaker added after `start` sends every failure
+        // through the checks.
+        let budget = RetryBudget::new(1, 0.0);
+        let p = Policy::immediate().unlimited_attempts();
+        let mut s = p.start().with_budget(&budget);
+        assert_eq!(s.next_delay(), Some(Duration::ZERO));
+        assert_eq!(s.next_delay(), None);
+        assert_eq!(s.give_up_reason(), Some(GiveUpReason::Budget));
+    }
+
+    #[test]
+    fn counts_saturate_without_a_limit() {
+        let p = Policy::linear(MS(1))
+            .jitter(Jitter::None)
+            .max_delay(Duration::MAX)
+            .unlimited_attempts();
+        let mut s = p.start();
+        (s.failures, s.skipped) = (u32::MAX - 2, 1);
+        let at = |k: u32| MS(1) * k;
+        assert_eq!(s.next_delay(), Some(at(u32::MAX - 2)));
+        assert_eq!(s.next_delay_for(Decision::RetryAfter(MS(3))), Some(MS(3)));
+        assert_eq!(
+            (s.failures, s.failures - s.skipped),
+            (u32::MAX, u32::MAX - 2)
+        );
+        // Past `u32::MAX` failures: still retrying, the schedule still
+        // advancing to its last step.
+        assert_eq!(s.next_delay(), Some(at(u32::MAX - 1)));
+        assert_eq!(s.next_delay(), Some(at(u32::MAX)));
+        assert_eq!(s.next_delay(), Some(at(u32::MAX)));
+        assert_eq!((s.failures, s.failures - s.skipped), (u32::MAX, u32::MAX));
+        // With a limit of `u32::MAX` calls, the last failure gives up.
+        let p = Policy::immediate().attempts(u32::MAX);
+        let mut s = p.start();
+        s.failures = u32::MAX - 2;
+        assert!(s.next_delay().is_some());
+        assert_eq!(s.next_delay(), None);
+        assert_eq!(s.attempt(), u32::MAX);
+    }
+
+    #[test]
     fn stop_gives_up_at_once() {
         let p = Policy::immediate().unlimited_attempts();
         let mut s = p.start();
@@ -641,7 +726,7 @@ mod tests {
         let p = Policy::default();
         let s = RetryState::new(&p, counting, false);
         assert_eq!(READS.load(Ordering::Relaxed), 0);
-        assert!(format!("{:?}", s.rng).contains("rng: None"));
+        assert!(!s.rng.has_drawn());
         let timed = Policy::default().max_elapsed(MS(5));
         let _ = RetryState::new(&timed, counting, false);
         assert_eq!(READS.load(Ordering::Relaxed), 1);

@@ -43,7 +43,16 @@
 //! delay, no limit, a no-op sleep). One more row per flavour uses
 //! `#[retry]`'s default strategy (exponential, full jitter: a random draw
 //! per retry) with `sleep = noop`, against backon's exponential builder with
-//! jitter and a no-op sleep.
+//! jitter and a no-op sleep. Two more loops over the same policies split the
+//! cost between the runtime and the attribute's expansion:
+//!
+//! - **`state_loop`**: a hand-written loop over `RetryState::next_delay`
+//!   (the manual loop of the docs), inlined: what the runtime's step costs;
+//! - **`step_loop`**: the loop `#[retry]` could expand to, the body's error
+//!   kept in the function and the decision made out of line by
+//!   `__private::next_delay` (the state built on the first failure by a
+//!   closure, the verdict given by another): a reference for the expansion,
+//!   with the attribute's own policy, state and sleep.
 //!
 //! # How a figure is made exact
 //!
@@ -64,7 +73,8 @@ use std::hint::black_box;
 use std::process::Command;
 use std::time::Duration;
 
-use backoff_runtime::{CircuitBreaker, CircuitOpen, RetryBudget, retry};
+use backoff_runtime::strategy::{Exponential, Immediate};
+use backoff_runtime::{CircuitBreaker, CircuitOpen, Jitter, Policy, RetryBudget, Strategy, retry};
 use backon::{BlockingRetryable, ConstantBuilder, ExponentialBuilder, Retryable as AsyncRetryable};
 
 /// The error of every version.
@@ -135,6 +145,18 @@ fn backon_exponential_unlimited() -> ExponentialBuilder {
 }
 
 fn noop_sync(_: Duration) {}
+
+// `#[retry]`'s default sleep of a plain fn (a zero delay does not sleep).
+use backoff_runtime::__private::sleep_blocking;
+
+/// `#[retry]`'s default sleep of an `async fn`: none for a zero delay, else
+/// tokio's timer, polled out of line.
+async fn sleep_tokio(delay: Duration) {
+    use backoff_runtime::__private::{AsyncSleep, DefaultSleep, out_of_line};
+    if !delay.is_zero() {
+        out_of_line(core::pin::pin!(<DefaultSleep as AsyncSleep>::sleep(delay))).await;
+    }
+}
 
 async fn noop(_: Duration) {}
 
@@ -247,6 +269,148 @@ mod failing {
     #[retry(attempts = unlimited, sleep = noop_sync)]
     pub(crate) fn with_retry_jitter(left: &Cell<u64>) -> Result<u64, Fail> {
         flaky(left)
+    }
+
+    /// The loop `#[retry]` could expand to: the body's error kept in the
+    /// function, the decision out of line through the runtime's
+    /// `__private::next_delay` (not the whole failure path in a closure that
+    /// owns the outcome and hands it back). A reference for the expansion,
+    /// with the same policy, `start_at` and sleep as `#[retry]`'s.
+    macro_rules! step_loop {
+        ($name:ident, $policy:expr, $clock:expr, $sleep:ident) => {
+            #[inline(never)]
+            pub(crate) fn $name(left: &Cell<u64>) -> Result<u64, Fail> {
+                use backoff_runtime::__private as p;
+                let mut slot = None;
+                loop {
+                    let outcome: Result<u64, Fail> = p::attempt_sync(|| flaky(left));
+                    // The error is dropped at the end of this block, before
+                    // the sleep.
+                    let delay = {
+                        let error = match outcome {
+                            Ok(v) => return Ok(v),
+                            Err(e) => {
+                                core::hint::cold_path();
+                                e
+                            }
+                        };
+                        let make = || p::start_at($policy, $clock, None);
+                        match p::next_delay(&mut slot, make, || p::Decision::Retry) {
+                            Some(delay) => delay,
+                            None => return Err(error),
+                        }
+                    };
+                    $sleep(delay);
+                }
+            }
+        };
+        ($name:ident, $policy:expr, $clock:expr, $sleep:ident, async) => {
+            #[inline(never)]
+            pub(crate) async fn $name(left: &Cell<u64>) -> Result<u64, Fail> {
+                use backoff_runtime::__private as p;
+                let mut slot = None;
+                loop {
+                    let outcome: Result<u64, Fail> = p::attempt(async { flaky(left) }).await;
+                    // The error is dropped at the end of this block, before
+                    // the sleep.
+                    let delay = {
+                        let error = match outcome {
+                            Ok(v) => return Ok(v),
+                            Err(e) => {
+                                core::hint::cold_path();
+                                e
+                            }
+                        };
+                        let make = || p::start_at($policy, $clock, None);
+                        match p::next_delay(&mut slot, make, || p::Decision::Retry) {
+                            Some(delay) => delay,
+                            None => return Err(error),
+                        }
+                    };
+                    $sleep(delay).await;
+                }
+            }
+        };
+    }
+
+    step_loop!(step_loop, &IMMEDIATE, p::SYNC_CLOCK, sleep_blocking);
+    step_loop!(step_loop_jitter, &EXPONENTIAL, p::SYNC_CLOCK, noop_sync);
+    step_loop!(
+        step_loop_async,
+        &IMMEDIATE,
+        p::async_clock(),
+        sleep_tokio,
+        async
+    );
+    step_loop!(
+        step_loop_jitter_async,
+        &EXPONENTIAL,
+        p::async_clock(),
+        noop,
+        async
+    );
+
+    /// `#[retry(immediate, attempts = unlimited)]`'s policy.
+    static IMMEDIATE: Policy<Immediate> = Policy::from_strategy(Immediate).unlimited_attempts();
+    /// `#[retry(attempts = unlimited)]`'s policy.
+    static EXPONENTIAL: Policy<Exponential> =
+        Policy::from_strategy(Exponential::new(Duration::from_millis(100)))
+            .jitter(Jitter::Full)
+            .unlimited_attempts();
+
+    /// A hand-written loop over the runtime's state machine (the manual
+    /// loop of the docs): what the runtime's step costs, without the
+    /// attribute's expansion around it. `start` reads the clock once per
+    /// call, which the per-retry figure does not see.
+    #[inline(never)]
+    pub(crate) fn state_loop<S: Strategy>(
+        policy: &Policy<S>,
+        left: &Cell<u64>,
+    ) -> Result<u64, Fail> {
+        let mut state = policy.start();
+        loop {
+            match flaky(left) {
+                Ok(v) => return Ok(v),
+                Err(e) => match state.next_delay() {
+                    Some(delay) => noop_sync(delay),
+                    None => return Err(e),
+                },
+            }
+        }
+    }
+
+    pub(crate) fn state_loop_immediate(left: &Cell<u64>) -> Result<u64, Fail> {
+        state_loop(&IMMEDIATE, left)
+    }
+
+    pub(crate) fn state_loop_jitter(left: &Cell<u64>) -> Result<u64, Fail> {
+        state_loop(&EXPONENTIAL, left)
+    }
+
+    /// [`state_loop`], awaited.
+    #[inline(never)]
+    pub(crate) async fn state_loop_async<S: Strategy>(
+        policy: &Policy<S>,
+        left: &Cell<u64>,
+    ) -> Result<u64, Fail> {
+        let mut state = policy.start();
+        loop {
+            match async { flaky(left) }.await {
+                Ok(v) => return Ok(v),
+                Err(e) => match state.next_delay() {
+                    Some(delay) => noop(delay).await,
+                    None => return Err(e),
+                },
+            }
+        }
+    }
+
+    pub(crate) async fn state_loop_immediate_async(left: &Cell<u64>) -> Result<u64, Fail> {
+        state_loop_async(&IMMEDIATE, left).await
+    }
+
+    pub(crate) async fn state_loop_jitter_async(left: &Cell<u64>) -> Result<u64, Fail> {
+        state_loop_async(&EXPONENTIAL, left).await
     }
 
     #[inline(never)]
@@ -419,8 +583,12 @@ const GROUPS: &[Group] = &[
         cases: &[
             "fail_sync/hand_loop",
             "fail_sync/retry",
+            "fail_sync/state_loop",
+            "fail_sync/step_loop",
             "fail_sync/backon",
             "fail_sync/retry_jitter",
+            "fail_sync/state_loop_jitter",
+            "fail_sync/step_loop_jitter",
             "fail_sync/backon_jitter",
         ],
     },
@@ -430,8 +598,12 @@ const GROUPS: &[Group] = &[
         cases: &[
             "fail_async/hand_loop",
             "fail_async/retry",
+            "fail_async/state_loop",
+            "fail_async/step_loop",
             "fail_async/backon",
             "fail_async/retry_jitter",
+            "fail_async/state_loop_jitter",
+            "fail_async/step_loop_jitter",
             "fail_async/backon_jitter",
         ],
     },
@@ -460,11 +632,25 @@ fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
         "fail_sync/hand_loop" => run_failing(n, failures, failing::hand),
         "fail_sync/retry" => run_failing(n, failures, failing::with_retry),
         "fail_sync/backon" => run_failing(n, failures, failing::with_backon),
+        "fail_sync/state_loop" => run_failing(n, failures, failing::state_loop_immediate),
+        "fail_sync/state_loop_jitter" => run_failing(n, failures, failing::state_loop_jitter),
+        "fail_sync/step_loop" => run_failing(n, failures, failing::step_loop),
+        "fail_sync/step_loop_jitter" => run_failing(n, failures, failing::step_loop_jitter),
         "fail_sync/retry_jitter" => run_failing(n, failures, failing::with_retry_jitter),
         "fail_sync/backon_jitter" => run_failing(n, failures, failing::with_backon_jitter),
         "fail_async/hand_loop" => run_failing_async(n, failures, &left, failing::hand_async),
         "fail_async/retry" => run_failing_async(n, failures, &left, failing::with_retry_async),
         "fail_async/backon" => run_failing_async(n, failures, &left, failing::with_backon_async),
+        "fail_async/state_loop" => {
+            run_failing_async(n, failures, &left, failing::state_loop_immediate_async)
+        }
+        "fail_async/state_loop_jitter" => {
+            run_failing_async(n, failures, &left, failing::state_loop_jitter_async)
+        }
+        "fail_async/step_loop" => run_failing_async(n, failures, &left, failing::step_loop_async),
+        "fail_async/step_loop_jitter" => {
+            run_failing_async(n, failures, &left, failing::step_loop_jitter_async)
+        }
         "fail_async/retry_jitter" => {
             run_failing_async(n, failures, &left, failing::with_retry_jitter_async)
         }

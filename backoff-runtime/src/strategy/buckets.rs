@@ -60,6 +60,7 @@ impl Default for Buckets {
 }
 
 impl Strategy for Buckets {
+    ignores_previous!();
     caps_its_own_delays!();
 
     fn delay(&self, retry: u32, _previous: Option<Duration>, rng: &mut JitterRng) -> Duration {

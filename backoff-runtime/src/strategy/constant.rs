@@ -54,6 +54,7 @@ impl Constant {
 }
 
 impl Strategy for Constant {
+    ignores_previous!();
     caps_its_own_delays!();
 
     #[inline]

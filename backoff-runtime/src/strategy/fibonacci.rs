@@ -65,6 +65,7 @@ const FIB: [u64; 94] = {
 };
 
 impl Strategy for Fibonacci {
+    ignores_previous!();
     caps_its_own_delays!();
 
     #[inline]

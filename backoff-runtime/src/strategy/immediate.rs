@@ -20,6 +20,7 @@ use crate::jitter::JitterRng;
 pub struct Immediate;
 
 impl Strategy for Immediate {
+    ignores_previous!();
     caps_its_own_delays!();
 
     #[inline]

@@ -42,6 +42,7 @@ impl Linear {
 }
 
 impl Strategy for Linear {
+    ignores_previous!();
     caps_its_own_delays!();
 
     #[inline]

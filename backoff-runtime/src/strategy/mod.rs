@@ -39,6 +39,17 @@ macro_rules! caps_its_own_delays {
     };
 }
 
+/// Inside the `impl Strategy` of a strategy that ignores `previous`: the
+/// policy need not keep it.
+macro_rules! ignores_previous {
+    () => {
+        #[inline]
+        fn reads_previous(&self) -> bool {
+            false
+        }
+    };
+}
+
 mod buckets;
 mod constant;
 mod decorrelated;
@@ -118,6 +129,14 @@ pub trait Strategy {
     ) -> Duration {
         self.delay(retry, previous, rng).min(self.max_delay())
     }
+
+    /// Whether [`capped_delay`](Strategy::capped_delay) reads `previous`; the
+    /// builtins that never do skip keeping it.
+    #[doc(hidden)]
+    #[inline]
+    fn reads_previous(&self) -> bool {
+        true
+    }
 }
 
 impl<S: Strategy + ?Sized> Strategy for &S {
@@ -137,6 +156,11 @@ impl<S: Strategy + ?Sized> Strategy for &S {
         rng: &mut JitterRng,
     ) -> Duration {
         (**self).capped_delay(retry, previous, rng)
+    }
+
+    #[inline]
+    fn reads_previous(&self) -> bool {
+        (**self).reads_previous()
     }
 }
 
@@ -191,8 +215,17 @@ macro_rules! each_builtin {
 }
 
 impl Strategy for Builtin {
-    // Every builtin caps its own delays.
-    caps_its_own_delays!();
+    // Every builtin caps its own delays; some skip work when they know the
+    // previous delay.
+    #[inline]
+    fn capped_delay(
+        &self,
+        retry: u32,
+        previous: Option<Duration>,
+        rng: &mut JitterRng,
+    ) -> Duration {
+        each_builtin!(self, s => s.capped_delay(retry, previous, rng))
+    }
 
     #[inline]
     fn delay(&self, retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {

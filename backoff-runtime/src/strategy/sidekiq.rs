@@ -62,6 +62,7 @@ impl Default for Sidekiq {
 }
 
 impl Strategy for Sidekiq {
+    ignores_previous!();
     caps_its_own_delays!();
 
     fn delay(&self, retry: u32, _previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
