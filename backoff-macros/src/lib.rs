@@ -141,11 +141,14 @@ use proc_macro::TokenStream;
 ///   call returns. (The last attempt could take the original instead, but
 ///   only by keeping it in an `Option` in every call's frame or future, to
 ///   save one clone on calls that already used every attempt.)
-/// - Each `&mut` parameter bound by name is reborrowed by each attempt: the
-///   body may re-point it (`dst = &mut dst[..n];`) and the next attempt
-///   starts from the caller's reference again, while what an attempt wrote
-///   through it stays written. A parameter the result borrows from is left
-///   as it is.
+/// - Each `&mut` parameter bound by name, with an elided lifetime, is
+///   reborrowed by each attempt: the body may re-point it
+///   (`dst = &mut dst[..n];`) and the next attempt starts from the caller's
+///   reference again, while what an attempt wrote through it stays
+///   written. A parameter with a named lifetime (`&'h mut [u8]`, which the
+///   body may store in `self`) or that the result borrows from is left as
+///   it is, and so is `&mut self`: a body that gives `self` itself away
+///   (`Parser::new(self)`) writes `&mut *self` there instead.
 /// - Each attempt sees `mut` and `&mut` arguments as the previous attempt
 ///   left them: a body that is not safe to run again is yours to make so.
 /// - A `&mut self` method whose `Ok` value borrows from `self` compiles when
