@@ -336,12 +336,33 @@ fn reborrowed(sig: &mut Signature) -> Vec<Reborrow> {
         if binding.by_ref.is_some() || binding.subpat.is_some() {
             continue;
         }
+        // `&mut Vec<T>`, `&mut String`, `&mut PathBuf` that the body does
+        // not re-point: a reborrow would hide `clippy::ptr_arg` (which
+        // reads the parameter's uses), and there is nothing to re-point.
+        if binding.mutability.is_none() && ptr_arg_type(&typed.ty) {
+            continue;
+        }
         reborrows.push(Reborrow {
             mutability: binding.mutability.take(),
             name: binding.ident.clone(),
         });
     }
     reborrows
+}
+
+/// Whether `ty` is `&mut` of a type `clippy::ptr_arg` would rather see as
+/// a slice or `str`: `Vec<T>`, `String`, `PathBuf`.
+fn ptr_arg_type(ty: &Type) -> bool {
+    let Type::Reference(r) = ty else {
+        return false;
+    };
+    let Type::Path(path) = &*r.elem else {
+        return false;
+    };
+    path.path
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "Vec" || s.ident == "String" || s.ident == "PathBuf")
 }
 
 // Input:  #[retry(clone(v, self))] fn f(mut self, mut v: Vec<u8>)

@@ -67,3 +67,10 @@ pub fn unused_mut(mut dst: &mut [u8]) -> Result<usize, u32> {
 pub fn unused_parameter(x: u32, unused: &mut u32) -> Result<u32, u32> {
     Ok(x)
 }
+
+/// A `&mut Vec` that only needs a slice.
+#[retry(immediate, attempts = 2)]
+#[expect(clippy::ptr_arg, reason = "checks that the lint fires under #[retry]")]
+pub fn first_byte(bytes: &mut Vec<u8>) -> Result<u8, u32> {
+    bytes.first().copied().ok_or(0)
+}
