@@ -267,7 +267,10 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
             #vis #sig #body
         };
     }
-    let reborrows = reborrowed(&mut sig);
+    // (A body `#[tracing::instrument]` has rewritten moves every argument
+    // into a future of its own: each attempt must give it a reborrow.)
+    let moves_arguments = instrumented(block.to_token_stream());
+    let reborrows = reborrowed(&mut sig, moves_arguments);
     let cloned_mut = cloned_mutability(args, &mut sig);
     let retry_loop = retry_loop(args, &sig, &ret, is_async, &block, &reborrows, &cloned_mut);
     let body = braced(quote!(#(#inner)* #retry_loop));
@@ -297,7 +300,7 @@ struct Reborrow {
 // A parameter with a named lifetime (`headers: &'h mut [u8]`, which the
 // body may store in `self`), or one the result may borrow from, is left
 // alone: a reborrow per attempt could not outlive the attempt.
-fn reborrowed(sig: &mut Signature) -> Vec<Reborrow> {
+fn reborrowed(sig: &mut Signature, moves_arguments: bool) -> Vec<Reborrow> {
     let lifetimes: Vec<_> = sig
         .inputs
         .iter()
@@ -337,9 +340,9 @@ fn reborrowed(sig: &mut Signature) -> Vec<Reborrow> {
             continue;
         }
         // `&mut Vec<T>`, `&mut String`, `&mut PathBuf` that the body does
-        // not re-point: a reborrow would hide `clippy::ptr_arg` (which
-        // reads the parameter's uses), and there is nothing to re-point.
-        if binding.mutability.is_none() && ptr_arg_type(&typed.ty) {
+        // not re-point nor move: a reborrow would hide `clippy::ptr_arg`
+        // (which reads the parameter's uses), and is not needed.
+        if binding.mutability.is_none() && !moves_arguments && ptr_arg_type(&typed.ty) {
             continue;
         }
         reborrows.push(Reborrow {
