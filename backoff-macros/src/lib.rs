@@ -170,10 +170,12 @@ use proc_macro::TokenStream;
 ///   `clippy::result_large_err`) fire as they would without the attribute.
 /// - An `async fn`'s future is `Send` whenever it would be without the
 ///   attribute, with one exception: an argument whose type is `Send` but not
-///   `Sync` (a `Cell`, a `RefCell`), taken by value or by `&mut` (`&mut self`
-///   included), that the body only reads. Each attempt borrows the arguments
-///   (they are never moved or cloned), and a shared borrow of such a value
-///   is not `Send`. Put the value behind a `Mutex` or an atomic.
+///   `Sync` (a `Cell`, a `RefCell`), taken by value (not in `clone(..)`) or
+///   by `&mut self` (or a `&mut` argument that is not reborrowed, see
+///   below), that the body only reads. Each attempt borrows such arguments,
+///   and a shared borrow of such a value is not `Send`. Put the value behind
+///   a `Mutex` or an atomic. (A reborrowed `&mut` argument is held as a
+///   unique borrow, which is `Send`.)
 ///   Dropping the future cancels cleanly, even mid-sleep.
 /// - Without `max_elapsed`, `on_retry`, `on_giveup` and `timeout`, a call
 ///   that succeeds at once reads no clock (a closed breaker included), draws

@@ -316,3 +316,20 @@ fn a_body_starting_with_an_item_writes() {
     serializers::write_greeting(&mut out).unwrap();
     assert_eq!(out, "hello");
 }
+
+/// Reads a `Cell` through `&mut`: reborrowed per attempt, the future holds
+/// a unique borrow, so it is `Send` as the function is without `#[retry]`.
+#[retry(immediate)]
+async fn read_cell(c: &mut std::cell::Cell<u32>) -> Result<u32, ()> {
+    Ok(c.get())
+}
+
+fn assert_send<T: Send>(value: T) -> T {
+    value
+}
+
+#[tokio::test]
+async fn a_future_reading_a_mut_cell_is_send() {
+    let mut cell = std::cell::Cell::new(3);
+    assert_eq!(assert_send(read_cell(&mut cell)).await, Ok(3));
+}
