@@ -210,14 +210,13 @@ fn describe(item: &syn::Item) -> &'static str {
 //             static POLICY: Policy<Exponential> = ...; let mut slot = None;   // state: on the first failure
 //             loop {
 //                 let outcome: R = attempt(|| body);           // or async { body }.await
-//                 let e = match outcome { Ok(v) => return Ok(v), Err(e) => e };
-//                 let delay = match out_of_line_sync(move || {  // the decision, in a function of its own
-//                     let state = slot.get_or_insert_with(|| start_at(&POLICY, ..));
-//                     match state.next_delay_for(when(&e)) {
-//                         Some(delay) => { on_retry(&e, &event); Ok(delay) }
-//                         None => Err(e),
+//                 let delay = {
+//                     let e = match outcome { Ok(v) => return Ok(v), Err(e) => e };
+//                     match next_delay(&mut slot, || start_at(&POLICY, ..), || when(&e)) {  // out of line
+//                         Some(delay) => { on_retry(&e, &event); delay }
+//                         None => return Err(e),
 //                     }
-//                 }) { Ok(delay) => delay, Err(e) => return Err(e) };
+//                 };
 //                 sleep(delay);                                // or out_of_line(pin!(sleep(delay))).await
 //             }
 //         }
@@ -509,6 +508,13 @@ fn retry_loop(
     // on, which keeps rustc from suggesting `&` before the user's function
     // when it takes a parameter by value.
     let lt_at = |at: Span| quote_spanned!(at=> <);
+    // The retry state's slot as a place: `__backoff_slot`, behind a
+    // `ManuallyDrop` unless a breaker is named (see `start`).
+    let slot = if args.circuit.is_some() {
+        quote!(__backoff_slot)
+    } else {
+        quote!((*__backoff_slot))
+    };
     let when_l = args.when.as_ref().map(|w| user("__backoff_when", w.span));
     let on_retry_l = args
         .on_retry
@@ -600,9 +606,14 @@ fn retry_loop(
             "__backoff_delay",
         ]
         .map(|name| local(name, o.span));
+        let slot_at = if args.circuit.is_some() {
+            quote!(#slot)
+        } else {
+            quote!(*#slot)
+        };
         let (p, lt) = (p_at(o.span), lt_at(o.key));
         let event = quote_spanned! {o.span=>
-            #lt _ as #p::OnRetryEventParameter<_>>::pass(&#p::event_of(&#slot, #delay))
+            #lt _ as #p::OnRetryEventParameter<_>>::pass(&#p::event_of(&#slot_at, #delay))
         };
         let first = if args.when_ok.is_some() {
             quote_spanned! {o.span=>
@@ -779,17 +790,30 @@ fn retry_loop(
             #with_budget
             #with_circuit
     };
-    let slot = if eager {
+    let slot_init = if eager {
         quote!(::core::option::Option::Some(#make))
     } else {
         quote!(::core::option::Option::None)
     };
     // (The slot's type names the policy's strategy: with `policy = EXPR`,
     // spanned there too, so a wrong type is reported once.)
+    //
+    // The loop works on `__backoff_slot`, an `Option<RetryState>`. Without
+    // a breaker the state holds nothing to release (its only `Drop`
+    // part is a breaker's permit), so its slot is a `ManuallyDrop`: a call
+    // that returns has no drop of the slot to run, and an `async fn`'s
+    // future none to keep.
     let slot_name = local("__backoff_slot", start_span);
-    let start = quote_spanned! {start_span=>
-        #started
-        let mut #slot_name = #slot;
+    let start = if args.circuit.is_some() {
+        quote_spanned! {start_span=>
+            #started
+            let mut #slot_name = #slot_init;
+        }
+    } else {
+        quote_spanned! {start_span=>
+            #started
+            let mut #slot_name = ::core::mem::ManuallyDrop::new(#slot_init);
+        }
     };
     // A refused call fails fast with `E::from(CircuitOpen)`.
     let refused_give_up = report_give_up();
@@ -801,7 +825,7 @@ fn retry_loop(
             <#pc::ErrorOf<#ret> as #pc::FromCircuitOpen>::from_circuit_open(#open)
         };
         quote! {
-            let __backoff_state = __backoff_slot.get_or_insert_with(|| #make);
+            let __backoff_state = (#slot).get_or_insert_with(|| #make);
             if let #p::Result::Err(__backoff_open) = __backoff_state.before_attempt() {
                 let __backoff_result = #p::Result::Err(#from);
                 let __backoff_report = #p::report(__backoff_state);
@@ -812,7 +836,7 @@ fn retry_loop(
     });
     let on_success = (args.budget.is_some() || args.circuit.is_some()).then(|| {
         quote! {
-            if let ::core::option::Option::Some(__backoff_state) = &mut __backoff_slot {
+            if let ::core::option::Option::Some(__backoff_state) = &mut #slot {
                 __backoff_state.on_success();
             }
         }
@@ -827,7 +851,7 @@ fn retry_loop(
         let ty = quote_spanned! {ctx.span=> #p::AttemptContext };
         prologue.extend(quote!(let #name: #ty = __backoff_context;));
         quote! {
-            let __backoff_context = #p::AttemptContext::of(#policy_ref, #p::attempt_number(&__backoff_slot));
+            let __backoff_context = #p::AttemptContext::of(#policy_ref, #p::attempt_number(&#slot));
         }
     });
     for Reborrow { mutability, name } in reborrows {
@@ -974,6 +998,7 @@ fn retry_loop(
         &FailureParts {
             name: sig.ident.to_string(),
             when_ok: args.when_ok.is_some(),
+            slot: slot.clone(),
             outcome,
             make,
             decision,
@@ -1070,6 +1095,8 @@ struct FailureParts {
     /// Whether `when_ok` is given: the failure path then holds the whole
     /// outcome, `__backoff_result`, else the error, `__backoff_error`.
     when_ok: bool,
+    /// The retry state's slot, a place of type `Option<RetryState>`.
+    slot: TokenStream,
     /// Splits `__backoff_outcome`, returning an accepted `Ok`.
     outcome: TokenStream,
     /// Builds the `RetryState`.
@@ -1109,6 +1136,7 @@ fn failure(p: &TokenStream, parts: &FailureParts) -> TokenStream {
     let FailureParts {
         name,
         when_ok,
+        slot,
         outcome,
         make,
         decision,
@@ -1148,17 +1176,17 @@ fn failure(p: &TokenStream, parts: &FailureParts) -> TokenStream {
     quote! {
         let __backoff_delay = {
             #outcome
-            match #p::next_delay(&mut __backoff_slot, || #make, || #decide) {
+            match #p::next_delay(&mut #slot, || #make, || #decide) {
                 ::core::option::Option::Some(__backoff_delay) => {
                     #error_ref
                     #call_on_retry
                     // (Not an event: no clock read for the trace.)
-                    #p::trace_retry(#name, #shown, #p::failed_attempt(&__backoff_slot), __backoff_delay);
+                    #p::trace_retry(#name, #shown, #p::failed_attempt(&#slot), __backoff_delay);
                     __backoff_delay
                 }
                 ::core::option::Option::None => {
                     #give_up_result
-                    let __backoff_report = #p::report_of(&__backoff_slot);
+                    let __backoff_report = #p::report_of(&#slot);
                     #report_give_up
                     return #give_up;
                 }

@@ -594,23 +594,6 @@ pub fn out_of_line<F: Future>(f: core::pin::Pin<&mut F>) -> OutOfLine<'_, F> {
     OutOfLine(f)
 }
 
-/// What the failure path decided: sleep, or give up with the outcome. (Not
-/// a `Result`, whose large `Err` would draw `clippy::result_large_err` onto
-/// code the user did not write.)
-pub enum Next<R> {
-    /// Sleep this long, then try again.
-    Sleep(Duration),
-    /// Return this outcome.
-    GiveUp(R),
-}
-
-/// Runs the failure path of the loop (the decision, `on_retry`, tracing) in a
-/// function of its own, for plain and `async` fns alike.
-#[inline(never)]
-pub fn out_of_line_sync<R>(f: impl FnOnce() -> R) -> R {
-    f()
-}
-
 /// See [`out_of_line`].
 pub struct OutOfLine<'a, F>(core::pin::Pin<&'a mut F>);
 
