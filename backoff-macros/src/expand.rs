@@ -645,10 +645,8 @@ fn retry_loop(
         let typed = typed_closure(&g.value, &[&outcome_ty, &giveup_ty]);
         quote!(let mut #on_giveup_l = ::core::option::Option::Some(#typed);)
     });
-    // Reports giving up with `__backoff_result` for `__backoff_report`.
-    let report_give_up = || {
-        let name = sig.ident.to_string();
-        let call = args.on_giveup.as_ref().map(|g| {
+    // Calls `on_giveup` with `__backoff_result` and `__backoff_report`.
+    let call_on_giveup = args.on_giveup.as_ref().map(|g| {
             let [result, report, hook] = ["__backoff_result", "__backoff_report", "__backoff_hook"]
                 .map(|name| local(name, g.span));
             let (p, lt) = (p_at(g.span), lt_at(g.key));
@@ -661,10 +659,13 @@ fn retry_loop(
                     ));
                 }
             }
-        });
+    });
+    // Reports giving up with `__backoff_result` for `__backoff_report`.
+    let report_give_up = || {
+        let name = sig.ident.to_string();
         quote! {
             #p::trace_give_up(#name, #p::shown(&__backoff_result, |__backoff_error| (&#p::TraceError(__backoff_error)).trace_display()), &__backoff_report);
-            #call
+            #call_on_giveup
         }
     };
     let sleep_binding = args.sleep.as_ref().map(|s| {
@@ -1005,6 +1006,7 @@ fn retry_loop(
             when: when_l,
             call_on_retry,
             report_give_up: report_give_up(),
+            call_on_giveup: call_on_giveup.clone(),
             sleep,
             give_up,
         },
@@ -1110,6 +1112,8 @@ struct FailureParts {
     call_on_retry: Option<TokenStream>,
     /// Reports giving up with `__backoff_result` (tracing, `on_giveup`).
     report_give_up: TokenStream,
+    /// The `on_giveup` call, if any, on `__backoff_result`.
+    call_on_giveup: Option<TokenStream>,
     /// Sleeps `__backoff_delay` (with `.await` in an `async fn`).
     sleep: TokenStream,
     /// The function's result on giving up with `__backoff_result`.
@@ -1143,51 +1147,81 @@ fn failure(p: &TokenStream, parts: &FailureParts) -> TokenStream {
         when,
         call_on_retry,
         report_give_up,
+        call_on_giveup,
         sleep,
         give_up,
     } = parts;
-    let when = when.as_ref().map(|w| quote!(let #w = &mut #w;));
-    let (decide, shown, give_up_result) = if *when_ok {
+    let when_ref = when.as_ref().map(|w| quote!(let #w = &mut #w;));
+    let trace_retry = |shown: TokenStream| {
+        quote! {
+            // (Not an event: no clock read for the trace.)
+            #p::trace_retry(#name, #shown, #p::failed_attempt(&#slot), __backoff_delay);
+        }
+    };
+    let (decide, on_retry, on_none) = if *when_ok {
+        let trace = trace_retry(quote! {
+            #p::shown(&__backoff_result, |__backoff_error| (&#p::TraceError(__backoff_error)).trace_display())
+        });
         (
             quote! {
                 match &__backoff_result {
                     #p::Result::Err(__backoff_error) => {
-                        #when
+                        #when_ref
                         #decision
                     }
                     #p::Result::Ok(_) => __backoff_ok_decision,
                 }
             },
-            quote!(#p::shown(&__backoff_result, |__backoff_error| (&#p::TraceError(__backoff_error)).trace_display())),
-            TokenStream::new(),
+            quote!(#call_on_retry #trace),
+            quote! {
+                let __backoff_report = #p::report_of(&#slot);
+                #report_give_up
+            },
         )
     } else {
-        (
+        // The error, not a `Result`: shown as it is.
+        let shown = quote!((&#p::TraceError(&__backoff_error)).trace_display());
+        let trace = trace_retry(shown.clone());
+        // (`on_retry` is called with `__backoff_error` bound to `&E`.)
+        let call_on_retry = call_on_retry.as_ref().map(|call| {
             quote! {{
                 let __backoff_error = &__backoff_error;
-                #when
-                #decision
-            }},
-            quote!((&#p::TraceError(__backoff_error)).trace_display()),
-            quote!(let __backoff_result = #p::Result::Err(__backoff_error);),
+                #call
+            }}
+        });
+        (
+            // Without `when`, the verdict is a constant.
+            if when.is_some() {
+                quote! {{
+                    let __backoff_error = &__backoff_error;
+                    #when_ref
+                    #decision
+                }}
+            } else {
+                decision.clone()
+            },
+            quote! {
+                #call_on_retry
+                #trace
+            },
+            quote! {
+                let __backoff_report = #p::report_of(&#slot);
+                #p::trace_give_up(#name, #shown, &__backoff_report);
+                let __backoff_result = #p::Result::Err(__backoff_error);
+                #call_on_giveup
+            },
         )
     };
-    let error_ref = (!*when_ok).then(|| quote!(let __backoff_error = &__backoff_error;));
     quote! {
         let __backoff_delay = {
             #outcome
             match #p::next_delay(&mut #slot, || #make, || #decide) {
                 ::core::option::Option::Some(__backoff_delay) => {
-                    #error_ref
-                    #call_on_retry
-                    // (Not an event: no clock read for the trace.)
-                    #p::trace_retry(#name, #shown, #p::failed_attempt(&#slot), __backoff_delay);
+                    #on_retry
                     __backoff_delay
                 }
                 ::core::option::Option::None => {
-                    #give_up_result
-                    let __backoff_report = #p::report_of(&#slot);
-                    #report_give_up
+                    #on_none
                     return #give_up;
                 }
             }
