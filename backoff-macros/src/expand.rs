@@ -1179,9 +1179,9 @@ fn failure(p: &TokenStream, parts: &FailureParts) -> TokenStream {
             },
         )
     } else {
-        // The error, not a `Result`: shown as it is.
-        let shown = quote!((&#p::TraceError(&__backoff_error)).trace_display());
-        let trace = trace_retry(shown.clone());
+        // The error, not a `Result`: shown as it is, by one lookup for both
+        // traces (`__backoff_shown`, bound before the step).
+        let trace = trace_retry(quote!(__backoff_shown));
         // (`on_retry` is called with `__backoff_error` bound to `&E`.)
         let call_on_retry = call_on_retry.as_ref().map(|call| {
             quote! {{
@@ -1206,15 +1206,19 @@ fn failure(p: &TokenStream, parts: &FailureParts) -> TokenStream {
             },
             quote! {
                 let __backoff_report = #p::report_of(&#slot);
-                #p::trace_give_up(#name, #shown, &__backoff_report);
+                #p::trace_give_up(#name, __backoff_shown, &__backoff_report);
                 let __backoff_result = #p::Result::Err(__backoff_error);
                 #call_on_giveup
             },
         )
     };
+    let shown = (!*when_ok).then(
+        || quote!(let __backoff_shown = (&#p::TraceError(&__backoff_error)).trace_display();),
+    );
     quote! {
         let __backoff_delay = {
             #outcome
+            #shown
             match #p::next_delay(&mut #slot, || #make, || #decide) {
                 ::core::option::Option::Some(__backoff_delay) => {
                     #on_retry
