@@ -48,11 +48,12 @@
 //!
 //! - **`state_loop`**: a hand-written loop over `RetryState::next_delay`
 //!   (the manual loop of the docs), inlined: what the runtime's step costs;
-//! - **`step_loop`**: the loop `#[retry]` could expand to, the body's error
-//!   kept in the function and the decision made out of line by
-//!   `__private::next_delay` (the state built on the first failure by a
-//!   closure, the verdict given by another): a reference for the expansion,
-//!   with the attribute's own policy, state and sleep.
+//! - **`step_loop`**: a hand-written loop of the shape `#[retry]` expands
+//!   to, the body's error kept in the function and the decision made out of
+//!   line by `__private::next_delay` (the state built on the first failure by
+//!   a closure, the verdict given by another), with the attribute's own
+//!   policy, state and sleep: what the expansion costs beside the runtime's
+//!   step, without the attribute's hooks, traces and checks.
 //!
 //! # How a figure is made exact
 //!
@@ -271,7 +272,7 @@ mod failing {
         flaky(left)
     }
 
-    /// The loop `#[retry]` could expand to: the body's error kept in the
+    /// A loop of the shape `#[retry]` expands to: the body's error kept in the
     /// function, the decision out of line through the runtime's
     /// `__private::next_delay` (not the whole failure path in a closure that
     /// owns the outcome and hands it back). A reference for the expansion,
