@@ -35,7 +35,8 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     if let Some(func) = &func {
         valid::check_signature(&func.sig, func.is_async(), &args, &mut errors);
         valid::check_attributes(&func.attrs, &mut errors);
-        if func.sig.asyncness.is_some() && instrumented(func.block.to_token_stream()) {
+        // (On the item's tokens as written: nothing to print again.)
+        if func.sig.asyncness.is_some() && instrumented(item.clone()) {
             valid::check_instrumented(&func.sig, &mut errors);
         }
     }
@@ -210,14 +211,13 @@ fn describe(item: &syn::Item) -> &'static str {
 //             static POLICY: Policy<Exponential> = ...; let mut slot = None;   // state: on the first failure
 //             loop {
 //                 let outcome: R = attempt(|| body);           // or async { body }.await
-//                 let e = match outcome { Ok(v) => return Ok(v), Err(e) => e };
-//                 let delay = match out_of_line_sync(move || {  // the decision, in a function of its own
-//                     let state = slot.get_or_insert_with(|| start_at(&POLICY, ..));
-//                     match state.next_delay_for(when(&e)) {
-//                         Some(delay) => { on_retry(&e, &event); Ok(delay) }
-//                         None => Err(e),
+//                 let delay = {
+//                     let e = match outcome { Ok(v) => return Ok(v), Err(e) => e };
+//                     match next_delay(&mut slot, || start_at(&POLICY, ..), || when(&e)) {  // out of line
+//                         Some(delay) => { on_retry(&e, &event); delay }
+//                         None => return Err(e),
 //                     }
-//                 }) { Ok(delay) => delay, Err(e) => return Err(e) };
+//                 };
 //                 sleep(delay);                                // or out_of_line(pin!(sleep(delay))).await
 //             }
 //         }
@@ -533,6 +533,13 @@ fn retry_loop(
     // on, which keeps rustc from suggesting `&` before the user's function
     // when it takes a parameter by value.
     let lt_at = |at: Span| quote_spanned!(at=> <);
+    // The retry state's slot as a place: `__backoff_slot`, behind a
+    // `ManuallyDrop` unless a breaker is named (see `start`).
+    let slot = if args.circuit.is_some() {
+        quote!(__backoff_slot)
+    } else {
+        quote!((*__backoff_slot))
+    };
     let when_l = args.when.as_ref().map(|w| user("__backoff_when", w.span));
     let on_retry_l = args
         .on_retry
@@ -617,36 +624,39 @@ fn retry_loop(
         quote!(let mut #on_retry_l = #typed;)
     });
     let call_on_retry = args.on_retry.as_ref().map(|o| {
-        let [result, error, state, delay] = [
+        let [result, error, slot, delay] = [
             "__backoff_result",
             "__backoff_error",
-            "__backoff_state",
+            "__backoff_slot",
             "__backoff_delay",
         ]
         .map(|name| local(name, o.span));
+        let slot_at = if args.circuit.is_some() {
+            quote!(#slot)
+        } else {
+            quote!(*#slot)
+        };
         let (p, lt) = (p_at(o.span), lt_at(o.key));
         let event = quote_spanned! {o.span=>
-            #lt _ as #p::OnRetryEventParameter<_>>::pass(&#state.event(#delay))
+            #lt _ as #p::OnRetryEventParameter<_>>::pass(&#p::event_of(&#slot_at, #delay))
         };
-        if args.when_ok.is_some() {
+        let first = if args.when_ok.is_some() {
             quote_spanned! {o.span=>
-                <_ as #p::OnRetryReturn>::done(<_ as #p::OnRetryFn<_, _, _>>::call(
-                    #on_retry_l,
-                    #lt _ as #p::OnRetryOutcomeParameter<#ok_of, #error_of>>::pass(&#result),
-                    #event,
-                ));
+                #lt _ as #p::OnRetryOutcomeParameter<#ok_of, #error_of>>::pass(&#result)
             }
         } else {
-            // Without `when_ok`, only errors are retried.
+            // Without `when_ok`, only errors are retried: `__backoff_error`
+            // is the error, `&E`.
             quote_spanned! {o.span=>
-                if let #p::Result::Err(#error) = &#result {
-                    <_ as #p::OnRetryReturn>::done(<_ as #p::OnRetryFn<_, _, _>>::call(
-                        #on_retry_l,
-                        #lt _ as #p::OnRetryParameter<_>>::pass(#error),
-                        #event,
-                    ));
-                }
+                #lt _ as #p::OnRetryParameter<_>>::pass(#error)
             }
+        };
+        quote_spanned! {o.span=>
+            <_ as #p::OnRetryReturn>::done(<_ as #p::OnRetryFn<_, _, _>>::call(
+                &mut #on_retry_l,
+                #first,
+                #event,
+            ));
         }
     });
     let on_giveup_l = args
@@ -660,21 +670,13 @@ fn retry_loop(
         let typed = typed_closure(&g.value, &[&outcome_ty, &giveup_ty]);
         quote!(let mut #on_giveup_l = ::core::option::Option::Some(#typed);)
     });
-    // Reports giving up with `__backoff_result` for `__backoff_report`.
-    // (`borrowed`: in the failure path, where the hook's slot is a `&mut`.)
-    let report_give_up = |borrowed: bool| {
-        let name = sig.ident.to_string();
-        let call = args.on_giveup.as_ref().map(|g| {
+    // Calls `on_giveup` with `__backoff_result` and `__backoff_report`.
+    let call_on_giveup = args.on_giveup.as_ref().map(|g| {
             let [result, report, hook] = ["__backoff_result", "__backoff_report", "__backoff_hook"]
                 .map(|name| local(name, g.span));
-            let slot = if borrowed {
-                quote_spanned! {g.span=> &mut *#on_giveup_l }
-            } else {
-                quote_spanned! {g.span=> &mut #on_giveup_l }
-            };
             let (p, lt) = (p_at(g.span), lt_at(g.key));
             quote_spanned! {g.span=>
-                if let ::core::option::Option::Some(#hook) = ::core::option::Option::take(#slot) {
+                if let ::core::option::Option::Some(#hook) = ::core::option::Option::take(&mut #on_giveup_l) {
                     <_ as #p::OnGiveupReturn>::done(<_ as #p::OnGiveupFn<_, _, _>>::call(
                         #hook,
                         #lt _ as #p::OnGiveupParameter<#ok_of, #error_of>>::pass(&#result),
@@ -682,10 +684,13 @@ fn retry_loop(
                     ));
                 }
             }
-        });
+    });
+    // Reports giving up with `__backoff_result` for `__backoff_report`.
+    let report_give_up = || {
+        let name = sig.ident.to_string();
         quote! {
             #p::trace_give_up(#name, #p::shown(&__backoff_result, |__backoff_error| (&#p::TraceError(__backoff_error)).trace_display()), &__backoff_report);
-            #call
+            #call_on_giveup
         }
     };
     let sleep_binding = args.sleep.as_ref().map(|s| {
@@ -811,20 +816,33 @@ fn retry_loop(
             #with_budget
             #with_circuit
     };
-    let slot = if eager {
+    let slot_init = if eager {
         quote!(::core::option::Option::Some(#make))
     } else {
         quote!(::core::option::Option::None)
     };
     // (The slot's type names the policy's strategy: with `policy = EXPR`,
     // spanned there too, so a wrong type is reported once.)
+    //
+    // The loop works on `__backoff_slot`, an `Option<RetryState>`. Without
+    // a breaker the state holds nothing to release (its only `Drop`
+    // part is a breaker's permit), so its slot is a `ManuallyDrop`: a call
+    // that returns has no drop of the slot to run, and an `async fn`'s
+    // future none to keep.
     let slot_name = local("__backoff_slot", start_span);
-    let start = quote_spanned! {start_span=>
-        #started
-        let mut #slot_name = #slot;
+    let start = if args.circuit.is_some() {
+        quote_spanned! {start_span=>
+            #started
+            let mut #slot_name = #slot_init;
+        }
+    } else {
+        quote_spanned! {start_span=>
+            #started
+            let mut #slot_name = ::core::mem::ManuallyDrop::new(#slot_init);
+        }
     };
     // A refused call fails fast with `E::from(CircuitOpen)`.
-    let refused_give_up = report_give_up(false);
+    let refused_give_up = report_give_up();
     let before_attempt = args.circuit.as_ref().map(|c| {
         // On the argument's name: the mistake is the error type, not the
         // breaker.
@@ -833,7 +851,7 @@ fn retry_loop(
             <#pc::ErrorOf<#ret> as #pc::FromCircuitOpen>::from_circuit_open(#open)
         };
         quote! {
-            let __backoff_state = __backoff_slot.get_or_insert_with(|| #make);
+            let __backoff_state = (#slot).get_or_insert_with(|| #make);
             if let #p::Result::Err(__backoff_open) = __backoff_state.before_attempt() {
                 let __backoff_result = #p::Result::Err(#from);
                 let __backoff_report = #p::report(__backoff_state);
@@ -844,7 +862,7 @@ fn retry_loop(
     });
     let on_success = (args.budget.is_some() || args.circuit.is_some()).then(|| {
         quote! {
-            if let ::core::option::Option::Some(__backoff_state) = &mut __backoff_slot {
+            if let ::core::option::Option::Some(__backoff_state) = &mut #slot {
                 __backoff_state.on_success();
             }
         }
@@ -859,7 +877,7 @@ fn retry_loop(
         let ty = quote_spanned! {ctx.span=> #p::AttemptContext };
         prologue.extend(quote!(let #name: #ty = __backoff_context;));
         quote! {
-            let __backoff_context = #p::AttemptContext::of(#policy_ref, #p::attempt_number(&__backoff_slot));
+            let __backoff_context = #p::AttemptContext::of(#policy_ref, #p::attempt_number(&#slot));
         }
     });
     for Reborrow { mutability, name } in reborrows {
@@ -959,22 +977,19 @@ fn retry_loop(
             quote!(#p::attempt_sync::<#ret, _>(#bars #body))
         }
     };
-    // The outcome: an `Ok` is returned at once, unless `when_ok` rejects it;
-    // then the failure path holds the whole `Result`.
+    // The outcome: an `Ok` is returned at once, unless `when_ok` rejects it.
+    // Without `when_ok` the failure path holds the error, `__backoff_error`;
+    // with it, the whole `Result`, `__backoff_result`.
     let outcome = match &args.when_ok {
         None => quote! {
-            let __backoff_ok_decision = #p::Decision::Stop;
-            let __backoff_result = match #split {
+            let __backoff_error = match #split {
                 #p::Result::Ok(__backoff_value) => {
                     #on_success
                     return #succeed;
                 }
-                #p::Result::Err(__backoff_error) => {
-                    // Failing is the exception: keep the success path
-                    // straight.
-                    #p::cold();
-                    #p::Result::Err(__backoff_error)
-                }
+                // (Failing is the exception: `next_delay`, which the error
+                // leads to, is `#[cold]`, so the success path stays straight.)
+                #p::Result::Err(__backoff_error) => __backoff_error,
             };
         },
         Some(w) => {
@@ -1008,17 +1023,17 @@ fn retry_loop(
         &p,
         &FailureParts {
             name: sig.ident.to_string(),
+            when_ok: args.when_ok.is_some(),
+            slot: slot.clone(),
+            outcome,
             make,
             decision,
+            when: when_l,
             call_on_retry,
-            report_give_up: report_give_up(true),
+            report_give_up: report_give_up(),
+            call_on_giveup: call_on_giveup.clone(),
             sleep,
             give_up,
-            borrowed: [Some(Ident::new("__backoff_slot", Span::call_site()))]
-                .into_iter()
-                .chain([when_l, on_retry_l, on_giveup_l.clone()])
-                .flatten()
-                .collect(),
         },
     );
     let count_call = args
@@ -1034,7 +1049,6 @@ fn retry_loop(
             // is the function's to report, not the closure's too.)
             #[allow(clippy::result_large_err)]
             let __backoff_outcome: #ret = #attempt;
-            #outcome
             #failed
         }
     };
@@ -1042,7 +1056,7 @@ fn retry_loop(
     // under one timer; when it fires, the call ends with `E::from(Elapsed)`.
     let retry_loop = match (&args.timeout, is_async) {
         (Some(t), true) => {
-            let timed_out_give_up = report_give_up(false);
+            let timed_out_give_up = report_give_up();
             let d = duration(&p, t.value.value);
             let (elapsed, pt) = (local("__backoff_elapsed", t.key), p_at(t.key));
             let from = quote_spanned! {t.key=>
@@ -1105,85 +1119,140 @@ fn names_a_static(expr: &Expr) -> bool {
 struct FailureParts {
     /// The function's name, for `tracing`.
     name: String,
+    /// Whether `when_ok` is given: the failure path then holds the whole
+    /// outcome, `__backoff_result`, else the error, `__backoff_error`.
+    when_ok: bool,
+    /// The retry state's slot, a place of type `Option<RetryState>`.
+    slot: TokenStream,
+    /// Splits `__backoff_outcome`, returning an accepted `Ok`.
+    outcome: TokenStream,
     /// Builds the `RetryState`.
     make: TokenStream,
-    /// The `Decision` on `__backoff_error`.
+    /// The `Decision` on `__backoff_error`, a `&E`.
     decision: TokenStream,
-    /// The `on_retry` call, if any.
+    /// The local holding `when`, if given.
+    when: Option<Ident>,
+    /// The `on_retry` call, if any, on `__backoff_error` (a `&E`) or, with
+    /// `when_ok`, on `__backoff_result`.
     call_on_retry: Option<TokenStream>,
     /// Reports giving up with `__backoff_result` (tracing, `on_giveup`).
     report_give_up: TokenStream,
+    /// The `on_giveup` call, if any, on `__backoff_result`.
+    call_on_giveup: Option<TokenStream>,
     /// Sleeps `__backoff_delay` (with `.await` in an `async fn`).
     sleep: TokenStream,
     /// The function's result on giving up with `__backoff_result`.
     give_up: TokenStream,
-    /// The locals the decision borrows: the state's slot, and the hooks
-    /// that exist.
-    borrowed: Vec<Ident>,
 }
 
-// Input:  the parts of the failure path; `__backoff_result` holds the
-//         outcome (an error, or an `Ok` that `when_ok` rejected with
-//         `__backoff_ok_decision`).
-// Output: let delay = match out_of_line_sync(move || {   // a function of its own
-//             let decision = match &result { Err(e) => when(e), Ok(_) => ok_decision };
-//             match state.next_delay_for(decision) {
-//                 Some(delay) => { on_retry(&result, ..); Ok(delay) }   // the outcome dropped here
-//                 None => { on_giveup(&result, &report); Err(result) }
+// Input:  the parts of the failure path; `__backoff_outcome` holds the
+//         attempt's outcome.
+// Output: let delay = {
+//             let error = match outcome { Ok(v) => return Ok(v), Err(e) => e };
+//             match next_delay(&mut slot, || start_at(..), || when(&error)) {  // out of line
+//                 Some(delay) => { on_retry(&error, &event_of(&slot, delay)); delay }
+//                 None => { on_giveup(&Err(error), &report_of(&slot)); return Err(error) }
 //             }
-//         }) { Ok(delay) => delay, Err(result) => return result };
-//         sleep(delay);   // in an `async fn`, awaited out of line too
+//         };   // the error is dropped here, before the sleep
+//         sleep(delay);   // in an `async fn`, awaited out of line
 //
-//         The decision runs synchronously and owns the outcome, so an `async fn`'s
-//         future never holds it across the sleep (nor needs it to be `Send`);
-//         only the sleep is awaited. Both out-of-line steps keep the success
-//         path (the function's own body or poll) small.
+//         The error stays in the function: the runtime's step, out of line
+//         and generic only over the strategy and two closures, never owns
+//         it, so nothing is moved in or handed back. An `async fn`'s future
+//         never holds the error across the sleep (nor needs it to be `Send`).
+//         With `when_ok`, the whole `Result` takes the error's place.
 fn failure(p: &TokenStream, parts: &FailureParts) -> TokenStream {
     let FailureParts {
         name,
+        when_ok,
+        slot,
+        outcome,
         make,
         decision,
+        when,
         call_on_retry,
         report_give_up,
+        call_on_giveup,
         sleep,
         give_up,
-        ..
     } = parts;
-    let reborrows = parts
-        .borrowed
-        .iter()
-        .map(|local| quote!(let #local = &mut #local;));
+    let when_ref = when.as_ref().map(|w| quote!(let #w = &mut #w;));
+    let trace_retry = |shown: TokenStream| {
+        quote! {
+            // (Not an event: no clock read for the trace.)
+            #p::trace_retry(#name, #shown, #p::failed_attempt(&#slot), __backoff_delay);
+        }
+    };
+    let (decide, on_retry, on_none) = if *when_ok {
+        let trace = trace_retry(quote! {
+            #p::shown(&__backoff_result, |__backoff_error| (&#p::TraceError(__backoff_error)).trace_display())
+        });
+        (
+            quote! {
+                match &__backoff_result {
+                    #p::Result::Err(__backoff_error) => {
+                        #when_ref
+                        #decision
+                    }
+                    #p::Result::Ok(_) => __backoff_ok_decision,
+                }
+            },
+            quote!(#call_on_retry #trace),
+            quote! {
+                let __backoff_report = #p::report_of(&#slot);
+                #report_give_up
+            },
+        )
+    } else {
+        // The error, not a `Result`: shown as it is, by one lookup for both
+        // traces (`__backoff_shown`, bound before the step).
+        let trace = trace_retry(quote!(__backoff_shown));
+        // (`on_retry` is called with `__backoff_error` bound to `&E`.)
+        let call_on_retry = call_on_retry.as_ref().map(|call| {
+            quote! {{
+                let __backoff_error = &__backoff_error;
+                #call
+            }}
+        });
+        (
+            // Without `when`, the verdict is a constant.
+            if when.is_some() {
+                quote! {{
+                    let __backoff_error = &__backoff_error;
+                    #when_ref
+                    #decision
+                }}
+            } else {
+                decision.clone()
+            },
+            quote! {
+                #call_on_retry
+                #trace
+            },
+            quote! {
+                let __backoff_report = #p::report_of(&#slot);
+                #p::trace_give_up(#name, __backoff_shown, &__backoff_report);
+                let __backoff_result = #p::Result::Err(__backoff_error);
+                #call_on_giveup
+            },
+        )
+    };
+    let shown = (!*when_ok).then(
+        || quote!(let __backoff_shown = (&#p::TraceError(&__backoff_error)).trace_display();),
+    );
     quote! {
         let __backoff_delay = {
-            #(#reborrows)*
-            let __backoff_decide = move || {
-                let __backoff_state = __backoff_slot.get_or_insert_with(|| #make);
-                let __backoff_decision = match &__backoff_result {
-                    #p::Result::Err(__backoff_error) => #decision,
-                    #p::Result::Ok(_) => __backoff_ok_decision,
-                };
-                match __backoff_state.next_delay_for(__backoff_decision) {
-                    ::core::option::Option::Some(__backoff_delay) => {
-                        #call_on_retry
-                        // (Not an event: no clock read for the trace.)
-                        #p::trace_retry(
-                            #name,
-                            #p::shown(&__backoff_result, |__backoff_error| (&#p::TraceError(__backoff_error)).trace_display()),
-                            __backoff_state.attempt(),
-                            __backoff_delay,
-                        );
-                        #p::Next::Sleep(__backoff_delay)
-                    }
-                    ::core::option::Option::None => {
-                        let __backoff_report = #p::report(__backoff_state);
-                        #report_give_up
-                        #p::Next::GiveUp(__backoff_result)
-                    }
+            #outcome
+            #shown
+            match #p::next_delay(&mut #slot, || #make, || #decide) {
+                ::core::option::Option::Some(__backoff_delay) => {
+                    #on_retry
+                    __backoff_delay
                 }
-            };
-            match #p::out_of_line_sync(__backoff_decide) {
-                #p::Next::Sleep(__backoff_delay) => __backoff_delay,
-                #p::Next::GiveUp(__backoff_result) => return #give_up,
+                ::core::option::Option::None => {
+                    #on_none
+                    return #give_up;
+                }
             }
         };
         #sleep

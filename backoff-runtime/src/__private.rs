@@ -461,6 +461,34 @@ pub fn report<S>(state: &RetryState<'_, S>) -> GiveUp {
     ))
 }
 
+/// The report of the state in `slot`, which gave up: [`next_delay`] returned
+/// `None`, so it holds one (an empty slot, which the loop never passes, is a
+/// call that gave up before any attempt).
+#[inline]
+pub fn report_of<S>(slot: &Option<RetryState<'_, S>>) -> GiveUp {
+    match slot {
+        Some(state) => report(state),
+        None => GiveUp::new(0, Duration::ZERO, GiveUpReason::Attempts),
+    }
+}
+
+/// The event of the retry [`next_delay`] just granted with `delay`, for
+/// `on_retry` (an empty slot, which the loop never passes, is attempt 0).
+#[inline]
+pub fn event_of<S>(slot: &Option<RetryState<'_, S>>, delay: Duration) -> RetryEvent {
+    match slot {
+        Some(state) => state.event(delay),
+        None => RetryEvent::new(0, delay, Duration::ZERO),
+    }
+}
+
+/// The attempt that just failed, for a trace of the retry [`next_delay`]
+/// granted (no clock read).
+#[inline]
+pub fn failed_attempt<S>(slot: &Option<RetryState<'_, S>>) -> u32 {
+    slot.as_ref().map_or(0, RetryState::attempt)
+}
+
 /// The report of a call that ran past its `timeout` after `calls` calls.
 #[cold]
 pub fn timed_out(calls: u32, clock: Clock, start: Option<std::time::Instant>) -> GiveUp {
@@ -564,23 +592,6 @@ impl<F: Never> AsyncSleepReturn<Fails> for F {
 #[inline]
 pub fn out_of_line<F: Future>(f: core::pin::Pin<&mut F>) -> OutOfLine<'_, F> {
     OutOfLine(f)
-}
-
-/// What the failure path decided: sleep, or give up with the outcome. (Not
-/// a `Result`, whose large `Err` would draw `clippy::result_large_err` onto
-/// code the user did not write.)
-pub enum Next<R> {
-    /// Sleep this long, then try again.
-    Sleep(Duration),
-    /// Return this outcome.
-    GiveUp(R),
-}
-
-/// Runs the failure path of the loop (the decision, `on_retry`, tracing) in a
-/// function of its own, for plain and `async` fns alike.
-#[inline(never)]
-pub fn out_of_line_sync<R>(f: impl FnOnce() -> R) -> R {
-    f()
 }
 
 /// See [`out_of_line`].
@@ -961,6 +972,10 @@ pub fn trace_give_up(_function: &str, _outcome: &dyn core::fmt::Display, _report
 /// moves nothing in and nothing back, and the function holding the loop
 /// keeps no frame for the failure path. A plain retry costs what
 /// [`RetryState::next_delay_for`]'s common path costs, plus a call.
+///
+/// `#[cold]`: the branch that calls it, a failed attempt, is the unlikely
+/// one, and the compiler lays out the success path straight.
+#[cold]
 #[inline(never)]
 pub fn next_delay<'p, S: Strategy>(
     slot: &mut Option<RetryState<'p, S>>,
