@@ -454,11 +454,10 @@ impl OnGiveupReturn for () {
 /// The report of a state that gave up.
 #[inline]
 pub fn report<S>(state: &RetryState<'_, S>) -> GiveUp {
-    state.give_up().unwrap_or(GiveUp::new(
-        state.attempt(),
-        state.elapsed(),
-        GiveUpReason::Attempts,
-    ))
+    // (`_else`: the clock is read only when the state has no record.)
+    state
+        .give_up()
+        .unwrap_or_else(|| GiveUp::new(state.attempt(), state.elapsed(), GiveUpReason::Attempts))
 }
 
 /// The report of the state in `slot`, which gave up: [`next_delay`] returned

@@ -749,6 +749,25 @@ mod tests {
     }
 
     #[test]
+    fn the_give_up_report_reads_the_clock_once() {
+        use core::sync::atomic::{AtomicU32, Ordering};
+        static READS: AtomicU32 = AtomicU32::new(0);
+        fn counting() -> Instant {
+            READS.fetch_add(1, Ordering::Relaxed);
+            Instant::now()
+        }
+        let p = Policy::immediate();
+        let mut s = RetryState::new(&p, counting, true);
+        assert_eq!(s.next_delay_for(Decision::Stop), None);
+        let before = READS.load(Ordering::Relaxed);
+        let report = crate::__private::report(&s);
+        assert_eq!(report.reason, GiveUpReason::Stopped);
+        // `elapsed` at giving up: one read, not a second one for a
+        // fallback record that is not used.
+        assert_eq!(READS.load(Ordering::Relaxed), before + 1);
+    }
+
+    #[test]
     fn event_reports_attempt_delay_and_elapsed() {
         let p = Policy::immediate();
         let mut s = p.start();
