@@ -781,8 +781,10 @@ fn retry_loop(
         .as_ref()
         .map(|_| quote!(.with_circuit(__backoff_circuit)));
     // The state is built on the first failure, so a call that succeeds at
-    // once builds nothing; a budget or breaker needs it from the start.
-    let eager = args.budget.is_some() || args.circuit.is_some();
+    // once builds nothing; a breaker needs it from the start (it admits
+    // the first attempt). A budget is only spent on retries: a success
+    // before any failure deposits into it directly.
+    let eager = args.circuit.is_some();
     // The policy: the `static` the attribute built, or `policy = EXPR`'s
     // value. Only what the loop needs after an attempt is kept in locals,
     // since an `async fn` stores those in its future.
@@ -860,13 +862,19 @@ fn retry_loop(
             }
         }
     });
-    let on_success = (args.budget.is_some() || args.circuit.is_some()).then(|| {
-        quote! {
+    let on_success = if eager {
+        Some(quote! {
             if let ::core::option::Option::Some(__backoff_state) = &mut #slot {
                 __backoff_state.on_success();
             }
-        }
-    });
+        })
+    } else {
+        args.budget.as_ref().map(|_| {
+            quote! {
+                #p::succeeded_with_budget(&mut #slot, __backoff_budget);
+            }
+        })
+    };
     // What each attempt starts with: its `context`, its reborrows of the
     // `&mut` parameters, its clones of the `clone(..)` parameters.
     let mut prologue = TokenStream::new();

@@ -471,6 +471,17 @@ pub fn report_of<S>(slot: &Option<RetryState<'_, S>>) -> GiveUp {
     }
 }
 
+/// A success with a budget and no breaker: the state, if a failure built
+/// it, reports it (and deposits); else the budget is paid directly, and no
+/// state is built for a call that succeeded at once.
+#[inline]
+pub fn succeeded_with_budget<S>(slot: &mut Option<RetryState<'_, S>>, budget: &RetryBudget) {
+    match slot {
+        Some(state) => state.on_success(),
+        None => budget.deposit(),
+    }
+}
+
 /// The event of the retry [`next_delay`] just granted with `delay`, for
 /// `on_retry` (an empty slot, which the loop never passes, is attempt 0).
 #[inline]
