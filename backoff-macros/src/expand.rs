@@ -1,19 +1,22 @@
 //! Code generation: the function's body becomes a loop over the runtime's
 //! state machine (`RetryState`); the runtime owns every decision.
 
-use std::time::Duration;
-
-use proc_macro2::{Delimiter, Group, Literal, Span, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Group, Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{
     AttrStyle, Attribute, Block, Expr, Ident, ItemFn, Pat, ReturnType, Signature, Stmt,
-    TraitItemFn, Type, TypeReference, Visibility,
+    TraitItemFn, Type, Visibility,
 };
 
-use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
+mod policy;
+mod shapes;
+
+use crate::attr::RetryArgs;
 use crate::errors::Errors;
 use crate::valid;
+use policy::{duration, policy_binding};
+use shapes::{Reborrow, cloned_mutability, inferred, reborrowed, rename_self};
 
 /// The attribute's whole work, on `proc_macro2` tokens so it can be tested
 /// and fuzzed outside the compiler.
@@ -32,33 +35,24 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
             None
         }
     };
+    // Whether `#[tracing::instrument]` has rewritten the body, which then
+    // moves the arguments (scanned once, on the item's tokens as written).
+    let moves_arguments = shapes::instrumented(item.clone());
     if let Some(func) = &func {
         valid::check_signature(&func.sig, func.is_async(), &args, &mut errors);
         valid::check_attributes(&func.attrs, &mut errors);
-        // (On the item's tokens as written: nothing to print again.)
-        if func.sig.asyncness.is_some() && instrumented(item.clone()) {
+        if func.sig.asyncness.is_some() && moves_arguments {
             valid::check_instrumented(&func.sig, &mut errors);
         }
     }
     match (errors.finish(), func) {
-        (Ok(()), Some(func)) => rewrite(&args, func),
+        (Ok(()), Some(func)) => rewrite(&args, func, moves_arguments),
         // (No function means an error was recorded.)
         (result, _) => {
             let errors = result.err().map(|e| e.to_compile_error());
             quote!(#item #errors)
         }
     }
-}
-
-/// Whether `#[tracing::instrument]` has already rewritten this `async fn`'s
-/// body (it was placed above `#[retry]`): the body then moves the arguments
-/// into a future of its own.
-fn instrumented(body: TokenStream) -> bool {
-    body.into_iter().any(|token| match token {
-        TokenTree::Ident(ident) => ident == "__tracing_instrument_future",
-        TokenTree::Group(group) => instrumented(group.stream()),
-        _ => false,
-    })
 }
 
 /// A function with a body: a free fn, a method, or a trait method with a
@@ -221,7 +215,7 @@ fn describe(item: &syn::Item) -> &'static str {
 //                 sleep(delay);                                // or out_of_line(pin!(sleep(delay))).await
 //             }
 //         }
-fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
+fn rewrite(args: &RetryArgs, func: Function, moves_arguments: bool) -> TokenStream {
     // `valid::check_signature` reports a missing return type; `()` keeps the
     // rewrite total.
     let ret: Type = match func.body_type() {
@@ -269,7 +263,6 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
     }
     // (A body `#[tracing::instrument]` has rewritten moves every argument
     // into a future of its own: each attempt must give it a reborrow.)
-    let moves_arguments = instrumented(block.to_token_stream());
     let reborrows = reborrowed(&mut sig, moves_arguments);
     let cloned_mut = cloned_mutability(args, &mut sig);
     let retry_loop = retry_loop(args, &sig, &ret, is_async, &block, &reborrows, &cloned_mut);
@@ -278,222 +271,6 @@ fn rewrite(args: &RetryArgs, func: Function) -> TokenStream {
         #(#outer)*
         #vis #sig #body
     }
-}
-
-/// A `&mut` parameter bound by name, reborrowed by each attempt.
-struct Reborrow {
-    /// The parameter's `mut`, moved from the signature to the reborrow.
-    mutability: Option<syn::token::Mut>,
-    name: Ident,
-}
-
-// Input:  fn f(mut dst: &mut [u8], out: &mut u32, n: usize)
-// Output: fn f(dst: &mut [u8], out: &mut u32, n: usize), and the reborrows
-//         each attempt starts with: `let mut dst = &mut *dst; let out = &mut *out;`
-//
-// Each attempt gets references of its own: the body may re-point them
-// (`dst = &mut dst[..n]`) without the next attempt seeing it, and writes
-// through them are the attempt's (no false `unused_assignments`). The
-// parameter's `mut` moves to the reborrow, so `unused_mut` fires, or not, as
-// without `#[retry]`. The signature's type is unchanged.
-//
-// A parameter with a named lifetime (`headers: &'h mut [u8]`, which the
-// body may store in `self`), or one the result may borrow from, is left
-// alone: a reborrow per attempt could not outlive the attempt.
-fn reborrowed(sig: &mut Signature, moves_arguments: bool) -> Vec<Reborrow> {
-    let lifetimes: Vec<_> = sig
-        .inputs
-        .iter()
-        .map(|input| match input {
-            syn::FnArg::Typed(typed) => match &*typed.ty {
-                // A named lifetime may be stored beyond the attempt (in
-                // `self`, in another argument): only an elided one is
-                // certainly the attempt's to shorten.
-                Type::Reference(r) => match &r.lifetime {
-                    Some(l) if l.ident != "_" => true,
-                    _ => valid::output_may_borrow(sig, None),
-                },
-                _ => true,
-            },
-            syn::FnArg::Receiver(_) => true,
-        })
-        .collect();
-    let mut reborrows = Vec::new();
-    for (input, borrowed) in sig.inputs.iter_mut().zip(lifetimes) {
-        if borrowed {
-            continue;
-        }
-        let syn::FnArg::Typed(typed) = input else {
-            continue;
-        };
-        let Type::Reference(TypeReference {
-            mutability: Some(_),
-            ..
-        }) = &*typed.ty
-        else {
-            continue;
-        };
-        let Pat::Ident(binding) = &mut *typed.pat else {
-            continue;
-        };
-        if binding.by_ref.is_some() || binding.subpat.is_some() {
-            continue;
-        }
-        // `&mut Vec<T>`, `&mut String`, `&mut PathBuf` that the body does
-        // not re-point nor move: a reborrow would hide `clippy::ptr_arg`
-        // (which reads the parameter's uses), and is not needed.
-        if binding.mutability.is_none() && !moves_arguments && ptr_arg_type(&typed.ty) {
-            continue;
-        }
-        reborrows.push(Reborrow {
-            mutability: binding.mutability.take(),
-            name: binding.ident.clone(),
-        });
-    }
-    reborrows
-}
-
-/// Whether `ty` is `&mut` of a type `clippy::ptr_arg` would rather see as
-/// a slice or `str`: `Vec<T>`, `String`, `PathBuf`.
-fn ptr_arg_type(ty: &Type) -> bool {
-    let Type::Reference(r) = ty else {
-        return false;
-    };
-    let Type::Path(path) = &*r.elem else {
-        return false;
-    };
-    path.path
-        .segments
-        .last()
-        .is_some_and(|s| s.ident == "Vec" || s.ident == "String" || s.ident == "PathBuf")
-}
-
-// Input:  #[retry(clone(v, self))] fn f(mut self, mut v: Vec<u8>)
-// Output: fn f(self, v: Vec<u8>), and the names whose clones are `mut`:
-//         each attempt's `let mut v = v.clone();` (the `mut` moves, so
-//         `unused_mut` fires, or not, as without `#[retry]`).
-fn cloned_mutability(args: &RetryArgs, sig: &mut Signature) -> Vec<Ident> {
-    let Some(clone) = &args.clone else {
-        return Vec::new();
-    };
-    let mut names = Vec::new();
-    for input in &mut sig.inputs {
-        match input {
-            syn::FnArg::Receiver(r) => {
-                if clone.value.iter().any(|n| n == "self")
-                    && matches!(r.kind, syn::ReceiverKind::Value)
-                    && r.mutability.take().is_some()
-                {
-                    names.push(Ident::new("self", r.self_token.span));
-                }
-            }
-            syn::FnArg::Typed(typed) => {
-                if let Pat::Ident(binding) = &mut *typed.pat
-                    && binding.by_ref.is_none()
-                    && clone.value.contains(&binding.ident)
-                    && binding.mutability.take().is_some()
-                {
-                    names.push(binding.ident.clone());
-                }
-            }
-        }
-    }
-    names
-}
-
-/// `ty` with each `impl Trait` replaced by `_`: the type the body is given
-/// inside the function, where `impl Trait` cannot be written and the
-/// compiler infers the hidden type from the body.
-fn inferred(ty: &Type) -> Type {
-    let mut ty = ty.clone();
-    infer_impl_trait(&mut ty);
-    ty
-}
-
-fn infer_impl_trait(ty: &mut Type) {
-    match ty {
-        Type::ImplTrait(t) => {
-            *ty = Type::Infer(syn::TypeInfer {
-                attrs: Vec::new(),
-                underscore_token: syn::token::Underscore(t.impl_token.span),
-            });
-        }
-        Type::Path(path) => {
-            if let Some(qself) = &mut path.qself {
-                infer_impl_trait(&mut qself.ty);
-            }
-            for segment in &mut path.path.segments {
-                if let syn::PathArguments::AngleBracketed(args) = &mut segment.arguments {
-                    for arg in &mut args.args {
-                        match arg {
-                            syn::GenericArgument::Type(t) => infer_impl_trait(t),
-                            syn::GenericArgument::AssocType(a) => infer_impl_trait(&mut a.ty),
-                            _ => {}
-                        }
-                    }
-                }
-            }
-        }
-        Type::Reference(r) => infer_impl_trait(&mut r.elem),
-        Type::Ptr(p) => infer_impl_trait(&mut p.elem),
-        Type::Slice(s) => infer_impl_trait(&mut s.elem),
-        Type::Array(a) => infer_impl_trait(&mut a.elem),
-        Type::Paren(p) => infer_impl_trait(&mut p.elem),
-        Type::Group(g) => infer_impl_trait(&mut g.elem),
-        Type::Tuple(t) => t.elems.iter_mut().for_each(infer_impl_trait),
-        _ => {}
-    }
-}
-
-// Input:  a body, for `clone(self)`.
-// Output: the body with each `self` (not a path's `self::`) renamed to the
-//         attempt's clone, `__backoff_self`, since `self` cannot be shadowed.
-//         Items nested in the body (`impl`, `trait`, `mod`, a named `fn`)
-//         have a `self` of their own and are kept as written.
-fn rename_self(body: TokenStream) -> TokenStream {
-    let mut out = Vec::new();
-    let mut tokens = body.into_iter().peekable();
-    while let Some(token) = tokens.next() {
-        let starts_item = match &token {
-            TokenTree::Ident(ident) => {
-                ident == "impl"
-                    || ident == "trait"
-                    || ident == "mod"
-                    || (ident == "fn" && matches!(tokens.peek(), Some(TokenTree::Ident(_))))
-            }
-            _ => false,
-        };
-        if starts_item {
-            // Verbatim up to and including the item's braced body.
-            out.push(token);
-            for token in tokens.by_ref() {
-                let body =
-                    matches!(&token, TokenTree::Group(g) if g.delimiter() == Delimiter::Brace);
-                out.push(token);
-                if body {
-                    break;
-                }
-            }
-            continue;
-        }
-        match token {
-            TokenTree::Ident(ident) if ident == "self" => {
-                let is_path = matches!(tokens.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ':' && p.spacing() == proc_macro2::Spacing::Joint);
-                if is_path {
-                    out.push(TokenTree::Ident(ident));
-                } else {
-                    out.push(TokenTree::Ident(Ident::new("__backoff_self", ident.span())));
-                }
-            }
-            TokenTree::Group(group) => {
-                let mut renamed = Group::new(group.delimiter(), rename_self(group.stream()));
-                renamed.set_span(group.span());
-                out.push(TokenTree::Group(renamed));
-            }
-            other => out.push(other),
-        }
-    }
-    out.into_iter().collect()
 }
 
 // Input:  the arguments, the signature, the body's type `R` and the body.
@@ -1265,151 +1042,6 @@ fn failure(p: &TokenStream, parts: &FailureParts) -> TokenStream {
         };
         #sleep
     }
-}
-
-// Input:  the strategy, attempts, jitter and max_elapsed arguments, or `policy = EXPR`.
-// Output: `static __BACKOFF_POLICY: Policy<_> = ...;` built by const fns, or
-//         `let __backoff_policy: &Policy<_> = ...;` from the expression,
-//         evaluated once per call.
-fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
-    if let Some(policy) = &args.policy {
-        let expr = &policy.value;
-        let value = Ident::new("__backoff_policy_value", policy.span);
-        let pp = Ident::new("__backoff_private", policy.span);
-        let checked = quote_spanned! {policy.span=> #pp::AsPolicy::as_policy(&#value) };
-        let name = Ident::new(
-            "__backoff_policy",
-            Span::call_site().located_at(policy.span),
-        );
-        return quote! {
-            let #value = #expr;
-            let #name = #checked;
-        };
-    }
-    // The strategy's own type, not the `Builtin` enum: each step of the
-    // loop then computes its delay without dispatching on the strategy.
-    let strategy = args.strategy.as_ref();
-    let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
-    let (ty, ctor) = strategy_parts(p, strategy);
-    let main_jitter = jitter(
-        p,
-        args.jitter
-            .as_ref()
-            .map_or(default_jitter(kind), |j| j.value),
-    );
-    let mut chain = quote!(#p::Policy::<#p::#ty>::from_strategy(#ctor).jitter(#main_jitter));
-    chain.extend(attempts(args.attempts.as_ref().map(|a| a.value)));
-    if let Some(m) = &args.max_elapsed {
-        let d = duration(p, m.value.value);
-        chain.extend(quote!(.max_elapsed(#d)));
-    }
-    if let Some(m) = &args.retry_after_max {
-        let d = duration(p, m.value.value);
-        chain.extend(quote!(.retry_after_max(#d)));
-    }
-    if let Some(t) = &args.throttled {
-        let t = &t.value;
-        // `jitter` applies to both schedules; `decorrelated` is random by itself.
-        let jitter = args
-            .jitter
-            .as_ref()
-            .map(|j| j.value)
-            .filter(|_| t.strategy.kind != StrategyKind::Decorrelated);
-        // A `Policy<Builtin>`: `throttled` takes any builtin strategy.
-        let (variant, ctor) = strategy_parts(p, Some(&t.strategy));
-        let jitter = self::jitter(p, jitter.unwrap_or(default_jitter(t.strategy.kind)));
-        let attempts = attempts(t.attempts.as_ref().map(|a| a.value));
-        chain.extend(quote! {
-            .throttled(#p::Policy::from_strategy(#p::Builtin::#variant(#ctor)).jitter(#jitter) #attempts)
-        });
-    }
-    quote! {
-        static __BACKOFF_POLICY: #p::Policy<#p::#ty> = #chain;
-    }
-}
-
-/// The jitter a strategy has when `jitter` is not given: none for
-/// `decorrelated` (random by itself) and `immediate`, full for the others.
-fn default_jitter(kind: StrategyKind) -> JitterKind {
-    match kind {
-        StrategyKind::Decorrelated | StrategyKind::Immediate => JitterKind::None,
-        _ => JitterKind::Full,
-    }
-}
-
-// Input:  a strategy argument (default: exponential).
-// Output: its runtime type's name and a const expression building it, such
-//         as `Exponential` and `Exponential::new(base).factor(f).max_delay(max)`;
-//         what is not given keeps the runtime's default.
-fn strategy_parts(p: &TokenStream, strategy: Option<&StrategyArg>) -> (Ident, TokenStream) {
-    let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
-    let (name, default) = match kind {
-        StrategyKind::Exponential => ("Exponential", valid::DEFAULT_BASE),
-        StrategyKind::Linear => ("Linear", valid::DEFAULT_BASE),
-        StrategyKind::Fibonacci => ("Fibonacci", valid::DEFAULT_BASE),
-        StrategyKind::Decorrelated => ("Decorrelated", valid::DEFAULT_BASE),
-        StrategyKind::Constant => ("Constant", Duration::from_secs(1)),
-        StrategyKind::Immediate => {
-            let ty = Ident::new("Immediate", Span::call_site());
-            return (ty.clone(), quote!(#p::#ty));
-        }
-    };
-    let ty = Ident::new(name, Span::call_site());
-    let base = strategy
-        .and_then(|s| s.base.as_ref())
-        .map_or(default, |b| b.value);
-    let b = duration(p, base);
-    let mut ctor = quote!(#p::#ty::new(#b));
-    ctor.extend(strategy_setters(p, strategy));
-    (ty, ctor)
-}
-
-/// `.factor(f)` and `.max_delay(max)`, as given.
-fn strategy_setters(p: &TokenStream, strategy: Option<&StrategyArg>) -> TokenStream {
-    let mut setters = TokenStream::new();
-    if let Some(s) = strategy {
-        if let Some(f) = &s.factor {
-            let f = Literal::f64_suffixed(f.value);
-            setters.extend(quote!(.factor(#f)));
-        }
-        if let Some(max) = &s.max {
-            let d = duration(p, max.value);
-            setters.extend(quote!(.max_delay(#d)));
-        }
-    }
-    setters
-}
-
-/// A jitter as a const expression.
-fn jitter(p: &TokenStream, kind: JitterKind) -> TokenStream {
-    match kind {
-        JitterKind::None => quote!(#p::Jitter::None),
-        JitterKind::Full => quote!(#p::Jitter::Full),
-        JitterKind::Equal => quote!(#p::Jitter::Equal),
-        JitterKind::Scattered(r) => {
-            let r = Literal::f64_suffixed(r);
-            quote!(#p::Jitter::Scattered(#r))
-        }
-    }
-}
-
-/// `.attempts(n)` or `.unlimited_attempts()`, if given.
-fn attempts(limit: Option<Attempts>) -> TokenStream {
-    match limit {
-        Some(Attempts::Limited(n)) => {
-            let n = Literal::u32_suffixed(u32::try_from(n).unwrap_or(u32::MAX));
-            quote!(.attempts(#n))
-        }
-        Some(Attempts::Unlimited) => quote!(.unlimited_attempts()),
-        None => TokenStream::new(),
-    }
-}
-
-/// A `Duration` as a const expression.
-fn duration(p: &TokenStream, d: Duration) -> TokenStream {
-    let secs = Literal::u64_suffixed(d.as_secs());
-    let nanos = Literal::u32_suffixed(d.subsec_nanos());
-    quote!(#p::Duration::new(#secs, #nanos))
 }
 
 // Input:  the value of `when`, `when_ok`, `on_retry` or `on_giveup`, and the

@@ -1,0 +1,156 @@
+//! The policy the attribute builds: a `static` made by const fns from the
+//! literal arguments, or `policy = EXPR`'s value.
+
+use std::time::Duration;
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::Ident;
+
+use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
+use crate::valid;
+
+// Input:  the strategy, attempts, jitter and max_elapsed arguments, or `policy = EXPR`.
+// Output: `static __BACKOFF_POLICY: Policy<_> = ...;` built by const fns, or
+//         `let __backoff_policy: &Policy<_> = ...;` from the expression,
+//         evaluated once per call.
+pub(super) fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
+    if let Some(policy) = &args.policy {
+        let expr = &policy.value;
+        let value = Ident::new("__backoff_policy_value", policy.span);
+        let pp = Ident::new("__backoff_private", policy.span);
+        let checked = quote_spanned! {policy.span=> #pp::AsPolicy::as_policy(&#value) };
+        let name = Ident::new(
+            "__backoff_policy",
+            Span::call_site().located_at(policy.span),
+        );
+        return quote! {
+            let #value = #expr;
+            let #name = #checked;
+        };
+    }
+    // The strategy's own type, not the `Builtin` enum: each step of the
+    // loop then computes its delay without dispatching on the strategy.
+    let strategy = args.strategy.as_ref();
+    let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
+    let (ty, ctor) = strategy_parts(p, strategy);
+    let main_jitter = jitter(
+        p,
+        args.jitter
+            .as_ref()
+            .map_or(default_jitter(kind), |j| j.value),
+    );
+    let mut chain = quote!(#p::Policy::<#p::#ty>::from_strategy(#ctor).jitter(#main_jitter));
+    chain.extend(attempts(args.attempts.as_ref().map(|a| a.value)));
+    if let Some(m) = &args.max_elapsed {
+        let d = duration(p, m.value.value);
+        chain.extend(quote!(.max_elapsed(#d)));
+    }
+    if let Some(m) = &args.retry_after_max {
+        let d = duration(p, m.value.value);
+        chain.extend(quote!(.retry_after_max(#d)));
+    }
+    if let Some(t) = &args.throttled {
+        let t = &t.value;
+        // `jitter` applies to both schedules; `decorrelated` is random by itself.
+        let jitter = args
+            .jitter
+            .as_ref()
+            .map(|j| j.value)
+            .filter(|_| t.strategy.kind != StrategyKind::Decorrelated);
+        // A `Policy<Builtin>`: `throttled` takes any builtin strategy.
+        let (variant, ctor) = strategy_parts(p, Some(&t.strategy));
+        let jitter = self::jitter(p, jitter.unwrap_or(default_jitter(t.strategy.kind)));
+        let attempts = attempts(t.attempts.as_ref().map(|a| a.value));
+        chain.extend(quote! {
+            .throttled(#p::Policy::from_strategy(#p::Builtin::#variant(#ctor)).jitter(#jitter) #attempts)
+        });
+    }
+    quote! {
+        static __BACKOFF_POLICY: #p::Policy<#p::#ty> = #chain;
+    }
+}
+
+/// The jitter a strategy has when `jitter` is not given: none for
+/// `decorrelated` (random by itself) and `immediate`, full for the others.
+fn default_jitter(kind: StrategyKind) -> JitterKind {
+    match kind {
+        StrategyKind::Decorrelated | StrategyKind::Immediate => JitterKind::None,
+        _ => JitterKind::Full,
+    }
+}
+
+// Input:  a strategy argument (default: exponential).
+// Output: its runtime type's name and a const expression building it, such
+//         as `Exponential` and `Exponential::new(base).factor(f).max_delay(max)`;
+//         what is not given keeps the runtime's default.
+fn strategy_parts(p: &TokenStream, strategy: Option<&StrategyArg>) -> (Ident, TokenStream) {
+    let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
+    let (name, default) = match kind {
+        StrategyKind::Exponential => ("Exponential", valid::DEFAULT_BASE),
+        StrategyKind::Linear => ("Linear", valid::DEFAULT_BASE),
+        StrategyKind::Fibonacci => ("Fibonacci", valid::DEFAULT_BASE),
+        StrategyKind::Decorrelated => ("Decorrelated", valid::DEFAULT_BASE),
+        StrategyKind::Constant => ("Constant", Duration::from_secs(1)),
+        StrategyKind::Immediate => {
+            let ty = Ident::new("Immediate", Span::call_site());
+            return (ty.clone(), quote!(#p::#ty));
+        }
+    };
+    let ty = Ident::new(name, Span::call_site());
+    let base = strategy
+        .and_then(|s| s.base.as_ref())
+        .map_or(default, |b| b.value);
+    let b = duration(p, base);
+    let mut ctor = quote!(#p::#ty::new(#b));
+    ctor.extend(strategy_setters(p, strategy));
+    (ty, ctor)
+}
+
+/// `.factor(f)` and `.max_delay(max)`, as given.
+fn strategy_setters(p: &TokenStream, strategy: Option<&StrategyArg>) -> TokenStream {
+    let mut setters = TokenStream::new();
+    if let Some(s) = strategy {
+        if let Some(f) = &s.factor {
+            let f = Literal::f64_suffixed(f.value);
+            setters.extend(quote!(.factor(#f)));
+        }
+        if let Some(max) = &s.max {
+            let d = duration(p, max.value);
+            setters.extend(quote!(.max_delay(#d)));
+        }
+    }
+    setters
+}
+
+/// A jitter as a const expression.
+fn jitter(p: &TokenStream, kind: JitterKind) -> TokenStream {
+    match kind {
+        JitterKind::None => quote!(#p::Jitter::None),
+        JitterKind::Full => quote!(#p::Jitter::Full),
+        JitterKind::Equal => quote!(#p::Jitter::Equal),
+        JitterKind::Scattered(r) => {
+            let r = Literal::f64_suffixed(r);
+            quote!(#p::Jitter::Scattered(#r))
+        }
+    }
+}
+
+/// `.attempts(n)` or `.unlimited_attempts()`, if given.
+fn attempts(limit: Option<Attempts>) -> TokenStream {
+    match limit {
+        Some(Attempts::Limited(n)) => {
+            let n = Literal::u32_suffixed(u32::try_from(n).unwrap_or(u32::MAX));
+            quote!(.attempts(#n))
+        }
+        Some(Attempts::Unlimited) => quote!(.unlimited_attempts()),
+        None => TokenStream::new(),
+    }
+}
+
+/// A `Duration` as a const expression.
+pub(super) fn duration(p: &TokenStream, d: Duration) -> TokenStream {
+    let secs = Literal::u64_suffixed(d.as_secs());
+    let nanos = Literal::u32_suffixed(d.subsec_nanos());
+    quote!(#p::Duration::new(#secs, #nanos))
+}
