@@ -1,7 +1,7 @@
 //! Code generation: the function's body becomes a loop over the runtime's
 //! state machine (`RetryState`); the runtime owns every decision.
 
-use proc_macro2::{Delimiter, Group, Span, TokenStream};
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{
@@ -28,16 +28,18 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let args = RetryArgs::parse(args, &mut errors);
     valid::check_args(&args, &mut errors);
-    let func = match parse_function(item.clone()) {
+    let func = match parse_function(&item) {
         Ok(func) => Some(func),
         Err(e) => {
             errors.push(e);
             None
         }
     };
-    // Whether `#[tracing::instrument]` has rewritten the body, which then
-    // moves the arguments (scanned once, on the item's tokens as written).
-    let moves_arguments = shapes::instrumented(item.clone());
+    // Whether `#[tracing::instrument]` has rewritten an `async fn`'s body,
+    // which then moves the arguments (scanned once, on the body as written).
+    let moves_arguments = func.as_ref().is_some_and(|f| {
+        f.sig.asyncness.is_some() && shapes::instrumented(f.block.to_token_stream())
+    });
     if let Some(func) = &func {
         valid::check_signature(&func.sig, func.is_async(), &args, &mut errors);
         valid::check_attributes(&func.attrs, &mut errors);
@@ -146,7 +148,11 @@ fn async_trait_body_mut(block: &mut Block) -> Option<&mut Block> {
 // Input: any item.
 // Output: the function's parts, or an error spanned on what is not a
 // function with a body.
-fn parse_function(item: TokenStream) -> syn::Result<Function> {
+fn parse_function(item: &TokenStream) -> syn::Result<Function> {
+    if let Some(f) = parse_function_head(item) {
+        return Ok(f);
+    }
+    let item = item.clone();
     if let Ok(f) = syn::parse2::<ItemFn>(item.clone()) {
         return Ok(Function {
             attrs: f.attrs,
@@ -181,6 +187,74 @@ fn parse_function(item: TokenStream) -> syn::Result<Function> {
         span,
         format!("`#[retry]` can only be applied to functions, not to {what}"),
     ))
+}
+
+// Input:  `#[attrs] vis fn name(args) -> R { body }`
+// Output: the function, its body kept as the tokens it came as (one verbatim
+//         statement): nothing in it is parsed, and the expansion hands it
+//         back whole. Only for a body that starts with neither an attribute
+//         (an inner `#![..]`, or an item's) nor a word that may begin an item
+//         (`use`, `fn`, `const`, `unsafe`, ..) or `#[async_trait]`'s
+//         `Box::pin(..)`: those bodies, and anything not a function, are
+//         parsed in full by `parse_function`.
+fn parse_function_head(item: &TokenStream) -> Option<Function> {
+    let mut head: Vec<TokenTree> = item.clone().into_iter().collect();
+    let TokenTree::Group(body) = head.pop()? else {
+        return None;
+    };
+    if body.delimiter() != Delimiter::Brace {
+        return None;
+    }
+    let stream = body.stream();
+    match stream.clone().into_iter().next() {
+        None => {}
+        Some(TokenTree::Punct(p)) if p.as_char() == '#' => return None,
+        Some(TokenTree::Ident(word)) => {
+            let word = word.to_string();
+            let item_like = [
+                "use",
+                "fn",
+                "struct",
+                "enum",
+                "union",
+                "impl",
+                "trait",
+                "mod",
+                "static",
+                "const",
+                "type",
+                "extern",
+                "pub",
+                "unsafe",
+                "async",
+                "macro_rules",
+                "auto",
+                "safe",
+                "Box",
+            ];
+            if item_like.contains(&word.as_str()) {
+                return None;
+            }
+        }
+        Some(_) => {}
+    }
+    let parse_head = |input: syn::parse::ParseStream<'_>| {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis: Visibility = input.parse()?;
+        let sig: Signature = input.parse()?;
+        Ok((attrs, vis, sig))
+    };
+    let (attrs, vis, sig) =
+        syn::parse::Parser::parse2(parse_head, head.into_iter().collect()).ok()?;
+    Some(Function {
+        attrs,
+        vis,
+        sig,
+        block: Block {
+            brace_token: syn::token::Brace(body.delim_span()),
+            stmts: vec![Stmt::Expr(Expr::Verbatim(stream), None)],
+        },
+    })
 }
 
 fn describe(item: &syn::Item) -> &'static str {
@@ -292,7 +366,9 @@ fn retry_loop(
         .map_or_else(|| quote!(::backoff_runtime), |k| k.value.to_token_stream());
     // One import of the runtime, so a wrong `crate = "..."` is reported once.
     let import = quote!(use #krate::__private as __backoff_private;);
-    let p = quote!(__backoff_private);
+    // (An `Ident`, not a `TokenStream`: interpolated hundreds of times, a
+    // single token is the cheapest to copy.)
+    let p = Ident::new("__backoff_private", Span::call_site());
     // Names of locals. Those holding a user's value (`when`, `on_retry`,
     // `sleep`) carry its span wherever they appear, declaration included, so
     // type errors point at the argument (once) and the names resolve even
@@ -304,7 +380,7 @@ fn retry_loop(
     // The runtime's path at the user's tokens, for the checks of their
     // values: a call spanned there in full is reported there (once), not
     // on the whole attribute.
-    let p_at = |at: Span| user("__backoff_private", at).into_token_stream();
+    let p_at = |at: Span| user("__backoff_private", at);
     // The `<` opening `<_ as Parameter<..>>::pass(..)`, at the argument's
     // name: the path then starts elsewhere than the value it is reported
     // on, which keeps rustc from suggesting `&` before the user's function
@@ -350,12 +426,12 @@ fn retry_loop(
         .policy
         .as_ref()
         .map_or_else(Span::call_site, |p| p.span);
-    let policy = policy_binding(args, &p);
     let clock = if is_async {
-        quote!(#p::async_clock())
+        quote!(#p::ASYNC_CLOCK)
     } else {
         quote!(#p::SYNC_CLOCK)
     };
+    let policy = policy_binding(args, &p, &clock);
     // The call's start is read if `elapsed` may be reported.
     let timed = args.on_retry.is_some() || args.on_giveup.is_some();
     // The types a closure's parameters are given, at the return type's
@@ -466,7 +542,7 @@ fn retry_loop(
     let report_give_up = || {
         let name = sig.ident.to_string();
         quote! {
-            #p::trace_give_up(#name, #p::shown(&__backoff_result, |__backoff_error| (&#p::TraceError(__backoff_error)).trace_display()), &__backoff_report);
+            #p::traced_give_up! { #name, outcome: &__backoff_result, &__backoff_report }
             #call_on_giveup
         }
     };
@@ -571,7 +647,7 @@ fn retry_loop(
         let name = local("__backoff_policy", policy.span);
         quote!(#name)
     } else {
-        quote!((&__BACKOFF_POLICY))
+        quote!(__BACKOFF_POLICY.policy)
     };
     // The call's start time, read now, only if something may need it: an
     // `on_retry` or `on_giveup` (`elapsed`) or a deadline (`max_elapsed`,
@@ -594,6 +670,21 @@ fn retry_loop(
         #p::start_at(#policy_ref, #clock, #started_value)
             #with_budget
             #with_circuit
+    };
+    // What the failure path's step builds the state from, on the first
+    // failure: the `static` itself when it holds all of it (a policy the
+    // attribute built, no start time, no budget), else one made there.
+    let start_ref = if args.policy.is_none() && !needs_start && args.budget.is_none() {
+        quote!(&__BACKOFF_POLICY)
+    } else {
+        let budget = if args.budget.is_some() {
+            quote!(::core::option::Option::Some(__backoff_budget))
+        } else {
+            quote!(::core::option::Option::None)
+        };
+        quote_spanned! {start_span=>
+            &#p::Start::at(#policy_ref, #clock, #started_value, #budget)
+        }
     };
     let slot_init = if eager {
         quote!(::core::option::Option::Some(#make))
@@ -811,7 +902,7 @@ fn retry_loop(
             when_ok: args.when_ok.is_some(),
             slot: slot.clone(),
             outcome,
-            make,
+            start: start_ref,
             decision,
             when: when_l,
             call_on_retry,
@@ -868,8 +959,6 @@ fn retry_loop(
     };
     quote! {
             #import
-            #[allow(unused_imports)]
-            use #p::{TraceDisplay as _, TraceFallback as _};
             #policy
             #budget_binding
             #circuit_binding
@@ -911,8 +1000,8 @@ struct FailureParts {
     slot: TokenStream,
     /// Splits `__backoff_outcome`, returning an accepted `Ok`.
     outcome: TokenStream,
-    /// Builds the `RetryState`.
-    make: TokenStream,
+    /// What the first failure builds the `RetryState` from: a `&Start`.
+    start: TokenStream,
     /// The `Decision` on `__backoff_error`, a `&E`.
     decision: TokenStream,
     /// The local holding `when`, if given.
@@ -946,13 +1035,13 @@ struct FailureParts {
 //         it, so nothing is moved in or handed back. An `async fn`'s future
 //         never holds the error across the sleep (nor needs it to be `Send`).
 //         With `when_ok`, the whole `Result` takes the error's place.
-fn failure(p: &TokenStream, parts: &FailureParts) -> TokenStream {
+fn failure(p: &Ident, parts: &FailureParts) -> TokenStream {
     let FailureParts {
         name,
         when_ok,
         slot,
         outcome,
-        make,
+        start,
         decision,
         when,
         call_on_retry,
@@ -962,16 +1051,15 @@ fn failure(p: &TokenStream, parts: &FailureParts) -> TokenStream {
         give_up,
     } = parts;
     let when_ref = when.as_ref().map(|w| quote!(let #w = &mut #w;));
+    // (Traces expand to nothing without the runtime's `tracing` feature; the
+    // attempt is not an event: no clock read for the trace.)
     let trace_retry = |shown: TokenStream| {
         quote! {
-            // (Not an event: no clock read for the trace.)
-            #p::trace_retry(#name, #shown, #p::failed_attempt(&#slot), __backoff_delay);
+            #p::traced_retry! { #name, #shown, #p::failed_attempt(&#slot), __backoff_delay }
         }
     };
     let (decide, on_retry, on_none) = if *when_ok {
-        let trace = trace_retry(quote! {
-            #p::shown(&__backoff_result, |__backoff_error| (&#p::TraceError(__backoff_error)).trace_display())
-        });
+        let trace = trace_retry(quote!(outcome: &__backoff_result));
         (
             quote! {
                 match &__backoff_result {
@@ -989,9 +1077,7 @@ fn failure(p: &TokenStream, parts: &FailureParts) -> TokenStream {
             },
         )
     } else {
-        // The error, not a `Result`: shown as it is, by one lookup for both
-        // traces (`__backoff_shown`, bound before the step).
-        let trace = trace_retry(quote!(__backoff_shown));
+        let trace = trace_retry(quote!(error: &__backoff_error));
         // (`on_retry` is called with `__backoff_error` bound to `&E`.)
         let call_on_retry = call_on_retry.as_ref().map(|call| {
             quote! {{
@@ -1014,22 +1100,33 @@ fn failure(p: &TokenStream, parts: &FailureParts) -> TokenStream {
                 #call_on_retry
                 #trace
             },
-            quote! {
-                let __backoff_report = #p::report_of(&#slot);
-                #p::trace_give_up(#name, __backoff_shown, &__backoff_report);
-                let __backoff_result = #p::Result::Err(__backoff_error);
-                #call_on_giveup
+            // (The report is made only for what reads it.)
+            if call_on_giveup.is_some() {
+                quote! {
+                    let __backoff_report = #p::report_of(&#slot);
+                    #p::traced_give_up! { #name, error: &__backoff_error, &__backoff_report }
+                    let __backoff_result = #p::Result::Err(__backoff_error);
+                    #call_on_giveup
+                }
+            } else {
+                quote! {
+                    #p::traced_give_up! { #name, error: &__backoff_error, &#p::report_of(&#slot) }
+                    let __backoff_result = #p::Result::Err(__backoff_error);
+                }
             },
         )
     };
-    let shown = (!*when_ok).then(
-        || quote!(let __backoff_shown = (&#p::TraceError(&__backoff_error)).trace_display();),
-    );
+    // (Without `when` or `when_ok` the verdict is a constant, which the
+    // runtime's `next_retry` folds into its step.)
+    let step = if when.is_none() && !*when_ok {
+        quote!(#p::next_retry(&mut #slot, #start))
+    } else {
+        quote!(#p::next_delay(&mut #slot, #start, #decide))
+    };
     quote! {
         let __backoff_delay = {
             #outcome
-            #shown
-            match #p::next_delay(&mut #slot, || #make, || #decide) {
+            match #step {
                 ::core::option::Option::Some(__backoff_delay) => {
                     #on_retry
                     __backoff_delay

@@ -38,9 +38,56 @@ pub fn start_at<S>(
 pub const SYNC_CLOCK: Clock = crate::clock::system;
 
 /// The clock of an async loop.
-#[inline]
-pub fn async_clock() -> Clock {
-    crate::clock::for_async()
+pub const ASYNC_CLOCK: Clock = crate::clock::for_async();
+
+/// What a call's retry state is built from, on its first failure: the
+/// policy, the loop's clock, the call's start (if read) and the budget (if
+/// any). For a policy the attribute built, with no start time or budget,
+/// it is a `static` of its own, so the failure path passes one address.
+pub struct Start<'p, S> {
+    /// The policy.
+    pub policy: &'p Policy<S>,
+    clock: Clock,
+    start: Option<std::time::Instant>,
+    budget: Option<&'p RetryBudget>,
+}
+
+impl<'p, S> Start<'p, S> {
+    /// A policy and a clock: no start time, no budget.
+    pub const fn new(policy: &'p Policy<S>, clock: Clock) -> Self {
+        Start {
+            policy,
+            clock,
+            start: None,
+            budget: None,
+        }
+    }
+
+    /// A policy, a clock, the call's start and a budget.
+    #[inline(always)]
+    pub fn at(
+        policy: &'p Policy<S>,
+        clock: Clock,
+        start: Option<std::time::Instant>,
+        budget: Option<&'p RetryBudget>,
+    ) -> Self {
+        Start {
+            policy,
+            clock,
+            start,
+            budget,
+        }
+    }
+
+    /// The state of a call that has just failed for the first time.
+    #[inline]
+    fn state(&self) -> RetryState<'p, S> {
+        let state = RetryState::starting_at(self.policy, self.clock, self.start);
+        match self.budget {
+            Some(budget) => state.with_budget(budget),
+            None => state,
+        }
+    }
 }
 
 /// The default sleep of a plain fn; a zero delay does not sleep.
@@ -971,14 +1018,13 @@ pub fn trace_give_up(function: &str, outcome: &dyn core::fmt::Display, report: &
 pub fn trace_give_up(_function: &str, _outcome: &dyn core::fmt::Display, _report: &GiveUp) {}
 
 /// The failure path's decision, for a loop that keeps the outcome itself:
-/// the state is built by `make` on the first failure, then asked for the
-/// delay after this one, given `decide()`'s verdict on the outcome.
+/// the state is built from `start` on the first failure, then asked for
+/// the delay after this one, given the verdict on the outcome.
 /// `Some(delay)`: sleep, then try again; `None`: give up (the state in
 /// `slot` then has the report).
 ///
-/// Out of line, and generic only over the strategy and the two closures
-/// (each use its own copy, in which a constant verdict such as
-/// `|| Decision::Retry` folds away), it never owns the outcome: the loop
+/// Out of line and generic only over the strategy (one copy per strategy
+/// in a crate, not one per function), it never owns the outcome: the loop
 /// moves nothing in and nothing back, and the function holding the loop
 /// keeps no frame for the failure path. A plain retry costs what
 /// [`RetryState::next_delay_for`]'s common path costs, plus a call.
@@ -989,9 +1035,103 @@ pub fn trace_give_up(_function: &str, _outcome: &dyn core::fmt::Display, _report
 #[inline(never)]
 pub fn next_delay<'p, S: Strategy>(
     slot: &mut Option<RetryState<'p, S>>,
-    make: impl FnOnce() -> RetryState<'p, S>,
-    decide: impl FnOnce() -> Decision,
+    start: &Start<'p, S>,
+    decision: Decision,
 ) -> Option<Duration> {
-    let state = slot.get_or_insert_with(make);
-    state.next_delay_for(decide())
+    let state = slot.get_or_insert_with(|| start.state());
+    state.next_delay_for(decision)
 }
+
+/// [`next_delay`] with the verdict [`Decision::Retry`] (no `when`): the
+/// verdict is a constant here, and the step's common path is a comparison
+/// and the strategy's delay.
+#[cold]
+#[inline(never)]
+pub fn next_retry<'p, S: Strategy>(
+    slot: &mut Option<RetryState<'p, S>>,
+    start: &Start<'p, S>,
+) -> Option<Duration> {
+    let state = slot.get_or_insert_with(|| start.state());
+    state.next_delay_for(Decision::Retry)
+}
+
+/// Traces a retry to `tracing` (feature `tracing`) with the function's
+/// name, the error (`error: &E`) or the outcome `when_ok` rejected
+/// (`outcome: &Result<T, E>`), the attempt that failed and the delay.
+/// Without the feature it expands to nothing: the generated code has no
+/// trace to type-check.
+#[cfg(feature = "tracing")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __backoff_traced_retry {
+    ($name:expr, error: $error:expr, $attempt:expr, $delay:expr) => {{
+        #[allow(unused_imports)]
+        use $crate::__private::{TraceDisplay as _, TraceFallback as _};
+        $crate::__private::trace_retry(
+            $name,
+            (&$crate::__private::TraceError($error)).trace_display(),
+            $attempt,
+            $delay,
+        );
+    }};
+    ($name:expr, outcome: $outcome:expr, $attempt:expr, $delay:expr) => {{
+        #[allow(unused_imports)]
+        use $crate::__private::{TraceDisplay as _, TraceFallback as _};
+        $crate::__private::trace_retry(
+            $name,
+            $crate::__private::shown($outcome, |__backoff_error| {
+                (&$crate::__private::TraceError(__backoff_error)).trace_display()
+            }),
+            $attempt,
+            $delay,
+        );
+    }};
+}
+
+/// Without the `tracing` feature: nothing.
+#[cfg(not(feature = "tracing"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __backoff_traced_retry {
+    ($($ignored:tt)*) => {};
+}
+
+/// Traces giving up (feature `tracing`) with the function's name, the
+/// error (`error: &E`) or the outcome returned (`outcome: &Result<T, E>`)
+/// and the report. Without the feature it expands to nothing.
+#[cfg(feature = "tracing")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __backoff_traced_give_up {
+    ($name:expr, error: $error:expr, $report:expr) => {{
+        #[allow(unused_imports)]
+        use $crate::__private::{TraceDisplay as _, TraceFallback as _};
+        $crate::__private::trace_give_up(
+            $name,
+            (&$crate::__private::TraceError($error)).trace_display(),
+            $report,
+        );
+    }};
+    ($name:expr, outcome: $outcome:expr, $report:expr) => {{
+        #[allow(unused_imports)]
+        use $crate::__private::{TraceDisplay as _, TraceFallback as _};
+        $crate::__private::trace_give_up(
+            $name,
+            $crate::__private::shown($outcome, |__backoff_error| {
+                (&$crate::__private::TraceError(__backoff_error)).trace_display()
+            }),
+            $report,
+        );
+    }};
+}
+
+/// Without the `tracing` feature: nothing.
+#[cfg(not(feature = "tracing"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __backoff_traced_give_up {
+    ($($ignored:tt)*) => {};
+}
+
+pub use crate::__backoff_traced_give_up as traced_give_up;
+pub use crate::__backoff_traced_retry as traced_retry;

@@ -50,9 +50,9 @@
 //!   (the manual loop of the docs), inlined: what the runtime's step costs;
 //! - **`step_loop`**: a hand-written loop of the shape `#[retry]` expands
 //!   to, the body's error kept in the function and the decision made out of
-//!   line by `__private::next_delay` (the state built on the first failure by
-//!   a closure, the verdict given by another), with the attribute's own
-//!   policy, state and sleep: what the expansion costs beside the runtime's
+//!   line by `__private::next_retry` (the state built on the first failure
+//!   from the attribute's `static`, the verdict a constant), with the
+//!   attribute's own policy, state and sleep: what the expansion costs beside the runtime's
 //!   step, without the attribute's hooks, traces and checks.
 //!
 //! # How a figure is made exact
@@ -274,11 +274,11 @@ mod failing {
 
     /// A loop of the shape `#[retry]` expands to: the body's error kept in the
     /// function, the decision out of line through the runtime's
-    /// `__private::next_delay` (not the whole failure path in a closure that
+    /// `__private::next_retry` (not the whole failure path in a closure that
     /// owns the outcome and hands it back). A reference for the expansion,
     /// with the same policy, `start_at` and sleep as `#[retry]`'s.
     macro_rules! step_loop {
-        ($name:ident, $policy:expr, $clock:expr, $sleep:ident) => {
+        ($name:ident, $start:expr, $sleep:ident) => {
             #[inline(never)]
             pub(crate) fn $name(left: &Cell<u64>) -> Result<u64, Fail> {
                 use backoff_runtime::__private as p;
@@ -295,8 +295,7 @@ mod failing {
                                 e
                             }
                         };
-                        let make = || p::start_at($policy, $clock, None);
-                        match p::next_delay(&mut slot, make, || p::Decision::Retry) {
+                        match p::next_retry(&mut slot, $start) {
                             Some(delay) => delay,
                             None => return Err(error),
                         }
@@ -305,7 +304,7 @@ mod failing {
                 }
             }
         };
-        ($name:ident, $policy:expr, $clock:expr, $sleep:ident, async) => {
+        ($name:ident, $start:expr, $sleep:ident, async) => {
             #[inline(never)]
             pub(crate) async fn $name(left: &Cell<u64>) -> Result<u64, Fail> {
                 use backoff_runtime::__private as p;
@@ -322,8 +321,7 @@ mod failing {
                                 e
                             }
                         };
-                        let make = || p::start_at($policy, $clock, None);
-                        match p::next_delay(&mut slot, make, || p::Decision::Retry) {
+                        match p::next_retry(&mut slot, $start) {
                             Some(delay) => delay,
                             None => return Err(error),
                         }
@@ -334,30 +332,26 @@ mod failing {
         };
     }
 
-    step_loop!(step_loop, &IMMEDIATE, p::SYNC_CLOCK, sleep_blocking);
-    step_loop!(step_loop_jitter, &EXPONENTIAL, p::SYNC_CLOCK, noop_sync);
-    step_loop!(
-        step_loop_async,
-        &IMMEDIATE,
-        p::async_clock(),
-        sleep_tokio,
-        async
-    );
-    step_loop!(
-        step_loop_jitter_async,
-        &EXPONENTIAL,
-        p::async_clock(),
-        noop,
-        async
-    );
+    step_loop!(step_loop, &IMMEDIATE, sleep_blocking);
+    step_loop!(step_loop_jitter, &EXPONENTIAL, noop_sync);
+    step_loop!(step_loop_async, &IMMEDIATE_ASYNC, sleep_tokio, async);
+    step_loop!(step_loop_jitter_async, &EXPONENTIAL_ASYNC, noop, async);
 
+    use backoff_runtime::__private::{ASYNC_CLOCK, SYNC_CLOCK, Start};
     /// `#[retry(immediate, attempts = unlimited)]`'s policy.
-    static IMMEDIATE: Policy<Immediate> = Policy::from_strategy(Immediate).unlimited_attempts();
+    const IMMEDIATE_POLICY: Policy<Immediate> =
+        Policy::from_strategy(Immediate).unlimited_attempts();
     /// `#[retry(attempts = unlimited)]`'s policy.
-    static EXPONENTIAL: Policy<Exponential> =
+    const EXPONENTIAL_POLICY: Policy<Exponential> =
         Policy::from_strategy(Exponential::new(Duration::from_millis(100)))
             .jitter(Jitter::Full)
             .unlimited_attempts();
+    // What `#[retry]` builds from them: the policy and the loop's clock.
+    static IMMEDIATE: Start<'static, Immediate> = Start::new(&IMMEDIATE_POLICY, SYNC_CLOCK);
+    static EXPONENTIAL: Start<'static, Exponential> = Start::new(&EXPONENTIAL_POLICY, SYNC_CLOCK);
+    static IMMEDIATE_ASYNC: Start<'static, Immediate> = Start::new(&IMMEDIATE_POLICY, ASYNC_CLOCK);
+    static EXPONENTIAL_ASYNC: Start<'static, Exponential> =
+        Start::new(&EXPONENTIAL_POLICY, ASYNC_CLOCK);
 
     /// A hand-written loop over the runtime's state machine (the manual
     /// loop of the docs): what the runtime's step costs, without the
@@ -381,11 +375,11 @@ mod failing {
     }
 
     pub(crate) fn state_loop_immediate(left: &Cell<u64>) -> Result<u64, Fail> {
-        state_loop(&IMMEDIATE, left)
+        state_loop(IMMEDIATE.policy, left)
     }
 
     pub(crate) fn state_loop_jitter(left: &Cell<u64>) -> Result<u64, Fail> {
-        state_loop(&EXPONENTIAL, left)
+        state_loop(EXPONENTIAL.policy, left)
     }
 
     /// [`state_loop`], awaited.
@@ -407,11 +401,11 @@ mod failing {
     }
 
     pub(crate) async fn state_loop_immediate_async(left: &Cell<u64>) -> Result<u64, Fail> {
-        state_loop_async(&IMMEDIATE, left).await
+        state_loop_async(IMMEDIATE.policy, left).await
     }
 
     pub(crate) async fn state_loop_jitter_async(left: &Cell<u64>) -> Result<u64, Fail> {
-        state_loop_async(&EXPONENTIAL, left).await
+        state_loop_async(EXPONENTIAL.policy, left).await
     }
 
     #[inline(never)]

@@ -11,10 +11,11 @@ use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
 use crate::valid;
 
 // Input:  the strategy, attempts, jitter and max_elapsed arguments, or `policy = EXPR`.
-// Output: `static __BACKOFF_POLICY: Policy<_> = ...;` built by const fns, or
+// Output: `static __BACKOFF_POLICY: Start<'static, _> = Start::new(&Policy::..., CLOCK);`
+//         built by const fns (the policy and the loop's clock), or
 //         `let __backoff_policy: &Policy<_> = ...;` from the expression,
 //         evaluated once per call.
-pub(super) fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
+pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -> TokenStream {
     if let Some(policy) = &args.policy {
         let expr = &policy.value;
         let value = Ident::new("__backoff_policy_value", policy.span);
@@ -67,7 +68,7 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &TokenStream) -> TokenStream {
         });
     }
     quote! {
-        static __BACKOFF_POLICY: #p::Policy<#p::#ty> = #chain;
+        static __BACKOFF_POLICY: #p::Start<'static, #p::#ty> = #p::Start::new(&#chain, #clock);
     }
 }
 
@@ -84,7 +85,7 @@ fn default_jitter(kind: StrategyKind) -> JitterKind {
 // Output: its runtime type's name and a const expression building it, such
 //         as `Exponential` and `Exponential::new(base).factor(f).max_delay(max)`;
 //         what is not given keeps the runtime's default.
-fn strategy_parts(p: &TokenStream, strategy: Option<&StrategyArg>) -> (Ident, TokenStream) {
+fn strategy_parts(p: &Ident, strategy: Option<&StrategyArg>) -> (Ident, TokenStream) {
     let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
     let (name, default) = match kind {
         StrategyKind::Exponential => ("Exponential", valid::DEFAULT_BASE),
@@ -108,7 +109,7 @@ fn strategy_parts(p: &TokenStream, strategy: Option<&StrategyArg>) -> (Ident, To
 }
 
 /// `.factor(f)` and `.max_delay(max)`, as given.
-fn strategy_setters(p: &TokenStream, strategy: Option<&StrategyArg>) -> TokenStream {
+fn strategy_setters(p: &Ident, strategy: Option<&StrategyArg>) -> TokenStream {
     let mut setters = TokenStream::new();
     if let Some(s) = strategy {
         if let Some(f) = &s.factor {
@@ -124,7 +125,7 @@ fn strategy_setters(p: &TokenStream, strategy: Option<&StrategyArg>) -> TokenStr
 }
 
 /// A jitter as a const expression.
-fn jitter(p: &TokenStream, kind: JitterKind) -> TokenStream {
+fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
     match kind {
         JitterKind::None => quote!(#p::Jitter::None),
         JitterKind::Full => quote!(#p::Jitter::Full),
@@ -149,7 +150,7 @@ fn attempts(limit: Option<Attempts>) -> TokenStream {
 }
 
 /// A `Duration` as a const expression.
-pub(super) fn duration(p: &TokenStream, d: Duration) -> TokenStream {
+pub(super) fn duration(p: &Ident, d: Duration) -> TokenStream {
     let secs = Literal::u64_suffixed(d.as_secs());
     let nanos = Literal::u32_suffixed(d.subsec_nanos());
     quote!(#p::Duration::new(#secs, #nanos))

@@ -12,9 +12,16 @@ use crate::valid;
 /// body (it was placed above `#[retry]`): the body then moves the arguments
 /// into a future of its own.
 pub(super) fn instrumented(body: TokenStream) -> bool {
+    // (`tracing-attributes` binds it among the body's first statements:
+    // the body's own tokens, not those of nested blocks, are enough.)
     body.into_iter().any(|token| match token {
         TokenTree::Ident(ident) => ident == "__tracing_instrument_future",
-        TokenTree::Group(group) => instrumented(group.stream()),
+        TokenTree::Group(group) if group.delimiter() == proc_macro2::Delimiter::Brace => {
+            // The body itself, as `Block::to_tokens` prints it.
+            group.stream().into_iter().any(
+                |t| matches!(t, TokenTree::Ident(ident) if ident == "__tracing_instrument_future"),
+            )
+        }
         _ => false,
     })
 }
