@@ -431,7 +431,14 @@ fn retry_loop(
     } else {
         quote!(#p::SYNC_CLOCK)
     };
-    let policy = policy_binding(args, &p, &clock);
+    // The policy: a type of the runtime's naming it, or a `static` the
+    // attribute builds, or `policy = EXPR`'s value.
+    let fixed = policy::fixed_policy(args, &p, is_async);
+    let policy = if fixed.is_some() {
+        TokenStream::new()
+    } else {
+        policy_binding(args, &p, &clock)
+    };
     // The call's start is read if `elapsed` may be reported.
     let timed = args.on_retry.is_some() || args.on_giveup.is_some();
     // The types a closure's parameters are given, at the return type's
@@ -647,7 +654,10 @@ fn retry_loop(
         let name = local("__backoff_policy", policy.span);
         quote!(#name)
     } else {
-        quote!(__BACKOFF_POLICY.policy)
+        match &fixed {
+            Some(fixed) => quote!(<#fixed>::REF),
+            None => quote!(__BACKOFF_POLICY.policy),
+        }
     };
     // The call's start time, read now, only if something may need it: an
     // `on_retry` or `on_giveup` (`elapsed`) or a deadline (`max_elapsed`,
@@ -675,7 +685,10 @@ fn retry_loop(
     // failure: the `static` itself when it holds all of it (a policy the
     // attribute built, no start time, no budget), else one made there.
     let start_ref = if args.policy.is_none() && !needs_start && args.budget.is_none() {
-        quote!(&__BACKOFF_POLICY)
+        match &fixed {
+            Some(fixed) => quote!(&<#fixed>::START),
+            None => quote!(&__BACKOFF_POLICY),
+        }
     } else {
         let budget = if args.budget.is_some() {
             quote!(::core::option::Option::Some(__backoff_budget))

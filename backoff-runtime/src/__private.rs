@@ -9,6 +9,9 @@ pub use crate::clock::Clock;
 pub use crate::decision::{
     AttemptContext, Decision, GiveUp, GiveUpReason, IntoDecision, RetryEvent,
 };
+pub use crate::fixed::{
+    ConstantOf, DecorrelatedOf, ExponentialOf, FibonacciOf, Fixed, FixedStrategy, LinearOf,
+};
 pub use crate::jitter::Jitter;
 pub use crate::policy::Policy;
 pub use crate::retry::RetryState;

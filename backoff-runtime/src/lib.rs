@@ -156,6 +156,8 @@ pub mod circuit;
 #[cfg(feature = "std")]
 pub mod clock;
 #[cfg(feature = "std")]
+mod fixed;
+#[cfg(feature = "std")]
 pub mod hooks;
 #[cfg(feature = "http")]
 pub mod http;

@@ -72,6 +72,76 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
     }
 }
 
+// Input:  the strategy, attempts, jitter and max_elapsed arguments (no
+//         `policy = EXPR`, `throttled`, `retry_after_max`).
+// Output: the runtime type naming that policy, whose constants `REF` (the
+//         policy) and `START` (with the loop's clock) the loop uses:
+//         `Fixed<ExponentialOf<100000000, UNSET, UNSET>, 1, 5, UNSET, false>`;
+//         `None` for what it cannot name (then `policy_binding`'s `static`).
+//
+// A type of the runtime's, not a `static` of the function's: the function
+// then has no item or body of its own to type-check and evaluate, and
+// functions with the same arguments share one instance.
+pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Option<TokenStream> {
+    if args.policy.is_some() || args.throttled.is_some() || args.retry_after_max.is_some() {
+        return None;
+    }
+    // `u64::MAX`: not given (the runtime's `UNSET`).
+    let unset = Literal::u64_unsuffixed(u64::MAX);
+    let nanos = |d: Duration| u64::try_from(d.as_nanos()).ok().filter(|&n| n != u64::MAX);
+    let given = |d: Option<Duration>| match d {
+        None => Some(unset.clone()),
+        Some(d) => nanos(d).map(Literal::u64_unsuffixed),
+    };
+    let strategy = args.strategy.as_ref();
+    let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
+    let base = strategy.and_then(|s| s.base.as_ref()).map(|b| b.value);
+    let max = given(strategy.and_then(|s| s.max.as_ref()).map(|m| m.value))?;
+    let factor = strategy.and_then(|s| s.factor.as_ref()).map(|f| f.value);
+    let strategy = match kind {
+        StrategyKind::Immediate => quote!(#p::Immediate),
+        StrategyKind::Exponential => {
+            let base = given(Some(base.unwrap_or(valid::DEFAULT_BASE)))?;
+            let factor = factor.map_or(unset.clone(), |f| Literal::u64_unsuffixed(f.to_bits()));
+            quote!(#p::ExponentialOf<#base, #max, #factor>)
+        }
+        other => {
+            if factor.is_some() {
+                return None;
+            }
+            let (name, default) = match other {
+                StrategyKind::Linear => ("LinearOf", valid::DEFAULT_BASE),
+                StrategyKind::Fibonacci => ("FibonacciOf", valid::DEFAULT_BASE),
+                StrategyKind::Decorrelated => ("DecorrelatedOf", valid::DEFAULT_BASE),
+                _ => ("ConstantOf", Duration::from_secs(1)),
+            };
+            let name = Ident::new(name, Span::call_site());
+            let base = given(Some(base.unwrap_or(default)))?;
+            quote!(#p::#name<#base, #max>)
+        }
+    };
+    let jitter = match args
+        .jitter
+        .as_ref()
+        .map_or(default_jitter(kind), |j| j.value)
+    {
+        JitterKind::None => 0,
+        JitterKind::Full => 1,
+        JitterKind::Equal => 2,
+        JitterKind::Scattered(r) => Some(r.to_bits()).filter(|&b| b > 2)?,
+    };
+    let jitter = Literal::u64_unsuffixed(jitter);
+    let attempts = match args.attempts.as_ref().map(|a| a.value) {
+        None => unset.clone(),
+        Some(Attempts::Unlimited) => Literal::u64_unsuffixed(0),
+        Some(Attempts::Limited(0)) => return None,
+        Some(Attempts::Limited(n)) => Literal::u64_unsuffixed(n.min(u64::from(u32::MAX))),
+    };
+    let elapsed = given(args.max_elapsed.as_ref().map(|m| m.value.value))?;
+    let is_async = Ident::new(if is_async { "true" } else { "false" }, Span::call_site());
+    Some(quote!(#p::Fixed<#strategy, #jitter, #attempts, #elapsed, #is_async>))
+}
+
 /// The jitter a strategy has when `jitter` is not given: none for
 /// `decorrelated` (random by itself) and `immediate`, full for the others.
 fn default_jitter(kind: StrategyKind) -> JitterKind {

@@ -1,0 +1,148 @@
+//! Policies `#[retry]` builds from literal arguments, named by a type
+//! rather than written out in a `static` of each function.
+//!
+//! `Fixed<ExponentialOf<100_000_000, UNSET, UNSET>, 1, 5, UNSET, false>::START`
+//! is the policy (and the loop's clock) of
+//! `#[retry(attempts = 5)]` on a plain fn: every value is a const generic
+//! argument, and the constants are the runtime's, so a function under
+//! `#[retry]` adds no item and no body of its own to type-check, borrow-check
+//! and evaluate (a `static` per function did: about a fifth of what the
+//! attribute cost `cargo check`). Functions with the same arguments share
+//! one instance.
+//!
+//! Values: durations in nanoseconds (the attribute falls back to a `static`
+//! for one of 585 years or more), a factor or a jitter ratio as its `f64`
+//! bits, [`UNSET`] for an argument not given.
+
+use core::marker::PhantomData;
+use core::time::Duration;
+
+use crate::__private::{ASYNC_CLOCK, SYNC_CLOCK, Start};
+use crate::jitter::Jitter;
+use crate::policy::Policy;
+use crate::strategy::{Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear};
+
+/// An argument not given.
+pub(crate) const UNSET: u64 = u64::MAX;
+
+/// A strategy built from const generic arguments.
+pub trait FixedStrategy {
+    /// The strategy's type.
+    type Strategy: 'static;
+    /// The strategy.
+    const STRATEGY: Self::Strategy;
+}
+
+const fn nanos(n: u64) -> Duration {
+    Duration::from_nanos(n)
+}
+
+/// `exponential(base, max, factor)`.
+pub struct ExponentialOf<const BASE: u64, const MAX: u64, const FACTOR: u64>;
+
+impl<const BASE: u64, const MAX: u64, const FACTOR: u64> FixedStrategy
+    for ExponentialOf<BASE, MAX, FACTOR>
+{
+    type Strategy = Exponential;
+    const STRATEGY: Exponential = {
+        let s = Exponential::new(nanos(BASE));
+        let s = if FACTOR == UNSET {
+            s
+        } else {
+            s.factor(f64::from_bits(FACTOR))
+        };
+        if MAX == UNSET {
+            s
+        } else {
+            s.max_delay(nanos(MAX))
+        }
+    };
+}
+
+/// `linear(base, max)`, `fibonacci(..)`, `decorrelated(..)`, `constant(..)`.
+macro_rules! with_base_and_max {
+    ($(#[$doc:meta] $name:ident => $strategy:ident,)*) => {$(
+        #[$doc]
+        pub struct $name<const BASE: u64, const MAX: u64>;
+
+        impl<const BASE: u64, const MAX: u64> FixedStrategy for $name<BASE, MAX> {
+            type Strategy = $strategy;
+            const STRATEGY: $strategy = {
+                let s = $strategy::new(nanos(BASE));
+                if MAX == UNSET { s } else { s.max_delay(nanos(MAX)) }
+            };
+        }
+    )*};
+}
+
+with_base_and_max! {
+    /// `linear(base, max)`.
+    LinearOf => Linear,
+    /// `fibonacci(base, max)`.
+    FibonacciOf => Fibonacci,
+    /// `decorrelated(base, max)`.
+    DecorrelatedOf => Decorrelated,
+    /// `constant(delay)` (and `max`).
+    ConstantOf => Constant,
+}
+
+impl FixedStrategy for Immediate {
+    type Strategy = Immediate;
+    const STRATEGY: Immediate = Immediate;
+}
+
+/// A policy: the strategy `S`, a jitter (0 none, 1 full, 2 equal, else a
+/// scattered jitter's ratio as `f64` bits), an attempt limit ([`UNSET`]:
+/// the default; 0: unlimited), `max_elapsed` in nanoseconds, and whether
+/// the loop is async (its clock).
+pub struct Fixed<S, const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64, const ASYNC: bool>(
+    PhantomData<S>,
+);
+
+/// The policy of a `Fixed` whose strategy is `$of` (one impl per
+/// strategy: the constants' types are then concrete, which a `'static`
+/// borrow of a constant needs).
+macro_rules! fixed_policy {
+    ($($of:ty => [$($generics:tt)*] $strategy:ty;)*) => {$(
+        impl<$($generics)* const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64, const ASYNC: bool>
+            Fixed<$of, JITTER, ATTEMPTS, ELAPSED, ASYNC>
+        {
+            const POLICY: Policy<$strategy> = {
+                let jitter = match JITTER {
+                    0 => Jitter::None,
+                    1 => Jitter::Full,
+                    2 => Jitter::Equal,
+                    bits => Jitter::Scattered(f64::from_bits(bits)),
+                };
+                let policy = Policy::from_strategy(<$of as FixedStrategy>::STRATEGY).jitter(jitter);
+                let policy = match ATTEMPTS {
+                    UNSET => policy,
+                    0 => policy.unlimited_attempts(),
+                    // (The attribute gives at most `u32::MAX`.)
+                    n => policy.attempts(n as u32),
+                };
+                if ELAPSED == UNSET {
+                    policy
+                } else {
+                    policy.max_elapsed(nanos(ELAPSED))
+                }
+            };
+
+            /// The policy.
+            pub const REF: &'static Policy<$strategy> = &Self::POLICY;
+
+            /// The policy and the loop's clock.
+            pub const START: Start<'static, $strategy> =
+                Start::new(Self::REF, if ASYNC { ASYNC_CLOCK } else { SYNC_CLOCK });
+        }
+    )*};
+}
+
+fixed_policy! {
+    ExponentialOf<BASE, MAX, FACTOR> => [const BASE: u64, const MAX: u64, const FACTOR: u64,] Exponential;
+    LinearOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Linear;
+    FibonacciOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Fibonacci;
+    DecorrelatedOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Decorrelated;
+    ConstantOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Constant;
+    Immediate => [] Immediate;
+}
