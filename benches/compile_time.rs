@@ -16,6 +16,7 @@
 //! cargo bench --bench compile_time                      # 5 rounds, ~6 min (the first run also builds the dependencies)
 //! cargo bench --bench compile_time -- --rounds 9
 //! cargo bench --bench compile_time -- --variants plain,backon,retry
+//! cargo bench --bench compile_time -- --instructions --variants plain,backon,retry   # ~3 min, valgrind
 //! ```
 //!
 //! # How it is timed
@@ -45,6 +46,15 @@
 //! rustc's own account of where a check's time goes (`-Ztime-passes`: macro
 //! expansion, type checking, borrow checking; the fastest of three runs)
 //! is printed per variant.
+//!
+//! # Instructions
+//!
+//! With `--instructions` (and valgrind on the `PATH`), the bench instead
+//! counts the instructions rustc executes to check each crate (the crate
+//! alone, its dependencies built: the command `cargo check -v` prints,
+//! run again under `valgrind --tool=callgrind`), and, with `--release`, to
+//! build it optimized. Unlike times, the counts are the same on a busy
+//! machine, run after run, so a ratio of two of them is exact.
 //!
 //! Under `cargo test --benches` the bench only generates the three crates
 //! and checks their shape (200 functions, 100 `async`).
@@ -227,6 +237,59 @@ fn expanded_lines(root: &Path, target: &Path) -> Result<usize, String> {
         .count())
 }
 
+/// The instructions rustc executes to compile the crate in `root` (its
+/// dependencies built): the `rustc` command of `cargo <args> -v`, run again
+/// under callgrind.
+fn instructions(root: &Path, target: &Path, args: &[&str]) -> Result<u64, String> {
+    touch(root).map_err(|e| e.to_string())?;
+    let out = Command::new(cargo())
+        .args(args)
+        .arg("-v")
+        .arg("--target-dir")
+        .arg(target)
+        .current_dir(root)
+        .env("CARGO_INCREMENTAL", "0")
+        .env_remove("CARGO_TARGET_DIR")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("running cargo: {e}"))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // `Running `rustc --crate-name compile_bench_.. ..``: shell-quoted.
+    let command = stderr
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Running `"))
+        .filter(|l| l.contains("--crate-name compile_bench_"))
+        .last()
+        .and_then(|l| l.strip_suffix('`'))
+        .ok_or_else(|| format!("no rustc command in:\n{stderr}"))?
+        // The JSON messages are cargo's to read, not ours.
+        .replace(
+            "--error-format=json --json=diagnostic-rendered-ansi,artifacts,future-incompat",
+            "",
+        );
+    let file = target.join("callgrind.out");
+    let run = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "valgrind --tool=callgrind --callgrind-out-file={} {command}",
+            file.display()
+        ))
+        .current_dir(root)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("running valgrind: {e}"))?;
+    if !run.status.success() {
+        return Err(String::from_utf8_lossy(&run.stderr).into_owned());
+    }
+    let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("summary: "))
+        .and_then(|n| n.trim().parse().ok())
+        .ok_or_else(|| "no summary in callgrind's output".to_owned())
+}
+
 /// The phases rustc reports with `-Ztime-passes` when it checks the crate
 /// in `root` (compiled anew): seconds of macro expansion, type checking,
 /// borrow checking, and in all.
@@ -383,6 +446,37 @@ fn main() {
                 panic!("{e}");
             }
         }
+    }
+
+    if args.iter().any(|a| a == "--instructions") {
+        let modes: &[(&str, &[&str])] = if args.iter().any(|a| a == "--release") {
+            &[("check", &["check"]), ("release", &["build", "--release"])]
+        } else {
+            &[("check", &["check"])]
+        };
+        for (mode, cargo_args) in modes {
+            println!(
+                "\ninstructions rustc executes for `cargo {}` (callgrind):",
+                cargo_args.join(" ")
+            );
+            let mut counts = Vec::new();
+            for (b, root) in &roots {
+                match instructions(root, &target, cargo_args) {
+                    Ok(n) => {
+                        println!("  {:<16} {n:>15}", BUILDS[*b].name);
+                        counts.push((BUILDS[*b].name, n));
+                    }
+                    Err(e) => println!("  {}: failed: {e}", BUILDS[*b].name),
+                }
+            }
+            for (a, b) in PAIRS {
+                let find = |name: &str| counts.iter().find(|(n, _)| *n == name).map(|(_, c)| *c);
+                if let (Some(x), Some(y)) = (find(a), find(b)) {
+                    println!("  {mode}: {a} / {b}: {:.3}", x as f64 / y as f64);
+                }
+            }
+        }
+        return;
     }
 
     // Expansion size.

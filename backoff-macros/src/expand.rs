@@ -916,6 +916,9 @@ fn retry_loop(
             slot: slot.clone(),
             outcome,
             start: start_ref,
+            // (Only a policy that is all there is to start from: no start
+            // time, no budget.)
+            fixed: fixed.filter(|_| !needs_start && args.budget.is_none()),
             decision,
             when: when_l,
             call_on_retry,
@@ -1015,6 +1018,8 @@ struct FailureParts {
     outcome: TokenStream,
     /// What the first failure builds the `RetryState` from: a `&Start`.
     start: TokenStream,
+    /// The runtime type naming the policy, if the attribute built one.
+    fixed: Option<TokenStream>,
     /// The `Decision` on `__backoff_error`, a `&E`.
     decision: TokenStream,
     /// The local holding `when`, if given.
@@ -1055,6 +1060,7 @@ fn failure(p: &Ident, parts: &FailureParts) -> TokenStream {
         slot,
         outcome,
         start,
+        fixed,
         decision,
         when,
         call_on_retry,
@@ -1131,7 +1137,9 @@ fn failure(p: &Ident, parts: &FailureParts) -> TokenStream {
     };
     // (Without `when` or `when_ok` the verdict is a constant, which the
     // runtime's `next_retry` folds into its step.)
-    let step = if when.is_none() && !*when_ok {
+    let step = if let (None, false, Some(fixed)) = (when, *when_ok, fixed) {
+        quote!(#p::next_retry_fixed::<#fixed>(&mut #slot))
+    } else if when.is_none() && !*when_ok {
         quote!(#p::next_retry(&mut #slot, #start))
     } else {
         quote!(#p::next_delay(&mut #slot, #start, #decide))

@@ -180,6 +180,14 @@ use proc_macro::TokenStream;
 /// - Without `max_elapsed`, `on_retry`, `on_giveup` and `timeout`, a call
 ///   that succeeds at once reads no clock (a closed breaker included), draws
 ///   no random number and allocates nothing; no path allocates.
+/// - The attribute reads the signature, not the body: the body is handed
+///   back as it was written (only a body that starts with an attribute or
+///   an item is parsed, to keep the item first). A syntax error in the body
+///   is reported by rustc, at its own tokens. A policy made of literal
+///   arguments is a type of the runtime's, not a `static` in the function,
+///   and the traces of the runtime's `tracing` feature expand to nothing
+///   without it: what the compiler checks for each function is the loop
+///   alone.
 ///
 /// # Errors
 ///

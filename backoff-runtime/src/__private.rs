@@ -10,7 +10,8 @@ pub use crate::decision::{
     AttemptContext, Decision, GiveUp, GiveUpReason, IntoDecision, RetryEvent,
 };
 pub use crate::fixed::{
-    ConstantOf, DecorrelatedOf, ExponentialOf, FibonacciOf, Fixed, FixedStrategy, LinearOf,
+    ConstantOf, DecorrelatedOf, ExponentialOf, FibonacciOf, Fixed, FixedStart, FixedStrategy,
+    LinearOf,
 };
 pub use crate::jitter::Jitter;
 pub use crate::policy::Policy;
@@ -1054,6 +1055,20 @@ pub fn next_retry<'p, S: Strategy>(
     slot: &mut Option<RetryState<'p, S>>,
     start: &Start<'p, S>,
 ) -> Option<Duration> {
+    let state = slot.get_or_insert_with(|| start.state());
+    state.next_delay_for(Decision::Retry)
+}
+
+/// [`next_retry`] for a policy the attribute named by a type: the policy's
+/// address is a constant of this function (one copy per policy in a crate),
+/// not an argument the loop keeps in a register across its calls.
+#[cold]
+#[inline(never)]
+pub fn next_retry_fixed<'p, F: FixedStart>(
+    slot: &mut Option<RetryState<'p, F::Strategy>>,
+) -> Option<Duration> {
+    // (A breaker borrowed for `'p` makes the state's lifetime `'p`.)
+    let start: &Start<'p, F::Strategy> = F::START;
     let state = slot.get_or_insert_with(|| start.state());
     state.next_delay_for(Decision::Retry)
 }

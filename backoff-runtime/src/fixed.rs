@@ -99,6 +99,14 @@ pub struct Fixed<S, const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64, 
     PhantomData<S>,
 );
 
+/// A `Fixed` policy's `START`, for [`next_retry_fixed`](crate::__private::next_retry_fixed).
+pub trait FixedStart {
+    /// The strategy.
+    type Strategy: crate::strategy::Strategy + 'static;
+    /// The policy and the loop's clock.
+    const START: &'static Start<'static, Self::Strategy>;
+}
+
 /// The policy of a `Fixed` whose strategy is `$of` (one impl per
 /// strategy: the constants' types are then concrete, which a `'static`
 /// borrow of a constant needs).
@@ -134,6 +142,13 @@ macro_rules! fixed_policy {
             /// The policy and the loop's clock.
             pub const START: Start<'static, $strategy> =
                 Start::new(Self::REF, if ASYNC { ASYNC_CLOCK } else { SYNC_CLOCK });
+        }
+
+        impl<$($generics)* const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64, const ASYNC: bool>
+            FixedStart for Fixed<$of, JITTER, ATTEMPTS, ELAPSED, ASYNC>
+        {
+            type Strategy = $strategy;
+            const START: &'static Start<'static, $strategy> = &Self::START;
         }
     )*};
 }

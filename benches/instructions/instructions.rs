@@ -24,8 +24,11 @@
 //! written four ways with the same body: plain, `#[retry]` (every default),
 //! `#[retry(budget = STATIC)]`, `#[retry(circuit = STATIC)]`, and wrapped in
 //! a backon closure configured like `#[retry]`'s defaults (exponential
-//! 100 ms × 2 up to 10 s, 3 attempts, jitter). Each is called in a loop, each
-//! call fed the previous call's result:
+//! 100 ms × 2 up to 10 s, 3 attempts, jitter), and as a hand-written retry
+//! loop (a counter and a sleep: `std::thread::sleep`, or tokio's, whose
+//! `Sleep` the future then holds), the least any loop that retries and
+//! sleeps in the function costs. Each is called in a loop, each call fed
+//! the previous call's result:
 //!
 //! - **success path, sync**: every version `#[inline(never)]`, so each call
 //!   is a real call;
@@ -195,6 +198,27 @@ mod sync {
             .sleep(std::thread::sleep)
             .call()
     }
+
+    /// The least a retry loop in the function costs: a hand-written loop
+    /// of 3 attempts (a limit the compiler cannot see, so it cannot unroll
+    /// the loop) sleeping 200 ms, then 400 ms (no jitter, no state beyond a
+    /// counter).
+    #[inline(never)]
+    pub(crate) fn hand_loop(x: u64) -> Result<u64, Fail> {
+        let mut failures = 0u32;
+        loop {
+            match body!(x) {
+                Ok(v) => return Ok(v),
+                Err(e) => {
+                    failures += 1;
+                    if failures == black_box(3) {
+                        return Err(e);
+                    }
+                    std::thread::sleep(Duration::from_millis(100 << failures));
+                }
+            }
+        }
+    }
 }
 
 /// The async success-path versions, with `$inline` on each.
@@ -232,6 +256,26 @@ macro_rules! async_versions {
                     .retry(backon_default())
                     .sleep(tokio::time::sleep)
                     .await
+            }
+
+            /// The least a retry loop that sleeps on tokio's timer costs:
+            /// a hand-written loop (a counter, `tokio::time::sleep`), whose
+            /// future holds the timer.
+            $(#[$inline])*
+            pub(crate) async fn hand_loop(x: u64) -> Result<u64, Fail> {
+                let mut failures = 0u32;
+                loop {
+                    match body!(x) {
+                        Ok(v) => return Ok(v),
+                        Err(e) => {
+                            failures += 1;
+                            if failures == black_box(3) {
+                                return Err(e);
+                            }
+                            tokio::time::sleep(Duration::from_millis(100 << failures)).await;
+                        }
+                    }
+                }
             }
         }
     };
@@ -548,6 +592,7 @@ const GROUPS: &[Group] = &[
             "sync/retry_budget",
             "sync/retry_circuit",
             "sync/backon",
+            "sync/hand_loop",
         ],
     },
     Group {
@@ -559,6 +604,7 @@ const GROUPS: &[Group] = &[
             "async_written/retry_budget",
             "async_written/retry_circuit",
             "async_written/backon",
+            "async_written/hand_loop",
         ],
     },
     Group {
@@ -570,6 +616,7 @@ const GROUPS: &[Group] = &[
             "async_call/retry_budget",
             "async_call/retry_circuit",
             "async_call/backon",
+            "async_call/hand_loop",
         ],
     },
     Group {
@@ -614,16 +661,19 @@ fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
         "sync/retry_budget" => run_sync(n, sync::with_budget),
         "sync/retry_circuit" => run_sync(n, sync::with_circuit),
         "sync/backon" => run_sync(n, sync::with_backon),
+        "sync/hand_loop" => run_sync(n, sync::hand_loop),
         "async_written/plain" => run_async(n, written::plain),
         "async_written/retry" => run_async(n, written::with_retry),
         "async_written/retry_budget" => run_async(n, written::with_budget),
         "async_written/retry_circuit" => run_async(n, written::with_circuit),
         "async_written/backon" => run_async(n, written::with_backon),
+        "async_written/hand_loop" => run_async(n, written::hand_loop),
         "async_call/plain" => run_async(n, call::plain),
         "async_call/retry" => run_async(n, call::with_retry),
         "async_call/retry_budget" => run_async(n, call::with_budget),
         "async_call/retry_circuit" => run_async(n, call::with_circuit),
         "async_call/backon" => run_async(n, call::with_backon),
+        "async_call/hand_loop" => run_async(n, call::hand_loop),
         "fail_sync/hand_loop" => run_failing(n, failures, failing::hand),
         "fail_sync/retry" => run_failing(n, failures, failing::with_retry),
         "fail_sync/backon" => run_failing(n, failures, failing::with_backon),
@@ -739,6 +789,7 @@ fn future_sizes() {
         ("budget", size_of_val(&written::with_budget(0))),
         ("circuit", size_of_val(&written::with_circuit(0))),
         ("backon", size_of_val(&written::with_backon(0))),
+        ("hand loop", size_of_val(&written::hand_loop(0))),
     ];
     let sizes: Vec<String> = written.iter().map(|(n, s)| format!("{n} {s} B")).collect();
     println!("future sizes: {}", sizes.join(", "));
