@@ -259,8 +259,7 @@ fn instructions(root: &Path, target: &Path, args: &[&str]) -> Result<u64, String
     let command = stderr
         .lines()
         .filter_map(|l| l.trim().strip_prefix("Running `"))
-        .filter(|l| l.contains("--crate-name compile_bench_"))
-        .last()
+        .rfind(|l| l.contains("--crate-name compile_bench_"))
         .and_then(|l| l.strip_suffix('`'))
         .ok_or_else(|| format!("no rustc command in:\n{stderr}"))?
         // The JSON messages are cargo's to read, not ours.
