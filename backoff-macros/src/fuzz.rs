@@ -6,7 +6,10 @@
 //! Properties: the expansion never panics, and its output always parses as
 //! Rust items, carrying a `compile_error!` unless the input was valid (when
 //! the input item does not parse, the output is that item echoed with the
-//! error, and must still carry the error).
+//! error, and must still carry the error). One exception: a function whose
+//! signature parses and whose body does not is expanded with the body as
+//! written (the attribute does not parse bodies), and rustc reports the
+//! body's syntax error at its own tokens.
 //!
 //! `cargo test -p backoff-macros fuzz` runs a bounded pass (set
 //! `BACKOFF_FUZZ_CASES`, default 3,000); a long run:
