@@ -682,8 +682,9 @@ fn retry_loop(
             #with_circuit
     };
     // What the failure path's step builds the state from, on the first
-    // failure: the `static` itself when it holds all of it (a policy the
-    // attribute built, no start time, no budget), else one made there.
+    // failure: the policy type's `START` or the `static` when it holds all
+    // of it (a policy the attribute built, no start time, no budget), else
+    // one made there.
     let start_ref = if args.policy.is_none() && !needs_start && args.budget.is_none() {
         match &fixed {
             Some(fixed) => quote!(&<#fixed>::START),

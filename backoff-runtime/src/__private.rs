@@ -47,11 +47,13 @@ pub const ASYNC_CLOCK: Clock = crate::clock::for_async();
 /// What a call's retry state is built from, on its first failure: the
 /// policy, the loop's clock, the call's start (if read) and the budget (if
 /// any). For a policy the attribute built, with no start time or budget,
-/// it is a `static` of its own, so the failure path passes one address.
+/// it is a constant (`Fixed::START`, or the `static` the attribute writes
+/// for `throttled` and `retry_after_max`), so the failure path passes one
+/// address, or none.
 pub struct Start<'p, S> {
     /// The policy.
     pub policy: &'p Policy<S>,
-    clock: Clock,
+    pub(crate) clock: Clock,
     start: Option<std::time::Instant>,
     budget: Option<&'p RetryBudget>,
 }

@@ -6,9 +6,9 @@
 //! `#[retry(attempts = 5)]` on a plain fn: every value is a const generic
 //! argument, and the constants are the runtime's, so a function under
 //! `#[retry]` adds no item and no body of its own to type-check, borrow-check
-//! and evaluate (a `static` per function did: about a fifth of what the
-//! attribute cost `cargo check`). Functions with the same arguments share
-//! one instance.
+//! and evaluate (a `static` per function did: 6 % of the instructions
+//! rustc spends checking a crate of 200 such functions). Functions with the
+//! same arguments share one instance.
 //!
 //! Values: durations in nanoseconds (the attribute falls back to a `static`
 //! for one of 585 years or more), a factor or a jitter ratio as its `f64`
@@ -92,7 +92,7 @@ impl FixedStrategy for Immediate {
 }
 
 /// A policy: the strategy `S`, a jitter (0 none, 1 full, 2 equal, else a
-/// scattered jitter's ratio as `f64` bits), an attempt limit ([`UNSET`]:
+/// scattered jitter's ratio as `f64` bits), an attempt limit (`u64::MAX`:
 /// the default; 0: unlimited), `max_elapsed` in nanoseconds, and whether
 /// the loop is async (its clock).
 pub struct Fixed<S, const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64, const ASYNC: bool>(
@@ -160,4 +160,79 @@ fixed_policy! {
     DecorrelatedOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Decorrelated;
     ConstantOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Constant;
     Immediate => [] Immediate;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// The policy a `Fixed` names is the one the builder makes from the
+    /// same arguments (what the attribute wrote out before), for each
+    /// strategy, jitter and limit.
+    #[test]
+    fn fixed_policies_equal_the_builders() {
+        const F15: u64 = 0x3FF8_0000_0000_0000; // 1.5
+        const R25: u64 = 0x3FD0_0000_0000_0000; // 0.25
+        assert_eq!(F15, 1.5f64.to_bits());
+        assert_eq!(R25, 0.25f64.to_bits());
+        assert_eq!(
+            *Fixed::<ExponentialOf<{ 100 * MS }, UNSET, UNSET>, 1, UNSET, UNSET, false>::REF,
+            Policy::from_strategy(Exponential::new(ms(100))).jitter(Jitter::Full)
+        );
+        assert_eq!(
+            *Fixed::<ExponentialOf<{ 10 * MS }, { 1000 * MS }, F15>, 2, 5, { 3000 * MS }, true>::REF,
+            Policy::from_strategy(Exponential::new(ms(10)).factor(1.5).max_delay(ms(1000)))
+                .jitter(Jitter::Equal)
+                .attempts(5)
+                .max_elapsed(ms(3000))
+        );
+        assert_eq!(
+            *Fixed::<LinearOf<{ 20 * MS }, { 2000 * MS }>, R25, 0, UNSET, false>::REF,
+            Policy::from_strategy(Linear::new(ms(20)).max_delay(ms(2000)))
+                .jitter(Jitter::Scattered(0.25))
+                .unlimited_attempts()
+        );
+        assert_eq!(
+            *Fixed::<ConstantOf<{ 50 * MS }, UNSET>, 0, 3, UNSET, false>::REF,
+            Policy::from_strategy(Constant::new(ms(50)))
+                .jitter(Jitter::None)
+                .attempts(3)
+        );
+        assert_eq!(
+            *Fixed::<FibonacciOf<{ 5 * MS }, { 800 * MS }>, 1, 4, UNSET, false>::REF,
+            Policy::from_strategy(Fibonacci::new(ms(5)).max_delay(ms(800)))
+                .jitter(Jitter::Full)
+                .attempts(4)
+        );
+        assert_eq!(
+            *Fixed::<DecorrelatedOf<{ 5 * MS }, { 1000 * MS }>, 0, 0, { 10_000 * MS }, true>::REF,
+            Policy::from_strategy(Decorrelated::new(ms(5)).max_delay(ms(1000)))
+                .jitter(Jitter::None)
+                .unlimited_attempts()
+                .max_elapsed(ms(10_000))
+        );
+        assert_eq!(
+            *Fixed::<Immediate, 0, 2, UNSET, false>::REF,
+            Policy::from_strategy(Immediate)
+                .jitter(Jitter::None)
+                .attempts(2)
+        );
+    }
+
+    /// The clock is the loop's: the system's for a plain fn, the async
+    /// clock (tokio's, with the `tokio` feature) for an `async fn`.
+    #[test]
+    fn the_start_carries_the_loops_clock() {
+        type Sync = Fixed<Immediate, 0, 2, UNSET, false>;
+        type Async = Fixed<Immediate, 0, 2, UNSET, true>;
+        assert_eq!(Sync::START.clock as usize, SYNC_CLOCK as usize);
+        assert_eq!(Async::START.clock as usize, ASYNC_CLOCK as usize);
+        assert!(core::ptr::eq(Sync::START.policy, Sync::REF));
+    }
 }
