@@ -187,21 +187,27 @@ fn touch(root: &Path) -> std::io::Result<()> {
         .set_modified(SystemTime::now())
 }
 
-/// Runs `cargo <args>` in `root`, with the bench's shared target directory;
-/// returns the time it took.
+/// `cargo <args>` in `root`, with the bench's shared target directory, not
+/// incremental, its output dropped and its messages kept.
+fn cargo_command(root: &Path, target: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(cargo());
+    command
+        .args(args)
+        .arg("--target-dir")
+        .arg(target)
+        .current_dir(root)
+        .env("CARGO_INCREMENTAL", "0")
+        .env_remove("CARGO_TARGET_DIR")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// Runs `cargo <args>` in `root` ([`cargo_command`]); returns the time it
+/// took.
 fn run_cargo(root: &Path, target: &Path, args: &[&str]) -> Result<Sample, String> {
-    let (out, wall, cpu) = common::run_timed(
-        Command::new(cargo())
-            .args(args)
-            .arg("--target-dir")
-            .arg(target)
-            .current_dir(root)
-            .env("CARGO_INCREMENTAL", "0")
-            .env_remove("CARGO_TARGET_DIR")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped()),
-    )
-    .map_err(|e| format!("running cargo: {e}"))?;
+    let (out, wall, cpu) = common::run_timed(&mut cargo_command(root, target, args))
+        .map_err(|e| format!("running cargo: {e}"))?;
     if !out.status.success() {
         return Err(format!(
             "`cargo {}` failed in {}:\n{}",
@@ -242,16 +248,8 @@ fn expanded_lines(root: &Path, target: &Path) -> Result<usize, String> {
 /// under callgrind.
 fn instructions(root: &Path, target: &Path, args: &[&str]) -> Result<u64, String> {
     touch(root).map_err(|e| e.to_string())?;
-    let out = Command::new(cargo())
-        .args(args)
+    let out = cargo_command(root, target, args)
         .arg("-v")
-        .arg("--target-dir")
-        .arg(target)
-        .current_dir(root)
-        .env("CARGO_INCREMENTAL", "0")
-        .env_remove("CARGO_TARGET_DIR")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
         .output()
         .map_err(|e| format!("running cargo: {e}"))?;
     let stderr = String::from_utf8_lossy(&out.stderr);

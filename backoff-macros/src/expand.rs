@@ -685,7 +685,8 @@ fn retry_loop(
     // failure: the policy type's `START` or the `static` when it holds all
     // of it (a policy the attribute built, no start time, no budget), else
     // one made there.
-    let start_ref = if args.policy.is_none() && !needs_start && args.budget.is_none() {
+    let constant_start = args.policy.is_none() && !needs_start && args.budget.is_none();
+    let start_ref = if constant_start {
         match &fixed {
             Some(fixed) => quote!(&<#fixed>::START),
             None => quote!(&__BACKOFF_POLICY),
@@ -917,9 +918,8 @@ fn retry_loop(
             slot: slot.clone(),
             outcome,
             start: start_ref,
-            // (Only a policy that is all there is to start from: no start
-            // time, no budget.)
-            fixed: fixed.filter(|_| !needs_start && args.budget.is_none()),
+            // (Only a policy that is all there is to start from.)
+            fixed: fixed.filter(|_| constant_start),
             decision,
             when: when_l,
             call_on_retry,

@@ -980,17 +980,6 @@ pub fn trace_retry(function: &str, error: &dyn core::fmt::Display, attempt: u32,
     );
 }
 
-/// Without the `tracing` feature: nothing.
-#[cfg(not(feature = "tracing"))]
-#[inline(always)]
-pub fn trace_retry(
-    _function: &str,
-    _error: &dyn core::fmt::Display,
-    _attempt: u32,
-    _delay: Duration,
-) {
-}
-
 /// Reports giving up to `tracing` (feature `tracing`): an event with the
 /// function, the calls made, the reason and the outcome returned. Its level
 /// says how unexpected the end is: ERROR when retrying did not help (the
@@ -1018,11 +1007,6 @@ pub fn trace_give_up(function: &str, outcome: &dyn core::fmt::Display, report: &
     }
 }
 
-/// Without the `tracing` feature: nothing.
-#[cfg(not(feature = "tracing"))]
-#[inline(always)]
-pub fn trace_give_up(_function: &str, _outcome: &dyn core::fmt::Display, _report: &GiveUp) {}
-
 /// The failure path's decision, for a loop that keeps the outcome itself:
 /// the state is built from `start` on the first failure, then asked for
 /// the delay after this one, given the verdict on the outcome.
@@ -1044,8 +1028,20 @@ pub fn next_delay<'p, S: Strategy>(
     start: &Start<'p, S>,
     decision: Decision,
 ) -> Option<Duration> {
-    let state = slot.get_or_insert_with(|| start.state());
-    state.next_delay_for(decision)
+    step(slot, start, decision)
+}
+
+/// The step of [`next_delay`], [`next_retry`] and [`next_retry_fixed`]:
+/// the state, built from `start` if this is the first failure, asked for
+/// the delay.
+#[inline(always)]
+fn step<'p, S: Strategy>(
+    slot: &mut Option<RetryState<'p, S>>,
+    start: &Start<'p, S>,
+    decision: Decision,
+) -> Option<Duration> {
+    slot.get_or_insert_with(|| start.state())
+        .next_delay_for(decision)
 }
 
 /// [`next_delay`] with the verdict [`Decision::Retry`] (no `when`): the
@@ -1057,8 +1053,7 @@ pub fn next_retry<'p, S: Strategy>(
     slot: &mut Option<RetryState<'p, S>>,
     start: &Start<'p, S>,
 ) -> Option<Duration> {
-    let state = slot.get_or_insert_with(|| start.state());
-    state.next_delay_for(Decision::Retry)
+    step(slot, start, Decision::Retry)
 }
 
 /// [`next_retry`] for a policy the attribute named by a type: the policy's
@@ -1070,9 +1065,26 @@ pub fn next_retry_fixed<'p, F: FixedStart>(
     slot: &mut Option<RetryState<'p, F::Strategy>>,
 ) -> Option<Duration> {
     // (A breaker borrowed for `'p` makes the state's lifetime `'p`.)
-    let start: &Start<'p, F::Strategy> = F::START;
-    let state = slot.get_or_insert_with(|| start.state());
-    state.next_delay_for(Decision::Retry)
+    step(slot, F::START, Decision::Retry)
+}
+
+/// What a trace shows of `error: &E` (through `Display` when `E` has it,
+/// see [`TraceError`]) or of `outcome: &Result<T, E>` (an `Ok` that
+/// `when_ok` rejected is named as such): a `&dyn Display`.
+#[cfg(feature = "tracing")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __backoff_shown {
+    (error: $error:expr) => {{
+        #[allow(unused_imports)]
+        use $crate::__private::{TraceDisplay as _, TraceFallback as _};
+        (&$crate::__private::TraceError($error)).trace_display()
+    }};
+    (outcome: $outcome:expr) => {
+        $crate::__private::shown($outcome, |__backoff_error| {
+            $crate::__backoff_shown!(error: __backoff_error)
+        })
+    };
 }
 
 /// Traces a retry to `tracing` (feature `tracing`) with the function's
@@ -1084,28 +1096,14 @@ pub fn next_retry_fixed<'p, F: FixedStart>(
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __backoff_traced_retry {
-    ($name:expr, error: $error:expr, $attempt:expr, $delay:expr) => {{
-        #[allow(unused_imports)]
-        use $crate::__private::{TraceDisplay as _, TraceFallback as _};
+    ($name:expr, $kind:ident: $shown:expr, $attempt:expr, $delay:expr) => {
         $crate::__private::trace_retry(
             $name,
-            (&$crate::__private::TraceError($error)).trace_display(),
+            $crate::__backoff_shown!($kind: $shown),
             $attempt,
             $delay,
         );
-    }};
-    ($name:expr, outcome: $outcome:expr, $attempt:expr, $delay:expr) => {{
-        #[allow(unused_imports)]
-        use $crate::__private::{TraceDisplay as _, TraceFallback as _};
-        $crate::__private::trace_retry(
-            $name,
-            $crate::__private::shown($outcome, |__backoff_error| {
-                (&$crate::__private::TraceError(__backoff_error)).trace_display()
-            }),
-            $attempt,
-            $delay,
-        );
-    }};
+    };
 }
 
 /// Without the `tracing` feature: nothing.
@@ -1123,26 +1121,9 @@ macro_rules! __backoff_traced_retry {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __backoff_traced_give_up {
-    ($name:expr, error: $error:expr, $report:expr) => {{
-        #[allow(unused_imports)]
-        use $crate::__private::{TraceDisplay as _, TraceFallback as _};
-        $crate::__private::trace_give_up(
-            $name,
-            (&$crate::__private::TraceError($error)).trace_display(),
-            $report,
-        );
-    }};
-    ($name:expr, outcome: $outcome:expr, $report:expr) => {{
-        #[allow(unused_imports)]
-        use $crate::__private::{TraceDisplay as _, TraceFallback as _};
-        $crate::__private::trace_give_up(
-            $name,
-            $crate::__private::shown($outcome, |__backoff_error| {
-                (&$crate::__private::TraceError(__backoff_error)).trace_display()
-            }),
-            $report,
-        );
-    }};
+    ($name:expr, $kind:ident: $shown:expr, $report:expr) => {
+        $crate::__private::trace_give_up($name, $crate::__backoff_shown!($kind: $shown), $report);
+    };
 }
 
 /// Without the `tracing` feature: nothing.
