@@ -868,6 +868,48 @@ fn retry_loop(
             quote!(#p::attempt_sync::<#ret, _>(#bars #body))
         }
     };
+    // A plain fn whose arguments are all policy (no hook, no custom sleep,
+    // no budget, breaker or context): the runtime runs the loop, with the
+    // first attempt inline and the rest out of line (see `lean_blocking`).
+    if !is_async
+        && args.when.is_none()
+        && args.when_ok.is_none()
+        && args.on_retry.is_none()
+        && args.on_giveup.is_none()
+        && args.sleep.is_none()
+        && args.budget.is_none()
+        && args.circuit.is_none()
+        && args.context.is_none()
+    {
+        let run = match fixed.as_ref().filter(|_| constant_start) {
+            Some(fixed) => quote!(#p::retry_blocking_fixed::<#fixed, _, _>),
+            None => quote!(#p::retry_blocking::<_, _, _>),
+        };
+        let start = match fixed.as_ref().filter(|_| constant_start) {
+            Some(_) => None,
+            None => Some(quote!(#start_ref,)),
+        };
+        let looped = lean_blocking(
+            &p,
+            &LeanParts {
+                name: sig.ident.to_string(),
+                ret,
+                attempt: &attempt,
+                split: &split,
+                from_result: &from_result,
+                bars: quote_spanned!(block_open=> ||),
+                braced: &braced,
+                run,
+                start,
+            },
+        );
+        return quote! {
+            #import
+            #policy
+            #started
+            #looped
+        };
+    }
     // The outcome: an `Ok` is returned at once, unless `when_ok` rejects it.
     // Without `when_ok` the failure path holds the error, `__backoff_error`;
     // with it, the whole `Result`, `__backoff_result`.
@@ -1004,6 +1046,80 @@ fn names_a_static(expr: &Expr) -> bool {
         name.chars().any(|c| c.is_ascii_uppercase())
             && !name.chars().any(|c| c.is_ascii_lowercase())
     })
+}
+
+/// What the loop of a plain fn that names only its policy is made of.
+struct LeanParts<'a> {
+    /// The function's name, for `tracing`.
+    name: String,
+    /// The body's type.
+    ret: &'a Type,
+    /// Runs the body once: `attempt_sync::<R, _>(|| body)`.
+    attempt: &'a TokenStream,
+    /// Splits `__backoff_outcome` into a `Result`.
+    split: &'a TokenStream,
+    /// `RetryResult::from_result`.
+    from_result: &'a TokenStream,
+    /// The `||` of the attempts' closure, at the body's brace.
+    bars: TokenStream,
+    /// Braces at the body's.
+    braced: &'a dyn Fn(TokenStream) -> Group,
+    /// The runtime's loop: `retry_blocking_fixed::<P, _, _>` or
+    /// `retry_blocking::<_, _, _>`.
+    run: TokenStream,
+    /// The latter's first argument, `&start,`.
+    start: Option<TokenStream>,
+}
+
+// Input:  the parts of a plain fn's loop, when the attribute names only
+//         its policy.
+// Output: const fn fn_mut<R, F: FnMut() -> R>(f: F) -> F { f }
+//         let attempts = fn_mut(|| into_result(attempt_sync::<R, _>(|| body)));
+//         from_result(retry_blocking_fixed::<P, _, _>(tracer!(name, &attempts), attempts))
+//
+//         The runtime runs the first attempt inline and, if it fails, the
+//         rest of the loop out of line: a call that succeeds at once pays
+//         for its test of the outcome, not for the loop's registers and
+//         state. The attempts are one `FnMut` closure, made one by a
+//         function of the expansion's own (whose bound rustc names when the
+//         body moves a captured argument, E0507, rather than one of the
+//         runtime's).
+fn lean_blocking(p: &Ident, parts: &LeanParts<'_>) -> TokenStream {
+    let LeanParts {
+        name,
+        ret,
+        attempt,
+        split,
+        from_result,
+        bars,
+        braced,
+        run,
+        start,
+    } = parts;
+    let body = braced(quote! {
+        let __backoff_outcome: #ret = #attempt;
+        #split
+    });
+    // (At the return type, as the split is: a return type that is not a
+    // `Result` is reported there, once, not a second time here.)
+    let fn_mut = quote_spanned!(ret.span()=> __backoff_fn_mut);
+    let attempts = Ident::new(
+        "__backoff_attempts",
+        Span::call_site().located_at(ret.span()),
+    );
+    let looped = quote_spanned! {ret.span()=>
+        #from_result(#run(#start #p::tracer!(#name, &#attempts), #attempts))
+    };
+    quote! {
+        const fn __backoff_fn_mut<R, F: ::core::ops::FnMut() -> R>(f: F) -> F {
+            f
+        }
+        // (The attempts are the function's body: `clippy::result_large_err`
+        // is the function's to report, not the closures' too.)
+        #[allow(clippy::result_large_err)]
+        let #attempts = #fn_mut(#bars #body);
+        #looped
+    }
 }
 
 /// What the failure path of the loop is made of.

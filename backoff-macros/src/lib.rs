@@ -154,7 +154,9 @@ use proc_macro::TokenStream;
 /// - A `&mut self` method whose `Ok` value borrows from `self` compiles when
 ///   the body's borrows of `self` are of distinct fields; when the body uses
 ///   `self` whole (`self.advance()?; Ok(&self.buf)`), rustc refuses it
-///   (E0524, "two closures require unique access to `*self`"): any loop
+///   (E0524, "two closures require unique access to `*self`", or "captured
+///   variable cannot escape `FnMut` closure body" where the attempts are
+///   one closure, see below): any loop
 ///   that may return a borrow from one iteration and borrow anew in the next
 ///   is beyond today's borrow checker. Return owned data, or split the
 ///   method: retry the part that does the fallible work, then borrow in a
@@ -180,6 +182,15 @@ use proc_macro::TokenStream;
 /// - Without `max_elapsed`, `on_retry`, `on_giveup` and `timeout`, a call
 ///   that succeeds at once reads no clock (a closed breaker included), draws
 ///   no random number and allocates nothing; no path allocates.
+/// - On a plain fn whose attribute names only its policy (a strategy,
+///   `attempts`, `jitter`, `max_elapsed`, `throttled`, `retry_after_max`
+///   or `policy`, with `clone(..)` and `crate`, but no hook, `sleep`,
+///   `budget`, `circuit` or `context`), the runtime runs the loop: the
+///   attempts are one `FnMut` closure, the first runs inline, and only a
+///   failure calls the rest of the loop, out of line. A call that succeeds
+///   at once then costs what its test of the outcome costs. A body that
+///   moves a by-value argument is then E0507 ("cannot move out of ..., a
+///   captured variable in an `FnMut` closure") rather than E0382.
 /// - The attribute reads the signature, not the body: the body is handed
 ///   back as it was written (only a body that starts with an attribute or
 ///   an item is parsed, to keep the item first). A syntax error in the body

@@ -87,7 +87,7 @@ impl<'p, S> Start<'p, S> {
 
     /// The state of a call that has just failed for the first time.
     #[inline]
-    fn state(&self) -> RetryState<'p, S> {
+    pub(crate) fn state(&self) -> RetryState<'p, S> {
         let state = RetryState::starting_at(self.policy, self.clock, self.start);
         match self.budget {
             Some(budget) => state.with_budget(budget),
@@ -1136,3 +1136,111 @@ macro_rules! __backoff_traced_give_up {
 
 pub use crate::__backoff_traced_give_up as traced_give_up;
 pub use crate::__backoff_traced_retry as traced_retry;
+
+/// What a loop the runtime runs for the attribute reports to `tracing`:
+/// [`NoTrace`] without the `tracing` feature (nothing, at no cost), else
+/// [`Traced`], the function's name and how to show its error.
+pub trait Trace<E> {
+    /// A retry was granted after `error`, the failure of attempt `attempt`.
+    fn retry(&self, error: &E, attempt: u32, delay: Duration);
+    /// The call gives up with `error`.
+    fn give_up(&self, error: &E, report: &GiveUp);
+}
+
+/// No traces (see [`Trace`]).
+#[derive(Clone, Copy)]
+pub struct NoTrace;
+
+impl<E> Trace<E> for NoTrace {
+    #[inline(always)]
+    fn retry(&self, _: &E, _: u32, _: Duration) {}
+    #[inline(always)]
+    fn give_up(&self, _: &E, _: &GiveUp) {}
+}
+
+/// Traces to `tracing` (see [`Trace`]): the function's name, and its
+/// error's `Display` (or a placeholder for an error without one, chosen
+/// where the error's type is known).
+#[cfg(feature = "tracing")]
+pub struct Traced<E> {
+    /// The function's name.
+    pub name: &'static str,
+    /// Shows an error.
+    pub show: for<'a> fn(&'a E) -> &'a dyn core::fmt::Display,
+}
+
+#[cfg(feature = "tracing")]
+impl<E> Traced<E> {
+    /// The trace of the function `name` whose attempts are `attempts`.
+    #[inline(always)]
+    pub fn of<T>(
+        name: &'static str,
+        attempts: &impl FnMut() -> Result<T, E>,
+        show: for<'a> fn(&'a E) -> &'a dyn core::fmt::Display,
+    ) -> Self {
+        let _ = attempts;
+        Traced { name, show }
+    }
+}
+
+#[cfg(feature = "tracing")]
+impl<E> Trace<E> for Traced<E> {
+    #[inline]
+    fn retry(&self, error: &E, attempt: u32, delay: Duration) {
+        trace_retry(self.name, (self.show)(error), attempt, delay);
+    }
+    #[inline]
+    fn give_up(&self, error: &E, report: &GiveUp) {
+        trace_give_up(self.name, (self.show)(error), report);
+    }
+}
+
+/// The [`Trace`] of a function named `$name` whose attempts are
+/// `$attempts` (a `&impl FnMut() -> Result<T, E>`, which gives the error's
+/// type): [`Traced`] with the `tracing` feature, else [`NoTrace`].
+#[cfg(feature = "tracing")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __backoff_tracer {
+    ($name:expr, $attempts:expr) => {
+        $crate::__private::Traced::of($name, $attempts, |__backoff_error| {
+            $crate::__backoff_shown!(error: __backoff_error)
+        })
+    };
+}
+
+/// Without the `tracing` feature: [`NoTrace`].
+#[cfg(not(feature = "tracing"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __backoff_tracer {
+    ($($ignored:tt)*) => {
+        $crate::__private::NoTrace
+    };
+}
+
+pub use crate::__backoff_tracer as tracer;
+
+/// The blocking loop of a plain fn under `#[retry]` whose policy is the
+/// type `P` (see [`Fixed`]): `op` is the body, `FnMut` so that the loop
+/// can live out of line (see [`retry_blocking`]).
+#[inline(always)]
+pub fn retry_blocking_fixed<P: FixedStart, T, E>(
+    trace: impl Trace<E>,
+    op: impl FnMut() -> Result<T, E>,
+) -> Result<T, E> {
+    crate::retry::blocking(P::START, trace, op)
+}
+
+/// The blocking loop of a plain fn under `#[retry]`: the first attempt
+/// runs here, inline; the rest, the retry state and the sleeps, out of
+/// line, so that a call that succeeds at once pays only for its test of
+/// the outcome.
+#[inline(always)]
+pub fn retry_blocking<S: Strategy, T, E>(
+    start: &Start<'_, S>,
+    trace: impl Trace<E>,
+    op: impl FnMut() -> Result<T, E>,
+) -> Result<T, E> {
+    crate::retry::blocking(start, trace, op)
+}

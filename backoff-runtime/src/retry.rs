@@ -4,6 +4,7 @@ use core::future::Future;
 use core::time::Duration;
 use std::time::Instant;
 
+use crate::__private::{NoTrace, Start, Trace};
 use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen, Permit};
 use crate::clock::{self, Clock};
@@ -459,22 +460,15 @@ impl<S: Strategy> Policy<S> {
     /// let result: Result<(), u32> = Policy::immediate().attempts(2).retry(|| Err(7));
     /// assert_eq!(result, Err(7));
     /// ```
-    pub fn retry<T, E>(&self, mut op: impl FnMut() -> Result<T, E>) -> Result<T, E> {
+    pub fn retry<T, E>(&self, op: impl FnMut() -> Result<T, E>) -> Result<T, E> {
         // As the attribute does: the state is built on the first failure.
-        let start = started(self, clock::system, false);
-        let mut state = None;
-        loop {
-            match op() {
-                Ok(v) => return Ok(v),
-                Err(e) => match state
-                    .get_or_insert_with(|| RetryState::starting_at(self, clock::system, start))
-                    .next_delay()
-                {
-                    Some(delay) => crate::sleep::blocking(delay),
-                    None => return Err(e),
-                },
-            }
-        }
+        let start = Start::at(
+            self,
+            clock::system,
+            started(self, clock::system, false),
+            None,
+        );
+        blocking(&start, NoTrace, op)
     }
 
     /// The async loop: awaits `op()` until it succeeds or the policy gives
@@ -551,6 +545,53 @@ impl<S: Strategy> Policy<S> {
                 },
             }
         }
+    }
+}
+
+/// The blocking loop, of [`Policy::retry`] and of a plain fn under
+/// `#[retry]`: the first attempt inline, and on its failure the rest of the
+/// loop out of line, so that a call that succeeds at once pays for its
+/// test of the outcome alone (the retry state, the sleep and the registers
+/// they need are the failure path's).
+#[inline(always)]
+pub(crate) fn blocking<S: Strategy, T, E>(
+    start: &Start<'_, S>,
+    trace: impl Trace<E>,
+    mut op: impl FnMut() -> Result<T, E>,
+) -> Result<T, E> {
+    match op() {
+        Ok(v) => Ok(v),
+        Err(e) => blocking_after(start, trace, op, e),
+    }
+}
+
+/// [`blocking`] after the first attempt failed with `error`.
+#[cold]
+#[inline(never)]
+fn blocking_after<S: Strategy, T, E>(
+    start: &Start<'_, S>,
+    trace: impl Trace<E>,
+    mut op: impl FnMut() -> Result<T, E>,
+    mut error: E,
+) -> Result<T, E> {
+    let mut state = start.state();
+    loop {
+        match state.next_delay() {
+            Some(delay) => {
+                trace.retry(&error, state.attempt(), delay);
+                // (The error is dropped before the sleep, not after it.)
+                drop(error);
+                crate::sleep::blocking(delay);
+            }
+            None => {
+                trace.give_up(&error, &crate::__private::report(&state));
+                return Err(error);
+            }
+        }
+        error = match op() {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
     }
 }
 

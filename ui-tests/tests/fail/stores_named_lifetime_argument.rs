@@ -6,7 +6,7 @@ pub struct Request<'h> {
 
 impl<'h> Request<'h> {
     // Storing a `&'h mut` argument in `self` is beyond any loop's borrow
-    // checking (rustc's E0524); the argument is not reborrowed per attempt,
+    // checking (rustc's E0521 under the attribute); the argument is not reborrowed per attempt,
     // so that is the one error.
     #[retry(immediate, attempts = 2)]
     pub fn parse(&mut self, headers: &'h mut [u8]) -> Result<usize, ()> {
