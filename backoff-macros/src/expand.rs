@@ -286,7 +286,7 @@ fn describe(item: &syn::Item) -> &'static str {
 //                         None => return Err(e),
 //                     }
 //                 };
-//                 sleep(delay);                                // or out_of_line(pin!(sleep(delay))).await
+//                 sleep(delay);                                // or sleep(delay).await
 //             }
 //         }
 fn rewrite(args: &RetryArgs, func: Function, moves_arguments: bool) -> TokenStream {
@@ -388,11 +388,6 @@ fn retry_loop(
     let lt_at = |at: Span| quote_spanned!(at=> <);
     // The retry state's slot as a place: `__backoff_slot`, behind a
     // `ManuallyDrop` unless a breaker is named (see `start`).
-    let slot = if args.circuit.is_some() {
-        quote!(__backoff_slot)
-    } else {
-        quote!((*__backoff_slot))
-    };
     let when_l = args.when.as_ref().map(|w| user("__backoff_when", w.span));
     let on_retry_l = args
         .on_retry
@@ -434,6 +429,26 @@ fn retry_loop(
     // The policy: a type of the runtime's naming it, or a `static` the
     // attribute builds, or `policy = EXPR`'s value.
     let fixed = policy::fixed_policy(args, &p, is_async);
+    // An `async fn` whose policy is such a type, and that names nothing
+    // else the state keeps (a hook, a budget, a breaker, a context, a
+    // deadline), keeps a `Carried` between attempts rather than a whole
+    // `RetryState`: its future is smaller by the difference.
+    let carried = is_async
+        && fixed.is_some()
+        && args.policy.is_none()
+        && args.max_elapsed.is_none()
+        && args.when.is_none()
+        && args.when_ok.is_none()
+        && args.on_retry.is_none()
+        && args.on_giveup.is_none()
+        && args.budget.is_none()
+        && args.circuit.is_none()
+        && args.context.is_none();
+    let slot = if args.circuit.is_some() || carried {
+        quote!(__backoff_slot)
+    } else {
+        quote!((*__backoff_slot))
+    };
     let policy = if fixed.is_some() {
         TokenStream::new()
     } else {
@@ -558,8 +573,8 @@ fn retry_loop(
         let sleep_l = user("__backoff_sleep", s.span);
         quote!(let mut #sleep_l = #expr;)
     });
-    // An async sleep is awaited through `out_of_line`, pinned in the
-    // function's future: its poll stays out of the function's own.
+    // The default async sleep is the runtime's, whose poll is out of line:
+    // it stays out of the function's own.
     let sleep_span = match (&args.sleep, sig.asyncness) {
         (Some(s), _) => s.span,
         (None, Some(a)) => a.span,
@@ -598,8 +613,10 @@ fn retry_loop(
                 <#ps::DefaultSleep as #ps::AsyncSleep>::sleep(#delay)
             };
             quote! {
-                if !__backoff_delay.is_zero() {
-                    #p::out_of_line(::core::pin::pin!(#sleeping)).await;
+                // (Tested by value: a borrow of the delay would keep it in
+                // the future across the sleep.)
+                if #p::sleeps(__backoff_delay) {
+                    #sleeping.await;
                 }
             }
         }
@@ -715,7 +732,9 @@ fn retry_loop(
     // that returns has no drop of the slot to run, and an `async fn`'s
     // future none to keep.
     let slot_name = local("__backoff_slot", start_span);
-    let start = if args.circuit.is_some() {
+    let start = if carried {
+        quote!(let mut #slot_name = #p::Carried::NEW;)
+    } else if args.circuit.is_some() {
         quote_spanned! {start_span=>
             #started
             let mut #slot_name = #slot_init;
@@ -962,6 +981,7 @@ fn retry_loop(
             start: start_ref,
             // (Only a policy that is all there is to start from.)
             fixed: fixed.filter(|_| constant_start),
+            carried,
             decision,
             when: when_l,
             call_on_retry,
@@ -1137,6 +1157,8 @@ struct FailureParts {
     start: TokenStream,
     /// The runtime type naming the policy, if the attribute built one.
     fixed: Option<TokenStream>,
+    /// Whether the slot is a `Carried` (then `fixed` is given).
+    carried: bool,
     /// The `Decision` on `__backoff_error`, a `&E`.
     decision: TokenStream,
     /// The local holding `when`, if given.
@@ -1178,6 +1200,7 @@ fn failure(p: &Ident, parts: &FailureParts) -> TokenStream {
         outcome,
         start,
         fixed,
+        carried,
         decision,
         when,
         call_on_retry,
@@ -1254,7 +1277,9 @@ fn failure(p: &Ident, parts: &FailureParts) -> TokenStream {
     };
     // (Without `when` or `when_ok` the verdict is a constant, which the
     // runtime's `next_retry` folds into its step.)
-    let step = if let (None, false, Some(fixed)) = (when, *when_ok, fixed) {
+    let step = if let (true, Some(fixed)) = (*carried, fixed) {
+        quote!(#p::next_retry_carried::<#fixed>(&mut #slot))
+    } else if let (None, false, Some(fixed)) = (when, *when_ok, fixed) {
         quote!(#p::next_retry_fixed::<#fixed>(&mut #slot))
     } else if when.is_none() && !*when_ok {
         quote!(#p::next_retry(&mut #slot, #start))

@@ -15,7 +15,7 @@ pub use crate::fixed::{
 };
 pub use crate::jitter::Jitter;
 pub use crate::policy::Policy;
-pub use crate::retry::RetryState;
+pub use crate::retry::{Capped, Carried, Previous, RetryState};
 pub use crate::strategy::{
     Builtin, Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear, Strategy,
 };
@@ -513,15 +513,50 @@ pub fn report<S>(state: &RetryState<'_, S>) -> GiveUp {
         .unwrap_or_else(|| GiveUp::new(state.attempt(), state.elapsed(), GiveUpReason::Attempts))
 }
 
-/// The report of the state in `slot`, which gave up: [`next_delay`] returned
-/// `None`, so it holds one (an empty slot, which the loop never passes, is a
-/// call that gave up before any attempt).
-#[inline]
-pub fn report_of<S>(slot: &Option<RetryState<'_, S>>) -> GiveUp {
-    match slot {
-        Some(state) => report(state),
-        None => GiveUp::new(0, Duration::ZERO, GiveUpReason::Attempts),
+/// What the loop of an `async fn` keeps its retry state in: an
+/// `Option<RetryState>` built on the first failure, or, for a policy named
+/// by a type with nothing else to keep, a [`Carried`].
+pub trait Slot {
+    /// The attempt that just failed (no clock read).
+    fn failed_attempt(&self) -> u32;
+    /// The report of a call that gave up.
+    fn report(&self) -> GiveUp;
+}
+
+impl<S> Slot for Option<RetryState<'_, S>> {
+    #[inline]
+    fn failed_attempt(&self) -> u32 {
+        self.as_ref().map_or(0, RetryState::attempt)
     }
+
+    /// An empty slot, which the loop never passes, is a call that gave up
+    /// before any attempt.
+    #[inline]
+    fn report(&self) -> GiveUp {
+        match self {
+            Some(state) => report(state),
+            None => GiveUp::new(0, Duration::ZERO, GiveUpReason::Attempts),
+        }
+    }
+}
+
+impl<P: Previous> Slot for Carried<P> {
+    #[inline]
+    fn failed_attempt(&self) -> u32 {
+        self.attempt()
+    }
+
+    #[inline]
+    fn report(&self) -> GiveUp {
+        Carried::report(self)
+    }
+}
+
+/// The report of the state in `slot`, which gave up: [`next_delay`] returned
+/// `None`.
+#[inline]
+pub fn report_of(slot: &impl Slot) -> GiveUp {
+    slot.report()
 }
 
 /// A success with a budget and no breaker: the state, if a failure built
@@ -548,8 +583,8 @@ pub fn event_of<S>(slot: &Option<RetryState<'_, S>>, delay: Duration) -> RetryEv
 /// The attempt that just failed, for a trace of the retry [`next_delay`]
 /// granted (no clock read).
 #[inline]
-pub fn failed_attempt<S>(slot: &Option<RetryState<'_, S>>) -> u32 {
-    slot.as_ref().map_or(0, RetryState::attempt)
+pub fn failed_attempt(slot: &impl Slot) -> u32 {
+    slot.failed_attempt()
 }
 
 /// The report of a call that ran past its `timeout` after `calls` calls.
@@ -648,28 +683,36 @@ impl<F: Never> AsyncSleepReturn<Fails> for F {
     }
 }
 
-/// Awaits a future of an `async fn`'s failure path (its sleep, pinned in the
-/// function's future) through a poll function of its own, so that the
-/// function's own poll, all that the success path runs, stays small enough
-/// for the compiler to inline into its caller.
-#[inline]
-pub fn out_of_line<F: Future>(f: core::pin::Pin<&mut F>) -> OutOfLine<'_, F> {
-    OutOfLine(f)
+#[cfg(feature = "tokio")]
+pin_project_lite::pin_project! {
+    /// The default sleep of an `async fn`: tokio's timer, held in the
+    /// function's future by value, and polled through a poll function of
+    /// its own, so that the function's own poll, all that the success path
+    /// runs, stays small enough for the compiler to inline into its caller.
+    pub struct DefaultSleeping {
+        #[pin]
+        sleep: ::tokio::time::Sleep,
+    }
 }
 
-/// See [`out_of_line`].
-pub struct OutOfLine<'a, F>(core::pin::Pin<&'a mut F>);
-
-impl<F: Future> Future for OutOfLine<'_, F> {
-    type Output = F::Output;
+#[cfg(feature = "tokio")]
+impl Future for DefaultSleeping {
+    type Output = ();
 
     #[inline(never)]
     fn poll(
-        mut self: core::pin::Pin<&mut Self>,
+        self: core::pin::Pin<&mut Self>,
         cx: &mut core::task::Context<'_>,
-    ) -> core::task::Poll<F::Output> {
-        self.0.as_mut().poll(cx)
+    ) -> core::task::Poll<()> {
+        self.project().sleep.poll(cx)
     }
+}
+
+/// Whether a delay is slept: it is not zero. (By value: the generated code
+/// borrows nothing it would then keep in an `async fn`'s future.)
+#[inline(always)]
+pub fn sleeps(delay: Duration) -> bool {
+    !delay.is_zero()
 }
 
 /// Gives an attempt's async block its output type, so `?` inside it knows
@@ -742,7 +785,9 @@ pub trait AsyncSleep {
 impl AsyncSleep for DefaultSleep {
     #[inline]
     fn sleep(d: Duration) -> impl Future<Output = ()> + Send {
-        ::tokio::time::sleep(d)
+        DefaultSleeping {
+            sleep: ::tokio::time::sleep(d),
+        }
     }
 }
 
@@ -1066,6 +1111,14 @@ pub fn next_retry_fixed<'p, F: FixedStart>(
 ) -> Option<Duration> {
     // (A breaker borrowed for `'p` makes the state's lifetime `'p`.)
     step(slot, F::START, Decision::Retry)
+}
+
+/// [`next_retry_fixed`] for a loop that keeps a [`Carried`] between
+/// attempts (an `async fn`'s, whose future it keeps small).
+#[cold]
+#[inline(never)]
+pub fn next_retry_carried<F: FixedStart>(carried: &mut Carried<F::Previous>) -> Option<Duration> {
+    F::START.policy.next_carried(carried)
 }
 
 /// What a trace shows of `error: &E` (through `Display` when `E` has it,

@@ -103,6 +103,9 @@ pub struct Fixed<S, const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64, 
 pub trait FixedStart {
     /// The strategy.
     type Strategy: crate::strategy::Strategy + 'static;
+    /// What a [`Carried`](crate::retry::Carried) of this policy keeps of
+    /// the previous delay.
+    type Previous: crate::retry::Previous;
     /// The policy and the loop's clock.
     const START: &'static Start<'static, Self::Strategy>;
 }
@@ -111,7 +114,7 @@ pub trait FixedStart {
 /// strategy: the constants' types are then concrete, which a `'static`
 /// borrow of a constant needs).
 macro_rules! fixed_policy {
-    ($($of:ty => [$($generics:tt)*] $strategy:ty;)*) => {$(
+    ($($of:ty => [$($generics:tt)*] $strategy:ty, $previous:ty;)*) => {$(
         impl<$($generics)* const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64, const ASYNC: bool>
             Fixed<$of, JITTER, ATTEMPTS, ELAPSED, ASYNC>
         {
@@ -148,18 +151,21 @@ macro_rules! fixed_policy {
             FixedStart for Fixed<$of, JITTER, ATTEMPTS, ELAPSED, ASYNC>
         {
             type Strategy = $strategy;
+            type Previous = $previous;
             const START: &'static Start<'static, $strategy> = &Self::START;
         }
     )*};
 }
 
 fixed_policy! {
-    ExponentialOf<BASE, MAX, FACTOR> => [const BASE: u64, const MAX: u64, const FACTOR: u64,] Exponential;
-    LinearOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Linear;
-    FibonacciOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Fibonacci;
-    DecorrelatedOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Decorrelated;
-    ConstantOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Constant;
-    Immediate => [] Immediate;
+    // (Only `decorrelated`'s delays depend on the previous one; an
+    // exponential one only skips recomputing a capped delay with it.)
+    ExponentialOf<BASE, MAX, FACTOR> => [const BASE: u64, const MAX: u64, const FACTOR: u64,] Exponential, crate::retry::Capped;
+    LinearOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Linear, ();
+    FibonacciOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Fibonacci, ();
+    DecorrelatedOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Decorrelated, Option<Duration>;
+    ConstantOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Constant, ();
+    Immediate => [] Immediate, ();
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use core::time::Duration;
 
 use rand::distr::uniform::{SampleUniform, UniformSampler};
 use rand::rngs::SmallRng;
-use rand::{RngExt, SeedableRng};
+use rand::{RngExt, SeedableRng, TryRng};
 
 use crate::nanos;
 
@@ -143,10 +143,12 @@ fn scattered(v: Duration, r: f64, max: Duration, rng: &mut JitterRng) -> Duratio
 
 /// The random source of jitter and of random strategies.
 ///
-/// A `JitterRng` is cheap to create: it draws its seed only when it is first
-/// used. Unseeded, each generator gets a distinct seed from a process-wide
-/// sequence that starts from the operating system's randomness (with the
-/// `std` feature; without it, from a fixed value, so seed explicitly).
+/// A `JitterRng` is cheap to create. Unseeded, it draws from a process-wide
+/// sequence (SplitMix64) that starts from the operating system's randomness
+/// (with the `std` feature; without it, from a fixed value, so seed
+/// explicitly): it holds nothing, and concurrent calls draw distinct
+/// numbers. Seeded, it is a generator of its own (Xoshiro256++, seeded at
+/// its first draw), whose sequence a seed always repeats.
 ///
 /// It is `Send` and `Sync`, so holding one across an `.await` keeps a future
 /// `Send`.
@@ -167,56 +169,65 @@ pub struct JitterRng {
     state: RngState,
 }
 
-/// A [`JitterRng`]'s generator, seeded at the first draw: until then only
-/// the seed is kept (in the generator's place, so the retry state, and the
-/// future of an `async fn` under `#[retry]`, stay small).
+/// A [`JitterRng`]'s source: the process-wide sequence, or a generator of
+/// its own seeded at the first draw (until then only the seed is kept, in
+/// the generator's place, so the retry state stays small).
 #[derive(Debug, Clone)]
 enum RngState {
-    /// Nothing drawn yet: the seed to start from; `None`, the next one of
-    /// the process-wide sequence.
-    Unseeded(Option<u64>),
-    /// Drawing.
+    /// Unseeded: each draw is the next of the process-wide sequence;
+    /// `true` once one was drawn.
+    Entropy(bool),
+    /// Seeded, nothing drawn yet: the seed.
+    Unseeded(u64),
+    /// Seeded, drawing.
     Seeded(SmallRng),
 }
 
 impl JitterRng {
-    /// A generator seeded from the process-wide entropy sequence on first use.
+    /// A generator that draws from the process-wide sequence: nothing to
+    /// seed, and no two draws alike across the process's calls.
     pub const fn from_entropy() -> Self {
         JitterRng {
-            state: RngState::Unseeded(None),
+            state: RngState::Entropy(false),
         }
     }
 
     /// A generator that always produces the same sequence for the same seed.
     pub const fn from_seed(seed: u64) -> Self {
         JitterRng {
-            state: RngState::Unseeded(Some(seed)),
+            state: RngState::Unseeded(seed),
         }
     }
 
-    #[inline]
-    fn rng(&mut self) -> &mut SmallRng {
+    /// Runs `draw` on this generator's source: the process-wide sequence,
+    /// or its own generator (seeded now if it has not drawn yet). Each
+    /// source gets a copy of `draw` of its own, with no dispatch per number.
+    #[inline(always)]
+    fn draw<T>(&mut self, draw: impl DrawWith<T>) -> T {
         match self.state {
-            RngState::Seeded(ref mut rng) => rng,
-            RngState::Unseeded(seed) => self.seed_now(seed),
+            RngState::Seeded(ref mut rng) => draw.with(rng),
+            RngState::Entropy(ref mut drawn) => {
+                *drawn = true;
+                draw.with(&mut ProcessWide)
+            }
+            RngState::Unseeded(seed) => draw.with(self.seed_now(seed)),
         }
     }
 
-    /// The first draw's seeding.
+    /// A seeded generator's first draw's seeding.
     #[cold]
-    fn seed_now(&mut self, seed: Option<u64>) -> &mut SmallRng {
-        let rng = SmallRng::seed_from_u64(seed.unwrap_or_else(next_entropy_seed));
-        self.state = RngState::Seeded(rng);
+    fn seed_now(&mut self, seed: u64) -> &mut SmallRng {
+        self.state = RngState::Seeded(SmallRng::seed_from_u64(seed));
         match &mut self.state {
             RngState::Seeded(rng) => rng,
-            RngState::Unseeded(_) => unreachable!("the generator was seeded just above"),
+            _ => unreachable!("the generator was seeded just above"),
         }
     }
 
-    /// Whether a number has been drawn (and the generator seeded).
+    /// Whether a number has been drawn.
     #[cfg(test)]
     pub(crate) fn has_drawn(&self) -> bool {
-        matches!(self.state, RngState::Seeded(_))
+        matches!(self.state, RngState::Seeded(_) | RngState::Entropy(true))
     }
 
     /// A duration drawn uniformly from `lo ..= hi` (nanosecond resolution).
@@ -239,25 +250,70 @@ impl JitterRng {
     fn range_u64(&mut self, lo: u64, hi: u64) -> u64 {
         // What `random_range(lo..=hi)` runs (the same draws, the same
         // result), without building the range and checking it again.
-        <u64 as SampleUniform>::Sampler::sample_single_inclusive(lo, hi, self.rng()).unwrap_or(lo)
+        self.draw(InclusiveRange(lo, hi))
     }
 
     /// [`uniform`](JitterRng::uniform) beyond `u64` nanoseconds (~584 years).
     #[cold]
     fn uniform_wide(&mut self, lo: Duration, hi: Duration) -> Duration {
-        let n = self.rng().random_range(nanos::of(lo)..=nanos::of(hi));
+        let n = self.draw(WideRange(nanos::of(lo), nanos::of(hi)));
         nanos::to_duration(n)
     }
 
     /// A number drawn uniformly from `[0, 1)`.
     #[inline]
     pub fn unit_f64(&mut self) -> f64 {
-        self.rng().random::<f64>()
+        self.draw(Unit)
     }
 
     /// 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.rng().random::<u64>()
+        self.draw(Bits)
+    }
+}
+
+/// A draw that [`JitterRng::draw`] runs on any source.
+trait DrawWith<T> {
+    fn with<R: rand::Rng>(self, rng: &mut R) -> T;
+}
+
+/// A number uniform in `lo ..= hi`, which must not be empty (what
+/// `random_range(lo..=hi)` runs: the same draws, the same result).
+struct InclusiveRange(u64, u64);
+
+impl DrawWith<u64> for InclusiveRange {
+    #[inline(always)]
+    fn with<R: rand::Rng>(self, rng: &mut R) -> u64 {
+        <u64 as SampleUniform>::Sampler::sample_single_inclusive(self.0, self.1, rng)
+            .unwrap_or(self.0)
+    }
+}
+
+/// A `u128` uniform in `lo ..= hi`.
+struct WideRange(u128, u128);
+
+impl DrawWith<u128> for WideRange {
+    fn with<R: rand::Rng>(self, rng: &mut R) -> u128 {
+        rng.random_range(self.0..=self.1)
+    }
+}
+
+/// A number uniform in `[0, 1)`.
+struct Unit;
+
+impl DrawWith<f64> for Unit {
+    #[inline]
+    fn with<R: rand::Rng>(self, rng: &mut R) -> f64 {
+        rng.random::<f64>()
+    }
+}
+
+/// 64 random bits.
+struct Bits;
+
+impl DrawWith<u64> for Bits {
+    fn with<R: rand::Rng>(self, rng: &mut R) -> u64 {
+        rng.random::<u64>()
     }
 }
 
@@ -268,25 +324,57 @@ impl Default for JitterRng {
     }
 }
 
-/// The process-wide seed sequence: a Weyl sequence (golden-ratio increment)
-/// started from OS randomness, so concurrent generators get distinct seeds
-/// without locking, allocating or a system call per generator.
+/// The process-wide sequence that unseeded generators draw from: a Weyl
+/// sequence (golden-ratio increment) started from OS randomness, so
+/// concurrent calls draw distinct numbers without locking, allocating, a
+/// system call or a generator of their own.
 static ENTROPY: AtomicU64 = AtomicU64::new(0);
 const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 
-fn next_entropy_seed() -> u64 {
+/// The next 64 bits of the process-wide sequence: SplitMix64 (the Weyl
+/// sequence through its finalizer), as Java's `SplittableRandom` draws.
+#[inline]
+fn next_entropy() -> u64 {
     if ENTROPY.load(Ordering::Relaxed) == 0 {
-        // Another thread may win this race; either start is as good.
-        let _ = ENTROPY.compare_exchange(0, os_seed() | 1, Ordering::Relaxed, Ordering::Relaxed);
+        start_entropy();
     }
-    ENTROPY.fetch_add(GOLDEN_GAMMA, Ordering::Relaxed)
+    let mut z = ENTROPY.fetch_add(GOLDEN_GAMMA, Ordering::Relaxed);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
-/// 64 bits from the operating system's randomness, through std: each
-/// thread's first `RandomState` draws its SipHash keys from the OS (the
-/// keys `HashMap` uses against HashDoS), and hashing nothing with them gives
-/// 64 uniformly mixed bits. No dependency beyond std (no `getrandom`, no
-/// `libc`), no allocation, one system call per thread at most.
+/// Starts the sequence from the operating system's randomness.
+#[cold]
+fn start_entropy() {
+    // Another thread may win this race; either start is as good.
+    let _ = ENTROPY.compare_exchange(0, os_seed() | 1, Ordering::Relaxed, Ordering::Relaxed);
+}
+
+/// The process-wide sequence, as a random source.
+struct ProcessWide;
+
+impl TryRng for ProcessWide {
+    type Error = core::convert::Infallible;
+
+    #[inline]
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        Ok((next_entropy() >> 32) as u32)
+    }
+
+    #[inline]
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        Ok(next_entropy())
+    }
+
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        for chunk in dst.chunks_mut(8) {
+            chunk.copy_from_slice(&next_entropy().to_le_bytes()[..chunk.len()]);
+        }
+        Ok(())
+    }
+}
+
 #[cfg(feature = "std")]
 fn os_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
@@ -364,6 +452,26 @@ mod tests {
         let mut a = JitterRng::from_entropy();
         let mut b = JitterRng::from_entropy();
         assert_ne!(a.next_u64(), b.next_u64());
+    }
+
+    /// Unseeded draws, from the process-wide sequence, cover the range
+    /// evenly (the mean of 2,000 uniform draws over 0..=1000 ms is within
+    /// 15 standard deviations of 500 ms), and `Jitter::None` draws none.
+    #[test]
+    fn process_wide_draws_spread_over_the_range() {
+        let mut rng = JitterRng::from_entropy();
+        assert_eq!(Jitter::None.apply(MS(300), MS(500), &mut rng), MS(300));
+        assert!(!rng.has_drawn());
+        let draws: Vec<u128> = (0..2000)
+            .map(|_| Jitter::Full.apply(MS(1000), MS(1000), &mut rng).as_millis())
+            .collect();
+        assert!(rng.has_drawn());
+        assert!(draws.iter().any(|&d| d < 100) && draws.iter().any(|&d| d > 900));
+        let mean = draws.iter().sum::<u128>() / 2000;
+        assert!((400..=600).contains(&mean), "mean {mean} ms");
+        let mut bytes = [0u8; 13];
+        rand::Rng::fill_bytes(&mut ProcessWide, &mut bytes);
+        assert_ne!(bytes, [0u8; 13]);
     }
 
     #[test]

@@ -156,9 +156,9 @@ use backoff_runtime::__private::sleep_blocking;
 /// `#[retry]`'s default sleep of an `async fn`: none for a zero delay, else
 /// tokio's timer, polled out of line.
 async fn sleep_tokio(delay: Duration) {
-    use backoff_runtime::__private::{AsyncSleep, DefaultSleep, out_of_line};
+    use backoff_runtime::__private::{AsyncSleep, DefaultSleep};
     if !delay.is_zero() {
-        out_of_line(core::pin::pin!(<DefaultSleep as AsyncSleep>::sleep(delay))).await;
+        <DefaultSleep as AsyncSleep>::sleep(delay).await;
     }
 }
 
