@@ -437,13 +437,7 @@ fn retry_loop(
         && fixed.is_some()
         && args.policy.is_none()
         && args.max_elapsed.is_none()
-        && args.when.is_none()
-        && args.when_ok.is_none()
-        && args.on_retry.is_none()
-        && args.on_giveup.is_none()
-        && args.budget.is_none()
-        && args.circuit.is_none()
-        && args.context.is_none();
+        && keeps_no_state(args);
     let slot = if args.circuit.is_some() || carried {
         quote!(__backoff_slot)
     } else {
@@ -890,16 +884,7 @@ fn retry_loop(
     // A plain fn whose arguments are all policy (no hook, no custom sleep,
     // no budget, breaker or context): the runtime runs the loop, with the
     // first attempt inline and the rest out of line (see `lean_blocking`).
-    if !is_async
-        && args.when.is_none()
-        && args.when_ok.is_none()
-        && args.on_retry.is_none()
-        && args.on_giveup.is_none()
-        && args.sleep.is_none()
-        && args.budget.is_none()
-        && args.circuit.is_none()
-        && args.context.is_none()
-    {
+    if !is_async && args.sleep.is_none() && keeps_no_state(args) {
         let run = match fixed.as_ref().filter(|_| constant_start) {
             Some(fixed) => quote!(#p::retry_blocking_fixed::<#fixed, _, _>),
             None => quote!(#p::retry_blocking::<_, _, _>),
@@ -1049,6 +1034,18 @@ fn retry_loop(
             #start
             #retry_loop
     }
+}
+
+/// Whether the loop keeps nothing for the arguments but the policy: no
+/// hook, budget, breaker or context.
+fn keeps_no_state(args: &RetryArgs) -> bool {
+    args.when.is_none()
+        && args.when_ok.is_none()
+        && args.on_retry.is_none()
+        && args.on_giveup.is_none()
+        && args.budget.is_none()
+        && args.circuit.is_none()
+        && args.context.is_none()
 }
 
 /// Whether `expr` is a path whose last segment is in capitals, as the names
