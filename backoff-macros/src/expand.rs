@@ -1091,7 +1091,7 @@ struct LeanParts<'a> {
 // Input:  the parts of a plain fn's loop, when the attribute names only
 //         its policy.
 // Output: const fn fn_mut<R, F: FnMut() -> R>(f: F) -> F { f }
-//         let attempts = fn_mut(|| into_result(attempt_sync::<R, _>(|| body)));
+//         let attempts = fn_mut(#[inline(always)] || into_result(attempt_sync::<R, _>(|| body)));
 //         from_result(retry_blocking_fixed::<P, _, _>(tracer!(name, &attempts), attempts))
 //
 //         The runtime runs the first attempt inline and, if it fails, the
@@ -1132,9 +1132,11 @@ fn lean_blocking(p: &Ident, parts: &LeanParts<'_>) -> TokenStream {
             f
         }
         // (The attempts are the function's body: `clippy::result_large_err`
-        // is the function's to report, not the closures' too.)
+        // is the function's to report, not the closures' too. Inlined
+        // always: into the first attempt and into the loop's one call, and
+        // never optimized a third time on its own.)
         #[allow(clippy::result_large_err)]
-        let #attempts = #fn_mut(#bars #body);
+        let #attempts = #fn_mut(#[inline(always)] #bars #body);
         #looped
     }
 }

@@ -1196,8 +1196,9 @@ pub use crate::__backoff_traced_retry as traced_retry;
 pub trait Trace<E> {
     /// A retry was granted after `error`, the failure of attempt `attempt`.
     fn retry(&self, error: &E, attempt: u32, delay: Duration);
-    /// The call gives up with `error`.
-    fn give_up(&self, error: &E, report: &GiveUp);
+    /// The call gives up with `error`; `report` is called only by a trace
+    /// that shows it (a report may read the clock).
+    fn give_up(&self, error: &E, report: impl FnOnce() -> GiveUp);
 }
 
 /// No traces (see [`Trace`]).
@@ -1208,7 +1209,7 @@ impl<E> Trace<E> for NoTrace {
     #[inline(always)]
     fn retry(&self, _: &E, _: u32, _: Duration) {}
     #[inline(always)]
-    fn give_up(&self, _: &E, _: &GiveUp) {}
+    fn give_up(&self, _: &E, _: impl FnOnce() -> GiveUp) {}
 }
 
 /// Traces to `tracing` (see [`Trace`]): the function's name, and its
@@ -1243,8 +1244,8 @@ impl<E> Trace<E> for Traced<E> {
         trace_retry(self.name, (self.show)(error), attempt, delay);
     }
     #[inline]
-    fn give_up(&self, error: &E, report: &GiveUp) {
-        trace_give_up(self.name, (self.show)(error), report);
+    fn give_up(&self, error: &E, report: impl FnOnce() -> GiveUp) {
+        trace_give_up(self.name, (self.show)(error), &report());
     }
 }
 

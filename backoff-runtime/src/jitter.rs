@@ -106,11 +106,23 @@ impl Jitter {
     }
 
     /// [`apply`](Jitter::apply) to a `v` already at most `max`, as every
-    /// [`Strategy::capped_delay`](crate::Strategy::capped_delay) is: small
-    /// enough to inline into the retry loop (and inlined always: a call
-    /// would cost more than the draw's own arithmetic).
+    /// [`Strategy::capped_delay`](crate::Strategy::capped_delay) is. No
+    /// jitter is decided inline; a draw is a call of [`drawn`](Jitter::drawn).
     #[inline(always)]
     pub(crate) fn apply_capped(self, v: Duration, max: Duration, rng: &mut JitterRng) -> Duration {
+        match self {
+            Jitter::None => v,
+            _ => self.drawn(v, max, rng),
+        }
+    }
+
+    /// [`apply_capped`](Jitter::apply_capped) with a draw. Out of line and
+    /// generic over nothing, it is compiled once, in this crate: the crates
+    /// that use the attribute call it rather than optimize a copy of every
+    /// random source per strategy (a call costs a few instructions per
+    /// retry, next to a sleep).
+    #[inline(never)]
+    fn drawn(self, v: Duration, max: Duration, rng: &mut JitterRng) -> Duration {
         match self {
             Jitter::None => v,
             Jitter::Full => match nanos::of_u64(v) {

@@ -681,13 +681,51 @@ pub(crate) fn blocking<S: Strategy, T, E>(
     }
 }
 
-/// [`blocking`] after the first attempt failed with `error`.
+/// [`blocking`] after the first attempt failed with `error`: the one piece
+/// of the failure path that is compiled once per function. It takes the
+/// attempts by value (so that the success path keeps their captures in
+/// registers, not in a frame of its own), and hands them to the shared
+/// loop as a pointer.
 #[cold]
 #[inline(never)]
 fn blocking_after<S: Strategy, T, E>(
     start: &Start<'_, S>,
     trace: impl Trace<E>,
     mut op: impl FnMut() -> Result<T, E>,
+    error: E,
+) -> Result<T, E> {
+    blocking_shared(start, trace, &mut op, error)
+}
+
+/// The attempts of a blocking loop, as the shared loop calls them: a trait
+/// of one method, so that the pointer's table holds the attempts alone
+/// (`dyn FnMut` would hold a by-value `call_once` as well, into which the
+/// optimizer copies the body once more).
+trait Attempts<T, E> {
+    /// One attempt.
+    fn attempt(&mut self) -> Result<T, E>;
+}
+
+impl<T, E, F: FnMut() -> Result<T, E>> Attempts<T, E> for F {
+    #[inline]
+    fn attempt(&mut self) -> Result<T, E> {
+        self()
+    }
+}
+
+/// The loop of [`blocking_after`].
+///
+/// It takes the attempts as `&mut dyn Attempts`, so that it is generic over
+/// the strategy, the outcome's types and the trace only: the functions of a
+/// crate that share them share one copy of this loop, and a function's
+/// body is compiled twice in all (inline for the first attempt, and once
+/// behind the pointer), not once more per function and per peeled
+/// iteration. The price is an indirect call per retry.
+#[inline(never)]
+fn blocking_shared<S: Strategy, T, E>(
+    start: &Start<'_, S>,
+    trace: impl Trace<E>,
+    op: &mut dyn Attempts<T, E>,
     mut error: E,
 ) -> Result<T, E> {
     let mut state = start.state();
@@ -700,11 +738,11 @@ fn blocking_after<S: Strategy, T, E>(
                 crate::sleep::blocking(delay);
             }
             None => {
-                trace.give_up(&error, &crate::__private::report(&state));
+                trace.give_up(&error, || crate::__private::report(&state));
                 return Err(error);
             }
         }
-        error = match op() {
+        error = match op.attempt() {
             Ok(v) => return Ok(v),
             Err(e) => e,
         };
