@@ -386,14 +386,6 @@ fn retry_loop(
     // on, which keeps rustc from suggesting `&` before the user's function
     // when it takes a parameter by value.
     let lt_at = |at: Span| quote_spanned!(at=> <);
-    // The retry state's slot as a place: `__backoff_slot`, behind a
-    // `ManuallyDrop` unless a breaker is named (see `start`).
-    let when_l = args.when.as_ref().map(|w| user("__backoff_when", w.span));
-    let on_retry_l = args
-        .on_retry
-        .as_ref()
-        .map(|o| user("__backoff_on_retry", o.span));
-
     // Every use of the return type as a `Result` is spanned on its first
     // token alone, so that a non-`Result` is reported once, there: the type
     // is inferred rather than written (`<R as RetryResult>` would add an
@@ -412,10 +404,6 @@ fn retry_loop(
     };
     let from_result = quote_spanned! {ret_span=> #pr::RetryResult::from_result };
     let result = local("__backoff_result", ret_span);
-    let give_up = quote_spanned! {ret_span=> #from_result(#result) };
-    let succeed = quote_spanned! {ret_span=> #from_result(#p::Result::Ok(#value)) };
-    let error_of = quote_spanned! {ret_span=> #pr::ErrorOf<#ret> };
-    let ok_of = quote_spanned! {ret_span=> #pr::OkOf<#ret> };
     // With `policy = EXPR`, a wrong type is reported once, at EXPR.
     let start_span = args
         .policy
@@ -438,6 +426,8 @@ fn retry_loop(
         && args.policy.is_none()
         && args.max_elapsed.is_none()
         && keeps_no_state(args);
+    // The retry state's slot as a place: `__backoff_slot`, behind a
+    // `ManuallyDrop` unless a breaker is named (see `start`).
     let slot = if args.circuit.is_some() || carried {
         quote!(__backoff_slot)
     } else {
@@ -450,6 +440,218 @@ fn retry_loop(
     };
     // The call's start is read if `elapsed` may be reported.
     let timed = args.on_retry.is_some() || args.on_giveup.is_some();
+    // The policy: the `static` the attribute built, or `policy = EXPR`'s
+    // value. Only what the loop needs after an attempt is kept in locals,
+    // since an `async fn` stores those in its future.
+    let policy_ref = if let Some(policy) = &args.policy {
+        // At the expression: a value of the wrong type is reported there,
+        // once (rustc merges the same error at the same place).
+        let name = local("__backoff_policy", policy.span);
+        quote!(#name)
+    } else {
+        match &fixed {
+            Some(fixed) => quote!(<#fixed>::REF),
+            None => quote!(__BACKOFF_POLICY.policy),
+        }
+    };
+    // The call's start time, read now, only if something may need it: an
+    // `on_retry` or `on_giveup` (`elapsed`) or a deadline (`max_elapsed`,
+    // or any `policy = EXPR`).
+    let needs_start = timed || args.max_elapsed.is_some() || args.policy.is_some();
+    let (started, started_value) = if needs_start {
+        (
+            {
+                let checked = quote_spanned! {start_span=>
+                    #p::started(#policy_ref, #clock, #timed)
+                };
+                quote!(let __backoff_started = #checked;)
+            },
+            quote!(__backoff_started),
+        )
+    } else {
+        (TokenStream::new(), quote!(::core::option::Option::None))
+    };
+    // What the failure path's step builds the state from, on the first
+    // failure: the policy type's `START` or the `static` when it holds all
+    // of it (a policy the attribute built, no start time, no budget), else
+    // one made there.
+    let constant_start = args.policy.is_none() && !needs_start && args.budget.is_none();
+    let start_ref = if constant_start {
+        match &fixed {
+            Some(fixed) => quote!(&<#fixed>::START),
+            None => quote!(&__BACKOFF_POLICY),
+        }
+    } else {
+        let budget = if args.budget.is_some() {
+            quote!(::core::option::Option::Some(__backoff_budget))
+        } else {
+            quote!(::core::option::Option::None)
+        };
+        quote_spanned! {start_span=>
+            &#p::Start::at(#policy_ref, #clock, #started_value, #budget)
+        }
+    };
+    // What each attempt starts with: its `context`, its reborrows of the
+    // `&mut` parameters, its clones of the `clone(..)` parameters.
+    let mut prologue = TokenStream::new();
+    // `context = ctx`: the attempt's number and whether it is the last,
+    // computed before the attempt (no clock, no allocation).
+    let context_value = args.context.as_ref().map(|ctx| {
+        let name = &ctx.value;
+        let ty = quote_spanned! {ctx.span=> #p::AttemptContext };
+        prologue.extend(quote!(let #name: #ty = __backoff_context;));
+        quote! {
+            let __backoff_context = #p::AttemptContext::of(#policy_ref, #p::attempt_number(&#slot));
+        }
+    });
+    for Reborrow { mutability, name } in reborrows {
+        prologue.extend(quote!(let #mutability #name = &mut *#name;));
+    }
+    let block_open = block.brace_token.span.open();
+    let braces = block.brace_token.span.join();
+    // The body's statements, to put in the user's braces after what the
+    // attempt starts with (one block: no `unused_braces` on a nested one).
+    // Items the body starts with (`use std::fmt::Write;`) stay first, so
+    // `clippy::items_after_statements` sees the body as written.
+    let leading = block
+        .stmts
+        .iter()
+        .take_while(|stmt| matches!(stmt, Stmt::Item(_)))
+        .count();
+    let mut items = TokenStream::new();
+    for stmt in &block.stmts[..leading] {
+        stmt.to_tokens(&mut items);
+    }
+    let mut stmts = TokenStream::new();
+    for stmt in &block.stmts[leading..] {
+        stmt.to_tokens(&mut stmts);
+    }
+    for name in args.clone.iter().flat_map(|c| &c.value) {
+        // Spanned on the name in `clone(..)`: a type that is not `Clone` is
+        // reported there.
+        let cloned = quote_spanned! {name.span()=> ::core::clone::Clone::clone(&#name) };
+        if name == "self" {
+            let renamed = Ident::new("__backoff_self", name.span());
+            let mutability = cloned_mut.iter().any(|m| m == "self").then(|| quote!(mut));
+            prologue.extend(quote!(let #mutability #renamed = #cloned;));
+            stmts = rename_self(stmts);
+        } else {
+            // The clone takes the parameter's name and span: the body's uses
+            // resolve to it.
+            let param = sig
+                .inputs
+                .iter()
+                .find_map(|input| match input {
+                    syn::FnArg::Typed(t) => match &*t.pat {
+                        Pat::Ident(p) if p.ident == *name => Some(p.ident.clone()),
+                        _ => None,
+                    },
+                    syn::FnArg::Receiver(_) => None,
+                })
+                .unwrap_or_else(|| name.clone());
+            let mutability = cloned_mut.contains(&param).then(|| quote!(mut));
+            prologue.extend(quote!(let #mutability #param = #cloned;));
+        }
+    }
+    let braced = |inner: TokenStream| {
+        let mut group = Group::new(Delimiter::Brace, inner);
+        group.set_span(braces);
+        group
+    };
+    // The body, in the user's braces, built for the kind of function it is.
+    let body = || braced(quote!(#items #prologue #stmts));
+    // An async body's type is fixed before the body is checked (a `return`
+    // never taken, as `async-trait` does): a `return` of the wrong type in
+    // the body is then one error, at that `return`.
+    let async_body = || {
+        braced(quote! {
+            #items
+            if let ::core::option::Option::Some(__backoff_ret) = ::core::option::Option::None::<#ret> {
+                return __backoff_ret;
+            }
+            #prologue
+            #stmts
+        })
+    };
+    let attempt = match (&args.attempt_timeout, is_async) {
+        (Some(t), true) => {
+            let d = duration(&p, t.value.value);
+            let (elapsed, pt) = (local("__backoff_elapsed", t.key), p_at(t.key));
+            let from = quote_spanned! {t.key=>
+                <#pt::ErrorOf<#ret> as #pt::FromElapsed>::from_elapsed(#elapsed)
+            };
+            let pk = p_at(t.key);
+            let async_body_group = async_body();
+            let timeout = quote_spanned! {t.key=>
+                <#pk::DefaultSleep as #pk::AsyncTimeout>::timeout(#d, #p::attempt::<#ret, _>(async #async_body_group))
+            };
+            quote! {
+                match #timeout.await {
+                    #p::Result::Ok(__backoff_outcome) => __backoff_outcome,
+                    #p::Result::Err(__backoff_elapsed) => {
+                        #from_result(#p::Result::Err(#from))
+                    }
+                }
+            }
+        }
+        (_, true) => {
+            let asyncness = quote_spanned!(block_open=> async);
+            let async_body = async_body();
+            quote!(#p::attempt::<#ret, _>(#asyncness #async_body).await)
+        }
+        (_, false) => {
+            // The closure starts where the body does, so it is the user's
+            // code to the lints (`clippy::needless_return` in the body).
+            let bars = quote_spanned!(block_open=> ||);
+            let body = body();
+            quote!(#p::attempt_sync::<#ret, _>(#bars #body))
+        }
+    };
+    // A plain fn whose arguments are all policy (no hook, no custom sleep,
+    // no budget, breaker or context): the runtime runs the loop, with the
+    // first attempt inline and the rest out of line (see `lean_blocking`).
+    if !is_async && args.sleep.is_none() && keeps_no_state(args) {
+        let run = match fixed.as_ref().filter(|_| constant_start) {
+            Some(fixed) => quote!(#p::retry_blocking_fixed::<#fixed, _, _>),
+            None => quote!(#p::retry_blocking::<_, _, _>),
+        };
+        let start = match fixed.as_ref().filter(|_| constant_start) {
+            Some(_) => None,
+            None => Some(quote!(#start_ref,)),
+        };
+        let looped = lean_blocking(
+            &p,
+            &LeanParts {
+                name: sig.ident.to_string(),
+                ret,
+                attempt: &attempt,
+                split: &split,
+                from_result: &from_result,
+                bars: quote_spanned!(block_open=> ||),
+                braced: &braced,
+                run,
+                start,
+            },
+        );
+        return quote! {
+            #import
+            #policy
+            #started
+            #looped
+        };
+    }
+    // What follows is the loop of the function's own: the hooks, the state,
+    // the failure path.
+    let when_l = args.when.as_ref().map(|w| user("__backoff_when", w.span));
+    let on_retry_l = args
+        .on_retry
+        .as_ref()
+        .map(|o| user("__backoff_on_retry", o.span));
+
+    let give_up = quote_spanned! {ret_span=> #from_result(#result) };
+    let succeed = quote_spanned! {ret_span=> #from_result(#p::Result::Ok(#value)) };
+    let error_of = quote_spanned! {ret_span=> #pr::ErrorOf<#ret> };
+    let ok_of = quote_spanned! {ret_span=> #pr::OkOf<#ret> };
     // The types a closure's parameters are given, at the return type's
     // tokens (a return type that is not a `Result` is reported there).
     let error_ty = quote_spanned! {ret_span=> &#error_of };
@@ -656,61 +858,10 @@ fn retry_loop(
     // the first attempt). A budget is only spent on retries: a success
     // before any failure deposits into it directly.
     let eager = args.circuit.is_some();
-    // The policy: the `static` the attribute built, or `policy = EXPR`'s
-    // value. Only what the loop needs after an attempt is kept in locals,
-    // since an `async fn` stores those in its future.
-    let policy_ref = if let Some(policy) = &args.policy {
-        // At the expression: a value of the wrong type is reported there,
-        // once (rustc merges the same error at the same place).
-        let name = local("__backoff_policy", policy.span);
-        quote!(#name)
-    } else {
-        match &fixed {
-            Some(fixed) => quote!(<#fixed>::REF),
-            None => quote!(__BACKOFF_POLICY.policy),
-        }
-    };
-    // The call's start time, read now, only if something may need it: an
-    // `on_retry` or `on_giveup` (`elapsed`) or a deadline (`max_elapsed`,
-    // or any `policy = EXPR`).
-    let needs_start = timed || args.max_elapsed.is_some() || args.policy.is_some();
-    let (started, started_value) = if needs_start {
-        (
-            {
-                let checked = quote_spanned! {start_span=>
-                    #p::started(#policy_ref, #clock, #timed)
-                };
-                quote!(let __backoff_started = #checked;)
-            },
-            quote!(__backoff_started),
-        )
-    } else {
-        (TokenStream::new(), quote!(::core::option::Option::None))
-    };
     let make = quote_spanned! {start_span=>
         #p::start_at(#policy_ref, #clock, #started_value)
             #with_budget
             #with_circuit
-    };
-    // What the failure path's step builds the state from, on the first
-    // failure: the policy type's `START` or the `static` when it holds all
-    // of it (a policy the attribute built, no start time, no budget), else
-    // one made there.
-    let constant_start = args.policy.is_none() && !needs_start && args.budget.is_none();
-    let start_ref = if constant_start {
-        match &fixed {
-            Some(fixed) => quote!(&<#fixed>::START),
-            None => quote!(&__BACKOFF_POLICY),
-        }
-    } else {
-        let budget = if args.budget.is_some() {
-            quote!(::core::option::Option::Some(__backoff_budget))
-        } else {
-            quote!(::core::option::Option::None)
-        };
-        quote_spanned! {start_span=>
-            &#p::Start::at(#policy_ref, #clock, #started_value, #budget)
-        }
     };
     let slot_init = if eager {
         quote!(::core::option::Option::Some(#make))
@@ -771,149 +922,6 @@ fn retry_loop(
             }
         })
     };
-    // What each attempt starts with: its `context`, its reborrows of the
-    // `&mut` parameters, its clones of the `clone(..)` parameters.
-    let mut prologue = TokenStream::new();
-    // `context = ctx`: the attempt's number and whether it is the last,
-    // computed before the attempt (no clock, no allocation).
-    let context_value = args.context.as_ref().map(|ctx| {
-        let name = &ctx.value;
-        let ty = quote_spanned! {ctx.span=> #p::AttemptContext };
-        prologue.extend(quote!(let #name: #ty = __backoff_context;));
-        quote! {
-            let __backoff_context = #p::AttemptContext::of(#policy_ref, #p::attempt_number(&#slot));
-        }
-    });
-    for Reborrow { mutability, name } in reborrows {
-        prologue.extend(quote!(let #mutability #name = &mut *#name;));
-    }
-    let block_open = block.brace_token.span.open();
-    let braces = block.brace_token.span.join();
-    // The body's statements, to put in the user's braces after what the
-    // attempt starts with (one block: no `unused_braces` on a nested one).
-    // Items the body starts with (`use std::fmt::Write;`) stay first, so
-    // `clippy::items_after_statements` sees the body as written.
-    let leading = block
-        .stmts
-        .iter()
-        .take_while(|stmt| matches!(stmt, Stmt::Item(_)))
-        .count();
-    let mut items = TokenStream::new();
-    for stmt in &block.stmts[..leading] {
-        stmt.to_tokens(&mut items);
-    }
-    let mut stmts = TokenStream::new();
-    for stmt in &block.stmts[leading..] {
-        stmt.to_tokens(&mut stmts);
-    }
-    for name in args.clone.iter().flat_map(|c| &c.value) {
-        // Spanned on the name in `clone(..)`: a type that is not `Clone` is
-        // reported there.
-        let cloned = quote_spanned! {name.span()=> ::core::clone::Clone::clone(&#name) };
-        if name == "self" {
-            let renamed = Ident::new("__backoff_self", name.span());
-            let mutability = cloned_mut.iter().any(|m| m == "self").then(|| quote!(mut));
-            prologue.extend(quote!(let #mutability #renamed = #cloned;));
-            stmts = rename_self(stmts);
-        } else {
-            // The clone takes the parameter's name and span: the body's uses
-            // resolve to it.
-            let param = sig
-                .inputs
-                .iter()
-                .find_map(|input| match input {
-                    syn::FnArg::Typed(t) => match &*t.pat {
-                        Pat::Ident(p) if p.ident == *name => Some(p.ident.clone()),
-                        _ => None,
-                    },
-                    syn::FnArg::Receiver(_) => None,
-                })
-                .unwrap_or_else(|| name.clone());
-            let mutability = cloned_mut.contains(&param).then(|| quote!(mut));
-            prologue.extend(quote!(let #mutability #param = #cloned;));
-        }
-    }
-    let braced = |inner: TokenStream| {
-        let mut group = Group::new(Delimiter::Brace, inner);
-        group.set_span(braces);
-        group
-    };
-    let body = braced(quote!(#items #prologue #stmts));
-    // An async body's type is fixed before the body is checked (a `return`
-    // never taken, as `async-trait` does): a `return` of the wrong type in
-    // the body is then one error, at that `return`.
-    let async_body = braced(quote! {
-        #items
-        if let ::core::option::Option::Some(__backoff_ret) = ::core::option::Option::None::<#ret> {
-            return __backoff_ret;
-        }
-        #prologue
-        #stmts
-    });
-    let attempt = match (&args.attempt_timeout, is_async) {
-        (Some(t), true) => {
-            let d = duration(&p, t.value.value);
-            let (elapsed, pt) = (local("__backoff_elapsed", t.key), p_at(t.key));
-            let from = quote_spanned! {t.key=>
-                <#pt::ErrorOf<#ret> as #pt::FromElapsed>::from_elapsed(#elapsed)
-            };
-            let pk = p_at(t.key);
-            let timeout = quote_spanned! {t.key=>
-                <#pk::DefaultSleep as #pk::AsyncTimeout>::timeout(#d, #p::attempt::<#ret, _>(async #async_body))
-            };
-            quote! {
-                match #timeout.await {
-                    #p::Result::Ok(__backoff_outcome) => __backoff_outcome,
-                    #p::Result::Err(__backoff_elapsed) => {
-                        #from_result(#p::Result::Err(#from))
-                    }
-                }
-            }
-        }
-        (_, true) => {
-            let asyncness = quote_spanned!(block_open=> async);
-            quote!(#p::attempt::<#ret, _>(#asyncness #async_body).await)
-        }
-        (_, false) => {
-            // The closure starts where the body does, so it is the user's
-            // code to the lints (`clippy::needless_return` in the body).
-            let bars = quote_spanned!(block_open=> ||);
-            quote!(#p::attempt_sync::<#ret, _>(#bars #body))
-        }
-    };
-    // A plain fn whose arguments are all policy (no hook, no custom sleep,
-    // no budget, breaker or context): the runtime runs the loop, with the
-    // first attempt inline and the rest out of line (see `lean_blocking`).
-    if !is_async && args.sleep.is_none() && keeps_no_state(args) {
-        let run = match fixed.as_ref().filter(|_| constant_start) {
-            Some(fixed) => quote!(#p::retry_blocking_fixed::<#fixed, _, _>),
-            None => quote!(#p::retry_blocking::<_, _, _>),
-        };
-        let start = match fixed.as_ref().filter(|_| constant_start) {
-            Some(_) => None,
-            None => Some(quote!(#start_ref,)),
-        };
-        let looped = lean_blocking(
-            &p,
-            &LeanParts {
-                name: sig.ident.to_string(),
-                ret,
-                attempt: &attempt,
-                split: &split,
-                from_result: &from_result,
-                bars: quote_spanned!(block_open=> ||),
-                braced: &braced,
-                run,
-                start,
-            },
-        );
-        return quote! {
-            #import
-            #policy
-            #started
-            #looped
-        };
-    }
     // The outcome: an `Ok` is returned at once, unless `when_ok` rejects it.
     // Without `when_ok` the failure path holds the error, `__backoff_error`;
     // with it, the whole `Result`, `__backoff_result`.
