@@ -654,11 +654,12 @@ fn retry_loop(
     let ok_of = quote_spanned! {ret_span=> #pr::OkOf<#ret> };
     // The types a closure's parameters are given, at the return type's
     // tokens (a return type that is not a `Result` is reported there).
-    let error_ty = quote_spanned! {ret_span=> &#error_of };
-    let ok_ty = quote_spanned! {ret_span=> &#ok_of };
-    let outcome_ty = quote_spanned! {ret_span=> &#pr::Result<#ok_of, #error_of> };
+    // (Built only for the hooks that are given.)
+    let error_ty = || quote_spanned! {ret_span=> &#error_of };
+    let ok_ty = || quote_spanned! {ret_span=> &#ok_of };
+    let outcome_ty = || quote_spanned! {ret_span=> &#pr::Result<#ok_of, #error_of> };
     let when = args.when.as_ref().map(|w| {
-        let typed = typed_closure(&w.value, &[&error_ty]);
+        let typed = typed_closure(&w.value, &[&error_ty()]);
         quote!(let mut #when_l = #typed;)
     });
     // The verdict on an error, inside the failure path. The hooks are
@@ -681,17 +682,17 @@ fn retry_loop(
         .as_ref()
         .map(|w| user("__backoff_when_ok", w.span));
     let when_ok = args.when_ok.as_ref().map(|w| {
-        let typed = typed_closure(&w.value, &[&ok_ty]);
+        let typed = typed_closure(&w.value, &[&ok_ty()]);
         quote!(let mut #when_ok_l = #typed;)
     });
-    let event_ty = quote!(&#p::RetryEvent);
     let on_retry = args.on_retry.as_ref().map(|o| {
         let first = if args.when_ok.is_some() {
-            &outcome_ty
+            outcome_ty()
         } else {
-            &error_ty
+            error_ty()
         };
-        let typed = typed_closure(&o.value, &[first, &event_ty]);
+        let event_ty = quote!(&#p::RetryEvent);
+        let typed = typed_closure(&o.value, &[&first, &event_ty]);
         quote!(let mut #on_retry_l = #typed;)
     });
     let call_on_retry = args.on_retry.as_ref().map(|o| {
@@ -736,9 +737,9 @@ fn retry_loop(
         .map(|g| user("__backoff_on_giveup", g.span));
     // `on_giveup` is an `FnOnce`, called at most once, from whichever path
     // gives up.
-    let giveup_ty = quote!(&#p::GiveUp);
     let on_giveup = args.on_giveup.as_ref().map(|g| {
-        let typed = typed_closure(&g.value, &[&outcome_ty, &giveup_ty]);
+        let giveup_ty = quote!(&#p::GiveUp);
+        let typed = typed_closure(&g.value, &[&outcome_ty(), &giveup_ty]);
         quote!(let mut #on_giveup_l = ::core::option::Option::Some(#typed);)
     });
     // Calls `on_giveup` with `__backoff_result` and `__backoff_report`.
@@ -858,12 +859,15 @@ fn retry_loop(
     // the first attempt). A budget is only spent on retries: a success
     // before any failure deposits into it directly.
     let eager = args.circuit.is_some();
-    let make = quote_spanned! {start_span=>
-        #p::start_at(#policy_ref, #clock, #started_value)
-            #with_budget
-            #with_circuit
+    let make = || {
+        quote_spanned! {start_span=>
+            #p::start_at(#policy_ref, #clock, #started_value)
+                #with_budget
+                #with_circuit
+        }
     };
     let slot_init = if eager {
+        let make = make();
         quote!(::core::option::Option::Some(#make))
     } else {
         quote!(::core::option::Option::None)
@@ -891,7 +895,6 @@ fn retry_loop(
         }
     };
     // A refused call fails fast with `E::from(CircuitOpen)`.
-    let refused_give_up = report_give_up();
     let before_attempt = args.circuit.as_ref().map(|c| {
         // On the argument's name: the mistake is the error type, not the
         // breaker.
@@ -899,8 +902,9 @@ fn retry_loop(
         let from = quote_spanned! {c.key=>
             <#pc::ErrorOf<#ret> as #pc::FromCircuitOpen>::from_circuit_open(#open)
         };
+        let (make_state, refused_give_up) = (make(), report_give_up());
         quote! {
-            let __backoff_state = (#slot).get_or_insert_with(|| #make);
+            let __backoff_state = (#slot).get_or_insert_with(|| #make_state);
             if let #p::Result::Err(__backoff_open) = __backoff_state.before_attempt() {
                 let __backoff_result = #p::Result::Err(#from);
                 let __backoff_report = #p::report(__backoff_state);
