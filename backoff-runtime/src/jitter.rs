@@ -387,6 +387,11 @@ impl TryRng for ProcessWide {
     }
 }
 
+/// 64 bits from the operating system's randomness, through std: each
+/// thread's first `RandomState` draws its SipHash keys from the OS (the
+/// keys `HashMap` uses against HashDoS), and hashing nothing with them gives
+/// 64 uniformly mixed bits. No dependency beyond std (no `getrandom`, no
+/// `libc`), no allocation, one system call per thread at most.
 #[cfg(feature = "std")]
 fn os_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};

@@ -961,56 +961,58 @@ mod tests {
         *T.get_or_init(Instant::now)
     }
 
+    /// A clock that counts its reads, and the count: each use has a
+    /// counter of its own (tests run in parallel).
+    macro_rules! counting_clock {
+        () => {{
+            use core::sync::atomic::{AtomicU32, Ordering};
+            static READS: AtomicU32 = AtomicU32::new(0);
+            fn counting() -> Instant {
+                READS.fetch_add(1, Ordering::Relaxed);
+                Instant::now()
+            }
+            fn reads() -> u32 {
+                READS.load(Ordering::Relaxed)
+            }
+            (counting as Clock, reads)
+        }};
+    }
+
     #[test]
     fn untimed_success_reads_no_clock_and_draws_nothing() {
-        use core::sync::atomic::{AtomicU32, Ordering};
-        static READS: AtomicU32 = AtomicU32::new(0);
-        fn counting() -> Instant {
-            READS.fetch_add(1, Ordering::Relaxed);
-            Instant::now()
-        }
+        let (counting, reads) = counting_clock!();
         let p = Policy::default();
         let s = RetryState::new(&p, counting, false);
-        assert_eq!(READS.load(Ordering::Relaxed), 0);
+        assert_eq!(reads(), 0);
         assert!(!s.rng.has_drawn());
         let timed = Policy::default().max_elapsed(MS(5));
         let _ = RetryState::new(&timed, counting, false);
-        assert_eq!(READS.load(Ordering::Relaxed), 1);
+        assert_eq!(reads(), 1);
     }
 
     #[test]
     fn a_success_through_a_closed_breaker_reads_no_clock() {
-        use core::sync::atomic::{AtomicU32, Ordering};
-        static READS: AtomicU32 = AtomicU32::new(0);
-        fn counting() -> Instant {
-            READS.fetch_add(1, Ordering::Relaxed);
-            Instant::now()
-        }
+        let (counting, reads) = counting_clock!();
         static BREAKER: CircuitBreaker = CircuitBreaker::new(1, 1, Duration::from_secs(60));
         let p = Policy::default();
         let mut s = RetryState::new(&p, counting, false).with_circuit(&BREAKER);
         s.before_attempt().unwrap();
         s.on_success();
-        assert_eq!(READS.load(Ordering::Relaxed), 0);
+        assert_eq!(reads(), 0);
     }
 
     #[test]
     fn the_give_up_report_reads_the_clock_once() {
-        use core::sync::atomic::{AtomicU32, Ordering};
-        static READS: AtomicU32 = AtomicU32::new(0);
-        fn counting() -> Instant {
-            READS.fetch_add(1, Ordering::Relaxed);
-            Instant::now()
-        }
+        let (counting, reads) = counting_clock!();
         let p = Policy::immediate();
         let mut s = RetryState::new(&p, counting, true);
         assert_eq!(s.next_delay_for(Decision::Stop), None);
-        let before = READS.load(Ordering::Relaxed);
+        let before = reads();
         let report = crate::__private::report(&s);
         assert_eq!(report.reason, GiveUpReason::Stopped);
         // `elapsed` at giving up: one read, not a second one for a
         // fallback record that is not used.
-        assert_eq!(READS.load(Ordering::Relaxed), before + 1);
+        assert_eq!(reads(), before + 1);
     }
 
     #[test]
