@@ -566,13 +566,39 @@ fn retry_loop(
     let async_body = || {
         braced(quote! {
             #items
-            if let ::core::option::Option::Some(__backoff_ret) = ::core::option::Option::None::<#ret> {
-                return __backoff_ret;
+            if false {
+                return #p::outcome_type::<#ret>();
             }
             #prologue
             #stmts
         })
     };
+    // A plain fn whose arguments are all policy (no hook, no custom sleep,
+    // no budget, breaker or context): the runtime runs the loop, with the
+    // first attempt inline and the rest out of line (see `lean_blocking`).
+    if !is_async && args.sleep.is_none() && keeps_no_state(args) {
+        let (run, start) = match fixed.as_ref().filter(|_| constant_start) {
+            Some(fixed) => (quote!(retry_blocking_fixed::<#fixed>), None),
+            None => (quote!(retry_blocking), Some(quote!(#start_ref,))),
+        };
+        let looped = lean_blocking(
+            &p,
+            &LeanParts {
+                name: sig.ident.to_string(),
+                ret,
+                body: body(),
+                bars: quote_spanned!(block_open=> ||),
+                run,
+                start,
+            },
+        );
+        return quote! {
+            #import
+            #policy
+            #started
+            #looped
+        };
+    }
     let attempt = match (&args.attempt_timeout, is_async) {
         (Some(t), true) => {
             let d = duration(&p, t.value.value);
@@ -607,39 +633,6 @@ fn retry_loop(
             quote!(#p::attempt_sync::<#ret, _>(#bars #body))
         }
     };
-    // A plain fn whose arguments are all policy (no hook, no custom sleep,
-    // no budget, breaker or context): the runtime runs the loop, with the
-    // first attempt inline and the rest out of line (see `lean_blocking`).
-    if !is_async && args.sleep.is_none() && keeps_no_state(args) {
-        let run = match fixed.as_ref().filter(|_| constant_start) {
-            Some(fixed) => quote!(#p::retry_blocking_fixed::<#fixed, _, _>),
-            None => quote!(#p::retry_blocking::<_, _, _>),
-        };
-        let start = match fixed.as_ref().filter(|_| constant_start) {
-            Some(_) => None,
-            None => Some(quote!(#start_ref,)),
-        };
-        let looped = lean_blocking(
-            &p,
-            &LeanParts {
-                name: sig.ident.to_string(),
-                ret,
-                attempt: &attempt,
-                split: &split,
-                from_result: &from_result,
-                bars: quote_spanned!(block_open=> ||),
-                braced: &braced,
-                run,
-                start,
-            },
-        );
-        return quote! {
-            #import
-            #policy
-            #started
-            #looped
-        };
-    }
     // What follows is the loop of the function's own: the hooks, the state,
     // the failure path.
     let when_l = args.when.as_ref().map(|w| user("__backoff_when", w.span));
@@ -929,7 +922,7 @@ fn retry_loop(
     // The outcome: an `Ok` is returned at once, unless `when_ok` rejects it.
     // Without `when_ok` the failure path holds the error, `__backoff_error`;
     // with it, the whole `Result`, `__backoff_result`.
-    let outcome = match &args.when_ok {
+    let outcome = || match &args.when_ok {
         None => quote! {
             let __backoff_error = match #split {
                 #p::Result::Ok(__backoff_value) => {
@@ -968,26 +961,37 @@ fn retry_loop(
         }
     };
 
-    let failed = failure(
-        &p,
-        &FailureParts {
-            name: sig.ident.to_string(),
-            when_ok: args.when_ok.is_some(),
-            slot: slot.clone(),
-            outcome,
-            start: start_ref,
-            // (Only a policy that is all there is to start from.)
-            fixed: fixed.filter(|_| constant_start),
-            carried,
-            decision,
-            when: when_l,
-            call_on_retry,
-            report_give_up: report_give_up(),
-            call_on_giveup: call_on_giveup.clone(),
-            sleep,
-            give_up,
-        },
-    );
+    let failed = match fixed.as_ref().filter(|_| carried) {
+        Some(fixed) => carried_failure(
+            &p,
+            &CarriedParts {
+                name: sig.ident.to_string(),
+                fixed,
+                split: &split,
+                from_result: &from_result,
+                sleep: &sleep,
+            },
+        ),
+        None => failure(
+            &p,
+            &FailureParts {
+                name: sig.ident.to_string(),
+                when_ok: args.when_ok.is_some(),
+                slot: slot.clone(),
+                outcome: outcome(),
+                start: start_ref,
+                // (Only a policy that is all there is to start from.)
+                fixed: fixed.filter(|_| constant_start),
+                decision,
+                when: when_l,
+                call_on_retry,
+                report_give_up: report_give_up(),
+                call_on_giveup: call_on_giveup.clone(),
+                sleep,
+                give_up,
+            },
+        ),
+    };
     let count_call = args
         .timeout
         .as_ref()
@@ -1083,18 +1087,12 @@ struct LeanParts<'a> {
     name: String,
     /// The body's type.
     ret: &'a Type,
-    /// Runs the body once: `attempt_sync::<R, _>(|| body)`.
-    attempt: &'a TokenStream,
-    /// Splits `__backoff_outcome` into a `Result`.
-    split: &'a TokenStream,
-    /// `RetryResult::from_result`.
-    from_result: &'a TokenStream,
+    /// The body, in its braces.
+    body: Group,
     /// The `||` of the attempts' closure, at the body's brace.
     bars: TokenStream,
-    /// Braces at the body's.
-    braced: &'a dyn Fn(TokenStream) -> Group,
-    /// The runtime's loop: `retry_blocking_fixed::<P, _, _>` or
-    /// `retry_blocking::<_, _, _>`.
+    /// The runtime's loop, a method of `RetryResult`:
+    /// `retry_blocking_fixed::<P>` or `retry_blocking`.
     run: TokenStream,
     /// The latter's first argument, `&start,`.
     start: Option<TokenStream>,
@@ -1102,9 +1100,9 @@ struct LeanParts<'a> {
 
 // Input:  the parts of a plain fn's loop, when the attribute names only
 //         its policy.
-// Output: const fn fn_mut<R, F: FnMut() -> R>(f: F) -> F { f }
-//         let attempts = fn_mut(#[inline(always)] || into_result(attempt_sync::<R, _>(|| body)));
-//         from_result(retry_blocking_fixed::<P, _, _>(tracer!(name, &attempts), attempts))
+// Output: fn fn_mut<R, F: FnMut() -> R>(f: F) -> F { f }
+//         let attempts = fn_mut::<R, _>(#[inline(always)] || { body });
+//         RetryResult::retry_blocking_fixed::<P>(tracer!(name, &attempts), attempts)
 //
 //         The runtime runs the first attempt inline and, if it fails, the
 //         rest of the loop out of line: a call that succeeds at once pays
@@ -1112,43 +1110,37 @@ struct LeanParts<'a> {
 //         state. The attempts are one `FnMut` closure, made one by a
 //         function of the expansion's own (whose bound rustc names when the
 //         body moves a captured argument, E0507, rather than one of the
-//         runtime's).
+//         runtime's). The loop is a method of `RetryResult`, called at the
+//         return type: a return type that is not a `Result` is reported
+//         there, once, as the trait's own requirement.
 fn lean_blocking(p: &Ident, parts: &LeanParts<'_>) -> TokenStream {
     let LeanParts {
         name,
         ret,
-        attempt,
-        split,
-        from_result,
+        body,
         bars,
-        braced,
         run,
         start,
     } = parts;
-    let body = braced(quote! {
-        let __backoff_outcome: #ret = #attempt;
-        #split
-    });
-    // (At the return type, as the split is: a return type that is not a
-    // `Result` is reported there, once, not a second time here.)
-    let fn_mut = quote_spanned!(ret.span()=> __backoff_fn_mut);
-    let attempts = Ident::new(
-        "__backoff_attempts",
-        Span::call_site().located_at(ret.span()),
-    );
-    let looped = quote_spanned! {ret.span()=>
-        #from_result(#run(#start #p::tracer!(#name, &#attempts), #attempts))
+    let ret_span = ret.span();
+    let pr = Ident::new("__backoff_private", ret_span);
+    // (At the return type, as the loop's call is: a return type that is
+    // not a `Result` is reported there, once, not a second time here.)
+    let fn_mut = quote_spanned!(ret_span=> __backoff_fn_mut);
+    let attempts = Ident::new("__backoff_attempts", Span::call_site().located_at(ret_span));
+    let looped = quote_spanned! {ret_span=>
+        #pr::RetryResult::#run(#start #p::tracer!(#name, &#attempts), #attempts)
     };
     quote! {
-        const fn __backoff_fn_mut<R, F: ::core::ops::FnMut() -> R>(f: F) -> F {
+        fn __backoff_fn_mut<R, F: ::core::ops::FnMut() -> R>(f: F) -> F {
             f
         }
         // (The attempts are the function's body: `clippy::result_large_err`
-        // is the function's to report, not the closures' too. Inlined
+        // is the function's to report, not the closure's too. Inlined
         // always: into the first attempt and into the loop's one call, and
         // never optimized a third time on its own.)
         #[allow(clippy::result_large_err)]
-        let #attempts = #fn_mut(#[inline(always)] #bars #body);
+        let #attempts = #fn_mut::<#ret, _>(#[inline(always)] #bars #body);
         #looped
     }
 }
@@ -1168,8 +1160,6 @@ struct FailureParts {
     start: TokenStream,
     /// The runtime type naming the policy, if the attribute built one.
     fixed: Option<TokenStream>,
-    /// Whether the slot is a `Carried` (then `fixed` is given).
-    carried: bool,
     /// The `Decision` on `__backoff_error`, a `&E`.
     decision: TokenStream,
     /// The local holding `when`, if given.
@@ -1211,7 +1201,6 @@ fn failure(p: &Ident, parts: &FailureParts) -> TokenStream {
         outcome,
         start,
         fixed,
-        carried,
         decision,
         when,
         call_on_retry,
@@ -1288,9 +1277,7 @@ fn failure(p: &Ident, parts: &FailureParts) -> TokenStream {
     };
     // (Without `when` or `when_ok` the verdict is a constant, which the
     // runtime's `next_retry` folds into its step.)
-    let step = if let (true, Some(fixed)) = (*carried, fixed) {
-        quote!(#p::next_retry_carried::<#fixed>(&mut #slot))
-    } else if let (None, false, Some(fixed)) = (when, *when_ok, fixed) {
+    let step = if let (None, false, Some(fixed)) = (when, *when_ok, fixed) {
         quote!(#p::next_retry_fixed::<#fixed>(&mut #slot))
     } else if when.is_none() && !*when_ok {
         quote!(#p::next_retry(&mut #slot, #start))
@@ -1310,6 +1297,54 @@ fn failure(p: &Ident, parts: &FailureParts) -> TokenStream {
                     return #give_up;
                 }
             }
+        };
+        #sleep
+    }
+}
+
+/// What the failure path of an `async fn` that keeps a `Carried` is made of.
+struct CarriedParts<'a> {
+    /// The function's name, for `tracing`.
+    name: String,
+    /// The runtime type naming the policy.
+    fixed: &'a TokenStream,
+    /// Splits `__backoff_outcome` into a `Result`.
+    split: &'a TokenStream,
+    /// `RetryResult::from_result`.
+    from_result: &'a TokenStream,
+    /// Sleeps `__backoff_delay`, awaited.
+    sleep: &'a TokenStream,
+}
+
+// Input:  the parts of the failure path of an `async fn` whose policy is a
+//         type and that keeps nothing else; `__backoff_outcome` holds the
+//         attempt's outcome.
+// Output: let result = into_result(outcome);
+//         let delay = match after_carried::<P, _, _>(&mut slot, tracer!(name, result: &result), result) {
+//             Continue(delay) => delay,     // the error was dropped in there
+//             Break(result) => return from_result(result),
+//         };
+//         sleep(delay).await;
+//
+//         The runtime steps: the function's future has one match to check
+//         and lay out, not the failure path's matches and returns.
+fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStream {
+    let CarriedParts {
+        name,
+        fixed,
+        split,
+        from_result,
+        sleep,
+    } = parts;
+    quote! {
+        let __backoff_result = #split;
+        let __backoff_delay = match #p::after_carried::<#fixed, _, _>(
+            &mut __backoff_slot,
+            #p::tracer!(#name, result: &__backoff_result),
+            __backoff_result,
+        ) {
+            #p::ControlFlow::Continue(__backoff_delay) => __backoff_delay,
+            #p::ControlFlow::Break(__backoff_result) => return #from_result(__backoff_result),
         };
         #sleep
     }

@@ -2,6 +2,7 @@
 //! signatures here change without notice.
 
 pub use core::future::Future;
+pub use core::ops::ControlFlow;
 pub use core::result::Result;
 pub use core::time::Duration;
 
@@ -115,6 +116,35 @@ pub trait RetryResult: Sized {
     fn into_result(self) -> Result<Self::Ok, Self::Err>;
     /// Rebuilds the outcome.
     fn from_result(r: Result<Self::Ok, Self::Err>) -> Self;
+    /// The blocking loop of a plain fn under `#[retry]` whose policy is the
+    /// type `P` (see [`Fixed`]): `op` is the body, returning the function's
+    /// own type, `FnMut` so that the loop can live out of line. The first
+    /// attempt runs here, inline; the rest, the retry state and the sleeps,
+    /// out of line, so that a call that succeeds at once pays only for its
+    /// test of the outcome.
+    ///
+    /// (A method of this trait, not a function bounded by it: a return type
+    /// that is not a `Result` is then reported once, at the expansion's
+    /// call, spanned on that type, and never as a bound of the runtime's.)
+    fn retry_blocking_fixed<P: FixedStart>(
+        trace: impl Trace<Self::Err>,
+        op: impl FnMut() -> Self,
+    ) -> Self;
+    /// [`retry_blocking_fixed`](Self::retry_blocking_fixed) from a `start`
+    /// the function builds (a deadline, a start time).
+    fn retry_blocking<S: Strategy>(
+        start: &Start<'_, S>,
+        trace: impl Trace<Self::Err>,
+        op: impl FnMut() -> Self,
+    ) -> Self;
+    /// The [`Trace`] of a function named `name` whose attempts are
+    /// `attempts`, showing an error with `show`.
+    #[cfg(feature = "tracing")]
+    fn traced(
+        name: &'static str,
+        attempts: &impl FnMut() -> Self,
+        show: for<'a> fn(&'a Self::Err) -> &'a dyn core::fmt::Display,
+    ) -> Traced<Self::Err>;
 }
 
 #[diagnostic::do_not_recommend]
@@ -128,6 +158,28 @@ impl<T, E> RetryResult for Result<T, E> {
     #[inline]
     fn from_result(r: Result<T, E>) -> Self {
         r
+    }
+    #[inline(always)]
+    fn retry_blocking_fixed<P: FixedStart>(trace: impl Trace<E>, op: impl FnMut() -> Self) -> Self {
+        crate::retry::blocking(P::START, trace, op)
+    }
+    #[inline(always)]
+    fn retry_blocking<S: Strategy>(
+        start: &Start<'_, S>,
+        trace: impl Trace<E>,
+        op: impl FnMut() -> Self,
+    ) -> Self {
+        crate::retry::blocking(start, trace, op)
+    }
+    #[cfg(feature = "tracing")]
+    #[inline(always)]
+    fn traced(
+        name: &'static str,
+        attempts: &impl FnMut() -> Self,
+        show: for<'a> fn(&'a E) -> &'a dyn core::fmt::Display,
+    ) -> Traced<E> {
+        let _ = attempts;
+        Traced { name, show }
     }
 }
 
@@ -1121,6 +1173,46 @@ pub fn next_retry_carried<F: FixedStart>(carried: &mut Carried<F::Previous>) -> 
     F::START.policy.next_carried(carried)
 }
 
+/// After an attempt of an `async fn` whose policy is the type `P` and that
+/// keeps a [`Carried`] between attempts: `Break` with what the function
+/// returns (the success, or the error it gives up with), or `Continue` with
+/// the delay to sleep before the next attempt. The error of an attempt that
+/// is retried is dropped here, before the sleep.
+///
+/// (The function's loop calls this rather than stepping itself: its
+/// `async fn` then has one match to check and lay out, not the failure
+/// path's matches and returns.)
+#[inline(always)]
+pub fn after_carried<P: FixedStart, T, E>(
+    carried: &mut Carried<P::Previous>,
+    trace: impl Trace<E>,
+    outcome: Result<T, E>,
+) -> ControlFlow<Result<T, E>, Duration> {
+    match outcome {
+        Ok(value) => ControlFlow::Break(Ok(value)),
+        Err(error) => match next_retry_carried::<P>(carried) {
+            Some(delay) => {
+                trace.retry(&error, Slot::failed_attempt(carried), delay);
+                ControlFlow::Continue(delay)
+            }
+            None => {
+                trace.give_up(&error, || Slot::report(carried));
+                ControlFlow::Break(Err(error))
+            }
+        },
+    }
+}
+
+/// Never called: `if false { return outcome_type::<R>(); }`, first in an
+/// attempt's async block, gives the block its output type `R` before its
+/// body is checked (a `return` of the wrong type in the body is then one
+/// error, at that `return`). It is cheaper for rustc to check than the
+/// `if let Some(r) = None::<R> { return r; }` that `async-trait` writes.
+#[inline(always)]
+pub fn outcome_type<R>() -> R {
+    unreachable!("`outcome_type` is never called")
+}
+
 /// What a trace shows of `error: &E` (through `Display` when `E` has it,
 /// see [`TraceError`]) or of `outcome: &Result<T, E>` (an `Ok` that
 /// `when_ok` rejected is named as such): a `&dyn Display`.
@@ -1225,14 +1317,15 @@ pub struct Traced<E> {
 
 #[cfg(feature = "tracing")]
 impl<E> Traced<E> {
-    /// The trace of the function `name` whose attempts are `attempts`.
+    /// The trace of the function `name`, made where `result`, an attempt's
+    /// outcome, gives the error's type.
     #[inline(always)]
-    pub fn of<T>(
+    pub fn of_result<T>(
         name: &'static str,
-        attempts: &impl FnMut() -> Result<T, E>,
+        result: &Result<T, E>,
         show: for<'a> fn(&'a E) -> &'a dyn core::fmt::Display,
     ) -> Self {
-        let _ = attempts;
+        let _ = result;
         Traced { name, show }
     }
 }
@@ -1250,14 +1343,20 @@ impl<E> Trace<E> for Traced<E> {
 }
 
 /// The [`Trace`] of a function named `$name` whose attempts are
-/// `$attempts` (a `&impl FnMut() -> Result<T, E>`, which gives the error's
-/// type): [`Traced`] with the `tracing` feature, else [`NoTrace`].
+/// `$attempts` (a `&impl FnMut() -> R`, whose `R` gives the error's type),
+/// or made after an attempt whose outcome is `result: &Result<T, E>`:
+/// [`Traced`] with the `tracing` feature, else [`NoTrace`].
 #[cfg(feature = "tracing")]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __backoff_tracer {
+    ($name:expr, result: $result:expr) => {
+        $crate::__private::Traced::of_result($name, $result, |__backoff_error| {
+            $crate::__backoff_shown!(error: __backoff_error)
+        })
+    };
     ($name:expr, $attempts:expr) => {
-        $crate::__private::Traced::of($name, $attempts, |__backoff_error| {
+        $crate::__private::RetryResult::traced($name, $attempts, |__backoff_error| {
             $crate::__backoff_shown!(error: __backoff_error)
         })
     };
@@ -1274,27 +1373,3 @@ macro_rules! __backoff_tracer {
 }
 
 pub use crate::__backoff_tracer as tracer;
-
-/// The blocking loop of a plain fn under `#[retry]` whose policy is the
-/// type `P` (see [`Fixed`]): `op` is the body, `FnMut` so that the loop
-/// can live out of line (see [`retry_blocking`]).
-#[inline(always)]
-pub fn retry_blocking_fixed<P: FixedStart, T, E>(
-    trace: impl Trace<E>,
-    op: impl FnMut() -> Result<T, E>,
-) -> Result<T, E> {
-    crate::retry::blocking(P::START, trace, op)
-}
-
-/// The blocking loop of a plain fn under `#[retry]`: the first attempt
-/// runs here, inline; the rest, the retry state and the sleeps, out of
-/// line, so that a call that succeeds at once pays only for its test of
-/// the outcome.
-#[inline(always)]
-pub fn retry_blocking<S: Strategy, T, E>(
-    start: &Start<'_, S>,
-    trace: impl Trace<E>,
-    op: impl FnMut() -> Result<T, E>,
-) -> Result<T, E> {
-    crate::retry::blocking(start, trace, op)
-}
