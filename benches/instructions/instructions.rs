@@ -277,6 +277,26 @@ macro_rules! async_versions {
                     }
                 }
             }
+
+            /// `hand_loop` with its body in a future of its own, as any
+            /// loop must run a body whose `?` and `return` end the attempt,
+            /// not the call: the least such a loop costs.
+            $(#[$inline])*
+            pub(crate) async fn hand_loop_nested(x: u64) -> Result<u64, Fail> {
+                let mut failures = 0u32;
+                loop {
+                    match async { body!(x) }.await {
+                        Ok(v) => return Ok(v),
+                        Err(e) => {
+                            failures += 1;
+                            if failures == black_box(3) {
+                                return Err(e);
+                            }
+                            tokio::time::sleep(Duration::from_millis(100 << failures)).await;
+                        }
+                    }
+                }
+            }
         }
     };
 }
@@ -605,6 +625,7 @@ const GROUPS: &[Group] = &[
             "async_written/retry_circuit",
             "async_written/backon",
             "async_written/hand_loop",
+            "async_written/hand_loop_nested",
         ],
     },
     Group {
@@ -617,6 +638,7 @@ const GROUPS: &[Group] = &[
             "async_call/retry_circuit",
             "async_call/backon",
             "async_call/hand_loop",
+            "async_call/hand_loop_nested",
         ],
     },
     Group {
@@ -668,12 +690,14 @@ fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
         "async_written/retry_circuit" => run_async(n, written::with_circuit),
         "async_written/backon" => run_async(n, written::with_backon),
         "async_written/hand_loop" => run_async(n, written::hand_loop),
+        "async_written/hand_loop_nested" => run_async(n, written::hand_loop_nested),
         "async_call/plain" => run_async(n, call::plain),
         "async_call/retry" => run_async(n, call::with_retry),
         "async_call/retry_budget" => run_async(n, call::with_budget),
         "async_call/retry_circuit" => run_async(n, call::with_circuit),
         "async_call/backon" => run_async(n, call::with_backon),
         "async_call/hand_loop" => run_async(n, call::hand_loop),
+        "async_call/hand_loop_nested" => run_async(n, call::hand_loop_nested),
         "fail_sync/hand_loop" => run_failing(n, failures, failing::hand),
         "fail_sync/retry" => run_failing(n, failures, failing::with_retry),
         "fail_sync/backon" => run_failing(n, failures, failing::with_backon),
@@ -790,6 +814,10 @@ fn future_sizes() {
         ("circuit", size_of_val(&written::with_circuit(0))),
         ("backon", size_of_val(&written::with_backon(0))),
         ("hand loop", size_of_val(&written::hand_loop(0))),
+        (
+            "nested hand loop",
+            size_of_val(&written::hand_loop_nested(0)),
+        ),
     ];
     let sizes: Vec<String> = written.iter().map(|(n, s)| format!("{n} {s} B")).collect();
     println!("future sizes: {}", sizes.join(", "));
