@@ -330,3 +330,32 @@ async fn retry_on_async_trait_default_methods_sleeps_its_schedule() {
     assert_eq!(service.ping().await, Ok(2));
     assert_eq!(start.elapsed(), Duration::from_secs(1));
 }
+
+/// Regression (found on axum's `from_request_parts` in the corpus run):
+/// with `tracing` on, the trace of an `async fn`'s failed attempt borrows
+/// the attempt's outcome, which must not leave that outcome held across
+/// the sleep. The future is `Send` when the value it returns is not: an
+/// `Rc` is returned, never kept across an await.
+#[retry(constant("10ms"), attempts = 3, jitter = "none")]
+async fn returns_a_value_that_is_not_send() -> Result<std::rc::Rc<u32>, Down> {
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+    let n = CALLS.fetch_add(1, Ordering::SeqCst) + 1;
+    if n < 2 {
+        return Err(Down(n));
+    }
+    Ok(std::rc::Rc::new(n))
+}
+
+#[test]
+fn a_traced_async_fn_stays_send_when_its_outcome_is_not() {
+    fn send<F: std::future::Future + Send>(future: F) -> F {
+        future
+    }
+    let (result, events) = capture(|| block_on_paused(send(returns_a_value_that_is_not_send())));
+    assert_eq!(result.map(|n| *n), Ok(2));
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(
+        events[0].field("function"),
+        Some("returns_a_value_that_is_not_send")
+    );
+}

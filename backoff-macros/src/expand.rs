@@ -1319,10 +1319,12 @@ struct CarriedParts<'a> {
 // Input:  the parts of the failure path of an `async fn` whose policy is a
 //         type and that keeps nothing else; `__backoff_outcome` holds the
 //         attempt's outcome.
-// Output: let result = into_result(outcome);
-//         let delay = match after_carried::<P, _, _>(&mut slot, tracer!(name, result: &result), result) {
-//             Continue(delay) => delay,     // the error was dropped in there
-//             Break(result) => return from_result(result),
+// Output: let delay = {
+//             let result = into_result(outcome);
+//             match after_carried::<P, _, _>(&mut slot, tracer!(name, result: &result), result) {
+//                 Continue(delay) => delay,     // the error was dropped in there
+//                 Break(result) => return from_result(result),
+//             }
 //         };
 //         sleep(delay).await;
 //
@@ -1336,15 +1338,21 @@ fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStream {
         from_result,
         sleep,
     } = parts;
+    // (The outcome's binding ends in its own block: with `tracing`, the
+    // trace borrows it, and a binding once borrowed counts as held across
+    // the sleep's await until its scope ends, which would make the future
+    // `Send` only if the outcome is.)
     quote! {
-        let __backoff_result = #split;
-        let __backoff_delay = match #p::after_carried::<#fixed, _, _>(
-            &mut __backoff_slot,
-            #p::tracer!(#name, result: &__backoff_result),
-            __backoff_result,
-        ) {
-            #p::ControlFlow::Continue(__backoff_delay) => __backoff_delay,
-            #p::ControlFlow::Break(__backoff_result) => return #from_result(__backoff_result),
+        let __backoff_delay = {
+            let __backoff_result = #split;
+            match #p::after_carried::<#fixed, _, _>(
+                &mut __backoff_slot,
+                #p::tracer!(#name, result: &__backoff_result),
+                __backoff_result,
+            ) {
+                #p::ControlFlow::Continue(__backoff_delay) => __backoff_delay,
+                #p::ControlFlow::Break(__backoff_result) => return #from_result(__backoff_result),
+            }
         };
         #sleep
     }
