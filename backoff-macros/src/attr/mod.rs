@@ -1,0 +1,534 @@
+//! Parsing `#[retry(...)]` arguments into a typed [`RetryArgs`], every value
+//! kept with its span. Parsing reports what is malformed in one argument and
+//! carries on with the next, so that all mistakes surface together; checks
+//! that involve several arguments live in `valid.rs`.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::spanned::Spanned;
+use syn::{Expr, Ident, Lit, LitStr, Token};
+
+use crate::errors::Errors;
+
+mod strategy;
+mod suggest;
+#[cfg(test)]
+mod tests;
+mod values;
+
+use strategy::{DurationArg, Slot, parse_duration, parse_strategy};
+pub(crate) use strategy::{StrategyArg, StrategyKind};
+use suggest::{list, positional_literal, unknown_argument};
+pub(crate) use values::{attempts_out_of_range, ungrouped};
+use values::{
+    check_callable, check_path, parse_attempts, parse_clone, parse_jitter, parse_throttled,
+};
+
+/// Every argument name, for "did you mean" and the unknown-argument list:
+/// the strategies' ([`StrategyKind::NAMES`]), then these.
+const OTHER_ARGUMENTS: [&str; 18] = [
+    "attempts",
+    "jitter",
+    "max_elapsed",
+    "when",
+    "when_ok",
+    "on_retry",
+    "on_giveup",
+    "sleep",
+    "policy",
+    "crate",
+    "throttled",
+    "budget",
+    "circuit",
+    "attempt_timeout",
+    "timeout",
+    "retry_after_max",
+    "context",
+    "clone",
+];
+
+/// [`StrategyKind::NAMES`] and [`OTHER_ARGUMENTS`].
+pub(crate) fn arguments() -> Vec<&'static str> {
+    StrategyKind::NAMES
+        .into_iter()
+        .chain(OTHER_ARGUMENTS)
+        .collect()
+}
+
+/// `attempts = 5` or `attempts = unlimited`.
+#[derive(Clone, Copy)]
+pub(crate) enum Attempts {
+    Limited(u64),
+    Unlimited,
+}
+
+/// The `jitter` value.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(crate) enum JitterKind {
+    None,
+    Full,
+    Equal,
+    Scattered(f64),
+}
+
+/// A value with the span of the argument it came from.
+pub(crate) struct Arg<T> {
+    /// The argument's name, for errors about the argument as a whole.
+    pub(crate) key: Span,
+    /// The value's span, for errors about the value.
+    pub(crate) span: Span,
+    pub(crate) value: T,
+}
+
+/// Everything `#[retry(...)]` was given.
+#[derive(Default)]
+pub(crate) struct RetryArgs {
+    pub(crate) strategy: Option<StrategyArg>,
+    pub(crate) attempts: Option<Arg<Attempts>>,
+    pub(crate) jitter: Option<Arg<JitterKind>>,
+    pub(crate) max_elapsed: Option<Arg<DurationArg>>,
+    pub(crate) when: Option<Arg<Expr>>,
+    pub(crate) on_retry: Option<Arg<Expr>>,
+    pub(crate) sleep: Option<Arg<Expr>>,
+    pub(crate) policy: Option<Arg<Expr>>,
+    pub(crate) krate: Option<Arg<syn::Path>>,
+    pub(crate) throttled: Option<Arg<Throttled>>,
+    pub(crate) budget: Option<Arg<Expr>>,
+    pub(crate) circuit: Option<Arg<Expr>>,
+    pub(crate) attempt_timeout: Option<Arg<DurationArg>>,
+    pub(crate) when_ok: Option<Arg<Expr>>,
+    pub(crate) on_giveup: Option<Arg<Expr>>,
+    pub(crate) timeout: Option<Arg<DurationArg>>,
+    pub(crate) retry_after_max: Option<Arg<DurationArg>>,
+    /// `context = ctx`: the name bound in the body.
+    pub(crate) context: Option<Arg<Ident>>,
+    /// `clone(a, b)`: the by-value parameters each attempt clones.
+    pub(crate) clone: Option<Arg<Vec<Ident>>>,
+    /// Arguments the attribute meant to give but that did not parse, and
+    /// the names that unknown arguments were likely meant to be: a check
+    /// that asks for a missing argument skips these, so one mistake is not
+    /// reported twice.
+    pub(crate) broken: Vec<&'static str>,
+}
+
+/// `throttled(STRATEGY, attempts = N)`.
+pub(crate) struct Throttled {
+    pub(crate) strategy: StrategyArg,
+    pub(crate) attempts: Option<Arg<Attempts>>,
+}
+
+impl RetryArgs {
+    /// Parses the attribute's arguments, recording every problem in `errors`
+    /// and keeping whatever parsed.
+    pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> RetryArgs {
+        let mut args = RetryArgs::default();
+        let scan = Scan::new(&tokens);
+        let parser = |input: ParseStream<'_>| {
+            comma_separated(input, errors, |input, end| {
+                let name = input
+                    .fork()
+                    .call(Ident::parse_any)
+                    .map(|i| i.unraw().to_string());
+                let result = args.parse_one(input, &scan, end);
+                if result.is_err()
+                    && let Ok(name) = name
+                    && let Some(known) = arguments().into_iter().find(|k| *k == name)
+                {
+                    args.broken.push(known);
+                }
+                result
+            });
+            Ok(())
+        };
+        if let Err(e) = parser.parse2(tokens) {
+            errors.push(e);
+        }
+        args
+    }
+
+    /// One argument; `end` is the span of its last token.
+    fn parse_one(&mut self, input: ParseStream<'_>, scan: &Scan, end: Span) -> syn::Result<()> {
+        if input.peek(Token![,]) {
+            // Left for the caller's comma handling, so what follows the
+            // extra comma is still parsed.
+            return Err(syn::Error::new(input.span(), "extra `,`; remove it"));
+        }
+        if input.peek(Token![crate]) {
+            let key: Token![crate] = input.parse()?;
+            if input.peek(Token![:]) && !input.peek(Token![::]) {
+                let colon: Token![:] = input.parse()?;
+                return Err(syn::Error::new(
+                    colon.span,
+                    "write `=` here, not `:`, as in `crate = \"::backoff_runtime\"`",
+                ));
+            }
+            input.parse::<Token![=]>()?;
+            let lit: LitStr = input.parse().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "`crate` takes the runtime's path as a string, as in `crate = \"::backoff_runtime\"`",
+                )
+            })?;
+            let path = lit.parse_with(syn::Path::parse_mod_style).map_err(|_| {
+                syn::Error::new(
+                    lit.span(),
+                    format!("`{}` is not a path; write the runtime's path, as in `crate = \"::backoff_runtime\"`", lit.value()),
+                )
+            })?;
+            return set(
+                &mut self.krate,
+                "crate",
+                arg(key.span, lit.span(), path),
+                end,
+            );
+        }
+        if input.peek(Lit) {
+            let lit: Lit = input.parse()?;
+            return Err(positional_literal(&lit));
+        }
+        let key = match input.call(Ident::parse_any) {
+            Ok(key) => key,
+            Err(_) => {
+                return Err(syn::Error::new(
+                    input.span(),
+                    format!(
+                        "expected an argument name such as `attempts = 5` or a strategy such as `exponential(base = \"100ms\")`; the arguments are {}",
+                        list(&arguments())
+                    ),
+                ));
+            }
+        };
+        // `r#attempts` is the identifier `attempts`.
+        let name = key.unraw().to_string();
+        if let Some(kind) = StrategyKind::from_name(&name) {
+            let strategy = parse_strategy(kind, &key, input)?;
+            if let Some(first) = &self.strategy {
+                return Err(span_range(
+                    strategy.span,
+                    end,
+                    format!(
+                        "a second strategy: `{}` is already given; keep one",
+                        first.kind.name()
+                    ),
+                ));
+            }
+            self.strategy = Some(strategy);
+            return Ok(());
+        }
+        match name.as_str() {
+            "attempts" => {
+                eq(input, &key, "attempts = 5")?;
+                let value = parse_attempts(input, "attempts")?;
+                set(
+                    &mut self.attempts,
+                    "attempts",
+                    arg(key.span(), value.1, value.0),
+                    end,
+                )
+            }
+            "jitter" => {
+                eq(input, &key, "jitter = \"full\"")?;
+                let (value, span) = parse_jitter(input)?;
+                set(
+                    &mut self.jitter,
+                    "jitter",
+                    arg(key.span(), span, value),
+                    end,
+                )
+            }
+            "max_elapsed" => {
+                eq(input, &key, "max_elapsed = \"30s\"")?;
+                let d = parse_duration(
+                    input,
+                    &Slot::new(
+                        "max_elapsed",
+                        "\"30s\"",
+                        Some("Policy::exponential(..).max_elapsed({})"),
+                    ),
+                )?;
+                set(
+                    &mut self.max_elapsed,
+                    "max_elapsed",
+                    arg(key.span(), d.span, d),
+                    end,
+                )
+            }
+            "throttled" => {
+                let value = parse_throttled(&key, input)?;
+                set(
+                    &mut self.throttled,
+                    "throttled",
+                    arg(key.span(), key.span(), value),
+                    end,
+                )
+            }
+            "attempt_timeout" | "timeout" | "retry_after_max" => {
+                let (example, setter) = match name.as_str() {
+                    "retry_after_max" => (
+                        "\"1m\"",
+                        Some("Policy::exponential(..).retry_after_max({})"),
+                    ),
+                    "timeout" => ("\"30s\"", None),
+                    _ => ("\"5s\"", None),
+                };
+                eq(input, &key, &format!("{name} = {example}"))?;
+                let d = parse_duration(input, &Slot::new(&name, example, setter))?;
+                let (slot, name) = match name.as_str() {
+                    "retry_after_max" => (&mut self.retry_after_max, "retry_after_max"),
+                    "timeout" => (&mut self.timeout, "timeout"),
+                    _ => (&mut self.attempt_timeout, "attempt_timeout"),
+                };
+                set(slot, name, arg(key.span(), d.span, d), end)
+            }
+            "context" => {
+                eq(input, &key, "context = ctx")?;
+                let ident = input.call(Ident::parse_any).map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "`context` takes the name to bind in the body, as in `context = ctx`",
+                    )
+                })?;
+                if !input.is_empty() && !input.peek(Token![,]) {
+                    return Err(syn::Error::new(
+                        input.span(),
+                        "`context` takes one name, as in `context = ctx`",
+                    ));
+                }
+                set(
+                    &mut self.context,
+                    "context",
+                    arg(key.span(), ident.span(), ident),
+                    end,
+                )
+            }
+            "clone" => {
+                let names = parse_clone(&key, input)?;
+                set(
+                    &mut self.clone,
+                    "clone",
+                    arg(key.span(), key.span(), names),
+                    end,
+                )
+            }
+            "when" | "when_ok" | "on_retry" | "on_giveup" | "policy" | "sleep" | "budget"
+            | "circuit" => {
+                let example = match name.as_str() {
+                    "when" => "when = is_transient",
+                    "when_ok" => "when_ok = is_unavailable",
+                    "on_retry" => "on_retry = log_retry",
+                    "on_giveup" => "on_giveup = log_giveup",
+                    "sleep" => "sleep = tokio::time::sleep",
+                    "budget" => "budget = RETRY_BUDGET",
+                    "circuit" => "circuit = BREAKER",
+                    _ => "policy = POLICY",
+                };
+                eq(input, &key, example)?;
+                let expr: Expr = input.parse()?;
+                // The caller's tokens, not the invisible group a
+                // `macro_rules!` may have put around them.
+                let span = ungrouped(&expr).span();
+                match name.as_str() {
+                    "when" | "when_ok" | "on_retry" | "on_giveup" => {
+                        check_callable(&name, &expr)?;
+                    }
+                    "sleep" => check_path(&expr)?,
+                    _ => {}
+                }
+                let (slot, name) = match name.as_str() {
+                    "when" => (&mut self.when, "when"),
+                    "when_ok" => (&mut self.when_ok, "when_ok"),
+                    "on_retry" => (&mut self.on_retry, "on_retry"),
+                    "on_giveup" => (&mut self.on_giveup, "on_giveup"),
+                    "sleep" => (&mut self.sleep, "sleep"),
+                    "budget" => (&mut self.budget, "budget"),
+                    "circuit" => (&mut self.circuit, "circuit"),
+                    _ => (&mut self.policy, "policy"),
+                };
+                set(slot, name, arg(key.span(), span, expr), end)
+            }
+            _ => {
+                let (error, meant) = unknown_argument(&key, input, scan);
+                self.broken.extend(meant);
+                Err(error)
+            }
+        }
+    }
+}
+
+const fn arg<T>(key: Span, span: Span, value: T) -> Arg<T> {
+    Arg { key, span, value }
+}
+
+/// An error underlining from `start` to `end` (both in the attribute).
+fn span_range(start: Span, end: Span, message: impl std::fmt::Display) -> syn::Error {
+    let tokens: TokenStream = [
+        TokenTree::Ident(Ident::new("start", start)),
+        TokenTree::Ident(Ident::new("end", end)),
+    ]
+    .into_iter()
+    .collect();
+    syn::Error::new_spanned(tokens, message)
+}
+
+/// Stores an argument, refusing a second one of the same name: one error,
+/// on the second occurrence (its name through `end`).
+fn set<T>(slot: &mut Option<Arg<T>>, name: &str, value: Arg<T>, end: Span) -> syn::Result<()> {
+    if slot.is_some() {
+        return Err(span_range(
+            value.key,
+            end,
+            format!("duplicate argument `{name}`: it is already given; keep one"),
+        ));
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
+/// Expects `=` after `key`.
+fn eq(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<()> {
+    if input.peek(Token![:]) && !input.peek(Token![::]) {
+        let colon: Token![:] = input.parse()?;
+        return Err(syn::Error::new(
+            colon.span,
+            format!("write `=` here, not `:`, as in `{example}`"),
+        ));
+    }
+    if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        if !input.is_empty() && !input.peek(Token![,]) {
+            return Ok(());
+        }
+    }
+    Err(syn::Error::new(
+        key.span(),
+        format!("`{}` needs a value, as in `{example}`", key.unraw()),
+    ))
+}
+
+/// The first strategy at the top level of the attribute, found before
+/// parsing, for the messages about a strategy parameter written beside it.
+#[derive(Default)]
+struct Scan {
+    strategy: Option<StrategyKind>,
+    /// Whether that strategy already has parameters in parentheses.
+    with_params: bool,
+}
+
+impl Scan {
+    fn new(tokens: &TokenStream) -> Scan {
+        let mut scan = Scan::default();
+        let mut at_start = true;
+        let mut tokens = tokens.clone().into_iter().peekable();
+        while let Some(tt) = tokens.next() {
+            match &tt {
+                TokenTree::Punct(p) if p.as_char() == ',' => {
+                    at_start = true;
+                    continue;
+                }
+                TokenTree::Ident(ident) if at_start => {
+                    if let Some(kind) = StrategyKind::from_name(&ident.unraw().to_string()) {
+                        scan.strategy = Some(kind);
+                        scan.with_params = matches!(
+                            tokens.peek(),
+                            Some(TokenTree::Group(g)) if !g.stream().is_empty()
+                        );
+                        return scan;
+                    }
+                }
+                _ => {}
+            }
+            at_start = false;
+        }
+        scan
+    }
+}
+
+/// Parses a parenthesized group with `f`; on an error, drops the rest of the
+/// group, so that error is the only one reported for it.
+fn in_parens<T>(
+    input: ParseStream<'_>,
+    f: impl FnOnce(ParseStream<'_>) -> syn::Result<T>,
+) -> syn::Result<T> {
+    let content;
+    syn::parenthesized!(content in input);
+    let result = f(&content);
+    if result.is_err() {
+        let _ = content.parse::<TokenStream>();
+    }
+    result
+}
+
+/// Parses `item, item, ...` with `one` (given the span of the item's last
+/// token), recording each item's error and going on after the next comma,
+/// so that every mistake is reported.
+fn comma_separated(
+    input: ParseStream<'_>,
+    errors: &mut Errors,
+    mut one: impl FnMut(ParseStream<'_>, Span) -> syn::Result<()>,
+) {
+    while !input.is_empty() {
+        if let Err(e) = one(input, item_end(input)) {
+            errors.push(e);
+            skip_to_comma(input);
+        }
+        if input.is_empty() {
+            break;
+        }
+        if let Err(e) = input.parse::<Token![,]>() {
+            errors.push(e);
+            skip_to_comma(input);
+            let _ = input.parse::<Option<Token![,]>>();
+        }
+    }
+}
+
+/// The span of the last token before the next top-level comma.
+fn item_end(input: ParseStream<'_>) -> Span {
+    let mut cursor = input.cursor();
+    let mut end = input.span();
+    while let Some((tt, next)) = cursor.token_tree() {
+        if matches!(&tt, TokenTree::Punct(p) if p.as_char() == ',') {
+            break;
+        }
+        end = tt.span();
+        cursor = next;
+    }
+    end
+}
+
+/// Error recovery: drops tokens up to the next top-level comma (not
+/// consuming it).
+fn skip_to_comma(input: ParseStream<'_>) {
+    let _ = input.step(|cursor| {
+        let mut rest = *cursor;
+        while let Some((tt, next)) = rest.token_tree() {
+            if let proc_macro2::TokenTree::Punct(p) = &tt
+                && p.as_char() == ','
+            {
+                return Ok(((), rest));
+            }
+            rest = next;
+        }
+        Ok(((), rest))
+    });
+}
+
+/// Whether an attribute written `#[retry = ...]` (its source text, from
+/// the call site's span) is the key-value form, which rustc refuses by
+/// itself ("key-value macro attributes are not supported") before handing
+/// the macro the value: the macro then adds no error of its own.
+pub(crate) fn is_key_value_form(source: &str) -> bool {
+    let rest = source.trim_start();
+    let Some(rest) = rest.strip_prefix('#') else {
+        return false;
+    };
+    let Some(rest) = rest.trim_start().strip_prefix('[') else {
+        return false;
+    };
+    // The attribute's path: `retry`, `backoff_runtime::retry`.
+    let after_path = rest.trim_start().trim_start_matches(|c: char| {
+        c.is_alphanumeric() || c == '_' || c == ':' || c.is_whitespace()
+    });
+    after_path.starts_with('=') && !after_path.starts_with("==")
+}

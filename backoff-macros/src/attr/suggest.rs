@@ -1,0 +1,252 @@
+//! The messages for unknown and misplaced arguments: "did you mean", where a
+//! name belongs, and the values repeated in suggestions.
+
+use quote::ToTokens;
+use syn::ext::IdentExt;
+use syn::parse::ParseStream;
+use syn::{Expr, Ident, Lit, Token};
+
+use crate::duration;
+
+use super::strategy::{StrategyKind, misplaced_param, param_home};
+use super::values::{JITTER_NAMES, ungrouped};
+use super::{OTHER_ARGUMENTS, Scan, arguments};
+
+/// A literal where an argument name belongs: `#[retry(5)]`, `#[retry("1s")]`.
+pub(super) fn positional_literal(lit: &Lit) -> syn::Error {
+    let message = match lit {
+        Lit::Int(i) => format!(
+            "a number needs the name of its argument: for the number of calls, write `attempts = {}`",
+            i.base10_digits()
+        ),
+        Lit::Str(s) => {
+            let text = s.value();
+            if StrategyKind::from_name(&text).is_some() {
+                format!("write the strategy without quotes: `{text}`")
+            } else if JITTER_NAMES.contains(&text.as_str()) {
+                format!("a jitter needs its argument name: write `jitter = \"{text}\"`")
+            } else if duration::parse(&text).is_ok() {
+                format!(
+                    "a duration needs a strategy around it: write `constant(\"{text}\")` or `exponential(base = \"{text}\")`"
+                )
+            } else {
+                generic_argument_message()
+            }
+        }
+        _ => generic_argument_message(),
+    };
+    syn::Error::new(lit.span(), message)
+}
+
+fn generic_argument_message() -> String {
+    format!(
+        "expected an argument name such as `attempts = 5` or a strategy such as `exponential(base = \"100ms\")`; the arguments are {}",
+        list(&arguments())
+    )
+}
+
+/// `= value` after an unknown name, parsed for the message.
+pub(super) fn optional_value(input: ParseStream<'_>) -> Option<Expr> {
+    if input.peek(Token![=]) && !input.peek(Token![==]) {
+        input.parse::<Token![=]>().ok()?;
+        return input.parse::<Expr>().ok();
+    }
+    None
+}
+
+/// A value short enough to repeat in a suggestion: a literal or a plain path.
+pub(super) fn shown_value(value: Option<&Expr>) -> Option<String> {
+    match ungrouped(value?) {
+        Expr::Lit(lit) => Some(lit.lit.to_token_stream().to_string()),
+        Expr::Path(path) if path.qself.is_none() => show_path(&path.path),
+        Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => shown_value(Some(expr)).map(|v| format!("-{v}")),
+        _ => None,
+    }
+}
+
+/// `a::b::C`, when it has no generic arguments.
+fn show_path(path: &syn::Path) -> Option<String> {
+    let segments = path
+        .segments
+        .iter()
+        .map(|s| s.arguments.is_none().then(|| s.ident.unraw().to_string()))
+        .collect::<Option<Vec<_>>>()?;
+    let lead = if path.leading_colon.is_some() {
+        "::"
+    } else {
+        ""
+    };
+    Some(format!("{lead}{}", segments.join("::")))
+}
+
+/// For an argument of the attribute written inside a strategy, or another
+/// library's name for one: the argument.
+pub(super) fn top_level_home(name: &str) -> Option<&'static str> {
+    if let Some(known) = OTHER_ARGUMENTS.iter().find(|a| **a == name) {
+        return Some(known);
+    }
+    Some(match name {
+        "max_attempts" | "tries" | "max_tries" | "max_times" | "retries" | "max_retries" => {
+            "attempts"
+        }
+        "max_elapsed_time" | "max_duration" => "max_elapsed",
+        _ => return None,
+    })
+}
+
+/// An unknown argument: a strategy parameter beside the strategy, another
+/// library's name, or a typo. Returns the error and the argument it was
+/// probably meant to be.
+pub(super) fn unknown_argument(
+    key: &Ident,
+    input: ParseStream<'_>,
+    scan: &Scan,
+) -> (syn::Error, Option<&'static str>) {
+    let name = key.unraw().to_string();
+    let value = optional_value(input);
+    let shown = shown_value(value.as_ref());
+    let error = |message: String| syn::Error::new(key.span(), message);
+    if let Some((own, _)) = param_home(&name) {
+        return (
+            error(misplaced_param(&name, own, shown.as_deref(), scan)),
+            None,
+        );
+    }
+    // The value, when it has the kind the fix needs.
+    let string = shown.as_deref().filter(|v| v.starts_with('"'));
+    let number = shown
+        .as_deref()
+        .filter(|v| v.starts_with(|c: char| c.is_ascii_digit()));
+    let path = shown
+        .as_deref()
+        .filter(|v| v.starts_with(|c: char| c.is_alphabetic() || c == '_' || c == ':'));
+    let count = || match value.as_ref().map(ungrouped) {
+        Some(Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(i), ..
+        })) => i.base10_parse::<u64>().ok(),
+        _ => None,
+    };
+    let unlimited = shown.as_deref() == Some("unlimited");
+    let (message, meant) = match name.as_str() {
+        "max_attempts" | "tries" | "max_tries" | "max_times" | "attempt_count" => {
+            let n = if unlimited {
+                "unlimited".to_owned()
+            } else {
+                count().map_or("5".to_owned(), |n| n.to_string())
+            };
+            (
+                format!(
+                    "unknown argument `{name}`; the limit on calls, the first included, is `attempts`: write `attempts = {n}`"
+                ),
+                "attempts",
+            )
+        }
+        "retries" | "max_retries" | "num_retries" | "retry" | "retry_count" | "max_retry" => {
+            let fix = match count() {
+                _ if unlimited => "write `attempts = unlimited`".to_owned(),
+                Some(n) => format!("{n} retries are `attempts = {}`", n.saturating_add(1)),
+                None => "write the retries plus one, as in `attempts = 4` for 3 retries".to_owned(),
+            };
+            (
+                format!(
+                    "unknown argument `{name}`; `#[retry]` counts calls, the first included, with `attempts`: {fix}"
+                ),
+                "attempts",
+            )
+        }
+        "max_elapsed_time" | "max_duration" | "max_total_delay" => (
+            format!(
+                "unknown argument `{name}`; the time limit is `max_elapsed`: write `max_elapsed = {}`",
+                string.unwrap_or("\"30s\"")
+            ),
+            "max_elapsed",
+        ),
+        "randomization_factor" | "jitter_factor" | "jitter_ratio" | "randomization" => (
+            format!(
+                "unknown argument `{name}`; a random spread of ±R around each delay is `jitter = scattered(R)`: write `jitter = scattered({})`",
+                number.unwrap_or("0.5")
+            ),
+            "jitter",
+        ),
+        "retry_if" | "retry_on" | "retry_when" | "should_retry" | "predicate" | "condition"
+        | "retry_condition" | "filter" => (
+            format!(
+                "unknown argument `{name}`; the function that tells which errors to retry is `when`: write `when = {}`",
+                path.unwrap_or("is_transient")
+            ),
+            "when",
+        ),
+        "notify" | "on_error" | "on_failure" | "on_backoff" | "before_sleep" => (
+            format!(
+                "unknown argument `{name}`; the function called before each retry is `on_retry`: write `on_retry = {}`",
+                path.unwrap_or("log_retry")
+            ),
+            "on_retry",
+        ),
+        "sleeper" | "sleep_fn" => (
+            format!(
+                "unknown argument `{name}`; write `sleep = {}`",
+                path.unwrap_or("tokio::time::sleep")
+            ),
+            "sleep",
+        ),
+        "strategy" | "backoff" => {
+            let named = shown
+                .as_deref()
+                .map(|s| s.trim_matches('"'))
+                .and_then(StrategyKind::from_name);
+            let message = match named {
+                Some(kind) => format!(
+                    "write the strategy by itself, without `{name} =`: `{}`",
+                    kind.name()
+                ),
+                None => format!(
+                    "write the strategy by itself, without `{name} =`, as in `exponential(base = \"100ms\")`; the strategies are {}",
+                    list(&StrategyKind::NAMES)
+                ),
+            };
+            return (error(message), None);
+        }
+        _ => {
+            let meant = crate::errors::closest(&name, &arguments());
+            return (unknown(key, "argument", &arguments()), meant);
+        }
+    };
+    (error(message), Some(meant))
+}
+
+/// An unknown name, with "did you mean" when one is close.
+pub(super) fn unknown(key: &Ident, what: &str, known: &[&str]) -> syn::Error {
+    let name = key.unraw().to_string();
+    match crate::errors::closest(&name, known) {
+        Some(best) => syn::Error::new(
+            key.span(),
+            format!("unknown {what} `{name}`; did you mean `{best}`?"),
+        ),
+        None => syn::Error::new(
+            key.span(),
+            format!("unknown {what} `{name}`; expected one of {}", list(known)),
+        ),
+    }
+}
+
+pub(super) fn list(names: &[&str]) -> String {
+    if names.is_empty() {
+        return "nothing".to_owned();
+    }
+    names
+        .iter()
+        .map(|n| {
+            if n.starts_with('"') || n.contains('(') {
+                (*n).to_owned()
+            } else {
+                format!("`{n}`")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
