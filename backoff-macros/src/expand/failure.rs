@@ -1,0 +1,219 @@
+//! The loop's failure path: from a failed attempt to the next delay, or to
+//! giving up.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::Ident;
+
+/// What the failure path of the loop is made of.
+pub(super) struct FailureParts {
+    /// The function's name, for `tracing`.
+    pub(super) name: String,
+    /// Whether `when_ok` is given: the failure path then holds the whole
+    /// outcome, `__backoff_result`, else the error, `__backoff_error`.
+    pub(super) when_ok: bool,
+    /// The retry state's slot, a place of type `Option<RetryState>`.
+    pub(super) slot: TokenStream,
+    /// Splits `__backoff_outcome`, returning an accepted `Ok`.
+    pub(super) outcome: TokenStream,
+    /// What the first failure builds the `RetryState` from: a `&Start`.
+    pub(super) start: TokenStream,
+    /// The runtime type naming the policy, if the attribute built one.
+    pub(super) fixed: Option<TokenStream>,
+    /// The `Decision` on `__backoff_error`, a `&E`.
+    pub(super) decision: TokenStream,
+    /// The local holding `when`, if given.
+    pub(super) when: Option<Ident>,
+    /// The `on_retry` call, if any, on `__backoff_error` (a `&E`) or, with
+    /// `when_ok`, on `__backoff_result`.
+    pub(super) call_on_retry: Option<TokenStream>,
+    /// Reports giving up with `__backoff_result` (tracing, `on_giveup`).
+    pub(super) report_give_up: TokenStream,
+    /// The `on_giveup` call, if any, on `__backoff_result`.
+    pub(super) call_on_giveup: Option<TokenStream>,
+    /// Sleeps `__backoff_delay` (with `.await` in an `async fn`).
+    pub(super) sleep: TokenStream,
+    /// The function's result on giving up with `__backoff_result`.
+    pub(super) give_up: TokenStream,
+}
+
+// Input:  the parts of the failure path; `__backoff_outcome` holds the
+//         attempt's outcome.
+// Output: let delay = {
+//             let error = match outcome { Ok(v) => return Ok(v), Err(e) => e };
+//             match next_delay(&mut slot, || start_at(..), || when(&error)) {  // out of line
+//                 Some(delay) => { on_retry(&error, &event_of(&slot, delay)); delay }
+//                 None => { on_giveup(&Err(error), &report_of(&slot)); return Err(error) }
+//             }
+//         };   // the error is dropped here, before the sleep
+//         sleep(delay);   // in an `async fn`, awaited out of line
+//
+//         The error stays in the function: the runtime's step, out of line
+//         and generic only over the strategy and two closures, never owns
+//         it, so nothing is moved in or handed back. An `async fn`'s future
+//         never holds the error across the sleep (nor needs it to be `Send`).
+//         With `when_ok`, the whole `Result` takes the error's place.
+pub(super) fn failure(p: &Ident, parts: &FailureParts) -> TokenStream {
+    let FailureParts {
+        name,
+        when_ok,
+        slot,
+        outcome,
+        start,
+        fixed,
+        decision,
+        when,
+        call_on_retry,
+        report_give_up,
+        call_on_giveup,
+        sleep,
+        give_up,
+    } = parts;
+    let when_ref = when.as_ref().map(|w| quote!(let #w = &mut #w;));
+    // (Traces expand to nothing without the runtime's `tracing` feature; the
+    // attempt is not an event: no clock read for the trace.)
+    let trace_retry = |shown: TokenStream| {
+        quote! {
+            #p::traced_retry! { #name, #shown, #p::failed_attempt(&#slot), __backoff_delay }
+        }
+    };
+    let (decide, on_retry, on_none) = if *when_ok {
+        let trace = trace_retry(quote!(outcome: &__backoff_result));
+        (
+            quote! {
+                match &__backoff_result {
+                    #p::Result::Err(__backoff_error) => {
+                        #when_ref
+                        #decision
+                    }
+                    #p::Result::Ok(_) => __backoff_ok_decision,
+                }
+            },
+            quote!(#call_on_retry #trace),
+            quote! {
+                let __backoff_report = #p::report_of(&#slot);
+                #report_give_up
+            },
+        )
+    } else {
+        let trace = trace_retry(quote!(error: &__backoff_error));
+        // (`on_retry` is called with `__backoff_error` bound to `&E`.)
+        let call_on_retry = call_on_retry.as_ref().map(|call| {
+            quote! {{
+                let __backoff_error = &__backoff_error;
+                #call
+            }}
+        });
+        (
+            // Without `when`, the verdict is a constant.
+            if when.is_some() {
+                quote! {{
+                    let __backoff_error = &__backoff_error;
+                    #when_ref
+                    #decision
+                }}
+            } else {
+                decision.clone()
+            },
+            quote! {
+                #call_on_retry
+                #trace
+            },
+            // (The report is made only for what reads it.)
+            if call_on_giveup.is_some() {
+                quote! {
+                    let __backoff_report = #p::report_of(&#slot);
+                    #p::traced_give_up! { #name, error: &__backoff_error, &__backoff_report }
+                    let __backoff_result = #p::Result::Err(__backoff_error);
+                    #call_on_giveup
+                }
+            } else {
+                quote! {
+                    #p::traced_give_up! { #name, error: &__backoff_error, &#p::report_of(&#slot) }
+                    let __backoff_result = #p::Result::Err(__backoff_error);
+                }
+            },
+        )
+    };
+    // (Without `when` or `when_ok` the verdict is a constant, which the
+    // runtime's `next_retry` folds into its step.)
+    let step = if let (None, false, Some(fixed)) = (when, *when_ok, fixed) {
+        quote!(#p::next_retry_fixed::<#fixed>(&mut #slot))
+    } else if when.is_none() && !*when_ok {
+        quote!(#p::next_retry(&mut #slot, #start))
+    } else {
+        quote!(#p::next_delay(&mut #slot, #start, #decide))
+    };
+    quote! {
+        let __backoff_delay = {
+            #outcome
+            match #step {
+                ::core::option::Option::Some(__backoff_delay) => {
+                    #on_retry
+                    __backoff_delay
+                }
+                ::core::option::Option::None => {
+                    #on_none
+                    return #give_up;
+                }
+            }
+        };
+        #sleep
+    }
+}
+
+/// What the failure path of an `async fn` that keeps a `Carried` is made of.
+pub(super) struct CarriedParts<'a> {
+    /// The function's name, for `tracing`.
+    pub(super) name: String,
+    /// The runtime type naming the policy.
+    pub(super) fixed: &'a TokenStream,
+    /// Splits `__backoff_outcome` into a `Result`.
+    pub(super) split: &'a TokenStream,
+    /// `RetryResult::from_result`.
+    pub(super) from_result: &'a TokenStream,
+    /// Sleeps `__backoff_delay`, awaited.
+    pub(super) sleep: &'a TokenStream,
+}
+
+// Input:  the parts of the failure path of an `async fn` whose policy is a
+//         type and that keeps nothing else; `__backoff_outcome` holds the
+//         attempt's outcome.
+// Output: let delay = {
+//             let result = into_result(outcome);
+//             match after_carried::<P, _, _>(&mut slot, tracer!(name, result: &result), result) {
+//                 Continue(delay) => delay,     // the error was dropped in there
+//                 Break(result) => return from_result(result),
+//             }
+//         };
+//         sleep(delay).await;
+//
+//         The runtime steps: the function's future has one match to check
+//         and lay out, not the failure path's matches and returns.
+pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStream {
+    let CarriedParts {
+        name,
+        fixed,
+        split,
+        from_result,
+        sleep,
+    } = parts;
+    // (The outcome's binding ends in its own block: with `tracing`, the
+    // trace borrows it, and a binding once borrowed counts as held across
+    // the sleep's await until its scope ends, which would make the future
+    // `Send` only if the outcome is.)
+    quote! {
+        let __backoff_delay = {
+            let __backoff_result = #split;
+            match #p::after_carried::<#fixed, _, _>(
+                &mut __backoff_slot,
+                #p::tracer!(#name, result: &__backoff_result),
+                __backoff_result,
+            ) {
+                #p::ControlFlow::Continue(__backoff_delay) => __backoff_delay,
+                #p::ControlFlow::Break(__backoff_result) => return #from_result(__backoff_result),
+            }
+        };
+        #sleep
+    }
+}

@@ -1,0 +1,71 @@
+//! The loop of a plain fn that names only its policy: one closure of
+//! attempts, run by the runtime's out-of-line loop.
+
+use proc_macro2::{Group, Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, Type};
+
+/// What the loop of a plain fn that names only its policy is made of.
+pub(super) struct LeanParts<'a> {
+    /// The function's name, for `tracing`.
+    pub(super) name: String,
+    /// The body's type.
+    pub(super) ret: &'a Type,
+    /// The body, in its braces.
+    pub(super) body: Group,
+    /// The `||` of the attempts' closure, at the body's brace.
+    pub(super) bars: TokenStream,
+    /// The runtime's loop, a method of `RetryResult`:
+    /// `retry_blocking_fixed::<P>` or `retry_blocking`.
+    pub(super) run: TokenStream,
+    /// The latter's first argument, `&start,`.
+    pub(super) start: Option<TokenStream>,
+}
+
+// Input:  the parts of a plain fn's loop, when the attribute names only
+//         its policy.
+// Output: fn fn_mut<R, F: FnMut() -> R>(f: F) -> F { f }
+//         let attempts = fn_mut::<R, _>(#[inline(always)] || { body });
+//         RetryResult::retry_blocking_fixed::<P>(tracer!(name, &attempts), attempts)
+//
+//         The runtime runs the first attempt inline and, if it fails, the
+//         rest of the loop out of line: a call that succeeds at once pays
+//         for its test of the outcome, not for the loop's registers and
+//         state. The attempts are one `FnMut` closure, made one by a
+//         function of the expansion's own (whose bound rustc names when the
+//         body moves a captured argument, E0507, rather than one of the
+//         runtime's). The loop is a method of `RetryResult`, called at the
+//         return type: a return type that is not a `Result` is reported
+//         there, once, as the trait's own requirement.
+pub(super) fn lean_blocking(p: &Ident, parts: &LeanParts<'_>) -> TokenStream {
+    let LeanParts {
+        name,
+        ret,
+        body,
+        bars,
+        run,
+        start,
+    } = parts;
+    let ret_span = ret.span();
+    let pr = Ident::new("__backoff_private", ret_span);
+    // (At the return type, as the loop's call is: a return type that is
+    // not a `Result` is reported there, once, not a second time here.)
+    let fn_mut = quote_spanned!(ret_span=> __backoff_fn_mut);
+    let attempts = Ident::new("__backoff_attempts", Span::call_site().located_at(ret_span));
+    let looped = quote_spanned! {ret_span=>
+        #pr::RetryResult::#run(#start #p::tracer!(#name, &#attempts), #attempts)
+    };
+    quote! {
+        fn __backoff_fn_mut<R, F: ::core::ops::FnMut() -> R>(f: F) -> F {
+            f
+        }
+        // (The attempts are the function's body: `clippy::result_large_err`
+        // is the function's to report, not the closure's too. Inlined
+        // always: into the first attempt and into the loop's one call, and
+        // never optimized a third time on its own.)
+        #[allow(clippy::result_large_err)]
+        let #attempts = #fn_mut::<#ret, _>(#[inline(always)] #bars #body);
+        #looped
+    }
+}
