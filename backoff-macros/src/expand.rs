@@ -755,6 +755,7 @@ fn retry_loop(
             &CarriedParts {
                 name: sig.ident.to_string(),
                 fixed,
+                slot: &slot,
                 split: &split,
                 from_result: &from_result,
                 sleep: &sleep,

@@ -565,50 +565,15 @@ pub fn report<S>(state: &RetryState<'_, S>) -> GiveUp {
         .unwrap_or_else(|| GiveUp::new(state.attempt(), state.elapsed(), GiveUpReason::Attempts))
 }
 
-/// What the loop of an `async fn` keeps its retry state in: an
-/// `Option<RetryState>` built on the first failure, or, for a policy named
-/// by a type with nothing else to keep, a [`Carried`].
-pub trait Slot {
-    /// The attempt that just failed (no clock read).
-    fn failed_attempt(&self) -> u32;
-    /// The report of a call that gave up.
-    fn report(&self) -> GiveUp;
-}
-
-impl<S> Slot for Option<RetryState<'_, S>> {
-    #[inline]
-    fn failed_attempt(&self) -> u32 {
-        self.as_ref().map_or(0, RetryState::attempt)
-    }
-
-    /// An empty slot, which the loop never passes, is a call that gave up
-    /// before any attempt.
-    #[inline]
-    fn report(&self) -> GiveUp {
-        match self {
-            Some(state) => report(state),
-            None => GiveUp::new(0, Duration::ZERO, GiveUpReason::Attempts),
-        }
-    }
-}
-
-impl<P: Previous> Slot for Carried<P> {
-    #[inline]
-    fn failed_attempt(&self) -> u32 {
-        self.attempt()
-    }
-
-    #[inline]
-    fn report(&self) -> GiveUp {
-        Carried::report(self)
-    }
-}
-
 /// The report of the state in `slot`, which gave up: [`next_delay`] returned
-/// `None`.
+/// `None`, so it holds one (an empty slot, which the loop never passes, is a
+/// call that gave up before any attempt).
 #[inline]
-pub fn report_of(slot: &impl Slot) -> GiveUp {
-    slot.report()
+pub fn report_of<S>(slot: &Option<RetryState<'_, S>>) -> GiveUp {
+    match slot {
+        Some(state) => report(state),
+        None => GiveUp::new(0, Duration::ZERO, GiveUpReason::Attempts),
+    }
 }
 
 /// A success with a budget and no breaker: the state, if a failure built
@@ -635,8 +600,8 @@ pub fn event_of<S>(slot: &Option<RetryState<'_, S>>, delay: Duration) -> RetryEv
 /// The attempt that just failed, for a trace of the retry [`next_delay`]
 /// granted (no clock read).
 #[inline]
-pub fn failed_attempt(slot: &impl Slot) -> u32 {
-    slot.failed_attempt()
+pub fn failed_attempt<S>(slot: &Option<RetryState<'_, S>>) -> u32 {
+    slot.as_ref().map_or(0, RetryState::attempt)
 }
 
 /// The report of a call that ran past its `timeout` after `calls` calls.
@@ -1166,10 +1131,11 @@ pub fn next_retry_fixed<'p, F: FixedStart>(
 }
 
 /// [`next_retry_fixed`] for a loop that keeps a [`Carried`] between
-/// attempts (an `async fn`'s, whose future it keeps small).
+/// attempts (an `async fn`'s, whose future it keeps small): the step of
+/// [`after_carried`], out of line, one copy per policy.
 #[cold]
 #[inline(never)]
-pub fn next_retry_carried<F: FixedStart>(carried: &mut Carried<F::Previous>) -> Option<Duration> {
+fn next_retry_carried<F: FixedStart>(carried: &mut Carried<F::Previous>) -> Option<Duration> {
     F::START.policy.next_carried(carried)
 }
 
@@ -1192,11 +1158,11 @@ pub fn after_carried<P: FixedStart, T, E>(
         Ok(value) => ControlFlow::Break(Ok(value)),
         Err(error) => match next_retry_carried::<P>(carried) {
             Some(delay) => {
-                trace.retry(&error, Slot::failed_attempt(carried), delay);
+                trace.retry(&error, carried.attempt(), delay);
                 ControlFlow::Continue(delay)
             }
             None => {
-                trace.give_up(&error, || Slot::report(carried));
+                trace.give_up(&error, || carried.report());
                 ControlFlow::Break(Err(error))
             }
         },

@@ -168,6 +168,8 @@ pub(super) struct CarriedParts<'a> {
     pub(super) name: String,
     /// The runtime type naming the policy.
     pub(super) fixed: &'a TokenStream,
+    /// The `Carried`'s slot, a place.
+    pub(super) slot: &'a TokenStream,
     /// Splits `__backoff_outcome` into a `Result`.
     pub(super) split: &'a TokenStream,
     /// `RetryResult::from_result`.
@@ -194,6 +196,7 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
     let CarriedParts {
         name,
         fixed,
+        slot,
         split,
         from_result,
         sleep,
@@ -206,7 +209,7 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
         let __backoff_delay = {
             let __backoff_result = #split;
             match #p::after_carried::<#fixed, _, _>(
-                &mut __backoff_slot,
+                &mut #slot,
                 #p::tracer!(#name, result: &__backoff_result),
                 __backoff_result,
             ) {
