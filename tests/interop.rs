@@ -359,3 +359,65 @@ fn a_traced_async_fn_stays_send_when_its_outcome_is_not() {
         Some("returns_a_value_that_is_not_send")
     );
 }
+
+thread_local! {
+    /// Errors of `fails_with_an_error_that_is_not_send` not yet dropped.
+    static LIVE_ERRORS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// Sleeps, and those that found one of those errors alive.
+    static SLEPT: std::cell::Cell<(u32, u32)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// An error that is not `Send` and counts itself alive.
+#[derive(Debug)]
+struct Held(#[allow(dead_code)] std::rc::Rc<()>);
+
+impl Held {
+    fn new() -> Held {
+        LIVE_ERRORS.set(LIVE_ERRORS.get() + 1);
+        Held(std::rc::Rc::new(()))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        LIVE_ERRORS.set(LIVE_ERRORS.get() - 1);
+    }
+}
+
+impl std::fmt::Display for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("held")
+    }
+}
+
+async fn sleep_noting_live_errors(_: Duration) {
+    let (sleeps, with_error) = SLEPT.get();
+    SLEPT.set((sleeps + 1, with_error + u32::from(LIVE_ERRORS.get() > 0)));
+}
+
+/// Fails twice, then succeeds.
+#[retry(constant("10ms"), attempts = 3, jitter = "none", sleep = sleep_noting_live_errors)]
+async fn fails_with_an_error_that_is_not_send() -> Result<u32, Held> {
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+    let n = CALLS.fetch_add(1, Ordering::SeqCst) + 1;
+    if n < 3 {
+        return Err(Held::new());
+    }
+    Ok(n)
+}
+
+/// An `async fn`'s attempt error is dropped before the sleep, traced or
+/// not: no sleep finds it alive, and the future is `Send` with an error
+/// that is not.
+#[test]
+fn an_async_fns_error_is_dropped_before_the_sleep() {
+    fn send<F: std::future::Future + Send>(future: F) -> F {
+        future
+    }
+    let (result, events) =
+        capture(|| block_on_paused(send(fails_with_an_error_that_is_not_send())));
+    assert_eq!(result.map_err(|_| ()), Ok(3));
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(SLEPT.get(), (2, 0), "(sleeps, sleeps with the error alive)");
+    assert_eq!(LIVE_ERRORS.get(), 0);
+}

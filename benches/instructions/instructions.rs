@@ -263,19 +263,7 @@ macro_rules! async_versions {
             /// future holds the timer.
             $(#[$inline])*
             pub(crate) async fn hand_loop(x: u64) -> Result<u64, Fail> {
-                let mut failures = 0u32;
-                loop {
-                    match body!(x) {
-                        Ok(v) => return Ok(v),
-                        Err(e) => {
-                            failures += 1;
-                            if failures == black_box(3) {
-                                return Err(e);
-                            }
-                            tokio::time::sleep(Duration::from_millis(100 << failures)).await;
-                        }
-                    }
-                }
+                async_hand_loop!(body!(x))
             }
 
             /// `hand_loop` with its body in a future of its own, as any
@@ -283,22 +271,30 @@ macro_rules! async_versions {
             /// not the call: the least such a loop costs.
             $(#[$inline])*
             pub(crate) async fn hand_loop_nested(x: u64) -> Result<u64, Fail> {
-                let mut failures = 0u32;
-                loop {
-                    match async { body!(x) }.await {
-                        Ok(v) => return Ok(v),
-                        Err(e) => {
-                            failures += 1;
-                            if failures == black_box(3) {
-                                return Err(e);
-                            }
-                            tokio::time::sleep(Duration::from_millis(100 << failures)).await;
-                        }
-                    }
-                }
+                async_hand_loop!(async { body!(x) }.await)
             }
         }
     };
+}
+
+/// The hand-written async retry loop around `$attempt`: a counter, a limit
+/// the compiler cannot see, and tokio's sleep.
+macro_rules! async_hand_loop {
+    ($attempt:expr) => {{
+        let mut failures = 0u32;
+        loop {
+            match $attempt {
+                Ok(v) => return Ok(v),
+                Err(e) => {
+                    failures += 1;
+                    if failures == black_box(3) {
+                        return Err(e);
+                    }
+                    tokio::time::sleep(Duration::from_millis(100 << failures)).await;
+                }
+            }
+        }
+    }};
 }
 
 async_versions!(written,);
