@@ -190,8 +190,7 @@ use proc_macro::TokenStream;
 ///   failure calls the rest of the loop, out of line. A call that succeeds
 ///   at once then costs what its test of the outcome costs. A body that
 ///   moves a by-value argument is then E0507 ("cannot move out of ..., a
-///   captured variable in an `FnMut` closure"), at each place it moves it,
-///   rather than E0382.
+///   captured variable in an `FnMut` closure") rather than E0382.
 /// - The attribute reads the signature, not the body: the body is handed
 ///   back as it was written (only a body that starts with an attribute or
 ///   an item is parsed, to keep the item first). A syntax error in the body

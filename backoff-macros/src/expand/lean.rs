@@ -26,7 +26,7 @@ pub(super) struct LeanParts<'a> {
 // Input:  the parts of a plain fn's loop, when the attribute names only
 //         its policy.
 // Output: fn fn_mut<R, F: FnMut() -> R>(f: F) -> F { f }
-//         let attempts = fn_mut::<R, _>(#[inline(always)] || { body });
+//         let attempts = fn_mut::<R, _>(#[inline(always)] || { attempt_sync::<R, _>(|| { body }) });
 //         RetryResult::retry_blocking_fixed::<P>(tracer!(name, &attempts), attempts)
 //
 //         The runtime runs the first attempt inline and, if it fails, the
@@ -35,9 +35,13 @@ pub(super) struct LeanParts<'a> {
 //         state. The attempts are one `FnMut` closure, made one by a
 //         function of the expansion's own (whose bound rustc names when the
 //         body moves a captured argument, E0507, rather than one of the
-//         runtime's). The loop is a method of `RetryResult`, called at the
-//         return type: a return type that is not a `Result` is reported
-//         there, once, as the trait's own requirement.
+//         runtime's). The body is an `FnOnce` inside it: a body that moves
+//         a captured argument moves it once, into that closure, so the
+//         mistake is one error however many places the body moves it (the
+//         body as the `FnMut` itself would be an error at each). The loop
+//         is a method of `RetryResult`, called at the return type: a return
+//         type that is not a `Result` is reported there, once, as the
+//         trait's own requirement.
 pub(super) fn lean_blocking(p: &Ident, parts: &LeanParts<'_>) -> TokenStream {
     let LeanParts {
         name,
@@ -53,6 +57,13 @@ pub(super) fn lean_blocking(p: &Ident, parts: &LeanParts<'_>) -> TokenStream {
     // not a `Result` is reported there, once, not a second time here.)
     let fn_mut = quote_spanned!(ret_span=> __backoff_fn_mut);
     let attempts = Ident::new("__backoff_attempts", Span::call_site().located_at(ret_span));
+    // (In the body's braces, the inner call at the return type: a borrow
+    // of a captured argument that escapes is reported there.)
+    let mut outer = Group::new(
+        proc_macro2::Delimiter::Brace,
+        quote_spanned!(ret_span=> #pr::attempt_sync::<#ret, _>(#[inline(always)] #bars #body)),
+    );
+    outer.set_span(body.span());
     let looped = quote_spanned! {ret_span=>
         #pr::RetryResult::#run(#start #p::tracer!(#name, &#attempts), #attempts)
     };
@@ -61,11 +72,11 @@ pub(super) fn lean_blocking(p: &Ident, parts: &LeanParts<'_>) -> TokenStream {
             f
         }
         // (The attempts are the function's body: `clippy::result_large_err`
-        // is the function's to report, not the closure's too. Inlined
+        // is the function's to report, not the closures' too. Inlined
         // always: into the first attempt and into the loop's one call, and
-        // never optimized a third time on its own.)
+        // never optimized a third time on their own.)
         #[allow(clippy::result_large_err)]
-        let #attempts = #fn_mut::<#ret, _>(#[inline(always)] #bars #body);
+        let #attempts = #fn_mut::<#ret, _>(#[inline(always)] #bars #outer);
         #looped
     }
 }
