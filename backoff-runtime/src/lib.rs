@@ -144,9 +144,11 @@
 #![warn(missing_docs)]
 
 mod decision;
+mod event;
 pub mod jitter;
 mod nanos;
 pub mod policy;
+mod report;
 pub mod strategy;
 
 #[cfg(feature = "std")]
@@ -156,15 +158,17 @@ pub mod circuit;
 #[cfg(feature = "std")]
 pub mod clock;
 #[cfg(feature = "std")]
-mod fixed;
-#[cfg(feature = "std")]
-pub mod hooks;
+mod driver;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "std")]
-pub mod retry;
+mod loops;
+#[cfg(feature = "std")]
+pub mod retrying;
 #[cfg(feature = "std")]
 pub mod sleep;
+#[cfg(feature = "std")]
+pub mod state;
 #[cfg(feature = "std")]
 mod timeout;
 #[cfg(feature = "tower")]
@@ -183,13 +187,15 @@ pub use __private::args as retry_args;
 pub use budget::RetryBudget;
 #[cfg(feature = "std")]
 pub use circuit::{CircuitBreaker, CircuitOpen, CircuitState};
-pub use decision::{AttemptContext, Decision, GiveUp, GiveUpReason, IntoDecision, RetryEvent};
-#[cfg(feature = "std")]
-pub use hooks::Retrying;
+pub use decision::{Decision, IntoDecision};
+pub use event::{AttemptContext, RetryEvent};
 pub use jitter::{Jitter, JitterRng};
 pub use policy::{Delays, Policy};
+pub use report::{GiveUp, GiveUpReason};
 #[cfg(feature = "std")]
-pub use retry::RetryState;
+pub use retrying::Retrying;
+#[cfg(feature = "std")]
+pub use state::RetryState;
 pub use strategy::Strategy;
 #[cfg(feature = "std")]
 pub use timeout::Elapsed;

@@ -98,9 +98,10 @@ use ::tower::retry::Policy as TowerPolicy;
 use crate::budget::RetryBudget;
 use crate::clock;
 use crate::decision::{Decision, IntoDecision};
-pub use crate::hooks::{Classify, RetryAll, RetryNone};
+use crate::driver;
 use crate::policy::Policy;
-use crate::retry::RetryState;
+pub use crate::retrying::{AcceptAll, Classify, RetryAll};
+use crate::state::RetryState;
 use crate::strategy::{Builtin, Strategy};
 
 /// A [`tower::retry::Policy`] that follows a
@@ -168,7 +169,7 @@ use crate::strategy::{Builtin, Strategy};
 /// assert_eq!(CALLS.load(Ordering::SeqCst), 4);
 /// # }
 /// ```
-pub struct RetryPolicy<'p, S = Builtin, W = RetryAll, O = RetryNone, C = ByClone> {
+pub struct RetryPolicy<'p, S = Builtin, W = RetryAll, O = AcceptAll, C = ByClone> {
     policy: &'p Policy<S>,
     budget: Option<&'p RetryBudget>,
     when: W,
@@ -195,7 +196,7 @@ impl<'p, S> RetryPolicy<'p, S> {
             policy,
             budget: None,
             when: RetryAll,
-            when_ok: RetryNone,
+            when_ok: AcceptAll,
             clone: ByClone,
             state: None,
         }
@@ -456,9 +457,7 @@ where
         let decision = match result {
             Ok(response) => match self.when_ok.classify(response) {
                 Decision::Stop => {
-                    if let Some(state) = &mut self.state {
-                        state.on_success();
-                    }
+                    driver::succeeded(&mut self.state, self.budget);
                     return None;
                 }
                 retry => retry,

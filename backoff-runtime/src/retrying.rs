@@ -30,12 +30,19 @@
 use core::marker::PhantomData;
 use core::time::Duration;
 
+use core::ops::ControlFlow;
+
 use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen};
 use crate::clock::{self, Clock};
-use crate::decision::{Decision, GiveUp, GiveUpReason, IntoDecision, RetryEvent};
+use crate::decision::{Decision, IntoDecision};
+use crate::driver::{self, Hooks, Lazy, NoTrace, Start};
+use crate::event::RetryEvent;
 use crate::policy::Policy;
-use crate::retry::{RetryState, started};
+use crate::report::GiveUp;
+#[cfg(doc)]
+use crate::report::GiveUpReason;
+use crate::state::RetryState;
 use crate::strategy::Strategy;
 use crate::timeout::Elapsed;
 
@@ -48,7 +55,7 @@ use crate::timeout::Elapsed;
 /// its `Ok` and error types `T` and `E`, and the hooks given so far; you
 /// never need to name them.
 #[must_use = "a `Retrying` does nothing until you `call` it"]
-pub struct Retrying<'p, S, Op, T, E, W = RetryAll, K = RetryNone, N = NoHook, G = NoHook> {
+pub struct Retrying<'p, S, Op, T, E, W = RetryAll, K = AcceptAll, N = NoHook, G = NoHook> {
     policy: &'p Policy<S>,
     op: Op,
     when: W,
@@ -126,7 +133,7 @@ impl<'p, S, Op, T, E> Retrying<'p, S, Op, T, E> {
             policy,
             op,
             when: RetryAll,
-            when_ok: RetryNone,
+            when_ok: AcceptAll,
             on_retry: NoHook,
             on_giveup: NoHook,
             budget: None,
@@ -258,7 +265,7 @@ impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
     }
 }
 
-impl<S, Op, T, E, W, K, N, G> Retrying<'_, S, Op, T, E, W, K, N, G>
+impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G>
 where
     S: Strategy,
     W: Classify<E>,
@@ -268,32 +275,24 @@ where
 {
     /// Runs a blocking call: calls `op` until it succeeds or the policy
     /// gives up, sleeping with [`std::thread::sleep`] in between.
-    pub fn call(mut self) -> Result<T, E>
+    pub fn call(self) -> Result<T, E>
     where
         Op: FnMut() -> Result<T, E>,
     {
-        let mut run = Run::new(
-            self.policy,
-            clock::system,
-            N::TIMED || G::TIMED,
-            self.budget,
-            self.circuit,
-        );
-        let mut on_giveup = Some(self.on_giveup);
+        let (mut run, mut op) = self.run(clock::system);
+        let mut slot = None;
         loop {
-            if let Err(refused) = run.before_attempt() {
-                return run.give_up(refused, &mut on_giveup);
+            if let Err(refused) = run.before_attempt(&mut slot) {
+                return refused;
             }
-            let outcome = (self.op)();
-            match run.after(
-                outcome,
-                &mut self.when,
-                &mut self.when_ok,
-                &mut self.on_retry,
-            ) {
-                Step::Return(outcome) => return outcome,
-                Step::GiveUp(outcome) => return run.give_up(outcome, &mut on_giveup),
-                Step::Sleep(delay) => crate::sleep::blocking(delay),
+            let outcome = op();
+            let mut progress = Lazy {
+                slot: &mut slot,
+                start: &run.start,
+            };
+            match driver::after_attempt(&mut progress, outcome, &mut run.hooks, &NoTrace) {
+                ControlFlow::Continue(delay) => crate::sleep::blocking(delay),
+                ControlFlow::Break(outcome) => return outcome,
             }
         }
     }
@@ -303,201 +302,165 @@ where
     /// `tokio::time::sleep` in between. Dropping the future cancels it
     /// cleanly, at any await point.
     #[cfg(feature = "tokio")]
-    pub async fn call_async(mut self) -> Result<T, E>
+    pub async fn call_async(self) -> Result<T, E>
     where
         Op: AsyncFnMut() -> Result<T, E>,
     {
-        let clock = clock::for_async();
-        let mut run = Run::new(
-            self.policy,
-            clock,
-            N::TIMED || G::TIMED,
-            self.budget,
-            self.circuit,
-        );
-        let mut on_giveup = Some(self.on_giveup);
+        let timeout = self.timeout;
+        let (mut run, mut op) = self.run(clock::for_async());
+        let mut slot = None;
         let mut calls = 0u32;
         let attempts = async {
             loop {
-                run.before_attempt()?;
+                if let Err(refused) = run.before_attempt(&mut slot) {
+                    return refused;
+                }
                 calls = calls.saturating_add(1);
-                let outcome = (self.op)().await;
-                match run.after(
-                    outcome,
-                    &mut self.when,
-                    &mut self.when_ok,
-                    &mut self.on_retry,
-                ) {
-                    Step::Return(outcome) => return Ok(outcome),
-                    Step::GiveUp(outcome) => return Err(outcome),
-                    Step::Sleep(delay) if delay.is_zero() => {}
-                    Step::Sleep(delay) => ::tokio::time::sleep(delay).await,
+                let outcome = op().await;
+                let mut progress = Lazy {
+                    slot: &mut slot,
+                    start: &run.start,
+                };
+                match driver::after_attempt(&mut progress, outcome, &mut run.hooks, &NoTrace) {
+                    ControlFlow::Continue(delay) if delay.is_zero() => {}
+                    ControlFlow::Continue(delay) => ::tokio::time::sleep(delay).await,
+                    ControlFlow::Break(outcome) => return outcome,
                 }
             }
         };
-        let ended = match self.timeout {
-            Some((limit, from)) => match ::tokio::time::timeout(limit, attempts).await {
-                Ok(ended) => ended,
-                Err(_) => {
-                    let outcome = Err(from(Elapsed));
-                    let report = GiveUp::new(calls, run.elapsed(), GiveUpReason::Timeout);
-                    if let Some(hook) = on_giveup.take() {
-                        hook.on_giveup(&outcome, &report);
-                    }
-                    return outcome;
-                }
-            },
-            None => attempts.await,
+        let Some((limit, from)) = timeout else {
+            return attempts.await;
         };
-        match ended {
+        match ::tokio::time::timeout(limit, attempts).await {
             Ok(outcome) => outcome,
-            Err(outcome) => run.give_up(outcome, &mut on_giveup),
+            Err(_) => {
+                let outcome = Err(from(Elapsed));
+                let report = run.start.timed_out(calls);
+                run.hooks.on_give_up(&outcome, &report);
+                outcome
+            }
         }
     }
-}
 
-/// What comes after an attempt.
-enum Step<T, E> {
-    /// Return this accepted outcome.
-    Return(Result<T, E>),
-    /// Give up with this outcome.
-    GiveUp(Result<T, E>),
-    /// Sleep, then try again.
-    Sleep(Duration),
-}
-
-/// One call's state: the [`RetryState`], built on the first failure unless a
-/// budget or breaker needs it from the start.
-struct Run<'p, S, E> {
-    policy: &'p Policy<S>,
-    clock: Clock,
-    start: Option<std::time::Instant>,
-    budget: Option<&'p RetryBudget>,
-    circuit: Option<Breaker<'p, E>>,
-    state: Option<RetryState<'p, S>>,
-}
-
-impl<'p, S, E> Run<'p, S, E> {
-    fn new(
-        policy: &'p Policy<S>,
-        clock: Clock,
-        timed: bool,
-        budget: Option<&'p RetryBudget>,
-        circuit: Option<Breaker<'p, E>>,
-    ) -> Self {
-        let mut run = Run {
-            policy,
+    /// The call's driver: where its state starts from, and its hooks; and
+    /// the operation.
+    fn run(self, clock: Clock) -> (Run<'p, S, E, W, K, N, G>, Op) {
+        let timed = N::TIMED || G::TIMED;
+        let start = Start::at(
+            self.policy,
             clock,
-            start: started(policy, clock, timed),
-            budget,
-            circuit,
-            state: None,
-        };
-        if budget.is_some() || circuit.is_some() {
-            run.state();
-        }
-        run
-    }
-
-    fn state(&mut self) -> &mut RetryState<'p, S> {
-        let (policy, clock, start) = (self.policy, self.clock, self.start);
-        let (budget, circuit) = (self.budget, self.circuit.map(|(c, _)| c));
-        self.state.get_or_insert_with(|| {
-            let mut state = RetryState::starting_at(policy, clock, start);
-            if let Some(budget) = budget {
-                state = state.with_budget(budget);
-            }
-            if let Some(circuit) = circuit {
-                state = state.with_circuit(circuit);
-            }
-            state
-        })
-    }
-
-    /// Asks the breaker, if any: `Err` is the refused call's outcome.
-    fn before_attempt<T>(&mut self) -> Result<(), Result<T, E>> {
-        match (self.circuit, &mut self.state) {
-            (Some((_, from)), Some(state)) => {
-                state.before_attempt().map_err(|open| Err(from(open)))
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// Classifies an attempt's outcome and asks the state what follows.
-    fn after<T, W, K, N>(
-        &mut self,
-        outcome: Result<T, E>,
-        when: &mut W,
-        when_ok: &mut K,
-        on_retry: &mut N,
-    ) -> Step<T, E>
-    where
-        S: Strategy,
-        W: Classify<E>,
-        K: Classify<T>,
-        N: OnRetry<T, E>,
-    {
-        let decision = match &outcome {
-            Ok(value) => match when_ok.classify(value) {
-                Decision::Stop => {
-                    if let Some(state) = &mut self.state {
-                        state.on_success();
-                    }
-                    return Step::Return(outcome);
-                }
-                decision => decision,
+            driver::began(self.policy, clock, timed),
+            self.budget,
+        )
+        .with_circuit(self.circuit.map(|(c, _)| c));
+        let run = Run {
+            start,
+            refused: self.circuit.map(|(_, from)| from),
+            hooks: Given {
+                when: self.when,
+                when_ok: self.when_ok,
+                on_retry: self.on_retry,
+                on_giveup: Some(self.on_giveup),
             },
-            Err(error) => when.classify(error),
         };
-        let state = self.state();
-        match state.next_delay_for(decision) {
-            Some(delay) => {
-                on_retry.on_retry(&outcome, &state.event(delay));
-                Step::Sleep(delay)
-            }
-            None => Step::GiveUp(outcome),
-        }
+        (run, self.op)
     }
+}
 
-    /// Time since the call began (zero if untimed).
-    fn elapsed(&self) -> Duration {
-        self.start.map_or(Duration::ZERO, |s| {
-            (self.clock)().saturating_duration_since(s)
-        })
-    }
+/// One call's driver: what its state is built from, how a breaker's
+/// refusal becomes its error, and its hooks.
+struct Run<'p, S, E, W, K, N, G> {
+    start: Start<'p, S>,
+    refused: Option<fn(CircuitOpen) -> E>,
+    hooks: Given<W, K, N, G>,
+}
 
-    /// Ends the call with `outcome`, telling `on_giveup`.
-    fn give_up<T, G: OnGiveUp<T, E>>(
+impl<'p, S: Strategy, E, W, K, N, G> Run<'p, S, E, W, K, N, G> {
+    /// Asks the breaker, if any, before an attempt: `Err` is the refused
+    /// call's outcome, already reported to `on_giveup`.
+    fn before_attempt<T>(
         &mut self,
-        outcome: Result<T, E>,
-        on_giveup: &mut Option<G>,
-    ) -> Result<T, E> {
-        if let Some(hook) = on_giveup.take() {
-            let report = match &self.state {
-                Some(state) => state.give_up(),
-                None => None,
+        slot: &mut Option<RetryState<'p, S>>,
+    ) -> Result<(), Result<T, E>>
+    where
+        Given<W, K, N, G>: Hooks<T, E>,
+    {
+        let Some(from) = self.refused else {
+            return Ok(());
+        };
+        let state = slot.get_or_insert_with(|| self.start.state());
+        match state.before_attempt() {
+            Ok(()) => Ok(()),
+            Err(open) => {
+                let progress = Lazy {
+                    slot,
+                    start: &self.start,
+                };
+                Err(driver::give_up(
+                    &progress,
+                    Err(from(open)),
+                    &mut self.hooks,
+                    &NoTrace,
+                ))
             }
-            .unwrap_or(GiveUp::new(0, self.elapsed(), GiveUpReason::Attempts));
-            hook.on_giveup(&outcome, &report);
         }
-        outcome
+    }
+}
+
+/// A `Retrying` call's hooks, as the driver calls them.
+struct Given<W, K, N, G> {
+    when: W,
+    when_ok: K,
+    on_retry: N,
+    /// Taken by the one call that gives up.
+    on_giveup: Option<G>,
+}
+
+impl<T, E, W, K, N, G> Hooks<T, E> for Given<W, K, N, G>
+where
+    W: Classify<E>,
+    K: Classify<T>,
+    N: OnRetry<T, E>,
+    G: OnGiveUp<T, E>,
+{
+    const REPORTS: bool = G::TIMED;
+
+    #[inline]
+    fn when(&mut self, error: &E) -> Decision {
+        self.when.classify(error)
+    }
+
+    #[inline]
+    fn when_ok(&mut self, value: &T) -> Decision {
+        self.when_ok.classify(value)
+    }
+
+    #[inline]
+    fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
+        self.on_retry.on_retry(outcome, event);
+    }
+
+    #[inline]
+    fn on_give_up(&mut self, outcome: &Result<T, E>, report: &GiveUp) {
+        if let Some(hook) = self.on_giveup.take() {
+            hook.on_giveup(outcome, report);
+        }
     }
 }
 
 /// A `when` or a `when_ok`: the verdict on an error, or on an `Ok` value
 /// (where [`Decision::Stop`] accepts it). Implemented by closures and
 /// functions `FnMut(&T) -> D` where `D` is `bool` or [`Decision`], and by
-/// the defaults [`RetryAll`] (every error is retried) and [`RetryNone`]
+/// the defaults [`RetryAll`] (every error is retried) and [`AcceptAll`]
 /// (every `Ok` is accepted). The hooked loops and the `tower` policy share
 /// it.
 ///
 /// ```
 /// use backoff_runtime::Decision;
-/// use backoff_runtime::hooks::{Classify, RetryAll, RetryNone};
+/// use backoff_runtime::retrying::{AcceptAll, Classify, RetryAll};
 ///
 /// assert_eq!(RetryAll.classify(&"any error"), Decision::Retry);
-/// assert_eq!(RetryNone.classify(&"any response"), Decision::Stop);
+/// assert_eq!(AcceptAll.classify(&"any response"), Decision::Stop);
 /// assert_eq!((|n: &u16| *n == 503).classify(&503), Decision::Retry);
 /// ```
 pub trait Classify<T> {
@@ -527,9 +490,9 @@ impl<T> Classify<T> for RetryAll {
 /// The default `when_ok`: every `Ok` is accepted, as `#[retry]` without
 /// `when_ok` does.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RetryNone;
+pub struct AcceptAll;
 
-impl<T> Classify<T> for RetryNone {
+impl<T> Classify<T> for AcceptAll {
     #[inline]
     fn classify(&mut self, _: &T) -> Decision {
         Decision::Stop

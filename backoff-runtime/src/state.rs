@@ -1,16 +1,18 @@
-//! The retry state machine, [`RetryState`], and the loops built on it.
+//! The retry state machine, [`RetryState`]: one call's progress through a
+//! [`Policy`], for a loop you write yourself.
 
-use core::future::Future;
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::__private::{NoTrace, Start, Trace};
 use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen, Permit};
 use crate::clock::{self, Clock};
-use crate::decision::{Decision, GiveUp, GiveUpReason, RetryEvent};
+use crate::decision::Decision;
+use crate::driver::began;
+use crate::event::RetryEvent;
 use crate::jitter::JitterRng;
 use crate::policy::{self, Policy, Throttle};
+use crate::report::{GiveUp, GiveUpReason};
 use crate::strategy::{Builtin, Strategy};
 
 /// One call's progress through a [`Policy`]: after each failed attempt, ask
@@ -129,7 +131,7 @@ impl<'p, S> RetryState<'p, S> {
     /// `timed`: read the clock now, for `elapsed`; it is read anyway when the
     /// policy has a deadline.
     pub(crate) fn new(policy: &'p Policy<S>, clock: Clock, timed: bool) -> Self {
-        Self::starting_at(policy, clock, started(policy, clock, timed))
+        Self::starting_at(policy, clock, began(policy, clock, timed))
     }
 
     /// A state whose call began at `start` (if anything needs the time).
@@ -284,6 +286,19 @@ impl<'p, S> RetryState<'p, S> {
             .map(|reason| GiveUp::new(self.failures, self.elapsed(), reason))
     }
 
+    /// The report of a call that gave up, for the loops: as
+    /// [`give_up`](RetryState::give_up), and a call that has not given up
+    /// (a loop's whole-call timeout ended it) reports its attempt limit.
+    /// The clock is read once, for `elapsed`, and only if the call's start
+    /// was.
+    pub(crate) fn report(&self) -> GiveUp {
+        GiveUp::new(
+            self.failures,
+            self.elapsed(),
+            self.gave_up.unwrap_or(GiveUpReason::Attempts),
+        )
+    }
+
     /// Ends the call for `reason`.
     #[cold]
     fn give_up_for(&mut self, reason: GiveUpReason) {
@@ -430,124 +445,6 @@ impl<S: Strategy> RetryState<'_, S> {
     }
 }
 
-/// The call's start, read from `clock` if anything needs the time: `timed`
-/// (an `on_retry` wants `elapsed`) or a deadline.
-#[inline]
-pub(crate) fn started<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
-    if timed || policy.elapsed_limit().is_some() {
-        Some(clock())
-    } else {
-        None
-    }
-}
-
-impl<S: Strategy> Policy<S> {
-    /// Calls `op` until it succeeds or the policy gives up, sleeping with
-    /// [`std::thread::sleep`] in between; returns the last error on giving
-    /// up. Every error is retried.
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// use std::time::Duration;
-    ///
-    /// let mut calls = 0;
-    /// let result = Policy::constant(Duration::from_millis(1)).attempts(5).retry(|| {
-    ///     calls += 1;
-    ///     if calls < 3 { Err("flaky") } else { Ok(calls) }
-    /// });
-    /// assert_eq!(result, Ok(3));
-    ///
-    /// let result: Result<(), u32> = Policy::immediate().attempts(2).retry(|| Err(7));
-    /// assert_eq!(result, Err(7));
-    /// ```
-    pub fn retry<T, E>(&self, op: impl FnMut() -> Result<T, E>) -> Result<T, E> {
-        // As the attribute does: the state is built on the first failure.
-        let start = Start::at(
-            self,
-            clock::system,
-            started(self, clock::system, false),
-            None,
-        );
-        blocking(&start, NoTrace, op)
-    }
-
-    /// The async loop: awaits `op()` until it succeeds or the policy gives
-    /// up, sleeping with `tokio::time::sleep` in between. Dropping the future
-    /// cancels it cleanly, at any await point.
-    ///
-    /// To `tokio::spawn` the loop, give it an `async move ||` closure that
-    /// owns what it uses: an async closure that borrows a local makes the
-    /// future fail the `Send` check ("implementation of `Send` is not
-    /// general enough", rust-lang/rust#139475).
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// use std::time::Duration;
-    ///
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// let mut calls = 0;
-    /// let policy = Policy::constant(Duration::from_secs(1)).attempts(5);
-    /// let result = policy
-    ///     .retry_async(async || {
-    ///         calls += 1;
-    ///         if calls < 3 { Err("flaky") } else { Ok(calls) }
-    ///     })
-    ///     .await;
-    /// assert_eq!(result, Ok(3));
-    /// # }
-    /// ```
-    #[cfg(feature = "tokio")]
-    pub async fn retry_async<T, E>(&self, op: impl AsyncFnMut() -> Result<T, E>) -> Result<T, E> {
-        self.retry_async_with_sleep(op, crate::sleep::tokio).await
-    }
-
-    /// [`retry_async`](Policy::retry_async) with your own sleep, for another
-    /// executor or a test that records the delays.
-    ///
-    /// ```
-    /// use backoff_runtime::{Jitter, Policy};
-    /// use std::cell::RefCell;
-    /// use std::time::Duration;
-    ///
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// let slept = RefCell::new(Vec::new());
-    /// let policy = Policy::exponential(Duration::from_millis(10)).jitter(Jitter::None).attempts(3);
-    /// let result: Result<(), &str> = policy
-    ///     .retry_async_with_sleep(async || Err("down"), |d| {
-    ///         slept.borrow_mut().push(d);
-    ///         std::future::ready(())
-    ///     })
-    ///     .await;
-    /// assert_eq!(result, Err("down"));
-    /// assert_eq!(*slept.borrow(), [Duration::from_millis(10), Duration::from_millis(20)]);
-    /// # }
-    /// ```
-    pub async fn retry_async_with_sleep<T, E, Fut>(
-        &self,
-        mut op: impl AsyncFnMut() -> Result<T, E>,
-        mut sleep: impl FnMut(Duration) -> Fut,
-    ) -> Result<T, E>
-    where
-        Fut: Future<Output = ()>,
-    {
-        let clock = clock::for_async();
-        let start = started(self, clock, false);
-        let mut state = None;
-        loop {
-            match op().await {
-                Ok(v) => return Ok(v),
-                Err(e) => match state
-                    .get_or_insert_with(|| RetryState::starting_at(self, clock, start))
-                    .next_delay()
-                {
-                    Some(delay) => sleep(delay).await,
-                    None => return Err(e),
-                },
-            }
-        }
-    }
-}
-
 /// What a loop keeps of its [`RetryState`] between attempts when the
 /// policy, the clock and the random source need no keeping: the policy is
 /// a type (`Fixed`), unseeded (its jitter draws from the process-wide
@@ -661,91 +558,6 @@ impl<S: Strategy> Policy<S> {
         let delay = self.backoff(carried.failures, &mut previous, &mut self.rng());
         carried.previous.set(previous, max);
         Some(delay)
-    }
-}
-
-/// The blocking loop, of [`Policy::retry`] and of a plain fn under
-/// `#[retry]`: the first attempt inline, and on its failure the rest of the
-/// loop out of line, so that a call that succeeds at once pays for its
-/// test of the outcome alone (the retry state, the sleep and the registers
-/// they need are the failure path's).
-#[inline(always)]
-pub(crate) fn blocking<S: Strategy, T, E>(
-    start: &Start<'_, S>,
-    trace: impl Trace<E>,
-    mut op: impl FnMut() -> Result<T, E>,
-) -> Result<T, E> {
-    match op() {
-        Ok(v) => Ok(v),
-        Err(e) => blocking_after(start, trace, op, e),
-    }
-}
-
-/// [`blocking`] after the first attempt failed with `error`: the one piece
-/// of the failure path that is compiled once per function. It takes the
-/// attempts by value (so that the success path keeps their captures in
-/// registers, not in a frame of its own), and hands them to the shared
-/// loop as a pointer.
-#[cold]
-#[inline(never)]
-fn blocking_after<S: Strategy, T, E>(
-    start: &Start<'_, S>,
-    trace: impl Trace<E>,
-    mut op: impl FnMut() -> Result<T, E>,
-    error: E,
-) -> Result<T, E> {
-    blocking_shared(start, trace, &mut op, error)
-}
-
-/// The attempts of a blocking loop, as the shared loop calls them: a trait
-/// of one method, so that the pointer's table holds the attempts alone
-/// (`dyn FnMut` would hold a by-value `call_once` as well, into which the
-/// optimizer copies the body once more).
-trait Attempts<T, E> {
-    /// One attempt.
-    fn attempt(&mut self) -> Result<T, E>;
-}
-
-impl<T, E, F: FnMut() -> Result<T, E>> Attempts<T, E> for F {
-    #[inline]
-    fn attempt(&mut self) -> Result<T, E> {
-        self()
-    }
-}
-
-/// The loop of [`blocking_after`].
-///
-/// It takes the attempts as `&mut dyn Attempts`, so that it is generic over
-/// the strategy, the outcome's types and the trace only: the functions of a
-/// crate that share them share one copy of this loop, and a function's
-/// body is compiled twice in all (inline for the first attempt, and once
-/// behind the pointer), not once more per function and per peeled
-/// iteration. The price is an indirect call per retry.
-#[inline(never)]
-fn blocking_shared<S: Strategy, T, E>(
-    start: &Start<'_, S>,
-    trace: impl Trace<E>,
-    op: &mut dyn Attempts<T, E>,
-    mut error: E,
-) -> Result<T, E> {
-    let mut state = start.state();
-    loop {
-        match state.next_delay() {
-            Some(delay) => {
-                trace.retry(&error, state.attempt(), delay);
-                // (The error is dropped before the sleep, not after it.)
-                drop(error);
-                crate::sleep::blocking(delay);
-            }
-            None => {
-                trace.give_up(&error, || crate::__private::report(&state));
-                return Err(error);
-            }
-        }
-        error = match op.attempt() {
-            Ok(v) => return Ok(v),
-            Err(e) => e,
-        };
     }
 }
 
@@ -1008,7 +820,7 @@ mod tests {
         let mut s = RetryState::new(&p, counting, true);
         assert_eq!(s.next_delay_for(Decision::Stop), None);
         let before = reads();
-        let report = crate::__private::report(&s);
+        let report = s.report();
         assert_eq!(report.reason, GiveUpReason::Stopped);
         // `elapsed` at giving up: one read, not a second one for a
         // fallback record that is not used.

@@ -17,7 +17,8 @@
 use core::marker::PhantomData;
 use core::time::Duration;
 
-use crate::__private::{ASYNC_CLOCK, SYNC_CLOCK, Start};
+use super::{ASYNC_CLOCK, SYNC_CLOCK};
+use crate::driver::Start;
 use crate::jitter::Jitter;
 use crate::policy::Policy;
 use crate::strategy::{Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear};
@@ -103,9 +104,9 @@ pub struct Fixed<S, const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64, 
 pub trait FixedStart {
     /// The strategy.
     type Strategy: crate::strategy::Strategy + 'static;
-    /// What a [`Carried`](crate::retry::Carried) of this policy keeps of
+    /// What a [`Carried`](crate::state::Carried) of this policy keeps of
     /// the previous delay.
-    type Previous: crate::retry::Previous;
+    type Previous: crate::state::Previous;
     /// The policy and the loop's clock.
     const START: &'static Start<'static, Self::Strategy>;
 }
@@ -160,7 +161,7 @@ macro_rules! fixed_policy {
 fixed_policy! {
     // (Only `decorrelated`'s delays depend on the previous one; an
     // exponential one only skips recomputing a capped delay with it.)
-    ExponentialOf<BASE, MAX, FACTOR> => [const BASE: u64, const MAX: u64, const FACTOR: u64,] Exponential, crate::retry::Capped;
+    ExponentialOf<BASE, MAX, FACTOR> => [const BASE: u64, const MAX: u64, const FACTOR: u64,] Exponential, crate::state::Capped;
     LinearOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Linear, ();
     FibonacciOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Fibonacci, ();
     DecorrelatedOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Decorrelated, Option<Duration>;

@@ -1,0 +1,65 @@
+//! Support for the code `#[retry]` generates. Not a public API: names and
+//! signatures here change without notice.
+//!
+//! A leaf: no other module of the runtime names it. What the expansion and
+//! the runtime's own loops share lives in [`crate::driver`]; this module
+//! only re-exports it and adds what the expansion alone needs, by role:
+//!
+//! - `checks`: the traits the expansion checks the user's values against,
+//!   each with a `#[diagnostic::on_unimplemented]` message in `#[retry]`'s
+//!   terms (re-exported under readable names as `args`);
+//! - `policies`: the policies the attribute names by a type (`Fixed`);
+//! - `steps`: the cold steps the expansion's loop calls after a failed
+//!   attempt, over the driver;
+//! - `trace`: the `tracing` glue (macros that expand to nothing without the
+//!   feature).
+
+mod checks;
+mod policies;
+mod steps;
+mod trace;
+
+pub use checks::*;
+pub use policies::*;
+pub use steps::*;
+pub use trace::*;
+
+pub use core::future::Future;
+pub use core::ops::ControlFlow;
+pub use core::result::Result;
+pub use core::time::Duration;
+
+pub use crate::budget::RetryBudget;
+pub use crate::circuit::{CircuitBreaker, CircuitOpen};
+pub use crate::clock::Clock;
+pub use crate::decision::{Decision, IntoDecision};
+pub use crate::driver::{NoTrace, Start, Trace};
+pub use crate::event::{AttemptContext, RetryEvent};
+pub use crate::jitter::Jitter;
+pub use crate::policy::Policy;
+pub use crate::report::{GiveUp, GiveUpReason};
+pub use crate::state::{Capped, Carried, Previous, RetryState};
+pub use crate::strategy::{
+    Builtin, Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear, Strategy,
+};
+pub use crate::timeout::Elapsed;
+
+/// The default sleep of a plain fn; a zero delay does not sleep.
+pub use crate::sleep::blocking as sleep_blocking;
+
+/// The traits of this module under the names rustc prints when a value does
+/// not fit: the crate root re-exports this module, hidden, as
+/// `retry_args`, so an error names `WhenParameter<'_, u32>` or
+/// `backoff_runtime::retry_args::WhenParameter`, never a path through
+/// `__private`, and each name reads as the argument it checks.
+pub mod args {
+    pub use super::checks::{
+        AsBudget as BudgetArgument, AsCircuit as CircuitArgument, AsPolicy as PolicyArgument,
+        AsyncSleep as DefaultAsyncSleep, AsyncSleepReturn, AsyncTimeout as TimeoutTimer,
+        BlockingSleepReturn, DefaultSleep as TokioFeature, FromCircuitOpen, FromElapsed,
+        OnGiveupFn, OnGiveupParameter, OnGiveupRecordParameter, OnGiveupReturn,
+        OnRetryEventParameter, OnRetryFn, OnRetryOutcomeParameter, OnRetryParameter, OnRetryReturn,
+        RetryResult as ReturnsResult, SleepFn, SleepParameter, WhenFn, WhenOkFn, WhenOkParameter,
+        WhenOkReturn, WhenParameter,
+    };
+}

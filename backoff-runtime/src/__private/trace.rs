@@ -1,0 +1,231 @@
+//! The `tracing` glue: what a trace shows of an error or an outcome, the
+//! events, and the macros that expand to nothing without the feature.
+
+use super::*;
+
+/// The error of a traced retry, shown through `Display` when it has one
+/// (autoref specialization: [`TraceDisplay`] is found before
+/// [`TraceFallback`] when both apply), else by its type's name. So turning
+/// on the `tracing` feature never breaks a function whose error lacks
+/// `Display`.
+pub struct TraceError<'a, T>(pub &'a T);
+
+/// Picked for errors that implement `Display`.
+pub trait TraceDisplay<'a> {
+    /// The error, displayable.
+    fn trace_display(&self) -> &'a dyn core::fmt::Display;
+}
+
+impl<'a, T: core::fmt::Display> TraceDisplay<'a> for TraceError<'a, T> {
+    #[inline]
+    fn trace_display(&self) -> &'a dyn core::fmt::Display {
+        self.0
+    }
+}
+
+/// Picked for errors without `Display`.
+pub trait TraceFallback<'a> {
+    /// A placeholder.
+    fn trace_display(&self) -> &'a dyn core::fmt::Display;
+}
+
+impl<'a, T> TraceFallback<'a> for &TraceError<'a, T> {
+    #[inline]
+    fn trace_display(&self) -> &'a dyn core::fmt::Display {
+        &"(an error without `Display`)"
+    }
+}
+
+/// What a trace shows of an outcome: the error through `show`, or a note
+/// for an `Ok` that `when_ok` rejected.
+#[inline]
+pub fn shown<'a, T, E>(
+    outcome: &'a Result<T, E>,
+    show: impl FnOnce(&'a E) -> &'a dyn core::fmt::Display,
+) -> &'a dyn core::fmt::Display {
+    match outcome {
+        Err(e) => show(e),
+        Ok(_) => &"an `Ok` value that `when_ok` rejected",
+    }
+}
+
+/// Reports a retry to `tracing` (feature `tracing`): a WARN event with the
+/// function, the attempt that failed, the delay and the error.
+#[cfg(feature = "tracing")]
+#[inline]
+pub fn trace_retry(function: &str, error: &dyn core::fmt::Display, attempt: u32, delay: Duration) {
+    ::tracing::warn!(
+        target: "backoff_runtime",
+        function,
+        attempt,
+        delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+        error = %error,
+        "retrying after error"
+    );
+}
+
+/// Reports giving up to `tracing` (feature `tracing`): an event with the
+/// function, the calls made, the reason and the outcome returned. Its level
+/// says how unexpected the end is: ERROR when retrying did not help (the
+/// attempts, the deadline, the budget or the timeout ran out); WARN for a
+/// breaker that refused (failing fast is its job) and for an outcome `when`
+/// stopped after retries; DEBUG for one stopped on the first attempt, which
+/// is an answer (a 404, a unique violation), not a failed retry.
+#[cfg(feature = "tracing")]
+#[inline]
+pub fn trace_give_up(function: &str, outcome: &dyn core::fmt::Display, report: &GiveUp) {
+    let (attempts, reason) = (report.attempts, report.reason.as_str());
+    match report.reason {
+        GiveUpReason::Stopped if report.attempts <= 1 => ::tracing::debug!(
+            target: "backoff_runtime",
+            function, attempts, reason, error = %outcome, "giving up"
+        ),
+        GiveUpReason::Stopped | GiveUpReason::CircuitOpen => ::tracing::warn!(
+            target: "backoff_runtime",
+            function, attempts, reason, error = %outcome, "giving up"
+        ),
+        _ => ::tracing::error!(
+            target: "backoff_runtime",
+            function, attempts, reason, error = %outcome, "giving up"
+        ),
+    }
+}
+
+/// What a trace shows of `error: &E` (through `Display` when `E` has it,
+/// see [`TraceError`]) or of `outcome: &Result<T, E>` (an `Ok` that
+/// `when_ok` rejected is named as such): a `&dyn Display`.
+#[cfg(feature = "tracing")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __backoff_shown {
+    (error: $error:expr) => {{
+        #[allow(unused_imports)]
+        use $crate::__private::{TraceDisplay as _, TraceFallback as _};
+        (&$crate::__private::TraceError($error)).trace_display()
+    }};
+    (outcome: $outcome:expr) => {
+        $crate::__private::shown($outcome, |__backoff_error| {
+            $crate::__backoff_shown!(error: __backoff_error)
+        })
+    };
+}
+
+/// Traces a retry to `tracing` (feature `tracing`) with the function's
+/// name, the error (`error: &E`) or the outcome `when_ok` rejected
+/// (`outcome: &Result<T, E>`), the attempt that failed and the delay.
+/// Without the feature it expands to nothing: the generated code has no
+/// trace to type-check.
+#[cfg(feature = "tracing")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __backoff_traced_retry {
+    ($name:expr, $kind:ident: $shown:expr, $attempt:expr, $delay:expr) => {
+        $crate::__private::trace_retry(
+            $name,
+            $crate::__backoff_shown!($kind: $shown),
+            $attempt,
+            $delay,
+        );
+    };
+}
+
+/// Without the `tracing` feature: nothing.
+#[cfg(not(feature = "tracing"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __backoff_traced_retry {
+    ($($ignored:tt)*) => {};
+}
+
+/// Traces giving up (feature `tracing`) with the function's name, the
+/// error (`error: &E`) or the outcome returned (`outcome: &Result<T, E>`)
+/// and the report. Without the feature it expands to nothing.
+#[cfg(feature = "tracing")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __backoff_traced_give_up {
+    ($name:expr, $kind:ident: $shown:expr, $report:expr) => {
+        $crate::__private::trace_give_up($name, $crate::__backoff_shown!($kind: $shown), $report);
+    };
+}
+
+/// Without the `tracing` feature: nothing.
+#[cfg(not(feature = "tracing"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __backoff_traced_give_up {
+    ($($ignored:tt)*) => {};
+}
+
+pub use crate::__backoff_traced_give_up as traced_give_up;
+pub use crate::__backoff_traced_retry as traced_retry;
+
+/// Traces to `tracing` (see [`Trace`]): the function's name, and its
+/// error's `Display` (or a placeholder for an error without one, chosen
+/// where the error's type is known).
+#[cfg(feature = "tracing")]
+pub struct Traced<E> {
+    /// The function's name.
+    pub name: &'static str,
+    /// Shows an error.
+    pub show: for<'a> fn(&'a E) -> &'a dyn core::fmt::Display,
+}
+
+#[cfg(feature = "tracing")]
+impl<E> Traced<E> {
+    /// The trace of the function `name`, made where `result`, an attempt's
+    /// outcome, gives the error's type.
+    #[inline(always)]
+    pub fn of_result<T>(
+        name: &'static str,
+        result: &Result<T, E>,
+        show: for<'a> fn(&'a E) -> &'a dyn core::fmt::Display,
+    ) -> Self {
+        let _ = result;
+        Traced { name, show }
+    }
+}
+
+#[cfg(feature = "tracing")]
+impl<E> Trace<E> for Traced<E> {
+    #[inline]
+    fn retry(&self, error: &E, attempt: u32, delay: Duration) {
+        trace_retry(self.name, (self.show)(error), attempt, delay);
+    }
+    #[inline]
+    fn give_up(&self, error: &E, report: &GiveUp) {
+        trace_give_up(self.name, (self.show)(error), report);
+    }
+}
+
+/// The [`Trace`] of a function named `$name` whose attempts are
+/// `$attempts` (a `&impl FnMut() -> R`, whose `R` gives the error's type),
+/// or made after an attempt whose outcome is `result: &Result<T, E>`:
+/// [`Traced`] with the `tracing` feature, else [`NoTrace`].
+#[cfg(feature = "tracing")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __backoff_tracer {
+    ($name:expr, result: $result:expr) => {
+        $crate::__private::Traced::of_result($name, $result, |__backoff_error| {
+            $crate::__backoff_shown!(error: __backoff_error)
+        })
+    };
+    ($name:expr, $attempts:expr) => {
+        $crate::__private::RetryResult::traced($name, $attempts, |__backoff_error| {
+            $crate::__backoff_shown!(error: __backoff_error)
+        })
+    };
+}
+
+/// Without the `tracing` feature: [`NoTrace`].
+#[cfg(not(feature = "tracing"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __backoff_tracer {
+    ($($ignored:tt)*) => {
+        $crate::__private::NoTrace
+    };
+}
+
+pub use crate::__backoff_tracer as tracer;

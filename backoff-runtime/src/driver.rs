@@ -1,0 +1,327 @@
+//! The driver: what happens after an attempt, written once.
+//!
+//! After each attempt a loop asks, in this order:
+//!
+//! 1. the verdict: `when` on an error, `when_ok` on an `Ok` (which accepts
+//!    it unless it says otherwise); an accepted `Ok` tells the breaker and
+//!    refills the budget ([`Progress::succeeded`]) and ends the call;
+//! 2. the step ([`Progress::step`], out of line): the attempt limit, the
+//!    schedule (or a server's `RetryAfter`, bounded), the deadline, the
+//!    breaker and the budget, in that order, give the delay or the reason
+//!    to give up;
+//! 3. on a retry: `on_retry` with the outcome and the [`RetryEvent`], the
+//!    trace, then the outcome is dropped, before the sleep;
+//! 4. on giving up: the [`GiveUp`] report (built only for what reads it),
+//!    the trace, `on_giveup`, and the outcome is returned unchanged.
+//!
+//! [`after_attempt`] is that rule for the runtime's loops, with the hooks
+//! behind [`Hooks`]: [`Policy::retry`](crate::Policy::retry) (through the
+//! shared blocking loop), [`Policy::retry_async`](crate::Policy::retry_async)
+//! and [`retry_async_with_sleep`](crate::Policy::retry_async_with_sleep),
+//! [`Policy::retrying`](crate::Policy::retrying) and its async form, and the
+//! attribute's compact `async fn` loop (through `after_carried`). The
+//! `tower` policy, which never owns the outcome, takes the verdict and the
+//! step. The attribute's expansion keeps its own loop, so that `?`, `return`
+//! and each attempt's reborrows work and its hooks are evaluated where they
+//! are called (they may use `&mut self`); it calls the same step, once per
+//! failed attempt, and follows the same order.
+
+use core::ops::ControlFlow;
+use core::time::Duration;
+use std::time::Instant;
+
+use crate::budget::RetryBudget;
+use crate::circuit::CircuitBreaker;
+use crate::clock::Clock;
+use crate::decision::Decision;
+use crate::event::RetryEvent;
+use crate::policy::Policy;
+use crate::report::{GiveUp, GiveUpReason};
+use crate::state::RetryState;
+use crate::strategy::Strategy;
+
+/// The call's start, read from `clock` only if something needs the time:
+/// `timed` (a hook reads `elapsed`) or a deadline.
+#[inline]
+pub(crate) fn began<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
+    if timed || policy.elapsed_limit().is_some() {
+        Some(clock())
+    } else {
+        None
+    }
+}
+
+/// What a call's retry state is built from, on its first failure: the
+/// policy, the loop's clock, the call's start (if read), the budget and the
+/// breaker (if any). For a policy the attribute built, with no start time
+/// or budget, it is a constant (`Fixed::START`, or the `static` the
+/// attribute writes for `throttled` and `retry_after_max`), so the failure
+/// path passes one address, or none.
+pub struct Start<'p, S> {
+    /// The policy.
+    pub policy: &'p Policy<S>,
+    pub(crate) clock: Clock,
+    began: Option<Instant>,
+    budget: Option<&'p RetryBudget>,
+    circuit: Option<&'p CircuitBreaker>,
+}
+
+impl<'p, S> Start<'p, S> {
+    /// A policy and a clock: no start time, no budget.
+    pub const fn new(policy: &'p Policy<S>, clock: Clock) -> Self {
+        Start {
+            policy,
+            clock,
+            began: None,
+            budget: None,
+            circuit: None,
+        }
+    }
+
+    /// A policy, a clock, the call's start and a budget.
+    #[inline(always)]
+    pub fn at(
+        policy: &'p Policy<S>,
+        clock: Clock,
+        began: Option<Instant>,
+        budget: Option<&'p RetryBudget>,
+    ) -> Self {
+        Start {
+            policy,
+            clock,
+            began,
+            budget,
+            circuit: None,
+        }
+    }
+
+    /// The same, behind a breaker.
+    pub(crate) fn with_circuit(mut self, circuit: Option<&'p CircuitBreaker>) -> Self {
+        self.circuit = circuit;
+        self
+    }
+
+    /// The state of a call that has just failed for the first time (or,
+    /// behind a breaker, is about to make its first attempt).
+    #[inline]
+    pub(crate) fn state(&self) -> RetryState<'p, S> {
+        let mut state = RetryState::starting_at(self.policy, self.clock, self.began);
+        if let Some(budget) = self.budget {
+            state = state.with_budget(budget);
+        }
+        if let Some(circuit) = self.circuit {
+            state = state.with_circuit(circuit);
+        }
+        state
+    }
+
+    /// Time since the call began: zero if nothing read the start.
+    pub(crate) fn elapsed(&self) -> Duration {
+        self.began.map_or(Duration::ZERO, |s| {
+            (self.clock)().saturating_duration_since(s)
+        })
+    }
+
+    /// The report of a call that ran past its whole-call timeout after
+    /// `calls` calls.
+    #[cold]
+    pub(crate) fn timed_out(&self, calls: u32) -> GiveUp {
+        GiveUp::new(calls, self.elapsed(), GiveUpReason::Timeout)
+    }
+}
+
+/// A call's progress, as the driver steps it: a [`RetryState`] built on the
+/// first failure ([`Lazy`]), or the attribute's 8-byte compact form (see
+/// `Carried`).
+pub(crate) trait Progress {
+    /// After a failed attempt (or an `Ok` to retry), given the verdict: the
+    /// delay before the next attempt, or `None` to give up.
+    fn step(&mut self, decision: Decision) -> Option<Duration>;
+    /// An attempt was accepted: the breaker and the budget hear of it.
+    fn succeeded(&mut self);
+    /// Failed attempts so far (after a failure, the one that failed).
+    fn attempt(&self) -> u32;
+    /// The event of the retry just granted with `delay`.
+    fn event(&self, delay: Duration) -> RetryEvent;
+    /// The report of a call that gave up.
+    fn report(&self) -> GiveUp;
+}
+
+/// The progress of a loop that keeps its state in `slot`, built from
+/// `start` when first needed.
+pub(crate) struct Lazy<'a, 'p, S> {
+    /// The state, once built.
+    pub(crate) slot: &'a mut Option<RetryState<'p, S>>,
+    /// What it is built from.
+    pub(crate) start: &'a Start<'p, S>,
+}
+
+impl<S: Strategy> Progress for Lazy<'_, '_, S> {
+    #[inline]
+    fn step(&mut self, decision: Decision) -> Option<Duration> {
+        step(self.slot, self.start, decision)
+    }
+
+    #[inline]
+    fn succeeded(&mut self) {
+        succeeded(self.slot, self.start.budget);
+    }
+
+    #[inline]
+    fn attempt(&self) -> u32 {
+        self.slot.as_ref().map_or(0, RetryState::attempt)
+    }
+
+    fn event(&self, delay: Duration) -> RetryEvent {
+        match self.slot.as_ref() {
+            Some(state) => state.event(delay),
+            None => RetryEvent::new(0, delay, self.start.elapsed()),
+        }
+    }
+
+    fn report(&self) -> GiveUp {
+        match self.slot.as_ref() {
+            Some(state) => state.report(),
+            // (A call that gave up before a state was built: refused by a
+            // breaker before its first attempt.)
+            None => GiveUp::new(0, self.start.elapsed(), GiveUpReason::Attempts),
+        }
+    }
+}
+
+/// The step of every loop that keeps a [`RetryState`]: the state, built
+/// from `start` if this is the first failure, asked for the delay.
+#[inline(always)]
+pub(crate) fn step<'p, S: Strategy>(
+    slot: &mut Option<RetryState<'p, S>>,
+    start: &Start<'p, S>,
+    decision: Decision,
+) -> Option<Duration> {
+    slot.get_or_insert_with(|| start.state())
+        .next_delay_for(decision)
+}
+
+/// An accepted attempt: the state, if a failure built it, reports it (to
+/// the breaker, and deposits); else the budget is paid directly, and a call
+/// that succeeded at once builds no state.
+#[inline]
+pub(crate) fn succeeded<S>(slot: &mut Option<RetryState<'_, S>>, budget: Option<&RetryBudget>) {
+    match slot {
+        Some(state) => state.on_success(),
+        None => {
+            if let Some(budget) = budget {
+                budget.deposit();
+            }
+        }
+    }
+}
+
+/// A loop's hooks, as the driver calls them. Each has a default: every
+/// error is retried, every `Ok` accepted, nothing is told.
+pub(crate) trait Hooks<T, E> {
+    /// Whether a hook reads the [`GiveUp`] report.
+    const REPORTS: bool = false;
+
+    /// The verdict on an error.
+    #[inline(always)]
+    fn when(&mut self, _: &E) -> Decision {
+        Decision::Retry
+    }
+
+    /// The verdict on an `Ok` value: [`Decision::Stop`] accepts it.
+    #[inline(always)]
+    fn when_ok(&mut self, _: &T) -> Decision {
+        Decision::Stop
+    }
+
+    /// A retry was granted after `outcome`.
+    #[inline(always)]
+    fn on_retry(&mut self, _: &Result<T, E>, _: &RetryEvent) {}
+
+    /// The call gives up with `outcome`.
+    #[inline(always)]
+    fn on_give_up(&mut self, _: &Result<T, E>, _: &GiveUp) {}
+}
+
+/// No hooks: every error is retried, every `Ok` accepted.
+pub(crate) struct NoHooks;
+
+impl<T, E> Hooks<T, E> for NoHooks {}
+
+/// What a loop reports to `tracing`: [`NoTrace`] without the `tracing`
+/// feature (nothing, at no cost), else the attribute's `Traced`, the
+/// function's name and how to show its error.
+pub trait Trace<E> {
+    /// Whether anything is traced (the report is built only if so).
+    const ENABLED: bool = true;
+    /// A retry was granted after `error`, the failure of attempt `attempt`.
+    fn retry(&self, error: &E, attempt: u32, delay: Duration);
+    /// The call gives up with `error`, for `report`.
+    fn give_up(&self, error: &E, report: &GiveUp);
+}
+
+/// No traces (see [`Trace`]).
+#[derive(Clone, Copy)]
+pub struct NoTrace;
+
+impl<E> Trace<E> for NoTrace {
+    const ENABLED: bool = false;
+    #[inline(always)]
+    fn retry(&self, _: &E, _: u32, _: Duration) {}
+    #[inline(always)]
+    fn give_up(&self, _: &E, _: &GiveUp) {}
+}
+
+/// After an attempt: `Break` with what the call returns (an accepted
+/// outcome, or the one it gives up with), or `Continue` with the delay to
+/// sleep before the next attempt, the outcome already dropped.
+#[inline(always)]
+pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>>(
+    progress: &mut impl Progress,
+    outcome: Result<T, E>,
+    hooks: &mut H,
+    trace: &R,
+) -> ControlFlow<Result<T, E>, Duration> {
+    let decision = match &outcome {
+        Ok(value) => match hooks.when_ok(value) {
+            Decision::Stop => {
+                progress.succeeded();
+                return ControlFlow::Break(outcome);
+            }
+            decision => decision,
+        },
+        Err(error) => hooks.when(error),
+    };
+    match progress.step(decision) {
+        Some(delay) => {
+            hooks.on_retry(&outcome, &progress.event(delay));
+            if let Err(error) = &outcome {
+                trace.retry(error, progress.attempt(), delay);
+            }
+            // (Dropped here, before the sleep: a loop's future never holds
+            // a failed attempt's error across it.)
+            drop(outcome);
+            ControlFlow::Continue(delay)
+        }
+        None => ControlFlow::Break(give_up(&*progress, outcome, hooks, trace)),
+    }
+}
+
+/// The call gives up with `outcome`: the report, built only if a hook or
+/// the trace reads it, the trace, `on_giveup`; then the outcome, unchanged.
+#[inline]
+pub(crate) fn give_up<T, E, H: Hooks<T, E>, R: Trace<E>>(
+    progress: &impl Progress,
+    outcome: Result<T, E>,
+    hooks: &mut H,
+    trace: &R,
+) -> Result<T, E> {
+    if H::REPORTS || R::ENABLED {
+        let report = progress.report();
+        if let Err(error) = &outcome {
+            trace.give_up(error, &report);
+        }
+        hooks.on_give_up(&outcome, &report);
+    }
+    outcome
+}

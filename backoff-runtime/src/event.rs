@@ -1,0 +1,81 @@
+//! What a loop tells `on_retry` and the body: the retry about to happen,
+//! and which attempt is running.
+
+use core::time::Duration;
+
+/// What `on_retry` is told about the retry about to happen.
+///
+/// # Examples
+///
+/// ```
+/// use backoff_runtime::RetryEvent;
+/// use std::time::Duration;
+///
+/// fn log(e: &std::io::Error, ev: &RetryEvent) {
+///     eprintln!("attempt {} failed: {e}; retrying in {:?}", ev.attempt, ev.delay);
+/// }
+/// log(
+///     &std::io::Error::other("boom"),
+///     &RetryEvent::new(1, Duration::from_millis(100), Duration::ZERO),
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct RetryEvent {
+    /// The attempt that just failed, counting from 1.
+    pub attempt: u32,
+    /// The sleep about to start.
+    pub delay: Duration,
+    /// Time since the call began.
+    pub elapsed: Duration,
+}
+
+impl RetryEvent {
+    /// An event, for testing your own `on_retry` hooks.
+    pub const fn new(attempt: u32, delay: Duration, elapsed: Duration) -> Self {
+        RetryEvent {
+            attempt,
+            delay,
+            elapsed,
+        }
+    }
+}
+
+/// Which attempt is running: what `context = ctx` binds inside a `#[retry]`
+/// body (an idempotency key per attempt, a fallback on the last one).
+///
+/// ```
+/// use backoff_runtime::{AttemptContext, Policy};
+///
+/// let policy = Policy::immediate().attempts(3);
+/// assert_eq!(AttemptContext::of(&policy, 1), AttemptContext::new(1, false));
+/// assert!(AttemptContext::of(&policy, 3).last);
+/// assert!(!AttemptContext::of(&Policy::immediate().unlimited_attempts(), 9).last);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct AttemptContext {
+    /// The attempt, counting from 1.
+    pub attempt: u32,
+    /// Whether the attempt limit makes this the last attempt (never under
+    /// unlimited attempts). With a throttled schedule, the higher of the two
+    /// limits counts. A deadline, budget or breaker may still end a call
+    /// earlier: `last` speaks of the limit only.
+    pub last: bool,
+}
+
+impl AttemptContext {
+    /// A context, for testing a body that reads one.
+    pub const fn new(attempt: u32, last: bool) -> Self {
+        AttemptContext { attempt, last }
+    }
+
+    /// The context of attempt `attempt` (from 1) under `policy`.
+    #[inline]
+    pub const fn of<S>(policy: &crate::Policy<S>, attempt: u32) -> Self {
+        AttemptContext {
+            attempt,
+            last: policy.is_last_attempt(attempt),
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! The loops the runtime runs itself: [`Policy::retry`] (blocking),
+//! [`Policy::retry_async`] and [`Policy::retry_async_with_sleep`]. Each ends
+//! an attempt in the [driver](crate::driver).
+
+use core::future::Future;
+use core::ops::ControlFlow;
+use core::time::Duration;
+
+use crate::clock;
+use crate::driver::{self, Lazy, NoHooks, NoTrace, Start, Trace};
+use crate::policy::Policy;
+use crate::strategy::Strategy;
+
+impl<S: Strategy> Policy<S> {
+    /// Calls `op` until it succeeds or the policy gives up, sleeping with
+    /// [`std::thread::sleep`] in between; returns the last error on giving
+    /// up. Every error is retried.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// let mut calls = 0;
+    /// let result = Policy::constant(Duration::from_millis(1)).attempts(5).retry(|| {
+    ///     calls += 1;
+    ///     if calls < 3 { Err("flaky") } else { Ok(calls) }
+    /// });
+    /// assert_eq!(result, Ok(3));
+    ///
+    /// let result: Result<(), u32> = Policy::immediate().attempts(2).retry(|| Err(7));
+    /// assert_eq!(result, Err(7));
+    /// ```
+    pub fn retry<T, E>(&self, op: impl FnMut() -> Result<T, E>) -> Result<T, E> {
+        // As the attribute does: the state is built on the first failure.
+        let start = Start::at(
+            self,
+            clock::system,
+            driver::began(self, clock::system, false),
+            None,
+        );
+        blocking(&start, NoTrace, op)
+    }
+
+    /// The async loop: awaits `op()` until it succeeds or the policy gives
+    /// up, sleeping with `tokio::time::sleep` in between. Dropping the future
+    /// cancels it cleanly, at any await point.
+    ///
+    /// To `tokio::spawn` the loop, give it an `async move ||` closure that
+    /// owns what it uses: an async closure that borrows a local makes the
+    /// future fail the `Send` check ("implementation of `Send` is not
+    /// general enough", rust-lang/rust#139475).
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let mut calls = 0;
+    /// let policy = Policy::constant(Duration::from_secs(1)).attempts(5);
+    /// let result = policy
+    ///     .retry_async(async || {
+    ///         calls += 1;
+    ///         if calls < 3 { Err("flaky") } else { Ok(calls) }
+    ///     })
+    ///     .await;
+    /// assert_eq!(result, Ok(3));
+    /// # }
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub async fn retry_async<T, E>(&self, op: impl AsyncFnMut() -> Result<T, E>) -> Result<T, E> {
+        self.retry_async_with_sleep(op, crate::sleep::tokio).await
+    }
+
+    /// [`retry_async`](Policy::retry_async) with your own sleep, for another
+    /// executor or a test that records the delays.
+    ///
+    /// ```
+    /// use backoff_runtime::{Jitter, Policy};
+    /// use std::cell::RefCell;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let slept = RefCell::new(Vec::new());
+    /// let policy = Policy::exponential(Duration::from_millis(10)).jitter(Jitter::None).attempts(3);
+    /// let result: Result<(), &str> = policy
+    ///     .retry_async_with_sleep(async || Err("down"), |d| {
+    ///         slept.borrow_mut().push(d);
+    ///         std::future::ready(())
+    ///     })
+    ///     .await;
+    /// assert_eq!(result, Err("down"));
+    /// assert_eq!(*slept.borrow(), [Duration::from_millis(10), Duration::from_millis(20)]);
+    /// # }
+    /// ```
+    pub async fn retry_async_with_sleep<T, E, Fut>(
+        &self,
+        mut op: impl AsyncFnMut() -> Result<T, E>,
+        mut sleep: impl FnMut(Duration) -> Fut,
+    ) -> Result<T, E>
+    where
+        Fut: Future<Output = ()>,
+    {
+        let clock = clock::for_async();
+        let start = Start::at(self, clock, driver::began(self, clock, false), None);
+        let mut slot = None;
+        loop {
+            let outcome = op().await;
+            let mut progress = Lazy {
+                slot: &mut slot,
+                start: &start,
+            };
+            match driver::after_attempt(&mut progress, outcome, &mut NoHooks, &NoTrace) {
+                // (The error was dropped in there, before this sleep.)
+                ControlFlow::Continue(delay) => sleep(delay).await,
+                ControlFlow::Break(outcome) => return outcome,
+            }
+        }
+    }
+}
+
+/// The blocking loop, of [`Policy::retry`] and of a plain fn under
+/// `#[retry]`: the first attempt inline, and on its failure the rest of the
+/// loop out of line, so that a call that succeeds at once pays for its
+/// test of the outcome alone (the retry state, the sleep and the registers
+/// they need are the failure path's).
+#[inline(always)]
+pub(crate) fn blocking<S: Strategy, T, E>(
+    start: &Start<'_, S>,
+    trace: impl Trace<E>,
+    mut op: impl FnMut() -> Result<T, E>,
+) -> Result<T, E> {
+    match op() {
+        Ok(v) => Ok(v),
+        Err(e) => blocking_after(start, trace, op, e),
+    }
+}
+
+/// [`blocking`] after the first attempt failed with `error`: the one piece
+/// of the failure path that is compiled once per function. It takes the
+/// attempts by value (so that the success path keeps their captures in
+/// registers, not in a frame of its own), and hands them to the shared
+/// loop as a pointer.
+#[cold]
+#[inline(never)]
+fn blocking_after<S: Strategy, T, E>(
+    start: &Start<'_, S>,
+    trace: impl Trace<E>,
+    mut op: impl FnMut() -> Result<T, E>,
+    error: E,
+) -> Result<T, E> {
+    blocking_shared(start, trace, &mut op, error)
+}
+
+/// The attempts of a blocking loop, as the shared loop calls them: a trait
+/// of one method, so that the pointer's table holds the attempts alone
+/// (`dyn FnMut` would hold a by-value `call_once` as well, into which the
+/// optimizer copies the body once more).
+trait Attempts<T, E> {
+    /// One attempt.
+    fn attempt(&mut self) -> Result<T, E>;
+}
+
+impl<T, E, F: FnMut() -> Result<T, E>> Attempts<T, E> for F {
+    #[inline]
+    fn attempt(&mut self) -> Result<T, E> {
+        self()
+    }
+}
+
+/// The loop of [`blocking_after`].
+///
+/// It takes the attempts as `&mut dyn Attempts`, so that it is generic over
+/// the strategy, the outcome's types and the trace only: the functions of a
+/// crate that share them share one copy of this loop, and a function's
+/// body is compiled twice in all (inline for the first attempt, and once
+/// behind the pointer), not once more per function and per peeled
+/// iteration. The price is an indirect call per retry.
+#[inline(never)]
+fn blocking_shared<S: Strategy, T, E>(
+    start: &Start<'_, S>,
+    trace: impl Trace<E>,
+    op: &mut dyn Attempts<T, E>,
+    error: E,
+) -> Result<T, E> {
+    let mut slot = None;
+    let mut outcome = Err(error);
+    loop {
+        let mut progress = Lazy {
+            slot: &mut slot,
+            start,
+        };
+        match driver::after_attempt(&mut progress, outcome, &mut NoHooks, &trace) {
+            // (The error was dropped in there, before this sleep.)
+            ControlFlow::Continue(delay) => crate::sleep::blocking(delay),
+            ControlFlow::Break(outcome) => return outcome,
+        }
+        outcome = op.attempt();
+    }
+}

@@ -1,0 +1,101 @@
+//! How a call that gave up ended: what `on_giveup` is told.
+
+use core::time::Duration;
+
+/// Why a call gave up: the reason in [`GiveUp`], readable after a loop with
+/// [`RetryState::give_up`](crate::RetryState::give_up).
+///
+/// ```
+/// use backoff_runtime::{GiveUpReason, Policy};
+///
+/// let policy = Policy::immediate().attempts(2);
+/// let mut state = policy.start();
+/// assert!(state.next_delay().is_some());
+/// assert!(state.next_delay().is_none());
+/// assert_eq!(state.give_up_reason(), Some(GiveUpReason::Attempts));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GiveUpReason {
+    /// `when` (or `when_ok`) said stop: it returned `false` or
+    /// [`Decision::Stop`].
+    Stopped,
+    /// The attempt limit was reached.
+    Attempts,
+    /// The next sleep would end past `max_elapsed`, or a
+    /// [`Decision::RetryAfter`] asked for longer than that deadline allows or
+    /// than `retry_after_max`.
+    Deadline,
+    /// The shared [`RetryBudget`](crate::RetryBudget) had no token left.
+    Budget,
+    /// The [`CircuitBreaker`](crate::CircuitBreaker) refused the call, or
+    /// would still be open when the next attempt is due.
+    CircuitOpen,
+    /// The whole call ran past its `timeout`.
+    Timeout,
+}
+
+impl GiveUpReason {
+    /// A short lowercase name, as `tracing` events report it: `"stopped"`,
+    /// `"attempts"`, `"deadline"`, `"budget"`, `"circuit_open"`, `"timeout"`.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::GiveUpReason::CircuitOpen.as_str(), "circuit_open");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            GiveUpReason::Stopped => "stopped",
+            GiveUpReason::Attempts => "attempts",
+            GiveUpReason::Deadline => "deadline",
+            GiveUpReason::Budget => "budget",
+            GiveUpReason::CircuitOpen => "circuit_open",
+            GiveUpReason::Timeout => "timeout",
+        }
+    }
+}
+
+impl core::fmt::Display for GiveUpReason {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What `on_giveup` is told when a call ends with an outcome it did not
+/// accept: how many calls were made, for how long, and why it stopped.
+///
+/// ```
+/// use backoff_runtime::{GiveUp, GiveUpReason};
+/// use std::time::Duration;
+///
+/// fn report(outcome: &Result<u32, std::io::Error>, g: &GiveUp) {
+///     if let Err(e) = outcome {
+///         eprintln!("gave up after {} calls ({}): {e}", g.attempts, g.reason);
+///     }
+/// }
+/// report(
+///     &Err(std::io::Error::other("down")),
+///     &GiveUp::new(3, Duration::from_millis(300), GiveUpReason::Attempts),
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct GiveUp {
+    /// Calls made, the failed last one included; 0 when a circuit breaker
+    /// refused the first attempt.
+    pub attempts: u32,
+    /// Time since the call began.
+    pub elapsed: Duration,
+    /// Why the call stopped.
+    pub reason: GiveUpReason,
+}
+
+impl GiveUp {
+    /// A give-up report, for testing your own `on_giveup` hooks.
+    pub const fn new(attempts: u32, elapsed: Duration, reason: GiveUpReason) -> Self {
+        GiveUp {
+            attempts,
+            elapsed,
+            reason,
+        }
+    }
+}
