@@ -189,6 +189,32 @@ impl<S: Strategy> Progress for Lazy<'_, '_, S> {
     }
 }
 
+/// A state already built (a blocking loop after its first failure).
+impl<S: Strategy> Progress for RetryState<'_, S> {
+    #[inline(always)]
+    fn step(&mut self, decision: Decision) -> Option<Duration> {
+        self.next_delay_for(decision)
+    }
+
+    #[inline]
+    fn succeeded(&mut self) {
+        self.on_success();
+    }
+
+    #[inline]
+    fn attempt(&self) -> u32 {
+        RetryState::attempt(self)
+    }
+
+    fn event(&self, delay: Duration) -> RetryEvent {
+        RetryState::event(self, delay)
+    }
+
+    fn report(&self) -> GiveUp {
+        RetryState::report(self)
+    }
+}
+
 /// The step of every loop that keeps a [`RetryState`]: the state, built
 /// from `start` if this is the first failure, asked for the delay.
 #[inline(always)]
@@ -219,6 +245,8 @@ pub(crate) fn succeeded<S>(slot: &mut Option<RetryState<'_, S>>, budget: Option<
 /// A loop's hooks, as the driver calls them. Each has a default: every
 /// error is retried, every `Ok` accepted, nothing is told.
 pub(crate) trait Hooks<T, E> {
+    /// Whether there is an `on_retry` (the event is built only if so).
+    const ON_RETRY: bool = false;
     /// Whether a hook reads the [`GiveUp`] report.
     const REPORTS: bool = false;
 
@@ -294,7 +322,9 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>>(
     };
     match progress.step(decision) {
         Some(delay) => {
-            hooks.on_retry(&outcome, &progress.event(delay));
+            if H::ON_RETRY {
+                hooks.on_retry(&outcome, &progress.event(delay));
+            }
             if let Err(error) = &outcome {
                 trace.retry(error, progress.attempt(), delay);
             }

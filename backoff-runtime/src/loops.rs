@@ -2,6 +2,7 @@
 //! [`Policy::retry_async`] and [`Policy::retry_async_with_sleep`]. Each ends
 //! an attempt in the [driver](crate::driver).
 
+use core::convert::Infallible;
 use core::future::Future;
 use core::ops::ControlFlow;
 use core::time::Duration;
@@ -182,18 +183,20 @@ fn blocking_shared<S: Strategy, T, E>(
     op: &mut dyn Attempts<T, E>,
     error: E,
 ) -> Result<T, E> {
-    let mut slot = None;
-    let mut outcome = Err(error);
+    // (No budget or breaker here, so an `Ok` tells no one: the loop keeps
+    // the error alone, as `Result<Infallible, E>`, the layout of `E`.)
+    let mut state = start.state();
+    let mut error = error;
     loop {
-        let mut progress = Lazy {
-            slot: &mut slot,
-            start,
-        };
-        match driver::after_attempt(&mut progress, outcome, &mut NoHooks, &trace) {
+        match driver::after_attempt(&mut state, Err::<Infallible, E>(error), &mut NoHooks, &trace) {
             // (The error was dropped in there, before this sleep.)
             ControlFlow::Continue(delay) => crate::sleep::blocking(delay),
-            ControlFlow::Break(outcome) => return outcome,
+            ControlFlow::Break(Err(error)) => return Err(error),
+            ControlFlow::Break(Ok(never)) => match never {},
         }
-        outcome = op.attempt();
+        error = match op.attempt() {
+            Ok(value) => return Ok(value),
+            Err(error) => error,
+        };
     }
 }

@@ -423,6 +423,7 @@ where
     N: OnRetry<T, E>,
     G: OnGiveUp<T, E>,
 {
+    const ON_RETRY: bool = N::TIMED;
     const REPORTS: bool = G::TIMED;
 
     #[inline]
