@@ -59,6 +59,9 @@ pub struct RetryBudget {
     tokens: AtomicU64,
     max: u64,
     refill: u64,
+    /// Its name, for the `backoff.budget.tokens` gauge.
+    #[cfg(feature = "opentelemetry")]
+    name: Option<&'static str>,
 }
 
 impl RetryBudget {
@@ -75,6 +78,56 @@ impl RetryBudget {
             tokens: AtomicU64::new(max),
             max,
             refill,
+            #[cfg(feature = "opentelemetry")]
+            name: None,
+        }
+    }
+
+    /// Names this budget: with the feature `opentelemetry`, the tokens left
+    /// after each spend and refill are recorded in the gauge
+    /// `backoff.budget.tokens` with the attribute `budget` = `name` (an
+    /// unnamed budget records nothing). Without the feature the name is
+    /// ignored.
+    ///
+    /// ```
+    /// use backoff_runtime::RetryBudget;
+    ///
+    /// static PAYMENTS: RetryBudget = RetryBudget::new(10, 0.1).named("payments");
+    /// assert!(PAYMENTS.try_spend());
+    /// ```
+    pub const fn named(self, name: &'static str) -> Self {
+        #[cfg(feature = "opentelemetry")]
+        {
+            let mut this = self;
+            this.name = Some(name);
+            this
+        }
+        #[cfg(not(feature = "opentelemetry"))]
+        {
+            let _ = name;
+            self
+        }
+    }
+
+    /// Its [name](RetryBudget::named), if it has one (feature
+    /// `opentelemetry`).
+    ///
+    /// ```
+    /// use backoff_runtime::RetryBudget;
+    ///
+    /// assert_eq!(RetryBudget::new(10, 0.1).named("payments").name(), Some("payments"));
+    /// ```
+    #[cfg(feature = "opentelemetry")]
+    pub const fn name(&self) -> Option<&'static str> {
+        self.name
+    }
+
+    /// Records the tokens left in the gauge, if this budget is named.
+    #[inline(always)]
+    fn record_tokens(&self) {
+        #[cfg(feature = "opentelemetry")]
+        if let Some(name) = self.name {
+            crate::metrics::budget_tokens(name, self.tokens());
         }
     }
 
@@ -82,11 +135,16 @@ impl RetryBudget {
     /// one token is left.
     #[inline]
     pub fn try_spend(&self) -> bool {
-        self.tokens
+        let spent = self
+            .tokens
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
                 t.checked_sub(MILLI)
             })
-            .is_ok()
+            .is_ok();
+        if spent {
+            self.record_tokens();
+        }
+        spent
     }
 
     /// Gives back `token_ratio` tokens for a success, up to `max_tokens`.
@@ -110,6 +168,7 @@ impl RetryBudget {
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
                 (t < self.max).then(|| t.saturating_add(self.refill).min(self.max))
             });
+        self.record_tokens();
     }
 
     /// The tokens left.

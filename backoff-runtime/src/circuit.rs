@@ -178,6 +178,9 @@ pub struct CircuitBreaker {
     failure_threshold: u32,
     success_threshold: u32,
     open_for: Duration,
+    /// Its name, for the `backoff.breaker.state` gauge.
+    #[cfg(feature = "opentelemetry")]
+    name: Option<&'static str>,
 }
 
 impl CircuitBreaker {
@@ -199,6 +202,68 @@ impl CircuitBreaker {
                 success_threshold
             },
             open_for,
+            #[cfg(feature = "opentelemetry")]
+            name: None,
+        }
+    }
+
+    /// Names this breaker: with the feature `opentelemetry`, each change
+    /// of its state is recorded in the gauge `backoff.breaker.state`
+    /// (0 closed, 1 half-open, 2 open) with the attribute `breaker` =
+    /// `name` (an unnamed breaker records nothing). Without the feature the
+    /// name is ignored.
+    ///
+    /// ```
+    /// use backoff_runtime::CircuitBreaker;
+    /// use std::time::Duration;
+    ///
+    /// static PAYMENTS: CircuitBreaker =
+    ///     CircuitBreaker::new(5, 1, Duration::from_secs(30)).named("payments");
+    /// assert!(PAYMENTS.acquire_with(std::time::Instant::now).is_ok());
+    /// ```
+    pub const fn named(self, name: &'static str) -> Self {
+        #[cfg(feature = "opentelemetry")]
+        {
+            let mut this = self;
+            this.name = Some(name);
+            this
+        }
+        #[cfg(not(feature = "opentelemetry"))]
+        {
+            let _ = name;
+            self
+        }
+    }
+
+    /// Its [name](CircuitBreaker::named), if it has one (feature
+    /// `opentelemetry`).
+    ///
+    /// ```
+    /// use backoff_runtime::CircuitBreaker;
+    /// use std::time::Duration;
+    ///
+    /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30)).named("payments");
+    /// assert_eq!(breaker.name(), Some("payments"));
+    /// ```
+    #[cfg(feature = "opentelemetry")]
+    pub const fn name(&self) -> Option<&'static str> {
+        self.name
+    }
+
+    /// Records a change from the word `before` to the state `after` in the
+    /// gauge, if this breaker is named and the state changed.
+    #[cfg(feature = "opentelemetry")]
+    #[cold]
+    fn record_state(&self, before: u64, after: u64) {
+        if let Some(name) = self.name
+            && Packed::load(before).state != after
+        {
+            let gauge = match after {
+                CLOSED => 0,
+                HALF_OPEN => 1,
+                _ => 2,
+            };
+            crate::metrics::breaker_state(name, gauge);
         }
     }
 
@@ -288,6 +353,12 @@ impl CircuitBreaker {
                     _ => None,
                 }
             });
+        #[cfg(feature = "opentelemetry")]
+        if let Ok(before) = result
+            && trial
+        {
+            self.record_state(before, HALF_OPEN);
+        }
         match result {
             Ok(_) => Ok(Permit {
                 breaker: self,
@@ -322,11 +393,17 @@ impl CircuitBreaker {
     }
 
     fn update(&self, f: impl Fn(Packed) -> Option<Packed>) {
-        let _ = self
+        let _result = self
             .word
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |word| {
                 f(Packed::load(word)).map(Packed::store)
             });
+        #[cfg(feature = "opentelemetry")]
+        if let Ok(before) = _result
+            && let Some(after) = f(Packed::load(before))
+        {
+            self.record_state(before, after.state);
+        }
     }
 
     /// A success: closes a half-open breaker (after enough trials) and

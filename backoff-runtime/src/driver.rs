@@ -276,6 +276,114 @@ pub(crate) struct NoHooks;
 
 impl<T, E> Hooks<T, E> for NoHooks {}
 
+/// A call's metrics (feature `opentelemetry`, see [`crate::metrics`]):
+/// started by [`begin`](Recording::begin) when the call begins, told of
+/// each attempt's start and end and of the call's end. Recording is live
+/// only if [`metrics::install`](crate::metrics::install) turned it on
+/// before the call began; otherwise each method is one branch, and no
+/// clock is read. Without the feature it is zero-sized and every method is
+/// empty.
+#[derive(Debug, Clone, Copy)]
+pub struct Recording {
+    #[cfg(feature = "opentelemetry")]
+    live: Option<crate::metrics::Live>,
+}
+
+impl Recording {
+    /// Records nothing.
+    pub const OFF: Recording = Recording {
+        #[cfg(feature = "opentelemetry")]
+        live: None,
+    };
+
+    /// A call of `function` begins: the clock is read if recording is on.
+    #[inline(always)]
+    pub fn begin(function: &'static str) -> Self {
+        #[cfg(feature = "opentelemetry")]
+        if crate::metrics::on() {
+            return Recording {
+                live: crate::metrics::Live::begin(function),
+            };
+        }
+        let _ = function;
+        Recording::OFF
+    }
+
+    /// Whether recording is on for calls that begin now (see
+    /// [`metrics::install`](crate::metrics::install)); always `false`
+    /// without the feature.
+    #[inline(always)]
+    pub fn is_on() -> bool {
+        #[cfg(feature = "opentelemetry")]
+        return crate::metrics::on();
+        #[cfg(not(feature = "opentelemetry"))]
+        false
+    }
+
+    /// Whether this call records (the driver then builds the report on
+    /// giving up, for its reason).
+    #[inline(always)]
+    pub fn is_live(&self) -> bool {
+        #[cfg(feature = "opentelemetry")]
+        return self.live.is_some();
+        #[cfg(not(feature = "opentelemetry"))]
+        false
+    }
+
+    /// An attempt is about to run (the first one's start is the call's).
+    #[inline(always)]
+    pub fn attempt_starts(&mut self) {
+        #[cfg(feature = "opentelemetry")]
+        if let Some(live) = &mut self.live {
+            live.attempt_starts();
+        }
+    }
+
+    /// The attempt ended with an accepted `Ok`: the call succeeded.
+    #[inline(always)]
+    pub fn succeeded(&mut self) {
+        #[cfg(feature = "opentelemetry")]
+        if let Some(live) = &mut self.live {
+            live.succeeded();
+        }
+    }
+
+    /// The attempt ended with an error (or, `rejected_ok`, an `Ok` that
+    /// `when_ok` rejected) and is retried after `delay`.
+    #[inline(always)]
+    pub fn retried(&mut self, rejected_ok: bool, delay: Duration) {
+        #[cfg(feature = "opentelemetry")]
+        if let Some(live) = &mut self.live {
+            live.retrying(outcome(rejected_ok), delay);
+        }
+        let _ = (rejected_ok, delay);
+    }
+
+    /// The call gave up for `reason`, after an attempt that ended with an
+    /// error (or, `Some(true)`, a rejected `Ok`), or with none ended
+    /// (`None`: a breaker refused it, or a timeout cancelled the attempt
+    /// in flight).
+    #[inline(always)]
+    pub fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason) {
+        #[cfg(feature = "opentelemetry")]
+        if let Some(live) = &mut self.live {
+            live.gave_up(ended.map(outcome), reason);
+        }
+        let _ = (ended, reason);
+    }
+}
+
+/// The outcome of a failed attempt, for the metrics.
+#[cfg(feature = "opentelemetry")]
+#[inline(always)]
+fn outcome(rejected_ok: bool) -> crate::metrics::Outcome {
+    if rejected_ok {
+        crate::metrics::Outcome::RejectedOk
+    } else {
+        crate::metrics::Outcome::Error
+    }
+}
+
 /// What a loop reports to `tracing`: [`NoTrace`] without the `tracing`
 /// feature (nothing, at no cost), else the attribute's `Traced`, the
 /// function's name and how to show its error.
@@ -309,11 +417,13 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>>(
     outcome: Result<T, E>,
     hooks: &mut H,
     trace: &R,
+    recording: &mut Recording,
 ) -> ControlFlow<Result<T, E>, Duration> {
     let decision = match &outcome {
         Ok(value) => match hooks.when_ok(value) {
             Decision::Stop => {
                 progress.succeeded();
+                recording.succeeded();
                 return ControlFlow::Break(outcome);
             }
             decision => decision,
@@ -322,6 +432,7 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>>(
     };
     match progress.step(decision) {
         Some(delay) => {
+            recording.retried(outcome.is_ok(), delay);
             if H::ON_RETRY {
                 hooks.on_retry(&outcome, &progress.event(delay));
             }
@@ -333,21 +444,29 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>>(
             drop(outcome);
             ControlFlow::Continue(delay)
         }
-        None => ControlFlow::Break(give_up(&*progress, outcome, hooks, trace)),
+        None => {
+            let ended = Some(outcome.is_ok());
+            ControlFlow::Break(give_up(&*progress, outcome, hooks, trace, recording, ended))
+        }
     }
 }
 
-/// The call gives up with `outcome`: the report, built only if a hook or
-/// the trace reads it, the trace, `on_giveup`; then the outcome, unchanged.
+/// The call gives up with `outcome`: the report, built only if a hook, the
+/// trace or the metrics read it, the trace, the metrics (`ended`: whether
+/// an attempt just ended, with a rejected `Ok`; see
+/// [`Recording::gave_up`]), `on_giveup`; then the outcome, unchanged.
 #[inline]
 pub(crate) fn give_up<T, E, H: Hooks<T, E>, R: Trace<E>>(
     progress: &impl Progress,
     outcome: Result<T, E>,
     hooks: &mut H,
     trace: &R,
+    recording: &mut Recording,
+    ended: Option<bool>,
 ) -> Result<T, E> {
-    if H::REPORTS || R::ENABLED {
+    if H::REPORTS || R::ENABLED || recording.is_live() {
         let report = progress.report();
+        recording.gave_up(ended, report.reason);
         if let Err(error) = &outcome {
             trace.give_up(error, &report);
         }

@@ -163,6 +163,8 @@ mod driver;
 pub mod http;
 #[cfg(feature = "std")]
 mod loops;
+#[cfg(feature = "opentelemetry")]
+pub mod metrics;
 #[cfg(feature = "std")]
 pub mod retrying;
 #[cfg(feature = "std")]

@@ -8,7 +8,7 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::clock;
-use crate::driver::{self, Lazy, NoHooks, NoTrace, Start, Trace};
+use crate::driver::{self, Lazy, NoHooks, NoTrace, Recording, Start, Trace};
 use crate::policy::Policy;
 use crate::strategy::Strategy;
 
@@ -39,7 +39,7 @@ impl<S: Strategy> Policy<S> {
             driver::began(self, clock::system, false),
             None,
         );
-        blocking(&start, NoTrace, op)
+        blocking(&start, Recording::begin(self.function()), NoTrace, op)
     }
 
     /// The async loop: awaits `op()` until it succeeds or the policy gives
@@ -103,14 +103,22 @@ impl<S: Strategy> Policy<S> {
     {
         let clock = clock::for_async();
         let start = Start::at(self, clock, driver::began(self, clock, false), None);
+        let mut recording = Recording::begin(self.function());
         let mut slot = None;
         loop {
+            recording.attempt_starts();
             let outcome = op().await;
             let mut progress = Lazy {
                 slot: &mut slot,
                 start: &start,
             };
-            match driver::after_attempt(&mut progress, outcome, &mut NoHooks, &NoTrace) {
+            match driver::after_attempt(
+                &mut progress,
+                outcome,
+                &mut NoHooks,
+                &NoTrace,
+                &mut recording,
+            ) {
                 // (The error was dropped in there, before this sleep.)
                 ControlFlow::Continue(delay) => sleep(delay).await,
                 ControlFlow::Break(outcome) => return outcome,
@@ -127,12 +135,17 @@ impl<S: Strategy> Policy<S> {
 #[inline(always)]
 pub(crate) fn blocking<S: Strategy, T, E>(
     start: &Start<'_, S>,
+    recording: Recording,
     trace: impl Trace<E>,
     mut op: impl FnMut() -> Result<T, E>,
 ) -> Result<T, E> {
+    let mut recording = recording;
     match op() {
-        Ok(v) => Ok(v),
-        Err(e) => blocking_after(start, trace, op, e),
+        Ok(v) => {
+            recording.succeeded();
+            Ok(v)
+        }
+        Err(e) => blocking_after(start, recording, trace, op, e),
     }
 }
 
@@ -145,11 +158,12 @@ pub(crate) fn blocking<S: Strategy, T, E>(
 #[inline(never)]
 fn blocking_after<S: Strategy, T, E>(
     start: &Start<'_, S>,
+    recording: Recording,
     trace: impl Trace<E>,
     mut op: impl FnMut() -> Result<T, E>,
     error: E,
 ) -> Result<T, E> {
-    blocking_shared(start, trace, &mut op, error)
+    blocking_shared(start, recording, trace, &mut op, error)
 }
 
 /// The attempts of a blocking loop, as the shared loop calls them: a trait
@@ -179,6 +193,7 @@ impl<T, E, F: FnMut() -> Result<T, E>> Attempts<T, E> for F {
 #[inline(never)]
 fn blocking_shared<S: Strategy, T, E>(
     start: &Start<'_, S>,
+    mut recording: Recording,
     trace: impl Trace<E>,
     op: &mut dyn Attempts<T, E>,
     error: E,
@@ -188,14 +203,24 @@ fn blocking_shared<S: Strategy, T, E>(
     let mut state = start.state();
     let mut error = error;
     loop {
-        match driver::after_attempt(&mut state, Err::<Infallible, E>(error), &mut NoHooks, &trace) {
+        match driver::after_attempt(
+            &mut state,
+            Err::<Infallible, E>(error),
+            &mut NoHooks,
+            &trace,
+            &mut recording,
+        ) {
             // (The error was dropped in there, before this sleep.)
             ControlFlow::Continue(delay) => crate::sleep::blocking(delay),
             ControlFlow::Break(Err(error)) => return Err(error),
             ControlFlow::Break(Ok(never)) => match never {},
         }
+        recording.attempt_starts();
         error = match op.attempt() {
-            Ok(value) => return Ok(value),
+            Ok(value) => {
+                recording.succeeded();
+                return Ok(value);
+            }
             Err(error) => error,
         };
     }

@@ -69,6 +69,9 @@ pub struct Policy<S = Builtin> {
     retry_after_max: Duration,
     seed: Option<u64>,
     throttle: Option<Throttle>,
+    /// What the metrics call the function this policy retries.
+    #[cfg(feature = "opentelemetry")]
+    name: Option<&'static str>,
 }
 
 /// The schedule and limit for errors classified
@@ -97,6 +100,8 @@ impl Policy<Builtin> {
             retry_after_max: DEFAULT_RETRY_AFTER_MAX,
             seed: None,
             throttle: None,
+            #[cfg(feature = "opentelemetry")]
+            name: None,
         }
     }
 
@@ -181,7 +186,61 @@ impl<S> Policy<S> {
             retry_after_max: DEFAULT_RETRY_AFTER_MAX,
             seed: None,
             throttle: None,
+            #[cfg(feature = "opentelemetry")]
+            name: None,
         }
+    }
+
+    /// Names what this policy retries, for the metrics (feature
+    /// `opentelemetry`): the `function` attribute of the calls that
+    /// [`retry`](Policy::retry), [`retry_async`](Policy::retry_async),
+    /// [`retrying`](Policy::retrying) and the `tower` policy make with it
+    /// (`"unnamed"` without a name). Without the feature the name is
+    /// ignored.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    ///
+    /// static FETCH: Policy = Policy::immediate().attempts(3).named("app::fetch_user");
+    /// assert_eq!(FETCH.retry(|| Ok::<_, ()>(1)), Ok(1));
+    /// ```
+    pub const fn named(self, name: &'static str) -> Self {
+        #[cfg(feature = "opentelemetry")]
+        {
+            let mut this = self;
+            this.name = Some(name);
+            this
+        }
+        #[cfg(not(feature = "opentelemetry"))]
+        {
+            let _ = name;
+            self
+        }
+    }
+
+    /// The name the metrics give the calls made with this policy:
+    /// [`named`](Policy::named), or `"unnamed"`.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    ///
+    /// assert_eq!(Policy::immediate().name(), "unnamed");
+    /// ```
+    #[cfg(feature = "opentelemetry")]
+    pub const fn name(&self) -> &'static str {
+        match self.name {
+            Some(name) => name,
+            None => crate::metrics::UNNAMED,
+        }
+    }
+
+    /// The `function` the metrics record for this policy's calls.
+    #[inline(always)]
+    pub(crate) const fn function(&self) -> &'static str {
+        #[cfg(feature = "opentelemetry")]
+        return self.name();
+        #[cfg(not(feature = "opentelemetry"))]
+        ""
     }
 
     /// Sets the jitter applied to each delay.

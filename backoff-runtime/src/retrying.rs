@@ -36,7 +36,7 @@ use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen};
 use crate::clock::{self, Clock};
 use crate::decision::{Decision, IntoDecision};
-use crate::driver::{self, Hooks, Lazy, NoTrace, Start};
+use crate::driver::{self, Hooks, Lazy, NoTrace, Recording, Start};
 use crate::event::RetryEvent;
 use crate::policy::Policy;
 use crate::report::GiveUp;
@@ -285,12 +285,19 @@ where
             if let Err(refused) = run.before_attempt(&mut slot) {
                 return refused;
             }
+            run.recording.attempt_starts();
             let outcome = op();
             let mut progress = Lazy {
                 slot: &mut slot,
                 start: &run.start,
             };
-            match driver::after_attempt(&mut progress, outcome, &mut run.hooks, &NoTrace) {
+            match driver::after_attempt(
+                &mut progress,
+                outcome,
+                &mut run.hooks,
+                &NoTrace,
+                &mut run.recording,
+            ) {
                 ControlFlow::Continue(delay) => crate::sleep::blocking(delay),
                 ControlFlow::Break(outcome) => return outcome,
             }
@@ -316,12 +323,19 @@ where
                     return refused;
                 }
                 calls = calls.saturating_add(1);
+                run.recording.attempt_starts();
                 let outcome = op().await;
                 let mut progress = Lazy {
                     slot: &mut slot,
                     start: &run.start,
                 };
-                match driver::after_attempt(&mut progress, outcome, &mut run.hooks, &NoTrace) {
+                match driver::after_attempt(
+                    &mut progress,
+                    outcome,
+                    &mut run.hooks,
+                    &NoTrace,
+                    &mut run.recording,
+                ) {
                     ControlFlow::Continue(delay) if delay.is_zero() => {}
                     ControlFlow::Continue(delay) => ::tokio::time::sleep(delay).await,
                     ControlFlow::Break(outcome) => return outcome,
@@ -336,6 +350,7 @@ where
             Err(_) => {
                 let outcome = Err(from(Elapsed));
                 let report = run.start.timed_out(calls);
+                run.recording.gave_up(None, report.reason);
                 run.hooks.on_give_up(&outcome, &report);
                 outcome
             }
@@ -354,6 +369,7 @@ where
         )
         .with_circuit(self.circuit.map(|(c, _)| c));
         let run = Run {
+            recording: Recording::begin(self.policy.function()),
             start,
             refused: self.circuit.map(|(_, from)| from),
             hooks: Given {
@@ -371,6 +387,7 @@ where
 /// refusal becomes its error, and its hooks.
 struct Run<'p, S, E, W, K, N, G> {
     start: Start<'p, S>,
+    recording: Recording,
     refused: Option<fn(CircuitOpen) -> E>,
     hooks: Given<W, K, N, G>,
 }
@@ -401,6 +418,8 @@ impl<'p, S: Strategy, E, W, K, N, G> Run<'p, S, E, W, K, N, G> {
                     Err(from(open)),
                     &mut self.hooks,
                     &NoTrace,
+                    &mut self.recording,
+                    None,
                 ))
             }
         }

@@ -91,15 +91,15 @@
 //! hook: wrap the inner service to observe each attempt.
 
 use core::fmt;
-use core::time::Duration;
 
 use ::tower::retry::Policy as TowerPolicy;
 
 use crate::budget::RetryBudget;
 use crate::clock;
 use crate::decision::{Decision, IntoDecision};
-use crate::driver;
+use crate::driver::{self, Recording};
 use crate::policy::Policy;
+use crate::report::GiveUpReason;
 pub use crate::retrying::{AcceptAll, Classify, RetryAll};
 use crate::state::RetryState;
 use crate::strategy::{Builtin, Strategy};
@@ -178,6 +178,8 @@ pub struct RetryPolicy<'p, S = Builtin, W = RetryAll, O = AcceptAll, C = ByClone
     /// This request's progress: built when the request starts if a deadline
     /// or a budget needs it from the start, else on the first failure.
     state: Option<RetryState<'p, S>>,
+    /// This request's metrics (begun when tower clones the policy for it).
+    recording: Recording,
 }
 
 impl<'p, S> RetryPolicy<'p, S> {
@@ -199,6 +201,7 @@ impl<'p, S> RetryPolicy<'p, S> {
             when_ok: AcceptAll,
             clone: ByClone,
             state: None,
+            recording: Recording::OFF,
         }
     }
 }
@@ -256,6 +259,7 @@ impl<'p, S, W, O, C> RetryPolicy<'p, S, W, O, C> {
             when_ok: self.when_ok,
             clone: self.clone,
             state: self.state,
+            recording: self.recording,
         }
     }
 
@@ -304,6 +308,7 @@ impl<'p, S, W, O, C> RetryPolicy<'p, S, W, O, C> {
             when_ok,
             clone: self.clone,
             state: self.state,
+            recording: self.recording,
         }
     }
 
@@ -354,6 +359,7 @@ impl<'p, S, W, O, C> RetryPolicy<'p, S, W, O, C> {
             when_ok: self.when_ok,
             clone,
             state: self.state,
+            recording: self.recording,
         }
     }
 
@@ -430,6 +436,7 @@ impl<S, W: Clone, O: Clone, C: Clone> Clone for RetryPolicy<'_, S, W, O, C> {
             when_ok: self.when_ok.clone(),
             clone: self.clone.clone(),
             state: self.fresh_state(),
+            recording: Recording::begin(self.policy.function()),
         }
     }
 }
@@ -458,6 +465,7 @@ where
             Ok(response) => match self.when_ok.classify(response) {
                 Decision::Stop => {
                     driver::succeeded(&mut self.state, self.budget);
+                    self.recording.succeeded();
                     return None;
                 }
                 retry => retry,
@@ -467,7 +475,16 @@ where
         if self.state.is_none() {
             self.state = Some(self.start());
         }
-        let delay: Duration = self.state.as_mut()?.next_delay_for(decision)?;
+        let rejected_ok = result.is_ok();
+        let state = self.state.as_mut()?;
+        let Some(delay) = state.next_delay_for(decision) else {
+            if self.recording.is_live() {
+                let reason = state.give_up_reason().unwrap_or(GiveUpReason::Attempts);
+                self.recording.gave_up(Some(rejected_ok), reason);
+            }
+            return None;
+        };
+        self.recording.retried(rejected_ok, delay);
         Some(tokio::time::sleep(delay))
     }
 
@@ -475,11 +492,16 @@ where
         // The copy is for the attempt after the one about to start; none can
         // follow the last (a budget must still hear of that one's outcome,
         // which tower reports only for a request it could have retried).
+        // (Nor must the metrics, while recording is on.)
         let next = self.state.as_ref().map_or(0, RetryState::attempt);
         let about_to_start = next.saturating_add(1);
-        if self.budget.is_none() && self.policy.is_last_attempt(about_to_start) {
+        if self.budget.is_none()
+            && !Recording::is_on()
+            && self.policy.is_last_attempt(about_to_start)
+        {
             return None;
         }
+        self.recording.attempt_starts();
         self.clone.clone_request(req)
     }
 }

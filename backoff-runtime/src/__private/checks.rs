@@ -64,7 +64,7 @@ impl<T, E> RetryResult for Result<T, E> {
     }
     #[inline(always)]
     fn retry_blocking_fixed<P: FixedStart>(trace: impl Trace<E>, op: impl FnMut() -> Self) -> Self {
-        crate::loops::blocking(P::START, trace, op)
+        crate::loops::blocking(P::START, Recording::OFF, trace, op)
     }
     #[inline(always)]
     fn retry_blocking<S: Strategy>(
@@ -72,7 +72,7 @@ impl<T, E> RetryResult for Result<T, E> {
         trace: impl Trace<E>,
         op: impl FnMut() -> Self,
     ) -> Self {
-        crate::loops::blocking(start, trace, op)
+        crate::loops::blocking(start, Recording::OFF, trace, op)
     }
     #[cfg(feature = "tracing")]
     #[inline(always)]

@@ -33,7 +33,7 @@ pub use crate::budget::RetryBudget;
 pub use crate::circuit::{CircuitBreaker, CircuitOpen};
 pub use crate::clock::Clock;
 pub use crate::decision::{Decision, IntoDecision};
-pub use crate::driver::{NoTrace, Start, Trace};
+pub use crate::driver::{NoTrace, Recording, Start, Trace};
 pub use crate::event::{AttemptContext, RetryEvent};
 pub use crate::jitter::Jitter;
 pub use crate::policy::Policy;

@@ -211,11 +211,13 @@ pub fn after_carried<P: FixedStart, T, E>(
     trace: impl Trace<E>,
     outcome: Result<T, E>,
 ) -> ControlFlow<Result<T, E>, Duration> {
+    let mut recording = Recording::OFF;
     driver::after_attempt(
         &mut Compact::<P>(carried),
         outcome,
         &mut driver::NoHooks,
         &trace,
+        &mut recording,
     )
 }
 

@@ -1,0 +1,361 @@
+//! OpenTelemetry metrics (feature `opentelemetry`): every retried call
+//! records its attempts, their durations, the call's duration and outcome,
+//! and the delays slept, through the global meter provider
+//! ([`opentelemetry::global`]), meter `backoff`; named breakers and budgets
+//! record their state.
+//!
+//! | instrument | kind, unit | attributes |
+//! |---|---|---|
+//! | `backoff.attempts` | counter | `function`, `attempt.type` (`original` · `retry` · `hedge`), `outcome` (`ok` · `error` · `rejected_ok`) |
+//! | `backoff.attempt.duration` | histogram, s | `function`, `outcome` |
+//! | `backoff.call.duration` | histogram, s | `function`, `outcome` (`ok` · `gave_up`), `give_up.reason` (only when given up), `attempts` |
+//! | `backoff.retry.delay` | histogram, s | `function` |
+//! | `backoff.breaker.state` | gauge (0 closed, 1 half-open, 2 open) | `breaker` |
+//! | `backoff.budget.tokens` | gauge | `budget` |
+//!
+//! # Turning recording on: [`install`]
+//!
+//! OpenTelemetry's API cannot tell whether the global provider is a real
+//! one or its no-op default, so recording starts when you say so: call
+//! [`install`] after [`opentelemetry::global::set_meter_provider`]. It
+//! builds the instruments from the global provider and turns recording on
+//! for the whole process. Until then (and after [`uninstall`]) a call
+//! records nothing, builds nothing and reads no clock: its cost is one
+//! relaxed atomic load and a branch when it begins, and a branch when it
+//! ends. Installing again rebuilds the instruments from the provider
+//! installed at that time.
+//!
+//! ```
+//! use opentelemetry::global;
+//! # let provider = opentelemetry::metrics::NoopMeterProvider::new();
+//! global::set_meter_provider(provider); // your SDK's provider
+//! backoff_runtime::metrics::install();
+//! assert!(backoff_runtime::metrics::is_installed());
+//! # backoff_runtime::metrics::uninstall();
+//! ```
+//!
+//! # Names
+//!
+//! `function` is what the call is known by: for `#[retry]`,
+//! `module_path!()::name`, fixed at compile time; for
+//! [`Policy::retry`](crate::Policy::retry), `retry_async`, `retrying` and the
+//! `tower` policy, the policy's [`named`](crate::Policy::named) (or
+//! [`UNNAMED`]). Breakers and budgets record their gauges only when
+//! [`named`](crate::CircuitBreaker::named): unnamed ones would share one
+//! series.
+
+use core::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::RwLock;
+use std::time::Instant;
+
+use opentelemetry::KeyValue;
+use opentelemetry::metrics::{Counter, Gauge, Histogram, Meter};
+
+use crate::report::GiveUpReason;
+
+/// The meter's name.
+pub const METER: &str = "backoff";
+
+/// The `function` of a call whose policy has no
+/// [`name`](crate::Policy::named).
+pub const UNNAMED: &str = "unnamed";
+
+/// Whether recording is on (see [`install`]).
+static ON: AtomicBool = AtomicBool::new(false);
+
+/// The instruments, once installed.
+static INSTRUMENTS: RwLock<Option<Instruments>> = RwLock::new(None);
+
+/// Histogram buckets in seconds (OpenTelemetry's advice for request
+/// durations, extended to a minute for backoff delays).
+const SECONDS: [f64; 15] = [
+    0.0, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 10.0, 60.0,
+];
+
+struct Instruments {
+    attempts: Counter<u64>,
+    attempt_duration: Histogram<f64>,
+    call_duration: Histogram<f64>,
+    retry_delay: Histogram<f64>,
+    breaker_state: Gauge<u64>,
+    budget_tokens: Gauge<f64>,
+}
+
+impl Instruments {
+    fn new(meter: &Meter) -> Self {
+        let seconds = |name: &'static str, description: &'static str| {
+            meter
+                .f64_histogram(name)
+                .with_unit("s")
+                .with_description(description)
+                .with_boundaries(SECONDS.to_vec())
+                .build()
+        };
+        Instruments {
+            attempts: meter
+                .u64_counter("backoff.attempts")
+                .with_description("Attempts made, by type and outcome")
+                .build(),
+            attempt_duration: seconds("backoff.attempt.duration", "Duration of each attempt"),
+            call_duration: seconds(
+                "backoff.call.duration",
+                "Duration of each retried call, its attempts and sleeps included",
+            ),
+            retry_delay: seconds("backoff.retry.delay", "Delay slept before each retry"),
+            breaker_state: meter
+                .u64_gauge("backoff.breaker.state")
+                .with_description("Circuit breaker state: 0 closed, 1 half-open, 2 open")
+                .build(),
+            budget_tokens: meter
+                .f64_gauge("backoff.budget.tokens")
+                .with_description("Tokens left in a retry budget")
+                .build(),
+        }
+    }
+}
+
+/// Builds the instruments from the global meter provider (meter
+/// [`METER`]) and turns recording on for the process. Call it after
+/// installing your provider; calling it again rebuilds the instruments
+/// from the provider installed then.
+///
+/// ```
+/// backoff_runtime::metrics::install();
+/// assert!(backoff_runtime::metrics::is_installed());
+/// backoff_runtime::metrics::uninstall();
+/// assert!(!backoff_runtime::metrics::is_installed());
+/// ```
+pub fn install() {
+    let instruments = Instruments::new(&opentelemetry::global::meter(METER));
+    let mut slot = INSTRUMENTS.write().unwrap_or_else(|e| e.into_inner());
+    *slot = Some(instruments);
+    ON.store(true, Ordering::Release);
+}
+
+/// Turns recording off and drops the instruments: calls then cost what
+/// they cost before [`install`].
+///
+/// ```
+/// backoff_runtime::metrics::uninstall();
+/// assert!(!backoff_runtime::metrics::is_installed());
+/// ```
+pub fn uninstall() {
+    ON.store(false, Ordering::Release);
+    let mut slot = INSTRUMENTS.write().unwrap_or_else(|e| e.into_inner());
+    *slot = None;
+}
+
+/// Whether [`install`] turned recording on.
+///
+/// ```
+/// assert!(!backoff_runtime::metrics::is_installed());
+/// ```
+#[inline]
+pub fn is_installed() -> bool {
+    on()
+}
+
+/// Whether recording is on: one relaxed load.
+#[inline(always)]
+pub(crate) fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+/// Runs `f` with the instruments, if installed.
+#[inline]
+fn with(f: impl FnOnce(&Instruments)) {
+    let slot = INSTRUMENTS.read().unwrap_or_else(|e| e.into_inner());
+    if let Some(instruments) = slot.as_ref() {
+        f(instruments);
+    }
+}
+
+/// What an attempt's outcome was, as `backoff.attempts` says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// An `Ok` (accepted).
+    Ok,
+    /// An error.
+    Error,
+    /// An `Ok` that `when_ok` rejected.
+    RejectedOk,
+}
+
+impl Outcome {
+    const fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Error => "error",
+            Outcome::RejectedOk => "rejected_ok",
+        }
+    }
+}
+
+/// `attempt.type` of attempt `number` (from 1). (`hedge` is for hedged
+/// calls.)
+const fn attempt_type(number: u32) -> &'static str {
+    if number <= 1 { "original" } else { "retry" }
+}
+
+/// Records one attempt: `backoff.attempts` and `backoff.attempt.duration`.
+pub(crate) fn attempt(function: &'static str, number: u32, outcome: Outcome, took: Duration) {
+    with(|i| {
+        let outcome = KeyValue::new("outcome", outcome.as_str());
+        let function = KeyValue::new("function", function);
+        i.attempts.add(
+            1,
+            &[
+                function.clone(),
+                KeyValue::new("attempt.type", attempt_type(number)),
+                outcome.clone(),
+            ],
+        );
+        i.attempt_duration
+            .record(took.as_secs_f64(), &[function, outcome]);
+    });
+}
+
+/// Records a granted retry's delay: `backoff.retry.delay`.
+pub(crate) fn delay(function: &'static str, delay: Duration) {
+    with(|i| {
+        i.retry_delay
+            .record(delay.as_secs_f64(), &[KeyValue::new("function", function)]);
+    });
+}
+
+/// Records a call's end: `backoff.call.duration`, `gave_up` with the
+/// reason if `reason` is given, else `ok`.
+pub(crate) fn call(
+    function: &'static str,
+    reason: Option<GiveUpReason>,
+    attempts: u32,
+    took: Duration,
+) {
+    with(|i| {
+        let function = KeyValue::new("function", function);
+        let attempts = KeyValue::new("attempts", i64::from(attempts));
+        let seconds = took.as_secs_f64();
+        match reason {
+            None => i.call_duration.record(
+                seconds,
+                &[function, KeyValue::new("outcome", "ok"), attempts],
+            ),
+            Some(reason) => i.call_duration.record(
+                seconds,
+                &[
+                    function,
+                    KeyValue::new("outcome", "gave_up"),
+                    KeyValue::new("give_up.reason", reason.as_str()),
+                    attempts,
+                ],
+            ),
+        }
+    });
+}
+
+/// Records a named breaker's state: 0 closed, 1 half-open, 2 open.
+#[cold]
+#[inline(never)]
+pub(crate) fn breaker_state(name: &'static str, state: u64) {
+    if on() {
+        with(|i| {
+            i.breaker_state
+                .record(state, &[KeyValue::new("breaker", name)]);
+        });
+    }
+}
+
+/// Records a named budget's tokens.
+#[cold]
+#[inline(never)]
+pub(crate) fn budget_tokens(name: &'static str, tokens: f64) {
+    if on() {
+        with(|i| {
+            i.budget_tokens
+                .record(tokens, &[KeyValue::new("budget", name)]);
+        });
+    }
+}
+
+/// One call's recording, started when recording was on as the call began:
+/// the function, the times, the attempts counted.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Live {
+    function: &'static str,
+    began: Instant,
+    attempt_began: Instant,
+    attempts: u32,
+}
+
+impl Live {
+    /// A call beginning now.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn begin(function: &'static str) -> Option<Self> {
+        let now = Instant::now();
+        Some(Live {
+            function,
+            began: now,
+            attempt_began: now,
+            attempts: 0,
+        })
+    }
+
+    /// Another attempt begins now (the first began with the call).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn attempt_starts(&mut self) {
+        if self.attempts > 0 {
+            self.attempt_began = Instant::now();
+        }
+    }
+
+    /// The attempt in flight ended with `outcome`, at `now`.
+    fn attempt_ended(&mut self, outcome: Outcome, now: Instant) {
+        self.attempts = self.attempts.saturating_add(1);
+        let took = now.saturating_duration_since(self.attempt_began);
+        attempt(self.function, self.attempts, outcome, took);
+    }
+
+    /// The attempt ended with `outcome` and the call goes on, after
+    /// `delay`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn retrying(&mut self, outcome: Outcome, delay: Duration) {
+        self.attempt_ended(outcome, Instant::now());
+        self::delay(self.function, delay);
+    }
+
+    /// The attempt ended with an accepted `Ok`: the call succeeded.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn succeeded(&mut self) {
+        let now = Instant::now();
+        self.attempt_ended(Outcome::Ok, now);
+        call(
+            self.function,
+            None,
+            self.attempts,
+            now.saturating_duration_since(self.began),
+        );
+    }
+
+    /// The call gave up for `reason`; `outcome` is its last attempt's, or
+    /// `None` if no attempt ended (a breaker refused it, or a timeout
+    /// cancelled the attempt in flight).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn gave_up(&mut self, outcome: Option<Outcome>, reason: GiveUpReason) {
+        let now = Instant::now();
+        if let Some(outcome) = outcome {
+            self.attempt_ended(outcome, now);
+        }
+        call(
+            self.function,
+            Some(reason),
+            self.attempts,
+            now.saturating_duration_since(self.began),
+        );
+    }
+}
