@@ -296,16 +296,17 @@ impl Recording {
         live: None,
     };
 
-    /// A call of `function` begins: the clock is read if recording is on.
+    /// A call of `function` begins: `clock` is read if recording is on (and
+    /// times the call's attempts).
     #[inline(always)]
-    pub fn begin(function: &'static str) -> Self {
+    pub fn begin(function: &'static str, clock: Clock) -> Self {
         #[cfg(feature = "opentelemetry")]
         if crate::metrics::on() {
             return Recording {
-                live: crate::metrics::Live::begin(function),
+                live: crate::metrics::Live::begin(function, clock),
             };
         }
-        let _ = function;
+        let _ = (function, clock);
         Recording::OFF
     }
 

@@ -39,7 +39,7 @@ impl<S: Strategy> Policy<S> {
             driver::began(self, clock::system, false),
             None,
         );
-        blocking(&start, Recording::begin(self.function()), NoTrace, op)
+        blocking(&start, Recording::begin(self.function(), clock::system), NoTrace, op)
     }
 
     /// The async loop: awaits `op()` until it succeeds or the policy gives
@@ -103,7 +103,7 @@ impl<S: Strategy> Policy<S> {
     {
         let clock = clock::for_async();
         let start = Start::at(self, clock, driver::began(self, clock, false), None);
-        let mut recording = Recording::begin(self.function());
+        let mut recording = Recording::begin(self.function(), clock);
         let mut slot = None;
         loop {
             recording.attempt_starts();

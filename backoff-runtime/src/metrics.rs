@@ -52,6 +52,7 @@ use std::time::Instant;
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Gauge, Histogram, Meter};
 
+use crate::clock::Clock;
 use crate::report::GiveUpReason;
 
 /// The meter's name.
@@ -283,6 +284,7 @@ pub(crate) fn budget_tokens(name: &'static str, tokens: f64) {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Live {
     function: &'static str,
+    clock: Clock,
     began: Instant,
     attempt_began: Instant,
     attempts: u32,
@@ -292,10 +294,11 @@ impl Live {
     /// A call beginning now.
     #[cold]
     #[inline(never)]
-    pub(crate) fn begin(function: &'static str) -> Option<Self> {
-        let now = Instant::now();
+    pub(crate) fn begin(function: &'static str, clock: Clock) -> Option<Self> {
+        let now = clock();
         Some(Live {
             function,
+            clock,
             began: now,
             attempt_began: now,
             attempts: 0,
@@ -307,7 +310,7 @@ impl Live {
     #[inline(never)]
     pub(crate) fn attempt_starts(&mut self) {
         if self.attempts > 0 {
-            self.attempt_began = Instant::now();
+            self.attempt_began = (self.clock)();
         }
     }
 
@@ -323,7 +326,7 @@ impl Live {
     #[cold]
     #[inline(never)]
     pub(crate) fn retrying(&mut self, outcome: Outcome, delay: Duration) {
-        self.attempt_ended(outcome, Instant::now());
+        self.attempt_ended(outcome, (self.clock)());
         self::delay(self.function, delay);
     }
 
@@ -331,7 +334,7 @@ impl Live {
     #[cold]
     #[inline(never)]
     pub(crate) fn succeeded(&mut self) {
-        let now = Instant::now();
+        let now = (self.clock)();
         self.attempt_ended(Outcome::Ok, now);
         call(
             self.function,
@@ -347,7 +350,7 @@ impl Live {
     #[cold]
     #[inline(never)]
     pub(crate) fn gave_up(&mut self, outcome: Option<Outcome>, reason: GiveUpReason) {
-        let now = Instant::now();
+        let now = (self.clock)();
         if let Some(outcome) = outcome {
             self.attempt_ended(outcome, now);
         }

@@ -369,7 +369,7 @@ where
         )
         .with_circuit(self.circuit.map(|(c, _)| c));
         let run = Run {
-            recording: Recording::begin(self.policy.function()),
+            recording: Recording::begin(self.policy.function(), clock),
             start,
             refused: self.circuit.map(|(_, from)| from),
             hooks: Given {

@@ -436,7 +436,7 @@ impl<S, W: Clone, O: Clone, C: Clone> Clone for RetryPolicy<'_, S, W, O, C> {
             when_ok: self.when_ok.clone(),
             clone: self.clone.clone(),
             state: self.fresh_state(),
-            recording: Recording::begin(self.policy.function()),
+            recording: Recording::begin(self.policy.function(), clock::for_async()),
         }
     }
 }

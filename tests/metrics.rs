@@ -1,0 +1,435 @@
+//! The `opentelemetry` feature's metrics, read back through the SDK's
+//! in-memory exporter: exact counts per `attempt.type` and `outcome`, the
+//! give-up reason, the call's attempts, durations on tokio's paused clock,
+//! and the breaker's state through a full close → open → half-open → closed
+//! cycle, for each loop (`Policy::retry`, `retry_async`, `retrying`, tower).
+//!
+//! The global provider is process-wide and the tests run in parallel: each
+//! test names its calls (and breakers, budgets) uniquely and reads only its
+//! own series; the exporter keeps cumulative sums, so a read is a total.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use backoff_runtime::{CircuitBreaker, CircuitOpen, Decision, GiveUpReason, Policy, RetryBudget};
+use opentelemetry::{KeyValue, Value};
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+
+/// The provider installed as the global one, and its exporter: set up once.
+fn setup() -> &'static (SdkMeterProvider, InMemoryMetricExporter) {
+    static SETUP: OnceLock<(SdkMeterProvider, InMemoryMetricExporter)> = OnceLock::new();
+    SETUP.get_or_init(|| {
+        let exporter = InMemoryMetricExporter::default();
+        let provider = SdkMeterProvider::builder()
+            .with_reader(PeriodicReader::builder(exporter.clone()).build())
+            .build();
+        opentelemetry::global::set_meter_provider(provider.clone());
+        backoff_runtime::metrics::install();
+        (provider, exporter)
+    })
+}
+
+/// One series: its attributes, and its value (a counter's or a gauge's;
+/// a histogram's sum) and a histogram's count.
+#[derive(Debug, Clone, PartialEq)]
+struct Point {
+    attributes: BTreeMap<String, String>,
+    value: f64,
+    count: u64,
+}
+
+impl Point {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.attributes.get(key).map(String::as_str)
+    }
+}
+
+/// Every series of `metric` whose attribute `key` is `name`, now.
+fn read(metric: &str, key: &str, name: &str) -> Vec<Point> {
+    let (provider, exporter) = setup();
+    provider.force_flush().expect("flush");
+    let finished = exporter.get_finished_metrics().expect("metrics");
+    let mut points = Vec::new();
+    if let Some(last) = finished.last() {
+        for scope in last.scope_metrics() {
+            if scope.scope().name() != "backoff" {
+                continue;
+            }
+            for m in scope.metrics().filter(|m| m.name() == metric) {
+                match m.data() {
+                    AggregatedMetrics::F64(d) => collect(d, &mut points),
+                    AggregatedMetrics::U64(d) => collect(d, &mut points),
+                    AggregatedMetrics::I64(d) => collect(d, &mut points),
+                }
+            }
+        }
+    }
+    points.retain(|p| p.get(key) == Some(name));
+    points
+}
+
+/// The series of `metric` for `function` with these attributes (besides
+/// `function`), exactly.
+fn find(metric: &str, function: &str, with: &[(&str, &str)]) -> Option<Point> {
+    let mut found = read(metric, "function", function)
+        .into_iter()
+        .filter(|p| p.attributes.len() == with.len() + 1 && with.iter().all(|(k, v)| p.get(k) == Some(v)));
+    let first = found.next();
+    assert!(found.next().is_none(), "one series");
+    first
+}
+
+/// A counter's value (0 if the series is absent).
+fn count(function: &str, attempt_type: &str, outcome: &str) -> f64 {
+    find(
+        "backoff.attempts",
+        function,
+        &[("attempt.type", attempt_type), ("outcome", outcome)],
+    )
+    .map_or(0.0, |p| p.value)
+}
+
+trait AsF64: Copy {
+    fn as_f64(self) -> f64;
+}
+impl AsF64 for f64 {
+    fn as_f64(self) -> f64 {
+        self
+    }
+}
+impl AsF64 for u64 {
+    fn as_f64(self) -> f64 {
+        self as f64
+    }
+}
+impl AsF64 for i64 {
+    fn as_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+fn attributes<'a>(kv: impl Iterator<Item = &'a KeyValue>) -> BTreeMap<String, String> {
+    kv.map(|kv| {
+        let v = match &kv.value {
+            Value::String(s) => s.to_string(),
+            other => other.to_string(),
+        };
+        (kv.key.to_string(), v)
+    })
+    .collect()
+}
+
+fn collect<T: AsF64>(data: &MetricData<T>, out: &mut Vec<Point>) {
+    match data {
+        MetricData::Sum(sum) => out.extend(sum.data_points().map(|p| Point {
+            attributes: attributes(p.attributes()),
+            value: p.value().as_f64(),
+            count: 0,
+        })),
+        MetricData::Gauge(gauge) => out.extend(gauge.data_points().map(|p| Point {
+            attributes: attributes(p.attributes()),
+            value: p.value().as_f64(),
+            count: 0,
+        })),
+        MetricData::Histogram(h) => out.extend(h.data_points().map(|p| Point {
+            attributes: attributes(p.attributes()),
+            value: p.sum().as_f64(),
+            count: p.count(),
+        })),
+        MetricData::ExponentialHistogram(_) => unreachable!("not configured"),
+    }
+}
+
+/// A histogram's count (0 if the series is absent).
+fn observations(metric: &str, function: &str, with: &[(&str, &str)]) -> u64 {
+    find(metric, function, with).map_or(0, |p| p.count)
+}
+
+#[test]
+fn policy_retry_counts_each_attempt_by_type_and_outcome() {
+    setup();
+    const F: &str = "metrics::policy_retry";
+    static POLICY: Policy = Policy::immediate().attempts(5).named(F);
+    let mut calls = 0;
+    let result = POLICY.retry(|| {
+        calls += 1;
+        if calls < 3 { Err("flaky") } else { Ok(calls) }
+    });
+    assert_eq!(result, Ok(3));
+    // A second call, at once successful.
+    assert_eq!(POLICY.retry(|| Ok::<_, ()>(1)), Ok(1));
+
+    assert_eq!(count(F, "original", "error"), 1.0);
+    assert_eq!(count(F, "retry", "error"), 1.0);
+    assert_eq!(count(F, "retry", "ok"), 1.0);
+    assert_eq!(count(F, "original", "ok"), 1.0);
+    assert_eq!(count(F, "original", "rejected_ok"), 0.0);
+    assert_eq!(observations("backoff.attempt.duration", F, &[("outcome", "error")]), 2);
+    assert_eq!(observations("backoff.attempt.duration", F, &[("outcome", "ok")]), 2);
+    assert_eq!(observations("backoff.retry.delay", F, &[]), 2);
+    let call = |attempts| {
+        observations(
+            "backoff.call.duration",
+            F,
+            &[("outcome", "ok"), ("attempts", attempts)],
+        )
+    };
+    assert_eq!((call("3"), call("1")), (1, 1));
+    // No reason on a success.
+    assert!(
+        read("backoff.call.duration", "function", F)
+            .iter()
+            .all(|p| p.get("give_up.reason").is_none())
+    );
+}
+
+#[test]
+fn giving_up_records_the_reason_and_the_calls_made() {
+    setup();
+    const F: &str = "metrics::give_up";
+    let policy = Policy::immediate().attempts(2).named(F);
+    let result: Result<(), &str> = policy.retry(|| Err("down"));
+    assert_eq!(result, Err("down"));
+    assert_eq!(count(F, "original", "error"), 1.0);
+    assert_eq!(count(F, "retry", "error"), 1.0);
+    let gave_up = find(
+        "backoff.call.duration",
+        F,
+        &[("outcome", "gave_up"), ("give_up.reason", "attempts"), ("attempts", "2")],
+    )
+    .expect("the call's series");
+    assert_eq!(gave_up.count, 1);
+    assert_eq!(observations("backoff.retry.delay", F, &[]), 1);
+}
+
+#[test]
+fn retrying_records_rejected_oks_and_a_stop() {
+    setup();
+    const F: &str = "metrics::retrying";
+    let policy = Policy::immediate().attempts(4).named(F);
+    // Two 503s rejected by `when_ok`, then a 200.
+    let mut statuses = [503, 503, 200].into_iter();
+    let result: Result<u16, String> = policy
+        .retrying(|| Ok(statuses.next().unwrap()))
+        .when_ok(|s: &u16| *s == 503)
+        .call();
+    assert_eq!(result, Ok(200));
+    assert_eq!(count(F, "original", "rejected_ok"), 1.0);
+    assert_eq!(count(F, "retry", "rejected_ok"), 1.0);
+    assert_eq!(count(F, "retry", "ok"), 1.0);
+    assert_eq!(
+        observations("backoff.attempt.duration", F, &[("outcome", "rejected_ok")]),
+        2
+    );
+
+    // `when` says stop: the reason is `stopped`.
+    let result: Result<u16, String> = policy
+        .retrying(|| Err("fatal".to_string()))
+        .when(|_: &String| Decision::Stop)
+        .call();
+    assert!(result.is_err());
+    assert_eq!(count(F, "original", "error"), 1.0);
+    assert_eq!(
+        observations(
+            "backoff.call.duration",
+            F,
+            &[("outcome", "gave_up"), ("give_up.reason", "stopped"), ("attempts", "1")],
+        ),
+        1
+    );
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn retry_async_durations_follow_the_paused_clock() {
+    setup();
+    const F: &str = "metrics::retry_async";
+    let policy = Policy::constant(Duration::from_secs(1))
+        .jitter(backoff_runtime::Jitter::None)
+        .attempts(3)
+        .named(F);
+    let mut calls = 0;
+    let result = policy
+        .retry_async(async || {
+            calls += 1;
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            if calls < 3 { Err("flaky") } else { Ok(calls) }
+        })
+        .await;
+    assert_eq!(result, Ok(3));
+    assert_eq!(count(F, "original", "error"), 1.0);
+    assert_eq!(count(F, "retry", "error"), 1.0);
+    assert_eq!(count(F, "retry", "ok"), 1.0);
+    let attempts = find("backoff.attempt.duration", F, &[("outcome", "error")]).unwrap();
+    assert_eq!((attempts.count, attempts.value), (2, 0.5));
+    let delays = find("backoff.retry.delay", F, &[]).unwrap();
+    assert_eq!((delays.count, delays.value), (2, 2.0));
+    let call = find(
+        "backoff.call.duration",
+        F,
+        &[("outcome", "ok"), ("attempts", "3")],
+    )
+    .unwrap();
+    // Three attempts of 250 ms and two sleeps of 1 s.
+    assert_eq!((call.count, call.value), (1, 2.75));
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn retrying_async_timeout_records_the_call_only() {
+    setup();
+    const F: &str = "metrics::timeout";
+    #[derive(Debug)]
+    struct Timeout;
+    impl From<backoff_runtime::Elapsed> for Timeout {
+        fn from(_: backoff_runtime::Elapsed) -> Self {
+            Timeout
+        }
+    }
+    let policy = Policy::constant(Duration::from_secs(1))
+        .jitter(backoff_runtime::Jitter::None)
+        .unlimited_attempts()
+        .named(F);
+    let result: Result<(), Timeout> = policy
+        .retrying_async(async || Err(Timeout))
+        .timeout(Duration::from_millis(2500))
+        .call_async()
+        .await;
+    assert!(result.is_err());
+    // Attempts at 0, 1 s and 2 s failed; the sleep in flight was cancelled.
+    assert_eq!(count(F, "original", "error"), 1.0);
+    assert_eq!(count(F, "retry", "error"), 2.0);
+    let call = find(
+        "backoff.call.duration",
+        F,
+        &[("outcome", "gave_up"), ("give_up.reason", "timeout"), ("attempts", "3")],
+    )
+    .unwrap();
+    assert_eq!((call.count, call.value), (1, 2.5));
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn tower_records_every_attempt_and_the_call() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use tower::{Service, ServiceBuilder, ServiceExt};
+
+    setup();
+    const F: &str = "metrics::tower";
+    static POLICY: Policy = Policy::immediate().attempts(3).named(F);
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+    let mut service = ServiceBuilder::new()
+        .retry(backoff_runtime::tower::RetryPolicy::new(&POLICY))
+        .service_fn(|_: u32| async {
+            if CALLS.fetch_add(1, Ordering::SeqCst) < 1 {
+                Err("flaky")
+            } else {
+                Ok(7)
+            }
+        });
+    assert_eq!(service.ready().await.unwrap().call(1).await, Ok(7));
+    assert_eq!(count(F, "original", "error"), 1.0);
+    assert_eq!(count(F, "retry", "ok"), 1.0);
+    assert_eq!(
+        observations("backoff.call.duration", F, &[("outcome", "ok"), ("attempts", "2")]),
+        1
+    );
+
+    // Always failing: the last attempt is seen too (with recording on, the
+    // policy clones the request for it), and the call gives up.
+    CALLS.store(0, Ordering::SeqCst);
+    let mut failing = ServiceBuilder::new()
+        .retry(backoff_runtime::tower::RetryPolicy::new(&POLICY))
+        .service_fn(|_: u32| async { Err::<u32, _>("down") });
+    assert_eq!(failing.ready().await.unwrap().call(1).await, Err("down"));
+    assert_eq!(count(F, "original", "error"), 2.0);
+    assert_eq!(count(F, "retry", "error"), 2.0);
+    assert_eq!(
+        observations(
+            "backoff.call.duration",
+            F,
+            &[("outcome", "gave_up"), ("give_up.reason", "attempts"), ("attempts", "3")],
+        ),
+        1
+    );
+}
+
+#[derive(Debug, PartialEq)]
+enum Error {
+    Down,
+    Open,
+}
+
+impl From<CircuitOpen> for Error {
+    fn from(_: CircuitOpen) -> Self {
+        Error::Open
+    }
+}
+
+/// The breaker's gauge, now (`None` before its first change).
+fn breaker_state(name: &str) -> Option<f64> {
+    let points = read("backoff.breaker.state", "breaker", name);
+    assert!(points.len() <= 1);
+    points.first().map(|p| p.value)
+}
+
+#[test]
+fn breaker_state_through_a_full_cycle_and_a_refused_call() {
+    setup();
+    const F: &str = "metrics::breaker";
+    const B: &str = "metrics::breaker::payments";
+    static BREAKER: CircuitBreaker = CircuitBreaker::new(1, 1, Duration::from_millis(40)).named(B);
+    let policy = Policy::immediate().attempts(1).named(F);
+    assert_eq!(breaker_state(B), None, "closed, never changed");
+
+    // A failure opens it.
+    let result: Result<(), Error> = policy.retrying(|| Err(Error::Down)).circuit(&BREAKER).call();
+    assert_eq!(result, Err(Error::Down));
+    assert_eq!(breaker_state(B), Some(2.0), "open");
+
+    // Open: the call is refused, recorded as given up with `circuit_open`
+    // after no attempt.
+    let result: Result<(), Error> = policy.retrying(|| Ok(())).circuit(&BREAKER).call();
+    assert_eq!(result, Err(Error::Open));
+    assert_eq!(
+        observations(
+            "backoff.call.duration",
+            F,
+            &[("outcome", "gave_up"), ("give_up.reason", "circuit_open"), ("attempts", "0")],
+        ),
+        1
+    );
+
+    // After `open_for`, the trial call finds it half-open, and its success
+    // closes it.
+    std::thread::sleep(Duration::from_millis(60));
+    let mut during = None;
+    let result: Result<(), Error> = policy
+        .retrying(|| {
+            during = breaker_state(B);
+            Ok(())
+        })
+        .circuit(&BREAKER)
+        .call();
+    assert_eq!(result, Ok(()));
+    assert_eq!(during, Some(1.0), "half-open during the trial");
+    assert_eq!(breaker_state(B), Some(0.0), "closed");
+    assert_eq!(count(F, "original", "error"), 1.0);
+    assert_eq!(count(F, "original", "ok"), 1.0);
+    assert_eq!(GiveUpReason::CircuitOpen.as_str(), "circuit_open");
+}
+
+#[test]
+fn a_named_budget_records_its_tokens() {
+    setup();
+    const F: &str = "metrics::budget";
+    const B: &str = "metrics::budget::payments";
+    static BUDGET: RetryBudget = RetryBudget::new(3, 0.5).named(B);
+    let policy = Policy::immediate().attempts(3).named(F);
+    let result: Result<(), &str> = policy.retrying(|| Err("down")).budget(&BUDGET).call();
+    assert!(result.is_err());
+    let tokens = |b| read("backoff.budget.tokens", "budget", b).first().map(|p| p.value);
+    assert_eq!(tokens(B), Some(1.0), "two retries spent");
+    let result: Result<(), &str> = policy.retrying(|| Ok(())).budget(&BUDGET).call();
+    assert!(result.is_ok());
+    assert_eq!(tokens(B), Some(1.5), "a success refilled half a token");
+}
