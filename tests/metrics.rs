@@ -73,9 +73,9 @@ fn read(metric: &str, key: &str, name: &str) -> Vec<Point> {
 /// The series of `metric` for `function` with these attributes (besides
 /// `function`), exactly.
 fn find(metric: &str, function: &str, with: &[(&str, &str)]) -> Option<Point> {
-    let mut found = read(metric, "function", function)
-        .into_iter()
-        .filter(|p| p.attributes.len() == with.len() + 1 && with.iter().all(|(k, v)| p.get(k) == Some(v)));
+    let mut found = read(metric, "function", function).into_iter().filter(|p| {
+        p.attributes.len() == with.len() + 1 && with.iter().all(|(k, v)| p.get(k) == Some(v))
+    });
     let first = found.next();
     assert!(found.next().is_none(), "one series");
     first
@@ -166,8 +166,14 @@ fn policy_retry_counts_each_attempt_by_type_and_outcome() {
     assert_eq!(count(F, "retry", "ok"), 1.0);
     assert_eq!(count(F, "original", "ok"), 1.0);
     assert_eq!(count(F, "original", "rejected_ok"), 0.0);
-    assert_eq!(observations("backoff.attempt.duration", F, &[("outcome", "error")]), 2);
-    assert_eq!(observations("backoff.attempt.duration", F, &[("outcome", "ok")]), 2);
+    assert_eq!(
+        observations("backoff.attempt.duration", F, &[("outcome", "error")]),
+        2
+    );
+    assert_eq!(
+        observations("backoff.attempt.duration", F, &[("outcome", "ok")]),
+        2
+    );
     assert_eq!(observations("backoff.retry.delay", F, &[]), 2);
     let call = |attempts| {
         observations(
@@ -197,7 +203,11 @@ fn giving_up_records_the_reason_and_the_calls_made() {
     let gave_up = find(
         "backoff.call.duration",
         F,
-        &[("outcome", "gave_up"), ("give_up.reason", "attempts"), ("attempts", "2")],
+        &[
+            ("outcome", "gave_up"),
+            ("give_up.reason", "attempts"),
+            ("attempts", "2"),
+        ],
     )
     .expect("the call's series");
     assert_eq!(gave_up.count, 1);
@@ -235,7 +245,11 @@ fn retrying_records_rejected_oks_and_a_stop() {
         observations(
             "backoff.call.duration",
             F,
-            &[("outcome", "gave_up"), ("give_up.reason", "stopped"), ("attempts", "1")],
+            &[
+                ("outcome", "gave_up"),
+                ("give_up.reason", "stopped"),
+                ("attempts", "1")
+            ],
         ),
         1
     );
@@ -302,7 +316,11 @@ async fn retrying_async_timeout_records_the_call_only() {
     let call = find(
         "backoff.call.duration",
         F,
-        &[("outcome", "gave_up"), ("give_up.reason", "timeout"), ("attempts", "3")],
+        &[
+            ("outcome", "gave_up"),
+            ("give_up.reason", "timeout"),
+            ("attempts", "3"),
+        ],
     )
     .unwrap();
     assert_eq!((call.count, call.value), (1, 2.5));
@@ -330,7 +348,11 @@ async fn tower_records_every_attempt_and_the_call() {
     assert_eq!(count(F, "original", "error"), 1.0);
     assert_eq!(count(F, "retry", "ok"), 1.0);
     assert_eq!(
-        observations("backoff.call.duration", F, &[("outcome", "ok"), ("attempts", "2")]),
+        observations(
+            "backoff.call.duration",
+            F,
+            &[("outcome", "ok"), ("attempts", "2")]
+        ),
         1
     );
 
@@ -347,7 +369,11 @@ async fn tower_records_every_attempt_and_the_call() {
         observations(
             "backoff.call.duration",
             F,
-            &[("outcome", "gave_up"), ("give_up.reason", "attempts"), ("attempts", "3")],
+            &[
+                ("outcome", "gave_up"),
+                ("give_up.reason", "attempts"),
+                ("attempts", "3")
+            ],
         ),
         1
     );
@@ -382,7 +408,10 @@ fn breaker_state_through_a_full_cycle_and_a_refused_call() {
     assert_eq!(breaker_state(B), None, "closed, never changed");
 
     // A failure opens it.
-    let result: Result<(), Error> = policy.retrying(|| Err(Error::Down)).circuit(&BREAKER).call();
+    let result: Result<(), Error> = policy
+        .retrying(|| Err(Error::Down))
+        .circuit(&BREAKER)
+        .call();
     assert_eq!(result, Err(Error::Down));
     assert_eq!(breaker_state(B), Some(2.0), "open");
 
@@ -394,7 +423,11 @@ fn breaker_state_through_a_full_cycle_and_a_refused_call() {
         observations(
             "backoff.call.duration",
             F,
-            &[("outcome", "gave_up"), ("give_up.reason", "circuit_open"), ("attempts", "0")],
+            &[
+                ("outcome", "gave_up"),
+                ("give_up.reason", "circuit_open"),
+                ("attempts", "0")
+            ],
         ),
         1
     );
@@ -427,9 +460,188 @@ fn a_named_budget_records_its_tokens() {
     let policy = Policy::immediate().attempts(3).named(F);
     let result: Result<(), &str> = policy.retrying(|| Err("down")).budget(&BUDGET).call();
     assert!(result.is_err());
-    let tokens = |b| read("backoff.budget.tokens", "budget", b).first().map(|p| p.value);
+    let tokens = |b| {
+        read("backoff.budget.tokens", "budget", b)
+            .first()
+            .map(|p| p.value)
+    };
     assert_eq!(tokens(B), Some(1.0), "two retries spent");
     let result: Result<(), &str> = policy.retrying(|| Ok(())).budget(&BUDGET).call();
     assert!(result.is_ok());
     assert_eq!(tokens(B), Some(1.5), "a success refilled half a token");
+}
+
+/// The attribute's three loops, written out as its expansion will be once
+/// it passes a `Recording` (the runtime side of the wiring; see
+/// `docs/metrics.md`): the lean plain fn, the compact `async fn`, and the
+/// general failure path.
+mod expansion {
+    use super::*;
+    use backoff_runtime::__private as p;
+    use p::{Fixed, FixedStart, Immediate, Recording, RetryResult};
+
+    /// `#[retry(immediate, attempts = 3)]`'s policy on a plain fn, and on
+    /// an `async fn`.
+    type Sync = Fixed<Immediate, 0, 3, { u64::MAX }, false>;
+    type Async = Fixed<Immediate, 0, 3, { u64::MAX }, true>;
+
+    #[test]
+    fn lean_plain_fn() {
+        setup();
+        const F: &str = concat!(module_path!(), "::lean");
+        fn lean(calls: &mut u32) -> Result<u32, &'static str> {
+            <Result<u32, &'static str> as RetryResult>::retry_blocking_fixed_recorded::<Sync>(
+                Recording::begin(F, p::SYNC_CLOCK),
+                p::NoTrace,
+                || {
+                    p::attempt_sync(|| {
+                        *calls += 1;
+                        if *calls % 3 == 0 {
+                            Ok(*calls)
+                        } else {
+                            Err("flaky")
+                        }
+                    })
+                },
+            )
+        }
+        let mut calls = 0;
+        assert_eq!(lean(&mut calls), Ok(3));
+        assert_eq!(count(F, "original", "error"), 1.0);
+        assert_eq!(count(F, "retry", "error"), 1.0);
+        assert_eq!(count(F, "retry", "ok"), 1.0);
+        assert_eq!(
+            observations(
+                "backoff.call.duration",
+                F,
+                &[("outcome", "ok"), ("attempts", "3")]
+            ),
+            1
+        );
+        calls = 10; // 11 fails, 12 succeeds: 2 attempts.
+        assert_eq!(lean(&mut calls), Ok(12));
+        calls = 12; // 13, 14 fail, 15 succeeds: 3 attempts.
+        assert_eq!(lean(&mut calls), Ok(15));
+        assert_eq!(count(F, "retry", "ok"), 3.0);
+        assert_eq!(count(F, "original", "error"), 3.0);
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn compact_async_fn() {
+        setup();
+        const F: &str = concat!(module_path!(), "::compact");
+        async fn compact(calls: &mut u32) -> Result<u32, &'static str> {
+            let mut carried = p::Carried::<<Async as FixedStart>::Previous>::NEW;
+            let mut recording = Recording::begin(F, p::ASYNC_CLOCK);
+            loop {
+                recording.attempt_starts();
+                let outcome: Result<u32, &str> = p::attempt(async {
+                    *calls += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    Err("down")
+                })
+                .await;
+                match p::after_carried_recorded::<Async, _, _>(
+                    &mut carried,
+                    &mut recording,
+                    p::NoTrace,
+                    outcome,
+                ) {
+                    p::ControlFlow::Continue(delay) => {
+                        if p::sleeps(delay) {
+                            tokio::time::sleep(delay).await;
+                        }
+                    }
+                    p::ControlFlow::Break(outcome) => return outcome,
+                }
+            }
+        }
+        let mut calls = 0;
+        assert_eq!(compact(&mut calls).await, Err("down"));
+        assert_eq!(calls, 3);
+        assert_eq!(count(F, "original", "error"), 1.0);
+        assert_eq!(count(F, "retry", "error"), 2.0);
+        let attempts = find("backoff.attempt.duration", F, &[("outcome", "error")]).unwrap();
+        assert_eq!(attempts.count, 3);
+        assert!((attempts.value - 0.3).abs() < 1e-9, "{}", attempts.value);
+        let call = find(
+            "backoff.call.duration",
+            F,
+            &[
+                ("outcome", "gave_up"),
+                ("give_up.reason", "attempts"),
+                ("attempts", "3"),
+            ],
+        )
+        .unwrap();
+        assert!((call.value - 0.3).abs() < 1e-9, "{}", call.value);
+    }
+
+    #[test]
+    fn general_failure_path() {
+        setup();
+        const F: &str = concat!(module_path!(), "::general");
+        static START: p::Start<'static, Immediate> =
+            p::Start::new(<Sync as FixedStart>::START.policy, p::SYNC_CLOCK);
+        // A `when_ok` rejecting 503, a `when` stopping on "fatal".
+        fn general(responses: &mut Vec<Result<u16, &'static str>>) -> Result<u16, &'static str> {
+            let mut slot = None;
+            let mut recording = Recording::begin(F, p::SYNC_CLOCK);
+            loop {
+                recording.attempt_starts();
+                let outcome = p::attempt_sync(|| responses.remove(0));
+                let (decision, rejected_ok) = match &outcome {
+                    Ok(503) => (Decision::Retry, true),
+                    Ok(_) => {
+                        recording.succeeded();
+                        return outcome;
+                    }
+                    Err("fatal") => (Decision::Stop, false),
+                    Err(_) => (Decision::Retry, false),
+                };
+                match p::next_delay_recorded(
+                    &mut slot,
+                    &START,
+                    decision,
+                    &mut recording,
+                    rejected_ok,
+                ) {
+                    Some(delay) => p::sleep_blocking(delay),
+                    None => return outcome,
+                }
+            }
+        }
+        assert_eq!(general(&mut vec![Ok(503), Err("busy"), Ok(200)]), Ok(200));
+        assert_eq!(count(F, "original", "rejected_ok"), 1.0);
+        assert_eq!(count(F, "retry", "error"), 1.0);
+        assert_eq!(count(F, "retry", "ok"), 1.0);
+        assert_eq!(general(&mut vec![Err("fatal")]), Err("fatal"));
+        assert_eq!(
+            observations(
+                "backoff.call.duration",
+                F,
+                &[
+                    ("outcome", "gave_up"),
+                    ("give_up.reason", "stopped"),
+                    ("attempts", "1")
+                ],
+            ),
+            1
+        );
+        assert_eq!(general(&mut vec![Ok(503), Ok(503), Ok(503)]), Ok(503));
+        assert_eq!(
+            observations(
+                "backoff.call.duration",
+                F,
+                &[
+                    ("outcome", "gave_up"),
+                    ("give_up.reason", "attempts"),
+                    ("attempts", "3")
+                ],
+            ),
+            1
+        );
+        assert_eq!(count(F, "retry", "rejected_ok"), 2.0);
+        assert_eq!(observations("backoff.retry.delay", F, &[]), 4);
+    }
 }

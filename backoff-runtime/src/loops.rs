@@ -39,7 +39,12 @@ impl<S: Strategy> Policy<S> {
             driver::began(self, clock::system, false),
             None,
         );
-        blocking(&start, Recording::begin(self.function(), clock::system), NoTrace, op)
+        blocking(
+            &start,
+            Recording::begin(self.function(), clock::system),
+            NoTrace,
+            op,
+        )
     }
 
     /// The async loop: awaits `op()` until it succeeds or the policy gives

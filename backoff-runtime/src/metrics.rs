@@ -45,8 +45,8 @@
 //! series.
 
 use core::time::Duration;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use opentelemetry::KeyValue;

@@ -40,6 +40,22 @@ pub trait RetryResult: Sized {
         trace: impl Trace<Self::Err>,
         op: impl FnMut() -> Self,
     ) -> Self;
+    /// [`retry_blocking_fixed`](Self::retry_blocking_fixed), recording
+    /// the call's metrics in `recording` (feature `opentelemetry`; begun
+    /// by `Recording::begin(FUNCTION, SYNC_CLOCK)` just before).
+    fn retry_blocking_fixed_recorded<P: FixedStart>(
+        recording: Recording,
+        trace: impl Trace<Self::Err>,
+        op: impl FnMut() -> Self,
+    ) -> Self;
+    /// [`retry_blocking`](Self::retry_blocking), recording the call's
+    /// metrics in `recording`.
+    fn retry_blocking_recorded<S: Strategy>(
+        start: &Start<'_, S>,
+        recording: Recording,
+        trace: impl Trace<Self::Err>,
+        op: impl FnMut() -> Self,
+    ) -> Self;
     /// The [`Trace`] of a function named `name` whose attempts are
     /// `attempts`, showing an error with `show`.
     #[cfg(feature = "tracing")]
@@ -73,6 +89,23 @@ impl<T, E> RetryResult for Result<T, E> {
         op: impl FnMut() -> Self,
     ) -> Self {
         crate::loops::blocking(start, Recording::OFF, trace, op)
+    }
+    #[inline(always)]
+    fn retry_blocking_fixed_recorded<P: FixedStart>(
+        recording: Recording,
+        trace: impl Trace<E>,
+        op: impl FnMut() -> Self,
+    ) -> Self {
+        crate::loops::blocking(P::START, recording, trace, op)
+    }
+    #[inline(always)]
+    fn retry_blocking_recorded<S: Strategy>(
+        start: &Start<'_, S>,
+        recording: Recording,
+        trace: impl Trace<E>,
+        op: impl FnMut() -> Self,
+    ) -> Self {
+        crate::loops::blocking(start, recording, trace, op)
     }
     #[cfg(feature = "tracing")]
     #[inline(always)]

@@ -175,6 +175,74 @@ pub fn next_retry<'p, S: Strategy>(
     driver::step(slot, start, Decision::Retry)
 }
 
+/// [`next_delay`], recording the attempt that failed (an error, or with
+/// `rejected_ok` an `Ok` that `when_ok` rejected) and the retry's delay, or
+/// the call's end and the reason it gave up, in `recording` (feature
+/// `opentelemetry`; nothing, at no cost, while recording is off).
+#[cold]
+#[inline(never)]
+pub fn next_delay_recorded<'p, S: Strategy>(
+    slot: &mut Option<RetryState<'p, S>>,
+    start: &Start<'p, S>,
+    decision: Decision,
+    recording: &mut Recording,
+    rejected_ok: bool,
+) -> Option<Duration> {
+    let delay = driver::step(slot, start, decision);
+    record(slot, delay, recording, rejected_ok);
+    delay
+}
+
+/// [`next_retry`], recording as [`next_delay_recorded`] does (the
+/// attempt failed with an error).
+#[cold]
+#[inline(never)]
+pub fn next_retry_recorded<'p, S: Strategy>(
+    slot: &mut Option<RetryState<'p, S>>,
+    start: &Start<'p, S>,
+    recording: &mut Recording,
+) -> Option<Duration> {
+    let delay = driver::step(slot, start, Decision::Retry);
+    record(slot, delay, recording, false);
+    delay
+}
+
+/// [`next_retry_fixed`], recording as [`next_delay_recorded`] does (the
+/// attempt failed with an error).
+#[cold]
+#[inline(never)]
+pub fn next_retry_fixed_recorded<'p, F: FixedStart>(
+    slot: &mut Option<RetryState<'p, F::Strategy>>,
+    recording: &mut Recording,
+) -> Option<Duration> {
+    let delay = driver::step(slot, F::START, Decision::Retry);
+    record(slot, delay, recording, false);
+    delay
+}
+
+/// Records a step's result: a retry after `delay`, or the call's end.
+#[inline(always)]
+fn record<S>(
+    slot: &Option<RetryState<'_, S>>,
+    delay: Option<Duration>,
+    recording: &mut Recording,
+    rejected_ok: bool,
+) {
+    if !recording.is_live() {
+        return;
+    }
+    match delay {
+        Some(delay) => recording.retried(rejected_ok, delay),
+        None => {
+            let reason = slot
+                .as_ref()
+                .and_then(RetryState::give_up_reason)
+                .unwrap_or(GiveUpReason::Attempts);
+            recording.gave_up(Some(rejected_ok), reason);
+        }
+    }
+}
+
 /// [`next_retry`] for a policy the attribute named by a type: the policy's
 /// address is a constant of this function (one copy per policy in a crate),
 /// not an argument the loop keeps in a register across its calls.
@@ -212,12 +280,26 @@ pub fn after_carried<P: FixedStart, T, E>(
     outcome: Result<T, E>,
 ) -> ControlFlow<Result<T, E>, Duration> {
     let mut recording = Recording::OFF;
+    after_carried_recorded::<P, T, E>(carried, &mut recording, trace, outcome)
+}
+
+/// [`after_carried`], recording the attempt, the retry's delay and the
+/// call's end in `recording` (feature `opentelemetry`; begun by
+/// `Recording::begin(FUNCTION, ASYNC_CLOCK)` before the loop, and told
+/// `attempt_starts()` before each attempt).
+#[inline(always)]
+pub fn after_carried_recorded<P: FixedStart, T, E>(
+    carried: &mut Carried<P::Previous>,
+    recording: &mut Recording,
+    trace: impl Trace<E>,
+    outcome: Result<T, E>,
+) -> ControlFlow<Result<T, E>, Duration> {
     driver::after_attempt(
         &mut Compact::<P>(carried),
         outcome,
         &mut driver::NoHooks,
         &trace,
-        &mut recording,
+        recording,
     )
 }
 
