@@ -491,7 +491,7 @@ mod expansion {
         const F: &str = concat!(module_path!(), "::lean");
         fn lean(calls: &mut u32) -> Result<u32, &'static str> {
             <Result<u32, &'static str> as RetryResult>::retry_blocking_fixed_recorded::<Sync>(
-                Recording::begin(F, p::SYNC_CLOCK),
+                F,
                 p::NoTrace,
                 || {
                     p::attempt_sync(|| {

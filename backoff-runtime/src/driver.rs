@@ -283,10 +283,14 @@ impl<T, E> Hooks<T, E> for NoHooks {}
 /// before the call began; otherwise each method is one branch, and no
 /// clock is read. Without the feature it is zero-sized and every method is
 /// empty.
-#[derive(Debug, Clone, Copy)]
+///
+/// One pointer wide with the feature (the live part is boxed: a call that
+/// records allocates it, one that does not only tests the pointer), so a
+/// loop or an `async fn`'s future that keeps it grows by 8 bytes.
+#[derive(Debug, Clone)]
 pub struct Recording {
     #[cfg(feature = "opentelemetry")]
-    live: Option<crate::metrics::Live>,
+    live: Option<Box<crate::metrics::Live>>,
 }
 
 impl Recording {

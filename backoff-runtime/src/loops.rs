@@ -39,12 +39,7 @@ impl<S: Strategy> Policy<S> {
             driver::began(self, clock::system, false),
             None,
         );
-        blocking(
-            &start,
-            Recording::begin(self.function(), clock::system),
-            NoTrace,
-            op,
-        )
+        blocking(&start, Some(self.function()), NoTrace, op)
     }
 
     /// The async loop: awaits `op()` until it succeeds or the policy gives
@@ -137,20 +132,47 @@ impl<S: Strategy> Policy<S> {
 /// loop out of line, so that a call that succeeds at once pays for its
 /// test of the outcome alone (the retry state, the sleep and the registers
 /// they need are the failure path's).
+///
+/// While metrics are recorded (feature `opentelemetry`, after
+/// `metrics::install`), a call recorded as `function` (`None`: not
+/// recorded) runs out of line instead: the call that does not record pays
+/// one test of a flag.
 #[inline(always)]
 pub(crate) fn blocking<S: Strategy, T, E>(
     start: &Start<'_, S>,
-    recording: Recording,
+    function: Option<&'static str>,
     trace: impl Trace<E>,
     mut op: impl FnMut() -> Result<T, E>,
 ) -> Result<T, E> {
-    let mut recording = recording;
+    if let Some(function) = function
+        && Recording::is_on()
+    {
+        return blocking_recorded(start, function, trace, op);
+    }
     match op() {
+        Ok(v) => Ok(v),
+        Err(e) => blocking_after(start, Recording::OFF, trace, op, e),
+    }
+}
+
+/// [`blocking`] while metrics are recorded: the recording begins, and the
+/// attempts run behind the pointer the shared loop calls them through.
+#[cold]
+#[inline(never)]
+fn blocking_recorded<S: Strategy, T, E>(
+    start: &Start<'_, S>,
+    function: &'static str,
+    trace: impl Trace<E>,
+    mut op: impl FnMut() -> Result<T, E>,
+) -> Result<T, E> {
+    let mut recording = Recording::begin(function, start.clock);
+    let op: &mut dyn Attempts<T, E> = &mut op;
+    match op.attempt() {
         Ok(v) => {
             recording.succeeded();
             Ok(v)
         }
-        Err(e) => blocking_after(start, recording, trace, op, e),
+        Err(e) => blocking_shared(start, recording, trace, op, e),
     }
 }
 

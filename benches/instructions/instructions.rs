@@ -297,6 +297,62 @@ macro_rules! async_hand_loop {
     }};
 }
 
+/// The success path with the metrics (feature `opentelemetry` of this
+/// package): the attribute's lean loop as its expansion will emit it once
+/// wired (`retry_blocking_fixed_recorded` with the function's name), and
+/// `Policy::retry`. Without the feature `Recording` is zero-sized and these
+/// are `sync/retry` and a `Policy::retry`; with it and no provider
+/// installed, the cost of the check; in the `*_provider` cases, with an SDK
+/// provider installed, the cost of recording.
+mod metrics {
+    use super::*;
+    use backoff_runtime::__private as p;
+
+    /// `#[retry]`'s default policy on a plain fn.
+    type Default = p::Fixed<
+        p::ExponentialOf<100_000_000, { u64::MAX }, { u64::MAX }>,
+        1,
+        { u64::MAX },
+        { u64::MAX },
+        false,
+    >;
+
+    /// `#[retry]`, as its expansion will record.
+    #[inline(never)]
+    pub(crate) fn recorded(x: u64) -> Result<u64, Fail> {
+        <Result<u64, Fail> as p::RetryResult>::retry_blocking_fixed_recorded::<Default>(
+            concat!(module_path!(), "::recorded"),
+            p::NoTrace,
+            || p::attempt_sync(|| body!(x)),
+        )
+    }
+
+    /// `#[retry]`'s default policy as a value.
+    static POLICY: Policy = Policy::exponential(Duration::from_millis(100))
+        .jitter(Jitter::Full)
+        .named("instructions::policy_retry");
+
+    /// `Policy::retry`.
+    #[inline(never)]
+    pub(crate) fn policy_retry(x: u64) -> Result<u64, Fail> {
+        POLICY.retry(|| body!(x))
+    }
+
+    /// Installs an SDK meter provider (a manual reader, never collected:
+    /// the cost measured is the recording's) and turns recording on.
+    pub(crate) fn install_provider() {
+        #[cfg(feature = "opentelemetry")]
+        {
+            use opentelemetry_sdk::metrics::{ManualReader, SdkMeterProvider};
+            let provider = SdkMeterProvider::builder()
+                .with_reader(ManualReader::builder().build())
+                .build();
+            opentelemetry::global::set_meter_provider(provider);
+            backoff_runtime::metrics::install();
+        }
+    }
+}
+
 async_versions!(written,);
 async_versions!(call, #[inline(never)]);
 
@@ -612,6 +668,18 @@ const GROUPS: &[Group] = &[
         ],
     },
     Group {
+        title: "success path, sync, metrics (feature `opentelemetry` of this package: off, or on and no provider; *_provider: an SDK provider installed)",
+        kind: Kind::Success,
+        cases: &[
+            "sync/plain",
+            "metrics/retry",
+            "metrics/recorded",
+            "metrics/policy_retry",
+            "metrics/recorded_provider",
+            "metrics/policy_retry_provider",
+        ],
+    },
+    Group {
         title: "success path, async, as written (inlined where the compiler likes)",
         kind: Kind::Success,
         cases: &[
@@ -680,6 +748,17 @@ fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
         "sync/retry_circuit" => run_sync(n, sync::with_circuit),
         "sync/backon" => run_sync(n, sync::with_backon),
         "sync/hand_loop" => run_sync(n, sync::hand_loop),
+        "metrics/retry" => run_sync(n, sync::with_retry),
+        "metrics/recorded" => run_sync(n, metrics::recorded),
+        "metrics/policy_retry" => run_sync(n, metrics::policy_retry),
+        "metrics/recorded_provider" => {
+            metrics::install_provider();
+            run_sync(n, metrics::recorded)
+        }
+        "metrics/policy_retry_provider" => {
+            metrics::install_provider();
+            run_sync(n, metrics::policy_retry)
+        }
         "async_written/plain" => run_async(n, written::plain),
         "async_written/retry" => run_async(n, written::with_retry),
         "async_written/retry_budget" => run_async(n, written::with_budget),

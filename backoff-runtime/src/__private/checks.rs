@@ -41,18 +41,18 @@ pub trait RetryResult: Sized {
         op: impl FnMut() -> Self,
     ) -> Self;
     /// [`retry_blocking_fixed`](Self::retry_blocking_fixed), recording
-    /// the call's metrics in `recording` (feature `opentelemetry`; begun
-    /// by `Recording::begin(FUNCTION, SYNC_CLOCK)` just before).
+    /// the call's metrics as `function` (feature `opentelemetry`: the
+    /// expansion's `concat!(module_path!(), "::", name)`).
     fn retry_blocking_fixed_recorded<P: FixedStart>(
-        recording: Recording,
+        function: &'static str,
         trace: impl Trace<Self::Err>,
         op: impl FnMut() -> Self,
     ) -> Self;
     /// [`retry_blocking`](Self::retry_blocking), recording the call's
-    /// metrics in `recording`.
+    /// metrics as `function`.
     fn retry_blocking_recorded<S: Strategy>(
         start: &Start<'_, S>,
-        recording: Recording,
+        function: &'static str,
         trace: impl Trace<Self::Err>,
         op: impl FnMut() -> Self,
     ) -> Self;
@@ -80,7 +80,7 @@ impl<T, E> RetryResult for Result<T, E> {
     }
     #[inline(always)]
     fn retry_blocking_fixed<P: FixedStart>(trace: impl Trace<E>, op: impl FnMut() -> Self) -> Self {
-        crate::loops::blocking(P::START, Recording::OFF, trace, op)
+        crate::loops::blocking(P::START, None, trace, op)
     }
     #[inline(always)]
     fn retry_blocking<S: Strategy>(
@@ -88,24 +88,24 @@ impl<T, E> RetryResult for Result<T, E> {
         trace: impl Trace<E>,
         op: impl FnMut() -> Self,
     ) -> Self {
-        crate::loops::blocking(start, Recording::OFF, trace, op)
+        crate::loops::blocking(start, None, trace, op)
     }
     #[inline(always)]
     fn retry_blocking_fixed_recorded<P: FixedStart>(
-        recording: Recording,
+        function: &'static str,
         trace: impl Trace<E>,
         op: impl FnMut() -> Self,
     ) -> Self {
-        crate::loops::blocking(P::START, recording, trace, op)
+        crate::loops::blocking(P::START, Some(function), trace, op)
     }
     #[inline(always)]
     fn retry_blocking_recorded<S: Strategy>(
         start: &Start<'_, S>,
-        recording: Recording,
+        function: &'static str,
         trace: impl Trace<E>,
         op: impl FnMut() -> Self,
     ) -> Self {
-        crate::loops::blocking(start, recording, trace, op)
+        crate::loops::blocking(start, Some(function), trace, op)
     }
     #[cfg(feature = "tracing")]
     #[inline(always)]
