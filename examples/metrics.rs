@@ -13,7 +13,8 @@
 //! prints the registry through `prometheus::TextEncoder`. Run it with:
 //!
 //! ```text
-//! cargo run --example metrics
+//! cargo run --example metrics              # the histograms' `_bucket` lines left out
+//! cargo run --example metrics -- --buckets # the whole scrape
 //! ```
 //!
 //! Prometheus names follow OpenTelemetry's translation: `backoff.attempts`
@@ -97,10 +98,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .call();
     println!("# poll_job: {job:?}\n");
 
-    // What a scrape of `/metrics` returns.
+    // What a scrape of `/metrics` returns (by default without the
+    // histograms' 15 `_bucket` lines per series, to stay readable).
+    let buckets = std::env::args().any(|a| a == "--buckets");
     let mut text = Vec::new();
     TextEncoder::new().encode(&registry.gather(), &mut text)?;
-    print!("{}", String::from_utf8(text)?);
+    for line in String::from_utf8(text)?.lines() {
+        if buckets || !line.contains("_bucket{") {
+            println!("{line}");
+        }
+    }
     provider.shutdown()?;
     Ok(())
 }

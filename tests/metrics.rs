@@ -534,7 +534,6 @@ mod expansion {
             let mut carried = p::Carried::<<Async as FixedStart>::Previous>::NEW;
             let mut recording = Recording::begin(F, p::ASYNC_CLOCK);
             loop {
-                recording.attempt_starts();
                 let outcome: Result<u32, &str> = p::attempt(async {
                     *calls += 1;
                     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -551,6 +550,7 @@ mod expansion {
                         if p::sleeps(delay) {
                             tokio::time::sleep(delay).await;
                         }
+                        recording.attempt_starts();
                     }
                     p::ControlFlow::Break(outcome) => return outcome,
                 }
@@ -588,7 +588,6 @@ mod expansion {
             let mut slot = None;
             let mut recording = Recording::begin(F, p::SYNC_CLOCK);
             loop {
-                recording.attempt_starts();
                 let outcome = p::attempt_sync(|| responses.remove(0));
                 let (decision, rejected_ok) = match &outcome {
                     Ok(503) => (Decision::Retry, true),
@@ -606,7 +605,10 @@ mod expansion {
                     &mut recording,
                     rejected_ok,
                 ) {
-                    Some(delay) => p::sleep_blocking(delay),
+                    Some(delay) => {
+                        p::sleep_blocking(delay);
+                        recording.attempt_starts();
+                    }
                     None => return outcome,
                 }
             }

@@ -284,13 +284,13 @@ impl<T, E> Hooks<T, E> for NoHooks {}
 /// clock is read. Without the feature it is zero-sized and every method is
 /// empty.
 ///
-/// One pointer wide with the feature (the live part is boxed: a call that
-/// records allocates it, one that does not only tests the pointer), so a
-/// loop or an `async fn`'s future that keeps it grows by 8 bytes.
-#[derive(Debug, Clone)]
+/// `Copy`, with no drop glue: a loop or an `async fn`'s future that keeps
+/// it tests it where it records, and nowhere else (64 bytes with the
+/// feature).
+#[derive(Debug, Clone, Copy)]
 pub struct Recording {
     #[cfg(feature = "opentelemetry")]
-    live: Option<Box<crate::metrics::Live>>,
+    live: Option<crate::metrics::Live>,
 }
 
 impl Recording {
@@ -335,7 +335,9 @@ impl Recording {
         false
     }
 
-    /// An attempt is about to run (the first one's start is the call's).
+    /// Another attempt is about to run: call it after each retry's sleep
+    /// (the first attempt's start is the call's, so the success path never
+    /// calls it).
     #[inline(always)]
     pub fn attempt_starts(&mut self) {
         #[cfg(feature = "opentelemetry")]
@@ -378,6 +380,63 @@ impl Recording {
     }
 }
 
+/// What the driver tells of a call's metrics: a [`Recording`], or
+/// [`NoRecording`] for a loop that never records (every method empty, at
+/// no cost: the loop's code is the same as without the feature).
+pub(crate) trait Records {
+    /// Whether this call records.
+    fn is_live(&self) -> bool;
+    /// See [`Recording::attempt_starts`].
+    fn attempt_starts(&mut self);
+    /// See [`Recording::succeeded`].
+    fn succeeded(&mut self);
+    /// See [`Recording::retried`].
+    fn retried(&mut self, rejected_ok: bool, delay: Duration);
+    /// See [`Recording::gave_up`].
+    fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason);
+}
+
+impl Records for Recording {
+    #[inline(always)]
+    fn is_live(&self) -> bool {
+        Recording::is_live(self)
+    }
+    #[inline(always)]
+    fn attempt_starts(&mut self) {
+        Recording::attempt_starts(self);
+    }
+    #[inline(always)]
+    fn succeeded(&mut self) {
+        Recording::succeeded(self);
+    }
+    #[inline(always)]
+    fn retried(&mut self, rejected_ok: bool, delay: Duration) {
+        Recording::retried(self, rejected_ok, delay);
+    }
+    #[inline(always)]
+    fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason) {
+        Recording::gave_up(self, ended, reason);
+    }
+}
+
+/// A loop that records nothing (see [`Records`]).
+pub(crate) struct NoRecording;
+
+impl Records for NoRecording {
+    #[inline(always)]
+    fn is_live(&self) -> bool {
+        false
+    }
+    #[inline(always)]
+    fn attempt_starts(&mut self) {}
+    #[inline(always)]
+    fn succeeded(&mut self) {}
+    #[inline(always)]
+    fn retried(&mut self, _: bool, _: Duration) {}
+    #[inline(always)]
+    fn gave_up(&mut self, _: Option<bool>, _: GiveUpReason) {}
+}
+
 /// The outcome of a failed attempt, for the metrics.
 #[cfg(feature = "opentelemetry")]
 #[inline(always)]
@@ -417,12 +476,12 @@ impl<E> Trace<E> for NoTrace {
 /// outcome, or the one it gives up with), or `Continue` with the delay to
 /// sleep before the next attempt, the outcome already dropped.
 #[inline(always)]
-pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>>(
+pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
     progress: &mut impl Progress,
     outcome: Result<T, E>,
     hooks: &mut H,
     trace: &R,
-    recording: &mut Recording,
+    recording: &mut M,
 ) -> ControlFlow<Result<T, E>, Duration> {
     let decision = match &outcome {
         Ok(value) => match hooks.when_ok(value) {
@@ -461,12 +520,12 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>>(
 /// an attempt just ended, with a rejected `Ok`; see
 /// [`Recording::gave_up`]), `on_giveup`; then the outcome, unchanged.
 #[inline]
-pub(crate) fn give_up<T, E, H: Hooks<T, E>, R: Trace<E>>(
+pub(crate) fn give_up<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
     progress: &impl Progress,
     outcome: Result<T, E>,
     hooks: &mut H,
     trace: &R,
-    recording: &mut Recording,
+    recording: &mut M,
     ended: Option<bool>,
 ) -> Result<T, E> {
     if H::REPORTS || R::ENABLED || recording.is_live() {

@@ -116,7 +116,9 @@
 //!   duration up to [`Duration::MAX`](core::time::Duration::MAX), no overflow,
 //!   no panic.
 //! - No retry loop allocates; a call that succeeds at once reads no clock
-//!   (unless a deadline is set) and draws no random number.
+//!   (unless a deadline is set) and draws no random number. (While the
+//!   `opentelemetry` feature records, a call reads the clock to time
+//!   itself and its attempts, and the SDK records.)
 //!
 //! # Features
 //!
@@ -136,6 +138,12 @@
 //! - `tower` (off): the `tower` module, a `tower::retry::Policy` built
 //!   from a [`Policy`], so one policy serves `#[retry]` and a tower
 //!   `ServiceBuilder` stack; implies `tokio`.
+//! - `opentelemetry` (off): the `metrics` module, OpenTelemetry metrics
+//!   of every retried call (attempts by type and outcome, their durations,
+//!   the call's duration and give-up reason, the delays) through the global
+//!   meter provider, and the state of named breakers and budgets; recording
+//!   starts at `metrics::install()`, and until then a call pays one test of
+//!   a flag and reads no clock; implies `std`.
 //!
 //! The documentation on docs.rs is built with every feature; an item that
 //! needs one that is off by default says so.

@@ -8,7 +8,7 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::clock;
-use crate::driver::{self, Lazy, NoHooks, NoTrace, Recording, Start, Trace};
+use crate::driver::{self, Lazy, NoHooks, NoRecording, NoTrace, Recording, Records, Start, Trace};
 use crate::policy::Policy;
 use crate::strategy::Strategy;
 
@@ -106,7 +106,6 @@ impl<S: Strategy> Policy<S> {
         let mut recording = Recording::begin(self.function(), clock);
         let mut slot = None;
         loop {
-            recording.attempt_starts();
             let outcome = op().await;
             let mut progress = Lazy {
                 slot: &mut slot,
@@ -120,7 +119,10 @@ impl<S: Strategy> Policy<S> {
                 &mut recording,
             ) {
                 // (The error was dropped in there, before this sleep.)
-                ControlFlow::Continue(delay) => sleep(delay).await,
+                ControlFlow::Continue(delay) => {
+                    sleep(delay).await;
+                    recording.attempt_starts();
+                }
                 ControlFlow::Break(outcome) => return outcome,
             }
         }
@@ -151,7 +153,7 @@ pub(crate) fn blocking<S: Strategy, T, E>(
     }
     match op() {
         Ok(v) => Ok(v),
-        Err(e) => blocking_after(start, Recording::OFF, trace, op, e),
+        Err(e) => blocking_after(start, NoRecording, trace, op, e),
     }
 }
 
@@ -185,7 +187,7 @@ fn blocking_recorded<S: Strategy, T, E>(
 #[inline(never)]
 fn blocking_after<S: Strategy, T, E>(
     start: &Start<'_, S>,
-    recording: Recording,
+    recording: impl Records,
     trace: impl Trace<E>,
     mut op: impl FnMut() -> Result<T, E>,
     error: E,
@@ -220,7 +222,7 @@ impl<T, E, F: FnMut() -> Result<T, E>> Attempts<T, E> for F {
 #[inline(never)]
 fn blocking_shared<S: Strategy, T, E>(
     start: &Start<'_, S>,
-    mut recording: Recording,
+    mut recording: impl Records,
     trace: impl Trace<E>,
     op: &mut dyn Attempts<T, E>,
     error: E,

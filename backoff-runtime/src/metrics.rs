@@ -294,15 +294,15 @@ impl Live {
     /// A call beginning now.
     #[cold]
     #[inline(never)]
-    pub(crate) fn begin(function: &'static str, clock: Clock) -> Option<Box<Self>> {
+    pub(crate) fn begin(function: &'static str, clock: Clock) -> Option<Self> {
         let now = clock();
-        Some(Box::new(Live {
+        Some(Live {
             function,
             clock,
             began: now,
             attempt_began: now,
             attempts: 0,
-        }))
+        })
     }
 
     /// Another attempt begins now (the first began with the call).

@@ -327,6 +327,59 @@ mod metrics {
         )
     }
 
+    /// `#[retry]`'s default policy on an `async fn`.
+    type DefaultAsync = p::Fixed<
+        p::ExponentialOf<100_000_000, { u64::MAX }, { u64::MAX }>,
+        1,
+        { u64::MAX },
+        { u64::MAX },
+        true,
+    >;
+
+    /// The compact `async fn` loop (a `Carried`, `after_carried`), without
+    /// metrics: the reference for [`recorded_async`].
+    #[inline(never)]
+    pub(crate) async fn compact_async(x: u64) -> Result<u64, Fail> {
+        let mut carried = p::Carried::<<DefaultAsync as p::FixedStart>::Previous>::NEW;
+        loop {
+            let outcome: Result<u64, Fail> = p::attempt(async { body!(x) }).await;
+            match p::after_carried::<DefaultAsync, _, _>(&mut carried, p::NoTrace, outcome) {
+                p::ControlFlow::Continue(delay) => {
+                    if p::sleeps(delay) {
+                        sleep_tokio(delay).await;
+                    }
+                }
+                p::ControlFlow::Break(outcome) => return outcome,
+            }
+        }
+    }
+
+    /// [`compact_async`] as its expansion will record: a `Recording` begun
+    /// before the loop and told of each attempt.
+    #[inline(never)]
+    pub(crate) async fn recorded_async(x: u64) -> Result<u64, Fail> {
+        let mut carried = p::Carried::<<DefaultAsync as p::FixedStart>::Previous>::NEW;
+        let mut recording =
+            p::Recording::begin(concat!(module_path!(), "::recorded_async"), p::ASYNC_CLOCK);
+        loop {
+            let outcome: Result<u64, Fail> = p::attempt(async { body!(x) }).await;
+            match p::after_carried_recorded::<DefaultAsync, _, _>(
+                &mut carried,
+                &mut recording,
+                p::NoTrace,
+                outcome,
+            ) {
+                p::ControlFlow::Continue(delay) => {
+                    if p::sleeps(delay) {
+                        sleep_tokio(delay).await;
+                    }
+                    recording.attempt_starts();
+                }
+                p::ControlFlow::Break(outcome) => return outcome,
+            }
+        }
+    }
+
     /// `#[retry]`'s default policy as a value.
     static POLICY: Policy = Policy::exponential(Duration::from_millis(100))
         .jitter(Jitter::Full)
@@ -680,6 +733,16 @@ const GROUPS: &[Group] = &[
         ],
     },
     Group {
+        title: "success path, async, #[inline(never)], metrics (as above)",
+        kind: Kind::Success,
+        cases: &[
+            "async_call/plain",
+            "metrics/async_compact",
+            "metrics/async_recorded",
+            "metrics/async_recorded_provider",
+        ],
+    },
+    Group {
         title: "success path, async, as written (inlined where the compiler likes)",
         kind: Kind::Success,
         cases: &[
@@ -751,6 +814,12 @@ fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
         "metrics/retry" => run_sync(n, sync::with_retry),
         "metrics/recorded" => run_sync(n, metrics::recorded),
         "metrics/policy_retry" => run_sync(n, metrics::policy_retry),
+        "metrics/async_compact" => run_async(n, metrics::compact_async),
+        "metrics/async_recorded" => run_async(n, metrics::recorded_async),
+        "metrics/async_recorded_provider" => {
+            metrics::install_provider();
+            run_async(n, metrics::recorded_async)
+        }
         "metrics/recorded_provider" => {
             metrics::install_provider();
             run_sync(n, metrics::recorded)

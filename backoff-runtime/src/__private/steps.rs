@@ -279,8 +279,13 @@ pub fn after_carried<P: FixedStart, T, E>(
     trace: impl Trace<E>,
     outcome: Result<T, E>,
 ) -> ControlFlow<Result<T, E>, Duration> {
-    let mut recording = Recording::OFF;
-    after_carried_recorded::<P, T, E>(carried, &mut recording, trace, outcome)
+    driver::after_attempt(
+        &mut Compact::<P>(carried),
+        outcome,
+        &mut driver::NoHooks,
+        &trace,
+        &mut driver::NoRecording,
+    )
 }
 
 /// [`after_carried`], recording the attempt, the retry's delay and the
