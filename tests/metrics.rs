@@ -496,7 +496,7 @@ mod expansion {
                 || {
                     p::attempt_sync(|| {
                         *calls += 1;
-                        if *calls % 3 == 0 {
+                        if calls.is_multiple_of(3) {
                             Ok(*calls)
                         } else {
                             Err("flaky")
