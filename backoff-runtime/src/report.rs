@@ -18,13 +18,13 @@ use core::time::Duration;
 #[non_exhaustive]
 pub enum GiveUpReason {
     /// `when` (or `when_ok`) said stop: it returned `false` or
-    /// [`Decision::Stop`].
+    /// [`Decision::Stop`](crate::Decision::Stop).
     Stopped,
     /// The attempt limit was reached.
     Attempts,
     /// The next sleep would end past `max_elapsed`, or a
-    /// [`Decision::RetryAfter`] asked for longer than that deadline allows or
-    /// than `retry_after_max`.
+    /// [`Decision::RetryAfter`](crate::Decision::RetryAfter) asked for
+    /// longer than that deadline allows or than `retry_after_max`.
     Deadline,
     /// The shared [`RetryBudget`](crate::RetryBudget) had no token left.
     Budget,
