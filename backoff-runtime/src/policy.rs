@@ -235,6 +235,7 @@ impl<S> Policy<S> {
     }
 
     /// The `function` the metrics record for this policy's calls.
+    #[cfg(feature = "std")]
     #[inline(always)]
     pub(crate) const fn function(&self) -> &'static str {
         #[cfg(feature = "opentelemetry")]
