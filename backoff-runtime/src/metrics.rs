@@ -147,10 +147,13 @@ pub fn uninstall() {
     *slot = None;
 }
 
-/// Whether [`install`] turned recording on.
+/// Whether [`install`] turned recording on (and no [`uninstall`] turned it
+/// off since).
 ///
 /// ```
-/// assert!(!backoff_runtime::metrics::is_installed());
+/// if !backoff_runtime::metrics::is_installed() {
+///     // Calls record nothing and read no clock.
+/// }
 /// ```
 #[inline]
 pub fn is_installed() -> bool {
