@@ -365,3 +365,44 @@ impl Live {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::Recording;
+    use core::sync::atomic::AtomicU32;
+
+    static READS: AtomicU32 = AtomicU32::new(0);
+
+    fn counting() -> Instant {
+        READS.fetch_add(1, Ordering::Relaxed);
+        Instant::now()
+    }
+
+    /// Nothing in this crate's unit tests installs the metrics: a call
+    /// that records nothing reads no clock, whatever it is told.
+    #[test]
+    fn a_call_not_recorded_reads_no_clock() {
+        assert!(!is_installed());
+        let mut recording = Recording::begin("tests::off", counting);
+        assert!(!recording.is_live());
+        recording.attempt_starts();
+        recording.retried(false, Duration::ZERO);
+        recording.succeeded();
+        recording.gave_up(Some(true), GiveUpReason::Attempts);
+        recording.gave_up(None, GiveUpReason::CircuitOpen);
+        assert_eq!(READS.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn attribute_values() {
+        assert_eq!(
+            [attempt_type(1), attempt_type(2), attempt_type(u32::MAX)],
+            ["original", "retry", "retry"]
+        );
+        assert_eq!(
+            [Outcome::Ok, Outcome::Error, Outcome::RejectedOk].map(Outcome::as_str),
+            ["ok", "error", "rejected_ok"]
+        );
+    }
+}
