@@ -311,7 +311,10 @@ impl Recording {
             };
         }
         let _ = (function, clock);
-        Recording::OFF
+        Recording {
+            #[cfg(feature = "opentelemetry")]
+            live: None,
+        }
     }
 
     /// Whether recording is on for calls that begin now (see
