@@ -55,11 +55,21 @@ use opentelemetry::metrics::{Counter, Gauge, Histogram, Meter};
 use crate::clock::Clock;
 use crate::report::GiveUpReason;
 
-/// The meter's name.
+/// The meter's name: the instrumentation scope of every instrument.
+///
+/// ```
+/// assert_eq!(backoff_runtime::metrics::METER, "backoff");
+/// ```
 pub const METER: &str = "backoff";
 
 /// The `function` of a call whose policy has no
 /// [`name`](crate::Policy::named).
+///
+/// ```
+/// use backoff_runtime::{metrics::UNNAMED, Policy};
+///
+/// assert_eq!(Policy::immediate().name(), UNNAMED);
+/// ```
 pub const UNNAMED: &str = "unnamed";
 
 /// Whether recording is on (see [`install`]).
