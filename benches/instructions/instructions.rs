@@ -501,6 +501,38 @@ mod failing {
         };
     }
 
+    /// [`step_loop`] as the expansion will record: a `Recording` begun
+    /// before the loop, the step through `next_retry_recorded`, the
+    /// success told.
+    #[inline(never)]
+    pub(crate) fn step_loop_recorded(left: &Cell<u64>) -> Result<u64, Fail> {
+        use backoff_runtime::__private as p;
+        let mut slot = None;
+        let mut recording =
+            p::Recording::begin(concat!(module_path!(), "::step_loop_recorded"), SYNC_CLOCK);
+        loop {
+            let outcome: Result<u64, Fail> = p::attempt_sync(|| flaky(left));
+            let delay = {
+                let error = match outcome {
+                    Ok(v) => {
+                        recording.succeeded();
+                        return Ok(v);
+                    }
+                    Err(e) => {
+                        core::hint::cold_path();
+                        e
+                    }
+                };
+                match p::next_retry_recorded(&mut slot, &IMMEDIATE, &mut recording) {
+                    Some(delay) => delay,
+                    None => return Err(error),
+                }
+            };
+            sleep_blocking(delay);
+            recording.attempt_starts();
+        }
+    }
+
     step_loop!(step_loop, &IMMEDIATE, sleep_blocking);
     step_loop!(step_loop_jitter, &EXPONENTIAL, noop_sync);
     step_loop!(step_loop_async, &IMMEDIATE_ASYNC, sleep_tokio, async);
@@ -776,6 +808,7 @@ const GROUPS: &[Group] = &[
             "fail_sync/retry",
             "fail_sync/state_loop",
             "fail_sync/step_loop",
+            "fail_sync/step_loop_recorded",
             "fail_sync/backon",
             "fail_sync/retry_jitter",
             "fail_sync/state_loop_jitter",
@@ -848,6 +881,7 @@ fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
         "fail_sync/state_loop" => run_failing(n, failures, failing::state_loop_immediate),
         "fail_sync/state_loop_jitter" => run_failing(n, failures, failing::state_loop_jitter),
         "fail_sync/step_loop" => run_failing(n, failures, failing::step_loop),
+        "fail_sync/step_loop_recorded" => run_failing(n, failures, failing::step_loop_recorded),
         "fail_sync/step_loop_jitter" => run_failing(n, failures, failing::step_loop_jitter),
         "fail_sync/retry_jitter" => run_failing(n, failures, failing::with_retry_jitter),
         "fail_sync/backon_jitter" => run_failing(n, failures, failing::with_backon_jitter),
