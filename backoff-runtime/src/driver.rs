@@ -310,15 +310,15 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>>(
     hooks: &mut H,
     trace: &R,
 ) -> ControlFlow<Result<T, E>, Duration> {
-    let decision = match &outcome {
-        Ok(value) => match hooks.when_ok(value) {
+    let (decision, outcome) = match outcome {
+        Ok(value) => match hooks.when_ok(&value) {
             Decision::Stop => {
                 progress.succeeded();
-                return ControlFlow::Break(outcome);
+                return ControlFlow::Break(Ok(value));
             }
-            decision => decision,
+            decision => (decision, Ok(value)),
         },
-        Err(error) => hooks.when(error),
+        Err(error) => (hooks.when(&error), Err(error)),
     };
     match progress.step(decision) {
         Some(delay) => {
