@@ -188,7 +188,12 @@ fn blocking_shared<S: Strategy, T, E>(
     let mut state = start.state();
     let mut error = error;
     loop {
-        match driver::after_attempt(&mut state, Err::<Infallible, E>(error), &mut NoHooks, &trace) {
+        match driver::after_attempt(
+            &mut state,
+            Err::<Infallible, E>(error),
+            &mut NoHooks,
+            &trace,
+        ) {
             // (The error was dropped in there, before this sleep.)
             ControlFlow::Continue(delay) => crate::sleep::blocking(delay),
             ControlFlow::Break(Err(error)) => return Err(error),
