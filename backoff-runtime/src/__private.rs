@@ -1250,7 +1250,8 @@ pub use crate::__backoff_traced_retry as traced_retry;
 
 /// What a loop the runtime runs for the attribute reports to `tracing`:
 /// [`NoTrace`] without the `tracing` feature (nothing, at no cost), else
-/// [`Traced`], the function's name and how to show its error.
+/// `Traced` (which exists only with that feature, so it is not linked
+/// here), the function's name and how to show its error.
 pub trait Trace<E> {
     /// A retry was granted after `error`, the failure of attempt `attempt`.
     fn retry(&self, error: &E, attempt: u32, delay: Duration);
