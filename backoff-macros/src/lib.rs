@@ -101,15 +101,13 @@ use proc_macro::TokenStream;
 ///
 /// # The rewrite
 ///
-/// - The signature is kept exactly (name, visibility, generics, where
-///   clauses, parameters, return type, `async`, `unsafe`, attributes). It
-///   works on free functions, methods (`&self`, `&mut self`,
-///   `self: Arc<Self>`), trait impl methods, trait methods with a default
-///   body, `async fn` in traits, and generic functions.
-/// - The return type must be a `Result`, possibly through an alias such as
-///   `std::io::Result<T>`; `impl Trait` inside it works
-///   (`Result<impl Iterator<Item = u32>, E>`), sync and async.
-/// - `?` and `return` in the body end that attempt with that result.
+/// What the attribute guarantees (the signature kept, a `Result` return
+/// type, the whole body run again per attempt, the last outcome returned
+/// unchanged, `Send` futures, a success path that reads no clock, bounded
+/// sleeps, lints that keep working) is listed once, in the documentation of
+/// the `backoff_runtime` crate, sections "What `#[retry]` guarantees" and
+/// "What the runtime guarantees". The details behind those promises:
+///
 /// - Arguments are not cloned unless `clone(..)` names them, so a body that
 ///   moves a by-value argument does not compile (it could not run twice):
 ///
@@ -149,8 +147,6 @@ use proc_macro::TokenStream;
 ///   body may store in `self`) or that the result borrows from is left as
 ///   it is, and so is `&mut self`: a body that gives `self` itself away
 ///   (`Parser::new(self)`) writes `&mut *self` there instead.
-/// - Each attempt sees `mut` and `&mut` arguments as the previous attempt
-///   left them: a body that is not safe to run again is yours to make so.
 /// - A `&mut self` method whose `Ok` value borrows from `self` compiles when
 ///   the body's borrows of `self` are of distinct fields; when the body uses
 ///   `self` whole (`self.advance()?; Ok(&self.buf)`), rustc refuses it
@@ -166,22 +162,13 @@ use proc_macro::TokenStream;
 ///   in a closure, which stable Rust cannot mark `#[track_caller]`, so it
 ///   would silently stop naming the caller. Two `#[retry]` on one function
 ///   are a compile error too (the attempts would multiply).
-/// - The expansion adds no warning and hides none, down to `rust-version =
-///   "1.85"`: the function's own lints (`missing_docs`, `unused_mut`,
-///   `clippy::needless_return`, `clippy::missing_safety_doc`,
-///   `clippy::result_large_err`) fire as they would without the attribute.
-/// - An `async fn`'s future is `Send` whenever it would be without the
-///   attribute, with one exception: an argument whose type is `Send` but not
+/// - The one exception to `Send`: an argument whose type is `Send` but not
 ///   `Sync` (a `Cell`, a `RefCell`), taken by value (not in `clone(..)`) or
 ///   by `&mut self` (or a `&mut` argument that is not reborrowed, see
-///   below), that the body only reads. Each attempt borrows such arguments,
+///   above), that the body only reads. Each attempt borrows such arguments,
 ///   and a shared borrow of such a value is not `Send`. Put the value behind
 ///   a `Mutex` or an atomic. (A reborrowed `&mut` argument is held as a
 ///   unique borrow, which is `Send`.)
-///   Dropping the future cancels cleanly, even mid-sleep.
-/// - Without `max_elapsed`, `on_retry`, `on_giveup` and `timeout`, a call
-///   that succeeds at once reads no clock (a closed breaker included), draws
-///   no random number and allocates nothing; no path allocates.
 /// - On a plain fn whose attribute names only its policy (a strategy,
 ///   `attempts`, `jitter`, `max_elapsed`, `throttled`, `retry_after_max`
 ///   or `policy`, with `clone(..)` and `crate`, but no hook, `sleep`,
