@@ -156,6 +156,8 @@ pub mod circuit;
 #[cfg(feature = "std")]
 pub mod clock;
 #[cfg(feature = "std")]
+pub mod error;
+#[cfg(feature = "std")]
 mod fixed;
 #[cfg(feature = "std")]
 pub mod hooks;
@@ -184,6 +186,8 @@ pub use budget::RetryBudget;
 #[cfg(feature = "std")]
 pub use circuit::{CircuitBreaker, CircuitOpen, CircuitState};
 pub use decision::{AttemptContext, Decision, GiveUp, GiveUpReason, IntoDecision, RetryEvent};
+#[cfg(feature = "std")]
+pub use error::Error;
 #[cfg(feature = "std")]
 pub use hooks::Retrying;
 pub use jitter::{Jitter, JitterRng};
