@@ -118,6 +118,15 @@
 //! - No retry loop allocates; a call that succeeds at once reads no clock
 //!   (unless a deadline is set) and draws no random number.
 //!
+//! # Another crate's error type
+//!
+//! `circuit`, `timeout` and `attempt_timeout` fail a call with
+//! `E::from(CircuitOpen)` or `E::from(Elapsed)`. `std::io::Error` has both
+//! impls; for another crate's error type (`redis::RedisError`,
+//! `tonic::Status`) return [`Error<E>`](Error) instead, with no error enum
+//! of your own: `?` still converts the client's errors, and the refusals
+//! are [`Error::CircuitOpen`] and [`Error::Elapsed`].
+//!
 //! # Features
 //!
 //! - `macros` (default): the `#[retry]` attribute.
@@ -136,6 +145,10 @@
 //! - `tower` (off): the `tower` module, a `tower::retry::Policy` built
 //!   from a [`Policy`], so one policy serves `#[retry]` and a tower
 //!   `ServiceBuilder` stack; implies `tokio`.
+//! - `grpc` (off): the `grpc` module, a `tonic::Status` as a [`Decision`]
+//!   by gRPC's retry design (`UNAVAILABLE`, `RESOURCE_EXHAUSTED`, the
+//!   server's `grpc-retry-pushback-ms`); tonic without its default features
+//!   (no transport, no `protoc`); implies `std`.
 //!
 //! The documentation on docs.rs is built with every feature; an item that
 //! needs one that is off by default says so.
@@ -159,6 +172,8 @@ pub mod clock;
 pub mod error;
 #[cfg(feature = "std")]
 mod fixed;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 #[cfg(feature = "std")]
 pub mod hooks;
 #[cfg(feature = "http")]
