@@ -220,11 +220,12 @@ impl<E> Error<E> {
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`?` cannot convert `{Self}` into `backoff_runtime::Error<{Self}>`",
-    label = "`{Self}` does not implement `From<std::io::Error>`",
-    note = "wrap the error by hand: `.map_err(backoff_runtime::Error::Inner)?`"
+    label = "`{Self}` has no `From<std::io::Error>`: wrap it with `.map_err(backoff_runtime::Error::Inner)?`",
+    note = "`backoff_runtime::Error<E>` converts with `?` only the error types that an `io::Error` converts into (see the docs of `backoff_runtime::error`)"
 )]
 pub trait ForeignError {}
 
+#[diagnostic::do_not_recommend]
 impl<E: From<std::io::Error>> ForeignError for E {}
 
 /// `?` on a foreign error: [`Error::Inner`].

@@ -145,7 +145,7 @@ pub const PUSHBACK: &str = "grpc-retry-pushback-ms";
 /// What to do after a call failed with `status`, by gRPC's retry design
 /// (A6): `UNAVAILABLE` retries, `RESOURCE_EXHAUSTED` is
 /// [`Throttled`](Decision::Throttled), either waits exactly for the server's
-/// [pushback](pushback) when it sends one (or stops when the pushback says
+/// [pushback](pushback()) when it sends one (or stops when the pushback says
 /// so), and every other code stops. The [module docs](self) have the tables.
 ///
 /// Use it as `#[retry(when = backoff_runtime::grpc::decision)]` on a
