@@ -59,10 +59,13 @@
 //! inner error or the refusal?), so Rust rejects the pair. Bounding `E` by
 //! `std::error::Error`, as `anyhow` does, does not help: [`CircuitOpen`] and
 //! [`Elapsed`] are errors too (so that `Box<dyn Error>`, `anyhow::Error` and
-//! `std::io::Error` take them as they are). A bound the refusal types
+//! `std::io::Error` take them as they are). Nor does any bound that every
+//! error type meets: the refusal types have every trait error types share,
+//! and Rust cannot say "any type but these". A bound the refusal types
 //! provably do not meet does help: nothing converts an `io::Error` into a
 //! `CircuitOpen` or an `Elapsed`, while the clients whose calls need a
-//! breaker or a timeout convert one into their error as a rule.
+//! breaker or a timeout convert one into their error as a rule. (A new
+//! refusal type must not get `From<std::io::Error>` either.)
 
 use core::fmt;
 
@@ -85,7 +88,10 @@ use crate::{CircuitOpen, Decision, Elapsed, IntoDecision};
 /// [`Display`](fmt::Display) and [`source`](std::error::Error::source) are
 /// transparent for `Inner`: they are the inner error's own, so a chain of
 /// causes shows the inner error once. A refusal displays as
-/// [`CircuitOpen`] and [`Elapsed`] do, and has no source.
+/// [`CircuitOpen`] and [`Elapsed`] do, and has no source. `Error<E>` is a
+/// [`std::error::Error`] when `E` is one (so it boxes into a
+/// `Box<dyn Error + Send + Sync>` and an `anyhow::Error`), and
+/// [`Display`](fmt::Display) when `E` is.
 ///
 /// ```
 /// use backoff_runtime::{CircuitOpen, Elapsed, Error};
