@@ -170,6 +170,15 @@
 //!   started with [`Policy::start`], which is timed. A closed
 //!   [`CircuitBreaker`] reads no clock; a [`RetryBudget`] never does.
 //!
+//! # Another crate's error type
+//!
+//! `circuit`, `timeout` and `attempt_timeout` fail a call with
+//! `E::from(CircuitOpen)` or `E::from(Elapsed)`. `std::io::Error` has both
+//! impls; for another crate's error type (`redis::RedisError`,
+//! `tonic::Status`) return [`Error<E>`](Error) instead, with no error enum
+//! of your own: `?` still converts the client's errors, and the refusals
+//! are [`Error::CircuitOpen`] and [`Error::Elapsed`].
+//!
 //! # Features
 //!
 //! - `macros` (default): the `#[retry]` attribute.
@@ -188,6 +197,10 @@
 //! - `tower` (off): the `tower` module, a `tower::retry::Policy` built
 //!   from a [`Policy`], so one policy serves `#[retry]` and a tower
 //!   `ServiceBuilder` stack; implies `tokio`.
+//! - `grpc` (off): the `grpc` module, a `tonic::Status` as a [`Decision`]
+//!   by gRPC's retry design (`UNAVAILABLE`, `RESOURCE_EXHAUSTED`, the
+//!   server's `grpc-retry-pushback-ms`); tonic without its default features
+//!   (no transport, no `protoc`); implies `std`.
 //!
 //! The documentation on docs.rs is built with every feature; an item that
 //! needs one that is off by default says so.
@@ -211,6 +224,10 @@ pub mod circuit;
 pub mod clock;
 #[cfg(feature = "std")]
 mod driver;
+#[cfg(feature = "std")]
+pub mod error;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "std")]
@@ -240,6 +257,8 @@ pub use budget::RetryBudget;
 #[cfg(feature = "std")]
 pub use circuit::{CircuitBreaker, CircuitOpen, CircuitState};
 pub use decision::{Decision, IntoDecision};
+#[cfg(feature = "std")]
+pub use error::Error;
 pub use event::{AttemptContext, RetryEvent};
 pub use jitter::{Jitter, JitterRng};
 pub use policy::{Delays, Policy};
