@@ -361,10 +361,15 @@ fn function(variant: Variant, i: usize) -> String {
             body(shape, i, is_async, "self.n")
         ),
         Variant::RetryWhen => {
+            let when = if ret.contains("io::") {
+                "when = |e| e.kind() != std::io::ErrorKind::NotFound"
+            } else {
+                "when = is_transient"
+            };
             let args = match shape.retry_args {
-                "" => "when = is_transient".to_owned(),
+                "" => when.to_owned(),
                 args if args.contains("when") => args.to_owned(),
-                args => format!("{args}, when = is_transient"),
+                args => format!("{args}, {when}"),
             };
             format!(
                 "#[retry({args})]\n    {signature} {{\n        {}\n    }}",
@@ -373,10 +378,15 @@ fn function(variant: Variant, i: usize) -> String {
         }
         Variant::Backon => backon(shape, i, is_async, &signature, shape.backon_extra),
         Variant::BackonWhen => {
+            let when = if ret.contains("io::") {
+                ".when(|e: &std::io::Error| e.kind() != std::io::ErrorKind::NotFound)"
+            } else {
+                ".when(is_transient)"
+            };
             let extra = if shape.backon_extra.contains(".when(") {
                 shape.backon_extra.to_owned()
             } else {
-                format!(".when(is_transient){}", shape.backon_extra)
+                format!("{when}{}", shape.backon_extra)
             };
             backon(shape, i, is_async, &signature, &extra)
         }
