@@ -145,6 +145,7 @@
 
 mod decision;
 pub mod jitter;
+pub mod jobs;
 mod nanos;
 pub mod policy;
 pub mod strategy;

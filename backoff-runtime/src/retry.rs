@@ -563,6 +563,8 @@ pub struct Carried<P = Option<Duration>> {
     failures: u32,
     gave_up: Option<GiveUpReason>,
     previous: P,
+    /// The call's `Jitter::Spread` phase, zero until its first retry.
+    phase: u32,
 }
 
 /// What a [`Carried`] keeps of the previous delay: all of it for a
@@ -624,6 +626,7 @@ impl<P: Previous> Carried<P> {
         failures: 0,
         gave_up: None,
         previous: P::NONE,
+        phase: 0,
     };
 
     /// Failed attempts so far.
@@ -658,8 +661,10 @@ impl<S: Strategy> Policy<S> {
         }
         let max = self.strategy().max_delay();
         let mut previous = carried.previous.get(max);
-        let delay = self.backoff(carried.failures, &mut previous, &mut self.rng());
+        let mut rng = self.rng().with_phase(carried.phase);
+        let delay = self.backoff(carried.failures, &mut previous, &mut rng);
         carried.previous.set(previous, max);
+        carried.phase = rng.phase_drawn();
         Some(delay)
     }
 }
