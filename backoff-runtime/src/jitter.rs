@@ -80,20 +80,24 @@ pub enum Jitter {
     /// strategy's delay of retry `k` without randomness
     /// ([`Strategy::central_delay`](crate::Strategy::central_delay): its
     /// mean for [`Sidekiq`](crate::strategy::Sidekiq) and
-    /// [`Buckets`](crate::strategy::Buckets)), and `S(x)` their running
-    /// sum, joined by straight lines between whole retries. Retry `k`
-    /// happens `S(k − ½ + p)` after the first failure: the `k`-th retries of
-    /// calls that failed together fill `[S(k − ½), S(k + ½))` evenly, one
-    /// window after the other with no gap and no overlap, and the wait
-    /// before retry `k` is `c` read at a fractional retry near `k`.
+    /// [`Buckets`](crate::strategy::Buckets)). The `k`-th retries of calls
+    /// that failed together fill one window each, evenly, one window after
+    /// the other with no gap and no overlap: window `k` runs from
+    /// `A(k) = c(1) + … + c(k − 1) + c(k)/2` to `A(k + 1)`, centred on the
+    /// strategy's own time of retry `k`, and a call retries at the fraction
+    /// `p` of it. The wait before retry `k` is then `(1 − p)·w(k − 1) +
+    /// p·w(k)`, with `w(k) = (c(k) + c(k + 1)) / 2` the width of window `k`:
+    /// the strategy's delay read at the fractional retry `k − ½ + p`
+    /// (between the midpoints of neighbouring delays), by the same `p` at
+    /// every retry.
     ///
     /// On a flat schedule (when `2·c(1) > c(3)`, as for
-    /// [`constant`](crate::Policy::constant)) the windows start at the
-    /// failure instead, `S(k − 1 + p)`: the first wait is `p·c(1)`, and no
-    /// wait is then shorter than the one before it. The first wait is never
-    /// longer than the second, no wait exceeds the strategy's maximum, and
-    /// on a schedule that never shrinks, no wait is shorter than the
-    /// previous one.
+    /// [`constant`](crate::Policy::constant)) centring would make the first
+    /// wait longer than the next, so window `k` starts at `c(1) + … +
+    /// c(k − 1)` instead and is `c(k)` wide: the first wait is `p·c(1)`.
+    /// Either way the first wait is never longer than the second, no wait
+    /// exceeds the strategy's maximum, and on a schedule that never
+    /// shrinks, no wait is shorter than the previous one.
     ///
     /// [`decorrelated`](crate::Policy::decorrelated), random by itself,
     /// spreads around its mid-range chain (see

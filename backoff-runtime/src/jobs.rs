@@ -68,44 +68,50 @@ const fn rng_of(key: u64, retry: u32) -> JitterRng {
 /// The [`Jitter::Spread`] delay before retry `retry` (from 1) of a call
 /// whose phase is `phase / 2³²`: see [`Jitter::Spread`] for the rule.
 ///
-/// With `c(k)` the strategy's [`central_delay`](Strategy::central_delay)
-/// and `S` the running sum of `c` joined by straight lines, retry `k`
-/// happens at `S(k − 1 + y)` with `y = p + ½` (or `y = p` on a flat
-/// schedule); the wait before it, `S(k − 1 + y) − S(k − 2 + y)`, is a
-/// blend of two neighbouring `c`s by the same fraction at every retry, so
-/// it never shrinks on a schedule that never does.
+/// With `c(k)` the strategy's [`central_delay`](Strategy::central_delay),
+/// the k-th retries of a herd fill the window `[A(k), A(k + 1))`, of width
+/// `w(k) = A(k + 1) − A(k)`, and a call of phase `p` retries at
+/// `A(k) + p · w(k)`: its wait before retry `k ≥ 2` is the blend
+/// `(1 − p) · w(k − 1) + p · w(k)`, by the same `p` at every retry, so it
+/// never shrinks on a schedule whose windows never do. Centred, `A(k)` is
+/// `c(1) + … + c(k − 1) + c(k)/2` (the windows are centred on the
+/// strategy's own retry times) and `w(k) = (c(k) + c(k + 1)) / 2`; on a
+/// flat start, `A(k) = c(1) + … + c(k − 1)` and `w(k) = c(k)`.
 pub(crate) fn spread<T: Strategy + ?Sized>(strategy: &T, retry: u32, phase: u32) -> Duration {
-    let c = |k: u32| strategy.central_delay(k);
+    let c = |k: u32| strategy.central_delay(k.max(1));
     let max = strategy.max_delay();
     let p = f64::from(phase) / 4_294_967_296.0;
     // Centred windows, unless centring would make the first wait longer
-    // than the second (a flat start).
-    let (c1, c3) = (c(1), c(3));
-    let centred = c1.saturating_mul(2) <= c3;
-    let y = if centred { p + 0.5 } else { p };
-    // The wait before retry k ≥ 2: S(k − 1 + y) − S(k − 2 + y), the slope
-    // of S over one retry: (1 − f)·c(i) + f·c(i + 1).
-    let (i_offset, f) = if y < 1.0 { (1, y) } else { (0, y - 1.0) };
-    let blend = |k: u32| {
-        let i = k.saturating_sub(i_offset);
-        let lo = c(i.max(1));
-        let hi = c(i.saturating_add(1));
-        nanos::mul_f64_capped(lo, 1.0 - f, max)
-            .saturating_add(nanos::mul_f64_capped(hi, f, max))
+    // than the second (a flat start: 2·c(1) > c(3)).
+    let centred = c(1).saturating_mul(2) <= c(3);
+    let half = |d: Duration| d / 2;
+    let width = |k: u32| {
+        if centred {
+            (half(c(k)) + half(c(k.saturating_add(1)))).min(max)
+        } else {
+            c(k)
+        }
+    };
+    let blend = |lo: Duration, hi: Duration| {
+        nanos::mul_f64_capped(lo, 1.0 - p, max)
+            .saturating_add(nanos::mul_f64_capped(hi, p, max))
             .min(max)
     };
-    if retry >= 2 {
-        return blend(retry);
+    let first = || {
+        let start = if centred { half(c(1)) } else { Duration::ZERO };
+        start
+            .saturating_add(nanos::mul_f64_capped(width(1), p, max))
+            .min(max)
+    };
+    match retry {
+        0 | 1 => {
+            let w1 = width(1);
+            // Never longer than the second wait (which rounding alone could
+            // otherwise break).
+            first().min(blend(w1, width(2)))
+        }
+        k => blend(width(k - 1), width(k)),
     }
-    // The first wait: S(y) from the failure. Never longer than the second
-    // (which rounding alone could otherwise break).
-    let first = if y < 1.0 {
-        nanos::mul_f64_capped(c1, y, max)
-    } else {
-        c1.saturating_add(nanos::mul_f64_capped(c(2), y - 1.0, max))
-            .min(max)
-    };
-    first.min(blend(2))
 }
 
 impl<S: Strategy> Policy<S> {
