@@ -20,17 +20,17 @@ use backoff_runtime::{Jitter, JitterRng, Policy, Strategy};
 
 /// Time, in seconds, of every retry of a set of jobs.
 #[derive(Debug, Clone)]
-pub struct Herd {
+pub(crate) struct Herd {
     /// When each job failed first.
-    pub arrivals: Vec<f64>,
+    pub(crate) arrivals: Vec<f64>,
     /// `times[job][k]`: when job `job` makes retry `k + 1`.
-    pub times: Vec<Vec<f64>>,
+    pub(crate) times: Vec<Vec<f64>>,
 }
 
 impl Herd {
     /// Jobs with the ids `keys`, first failing at `arrivals`, each retrying
     /// `retries` times on `policy`'s [`Policy::delay_for`].
-    pub fn run<S: Strategy>(
+    pub(crate) fn run<S: Strategy>(
         policy: &Policy<S>,
         keys: impl Iterator<Item = u64>,
         arrivals: Vec<f64>,
@@ -67,28 +67,28 @@ impl Herd {
 
 /// The figures of one strategy on one set-up (see `docs/job-systems.md`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Figures {
+pub(crate) struct Figures {
     /// Share of bins holding under 5 % of the mean count (mean over trials).
-    pub idle: f64,
+    pub(crate) idle: f64,
     /// Standard deviation / mean of the bin counts (mean over trials).
-    pub load_cv: f64,
+    pub(crate) load_cv: f64,
     /// The longest time without a retry, in rounds (the most of any trial).
-    pub longest_gap: f64,
+    pub(crate) longest_gap: f64,
     /// The coefficient of variation of the wait across jobs, at each retry
     /// count: the largest.
-    pub wait_cv_max: f64,
+    pub(crate) wait_cv_max: f64,
     /// ... and the mean over the retry counts.
-    pub wait_cv_mean: f64,
+    pub(crate) wait_cv_mean: f64,
     /// Share of waits shorter than the same job's previous one.
-    pub shrinking: f64,
+    pub(crate) shrinking: f64,
     /// Median time from a job's first failure to its last retry, seconds.
-    pub completion_p50: f64,
+    pub(crate) completion_p50: f64,
     /// 95th percentile of the same.
-    pub completion_p95: f64,
+    pub(crate) completion_p95: f64,
 }
 
 /// Bins per round.
-pub const BINS_PER_ROUND: usize = 10;
+pub(crate) const BINS_PER_ROUND: usize = 10;
 
 /// Every retry of `herd`, in rounds: time re-measured in units of the local
 /// mean spacing between retries.
@@ -101,7 +101,7 @@ pub const BINS_PER_ROUND: usize = 10;
 /// whatever the schedule's growth and however the failures arrived, so
 /// that an even herd puts the same count in every bin, and a herd that
 /// retries in clumps leaves bins idle.
-pub fn rounds(herd: &Herd) -> Vec<f64> {
+pub(crate) fn rounds(herd: &Herd) -> Vec<f64> {
     let jobs = herd.times.len() as f64;
     // (time, change of the summed slope, jump, is a retry)
     let mut changes: Vec<(f64, f64, f64, bool)> = Vec::new();
@@ -136,7 +136,7 @@ pub fn rounds(herd: &Herd) -> Vec<f64> {
 }
 
 /// The figures of a strategy over `trials`, each retrying `retries` times.
-pub fn measure(trials: &[Herd], retries: usize) -> Figures {
+pub(crate) fn measure(trials: &[Herd], retries: usize) -> Figures {
     let jobs: usize = trials.iter().map(|h| h.times.len()).sum();
     // Half a round of ramp-up and of ramp-down dropped: the k-th retries
     // gather around round k, from round ½ to round `retries`.
@@ -153,8 +153,10 @@ pub fn measure(trials: &[Herd], retries: usize) -> Figures {
             counts[(((u - from) * BINS_PER_ROUND as f64) as usize).min(bins - 1)] += 1.0;
         }
         let mean_count = counts.iter().sum::<f64>() / bins as f64;
-        let sd = (counts.iter().map(|c| (c - mean_count).powi(2)).sum::<f64>() / bins as f64).sqrt();
-        figures.idle += counts.iter().filter(|&&c| c < 0.05 * mean_count).count() as f64 / bins as f64;
+        let sd =
+            (counts.iter().map(|c| (c - mean_count).powi(2)).sum::<f64>() / bins as f64).sqrt();
+        figures.idle +=
+            counts.iter().filter(|&&c| c < 0.05 * mean_count).count() as f64 / bins as f64;
         figures.load_cv += sd / mean_count;
         at.push(from);
         at.push(to);
@@ -199,15 +201,27 @@ pub fn measure(trials: &[Herd], retries: usize) -> Figures {
 
 /// The essay's set-up: `jobs` jobs failing at once, `retries` retries,
 /// `trials` trials of sequential ids.
-pub fn at_once<S: Strategy>(policy: &Policy<S>, jobs: u64, retries: u32, trials: u64) -> Vec<Herd> {
+pub(crate) fn at_once<S: Strategy>(
+    policy: &Policy<S>,
+    jobs: u64,
+    retries: u32,
+    trials: u64,
+) -> Vec<Herd> {
     (0..trials)
-        .map(|t| Herd::run(policy, t * jobs..(t + 1) * jobs, vec![0.0; jobs as usize], retries))
+        .map(|t| {
+            Herd::run(
+                policy,
+                t * jobs..(t + 1) * jobs,
+                vec![0.0; jobs as usize],
+                retries,
+            )
+        })
         .collect()
 }
 
 /// `jobs` jobs whose first failures arrive uniformly at random over
 /// `window` seconds (seeded per trial), sequential ids.
-pub fn arriving<S: Strategy>(
+pub(crate) fn arriving<S: Strategy>(
     policy: &Policy<S>,
     jobs: u64,
     window: f64,
@@ -224,11 +238,11 @@ pub fn arriving<S: Strategy>(
 }
 
 /// Retries per job, as in the essay's charts of Sidekiq and buckets.
-pub const RETRIES: u32 = 25;
+pub(crate) const RETRIES: u32 = 25;
 /// Jobs failing at once.
-pub const JOBS: u64 = 100;
+pub(crate) const JOBS: u64 = 100;
 /// Trials of the at-once set-up.
-pub const TRIALS: u64 = 200;
+pub(crate) const TRIALS: u64 = 200;
 
 fn row(name: &str, f: &Figures, reference: &Figures) -> String {
     format!(
@@ -273,8 +287,16 @@ impl Check {
 fn evenness(name: &str, f: &Figures, checks: &mut Vec<Check>) {
     checks.push(Check::at_most(format!("{name}: idle bins"), f.idle, 0.005));
     checks.push(Check::at_most(format!("{name}: load CV"), f.load_cv, 0.35));
-    checks.push(Check::at_most(format!("{name}: longest gap"), f.longest_gap, 0.08));
-    checks.push(Check::at_most(format!("{name}: waits shorter than the previous"), f.shrinking, 0.005));
+    checks.push(Check::at_most(
+        format!("{name}: longest gap"),
+        f.longest_gap,
+        0.08,
+    ));
+    checks.push(Check::at_most(
+        format!("{name}: waits shorter than the previous"),
+        f.shrinking,
+        0.005,
+    ));
 }
 
 fn main() -> Result<ExitCode, Box<dyn Error>> {
@@ -287,7 +309,10 @@ fn main() -> Result<ExitCode, Box<dyn Error>> {
     let retries = RETRIES as usize;
     let mut checks = Vec::new();
 
-    println!("## {JOBS} jobs failing at once, {RETRIES} retries, {TRIALS} trials (ids 0 … {})\n", JOBS * TRIALS - 1);
+    println!(
+        "## {JOBS} jobs failing at once, {RETRIES} retries, {TRIALS} trials (ids 0 … {})\n",
+        JOBS * TRIALS - 1
+    );
     println!("{HEADER}");
     let s = measure(&at_once(&sidekiq, JOBS, RETRIES, TRIALS), retries);
     let ss = measure(&at_once(&spread_sidekiq, JOBS, RETRIES, TRIALS), retries);
@@ -300,34 +325,75 @@ fn main() -> Result<ExitCode, Box<dyn Error>> {
     println!("\n(completion ratios against the strategy whose envelope it is)\n");
 
     evenness("spread/Sidekiq", &ss, &mut checks);
-    checks.push(Check::at_most("spread/Sidekiq: wait CV max", ss.wait_cv_max, 0.35));
-    checks.push(Check::at_most("spread/Sidekiq: wait CV mean", ss.wait_cv_mean, 0.13));
+    checks.push(Check::at_most(
+        "spread/Sidekiq: wait CV max",
+        ss.wait_cv_max,
+        0.35,
+    ));
+    checks.push(Check::at_most(
+        "spread/Sidekiq: wait CV mean",
+        ss.wait_cv_mean,
+        0.13,
+    ));
     checks.push(Check::at_most(
         "spread/Sidekiq: median completion off Sidekiq's",
         (ss.completion_p50 / s.completion_p50 - 1.0).abs(),
         0.03,
     ));
-    checks.push(Check::at_most("spread/Sidekiq: p95 completion / Sidekiq's", ss.completion_p95 / s.completion_p95, 1.12));
+    checks.push(Check::at_most(
+        "spread/Sidekiq: p95 completion / Sidekiq's",
+        ss.completion_p95 / s.completion_p95,
+        1.12,
+    ));
     evenness("spread/buckets", &bs, &mut checks);
-    checks.push(Check::at_most("spread/buckets: wait CV max", bs.wait_cv_max, 0.45));
-    checks.push(Check::at_most("spread/buckets: wait CV mean", bs.wait_cv_mean, 0.12));
-    checks.push(Check::at_most("spread/buckets: p95 completion / buckets'", bs.completion_p95 / b.completion_p95, 1.10));
+    checks.push(Check::at_most(
+        "spread/buckets: wait CV max",
+        bs.wait_cv_max,
+        0.45,
+    ));
+    checks.push(Check::at_most(
+        "spread/buckets: wait CV mean",
+        bs.wait_cv_mean,
+        0.12,
+    ));
+    checks.push(Check::at_most(
+        "spread/buckets: p95 completion / buckets'",
+        bs.completion_p95 / b.completion_p95,
+        1.10,
+    ));
 
     const MANY: u64 = 1000;
     const WINDOW: f64 = 600.0;
     const MANY_TRIALS: u64 = 20;
-    println!("## {MANY} jobs whose failures arrive over 10 minutes, {RETRIES} retries, {MANY_TRIALS} trials\n");
+    println!(
+        "## {MANY} jobs whose failures arrive over 10 minutes, {RETRIES} retries, {MANY_TRIALS} trials\n"
+    );
     println!("{HEADER}");
-    let s = measure(&arriving(&sidekiq, MANY, WINDOW, RETRIES, MANY_TRIALS), retries);
-    let ss = measure(&arriving(&spread_sidekiq, MANY, WINDOW, RETRIES, MANY_TRIALS), retries);
-    let b = measure(&arriving(&buckets, MANY, WINDOW, RETRIES, MANY_TRIALS), retries);
-    let bs = measure(&arriving(&spread_buckets, MANY, WINDOW, RETRIES, MANY_TRIALS), retries);
+    let s = measure(
+        &arriving(&sidekiq, MANY, WINDOW, RETRIES, MANY_TRIALS),
+        retries,
+    );
+    let ss = measure(
+        &arriving(&spread_sidekiq, MANY, WINDOW, RETRIES, MANY_TRIALS),
+        retries,
+    );
+    let b = measure(
+        &arriving(&buckets, MANY, WINDOW, RETRIES, MANY_TRIALS),
+        retries,
+    );
+    let bs = measure(
+        &arriving(&spread_buckets, MANY, WINDOW, RETRIES, MANY_TRIALS),
+        retries,
+    );
     println!("{}", row("Sidekiq", &s, &s));
     println!("{}", row("spread on Sidekiq's envelope", &ss, &s));
     println!("{}", row("buckets", &b, &b));
     println!("{}", row("spread on buckets' envelope", &bs, &b));
     println!();
-    for (name, f) in [("spread/Sidekiq, 1,000 over 10 min", &ss), ("spread/buckets, 1,000 over 10 min", &bs)] {
+    for (name, f) in [
+        ("spread/Sidekiq, 1,000 over 10 min", &ss),
+        ("spread/buckets, 1,000 over 10 min", &bs),
+    ] {
         checks.push(Check::at_most(format!("{name}: idle bins"), f.idle, 0.005));
         checks.push(Check::at_most(format!("{name}: load CV"), f.load_cv, 0.15));
     }

@@ -227,7 +227,9 @@ mod tests {
 
     #[test]
     fn none_past_the_limit_and_for_retry_zero() {
-        let p = Policy::exponential(MS(10)).jitter(Jitter::Spread).attempts(4);
+        let p = Policy::exponential(MS(10))
+            .jitter(Jitter::Spread)
+            .attempts(4);
         assert!(p.delay_for(3, 9).is_some());
         assert_eq!(p.delay_for(4, 9), None);
         assert_eq!(p.delay_for(u32::MAX, 9), None);
@@ -241,7 +243,9 @@ mod tests {
     /// first window evenly, and every later wait is the delay itself.
     #[test]
     fn constant_spread_staggers_the_first_retry_only() {
-        let p = Policy::constant(MS(1000)).jitter(Jitter::Spread).attempts(5);
+        let p = Policy::constant(MS(1000))
+            .jitter(Jitter::Spread)
+            .attempts(5);
         let mut firsts: Vec<u128> = (0..100u64)
             .map(|key| p.delay_for(1, key).unwrap().as_millis())
             .collect();

@@ -118,7 +118,9 @@ async fn run(count: i64, workers: usize) -> Result<ExitCode, Box<dyn std::error:
         audit.misscheduled.len(),
         audit.early.len()
     );
-    println!("| retry | waits | delay_for, mean | measured wait, mean | late, median | late, max |");
+    println!(
+        "| retry | waits | delay_for, mean | measured wait, mean | late, median | late, max |"
+    );
     println!("|---|---|---|---|---|---|");
     for retry in 1..ATTEMPTS {
         let gaps: Vec<_> = audit.gaps.iter().filter(|g| g.retry == retry).collect();

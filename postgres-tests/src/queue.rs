@@ -274,7 +274,10 @@ pub async fn runs(client: &Client) -> Result<Vec<Run>, Error> {
 pub async fn outcomes(client: &Client) -> Result<(Vec<(i64, i32)>, Vec<(i64, i32)>), Error> {
     let read = |table: &'static str| async move {
         let rows = client
-            .query(&format!("SELECT id, attempts FROM {table} ORDER BY id"), &[])
+            .query(
+                &format!("SELECT id, attempts FROM {table} ORDER BY id"),
+                &[],
+            )
             .await?;
         Ok::<_, Error>(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     };
@@ -287,7 +290,10 @@ pub async fn outcomes(client: &Client) -> Result<(Vec<(i64, i32)>, Vec<(i64, i32
 ///
 /// A database error.
 pub async fn queued(client: &Client) -> Result<i64, Error> {
-    Ok(client.query_one("SELECT count(*) FROM jobs", &[]).await?.get(0))
+    Ok(client
+        .query_one("SELECT count(*) FROM jobs", &[])
+        .await?
+        .get(0))
 }
 
 /// The arguments of a worker process: `--port P --worker NAME --unit-us U
@@ -329,16 +335,25 @@ impl WorkerArgs {
     ///
     /// A message naming the argument that is missing or wrong.
     pub fn parse(args: impl IntoIterator<Item = String>) -> Result<WorkerArgs, String> {
-        let (mut port, mut worker, mut unit, mut attempts, mut work) = (None, None, None, None, None);
+        let (mut port, mut worker, mut unit, mut attempts, mut work) =
+            (None, None, None, None, None);
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
-            let value = args.next().ok_or_else(|| format!("`{arg}` needs a value"))?;
-            let number = || value.parse::<u64>().map_err(|e| format!("`{arg} {value}`: {e}"));
+            let value = args
+                .next()
+                .ok_or_else(|| format!("`{arg}` needs a value"))?;
+            let number = || {
+                value
+                    .parse::<u64>()
+                    .map_err(|e| format!("`{arg} {value}`: {e}"))
+            };
             match arg.as_str() {
                 "--port" => port = Some(u16::try_from(number()?).map_err(|e| e.to_string())?),
                 "--worker" => worker = Some(value.clone()),
                 "--unit-us" => unit = Some(Duration::from_micros(number()?)),
-                "--attempts" => attempts = Some(u32::try_from(number()?).map_err(|e| e.to_string())?),
+                "--attempts" => {
+                    attempts = Some(u32::try_from(number()?).map_err(|e| e.to_string())?)
+                }
                 "--work-us" => work = Some(Duration::from_micros(number()?)),
                 other => return Err(format!("unknown argument `{other}`")),
             }
@@ -493,7 +508,10 @@ pub fn audit(
                 job: id,
                 retry: failed.attempt as u32,
                 delay,
-                waited: next.started.duration_since(failed.finished).unwrap_or_default(),
+                waited: next
+                    .started
+                    .duration_since(failed.finished)
+                    .unwrap_or_default(),
             });
         }
     }

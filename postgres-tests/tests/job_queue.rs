@@ -91,7 +91,10 @@ async fn three_workers_lose_nothing_and_wait_as_delay_for_asks() {
     late.sort();
     let median = late[late.len() / 2];
     let p95 = late[late.len() * 95 / 100];
-    assert!(median <= Duration::from_millis(20), "median lateness {median:?}, p95 {p95:?}");
+    assert!(
+        median <= Duration::from_millis(20),
+        "median lateness {median:?}, p95 {p95:?}"
+    );
     assert!(p95 <= Duration::from_millis(150), "p95 lateness {p95:?}");
     // And they follow the spread schedule: each job's waits never shrink.
     for job in &jobs {

@@ -160,7 +160,8 @@ pub(crate) fn attempts_out_of_range(n: impl std::fmt::Display) -> String {
 
 pub(super) const JITTER_NAMES: [&str; 5] = ["full", "equal", "half", "none", "spread"];
 
-const JITTERS: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`";
+const JITTERS: &str =
+    "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`";
 
 /// `"full"`, `"equal"`, `"half"`, `"none"`, `"spread"` or `scattered(0.25)`.
 pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, Span)> {
