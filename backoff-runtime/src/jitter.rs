@@ -309,7 +309,11 @@ impl JitterRng {
     #[cold]
     fn draw_phase(&mut self) -> u32 {
         let phase = ((self.next_u64() >> 32) as u32).max(1);
-        *self = core::mem::replace(self, JitterRng::from_entropy()).with_phase(phase);
+        match &mut self.state {
+            RngState::Entropy { phase: p, .. }
+            | RngState::Unseeded { phase: p, .. }
+            | RngState::Seeded { phase: p, .. } => *p = phase,
+        }
         phase
     }
 
