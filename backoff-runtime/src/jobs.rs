@@ -406,6 +406,39 @@ mod tests {
         }
     }
 
+    /// What an `async fn` keeps between attempts (`Carried`, 8 bytes) keeps
+    /// the phase too: each call's waits are one phase's, and calls differ.
+    #[cfg(feature = "std")]
+    #[test]
+    fn the_compact_state_keeps_its_phase() {
+        use crate::retry::Carried;
+        let p = Policy::linear(MS(10))
+            .max_delay(Duration::from_secs(1))
+            .jitter(Jitter::Spread)
+            .attempts(8);
+        assert_eq!(size_of::<Carried<()>>(), 8);
+        let mut firsts = Vec::new();
+        for _ in 0..50 {
+            let mut carried = Carried::<()>::NEW;
+            let waits: Vec<Duration> =
+                core::iter::from_fn(|| p.next_carried(&mut carried)).collect();
+            assert_eq!(waits.len(), 7);
+            assert!(waits.windows(2).all(|w| w[0] <= w[1]), "{waits:?}");
+            // One phase: the wait before retry k is (1 − p)·w(k − 1) + p·w(k),
+            // w(k) = 10·k + 5 ms, so it grows by exactly 10 ms from retry 2 on.
+            for w in waits[1..].windows(2) {
+                assert!(
+                    (w[1] - w[0]).abs_diff(MS(10)) <= Duration::from_nanos(2),
+                    "{waits:?}"
+                );
+            }
+            firsts.push(waits[0]);
+        }
+        firsts.sort();
+        firsts.dedup();
+        assert!(firsts.len() > 40, "{firsts:?}");
+    }
+
     fn any_jitter() -> impl PropStrategy<Value = Jitter> {
         prop_oneof![
             Just(Jitter::None),

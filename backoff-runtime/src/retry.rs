@@ -563,8 +563,9 @@ pub struct Carried<P = Option<Duration>> {
     failures: u32,
     gave_up: Option<GiveUpReason>,
     previous: P,
-    /// The call's `Jitter::Spread` phase, zero until its first retry.
-    phase: u32,
+    /// The call's `Jitter::Spread` phase, its top 16 bits (65,536 phases,
+    /// in the padding: the struct keeps its size), zero until drawn.
+    phase: u16,
 }
 
 /// What a [`Carried`] keeps of the previous delay: all of it for a
@@ -661,10 +662,15 @@ impl<S: Strategy> Policy<S> {
         }
         let max = self.strategy().max_delay();
         let mut previous = carried.previous.get(max);
-        let mut rng = self.rng().with_phase(carried.phase);
+        let mut rng = self.rng();
+        if let crate::Jitter::Spread = self.jitter_kind() {
+            if carried.phase == 0 {
+                carried.phase = ((rng.phase() >> 16) as u16).max(1);
+            }
+            rng = rng.with_phase(u32::from(carried.phase) << 16 | 0x8000);
+        }
         let delay = self.backoff(carried.failures, &mut previous, &mut rng);
         carried.previous.set(previous, max);
-        carried.phase = rng.phase_drawn();
         Some(delay)
     }
 }
