@@ -519,3 +519,104 @@ pub fn audit(
     audit.lost.extend(by_job.keys().map(|id| -id));
     audit
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const UNIT: Duration = Duration::from_millis(10);
+
+    /// The log of a queue that ran as it should: job 1 fails once, job 2
+    /// never, job 3 fails every one of its 3 attempts.
+    fn good_log(policy: &Policy<Sidekiq>) -> (Vec<(i64, i32)>, Vec<Run>) {
+        let jobs = vec![(1, 1), (2, 0), (3, 9)];
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let mut runs = Vec::new();
+        for &(id, fail_first) in &jobs {
+            let mut at = t0;
+            for attempt in 1..=(fail_first + 1).min(3) {
+                let finished = at + Duration::from_millis(1);
+                let ok = attempt > fail_first;
+                let next = (!ok)
+                    .then(|| policy.delay_for(attempt as u32, id as u64))
+                    .flatten()
+                    .map(|d| finished + d);
+                runs.push(Run {
+                    job: id,
+                    attempt,
+                    worker: format!("w{}", attempt % 2),
+                    started: at,
+                    finished,
+                    ok,
+                    next,
+                });
+                at = next.unwrap_or(finished) + Duration::from_millis(2);
+            }
+        }
+        (jobs, runs)
+    }
+
+    #[test]
+    fn a_good_log_is_clean() {
+        let policy = policy(UNIT, 3);
+        let (jobs, runs) = good_log(&policy);
+        let audit = audit(&jobs, &policy, &runs, &[(1, 2), (2, 1)], &[(3, 3)]);
+        assert!(audit.clean(), "{audit:#?}");
+        assert_eq!(audit.gaps.len(), 3);
+        assert!(
+            audit
+                .gaps
+                .iter()
+                .all(|g| g.late() == Duration::from_millis(2))
+        );
+    }
+
+    #[test]
+    fn the_audit_finds_every_fault() {
+        let policy = policy(UNIT, 3);
+        let (jobs, runs) = good_log(&policy);
+        // Lost: job 2 finished nowhere.
+        let found = audit(&jobs, &policy, &runs, &[(1, 2)], &[(3, 3)]);
+        assert_eq!(found.lost, [2]);
+        // Both finished and dead.
+        let found = audit(&jobs, &policy, &runs, &[(1, 2), (2, 1), (3, 3)], &[(3, 3)]);
+        assert_eq!(found.both, [3]);
+        // Run twice.
+        let mut twice = runs.clone();
+        twice.push(runs[2].clone());
+        let found = audit(&jobs, &policy, &twice, &[(1, 2), (2, 1)], &[(3, 3)]);
+        assert_eq!(found.twice, [(2, 1)]);
+        // Rescheduled with another delay, and so retried early.
+        let mut wrong = runs.clone();
+        let first = wrong
+            .iter_mut()
+            .find(|r| r.job == 3 && r.attempt == 1)
+            .unwrap();
+        first.next = first.next.map(|n| n + Duration::from_millis(5));
+        let found = audit(&jobs, &policy, &wrong, &[(1, 2), (2, 1)], &[(3, 3)]);
+        assert_eq!(found.misscheduled, [(3, 1)]);
+        assert_eq!(found.early, [(3, 2)]);
+        // Dead too soon: a hole in the attempts.
+        let short: Vec<Run> = runs
+            .iter()
+            .filter(|r| !(r.job == 3 && r.attempt == 3))
+            .cloned()
+            .collect();
+        let found = audit(&jobs, &policy, &short, &[(1, 2), (2, 1)], &[(3, 2)]);
+        assert_eq!(found.wrong_runs, [3]);
+    }
+
+    #[test]
+    fn worker_arguments_round_trip() {
+        let args = WorkerArgs {
+            port: 5433,
+            worker: "w2".into(),
+            unit: UNIT,
+            attempts: 6,
+            work: Duration::from_micros(1500),
+        };
+        assert_eq!(WorkerArgs::parse(args.to_args()), Ok(args));
+        assert!(WorkerArgs::parse(["--port".to_owned()]).is_err());
+        assert!(WorkerArgs::parse(["--bogus".to_owned(), "1".to_owned()]).is_err());
+    }
+}
