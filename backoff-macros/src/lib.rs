@@ -46,7 +46,7 @@ use proc_macro::TokenStream;
 /// |---|---|---|
 /// | strategy | `exponential(base = D, factor = F, max = D)`, `linear(base = D, max = D)`, `constant(D)` or `constant(delay = D)`, `fibonacci(base = D, max = D)`, `decorrelated(base = D, max = D)`, `immediate` | `exponential(base = "100ms", factor = 2, max = "10s")` |
 /// | `attempts` | integer ≥ 1: total calls, the first included; or `unlimited` | `3` |
-/// | `jitter` | `"full"`, `"equal"` (alias `"half"`), `"none"`, `scattered(R)` with 0 < R ≤ 1 | `"full"` (`"none"` for `decorrelated`) |
+/// | `jitter` | `"full"`, `"equal"` (alias `"half"`), `"none"`, `"spread"`, `scattered(R)` with 0 < R ≤ 1 | `"full"` (`"none"` for `decorrelated`, which takes only `"spread"`) |
 /// | `max_elapsed` | D: no retry starts a sleep that would end later than D after the call began | none |
 /// | `when` | a path or closure taking `&E`, returning `bool` (true = retry) or [`Decision`] | retry every error |
 /// | `on_retry` | a path or closure, `FnMut(&E, &RetryEvent)`, called before each sleep | none |
@@ -66,6 +66,13 @@ use proc_macro::TokenStream;
 ///
 /// With `when_ok`, `on_retry` receives the whole outcome,
 /// `FnMut(&Result<T, E>, &RetryEvent)`.
+///
+/// `jitter = "spread"` (`Jitter::Spread`) spreads a herd of calls that
+/// failed together evenly over time: each call draws one phase at its first
+/// retry and keeps it, retry k waits the strategy's own schedule read at
+/// the fractional retry k − ½ + phase, and no wait is shorter than the one
+/// before it. With `decorrelated` it spreads around the strategy's
+/// mid-range chain.
 ///
 /// `context` is read before each attempt from a counter the loop keeps; it
 /// reads no clock and allocates nothing. `last` is `true` when the attempt

@@ -69,10 +69,12 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
             .strategy
             .as_ref()
             .is_some_and(|s| s.kind == StrategyKind::Decorrelated);
-        if decorrelated && jitter.value != JitterKind::None {
+        // (`"spread"` replaces its randomness: it spreads around its
+        // mid-range chain.)
+        if decorrelated && !matches!(jitter.value, JitterKind::None | JitterKind::Spread) {
             errors.push(syn::Error::new(
                 jitter.key,
-                "`decorrelated` is random by itself and takes no `jitter`; remove `jitter`",
+                "`decorrelated` is random by itself and takes no other `jitter` than `\"spread\"`; remove `jitter`",
             ));
         }
     }

@@ -179,6 +179,25 @@
 //! of your own: `?` still converts the client's errors, and the refusals
 //! are [`Error::CircuitOpen`] and [`Error::Elapsed`].
 //!
+//! # Job systems
+//!
+//! A job queue that stores only each job's attempt count asks
+//! [`Policy::delay_for`] for the delay before its next run: stateless and
+//! deterministic in `(retry, key)`, `None` after the last attempt. With
+//! [`Jitter::Spread`] a herd of jobs that failed together retries evenly
+//! over time, without idle gaps, while each job's waits stay close to the
+//! strategy's and never shrink:
+//!
+//! ```
+//! use backoff_runtime::{Jitter, Policy, strategy::Sidekiq};
+//!
+//! let policy = Policy::from_strategy(Sidekiq::new()).jitter(Jitter::Spread).attempts(26);
+//! let job_id = 7;
+//! let waits: Vec<_> = (1..).map_while(|k| policy.delay_for(k, job_id)).collect();
+//! assert_eq!(waits.len(), 25);
+//! assert!(waits.windows(2).all(|w| w[0] <= w[1]));
+//! ```
+//!
 //! # Features
 //!
 //! - `macros` (default): the `#[retry]` attribute.
@@ -211,6 +230,7 @@
 mod decision;
 mod event;
 pub mod jitter;
+pub mod jobs;
 mod nanos;
 pub mod policy;
 mod report;

@@ -70,6 +70,7 @@ pub(crate) enum JitterKind {
     Full,
     Equal,
     Scattered(f64),
+    Spread,
 }
 
 /// A value with the span of the argument it came from.

@@ -158,11 +158,12 @@ pub(crate) fn attempts_out_of_range(n: impl std::fmt::Display) -> String {
     )
 }
 
-pub(super) const JITTER_NAMES: [&str; 4] = ["full", "equal", "half", "none"];
+pub(super) const JITTER_NAMES: [&str; 5] = ["full", "equal", "half", "none", "spread"];
 
-const JITTERS: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `scattered(R)`";
+const JITTERS: &str =
+    "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`";
 
-/// `"full"`, `"equal"`, `"half"`, `"none"` or `scattered(0.25)`.
+/// `"full"`, `"equal"`, `"half"`, `"none"`, `"spread"` or `scattered(0.25)`.
 pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, Span)> {
     let expr: Expr = input
         .parse()
@@ -197,6 +198,7 @@ pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, S
                 "full" => JitterKind::Full,
                 "equal" | "half" => JitterKind::Equal,
                 "none" => JitterKind::None,
+                "spread" => JitterKind::Spread,
                 other if other.starts_with("scattered") => {
                     return Err(syn::Error::new(
                         lit.span(),
@@ -317,6 +319,7 @@ fn jitter_variant(path: &syn::Path) -> Option<&'static str> {
         "Equal" => "equal",
         "None" => "none",
         "Scattered" => "scattered",
+        "Spread" => "spread",
         _ => return None,
     })
 }

@@ -128,7 +128,8 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
         JitterKind::None => 0,
         JitterKind::Full => 1,
         JitterKind::Equal => 2,
-        JitterKind::Scattered(r) => Some(r.to_bits()).filter(|&b| b > 2)?,
+        JitterKind::Spread => 3,
+        JitterKind::Scattered(r) => Some(r.to_bits()).filter(|&b| b > 3)?,
     };
     let jitter = Literal::u64_unsuffixed(jitter);
     let attempts = match args.attempts.as_ref().map(|a| a.value) {
@@ -200,6 +201,7 @@ fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
         JitterKind::None => quote!(#p::Jitter::None),
         JitterKind::Full => quote!(#p::Jitter::Full),
         JitterKind::Equal => quote!(#p::Jitter::Equal),
+        JitterKind::Spread => quote!(#p::Jitter::Spread),
         JitterKind::Scattered(r) => {
             let r = Literal::f64_suffixed(r);
             quote!(#p::Jitter::Scattered(#r))
