@@ -411,7 +411,7 @@ mod tests {
     #[cfg(feature = "std")]
     #[test]
     fn the_compact_state_keeps_its_phase() {
-        use crate::retry::Carried;
+        use crate::state::Carried;
         let p = Policy::linear(MS(10))
             .max_delay(Duration::from_secs(1))
             .jitter(Jitter::Spread)
