@@ -166,6 +166,8 @@ pub mod retry;
 #[cfg(feature = "std")]
 pub mod sleep;
 #[cfg(feature = "std")]
+mod sync;
+#[cfg(feature = "std")]
 mod timeout;
 #[cfg(feature = "tower")]
 pub mod tower;
