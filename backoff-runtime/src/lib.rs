@@ -168,7 +168,11 @@ pub mod sleep;
 #[cfg(feature = "std")]
 mod sync;
 #[cfg(feature = "std")]
+pub mod throttle;
+#[cfg(feature = "std")]
 mod timeout;
+#[cfg(all(test, loom))]
+mod loom;
 #[cfg(feature = "tower")]
 pub mod tower;
 
@@ -193,6 +197,8 @@ pub use policy::{Delays, Policy};
 #[cfg(feature = "std")]
 pub use retry::RetryState;
 pub use strategy::Strategy;
+#[cfg(feature = "std")]
+pub use throttle::{AdaptiveThrottle, Rejected, ThrottlePermit};
 #[cfg(feature = "std")]
 pub use timeout::Elapsed;
 
