@@ -666,10 +666,11 @@ impl CircuitBreaker {
         if !permit.trial
             && let Trip::Rate(window) = &self.trip
         {
-            let s = Packed::load(self.word.load(Ordering::Acquire));
-            if s.state == CLOSED && s.generation == generation {
-                window.record(generation, self.millis((permit.clock)()).0, false);
-            }
+            // A success too can open it: the one that brings the window to
+            // `min_calls` with the ratio already reached (as resilience4j
+            // checks the rate after every call).
+            let now = (permit.clock)();
+            self.record_closed(window, generation, now, false);
             return;
         }
         let trial = permit.trial;
@@ -690,7 +691,7 @@ impl CircuitBreaker {
 
     fn on_failure(&self, permit: &Permit<'_>, now: Instant) {
         let generation = u64::from(permit.generation);
-        let (floor, ceil) = self.millis(now);
+        let ceil = self.millis(now).1;
         match (&self.trip, permit.trial) {
             (Trip::Consecutive(threshold), false) => self.update(|s| match s.state {
                 _ if s.generation != generation => None,
@@ -698,27 +699,43 @@ impl CircuitBreaker {
                 CLOSED => Some(s.closed(s.count + 1)),
                 _ => None,
             }),
-            (Trip::Rate(window), false) => {
-                let word = self.word.load(Ordering::Acquire);
-                let s = Packed::load(word);
-                if s.state == CLOSED
-                    && s.generation == generation
-                    && window.trips(window.record(generation, floor, true))
-                {
-                    // (If the word changed meanwhile, another report
-                    // opened it or the generation is over.)
-                    let _ = self.word.compare_exchange(
-                        word,
-                        s.open(ceil).store(),
-                        Ordering::AcqRel,
-                        Ordering::Acquire,
-                    );
-                }
-            }
+            (Trip::Rate(window), false) => self.record_closed(window, generation, now, true),
             (_, true) => self.update(|s| {
                 (s.state == HALF_OPEN && s.trial && s.generation == generation)
                     .then(|| s.open(ceil))
             }),
+        }
+    }
+
+    /// Loads every atomic once: a loom model calls this before it spawns,
+    /// so the lazily created loom atomics exist before any thread races.
+    #[cfg(all(test, loom))]
+    pub(crate) fn touch(&self) {
+        self.word.load(Ordering::Acquire);
+        if let Trip::Rate(window) = &self.trip {
+            window.totals(0, 0);
+        }
+    }
+
+    /// A rate breaker's report of a call admitted while closed in
+    /// `generation`: counted in the window if that generation is still
+    /// current, and the breaker opens if the window now trips it.
+    fn record_closed(&self, window: &Window, generation: u64, now: Instant, failed: bool) {
+        let word = self.word.load(Ordering::Acquire);
+        let s = Packed::load(word);
+        if s.state != CLOSED || s.generation != generation {
+            return;
+        }
+        let (floor, ceil) = self.millis(now);
+        if window.trips(window.record(generation, floor, failed)) {
+            // (If the word changed meanwhile, another report opened it or
+            // the generation is over.)
+            let _ = self.word.compare_exchange(
+                word,
+                s.open(ceil).store(),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
         }
     }
 
@@ -1119,6 +1136,18 @@ mod tests {
         call(&b, t, false); // 3 of 7
         assert_eq!(b.state(), CircuitState::Closed);
         call(&b, t, false); // 4 of 8
+        assert_eq!(b.state(), CircuitState::Open);
+    }
+
+    #[test]
+    fn a_success_that_completes_min_calls_can_open_a_rate_breaker() {
+        // (Found by the loom model: a success reported last left it closed.)
+        let b = CircuitBreaker::rate(0.6, 3, Duration::from_secs(10), Duration::from_secs(1));
+        let t = Instant::now();
+        call(&b, t, false);
+        call(&b, t, false);
+        assert_eq!(b.state(), CircuitState::Closed);
+        call(&b, t, true); // 2 of 3 failed
         assert_eq!(b.state(), CircuitState::Open);
     }
 

@@ -161,6 +161,8 @@ mod fixed;
 pub mod hooks;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(all(test, loom))]
+mod loom;
 #[cfg(feature = "std")]
 pub mod retry;
 #[cfg(feature = "std")]
@@ -171,8 +173,6 @@ mod sync;
 pub mod throttle;
 #[cfg(feature = "std")]
 mod timeout;
-#[cfg(all(test, loom))]
-mod loom;
 #[cfg(feature = "tower")]
 pub mod tower;
 

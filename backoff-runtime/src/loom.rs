@@ -38,6 +38,7 @@ fn at(ms: u64) -> Instant {
 fn loom_count_breaker_loses_no_failure() {
     loom::model(|| {
         let b = Arc::new(CircuitBreaker::new(2, 1, Duration::from_secs(1)));
+        b.touch();
         let threads: Vec<_> = (0..2)
             .map(|_| {
                 let b = b.clone();
@@ -52,18 +53,21 @@ fn loom_count_breaker_loses_no_failure() {
     });
 }
 
-/// At most one trial at a time: three threads race for the trial of an
-/// open breaker (open_for zero, a clock that stands still, so no claim
-/// lapses); each reports success, failure, or drops its permit (a
-/// failure). A counter held while a trial permit lives never exceeds one,
-/// and no trial slot is left taken.
+/// At most one trial at a time: two threads race for the trial of an open
+/// breaker (open_for zero, a clock that stands still, so no claim lapses)
+/// while the main thread reports a late failure of the closed generation;
+/// one thread reports success, the other drops its permit (a failure). A
+/// counter held while a trial permit lives never exceeds one, and no trial
+/// slot is left taken.
 #[test]
 fn loom_count_breaker_admits_one_trial() {
     loom::model(|| {
         let b = Arc::new(CircuitBreaker::new(1, 2, Duration::ZERO));
+        b.touch();
+        let late = b.acquire_on(t0).unwrap();
         b.acquire_on(t0).unwrap().failure(t0());
         let in_trial = Arc::new(AtomicUsize::new(0));
-        let threads: Vec<_> = (0..3)
+        let threads: Vec<_> = (0..2)
             .map(|i| {
                 let (b, in_trial) = (b.clone(), in_trial.clone());
                 thread::spawn(move || {
@@ -74,13 +78,13 @@ fn loom_count_breaker_admits_one_trial() {
                         }
                         match i {
                             0 => permit.success(),
-                            1 => permit.failure(t0()),
                             _ => drop(permit),
                         }
                     }
                 })
             })
             .collect();
+        late.failure(t0());
         for t in threads {
             t.join().unwrap();
         }
@@ -96,6 +100,7 @@ fn loom_count_breaker_admits_one_trial() {
 fn loom_count_breaker_ignores_late_verdicts() {
     loom::model(|| {
         let b = Arc::new(CircuitBreaker::new(1, 1, Duration::from_millis(10)));
+        b.touch();
         let slow = b.acquire(t0()).unwrap();
         b.acquire_on(t0).unwrap().failure(t0());
         let b2 = b.clone();
@@ -122,6 +127,7 @@ fn loom_rate_breaker_opens_on_concurrent_failures() {
             Duration::from_secs(10),
             Duration::from_secs(1),
         ));
+        b.touch();
         let threads: Vec<_> = (0..2)
             .map(|_| {
                 let b = b.clone();
@@ -147,6 +153,7 @@ fn loom_rate_breaker_counts_every_call() {
             Duration::from_secs(10),
             Duration::from_secs(1),
         ));
+        b.touch();
         let threads: Vec<_> = (0..3)
             .map(|i| {
                 let b = b.clone();
@@ -173,6 +180,7 @@ fn loom_rate_breaker_counts_every_call() {
 fn loom_budget_spends_each_token_once() {
     loom::model(|| {
         let budget = Arc::new(RetryBudget::new(1, 0.5));
+        budget.tokens();
         let spent = Arc::new(AtomicUsize::new(0));
         let threads: Vec<_> = (0..3)
             .map(|i| {
@@ -204,6 +212,7 @@ fn loom_budget_spends_each_token_once() {
 fn loom_throttle_counts_every_request() {
     loom::model(|| {
         let throttle = Arc::new(AdaptiveThrottle::new(2.0, Duration::from_secs(120)));
+        throttle.counts(t0());
         let threads: Vec<_> = (0..2)
             .map(|_| {
                 let throttle = throttle.clone();

@@ -48,10 +48,6 @@ mod model {
             self.get().load(order)
         }
 
-        pub(crate) fn store(&self, value: u64, order: Ordering) {
-            self.get().store(value, order)
-        }
-
         pub(crate) fn compare_exchange(
             &self,
             current: u64,

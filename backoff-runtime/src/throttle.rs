@@ -354,9 +354,13 @@ mod tests {
         let th = AdaptiveThrottle::new(1.5, Duration::from_secs(120));
         let t = Instant::now();
         for _ in 0..1000 {
-            th.try_acquire_with(t, || unreachable!("P = 0")).unwrap().accepted();
+            th.try_acquire_with(t, || unreachable!("P = 0"))
+                .unwrap()
+                .accepted();
         }
-        th.try_acquire_with(t, || unreachable!("P = 0")).unwrap().rejected();
+        th.try_acquire_with(t, || unreachable!("P = 0"))
+            .unwrap()
+            .rejected();
         let mut drew = false;
         let _ = th.try_acquire_with(t, || {
             drew = true;
