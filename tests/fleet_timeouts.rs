@@ -160,3 +160,44 @@ async fn a_hung_trial_reopens_the_breaker() {
     assert_eq!(call().await, Err(E::TimedOut), "the next trial");
     assert_eq!(CALLS.load(SeqCst), 5);
 }
+
+/// `circuit = ...` takes a rate breaker as it takes a count breaker; its
+/// window slides on tokio's paused clock, and hung calls count as failures
+/// in it.
+#[tokio::test(start_paused = true)]
+async fn a_rate_breaker_under_the_attribute() {
+    // Open when half of at least 4 calls in the last 10 s failed.
+    static B: CircuitBreaker =
+        CircuitBreaker::rate(0.5, 4, Duration::from_secs(10), Duration::from_secs(30));
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+    static HANG: AtomicU32 = AtomicU32::new(0);
+    #[retry(attempts = 1, timeout = "1s", circuit = B)]
+    async fn call() -> Result<u32, E> {
+        if HANG.load(SeqCst) > 0 {
+            HANG.fetch_sub(1, SeqCst);
+            return hang(&CALLS).await;
+        }
+        Ok(CALLS.fetch_add(1, SeqCst) + 1)
+    }
+    // Two hung calls and a success: 3 calls, fewer than 4.
+    HANG.store(2, SeqCst);
+    assert_eq!(call().await, Err(E::TimedOut));
+    assert_eq!(call().await, Err(E::TimedOut));
+    assert!(call().await.is_ok());
+    assert_eq!(B.state(), CircuitState::Closed);
+    // 10 s later those calls have slid out of the window: two more hung
+    // calls and a success make 2 failures in 3 calls, still too few.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    HANG.store(2, SeqCst);
+    assert_eq!(call().await, Err(E::TimedOut));
+    assert_eq!(call().await, Err(E::TimedOut));
+    assert!(call().await.is_ok());
+    assert_eq!(B.state(), CircuitState::Closed);
+    // The fourth call in the window, a success, completes min_calls with
+    // half of them failed: the breaker opens, and calls fail fast.
+    assert!(call().await.is_ok());
+    assert_eq!(B.state(), CircuitState::Open);
+    let start = Instant::now();
+    assert_eq!(call().await, Err(E::Open));
+    assert_eq!(start.elapsed(), Duration::ZERO);
+}
