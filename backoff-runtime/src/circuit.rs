@@ -411,12 +411,13 @@ impl CircuitBreaker {
     /// static BREAKER: CircuitBreaker =
     ///     CircuitBreaker::rate(0.5, 4, Duration::from_secs(10), Duration::from_secs(30));
     ///
-    /// let t = Instant::now();
-    /// BREAKER.acquire_on(|| t).unwrap().success();
-    /// BREAKER.acquire_on(|| t).unwrap().failure(t);
-    /// BREAKER.acquire_on(|| t).unwrap().success();
-    /// assert_eq!(BREAKER.state(), CircuitState::Closed); // 1 of 3: too few calls
-    /// BREAKER.acquire_on(|| t).unwrap().failure(t);
+    /// // (A rate breaker times successes too: with the permit's clock.)
+    /// let clock = backoff_runtime::clock::system;
+    /// BREAKER.acquire_on(clock).unwrap().success();
+    /// BREAKER.acquire_on(clock).unwrap().failure(Instant::now());
+    /// BREAKER.acquire_on(clock).unwrap().success();
+    /// assert_eq!(BREAKER.state(), CircuitState::Closed); // 3 calls: too few
+    /// BREAKER.acquire_on(clock).unwrap().failure(Instant::now());
     /// assert_eq!(BREAKER.state(), CircuitState::Open); // 2 of 4 failed
     /// ```
     ///
@@ -450,7 +451,7 @@ impl CircuitBreaker {
         window: Duration,
         open_for: Duration,
     ) -> Self {
-        let per_mille = if !(failure_ratio >= 0.001) {
+        let per_mille = if failure_ratio.is_nan() || failure_ratio < 0.001 {
             1
         } else if failure_ratio >= 1.0 {
             1000

@@ -109,9 +109,12 @@
 //!
 //! # What the runtime guarantees
 //!
-//! - No sleep exceeds the strategy's maximum, whatever the jitter and the
-//!   attempt count (a server's [`Decision::RetryAfter`] excepted, which is
-//!   waited exactly).
+//! - Each schedule caps its own sleeps, whatever the jitter and the attempt
+//!   count: no sleep of the main strategy exceeds its maximum, and none of
+//!   a throttled schedule (for [`Decision::Throttled`]) exceeds that
+//!   schedule's maximum, which may be larger. A server's
+//!   [`Decision::RetryAfter`] is waited exactly, up to the policy's
+//!   `Retry-After` limit (a longer one gives up).
 //! - All arithmetic saturates: any attempt count up to `u32::MAX`, any
 //!   duration up to [`Duration::MAX`](core::time::Duration::MAX), no overflow,
 //!   no panic.

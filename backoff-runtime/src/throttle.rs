@@ -144,7 +144,7 @@ impl AdaptiveThrottle {
     /// `max(0, (requests − k·accepts) / (requests + 1))` over the last
     /// `window` (the SRE book: `k = 2.0`, a two-minute window).
     pub const fn new(k: f64, window: Duration) -> Self {
-        let k_milli = if !(k >= 1.0) {
+        let k_milli = if k.is_nan() || k < 1.0 {
             1000
         } else if k >= 1e15 {
             1_000_000_000_000_000_000
