@@ -29,6 +29,7 @@
 //! model-checked with loom (`src/loom.rs`).
 
 use core::fmt;
+use core::mem::ManuallyDrop;
 use core::time::Duration;
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -109,6 +110,9 @@ const HALF_OPEN: u64 = 2;
 /// The bits that are zero in a closed breaker with no failure counted,
 /// whatever its generation.
 const CLEAN_MASK: u64 = (3 << STATE_SHIFT) | (COUNT_MAX << COUNT_SHIFT);
+/// The count of a closed rate breaker, which counts in its window instead:
+/// never clean, so a success takes the path that records it.
+const RATE_MARK: u64 = 1;
 /// An `open_for` that never ends (2³⁸ ms, 8.7 years, or more).
 const NEVER: u64 = u64::MAX;
 
@@ -168,11 +172,12 @@ impl Packed {
         }
     }
 
-    /// Closed afresh: a new generation.
-    fn reclosed(self) -> Self {
+    /// Closed afresh with `count` (0, or a rate breaker's mark): a new
+    /// generation.
+    fn reclosed(self, count: u64) -> Self {
         Packed {
             generation: self.next(),
-            ..self.closed(0)
+            ..self.closed(count)
         }
     }
 
@@ -467,7 +472,7 @@ impl CircuitBreaker {
             width as u64
         };
         CircuitBreaker {
-            word: AtomicU64::new(0),
+            word: AtomicU64::new(RATE_MARK << COUNT_SHIFT),
             epoch: OnceLock::new(),
             trip: Trip::Rate(Window {
                 per_mille,
@@ -558,10 +563,11 @@ impl CircuitBreaker {
             // and belongs to the generation it saw.)
             return Ok(Permit {
                 breaker: self,
-                clock,
-                generation: ((word >> GEN_SHIFT) & GEN_MASK) as u8,
-                trial: false,
-                reported: false,
+                verdict: Verdict {
+                    clock,
+                    generation: ((word >> GEN_SHIFT) & GEN_MASK) as u8,
+                    trial: false,
+                },
             });
         }
         self.acquire_not_closed(now(), clock)
@@ -591,10 +597,11 @@ impl CircuitBreaker {
         match result {
             Ok(_) => Ok(Permit {
                 breaker: self,
-                clock,
-                generation: granted.generation as u8,
-                trial: granted.trial,
-                reported: false,
+                verdict: Verdict {
+                    clock,
+                    generation: granted.generation as u8,
+                    trial: granted.trial,
+                },
             }),
             Err(_) => Err(CircuitOpen),
         }
@@ -650,11 +657,9 @@ impl CircuitBreaker {
     /// resets a closed one's failure count; a closed count breaker with no
     /// failures counted is left alone (one atomic load, no write).
     #[inline]
-    fn on_success(&self, permit: &Permit<'_>) {
-        if !permit.trial
-            && matches!(self.trip, Trip::Consecutive(_))
-            && self.word.load(Ordering::Acquire) & CLEAN_MASK == 0
-        {
+    fn on_success(&self, permit: Verdict) {
+        // (A closed rate breaker is never clean: see `RATE_MARK`.)
+        if !permit.trial && self.word.load(Ordering::Acquire) & CLEAN_MASK == 0 {
             return;
         }
         self.on_success_slow(permit);
@@ -662,7 +667,7 @@ impl CircuitBreaker {
 
     #[cold]
     #[inline(never)]
-    fn on_success_slow(&self, permit: &Permit<'_>) {
+    fn on_success_slow(&self, permit: Verdict) {
         let generation = u64::from(permit.generation);
         if !permit.trial
             && let Trip::Rate(window) = &self.trip
@@ -679,7 +684,10 @@ impl CircuitBreaker {
             _ if s.generation != generation => None,
             (CLOSED, false) if s.count > 0 => Some(s.closed(0)),
             (HALF_OPEN, true) if s.trial && s.count + 1 >= self.success_threshold => {
-                Some(s.reclosed())
+                Some(s.reclosed(match self.trip {
+                    Trip::Consecutive(_) => 0,
+                    Trip::Rate(_) => RATE_MARK,
+                }))
             }
             (HALF_OPEN, true) if s.trial => Some(Packed {
                 count: s.count + 1,
@@ -690,7 +698,7 @@ impl CircuitBreaker {
         });
     }
 
-    fn on_failure(&self, permit: &Permit<'_>, now: Instant) {
+    fn on_failure(&self, permit: Verdict, now: Instant) {
         let generation = u64::from(permit.generation);
         let ceil = self.millis(now).1;
         match (&self.trip, permit.trial) {
@@ -740,7 +748,7 @@ impl CircuitBreaker {
         }
     }
 
-    fn release(&self, permit: &Permit<'_>) {
+    fn release(&self, permit: Verdict) {
         let generation = u64::from(permit.generation);
         self.update(|s| {
             (s.state == HALF_OPEN && s.trial && s.generation == generation)
@@ -773,26 +781,33 @@ impl CircuitBreaker {
 #[must_use = "report the call's outcome with `success` or `failure` (dropped, it counts as a failure)"]
 pub struct Permit<'a> {
     breaker: &'a CircuitBreaker,
-    /// Times a verdict given by dropping the permit.
+    verdict: Verdict,
+}
+
+/// What a permit tells its breaker with a verdict.
+#[derive(Debug, Clone, Copy)]
+struct Verdict {
+    /// Times a verdict given by dropping the permit (and a rate breaker's
+    /// successes).
     clock: Clock,
     generation: u8,
     trial: bool,
-    reported: bool,
 }
 
 impl Permit<'_> {
     /// The call succeeded (or the service answered with an error that says
     /// nothing about its health).
     #[inline]
-    pub fn success(mut self) {
-        self.reported = true;
-        self.breaker.on_success(&self);
+    pub fn success(self) {
+        // (No drop: that would be a failure.)
+        let permit = ManuallyDrop::new(self);
+        permit.breaker.on_success(permit.verdict);
     }
 
     /// The call failed at `now`.
-    pub fn failure(mut self, now: Instant) {
-        self.reported = true;
-        self.breaker.on_failure(&self, now);
+    pub fn failure(self, now: Instant) {
+        let permit = ManuallyDrop::new(self);
+        permit.breaker.on_failure(permit.verdict, now);
     }
 
     /// The call was not made after all: counts as nothing, and a half-open
@@ -807,37 +822,27 @@ impl Permit<'_> {
     /// breaker.acquire(t).unwrap().release();
     /// assert_eq!(breaker.state(), CircuitState::Closed);
     /// ```
-    pub fn release(mut self) {
-        self.reported = true;
-        if self.trial {
-            self.breaker.release(&self);
+    pub fn release(self) {
+        let permit = ManuallyDrop::new(self);
+        if permit.verdict.trial {
+            permit.breaker.release(permit.verdict);
         }
     }
 
     /// Whether this is the half-open trial call.
     #[inline]
     pub fn is_trial(&self) -> bool {
-        self.trial
+        self.verdict.trial
     }
 }
 
+/// No verdict: a cancelled or panicked call, a failure now.
 impl Drop for Permit<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        if !self.reported {
-            self.dropped();
-        }
-    }
-}
-
-impl Permit<'_> {
-    /// No verdict: a cancelled or panicked call, a failure now.
     #[cold]
     #[inline(never)]
-    fn dropped(&mut self) {
-        self.reported = true;
-        let now = (self.clock)();
-        self.breaker.on_failure(self, now);
+    fn drop(&mut self) {
+        let now = (self.verdict.clock)();
+        self.breaker.on_failure(self.verdict, now);
     }
 }
 
@@ -867,7 +872,10 @@ mod tests {
             assert_eq!(Packed::load(p.store()), p);
         }
         assert_eq!(zero.closed(0).store(), 0);
-        assert_eq!(zero.open(0).reclosed().store() & CLEAN_MASK, 0);
+        assert_eq!(zero.open(0).reclosed(0).store() & CLEAN_MASK, 0);
+        assert_ne!(zero.open(0).reclosed(RATE_MARK).store() & CLEAN_MASK, 0);
+        let rate = CircuitBreaker::rate(0.5, 1, Duration::ZERO, Duration::ZERO);
+        assert_ne!(rate.word.load(Ordering::Relaxed) & CLEAN_MASK, 0);
     }
 
     #[test]
