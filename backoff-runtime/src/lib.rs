@@ -250,6 +250,8 @@ pub mod error;
 pub mod grpc;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(all(test, loom))]
+mod loom;
 #[cfg(feature = "std")]
 mod loops;
 #[cfg(feature = "std")]
@@ -258,6 +260,10 @@ pub mod retrying;
 pub mod sleep;
 #[cfg(feature = "std")]
 pub mod state;
+#[cfg(feature = "std")]
+mod sync;
+#[cfg(feature = "std")]
+pub mod throttle;
 #[cfg(feature = "std")]
 mod timeout;
 #[cfg(feature = "tower")]
@@ -288,6 +294,8 @@ pub use retrying::Retrying;
 #[cfg(feature = "std")]
 pub use state::RetryState;
 pub use strategy::Strategy;
+#[cfg(feature = "std")]
+pub use throttle::{AdaptiveThrottle, Rejected, ThrottlePermit};
 #[cfg(feature = "std")]
 pub use timeout::Elapsed;
 

@@ -203,7 +203,7 @@ impl<'p, S> RetryState<'p, S> {
     /// is then [`GiveUpReason::CircuitOpen`].
     pub fn before_attempt(&mut self) -> Result<(), CircuitOpen> {
         if let Some(circuit) = self.circuit {
-            match circuit.acquire_with(self.clock) {
+            match circuit.acquire_on(self.clock) {
                 Ok(permit) => self.permit = Some(permit),
                 Err(open) => {
                     self.give_up_for(GiveUpReason::CircuitOpen);
