@@ -69,7 +69,7 @@
 
 use core::fmt;
 
-use crate::{CircuitOpen, Decision, Elapsed, IntoDecision};
+use crate::{CircuitOpen, Decision, Elapsed, IntoDecision, Rejected};
 
 /// A function's error when it is another crate's error type `E`, or a
 /// refusal of `#[retry]`'s `circuit`, `timeout` and `attempt_timeout`.
@@ -124,6 +124,9 @@ pub enum Error<E> {
     /// The call ran past its `timeout`, or an attempt past its
     /// `attempt_timeout`, and was cancelled.
     Elapsed,
+    /// An [`AdaptiveThrottle`](crate::AdaptiveThrottle) rejected the
+    /// attempt locally: it was not sent.
+    Rejected,
 }
 
 impl<E> Error<E> {
@@ -191,7 +194,7 @@ impl<E> Error<E> {
         match self {
             Error::Inner(e) => when(e).into_decision(),
             Error::Elapsed => Decision::Retry,
-            Error::CircuitOpen => Decision::Stop,
+            Error::CircuitOpen | Error::Rejected => Decision::Stop,
         }
     }
 }
@@ -250,6 +253,14 @@ impl<E> From<CircuitOpen> for Error<E> {
     }
 }
 
+/// A throttle's rejection: [`Error::Rejected`].
+impl<E> From<Rejected> for Error<E> {
+    #[inline]
+    fn from(_: Rejected) -> Self {
+        Error::Rejected
+    }
+}
+
 /// A timeout: [`Error::Elapsed`].
 impl<E> From<Elapsed> for Error<E> {
     #[inline]
@@ -264,6 +275,7 @@ impl<E: fmt::Display> fmt::Display for Error<E> {
             Error::Inner(e) => fmt::Display::fmt(e, f),
             Error::CircuitOpen => fmt::Display::fmt(&CircuitOpen, f),
             Error::Elapsed => fmt::Display::fmt(&Elapsed, f),
+            Error::Rejected => fmt::Display::fmt(&Rejected, f),
         }
     }
 }
@@ -330,6 +342,10 @@ mod tests {
         let late = Error::<Outer>::from(Elapsed);
         assert!(matches!(late, Error::Elapsed));
         assert_eq!(late.to_string(), Elapsed.to_string());
+        let rejected = Error::<Outer>::from(Rejected);
+        assert!(matches!(rejected, Error::Rejected));
+        assert_eq!(rejected.to_string(), Rejected.to_string());
+        assert_eq!(rejected.decision(|_| true), Decision::Stop);
         assert!(late.source().is_none());
         assert!(late.inner().is_none());
     }

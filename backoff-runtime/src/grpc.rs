@@ -266,6 +266,7 @@ impl From<Error<Status>> for Status {
             Error::Inner(status) => status,
             Error::CircuitOpen => Status::unavailable(crate::CircuitOpen.to_string()),
             Error::Elapsed => Status::deadline_exceeded(crate::Elapsed.to_string()),
+            Error::Rejected => Status::resource_exhausted(crate::Rejected.to_string()),
         }
     }
 }
