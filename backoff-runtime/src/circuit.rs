@@ -463,14 +463,7 @@ impl CircuitBreaker {
         } else {
             (failure_ratio * 1000.0 + 0.5) as u64
         };
-        let width = window.as_millis().div_ceil(BUCKETS as u128);
-        let width = if width == 0 {
-            1
-        } else if width > u64::MAX as u128 {
-            u64::MAX
-        } else {
-            width as u64
-        };
+        let width = crate::nanos::bucket_ms(window, BUCKETS);
         CircuitBreaker {
             word: AtomicU64::new(RATE_MARK << COUNT_SHIFT),
             epoch: OnceLock::new(),
