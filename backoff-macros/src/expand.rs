@@ -423,11 +423,6 @@ fn retry_loop(
     };
     // What follows is the loop of the function's own: the hooks, the state,
     // the failure path.
-    let when_l = args.when.as_ref().map(|w| user("__backoff_when", w.span));
-    let on_retry_l = args
-        .on_retry
-        .as_ref()
-        .map(|o| user("__backoff_on_retry", o.span));
 
     let give_up = quote_spanned! {ret_span=> #from_result(#result) };
     let succeed = quote_spanned! {ret_span=> #from_result(#p::Result::Ok(#value)) };
@@ -439,44 +434,38 @@ fn retry_loop(
     let error_ty = || quote_spanned! {ret_span=> &#error_of };
     let ok_ty = || quote_spanned! {ret_span=> &#ok_of };
     let outcome_ty = || quote_spanned! {ret_span=> &#pr::Result<#ok_of, #error_of> };
-    let when = args.when.as_ref().map(|w| {
-        let typed = typed_closure(&w.value, &[&error_ty()]);
-        quote!(let mut #when_l = #typed;)
-    });
-    // The verdict on an error, inside the failure path. The hooks are
-    // called here, each argument through a trait of its own, so that a
+    // The verdict on an error, inside the failure path. Each hook is
+    // evaluated where it is called, as in a loop written by hand (a closure
+    // may use `self` and the `&mut` arguments the body uses too), and
+    // called with each argument through a trait of its own, so that a
     // function of the wrong type is reported in the argument's terms.
     let decision = match &args.when {
         Some(w) => {
+            let typed = typed_closure(&w.value, &[&error_ty()]);
+            let when_l = user("__backoff_when", w.span);
             let (p, error, lt) = (p_at(w.span), local("__backoff_error", w.span), lt_at(w.key));
-            quote_spanned! {w.span=>
+            let call = quote_spanned! {w.span=>
                 #p::IntoDecision::into_decision(<_ as #p::WhenFn<_, _>>::call(
-                    #when_l,
+                    &mut #when_l,
                     #lt _ as #p::WhenParameter<_>>::pass(#error),
                 ))
-            }
+            };
+            quote! {{
+                let mut #when_l = #typed;
+                #call
+            }}
         }
         None => quote!(#p::Decision::Retry),
     };
-    let when_ok_l = args
-        .when_ok
-        .as_ref()
-        .map(|w| user("__backoff_when_ok", w.span));
-    let when_ok = args.when_ok.as_ref().map(|w| {
-        let typed = typed_closure(&w.value, &[&ok_ty()]);
-        quote!(let mut #when_ok_l = #typed;)
-    });
-    let on_retry = args.on_retry.as_ref().map(|o| {
-        let first = if args.when_ok.is_some() {
+    let call_on_retry = args.on_retry.as_ref().map(|o| {
+        let first_ty = if args.when_ok.is_some() {
             outcome_ty()
         } else {
             error_ty()
         };
         let event_ty = quote!(&#p::RetryEvent);
-        let typed = typed_closure(&o.value, &[&first, &event_ty]);
-        quote!(let mut #on_retry_l = #typed;)
-    });
-    let call_on_retry = args.on_retry.as_ref().map(|o| {
+        let typed = typed_closure(&o.value, &[&first_ty, &event_ty]);
+        let on_retry_l = user("__backoff_on_retry", o.span);
         let [result, error, slot, delay] = [
             "__backoff_result",
             "__backoff_error",
@@ -504,46 +493,57 @@ fn retry_loop(
                 #lt _ as #p::OnRetryParameter<_>>::pass(#error)
             }
         };
-        quote_spanned! {o.span=>
+        let call = quote_spanned! {o.span=>
             <_ as #p::OnRetryReturn>::done(<_ as #p::OnRetryFn<_, _, _>>::call(
                 &mut #on_retry_l,
                 #first,
                 #event,
             ));
-        }
+        };
+        quote! {{
+            let mut #on_retry_l = #typed;
+            #call
+        }}
     });
-    let on_giveup_l = args
-        .on_giveup
-        .as_ref()
-        .map(|g| user("__backoff_on_giveup", g.span));
-    // `on_giveup` is an `FnOnce`, called at most once, from whichever path
-    // gives up.
-    let on_giveup = args.on_giveup.as_ref().map(|g| {
+    // Calls `on_giveup` with `__backoff_result` and `__backoff_report`: an
+    // `FnOnce`, evaluated on whichever path gives up, just before it
+    // returns (so it may move a by-value argument the body does not move).
+    let call_on_giveup = args.on_giveup.as_ref().map(|g| {
         let giveup_ty = quote!(&#p::GiveUp);
         let typed = typed_closure(&g.value, &[&outcome_ty(), &giveup_ty]);
-        quote!(let mut #on_giveup_l = ::core::option::Option::Some(#typed);)
+        let [result, report, hook] = ["__backoff_result", "__backoff_report", "__backoff_hook"]
+            .map(|name| local(name, g.span));
+        let (p, lt) = (p_at(g.span), lt_at(g.key));
+        let call = quote_spanned! {g.span=>
+            <_ as #p::OnGiveupReturn>::done(<_ as #p::OnGiveupFn<_, _, _>>::call(
+                #hook,
+                #lt _ as #p::OnGiveupParameter<#ok_of, #error_of>>::pass(&#result),
+                #lt _ as #p::OnGiveupRecordParameter<_>>::pass(&#report),
+            ));
+        };
+        quote! {{
+            let #hook = #typed;
+            #call
+        }}
     });
-    // Calls `on_giveup` with `__backoff_result` and `__backoff_report`.
-    let call_on_giveup = args.on_giveup.as_ref().map(|g| {
-            let [result, report, hook] = ["__backoff_result", "__backoff_report", "__backoff_hook"]
-                .map(|name| local(name, g.span));
-            let (p, lt) = (p_at(g.span), lt_at(g.key));
-            quote_spanned! {g.span=>
-                if let ::core::option::Option::Some(#hook) = ::core::option::Option::take(&mut #on_giveup_l) {
-                    <_ as #p::OnGiveupReturn>::done(<_ as #p::OnGiveupFn<_, _, _>>::call(
-                        #hook,
-                        #lt _ as #p::OnGiveupParameter<#ok_of, #error_of>>::pass(&#result),
-                        #lt _ as #p::OnGiveupRecordParameter<_>>::pass(&#report),
-                    ));
-                }
-            }
-    });
+    // Under `timeout`, the loop is a future of its own, which a closure
+    // moving a by-value argument would move into it, for good: there,
+    // `on_giveup` is called after the future, from what the loop gave up
+    // with (`__backoff_gave_up`), as on the timed-out path.
+    let defer_giveup = is_async && args.timeout.is_some() && args.on_giveup.is_some();
+    let call_on_giveup_in_loop = if defer_giveup {
+        Some(quote! {
+            __backoff_gave_up = ::core::option::Option::Some(__backoff_report);
+        })
+    } else {
+        call_on_giveup.clone()
+    };
     // Reports giving up with `__backoff_result` for `__backoff_report`.
     let report_give_up = || {
         let name = sig.ident.to_string();
         quote! {
             #p::traced_give_up! { #name, outcome: &__backoff_result, &__backoff_report }
-            #call_on_giveup
+            #call_on_giveup_in_loop
         }
     };
     let sleep_binding = args.sleep.as_ref().map(|s| {
@@ -723,13 +723,19 @@ fn retry_loop(
             };
         },
         Some(w) => {
+            let typed = typed_closure(&w.value, &[&ok_ty()]);
+            let when_ok_l = user("__backoff_when_ok", w.span);
             let (p, lt, value) = (p_at(w.span), lt_at(w.key), local("__backoff_value", w.span));
-            let decide_ok = quote_spanned! {w.span=>
+            let call = quote_spanned! {w.span=>
                 <_ as #p::WhenOkReturn>::decision(<_ as #p::WhenOkFn<_, _>>::call(
                     &mut #when_ok_l,
                     #lt _ as #p::WhenOkParameter<_>>::pass(#value),
                 ))
             };
+            let decide_ok = quote! {{
+                let mut #when_ok_l = #typed;
+                #call
+            }};
             quote! {
                 let __backoff_result = #split;
                 let __backoff_ok_decision = match &__backoff_result {
@@ -772,10 +778,10 @@ fn retry_loop(
                 // (Only a policy that is all there is to start from.)
                 fixed: fixed.filter(|_| constant_start),
                 decision,
-                when: when_l,
+                when: args.when.is_some(),
                 call_on_retry,
                 report_give_up: report_give_up(),
-                call_on_giveup: call_on_giveup.clone(),
+                call_on_giveup: call_on_giveup_in_loop.clone(),
                 sleep,
                 give_up,
             },
@@ -801,7 +807,11 @@ fn retry_loop(
     // under one timer; when it fires, the call ends with `E::from(Elapsed)`.
     let retry_loop = match (&args.timeout, is_async) {
         (Some(t), true) => {
-            let timed_out_give_up = report_give_up();
+            let name = sig.ident.to_string();
+            let timed_out_give_up = quote! {
+                #p::traced_give_up! { #name, outcome: &__backoff_result, &__backoff_report }
+                #call_on_giveup
+            };
             let d = duration(&p, t.value.value);
             let (elapsed, pt) = (local("__backoff_elapsed", t.key), p_at(t.key));
             let from = quote_spanned! {t.key=>
@@ -811,10 +821,31 @@ fn retry_loop(
             let timeout = quote_spanned! {t.key=>
                 <#pk::DefaultSleep as #pk::AsyncTimeout>::timeout(#d, #p::attempt::<#ret, _>(async { #retry_loop }))
             };
+            let (gave_up, finished) = if defer_giveup {
+                (
+                    quote! {
+                        let mut __backoff_gave_up: ::core::option::Option<#p::GiveUp> =
+                            ::core::option::Option::None;
+                    },
+                    quote! {
+                        match __backoff_gave_up {
+                            ::core::option::Option::None => __backoff_outcome,
+                            ::core::option::Option::Some(__backoff_report) => {
+                                let __backoff_result = #split;
+                                #call_on_giveup
+                                #from_result(__backoff_result)
+                            }
+                        }
+                    },
+                )
+            } else {
+                (TokenStream::new(), quote!(__backoff_outcome))
+            };
             quote! {
                 let mut __backoff_calls: u32 = 0;
+                #gave_up
                 match #timeout.await {
-                    #p::Result::Ok(__backoff_outcome) => __backoff_outcome,
+                    #p::Result::Ok(__backoff_outcome) => #finished,
                     #p::Result::Err(__backoff_elapsed) => {
                         let __backoff_result = #p::Result::Err(#from);
                         let __backoff_report = #p::timed_out(__backoff_calls, #clock, #started_value);
@@ -831,10 +862,6 @@ fn retry_loop(
             #policy
             #budget_binding
             #circuit_binding
-            #when
-            #when_ok
-            #on_retry
-            #on_giveup
             #sleep_binding
             #start
             #retry_loop

@@ -151,6 +151,18 @@ use proc_macro::TokenStream;
 ///   (`Parser::new(self)`) writes `&mut *self` there instead.
 /// - Each attempt sees `mut` and `&mut` arguments as the previous attempt
 ///   left them: a body that is not safe to run again is yours to make so.
+/// - Each hook (`when`, `when_ok`, `on_retry`, `on_giveup`) is evaluated
+///   where it is called, as in a loop written by hand: a closure may use
+///   `self` (also `&mut self`) and the `&mut` arguments that the body uses
+///   too, and `on_giveup`, which runs once just before the call returns,
+///   may move a by-value argument that the body does not move. The
+///   expression is evaluated at each call: a `when`, `when_ok` or
+///   `on_retry` closure is made anew for each outcome it judges or reports,
+///   so it keeps no state of its own from one call to the next (count into
+///   a variable it borrows), and a `move` closure moves its captures each
+///   time (over a `&mut` argument or a value that is not `Copy`, that is
+///   the error a hand-written loop would give). Under `timeout`,
+///   `on_giveup` runs after the attempts' future has ended, on either path.
 /// - A `&mut self` method whose `Ok` value borrows from `self` compiles when
 ///   the body's borrows of `self` are of distinct fields; when the body uses
 ///   `self` whole (`self.advance()?; Ok(&self.buf)`), rustc refuses it
