@@ -17,7 +17,8 @@ mod suggest;
 mod tests;
 mod values;
 
-use strategy::{DurationArg, Slot, parse_duration, parse_strategy};
+pub(crate) use strategy::DurationArg;
+use strategy::{Slot, parse_duration, parse_strategy};
 pub(crate) use strategy::{StrategyArg, StrategyKind};
 use suggest::{list, positional_literal, unknown_argument};
 pub(crate) use values::{attempts_out_of_range, ungrouped};
