@@ -1,15 +1,13 @@
 //! Checks that involve more than one argument, or the function itself.
 
-use std::time::Duration;
-
 use syn::visit::Visit;
 use syn::{Expr, ExprClosure, Pat, ReturnType, Signature, Type};
 
+use crate::attr::defaults;
 use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind, ungrouped};
 use crate::errors::Errors;
 
 /// The cap of the growing strategies when `max` is not given.
-const DEFAULT_MAX: Duration = Duration::from_secs(10);
 
 /// Checks the arguments against each other.
 pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
@@ -404,9 +402,6 @@ fn show_type(ty: &Type) -> Option<String> {
     (shown.len() <= 40).then_some(shown)
 }
 
-/// The base of the growing strategies when none is given (the runtime's).
-pub(crate) const DEFAULT_BASE: Duration = Duration::from_millis(100);
-
 /// Checks one strategy's parameters.
 fn check_strategy(s: &StrategyArg, errors: &mut Errors) {
     if let Some(base) = &s.base {
@@ -422,8 +417,11 @@ fn check_strategy(s: &StrategyArg, errors: &mut Errors) {
             ));
         } else if s.kind != StrategyKind::Constant {
             let (max, which) = match &s.max {
-                Some(max) => (max.value, "`max`"),
-                None => (DEFAULT_MAX, "the default `max` (`\"10s\"`)"),
+                Some(max) => (max.value, "`max`".to_owned()),
+                None => (
+                    defaults::MAX,
+                    format!("the default `max` (`{}`)", defaults::literal(defaults::MAX)),
+                ),
             };
             if base.value > max {
                 errors.push(syn::Error::new(
@@ -434,11 +432,14 @@ fn check_strategy(s: &StrategyArg, errors: &mut Errors) {
         }
     } else if let Some(max) = &s.max
         && s.kind != StrategyKind::Constant
-        && max.value < DEFAULT_BASE
+        && max.value < defaults::BASE
     {
         errors.push(syn::Error::new(
             max.span,
-            "`max` is below the default `base` (`\"100ms\"`); raise `max` or give a lower `base`",
+            format!(
+                "`max` is below the default `base` (`{}`); raise `max` or give a lower `base`",
+                defaults::literal(defaults::BASE)
+            ),
         ));
     }
     if let Some(factor) = &s.factor
