@@ -277,3 +277,13 @@ fn when_ok_and_on_retry_use_mut_self() {
     assert_eq!(p.poll(), Ok(3));
     assert_eq!(p.seen, [1, 101, 2, 102, 3]);
 }
+
+// `#[retry]` above `#[tokio::test]`, as the error for the other order says:
+// the attribute sees the `async fn` and keeps `#[tokio::test]` on it.
+
+#[retry(immediate, attempts = 2, timeout = "1s")]
+#[tokio::test]
+async fn retry_above_tokio_test_keeps_the_async_fn() -> Result<(), ServiceError> {
+    tokio::task::yield_now().await;
+    Ok(())
+}

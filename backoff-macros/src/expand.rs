@@ -51,7 +51,17 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
         f.sig.asyncness.is_some() && params::instrumented(f.block.to_token_stream())
     });
     if let Some(func) = &func {
-        valid::check_signature(&func.sig, func.is_async(), &args, &mut errors);
+        // (Scanned only where it changes a message.)
+        let blocks_on_body = !func.is_async()
+            && (args.timeout.is_some() || args.attempt_timeout.is_some())
+            && valid::blocks_on_its_body(func.block.to_token_stream());
+        valid::check_signature(
+            &func.sig,
+            func.is_async(),
+            blocks_on_body,
+            &args,
+            &mut errors,
+        );
         valid::check_attributes(&func.attrs, &mut errors);
         if func.sig.asyncness.is_some() && moves_arguments {
             valid::check_instrumented(&func.sig, &mut errors);

@@ -5,6 +5,7 @@ use syn::{Expr, ExprClosure, Pat, ReturnType, Signature, Type};
 
 use crate::attr::defaults;
 use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind, ungrouped};
+use crate::duration;
 use crate::errors::Errors;
 
 /// The cap of the growing strategies when `max` is not given.
@@ -54,6 +55,8 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
         }
     }
     check_closure_arity(args, errors);
+    check_async_closures(args, errors);
+    check_timeouts(args, errors);
     if let Some(jitter) = &args.jitter {
         if let JitterKind::Scattered(r) = jitter.value
             && !(r > 0.0 && r <= 1.0)
@@ -470,9 +473,14 @@ fn check_attempts(attempts: &Arg<Attempts>, errors: &mut Errors) {
 }
 
 /// Checks what the rewrite needs of the function's signature.
+//
+// `blocks_on_body`: whether an attribute above `#[retry]` (`#[tokio::test]`,
+// `#[tokio::main]`) has already made the `async fn` a plain fn that blocks
+// on its body (see `blocks_on_its_body`).
 pub(crate) fn check_signature(
     sig: &Signature,
     is_async: bool,
+    blocks_on_body: bool,
     args: &RetryArgs,
     errors: &mut Errors,
 ) {
@@ -482,10 +490,16 @@ pub(crate) fn check_signature(
             ("timeout", &args.timeout),
         ] {
             if let Some(t) = arg {
-                errors.push(syn::Error::new(
-                    t.key,
-                    format!("`{name}` needs an `async fn`: a blocking call cannot be cancelled; make the function `async` or remove `{name}`"),
-                ));
+                let message = if blocks_on_body {
+                    format!(
+                        "`{name}` needs an `async fn`, and an attribute above `#[retry]` (such as `#[tokio::test]`) has already made this one a plain fn that blocks on its body; write `#[retry]` above that attribute"
+                    )
+                } else {
+                    format!(
+                        "`{name}` needs an `async fn`: a blocking call cannot be cancelled; make the function `async` or remove `{name}`"
+                    )
+                };
+                errors.push(syn::Error::new(t.key, message));
             }
         }
     }
@@ -496,6 +510,7 @@ pub(crate) fn check_signature(
         check_known_sleep(sig, is_async, sleep, errors);
     }
     check_closure_types(sig, args, errors);
+    check_mut_borrow_of_self(sig, errors);
     if let (Some(when_ok), ReturnType::Type(_, ty)) = (&args.when_ok, &sig.output)
         && ok_type_is_unit(ty)
     {
@@ -537,6 +552,16 @@ pub(crate) fn check_signature(
     if let Some(clone) = &args.clone {
         check_clone(sig, &clone.value, errors);
     }
+}
+
+/// Whether a body is one that `#[tokio::test]` or `#[tokio::main]` wrote
+/// around an `async fn`'s: it blocks on the original body (`.block_on(body)`).
+pub(crate) fn blocks_on_its_body(body: proc_macro2::TokenStream) -> bool {
+    body.into_iter().any(|token| match token {
+        proc_macro2::TokenTree::Ident(ident) => ident == "block_on",
+        proc_macro2::TokenTree::Group(group) => blocks_on_its_body(group.stream()),
+        _ => false,
+    })
 }
 
 /// Other attributes on the function that `#[retry]` cannot keep the meaning
@@ -792,11 +817,32 @@ fn check_context_name(sig: &Signature, name: &syn::Ident, errors: &mut Errors) {
         syn::FnArg::Receiver(_) => false,
     });
     if hides {
+        // A name the function does not take already.
+        let free = ["ctx", "attempt_ctx", "retry_ctx"]
+            .into_iter()
+            .find(|n| *n != name.to_string() && !binds(sig, n))
+            .unwrap_or("retry_ctx");
         errors.push(syn::Error::new(
             name.span(),
-            format!("`{name}` is already a parameter of `{}`; give `context` another name, as in `context = ctx`", sig.ident),
+            format!("`{name}` is already a parameter of `{}`; give `context` another name, as in `context = {free}`", sig.ident),
         ));
     }
+}
+
+/// Whether a parameter of `sig` binds `name`.
+fn binds(sig: &Signature, name: &str) -> bool {
+    let name = syn::Ident::new(name, proc_macro2::Span::call_site());
+    sig.inputs.iter().any(|input| match input {
+        syn::FnArg::Typed(t) => {
+            let mut finder = IdentFinder {
+                name: &name,
+                found: false,
+            };
+            finder.visit_pat(&t.pat);
+            finder.found
+        }
+        syn::FnArg::Receiver(_) => false,
+    })
 }
 
 /// Finds a binding named `name` in a pattern.
@@ -881,7 +927,13 @@ mod tests {
         let args = RetryArgs::parse(args.parse().unwrap(), &mut errors);
         let func: syn::ItemFn = syn::parse_str(item).unwrap();
         check_args(&args, &mut errors);
-        check_signature(&func.sig, func.sig.asyncness.is_some(), &args, &mut errors);
+        check_signature(
+            &func.sig,
+            func.sig.asyncness.is_some(),
+            false,
+            &args,
+            &mut errors,
+        );
         match errors.finish() {
             Ok(()) => Vec::new(),
             Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
@@ -977,4 +1029,115 @@ mod tests {
             ["`when` takes one parameter, the error `&E`; this closure takes none"]
         );
     }
+}
+
+/// `attempt_timeout` at least `timeout` never acts: the whole call ends
+/// first.
+fn check_timeouts(args: &RetryArgs, errors: &mut Errors) {
+    if let (Some(attempt), Some(call)) = (&args.attempt_timeout, &args.timeout)
+        && attempt.value.value >= call.value.value
+        && !call.value.value.is_zero()
+    {
+        errors.push(syn::Error::new(
+            attempt.span,
+            format!(
+                "`attempt_timeout` of `{}` never acts under a `timeout` of `{}`: the whole call ends first; give `attempt_timeout` less than `timeout`, or remove it",
+                duration::format(attempt.value.value),
+                duration::format(call.value.value),
+            ),
+        ));
+    }
+}
+
+/// A hook written as an `async` closure: the loop calls it and uses what it
+/// returns at once, so its body would never run.
+fn check_async_closures(args: &RetryArgs, errors: &mut Errors) {
+    for (name, arg, _) in callables(args) {
+        if let Some(asyncness) = arg.and_then(closure).and_then(|c| c.asyncness) {
+            errors.push(syn::Error::new(
+                asyncness.span,
+                format!(
+                    "`{name}` cannot be an `async` closure: the loop calls it and uses what it returns at once, without awaiting it; remove `async` (do the async work in the function's body)"
+                ),
+            ));
+        }
+    }
+}
+
+/// A `&mut self` method whose `Ok` type holds a `&mut` borrowed from
+/// `self`: each attempt borrows `self` anew, and no loop may hand out a
+/// unique borrow taken in one iteration while the next borrows again.
+fn check_mut_borrow_of_self(sig: &Signature, errors: &mut Errors) {
+    let Some((self_lifetime, true)) = sig.receiver().and_then(receiver_borrow) else {
+        return;
+    };
+    let Some(ok) = ok_type(&sig.output) else {
+        return;
+    };
+    let mut found = UniqueBorrows::default();
+    found.visit_type(ok);
+    let self_lifetime = self_lifetime.map(|l| l.ident.to_string());
+    let from_self = found.all.into_iter().find(|(lifetime, _)| match lifetime {
+        None => true,
+        Some(l) => Some(l) == self_lifetime.as_ref(),
+    });
+    if let Some((_, tokens)) = from_self {
+        errors.push(syn::Error::new_spanned(
+            tokens,
+            "`#[retry]` cannot return a `&mut` borrowed from `&mut self`: each attempt borrows `self` again, and a unique borrow handed out by one attempt would still hold it (rustc: \"captured variable cannot escape `FnMut` closure body\"); return owned data, or split the method: retry the fallible work in one method and take the `&mut` in a second one, without `#[retry]`",
+        ));
+    }
+}
+
+/// The `Ok` type of a return type written `Result<T, ..>` (or an alias
+/// such as `io::Result<T>`).
+fn ok_type(output: &ReturnType) -> Option<&Type> {
+    let ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    let Type::Path(path) = ungrouped_type(ty) else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
+        return None;
+    };
+    generics.args.iter().find_map(|a| match a {
+        syn::GenericArgument::Type(t) => Some(t),
+        _ => None,
+    })
+}
+
+/// The `&mut` references in a type: each with its lifetime (`None` when
+/// elided) and its `&mut` tokens.
+#[derive(Default)]
+struct UniqueBorrows {
+    all: Vec<(Option<String>, proc_macro2::TokenStream)>,
+}
+
+impl<'ast> Visit<'ast> for UniqueBorrows {
+    fn visit_type_reference(&mut self, node: &'ast syn::TypeReference) {
+        if let Some(mutability) = &node.mutability {
+            let lifetime = node.lifetime.as_ref().map(|l| l.ident.to_string());
+            let and = &node.and_token;
+            let lt = &node.lifetime;
+            self.all.push((
+                lifetime.filter(|l| l != "_"),
+                quote::quote!(#and #lt #mutability),
+            ));
+        }
+        syn::visit::visit_type_reference(self, node);
+    }
+
+    // `impl FnMut(&mut T)` and `fn(&mut T)` bind their own lifetimes.
+    fn visit_parenthesized_generic_arguments(
+        &mut self,
+        _: &'ast syn::ParenthesizedGenericArguments,
+    ) {
+    }
+
+    fn visit_type_fn_ptr(&mut self, _: &'ast syn::TypeFnPtr) {}
 }

@@ -17,8 +17,11 @@ use crate::attr::{Arg, DurationArg};
 pub(super) fn attempt_timeout(n: &Names<'_>, t: &Arg<DurationArg>, body: &Group) -> TokenStream {
     let (p, ret, from_result) = (&n.p, &n.ret, &n.from_result);
     let d = duration(p, t.value.value);
-    let (elapsed, pt) = (local("__backoff_elapsed", t.key), p_at(t.key));
-    let from = quote_spanned! {t.key=>
+    // Beside `timeout`, the conversion is checked at `timeout`'s name too:
+    // a missing `From<Elapsed>` is one error, not one per argument.
+    let at = n.args.timeout.as_ref().map_or(t.key, |call| call.key);
+    let (elapsed, pt) = (local("__backoff_elapsed", at), p_at(at));
+    let from = quote_spanned! {at=>
         <#pt::ErrorOf<#ret> as #pt::FromElapsed>::from_elapsed(#elapsed)
     };
     let pk = p_at(t.key);
