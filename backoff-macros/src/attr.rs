@@ -69,6 +69,8 @@ pub(crate) struct RetryArgs {
     pub(crate) retry_after_max: Option<Arg<DurationArg>>,
     /// `context = ctx`: the name bound in the body.
     pub(crate) context: Option<Arg<Ident>>,
+    /// `context = mut ctx`: the binding's `mut`.
+    pub(crate) context_mut: Option<Token![mut]>,
     /// `clone(a, b)`: the by-value parameters each attempt clones.
     pub(crate) clone: Option<Arg<Vec<Ident>>>,
     /// Arguments the attribute meant to give but that did not parse, and
@@ -208,6 +210,8 @@ impl RetryArgs {
             }
             "context" => {
                 eq(input, &key, "context = ctx")?;
+                // `mut ctx`, as rustc suggests for a body that assigns to it.
+                let mutability: Option<Token![mut]> = input.parse()?;
                 let ident = input.call(Ident::parse_any).map_err(|e| {
                     syn::Error::new(
                         e.span(),
@@ -225,7 +229,9 @@ impl RetryArgs {
                     "context",
                     arg(key.span(), ident.span(), ident),
                     end,
-                )
+                )?;
+                self.context_mut = mutability;
+                Ok(())
             }
             "clone" => {
                 let names = parse_clone(&key, input)?;

@@ -44,7 +44,8 @@ pub(super) fn body(
     let context_value = n.args.context.as_ref().map(|ctx| {
         let (name, policy_ref, slot) = (&ctx.value, &n.policy_ref, &n.slot);
         let ty = quote_spanned! {ctx.span=> #p::AttemptContext };
-        prologue.extend(quote!(let #name: #ty = __backoff_context;));
+        let mutability = n.args.context_mut;
+        prologue.extend(quote!(let #mutability #name: #ty = __backoff_context;));
         quote! {
             let __backoff_context = #p::AttemptContext::of(#policy_ref, #p::attempt_number(&#slot));
         }

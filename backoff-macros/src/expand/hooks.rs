@@ -3,7 +3,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
-use syn::{Expr, Pat, Type};
+use syn::{Expr, Ident, Pat, Type};
 
 use super::names::{Names, local, lt_at, p_at, user};
 use crate::attr::Arg;
@@ -66,16 +66,19 @@ pub(super) fn decision(n: &Names<'_>) -> TokenStream {
     let typed = typed_closure(&w.value, &[&n.error_ty()]);
     let when_l = user("__backoff_when", w.span);
     let (p, error, lt) = (p_at(w.span), local("__backoff_error", w.span), lt_at(w.key));
-    let call = quote_spanned! {w.span=>
-        #p::IntoDecision::into_decision(<_ as #p::WhenFn<_, _>>::call(
-            &mut #when_l,
-            #lt _ as #p::WhenParameter<_>>::pass(#error),
-        ))
+    let call = if is_closure(&w.value) {
+        quote_spanned! {w.span=>
+            #p::IntoDecision::into_decision(#when_l(#lt _ as #p::WhenParameter<_>>::pass(#error)))
+        }
+    } else {
+        quote_spanned! {w.span=>
+            #p::IntoDecision::into_decision(<_ as #p::WhenFn<_, _>>::call(
+                &mut #when_l,
+                #lt _ as #p::WhenParameter<_>>::pass(#error),
+            ))
+        }
     };
-    quote! {{
-        let mut #when_l = #typed;
-        #call
-    }}
+    bound(&w.value, &when_l, &typed, &call)
 }
 
 // Input:  `when_ok = W`; `__backoff_value` is the `Ok` value, a `&T`.
@@ -84,16 +87,19 @@ pub(super) fn decide_ok(n: &Names<'_>, w: &Arg<Expr>) -> TokenStream {
     let typed = typed_closure(&w.value, &[&n.ok_ty()]);
     let when_ok_l = user("__backoff_when_ok", w.span);
     let (p, lt, value) = (p_at(w.span), lt_at(w.key), local("__backoff_value", w.span));
-    let call = quote_spanned! {w.span=>
-        <_ as #p::WhenOkReturn>::decision(<_ as #p::WhenOkFn<_, _>>::call(
-            &mut #when_ok_l,
-            #lt _ as #p::WhenOkParameter<_>>::pass(#value),
-        ))
+    let call = if is_closure(&w.value) {
+        quote_spanned! {w.span=>
+            <_ as #p::WhenOkReturn>::decision(#when_ok_l(#lt _ as #p::WhenOkParameter<_>>::pass(#value)))
+        }
+    } else {
+        quote_spanned! {w.span=>
+            <_ as #p::WhenOkReturn>::decision(<_ as #p::WhenOkFn<_, _>>::call(
+                &mut #when_ok_l,
+                #lt _ as #p::WhenOkParameter<_>>::pass(#value),
+            ))
+        }
     };
-    quote! {{
-        let mut #when_ok_l = #typed;
-        #call
-    }}
+    bound(&w.value, &when_ok_l, &typed, &call)
 }
 
 // Input:  `on_retry = O`; `__backoff_error` (a `&E`) or, with `when_ok`,
@@ -138,17 +144,20 @@ pub(super) fn call_on_retry(n: &Names<'_>) -> Option<TokenStream> {
             #lt _ as #p::OnRetryParameter<_>>::pass(#error)
         }
     };
-    let call = quote_spanned! {o.span=>
-        <_ as #p::OnRetryReturn>::done(<_ as #p::OnRetryFn<_, _, _>>::call(
-            &mut #on_retry_l,
-            #first,
-            #event,
-        ));
+    let call = if is_closure(&o.value) {
+        quote_spanned! {o.span=>
+            <_ as #p::OnRetryReturn>::done(#on_retry_l(#first, #event));
+        }
+    } else {
+        quote_spanned! {o.span=>
+            <_ as #p::OnRetryReturn>::done(<_ as #p::OnRetryFn<_, _, _>>::call(
+                &mut #on_retry_l,
+                #first,
+                #event,
+            ));
+        }
     };
-    Some(quote! {{
-        let mut #on_retry_l = #typed;
-        #call
-    }})
+    Some(bound(&o.value, &on_retry_l, &typed, &call))
 }
 
 // Input:  `on_giveup = G`; `__backoff_result` and `__backoff_report`.
@@ -165,17 +174,57 @@ pub(super) fn call_on_giveup(n: &Names<'_>) -> Option<TokenStream> {
         ["__backoff_result", "__backoff_report", "__backoff_hook"].map(|name| local(name, g.span));
     let (p, lt) = (p_at(g.span), lt_at(g.key));
     let (ok_of, error_of) = (n.ok_of(), n.error_of());
+    let (outcome, record) = (
+        quote_spanned! {g.span=> #lt _ as #p::OnGiveupParameter<#ok_of, #error_of>>::pass(&#result) },
+        quote_spanned! {g.span=> #lt _ as #p::OnGiveupRecordParameter<_>>::pass(&#report) },
+    );
+    if is_closure(&g.value) {
+        let call = quote_spanned! {g.span=>
+            <_ as #p::OnGiveupReturn>::done(#hook(#outcome, #record));
+        };
+        return Some(bound(&g.value, &hook, &typed, &call));
+    }
     let call = quote_spanned! {g.span=>
         <_ as #p::OnGiveupReturn>::done(<_ as #p::OnGiveupFn<_, _, _>>::call(
             #hook,
-            #lt _ as #p::OnGiveupParameter<#ok_of, #error_of>>::pass(&#result),
-            #lt _ as #p::OnGiveupRecordParameter<_>>::pass(&#report),
+            #outcome,
+            #record,
         ));
     };
     Some(quote! {{
         let #hook = #typed;
         #call
     }})
+}
+
+/// Whether a hook is written as a closure.
+fn is_closure(expr: &Expr) -> bool {
+    matches!(crate::attr::ungrouped(expr), Expr::Closure(_))
+}
+
+// Input:  a hook's value, the local it is bound to, its typed value, its call.
+// Output: { let mut local = value; call }
+//
+// A closure is called directly: the attribute has checked its arity, and a
+// closure that moves what it captures is then rustc's own error on that
+// capture ("value moved into closure here, in previous iteration of
+// loop"), as in a loop written by hand. (Its binding is `mut` for an
+// `FnMut`, which an `Fn` does not need.) A path is called through the
+// hook's trait, which reports a function of the wrong arity in the
+// argument's terms.
+fn bound(value: &Expr, local: &Ident, typed: &TokenStream, call: &TokenStream) -> TokenStream {
+    if is_closure(value) {
+        quote! {{
+            #[allow(unused_mut)]
+            let mut #local = #typed;
+            #call
+        }}
+    } else {
+        quote! {{
+            let mut #local = #typed;
+            #call
+        }}
+    }
 }
 
 /// `on_giveup`'s calls: where the loop gives up, and where the call does.
