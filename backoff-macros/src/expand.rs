@@ -64,7 +64,7 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
         );
         valid::check_attributes(&func.attrs, &mut errors);
         if func.sig.asyncness.is_some() && moves_arguments {
-            valid::check_instrumented(&func.sig, &mut errors);
+            valid::check_instrumented(&func.sig, &args, &mut errors);
         }
     }
     match (errors.finish(), func) {

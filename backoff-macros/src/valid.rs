@@ -590,7 +590,10 @@ pub(crate) fn check_attributes(attrs: &[syn::Attribute], errors: &mut Errors) {
 /// An `async fn` whose body `#[tracing::instrument]` (placed above
 /// `#[retry]`) has already rewritten: it moves `self` into the first
 /// attempt's future, which a `&mut self` method cannot do twice.
-pub(crate) fn check_instrumented(sig: &Signature, errors: &mut Errors) {
+//
+// Likewise a by-value argument of a type that is certainly not `Copy`
+// (`String`, `Vec<T>`, ...; see `owns_heap_data`), not in `clone(..)`.
+pub(crate) fn check_instrumented(sig: &Signature, args: &RetryArgs, errors: &mut Errors) {
     if let Some(receiver) = sig.receiver()
         && let Some((_, true)) = receiver_borrow(receiver)
     {
@@ -599,6 +602,38 @@ pub(crate) fn check_instrumented(sig: &Signature, errors: &mut Errors) {
             "`#[tracing::instrument]` is above `#[retry]`: it moves `self` into the future of the first attempt, and a `&mut self` method cannot give it to a second one; put `#[retry]` above `#[tracing::instrument]` (one span for the whole call, retries included)",
         ));
     }
+    let cloned = |name: &syn::Ident| args.clone.as_ref().is_some_and(|c| c.value.contains(name));
+    for input in &sig.inputs {
+        let syn::FnArg::Typed(typed) = input else {
+            continue;
+        };
+        let Pat::Ident(binding) = ungrouped_pat(&typed.pat) else {
+            continue;
+        };
+        if binding.by_ref.is_none() && !cloned(&binding.ident) && owns_heap_data(&typed.ty) {
+            let name = &binding.ident;
+            errors.push(syn::Error::new(
+                name.span(),
+                format!("`#[tracing::instrument]` is above `#[retry]`: it moves `{name}` into the future of the first attempt, and a second attempt would have none; put `#[retry]` above `#[tracing::instrument]` (one span for the whole call), or give each attempt a clone with `clone({name})`"),
+            ));
+        }
+    }
+}
+
+/// Whether `ty` is, by its name, a standard type that is never `Copy`.
+fn owns_heap_data(ty: &Type) -> bool {
+    let Type::Path(path) = ungrouped_type(ty) else {
+        return false;
+    };
+    path.qself.is_none()
+        && path.path.segments.last().is_some_and(|s| {
+            [
+                "String", "Vec", "VecDeque", "Box", "PathBuf", "OsString", "HashMap", "HashSet",
+                "BTreeMap", "BTreeSet", "Rc", "Arc",
+            ]
+            .iter()
+            .any(|name| s.ident == name)
+        })
 }
 
 /// `clone(a, b)`: each name must be a by-value parameter, bound by name.
