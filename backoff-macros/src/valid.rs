@@ -8,8 +8,6 @@ use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKin
 use crate::duration;
 use crate::errors::Errors;
 
-/// The cap of the growing strategies when `max` is not given.
-
 /// Checks the arguments against each other.
 pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
     if let Some(s) = &args.strategy {
@@ -855,7 +853,7 @@ fn check_context_name(sig: &Signature, name: &syn::Ident, errors: &mut Errors) {
         // A name the function does not take already.
         let free = ["ctx", "attempt_ctx", "retry_ctx"]
             .into_iter()
-            .find(|n| *n != name.to_string() && !binds(sig, n))
+            .find(|n| name != n && !binds(sig, n))
             .unwrap_or("retry_ctx");
         errors.push(syn::Error::new(
             name.span(),

@@ -178,12 +178,6 @@ pub(super) fn call_on_giveup(n: &Names<'_>) -> Option<TokenStream> {
         quote_spanned! {g.span=> #lt _ as #p::OnGiveupParameter<#ok_of, #error_of>>::pass(&#result) },
         quote_spanned! {g.span=> #lt _ as #p::OnGiveupRecordParameter<_>>::pass(&#report) },
     );
-    if is_closure(&g.value) {
-        let call = quote_spanned! {g.span=>
-            <_ as #p::OnGiveupReturn>::done(#hook(#outcome, #record));
-        };
-        return Some(bound(&g.value, &hook, &typed, &call));
-    }
     let call = quote_spanned! {g.span=>
         <_ as #p::OnGiveupReturn>::done(<_ as #p::OnGiveupFn<_, _, _>>::call(
             #hook,
@@ -204,19 +198,25 @@ fn is_closure(expr: &Expr) -> bool {
 
 // Input:  a hook's value, the local it is bound to, its typed value, its call.
 // Output: { let mut local = value; call }
+//         or, for a closure, { let value = closure; #[allow(unused_mut)] let mut local = value; call }
 //
-// A closure is called directly: the attribute has checked its arity, and a
-// closure that moves what it captures is then rustc's own error on that
-// capture ("value moved into closure here, in previous iteration of
-// loop"), as in a loop written by hand. (Its binding is `mut` for an
-// `FnMut`, which an `Fn` does not need.) A path is called through the
-// hook's trait, which reports a function of the wrong arity in the
-// argument's terms.
+// `when`, `when_ok` and `on_retry` closures are called directly,
+// `local(..)`: the attribute has checked their arity, and a closure that
+// moves what it captures is then rustc's own error naming that capture
+// ("value moved into closure here, in previous iteration of loop"), as in
+// a loop written by hand. Their binding is `mut` for an `FnMut`, which an
+// `Fn` does not need: the `allow` is on that binding alone, not on the
+// closure, whose own lints fire as they would. A path is called through
+// the hook's trait, which reports a function of the wrong arity in the
+// argument's terms. (`on_giveup`, called once, takes any closure through
+// its trait.)
 fn bound(value: &Expr, local: &Ident, typed: &TokenStream, call: &TokenStream) -> TokenStream {
     if is_closure(value) {
+        let value = Ident::new("__backoff_hook_value", proc_macro2::Span::call_site());
         quote! {{
+            let #value = #typed;
             #[allow(unused_mut)]
-            let mut #local = #typed;
+            let mut #local = #value;
             #call
         }}
     } else {
