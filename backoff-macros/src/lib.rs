@@ -56,7 +56,7 @@ use proc_macro::TokenStream;
 /// | `throttled(STRATEGY, attempts = N)` | a second schedule (and limit) for errors `when` classifies as `Decision::Throttled`; needs `when` | none |
 /// | `budget` | an expression giving a `RetryBudget` (a `static`'s path, `self.budget`, `&*self.shared` from an `Arc`, a keyed lookup), evaluated once per call: each retry spends a token, each success refills; none left, no retry | none |
 /// | `circuit` | an expression giving a `CircuitBreaker`, likewise: while it is open, calls fail fast with `E::from(CircuitOpen)` without running the body | none |
-/// | `attempt_timeout` | D, `async fn` only: an attempt running longer fails with `E::from(Elapsed)` | none |
+/// | `attempt_timeout` | D, `async fn` only: an attempt running longer fails with `E::from(Elapsed)`; beside `timeout`, less than it | none |
 /// | `when_ok` | a path or closure taking `&T` (the `Ok` type), returning `bool` or `Decision`: an `Ok` it retries (`true`, `Retry`, `RetryAfter`, `Throttled`) is retried like an error; on giving up, that last `Ok` is returned unchanged | every `Ok` accepted |
 /// | `on_giveup` | a path or closure, `FnOnce(&Result<T, E>, &GiveUp)`, called once when the call ends with an outcome it did not accept | none |
 /// | `context` | a name, `context = ctx`: binds `ctx: AttemptContext` in the body (`ctx.attempt` from 1, `ctx.last`); `context = mut ctx` for a body that changes its copy | none |
@@ -172,8 +172,9 @@ use proc_macro::TokenStream;
 ///   that may return a borrow from one iteration and borrow anew in the next
 ///   is beyond today's borrow checker. Return owned data, or split the
 ///   method: retry the part that does the fallible work, then borrow in a
-///   second method. (The attribute does not refuse the shape itself, since
-///   many such methods compile.)
+///   second method. (The attribute does not refuse a shared borrow, since
+///   many such methods compile; a `&mut` in the `Ok` type with the lifetime
+///   of `&mut self`, which no loop can hand out, is refused at that `&mut`.)
 /// - `#[track_caller]` is a compile error beside `#[retry]`: the body runs
 ///   in a closure, which stable Rust cannot mark `#[track_caller]`, so it
 ///   would silently stop naming the caller. Two `#[retry]` on one function
@@ -221,7 +222,19 @@ use proc_macro::TokenStream;
 /// beside the strategy, `attempts` inside it) is told where it belongs; a
 /// closure given to `when`, `when_ok`, `on_retry` or `on_giveup` with the
 /// wrong number of parameters, or taking by value what is passed by
-/// reference, is an error on its parameters.
+/// reference, is an error on its parameters; an `async` closure there is an
+/// error on its `async` (the loop would never await it), and a closure that
+/// moves a captured argument is rustc's E0382 on that argument, as in a
+/// loop written by hand. Combinations that cannot act are errors too: an
+/// `attempt_timeout` not below `timeout`.
+///
+/// Attributes that rewrite the function before `#[retry]` sees it go
+/// below it: under `#[tokio::test]` (or `#[tokio::main]`) the function is
+/// already a plain fn, so `timeout` is told to put `#[retry]` above it;
+/// under `#[tracing::instrument]` an `async fn`'s arguments move into a
+/// future of the first attempt, so a `&mut self`, or a `String`, `Vec`, `Box`
+/// (and the like) not in `clone(..)`, is told to put `#[retry]` above it or
+/// to clone the argument.
 #[proc_macro_attribute]
 pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     // `#[retry = ".."]`: rustc refuses the form itself; a second error from

@@ -250,8 +250,20 @@ impl<'a> Names<'a> {
         quote_spanned! {self.ret_span=> &#ok_of }
     }
 
-    /// `&Result<T, E>`.
+    /// `&Result<T, E>`: for a return type written `..Result<..>`, `&R`, as
+    /// the user wrote it (`RetryResult` is implemented for `Result` alone),
+    /// so that a closure's parameter type is no more complex than the
+    /// signature (`clippy::type_complexity` counted `OkOf<..>` and
+    /// `ErrorOf<..>` around it); else `&Result<OkOf<R>, ErrorOf<R>>`, which
+    /// a return type that is not a `Result` fails at its first token only.
     pub(super) fn outcome_ty(&self) -> TokenStream {
+        let ret = &self.ret;
+        let written_result = matches!(ret, Type::Path(path)
+            if path.qself.is_none()
+                && path.path.segments.last().is_some_and(|s| s.ident == "Result"));
+        if written_result {
+            return quote_spanned! {self.ret_span=> &#ret };
+        }
         let (pr, ok_of, error_of) = (&self.pr, self.ok_of(), self.error_of());
         quote_spanned! {self.ret_span=> &#pr::Result<#ok_of, #error_of> }
     }
