@@ -56,10 +56,10 @@ use proc_macro::TokenStream;
 /// | `throttled(STRATEGY, attempts = N)` | a second schedule (and limit) for errors `when` classifies as `Decision::Throttled`; needs `when` | none |
 /// | `budget` | an expression giving a `RetryBudget` (a `static`'s path, `self.budget`, `&*self.shared` from an `Arc`, a keyed lookup), evaluated once per call: each retry spends a token, each success refills; none left, no retry | none |
 /// | `circuit` | an expression giving a `CircuitBreaker`, likewise: while it is open, calls fail fast with `E::from(CircuitOpen)` without running the body | none |
-/// | `attempt_timeout` | D, `async fn` only: an attempt running longer fails with `E::from(Elapsed)` | none |
+/// | `attempt_timeout` | D, `async fn` only: an attempt running longer fails with `E::from(Elapsed)`; beside `timeout`, less than it | none |
 /// | `when_ok` | a path or closure taking `&T` (the `Ok` type), returning `bool` or `Decision`: an `Ok` it retries (`true`, `Retry`, `RetryAfter`, `Throttled`) is retried like an error; on giving up, that last `Ok` is returned unchanged | every `Ok` accepted |
 /// | `on_giveup` | a path or closure, `FnOnce(&Result<T, E>, &GiveUp)`, called once when the call ends with an outcome it did not accept | none |
-/// | `context` | a name, `context = ctx`: binds `ctx: AttemptContext` in the body (`ctx.attempt` from 1, `ctx.last`) | none |
+/// | `context` | a name, `context = ctx`: binds `ctx: AttemptContext` in the body (`ctx.attempt` from 1, `ctx.last`); `context = mut ctx` for a body that changes its copy | none |
 /// | `clone` | `clone(a, b, ..)`: by-value parameters (or `self`) each attempt gets its own `Clone::clone` of, so the body may move them | none |
 /// | `timeout` | D, `async fn` only: bounds the whole call, sleeps and the attempt in flight included; then `E::from(Elapsed)` | none |
 /// | `retry_after_max` | D: a `Decision::RetryAfter` longer than this gives up at once instead of sleeping | `"5m"` |
@@ -108,13 +108,15 @@ use proc_macro::TokenStream;
 ///
 /// # The rewrite
 ///
-/// What the attribute guarantees (the signature kept, a `Result` return
-/// type, the whole body run again per attempt, the last outcome returned
-/// unchanged, `Send` futures, a success path that reads no clock, bounded
-/// sleeps, lints that keep working) is listed once, in the documentation of
-/// the `backoff_runtime` crate, sections "What `#[retry]` guarantees" and
-/// "What the runtime guarantees". The details behind those promises:
-///
+/// - The signature is kept exactly (name, visibility, generics, where
+///   clauses, parameters, return type, `async`, `unsafe`, attributes). It
+///   works on free functions, methods (`&self`, `&mut self`,
+///   `self: Arc<Self>`), trait impl methods, trait methods with a default
+///   body, `async fn` in traits, and generic functions.
+/// - The return type must be a `Result`, possibly through an alias such as
+///   `std::io::Result<T>`; `impl Trait` inside it works
+///   (`Result<impl Iterator<Item = u32>, E>`), sync and async.
+/// - `?` and `return` in the body end that attempt with that result.
 /// - Arguments are not cloned unless `clone(..)` names them, so a body that
 ///   moves a by-value argument does not compile (it could not run twice):
 ///
@@ -154,6 +156,20 @@ use proc_macro::TokenStream;
 ///   body may store in `self`) or that the result borrows from is left as
 ///   it is, and so is `&mut self`: a body that gives `self` itself away
 ///   (`Parser::new(self)`) writes `&mut *self` there instead.
+/// - Each attempt sees `mut` and `&mut` arguments as the previous attempt
+///   left them: a body that is not safe to run again is yours to make so.
+/// - Each hook (`when`, `when_ok`, `on_retry`, `on_giveup`) is evaluated
+///   where it is called, as in a loop written by hand: a closure may use
+///   `self` (also `&mut self`) and the `&mut` arguments that the body uses
+///   too, and `on_giveup`, which runs once just before the call returns,
+///   may move a by-value argument that the body does not move. The
+///   expression is evaluated at each call: a `when`, `when_ok` or
+///   `on_retry` closure is made anew for each outcome it judges or reports,
+///   so it keeps no state of its own from one call to the next (count into
+///   a variable it borrows), and a `move` closure moves its captures each
+///   time (over a `&mut` argument or a value that is not `Copy`, that is
+///   the error a hand-written loop would give). Under `timeout`,
+///   `on_giveup` runs after the attempts' future has ended, on either path.
 /// - A `&mut self` method whose `Ok` value borrows from `self` compiles when
 ///   the body's borrows of `self` are of distinct fields; when the body uses
 ///   `self` whole (`self.advance()?; Ok(&self.buf)`), rustc refuses it
@@ -163,19 +179,29 @@ use proc_macro::TokenStream;
 ///   that may return a borrow from one iteration and borrow anew in the next
 ///   is beyond today's borrow checker. Return owned data, or split the
 ///   method: retry the part that does the fallible work, then borrow in a
-///   second method. (The attribute does not refuse the shape itself, since
-///   many such methods compile.)
+///   second method. (The attribute does not refuse a shared borrow, since
+///   many such methods compile; a `&mut` in the `Ok` type with the lifetime
+///   of `&mut self`, which no loop can hand out, is refused at that `&mut`.)
 /// - `#[track_caller]` is a compile error beside `#[retry]`: the body runs
 ///   in a closure, which stable Rust cannot mark `#[track_caller]`, so it
 ///   would silently stop naming the caller. Two `#[retry]` on one function
 ///   are a compile error too (the attempts would multiply).
-/// - The one exception to `Send`: an argument whose type is `Send` but not
+/// - The expansion adds no warning and hides none, down to `rust-version =
+///   "1.85"`: the function's own lints (`missing_docs`, `unused_mut`,
+///   `clippy::needless_return`, `clippy::missing_safety_doc`,
+///   `clippy::result_large_err`) fire as they would without the attribute.
+/// - An `async fn`'s future is `Send` whenever it would be without the
+///   attribute, with one exception: an argument whose type is `Send` but not
 ///   `Sync` (a `Cell`, a `RefCell`), taken by value (not in `clone(..)`) or
 ///   by `&mut self` (or a `&mut` argument that is not reborrowed, see
-///   above), that the body only reads. Each attempt borrows such arguments,
+///   below), that the body only reads. Each attempt borrows such arguments,
 ///   and a shared borrow of such a value is not `Send`. Put the value behind
 ///   a `Mutex` or an atomic. (A reborrowed `&mut` argument is held as a
 ///   unique borrow, which is `Send`.)
+///   Dropping the future cancels cleanly, even mid-sleep.
+/// - Without `max_elapsed`, `on_retry`, `on_giveup` and `timeout`, a call
+///   that succeeds at once reads no clock (a closed breaker included), draws
+///   no random number and allocates nothing; no path allocates.
 /// - On a plain fn whose attribute names only its policy (a strategy,
 ///   `attempts`, `jitter`, `max_elapsed`, `throttled`, `retry_after_max`
 ///   or `policy`, with `clone(..)` and `crate`, but no hook, `sleep`,
@@ -203,7 +229,19 @@ use proc_macro::TokenStream;
 /// beside the strategy, `attempts` inside it) is told where it belongs; a
 /// closure given to `when`, `when_ok`, `on_retry` or `on_giveup` with the
 /// wrong number of parameters, or taking by value what is passed by
-/// reference, is an error on its parameters.
+/// reference, is an error on its parameters; an `async` closure there is an
+/// error on its `async` (the loop would never await it), and a closure that
+/// moves a captured argument is rustc's E0382 on that argument, as in a
+/// loop written by hand. Combinations that cannot act are errors too: an
+/// `attempt_timeout` not below `timeout`.
+///
+/// Attributes that rewrite the function before `#[retry]` sees it go
+/// below it: under `#[tokio::test]` (or `#[tokio::main]`) the function is
+/// already a plain fn, so `timeout` is told to put `#[retry]` above it;
+/// under `#[tracing::instrument]` an `async fn`'s arguments move into a
+/// future of the first attempt, so a `&mut self`, or a `String`, `Vec`, `Box`
+/// (and the like) not in `clone(..)`, is told to put `#[retry]` above it or
+/// to clone the argument.
 #[proc_macro_attribute]
 pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     // `#[retry = ".."]`: rustc refuses the form itself; a second error from
