@@ -17,6 +17,7 @@
 //! cargo bench --bench compile_time -- --rounds 9
 //! cargo bench --bench compile_time -- --variants plain,backon,retry
 //! cargo bench --bench compile_time -- --instructions --variants plain,backon,retry   # ~3 min, valgrind
+//! cargo bench --bench compile_time -- --instructions --release --variants backon_when,retry_when
 //! ```
 //!
 //! # How it is timed
@@ -77,7 +78,7 @@ struct Build {
     profile: &'static str,
 }
 
-const BUILDS: [Build; 5] = [
+const BUILDS: [Build; 7] = [
     Build {
         name: "plain",
         variant: Variant::Plain,
@@ -91,6 +92,16 @@ const BUILDS: [Build; 5] = [
     Build {
         name: "retry",
         variant: Variant::Retry,
+        profile: "",
+    },
+    Build {
+        name: "backon_when",
+        variant: Variant::BackonWhen,
+        profile: "",
+    },
+    Build {
+        name: "retry_when",
+        variant: Variant::RetryWhen,
         profile: "",
     },
     Build {
@@ -367,8 +378,9 @@ fn rounds(
 }
 
 /// The pairs whose ratios the summary gives.
-const PAIRS: [(&str, &str); 6] = [
+const PAIRS: [(&str, &str); 7] = [
     ("retry", "backon"),
+    ("retry_when", "backon_when"),
     ("retry", "plain"),
     ("backon", "plain"),
     ("retry_opt_macro", "retry"),
@@ -387,7 +399,13 @@ fn main() {
     };
     if !benchmarking {
         // `cargo test --benches`: the generator's shape only.
-        for variant in [Variant::Plain, Variant::Backon, Variant::Retry] {
+        for variant in [
+            Variant::Plain,
+            Variant::Backon,
+            Variant::Retry,
+            Variant::BackonWhen,
+            Variant::RetryWhen,
+        ] {
             let src = generate::crate_source(variant);
             for i in 0..FUNCTIONS {
                 let asyncness = if i % 2 == 1 { "async " } else { "" };
@@ -398,15 +416,15 @@ fn main() {
                 );
             }
             let attributes = src.matches("#[retry(").count();
-            let expected = if variant == Variant::Retry {
-                FUNCTIONS
-            } else {
-                0
-            };
+            let expected = if variant.is_retry() { FUNCTIONS } else { 0 };
             assert_eq!(attributes, expected, "{variant:?}");
+            if matches!(variant, Variant::RetryWhen | Variant::BackonWhen) {
+                let hooks = src.matches("when = ").count() + src.matches(".when(").count();
+                assert_eq!(hooks, FUNCTIONS, "{variant:?}: a `when` on every function");
+            }
         }
         println!(
-            "compile_time: generated the three crates (run `cargo bench --bench compile_time` to time them)"
+            "compile_time: generated the five crates (run `cargo bench --bench compile_time` to time them)"
         );
         return;
     }

@@ -7,6 +7,7 @@
 //! cargo run --release --example herd -- --clients 50 --runs 100 --seed 7 --json
 //! cargo run --release --example herd -- --down            # a full outage, with and without a budget
 //! cargo run --release --example herd -- --down --requests 1000 --attempts 5 --json
+//! cargo run --release --example herd -- --overload        # a server over capacity, with and without a throttle
 //! ```
 //!
 //! # The experiment
@@ -115,6 +116,28 @@
 //! With half the writes failing (`--fail-rate 0.5`) and 1,000 requests: 1.94
 //! calls per request without the budget, 1.06 with it (at most 1.06).
 //!
+//! # A server over capacity, with and without adaptive throttling (`--overload`)
+//!
+//! `--overload` gives the server a capacity: it accepts at most `C`
+//! writes a second (`--capacity`, 100 by default; a token bucket holding a
+//! tenth of a second's worth, without a queue) and rejects the excess at
+//! once. Requests arrive for `--seconds`
+//! (600) at `--offered` times the capacity (10, so the server rejects about
+//! 90 % of what it is offered); each is retried on rejection with
+//! `attempts = A` of the `full` strategy above. Each run is simulated
+//! twice: with every attempt sent, and with every attempt first asking one
+//! shared [`AdaptiveThrottle`](backoff_runtime::AdaptiveThrottle) (`k = 2`,
+//! a two-minute window, the SRE book's): a local rejection ends the request
+//! at once with `Rejected` (it never reaches the server), a write the
+//! server accepts is reported `accepted`, one it rejects `rejected`.
+//!
+//! The measure is the load reaching the server against what it accepts:
+//! without the throttle every request's retries reach it (close to
+//! `attempts` calls per request, ten times what it accepts); with it the
+//! clients send about `k` times what the server accepts (the SRE book's
+//! bound), and the server accepts as much as before. The figures are in
+//! `docs/fleets.md`.
+//!
 //! The `visualize` example includes this file as a module (`#[path]`) and
 //! charts `sim` over 10 to 200 clients.
 
@@ -129,7 +152,9 @@ pub(crate) mod sim {
     use std::collections::BinaryHeap;
     use std::time::Duration;
 
-    use backoff_runtime::{Jitter, JitterRng, Policy, RetryBudget, RetryState};
+    use backoff_runtime::{
+        AdaptiveThrottle, Jitter, JitterRng, Policy, RetryBudget, RetryState, ThrottlePermit,
+    };
 
     /// Mean one-way network latency.
     const HOP_MEAN_MS: f64 = 10.0;
@@ -527,10 +552,178 @@ pub(crate) mod sim {
             succeeded_budget: succeeded / runs,
         }
     }
+
+    /// The server and the load of the capacity experiment (`--overload`).
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub(crate) struct Overload {
+        /// Writes the server accepts per second.
+        pub(crate) capacity: f64,
+        /// Requests arriving per second, a multiple of `capacity`.
+        pub(crate) offered: f64,
+        /// How long requests arrive.
+        pub(crate) seconds: f64,
+        /// Calls allowed per request, the first included.
+        pub(crate) attempts: u32,
+    }
+
+    /// What one capacity run measured.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub(crate) struct OverloadOutcome {
+        /// Requests made.
+        pub(crate) requests: u64,
+        /// Writes that reached the server.
+        pub(crate) calls: u64,
+        /// Writes the server accepted.
+        pub(crate) accepted: u64,
+        /// Attempts the throttle rejected locally.
+        pub(crate) rejected_locally: u64,
+    }
+
+    /// A message of the capacity experiment.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+    enum Attempt {
+        /// A request (or its retry) is about to be sent.
+        Send { request: usize },
+        /// Its write reaches the server.
+        Write { request: usize },
+        /// The server's verdict reaches the client.
+        Reply { request: usize, ok: bool },
+    }
+
+    /// One capacity run, with every attempt sent or (`throttled`) each
+    /// first asking one shared [`AdaptiveThrottle`]. The same seed gives
+    /// both kinds the same arrivals.
+    pub(crate) fn simulate_overload(o: Overload, throttled: bool, seed: u64) -> OverloadOutcome {
+        let mut network = Network::new(derive_seed(seed, 0));
+        let mut arrivals = JitterRng::from_seed(derive_seed(seed, 1));
+        let mut draws = JitterRng::from_seed(derive_seed(derive_seed(seed, 1), 1));
+        let throttle = AdaptiveThrottle::new(2.0, Duration::from_secs(120));
+        let base = std::time::Instant::now();
+        let rate = o.capacity * o.offered;
+        let mut times = Vec::new();
+        let mut arrival = 0.0;
+        loop {
+            arrival += -(1.0 - arrivals.unit_f64()).ln() / rate;
+            if arrival >= o.seconds {
+                break;
+            }
+            times.push(Duration::from_secs_f64(arrival));
+        }
+        let policies: Vec<Policy> = (0..times.len() as u64)
+            .map(|r| {
+                Strategy::Full
+                    .policy()
+                    .attempts(o.attempts)
+                    .seed(derive_seed(seed, r + 2))
+            })
+            .collect();
+        let mut retries: Vec<RetryState<'_>> = policies.iter().map(Policy::start).collect();
+        let mut permits: Vec<Option<ThrottlePermit<'_>>> = (0..times.len()).map(|_| None).collect();
+        let mut queue = Queue::new(times.len());
+        for (request, at) in times.iter().enumerate() {
+            queue.send(*at, Attempt::Send { request });
+        }
+        // The server: a token bucket of `capacity` a second holding a tenth
+        // of a second's worth (at least one), with no queue.
+        let burst = (o.capacity / 10.0).max(1.0);
+        let (mut tokens, mut last) = (burst, Duration::ZERO);
+        let mut out = OverloadOutcome {
+            requests: times.len() as u64,
+            ..OverloadOutcome::default()
+        };
+        while let Some((now, attempt)) = queue.next() {
+            match attempt {
+                Attempt::Send { request } => {
+                    if throttled {
+                        match throttle.try_acquire_with(base + now, || draws.unit_f64()) {
+                            Ok(permit) => permits[request] = Some(permit),
+                            Err(_rejected) => {
+                                // Fails fast: the request ends here.
+                                out.rejected_locally += 1;
+                                continue;
+                            }
+                        }
+                    }
+                    queue.send(now + network.hop(), Attempt::Write { request });
+                }
+                Attempt::Write { request } => {
+                    out.calls += 1;
+                    tokens = (tokens + (now - last).as_secs_f64() * o.capacity).min(burst);
+                    last = now;
+                    let ok = tokens >= 1.0;
+                    if ok {
+                        out.accepted += 1;
+                        tokens -= 1.0;
+                    }
+                    queue.send(now + network.hop(), Attempt::Reply { request, ok });
+                }
+                Attempt::Reply { request, ok } => {
+                    if let Some(permit) = permits[request].take() {
+                        if ok {
+                            permit.accepted();
+                        } else {
+                            permit.rejected();
+                        }
+                    }
+                    if !ok && let Some(sleep) = retries[request].next_delay() {
+                        queue.send(now + sleep, Attempt::Send { request });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The means of `runs` capacity runs without and with the throttle.
+    pub(crate) fn average_overload(
+        o: Overload,
+        runs: u32,
+        seed: u64,
+    ) -> (OverloadMeans, OverloadMeans) {
+        let (mut alone, mut throttled) = (OverloadMeans::default(), OverloadMeans::default());
+        for run in 0..runs {
+            let seed = derive_seed(seed, u64::from(run));
+            alone.add(simulate_overload(o, false, seed), runs);
+            throttled.add(simulate_overload(o, true, seed), runs);
+        }
+        (alone, throttled)
+    }
+
+    /// Means over runs of an [`OverloadOutcome`].
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub(crate) struct OverloadMeans {
+        pub(crate) requests: f64,
+        pub(crate) calls: f64,
+        pub(crate) accepted: f64,
+        pub(crate) rejected_locally: f64,
+    }
+
+    impl OverloadMeans {
+        fn add(&mut self, o: OverloadOutcome, runs: u32) {
+            let n = f64::from(runs.max(1));
+            self.requests += o.requests as f64 / n;
+            self.calls += o.calls as f64 / n;
+            self.accepted += o.accepted as f64 / n;
+            self.rejected_locally += o.rejected_locally as f64 / n;
+        }
+
+        /// Writes reaching the server per write it accepted.
+        pub(crate) fn load_per_accept(&self) -> f64 {
+            self.calls / self.accepted
+        }
+    }
 }
 
 /// Command-line options.
 struct Options {
+    /// `--overload`: the capacity experiment.
+    overload: bool,
+    /// `--capacity`: writes the server accepts per second.
+    capacity: f64,
+    /// `--offered`: the arrival rate as a multiple of the capacity.
+    offered: f64,
+    /// `--seconds`: how long requests arrive.
+    seconds: f64,
     clients: usize,
     runs: u32,
     seed: u64,
@@ -548,13 +741,19 @@ struct Options {
 
 const USAGE: &str = "usage: herd [--clients N] [--runs R] [--seed S] [--json]
        herd --down [--requests N] [--attempts A] [--rate PER_S] [--fail-rate P]
-                   [--budget-tokens T] [--budget-ratio X] [--runs R] [--seed S] [--json]";
+                   [--budget-tokens T] [--budget-ratio X] [--runs R] [--seed S] [--json]
+       herd --overload [--capacity PER_S] [--offered X] [--seconds S] [--attempts A]
+                   [--runs R] [--seed S] [--json]";
 
 /// The request counts of `--down` without `--requests`.
 const DOWN_REQUESTS: [usize; 4] = [10, 100, 1_000, 10_000];
 
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {
+        overload: false,
+        capacity: 100.0,
+        offered: 10.0,
+        seconds: 600.0,
         clients: 100,
         runs: 20,
         seed: 1,
@@ -580,6 +779,10 @@ fn parse_args() -> Result<Options, String> {
             "--seed" => options.seed = parse(&value("--seed")?, "--seed")?,
             "--json" => options.json = true,
             "--down" => options.down = true,
+            "--overload" => options.overload = true,
+            "--capacity" => options.capacity = parse(&value("--capacity")?, "--capacity")?,
+            "--offered" => options.offered = parse(&value("--offered")?, "--offered")?,
+            "--seconds" => options.seconds = parse(&value("--seconds")?, "--seconds")?,
             "--requests" => options.requests = Some(parse(&value("--requests")?, "--requests")?),
             "--attempts" => options.attempts = parse(&value("--attempts")?, "--attempts")?,
             "--rate" => options.rate_per_s = parse(&value("--rate")?, "--rate")?,
@@ -604,6 +807,19 @@ fn parse_args() -> Result<Options, String> {
         ) {
             down_only = Some(arg);
         }
+    }
+    if options.overload {
+        let positive = |x: f64| x.is_finite() && x > 0.0;
+        if options.down || herd_only.is_some() || options.requests.is_some() {
+            return Err("--overload takes --capacity, --offered, --seconds, --attempts".into());
+        }
+        if !(positive(options.capacity) && positive(options.offered) && positive(options.seconds)) {
+            return Err("--capacity, --offered and --seconds must be positive numbers".into());
+        }
+        if options.attempts == 0 || options.runs == 0 {
+            return Err("--attempts and --runs must be at least 1".into());
+        }
+        return Ok(options);
     }
     match (options.down, herd_only, down_only) {
         (true, Some(arg), _) => {
@@ -649,7 +865,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if options.down {
+    if options.overload {
+        overload(&options);
+    } else if options.down {
         down(&options);
     } else {
         herd(&options);
@@ -762,5 +980,69 @@ fn down(options: &Options) {
                 s.bound()
             );
         }
+    }
+}
+
+/// The capacity experiment (`--overload`): load reaching the server without
+/// and with the adaptive throttle.
+fn overload(options: &Options) {
+    let o = sim::Overload {
+        capacity: options.capacity,
+        offered: options.offered,
+        seconds: options.seconds,
+        attempts: options.attempts,
+    };
+    let (alone, throttled) = sim::average_overload(o, options.runs, options.seed);
+    if options.json {
+        for (name, m) in [("none", alone), ("adaptive", throttled)] {
+            println!(
+                concat!(
+                    r#"{{"mode": "overload", "throttle": "{}", "capacity_per_s": {}, "offered": {}, "#,
+                    r#""seconds": {}, "attempts": {}, "requests": {:.1}, "calls": {:.1}, "#,
+                    r#""accepted": {:.1}, "rejected_locally": {:.1}, "load_per_accept": {:.3}}}"#
+                ),
+                name,
+                o.capacity,
+                o.offered,
+                o.seconds,
+                o.attempts,
+                m.requests,
+                m.calls,
+                m.accepted,
+                m.rejected_locally,
+                m.load_per_accept()
+            );
+        }
+        return;
+    }
+    println!(
+        "server accepts {}/s, offered {}x that for {} s; attempts = {}, exponential 10 ms x2 up to 2 s, full jitter",
+        o.capacity, o.offered, o.seconds, o.attempts
+    );
+    println!(
+        "throttle: AdaptiveThrottle::new(2.0, 120 s); mean of {} runs, seed {}",
+        options.runs, options.seed
+    );
+    println!(
+        "{:<10} {:>10} {:>12} {:>10} {:>12} {:>14} {:>16}",
+        "throttle",
+        "requests",
+        "server load",
+        "accepted",
+        "per request",
+        "load / accept",
+        "rejected locally"
+    );
+    for (name, m) in [("none", alone), ("adaptive", throttled)] {
+        println!(
+            "{:<10} {:>10.0} {:>12.0} {:>10.0} {:>12.2} {:>14.2} {:>16.0}",
+            name,
+            m.requests,
+            m.calls,
+            m.accepted,
+            m.calls / m.requests,
+            m.load_per_accept(),
+            m.rejected_locally
+        );
     }
 }

@@ -21,9 +21,22 @@
 //! | `retries-sidekiq.svg` | [`Sidekiq`]: `n⁴ + 15 + rand · 30 · (n + 1)` s |
 //! | `retries-buckets.svg` | [`Buckets`]: uniform(`n³`, `(n + 2)³`) s |
 //! | `retries-decorrelated.svg` | `decorrelated(1 min)` |
+//! | `retries-sidekiq-spread.svg` | [`Jitter::Spread`] on Sidekiq's envelope, job id as the key |
+//! | `retries-buckets-spread.svg` | [`Jitter::Spread`] on buckets' envelope, job id as the key |
 //!
 //! The pure functions retry the whole herd in lockstep (one vertical line of
-//! dots per retry); jitter spreads it out.
+//! dots per retry); jitter spreads it out. Spread puts each job at the same
+//! fraction of every window, its id's phase: each retry's dots form a
+//! diagonal that fills its window, and the windows meet without gaps.
+//!
+//! # Evenness against wait deviation
+//!
+//! `evenness.svg`: every strategy above, with and without spread, on the
+//! set-up of the `job_spread` example (100 jobs failing at once, 25 retries,
+//! sequential ids, 50 trials), measured as `docs/job-systems.md` defines:
+//! the load's coefficient of variation over time (x, log scale: lower is
+//! more even) against the mean coefficient of variation of the waits at
+//! each retry (y: lower keeps each job's waits closer to the schedule).
 //!
 //! # The herd
 //!
@@ -40,6 +53,12 @@ use backoff_runtime::strategy::{Buckets, Sidekiq};
 use backoff_runtime::{Jitter, Policy, Strategy};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
+
+// The measurements of examples/job_spread.rs, compiled in here as a module
+// (its `main` is unused in this program).
+#[path = "job_spread.rs"]
+#[allow(dead_code)]
+mod job_spread;
 
 // The simulation of examples/herd.rs, compiled in here as a module. Its
 // command-line front end (`main`, argument parsing) is unused in this program.
@@ -86,6 +105,22 @@ impl Schedule {
             .collect();
         Schedule { file, title, times }
     }
+
+    /// Runs `policy`'s [`Policy::delay_for`] for every job, its id the key.
+    fn keyed<S: Strategy>(file: &'static str, title: &'static str, policy: Policy<S>) -> Self {
+        let policy = policy.attempts(RETRIES + 1);
+        let times = (0..u64::from(JOBS))
+            .map(|job| {
+                (1..=RETRIES)
+                    .scan(Duration::ZERO, |at, k| {
+                        *at += policy.delay_for(k, job)?;
+                        Some(*at)
+                    })
+                    .collect()
+            })
+            .collect();
+        Schedule { file, title, times }
+    }
 }
 
 fn schedules() -> Vec<Schedule> {
@@ -122,6 +157,16 @@ fn schedules() -> Vec<Schedule> {
             "retries-decorrelated.svg",
             "decorrelated: min(12 h, uniform(1 min, 3 · previous))",
             Policy::decorrelated(minute).max_delay(long),
+        ),
+        Schedule::keyed(
+            "retries-sidekiq-spread.svg",
+            "spread on Sidekiq's envelope: n⁴ + 15 + 15 · (n + 1) s, the job id's phase",
+            Policy::from_strategy(Sidekiq::new()).jitter(Jitter::Spread),
+        ),
+        Schedule::keyed(
+            "retries-buckets-spread.svg",
+            "spread on buckets' envelope: (n³ + (n + 2)³) / 2 s, the job id's phase",
+            Policy::from_strategy(Buckets::new()).jitter(Jitter::Spread),
         ),
     ]
 }
@@ -321,6 +366,166 @@ where
     Ok(())
 }
 
+/// One point of the evenness chart: a name, whether it is spread, and its
+/// figures.
+struct Evenness {
+    name: &'static str,
+    spread: bool,
+    figures: job_spread::Figures,
+}
+
+/// Trials per point of the evenness chart.
+const EVENNESS_TRIALS: u64 = 50;
+
+/// Every strategy of the retry charts, with and without spread, measured
+/// as the `job_spread` example measures.
+fn evenness_results() -> Vec<Evenness> {
+    let minute = Duration::from_secs(60);
+    let long = Duration::from_secs(12 * 3600);
+    fn measure<S: Strategy>(policy: Policy<S>) -> job_spread::Figures {
+        let policy = policy.attempts(job_spread::RETRIES + 1);
+        let herds = job_spread::at_once(
+            &policy,
+            job_spread::JOBS,
+            job_spread::RETRIES,
+            EVENNESS_TRIALS,
+        );
+        job_spread::measure(&herds, job_spread::RETRIES as usize)
+    }
+    let exponential = Policy::exponential(minute).factor(2.0).max_delay(long);
+    let point = |name, spread, figures| Evenness {
+        name,
+        spread,
+        figures,
+    };
+    vec![
+        point(
+            "constant",
+            false,
+            measure(Policy::constant(5 * minute).jitter(Jitter::None)),
+        ),
+        point(
+            "constant",
+            true,
+            measure(Policy::constant(5 * minute).jitter(Jitter::Spread)),
+        ),
+        point(
+            "exponential",
+            false,
+            measure(exponential.jitter(Jitter::None)),
+        ),
+        point(
+            "exponential, full jitter",
+            false,
+            measure(exponential.jitter(Jitter::Full)),
+        ),
+        point(
+            "exponential, equal jitter",
+            false,
+            measure(exponential.jitter(Jitter::Equal)),
+        ),
+        point(
+            "exponential",
+            true,
+            measure(exponential.jitter(Jitter::Spread)),
+        ),
+        point(
+            "decorrelated",
+            false,
+            measure(Policy::decorrelated(minute).max_delay(long)),
+        ),
+        point(
+            "decorrelated",
+            true,
+            measure(
+                Policy::decorrelated(minute)
+                    .max_delay(long)
+                    .jitter(Jitter::Spread),
+            ),
+        ),
+        point(
+            "Sidekiq",
+            false,
+            measure(Policy::from_strategy(Sidekiq::new())),
+        ),
+        point(
+            "Sidekiq",
+            true,
+            measure(Policy::from_strategy(Sidekiq::new()).jitter(Jitter::Spread)),
+        ),
+        point(
+            "buckets",
+            false,
+            measure(Policy::from_strategy(Buckets::new())),
+        ),
+        point(
+            "buckets",
+            true,
+            measure(Policy::from_strategy(Buckets::new()).jitter(Jitter::Spread)),
+        ),
+    ]
+}
+
+/// Load CV (log scale) against the mean wait CV, one labelled dot per
+/// strategy: spread's in blue, the others in red.
+fn draw_evenness(path: &Path, points: &[Evenness]) -> Result<(), Box<dyn Error>> {
+    let root = SVGBackend::new(path, (960, 640)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let max_y = points
+        .iter()
+        .map(|p| p.figures.wait_cv_mean)
+        .fold(0.0, f64::max);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "evenness against wait deviation: 100 jobs failing at once, 25 retries",
+            (FONT, 20),
+        )
+        .margin(16)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d((0.05f64..6.0).log_scale(), -0.02..max_y * 1.15 + 0.02)?;
+    chart
+        .configure_mesh()
+        .max_light_lines(1)
+        .x_label_formatter(&tick)
+        .y_label_formatter(&tick)
+        .x_desc("load CV over time (sd / mean of retries per tenth of a round; log scale)")
+        .y_desc("wait CV, mean over retries")
+        .draw()?;
+    // The floor of independent random phases: Poisson counts of 10 a bin.
+    let floor = 1.0 / 10f64.sqrt();
+    chart.draw_series(LineSeries::new(
+        [(floor, -0.02), (floor, max_y * 1.15 + 0.02)],
+        BLACK.mix(0.4).stroke_width(1),
+    ))?;
+    chart.draw_series([Text::new(
+        "Poisson floor",
+        (floor * 1.03, max_y * 1.1),
+        (FONT, 13),
+    )])?;
+    for p in points {
+        let colour = if p.spread {
+            RGBColor(31, 119, 180)
+        } else {
+            RGBColor(214, 39, 40)
+        };
+        let at = (p.figures.load_cv.max(0.05), p.figures.wait_cv_mean);
+        chart.draw_series([Circle::new(at, 5, colour.filled())])?;
+        let label = if p.spread {
+            format!("{}, spread", p.name)
+        } else {
+            p.name.to_owned()
+        };
+        chart.draw_series([Text::new(
+            label,
+            (at.0 * 1.06, at.1 + 0.004),
+            (FONT, 13).into_font().color(&colour),
+        )])?;
+    }
+    root.present()?;
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn Error>> {
     let mut args = std::env::args_os().skip(1);
     let dir = PathBuf::from(args.next().unwrap_or_else(|| "docs/charts".into()));
@@ -336,6 +541,21 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     let path = dir.join("herd.svg");
     draw_herd(&path, &herd_results())?;
+    println!("wrote {}", path.display());
+    let points = evenness_results();
+    for p in &points {
+        let f = &p.figures;
+        println!(
+            "{:<28} spread {:<5} idle {:5.1} %  load CV {:5.2}  wait CV mean {:.3}",
+            p.name,
+            p.spread,
+            100.0 * f.idle,
+            f.load_cv,
+            f.wait_cv_mean
+        );
+    }
+    let path = dir.join("evenness.svg");
+    draw_evenness(&path, &points)?;
     println!("wrote {}", path.display());
     Ok(())
 }

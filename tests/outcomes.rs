@@ -445,6 +445,23 @@ fn context_counts_attempts_and_knows_the_last() {
     assert!(CONTEXTS.with_borrow(|c| c.iter().all(|c| !c.last)));
 }
 
+// `context = mut ctx`, as rustc suggests for a body that changes its copy:
+// each attempt still gets a fresh one.
+#[retry(immediate, attempts = 3, context = mut ctx)]
+fn mutable_context() -> Result<u32, u32> {
+    ctx.attempt *= 10;
+    if ctx.last {
+        Ok(ctx.attempt)
+    } else {
+        Err(ctx.attempt)
+    }
+}
+
+#[test]
+fn context_may_be_bound_mut_and_each_attempt_gets_its_own() {
+    assert_eq!(mutable_context(), Ok(30));
+}
+
 #[retry(constant("1s"), jitter = "none", attempts = 2, context = ctx)]
 async fn async_context() -> Result<bool, bool> {
     tokio::task::yield_now().await;

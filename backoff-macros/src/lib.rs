@@ -46,7 +46,7 @@ use proc_macro::TokenStream;
 /// |---|---|---|
 /// | strategy | `exponential(base = D, factor = F, max = D)`, `linear(base = D, max = D)`, `constant(D)` or `constant(delay = D)`, `fibonacci(base = D, max = D)`, `decorrelated(base = D, max = D)`, `immediate` | `exponential(base = "100ms", factor = 2, max = "10s")` |
 /// | `attempts` | integer ≥ 1: total calls, the first included; or `unlimited` | `3` |
-/// | `jitter` | `"full"`, `"equal"` (alias `"half"`), `"none"`, `scattered(R)` with 0 < R ≤ 1 | `"full"` (`"none"` for `decorrelated`) |
+/// | `jitter` | `"full"`, `"equal"` (alias `"half"`), `"none"`, `"spread"`, `scattered(R)` with 0 < R ≤ 1 | `"full"` (`"none"` for `decorrelated`, which takes only `"spread"`) |
 /// | `max_elapsed` | D: no retry starts a sleep that would end later than D after the call began | none |
 /// | `when` | a path or closure taking `&E`, returning `bool` (true = retry) or [`Decision`] | retry every error |
 /// | `on_retry` | a path or closure, `FnMut(&E, &RetryEvent)`, called before each sleep | none |
@@ -56,16 +56,23 @@ use proc_macro::TokenStream;
 /// | `throttled(STRATEGY, attempts = N)` | a second schedule (and limit) for errors `when` classifies as `Decision::Throttled`; needs `when` | none |
 /// | `budget` | an expression giving a `RetryBudget` (a `static`'s path, `self.budget`, `&*self.shared` from an `Arc`, a keyed lookup), evaluated once per call: each retry spends a token, each success refills; none left, no retry | none |
 /// | `circuit` | an expression giving a `CircuitBreaker`, likewise: while it is open, calls fail fast with `E::from(CircuitOpen)` without running the body | none |
-/// | `attempt_timeout` | D, `async fn` only: an attempt running longer fails with `E::from(Elapsed)` | none |
+/// | `attempt_timeout` | D, `async fn` only: an attempt running longer fails with `E::from(Elapsed)`; beside `timeout`, less than it | none |
 /// | `when_ok` | a path or closure taking `&T` (the `Ok` type), returning `bool` or `Decision`: an `Ok` it retries (`true`, `Retry`, `RetryAfter`, `Throttled`) is retried like an error; on giving up, that last `Ok` is returned unchanged | every `Ok` accepted |
 /// | `on_giveup` | a path or closure, `FnOnce(&Result<T, E>, &GiveUp)`, called once when the call ends with an outcome it did not accept | none |
-/// | `context` | a name, `context = ctx`: binds `ctx: AttemptContext` in the body (`ctx.attempt` from 1, `ctx.last`) | none |
+/// | `context` | a name, `context = ctx`: binds `ctx: AttemptContext` in the body (`ctx.attempt` from 1, `ctx.last`); `context = mut ctx` for a body that changes its copy | none |
 /// | `clone` | `clone(a, b, ..)`: by-value parameters (or `self`) each attempt gets its own `Clone::clone` of, so the body may move them | none |
 /// | `timeout` | D, `async fn` only: bounds the whole call, sleeps and the attempt in flight included; then `E::from(Elapsed)` | none |
 /// | `retry_after_max` | D: a `Decision::RetryAfter` longer than this gives up at once instead of sleeping | `"5m"` |
 ///
 /// With `when_ok`, `on_retry` receives the whole outcome,
 /// `FnMut(&Result<T, E>, &RetryEvent)`.
+///
+/// `jitter = "spread"` (`Jitter::Spread`) spreads a herd of calls that
+/// failed together evenly over time: each call draws one phase at its first
+/// retry and keeps it, retry k waits the strategy's own schedule read at
+/// the fractional retry k − ½ + phase, and no wait is shorter than the one
+/// before it. With `decorrelated` it spreads around the strategy's
+/// mid-range chain.
 ///
 /// `context` is read before each attempt from a counter the loop keeps; it
 /// reads no clock and allocates nothing. `last` is `true` when the attempt
@@ -151,6 +158,18 @@ use proc_macro::TokenStream;
 ///   (`Parser::new(self)`) writes `&mut *self` there instead.
 /// - Each attempt sees `mut` and `&mut` arguments as the previous attempt
 ///   left them: a body that is not safe to run again is yours to make so.
+/// - Each hook (`when`, `when_ok`, `on_retry`, `on_giveup`) is evaluated
+///   where it is called, as in a loop written by hand: a closure may use
+///   `self` (also `&mut self`) and the `&mut` arguments that the body uses
+///   too, and `on_giveup`, which runs once just before the call returns,
+///   may move a by-value argument that the body does not move. The
+///   expression is evaluated at each call: a `when`, `when_ok` or
+///   `on_retry` closure is made anew for each outcome it judges or reports,
+///   so it keeps no state of its own from one call to the next (count into
+///   a variable it borrows), and a `move` closure moves its captures each
+///   time (over a `&mut` argument or a value that is not `Copy`, that is
+///   the error a hand-written loop would give). Under `timeout`,
+///   `on_giveup` runs after the attempts' future has ended, on either path.
 /// - A `&mut self` method whose `Ok` value borrows from `self` compiles when
 ///   the body's borrows of `self` are of distinct fields; when the body uses
 ///   `self` whole (`self.advance()?; Ok(&self.buf)`), rustc refuses it
@@ -160,8 +179,9 @@ use proc_macro::TokenStream;
 ///   that may return a borrow from one iteration and borrow anew in the next
 ///   is beyond today's borrow checker. Return owned data, or split the
 ///   method: retry the part that does the fallible work, then borrow in a
-///   second method. (The attribute does not refuse the shape itself, since
-///   many such methods compile.)
+///   second method. (The attribute does not refuse a shared borrow, since
+///   many such methods compile; a `&mut` in the `Ok` type with the lifetime
+///   of `&mut self`, which no loop can hand out, is refused at that `&mut`.)
 /// - `#[track_caller]` is a compile error beside `#[retry]`: the body runs
 ///   in a closure, which stable Rust cannot mark `#[track_caller]`, so it
 ///   would silently stop naming the caller. Two `#[retry]` on one function
@@ -209,7 +229,19 @@ use proc_macro::TokenStream;
 /// beside the strategy, `attempts` inside it) is told where it belongs; a
 /// closure given to `when`, `when_ok`, `on_retry` or `on_giveup` with the
 /// wrong number of parameters, or taking by value what is passed by
-/// reference, is an error on its parameters.
+/// reference, is an error on its parameters; an `async` closure there is an
+/// error on its `async` (the loop would never await it), and a closure that
+/// moves a captured argument is rustc's E0382 on that argument, as in a
+/// loop written by hand. Combinations that cannot act are errors too: an
+/// `attempt_timeout` not below `timeout`.
+///
+/// Attributes that rewrite the function before `#[retry]` sees it go
+/// below it: under `#[tokio::test]` (or `#[tokio::main]`) the function is
+/// already a plain fn, so `timeout` is told to put `#[retry]` above it;
+/// under `#[tracing::instrument]` an `async fn`'s arguments move into a
+/// future of the first attempt, so a `&mut self`, or a `String`, `Vec`, `Box`
+/// (and the like) not in `clone(..)`, is told to put `#[retry]` above it or
+/// to clone the argument.
 #[proc_macro_attribute]
 pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     // `#[retry = ".."]`: rustc refuses the form itself; a second error from

@@ -1,15 +1,12 @@
 //! Checks that involve more than one argument, or the function itself.
 
-use std::time::Duration;
-
 use syn::visit::Visit;
 use syn::{Expr, ExprClosure, Pat, ReturnType, Signature, Type};
 
+use crate::attr::defaults;
 use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind, ungrouped};
+use crate::duration;
 use crate::errors::Errors;
-
-/// The cap of the growing strategies when `max` is not given.
-const DEFAULT_MAX: Duration = Duration::from_secs(10);
 
 /// Checks the arguments against each other.
 pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
@@ -56,6 +53,8 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
         }
     }
     check_closure_arity(args, errors);
+    check_async_closures(args, errors);
+    check_timeouts(args, errors);
     if let Some(jitter) = &args.jitter {
         if let JitterKind::Scattered(r) = jitter.value
             && !(r > 0.0 && r <= 1.0)
@@ -69,10 +68,12 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
             .strategy
             .as_ref()
             .is_some_and(|s| s.kind == StrategyKind::Decorrelated);
-        if decorrelated && jitter.value != JitterKind::None {
+        // (`"spread"` replaces its randomness: it spreads around its
+        // mid-range chain.)
+        if decorrelated && !matches!(jitter.value, JitterKind::None | JitterKind::Spread) {
             errors.push(syn::Error::new(
                 jitter.key,
-                "`decorrelated` is random by itself and takes no `jitter`; remove `jitter`",
+                "`decorrelated` is random by itself and takes no other `jitter` than `\"spread\"`; remove `jitter`",
             ));
         }
     }
@@ -404,9 +405,6 @@ fn show_type(ty: &Type) -> Option<String> {
     (shown.len() <= 40).then_some(shown)
 }
 
-/// The base of the growing strategies when none is given (the runtime's).
-pub(crate) const DEFAULT_BASE: Duration = Duration::from_millis(100);
-
 /// Checks one strategy's parameters.
 fn check_strategy(s: &StrategyArg, errors: &mut Errors) {
     if let Some(base) = &s.base {
@@ -422,8 +420,11 @@ fn check_strategy(s: &StrategyArg, errors: &mut Errors) {
             ));
         } else if s.kind != StrategyKind::Constant {
             let (max, which) = match &s.max {
-                Some(max) => (max.value, "`max`"),
-                None => (DEFAULT_MAX, "the default `max` (`\"10s\"`)"),
+                Some(max) => (max.value, "`max`".to_owned()),
+                None => (
+                    defaults::MAX,
+                    format!("the default `max` (`{}`)", defaults::literal(defaults::MAX)),
+                ),
             };
             if base.value > max {
                 errors.push(syn::Error::new(
@@ -434,11 +435,14 @@ fn check_strategy(s: &StrategyArg, errors: &mut Errors) {
         }
     } else if let Some(max) = &s.max
         && s.kind != StrategyKind::Constant
-        && max.value < DEFAULT_BASE
+        && max.value < defaults::BASE
     {
         errors.push(syn::Error::new(
             max.span,
-            "`max` is below the default `base` (`\"100ms\"`); raise `max` or give a lower `base`",
+            format!(
+                "`max` is below the default `base` (`{}`); raise `max` or give a lower `base`",
+                defaults::literal(defaults::BASE)
+            ),
         ));
     }
     if let Some(factor) = &s.factor
@@ -469,9 +473,14 @@ fn check_attempts(attempts: &Arg<Attempts>, errors: &mut Errors) {
 }
 
 /// Checks what the rewrite needs of the function's signature.
+//
+// `blocks_on_body`: whether an attribute above `#[retry]` (`#[tokio::test]`,
+// `#[tokio::main]`) has already made the `async fn` a plain fn that blocks
+// on its body (see `blocks_on_its_body`).
 pub(crate) fn check_signature(
     sig: &Signature,
     is_async: bool,
+    blocks_on_body: bool,
     args: &RetryArgs,
     errors: &mut Errors,
 ) {
@@ -481,10 +490,16 @@ pub(crate) fn check_signature(
             ("timeout", &args.timeout),
         ] {
             if let Some(t) = arg {
-                errors.push(syn::Error::new(
-                    t.key,
-                    format!("`{name}` needs an `async fn`: a blocking call cannot be cancelled; make the function `async` or remove `{name}`"),
-                ));
+                let message = if blocks_on_body {
+                    format!(
+                        "`{name}` needs an `async fn`, and an attribute above `#[retry]` (such as `#[tokio::test]`) has already made this one a plain fn that blocks on its body; write `#[retry]` above that attribute"
+                    )
+                } else {
+                    format!(
+                        "`{name}` needs an `async fn`: a blocking call cannot be cancelled; make the function `async` or remove `{name}`"
+                    )
+                };
+                errors.push(syn::Error::new(t.key, message));
             }
         }
     }
@@ -495,6 +510,7 @@ pub(crate) fn check_signature(
         check_known_sleep(sig, is_async, sleep, errors);
     }
     check_closure_types(sig, args, errors);
+    check_mut_borrow_of_self(sig, errors);
     if let (Some(when_ok), ReturnType::Type(_, ty)) = (&args.when_ok, &sig.output)
         && ok_type_is_unit(ty)
     {
@@ -538,6 +554,16 @@ pub(crate) fn check_signature(
     }
 }
 
+/// Whether a body is one that `#[tokio::test]` or `#[tokio::main]` wrote
+/// around an `async fn`'s: it blocks on the original body (`.block_on(body)`).
+pub(crate) fn blocks_on_its_body(body: proc_macro2::TokenStream) -> bool {
+    body.into_iter().any(|token| match token {
+        proc_macro2::TokenTree::Ident(ident) => ident == "block_on",
+        proc_macro2::TokenTree::Group(group) => blocks_on_its_body(group.stream()),
+        _ => false,
+    })
+}
+
 /// Other attributes on the function that `#[retry]` cannot keep the meaning
 /// of: a second `#[retry]` (nested loops would multiply the attempts) and
 /// `#[track_caller]` (the body runs in a closure, which cannot carry it on
@@ -564,7 +590,10 @@ pub(crate) fn check_attributes(attrs: &[syn::Attribute], errors: &mut Errors) {
 /// An `async fn` whose body `#[tracing::instrument]` (placed above
 /// `#[retry]`) has already rewritten: it moves `self` into the first
 /// attempt's future, which a `&mut self` method cannot do twice.
-pub(crate) fn check_instrumented(sig: &Signature, errors: &mut Errors) {
+//
+// Likewise a by-value argument of a type that is certainly not `Copy`
+// (`String`, `Vec<T>`, ...; see `owns_heap_data`), not in `clone(..)`.
+pub(crate) fn check_instrumented(sig: &Signature, args: &RetryArgs, errors: &mut Errors) {
     if let Some(receiver) = sig.receiver()
         && let Some((_, true)) = receiver_borrow(receiver)
     {
@@ -573,6 +602,38 @@ pub(crate) fn check_instrumented(sig: &Signature, errors: &mut Errors) {
             "`#[tracing::instrument]` is above `#[retry]`: it moves `self` into the future of the first attempt, and a `&mut self` method cannot give it to a second one; put `#[retry]` above `#[tracing::instrument]` (one span for the whole call, retries included)",
         ));
     }
+    let cloned = |name: &syn::Ident| args.clone.as_ref().is_some_and(|c| c.value.contains(name));
+    for input in &sig.inputs {
+        let syn::FnArg::Typed(typed) = input else {
+            continue;
+        };
+        let Pat::Ident(binding) = ungrouped_pat(&typed.pat) else {
+            continue;
+        };
+        if binding.by_ref.is_none() && !cloned(&binding.ident) && owns_heap_data(&typed.ty) {
+            let name = &binding.ident;
+            errors.push(syn::Error::new(
+                name.span(),
+                format!("`#[tracing::instrument]` is above `#[retry]`: it moves `{name}` into the future of the first attempt, and a second attempt would have none; put `#[retry]` above `#[tracing::instrument]` (one span for the whole call), or give each attempt a clone with `clone({name})`"),
+            ));
+        }
+    }
+}
+
+/// Whether `ty` is, by its name, a standard type that is never `Copy`.
+fn owns_heap_data(ty: &Type) -> bool {
+    let Type::Path(path) = ungrouped_type(ty) else {
+        return false;
+    };
+    path.qself.is_none()
+        && path.path.segments.last().is_some_and(|s| {
+            [
+                "String", "Vec", "VecDeque", "Box", "PathBuf", "OsString", "HashMap", "HashSet",
+                "BTreeMap", "BTreeSet", "Rc", "Arc",
+            ]
+            .iter()
+            .any(|name| s.ident == name)
+        })
 }
 
 /// `clone(a, b)`: each name must be a by-value parameter, bound by name.
@@ -791,11 +852,32 @@ fn check_context_name(sig: &Signature, name: &syn::Ident, errors: &mut Errors) {
         syn::FnArg::Receiver(_) => false,
     });
     if hides {
+        // A name the function does not take already.
+        let free = ["ctx", "attempt_ctx", "retry_ctx"]
+            .into_iter()
+            .find(|n| name != n && !binds(sig, n))
+            .unwrap_or("retry_ctx");
         errors.push(syn::Error::new(
             name.span(),
-            format!("`{name}` is already a parameter of `{}`; give `context` another name, as in `context = ctx`", sig.ident),
+            format!("`{name}` is already a parameter of `{}`; give `context` another name, as in `context = {free}`", sig.ident),
         ));
     }
+}
+
+/// Whether a parameter of `sig` binds `name`.
+fn binds(sig: &Signature, name: &str) -> bool {
+    let name = syn::Ident::new(name, proc_macro2::Span::call_site());
+    sig.inputs.iter().any(|input| match input {
+        syn::FnArg::Typed(t) => {
+            let mut finder = IdentFinder {
+                name: &name,
+                found: false,
+            };
+            finder.visit_pat(&t.pat);
+            finder.found
+        }
+        syn::FnArg::Receiver(_) => false,
+    })
 }
 
 /// Finds a binding named `name` in a pattern.
@@ -880,7 +962,13 @@ mod tests {
         let args = RetryArgs::parse(args.parse().unwrap(), &mut errors);
         let func: syn::ItemFn = syn::parse_str(item).unwrap();
         check_args(&args, &mut errors);
-        check_signature(&func.sig, func.sig.asyncness.is_some(), &args, &mut errors);
+        check_signature(
+            &func.sig,
+            func.sig.asyncness.is_some(),
+            false,
+            &args,
+            &mut errors,
+        );
         match errors.finish() {
             Ok(()) => Vec::new(),
             Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
@@ -976,4 +1064,115 @@ mod tests {
             ["`when` takes one parameter, the error `&E`; this closure takes none"]
         );
     }
+}
+
+/// `attempt_timeout` at least `timeout` never acts: the whole call ends
+/// first.
+fn check_timeouts(args: &RetryArgs, errors: &mut Errors) {
+    if let (Some(attempt), Some(call)) = (&args.attempt_timeout, &args.timeout)
+        && attempt.value.value >= call.value.value
+        && !call.value.value.is_zero()
+    {
+        errors.push(syn::Error::new(
+            attempt.span,
+            format!(
+                "`attempt_timeout` of `{}` never acts under a `timeout` of `{}`: the whole call ends first; give `attempt_timeout` less than `timeout`, or remove it",
+                duration::format(attempt.value.value),
+                duration::format(call.value.value),
+            ),
+        ));
+    }
+}
+
+/// A hook written as an `async` closure: the loop calls it and uses what it
+/// returns at once, so its body would never run.
+fn check_async_closures(args: &RetryArgs, errors: &mut Errors) {
+    for (name, arg, _) in callables(args) {
+        if let Some(asyncness) = arg.and_then(closure).and_then(|c| c.asyncness) {
+            errors.push(syn::Error::new(
+                asyncness.span,
+                format!(
+                    "`{name}` cannot be an `async` closure: the loop calls it and uses what it returns at once, without awaiting it; remove `async` (do the async work in the function's body)"
+                ),
+            ));
+        }
+    }
+}
+
+/// A `&mut self` method whose `Ok` type holds a `&mut` borrowed from
+/// `self`: each attempt borrows `self` anew, and no loop may hand out a
+/// unique borrow taken in one iteration while the next borrows again.
+fn check_mut_borrow_of_self(sig: &Signature, errors: &mut Errors) {
+    let Some((self_lifetime, true)) = sig.receiver().and_then(receiver_borrow) else {
+        return;
+    };
+    let Some(ok) = ok_type(&sig.output) else {
+        return;
+    };
+    let mut found = UniqueBorrows::default();
+    found.visit_type(ok);
+    let self_lifetime = self_lifetime.map(|l| l.ident.to_string());
+    let from_self = found.all.into_iter().find(|(lifetime, _)| match lifetime {
+        None => true,
+        Some(l) => Some(l) == self_lifetime.as_ref(),
+    });
+    if let Some((_, tokens)) = from_self {
+        errors.push(syn::Error::new_spanned(
+            tokens,
+            "`#[retry]` cannot return a `&mut` borrowed from `&mut self`: each attempt borrows `self` again, and a unique borrow handed out by one attempt would still hold it (rustc: \"captured variable cannot escape `FnMut` closure body\"); return owned data, or split the method: retry the fallible work in one method and take the `&mut` in a second one, without `#[retry]`",
+        ));
+    }
+}
+
+/// The `Ok` type of a return type written `Result<T, ..>` (or an alias
+/// such as `io::Result<T>`).
+fn ok_type(output: &ReturnType) -> Option<&Type> {
+    let ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    let Type::Path(path) = ungrouped_type(ty) else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
+        return None;
+    };
+    generics.args.iter().find_map(|a| match a {
+        syn::GenericArgument::Type(t) => Some(t),
+        _ => None,
+    })
+}
+
+/// The `&mut` references in a type: each with its lifetime (`None` when
+/// elided) and its `&mut` tokens.
+#[derive(Default)]
+struct UniqueBorrows {
+    all: Vec<(Option<String>, proc_macro2::TokenStream)>,
+}
+
+impl<'ast> Visit<'ast> for UniqueBorrows {
+    fn visit_type_reference(&mut self, node: &'ast syn::TypeReference) {
+        if let Some(mutability) = &node.mutability {
+            let lifetime = node.lifetime.as_ref().map(|l| l.ident.to_string());
+            let and = &node.and_token;
+            let lt = &node.lifetime;
+            self.all.push((
+                lifetime.filter(|l| l != "_"),
+                quote::quote!(#and #lt #mutability),
+            ));
+        }
+        syn::visit::visit_type_reference(self, node);
+    }
+
+    // `impl FnMut(&mut T)` and `fn(&mut T)` bind their own lifetimes.
+    fn visit_parenthesized_generic_arguments(
+        &mut self,
+        _: &'ast syn::ParenthesizedGenericArguments,
+    ) {
+    }
+
+    fn visit_type_fn_ptr(&mut self, _: &'ast syn::TypeFnPtr) {}
 }

@@ -28,9 +28,11 @@
 //! when `s` of `n` succeed, retries are bounded by `token_ratio · s`.
 //!
 //! Tokens are kept in thousandths, so `token_ratio` has a resolution of
-//! 0.001; `max_tokens` up to `u32::MAX`.
+//! 0.001 (rounded to the nearest thousandth); `max_tokens` up to
+//! `u32::MAX`. The bucket's atomics are model-checked with loom
+//! (`src/loom.rs`).
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 
 /// Thousandths of a token.
 const MILLI: u64 = 1000;
@@ -69,11 +71,22 @@ impl RetryBudget {
     /// every success.
     ///
     /// A ratio that is negative or NaN is taken as 0 (successes never
-    /// refill); ratios are rounded down to thousandths.
+    /// refill); ratios are rounded to the nearest thousandth (so `1.001`
+    /// refills 1.001 tokens, although `1.001 * 1000.0` is `1000.999…` in
+    /// floating point).
+    ///
+    /// ```
+    /// use backoff_runtime::RetryBudget;
+    ///
+    /// assert_eq!(RetryBudget::new(1, 1.001).token_ratio(), 1.001);
+    /// assert_eq!(RetryBudget::new(1, 0.0004).token_ratio(), 0.0);
+    /// ```
     pub const fn new(max_tokens: u32, token_ratio: f64) -> Self {
         let max = max_tokens as u64 * MILLI;
-        // `as` saturates: NaN and negatives give 0, huge ratios u64::MAX.
-        let refill = (token_ratio * MILLI as f64) as u64;
+        // Rounded to the nearest thousandth: a ratio k/1000 is within an
+        // ulp of k once scaled, on either side. `as` saturates: NaN and
+        // negatives give 0, huge ratios u64::MAX.
+        let refill = (token_ratio * MILLI as f64 + 0.5) as u64;
         RetryBudget {
             tokens: AtomicU64::new(max),
             max,
@@ -222,6 +235,22 @@ mod tests {
             assert!(b.tokens() <= b.max_tokens());
         }
         assert_eq!(RetryBudget::new(1, f64::NAN).token_ratio(), 0.0);
+    }
+
+    #[test]
+    fn every_ratio_in_thousandths_is_kept_exactly() {
+        // As written in code: `1.001`, `0.029`, ... (95 of these lost a
+        // thousandth to `as u64` truncation).
+        let lost: Vec<String> = (0..10_000u64)
+            .map(|k| format!("{}.{:03}", k / 1000, k % 1000))
+            .filter(|r| {
+                let k: u64 = r.replace('.', "").parse().unwrap();
+                RetryBudget::new(1, r.parse().unwrap()).refill != k
+            })
+            .collect();
+        assert_eq!(lost, [] as [String; 0], "ratios that lost a thousandth");
+        assert_eq!(RetryBudget::new(1, 0.0004).refill, 0);
+        assert_eq!(RetryBudget::new(1, 0.0006).refill, 1);
     }
 
     #[test]

@@ -486,16 +486,16 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
     trace: &R,
     recording: &mut M,
 ) -> ControlFlow<Result<T, E>, Duration> {
-    let decision = match &outcome {
-        Ok(value) => match hooks.when_ok(value) {
+    let (decision, outcome) = match outcome {
+        Ok(value) => match hooks.when_ok(&value) {
             Decision::Stop => {
                 progress.succeeded();
                 recording.succeeded();
-                return ControlFlow::Break(outcome);
+                return ControlFlow::Break(Ok(value));
             }
-            decision => decision,
+            decision => (decision, Ok(value)),
         },
-        Err(error) => hooks.when(error),
+        Err(error) => (hooks.when(&error), Err(error)),
     };
     match progress.step(decision) {
         Some(delay) => {

@@ -10,6 +10,15 @@
 //! | [`Jitter::Full`] | uniform(0, v) |
 //! | [`Jitter::Equal`] | v/2 + uniform(0, v/2) |
 //! | [`Jitter::Scattered(r)`](Jitter::Scattered) | uniform(v·(1−r), v·(1+r)), at most `max` |
+//! | [`Jitter::Spread`] | the strategy's schedule at the call's phase (see below) |
+//!
+//! [`Jitter::Spread`] is not a draw per delay: each call draws one phase `p`
+//! in `[0, 1)` (at its first retry) and keeps it, and retry `k` waits the
+//! strategy's own schedule read at the fractional retry `k − ½ + p`. A herd
+//! of calls that failed together then retries evenly over time, with no
+//! idle gaps, while each call's waits stay close to the strategy's and
+//! never shrink; see [`Policy::delay_for`](crate::Policy::delay_for) for the
+//! stateless form a job queue uses.
 //!
 //! The randomness comes from a [`JitterRng`], a small fast generator
 //! (xoshiro256++ from `rand`) that is `Send`, lives inside the retry loop and
@@ -62,6 +71,54 @@ pub enum Jitter {
     /// A ratio above 1 is treated as 1; zero, a negative ratio or NaN as no
     /// jitter. [`Jitter::scattered`] checks the ratio instead.
     Scattered(f64),
+    /// The herd's retries spread evenly over time, each call's waits close
+    /// to the strategy's own and never shrinking.
+    ///
+    /// Each call draws one phase `p`, uniform in `[0, 1)`, at its first
+    /// retry (with [`Policy::delay_for`](crate::Policy::delay_for), from the
+    /// job's key), and keeps it for every retry. Let `c(k)` be the
+    /// strategy's delay of retry `k` without randomness
+    /// ([`Strategy::central_delay`](crate::Strategy::central_delay): its
+    /// mean for [`Sidekiq`](crate::strategy::Sidekiq) and
+    /// [`Buckets`](crate::strategy::Buckets)). The `k`-th retries of calls
+    /// that failed together fill one window each, evenly, one window after
+    /// the other with no gap and no overlap: window `k` runs from
+    /// `A(k) = c(1) + … + c(k − 1) + c(k)/2` to `A(k + 1)`, centred on the
+    /// strategy's own time of retry `k`, and a call retries at the fraction
+    /// `p` of it. The wait before retry `k` is then `(1 − p)·w(k − 1) +
+    /// p·w(k)`, with `w(k) = (c(k) + c(k + 1)) / 2` the width of window `k`:
+    /// the strategy's delay read at the fractional retry `k − ½ + p`
+    /// (between the midpoints of neighbouring delays), by the same `p` at
+    /// every retry.
+    ///
+    /// On a flat schedule (when `2·c(1) > c(3)`, as for
+    /// [`constant`](crate::Policy::constant)) centring would make the first
+    /// wait longer than the next, so window `k` starts at `c(1) + … +
+    /// c(k − 1)` instead and is `c(k)` wide: the first wait is `p·c(1)`.
+    /// Either way the first wait is never longer than the second, no wait
+    /// exceeds the strategy's maximum, and on a schedule that never
+    /// shrinks, no wait is shorter than the previous one.
+    ///
+    /// [`decorrelated`](crate::Policy::decorrelated), random by itself,
+    /// spreads around its mid-range chain (see
+    /// [`Decorrelated`](crate::strategy::Decorrelated)). [`Jitter::apply`],
+    /// which sees one delay and no schedule, leaves it unchanged.
+    ///
+    /// ```
+    /// use backoff_runtime::{Jitter, Policy};
+    /// use std::time::Duration;
+    ///
+    /// let policy = Policy::linear(Duration::from_secs(10))
+    ///     .max_delay(Duration::from_secs(60))
+    ///     .jitter(Jitter::Spread)
+    ///     .attempts(6);
+    /// let waits: Vec<Duration> = policy.delays().collect();
+    /// assert_eq!(waits.len(), 5);
+    /// assert!(waits.windows(2).all(|w| w[0] <= w[1]));
+    /// // Retry k waits between c(k − 1) and c(k + 1).
+    /// assert!(waits[2] >= Duration::from_secs(20) && waits[2] <= Duration::from_secs(40));
+    /// ```
+    Spread,
 }
 
 impl Jitter {
@@ -86,7 +143,8 @@ impl Jitter {
     /// Applies the jitter to `v`, never returning more than `max`.
     ///
     /// `v` is expected to be at most `max` already (the strategy caps it);
-    /// if it is not, it is capped first.
+    /// if it is not, it is capped first. [`Jitter::Spread`] reads the whole
+    /// schedule, which this method does not see: it returns `v` (capped).
     ///
     /// ```
     /// use backoff_runtime::{Jitter, JitterRng};
@@ -111,7 +169,7 @@ impl Jitter {
     #[inline(always)]
     pub(crate) fn apply_capped(self, v: Duration, max: Duration, rng: &mut JitterRng) -> Duration {
         match self {
-            Jitter::None => v,
+            Jitter::None | Jitter::Spread => v,
             _ => self.drawn(v, max, rng),
         }
     }
@@ -124,7 +182,7 @@ impl Jitter {
     #[inline(never)]
     fn drawn(self, v: Duration, max: Duration, rng: &mut JitterRng) -> Duration {
         match self {
-            Jitter::None => v,
+            Jitter::None | Jitter::Spread => v,
             Jitter::Full => match nanos::of_u64(v) {
                 Some(0) => v,
                 Some(n) => Duration::from_nanos(rng.range_u64(0, n)),
@@ -185,14 +243,17 @@ pub struct JitterRng {
 /// its own seeded at the first draw (until then only the seed is kept, in
 /// the generator's place, so the retry state stays small).
 #[derive(Debug, Clone)]
+///
+/// Each state also keeps the call's [`Jitter::Spread`] phase, zero until it
+/// is drawn (in the padding beside the tag: the state stays 40 bytes).
 enum RngState {
     /// Unseeded: each draw is the next of the process-wide sequence;
-    /// `true` once one was drawn.
-    Entropy(bool),
+    /// `drawn` once one was drawn.
+    Entropy { drawn: bool, phase: u32 },
     /// Seeded, nothing drawn yet: the seed.
-    Unseeded(u64),
+    Unseeded { seed: u64, phase: u32 },
     /// Seeded, drawing.
-    Seeded(SmallRng),
+    Seeded { phase: u32, rng: SmallRng },
 }
 
 impl JitterRng {
@@ -200,15 +261,60 @@ impl JitterRng {
     /// seed, and no two draws alike across the process's calls.
     pub const fn from_entropy() -> Self {
         JitterRng {
-            state: RngState::Entropy(false),
+            state: RngState::Entropy {
+                drawn: false,
+                phase: 0,
+            },
         }
     }
 
     /// A generator that always produces the same sequence for the same seed.
     pub const fn from_seed(seed: u64) -> Self {
         JitterRng {
-            state: RngState::Unseeded(seed),
+            state: RngState::Unseeded { seed, phase: 0 },
         }
+    }
+
+    /// The call's [`Jitter::Spread`] phase, in `1 ..= u32::MAX` (the
+    /// fraction `phase / 2³²`): drawn at the first call, the same after.
+    pub(crate) fn phase(&mut self) -> u32 {
+        match self.phase_drawn() {
+            0 => self.draw_phase(),
+            phase => phase,
+        }
+    }
+
+    /// The phase if it was drawn or set, else zero.
+    #[inline]
+    pub(crate) const fn phase_drawn(&self) -> u32 {
+        match self.state {
+            RngState::Entropy { phase, .. }
+            | RngState::Unseeded { phase, .. }
+            | RngState::Seeded { phase, .. } => phase,
+        }
+    }
+
+    /// This generator with its phase set (zero: to be drawn).
+    #[inline]
+    pub(crate) const fn with_phase(mut self, phase: u32) -> Self {
+        match &mut self.state {
+            RngState::Entropy { phase: p, .. }
+            | RngState::Unseeded { phase: p, .. }
+            | RngState::Seeded { phase: p, .. } => *p = phase,
+        }
+        self
+    }
+
+    /// Draws the phase (never zero, which stands for "not drawn").
+    #[cold]
+    fn draw_phase(&mut self) -> u32 {
+        let phase = ((self.next_u64() >> 32) as u32).max(1);
+        match &mut self.state {
+            RngState::Entropy { phase: p, .. }
+            | RngState::Unseeded { phase: p, .. }
+            | RngState::Seeded { phase: p, .. } => *p = phase,
+        }
+        phase
     }
 
     /// Runs `draw` on this generator's source: the process-wide sequence,
@@ -217,21 +323,24 @@ impl JitterRng {
     #[inline(always)]
     fn draw<T>(&mut self, draw: impl DrawWith<T>) -> T {
         match self.state {
-            RngState::Seeded(ref mut rng) => draw.with(rng),
-            RngState::Entropy(ref mut drawn) => {
+            RngState::Seeded { ref mut rng, .. } => draw.with(rng),
+            RngState::Entropy { ref mut drawn, .. } => {
                 *drawn = true;
                 draw.with(&mut ProcessWide)
             }
-            RngState::Unseeded(seed) => draw.with(self.seed_now(seed)),
+            RngState::Unseeded { seed, phase } => draw.with(self.seed_now(seed, phase)),
         }
     }
 
     /// A seeded generator's first draw's seeding.
     #[cold]
-    fn seed_now(&mut self, seed: u64) -> &mut SmallRng {
-        self.state = RngState::Seeded(SmallRng::seed_from_u64(seed));
+    fn seed_now(&mut self, seed: u64, phase: u32) -> &mut SmallRng {
+        self.state = RngState::Seeded {
+            phase,
+            rng: SmallRng::seed_from_u64(seed),
+        };
         match &mut self.state {
-            RngState::Seeded(rng) => rng,
+            RngState::Seeded { rng, .. } => rng,
             _ => unreachable!("the generator was seeded just above"),
         }
     }
@@ -239,7 +348,10 @@ impl JitterRng {
     /// Whether a number has been drawn.
     #[cfg(test)]
     pub(crate) fn has_drawn(&self) -> bool {
-        matches!(self.state, RngState::Seeded(_) | RngState::Entropy(true))
+        matches!(
+            self.state,
+            RngState::Seeded { .. } | RngState::Entropy { drawn: true, .. }
+        )
     }
 
     /// A duration drawn uniformly from `lo ..= hi` (nanosecond resolution).
@@ -489,6 +601,41 @@ mod tests {
         let mut bytes = [0u8; 13];
         rand::Rng::fill_bytes(&mut ProcessWide, &mut bytes);
         assert_ne!(bytes, [0u8; 13]);
+    }
+
+    #[test]
+    fn the_phase_is_drawn_once_and_kept() {
+        for mut rng in [JitterRng::from_seed(3), JitterRng::from_entropy()] {
+            assert_eq!(rng.phase_drawn(), 0);
+            let phase = rng.phase();
+            assert_ne!(phase, 0);
+            rng.next_u64();
+            assert_eq!(rng.phase(), phase);
+            assert_eq!(rng.clone().phase_drawn(), phase);
+        }
+        // Seeded, the phase is the seed's.
+        assert_eq!(
+            JitterRng::from_seed(3).phase(),
+            JitterRng::from_seed(3).phase()
+        );
+        assert_ne!(
+            JitterRng::from_seed(3).phase(),
+            JitterRng::from_seed(4).phase()
+        );
+        // A set phase is kept, and the generator still draws as its seed says.
+        let mut set = JitterRng::from_seed(3).with_phase(77);
+        assert_eq!(set.phase(), 77);
+        assert_eq!(set.next_u64(), JitterRng::from_seed(3).next_u64());
+        assert_eq!(set.phase(), 77);
+        assert_eq!(size_of::<JitterRng>(), 40);
+    }
+
+    #[test]
+    fn spread_leaves_a_lone_delay_alone() {
+        let mut rng = JitterRng::from_seed(0);
+        assert_eq!(Jitter::Spread.apply(MS(300), MS(500), &mut rng), MS(300));
+        assert_eq!(Jitter::Spread.apply(MS(900), MS(500), &mut rng), MS(500));
+        assert!(!rng.has_drawn());
     }
 
     #[test]

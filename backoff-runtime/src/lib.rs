@@ -80,45 +80,125 @@
 //!
 //! # What `#[retry]` guarantees
 //!
-//! - The function keeps its signature exactly: name, visibility, generics,
-//!   where-clauses, parameters, return type, `async`, `unsafe`, doc comments
-//!   and other attributes. Free functions, inherent and trait methods
-//!   (`&self`, `&mut self`, `self: Arc<Self>`), default trait methods,
-//!   `async fn` in traits and generic functions all work.
-//! - The return type must be a `Result`, directly or through an alias such
-//!   as `std::io::Result<T>`; anything else is a compile error.
-//! - Each attempt runs the whole body again; `?` and `return` end that
-//!   attempt. Arguments are cloned only when `clone(..)` names them (one
-//!   clone per attempt): otherwise a body that gives a by-value argument
-//!   away does not compile, since a second attempt would have nothing to
-//!   give. Each attempt reborrows the `&mut` arguments, and sees `mut` and
-//!   `&mut` arguments as the previous attempt left them.
-//! - When the call gives up, the caller gets the last error unchanged.
-//!   A panic in the body is never retried: it unwinds as usual.
-//! - An `async fn`'s future is `Send` whenever the function's would be
-//!   without the attribute (the [`retry`](macro@retry) docs name the one
-//!   exception), and dropping it mid-sleep cancels cleanly.
-//! - A call that succeeds at once builds no retry state, reads no clock
-//!   (unless `max_elapsed` or `on_retry` needs the time) and draws no random
-//!   number; no path allocates.
-//! - A plain fn sleeps with `std::thread::sleep`, an `async fn` with
-//!   `tokio::time::sleep`, or with the `sleep = ...` you name.
-//! - Every mistake in the attribute is a compile error on the offending
-//!   token, all of them at once, and the function is still emitted so the
-//!   rest of the crate compiles.
+//! This is the one list of what the attribute promises; the README and the
+//! [`retry`](macro@retry) docs point here.
+//!
+//! - **The function keeps its signature** exactly: name, visibility,
+//!   generics, where-clauses, parameters, return type, `async`, `unsafe`,
+//!   doc comments and other attributes. Free functions, inherent and trait
+//!   impl methods (`&self`, `&mut self`, `self: Arc<Self>`), trait methods
+//!   with a default body, `async fn` in traits, generic functions and
+//!   `impl Trait` arguments all work.
+//! - **The return type is a `Result`**, directly or through an alias such as
+//!   `std::io::Result<T>` or `anyhow::Result<T>`, and `impl Trait` may
+//!   appear inside it (`Result<impl Iterator<Item = u32>, E>`); anything
+//!   else is a compile error that names `#[retry]`.
+//! - **Each attempt runs the whole body again**; `?` and `return` end that
+//!   attempt with their result. Arguments are cloned only when `clone(..)`
+//!   names them (one clone per attempt that runs): otherwise a body that
+//!   gives a by-value argument away is a compile error, since a second
+//!   attempt would have nothing to give. Each `&mut` argument bound by name,
+//!   with an elided lifetime, is reborrowed by each attempt, so the body may
+//!   re-point it (`dst = &mut dst[..n]`) and the next attempt starts from
+//!   the caller's reference. Each attempt sees `mut` and `&mut` arguments as
+//!   the previous attempt left them: a body that is not safe to run twice
+//!   is yours to make so.
+//! - **The caller gets the last outcome unchanged** when the call gives up:
+//!   the last error, or the last `Ok` that `when_ok` rejected. The two
+//!   exceptions are the library's own errors: a `timeout` that passes
+//!   returns `E::from(Elapsed)`, and an attempt an open `circuit` refuses
+//!   returns `E::from(CircuitOpen)`. A call gives up because `when` or
+//!   `when_ok` said stop, the attempts ran out, the next sleep would end
+//!   past `max_elapsed`, a server's `RetryAfter` asked for more than
+//!   `retry_after_max`, the budget or the breaker refused, or `timeout`
+//!   passed; `on_giveup` is told which ([`GiveUpReason`]). A panic in the
+//!   body is never retried: it unwinds as usual.
+//! - **An `async fn`'s future is `Send`** whenever the function's would be
+//!   without the attribute, with one exception that the
+//!   [`retry`](macro@retry) docs describe (an argument that is `Send` but
+//!   not `Sync`, held by value or by an un-reborrowed `&mut`, that the body
+//!   only reads). A failed attempt's error is dropped before the sleep, so
+//!   the future never holds it across an await, and dropping the future
+//!   mid-sleep cancels cleanly.
+//! - **Success is free.** Without `max_elapsed` (given directly or in the
+//!   [`Policy`] of `policy = ...`), `on_retry`, `on_giveup`, `timeout` and
+//!   `attempt_timeout`, a call that succeeds at once reads no clock (a closed
+//!   breaker included) and draws no random number. It builds no retry state
+//!   either, unless a `circuit` is named (the breaker admits the first
+//!   attempt through it). No path allocates.
+//! - **Sleeps are bounded** as the runtime's guarantees below say: a sleep
+//!   from the strategy never exceeds the strategy's `max`, and a server's
+//!   `RetryAfter` is waited exactly, up to `retry_after_max`.
+//! - **Sleeping**: a plain fn sleeps with `std::thread::sleep`, an
+//!   `async fn` with `tokio::time::sleep`, or either with the `sleep = ...`
+//!   you name; an `async fn` with neither the `tokio` feature nor `sleep` is
+//!   a compile error naming both fixes.
+//! - **Lints keep working**: the expansion adds no warning and hides none,
+//!   and uses nothing newer than Rust 1.85: the function's own lints
+//!   (`missing_docs`, `unused_mut`, `clippy::needless_return`,
+//!   `clippy::missing_safety_doc`, `clippy::result_large_err`) fire as they
+//!   would without the attribute.
+//! - **Mistakes are compile errors** on the offending token, all of them at
+//!   once, never naming the runtime's hidden items, and the function is
+//!   still emitted so the rest of the crate type-checks.
 //!
 //! # What the runtime guarantees
 //!
-//! - No sleep exceeds the strategy's maximum, whatever the jitter and the
-//!   attempt count (a server's [`Decision::RetryAfter`] excepted, which is
-//!   waited exactly).
-//! - All arithmetic saturates: any attempt count up to `u32::MAX`, any
-//!   duration up to [`Duration::MAX`](core::time::Duration::MAX), no overflow,
-//!   no panic.
-//! - No retry loop allocates; a call that succeeds at once reads no clock
-//!   (unless a deadline is set) and draws no random number. (While the
-//!   `opentelemetry` feature records, a call reads the clock to time
-//!   itself and its attempts, and the SDK records.)
+//! These hold for the attribute and for every loop of this crate
+//! ([`Policy::retry`], [`Policy::retry_async`], [`Retrying`], a
+//! hand-driven [`RetryState`]):
+//!
+//! - **Each schedule has its own bound.** A sleep from the strategy never
+//!   exceeds that strategy's maximum (its `max`, its
+//!   [`Strategy::max_delay`]), whatever the jitter and the attempt count.
+//!   `constant(D)` has no maximum unless one is set, so `scattered(R)` may
+//!   reach D · (1 + R) there. The `throttled(..)` schedule is bound by its
+//!   own strategy's `max`, not the main one's. A server's
+//!   [`Decision::RetryAfter`] is not a strategy's delay: it is waited
+//!   exactly, past any `max`, unless it is longer than `retry_after_max`
+//!   (five minutes unless set), when the call gives up at once instead of
+//!   sleeping; `attempts` and `max_elapsed` still bound it.
+//! - **All arithmetic saturates**: any attempt count up to `u32::MAX`, any
+//!   duration up to [`Duration::MAX`](core::time::Duration::MAX), no
+//!   overflow, no panic. Invalid builder input is ignored as documented on
+//!   each setter (a factor that is not finite or not above 1 keeps the
+//!   previous one; `attempts(0)` means 1).
+//! - **No retry loop allocates.**
+//! - **A call that succeeds at once reads no clock** and draws no random
+//!   number, unless the policy has a `max_elapsed`, or the call was given an
+//!   `on_retry`, an `on_giveup` or a `timeout` (which need the time), or was
+//!   started with [`Policy::start`], which is timed. A closed
+//!   [`CircuitBreaker`] reads no clock; a [`RetryBudget`] never does.
+//!   (While the `opentelemetry` feature records, a call reads the clock to
+//!   time itself and its attempts.)
+//!
+//! # Another crate's error type
+//!
+//! `circuit`, `timeout` and `attempt_timeout` fail a call with
+//! `E::from(CircuitOpen)` or `E::from(Elapsed)`. `std::io::Error` has both
+//! impls; for another crate's error type (`redis::RedisError`,
+//! `tonic::Status`) return [`Error<E>`](Error) instead, with no error enum
+//! of your own: `?` still converts the client's errors, and the refusals
+//! are [`Error::CircuitOpen`] and [`Error::Elapsed`].
+//!
+//! # Job systems
+//!
+//! A job queue that stores only each job's attempt count asks
+//! [`Policy::delay_for`] for the delay before its next run: stateless and
+//! deterministic in `(retry, key)`, `None` after the last attempt. With
+//! [`Jitter::Spread`] a herd of jobs that failed together retries evenly
+//! over time, without idle gaps, while each job's waits stay close to the
+//! strategy's and never shrink:
+//!
+//! ```
+//! use backoff_runtime::{Jitter, Policy, strategy::Sidekiq};
+//!
+//! let policy = Policy::from_strategy(Sidekiq::new()).jitter(Jitter::Spread).attempts(26);
+//! let job_id = 7;
+//! let waits: Vec<_> = (1..).map_while(|k| policy.delay_for(k, job_id)).collect();
+//! assert_eq!(waits.len(), 25);
+//! assert!(waits.windows(2).all(|w| w[0] <= w[1]));
+//! ```
 //!
 //! # Features
 //!
@@ -144,6 +224,10 @@
 //!   meter provider, and the state of named breakers and budgets; recording
 //!   starts at `metrics::install()`, and until then a call pays one test of
 //!   a flag and reads no clock; implies `std`.
+//! - `grpc` (off): the `grpc` module, a `tonic::Status` as a [`Decision`]
+//!   by gRPC's retry design (`UNAVAILABLE`, `RESOURCE_EXHAUSTED`, the
+//!   server's `grpc-retry-pushback-ms`); tonic without its default features
+//!   (no transport, no `protoc`); implies `std`.
 //!
 //! The documentation on docs.rs is built with every feature; an item that
 //! needs one that is off by default says so.
@@ -154,6 +238,7 @@
 mod decision;
 mod event;
 pub mod jitter;
+pub mod jobs;
 mod nanos;
 pub mod policy;
 mod report;
@@ -167,8 +252,14 @@ pub mod circuit;
 pub mod clock;
 #[cfg(feature = "std")]
 mod driver;
+#[cfg(feature = "std")]
+pub mod error;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(all(test, loom))]
+mod loom;
 #[cfg(feature = "std")]
 mod loops;
 #[cfg(feature = "opentelemetry")]
@@ -179,6 +270,10 @@ pub mod retrying;
 pub mod sleep;
 #[cfg(feature = "std")]
 pub mod state;
+#[cfg(feature = "std")]
+mod sync;
+#[cfg(feature = "std")]
+pub mod throttle;
 #[cfg(feature = "std")]
 mod timeout;
 #[cfg(feature = "tower")]
@@ -198,6 +293,8 @@ pub use budget::RetryBudget;
 #[cfg(feature = "std")]
 pub use circuit::{CircuitBreaker, CircuitOpen, CircuitState};
 pub use decision::{Decision, IntoDecision};
+#[cfg(feature = "std")]
+pub use error::Error;
 pub use event::{AttemptContext, RetryEvent};
 pub use jitter::{Jitter, JitterRng};
 pub use policy::{Delays, Policy};
@@ -207,6 +304,8 @@ pub use retrying::Retrying;
 #[cfg(feature = "std")]
 pub use state::RetryState;
 pub use strategy::Strategy;
+#[cfg(feature = "std")]
+pub use throttle::{AdaptiveThrottle, Rejected, ThrottlePermit};
 #[cfg(feature = "std")]
 pub use timeout::Elapsed;
 

@@ -437,6 +437,9 @@ pub(crate) fn backoff<T: Strategy + ?Sized>(
     previous: &mut Option<Duration>,
     rng: &mut JitterRng,
 ) -> Duration {
+    if let Jitter::Spread = jitter {
+        return crate::jobs::spread(strategy, retry, rng.phase());
+    }
     let raw = strategy.capped_delay(retry, *previous, rng);
     if strategy.reads_previous() {
         *previous = Some(raw);

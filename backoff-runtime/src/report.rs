@@ -33,11 +33,16 @@ pub enum GiveUpReason {
     CircuitOpen,
     /// The whole call ran past its `timeout`.
     Timeout,
+    /// The [`AdaptiveThrottle`](crate::AdaptiveThrottle) rejected the
+    /// attempt locally, before it was sent (the error is
+    /// `E::from(Rejected)`).
+    Rejected,
 }
 
 impl GiveUpReason {
     /// A short lowercase name, as `tracing` events report it: `"stopped"`,
-    /// `"attempts"`, `"deadline"`, `"budget"`, `"circuit_open"`, `"timeout"`.
+    /// `"attempts"`, `"deadline"`, `"budget"`, `"circuit_open"`, `"timeout"`,
+    /// `"rejected"`.
     ///
     /// ```
     /// assert_eq!(backoff_runtime::GiveUpReason::CircuitOpen.as_str(), "circuit_open");
@@ -50,6 +55,7 @@ impl GiveUpReason {
             GiveUpReason::Budget => "budget",
             GiveUpReason::CircuitOpen => "circuit_open",
             GiveUpReason::Timeout => "timeout",
+            GiveUpReason::Rejected => "rejected",
         }
     }
 }

@@ -203,7 +203,7 @@ impl<'p, S> RetryState<'p, S> {
     /// is then [`GiveUpReason::CircuitOpen`].
     pub fn before_attempt(&mut self) -> Result<(), CircuitOpen> {
         if let Some(circuit) = self.circuit {
-            match circuit.acquire_with(self.clock) {
+            match circuit.acquire_on(self.clock) {
                 Ok(permit) => self.permit = Some(permit),
                 Err(open) => {
                     self.give_up_for(GiveUpReason::CircuitOpen);
@@ -460,6 +460,9 @@ pub struct Carried<P = Option<Duration>> {
     failures: u32,
     gave_up: Option<GiveUpReason>,
     previous: P,
+    /// The call's `Jitter::Spread` phase, its top 16 bits (65,536 phases,
+    /// in the padding: the struct keeps its size), zero until drawn.
+    phase: u16,
 }
 
 /// What a [`Carried`] keeps of the previous delay: all of it for a
@@ -521,6 +524,7 @@ impl<P: Previous> Carried<P> {
         failures: 0,
         gave_up: None,
         previous: P::NONE,
+        phase: 0,
     };
 
     /// Failed attempts so far.
@@ -555,7 +559,14 @@ impl<S: Strategy> Policy<S> {
         }
         let max = self.strategy().max_delay();
         let mut previous = carried.previous.get(max);
-        let delay = self.backoff(carried.failures, &mut previous, &mut self.rng());
+        let mut rng = self.rng();
+        if let crate::Jitter::Spread = self.jitter_kind() {
+            if carried.phase == 0 {
+                carried.phase = ((rng.phase() >> 16) as u16).max(1);
+            }
+            rng = rng.with_phase(u32::from(carried.phase) << 16 | 0x8000);
+        }
+        let delay = self.backoff(carried.failures, &mut previous, &mut rng);
         carried.previous.set(previous, max);
         Some(delay)
     }

@@ -8,6 +8,18 @@ use core::fmt;
 /// (the call ends); the attribute turns it into the function's error with
 /// `E::from(Elapsed)`.
 ///
+/// # Cancellation and the circuit breaker
+///
+/// A cancelled attempt is a failed attempt: when `attempt_timeout` or
+/// `timeout` fires (also in [`Retrying::timeout`](crate::Retrying::timeout)),
+/// and when the caller cancels the call itself (its own
+/// `tokio::time::timeout`, a `select!`, a dropped future), the attempt in
+/// flight reports a failure to the call's
+/// [`CircuitBreaker`](crate::CircuitBreaker), at the time of the
+/// cancellation: a dependency that hangs opens the breaker, and a half-open
+/// trial that hangs reopens it. A call cancelled while it sleeps between
+/// attempts reports nothing more (its last attempt was reported already).
+///
 /// ```
 /// use backoff_runtime::Elapsed;
 ///

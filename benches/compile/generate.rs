@@ -8,7 +8,10 @@
 //!   self` passes the mutable state through backon's `context` (an owned
 //!   value moved in and back out), since a closure cannot lend it to the
 //!   future it returns;
-//! - [`Variant::Plain`]: the functions alone, no retrying.
+//! - [`Variant::Plain`]: the functions alone, no retrying;
+//! - [`Variant::RetryWhen`] and [`Variant::BackonWhen`]: the same two, with
+//!   a `when` on every function (`when = is_transient` where the shape has
+//!   none, `.when(is_transient)` for backon): the cost of a hook on each.
 //!
 //! The ten shapes (function `i` has shape `(i / 2) % 10` and is `async`
 //! when `i` is odd):
@@ -35,6 +38,17 @@ pub(crate) enum Variant {
     Backon,
     /// `#[retry(...)]`.
     Retry,
+    /// A backon closure with `.when(..)` on every function.
+    BackonWhen,
+    /// `#[retry(...)]` with `when = ..` on every function.
+    RetryWhen,
+}
+
+impl Variant {
+    /// Whether the functions are under `#[retry]`.
+    pub(crate) fn is_retry(self) -> bool {
+        matches!(self, Variant::Retry | Variant::RetryWhen)
+    }
 }
 
 /// Functions in the crate.
@@ -346,7 +360,36 @@ fn function(variant: Variant, i: usize) -> String {
             shape.retry_args,
             body(shape, i, is_async, "self.n")
         ),
-        Variant::Backon => backon(shape, i, is_async, &signature),
+        Variant::RetryWhen => {
+            let when = if ret.contains("io::") {
+                "when = |e| e.kind() != std::io::ErrorKind::NotFound"
+            } else {
+                "when = is_transient"
+            };
+            let args = match shape.retry_args {
+                "" => when.to_owned(),
+                args if args.contains("when") => args.to_owned(),
+                args => format!("{args}, {when}"),
+            };
+            format!(
+                "#[retry({args})]\n    {signature} {{\n        {}\n    }}",
+                body(shape, i, is_async, "self.n")
+            )
+        }
+        Variant::Backon => backon(shape, i, is_async, &signature, shape.backon_extra),
+        Variant::BackonWhen => {
+            let when = if ret.contains("io::") {
+                ".when(|e: &std::io::Error| e.kind() != std::io::ErrorKind::NotFound)"
+            } else {
+                ".when(is_transient)"
+            };
+            let extra = if shape.backon_extra.contains(".when(") {
+                shape.backon_extra.to_owned()
+            } else {
+                format!("{when}{}", shape.backon_extra)
+            };
+            backon(shape, i, is_async, &signature, &extra)
+        }
     };
     match shape.owner {
         Some(owner) => format!("impl {owner} {{\n    {item}\n}}\n"),
@@ -355,11 +398,10 @@ fn function(variant: Variant, i: usize) -> String {
 }
 
 /// The backon version of function `i`.
-fn backon(shape: &Shape, i: usize, is_async: bool, signature: &str) -> String {
+fn backon(shape: &Shape, i: usize, is_async: bool, signature: &str, extra: &str) -> String {
     let Shape {
         ret,
         backon_builder: builder,
-        backon_extra: extra,
         ..
     } = shape;
     if !is_async {
@@ -428,7 +470,7 @@ fn backon(shape: &Shape, i: usize, is_async: bool, signature: &str) -> String {
 /// The whole `src/lib.rs` of `variant`.
 pub(crate) fn crate_source(variant: Variant) -> String {
     let mut s = String::from(PRELUDE);
-    if variant == Variant::Retry {
+    if variant.is_retry() {
         s.push_str("\nuse backoff_runtime::retry;\n");
     }
     for i in 0..FUNCTIONS {

@@ -5,7 +5,12 @@
 //! ```text
 //! cargo test -p backoff-postgres-tests -- --include-ignored             # the tests
 //! cargo run -p backoff-postgres-tests --release --example pg_herd       # the herd, on a real server
+//! cargo run -p backoff-postgres-tests --example job_queue                # a durable job queue
 //! ```
+//!
+//! [`queue`] is a durable job queue whose workers, each a process of its
+//! own (the `job_worker` binary), claim jobs with `FOR UPDATE SKIP LOCKED`
+//! and reschedule failures with `Policy::delay_for`.
 //!
 //! The server binaries (`initdb`, `pg_ctl`, `postgres`) come from Debian's
 //! `postgresql` package (`apt-get install postgresql`), found in
@@ -33,6 +38,8 @@ use std::process::{Command, Output};
 
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls};
+
+pub mod queue;
 
 /// The binaries a server needs, all in one directory.
 const BINARIES: [&str; 3] = ["initdb", "pg_ctl", "postgres"];

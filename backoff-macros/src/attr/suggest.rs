@@ -1,16 +1,16 @@
 //! The messages for unknown and misplaced arguments: "did you mean", where a
 //! name belongs, and the values repeated in suggestions.
 
-use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::parse::ParseStream;
-use syn::{Expr, Ident, Lit, Token};
+use syn::{Expr, Ident, Lit};
 
 use crate::duration;
 
-use super::strategy::{StrategyKind, misplaced_param, param_home};
-use super::values::{JITTER_NAMES, ungrouped};
-use super::{OTHER_ARGUMENTS, Scan, arguments};
+use super::Scan;
+use super::defaults;
+use super::names::{JITTER_NAMES, StrategyKind, arguments, equivalent, param_home};
+use super::syntax::{optional_value, shown_value, ungrouped};
 
 /// A literal where an argument name belongs: `#[retry(5)]`, `#[retry("1s")]`.
 pub(super) fn positional_literal(lit: &Lit) -> syn::Error {
@@ -43,59 +43,6 @@ fn generic_argument_message() -> String {
         "expected an argument name such as `attempts = 5` or a strategy such as `exponential(base = \"100ms\")`; the arguments are {}",
         list(&arguments())
     )
-}
-
-/// `= value` after an unknown name, parsed for the message.
-pub(super) fn optional_value(input: ParseStream<'_>) -> Option<Expr> {
-    if input.peek(Token![=]) && !input.peek(Token![==]) {
-        input.parse::<Token![=]>().ok()?;
-        return input.parse::<Expr>().ok();
-    }
-    None
-}
-
-/// A value short enough to repeat in a suggestion: a literal or a plain path.
-pub(super) fn shown_value(value: Option<&Expr>) -> Option<String> {
-    match ungrouped(value?) {
-        Expr::Lit(lit) => Some(lit.lit.to_token_stream().to_string()),
-        Expr::Path(path) if path.qself.is_none() => show_path(&path.path),
-        Expr::Unary(syn::ExprUnary {
-            op: syn::UnOp::Neg(_),
-            expr,
-            ..
-        }) => shown_value(Some(expr)).map(|v| format!("-{v}")),
-        _ => None,
-    }
-}
-
-/// `a::b::C`, when it has no generic arguments.
-fn show_path(path: &syn::Path) -> Option<String> {
-    let segments = path
-        .segments
-        .iter()
-        .map(|s| s.arguments.is_none().then(|| s.ident.unraw().to_string()))
-        .collect::<Option<Vec<_>>>()?;
-    let lead = if path.leading_colon.is_some() {
-        "::"
-    } else {
-        ""
-    };
-    Some(format!("{lead}{}", segments.join("::")))
-}
-
-/// For an argument of the attribute written inside a strategy, or another
-/// library's name for one: the argument.
-pub(super) fn top_level_home(name: &str) -> Option<&'static str> {
-    if let Some(known) = OTHER_ARGUMENTS.iter().find(|a| **a == name) {
-        return Some(known);
-    }
-    Some(match name {
-        "max_attempts" | "tries" | "max_tries" | "max_times" | "retries" | "max_retries" => {
-            "attempts"
-        }
-        "max_elapsed_time" | "max_duration" => "max_elapsed",
-        _ => return None,
-    })
 }
 
 /// An unknown argument: a strategy parameter beside the strategy, another
@@ -249,4 +196,88 @@ pub(super) fn list(names: &[&str]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A value that fits `param`: its default.
+pub(super) fn param_example(param: &str) -> String {
+    match param {
+        "factor" => "2".to_owned(),
+        "max" => defaults::literal(defaults::MAX),
+        "delay" => defaults::literal(defaults::DELAY),
+        _ => defaults::literal(defaults::BASE),
+    }
+}
+
+/// The message for a strategy parameter (`own`, or another library's
+/// `name` for it) written beside the strategy: where it belongs, with the
+/// value when it fits (`linear(.., base = "200ms")`), or why it fits
+/// nowhere.
+pub(super) fn misplaced_param(
+    name: &str,
+    own: &'static str,
+    shown: Option<&str>,
+    scan: &Scan,
+) -> String {
+    let home = scan.strategy.unwrap_or(if own == "delay" {
+        StrategyKind::Constant
+    } else {
+        StrategyKind::Exponential
+    });
+    let param = equivalent(own, home);
+    let what = param_home(param).map_or("it", |(_, what)| what);
+    if !home.params().contains(&param) {
+        let why = if home == StrategyKind::Immediate {
+            "`immediate` has none: it never waits".to_owned()
+        } else {
+            format!(
+                "`{}` has no `{param}`: it takes {}",
+                home.name(),
+                list(home.params())
+            )
+        };
+        return if name == param {
+            format!("`{param}` is a strategy parameter, and {why}")
+        } else {
+            format!("unknown argument `{name}`; {what} is a strategy's `{param}`, and {why}")
+        };
+    }
+    let fits = |v: &&str| {
+        if param == "factor" {
+            v.starts_with(|c: char| c.is_ascii_digit())
+        } else {
+            v.starts_with('"')
+        }
+    };
+    let value = shown
+        .filter(fits)
+        .map_or_else(|| param_example(param), str::to_owned);
+    let rest = if scan.strategy.is_some() && scan.with_params {
+        ".., "
+    } else {
+        ""
+    };
+    let fix = if param == "delay" && rest.is_empty() {
+        format!("constant({value})")
+    } else {
+        format!("{}({rest}{param} = {value})", home.name())
+    };
+    if name == param {
+        format!("`{param}` is a parameter of the strategy; write it inside: `{fix}`")
+    } else {
+        format!("unknown argument `{name}`; {what} is the strategy's `{param}`: write `{fix}`")
+    }
+}
+
+/// The strategy written with its defaults.
+pub(super) fn example(kind: StrategyKind) -> String {
+    let (base, max) = (
+        defaults::literal(defaults::BASE),
+        defaults::literal(defaults::MAX),
+    );
+    match kind {
+        StrategyKind::Exponential => format!("exponential(base = {base}, factor = 2, max = {max})"),
+        StrategyKind::Constant => format!("constant({})", defaults::literal(defaults::DELAY)),
+        StrategyKind::Immediate => "immediate".to_owned(),
+        other => format!("{}(base = {base}, max = {max})", other.name()),
+    }
 }

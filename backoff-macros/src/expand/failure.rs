@@ -22,8 +22,8 @@ pub(super) struct FailureParts {
     pub(super) fixed: Option<TokenStream>,
     /// The `Decision` on `__backoff_error`, a `&E`.
     pub(super) decision: TokenStream,
-    /// The local holding `when`, if given.
-    pub(super) when: Option<Ident>,
+    /// Whether `when` is given (`decision` then calls it).
+    pub(super) when: bool,
     /// The `on_retry` call, if any, on `__backoff_error` (a `&E`) or, with
     /// `when_ok`, on `__backoff_result`.
     pub(super) call_on_retry: Option<TokenStream>,
@@ -69,7 +69,6 @@ pub(super) fn failure(p: &Ident, parts: &FailureParts) -> TokenStream {
         sleep,
         give_up,
     } = parts;
-    let when_ref = when.as_ref().map(|w| quote!(let #w = &mut #w;));
     // (Traces expand to nothing without the runtime's `tracing` feature; the
     // attempt is not an event: no clock read for the trace.)
     let trace_retry = |shown: TokenStream| {
@@ -83,7 +82,6 @@ pub(super) fn failure(p: &Ident, parts: &FailureParts) -> TokenStream {
             quote! {
                 match &__backoff_result {
                     #p::Result::Err(__backoff_error) => {
-                        #when_ref
                         #decision
                     }
                     #p::Result::Ok(_) => __backoff_ok_decision,
@@ -106,10 +104,9 @@ pub(super) fn failure(p: &Ident, parts: &FailureParts) -> TokenStream {
         });
         (
             // Without `when`, the verdict is a constant.
-            if when.is_some() {
+            if *when {
                 quote! {{
                     let __backoff_error = &__backoff_error;
-                    #when_ref
                     #decision
                 }}
             } else {
@@ -137,9 +134,9 @@ pub(super) fn failure(p: &Ident, parts: &FailureParts) -> TokenStream {
     };
     // (Without `when` or `when_ok` the verdict is a constant, which the
     // runtime's `next_retry` folds into its step.)
-    let step = if let (None, false, Some(fixed)) = (when, *when_ok, fixed) {
+    let step = if let (false, false, Some(fixed)) = (*when, *when_ok, fixed) {
         quote!(#p::next_retry_fixed::<#fixed>(&mut #slot))
-    } else if when.is_none() && !*when_ok {
+    } else if !*when && !*when_ok {
         quote!(#p::next_retry(&mut #slot, #start))
     } else {
         quote!(#p::next_delay(&mut #slot, #start, #decide))

@@ -1,8 +1,12 @@
-//! The hooks' closures, given the parameter types the user left out.
+//! The hooks, `when`, `when_ok`, `on_retry` and `on_giveup`: their
+//! closures, given the parameter types the user left out, and their calls.
 
 use proc_macro2::TokenStream;
-use quote::ToTokens;
-use syn::{Expr, Pat, Type};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::{Expr, Ident, Pat, Type};
+
+use super::names::{Names, local, lt_at, p_at, user};
+use crate::attr::Arg;
 
 // Input:  the value of `when`, `when_ok`, `on_retry` or `on_giveup`, and the
 //         types of the parameters the call passes.
@@ -11,7 +15,7 @@ use syn::{Expr, Pat, Type};
 //         use them; any other value unchanged. A parameter written with
 //         another type is reported where the loop calls the hook, in the
 //         argument's terms.
-pub(super) fn typed_closure(expr: &Expr, types: &[&TokenStream]) -> TokenStream {
+fn typed_closure(expr: &Expr, types: &[&TokenStream]) -> TokenStream {
     let Expr::Closure(closure) = crate::attr::ungrouped(expr) else {
         return expr.to_token_stream();
     };
@@ -42,5 +46,228 @@ fn is_inferred(ty: &Type) -> bool {
         Type::Group(g) => is_inferred(&g.elem),
         Type::Paren(p) => is_inferred(&p.elem),
         _ => false,
+    }
+}
+
+// Each hook is evaluated where it is called, as in a loop written by hand
+// (a closure may use `self` and the `&mut` arguments the body uses too),
+// bound in a block of its own there, and called with each argument through
+// a trait of its own, so that a function of the wrong type is reported in
+// the argument's terms.
+
+// Input:  `when = W`; `__backoff_error` is the error, a `&E`.
+// Output: { let mut when = W; IntoDecision::into_decision(WhenFn::call(&mut when, pass(error))) }
+//         or, without `when`, `Decision::Retry`.
+pub(super) fn decision(n: &Names<'_>) -> TokenStream {
+    let p = &n.p;
+    let Some(w) = &n.args.when else {
+        return quote!(#p::Decision::Retry);
+    };
+    let typed = typed_closure(&w.value, &[&n.error_ty()]);
+    let when_l = user("__backoff_when", w.span);
+    let (p, error, lt) = (p_at(w.span), local("__backoff_error", w.span), lt_at(w.key));
+    let call = if is_closure(&w.value) {
+        quote_spanned! {w.span=>
+            #p::IntoDecision::into_decision(#when_l(#lt _ as #p::WhenParameter<_>>::pass(#error)))
+        }
+    } else {
+        quote_spanned! {w.span=>
+            #p::IntoDecision::into_decision(<_ as #p::WhenFn<_, _>>::call(
+                &mut #when_l,
+                #lt _ as #p::WhenParameter<_>>::pass(#error),
+            ))
+        }
+    };
+    bound(&w.value, &when_l, &typed, &call)
+}
+
+// Input:  `when_ok = W`; `__backoff_value` is the `Ok` value, a `&T`.
+// Output: { let mut when_ok = W; WhenOkReturn::decision(WhenOkFn::call(&mut when_ok, pass(value))) }
+pub(super) fn decide_ok(n: &Names<'_>, w: &Arg<Expr>) -> TokenStream {
+    let typed = typed_closure(&w.value, &[&n.ok_ty()]);
+    let when_ok_l = user("__backoff_when_ok", w.span);
+    let (p, lt, value) = (p_at(w.span), lt_at(w.key), local("__backoff_value", w.span));
+    let call = if is_closure(&w.value) {
+        quote_spanned! {w.span=>
+            <_ as #p::WhenOkReturn>::decision(#when_ok_l(#lt _ as #p::WhenOkParameter<_>>::pass(#value)))
+        }
+    } else {
+        quote_spanned! {w.span=>
+            <_ as #p::WhenOkReturn>::decision(<_ as #p::WhenOkFn<_, _>>::call(
+                &mut #when_ok_l,
+                #lt _ as #p::WhenOkParameter<_>>::pass(#value),
+            ))
+        }
+    };
+    bound(&w.value, &when_ok_l, &typed, &call)
+}
+
+// Input:  `on_retry = O`; `__backoff_error` (a `&E`) or, with `when_ok`,
+//         `__backoff_result`, and `__backoff_delay`.
+// Output: { let mut on_retry = O; OnRetryFn::call(&mut on_retry, pass(error), pass(&event_of(&slot, delay))); }
+pub(super) fn call_on_retry(n: &Names<'_>) -> Option<TokenStream> {
+    let (args, p) = (n.args, &n.p);
+    let o = args.on_retry.as_ref()?;
+    let first_ty = if args.when_ok.is_some() {
+        n.outcome_ty()
+    } else {
+        n.error_ty()
+    };
+    let event_ty = quote!(&#p::RetryEvent);
+    let typed = typed_closure(&o.value, &[&first_ty, &event_ty]);
+    let on_retry_l = user("__backoff_on_retry", o.span);
+    let [result, error, slot, delay] = [
+        "__backoff_result",
+        "__backoff_error",
+        "__backoff_slot",
+        "__backoff_delay",
+    ]
+    .map(|name| local(name, o.span));
+    let slot_at = if args.circuit.is_some() {
+        quote!(#slot)
+    } else {
+        quote!(*#slot)
+    };
+    let (p, lt) = (p_at(o.span), lt_at(o.key));
+    let event = quote_spanned! {o.span=>
+        #lt _ as #p::OnRetryEventParameter<_>>::pass(&#p::event_of(&#slot_at, #delay))
+    };
+    let first = if args.when_ok.is_some() {
+        let (ok_of, error_of) = (n.ok_of(), n.error_of());
+        quote_spanned! {o.span=>
+            #lt _ as #p::OnRetryOutcomeParameter<#ok_of, #error_of>>::pass(&#result)
+        }
+    } else {
+        // Without `when_ok`, only errors are retried: `__backoff_error`
+        // is the error, `&E`.
+        quote_spanned! {o.span=>
+            #lt _ as #p::OnRetryParameter<_>>::pass(#error)
+        }
+    };
+    let call = if is_closure(&o.value) {
+        quote_spanned! {o.span=>
+            <_ as #p::OnRetryReturn>::done(#on_retry_l(#first, #event));
+        }
+    } else {
+        quote_spanned! {o.span=>
+            <_ as #p::OnRetryReturn>::done(<_ as #p::OnRetryFn<_, _, _>>::call(
+                &mut #on_retry_l,
+                #first,
+                #event,
+            ));
+        }
+    };
+    Some(bound(&o.value, &on_retry_l, &typed, &call))
+}
+
+// Input:  `on_giveup = G`; `__backoff_result` and `__backoff_report`.
+// Output: { let hook = G; OnGiveupFn::call(hook, pass(&result), pass(&report)); }
+//
+// An `FnOnce`, evaluated on whichever path gives up, just before it
+// returns: it may move a by-value argument the body does not move.
+pub(super) fn call_on_giveup(n: &Names<'_>) -> Option<TokenStream> {
+    let g = n.args.on_giveup.as_ref()?;
+    let p = &n.p;
+    let giveup_ty = quote!(&#p::GiveUp);
+    let typed = typed_closure(&g.value, &[&n.outcome_ty(), &giveup_ty]);
+    let [result, report, hook] =
+        ["__backoff_result", "__backoff_report", "__backoff_hook"].map(|name| local(name, g.span));
+    let (p, lt) = (p_at(g.span), lt_at(g.key));
+    let (ok_of, error_of) = (n.ok_of(), n.error_of());
+    let (outcome, record) = (
+        quote_spanned! {g.span=> #lt _ as #p::OnGiveupParameter<#ok_of, #error_of>>::pass(&#result) },
+        quote_spanned! {g.span=> #lt _ as #p::OnGiveupRecordParameter<_>>::pass(&#report) },
+    );
+    let call = quote_spanned! {g.span=>
+        <_ as #p::OnGiveupReturn>::done(<_ as #p::OnGiveupFn<_, _, _>>::call(
+            #hook,
+            #outcome,
+            #record,
+        ));
+    };
+    Some(quote! {{
+        let #hook = #typed;
+        #call
+    }})
+}
+
+/// Whether a hook is written as a closure.
+fn is_closure(expr: &Expr) -> bool {
+    matches!(crate::attr::ungrouped(expr), Expr::Closure(_))
+}
+
+// Input:  a hook's value, the local it is bound to, its typed value, its call.
+// Output: { let mut local = value; call }
+//         or, for a closure, { let value = closure; #[allow(unused_mut)] let mut local = value; call }
+//
+// `when`, `when_ok` and `on_retry` closures are called directly,
+// `local(..)`: the attribute has checked their arity, and a closure that
+// moves what it captures is then rustc's own error naming that capture
+// ("value moved into closure here, in previous iteration of loop"), as in
+// a loop written by hand. Their binding is `mut` for an `FnMut`, which an
+// `Fn` does not need: the `allow` is on that binding alone, not on the
+// closure, whose own lints fire as they would. A path is called through
+// the hook's trait, which reports a function of the wrong arity in the
+// argument's terms. (`on_giveup`, called once, takes any closure through
+// its trait.)
+fn bound(value: &Expr, local: &Ident, typed: &TokenStream, call: &TokenStream) -> TokenStream {
+    if is_closure(value) {
+        let value = Ident::new("__backoff_hook_value", proc_macro2::Span::call_site());
+        quote! {{
+            let #value = #typed;
+            #[allow(unused_mut)]
+            let mut #local = #value;
+            #call
+        }}
+    } else {
+        quote! {{
+            let mut #local = #typed;
+            #call
+        }}
+    }
+}
+
+/// `on_giveup`'s calls: where the loop gives up, and where the call does.
+pub(super) struct GiveUpCalls {
+    /// The call itself, on `__backoff_result` and `__backoff_report`.
+    pub(super) now: Option<TokenStream>,
+    /// What the loop does where it gives up: the call, or, when the loop
+    /// is `timeout`'s future, `__backoff_gave_up = Some(report)`.
+    pub(super) in_loop: Option<TokenStream>,
+    /// Whether the call is deferred to after `timeout`'s future.
+    pub(super) deferred: bool,
+}
+
+// Input:  `on_giveup`, `timeout`.
+// Output: the calls above. Under `timeout`, the loop is a future of its
+//         own, which a closure moving a by-value argument would move into
+//         it, for good: there, `on_giveup` is called after the future, from
+//         what the loop gave up with (`__backoff_gave_up`), as on the
+//         timed-out path.
+pub(super) fn give_up_calls(n: &Names<'_>) -> GiveUpCalls {
+    let now = call_on_giveup(n);
+    let deferred = n.is_async && n.args.timeout.is_some() && now.is_some();
+    let in_loop = if deferred {
+        Some(quote! {
+            __backoff_gave_up = ::core::option::Option::Some(__backoff_report);
+        })
+    } else {
+        now.clone()
+    };
+    GiveUpCalls {
+        now,
+        in_loop,
+        deferred,
+    }
+}
+
+// Input:  `__backoff_result` and `__backoff_report`, and the call of
+//         `on_giveup` (if any).
+// Output: traced_give_up!(name, outcome: &result, &report); on_giveup(..)
+pub(super) fn report_give_up(n: &Names<'_>, call: Option<&TokenStream>) -> TokenStream {
+    let (p, name) = (&n.p, n.name());
+    quote! {
+        #p::traced_give_up! { #name, outcome: &__backoff_result, &__backoff_report }
+        #call
     }
 }

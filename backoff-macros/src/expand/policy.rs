@@ -7,8 +7,8 @@ use proc_macro2::{Literal, Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::Ident;
 
+use crate::attr::defaults;
 use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
-use crate::valid;
 
 // Input:  the strategy, attempts, jitter and max_elapsed arguments, or `policy = EXPR`.
 // Output: `static __BACKOFF_POLICY: Start<'static, _> = Start::new(&Policy::..., CLOCK);`
@@ -39,7 +39,7 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
         p,
         args.jitter
             .as_ref()
-            .map_or(default_jitter(kind), |j| j.value),
+            .map_or(defaults::jitter(kind), |j| j.value),
     );
     let mut chain = quote!(#p::Policy::<#p::#ty>::from_strategy(#ctor).jitter(#main_jitter));
     chain.extend(attempts(args.attempts.as_ref().map(|a| a.value)));
@@ -61,7 +61,7 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
             .filter(|_| t.strategy.kind != StrategyKind::Decorrelated);
         // A `Policy<Builtin>`: `throttled` takes any builtin strategy.
         let (variant, ctor) = strategy_parts(p, Some(&t.strategy));
-        let jitter = self::jitter(p, jitter.unwrap_or(default_jitter(t.strategy.kind)));
+        let jitter = self::jitter(p, jitter.unwrap_or(defaults::jitter(t.strategy.kind)));
         let attempts = attempts(t.attempts.as_ref().map(|a| a.value));
         chain.extend(quote! {
             .throttled(#p::Policy::from_strategy(#p::Builtin::#variant(#ctor)).jitter(#jitter) #attempts)
@@ -101,7 +101,7 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
     let strategy = match kind {
         StrategyKind::Immediate => quote!(#p::Immediate),
         StrategyKind::Exponential => {
-            let base = given(Some(base.unwrap_or(valid::DEFAULT_BASE)))?;
+            let base = given(Some(base.unwrap_or(defaults::BASE)))?;
             let factor = factor.map_or(unset.clone(), |f| Literal::u64_unsuffixed(f.to_bits()));
             quote!(#p::ExponentialOf<#base, #max, #factor>)
         }
@@ -109,12 +109,13 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
             if factor.is_some() {
                 return None;
             }
-            let (name, default) = match other {
-                StrategyKind::Linear => ("LinearOf", valid::DEFAULT_BASE),
-                StrategyKind::Fibonacci => ("FibonacciOf", valid::DEFAULT_BASE),
-                StrategyKind::Decorrelated => ("DecorrelatedOf", valid::DEFAULT_BASE),
-                _ => ("ConstantOf", Duration::from_secs(1)),
+            let name = match other {
+                StrategyKind::Linear => "LinearOf",
+                StrategyKind::Fibonacci => "FibonacciOf",
+                StrategyKind::Decorrelated => "DecorrelatedOf",
+                _ => "ConstantOf",
             };
+            let default = defaults::base(other);
             let name = Ident::new(name, Span::call_site());
             let base = given(Some(base.unwrap_or(default)))?;
             quote!(#p::#name<#base, #max>)
@@ -123,12 +124,13 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
     let jitter = match args
         .jitter
         .as_ref()
-        .map_or(default_jitter(kind), |j| j.value)
+        .map_or(defaults::jitter(kind), |j| j.value)
     {
         JitterKind::None => 0,
         JitterKind::Full => 1,
         JitterKind::Equal => 2,
-        JitterKind::Scattered(r) => Some(r.to_bits()).filter(|&b| b > 2)?,
+        JitterKind::Spread => 3,
+        JitterKind::Scattered(r) => Some(r.to_bits()).filter(|&b| b > 3)?,
     };
     let jitter = Literal::u64_unsuffixed(jitter);
     let attempts = match args.attempts.as_ref().map(|a| a.value) {
@@ -142,27 +144,19 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
     Some(quote!(#p::Fixed<#strategy, #jitter, #attempts, #elapsed, #is_async>))
 }
 
-/// The jitter a strategy has when `jitter` is not given: none for
-/// `decorrelated` (random by itself) and `immediate`, full for the others.
-fn default_jitter(kind: StrategyKind) -> JitterKind {
-    match kind {
-        StrategyKind::Decorrelated | StrategyKind::Immediate => JitterKind::None,
-        _ => JitterKind::Full,
-    }
-}
-
 // Input:  a strategy argument (default: exponential).
 // Output: its runtime type's name and a const expression building it, such
 //         as `Exponential` and `Exponential::new(base).factor(f).max_delay(max)`;
 //         what is not given keeps the runtime's default.
 fn strategy_parts(p: &Ident, strategy: Option<&StrategyArg>) -> (Ident, TokenStream) {
     let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
-    let (name, default) = match kind {
-        StrategyKind::Exponential => ("Exponential", valid::DEFAULT_BASE),
-        StrategyKind::Linear => ("Linear", valid::DEFAULT_BASE),
-        StrategyKind::Fibonacci => ("Fibonacci", valid::DEFAULT_BASE),
-        StrategyKind::Decorrelated => ("Decorrelated", valid::DEFAULT_BASE),
-        StrategyKind::Constant => ("Constant", Duration::from_secs(1)),
+    let default = defaults::base(kind);
+    let name = match kind {
+        StrategyKind::Exponential => "Exponential",
+        StrategyKind::Linear => "Linear",
+        StrategyKind::Fibonacci => "Fibonacci",
+        StrategyKind::Decorrelated => "Decorrelated",
+        StrategyKind::Constant => "Constant",
         StrategyKind::Immediate => {
             let ty = Ident::new("Immediate", Span::call_site());
             return (ty.clone(), quote!(#p::#ty));
@@ -200,6 +194,7 @@ fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
         JitterKind::None => quote!(#p::Jitter::None),
         JitterKind::Full => quote!(#p::Jitter::Full),
         JitterKind::Equal => quote!(#p::Jitter::Equal),
+        JitterKind::Spread => quote!(#p::Jitter::Spread),
         JitterKind::Scattered(r) => {
             let r = Literal::f64_suffixed(r);
             quote!(#p::Jitter::Scattered(#r))

@@ -125,6 +125,11 @@ pub type ErrorOf<R> = <R as RetryResult>::Err;
 /// The success type of `R`.
 pub type OkOf<R> = <R as RetryResult>::Ok;
 
+/// `R` as the `Result` the hooks see (`on_giveup`, and `on_retry` with
+/// `when_ok`): one alias, so that a closure's parameter type reads as one
+/// simple path to lints (`clippy::type_complexity` weighs the written form).
+pub type OutcomeOf<R> = Result<OkOf<R>, ErrorOf<R>>;
+
 // The checks of `when`, `when_ok`, `on_retry`, `on_giveup` and `sleep`.
 //
 // The generated code calls the user's function itself, with each argument

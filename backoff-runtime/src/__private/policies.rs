@@ -92,8 +92,8 @@ impl FixedStrategy for Immediate {
     const STRATEGY: Immediate = Immediate;
 }
 
-/// A policy: the strategy `S`, a jitter (0 none, 1 full, 2 equal, else a
-/// scattered jitter's ratio as `f64` bits), an attempt limit (`u64::MAX`:
+/// A policy: the strategy `S`, a jitter (0 none, 1 full, 2 equal, 3
+/// spread, else a scattered jitter's ratio as `f64` bits), an attempt limit (`u64::MAX`:
 /// the default; 0: unlimited), `max_elapsed` in nanoseconds, and whether
 /// the loop is async (its clock).
 pub struct Fixed<S, const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64, const ASYNC: bool>(
@@ -124,6 +124,7 @@ macro_rules! fixed_policy {
                     0 => Jitter::None,
                     1 => Jitter::Full,
                     2 => Jitter::Equal,
+                    3 => Jitter::Spread,
                     bits => Jitter::Scattered(f64::from_bits(bits)),
                 };
                 let policy = Policy::from_strategy(<$of as FixedStrategy>::STRATEGY).jitter(jitter);
@@ -223,6 +224,12 @@ mod tests {
                 .jitter(Jitter::None)
                 .unlimited_attempts()
                 .max_elapsed(ms(10_000))
+        );
+        assert_eq!(
+            *Fixed::<LinearOf<{ 20 * MS }, UNSET>, 3, 4, UNSET, false>::REF,
+            Policy::from_strategy(Linear::new(ms(20)))
+                .jitter(Jitter::Spread)
+                .attempts(4)
         );
         assert_eq!(
             *Fixed::<Immediate, 0, 2, UNSET, false>::REF,

@@ -74,6 +74,13 @@ impl Strategy for Buckets {
     fn max_delay(&self) -> Duration {
         self.max
     }
+
+    /// The middle of the bucket: `(n³ + (n + 2)³) / 2` units, capped.
+    fn central_delay(&self, retry: u32) -> Duration {
+        let n = f64::from(retry.saturating_sub(1));
+        let units = (nanos::powi(n, 3) + nanos::powi(n + 2.0, 3)) / 2.0;
+        nanos::mul_f64_capped(self.unit, units, self.max)
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,14 @@ use crate::{jitter::JitterRng, nanos};
 /// It is random by itself, so a policy built on it defaults to
 /// [`Jitter::None`](crate::Jitter::None).
 ///
+/// Under [`Jitter::Spread`](crate::Jitter::Spread) it spreads around its
+/// mid-range chain: each delay the middle of the range it would be drawn
+/// from if the previous delay had been the middle of its own,
+/// `c(k) = (base + 3 · c(k − 1)) / 2` from `c(0) = base`, that is
+/// `base · (2 · 1.5^k − 1)`, capped at `max` (2, 3.5, 5.75 … times base).
+/// Spread keeps the growth of the chain and drops its randomness, which
+/// spread replaces with the call's phase.
+///
 /// # Default
 ///
 /// `max` 10 s.
@@ -64,6 +72,12 @@ impl Strategy for Decorrelated {
     #[inline]
     fn max_delay(&self) -> Duration {
         self.max
+    }
+
+    /// The mid-range chain, `base · (2 · 1.5^k − 1)`, capped.
+    fn central_delay(&self, retry: u32) -> Duration {
+        let growth = 2.0 * nanos::powi(1.5, retry.max(1)) - 1.0;
+        nanos::mul_f64_capped(self.base, growth, self.max)
     }
 }
 

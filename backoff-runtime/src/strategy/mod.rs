@@ -117,6 +117,34 @@ pub trait Strategy {
         Duration::MAX
     }
 
+    /// The delay of retry `retry` without randomness, at most
+    /// [`max_delay`](Strategy::max_delay): what
+    /// [`Jitter::Spread`](crate::Jitter::Spread) spreads around.
+    ///
+    /// # Default
+    ///
+    /// [`delay`](Strategy::delay) with no previous delay and a generator
+    /// of fixed seed, capped: the delay itself for a strategy that is
+    /// neither random nor reads `previous`. Override it for one that is
+    /// (the builtins [`Sidekiq`] and [`Buckets`] give their mean,
+    /// [`Decorrelated`] its mid-range chain). It must not panic for any
+    /// `retry`, and is called twice per spread delay, so it should not
+    /// loop over the retries before `retry`.
+    ///
+    /// ```
+    /// use backoff_runtime::{Strategy, strategy::{Exponential, Sidekiq}};
+    /// use std::time::Duration;
+    ///
+    /// let s = Exponential::new(Duration::from_millis(100));
+    /// assert_eq!(s.central_delay(3), Duration::from_millis(400));
+    /// // Sidekiq's mean: n⁴ + 15 + 15·(n + 1) seconds, n = retry − 1.
+    /// assert_eq!(Sidekiq::new().central_delay(3), Duration::from_secs(16 + 15 + 45));
+    /// ```
+    fn central_delay(&self, retry: u32) -> Duration {
+        self.capped_delay(retry, None, &mut JitterRng::from_seed(0))
+            .min(self.max_delay())
+    }
+
     /// [`delay`](Strategy::delay) capped at [`max_delay`](Strategy::max_delay);
     /// the builtins, which cap already, skip the second step.
     #[doc(hidden)]
@@ -161,6 +189,10 @@ impl<S: Strategy + ?Sized> Strategy for &S {
     #[inline]
     fn reads_previous(&self) -> bool {
         (**self).reads_previous()
+    }
+
+    fn central_delay(&self, retry: u32) -> Duration {
+        (**self).central_delay(retry)
     }
 }
 
@@ -235,6 +267,15 @@ impl Strategy for Builtin {
     #[inline]
     fn max_delay(&self) -> Duration {
         each_builtin!(self, s => s.max_delay())
+    }
+
+    fn central_delay(&self, retry: u32) -> Duration {
+        each_builtin!(self, s => s.central_delay(retry))
+    }
+
+    #[inline]
+    fn reads_previous(&self) -> bool {
+        each_builtin!(self, s => s.reads_previous())
     }
 }
 

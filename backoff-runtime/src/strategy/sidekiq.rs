@@ -75,6 +75,13 @@ impl Strategy for Sidekiq {
     fn max_delay(&self) -> Duration {
         self.max
     }
+
+    /// The mean: `n⁴ + 15 + 15 · (n + 1)` units, capped.
+    fn central_delay(&self, retry: u32) -> Duration {
+        let n = f64::from(retry.saturating_sub(1));
+        let units = nanos::powi(n, 4) + 15.0 + 15.0 * (n + 1.0);
+        nanos::mul_f64_capped(self.unit, units, self.max)
+    }
 }
 
 #[cfg(test)]

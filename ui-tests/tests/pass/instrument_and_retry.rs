@@ -39,6 +39,17 @@ async fn fill(out: &mut Vec<u32>, n: u32) -> Result<usize, u32> {
     if out.len() < 2 { Err(n) } else { Ok(out.len()) }
 }
 
+// A by-value argument under `#[tracing::instrument]` above `#[retry]`: each
+// attempt's future gets a clone of its own.
+#[tracing::instrument]
+#[retry(immediate, attempts = 3, clone(name))]
+async fn greet(name: String, fails: &std::sync::atomic::AtomicU32) -> Result<String, u32> {
+    if fails.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) > 0 {
+        return Err(1);
+    }
+    Ok(name)
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let mut sessions = Sessions { lookups: 0 };
@@ -47,4 +58,6 @@ async fn main() {
     assert_eq!(sessions.bump(), Ok(3));
     let mut out = Vec::new();
     assert_eq!(fill(&mut out, 5).await, Ok(2));
+    let fails = std::sync::atomic::AtomicU32::new(2);
+    assert_eq!(greet("ada".to_owned(), &fails).await, Ok("ada".to_owned()));
 }

@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
 /// What the loop of a plain fn that names only its policy is made of.
-pub(super) struct LeanParts<'a> {
+pub(super) struct RuntimeLoopParts<'a> {
     /// The function's name, for `tracing`.
     pub(super) name: String,
     /// The body's type.
@@ -42,8 +42,8 @@ pub(super) struct LeanParts<'a> {
 //         is a method of `RetryResult`, called at the return type: a return
 //         type that is not a `Result` is reported there, once, as the
 //         trait's own requirement.
-pub(super) fn lean_blocking(p: &Ident, parts: &LeanParts<'_>) -> TokenStream {
-    let LeanParts {
+pub(super) fn runtime_loop(p: &Ident, parts: &RuntimeLoopParts<'_>) -> TokenStream {
+    let RuntimeLoopParts {
         name,
         ret,
         body,

@@ -11,65 +11,31 @@ use syn::{Expr, Ident, Lit, LitStr, Token};
 
 use crate::errors::Errors;
 
+pub(crate) mod defaults;
+mod literal;
+mod names;
 mod strategy;
 mod suggest;
+mod syntax;
 #[cfg(test)]
 mod tests;
 mod values;
 
-use strategy::{DurationArg, Slot, parse_duration, parse_strategy};
-pub(crate) use strategy::{StrategyArg, StrategyKind};
+pub(crate) use literal::{DurationArg, attempts_out_of_range};
+use literal::{Slot, parse_attempts, parse_duration, parse_jitter};
+pub(crate) use names::{JitterKind, StrategyKind, arguments};
+pub(crate) use strategy::StrategyArg;
+use strategy::parse_strategy;
 use suggest::{list, positional_literal, unknown_argument};
-pub(crate) use values::{attempts_out_of_range, ungrouped};
-use values::{
-    check_callable, check_path, parse_attempts, parse_clone, parse_jitter, parse_throttled,
-};
-
-/// Every argument name, for "did you mean" and the unknown-argument list:
-/// the strategies' ([`StrategyKind::NAMES`]), then these.
-const OTHER_ARGUMENTS: [&str; 18] = [
-    "attempts",
-    "jitter",
-    "max_elapsed",
-    "when",
-    "when_ok",
-    "on_retry",
-    "on_giveup",
-    "sleep",
-    "policy",
-    "crate",
-    "throttled",
-    "budget",
-    "circuit",
-    "attempt_timeout",
-    "timeout",
-    "retry_after_max",
-    "context",
-    "clone",
-];
-
-/// [`StrategyKind::NAMES`] and [`OTHER_ARGUMENTS`].
-pub(crate) fn arguments() -> Vec<&'static str> {
-    StrategyKind::NAMES
-        .into_iter()
-        .chain(OTHER_ARGUMENTS)
-        .collect()
-}
+pub(crate) use syntax::ungrouped;
+use syntax::{comma_separated, eq, span_range};
+use values::{check_callable, check_path, parse_clone, parse_throttled};
 
 /// `attempts = 5` or `attempts = unlimited`.
 #[derive(Clone, Copy)]
 pub(crate) enum Attempts {
     Limited(u64),
     Unlimited,
-}
-
-/// The `jitter` value.
-#[derive(Clone, Copy, PartialEq, Debug)]
-pub(crate) enum JitterKind {
-    None,
-    Full,
-    Equal,
-    Scattered(f64),
 }
 
 /// A value with the span of the argument it came from.
@@ -103,6 +69,8 @@ pub(crate) struct RetryArgs {
     pub(crate) retry_after_max: Option<Arg<DurationArg>>,
     /// `context = ctx`: the name bound in the body.
     pub(crate) context: Option<Arg<Ident>>,
+    /// `context = mut ctx`: the binding's `mut`.
+    pub(crate) context_mut: Option<Token![mut]>,
     /// `clone(a, b)`: the by-value parameters each attempt clones.
     pub(crate) clone: Option<Arg<Vec<Ident>>>,
     /// Arguments the attribute meant to give but that did not parse, and
@@ -155,33 +123,7 @@ impl RetryArgs {
             return Err(syn::Error::new(input.span(), "extra `,`; remove it"));
         }
         if input.peek(Token![crate]) {
-            let key: Token![crate] = input.parse()?;
-            if input.peek(Token![:]) && !input.peek(Token![::]) {
-                let colon: Token![:] = input.parse()?;
-                return Err(syn::Error::new(
-                    colon.span,
-                    "write `=` here, not `:`, as in `crate = \"::backoff_runtime\"`",
-                ));
-            }
-            input.parse::<Token![=]>()?;
-            let lit: LitStr = input.parse().map_err(|e| {
-                syn::Error::new(
-                    e.span(),
-                    "`crate` takes the runtime's path as a string, as in `crate = \"::backoff_runtime\"`",
-                )
-            })?;
-            let path = lit.parse_with(syn::Path::parse_mod_style).map_err(|_| {
-                syn::Error::new(
-                    lit.span(),
-                    format!("`{}` is not a path; write the runtime's path, as in `crate = \"::backoff_runtime\"`", lit.value()),
-                )
-            })?;
-            return set(
-                &mut self.krate,
-                "crate",
-                arg(key.span, lit.span(), path),
-                end,
-            );
+            return self.parse_crate(input, end);
         }
         if input.peek(Lit) {
             let lit: Lit = input.parse()?;
@@ -264,25 +206,12 @@ impl RetryArgs {
                 )
             }
             "attempt_timeout" | "timeout" | "retry_after_max" => {
-                let (example, setter) = match name.as_str() {
-                    "retry_after_max" => (
-                        "\"1m\"",
-                        Some("Policy::exponential(..).retry_after_max({})"),
-                    ),
-                    "timeout" => ("\"30s\"", None),
-                    _ => ("\"5s\"", None),
-                };
-                eq(input, &key, &format!("{name} = {example}"))?;
-                let d = parse_duration(input, &Slot::new(&name, example, setter))?;
-                let (slot, name) = match name.as_str() {
-                    "retry_after_max" => (&mut self.retry_after_max, "retry_after_max"),
-                    "timeout" => (&mut self.timeout, "timeout"),
-                    _ => (&mut self.attempt_timeout, "attempt_timeout"),
-                };
-                set(slot, name, arg(key.span(), d.span, d), end)
+                self.parse_duration_argument(&key, &name, input, end)
             }
             "context" => {
                 eq(input, &key, "context = ctx")?;
+                // `mut ctx`, as rustc suggests for a body that assigns to it.
+                let mutability: Option<Token![mut]> = input.parse()?;
                 let ident = input.call(Ident::parse_any).map_err(|e| {
                     syn::Error::new(
                         e.span(),
@@ -300,7 +229,9 @@ impl RetryArgs {
                     "context",
                     arg(key.span(), ident.span(), ident),
                     end,
-                )
+                )?;
+                self.context_mut = mutability;
+                Ok(())
             }
             "clone" => {
                 let names = parse_clone(&key, input)?;
@@ -312,41 +243,7 @@ impl RetryArgs {
                 )
             }
             "when" | "when_ok" | "on_retry" | "on_giveup" | "policy" | "sleep" | "budget"
-            | "circuit" => {
-                let example = match name.as_str() {
-                    "when" => "when = is_transient",
-                    "when_ok" => "when_ok = is_unavailable",
-                    "on_retry" => "on_retry = log_retry",
-                    "on_giveup" => "on_giveup = log_giveup",
-                    "sleep" => "sleep = tokio::time::sleep",
-                    "budget" => "budget = RETRY_BUDGET",
-                    "circuit" => "circuit = BREAKER",
-                    _ => "policy = POLICY",
-                };
-                eq(input, &key, example)?;
-                let expr: Expr = input.parse()?;
-                // The caller's tokens, not the invisible group a
-                // `macro_rules!` may have put around them.
-                let span = ungrouped(&expr).span();
-                match name.as_str() {
-                    "when" | "when_ok" | "on_retry" | "on_giveup" => {
-                        check_callable(&name, &expr)?;
-                    }
-                    "sleep" => check_path(&expr)?,
-                    _ => {}
-                }
-                let (slot, name) = match name.as_str() {
-                    "when" => (&mut self.when, "when"),
-                    "when_ok" => (&mut self.when_ok, "when_ok"),
-                    "on_retry" => (&mut self.on_retry, "on_retry"),
-                    "on_giveup" => (&mut self.on_giveup, "on_giveup"),
-                    "sleep" => (&mut self.sleep, "sleep"),
-                    "budget" => (&mut self.budget, "budget"),
-                    "circuit" => (&mut self.circuit, "circuit"),
-                    _ => (&mut self.policy, "policy"),
-                };
-                set(slot, name, arg(key.span(), span, expr), end)
-            }
+            | "circuit" => self.parse_expression(&key, &name, input, end),
             _ => {
                 let (error, meant) = unknown_argument(&key, input, scan);
                 self.broken.extend(meant);
@@ -354,21 +251,111 @@ impl RetryArgs {
             }
         }
     }
+
+    /// `crate = "path"`.
+    fn parse_crate(&mut self, input: ParseStream<'_>, end: Span) -> syn::Result<()> {
+        let key: Token![crate] = input.parse()?;
+        if input.peek(Token![:]) && !input.peek(Token![::]) {
+            let colon: Token![:] = input.parse()?;
+            return Err(syn::Error::new(
+                colon.span,
+                "write `=` here, not `:`, as in `crate = \"::backoff_runtime\"`",
+            ));
+        }
+        input.parse::<Token![=]>()?;
+        let lit: LitStr = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "`crate` takes the runtime's path as a string, as in `crate = \"::backoff_runtime\"`",
+            )
+        })?;
+        let path = lit.parse_with(syn::Path::parse_mod_style).map_err(|_| {
+            syn::Error::new(
+                lit.span(),
+                format!("`{}` is not a path; write the runtime's path, as in `crate = \"::backoff_runtime\"`", lit.value()),
+            )
+        })?;
+        set(
+            &mut self.krate,
+            "crate",
+            arg(key.span, lit.span(), path),
+            end,
+        )
+    }
+
+    /// `attempt_timeout`, `timeout` or `retry_after_max`: a duration.
+    fn parse_duration_argument(
+        &mut self,
+        key: &Ident,
+        name: &str,
+        input: ParseStream<'_>,
+        end: Span,
+    ) -> syn::Result<()> {
+        let (example, setter) = match name {
+            "retry_after_max" => (
+                "\"1m\"",
+                Some("Policy::exponential(..).retry_after_max({})"),
+            ),
+            "timeout" => ("\"30s\"", None),
+            _ => ("\"5s\"", None),
+        };
+        eq(input, key, &format!("{name} = {example}"))?;
+        let d = parse_duration(input, &Slot::new(name, example, setter))?;
+        let (slot, name) = match name {
+            "retry_after_max" => (&mut self.retry_after_max, "retry_after_max"),
+            "timeout" => (&mut self.timeout, "timeout"),
+            _ => (&mut self.attempt_timeout, "attempt_timeout"),
+        };
+        set(slot, name, arg(key.span(), d.span, d), end)
+    }
+
+    /// A callable (`when`, `when_ok`, `on_retry`, `on_giveup`), a path
+    /// (`sleep`) or an expression (`policy`, `budget`, `circuit`).
+    fn parse_expression(
+        &mut self,
+        key: &Ident,
+        name: &str,
+        input: ParseStream<'_>,
+        end: Span,
+    ) -> syn::Result<()> {
+        let example = match name {
+            "when" => "when = is_transient",
+            "when_ok" => "when_ok = is_unavailable",
+            "on_retry" => "on_retry = log_retry",
+            "on_giveup" => "on_giveup = log_giveup",
+            "sleep" => "sleep = tokio::time::sleep",
+            "budget" => "budget = RETRY_BUDGET",
+            "circuit" => "circuit = BREAKER",
+            _ => "policy = POLICY",
+        };
+        eq(input, key, example)?;
+        let expr: Expr = input.parse()?;
+        // The caller's tokens, not the invisible group a
+        // `macro_rules!` may have put around them.
+        let span = ungrouped(&expr).span();
+        match name {
+            "when" | "when_ok" | "on_retry" | "on_giveup" => {
+                check_callable(name, &expr)?;
+            }
+            "sleep" => check_path(&expr)?,
+            _ => {}
+        }
+        let (slot, name) = match name {
+            "when" => (&mut self.when, "when"),
+            "when_ok" => (&mut self.when_ok, "when_ok"),
+            "on_retry" => (&mut self.on_retry, "on_retry"),
+            "on_giveup" => (&mut self.on_giveup, "on_giveup"),
+            "sleep" => (&mut self.sleep, "sleep"),
+            "budget" => (&mut self.budget, "budget"),
+            "circuit" => (&mut self.circuit, "circuit"),
+            _ => (&mut self.policy, "policy"),
+        };
+        set(slot, name, arg(key.span(), span, expr), end)
+    }
 }
 
 const fn arg<T>(key: Span, span: Span, value: T) -> Arg<T> {
     Arg { key, span, value }
-}
-
-/// An error underlining from `start` to `end` (both in the attribute).
-fn span_range(start: Span, end: Span, message: impl std::fmt::Display) -> syn::Error {
-    let tokens: TokenStream = [
-        TokenTree::Ident(Ident::new("start", start)),
-        TokenTree::Ident(Ident::new("end", end)),
-    ]
-    .into_iter()
-    .collect();
-    syn::Error::new_spanned(tokens, message)
 }
 
 /// Stores an argument, refusing a second one of the same name: one error,
@@ -383,27 +370,6 @@ fn set<T>(slot: &mut Option<Arg<T>>, name: &str, value: Arg<T>, end: Span) -> sy
     }
     *slot = Some(value);
     Ok(())
-}
-
-/// Expects `=` after `key`.
-fn eq(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<()> {
-    if input.peek(Token![:]) && !input.peek(Token![::]) {
-        let colon: Token![:] = input.parse()?;
-        return Err(syn::Error::new(
-            colon.span,
-            format!("write `=` here, not `:`, as in `{example}`"),
-        ));
-    }
-    if input.peek(Token![=]) {
-        input.parse::<Token![=]>()?;
-        if !input.is_empty() && !input.peek(Token![,]) {
-            return Ok(());
-        }
-    }
-    Err(syn::Error::new(
-        key.span(),
-        format!("`{}` needs a value, as in `{example}`", key.unraw()),
-    ))
 }
 
 /// The first strategy at the top level of the attribute, found before
@@ -442,76 +408,6 @@ impl Scan {
         }
         scan
     }
-}
-
-/// Parses a parenthesized group with `f`; on an error, drops the rest of the
-/// group, so that error is the only one reported for it.
-fn in_parens<T>(
-    input: ParseStream<'_>,
-    f: impl FnOnce(ParseStream<'_>) -> syn::Result<T>,
-) -> syn::Result<T> {
-    let content;
-    syn::parenthesized!(content in input);
-    let result = f(&content);
-    if result.is_err() {
-        let _ = content.parse::<TokenStream>();
-    }
-    result
-}
-
-/// Parses `item, item, ...` with `one` (given the span of the item's last
-/// token), recording each item's error and going on after the next comma,
-/// so that every mistake is reported.
-fn comma_separated(
-    input: ParseStream<'_>,
-    errors: &mut Errors,
-    mut one: impl FnMut(ParseStream<'_>, Span) -> syn::Result<()>,
-) {
-    while !input.is_empty() {
-        if let Err(e) = one(input, item_end(input)) {
-            errors.push(e);
-            skip_to_comma(input);
-        }
-        if input.is_empty() {
-            break;
-        }
-        if let Err(e) = input.parse::<Token![,]>() {
-            errors.push(e);
-            skip_to_comma(input);
-            let _ = input.parse::<Option<Token![,]>>();
-        }
-    }
-}
-
-/// The span of the last token before the next top-level comma.
-fn item_end(input: ParseStream<'_>) -> Span {
-    let mut cursor = input.cursor();
-    let mut end = input.span();
-    while let Some((tt, next)) = cursor.token_tree() {
-        if matches!(&tt, TokenTree::Punct(p) if p.as_char() == ',') {
-            break;
-        }
-        end = tt.span();
-        cursor = next;
-    }
-    end
-}
-
-/// Error recovery: drops tokens up to the next top-level comma (not
-/// consuming it).
-fn skip_to_comma(input: ParseStream<'_>) {
-    let _ = input.step(|cursor| {
-        let mut rest = *cursor;
-        while let Some((tt, next)) = rest.token_tree() {
-            if let proc_macro2::TokenTree::Punct(p) = &tt
-                && p.as_char() == ','
-            {
-                return Ok(((), rest));
-            }
-            rest = next;
-        }
-        Ok(((), rest))
-    });
 }
 
 /// Whether an attribute written `#[retry = ...]` (its source text, from

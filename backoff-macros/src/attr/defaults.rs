@@ -1,0 +1,40 @@
+//! The defaults, each written once: the growing strategies' base and max,
+//! `constant`'s delay, and the jitter a strategy has when none is given.
+//! Messages that name a default print these values.
+
+use std::time::Duration;
+
+use super::names::{JitterKind, StrategyKind};
+use crate::duration;
+
+/// The base of the growing strategies when none is given (the runtime's).
+pub(crate) const BASE: Duration = Duration::from_millis(100);
+
+/// Their `max` when none is given (the runtime's).
+pub(crate) const MAX: Duration = Duration::from_secs(10);
+
+/// `constant`'s delay when none is given.
+pub(crate) const DELAY: Duration = Duration::from_secs(1);
+
+/// The first delay of `kind` when none is given: `constant`'s delay, or the
+/// others' base.
+pub(crate) const fn base(kind: StrategyKind) -> Duration {
+    match kind {
+        StrategyKind::Constant => DELAY,
+        _ => BASE,
+    }
+}
+
+/// The jitter a strategy has when `jitter` is not given: none for
+/// `decorrelated` (random by itself) and `immediate`, full for the others.
+pub(crate) const fn jitter(kind: StrategyKind) -> JitterKind {
+    match kind {
+        StrategyKind::Decorrelated | StrategyKind::Immediate => JitterKind::None,
+        _ => JitterKind::Full,
+    }
+}
+
+/// A duration as the attribute's literal: `"100ms"`.
+pub(crate) fn literal(d: Duration) -> String {
+    format!("\"{}\"", duration::format(d))
+}

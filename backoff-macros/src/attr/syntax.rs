@@ -1,0 +1,167 @@
+//! syn utilities for the attribute's parser: `=` after a name, groups,
+//! comma-separated lists with error recovery, and values shown back in
+//! messages. A leaf: it imports nothing of the attribute's.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::ext::IdentExt;
+use syn::parse::ParseStream;
+use syn::{Expr, Ident, Token};
+
+use crate::errors::Errors;
+
+/// An error underlining from `start` to `end` (both in the attribute).
+pub(super) fn span_range(start: Span, end: Span, message: impl std::fmt::Display) -> syn::Error {
+    let tokens: TokenStream = [
+        TokenTree::Ident(Ident::new("start", start)),
+        TokenTree::Ident(Ident::new("end", end)),
+    ]
+    .into_iter()
+    .collect();
+    syn::Error::new_spanned(tokens, message)
+}
+
+/// Expects `=` after `key`.
+pub(super) fn eq(input: ParseStream<'_>, key: &Ident, example: &str) -> syn::Result<()> {
+    if input.peek(Token![:]) && !input.peek(Token![::]) {
+        let colon: Token![:] = input.parse()?;
+        return Err(syn::Error::new(
+            colon.span,
+            format!("write `=` here, not `:`, as in `{example}`"),
+        ));
+    }
+    if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        if !input.is_empty() && !input.peek(Token![,]) {
+            return Ok(());
+        }
+    }
+    Err(syn::Error::new(
+        key.span(),
+        format!("`{}` needs a value, as in `{example}`", key.unraw()),
+    ))
+}
+
+/// Parses a parenthesized group with `f`; on an error, drops the rest of the
+/// group, so that error is the only one reported for it.
+pub(super) fn in_parens<T>(
+    input: ParseStream<'_>,
+    f: impl FnOnce(ParseStream<'_>) -> syn::Result<T>,
+) -> syn::Result<T> {
+    let content;
+    syn::parenthesized!(content in input);
+    let result = f(&content);
+    if result.is_err() {
+        let _ = content.parse::<TokenStream>();
+    }
+    result
+}
+
+/// Parses `item, item, ...` with `one` (given the span of the item's last
+/// token), recording each item's error and going on after the next comma,
+/// so that every mistake is reported.
+pub(super) fn comma_separated(
+    input: ParseStream<'_>,
+    errors: &mut Errors,
+    mut one: impl FnMut(ParseStream<'_>, Span) -> syn::Result<()>,
+) {
+    while !input.is_empty() {
+        if let Err(e) = one(input, item_end(input)) {
+            errors.push(e);
+            skip_to_comma(input);
+        }
+        if input.is_empty() {
+            break;
+        }
+        if let Err(e) = input.parse::<Token![,]>() {
+            errors.push(e);
+            skip_to_comma(input);
+            let _ = input.parse::<Option<Token![,]>>();
+        }
+    }
+}
+
+/// The span of the last token before the next top-level comma.
+fn item_end(input: ParseStream<'_>) -> Span {
+    let mut cursor = input.cursor();
+    let mut end = input.span();
+    while let Some((tt, next)) = cursor.token_tree() {
+        if matches!(&tt, TokenTree::Punct(p) if p.as_char() == ',') {
+            break;
+        }
+        end = tt.span();
+        cursor = next;
+    }
+    end
+}
+
+/// Error recovery: drops tokens up to the next top-level comma (not
+/// consuming it).
+fn skip_to_comma(input: ParseStream<'_>) {
+    let _ = input.step(|cursor| {
+        let mut rest = *cursor;
+        while let Some((tt, next)) = rest.token_tree() {
+            if let proc_macro2::TokenTree::Punct(p) = &tt
+                && p.as_char() == ','
+            {
+                return Ok(((), rest));
+            }
+            rest = next;
+        }
+        Ok(((), rest))
+    });
+}
+
+/// `expr` without the invisible groups a `macro_rules!` puts around the
+/// fragments it forwards (`$f:expr`, `$f:path`).
+pub(crate) fn ungrouped(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Group(group) => ungrouped(&group.expr),
+        other => other,
+    }
+}
+
+/// Whether the input starts with `name =`.
+pub(super) fn named_value(input: ParseStream<'_>) -> Option<Ident> {
+    let fork = input.fork();
+    let name = fork.call(Ident::parse_any).ok()?;
+    (fork.peek(Token![=]) && !fork.peek(Token![==])).then_some(name)
+}
+
+/// `= value` after an unknown name, parsed for the message.
+pub(super) fn optional_value(input: ParseStream<'_>) -> Option<Expr> {
+    if input.peek(Token![=]) && !input.peek(Token![==]) {
+        input.parse::<Token![=]>().ok()?;
+        return input.parse::<Expr>().ok();
+    }
+    None
+}
+
+/// A value short enough to repeat in a suggestion: a literal or a plain path.
+pub(super) fn shown_value(value: Option<&Expr>) -> Option<String> {
+    match ungrouped(value?) {
+        Expr::Lit(lit) => Some(lit.lit.to_token_stream().to_string()),
+        Expr::Path(path) if path.qself.is_none() => show_path(&path.path),
+        Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => shown_value(Some(expr)).map(|v| format!("-{v}")),
+        _ => None,
+    }
+}
+
+/// `a::b::C`, when it has no generic arguments.
+fn show_path(path: &syn::Path) -> Option<String> {
+    let segments = path
+        .segments
+        .iter()
+        .map(|s| s.arguments.is_none().then(|| s.ident.unraw().to_string()))
+        .collect::<Option<Vec<_>>>()?;
+    let lead = if path.leading_colon.is_some() {
+        "::"
+    } else {
+        ""
+    };
+    Some(format!("{lead}{}", segments.join("::")))
+}

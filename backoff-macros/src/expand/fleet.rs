@@ -1,0 +1,183 @@
+//! The fleet controls: `budget` and `circuit`, evaluated once per call, and
+//! the retry state's slot they live in (a breaker needs the state from the
+//! first attempt).
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::{Expr, Ident};
+
+use super::names::{Names, local, p_at};
+use crate::attr::Arg;
+
+// Input:  `budget = EXPR` (`name` "budget", checked by `AsBudget::as_budget`)
+//         or `circuit = EXPR` ("circuit", `AsCircuit::as_circuit`).
+// Output: let __backoff_budget_value = &(EXPR);     // or must_be_static(&STATIC)
+//         let __backoff_budget = AsBudget::as_budget(__backoff_budget_value);
+//
+// Evaluated once per call, before the first attempt. A `static`'s path (by
+// convention in capitals) must be one: a `const` would be a fresh budget or
+// breaker for every call.
+fn shared(arg: Option<&Arg<Expr>>, name: &str, trait_: &str, fun: &str) -> Option<TokenStream> {
+    arg.map(|a| {
+        let expr = &a.value;
+        let local = Ident::new(&format!("__backoff_{name}"), Span::call_site());
+        let value = Ident::new(&format!("__backoff_{name}_value"), a.span);
+        let check = Ident::new(fun, a.span);
+        let (pa, trait_) = (p_at(a.span), Ident::new(trait_, a.span));
+        let borrowed = if names_a_static(expr) {
+            // (A `const` here is a temporary, which rustc reports at the
+            // name: "creates a temporary value", "requires that borrow
+            // lasts for `'static`".)
+            quote_spanned! {a.span=> #pa::must_be_static(&#expr) }
+        } else {
+            quote_spanned! {a.span=> &(#expr) }
+        };
+        let checked = quote_spanned! {a.span=> #pa::#trait_::#check(#value) };
+        let bind = quote_spanned! {a.span=> let #value = #borrowed; };
+        quote! {
+            #bind
+            let #local = #checked;
+        }
+    })
+}
+
+/// `budget`'s and `circuit`'s bindings, in that order.
+pub(super) fn bindings(n: &Names<'_>) -> TokenStream {
+    let budget = shared(n.args.budget.as_ref(), "budget", "AsBudget", "as_budget");
+    let circuit = shared(
+        n.args.circuit.as_ref(),
+        "circuit",
+        "AsCircuit",
+        "as_circuit",
+    );
+    quote! {
+        #budget
+        #circuit
+    }
+}
+
+// Input:  the policy, the start time, `budget`, `circuit`.
+// Output: start_at(policy, clock, started).with_budget(b).with_circuit(c)
+fn make(n: &Names<'_>) -> TokenStream {
+    let (p, policy_ref, clock, started_value) = (&n.p, &n.policy_ref, &n.clock, &n.started_value);
+    let with_budget = n
+        .args
+        .budget
+        .as_ref()
+        .map(|_| quote!(.with_budget(__backoff_budget)));
+    let with_circuit = n
+        .args
+        .circuit
+        .as_ref()
+        .map(|_| quote!(.with_circuit(__backoff_circuit)));
+    quote_spanned! {n.start_span=>
+        #p::start_at(#policy_ref, #clock, #started_value)
+            #with_budget
+            #with_circuit
+    }
+}
+
+// Input:  the policy and what the loop keeps.
+// Output: let __backoff_started = ..;                 // if read
+//         let mut __backoff_slot = ManuallyDrop::new(None);
+//         (`Some(make())` beside a breaker, not in a `ManuallyDrop`;
+//         `Carried::NEW` for an `async fn` that keeps nothing else)
+//
+// The state is built on the first failure, so a call that succeeds at once
+// builds nothing; a breaker needs it from the start (it admits the first
+// attempt). A budget is only spent on retries: a success before any
+// failure deposits into it directly. Without a breaker the state holds
+// nothing to release (its only `Drop` part is a breaker's permit), so its
+// slot is a `ManuallyDrop`: a call that returns has no drop of the slot to
+// run, and an `async fn`'s future none to keep. (The slot's type names the
+// policy's strategy: with `policy = EXPR`, spanned there too, so a wrong
+// type is reported once.)
+pub(super) fn start(n: &Names<'_>) -> TokenStream {
+    let (p, started, start_span) = (&n.p, &n.started, n.start_span);
+    let slot_init = if n.args.circuit.is_some() {
+        let make = make(n);
+        quote!(::core::option::Option::Some(#make))
+    } else {
+        quote!(::core::option::Option::None)
+    };
+    let slot_name = local("__backoff_slot", start_span);
+    if n.carried {
+        quote!(let mut #slot_name = #p::Carried::NEW;)
+    } else if n.args.circuit.is_some() {
+        quote_spanned! {start_span=>
+            #started
+            let mut #slot_name = #slot_init;
+        }
+    } else {
+        quote_spanned! {start_span=>
+            #started
+            let mut #slot_name = ::core::mem::ManuallyDrop::new(#slot_init);
+        }
+    }
+}
+
+// Input:  `circuit`, and how the loop reports giving up.
+// Output: let state = slot.get_or_insert_with(|| make());
+//         if let Err(open) = state.before_attempt() {
+//             let result = Err(E::from(open)); let report = report(state);
+//             report_give_up; return from_result(result);
+//         }
+//
+// A refused call fails fast with `E::from(CircuitOpen)`.
+pub(super) fn before_attempt(n: &Names<'_>, report_give_up: &TokenStream) -> Option<TokenStream> {
+    let c = n.args.circuit.as_ref()?;
+    let (p, ret, slot, from_result) = (&n.p, &n.ret, &n.slot, &n.from_result);
+    // On the argument's name: the mistake is the error type, not the
+    // breaker.
+    let (open, pc) = (local("__backoff_open", c.key), p_at(c.key));
+    let from = quote_spanned! {c.key=>
+        <#pc::ErrorOf<#ret> as #pc::FromCircuitOpen>::from_circuit_open(#open)
+    };
+    let make_state = make(n);
+    Some(quote! {
+        let __backoff_state = (#slot).get_or_insert_with(|| #make_state);
+        if let #p::Result::Err(__backoff_open) = __backoff_state.before_attempt() {
+            let __backoff_result = #p::Result::Err(#from);
+            let __backoff_report = #p::report(__backoff_state);
+            #report_give_up
+            return #from_result(__backoff_result);
+        }
+    })
+}
+
+// Input:  `circuit`, `budget`.
+// Output: what an accepted outcome tells them: the breaker's
+//         `on_success()`, or the budget's deposit.
+pub(super) fn on_success(n: &Names<'_>) -> Option<TokenStream> {
+    let (p, slot) = (&n.p, &n.slot);
+    if n.args.circuit.is_some() {
+        Some(quote! {
+            if let ::core::option::Option::Some(__backoff_state) = &mut #slot {
+                __backoff_state.on_success();
+            }
+        })
+    } else {
+        n.args.budget.as_ref().map(|_| {
+            quote! {
+                #p::succeeded_with_budget(&mut #slot, __backoff_budget);
+            }
+        })
+    }
+}
+
+/// Whether `expr` is a path whose last segment is in capitals, as the names
+/// of `static`s are.
+fn names_a_static(expr: &Expr) -> bool {
+    let mut expr = expr;
+    while let Expr::Group(g) = expr {
+        expr = &g.expr;
+    }
+    let Expr::Path(path) = expr else {
+        return false;
+    };
+    path.path.segments.last().is_some_and(|s| {
+        let name = s.ident.to_string();
+        name.chars().any(|c| c.is_ascii_uppercase())
+            && !name.chars().any(|c| c.is_ascii_lowercase())
+    })
+}

@@ -1,0 +1,294 @@
+//! The names the loop's emitters share: the runtime's path, the return
+//! type and the spans errors about it are reported at, the policy, the
+//! retry state's slot and what the first failure builds it from.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, Signature, Type};
+
+use super::params::inferred;
+use super::policy;
+use crate::attr::RetryArgs;
+
+// Names of locals. Those holding a user's value (`when`, `on_retry`,
+// `sleep`) carry its span wherever they appear, declaration included, so
+// type errors point at the argument (once) and the names resolve even when
+// the argument came through a `macro_rules!`. The loop's own locals resolve
+// at the call site: inside a `quote_spanned!` they are named with `local`,
+// whose idents only take the user's position.
+
+/// A local of the loop's own, at the position of `at`.
+pub(super) fn local(name: &str, at: Span) -> Ident {
+    Ident::new(name, Span::call_site().located_at(at))
+}
+
+/// A local holding a user's value, at (and resolved at) `at`.
+pub(super) fn user(name: &str, at: Span) -> Ident {
+    Ident::new(name, at)
+}
+
+/// The runtime's path at the user's tokens, for the checks of their values:
+/// a call spanned there in full is reported there (once), not on the whole
+/// attribute.
+pub(super) fn p_at(at: Span) -> Ident {
+    user("__backoff_private", at)
+}
+
+/// The `<` opening `<_ as Parameter<..>>::pass(..)`, at the argument's
+/// name: the path then starts elsewhere than the value it is reported on,
+/// which keeps rustc from suggesting `&` before the user's function when it
+/// takes a parameter by value.
+pub(super) fn lt_at(at: Span) -> TokenStream {
+    quote_spanned!(at=> <)
+}
+
+/// What every emitter of the loop reads.
+pub(super) struct Names<'a> {
+    pub(super) args: &'a RetryArgs,
+    pub(super) sig: &'a Signature,
+    /// The body's type, `impl Trait` written `_`.
+    pub(super) ret: Type,
+    pub(super) is_async: bool,
+    /// The runtime's hidden module, imported as `__backoff_private`. (An
+    /// `Ident`, not a `TokenStream`: interpolated hundreds of times, a
+    /// single token is the cheapest to copy.)
+    pub(super) p: Ident,
+    /// The return type's first token: every use of the return type as a
+    /// `Result` is spanned there alone, so that a non-`Result` is reported
+    /// once, there.
+    pub(super) ret_span: Span,
+    /// The runtime's path at `ret_span`.
+    pub(super) pr: Ident,
+    /// Splits `__backoff_outcome` into a `Result`, through a binding of
+    /// `ret_span`.
+    pub(super) split: TokenStream,
+    /// `RetryResult::from_result`, at `ret_span`.
+    pub(super) from_result: TokenStream,
+    /// `__backoff_result`, at `ret_span`.
+    pub(super) result: Ident,
+    /// `__backoff_value`, at `ret_span`.
+    pub(super) value: Ident,
+    /// With `policy = EXPR`, that expression's span (a wrong type is
+    /// reported once, there); else the call site.
+    pub(super) start_span: Span,
+    /// The loop's clock, `SYNC_CLOCK` or `ASYNC_CLOCK`.
+    pub(super) clock: TokenStream,
+    /// The runtime type naming the policy, when the attribute can name it.
+    pub(super) fixed: Option<TokenStream>,
+    /// Whether the loop keeps a `Carried` rather than a `RetryState`.
+    pub(super) carried: bool,
+    /// The retry state's slot, as a place.
+    pub(super) slot: TokenStream,
+    /// The policy, a `&Policy<S>`.
+    pub(super) policy_ref: TokenStream,
+    /// `let __backoff_started = ..;`, if the call's start time is read.
+    pub(super) started: TokenStream,
+    /// `__backoff_started`, or `None`.
+    pub(super) started_value: TokenStream,
+    /// Whether the policy is all there is to start the state from.
+    pub(super) constant_start: bool,
+    /// What the first failure builds the state from: a `&Start`.
+    pub(super) start_ref: TokenStream,
+}
+
+impl<'a> Names<'a> {
+    // Input:  the arguments, the signature and the body's type `R`.
+    // Output: the names above; nothing is emitted yet.
+    pub(super) fn new(args: &'a RetryArgs, sig: &'a Signature, ret: &Type, is_async: bool) -> Self {
+        // Inside the function, `impl Trait` in the return type is written `_`.
+        let ret = inferred(ret);
+        let p = Ident::new("__backoff_private", Span::call_site());
+        // The type is inferred rather than written (`<R as RetryResult>`
+        // would add an error on the whole type), and the outcome is split
+        // through a binding of that span.
+        let ret_span = ret.span();
+        let pr = p_at(ret_span);
+        let outcome = local("__backoff_outcome", ret_span);
+        let whole = user("__backoff_whole", ret_span);
+        let split = quote_spanned! {ret_span=>
+            {
+                let #whole = #outcome;
+                #pr::RetryResult::into_result(#whole)
+            }
+        };
+        let from_result = quote_spanned! {ret_span=> #pr::RetryResult::from_result };
+        let start_span = args
+            .policy
+            .as_ref()
+            .map_or_else(Span::call_site, |p| p.span);
+        let clock = if is_async {
+            quote!(#p::ASYNC_CLOCK)
+        } else {
+            quote!(#p::SYNC_CLOCK)
+        };
+        // The policy: a type of the runtime's naming it, or a `static` the
+        // attribute builds, or `policy = EXPR`'s value.
+        let fixed = policy::fixed_policy(args, &p, is_async);
+        // An `async fn` whose policy is such a type, and that names nothing
+        // else the state keeps (a hook, a budget, a breaker, a context, a
+        // deadline), keeps a `Carried` between attempts rather than a whole
+        // `RetryState`: its future is smaller by the difference.
+        let carried = is_async
+            && fixed.is_some()
+            && args.policy.is_none()
+            && args.max_elapsed.is_none()
+            && keeps_no_state(args);
+        // The retry state's slot as a place: `__backoff_slot`, behind a
+        // `ManuallyDrop` unless a breaker is named (see `fleet::start`).
+        let slot = if args.circuit.is_some() || carried {
+            quote!(__backoff_slot)
+        } else {
+            quote!((*__backoff_slot))
+        };
+        // The call's start is read if `elapsed` may be reported.
+        let timed = args.on_retry.is_some() || args.on_giveup.is_some();
+        // Only what the loop needs after an attempt is kept in locals,
+        // since an `async fn` stores those in its future.
+        let policy_ref = if let Some(policy) = &args.policy {
+            // At the expression: a value of the wrong type is reported
+            // there, once (rustc merges the same error at the same place).
+            let name = local("__backoff_policy", policy.span);
+            quote!(#name)
+        } else {
+            match &fixed {
+                Some(fixed) => quote!(<#fixed>::REF),
+                None => quote!(__BACKOFF_POLICY.policy),
+            }
+        };
+        // The call's start time, read now, only if something may need it:
+        // an `on_retry` or `on_giveup` (`elapsed`) or a deadline
+        // (`max_elapsed`, or any `policy = EXPR`).
+        let needs_start = timed || args.max_elapsed.is_some() || args.policy.is_some();
+        let (started, started_value) = if needs_start {
+            (
+                {
+                    let checked = quote_spanned! {start_span=>
+                        #p::started(#policy_ref, #clock, #timed)
+                    };
+                    quote!(let __backoff_started = #checked;)
+                },
+                quote!(__backoff_started),
+            )
+        } else {
+            (TokenStream::new(), quote!(::core::option::Option::None))
+        };
+        // What the failure path's step builds the state from, on the first
+        // failure: the policy type's `START` or the `static` when it holds
+        // all of it (a policy the attribute built, no start time, no
+        // budget), else one made there.
+        let constant_start = args.policy.is_none() && !needs_start && args.budget.is_none();
+        let start_ref = if constant_start {
+            match &fixed {
+                Some(fixed) => quote!(&<#fixed>::START),
+                None => quote!(&__BACKOFF_POLICY),
+            }
+        } else {
+            let budget = if args.budget.is_some() {
+                quote!(::core::option::Option::Some(__backoff_budget))
+            } else {
+                quote!(::core::option::Option::None)
+            };
+            quote_spanned! {start_span=>
+                &#p::Start::at(#policy_ref, #clock, #started_value, #budget)
+            }
+        };
+        Names {
+            args,
+            sig,
+            is_async,
+            p,
+            ret_span,
+            pr,
+            split,
+            from_result,
+            result: local("__backoff_result", ret_span),
+            value: local("__backoff_value", ret_span),
+            start_span,
+            clock,
+            fixed,
+            carried,
+            slot,
+            policy_ref,
+            started,
+            started_value,
+            constant_start,
+            start_ref,
+            ret,
+        }
+    }
+
+    /// The function's name, for `tracing`.
+    pub(super) fn name(&self) -> String {
+        self.sig.ident.to_string()
+    }
+
+    /// `ErrorOf<R>`, at the return type.
+    pub(super) fn error_of(&self) -> TokenStream {
+        let (pr, ret) = (&self.pr, &self.ret);
+        quote_spanned! {self.ret_span=> #pr::ErrorOf<#ret> }
+    }
+
+    /// `OkOf<R>`, at the return type.
+    pub(super) fn ok_of(&self) -> TokenStream {
+        let (pr, ret) = (&self.pr, &self.ret);
+        quote_spanned! {self.ret_span=> #pr::OkOf<#ret> }
+    }
+
+    // The types a closure's parameters are given, at the return type's
+    // tokens (a return type that is not a `Result` is reported there).
+
+    /// `&E`.
+    pub(super) fn error_ty(&self) -> TokenStream {
+        let error_of = self.error_of();
+        quote_spanned! {self.ret_span=> &#error_of }
+    }
+
+    /// `&T`.
+    pub(super) fn ok_ty(&self) -> TokenStream {
+        let ok_of = self.ok_of();
+        quote_spanned! {self.ret_span=> &#ok_of }
+    }
+
+    /// `&Result<T, E>`: for a return type written `..Result<..>`, `&R`, as
+    /// the user wrote it (`RetryResult` is implemented for `Result` alone),
+    /// so that a closure's parameter type is no more complex than the
+    /// signature (`clippy::type_complexity` counted `OkOf<..>` and
+    /// `ErrorOf<..>` around it); else `&Result<OkOf<R>, ErrorOf<R>>`, which
+    /// a return type that is not a `Result` fails at its first token only.
+    pub(super) fn outcome_ty(&self) -> TokenStream {
+        let ret = &self.ret;
+        let written_result = matches!(ret, Type::Path(path)
+            if path.qself.is_none()
+                && path.path.segments.last().is_some_and(|s| s.ident == "Result"));
+        if written_result {
+            return quote_spanned! {self.ret_span=> &#ret };
+        }
+        let (pr, ok_of, error_of) = (&self.pr, self.ok_of(), self.error_of());
+        quote_spanned! {self.ret_span=> &#pr::Result<#ok_of, #error_of> }
+    }
+
+    /// The function's result on giving up with `__backoff_result`.
+    pub(super) fn give_up(&self) -> TokenStream {
+        let (from_result, result) = (&self.from_result, &self.result);
+        quote_spanned! {self.ret_span=> #from_result(#result) }
+    }
+
+    /// The function's result on an accepted `__backoff_value`.
+    pub(super) fn succeed(&self) -> TokenStream {
+        let (p, from_result, value) = (&self.p, &self.from_result, &self.value);
+        quote_spanned! {self.ret_span=> #from_result(#p::Result::Ok(#value)) }
+    }
+}
+
+/// Whether the loop keeps nothing for the arguments but the policy: no
+/// hook, budget, breaker or context.
+pub(super) fn keeps_no_state(args: &RetryArgs) -> bool {
+    args.when.is_none()
+        && args.when_ok.is_none()
+        && args.on_retry.is_none()
+        && args.on_giveup.is_none()
+        && args.budget.is_none()
+        && args.circuit.is_none()
+        && args.context.is_none()
+}

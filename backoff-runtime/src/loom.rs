@@ -1,0 +1,231 @@
+//! Loom models of the lock-free parts: the count breaker, the rate breaker,
+//! the retry budget and the adaptive throttle. Loom runs each model under
+//! every interleaving of its threads (up to `LOOM_MAX_PREEMPTIONS`
+//! preemptions) and checks the assertions in each.
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=5 \
+//!     cargo test -p backoff-runtime --release --lib loom
+//! ```
+//!
+//! Only these tests use loom's atomics (`crate::sync`); time is a fixed
+//! instant, so every run of a model sees the same clock.
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use loom::sync::Arc;
+use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use loom::thread;
+
+use crate::budget::RetryBudget;
+use crate::circuit::{CircuitBreaker, CircuitState};
+use crate::throttle::AdaptiveThrottle;
+
+/// A clock that stands still.
+fn t0() -> Instant {
+    static T0: OnceLock<Instant> = OnceLock::new();
+    *T0.get_or_init(Instant::now)
+}
+
+fn at(ms: u64) -> Instant {
+    t0() + Duration::from_millis(ms)
+}
+
+/// No failure report is lost: two threads each report one failure to a
+/// threshold-2 breaker, which ends open.
+#[test]
+fn loom_count_breaker_loses_no_failure() {
+    loom::model(|| {
+        let b = Arc::new(CircuitBreaker::new(2, 1, Duration::from_secs(1)));
+        b.touch();
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let b = b.clone();
+                thread::spawn(move || b.acquire_on(t0).unwrap().failure(t0()))
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(b.state(), CircuitState::Open);
+        assert!(b.acquire(t0()).is_err());
+    });
+}
+
+/// At most one trial at a time: two threads race for the trial of an open
+/// breaker (open_for zero, a clock that stands still, so no claim lapses)
+/// while the main thread reports a late failure of the closed generation;
+/// one thread reports success, the other drops its permit (a failure). A
+/// counter held while a trial permit lives never exceeds one, and no trial
+/// slot is left taken.
+#[test]
+fn loom_count_breaker_admits_one_trial() {
+    loom::model(|| {
+        let b = Arc::new(CircuitBreaker::new(1, 2, Duration::ZERO));
+        b.touch();
+        let late = b.acquire_on(t0).unwrap();
+        b.acquire_on(t0).unwrap().failure(t0());
+        let in_trial = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..2)
+            .map(|i| {
+                let (b, in_trial) = (b.clone(), in_trial.clone());
+                thread::spawn(move || {
+                    if let Ok(permit) = b.acquire_on(t0) {
+                        if permit.is_trial() {
+                            assert_eq!(in_trial.fetch_add(1, SeqCst), 0, "two trials");
+                            in_trial.fetch_sub(1, SeqCst);
+                        }
+                        match i {
+                            0 => permit.success(),
+                            _ => drop(permit),
+                        }
+                    }
+                })
+            })
+            .collect();
+        late.failure(t0());
+        for t in threads {
+            t.join().unwrap();
+        }
+        // Whatever happened, no trial is in flight: a caller gets through.
+        assert!(b.acquire_on(t0).is_ok());
+    });
+}
+
+/// Generations: a call admitted while closed reports its failure late,
+/// racing with the trial that closes the breaker again; the late failure
+/// never counts against the new generation (threshold 1: it would reopen).
+#[test]
+fn loom_count_breaker_ignores_late_verdicts() {
+    loom::model(|| {
+        let b = Arc::new(CircuitBreaker::new(1, 1, Duration::from_millis(10)));
+        b.touch();
+        let slow = b.acquire(t0()).unwrap();
+        b.acquire_on(t0).unwrap().failure(t0());
+        let b2 = b.clone();
+        let trial = thread::spawn(move || {
+            let permit = b2.acquire(at(10)).unwrap();
+            assert!(permit.is_trial());
+            permit.success();
+        });
+        slow.failure(at(11));
+        trial.join().unwrap();
+        assert_eq!(b.state(), CircuitState::Closed);
+    });
+}
+
+/// The rate breaker loses no failure: two threads each report a failure to
+/// a breaker that opens at 2 failing calls of 2; whichever reports last sees
+/// both in the window and opens it.
+#[test]
+fn loom_rate_breaker_opens_on_concurrent_failures() {
+    loom::model(|| {
+        let b = Arc::new(CircuitBreaker::rate(
+            1.0,
+            2,
+            Duration::from_secs(10),
+            Duration::from_secs(1),
+        ));
+        b.touch();
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let b = b.clone();
+                thread::spawn(move || b.acquire_on(t0).unwrap().failure(t0()))
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(b.state(), CircuitState::Open);
+    });
+}
+
+/// The rate breaker counts every call in its bucket: a success and two
+/// failures race (min 3 calls, ratio 0.6): 2 of 3 failed, so it opens
+/// (a lost count would leave it closed, a double count could not).
+#[test]
+fn loom_rate_breaker_counts_every_call() {
+    loom::model(|| {
+        let b = Arc::new(CircuitBreaker::rate(
+            0.6,
+            3,
+            Duration::from_secs(10),
+            Duration::from_secs(1),
+        ));
+        b.touch();
+        let threads: Vec<_> = (0..3)
+            .map(|i| {
+                let b = b.clone();
+                thread::spawn(move || {
+                    let permit = b.acquire_on(t0).unwrap();
+                    if i == 0 {
+                        permit.success()
+                    } else {
+                        permit.failure(t0())
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(b.state(), CircuitState::Open);
+    });
+}
+
+/// The budget never goes below zero or above its size: two threads spend
+/// from a one-token bucket (exactly one succeeds) while a third deposits.
+#[test]
+fn loom_budget_spends_each_token_once() {
+    loom::model(|| {
+        let budget = Arc::new(RetryBudget::new(1, 0.5));
+        budget.tokens();
+        let spent = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..3)
+            .map(|i| {
+                let (budget, spent) = (budget.clone(), spent.clone());
+                thread::spawn(move || {
+                    if i == 2 {
+                        budget.deposit();
+                    } else if budget.try_spend() {
+                        spent.fetch_add(1, SeqCst);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let spent = spent.load(SeqCst);
+        assert!(spent >= 1, "the full token was refused");
+        let tokens = budget.tokens();
+        assert!((0.0..=1.0).contains(&tokens), "{tokens}");
+        // What is left is what was held and deposited, less what was spent.
+        assert!(tokens <= 1.5 - spent as f64);
+    });
+}
+
+/// The throttle loses no count: two threads each make a request the
+/// backend rejects; the window then holds both requests and no accepts.
+#[test]
+fn loom_throttle_counts_every_request() {
+    loom::model(|| {
+        let throttle = Arc::new(AdaptiveThrottle::new(2.0, Duration::from_secs(120)));
+        throttle.counts(t0());
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let throttle = throttle.clone();
+                thread::spawn(move || {
+                    // P(reject) is at most 1/2 here: a draw of 0.99 passes.
+                    let permit = throttle.try_acquire_with(t0(), || 0.99).unwrap();
+                    permit.rejected();
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(throttle.counts(t0()), (2, 0));
+    });
+}
