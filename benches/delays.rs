@@ -11,7 +11,7 @@
 //!
 //! - **ours**: the step of the `#[retry]` loop, `RetryState::next_delay()`
 //!   (= `next_delay_for(Decision::Retry)`), on a state started exactly as the
-//!   attribute starts it: `__private::start_at(policy, SYNC_CLOCK, None)`,
+//!   attribute starts it: `__private::state_from(policy, SYNC_CLOCK, None)`,
 //!   untimed (no `max_elapsed`, no `on_retry`), so no clock is read. The
 //!   policy is typed as the attribute types it (`Policy<Exponential>`,
 //!   `Policy<Constant>`...) and allows 9 attempts (8 retries). Construction
@@ -64,7 +64,7 @@ mod common;
 use std::hint::black_box;
 use std::time::{Duration, SystemTime};
 
-use backoff_runtime::__private::{SYNC_CLOCK, start_at};
+use backoff_runtime::__private::{SYNC_CLOCK, state_from};
 use backoff_runtime::strategy::{Constant, Decorrelated, Exponential, Fibonacci, Linear};
 use backoff_runtime::{Jitter, Policy, Strategy};
 use backon::{BackoffBuilder, ConstantBuilder, ExponentialBuilder, FibonacciBuilder};
@@ -188,7 +188,7 @@ fn backon(strategy: &str, jitter: bool) -> Option<Backon> {
 /// then `N` steps.
 #[inline(always)]
 fn run_ours<S: Strategy>(policy: &Policy<S>) {
-    let mut state = start_at(black_box(policy), SYNC_CLOCK, None);
+    let mut state = state_from(black_box(policy), SYNC_CLOCK, None);
     for _ in 0..N {
         black_box(state.next_delay());
     }
@@ -295,11 +295,11 @@ fn bench_api(c: &mut Criterion) {
 fn check_schedules() {
     for strategy in ["exponential", "constant", "fibonacci"] {
         let ours: Vec<Duration> = with_ours!(ours(strategy, Jitter::None), policy => {
-            let mut state = start_at(&policy, SYNC_CLOCK, None);
+            let mut state = state_from(&policy, SYNC_CLOCK, None);
             (0..N).filter_map(|_| state.next_delay()).collect()
         });
         let builtin = ours_builtin(strategy, Jitter::None);
-        let mut state = start_at(&builtin, SYNC_CLOCK, None);
+        let mut state = state_from(&builtin, SYNC_CLOCK, None);
         let same: Vec<Duration> = (0..N).filter_map(|_| state.next_delay()).collect();
         assert_eq!(ours, same, "{strategy}: typed and builtin");
         let theirs: Vec<Duration> = match backon(strategy, false) {

@@ -478,7 +478,7 @@ fn a_named_budget_records_its_tokens() {
 mod expansion {
     use super::*;
     use backoff_runtime::__private as p;
-    use p::{Fixed, FixedStart, Immediate, Recording, RetryResult};
+    use p::{Fixed, FixedOrigin, Immediate, Recording, RetryResult};
 
     /// `#[retry(immediate, attempts = 3)]`'s policy on a plain fn, and on
     /// an `async fn`.
@@ -531,7 +531,7 @@ mod expansion {
         setup();
         const F: &str = concat!(module_path!(), "::compact");
         async fn compact(calls: &mut u32) -> Result<u32, &'static str> {
-            let mut carried = p::Carried::<<Async as FixedStart>::Previous>::NEW;
+            let mut carried = p::Carried::<<Async as FixedOrigin>::Previous>::NEW;
             let mut recording = Recording::begin(F, p::ASYNC_CLOCK);
             loop {
                 let outcome: Result<u32, &str> = p::attempt(async {
@@ -581,8 +581,8 @@ mod expansion {
     fn general_failure_path() {
         setup();
         const F: &str = concat!(module_path!(), "::general");
-        static START: p::Start<'static, Immediate> =
-            p::Start::new(<Sync as FixedStart>::START.policy, p::SYNC_CLOCK);
+        static ORIGIN: p::Origin<'static, Immediate> =
+            p::Origin::new(<Sync as FixedOrigin>::ORIGIN.policy, p::SYNC_CLOCK);
         // A `when_ok` rejecting 503, a `when` stopping on "fatal".
         fn general(responses: &mut Vec<Result<u16, &'static str>>) -> Result<u16, &'static str> {
             let mut slot = None;
@@ -600,7 +600,7 @@ mod expansion {
                 };
                 match p::next_delay_recorded(
                     &mut slot,
-                    &START,
+                    &ORIGIN,
                     decision,
                     &mut recording,
                     rejected_ok,

@@ -84,7 +84,7 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
 //                 let outcome: R = attempt(|| body);           // or async { body }.await
 //                 let delay = {
 //                     let e = match outcome { Ok(v) => return Ok(v), Err(e) => e };
-//                     match next_delay(&mut slot, || start_at(&POLICY, ..), || when(&e)) {  // out of line
+//                     match next_delay(&mut slot, || state_from(&POLICY, ..), || when(&e)) {  // out of line
 //                         Some(delay) => { on_retry(&e, &event); delay }
 //                         None => return Err(e),
 //                     }

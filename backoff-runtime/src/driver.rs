@@ -54,10 +54,10 @@ pub(crate) fn began<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<
 /// What a call's retry state is built from, on its first failure: the
 /// policy, the loop's clock, the call's start (if read), the budget and the
 /// breaker (if any). For a policy the attribute built, with no start time
-/// or budget, it is a constant (`Fixed::START`, or the `static` the
+/// or budget, it is a constant (`Fixed::ORIGIN`, or the `static` the
 /// attribute writes for `throttled` and `retry_after_max`), so the failure
 /// path passes one address, or none.
-pub struct Start<'p, S> {
+pub struct Origin<'p, S> {
     /// The policy.
     pub policy: &'p Policy<S>,
     pub(crate) clock: Clock,
@@ -66,10 +66,10 @@ pub struct Start<'p, S> {
     circuit: Option<&'p CircuitBreaker>,
 }
 
-impl<'p, S> Start<'p, S> {
+impl<'p, S> Origin<'p, S> {
     /// A policy and a clock: no start time, no budget.
     pub const fn new(policy: &'p Policy<S>, clock: Clock) -> Self {
-        Start {
+        Origin {
             policy,
             clock,
             began: None,
@@ -86,7 +86,7 @@ impl<'p, S> Start<'p, S> {
         began: Option<Instant>,
         budget: Option<&'p RetryBudget>,
     ) -> Self {
-        Start {
+        Origin {
             policy,
             clock,
             began,
@@ -153,7 +153,7 @@ pub(crate) struct Lazy<'a, 'p, S> {
     /// The state, once built.
     pub(crate) slot: &'a mut Option<RetryState<'p, S>>,
     /// What it is built from.
-    pub(crate) start: &'a Start<'p, S>,
+    pub(crate) start: &'a Origin<'p, S>,
 }
 
 impl<S: Strategy> Progress for Lazy<'_, '_, S> {
@@ -220,7 +220,7 @@ impl<S: Strategy> Progress for RetryState<'_, S> {
 #[inline(always)]
 pub(crate) fn step<'p, S: Strategy>(
     slot: &mut Option<RetryState<'p, S>>,
-    start: &Start<'p, S>,
+    start: &Origin<'p, S>,
     decision: Decision,
 ) -> Option<Duration> {
     slot.get_or_insert_with(|| start.state())
@@ -276,10 +276,10 @@ pub(crate) struct NoHooks;
 
 impl<T, E> Hooks<T, E> for NoHooks {}
 
-/// A call's metrics (feature `opentelemetry`, see [`crate::metrics`]):
+/// A call's metrics (feature `opentelemetry`, see the `metrics` module):
 /// started by [`begin`](Recording::begin) when the call begins, told of
 /// each attempt's start and end and of the call's end. Recording is live
-/// only if [`metrics::install`](crate::metrics::install) turned it on
+/// only if `metrics::install` turned it on
 /// before the call began; otherwise each method is one branch, and no
 /// clock is read. Without the feature it is zero-sized and every method is
 /// empty.

@@ -282,10 +282,7 @@ pub mod tower;
 #[cfg(feature = "std")]
 #[doc(hidden)]
 pub mod __private;
-// The names compile errors give the traits `#[retry]` checks its arguments
-// against (see `__private::args`).
 #[cfg(feature = "std")]
-#[doc(hidden)]
 pub use __private::args as retry_args;
 
 #[cfg(feature = "std")]

@@ -8,7 +8,7 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::clock;
-use crate::driver::{self, Lazy, NoHooks, NoRecording, NoTrace, Recording, Records, Start, Trace};
+use crate::driver::{self, Lazy, NoHooks, NoRecording, NoTrace, Origin, Recording, Records, Trace};
 use crate::policy::Policy;
 use crate::strategy::Strategy;
 
@@ -33,7 +33,7 @@ impl<S: Strategy> Policy<S> {
     /// ```
     pub fn retry<T, E>(&self, op: impl FnMut() -> Result<T, E>) -> Result<T, E> {
         // As the attribute does: the state is built on the first failure.
-        let start = Start::at(
+        let start = Origin::at(
             self,
             clock::system,
             driver::began(self, clock::system, false),
@@ -102,7 +102,7 @@ impl<S: Strategy> Policy<S> {
         Fut: Future<Output = ()>,
     {
         let clock = clock::for_async();
-        let start = Start::at(self, clock, driver::began(self, clock, false), None);
+        let start = Origin::at(self, clock, driver::began(self, clock, false), None);
         let mut recording = Recording::begin(self.function(), clock);
         let mut slot = None;
         loop {
@@ -141,7 +141,7 @@ impl<S: Strategy> Policy<S> {
 /// one test of a flag.
 #[inline(always)]
 pub(crate) fn blocking<S: Strategy, T, E>(
-    start: &Start<'_, S>,
+    start: &Origin<'_, S>,
     function: Option<&'static str>,
     trace: impl Trace<E>,
     mut op: impl FnMut() -> Result<T, E>,
@@ -162,7 +162,7 @@ pub(crate) fn blocking<S: Strategy, T, E>(
 #[cold]
 #[inline(never)]
 fn blocking_recorded<S: Strategy, T, E>(
-    start: &Start<'_, S>,
+    start: &Origin<'_, S>,
     function: &'static str,
     trace: impl Trace<E>,
     mut op: impl FnMut() -> Result<T, E>,
@@ -186,7 +186,7 @@ fn blocking_recorded<S: Strategy, T, E>(
 #[cold]
 #[inline(never)]
 fn blocking_after<S: Strategy, T, E>(
-    start: &Start<'_, S>,
+    start: &Origin<'_, S>,
     recording: impl Records,
     trace: impl Trace<E>,
     mut op: impl FnMut() -> Result<T, E>,
@@ -221,7 +221,7 @@ impl<T, E, F: FnMut() -> Result<T, E>> Attempts<T, E> for F {
 /// iteration. The price is an indirect call per retry.
 #[inline(never)]
 fn blocking_shared<S: Strategy, T, E>(
-    start: &Start<'_, S>,
+    start: &Origin<'_, S>,
     mut recording: impl Records,
     trace: impl Trace<E>,
     op: &mut dyn Attempts<T, E>,

@@ -36,7 +36,7 @@ use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen};
 use crate::clock::{self, Clock};
 use crate::decision::{Decision, IntoDecision};
-use crate::driver::{self, Hooks, Lazy, NoTrace, Recording, Start};
+use crate::driver::{self, Hooks, Lazy, NoTrace, Origin, Recording};
 use crate::event::RetryEvent;
 use crate::policy::Policy;
 use crate::report::GiveUp;
@@ -361,7 +361,7 @@ where
     /// the operation.
     fn run(self, clock: Clock) -> (Run<'p, S, E, W, K, N, G>, Op) {
         let timed = N::TIMED || G::TIMED;
-        let start = Start::at(
+        let start = Origin::at(
             self.policy,
             clock,
             driver::began(self.policy, clock, timed),
@@ -386,7 +386,7 @@ where
 /// One call's driver: what its state is built from, how a breaker's
 /// refusal becomes its error, and its hooks.
 struct Run<'p, S, E, W, K, N, G> {
-    start: Start<'p, S>,
+    start: Origin<'p, S>,
     recording: Recording,
     refused: Option<fn(CircuitOpen) -> E>,
     hooks: Given<W, K, N, G>,

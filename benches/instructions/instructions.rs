@@ -340,7 +340,7 @@ mod metrics {
     /// metrics: the reference for [`recorded_async`].
     #[inline(never)]
     pub(crate) async fn compact_async(x: u64) -> Result<u64, Fail> {
-        let mut carried = p::Carried::<<DefaultAsync as p::FixedStart>::Previous>::NEW;
+        let mut carried = p::Carried::<<DefaultAsync as p::FixedOrigin>::Previous>::NEW;
         loop {
             let outcome: Result<u64, Fail> = p::attempt(async { body!(x) }).await;
             match p::after_carried::<DefaultAsync, _, _>(&mut carried, p::NoTrace, outcome) {
@@ -358,7 +358,7 @@ mod metrics {
     /// before the loop and told of each attempt.
     #[inline(never)]
     pub(crate) async fn recorded_async(x: u64) -> Result<u64, Fail> {
-        let mut carried = p::Carried::<<DefaultAsync as p::FixedStart>::Previous>::NEW;
+        let mut carried = p::Carried::<<DefaultAsync as p::FixedOrigin>::Previous>::NEW;
         let mut recording =
             p::Recording::begin(concat!(module_path!(), "::recorded_async"), p::ASYNC_CLOCK);
         loop {
@@ -445,7 +445,7 @@ mod failing {
     /// function, the decision out of line through the runtime's
     /// `__private::next_retry` (not the whole failure path in a closure that
     /// owns the outcome and hands it back). A reference for the expansion,
-    /// with the same policy, `start_at` and sleep as `#[retry]`'s.
+    /// with the same policy, `state_from` and sleep as `#[retry]`'s.
     macro_rules! step_loop {
         ($name:ident, $start:expr, $sleep:ident) => {
             #[inline(never)]
@@ -538,7 +538,7 @@ mod failing {
     step_loop!(step_loop_async, &IMMEDIATE_ASYNC, sleep_tokio, async);
     step_loop!(step_loop_jitter_async, &EXPONENTIAL_ASYNC, noop, async);
 
-    use backoff_runtime::__private::{ASYNC_CLOCK, SYNC_CLOCK, Start};
+    use backoff_runtime::__private::{ASYNC_CLOCK, Origin, SYNC_CLOCK};
     /// `#[retry(immediate, attempts = unlimited)]`'s policy.
     const IMMEDIATE_POLICY: Policy<Immediate> =
         Policy::from_strategy(Immediate).unlimited_attempts();
@@ -548,11 +548,12 @@ mod failing {
             .jitter(Jitter::Full)
             .unlimited_attempts();
     // What `#[retry]` builds from them: the policy and the loop's clock.
-    static IMMEDIATE: Start<'static, Immediate> = Start::new(&IMMEDIATE_POLICY, SYNC_CLOCK);
-    static EXPONENTIAL: Start<'static, Exponential> = Start::new(&EXPONENTIAL_POLICY, SYNC_CLOCK);
-    static IMMEDIATE_ASYNC: Start<'static, Immediate> = Start::new(&IMMEDIATE_POLICY, ASYNC_CLOCK);
-    static EXPONENTIAL_ASYNC: Start<'static, Exponential> =
-        Start::new(&EXPONENTIAL_POLICY, ASYNC_CLOCK);
+    static IMMEDIATE: Origin<'static, Immediate> = Origin::new(&IMMEDIATE_POLICY, SYNC_CLOCK);
+    static EXPONENTIAL: Origin<'static, Exponential> = Origin::new(&EXPONENTIAL_POLICY, SYNC_CLOCK);
+    static IMMEDIATE_ASYNC: Origin<'static, Immediate> =
+        Origin::new(&IMMEDIATE_POLICY, ASYNC_CLOCK);
+    static EXPONENTIAL_ASYNC: Origin<'static, Exponential> =
+        Origin::new(&EXPONENTIAL_POLICY, ASYNC_CLOCK);
 
     /// A hand-written loop over the runtime's state machine (the manual
     /// loop of the docs): what the runtime's step costs, without the

@@ -16,7 +16,7 @@ pub(super) struct FailureParts {
     pub(super) slot: TokenStream,
     /// Splits `__backoff_outcome`, returning an accepted `Ok`.
     pub(super) outcome: TokenStream,
-    /// What the first failure builds the `RetryState` from: a `&Start`.
+    /// What the first failure builds the `RetryState` from: a `&Origin`.
     pub(super) start: TokenStream,
     /// The runtime type naming the policy, if the attribute built one.
     pub(super) fixed: Option<TokenStream>,
@@ -41,7 +41,7 @@ pub(super) struct FailureParts {
 //         attempt's outcome.
 // Output: let delay = {
 //             let error = match outcome { Ok(v) => return Ok(v), Err(e) => e };
-//             match next_delay(&mut slot, || start_at(..), || when(&error)) {  // out of line
+//             match next_delay(&mut slot, || state_from(..), || when(&error)) {  // out of line
 //                 Some(delay) => { on_retry(&error, &event_of(&slot, delay)); delay }
 //                 None => { on_giveup(&Err(error), &report_of(&slot)); return Err(error) }
 //             }

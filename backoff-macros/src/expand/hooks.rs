@@ -161,7 +161,7 @@ pub(super) fn call_on_retry(n: &Names<'_>) -> Option<TokenStream> {
 }
 
 // Input:  `on_giveup = G`; `__backoff_result` and `__backoff_report`.
-// Output: { let hook = G; OnGiveupFn::call(hook, pass(&result), pass(&report)); }
+// Output: { let hook = G; OnGiveUpFn::call(hook, pass(&result), pass(&report)); }
 //
 // An `FnOnce`, evaluated on whichever path gives up, just before it
 // returns: it may move a by-value argument the body does not move.
@@ -175,11 +175,11 @@ pub(super) fn call_on_giveup(n: &Names<'_>) -> Option<TokenStream> {
     let (p, lt) = (p_at(g.span), lt_at(g.key));
     let (ok_of, error_of) = (n.ok_of(), n.error_of());
     let (outcome, record) = (
-        quote_spanned! {g.span=> #lt _ as #p::OnGiveupParameter<#ok_of, #error_of>>::pass(&#result) },
-        quote_spanned! {g.span=> #lt _ as #p::OnGiveupRecordParameter<_>>::pass(&#report) },
+        quote_spanned! {g.span=> #lt _ as #p::OnGiveUpParameter<#ok_of, #error_of>>::pass(&#result) },
+        quote_spanned! {g.span=> #lt _ as #p::OnGiveUpRecordParameter<_>>::pass(&#report) },
     );
     let call = quote_spanned! {g.span=>
-        <_ as #p::OnGiveupReturn>::done(<_ as #p::OnGiveupFn<_, _, _>>::call(
+        <_ as #p::OnGiveUpReturn>::done(<_ as #p::OnGiveUpFn<_, _, _>>::call(
             #hook,
             #outcome,
             #record,

@@ -88,7 +88,7 @@ pub(super) struct Names<'a> {
     pub(super) started_value: TokenStream,
     /// Whether the policy is all there is to start the state from.
     pub(super) constant_start: bool,
-    /// What the first failure builds the state from: a `&Start`.
+    /// What the first failure builds the state from: a `&Origin`.
     pub(super) start_ref: TokenStream,
 }
 
@@ -164,7 +164,7 @@ impl<'a> Names<'a> {
             (
                 {
                     let checked = quote_spanned! {start_span=>
-                        #p::started(#policy_ref, #clock, #timed)
+                        #p::began(#policy_ref, #clock, #timed)
                     };
                     quote!(let __backoff_started = #checked;)
                 },
@@ -174,13 +174,13 @@ impl<'a> Names<'a> {
             (TokenStream::new(), quote!(::core::option::Option::None))
         };
         // What the failure path's step builds the state from, on the first
-        // failure: the policy type's `START` or the `static` when it holds
+        // failure: the policy type's `ORIGIN` or the `static` when it holds
         // all of it (a policy the attribute built, no start time, no
         // budget), else one made there.
         let constant_start = args.policy.is_none() && !needs_start && args.budget.is_none();
         let start_ref = if constant_start {
             match &fixed {
-                Some(fixed) => quote!(&<#fixed>::START),
+                Some(fixed) => quote!(&<#fixed>::ORIGIN),
                 None => quote!(&__BACKOFF_POLICY),
             }
         } else {
@@ -190,7 +190,7 @@ impl<'a> Names<'a> {
                 quote!(::core::option::Option::None)
             };
             quote_spanned! {start_span=>
-                &#p::Start::at(#policy_ref, #clock, #started_value, #budget)
+                &#p::Origin::at(#policy_ref, #clock, #started_value, #budget)
             }
         };
         Names {

@@ -11,7 +11,7 @@ use crate::attr::defaults;
 use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
 
 // Input:  the strategy, attempts, jitter and max_elapsed arguments, or `policy = EXPR`.
-// Output: `static __BACKOFF_POLICY: Start<'static, _> = Start::new(&Policy::..., CLOCK);`
+// Output: `static __BACKOFF_POLICY: Origin<'static, _> = Origin::new(&Policy::..., CLOCK);`
 //         built by const fns (the policy and the loop's clock), or
 //         `let __backoff_policy: &Policy<_> = ...;` from the expression,
 //         evaluated once per call.
@@ -68,14 +68,14 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
         });
     }
     quote! {
-        static __BACKOFF_POLICY: #p::Start<'static, #p::#ty> = #p::Start::new(&#chain, #clock);
+        static __BACKOFF_POLICY: #p::Origin<'static, #p::#ty> = #p::Origin::new(&#chain, #clock);
     }
 }
 
 // Input:  the strategy, attempts, jitter and max_elapsed arguments (no
 //         `policy = EXPR`, `throttled`, `retry_after_max`).
 // Output: the runtime type naming that policy, whose constants `REF` (the
-//         policy) and `START` (with the loop's clock) the loop uses:
+//         policy) and `ORIGIN` (with the loop's clock) the loop uses:
 //         `Fixed<ExponentialOf<100000000, UNSET, UNSET>, 1, 5, UNSET, false>`;
 //         `None` for what it cannot name (then `policy_binding`'s `static`).
 //

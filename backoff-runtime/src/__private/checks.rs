@@ -29,21 +29,21 @@ pub trait RetryResult: Sized {
     /// (A method of this trait, not a function bounded by it: a return type
     /// that is not a `Result` is then reported once, at the expansion's
     /// call, spanned on that type, and never as a bound of the runtime's.)
-    fn retry_blocking_fixed<P: FixedStart>(
+    fn retry_blocking_fixed<P: FixedOrigin>(
         trace: impl Trace<Self::Err>,
         op: impl FnMut() -> Self,
     ) -> Self;
     /// [`retry_blocking_fixed`](Self::retry_blocking_fixed) from a `start`
     /// the function builds (a deadline, a start time).
     fn retry_blocking<S: Strategy>(
-        start: &Start<'_, S>,
+        start: &Origin<'_, S>,
         trace: impl Trace<Self::Err>,
         op: impl FnMut() -> Self,
     ) -> Self;
     /// [`retry_blocking_fixed`](Self::retry_blocking_fixed), recording
     /// the call's metrics as `function` (feature `opentelemetry`: the
     /// expansion's `concat!(module_path!(), "::", name)`).
-    fn retry_blocking_fixed_recorded<P: FixedStart>(
+    fn retry_blocking_fixed_recorded<P: FixedOrigin>(
         function: &'static str,
         trace: impl Trace<Self::Err>,
         op: impl FnMut() -> Self,
@@ -51,7 +51,7 @@ pub trait RetryResult: Sized {
     /// [`retry_blocking`](Self::retry_blocking), recording the call's
     /// metrics as `function`.
     fn retry_blocking_recorded<S: Strategy>(
-        start: &Start<'_, S>,
+        start: &Origin<'_, S>,
         function: &'static str,
         trace: impl Trace<Self::Err>,
         op: impl FnMut() -> Self,
@@ -79,28 +79,31 @@ impl<T, E> RetryResult for Result<T, E> {
         r
     }
     #[inline(always)]
-    fn retry_blocking_fixed<P: FixedStart>(trace: impl Trace<E>, op: impl FnMut() -> Self) -> Self {
-        crate::loops::blocking(P::START, None, trace, op)
+    fn retry_blocking_fixed<P: FixedOrigin>(
+        trace: impl Trace<E>,
+        op: impl FnMut() -> Self,
+    ) -> Self {
+        crate::loops::blocking(P::ORIGIN, None, trace, op)
     }
     #[inline(always)]
     fn retry_blocking<S: Strategy>(
-        start: &Start<'_, S>,
+        start: &Origin<'_, S>,
         trace: impl Trace<E>,
         op: impl FnMut() -> Self,
     ) -> Self {
         crate::loops::blocking(start, None, trace, op)
     }
     #[inline(always)]
-    fn retry_blocking_fixed_recorded<P: FixedStart>(
+    fn retry_blocking_fixed_recorded<P: FixedOrigin>(
         function: &'static str,
         trace: impl Trace<E>,
         op: impl FnMut() -> Self,
     ) -> Self {
-        crate::loops::blocking(P::START, Some(function), trace, op)
+        crate::loops::blocking(P::ORIGIN, Some(function), trace, op)
     }
     #[inline(always)]
     fn retry_blocking_recorded<S: Strategy>(
-        start: &Start<'_, S>,
+        start: &Origin<'_, S>,
         function: &'static str,
         trace: impl Trace<E>,
         op: impl FnMut() -> Self,
@@ -254,7 +257,7 @@ impl<F: Never, A, B> OnRetryFn<Fails, A, B> for F {
     label = "expected a function of two parameters",
     note = "`on_giveup` is called once, on giving up, with the outcome the call returns and the give-up record: declare it as `fn(&Result<T, E>, &GiveUp)`"
 )]
-pub trait OnGiveupFn<M, A, B> {
+pub trait OnGiveUpFn<M, A, B> {
     /// What it returns.
     type Output;
     /// Calls it.
@@ -262,7 +265,7 @@ pub trait OnGiveupFn<M, A, B> {
 }
 
 #[diagnostic::do_not_recommend]
-impl<F: FnOnce(A, B) -> O, A, B, O> OnGiveupFn<Holds, A, B> for F {
+impl<F: FnOnce(A, B) -> O, A, B, O> OnGiveUpFn<Holds, A, B> for F {
     type Output = O;
     #[inline(always)]
     fn call(self, outcome: A, report: B) -> O {
@@ -271,7 +274,7 @@ impl<F: FnOnce(A, B) -> O, A, B, O> OnGiveupFn<Holds, A, B> for F {
 }
 
 #[diagnostic::do_not_recommend]
-impl<F: Never, A, B> OnGiveupFn<Fails, A, B> for F {
+impl<F: Never, A, B> OnGiveUpFn<Fails, A, B> for F {
     type Output = ();
     #[inline(always)]
     fn call(self, _: A, _: B) {}
@@ -447,13 +450,13 @@ impl OnRetryReturn for () {
     label = "this takes `{Self}` first",
     note = "`on_giveup` is called once, on giving up, with the outcome the call returns and the give-up record: declare it as `fn(&Result<{T}, {E}>, &GiveUp)`"
 )]
-pub trait OnGiveupParameter<'a, T, E> {
+pub trait OnGiveUpParameter<'a, T, E> {
     /// The outcome, as `on_giveup` takes it.
     fn pass(outcome: &'a Result<T, E>) -> Self;
 }
 
 #[diagnostic::do_not_recommend]
-impl<'a, T, E> OnGiveupParameter<'a, T, E> for &'a Result<T, E> {
+impl<'a, T, E> OnGiveUpParameter<'a, T, E> for &'a Result<T, E> {
     #[inline(always)]
     fn pass(outcome: &'a Result<T, E>) -> Self {
         outcome
@@ -466,14 +469,14 @@ impl<'a, T, E> OnGiveupParameter<'a, T, E> for &'a Result<T, E> {
     label = "this takes `{Self}` second",
     note = "declare the second parameter as `&GiveUp`: `backoff_runtime::GiveUp` tells the calls made, the time elapsed and why the call gave up"
 )]
-pub trait OnGiveupRecordParameter<'a, V> {
+pub trait OnGiveUpRecordParameter<'a, V> {
     /// The record, as `on_giveup` takes it.
     fn pass(report: &'a V) -> Self;
 }
 
 // (Generic in `V`, which is `GiveUp`: see `OnRetryEventParameter`.)
 #[diagnostic::do_not_recommend]
-impl<'a, V> OnGiveupRecordParameter<'a, V> for &'a V {
+impl<'a, V> OnGiveUpRecordParameter<'a, V> for &'a V {
     #[inline(always)]
     fn pass(report: &'a V) -> Self {
         report
@@ -486,13 +489,13 @@ impl<'a, V> OnGiveupRecordParameter<'a, V> for &'a V {
     label = "this returns `{Self}`",
     note = "`on_giveup` is called once, on giving up, and what it returns is dropped: make it a plain function that returns nothing (the future of an `async fn` would never run)"
 )]
-pub trait OnGiveupReturn {
+pub trait OnGiveUpReturn {
     /// Nothing.
     fn done(self);
 }
 
 #[diagnostic::do_not_recommend]
-impl OnGiveupReturn for () {
+impl OnGiveUpReturn for () {
     #[inline(always)]
     fn done(self) {}
 }

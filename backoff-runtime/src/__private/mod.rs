@@ -34,7 +34,7 @@ pub use crate::budget::RetryBudget;
 pub use crate::circuit::{CircuitBreaker, CircuitOpen};
 pub use crate::clock::Clock;
 pub use crate::decision::{Decision, IntoDecision};
-pub use crate::driver::{NoTrace, Recording, Start, Trace};
+pub use crate::driver::{NoTrace, Origin, Recording, Trace};
 pub use crate::event::{AttemptContext, RetryEvent};
 pub use crate::jitter::Jitter;
 pub use crate::policy::Policy;
@@ -48,17 +48,31 @@ pub use crate::timeout::Elapsed;
 /// The default sleep of a plain fn; a zero delay does not sleep.
 pub use crate::sleep::blocking as sleep_blocking;
 
-/// The traits of this module under the names rustc prints when a value does
-/// not fit: the crate root re-exports this module, hidden, as
-/// `retry_args`, so an error names `WhenParameter<'_, u32>` or
-/// `backoff_runtime::retry_args::WhenParameter`, never a path through
-/// `__private`, and each name reads as the argument it checks.
+/// The traits `#[retry]` checks its arguments against, under the names a
+/// compile error gives them.
+///
+/// When a value given to the attribute has the wrong type (a `when` that
+/// takes `&String` where the error is `u32`, a `sleep` that returns a
+/// value), the compiler's message is the attribute's own (`#[retry]:
+/// `when` must take `&E`...`), and its `help:` line names one of these
+/// traits: each is named after the argument and what it checks
+/// (`WhenParameter`, `OnRetryFn`, `SleepParameter`, `FromElapsed`, ...).
+/// You never implement or name them: they are implemented for exactly the
+/// values the attribute accepts, and their documentation says which.
+///
+/// ```compile_fail
+/// use backoff_runtime::retry;
+///
+/// // `when` takes `&E`, here `&u32`: the help line names `WhenParameter`.
+/// #[retry(when = |e: &String| e.is_empty())]
+/// fn f() -> Result<(), u32> { Err(1) }
+/// ```
 pub mod args {
     pub use super::checks::{
         AsBudget as BudgetArgument, AsCircuit as CircuitArgument, AsPolicy as PolicyArgument,
         AsyncSleep as DefaultAsyncSleep, AsyncSleepReturn, AsyncTimeout as TimeoutTimer,
         BlockingSleepReturn, DefaultSleep as TokioFeature, FromCircuitOpen, FromElapsed,
-        OnGiveupFn, OnGiveupParameter, OnGiveupRecordParameter, OnGiveupReturn,
+        OnGiveUpFn, OnGiveUpParameter, OnGiveUpRecordParameter, OnGiveUpReturn,
         OnRetryEventParameter, OnRetryFn, OnRetryOutcomeParameter, OnRetryParameter, OnRetryReturn,
         RetryResult as ReturnsResult, SleepFn, SleepParameter, WhenFn, WhenOkFn, WhenOkParameter,
         WhenOkReturn, WhenParameter,

@@ -1,7 +1,7 @@
 //! Policies `#[retry]` builds from literal arguments, named by a type
 //! rather than written out in a `static` of each function.
 //!
-//! `Fixed<ExponentialOf<100_000_000, UNSET, UNSET>, 1, 5, UNSET, false>::START`
+//! `Fixed<ExponentialOf<100_000_000, UNSET, UNSET>, 1, 5, UNSET, false>::ORIGIN`
 //! is the policy (and the loop's clock) of
 //! `#[retry(attempts = 5)]` on a plain fn: every value is a const generic
 //! argument, and the constants are the runtime's, so a function under
@@ -18,7 +18,7 @@ use core::marker::PhantomData;
 use core::time::Duration;
 
 use super::{ASYNC_CLOCK, SYNC_CLOCK};
-use crate::driver::Start;
+use crate::driver::Origin;
 use crate::jitter::Jitter;
 use crate::policy::Policy;
 use crate::strategy::{Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear};
@@ -100,15 +100,15 @@ pub struct Fixed<S, const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64, 
     PhantomData<S>,
 );
 
-/// A `Fixed` policy's `START`, for [`next_retry_fixed`](crate::__private::next_retry_fixed).
-pub trait FixedStart {
+/// A `Fixed` policy's `ORIGIN`, for [`next_retry_fixed`](crate::__private::next_retry_fixed).
+pub trait FixedOrigin {
     /// The strategy.
     type Strategy: crate::strategy::Strategy + 'static;
     /// What a [`Carried`](crate::state::Carried) of this policy keeps of
     /// the previous delay.
     type Previous: crate::state::Previous;
     /// The policy and the loop's clock.
-    const START: &'static Start<'static, Self::Strategy>;
+    const ORIGIN: &'static Origin<'static, Self::Strategy>;
 }
 
 /// The policy of a `Fixed` whose strategy is `$of` (one impl per
@@ -145,16 +145,16 @@ macro_rules! fixed_policy {
             pub const REF: &'static Policy<$strategy> = &Self::POLICY;
 
             /// The policy and the loop's clock.
-            pub const START: Start<'static, $strategy> =
-                Start::new(Self::REF, if ASYNC { ASYNC_CLOCK } else { SYNC_CLOCK });
+            pub const ORIGIN: Origin<'static, $strategy> =
+                Origin::new(Self::REF, if ASYNC { ASYNC_CLOCK } else { SYNC_CLOCK });
         }
 
         impl<$($generics)* const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64, const ASYNC: bool>
-            FixedStart for Fixed<$of, JITTER, ATTEMPTS, ELAPSED, ASYNC>
+            FixedOrigin for Fixed<$of, JITTER, ATTEMPTS, ELAPSED, ASYNC>
         {
             type Strategy = $strategy;
             type Previous = $previous;
-            const START: &'static Start<'static, $strategy> = &Self::START;
+            const ORIGIN: &'static Origin<'static, $strategy> = &Self::ORIGIN;
         }
     )*};
 }
@@ -245,8 +245,8 @@ mod tests {
     fn the_start_carries_the_loops_clock() {
         type Sync = Fixed<Immediate, 0, 2, UNSET, false>;
         type Async = Fixed<Immediate, 0, 2, UNSET, true>;
-        assert_eq!(Sync::START.clock as usize, SYNC_CLOCK as usize);
-        assert_eq!(Async::START.clock as usize, ASYNC_CLOCK as usize);
-        assert!(core::ptr::eq(Sync::START.policy, Sync::REF));
+        assert_eq!(Sync::ORIGIN.clock as usize, SYNC_CLOCK as usize);
+        assert_eq!(Async::ORIGIN.clock as usize, ASYNC_CLOCK as usize);
+        assert!(core::ptr::eq(Sync::ORIGIN.policy, Sync::REF));
     }
 }

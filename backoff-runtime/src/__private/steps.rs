@@ -8,13 +8,13 @@ use crate::driver;
 /// the time (`timed`, or a deadline); the state itself is built on the first
 /// failure, so a success builds nothing.
 #[inline]
-pub fn started<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<std::time::Instant> {
+pub fn began<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<std::time::Instant> {
     driver::began(policy, clock, timed)
 }
 
 /// The state machine of a call that began at `start`.
 #[inline]
-pub fn start_at<S>(
+pub fn state_from<S>(
     policy: &Policy<S>,
     clock: Clock,
     start: Option<std::time::Instant>,
@@ -157,7 +157,7 @@ pub fn cold() {}
 #[inline(never)]
 pub fn next_delay<'p, S: Strategy>(
     slot: &mut Option<RetryState<'p, S>>,
-    start: &Start<'p, S>,
+    start: &Origin<'p, S>,
     decision: Decision,
 ) -> Option<Duration> {
     driver::step(slot, start, decision)
@@ -170,7 +170,7 @@ pub fn next_delay<'p, S: Strategy>(
 #[inline(never)]
 pub fn next_retry<'p, S: Strategy>(
     slot: &mut Option<RetryState<'p, S>>,
-    start: &Start<'p, S>,
+    start: &Origin<'p, S>,
 ) -> Option<Duration> {
     driver::step(slot, start, Decision::Retry)
 }
@@ -183,7 +183,7 @@ pub fn next_retry<'p, S: Strategy>(
 #[inline(never)]
 pub fn next_delay_recorded<'p, S: Strategy>(
     slot: &mut Option<RetryState<'p, S>>,
-    start: &Start<'p, S>,
+    start: &Origin<'p, S>,
     decision: Decision,
     recording: &mut Recording,
     rejected_ok: bool,
@@ -199,7 +199,7 @@ pub fn next_delay_recorded<'p, S: Strategy>(
 #[inline(never)]
 pub fn next_retry_recorded<'p, S: Strategy>(
     slot: &mut Option<RetryState<'p, S>>,
-    start: &Start<'p, S>,
+    start: &Origin<'p, S>,
     recording: &mut Recording,
 ) -> Option<Duration> {
     let delay = driver::step(slot, start, Decision::Retry);
@@ -211,11 +211,11 @@ pub fn next_retry_recorded<'p, S: Strategy>(
 /// attempt failed with an error).
 #[cold]
 #[inline(never)]
-pub fn next_retry_fixed_recorded<'p, F: FixedStart>(
+pub fn next_retry_fixed_recorded<'p, F: FixedOrigin>(
     slot: &mut Option<RetryState<'p, F::Strategy>>,
     recording: &mut Recording,
 ) -> Option<Duration> {
-    let delay = driver::step(slot, F::START, Decision::Retry);
+    let delay = driver::step(slot, F::ORIGIN, Decision::Retry);
     record(slot, delay, recording, false);
     delay
 }
@@ -248,11 +248,11 @@ fn record<S>(
 /// not an argument the loop keeps in a register across its calls.
 #[cold]
 #[inline(never)]
-pub fn next_retry_fixed<'p, F: FixedStart>(
+pub fn next_retry_fixed<'p, F: FixedOrigin>(
     slot: &mut Option<RetryState<'p, F::Strategy>>,
 ) -> Option<Duration> {
     // (A breaker borrowed for `'p` makes the state's lifetime `'p`.)
-    driver::step(slot, F::START, Decision::Retry)
+    driver::step(slot, F::ORIGIN, Decision::Retry)
 }
 
 /// [`next_retry_fixed`] for a loop that keeps a [`Carried`] between
@@ -260,8 +260,8 @@ pub fn next_retry_fixed<'p, F: FixedStart>(
 /// [`after_carried`], out of line, one copy per policy.
 #[cold]
 #[inline(never)]
-fn next_retry_carried<F: FixedStart>(carried: &mut Carried<F::Previous>) -> Option<Duration> {
-    F::START.policy.next_carried(carried)
+fn next_retry_carried<F: FixedOrigin>(carried: &mut Carried<F::Previous>) -> Option<Duration> {
+    F::ORIGIN.policy.next_carried(carried)
 }
 
 /// After an attempt of an `async fn` whose policy is the type `P` and that
@@ -274,7 +274,7 @@ fn next_retry_carried<F: FixedStart>(carried: &mut Carried<F::Previous>) -> Opti
 /// `async fn` then has one match to check and lay out, not the failure
 /// path's matches and returns.)
 #[inline(always)]
-pub fn after_carried<P: FixedStart, T, E>(
+pub fn after_carried<P: FixedOrigin, T, E>(
     carried: &mut Carried<P::Previous>,
     trace: impl Trace<E>,
     outcome: Result<T, E>,
@@ -293,7 +293,7 @@ pub fn after_carried<P: FixedStart, T, E>(
 /// `Recording::begin(FUNCTION, ASYNC_CLOCK)` before the loop, and told
 /// `attempt_starts()` before each attempt).
 #[inline(always)]
-pub fn after_carried_recorded<P: FixedStart, T, E>(
+pub fn after_carried_recorded<P: FixedOrigin, T, E>(
     carried: &mut Carried<P::Previous>,
     recording: &mut Recording,
     trace: impl Trace<E>,
@@ -311,9 +311,9 @@ pub fn after_carried_recorded<P: FixedStart, T, E>(
 /// The driver's progress of a loop that keeps a [`Carried`] under the
 /// policy type `P`: no start time, budget or breaker, so an accepted
 /// outcome tells no one.
-struct Compact<'a, P: FixedStart>(&'a mut Carried<P::Previous>);
+struct Compact<'a, P: FixedOrigin>(&'a mut Carried<P::Previous>);
 
-impl<P: FixedStart> driver::Progress for Compact<'_, P> {
+impl<P: FixedOrigin> driver::Progress for Compact<'_, P> {
     #[inline(always)]
     fn step(&mut self, decision: Decision) -> Option<Duration> {
         // (No `when`: every error is retried.)
