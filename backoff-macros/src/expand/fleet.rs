@@ -57,7 +57,7 @@ pub(super) fn bindings(n: &Names<'_>) -> TokenStream {
 }
 
 // Input:  the policy, the start time, `budget`, `circuit`.
-// Output: start_at(policy, clock, started).with_budget(b).with_circuit(c)
+// Output: state_from(policy, clock, started).with_budget(b).with_circuit(c)
 fn make(n: &Names<'_>) -> TokenStream {
     let (p, policy_ref, clock, started_value) = (&n.p, &n.policy_ref, &n.clock, &n.started_value);
     let with_budget = n
@@ -71,7 +71,7 @@ fn make(n: &Names<'_>) -> TokenStream {
         .as_ref()
         .map(|_| quote!(.with_circuit(__backoff_circuit)));
     quote_spanned! {n.start_span=>
-        #p::start_at(#policy_ref, #clock, #started_value)
+        #p::state_from(#policy_ref, #clock, #started_value)
             #with_budget
             #with_circuit
     }
