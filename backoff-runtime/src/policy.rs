@@ -437,7 +437,11 @@ pub(crate) fn backoff<T: Strategy + ?Sized>(
     previous: &mut Option<Duration>,
     rng: &mut JitterRng,
 ) -> Duration {
-    if let Jitter::Spread = jitter {
+    // (A strategy whose cap is zero, `Immediate`, spreads nothing: the test
+    // of its constant cap folds the branch away, and its step with it.)
+    if let Jitter::Spread = jitter
+        && !strategy.max_delay().is_zero()
+    {
         return crate::jobs::spread(strategy, retry, rng.phase());
     }
     let raw = strategy.capped_delay(retry, *previous, rng);
