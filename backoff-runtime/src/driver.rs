@@ -124,6 +124,7 @@ impl<'p, S> Origin<'p, S> {
 
     /// The report of a call that ran past its whole-call timeout after
     /// `calls` calls.
+    #[cfg(feature = "tokio")]
     #[cold]
     pub(crate) fn timed_out(&self, calls: u32) -> GiveUp {
         GiveUp::new(calls, self.elapsed(), GiveUpReason::Timeout)

@@ -122,6 +122,7 @@ pub(crate) fn powi(x: f64, n: u32) -> f64 {
 
 /// The width in milliseconds of one of `buckets` tenths of a sliding
 /// `window` (a rate breaker's, a throttle's): at least 1, saturating.
+#[cfg(feature = "std")]
 pub(crate) const fn bucket_ms(window: Duration, buckets: u64) -> u64 {
     let width = window.as_millis().div_ceil(buckets as u128);
     if width == 0 {
