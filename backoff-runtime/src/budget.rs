@@ -32,6 +32,7 @@
 //! `u32::MAX`. The bucket's atomics are model-checked with loom
 //! (`src/loom.rs`).
 
+use crate::name::Name;
 use crate::sync::{AtomicU64, Ordering};
 
 /// Thousandths of a token.
@@ -62,8 +63,7 @@ pub struct RetryBudget {
     max: u64,
     refill: u64,
     /// Its name, for the `backoff.budget.tokens` gauge.
-    #[cfg(feature = "opentelemetry")]
-    name: Option<&'static str>,
+    name: Name,
 }
 
 impl RetryBudget {
@@ -91,8 +91,7 @@ impl RetryBudget {
             tokens: AtomicU64::new(max),
             max,
             refill,
-            #[cfg(feature = "opentelemetry")]
-            name: None,
+            name: Name::NONE,
         }
     }
 
@@ -108,18 +107,9 @@ impl RetryBudget {
     /// static PAYMENTS: RetryBudget = RetryBudget::new(10, 0.1).named("payments");
     /// assert!(PAYMENTS.try_spend());
     /// ```
-    pub const fn named(self, name: &'static str) -> Self {
-        #[cfg(feature = "opentelemetry")]
-        {
-            let mut this = self;
-            this.name = Some(name);
-            this
-        }
-        #[cfg(not(feature = "opentelemetry"))]
-        {
-            let _ = name;
-            self
-        }
+    pub const fn named(mut self, name: &'static str) -> Self {
+        self.name = Name::of(name);
+        self
     }
 
     /// Its [name](RetryBudget::named), if it has one (feature
@@ -132,14 +122,14 @@ impl RetryBudget {
     /// ```
     #[cfg(feature = "opentelemetry")]
     pub const fn name(&self) -> Option<&'static str> {
-        self.name
+        self.name.get()
     }
 
     /// Records the tokens left in the gauge, if this budget is named.
     #[inline(always)]
     fn record_tokens(&self) {
         #[cfg(feature = "opentelemetry")]
-        if let Some(name) = self.name {
+        if let Some(name) = self.name.get() {
             crate::metrics::budget_tokens(name, self.tokens());
         }
     }

@@ -28,6 +28,7 @@
 //! call (so it follows tokio's paused time in tests). The atomics are
 //! model-checked with loom (`src/loom.rs`).
 
+use crate::name::Name;
 use core::fmt;
 use core::mem::ManuallyDrop;
 use core::time::Duration;
@@ -374,8 +375,7 @@ pub struct CircuitBreaker {
     /// `open_for` in ms, rounded up ([`NEVER`] if it never ends).
     open_for_ms: u64,
     /// Its name, for the `backoff.breaker.state` gauge.
-    #[cfg(feature = "opentelemetry")]
-    name: Option<&'static str>,
+    name: Name,
 }
 
 /// `n`, or 1 for 0, at most [`COUNT_MAX`].
@@ -401,8 +401,7 @@ impl CircuitBreaker {
             trip: Trip::Consecutive(threshold(failure_threshold)),
             success_threshold: threshold(success_threshold),
             open_for_ms: millis_up(open_for),
-            #[cfg(feature = "opentelemetry")]
-            name: None,
+            name: Name::NONE,
         }
     }
 
@@ -480,8 +479,7 @@ impl CircuitBreaker {
             }),
             success_threshold: 1,
             open_for_ms: millis_up(open_for),
-            #[cfg(feature = "opentelemetry")]
-            name: None,
+            name: Name::NONE,
         }
     }
 
@@ -499,18 +497,9 @@ impl CircuitBreaker {
     ///     CircuitBreaker::new(5, 1, Duration::from_secs(30)).named("payments");
     /// assert!(PAYMENTS.acquire_with(std::time::Instant::now).is_ok());
     /// ```
-    pub const fn named(self, name: &'static str) -> Self {
-        #[cfg(feature = "opentelemetry")]
-        {
-            let mut this = self;
-            this.name = Some(name);
-            this
-        }
-        #[cfg(not(feature = "opentelemetry"))]
-        {
-            let _ = name;
-            self
-        }
+    pub const fn named(mut self, name: &'static str) -> Self {
+        self.name = Name::of(name);
+        self
     }
 
     /// Its [name](CircuitBreaker::named), if it has one (feature
@@ -535,7 +524,7 @@ impl CircuitBreaker {
     /// ```
     #[cfg(feature = "opentelemetry")]
     pub const fn name(&self) -> Option<&'static str> {
-        self.name
+        self.name.get()
     }
 
     /// Records a change from the word `before` to the state `after` in the
@@ -543,7 +532,7 @@ impl CircuitBreaker {
     #[cfg(feature = "opentelemetry")]
     #[cold]
     fn record_state(&self, before: u64, after: u64) {
-        if let Some(name) = self.name
+        if let Some(name) = self.name.get()
             && Packed::load(before).state != after
         {
             let gauge = match after {

@@ -239,6 +239,7 @@ mod decision;
 mod event;
 pub mod jitter;
 pub mod jobs;
+mod name;
 mod nanos;
 pub mod policy;
 mod report;

@@ -1,6 +1,7 @@
 //! [`Policy`]: a strategy plus jitter and stop conditions, built once and
 //! used for any number of calls.
 
+use crate::name::Name;
 use core::time::Duration;
 
 use crate::jitter::{Jitter, JitterRng};
@@ -70,8 +71,7 @@ pub struct Policy<S = Builtin> {
     seed: Option<u64>,
     throttle: Option<Throttle>,
     /// What the metrics call the function this policy retries.
-    #[cfg(feature = "opentelemetry")]
-    name: Option<&'static str>,
+    name: Name,
 }
 
 /// The schedule and limit for errors classified
@@ -100,8 +100,7 @@ impl Policy<Builtin> {
             retry_after_max: DEFAULT_RETRY_AFTER_MAX,
             seed: None,
             throttle: None,
-            #[cfg(feature = "opentelemetry")]
-            name: None,
+            name: Name::NONE,
         }
     }
 
@@ -186,8 +185,7 @@ impl<S> Policy<S> {
             retry_after_max: DEFAULT_RETRY_AFTER_MAX,
             seed: None,
             throttle: None,
-            #[cfg(feature = "opentelemetry")]
-            name: None,
+            name: Name::NONE,
         }
     }
 
@@ -204,18 +202,9 @@ impl<S> Policy<S> {
     /// static FETCH: Policy = Policy::immediate().attempts(3).named("app::fetch_user");
     /// assert_eq!(FETCH.retry(|| Ok::<_, ()>(1)), Ok(1));
     /// ```
-    pub const fn named(self, name: &'static str) -> Self {
-        #[cfg(feature = "opentelemetry")]
-        {
-            let mut this = self;
-            this.name = Some(name);
-            this
-        }
-        #[cfg(not(feature = "opentelemetry"))]
-        {
-            let _ = name;
-            self
-        }
+    pub const fn named(mut self, name: &'static str) -> Self {
+        self.name = Name::of(name);
+        self
     }
 
     /// The name the metrics give the calls made with this policy:
@@ -228,7 +217,7 @@ impl<S> Policy<S> {
     /// ```
     #[cfg(feature = "opentelemetry")]
     pub const fn name(&self) -> &'static str {
-        match self.name {
+        match self.name.get() {
             Some(name) => name,
             None => crate::metrics::UNNAMED,
         }
