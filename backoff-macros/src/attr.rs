@@ -62,6 +62,7 @@ pub(crate) struct RetryArgs {
     pub(crate) throttled: Option<Arg<Throttled>>,
     pub(crate) budget: Option<Arg<Expr>>,
     pub(crate) circuit: Option<Arg<Expr>>,
+    pub(crate) throttle: Option<Arg<Expr>>,
     pub(crate) attempt_timeout: Option<Arg<DurationArg>>,
     pub(crate) when_ok: Option<Arg<Expr>>,
     pub(crate) on_giveup: Option<Arg<Expr>>,
@@ -87,6 +88,12 @@ pub(crate) struct Throttled {
 }
 
 impl RetryArgs {
+    /// Whether something may refuse an attempt before it starts (`circuit`,
+    /// `throttle`): the retry state is then built before the first attempt.
+    pub(crate) fn gates_attempts(&self) -> bool {
+        self.circuit.is_some() || self.throttle.is_some()
+    }
+
     /// Parses the attribute's arguments, recording every problem in `errors`
     /// and keeping whatever parsed.
     pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> RetryArgs {
@@ -243,7 +250,7 @@ impl RetryArgs {
                 )
             }
             "when" | "when_ok" | "on_retry" | "on_giveup" | "policy" | "sleep" | "budget"
-            | "circuit" => self.parse_expression(&key, &name, input, end),
+            | "circuit" | "throttle" => self.parse_expression(&key, &name, input, end),
             _ => {
                 let (error, meant) = unknown_argument(&key, input, scan);
                 self.broken.extend(meant);
@@ -310,7 +317,8 @@ impl RetryArgs {
     }
 
     /// A callable (`when`, `when_ok`, `on_retry`, `on_giveup`), a path
-    /// (`sleep`) or an expression (`policy`, `budget`, `circuit`).
+    /// (`sleep`) or an expression (`policy`, `budget`, `circuit`,
+    /// `throttle`).
     fn parse_expression(
         &mut self,
         key: &Ident,
@@ -326,6 +334,7 @@ impl RetryArgs {
             "sleep" => "sleep = tokio::time::sleep",
             "budget" => "budget = RETRY_BUDGET",
             "circuit" => "circuit = BREAKER",
+            "throttle" => "throttle = THROTTLE",
             _ => "policy = POLICY",
         };
         eq(input, key, example)?;
@@ -348,6 +357,7 @@ impl RetryArgs {
             "sleep" => (&mut self.sleep, "sleep"),
             "budget" => (&mut self.budget, "budget"),
             "circuit" => (&mut self.circuit, "circuit"),
+            "throttle" => (&mut self.throttle, "throttle"),
             _ => (&mut self.policy, "policy"),
         };
         set(slot, name, arg(key.span(), span, expr), end)

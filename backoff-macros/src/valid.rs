@@ -88,6 +88,7 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
     for (name, ty, arg) in [
         ("budget", "RetryBudget", &args.budget),
         ("circuit", "CircuitBreaker", &args.circuit),
+        ("throttle", "AdaptiveThrottle", &args.throttle),
     ] {
         if let Some(arg) = arg
             && builds(&arg.value, ty)

@@ -39,6 +39,7 @@ use crate::policy::Policy;
 use crate::report::{GiveUp, GiveUpReason};
 use crate::state::RetryState;
 use crate::strategy::Strategy;
+use crate::throttle::AdaptiveThrottle;
 
 /// The call's start, read from `clock` only if something needs the time:
 /// `timed` (a hook reads `elapsed`) or a deadline.
@@ -64,6 +65,7 @@ pub struct Origin<'p, S> {
     began: Option<Instant>,
     budget: Option<&'p RetryBudget>,
     circuit: Option<&'p CircuitBreaker>,
+    throttle: Option<&'p AdaptiveThrottle>,
 }
 
 impl<'p, S> Origin<'p, S> {
@@ -75,6 +77,7 @@ impl<'p, S> Origin<'p, S> {
             began: None,
             budget: None,
             circuit: None,
+            throttle: None,
         }
     }
 
@@ -92,12 +95,19 @@ impl<'p, S> Origin<'p, S> {
             began,
             budget,
             circuit: None,
+            throttle: None,
         }
     }
 
     /// The same, behind a breaker.
     pub(crate) fn with_circuit(mut self, circuit: Option<&'p CircuitBreaker>) -> Self {
         self.circuit = circuit;
+        self
+    }
+
+    /// The same, behind an adaptive throttle.
+    pub(crate) fn with_throttle(mut self, throttle: Option<&'p AdaptiveThrottle>) -> Self {
+        self.throttle = throttle;
         self
     }
 
@@ -111,6 +121,9 @@ impl<'p, S> Origin<'p, S> {
         }
         if let Some(circuit) = self.circuit {
             state = state.with_circuit(circuit);
+        }
+        if let Some(throttle) = self.throttle {
+            state = state.with_throttle(throttle);
         }
         state
     }

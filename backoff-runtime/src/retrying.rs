@@ -44,6 +44,7 @@ use crate::report::GiveUp;
 use crate::report::GiveUpReason;
 use crate::state::RetryState;
 use crate::strategy::Strategy;
+use crate::throttle::{AdaptiveThrottle, Rejected};
 use crate::timeout::Elapsed;
 
 /// A call to retry, with its hooks: built by [`Policy::retrying`] (a
@@ -64,6 +65,7 @@ pub struct Retrying<'p, S, Op, T, E, W = RetryAll, K = AcceptAll, N = NoHook, G 
     on_giveup: G,
     budget: Option<&'p RetryBudget>,
     circuit: Option<Breaker<'p, E>>,
+    throttle: Option<Throttling<'p, E>>,
     timeout: Option<Deadline<E>>,
     outcome: PhantomData<fn() -> Result<T, E>>,
 }
@@ -73,6 +75,9 @@ type Deadline<E> = (Duration, fn(Elapsed) -> E);
 
 /// A breaker and how a refusal becomes the call's error.
 type Breaker<'p, E> = (&'p CircuitBreaker, fn(CircuitOpen) -> E);
+
+/// A throttle and how a local rejection becomes the call's error.
+type Throttling<'p, E> = (&'p AdaptiveThrottle, fn(Rejected) -> E);
 
 impl<S> Policy<S> {
     /// A blocking call of `op` under this policy, to which you may add
@@ -138,6 +143,7 @@ impl<'p, S, Op, T, E> Retrying<'p, S, Op, T, E> {
             on_giveup: NoHook,
             budget: None,
             circuit: None,
+            throttle: None,
             timeout: None,
             outcome: PhantomData,
         }
@@ -161,6 +167,7 @@ impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
             on_giveup: self.on_giveup,
             budget: self.budget,
             circuit: self.circuit,
+            throttle: self.throttle,
             timeout: self.timeout,
             outcome: PhantomData,
         }
@@ -184,6 +191,7 @@ impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
             on_giveup: self.on_giveup,
             budget: self.budget,
             circuit: self.circuit,
+            throttle: self.throttle,
             timeout: self.timeout,
             outcome: PhantomData,
         }
@@ -205,6 +213,7 @@ impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
             on_giveup: self.on_giveup,
             budget: self.budget,
             circuit: self.circuit,
+            throttle: self.throttle,
             timeout: self.timeout,
             outcome: PhantomData,
         }
@@ -227,6 +236,7 @@ impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
             on_retry: self.on_retry,
             budget: self.budget,
             circuit: self.circuit,
+            throttle: self.throttle,
             timeout: self.timeout,
             outcome: PhantomData,
         }
@@ -247,6 +257,39 @@ impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
         E: From<CircuitOpen>,
     {
         self.circuit = Some((circuit, E::from));
+        self
+    }
+
+    /// Puts the call behind client-side [`AdaptiveThrottle`]ing: before each
+    /// attempt the throttle may reject it locally, and the call then fails
+    /// fast with `E::from(Rejected)` without running `op` (reason
+    /// [`Rejected`](GiveUpReason::Rejected)). An attempt counts as accepted
+    /// by the backend when it succeeds or `when` says
+    /// [`Stop`](Decision::Stop).
+    ///
+    /// ```
+    /// use backoff_runtime::{AdaptiveThrottle, Policy};
+    /// use std::time::Duration;
+    ///
+    /// static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(120));
+    /// let policy = Policy::immediate().attempts(3);
+    /// // A backend rejecting everything: 100 calls of up to 3 attempts
+    /// // each, but the throttle keeps most of them local.
+    /// let mut sent = 0;
+    /// for _ in 0..100 {
+    ///     let result: std::io::Result<()> = policy
+    ///         .retrying(|| { sent += 1; Err(std::io::Error::other("overloaded")) })
+    ///         .throttle(&THROTTLE)
+    ///         .call();
+    ///     assert!(result.is_err());
+    /// }
+    /// assert!(sent < 60, "{sent} attempts reached the backend, of up to 300");
+    /// ```
+    pub fn throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self
+    where
+        E: From<Rejected>,
+    {
+        self.throttle = Some((throttle, E::from));
         self
     }
 
@@ -367,11 +410,13 @@ where
             driver::began(self.policy, clock, timed),
             self.budget,
         )
-        .with_circuit(self.circuit.map(|(c, _)| c));
+        .with_circuit(self.circuit.map(|(c, _)| c))
+        .with_throttle(self.throttle.map(|(t, _)| t));
         let run = Run {
             recording: Recording::begin(self.policy.function(), clock),
             start,
             refused: self.circuit.map(|(_, from)| from),
+            rejected: self.throttle.map(|(_, from)| from),
             hooks: Given {
                 when: self.when,
                 when_ok: self.when_ok,
@@ -389,6 +434,7 @@ struct Run<'p, S, E, W, K, N, G> {
     start: Origin<'p, S>,
     recording: Recording,
     refused: Option<fn(CircuitOpen) -> E>,
+    rejected: Option<fn(Rejected) -> E>,
     hooks: Given<W, K, N, G>,
 }
 
@@ -402,27 +448,27 @@ impl<'p, S: Strategy, E, W, K, N, G> Run<'p, S, E, W, K, N, G> {
     where
         Given<W, K, N, G>: Hooks<T, E>,
     {
-        let Some(from) = self.refused else {
+        if self.refused.is_none() && self.rejected.is_none() {
             return Ok(());
-        };
-        let state = slot.get_or_insert_with(|| self.start.state());
-        match state.before_attempt() {
-            Ok(()) => Ok(()),
-            Err(open) => {
-                let progress = Lazy {
-                    slot,
-                    start: &self.start,
-                };
-                Err(driver::give_up(
-                    &progress,
-                    Err(from(open)),
-                    &mut self.hooks,
-                    &NoTrace,
-                    &mut self.recording,
-                    None,
-                ))
-            }
         }
+        let state = slot.get_or_insert_with(|| self.start.state());
+        let refusal = match (self.refused, self.rejected) {
+            (Some(from), _) if let Err(open) = state.before_attempt() => from(open),
+            (_, Some(from)) if let Err(rejected) = state.ask_throttle() => from(rejected),
+            _ => return Ok(()),
+        };
+        let progress = Lazy {
+            slot,
+            start: &self.start,
+        };
+        Err(driver::give_up(
+            &progress,
+            Err(refusal),
+            &mut self.hooks,
+            &NoTrace,
+            &mut self.recording,
+            None,
+        ))
     }
 }
 

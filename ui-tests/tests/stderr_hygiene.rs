@@ -73,7 +73,7 @@ fn contains_word(text: &str, word: &str) -> bool {
     })
 }
 
-const FORBIDDEN: [&str; 8] = [
+const FORBIDDEN: [&str; 9] = [
     "__private",
     "__backoff",
     "async block@",
@@ -82,6 +82,7 @@ const FORBIDDEN: [&str; 8] = [
     "AsPolicy",
     "AsBudget",
     "AsCircuit",
+    "AsThrottle",
 ];
 
 fn stderr_files(dir: &Path, found: &mut Vec<PathBuf>) {

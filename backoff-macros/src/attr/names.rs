@@ -65,7 +65,7 @@ impl StrategyKind {
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
 /// the strategies' ([`StrategyKind::NAMES`]), then these.
-pub(super) const OTHER_ARGUMENTS: [&str; 18] = [
+pub(super) const OTHER_ARGUMENTS: [&str; 19] = [
     "attempts",
     "jitter",
     "max_elapsed",
@@ -79,6 +79,7 @@ pub(super) const OTHER_ARGUMENTS: [&str; 18] = [
     "throttled",
     "budget",
     "circuit",
+    "throttle",
     "attempt_timeout",
     "timeout",
     "retry_after_max",

@@ -123,7 +123,7 @@ pub(super) fn call_on_retry(n: &Names<'_>) -> Option<TokenStream> {
         "__backoff_delay",
     ]
     .map(|name| local(name, o.span));
-    let slot_at = if args.circuit.is_some() {
+    let slot_at = if args.gates_attempts() {
         quote!(#slot)
     } else {
         quote!(*#slot)

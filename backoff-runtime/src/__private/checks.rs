@@ -747,6 +747,68 @@ impl<E: From<CircuitOpen>> FromCircuitOpen for E {
     }
 }
 
+/// What `throttle = PATH` may name.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `throttle` must give a `backoff_runtime::AdaptiveThrottle`, not `{Self}`",
+    label = "not an `AdaptiveThrottle`",
+    note = "name a `static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(120));`, or give one owned elsewhere, such as `throttle = self.throttle` or `throttle = &*self.shared_throttle` (an `Arc`)"
+)]
+pub trait AsThrottle {
+    /// The throttle.
+    fn as_throttle(&self) -> &AdaptiveThrottle;
+}
+
+#[diagnostic::do_not_recommend]
+impl AsThrottle for AdaptiveThrottle {
+    #[inline]
+    fn as_throttle(&self) -> &AdaptiveThrottle {
+        self
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: AsThrottle + ?Sized> AsThrottle for &T {
+    #[inline]
+    fn as_throttle(&self) -> &AdaptiveThrottle {
+        (**self).as_throttle()
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: AsThrottle + ?Sized> AsThrottle for std::sync::Arc<T> {
+    #[inline]
+    fn as_throttle(&self) -> &AdaptiveThrottle {
+        (**self).as_throttle()
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: AsThrottle + ?Sized> AsThrottle for Box<T> {
+    #[inline]
+    fn as_throttle(&self) -> &AdaptiveThrottle {
+        (**self).as_throttle()
+    }
+}
+
+/// The error type of a function behind `throttle = ...`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: with `throttle`, the error type `{Self}` must implement `From<backoff_runtime::Rejected>`",
+    label = "no `From<Rejected>` for `{Self}`",
+    note = "an attempt the throttle rejects locally fails fast with `E::from(Rejected)`: give your error type an `impl From<Rejected>` (`std::io::Error`, `Box<dyn Error + Send + Sync>` and `backoff_runtime::Error<E>` have one); another crate's error type cannot get one in your crate, so return `backoff_runtime::Error<ThatError>` or an enum of yours with a variant for it and one for `Rejected`"
+)]
+pub trait FromRejected {
+    /// The error of a rejected attempt.
+    fn from_rejected(e: Rejected) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: From<Rejected>> FromRejected for E {
+    #[inline]
+    fn from_rejected(e: Rejected) -> Self {
+        E::from(e)
+    }
+}
+
 /// The error type of a function with `attempt_timeout = ...`.
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: with `timeout` or `attempt_timeout`, the error type `{Self}` must implement `From<backoff_runtime::Elapsed>`",
