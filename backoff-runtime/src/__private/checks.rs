@@ -280,6 +280,25 @@ impl<F: Never, A, B> OnGiveUpFn<Fails, A, B> for F {
     fn call(self, _: A, _: B) {}
 }
 
+/// Calls `fallback`, once: `FnOnce(E, &GiveUp) -> Result<T, E>`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `fallback` must be a function `fn(E, &GiveUp) -> Result<T, E>` of the function's own `T` and `E`, here `fn({E}, &GiveUp) -> Result<{T}, {E}>`, not `{Self}`",
+    label = "expected `fn({E}, &GiveUp) -> Result<{T}, {E}>`",
+    note = "`fallback` is called once, when the call gives up with an error: it gets that error and the give-up record, and its result is the call's result"
+)]
+pub trait FallbackFn<T, E> {
+    /// Calls it.
+    fn call(self, error: E, report: &GiveUp) -> Result<T, E>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T, E, F: FnOnce(E, &GiveUp) -> Result<T, E>> FallbackFn<T, E> for F {
+    #[inline(always)]
+    fn call(self, error: E, report: &GiveUp) -> Result<T, E> {
+        self(error, report)
+    }
+}
+
 /// Calls `sleep`: a function of one parameter.
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: `sleep` must be a function of one parameter, the delay, not `{Self}`",
