@@ -697,6 +697,39 @@ impl<T: AsBudget + ?Sized> AsBudget for Box<T> {
     }
 }
 
+/// What a call given to `budget`, `circuit` or `throttle` returns (`budget =
+/// self.budget()`, `circuit = breakers.get("db").unwrap()`).
+#[derive(Debug)]
+pub struct ReturnedValue;
+
+/// A call given to `budget`, `circuit` or `throttle` must return a handle
+/// to one kept elsewhere (a reference, an `Arc`, an `Rc`): one it builds
+/// and returns by value is new for every call of the function.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: this call gives a new `{T}` for every call of the function, which remembers nothing between calls",
+    label = "a new `{T}` for each call",
+    note = "make the call return a reference to one kept elsewhere (`-> &{T}`) or an `Arc<{T}>`, or name the field or `static` itself, as in `budget = self.budget`"
+)]
+pub trait KeptAcrossCalls<T> {
+    /// The handle, unchanged.
+    #[inline(always)]
+    fn check(handle: T) -> T {
+        handle
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<U: ?Sized> KeptAcrossCalls<&U> for ReturnedValue {}
+
+#[diagnostic::do_not_recommend]
+impl<U: ?Sized> KeptAcrossCalls<&mut U> for ReturnedValue {}
+
+#[diagnostic::do_not_recommend]
+impl<U: ?Sized> KeptAcrossCalls<std::sync::Arc<U>> for ReturnedValue {}
+
+#[diagnostic::do_not_recommend]
+impl<U: ?Sized> KeptAcrossCalls<std::rc::Rc<U>> for ReturnedValue {}
+
 /// A `budget` or `circuit` named by a `static`'s path: it must be a
 /// `static` (a `const` would be a new one for each call).
 #[inline]
