@@ -263,6 +263,8 @@ pub mod http;
 mod loom;
 #[cfg(feature = "std")]
 mod loops;
+#[cfg(feature = "tokio")]
+pub mod hedge;
 #[cfg(feature = "opentelemetry")]
 pub mod metrics;
 #[cfg(feature = "std")]
@@ -293,7 +295,7 @@ pub use circuit::{CircuitBreaker, CircuitOpen, CircuitState};
 pub use decision::{Decision, IntoDecision};
 #[cfg(feature = "std")]
 pub use error::Error;
-pub use event::{AttemptContext, RetryEvent};
+pub use event::{AttemptContext, AttemptKind, RetryEvent};
 pub use jitter::{Jitter, JitterRng};
 pub use policy::{Delays, Policy};
 pub use report::{GiveUp, GiveUpReason};
