@@ -583,6 +583,7 @@ pub(crate) enum Hedging<T, E> {
 #[cfg(feature = "tokio")]
 struct HedgedProgress<'a, P> {
     progress: &'a mut P,
+    started: u32,
     hedges: u32,
 }
 
@@ -605,6 +606,7 @@ impl<P: Progress> Progress for HedgedProgress<'_, P> {
     }
     fn report(&self) -> GiveUp {
         let mut report = self.progress.report();
+        report.attempts = self.started;
         report.hedges = self.hedges;
         report
     }
@@ -612,7 +614,7 @@ impl<P: Progress> Progress for HedgedProgress<'_, P> {
 
 /// After one attempt of a hedged call ended with `outcome` (`in_flight`:
 /// whether others still run; `room`: whether a slot is free for another;
-/// `hedges`: how many the delay started): the
+/// `started` attempts so far, of which the delay started `hedges`): the
 /// rule of [`after_attempt`], with one difference. Each further attempt
 /// is a step of the same state (so the attempt limit, the deadline, the
 /// breaker and the budget grant it), and the granted delay is not slept:
@@ -627,12 +629,16 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
     outcome: Result<T, E>,
     in_flight: bool,
     room: bool,
-    hedges: u32,
+    (started, hedges): (u32, u32),
     hooks: &mut H,
     trace: &R,
     recording: &mut M,
 ) -> Hedging<T, E> {
-    let mut progress = HedgedProgress { progress, hedges };
+    let mut progress = HedgedProgress {
+        progress,
+        started,
+        hedges,
+    };
     let (decision, outcome) = match outcome {
         Ok(value) => match hooks.when_ok(&value) {
             Decision::Stop => {

@@ -63,7 +63,9 @@ use pin_project_lite::pin_project;
 use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen};
 use crate::clock;
-use crate::decision::{Decision, IntoDecision};
+use crate::decision::Decision;
+#[cfg(doc)]
+use crate::decision::IntoDecision;
 use crate::driver::{self, Hedging, HedgedRecording, Hooks, Lazy, NoTrace, Origin, Recording};
 use crate::event::{AttemptKind, RetryEvent};
 use crate::policy::Policy;
@@ -456,12 +458,36 @@ impl<T, E> OnAttempt<T, E> for NoHook {
 /// (`when`, `when_ok`, `on_retry`, `on_giveup`), a budget and a breaker;
 /// [`call`](Hedge::call) gives the operation and makes the future.
 #[must_use = "a `Hedge` does nothing until you `call` it and await the result"]
-pub struct Hedge<'p, S, const N: usize, E = (), W = RetryAll, K = AcceptAll, R = NoHook, G = NoHook> {
+pub struct Hedge<'p, S, const N: usize, C = NoCircuit, W = RetryAll, K = AcceptAll, R = NoHook, G = NoHook> {
     policy: &'p Policy<S>,
     delay: HedgeDelay<'p>,
     budget: Option<&'p RetryBudget>,
-    circuit: Option<(&'p CircuitBreaker, fn(CircuitOpen) -> E)>,
+    circuit: Option<(&'p CircuitBreaker, C)>,
     hooks: HedgeHooks<W, K, R, G>,
+}
+
+/// How a breaker's refusal becomes a hedged call's error: the
+/// `fn(CircuitOpen) -> E` given to [`Hedge::circuit`], or [`NoCircuit`].
+pub trait Refuse<E> {
+    /// The call's error for a refusal.
+    fn refuse(&self, open: CircuitOpen) -> E;
+}
+
+impl<E> Refuse<E> for fn(CircuitOpen) -> E {
+    fn refuse(&self, open: CircuitOpen) -> E {
+        self(open)
+    }
+}
+
+/// No breaker (a [`Hedge`] before [`circuit`](Hedge::circuit)): never
+/// refuses, it has no value.
+#[derive(Debug, Clone, Copy)]
+pub enum NoCircuit {}
+
+impl<E> Refuse<E> for NoCircuit {
+    fn refuse(&self, _: CircuitOpen) -> E {
+        match *self {}
+    }
 }
 
 /// A hedged call's hooks (`when`, `when_ok`, `on_retry`, `on_giveup`), as
@@ -567,10 +593,10 @@ impl<S> Policy<S> {
     }
 }
 
-impl<'p, S, const N: usize, E, W, K, R, G> Hedge<'p, S, N, E, W, K, R, G> {
+impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// Which errors to retry (and hedge after at once): `bool` or
     /// [`Decision`]; [`Decision::Stop`] ends the call at once.
-    pub fn when<D: IntoDecision, F>(self, when: F) -> Hedge<'p, S, N, E, F, K, R, G> {
+    pub fn when<F>(self, when: F) -> Hedge<'p, S, N, C, F, K, R, G> {
         Hedge {
             policy: self.policy,
             delay: self.delay,
@@ -587,7 +613,7 @@ impl<'p, S, const N: usize, E, W, K, R, G> Hedge<'p, S, N, E, W, K, R, G> {
 
     /// Which `Ok` values to treat like errors (see
     /// [`Retrying::when_ok`](crate::Retrying::when_ok)).
-    pub fn when_ok<D: IntoDecision, F>(self, when_ok: F) -> Hedge<'p, S, N, E, W, F, R, G> {
+    pub fn when_ok<F>(self, when_ok: F) -> Hedge<'p, S, N, C, W, F, R, G> {
         Hedge {
             policy: self.policy,
             delay: self.delay,
@@ -604,7 +630,7 @@ impl<'p, S, const N: usize, E, W, K, R, G> Hedge<'p, S, N, E, W, K, R, G> {
 
     /// Called before each attempt after the first starts (see
     /// [`OnAttempt`]).
-    pub fn on_retry<F>(self, on_retry: F) -> Hedge<'p, S, N, E, W, K, F, G> {
+    pub fn on_retry<F>(self, on_retry: F) -> Hedge<'p, S, N, C, W, K, F, G> {
         Hedge {
             policy: self.policy,
             delay: self.delay,
@@ -621,7 +647,7 @@ impl<'p, S, const N: usize, E, W, K, R, G> Hedge<'p, S, N, E, W, K, R, G> {
 
     /// Called once when the call gives up, with the outcome returned and
     /// the report ([`GiveUp::hedges`] counts the hedges).
-    pub fn on_giveup<F>(self, on_giveup: F) -> Hedge<'p, S, N, E, W, K, R, F> {
+    pub fn on_giveup<F>(self, on_giveup: F) -> Hedge<'p, S, N, C, W, K, R, F> {
         Hedge {
             policy: self.policy,
             delay: self.delay,
@@ -646,11 +672,11 @@ impl<'p, S, const N: usize, E, W, K, R, G> Hedge<'p, S, N, E, W, K, R, G> {
     /// Puts every attempt behind a breaker: an open breaker refuses the
     /// first attempt (the call returns `from(CircuitOpen)`) and every
     /// hedge; each attempt's outcome is reported to it.
-    pub fn circuit<E2>(
+    pub fn circuit<E>(
         self,
         breaker: &'p CircuitBreaker,
-        from: fn(CircuitOpen) -> E2,
-    ) -> Hedge<'p, S, N, E2, W, K, R, G> {
+        from: fn(CircuitOpen) -> E,
+    ) -> Hedge<'p, S, N, fn(CircuitOpen) -> E, W, K, R, G> {
         Hedge {
             policy: self.policy,
             delay: self.delay,
@@ -663,8 +689,13 @@ impl<'p, S, const N: usize, E, W, K, R, G> Hedge<'p, S, N, E, W, K, R, G> {
     /// The hedged call of `op`, which makes one attempt's future each time
     /// it is called (it must be runnable several times at once, so it is
     /// `Fn`, and its futures may borrow what it borrows, not itself).
-    pub fn call<T, Op, Fut>(self, op: Op) -> Hedged<'p, S, Op, Fut, T, E, HedgeHooks<W, K, R, G>, <Capacity<N> as Holds<'p, Fut>>::Slots>
+    #[expect(clippy::type_complexity, reason = "the future's type, named once")]
+    pub fn call<T, E, Op, Fut>(
+        self,
+        op: Op,
+    ) -> Hedged<'p, S, Op, Fut, T, E, C, HedgeHooks<W, K, R, G>, <Capacity<N> as Holds<'p, Fut>>::Slots>
     where
+        C: Refuse<E>,
         S: Strategy,
         Op: Fn() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -682,7 +713,7 @@ impl<'p, S, const N: usize, E, W, K, R, G> Hedge<'p, S, N, E, W, K, R, G> {
             driver::began(self.policy, clock, timed),
             self.budget,
         )
-        .with_circuit(self.circuit.map(|(c, _)| c));
+        .with_circuit(self.circuit.as_ref().map(|(c, _)| *c));
         Hedged {
             slots: <<Capacity<N> as Holds<'p, Fut>>::Slots as Slots<'p, Fut>>::empty(),
             timer: None,
@@ -711,17 +742,17 @@ pin_project! {
     /// A hedged call's future: see the [module](crate::hedge). Built by
     /// [`Hedge::call`]; it holds its attempts' futures in `L`, `N` slots.
     #[must_use = "futures do nothing unless you `.await` or poll them"]
-    pub struct Hedged<'p, S, Op, Fut, T, E, H, L> {
+    pub struct Hedged<'p, S, Op, Fut, T, E, C, H, L> {
         #[pin]
         slots: L,
         #[pin]
         timer: Option<tokio::time::Sleep>,
-        call: Call<'p, S, Op, Fut, T, E, H>,
+        call: Call<'p, S, Op, Fut, T, E, C, H>,
     }
 }
 
 /// What a hedged call keeps besides its pinned attempts and timer.
-struct Call<'p, S, Op, Fut, T, E, H> {
+struct Call<'p, S, Op, Fut, T, E, C, H> {
     op: Op,
     start: Origin<'p, S>,
     state: Option<RetryState<'p, S>>,
@@ -730,7 +761,7 @@ struct Call<'p, S, Op, Fut, T, E, H> {
     delay: HedgeDelay<'p>,
     /// The delay read when the call began.
     hedge_after: Duration,
-    refused: Option<fn(CircuitOpen) -> E>,
+    refused: Option<C>,
     /// Slots: no more attempts than these start.
     limit: u32,
     started: u32,
@@ -742,8 +773,9 @@ struct Call<'p, S, Op, Fut, T, E, H> {
     outcome: PhantomData<fn() -> (Fut, Result<T, E>)>,
 }
 
-impl<'p, S: Strategy, Op, Fut, T, E, H> Call<'p, S, Op, Fut, T, E, H>
+impl<'p, S: Strategy, Op, Fut, T, E, C, H> Call<'p, S, Op, Fut, T, E, C, H>
 where
+    C: Refuse<E>,
     Op: Fn() -> Fut,
     Fut: Future<Output = Result<T, E>>,
     H: Hooks<T, E>,
@@ -788,7 +820,10 @@ where
     /// The call gives up: the breaker refused its next attempt (its first,
     /// or a retry with none in flight).
     fn refused(&mut self, open: CircuitOpen) -> Result<T, E> {
-        let from = self.refused.unwrap_or_else(|| unreachable!("refused without a breaker"));
+        let error = match &self.refused {
+            Some(from) => from.refuse(open),
+            None => unreachable!("refused without a breaker"),
+        };
         let progress = Lazy {
             slot: &mut self.state,
             start: &self.start,
@@ -800,7 +835,7 @@ where
         };
         driver::give_up(
             &progress,
-            Err(from(open)),
+            Err(error),
             &mut self.hooks,
             &NoTrace,
             &mut recording,
@@ -809,8 +844,9 @@ where
     }
 }
 
-impl<'p, S, Op, Fut, T, E, H, L> Future for Hedged<'p, S, Op, Fut, T, E, H, L>
+impl<'p, S, Op, Fut, T, E, C, H, L> Future for Hedged<'p, S, Op, Fut, T, E, C, H, L>
 where
+    C: Refuse<E>,
     S: Strategy,
     Op: Fn() -> Fut,
     Fut: Future<Output = Result<T, E>>,
@@ -875,7 +911,7 @@ where
                 outcome,
                 call.in_flight > 0,
                 call.started < call.limit,
-                call.hedges,
+                (call.started, call.hedges),
                 &mut call.hooks,
                 &NoTrace,
                 &mut recording,
@@ -909,7 +945,7 @@ where
     }
 }
 
-impl<'p, S, Op, Fut, T, E, H> Call<'p, S, Op, Fut, T, E, H> {
+impl<'p, S, Op, Fut, T, E, C, H> Call<'p, S, Op, Fut, T, E, C, H> {
     /// After an attempt started: the timer runs for the next hedge, if one
     /// may start.
     fn rearm(&mut self, mut timer: Pin<&mut Option<tokio::time::Sleep>>)
