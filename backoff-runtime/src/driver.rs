@@ -721,6 +721,8 @@ pub(crate) struct HedgedRecording<'a> {
     pub(crate) kind: AttemptKind,
     /// When it began (read only while recording).
     pub(crate) began: Option<Instant>,
+    /// Attempts the call started so far.
+    pub(crate) started: u32,
 }
 
 #[cfg(feature = "tokio")]
@@ -745,7 +747,7 @@ impl HedgedRecording<'_> {
     fn finished(&mut self, reason: Option<GiveUpReason>) {
         #[cfg(feature = "opentelemetry")]
         if let Some(live) = &mut self.recording.live {
-            live.finished(reason);
+            live.finished(reason, self.started);
         }
         let _ = reason;
     }

@@ -122,7 +122,7 @@ const BUCKETS: usize = 40;
 /// It is a histogram of atomics: bucket `i` counts latencies in
 /// `[FLOOR·2^((i−1)/2), FLOOR·2^(i/2))`, log-spaced by √2 from
 /// [`FLOOR`](Latency::FLOOR) (1 ms; bucket 0 holds everything under it)
-/// up to about 12 days (the last bucket holds the rest). A percentile is
+/// up to about 12 minutes (the last bucket holds the rest). A percentile is
 /// the upper edge of the bucket where the running count reaches it, so it
 /// errs long by at most a factor √2, and is never under the floor.
 ///
@@ -832,6 +832,7 @@ where
             recording: &mut self.recording,
             kind: AttemptKind::Original,
             began: None,
+            started: self.started,
         };
         driver::give_up(
             &progress,
@@ -905,6 +906,7 @@ where
                 recording: &mut call.recording,
                 kind: meta.kind,
                 began: meta.began,
+                started: call.started,
             };
             match driver::after_hedged_attempt(
                 &mut progress,
@@ -963,4 +965,84 @@ impl<'p, S, Op, Fut, T, E, C, H> Call<'p, S, Op, Fut, T, E, C, H> {
         }
     }
 
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    #[test]
+    fn buckets_are_log_spaced_by_root_two_from_the_floor() {
+        assert_eq!(Latency::edge(0), MS(1));
+        assert_eq!(Latency::edge(1), Duration::from_nanos(1_414_213));
+        assert_eq!(Latency::edge(2), MS(2));
+        assert_eq!(Latency::edge(7), Duration::from_nanos(11_313_708));
+        assert_eq!(Latency::edge(20), MS(1024));
+        assert_eq!(Latency::bucket(Duration::ZERO), 0);
+        assert_eq!(Latency::bucket(Duration::from_micros(999)), 0);
+        assert_eq!(Latency::bucket(MS(1)), 1);
+        assert_eq!(Latency::bucket(MS(10)), 7);
+        assert_eq!(Latency::bucket(MS(1000)), 20);
+        assert_eq!(Latency::bucket(Duration::MAX), BUCKETS - 1);
+    }
+
+    #[test]
+    fn cold_until_warm_then_the_bucket_edge() {
+        let latency = Latency::new();
+        for _ in 0..Latency::WARM - 1 {
+            latency.record(MS(10));
+        }
+        assert_eq!(latency.p95(), Latency::DEFAULT);
+        latency.record(MS(10));
+        assert_eq!(latency.p95(), Duration::from_nanos(11_313_708));
+    }
+
+    #[test]
+    fn percentiles_of_a_heavy_tail() {
+        let latency = Latency::new();
+        for i in 0..1000 {
+            // 98 % at 10 ms, 2 % at a second.
+            latency.record(MS(if i % 50 == 0 { 1000 } else { 10 }));
+        }
+        assert_eq!(latency.quantile(0.5), Duration::from_nanos(11_313_708));
+        assert_eq!(latency.p95(), Duration::from_nanos(11_313_708));
+        assert_eq!(latency.quantile(0.98), Duration::from_nanos(11_313_708));
+        assert_eq!(latency.quantile(0.99), MS(1024));
+        assert_eq!(latency.quantile(1.0), MS(1024));
+        assert_eq!(latency.quantile(f64::NAN), MS(1024));
+        assert_eq!(latency.quantile(-1.0), Duration::from_nanos(11_313_708));
+    }
+
+    #[test]
+    fn never_under_the_floor() {
+        let latency = Latency::new();
+        for _ in 0..100 {
+            latency.record(Duration::from_micros(10));
+        }
+        assert_eq!(latency.p95(), Latency::FLOOR);
+    }
+
+    #[test]
+    fn a_window_of_samples_halves_every_bucket() {
+        let latency = Latency::new();
+        for _ in 0..Latency::WINDOW {
+            latency.record(MS(10));
+        }
+        // Halved: 512 at 10 ms.
+        assert_eq!(latency.buckets[7].load(Ordering::Relaxed), 512);
+        assert_eq!(latency.samples(), 1024);
+        for _ in 0..500 {
+            latency.record(MS(100));
+        }
+        // 1,012 in all, the median's rank 506 is still among the 512.
+        assert_eq!(latency.quantile(0.5), Duration::from_nanos(11_313_708));
+        for _ in 0..100 {
+            latency.record(MS(100));
+        }
+        // 1,112: rank 556 is past them; the estimate has moved to 128 ms.
+        assert_eq!(latency.quantile(0.5), MS(128));
+        assert_eq!(latency.buckets[14].load(Ordering::Relaxed), 600);
+    }
 }

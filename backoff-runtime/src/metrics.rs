@@ -392,12 +392,13 @@ impl Live {
         attempt_of(self.function, kind.as_str(), outcome, took);
     }
 
-    /// A hedged call ends: accepted (`None`) or given up for `reason`.
+    /// A hedged call ends, after `started` attempts (the cancelled ones
+    /// included): accepted (`None`) or given up for `reason`.
     #[cold]
     #[inline(never)]
-    pub(crate) fn finished(&mut self, reason: Option<GiveUpReason>) {
+    pub(crate) fn finished(&mut self, reason: Option<GiveUpReason>, started: u32) {
         let took = (self.clock)().saturating_duration_since(self.began);
-        call(self.function, reason, self.attempts, took);
+        call(self.function, reason, started, took);
     }
 }
 
