@@ -731,6 +731,7 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
                 in_flight: 0,
                 hedges: 0,
                 armed: false,
+                arm: false,
                 done: false,
                 outcome: PhantomData,
             },
@@ -769,6 +770,8 @@ struct Call<'p, S, Op, Fut, T, E, C, H> {
     hedges: u32,
     /// Whether the timer runs for the next hedge.
     armed: bool,
+    /// Whether it is to be started when the attempts next wait.
+    arm: bool,
     done: bool,
     outcome: PhantomData<fn() -> (Fut, Result<T, E>)>,
 }
@@ -868,7 +871,7 @@ where
                 call.done = true;
                 return Poll::Ready(call.refused(open));
             }
-            call.rearm(timer.as_mut());
+            call.rearm();
         }
         loop {
             if call.armed
@@ -884,11 +887,25 @@ where
                     driver::hedge_now::<T, E, H>(&mut progress, call.hedge_after, &mut call.hooks)
                 };
                 if granted && call.start(slots.as_mut(), AttemptKind::Hedge).is_ok() {
-                    call.rearm(timer.as_mut());
+                    call.rearm();
                 }
                 continue;
             }
             let Poll::Ready((outcome, meta)) = slots.as_mut().poll_any(cx) else {
+                if call.arm {
+                    // The attempts wait: the timer starts now, in the poll
+                    // that started the attempt (so an attempt that is ready
+                    // at once never builds it).
+                    call.arm = false;
+                    if let Some(at) = tokio::time::Instant::now().checked_add(call.hedge_after) {
+                        match timer.as_mut().as_pin_mut() {
+                            Some(sleep) => sleep.reset(at),
+                            None => timer.set(Some(tokio::time::sleep_until(at))),
+                        }
+                        call.armed = true;
+                        continue;
+                    }
+                }
                 return Poll::Pending;
             };
             call.in_flight -= 1;
@@ -931,7 +948,7 @@ where
                     return Poll::Ready(outcome);
                 }
                 Hedging::Next => match call.start(slots.as_mut(), AttemptKind::Retry) {
-                    Ok(()) => call.rearm(timer.as_mut()),
+                    Ok(()) => call.rearm(),
                     Err(open) if call.in_flight == 0 => {
                         // The breaker refused the retry at the last moment
                         // (the state had admitted it): the call ends.
@@ -939,32 +956,31 @@ where
                         timer.set(None);
                         return Poll::Ready(call.refused(open));
                     }
-                    Err(_) => call.armed = false,
+                    Err(_) => call.disarm(),
                 },
-                Hedging::Wait => call.armed = false,
+                Hedging::Wait => call.disarm(),
             }
         }
     }
 }
 
 impl<'p, S, Op, Fut, T, E, C, H> Call<'p, S, Op, Fut, T, E, C, H> {
-    /// After an attempt started: the timer runs for the next hedge, if one
-    /// may start.
-    fn rearm(&mut self, mut timer: Pin<&mut Option<tokio::time::Sleep>>)
+    /// After an attempt started: the timer is to run for the next hedge
+    /// (from when the attempts next wait, in this poll), if one may start.
+    fn rearm(&mut self)
     where
         S: Strategy,
     {
-        self.armed = self.started < self.limit
+        self.armed = false;
+        self.arm = self.started < self.limit
             && !self.state.as_ref().is_some_and(RetryState::is_done);
-        if self.armed {
-            let at = tokio::time::Instant::now() + self.hedge_after;
-            match timer.as_mut().as_pin_mut() {
-                Some(sleep) => sleep.reset(at),
-                None => timer.set(Some(tokio::time::sleep_until(at))),
-            }
-        }
     }
 
+    /// No other hedge may start.
+    fn disarm(&mut self) {
+        self.armed = false;
+        self.arm = false;
+    }
 }
 
 #[cfg(test)]

@@ -203,7 +203,8 @@
 //! # Features
 //!
 //! - `macros` (default): the `#[retry]` attribute.
-//! - `tokio` (default): async sleeping and clocks from `tokio::time`.
+//! - `tokio` (default): async sleeping and clocks from `tokio::time`, and
+//!   hedged calls (the `hedge` module: gRPC A6 hedging, a learned p95).
 //! - `std` (default): the retry state machine, loops, clocks and OS-seeded
 //!   jitter. Without it the crate is `no_std` and offers the strategies,
 //!   [`Jitter`], [`Policy`] and its [`delays`](Policy::delays) schedule.
