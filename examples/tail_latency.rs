@@ -127,7 +127,11 @@ async fn run(load: Load, mode: Mode<'_>, budget: Option<&RetryBudget>) -> Figure
     took.sort();
     let at = |q: f64| {
         // Nearest rank.
-        #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
         let rank = ((q * CALLS as f64).ceil() as usize).clamp(1, CALLS);
         took[rank - 1]
     };
@@ -160,11 +164,20 @@ fn main() {
         .expect("a paused current-thread runtime");
     rt.block_on(async {
         println!("{CALLS} calls, 2 attempts each at most, tokio's paused clock (ms)\n");
-        println!("| mode                                 |      p50 |      p99 |    p99.9 |  extra   |");
-        println!("|--------------------------------------|---------:|---------:|---------:|---------:|");
+        println!(
+            "| mode                                 |      p50 |      p99 |    p99.9 |  extra   |"
+        );
+        println!(
+            "|--------------------------------------|---------:|---------:|---------:|---------:|"
+        );
         let none = run(Load::HeavyTail, Mode::None, None).await;
         row("heavy tail, no hedging", &none);
-        let fixed = run(Load::HeavyTail, Mode::After(Duration::from_millis(20)), None).await;
+        let fixed = run(
+            Load::HeavyTail,
+            Mode::After(Duration::from_millis(20)),
+            None,
+        )
+        .await;
         row("heavy tail, hedge = 20 ms", &fixed);
         static LEARNED: Latency = Latency::new();
         let p95 = run(Load::HeavyTail, Mode::P95(&LEARNED), None).await;
@@ -172,7 +185,12 @@ fn main() {
         let outage = run(Load::Outage, Mode::After(Duration::from_millis(20)), None).await;
         row("outage, hedge = 20 ms", &outage);
         let budget = RetryBudget::new(10, 0.1);
-        let capped = run(Load::Outage, Mode::After(Duration::from_millis(20)), Some(&budget)).await;
+        let capped = run(
+            Load::Outage,
+            Mode::After(Duration::from_millis(20)),
+            Some(&budget),
+        )
+        .await;
         row("outage, hedge = 20 ms, budget 10/0.1", &capped);
         static OUTAGE: Latency = Latency::new();
         let learned = run(Load::Outage, Mode::P95(&OUTAGE), None).await;

@@ -141,9 +141,11 @@ async fn a_fast_failure_starts_the_next_attempt_at_once() {
     let result = Policy::immediate()
         .attempts(3)
         .hedge_async::<3>(HedgeDelay::After(MS(20)))
-        .on_retry(|outcome: Option<&Result<u32, u32>>, event: &backoff_runtime::RetryEvent| {
-            kinds.borrow_mut().push((outcome.copied(), event.kind));
-        })
+        .on_retry(
+            |outcome: Option<&Result<u32, u32>>, event: &backoff_runtime::RetryEvent| {
+                kinds.borrow_mut().push((outcome.copied(), event.kind));
+            },
+        )
         .call(|| service.attempt())
         .await;
     assert_eq!(result, Ok(2));
@@ -180,7 +182,13 @@ async fn stop_ends_the_call_at_once() {
     let result = Policy::immediate()
         .attempts(3)
         .hedge_async::<3>(HedgeDelay::After(MS(20)))
-        .when(|e: &u32| if *e == 400 { Decision::Stop } else { Decision::Retry })
+        .when(|e: &u32| {
+            if *e == 400 {
+                Decision::Stop
+            } else {
+                Decision::Retry
+            }
+        })
         .on_giveup(|_: &Result<u32, u32>, g: &GiveUp| *report.borrow_mut() = Some(*g))
         .call(|| service.attempt())
         .await;
@@ -316,9 +324,7 @@ async fn an_open_breaker_refuses_hedges_and_the_first_attempt() {
         .hedge_async::<2>(HedgeDelay::After(MS(20)))
         .circuit(&breaker, CallError::from)
         .on_giveup(|_: &Result<u32, CallError>, g: &GiveUp| *report.borrow_mut() = Some(g.reason))
-        .call(|| async {
-            service.attempt().await.map_err(CallError::Service)
-        })
+        .call(|| async { service.attempt().await.map_err(CallError::Service) })
         .await;
     assert_eq!(result, Err(CallError::Service(1)));
     assert_eq!(service.started(), [0]);
@@ -331,9 +337,7 @@ async fn an_open_breaker_refuses_hedges_and_the_first_attempt() {
         .attempts(2)
         .hedge_async::<2>(HedgeDelay::After(MS(20)))
         .circuit(&breaker, CallError::from)
-        .call(|| async {
-            service.attempt().await.map_err(CallError::Service)
-        })
+        .call(|| async { service.attempt().await.map_err(CallError::Service) })
         .await;
     assert_eq!(result, Err(CallError::Open));
     assert_eq!(service.started(), []);
@@ -369,9 +373,7 @@ async fn a_cancelled_loser_is_no_failure_for_the_breaker() {
         .attempts(2)
         .hedge_async::<2>(HedgeDelay::After(MS(20)))
         .circuit(&breaker, CallError::from)
-        .call(|| async {
-            service.attempt().await.map_err(CallError::Service)
-        })
+        .call(|| async { service.attempt().await.map_err(CallError::Service) })
         .await;
     assert_eq!(result, Ok(2));
     assert_eq!(service.dropped(), [(0, 30)]);

@@ -612,9 +612,22 @@ impl<P: Progress> Progress for HedgedProgress<'_, P> {
     }
 }
 
-/// After one attempt of a hedged call ended with `outcome` (`in_flight`:
-/// whether others still run; `room`: whether a slot is free for another;
-/// `started` attempts so far, of which the delay started `hedges`): the
+/// Where a hedged call stands as one of its attempts ends.
+#[cfg(feature = "tokio")]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HedgeCount {
+    /// Whether other attempts still run.
+    pub(crate) in_flight: bool,
+    /// Whether a slot is free for another.
+    pub(crate) room: bool,
+    /// Attempts started so far.
+    pub(crate) started: u32,
+    /// Of those, how many the delay started.
+    pub(crate) hedges: u32,
+}
+
+/// After one attempt of a hedged call ended with `outcome` (`count`: where
+/// the call stands): the
 /// rule of [`after_attempt`], with one difference. Each further attempt
 /// is a step of the same state (so the attempt limit, the deadline, the
 /// breaker and the budget grant it), and the granted delay is not slept:
@@ -627,13 +640,17 @@ impl<P: Progress> Progress for HedgedProgress<'_, P> {
 pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
     progress: &mut impl Progress,
     outcome: Result<T, E>,
-    in_flight: bool,
-    room: bool,
-    (started, hedges): (u32, u32),
+    count: HedgeCount,
     hooks: &mut H,
     trace: &R,
     recording: &mut M,
 ) -> Hedging<T, E> {
+    let HedgeCount {
+        in_flight,
+        room,
+        started,
+        hedges,
+    } = count;
     let mut progress = HedgedProgress {
         progress,
         started,
@@ -678,9 +695,7 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
         }
         None => {
             let ended = Some(outcome.is_ok());
-            Hedging::Done(give_up(
-                &progress, outcome, hooks, trace, recording, ended,
-            ))
+            Hedging::Done(give_up(&progress, outcome, hooks, trace, recording, ended))
         }
     }
 }

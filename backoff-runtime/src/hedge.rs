@@ -66,7 +66,9 @@ use crate::clock;
 use crate::decision::Decision;
 #[cfg(doc)]
 use crate::decision::IntoDecision;
-use crate::driver::{self, Hedging, HedgedRecording, Hooks, Lazy, NoTrace, Origin, Recording};
+use crate::driver::{
+    self, HedgeCount, HedgedRecording, Hedging, Hooks, Lazy, NoTrace, Origin, Recording,
+};
 use crate::event::{AttemptKind, RetryEvent};
 use crate::policy::Policy;
 use crate::report::GiveUp;
@@ -201,7 +203,7 @@ impl Latency {
     /// ones rounded to the nanosecond).
     fn edge(i: usize) -> Duration {
         let whole = Self::FLOOR.saturating_mul(1u32 << (i / 2).min(31));
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             whole
         } else {
             // ×√2, in integer nanoseconds (no float in the estimate).
@@ -458,7 +460,16 @@ impl<T, E> OnAttempt<T, E> for NoHook {
 /// (`when`, `when_ok`, `on_retry`, `on_giveup`), a budget and a breaker;
 /// [`call`](Hedge::call) gives the operation and makes the future.
 #[must_use = "a `Hedge` does nothing until you `call` it and await the result"]
-pub struct Hedge<'p, S, const N: usize, C = NoCircuit, W = RetryAll, K = AcceptAll, R = NoHook, G = NoHook> {
+pub struct Hedge<
+    'p,
+    S,
+    const N: usize,
+    C = NoCircuit,
+    W = RetryAll,
+    K = AcceptAll,
+    R = NoHook,
+    G = NoHook,
+> {
     policy: &'p Policy<S>,
     delay: HedgeDelay<'p>,
     budget: Option<&'p RetryBudget>,
@@ -570,7 +581,12 @@ impl<S> Policy<S> {
     /// ```
     #[track_caller]
     pub fn hedge_async<'p, const N: usize>(&'p self, delay: HedgeDelay<'p>) -> Hedge<'p, S, N> {
-        const { assert!(N >= 1 && N <= MAX_ATTEMPTS, "a hedged call holds 1 to 8 attempts") };
+        const {
+            assert!(
+                N >= 1 && N <= MAX_ATTEMPTS,
+                "a hedged call holds 1 to 8 attempts"
+            )
+        };
         match self.attempt_limit() {
             Some(limit) => assert!(
                 limit as usize <= N,
@@ -676,7 +692,7 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
         self,
         breaker: &'p CircuitBreaker,
         from: fn(CircuitOpen) -> E,
-    ) -> Hedge<'p, S, N, fn(CircuitOpen) -> E, W, K, R, G> {
+    ) -> Hedge<'p, S, N, FromOpen<E>, W, K, R, G> {
         Hedge {
             policy: self.policy,
             delay: self.delay,
@@ -693,7 +709,17 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     pub fn call<T, E, Op, Fut>(
         self,
         op: Op,
-    ) -> Hedged<'p, S, Op, Fut, T, E, C, HedgeHooks<W, K, R, G>, <Capacity<N> as Holds<'p, Fut>>::Slots>
+    ) -> Hedged<
+        'p,
+        S,
+        Op,
+        Fut,
+        T,
+        E,
+        C,
+        HedgeHooks<W, K, R, G>,
+        <Capacity<N> as Holds<'p, Fut>>::Slots,
+    >
     where
         C: Refuse<E>,
         S: Strategy,
@@ -752,6 +778,12 @@ pin_project! {
     }
 }
 
+/// The types a [`Call`] names without holding.
+type Marker<Fut, T, E> = PhantomData<fn() -> (Fut, Result<T, E>)>;
+
+/// How [`Hedge::circuit`] makes a refusal the call's error.
+type FromOpen<E> = fn(CircuitOpen) -> E;
+
 /// What a hedged call keeps besides its pinned attempts and timer.
 struct Call<'p, S, Op, Fut, T, E, C, H> {
     op: Op,
@@ -773,7 +805,7 @@ struct Call<'p, S, Op, Fut, T, E, C, H> {
     /// Whether it is to be started when the attempts next wait.
     arm: bool,
     done: bool,
-    outcome: PhantomData<fn() -> (Fut, Result<T, E>)>,
+    outcome: Marker<Fut, T, E>,
 }
 
 impl<'p, S: Strategy, Op, Fut, T, E, C, H> Call<'p, S, Op, Fut, T, E, C, H>
@@ -928,9 +960,12 @@ where
             match driver::after_hedged_attempt(
                 &mut progress,
                 outcome,
-                call.in_flight > 0,
-                call.started < call.limit,
-                (call.started, call.hedges),
+                HedgeCount {
+                    in_flight: call.in_flight > 0,
+                    room: call.started < call.limit,
+                    started: call.started,
+                    hedges: call.hedges,
+                },
                 &mut call.hooks,
                 &NoTrace,
                 &mut recording,
@@ -972,8 +1007,8 @@ impl<'p, S, Op, Fut, T, E, C, H> Call<'p, S, Op, Fut, T, E, C, H> {
         S: Strategy,
     {
         self.armed = false;
-        self.arm = self.started < self.limit
-            && !self.state.as_ref().is_some_and(RetryState::is_done);
+        self.arm =
+            self.started < self.limit && !self.state.as_ref().is_some_and(RetryState::is_done);
     }
 
     /// No other hedge may start.

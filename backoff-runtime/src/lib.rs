@@ -258,14 +258,14 @@ mod driver;
 pub mod error;
 #[cfg(feature = "grpc")]
 pub mod grpc;
+#[cfg(feature = "tokio")]
+pub mod hedge;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(all(test, loom))]
 mod loom;
 #[cfg(feature = "std")]
 mod loops;
-#[cfg(feature = "tokio")]
-pub mod hedge;
 #[cfg(feature = "opentelemetry")]
 pub mod metrics;
 #[cfg(feature = "std")]

@@ -771,11 +771,7 @@ const GROUPS: &[Group] = &[
     Group {
         title: "success path, hedged call whose first attempt wins before the delay, #[inline(never)]",
         kind: Kind::Success,
-        cases: &[
-            "async_call/plain",
-            "hedge/retry_async",
-            "hedge/hedged",
-        ],
+        cases: &["async_call/plain", "hedge/retry_async", "hedge/hedged"],
     },
     Group {
         title: "success path, sync, #[inline(never)]",
