@@ -38,7 +38,9 @@ use crate::budget::RetryBudget;
 use crate::circuit::CircuitBreaker;
 use crate::clock::Clock;
 use crate::decision::Decision;
-use crate::event::{AttemptKind, RetryEvent};
+#[cfg(feature = "tokio")]
+use crate::event::AttemptKind;
+use crate::event::RetryEvent;
 use crate::policy::Policy;
 use crate::report::{GiveUp, GiveUpReason};
 use crate::state::RetryState;
@@ -286,6 +288,7 @@ pub(crate) trait Hooks<T, E> {
 
     /// A hedged call's hedge was granted by its delay, no attempt having
     /// ended (`event.kind` is [`AttemptKind::Hedge`]).
+    #[cfg(feature = "tokio")]
     #[inline(always)]
     fn on_hedge(&mut self, _: &RetryEvent) {}
 

@@ -53,6 +53,7 @@ use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Gauge, Histogram, Meter};
 
 use crate::clock::Clock;
+#[cfg(feature = "tokio")]
 use crate::event::AttemptKind;
 use crate::report::GiveUpReason;
 
@@ -219,6 +220,7 @@ pub(crate) fn attempt(function: &'static str, number: u32, outcome: Outcome, too
 }
 
 /// Records one attempt of type `kind` (`original`, `retry`, `hedge`).
+#[inline]
 fn attempt_of(function: &'static str, kind: &'static str, outcome: Outcome, took: Duration) {
     with(|i| {
         let outcome = KeyValue::new("outcome", outcome.as_str());
@@ -384,6 +386,7 @@ impl Live {
     /// A hedged call's attempt of kind `kind`, begun at `began`, ended now
     /// with `outcome` (the attempts of a hedged call overlap, so each keeps
     /// its own start).
+    #[cfg(feature = "tokio")]
     #[cold]
     #[inline(never)]
     pub(crate) fn hedged_attempt(&mut self, kind: AttemptKind, began: Instant, outcome: Outcome) {
@@ -394,6 +397,7 @@ impl Live {
 
     /// A hedged call ends, after `started` attempts (the cancelled ones
     /// included): accepted (`None`) or given up for `reason`.
+    #[cfg(feature = "tokio")]
     #[cold]
     #[inline(never)]
     pub(crate) fn finished(&mut self, reason: Option<GiveUpReason>, started: u32) {
