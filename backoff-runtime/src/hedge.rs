@@ -106,7 +106,8 @@ pub enum HedgeDelay<'a> {
 }
 
 impl HedgeDelay<'_> {
-    /// The delay now.
+    /// The delay now: the fixed one, or the estimate's p95 (see
+    /// [`HedgeDelay`]'s example).
     pub fn get(&self) -> Duration {
         match self {
             HedgeDelay::After(d) => *d,
@@ -236,6 +237,17 @@ impl Latency {
     }
 
     /// Samples recorded so far (saturating; not decayed).
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::Latency;
+    /// use std::time::Duration;
+    ///
+    /// let latency = Latency::new();
+    /// for _ in 0..3 {
+    ///     latency.record(Duration::from_millis(5));
+    /// }
+    /// assert_eq!(latency.samples(), 3);
+    /// ```
     pub fn samples(&self) -> u64 {
         self.seen.load(Ordering::Relaxed)
     }
@@ -285,6 +297,18 @@ impl Latency {
     }
 
     /// The 95th percentile (see [`quantile`](Latency::quantile)).
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::Latency;
+    /// use std::time::Duration;
+    ///
+    /// let latency = Latency::new();
+    /// for ms in 1..=100 {
+    ///     latency.record(Duration::from_millis(ms));
+    /// }
+    /// // The 95th sample, 95 ms, is in the bucket [90.5 ms, 128 ms).
+    /// assert_eq!(latency.p95(), Duration::from_millis(128));
+    /// ```
     pub fn p95(&self) -> Duration {
         self.quantile(0.95)
     }
@@ -403,11 +427,34 @@ impl<'p, F: Future, R: Slots<'p, F>> Slots<'p, F> for Slot<'p, F, R> {
 
 /// The capacity of a hedged call: `N` attempt slots, for `N` in
 /// `1..=MAX_ATTEMPTS` (see [`Holds`]).
+///
+/// ```
+/// use backoff_runtime::hedge::{Capacity, Holds, Slots};
+/// use std::future::Ready;
+///
+/// type Three = <Capacity<3> as Holds<'static, Ready<Result<u32, ()>>>>::Slots;
+/// assert_eq!(<Three as Slots<'static, Ready<Result<u32, ()>>>>::LEN, 3);
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Capacity<const N: usize>;
 
 /// The slots `Capacity<N>` stands for: implemented for `N` in
 /// `1..=`[`MAX_ATTEMPTS`] alone, so a larger `N` is a compile error.
+///
+/// ```compile_fail
+/// use backoff_runtime::Policy;
+/// use backoff_runtime::hedge::HedgeDelay;
+/// use std::time::Duration;
+///
+/// # async fn f() {
+/// let policy = Policy::immediate().attempts(9);
+/// // error: a hedged call holds 1 to 8 attempts
+/// let _ = policy
+///     .hedge_async::<9>(HedgeDelay::After(Duration::from_millis(20)))
+///     .call(|| async { Ok::<u32, ()>(1) })
+///     .await;
+/// # }
+/// ```
 #[diagnostic::on_unimplemented(
     message = "a hedged call holds at most 8 attempts: `{Self}` is too many",
     label = "give `N` from 1 to 8",
@@ -435,6 +482,24 @@ capacity!(2 => 1, 3 => 2, 4 => 3, 5 => 4, 6 => 5, 7 => 6, 8 => 7);
 /// `FnMut(Option<&Result<T, E>>, &RetryEvent)` (the outcome that started
 /// the next attempt, `None` when the hedge delay did; `event.kind` says
 /// which), and [`NoHook`].
+///
+/// ```
+/// use backoff_runtime::hedge::OnAttempt;
+/// use backoff_runtime::{AttemptKind, RetryEvent};
+/// use std::time::Duration;
+///
+/// let mut hedges = 0;
+/// let mut hook = |outcome: Option<&Result<u32, u32>>, event: &RetryEvent| {
+///     if event.kind == AttemptKind::Hedge {
+///         assert!(outcome.is_none());
+///         hedges += 1;
+///     }
+/// };
+/// let event = RetryEvent::new(1, Duration::from_millis(20), Duration::ZERO);
+/// hook.on_attempt(None, &event.with_kind(AttemptKind::Hedge));
+/// hook.on_attempt(Some(&Err(5)), &event);
+/// assert_eq!(hedges, 1);
+/// ```
 pub trait OnAttempt<T, E> {
     /// Whether there is a hook (the event is built only if so).
     const ON: bool = true;
@@ -459,6 +524,42 @@ impl<T, E> OnAttempt<T, E> for NoHook {
 /// [`Policy::hedge_async`], with the hooks of [`Retrying`](crate::Retrying)
 /// (`when`, `when_ok`, `on_retry`, `on_giveup`), a budget and a breaker;
 /// [`call`](Hedge::call) gives the operation and makes the future.
+///
+/// ```
+/// use backoff_runtime::hedge::HedgeDelay;
+/// use backoff_runtime::{AttemptKind, CircuitBreaker, GiveUp, Policy, RetryBudget, RetryEvent};
+/// use std::sync::atomic::{AtomicU32, Ordering};
+/// use std::time::Duration;
+///
+/// #[derive(Debug, PartialEq)]
+/// enum Error { Down, Open }
+///
+/// static BUDGET: RetryBudget = RetryBudget::new(10, 0.1);
+/// static BREAKER: CircuitBreaker = CircuitBreaker::new(5, 1, Duration::from_secs(10));
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// let calls = AtomicU32::new(0);
+/// let mut kinds = Vec::new();
+/// let mut gave_up = None;
+/// let result: Result<u32, Error> = Policy::immediate()
+///     .attempts(3)
+///     .hedge_async::<3>(HedgeDelay::After(Duration::from_millis(20)))
+///     .when(|e: &Error| *e == Error::Down)
+///     .budget(&BUDGET)
+///     .circuit(&BREAKER, |_| Error::Open)
+///     .on_retry(|_: Option<&Result<u32, Error>>, e: &RetryEvent| kinds.push(e.kind))
+///     .on_giveup(|_: &Result<u32, Error>, g: &GiveUp| gave_up = Some(g.attempts))
+///     .call(|| async {
+///         calls.fetch_add(1, Ordering::Relaxed);
+///         tokio::time::sleep(Duration::from_millis(50)).await;
+///         Err(Error::Down)
+///     })
+///     .await;
+/// assert_eq!(result, Err(Error::Down));
+/// assert_eq!(kinds, [AttemptKind::Hedge, AttemptKind::Hedge]);
+/// assert_eq!(gave_up, Some(3));
+/// assert_eq!(BUDGET.tokens(), 8.0);
+/// # }
 #[must_use = "a `Hedge` does nothing until you `call` it and await the result"]
 pub struct Hedge<
     'p,
@@ -479,6 +580,14 @@ pub struct Hedge<
 
 /// How a breaker's refusal becomes a hedged call's error: the
 /// `fn(CircuitOpen) -> E` given to [`Hedge::circuit`], or [`NoCircuit`].
+///
+/// ```
+/// use backoff_runtime::CircuitOpen;
+/// use backoff_runtime::hedge::Refuse;
+///
+/// let from: fn(CircuitOpen) -> &'static str = |_| "open";
+/// assert_eq!(from.refuse(CircuitOpen), "open");
+/// ```
 pub trait Refuse<E> {
     /// The call's error for a refusal.
     fn refuse(&self, open: CircuitOpen) -> E;
@@ -492,6 +601,16 @@ impl<E> Refuse<E> for fn(CircuitOpen) -> E {
 
 /// No breaker (a [`Hedge`] before [`circuit`](Hedge::circuit)): never
 /// refuses, it has no value.
+///
+/// ```
+/// use backoff_runtime::hedge::{Hedge, NoCircuit};
+/// use backoff_runtime::Policy;
+/// use std::time::Duration;
+///
+/// let policy = Policy::immediate().attempts(2);
+/// let _: Hedge<'_, _, 2, NoCircuit> =
+///     policy.hedge_async::<2>(backoff_runtime::hedge::HedgeDelay::After(Duration::ZERO));
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub enum NoCircuit {}
 
@@ -502,7 +621,8 @@ impl<E> Refuse<E> for NoCircuit {
 }
 
 /// A hedged call's hooks (`when`, `when_ok`, `on_retry`, `on_giveup`), as
-/// its [`Hedge`] was given them. You never name it.
+/// its [`Hedge`] was given them. You never name it: it is a type
+/// parameter of [`Hedged`] (see [`Hedge`]'s example for every hook).
 #[derive(Debug)]
 pub struct HedgeHooks<W, K, R, G> {
     when: W,
@@ -612,6 +732,22 @@ impl<S> Policy<S> {
 impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// Which errors to retry (and hedge after at once): `bool` or
     /// [`Decision`]; [`Decision::Stop`] ends the call at once.
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let result: Result<(), u16> = Policy::immediate()
+    ///     .attempts(3)
+    ///     .hedge_async::<3>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .when(|status: &u16| *status >= 500) // a 404 stops at once
+    ///     .call(|| async { Err(404) })
+    ///     .await;
+    /// assert_eq!(result, Err(404));
+    /// # }
+    /// ```
     pub fn when<F>(self, when: F) -> Hedge<'p, S, N, C, F, K, R, G> {
         Hedge {
             policy: self.policy,
@@ -629,6 +765,24 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
 
     /// Which `Ok` values to treat like errors (see
     /// [`Retrying::when_ok`](crate::Retrying::when_ok)).
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::Policy;
+    /// use std::sync::atomic::{AtomicU16, Ordering};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let status = AtomicU16::new(503);
+    /// let result: Result<u16, ()> = Policy::immediate()
+    ///     .attempts(2)
+    ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .when_ok(|s: &u16| *s == 503)
+    ///     .call(|| async { Ok(status.swap(200, Ordering::Relaxed)) })
+    ///     .await;
+    /// assert_eq!(result, Ok(200)); // the 503 started the next attempt at once
+    /// # }
+    /// ```
     pub fn when_ok<F>(self, when_ok: F) -> Hedge<'p, S, N, C, W, F, R, G> {
         Hedge {
             policy: self.policy,
@@ -646,6 +800,29 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
 
     /// Called before each attempt after the first starts (see
     /// [`OnAttempt`]).
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::{AttemptKind, Policy, RetryEvent};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let mut seen = Vec::new();
+    /// let result: Result<u32, ()> = Policy::immediate()
+    ///     .attempts(2)
+    ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .on_retry(|outcome: Option<&Result<u32, ()>>, e: &RetryEvent| {
+    ///         seen.push((outcome.is_none(), e.kind, e.delay))
+    ///     })
+    ///     .call(|| async {
+    ///         tokio::time::sleep(Duration::from_millis(30)).await;
+    ///         Ok(1)
+    ///     })
+    ///     .await;
+    /// assert_eq!(result, Ok(1));
+    /// assert_eq!(seen, [(true, AttemptKind::Hedge, Duration::from_millis(20))]);
+    /// # }
+    /// ```
     pub fn on_retry<F>(self, on_retry: F) -> Hedge<'p, S, N, C, W, K, F, G> {
         Hedge {
             policy: self.policy,
@@ -663,6 +840,24 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
 
     /// Called once when the call gives up, with the outcome returned and
     /// the report ([`GiveUp::hedges`] counts the hedges).
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::{GiveUp, GiveUpReason, Policy};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let mut report = None;
+    /// let result: Result<(), &str> = Policy::immediate()
+    ///     .attempts(2)
+    ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .on_giveup(|_: &Result<(), &str>, g: &GiveUp| report = Some((g.attempts, g.reason)))
+    ///     .call(|| async { Err("down") })
+    ///     .await;
+    /// assert_eq!(result, Err("down"));
+    /// assert_eq!(report, Some((2, GiveUpReason::Attempts)));
+    /// # }
+    /// ```
     pub fn on_giveup<F>(self, on_giveup: F) -> Hedge<'p, S, N, C, W, K, R, F> {
         Hedge {
             policy: self.policy,
@@ -680,6 +875,26 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
 
     /// Shares a retry budget: each attempt after the first spends a token
     /// (with none left, no other starts), each success deposits.
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::{Policy, RetryBudget};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let budget = RetryBudget::new(0, 0.0); // empty: never hedge
+    /// let result: Result<u32, ()> = Policy::immediate()
+    ///     .attempts(2)
+    ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .budget(&budget)
+    ///     .call(|| async {
+    ///         tokio::time::sleep(Duration::from_secs(1)).await;
+    ///         Ok(1)
+    ///     })
+    ///     .await;
+    /// assert_eq!(result, Ok(1));
+    /// # }
+    /// ```
     pub fn budget(mut self, budget: &'p RetryBudget) -> Self {
         self.budget = Some(budget);
         self
@@ -688,6 +903,24 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// Puts every attempt behind a breaker: an open breaker refuses the
     /// first attempt (the call returns `from(CircuitOpen)`) and every
     /// hedge; each attempt's outcome is reported to it.
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::{CircuitBreaker, Policy};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let breaker = CircuitBreaker::new(1, 1, Duration::from_secs(60));
+    /// breaker.acquire(Instant::now()).unwrap().failure(Instant::now()); // open
+    /// let result: Result<u32, &str> = Policy::immediate()
+    ///     .attempts(2)
+    ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .circuit(&breaker, |_| "circuit open")
+    ///     .call(|| async { Ok(1) })
+    ///     .await;
+    /// assert_eq!(result, Err("circuit open"));
+    /// # }
+    /// ```
     pub fn circuit<E>(
         self,
         breaker: &'p CircuitBreaker,
@@ -705,6 +938,23 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// The hedged call of `op`, which makes one attempt's future each time
     /// it is called (it must be runnable several times at once, so it is
     /// `Fn`, and its futures may borrow what it borrows, not itself).
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// fn assert_send<F: Send>(f: F) -> F { f }
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// static POLICY: Policy = Policy::immediate().attempts(2);
+    /// let key = String::from("k1");
+    /// let future = POLICY
+    ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .call(|| async { Ok::<usize, ()>(key.len()) }); // borrows `key`
+    /// assert_eq!(assert_send(future).await, Ok(2));
+    /// # }
+    /// ```
     #[expect(clippy::type_complexity, reason = "the future's type, named once")]
     pub fn call<T, E, Op, Fut>(
         self,
@@ -768,6 +1018,22 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
 pin_project! {
     /// A hedged call's future: see the [module](crate::hedge). Built by
     /// [`Hedge::call`]; it holds its attempts' futures in `L`, `N` slots.
+    /// Dropping it drops every attempt in flight.
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let policy = Policy::immediate().attempts(2);
+    /// let call = policy
+    ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .call(|| std::future::pending::<Result<(), ()>>());
+    /// // Both attempts are cancelled with the call.
+    /// assert!(tokio::time::timeout(Duration::from_secs(1), call).await.is_err());
+    /// # }
+    /// ```
     #[must_use = "futures do nothing unless you `.await` or poll them"]
     pub struct Hedged<'p, S, Op, Fut, T, E, C, H, L> {
         #[pin]
