@@ -466,3 +466,21 @@ async fn dropping_the_call_drops_every_attempt_in_flight() {
     assert_eq!(service.started(), [0, 20, 40]);
     assert_eq!(service.dropped(), [(0, 50), (1, 50), (2, 50)]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn every_failed_attempt_is_a_failure_for_the_breaker() {
+    // Two failures open it: the hedge's at 30 ms (no attempt left to
+    // start), then the first attempt's at 100 ms.
+    let breaker = CircuitBreaker::new(2, 1, Duration::from_secs(60));
+    let service = Service::new(&[err(100, 1), err(10, 2)]);
+    let result = Policy::immediate()
+        .attempts(2)
+        .hedge_async::<2>(HedgeDelay::After(MS(20)))
+        .circuit(&breaker, CallError::from)
+        .call(|| async { service.attempt().await.map_err(CallError::Service) })
+        .await;
+    assert_eq!(result, Err(CallError::Service(1)));
+    assert_eq!(service.started(), [0, 20]);
+    assert_eq!(service.now(), 100);
+    assert_eq!(breaker.state(), CircuitState::Open);
+}

@@ -671,15 +671,11 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
         Err(error) => (hooks.when(&error), Err(error)),
     };
     let stop = matches!(decision, Decision::Stop);
-    // (`room`: a slot is free; the attempt limit, at most the slots, sees
-    // to it, but for a throttled schedule's own limit.)
-    let step = if room || stop {
-        progress.step(decision)
-    } else {
-        None
-    };
-    match step {
-        Some(_) => {
+    // (The step always runs: it tells the breaker of the attempt's outcome.
+    // The attempt limit, at most the slots, leaves room for what it
+    // grants, but for a throttled schedule's own limit: `room`.)
+    match progress.step(decision) {
+        Some(_) if room => {
             recording.retried(outcome.is_ok(), Duration::ZERO);
             let event = progress.event(Duration::ZERO);
             if H::ON_RETRY {
@@ -691,12 +687,12 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
             drop(outcome);
             Hedging::Next
         }
-        None if in_flight && !stop => {
+        _ if in_flight && !stop => {
             recording.retried(outcome.is_ok(), Duration::ZERO);
             drop(outcome);
             Hedging::Wait
         }
-        None => {
+        _ => {
             let ended = Some(outcome.is_ok());
             Hedging::Done(give_up(&progress, outcome, hooks, trace, recording, ended))
         }
