@@ -39,6 +39,10 @@
 //!   so the caller also copies the returned future (whose size the table
 //!   prints).
 //!
+//! - **hedged call**: `Policy::hedge_async::<2>` hedging after 20 ms
+//!   (`backoff_runtime::hedge`), whose first attempt succeeds at once,
+//!   against `Policy::retry_async` with the same policy.
+//!
 //! The **failure path** is a call that fails `F` times and then succeeds,
 //! with `immediate` (a zero delay, not slept) and no attempt limit, against
 //! the same body in a hand-written `loop` (the reference: what a retry
