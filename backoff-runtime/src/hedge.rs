@@ -21,6 +21,15 @@
 //! policy's schedule is not slept: give [`Policy::immediate`] with the
 //! attempt limit (a schedule's delay still counts against `max_elapsed`).
 //!
+//! A verdict of [`Decision::RetryAfter`] or [`Decision::Throttled`] is
+//! taken as [`Decision::Retry`] would be, its delay not slept: the next
+//! attempt starts at once (within the throttled schedule's limit, if the
+//! policy has one). The metrics (feature `opentelemetry`) count each
+//! attempt that ended by its [`AttemptKind`] (`attempt.type`: `original`,
+//! `retry`, `hedge`); an attempt cancelled because another won has no
+//! outcome and is not counted, but the call's `attempts` counts every
+//! attempt started. No `tracing` events are emitted for hedged calls yet.
+//!
 //! The attempts run concurrently inside the call's own future: no task is
 //! spawned and nothing is allocated. The future holds `N` slots (a const
 //! generic, at most [`MAX_ATTEMPTS`]: a larger `N` does not compile), is
