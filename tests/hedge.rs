@@ -484,3 +484,42 @@ async fn every_failed_attempt_is_a_failure_for_the_breaker() {
     assert_eq!(service.now(), 100);
     assert_eq!(breaker.state(), CircuitState::Open);
 }
+
+/// What the attribute's `tracing` events would say: through the trace the
+/// expansion hands a hedged call.
+#[derive(Default)]
+struct Traces(RefCell<Vec<String>>);
+
+impl backoff_runtime::__private::Trace<u32> for &Traces {
+    fn retry(&self, error: &u32, attempt: u32, delay: Duration) {
+        self.0.borrow_mut().push(format!(
+            "retry {error} after attempt {attempt} in {delay:?}"
+        ));
+    }
+    fn give_up(&self, error: &u32, report: &GiveUp) {
+        self.0.borrow_mut().push(format!(
+            "give up {error} after {} attempts ({} hedges)",
+            report.attempts, report.hedges
+        ));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_traced_call_reports_its_retries_and_its_giving_up() {
+    let traces = Traces::default();
+    let service = Service::new(&[err(100, 1), err(10, 2), err(10, 3)]);
+    let result = Policy::immediate()
+        .attempts(3)
+        .hedge_async::<3>(HedgeDelay::After(MS(20)))
+        .call(|| service.attempt())
+        .traced(&traces)
+        .await;
+    assert_eq!(result, Err(1));
+    assert_eq!(
+        *traces.0.borrow(),
+        [
+            "retry 2 after attempt 2 in 0ns",
+            "give up 1 after 3 attempts (1 hedges)"
+        ]
+    );
+}

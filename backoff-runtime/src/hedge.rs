@@ -76,7 +76,7 @@ use crate::decision::Decision;
 #[cfg(doc)]
 use crate::decision::IntoDecision;
 use crate::driver::{
-    self, HedgeCount, HedgedRecording, Hedging, Hooks, Lazy, NoTrace, Origin, Recording,
+    self, HedgeCount, HedgedRecording, Hedging, Hooks, Lazy, NoTrace, Origin, Recording, Trace,
 };
 use crate::event::{AttemptKind, RetryEvent};
 use crate::policy::Policy;
@@ -1002,6 +1002,7 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
         Hedged {
             slots: <<Capacity<N> as Holds<'p, Fut>>::Slots as Slots<'p, Fut>>::empty(),
             timer: None,
+            trace: NoTrace,
             call: Call {
                 op,
                 start,
@@ -1044,12 +1045,13 @@ pin_project! {
     /// # }
     /// ```
     #[must_use = "futures do nothing unless you `.await` or poll them"]
-    pub struct Hedged<'p, S, Op, Fut, T, E, C, H, L> {
+    pub struct Hedged<'p, S, Op, Fut, T, E, C, H, L, Tr = NoTrace> {
         #[pin]
         slots: L,
         #[pin]
         timer: Option<tokio::time::Sleep>,
         call: Call<'p, S, Op, Fut, T, E, C, H>,
+        trace: Tr,
     }
 }
 
@@ -1129,7 +1131,7 @@ where
 
     /// The call gives up: the breaker refused its next attempt (its first,
     /// or a retry with none in flight).
-    fn refused(&mut self, open: CircuitOpen) -> Result<T, E> {
+    fn refused(&mut self, open: CircuitOpen, trace: &impl Trace<E>) -> Result<T, E> {
         let error = match &self.refused {
             Some(from) => from.refuse(open),
             None => unreachable!("refused without a breaker"),
@@ -1148,15 +1150,30 @@ where
             &progress,
             Err(error),
             &mut self.hooks,
-            &NoTrace,
+            trace,
             &mut recording,
             None,
         )
     }
 }
 
-impl<'p, S, Op, Fut, T, E, C, H, L> Future for Hedged<'p, S, Op, Fut, T, E, C, H, L>
+impl<'p, S, Op, Fut, T, E, C, H, L> Hedged<'p, S, Op, Fut, T, E, C, H, L> {
+    #[doc(hidden)]
+    /// The same call, reporting its retries and its giving up to `trace`
+    /// (the attribute's `tracing` events).
+    pub fn traced<Tr: Trace<E>>(self, trace: Tr) -> Hedged<'p, S, Op, Fut, T, E, C, H, L, Tr> {
+        Hedged {
+            slots: self.slots,
+            timer: self.timer,
+            call: self.call,
+            trace,
+        }
+    }
+}
+
+impl<'p, S, Op, Fut, T, E, C, H, L, Tr> Future for Hedged<'p, S, Op, Fut, T, E, C, H, L, Tr>
 where
+    Tr: Trace<E>,
     C: Refuse<E>,
     S: Strategy,
     Op: Fn() -> Fut,
@@ -1169,6 +1186,7 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
         let this = self.project();
         let call = this.call;
+        let trace = &*this.trace;
         let mut slots = this.slots;
         let mut timer = this.timer;
         assert!(!call.done, "`Hedged` polled after it completed");
@@ -1176,7 +1194,7 @@ where
             call.hedge_after = call.delay.get();
             if let Err(open) = call.start(slots.as_mut(), AttemptKind::Original) {
                 call.done = true;
-                return Poll::Ready(call.refused(open));
+                return Poll::Ready(call.refused(open, trace));
             }
             call.rearm();
         }
@@ -1242,7 +1260,7 @@ where
                     hedges: call.hedges,
                 },
                 &mut call.hooks,
-                &NoTrace,
+                trace,
                 &mut recording,
             ) {
                 Hedging::Done(outcome) => {
@@ -1264,7 +1282,7 @@ where
                         // (the state had admitted it): the call ends.
                         call.done = true;
                         timer.set(None);
-                        return Poll::Ready(call.refused(open));
+                        return Poll::Ready(call.refused(open, trace));
                     }
                     Err(_) => call.disarm(),
                 },
