@@ -924,6 +924,53 @@ mod attribute {
         assert_eq!(count(&f, "original", "error"), 1.0);
     }
 
+    /// A throttle's rejection: the call gave up with `rejected` after no
+    /// attempt; the calls it let through record their attempt.
+    #[test]
+    fn a_rejected_call_records_rejected() {
+        setup();
+        #[derive(Debug, PartialEq)]
+        enum Shed {
+            Overloaded,
+            Throttled,
+        }
+        impl From<backoff_runtime::Rejected> for Shed {
+            fn from(_: backoff_runtime::Rejected) -> Self {
+                Shed::Throttled
+            }
+        }
+        static THROTTLE: backoff_runtime::AdaptiveThrottle =
+            backoff_runtime::AdaptiveThrottle::new(2.0, Duration::from_secs(3600));
+        #[retry(immediate, attempts = 1, throttle = THROTTLE)]
+        fn shed() -> Result<(), Shed> {
+            Err(Shed::Overloaded)
+        }
+        let (mut ran, mut rejected) = (0.0, 0);
+        for _ in 0..100 {
+            match shed() {
+                Err(Shed::Overloaded) => ran += 1.0,
+                Err(Shed::Throttled) => rejected += 1,
+                Ok(()) => unreachable!("`shed` always fails"),
+            }
+        }
+        assert!(rejected > 0 && ran > 0.0, "{rejected} rejected, {ran} ran");
+        let f = function("shed");
+        assert_eq!(count(&f, "original", "error"), ran);
+        let reason = |reason, attempts| {
+            observations(
+                "backoff.call.duration",
+                &f,
+                &[
+                    ("outcome", "gave_up"),
+                    ("give_up.reason", reason),
+                    ("attempts", attempts),
+                ],
+            )
+        };
+        assert_eq!(reason("rejected", "0"), rejected);
+        assert_eq!(reason("attempts", "1") as f64, ran);
+    }
+
     /// A whole-call `timeout`: reason `timeout`; the attempt it cancelled
     /// records no `backoff.attempts`.
     #[tokio::test(flavor = "current_thread", start_paused = true)]

@@ -298,12 +298,14 @@ macro_rules! async_hand_loop {
 }
 
 /// The success path with the metrics (feature `opentelemetry` of this
-/// package): the attribute's lean loop as its expansion will emit it once
-/// wired (`retry_blocking_fixed_recorded` with the function's name), and
-/// `Policy::retry`. Without the feature `Recording` is zero-sized and these
-/// are `sync/retry` and a `Policy::retry`; with it and no provider
-/// installed, the cost of the check; in the `*_provider` cases, with an SDK
-/// provider installed, the cost of recording.
+/// package): the attribute's lean loop written out as its expansion emits
+/// it (`retry_blocking_fixed_recorded` with the function's name; the
+/// `metrics/retry*` rows are the `#[retry]` functions themselves, the
+/// `_budget` ones its general path), and `Policy::retry`. Without the
+/// feature `Recording` is zero-sized and these are `sync/retry` and a
+/// `Policy::retry`; with it and no provider installed, the cost of the
+/// check; in the `*_provider` cases, with an SDK provider installed, the
+/// cost of recording.
 mod metrics {
     use super::*;
     use backoff_runtime::__private as p;
@@ -317,7 +319,7 @@ mod metrics {
         false,
     >;
 
-    /// `#[retry]`, as its expansion will record.
+    /// `#[retry]`'s lean loop, written out as its expansion records.
     #[inline(never)]
     pub(crate) fn recorded(x: u64) -> Result<u64, Fail> {
         <Result<u64, Fail> as p::RetryResult>::retry_blocking_fixed_recorded::<Default>(
@@ -354,7 +356,7 @@ mod metrics {
         }
     }
 
-    /// [`compact_async`] as its expansion will record: a `Recording` begun
+    /// [`compact_async`] as the expansion records: a `Recording` begun
     /// before the loop and told of each attempt.
     #[inline(never)]
     pub(crate) async fn recorded_async(x: u64) -> Result<u64, Fail> {
@@ -501,7 +503,7 @@ mod failing {
         };
     }
 
-    /// [`step_loop`] as the expansion will record: a `Recording` begun
+    /// [`step_loop`] as the expansion records: a `Recording` begun
     /// before the loop, the step through `next_retry_recorded`, the
     /// success told.
     #[inline(never)]
@@ -760,8 +762,11 @@ const GROUPS: &[Group] = &[
             "sync/plain",
             "metrics/retry",
             "metrics/recorded",
+            "metrics/retry_budget",
             "metrics/policy_retry",
+            "metrics/retry_provider",
             "metrics/recorded_provider",
+            "metrics/retry_budget_provider",
             "metrics/policy_retry_provider",
         ],
     },
@@ -772,7 +777,11 @@ const GROUPS: &[Group] = &[
             "async_call/plain",
             "metrics/async_compact",
             "metrics/async_recorded",
+            "metrics/async_retry",
+            "metrics/async_retry_budget",
             "metrics/async_recorded_provider",
+            "metrics/async_retry_provider",
+            "metrics/async_retry_budget_provider",
         ],
     },
     Group {
@@ -857,6 +866,25 @@ fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
         "metrics/recorded_provider" => {
             metrics::install_provider();
             run_sync(n, metrics::recorded)
+        }
+        "metrics/retry_budget" => run_sync(n, sync::with_budget),
+        "metrics/retry_provider" => {
+            metrics::install_provider();
+            run_sync(n, sync::with_retry)
+        }
+        "metrics/retry_budget_provider" => {
+            metrics::install_provider();
+            run_sync(n, sync::with_budget)
+        }
+        "metrics/async_retry" => run_async(n, call::with_retry),
+        "metrics/async_retry_budget" => run_async(n, call::with_budget),
+        "metrics/async_retry_provider" => {
+            metrics::install_provider();
+            run_async(n, call::with_retry)
+        }
+        "metrics/async_retry_budget_provider" => {
+            metrics::install_provider();
+            run_async(n, call::with_budget)
         }
         "metrics/policy_retry_provider" => {
             metrics::install_provider();
