@@ -815,7 +815,8 @@ mod attribute {
         }
         assert_eq!(lean_gives_up(), Err("down"));
         assert_eq!(general_gives_up(), Err("down"));
-        for (name, attempts, retries) in [("lean_gives_up", "2", 1.0), ("general_gives_up", "3", 2.0)]
+        for (name, attempts, retries) in
+            [("lean_gives_up", "2", 1.0), ("general_gives_up", "3", 2.0)]
         {
             let f = function(name);
             assert_eq!(count(&f, "original", "error"), 1.0, "{name}");

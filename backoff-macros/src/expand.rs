@@ -203,7 +203,10 @@ fn retry_loop(
             ),
             None => {
                 let start_ref = &n.start_ref;
-                (quote!(retry_blocking_recorded), quote!(#start_ref, #function,))
+                (
+                    quote!(retry_blocking_recorded),
+                    quote!(#start_ref, #function,),
+                )
             }
         };
         let looped = runtime_loop(
