@@ -66,6 +66,8 @@ pub(crate) struct RetryArgs {
     pub(crate) attempt_timeout: Option<Arg<DurationArg>>,
     pub(crate) when_ok: Option<Arg<Expr>>,
     pub(crate) on_giveup: Option<Arg<Expr>>,
+    /// `fallback = F`: the call's result when it gives up with an error.
+    pub(crate) fallback: Option<Arg<Expr>>,
     pub(crate) timeout: Option<Arg<DurationArg>>,
     pub(crate) retry_after_max: Option<Arg<DurationArg>>,
     /// `context = ctx`: the name bound in the body.
@@ -249,8 +251,8 @@ impl RetryArgs {
                     end,
                 )
             }
-            "when" | "when_ok" | "on_retry" | "on_giveup" | "policy" | "sleep" | "budget"
-            | "circuit" | "throttle" => self.parse_expression(&key, &name, input, end),
+            "when" | "when_ok" | "on_retry" | "on_giveup" | "fallback" | "policy" | "sleep"
+            | "budget" | "circuit" | "throttle" => self.parse_expression(&key, &name, input, end),
             _ => {
                 let (error, meant) = unknown_argument(&key, input, scan);
                 self.broken.extend(meant);
@@ -331,6 +333,7 @@ impl RetryArgs {
             "when_ok" => "when_ok = is_unavailable",
             "on_retry" => "on_retry = log_retry",
             "on_giveup" => "on_giveup = log_giveup",
+            "fallback" => "fallback = cached_page",
             "sleep" => "sleep = tokio::time::sleep",
             "budget" => "budget = RETRY_BUDGET",
             "circuit" => "circuit = BREAKER",
@@ -343,7 +346,7 @@ impl RetryArgs {
         // `macro_rules!` may have put around them.
         let span = ungrouped(&expr).span();
         match name {
-            "when" | "when_ok" | "on_retry" | "on_giveup" => {
+            "when" | "when_ok" | "on_retry" | "on_giveup" | "fallback" => {
                 check_callable(name, &expr)?;
             }
             "sleep" => check_path(&expr)?,
@@ -354,6 +357,7 @@ impl RetryArgs {
             "when_ok" => (&mut self.when_ok, "when_ok"),
             "on_retry" => (&mut self.on_retry, "on_retry"),
             "on_giveup" => (&mut self.on_giveup, "on_giveup"),
+            "fallback" => (&mut self.fallback, "fallback"),
             "sleep" => (&mut self.sleep, "sleep"),
             "budget" => (&mut self.budget, "budget"),
             "circuit" => (&mut self.circuit, "circuit"),

@@ -60,6 +60,7 @@ use proc_macro::TokenStream;
 /// | `attempt_timeout` | D, `async fn` only: an attempt running longer fails with `E::from(Elapsed)`; beside `timeout`, less than it | none |
 /// | `when_ok` | a path or closure taking `&T` (the `Ok` type), returning `bool` or `Decision`: an `Ok` it retries (`true`, `Retry`, `RetryAfter`, `Throttled`) is retried like an error; on giving up, that last `Ok` is returned unchanged | every `Ok` accepted |
 /// | `on_giveup` | a path or closure, `FnOnce(&Result<T, E>, &GiveUp)`, called once when the call ends with an outcome it did not accept | none |
+/// | `fallback` | a path or closure, `FnOnce(E, &GiveUp) -> Result<T, E>`: called once when the call gives up with an error (attempts spent, `Stop`, an open breaker, a throttle's rejection, a timeout), after `on_giveup`; its result is the call's result. Never called on `Ok`, also not on an `Ok` that `when_ok` rejected (that `Ok` is returned unchanged) | none |
 /// | `context` | a name, `context = ctx`: binds `ctx: AttemptContext` in the body (`ctx.attempt` from 1, `ctx.last`); `context = mut ctx` for a body that changes its copy | none |
 /// | `clone` | `clone(a, b, ..)`: by-value parameters (or `self`) each attempt gets its own `Clone::clone` of, so the body may move them | none |
 /// | `timeout` | D, `async fn` only: bounds the whole call, sleeps and the attempt in flight included; then `E::from(Elapsed)` | none |

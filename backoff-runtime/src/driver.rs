@@ -283,6 +283,13 @@ pub(crate) trait Hooks<T, E> {
     /// The call gives up with `outcome`.
     #[inline(always)]
     fn on_give_up(&mut self, _: &Result<T, E>, _: &GiveUp) {}
+
+    /// The call's result when it gives up with `outcome`, after
+    /// `on_give_up` (a fallback's; only called if [`REPORTS`](Hooks::REPORTS)).
+    #[inline(always)]
+    fn fall_back(&mut self, outcome: Result<T, E>, _: &GiveUp) -> Result<T, E> {
+        outcome
+    }
 }
 
 /// No hooks: every error is retried, every `Ok` accepted.
@@ -552,6 +559,7 @@ pub(crate) fn give_up<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
             trace.give_up(error, &report);
         }
         hooks.on_give_up(&outcome, &report);
+        return hooks.fall_back(outcome, &report);
     }
     outcome
 }

@@ -42,7 +42,7 @@ const HIDDEN_ITEMS: [&str; 18] = [
 /// runtime makes these public items: `backoff_runtime::retry_args`,
 /// documented, each named after the argument it checks. The counts may
 /// only go down, but for a new case that needs the trait.
-const NAMED_IN_HELP: [(&str, usize); 17] = [
+const NAMED_IN_HELP: [(&str, usize); 18] = [
     ("WhenParameter", 4),
     ("WhenFn", 2),
     ("WhenOkParameter", 1),
@@ -60,6 +60,7 @@ const NAMED_IN_HELP: [(&str, usize); 17] = [
     ("SleepParameter", 2),
     ("AsyncSleepReturn", 3),
     ("FromElapsed", 4),
+    ("FallbackFn", 2),
 ];
 
 /// Whether `text` contains `word` as a whole word (not inside a longer

@@ -30,6 +30,7 @@ fn shared(arg: Option<&Arg<Expr>>, name: &str, trait_: &str, fun: &str) -> Optio
             // lasts for `'static`".)
             quote_spanned! {a.span=> #pa::must_be_static(&#expr) }
         } else {
+            let expr = kept_across_calls(expr, &pa);
             quote_spanned! {a.span=> &(#expr) }
         };
         let checked = quote_spanned! {a.span=> #pa::#trait_::#check(#value) };
@@ -207,6 +208,38 @@ pub(super) fn on_success(n: &Names<'_>) -> Option<TokenStream> {
                 #p::succeeded_with_budget(&mut #slot, __backoff_budget);
             }
         })
+    }
+}
+
+// Input:  `self.budget()`, `&make()`, `self.budget`.
+// Output: <ReturnedValue as KeptAcrossCalls<_>>::check(self.budget()),
+//         &<..>::check(make()), self.budget (unchanged)
+//
+// A call (under any `&`) must return a handle to a budget, breaker or
+// throttle kept elsewhere: one it returns by value is new for every call
+// of the function and limits nothing. A place (a field, a `static`, `*arc`)
+// is one already.
+fn kept_across_calls(expr: &Expr, pa: &Ident) -> TokenStream {
+    match expr {
+        Expr::Group(g) => kept_across_calls(&g.expr, pa),
+        Expr::Paren(p) => kept_across_calls(&p.expr, pa),
+        Expr::Reference(r) => {
+            let (and, mutability) = (&r.and_token, &r.mutability);
+            let inner = kept_across_calls(&r.expr, pa);
+            quote!(#and #mutability #inner)
+        }
+        Expr::Call(_) | Expr::MethodCall(_) => {
+            // At the method's name (`budget` in `self.budget()`), else at
+            // the call's first token.
+            let span = match expr {
+                Expr::MethodCall(m) => m.method.span(),
+                _ => syn::spanned::Spanned::span(expr),
+            };
+            quote_spanned! {span=>
+                <#pa::ReturnedValue as #pa::KeptAcrossCalls<_>>::check(#expr)
+            }
+        }
+        _ => quote!(#expr),
     }
 }
 

@@ -304,6 +304,7 @@ pub(super) fn keeps_no_state(args: &RetryArgs) -> bool {
         && args.when_ok.is_none()
         && args.on_retry.is_none()
         && args.on_giveup.is_none()
+        && args.fallback.is_none()
         && args.budget.is_none()
         && args.circuit.is_none()
         && args.throttle.is_none()

@@ -280,6 +280,25 @@ impl<F: Never, A, B> OnGiveUpFn<Fails, A, B> for F {
     fn call(self, _: A, _: B) {}
 }
 
+/// Calls `fallback`, once: `FnOnce(E, &GiveUp) -> Result<T, E>`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `fallback` must be a function `fn(E, &GiveUp) -> Result<T, E>` of the function's own `T` and `E`, here `fn({E}, &GiveUp) -> Result<{T}, {E}>`, not `{Self}`",
+    label = "expected `fn({E}, &GiveUp) -> Result<{T}, {E}>`",
+    note = "`fallback` is called once, when the call gives up with an error: it gets that error and the give-up record, and its result is the call's result"
+)]
+pub trait FallbackFn<T, E> {
+    /// Calls it.
+    fn call(self, error: E, report: &GiveUp) -> Result<T, E>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T, E, F: FnOnce(E, &GiveUp) -> Result<T, E>> FallbackFn<T, E> for F {
+    #[inline(always)]
+    fn call(self, error: E, report: &GiveUp) -> Result<T, E> {
+        self(error, report)
+    }
+}
+
 /// Calls `sleep`: a function of one parameter.
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: `sleep` must be a function of one parameter, the delay, not `{Self}`",
@@ -677,6 +696,39 @@ impl<T: AsBudget + ?Sized> AsBudget for Box<T> {
         (**self).as_budget()
     }
 }
+
+/// What a call given to `budget`, `circuit` or `throttle` returns (`budget =
+/// self.budget()`, `circuit = breakers.get("db").unwrap()`).
+#[derive(Debug)]
+pub struct ReturnedValue;
+
+/// A call given to `budget`, `circuit` or `throttle` must return a handle
+/// to one kept elsewhere (a reference, an `Arc`, an `Rc`): one it builds
+/// and returns by value is new for every call of the function.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: this call gives a new `{T}` for every call of the function, which remembers nothing between calls",
+    label = "a new `{T}` for each call",
+    note = "make the call return a reference to one kept elsewhere (`-> &{T}`) or an `Arc<{T}>`, or name the field or `static` itself, as in `budget = self.budget`"
+)]
+pub trait KeptAcrossCalls<T> {
+    /// The handle, unchanged.
+    #[inline(always)]
+    fn check(handle: T) -> T {
+        handle
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<U: ?Sized> KeptAcrossCalls<&U> for ReturnedValue {}
+
+#[diagnostic::do_not_recommend]
+impl<U: ?Sized> KeptAcrossCalls<&mut U> for ReturnedValue {}
+
+#[diagnostic::do_not_recommend]
+impl<U: ?Sized> KeptAcrossCalls<std::sync::Arc<U>> for ReturnedValue {}
+
+#[diagnostic::do_not_recommend]
+impl<U: ?Sized> KeptAcrossCalls<std::rc::Rc<U>> for ReturnedValue {}
 
 /// A `budget` or `circuit` named by a `static`'s path: it must be a
 /// `static` (a `const` would be a new one for each call).

@@ -73,9 +73,10 @@ pub mod args {
         AsBudget as BudgetArgument, AsCircuit as CircuitArgument, AsPolicy as PolicyArgument,
         AsThrottle as ThrottleArgument, AsyncSleep as DefaultAsyncSleep, AsyncSleepReturn,
         AsyncTimeout as TimeoutTimer, BlockingSleepReturn, DefaultSleep as TokioFeature,
-        FromCircuitOpen, FromElapsed, FromRejected, OnGiveUpFn, OnGiveUpParameter,
-        OnGiveUpRecordParameter, OnGiveUpReturn, OnRetryEventParameter, OnRetryFn,
-        OnRetryOutcomeParameter, OnRetryParameter, OnRetryReturn, RetryResult as ReturnsResult,
-        SleepFn, SleepParameter, WhenFn, WhenOkFn, WhenOkParameter, WhenOkReturn, WhenParameter,
+        FallbackFn, FromCircuitOpen, FromElapsed, FromRejected, KeptAcrossCalls, OnGiveUpFn,
+        OnGiveUpParameter, OnGiveUpRecordParameter, OnGiveUpReturn, OnRetryEventParameter,
+        OnRetryFn, OnRetryOutcomeParameter, OnRetryParameter, OnRetryReturn,
+        RetryResult as ReturnsResult, ReturnedValue, SleepFn, SleepParameter, WhenFn, WhenOkFn,
+        WhenOkParameter, WhenOkReturn, WhenParameter,
     };
 }
