@@ -836,6 +836,34 @@ mod attribute {
         }
     }
 
+    /// A `fallback` that replaces the error: the call still gave up
+    /// (`attempts`), whatever the fallback returns.
+    #[test]
+    fn a_fallback_does_not_hide_the_give_up() {
+        setup();
+        #[retry(immediate, attempts = 2, fallback = |_, _| Ok(0))]
+        fn with_fallback() -> Result<u32, &'static str> {
+            Err("down")
+        }
+        assert_eq!(with_fallback(), Ok(0));
+        let f = function("with_fallback");
+        assert_eq!(count(&f, "original", "error"), 1.0);
+        assert_eq!(count(&f, "retry", "error"), 1.0);
+        assert_eq!(
+            observations(
+                "backoff.call.duration",
+                &f,
+                &[
+                    ("outcome", "gave_up"),
+                    ("give_up.reason", "attempts"),
+                    ("attempts", "2")
+                ],
+            ),
+            1
+        );
+        assert_eq!(read("backoff.call.duration", "function", &f).len(), 1);
+    }
+
     /// `when_ok`: an `Ok` it rejects is `rejected_ok`; a call whose last
     /// `Ok` is rejected gives up (`attempts`) with it.
     #[test]
