@@ -471,10 +471,10 @@ fn a_named_budget_records_its_tokens() {
     assert_eq!(tokens(B), Some(1.5), "a success refilled half a token");
 }
 
-/// The attribute's three loops, written out as its expansion will be once
-/// it passes a `Recording` (the runtime side of the wiring; see
-/// `docs/metrics.md`): the lean plain fn, the compact `async fn`, and the
-/// general failure path.
+/// The attribute's three loops, written out by hand as its expansion
+/// emits them (the runtime side of the wiring; see `docs/metrics.md`; the
+/// `attribute` module below runs the `#[retry]` functions themselves): the
+/// lean plain fn, the compact `async fn`, and the general failure path.
 mod expansion {
     use super::*;
     use backoff_runtime::__private as p;
