@@ -471,10 +471,10 @@ fn a_named_budget_records_its_tokens() {
     assert_eq!(tokens(B), Some(1.5), "a success refilled half a token");
 }
 
-/// The attribute's three loops, written out as its expansion will be once
-/// it passes a `Recording` (the runtime side of the wiring; see
-/// `docs/metrics.md`): the lean plain fn, the compact `async fn`, and the
-/// general failure path.
+/// The attribute's three loops, written out by hand as its expansion
+/// emits them (the runtime side of the wiring; see `docs/metrics.md`; the
+/// `attribute` module below runs the `#[retry]` functions themselves): the
+/// lean plain fn, the compact `async fn`, and the general failure path.
 mod expansion {
     use super::*;
     use backoff_runtime::__private as p;
@@ -689,4 +689,398 @@ async fn hedged_attempts_are_counted_as_hedges() {
     )
     .unwrap();
     assert_eq!((call.count, call.value), (1, 0.035));
+}
+
+/// `#[retry]` functions: each records as `module_path!()::name` through
+/// each of the expansion's loops (the lean plain fn, the compact `async
+/// fn`, the general path with hooks, a breaker or a timeout).
+mod attribute {
+    use super::*;
+    use backoff_runtime::retry;
+    use std::cell::Cell;
+
+    /// The `function` of a `#[retry]` function named `name` in this module,
+    /// written out: the crate (this test binary, `metrics`), the module,
+    /// the name.
+    fn function(name: &str) -> String {
+        format!("metrics::attribute::{name}")
+    }
+
+    /// Fails until the third call.
+    fn third_time(calls: &Cell<u32>) -> Result<u32, &'static str> {
+        calls.set(calls.get() + 1);
+        if calls.get() < 3 {
+            Err("flaky")
+        } else {
+            Ok(calls.get())
+        }
+    }
+
+    /// The exact `backoff.attempts` of a call retried twice, then
+    /// succeeding, and its `backoff.call.duration` (`ok`, 3 attempts).
+    fn assert_twice_then_ok(f: &str) {
+        assert_eq!(count(f, "original", "error"), 1.0);
+        assert_eq!(count(f, "retry", "error"), 1.0);
+        assert_eq!(count(f, "retry", "ok"), 1.0);
+        assert_eq!(count(f, "original", "ok"), 0.0);
+        assert_eq!(count(f, "original", "rejected_ok"), 0.0);
+        assert_eq!(count(f, "retry", "rejected_ok"), 0.0);
+        assert_eq!(
+            observations("backoff.attempt.duration", f, &[("outcome", "error")]),
+            2
+        );
+        assert_eq!(
+            observations("backoff.attempt.duration", f, &[("outcome", "ok")]),
+            1
+        );
+        assert_eq!(observations("backoff.retry.delay", f, &[]), 2);
+        assert_eq!(
+            observations(
+                "backoff.call.duration",
+                f,
+                &[("outcome", "ok"), ("attempts", "3")]
+            ),
+            1
+        );
+        assert_eq!(read("backoff.call.duration", "function", f).len(), 1);
+    }
+
+    /// The lean loop: a plain fn that names only its policy.
+    #[test]
+    fn plain_fn_retried_twice_then_ok() {
+        setup();
+        #[retry(immediate, attempts = 5)]
+        fn lean_sync(calls: &Cell<u32>) -> Result<u32, &'static str> {
+            third_time(calls)
+        }
+        let calls = Cell::new(0);
+        assert_eq!(lean_sync(&calls), Ok(3));
+        let f = function("lean_sync");
+        assert_eq!(f, concat!(module_path!(), "::lean_sync"));
+        assert_twice_then_ok(&f);
+        // The name is the function's alone: no other series in this module.
+        assert!(read("backoff.attempts", "function", "lean_sync").is_empty());
+    }
+
+    /// The lean loop from a start the function builds (`max_elapsed`).
+    #[test]
+    fn plain_fn_with_a_deadline_retried_twice_then_ok() {
+        setup();
+        #[retry(immediate, attempts = 5, max_elapsed = "1h")]
+        fn lean_deadline(calls: &Cell<u32>) -> Result<u32, &'static str> {
+            third_time(calls)
+        }
+        let calls = Cell::new(0);
+        assert_eq!(lean_deadline(&calls), Ok(3));
+        assert_twice_then_ok(&function("lean_deadline"));
+    }
+
+    /// The general path of a plain fn (a `when`), and a method: `function`
+    /// is the module's path and the method's name.
+    #[test]
+    fn plain_fn_with_when_retried_twice_then_ok() {
+        setup();
+        struct Client;
+        impl Client {
+            #[retry(immediate, attempts = 5, when = |e| *e == "flaky")]
+            fn general_sync(&self, calls: &Cell<u32>) -> Result<u32, &'static str> {
+                third_time(calls)
+            }
+        }
+        let calls = Cell::new(0);
+        assert_eq!(Client.general_sync(&calls), Ok(3));
+        assert_twice_then_ok(&function("general_sync"));
+    }
+
+    /// The compact `async fn` loop; durations on tokio's paused clock.
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn async_fn_retried_twice_then_ok() {
+        setup();
+        #[retry(constant("1s"), jitter = "none", attempts = 5)]
+        async fn compact_async(calls: &Cell<u32>) -> Result<u32, &'static str> {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            third_time(calls)
+        }
+        let calls = Cell::new(0);
+        assert_eq!(compact_async(&calls).await, Ok(3));
+        let f = function("compact_async");
+        assert_twice_then_ok(&f);
+        let attempts = find("backoff.attempt.duration", &f, &[("outcome", "error")]).unwrap();
+        assert_eq!(attempts.value, 0.5);
+        let ok = find("backoff.attempt.duration", &f, &[("outcome", "ok")]).unwrap();
+        assert_eq!(ok.value, 0.25);
+        let delays = find("backoff.retry.delay", &f, &[]).unwrap();
+        assert_eq!(delays.value, 2.0);
+        // Three attempts of 250 ms and two sleeps of 1 s.
+        let call = find(
+            "backoff.call.duration",
+            &f,
+            &[("outcome", "ok"), ("attempts", "3")],
+        )
+        .unwrap();
+        assert_eq!(call.value, 2.75);
+    }
+
+    /// The general path of an `async fn` (an `on_retry`).
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn async_fn_with_on_retry_retried_twice_then_ok() {
+        setup();
+        #[retry(constant("1s"), jitter = "none", attempts = 5, on_retry = |_, _| ())]
+        async fn general_async(calls: &Cell<u32>) -> Result<u32, &'static str> {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            third_time(calls)
+        }
+        let calls = Cell::new(0);
+        assert_eq!(general_async(&calls).await, Ok(3));
+        let f = function("general_async");
+        assert_twice_then_ok(&f);
+        let call = find(
+            "backoff.call.duration",
+            &f,
+            &[("outcome", "ok"), ("attempts", "3")],
+        )
+        .unwrap();
+        assert_eq!(call.value, 2.75);
+    }
+
+    /// Giving up after the attempts: reason `attempts`, through the lean
+    /// loop and through the general path (whose `when` retries all).
+    #[test]
+    fn giving_up_records_attempts() {
+        setup();
+        #[retry(immediate, attempts = 2)]
+        fn lean_gives_up() -> Result<(), &'static str> {
+            Err("down")
+        }
+        #[retry(immediate, attempts = 3, when = |_| true)]
+        fn general_gives_up() -> Result<(), &'static str> {
+            Err("down")
+        }
+        assert_eq!(lean_gives_up(), Err("down"));
+        assert_eq!(general_gives_up(), Err("down"));
+        for (name, attempts, retries) in
+            [("lean_gives_up", "2", 1.0), ("general_gives_up", "3", 2.0)]
+        {
+            let f = function(name);
+            assert_eq!(count(&f, "original", "error"), 1.0, "{name}");
+            assert_eq!(count(&f, "retry", "error"), retries, "{name}");
+            assert_eq!(count(&f, "retry", "ok"), 0.0, "{name}");
+            let call = find(
+                "backoff.call.duration",
+                &f,
+                &[
+                    ("outcome", "gave_up"),
+                    ("give_up.reason", "attempts"),
+                    ("attempts", attempts),
+                ],
+            );
+            assert_eq!(call.map(|c| c.count), Some(1), "{name}");
+            assert_eq!(read("backoff.call.duration", "function", &f).len(), 1);
+        }
+    }
+
+    /// A `fallback` that replaces the error: the call still gave up
+    /// (`attempts`), whatever the fallback returns.
+    #[test]
+    fn a_fallback_does_not_hide_the_give_up() {
+        setup();
+        #[retry(immediate, attempts = 2, fallback = |_, _| Ok(0))]
+        fn with_fallback() -> Result<u32, &'static str> {
+            Err("down")
+        }
+        assert_eq!(with_fallback(), Ok(0));
+        let f = function("with_fallback");
+        assert_eq!(count(&f, "original", "error"), 1.0);
+        assert_eq!(count(&f, "retry", "error"), 1.0);
+        assert_eq!(
+            observations(
+                "backoff.call.duration",
+                &f,
+                &[
+                    ("outcome", "gave_up"),
+                    ("give_up.reason", "attempts"),
+                    ("attempts", "2")
+                ],
+            ),
+            1
+        );
+        assert_eq!(read("backoff.call.duration", "function", &f).len(), 1);
+    }
+
+    /// `when_ok`: an `Ok` it rejects is `rejected_ok`; a call whose last
+    /// `Ok` is rejected gives up (`attempts`) with it.
+    #[test]
+    fn rejected_oks() {
+        setup();
+        #[retry(immediate, attempts = 3, when_ok = |s: &u16| *s == 503)]
+        fn status(statuses: &mut Vec<u16>) -> Result<u16, &'static str> {
+            Ok(statuses.remove(0))
+        }
+        assert_eq!(status(&mut vec![503, 503, 200]), Ok(200));
+        let f = function("status");
+        assert_eq!(count(&f, "original", "rejected_ok"), 1.0);
+        assert_eq!(count(&f, "retry", "rejected_ok"), 1.0);
+        assert_eq!(count(&f, "retry", "ok"), 1.0);
+        assert_eq!(count(&f, "original", "error"), 0.0);
+        assert_eq!(
+            observations(
+                "backoff.attempt.duration",
+                &f,
+                &[("outcome", "rejected_ok")]
+            ),
+            2
+        );
+        assert_eq!(
+            observations(
+                "backoff.call.duration",
+                &f,
+                &[("outcome", "ok"), ("attempts", "3")]
+            ),
+            1
+        );
+        // Three 503s: the last is returned, the call gave up.
+        assert_eq!(status(&mut vec![503, 503, 503]), Ok(503));
+        assert_eq!(count(&f, "original", "rejected_ok"), 2.0);
+        assert_eq!(count(&f, "retry", "rejected_ok"), 3.0);
+        assert_eq!(
+            observations(
+                "backoff.call.duration",
+                &f,
+                &[
+                    ("outcome", "gave_up"),
+                    ("give_up.reason", "attempts"),
+                    ("attempts", "3")
+                ],
+            ),
+            1
+        );
+    }
+
+    /// A breaker's refusal: the call gave up with `circuit_open` after no
+    /// attempt, and no attempt is counted.
+    #[test]
+    fn a_refused_call_records_circuit_open() {
+        setup();
+        static BREAKER: CircuitBreaker = CircuitBreaker::new(1, 1, Duration::from_secs(3600));
+        #[retry(immediate, attempts = 1, circuit = BREAKER)]
+        fn guarded(fail: bool) -> Result<(), Error> {
+            if fail { Err(Error::Down) } else { Ok(()) }
+        }
+        // The failure opens the breaker; the call gives up after 1 attempt.
+        assert_eq!(guarded(true), Err(Error::Down));
+        let f = function("guarded");
+        assert_eq!(count(&f, "original", "error"), 1.0);
+        assert_eq!(
+            observations("backoff.call.duration", &f, &[("outcome", "gave_up")]),
+            0,
+            "the reason is always given"
+        );
+        let gave_up = read("backoff.call.duration", "function", &f);
+        assert_eq!(gave_up.len(), 1);
+        assert_eq!(gave_up[0].get("attempts"), Some("1"));
+        // Open: refused before its attempt.
+        assert_eq!(guarded(false), Err(Error::Open));
+        assert_eq!(
+            observations(
+                "backoff.call.duration",
+                &f,
+                &[
+                    ("outcome", "gave_up"),
+                    ("give_up.reason", "circuit_open"),
+                    ("attempts", "0")
+                ],
+            ),
+            1
+        );
+        assert_eq!(count(&f, "original", "ok"), 0.0);
+        assert_eq!(count(&f, "original", "error"), 1.0);
+    }
+
+    /// A throttle's rejection: the call gave up with `rejected` after no
+    /// attempt; the calls it let through record their attempt.
+    #[test]
+    fn a_rejected_call_records_rejected() {
+        setup();
+        #[derive(Debug, PartialEq)]
+        enum Shed {
+            Overloaded,
+            Throttled,
+        }
+        impl From<backoff_runtime::Rejected> for Shed {
+            fn from(_: backoff_runtime::Rejected) -> Self {
+                Shed::Throttled
+            }
+        }
+        static THROTTLE: backoff_runtime::AdaptiveThrottle =
+            backoff_runtime::AdaptiveThrottle::new(2.0, Duration::from_secs(3600));
+        #[retry(immediate, attempts = 1, throttle = THROTTLE)]
+        fn shed() -> Result<(), Shed> {
+            Err(Shed::Overloaded)
+        }
+        let (mut ran, mut rejected) = (0.0, 0);
+        for _ in 0..100 {
+            match shed() {
+                Err(Shed::Overloaded) => ran += 1.0,
+                Err(Shed::Throttled) => rejected += 1,
+                Ok(()) => unreachable!("`shed` always fails"),
+            }
+        }
+        assert!(rejected > 0 && ran > 0.0, "{rejected} rejected, {ran} ran");
+        let f = function("shed");
+        assert_eq!(count(&f, "original", "error"), ran);
+        let reason = |reason, attempts| {
+            observations(
+                "backoff.call.duration",
+                &f,
+                &[
+                    ("outcome", "gave_up"),
+                    ("give_up.reason", reason),
+                    ("attempts", attempts),
+                ],
+            )
+        };
+        assert_eq!(reason("rejected", "0"), rejected);
+        assert_eq!(reason("attempts", "1") as f64, ran);
+    }
+
+    /// A whole-call `timeout`: reason `timeout`; the attempt it cancelled
+    /// records no `backoff.attempts`.
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn a_timeout_records_the_call_only() {
+        setup();
+        #[derive(Debug)]
+        struct Timeout;
+        impl From<backoff_runtime::Elapsed> for Timeout {
+            fn from(_: backoff_runtime::Elapsed) -> Self {
+                Timeout
+            }
+        }
+        #[retry(constant("1s"), jitter = "none", attempts = unlimited, timeout = "1600ms")]
+        async fn timed() -> Result<(), Timeout> {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            Err(Timeout)
+        }
+        assert!(timed().await.is_err());
+        let f = function("timed");
+        // The first attempt failed at 0.4 s; the second, begun at 1.4 s,
+        // was in flight when the timer fired at 1.6 s: it ended with no
+        // outcome, and the call records the attempt that did end.
+        assert_eq!(count(&f, "original", "error"), 1.0);
+        assert_eq!(count(&f, "retry", "error"), 0.0);
+        assert_eq!(
+            observations("backoff.attempt.duration", &f, &[("outcome", "error")]),
+            1
+        );
+        let call = find(
+            "backoff.call.duration",
+            &f,
+            &[
+                ("outcome", "gave_up"),
+                ("give_up.reason", "timeout"),
+                ("attempts", "1"),
+            ],
+        )
+        .unwrap();
+        assert_eq!((call.count, call.value), (1, 1.6));
+    }
 }

@@ -92,6 +92,11 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
 //                 sleep(delay);                                // or sleep(delay).await
 //             }
 //         }
+//         with the call's metrics recorded (feature `opentelemetry`): a
+//         `Recording` begun before the loop, `succeeded()` where an outcome
+//         is accepted, the `*_recorded` steps, `attempt_starts()` after
+//         each sleep, and `gave_up(None, reason)` on a breaker's refusal, a
+//         throttle's rejection or the call's `timeout`.
 fn rewrite(args: &RetryArgs, func: Function, moves_arguments: bool) -> TokenStream {
     // `valid::check_signature` reports a missing return type; `()` keeps the
     // rewrite total.
@@ -187,12 +192,21 @@ fn retry_loop(
     // A plain fn whose arguments are all policy (no hook, no custom sleep,
     // no budget, breaker or context): the runtime runs the loop, with the
     // first attempt inline and the rest out of line (see `runtime_loop`).
+    // It records the call's metrics as `module_path!()::name` (feature
+    // `opentelemetry`; without it, the same loop as unrecorded).
     if !is_async && args.sleep.is_none() && keeps_no_state(args) {
+        let function = n.function();
         let (run, start) = match n.fixed.as_ref().filter(|_| n.constant_start) {
-            Some(fixed) => (quote!(retry_blocking_fixed::<#fixed>), None),
+            Some(fixed) => (
+                quote!(retry_blocking_fixed_recorded::<#fixed>),
+                quote!(#function,),
+            ),
             None => {
                 let start_ref = &n.start_ref;
-                (quote!(retry_blocking), Some(quote!(#start_ref,)))
+                (
+                    quote!(retry_blocking_recorded),
+                    quote!(#start_ref, #function,),
+                )
             }
         };
         let looped = runtime_loop(
@@ -221,6 +235,11 @@ fn retry_loop(
     let sleep = sleep::sleep(&n);
     let before_attempt = fleet::before_attempt(&n, &report_give_up);
     let on_success = fleet::on_success(&n);
+    // (An accepted outcome ends the call's recording: see `begin_recording`.)
+    let on_success = quote! {
+        #on_success
+        __backoff_recording.succeeded();
+    };
     let failed = match n.fixed.as_ref().filter(|_| n.carried) {
         Some(fixed) => carried_failure(
             p,
@@ -239,7 +258,7 @@ fn retry_loop(
                 name: n.name(),
                 when_ok: args.when_ok.is_some(),
                 slot: n.slot.clone(),
-                outcome: outcome::outcome(&n, on_success.as_ref()),
+                outcome: outcome::outcome(&n, Some(&on_success)),
                 start: n.start_ref.clone(),
                 // (Only a policy that is all there is to start from.)
                 fixed: n.fixed.clone().filter(|_| n.constant_start),
@@ -271,10 +290,11 @@ fn retry_loop(
         }
     };
     let retry_loop = timeouts::call_timeout(&n, retry_loop, &giveup);
-    let (fleet, sleep_binding, start) = (
+    let (fleet, sleep_binding, start, recording) = (
         fleet::bindings(&n),
         sleep::sleep_binding(&n),
         fleet::start(&n),
+        n.begin_recording(),
     );
     quote! {
             #import
@@ -282,6 +302,7 @@ fn retry_loop(
             #fleet
             #sleep_binding
             #start
+            #recording
             #retry_loop
     }
 }

@@ -19,7 +19,7 @@
 //! shared blocking loop), [`Policy::retry_async`](crate::Policy::retry_async)
 //! and [`retry_async_with_sleep`](crate::Policy::retry_async_with_sleep),
 //! [`Policy::retrying`](crate::Policy::retrying) and its async form, and the
-//! attribute's compact `async fn` loop (through `after_carried`). The
+//! attribute's compact `async fn` loop (through `after_carried_recorded`). The
 //! `tower` policy, which never owns the outcome, takes the verdict and the
 //! step. A [hedged call](crate::hedge), whose attempts overlap, ends each
 //! attempt in [`after_hedged_attempt`] and grants each hedge with

@@ -302,12 +302,14 @@ macro_rules! async_hand_loop {
 }
 
 /// The success path with the metrics (feature `opentelemetry` of this
-/// package): the attribute's lean loop as its expansion will emit it once
-/// wired (`retry_blocking_fixed_recorded` with the function's name), and
-/// `Policy::retry`. Without the feature `Recording` is zero-sized and these
-/// are `sync/retry` and a `Policy::retry`; with it and no provider
-/// installed, the cost of the check; in the `*_provider` cases, with an SDK
-/// provider installed, the cost of recording.
+/// package): the attribute's lean loop written out as its expansion emits
+/// it (`retry_blocking_fixed_recorded` with the function's name; the
+/// `metrics/retry*` rows are the `#[retry]` functions themselves, the
+/// `_budget` ones its general path), and `Policy::retry`. Without the
+/// feature `Recording` is zero-sized and these are `sync/retry` and a
+/// `Policy::retry`; with it and no provider installed, the cost of the
+/// check; in the `*_provider` cases, with an SDK provider installed, the
+/// cost of recording.
 mod metrics {
     use super::*;
     use backoff_runtime::__private as p;
@@ -321,7 +323,7 @@ mod metrics {
         false,
     >;
 
-    /// `#[retry]`, as its expansion will record.
+    /// `#[retry]`'s lean loop, written out as its expansion records.
     #[inline(never)]
     pub(crate) fn recorded(x: u64) -> Result<u64, Fail> {
         <Result<u64, Fail> as p::RetryResult>::retry_blocking_fixed_recorded::<Default>(
@@ -358,7 +360,7 @@ mod metrics {
         }
     }
 
-    /// [`compact_async`] as its expansion will record: a `Recording` begun
+    /// [`compact_async`] as the expansion records: a `Recording` begun
     /// before the loop and told of each attempt.
     #[inline(never)]
     pub(crate) async fn recorded_async(x: u64) -> Result<u64, Fail> {
@@ -532,7 +534,7 @@ mod failing {
         };
     }
 
-    /// [`step_loop`] as the expansion will record: a `Recording` begun
+    /// [`step_loop`] as the expansion records: a `Recording` begun
     /// before the loop, the step through `next_retry_recorded`, the
     /// success told.
     #[inline(never)]
@@ -796,8 +798,11 @@ const GROUPS: &[Group] = &[
             "sync/plain",
             "metrics/retry",
             "metrics/recorded",
+            "metrics/retry_budget",
             "metrics/policy_retry",
+            "metrics/retry_provider",
             "metrics/recorded_provider",
+            "metrics/retry_budget_provider",
             "metrics/policy_retry_provider",
         ],
     },
@@ -808,7 +813,11 @@ const GROUPS: &[Group] = &[
             "async_call/plain",
             "metrics/async_compact",
             "metrics/async_recorded",
+            "metrics/async_retry",
+            "metrics/async_retry_budget",
             "metrics/async_recorded_provider",
+            "metrics/async_retry_provider",
+            "metrics/async_retry_budget_provider",
         ],
     },
     Group {
@@ -893,6 +902,25 @@ fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
         "metrics/recorded_provider" => {
             metrics::install_provider();
             run_sync(n, metrics::recorded)
+        }
+        "metrics/retry_budget" => run_sync(n, sync::with_budget),
+        "metrics/retry_provider" => {
+            metrics::install_provider();
+            run_sync(n, sync::with_retry)
+        }
+        "metrics/retry_budget_provider" => {
+            metrics::install_provider();
+            run_sync(n, sync::with_budget)
+        }
+        "metrics/async_retry" => run_async(n, call::with_retry),
+        "metrics/async_retry_budget" => run_async(n, call::with_budget),
+        "metrics/async_retry_provider" => {
+            metrics::install_provider();
+            run_async(n, call::with_retry)
+        }
+        "metrics/async_retry_budget_provider" => {
+            metrics::install_provider();
+            run_async(n, call::with_budget)
         }
         "metrics/policy_retry_provider" => {
             metrics::install_provider();

@@ -47,7 +47,10 @@ pub(super) struct FailureParts {
 //             }
 //         };   // the error is dropped here, before the sleep
 //         sleep(delay);   // in an `async fn`, awaited out of line
+//         recording.attempt_starts();
 //
+//         (`next_delay` is the `*_recorded` step: it records the attempt,
+//         and the retry or the call's end, in the call's `Recording`.)
 //         The error stays in the function: the runtime's step, out of line
 //         and generic only over the strategy and two closures, never owns
 //         it, so nothing is moved in or handed back. An `async fn`'s future
@@ -133,13 +136,26 @@ pub(super) fn failure(p: &Ident, parts: &FailureParts) -> TokenStream {
         )
     };
     // (Without `when` or `when_ok` the verdict is a constant, which the
-    // runtime's `next_retry` folds into its step.)
+    // runtime's `next_retry` folds into its step. Each step records the
+    // attempt that failed, and the retry or the call's end, in the call's
+    // `Recording`: with `when_ok`, an `Ok` it rejected is `rejected_ok`.)
     let step = if let (false, false, Some(fixed)) = (*when, *when_ok, fixed) {
-        quote!(#p::next_retry_fixed::<#fixed>(&mut #slot))
+        quote!(#p::next_retry_fixed_recorded::<#fixed>(&mut #slot, &mut __backoff_recording))
     } else if !*when && !*when_ok {
-        quote!(#p::next_retry(&mut #slot, #start))
+        quote!(#p::next_retry_recorded(&mut #slot, #start, &mut __backoff_recording))
     } else {
-        quote!(#p::next_delay(&mut #slot, #start, #decide))
+        let rejected_ok = if *when_ok {
+            quote!(#p::Result::is_ok(&__backoff_result))
+        } else {
+            quote!(false)
+        };
+        quote!(#p::next_delay_recorded(
+            &mut #slot,
+            #start,
+            #decide,
+            &mut __backoff_recording,
+            #rejected_ok,
+        ))
     };
     quote! {
         let __backoff_delay = {
@@ -156,6 +172,7 @@ pub(super) fn failure(p: &Ident, parts: &FailureParts) -> TokenStream {
             }
         };
         #sleep
+        __backoff_recording.attempt_starts();
     }
 }
 
@@ -180,12 +197,13 @@ pub(super) struct CarriedParts<'a> {
 //         attempt's outcome.
 // Output: let delay = {
 //             let result = into_result(outcome);
-//             match after_carried::<P, _, _>(&mut slot, tracer!(name, result: &result), result) {
+//             match after_carried_recorded::<P, _, _>(&mut slot, &mut recording, tracer!(..), result) {
 //                 Continue(delay) => delay,     // the error was dropped in there
 //                 Break(result) => return from_result(result),
 //             }
 //         };
 //         sleep(delay).await;
+//         recording.attempt_starts();
 //
 //         The runtime steps: the function's future has one match to check
 //         and lay out, not the failure path's matches and returns.
@@ -205,8 +223,9 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
     quote! {
         let __backoff_delay = {
             let __backoff_result = #split;
-            match #p::after_carried::<#fixed, _, _>(
+            match #p::after_carried_recorded::<#fixed, _, _>(
                 &mut #slot,
+                &mut __backoff_recording,
                 #p::tracer!(#name, result: &__backoff_result),
                 __backoff_result,
             ) {
@@ -215,5 +234,6 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
             }
         };
         #sleep
+        __backoff_recording.attempt_starts();
     }
 }

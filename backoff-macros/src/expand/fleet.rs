@@ -135,6 +135,7 @@ pub(super) fn start(n: &Names<'_>) -> TokenStream {
 // Output: let state = slot.get_or_insert_with(|| make());
 //         if let Err(open) = state.before_attempt() {
 //             let result = Err(E::from(open)); let report = report(state);
+//             recording.gave_up(None, report.reason);     // `circuit_open`
 //             report_give_up; return from_result(result);
 //         }
 //         (the same with `state.ask_throttle()` and `E::from(Rejected)`)
@@ -163,6 +164,7 @@ pub(super) fn before_attempt(n: &Names<'_>, report_give_up: &TokenStream) -> Opt
             if let #p::Result::Err(__backoff_refused) = __backoff_state.#ask() {
                 let __backoff_result = #p::Result::Err(#from);
                 let __backoff_report = #p::report(__backoff_state);
+                __backoff_recording.gave_up(::core::option::Option::None, __backoff_report.reason);
                 #report_give_up
                 return #from_result(__backoff_result);
             }

@@ -4,6 +4,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Ident, Signature, Type};
 
@@ -221,6 +222,21 @@ impl<'a> Names<'a> {
     /// The function's name, for `tracing`.
     pub(super) fn name(&self) -> String {
         self.sig.ident.to_string()
+    }
+
+    /// The call's name for the metrics (attribute `function`):
+    /// `concat!(module_path!(), "::name")`, fixed at compile time.
+    pub(super) fn function(&self) -> TokenStream {
+        let name = format!("::{}", self.sig.ident.unraw());
+        quote!(::core::concat!(::core::module_path!(), #name))
+    }
+
+    /// `let mut __backoff_recording = Recording::begin(function, clock);`:
+    /// the call's metrics, begun before its first attempt (feature
+    /// `opentelemetry`; zero-sized, and every call to it empty, without).
+    pub(super) fn begin_recording(&self) -> TokenStream {
+        let (p, clock, function) = (&self.p, &self.clock, self.function());
+        quote!(let mut __backoff_recording = #p::Recording::begin(#function, #clock);)
     }
 
     /// `ErrorOf<R>`, at the return type.

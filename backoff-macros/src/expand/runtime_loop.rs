@@ -17,17 +17,19 @@ pub(super) struct RuntimeLoopParts<'a> {
     /// The `||` of the attempts' closure, at the body's brace.
     pub(super) bars: TokenStream,
     /// The runtime's loop, a method of `RetryResult`:
-    /// `retry_blocking_fixed::<P>` or `retry_blocking`.
+    /// `retry_blocking_fixed_recorded::<P>` or `retry_blocking_recorded`.
     pub(super) run: TokenStream,
-    /// The latter's first argument, `&start,`.
-    pub(super) start: Option<TokenStream>,
+    /// Its arguments before the trace: `function,` (the metrics' name of
+    /// the call), after `&start,` for the latter.
+    pub(super) start: TokenStream,
 }
 
 // Input:  the parts of a plain fn's loop, when the attribute names only
 //         its policy.
 // Output: fn fn_mut<R, F: FnMut() -> R>(f: F) -> F { f }
 //         let attempts = fn_mut::<R, _>(#[inline(always)] || { attempt_sync::<R, _>(|| { body }) });
-//         RetryResult::retry_blocking_fixed::<P>(tracer!(name, &attempts), attempts)
+//         RetryResult::retry_blocking_fixed_recorded::<P>(
+//             concat!(module_path!(), "::name"), tracer!(name, &attempts), attempts)
 //
 //         The runtime runs the first attempt inline and, if it fails, the
 //         rest of the loop out of line: a call that succeeds at once pays

@@ -42,7 +42,11 @@ pub(super) fn attempt_timeout(n: &Names<'_>, t: &Arg<DurationArg>, body: &Group)
 // Output: let mut calls = 0;
 //         match timeout(D, attempt::<R, _>(async { loop })).await {
 //             Ok(outcome) => outcome,     // (with a deferred `on_giveup`, called here if the loop gave up)
-//             Err(elapsed) => { let result = Err(E::from(elapsed)); report_give_up(timed_out(..)); from_result(result) }
+//             Err(elapsed) => {
+//                 let result = Err(E::from(elapsed)); let report = timed_out(..);
+//                 recording.gave_up(None, report.reason);   // `timeout`
+//                 report_give_up(report); from_result(result)
+//             }
 //         }
 //         or the loop unchanged.
 //
@@ -98,6 +102,8 @@ pub(super) fn call_timeout(
             #p::Result::Err(__backoff_elapsed) => {
                 let __backoff_result = #p::Result::Err(#from);
                 let __backoff_report = #p::timed_out(__backoff_calls, #clock, #started_value);
+                // (The attempt in flight ended with no outcome.)
+                __backoff_recording.gave_up(::core::option::Option::None, __backoff_report.reason);
                 #timed_out_give_up
                 #from_result(__backoff_result)
             }

@@ -179,6 +179,7 @@ pub fn next_retry<'p, S: Strategy>(
 /// `rejected_ok` an `Ok` that `when_ok` rejected) and the retry's delay, or
 /// the call's end and the reason it gave up, in `recording` (feature
 /// `opentelemetry`; nothing, at no cost, while recording is off).
+#[cfg(feature = "opentelemetry")]
 #[cold]
 #[inline(never)]
 pub fn next_delay_recorded<'p, S: Strategy>(
@@ -195,6 +196,7 @@ pub fn next_delay_recorded<'p, S: Strategy>(
 
 /// [`next_retry`], recording as [`next_delay_recorded`] does (the
 /// attempt failed with an error).
+#[cfg(feature = "opentelemetry")]
 #[cold]
 #[inline(never)]
 pub fn next_retry_recorded<'p, S: Strategy>(
@@ -209,6 +211,7 @@ pub fn next_retry_recorded<'p, S: Strategy>(
 
 /// [`next_retry_fixed`], recording as [`next_delay_recorded`] does (the
 /// attempt failed with an error).
+#[cfg(feature = "opentelemetry")]
 #[cold]
 #[inline(never)]
 pub fn next_retry_fixed_recorded<'p, F: FixedOrigin>(
@@ -220,7 +223,53 @@ pub fn next_retry_fixed_recorded<'p, F: FixedOrigin>(
     delay
 }
 
+// Without the feature the `Recording` is zero-sized and records nothing:
+// the recorded steps are the plain ones, called directly (the expansion's
+// loop passes no pointer to it, and its code is the same as without the
+// recording).
+
+/// [`next_delay`] (without the feature `opentelemetry`, nothing is
+/// recorded).
+#[cfg(not(feature = "opentelemetry"))]
+#[inline(always)]
+pub fn next_delay_recorded<'p, S: Strategy>(
+    slot: &mut Option<RetryState<'p, S>>,
+    start: &Origin<'p, S>,
+    decision: Decision,
+    recording: &mut Recording,
+    rejected_ok: bool,
+) -> Option<Duration> {
+    let _ = (recording, rejected_ok);
+    next_delay(slot, start, decision)
+}
+
+/// [`next_retry`] (without the feature `opentelemetry`, nothing is
+/// recorded).
+#[cfg(not(feature = "opentelemetry"))]
+#[inline(always)]
+pub fn next_retry_recorded<'p, S: Strategy>(
+    slot: &mut Option<RetryState<'p, S>>,
+    start: &Origin<'p, S>,
+    recording: &mut Recording,
+) -> Option<Duration> {
+    let _ = recording;
+    next_retry(slot, start)
+}
+
+/// [`next_retry_fixed`] (without the feature `opentelemetry`, nothing is
+/// recorded).
+#[cfg(not(feature = "opentelemetry"))]
+#[inline(always)]
+pub fn next_retry_fixed_recorded<'p, F: FixedOrigin>(
+    slot: &mut Option<RetryState<'p, F::Strategy>>,
+    recording: &mut Recording,
+) -> Option<Duration> {
+    let _ = recording;
+    next_retry_fixed::<F>(slot)
+}
+
 /// Records a step's result: a retry after `delay`, or the call's end.
+#[cfg(feature = "opentelemetry")]
 #[inline(always)]
 fn record<S>(
     slot: &Option<RetryState<'_, S>>,
