@@ -8,6 +8,8 @@ use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKin
 use crate::duration;
 use crate::errors::Errors;
 
+mod hedge;
+
 /// Checks the arguments against each other.
 pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
     if let Some(s) = &args.strategy {
@@ -524,6 +526,7 @@ pub(crate) fn check_signature(
     }
     check_closure_types(sig, args, errors);
     check_mut_borrow_of_self(sig, errors);
+    hedge::check_hedge(sig, is_async, args, errors);
     if let (Some(when_ok), ReturnType::Type(_, ty)) = (&args.when_ok, &sig.output)
         && ok_type_is_unit(ty)
     {
