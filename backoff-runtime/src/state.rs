@@ -277,6 +277,23 @@ impl<'p, S> RetryState<'p, S> {
         Ok(())
     }
 
+    /// Takes the breaker's permit [`before_attempt`](RetryState::before_attempt)
+    /// left (a hedged call keeps one per attempt in flight).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn take_permit(&mut self) -> Option<Permit<'p>> {
+        self.permit.take()
+    }
+
+    /// Gives back an attempt's permit, to be told of its outcome by
+    /// [`next_delay_for`](RetryState::next_delay_for) or
+    /// [`on_success`](RetryState::on_success).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn put_permit(&mut self, permit: Option<Permit<'p>>) {
+        if let Some(old) = core::mem::replace(&mut self.permit, permit) {
+            old.release();
+        }
+    }
+
     /// After a successful attempt: tells the breaker and refills the budget.
     pub fn on_success(&mut self) {
         if let Some(permit) = self.permit.take() {
