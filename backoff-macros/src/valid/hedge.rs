@@ -72,11 +72,30 @@ pub(crate) fn check_hedge(sig: &Signature, is_async: bool, args: &RetryArgs, err
             ));
         }
     }
-    if let Some(when_ok) = &args.when_ok {
-        errors.push(syn::Error::new(
-            when_ok.key,
-            "`when_ok` cannot be combined with `hedge`: a hedged call returns the first `Ok`; classify the response as an error in the body instead",
-        ));
+    // What the hedged call does not take yet.
+    for (name, key, why) in [
+        (
+            "timeout",
+            args.timeout.as_ref().map(|a| a.key),
+            "bound each attempt with `attempt_timeout`, or the whole call with `tokio::time::timeout` around it",
+        ),
+        (
+            "throttle",
+            args.throttle.as_ref().map(|a| a.key),
+            "a hedge is refused by an open `circuit` and paid for by a `budget`; use those",
+        ),
+        (
+            "context",
+            args.context.as_ref().map(|a| a.key),
+            "overlapping attempts share one body, which has no attempt number of its own",
+        ),
+    ] {
+        if let Some(key) = key {
+            errors.push(syn::Error::new(
+                key,
+                format!("`{name}` cannot be combined with `hedge` yet: {why}"),
+            ));
+        }
     }
     check_unique_access(sig, args, errors);
 }
