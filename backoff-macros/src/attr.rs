@@ -29,7 +29,7 @@ use strategy::parse_strategy;
 use suggest::{list, positional_literal, unknown_argument};
 pub(crate) use syntax::ungrouped;
 use syntax::{comma_separated, eq, span_range};
-use values::{check_callable, check_path, parse_clone, parse_throttled};
+use values::{check_callable, check_path, parse_clone, parse_hedge, parse_throttled};
 
 /// `attempts = 5` or `attempts = unlimited`.
 #[derive(Clone, Copy)]
@@ -63,6 +63,8 @@ pub(crate) struct RetryArgs {
     pub(crate) budget: Option<Arg<Expr>>,
     pub(crate) circuit: Option<Arg<Expr>>,
     pub(crate) throttle: Option<Arg<Expr>>,
+    /// `hedge = "20ms"` or `hedge = "p95"`.
+    pub(crate) hedge: Option<Arg<Hedge>>,
     pub(crate) attempt_timeout: Option<Arg<DurationArg>>,
     pub(crate) when_ok: Option<Arg<Expr>>,
     pub(crate) on_giveup: Option<Arg<Expr>>,
@@ -81,6 +83,16 @@ pub(crate) struct RetryArgs {
     /// that asks for a missing argument skips these, so one mistake is not
     /// reported twice.
     pub(crate) broken: Vec<&'static str>,
+}
+
+/// `hedge`'s value: when the next attempt starts while the others run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Hedge {
+    /// A fixed delay after the previous attempt started.
+    After(core::time::Duration),
+    /// The function's latency at this percentile, in thousandths
+    /// (`"p95"` is 950, `"p99.9"` 999), learned as it runs.
+    Percentile(u16),
 }
 
 /// `throttled(STRATEGY, attempts = N)`.
@@ -213,6 +225,11 @@ impl RetryArgs {
                     arg(key.span(), key.span(), value),
                     end,
                 )
+            }
+            "hedge" => {
+                eq(input, &key, "hedge = \"20ms\"")?;
+                let (value, span) = parse_hedge(input)?;
+                set(&mut self.hedge, "hedge", arg(key.span(), span, value), end)
             }
             "attempt_timeout" | "timeout" | "retry_after_max" => {
                 self.parse_duration_argument(&key, &name, input, end)

@@ -9,6 +9,7 @@ mod body;
 mod failure;
 mod fleet;
 mod function;
+mod hedge;
 mod hooks;
 mod names;
 mod outcome;
@@ -188,6 +189,9 @@ fn retry_loop(
         policy_binding(args, p, &n.clock)
     };
     let body = body::body(&n, block, reborrows, cloned_mut);
+    if args.hedge.is_some() && is_async {
+        return hedge::hedged(&n, &body, &import);
+    }
     let started = &n.started;
     // A plain fn whose arguments are all policy (no hook, no custom sleep,
     // no budget, breaker or context): the runtime runs the loop, with the

@@ -8,6 +8,8 @@ use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKin
 use crate::duration;
 use crate::errors::Errors;
 
+mod hedge;
+
 /// Checks the arguments against each other.
 pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
     if let Some(s) = &args.strategy {
@@ -150,7 +152,9 @@ type Callable<'a> = (&'static str, Option<&'a Arg<Expr>>, &'static [Param]);
 /// The parameters of the callables, described: `when`, `when_ok`,
 /// `on_retry`, `on_giveup`.
 fn callables(args: &RetryArgs) -> [Callable<'_>; 4] {
-    let on_retry: &[Param] = if args.when_ok.is_some() {
+    let on_retry: &[Param] = if args.hedge.is_some() {
+        &[Param::HEDGED_ERROR, Param::EVENT]
+    } else if args.when_ok.is_some() {
         &[Param::OUTCOME_WITH_WHEN_OK, Param::EVENT]
     } else {
         &[Param::ERROR, Param::EVENT]
@@ -201,6 +205,14 @@ impl Param {
         ty: "E",
         note: "",
         borrows: Borrowed::Err,
+    };
+    /// `on_retry`'s with `hedge`: the error that started the attempt, or
+    /// `None` when the hedge delay did.
+    const HEDGED_ERROR: Param = Param {
+        what: "the error that started the attempt",
+        ty: "Option<&E>",
+        note: " (`None` for a hedge)",
+        borrows: Borrowed::Named("Option"),
     };
     const OK: Param = Param {
         what: "the `Ok` value",
@@ -524,6 +536,7 @@ pub(crate) fn check_signature(
     }
     check_closure_types(sig, args, errors);
     check_mut_borrow_of_self(sig, errors);
+    hedge::check_hedge(sig, is_async, args, errors);
     if let (Some(when_ok), ReturnType::Type(_, ty)) = (&args.when_ok, &sig.output)
         && ok_type_is_unit(ty)
     {

@@ -112,6 +112,9 @@ pub enum HedgeDelay<'a> {
     /// (`hedge = "p95"`): read when the call begins, and each accepted
     /// attempt's latency is recorded into it.
     P95(&'a Latency),
+    /// Another quantile (in `(0, 1)`) of the same estimate
+    /// (`hedge = "p99"` is `Quantile(&latency, 0.99)`).
+    Quantile(&'a Latency, f64),
 }
 
 impl HedgeDelay<'_> {
@@ -121,6 +124,7 @@ impl HedgeDelay<'_> {
         match self {
             HedgeDelay::After(d) => *d,
             HedgeDelay::P95(latency) => latency.p95(),
+            HedgeDelay::Quantile(latency, q) => latency.quantile(*q),
         }
     }
 }
@@ -1094,7 +1098,8 @@ where
 {
     /// Whether the call needs each attempt's start time.
     fn timed(&self) -> bool {
-        self.recording.is_live() || matches!(self.delay, HedgeDelay::P95(_))
+        self.recording.is_live()
+            || matches!(self.delay, HedgeDelay::P95(_) | HedgeDelay::Quantile(..))
     }
 
     /// Starts attempt `started + 1` of kind `kind` in its slot, with a
@@ -1265,7 +1270,10 @@ where
             ) {
                 Hedging::Done(outcome) => {
                     if outcome.is_ok()
-                        && let (HedgeDelay::P95(latency), Some(began)) = (call.delay, accepted_at)
+                        && let (
+                            HedgeDelay::P95(latency) | HedgeDelay::Quantile(latency, _),
+                            Some(began),
+                        ) = (call.delay, accepted_at)
                     {
                         latency.record((call.start.clock)().saturating_duration_since(began));
                     }

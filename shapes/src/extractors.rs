@@ -44,3 +44,26 @@ impl Sessions {
         Ok(format!("session-{id}"))
     }
 }
+
+/// Read replicas, one read hedged across two of them: when the first is
+/// slow (its p95 passes without an answer), the second is asked too, and
+/// the first answer wins. `&self` and `&str`: each attempt borrows them.
+#[derive(Debug, Default)]
+pub struct Replicas {
+    /// Reads started so far, across replicas.
+    pub reads: std::sync::atomic::AtomicU32,
+}
+
+impl Replicas {
+    /// The value of `key`, from whichever replica answers first.
+    #[retry(hedge = "p95", attempts = 2, when = |e: &StatusCode| e.is_server_error())]
+    pub async fn read(&self, key: &str) -> Result<String, StatusCode> {
+        let n = self
+            .reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if key.is_empty() {
+            return Err(StatusCode::BAD_REQUEST);
+        }
+        Ok(format!("{key}@replica-{}", n % 2))
+    }
+}

@@ -186,6 +186,21 @@ async fn impl_trait_results_async_and_an_instrumented_mut_self_method() {
     assert_eq!(sessions.lookups, 2);
 }
 
+#[tokio::test]
+async fn a_hedged_read_whose_future_is_send() {
+    let replicas = std::sync::Arc::new(extractors::Replicas::default());
+    let shared = replicas.clone();
+    // Spawned: the hedged future is `Send` (axum handlers need it).
+    let read = tokio::spawn(async move { shared.read("k").await });
+    assert_eq!(read.await.unwrap().as_deref(), Ok("k@replica-0"));
+    // A 4xx stops at once: one read.
+    assert_eq!(
+        replicas.read("").await,
+        Err(axum::http::StatusCode::BAD_REQUEST)
+    );
+    assert_eq!(replicas.reads.load(std::sync::atomic::Ordering::Relaxed), 2);
+}
+
 #[test]
 fn serde_visitors_and_serde_json() {
     use serde::de::Visitor;

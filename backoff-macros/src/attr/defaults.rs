@@ -13,6 +13,10 @@ pub(crate) const BASE: Duration = Duration::from_millis(100);
 /// Their `max` when none is given (the runtime's).
 pub(crate) const MAX: Duration = Duration::from_secs(10);
 
+/// The attempt limit when `attempts` is not given (the runtime's
+/// `DEFAULT_ATTEMPTS`).
+pub(crate) const ATTEMPTS: u64 = 3;
+
 /// `constant`'s delay when none is given.
 pub(crate) const DELAY: Duration = Duration::from_secs(1);
 

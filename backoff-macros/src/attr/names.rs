@@ -35,7 +35,7 @@ impl StrategyKind {
     };
 
     /// The strategy's name in the attribute.
-    pub(super) const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             StrategyKind::Exponential => "exponential",
             StrategyKind::Linear => "linear",
@@ -65,7 +65,7 @@ impl StrategyKind {
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
 /// the strategies' ([`StrategyKind::NAMES`]), then these.
-pub(super) const OTHER_ARGUMENTS: [&str; 20] = [
+pub(super) const OTHER_ARGUMENTS: [&str; 21] = [
     "attempts",
     "jitter",
     "max_elapsed",
@@ -81,6 +81,7 @@ pub(super) const OTHER_ARGUMENTS: [&str; 20] = [
     "budget",
     "circuit",
     "throttle",
+    "hedge",
     "attempt_timeout",
     "timeout",
     "retry_after_max",

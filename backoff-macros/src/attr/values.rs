@@ -6,12 +6,12 @@ use syn::ext::IdentExt;
 use syn::parse::ParseStream;
 use syn::{Expr, Ident, Token};
 
-use super::literal::parse_attempts;
+use super::literal::{Slot, parse_attempts, parse_duration};
 use super::names::StrategyKind;
 use super::strategy::parse_strategy;
 use super::suggest::unknown;
 use super::syntax::{eq, in_parens, shown_value, ungrouped};
-use super::{Throttled, arg};
+use super::{Hedge, Throttled, arg};
 
 /// `clone(a, b, ..)`: parameter names, each once.
 pub(super) fn parse_clone(key: &Ident, input: ParseStream<'_>) -> syn::Result<Vec<Ident>> {
@@ -166,4 +166,31 @@ fn parse_throttled_content(content: ParseStream<'_>, example: &str) -> syn::Resu
         ));
     }
     Ok(Throttled { strategy, attempts })
+}
+
+/// `hedge = "20ms"` (a delay) or `hedge = "p95"` (a percentile of the
+/// function's latency, `"p50"` to `"p99.9"`).
+pub(super) fn parse_hedge(input: ParseStream<'_>) -> syn::Result<(Hedge, Span)> {
+    if let Ok(lit) = input.fork().parse::<syn::LitStr>()
+        && let Some(number) = lit.value().trim().strip_prefix('p')
+    {
+        input.parse::<syn::LitStr>()?;
+        let bad = || {
+            syn::Error::new(
+                lit.span(),
+                format!(
+                    "`hedge = \"{}\"` is not a percentile; write one from `\"p50\"` to `\"p99.9\"`, as in `hedge = \"p95\"`, or a delay, as in `hedge = \"20ms\"`",
+                    lit.value()
+                ),
+            )
+        };
+        let value: f64 = number.parse().map_err(|_| bad())?;
+        let thousandths = value * 10.0;
+        if !(500.0..=999.0).contains(&thousandths) || thousandths.fract() != 0.0 {
+            return Err(bad());
+        }
+        return Ok((Hedge::Percentile(thousandths as u16), lit.span()));
+    }
+    let d = parse_duration(input, &Slot::new("hedge", "\"20ms\"", None))?;
+    Ok((Hedge::After(d.value), d.span))
 }

@@ -15,7 +15,7 @@ use crate::attr::Arg;
 //         use them; any other value unchanged. A parameter written with
 //         another type is reported where the loop calls the hook, in the
 //         argument's terms.
-fn typed_closure(expr: &Expr, types: &[&TokenStream]) -> TokenStream {
+pub(super) fn typed_closure(expr: &Expr, types: &[&TokenStream]) -> TokenStream {
     let Expr::Closure(closure) = crate::attr::ungrouped(expr) else {
         return expr.to_token_stream();
     };

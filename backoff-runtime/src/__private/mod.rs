@@ -36,6 +36,8 @@ pub use crate::clock::Clock;
 pub use crate::decision::{Decision, IntoDecision};
 pub use crate::driver::{NoTrace, Origin, Recording, Trace};
 pub use crate::event::{AttemptContext, RetryEvent};
+#[cfg(feature = "tokio")]
+pub use crate::hedge::{HedgeDelay, Latency};
 pub use crate::jitter::Jitter;
 pub use crate::policy::Policy;
 pub use crate::report::{GiveUp, GiveUpReason};

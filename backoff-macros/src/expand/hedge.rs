@@ -1,0 +1,173 @@
+//! `hedge`: the body's attempts overlap, run by the runtime's hedged call
+//! (`Policy::hedge_async`) inside the function's own future.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{quote, quote_spanned};
+
+use super::body::Body;
+use super::fleet;
+use super::hooks::{call_on_giveup, decide_ok, decision, typed_closure};
+use super::names::{Names, local};
+use super::policy::duration;
+use super::timeouts::attempt_timeout;
+use crate::attr::{Attempts, Hedge, defaults};
+
+// Input:  hedge = "20ms" | "p95", attempts = N, `when`, `when_ok`,
+//         `on_retry`, `on_giveup`, `fallback`, `budget`, `circuit`,
+//         `attempt_timeout`, the body.
+// Output: static POLICY: Policy = Policy::immediate().attempts(N).named("module::f");
+//         static LATENCY: Latency = Latency::new();           // "pNN" only
+//         budget; circuit;                                     // see `fleet`
+//         let mut gave_up: Option<GiveUp> = None;              // with `on_giveup` or `fallback`
+//         let outcome: R = POLICY.hedge_async::<N>(HedgeDelay::After(D))
+//             .when(|error: &E| verdict)                       // each hook, if given
+//             .when_ok(|value: &T| verdict)
+//             .on_retry(|outcome: Option<&Result<T, E>>, event: &RetryEvent| on_retry(error or None, event))
+//             .on_giveup(|_, report| gave_up = Some(*report))
+//             .budget(b).circuit(c, |open| E::from(open))
+//             .call(|| attempt::<R, _>(async { body }))
+//             .await;
+//         match gave_up { None => outcome, Some(report) => { on_giveup; fallback; from_result(result) } }
+//
+// The hooks are closures bound before the call: a hedged body cannot hold
+// `&mut` access anyway (see `valid::hedge`). The attempts capture the
+// arguments by reference (each `clone(..)` parameter is cloned in each).
+pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenStream {
+    let (args, p, ret) = (n.args, &n.p, &n.ret);
+    let name = n.name();
+    let Some(hedge) = &args.hedge else {
+        return TokenStream::new();
+    };
+    let limit = match args.attempts.as_ref().map(|a| a.value) {
+        Some(Attempts::Limited(n)) => n,
+        // (`valid::hedge` reported anything else.)
+        _ => defaults::ATTEMPTS,
+    };
+    let (limit_u32, limit_usize) = (
+        Literal::u32_suffixed(u32::try_from(limit).unwrap_or(u32::MAX)),
+        Literal::usize_unsuffixed(usize::try_from(limit).unwrap_or(usize::MAX)),
+    );
+    let (latency, delay) = match hedge.value {
+        Hedge::After(d) => {
+            let d = duration(p, d);
+            (TokenStream::new(), quote!(#p::HedgeDelay::After(#d)))
+        }
+        Hedge::Percentile(thousandths) => {
+            let latency = quote! {
+                static __BACKOFF_LATENCY: #p::Latency = #p::Latency::new();
+            };
+            let delay = if thousandths == 950 {
+                quote!(#p::HedgeDelay::P95(&__BACKOFF_LATENCY))
+            } else {
+                let q = Literal::f64_suffixed(f64::from(thousandths) / 1000.0);
+                quote!(#p::HedgeDelay::Quantile(&__BACKOFF_LATENCY, #q))
+            };
+            (latency, delay)
+        }
+    };
+    let (ok_of, error_of) = (n.ok_of(), n.error_of());
+    let when = args.when.as_ref().map(|_| {
+        let verdict = decision(n);
+        quote! {
+            .when(|__backoff_error: &#error_of| -> #p::Decision { #verdict })
+        }
+    });
+    let when_ok = args.when_ok.as_ref().map(|w| {
+        let verdict = decide_ok(n, w);
+        quote! {
+            .when_ok(|__backoff_value: &#ok_of| -> #p::Decision { #verdict })
+        }
+    });
+    let on_retry = args.on_retry.as_ref().map(|o| {
+        let option = quote!(::core::option::Option<&#error_of>);
+        let event_ty = quote!(&#p::RetryEvent);
+        let typed = typed_closure(&o.value, &[&option, &event_ty]);
+        let hook = local("__backoff_hook", o.span);
+        let call = quote_spanned! {o.span=>
+            #hook(__backoff_outcome.and_then(|__backoff_outcome| __backoff_outcome.as_ref().err()), __backoff_event)
+        };
+        quote! {
+            .on_retry(|__backoff_outcome: ::core::option::Option<&#p::Result<#ok_of, #error_of>>, __backoff_event: &#p::RetryEvent| {
+                #[allow(unused_mut)]
+                let mut #hook = #typed;
+                #call;
+            })
+        }
+    });
+    let give_up = call_on_giveup(n);
+    let (gave_up, on_giveup, finished) = match &give_up {
+        Some(call) => {
+            let (split, from_result) = (&n.split, &n.from_result);
+            (
+                quote! {
+                    let mut __backoff_gave_up: ::core::option::Option<#p::GiveUp> =
+                        ::core::option::Option::None;
+                },
+                quote! {
+                    .on_giveup(|_: &#p::Result<#ok_of, #error_of>, __backoff_report: &#p::GiveUp| {
+                        __backoff_gave_up = ::core::option::Option::Some(*__backoff_report);
+                    })
+                },
+                quote! {
+                    match __backoff_gave_up {
+                        ::core::option::Option::None => __backoff_outcome,
+                        ::core::option::Option::Some(__backoff_report) => {
+                            let __backoff_result = #split;
+                            #call
+                            #from_result(__backoff_result)
+                        }
+                    }
+                },
+            )
+        }
+        None => (
+            TokenStream::new(),
+            TokenStream::new(),
+            quote!(__backoff_outcome),
+        ),
+    };
+    let bindings = fleet::bindings(n);
+    let budget = args
+        .budget
+        .as_ref()
+        .map(|_| quote!(.budget(__backoff_budget)));
+    let circuit = args.circuit.as_ref().map(|c| {
+        let pc = super::names::p_at(c.key);
+        let open = local("__backoff_open", c.key);
+        let from = quote_spanned! {c.key=>
+            <#pc::ErrorOf<#ret> as #pc::FromCircuitOpen>::from_circuit_open(#open)
+        };
+        quote!(.circuit(__backoff_circuit, |__backoff_open| #from))
+    });
+    let attempt = match &args.attempt_timeout {
+        Some(t) => {
+            let timed = attempt_timeout(n, t, &body.async_block);
+            quote!(#p::attempt::<#ret, _>(async { #timed }))
+        }
+        None => {
+            let async_body = &body.async_block;
+            let asyncness = quote_spanned!(body.open=> async);
+            quote!(#p::attempt::<#ret, _>(#asyncness #async_body))
+        }
+    };
+    quote! {
+        #import
+        static __BACKOFF_HEDGE_POLICY: #p::Policy = #p::Policy::immediate()
+            .attempts(#limit_u32)
+            .named(::core::concat!(::core::module_path!(), "::", #name));
+        #latency
+        #bindings
+        #gave_up
+        let __backoff_outcome: #ret = __BACKOFF_HEDGE_POLICY
+            .hedge_async::<#limit_usize>(#delay)
+            #when
+            #when_ok
+            #on_retry
+            #on_giveup
+            #budget
+            #circuit
+            .call(|| #attempt)
+            .await;
+        #finished
+    }
+}

@@ -1,0 +1,269 @@
+//! `#[retry(hedge = ..)]` on `async fn`s: gRPC A6 hedging, on tokio's paused
+//! clock with exact times.
+//!
+//! - attempt 1 starts at once, attempt k+1 `hedge` after attempt k, or at
+//!   once when an attempt fails with an error `when` retries;
+//! - the first accepted outcome is returned, the others dropped;
+//! - `Stop` ends the call at once; all failed: the last error;
+//! - `attempts` bounds every attempt started;
+//! - `on_retry` sees each attempt after the first (`None` for a hedge),
+//!   `on_giveup` and `fallback` the call that gave up;
+//! - a budget pays for each hedge; an open breaker refuses the call;
+//! - `hedge = "p95"` learns the function's latency;
+//! - `&self` methods, `clone(..)` arguments, `attempt_timeout`; the future
+//!   is `Send`.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use backoff_runtime::{
+    AttemptKind, CircuitBreaker, CircuitOpen, Decision, Elapsed, GiveUp, GiveUpReason, RetryBudget,
+    retry,
+};
+use tokio::time::{Instant, sleep};
+
+#[derive(Debug, PartialEq, Clone)]
+enum Error {
+    Down(u32),
+    BadRequest,
+    Open,
+    TimedOut,
+}
+
+impl From<CircuitOpen> for Error {
+    fn from(_: CircuitOpen) -> Self {
+        Error::Open
+    }
+}
+
+impl From<Elapsed> for Error {
+    fn from(_: Elapsed) -> Self {
+        Error::TimedOut
+    }
+}
+
+/// A backend whose nth attempt (from 1) takes `latency[n - 1]` ms and then
+/// gives `outcome[n - 1]`.
+struct Backend {
+    calls: AtomicU32,
+    latency: Vec<u64>,
+    outcome: Vec<Result<u32, Error>>,
+    started: Mutex<Vec<u64>>,
+    began: Instant,
+}
+
+impl Backend {
+    fn new(latency: &[u64], outcome: &[Result<u32, Error>]) -> Self {
+        Backend {
+            calls: AtomicU32::new(0),
+            latency: latency.to_vec(),
+            outcome: outcome.to_vec(),
+            started: Mutex::new(Vec::new()),
+            began: Instant::now(),
+        }
+    }
+
+    async fn attempt(&self) -> Result<u32, Error> {
+        let n = self.calls.fetch_add(1, Ordering::SeqCst) as usize;
+        self.started
+            .lock()
+            .unwrap()
+            .push(self.began.elapsed().as_millis() as u64);
+        sleep(Duration::from_millis(self.latency[n])).await;
+        self.outcome[n].clone()
+    }
+
+    fn started(&self) -> Vec<u64> {
+        self.started.lock().unwrap().clone()
+    }
+
+    #[retry(hedge = "20ms", attempts = 3)]
+    async fn get(&self) -> Result<u32, Error> {
+        self.attempt().await
+    }
+
+    #[retry(hedge = "20ms", attempts = 3, when = |e| match e {
+        Error::BadRequest => Decision::Stop,
+        _ => Decision::Retry,
+    })]
+    async fn get_when(&self) -> Result<u32, Error> {
+        self.attempt().await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_first_attempt_is_overtaken_by_the_hedge_20ms_later() {
+    let backend = Backend::new(&[1000, 10, 10], &[Ok(1), Ok(2), Ok(3)]);
+    let began = Instant::now();
+    assert_eq!(backend.get().await, Ok(2));
+    assert_eq!(began.elapsed(), Duration::from_millis(30));
+    assert_eq!(backend.started(), [0, 20]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fast_failure_starts_the_next_attempt_at_once() {
+    let backend = Backend::new(&[5, 10, 10], &[Err(Error::Down(1)), Ok(2), Ok(3)]);
+    let began = Instant::now();
+    assert_eq!(backend.get().await, Ok(2));
+    assert_eq!(backend.started(), [0, 5]);
+    assert_eq!(began.elapsed(), Duration::from_millis(15));
+}
+
+#[tokio::test(start_paused = true)]
+async fn stop_ends_the_call_at_once_and_every_failure_returns_the_last_error() {
+    let backend = Backend::new(&[50, 10, 10], &[Ok(1), Err(Error::BadRequest), Ok(3)]);
+    let began = Instant::now();
+    assert_eq!(backend.get_when().await, Err(Error::BadRequest));
+    assert_eq!(began.elapsed(), Duration::from_millis(30));
+    assert_eq!(backend.started(), [0, 20]);
+
+    let backend = Backend::new(
+        &[50, 50, 50],
+        &[
+            Err(Error::Down(1)),
+            Err(Error::Down(2)),
+            Err(Error::Down(3)),
+        ],
+    );
+    let began = Instant::now();
+    assert_eq!(backend.get().await, Err(Error::Down(3)));
+    // Attempts at 0, 20 and 40 ms; the last ends at 90 ms; no fourth.
+    assert_eq!(backend.started(), [0, 20, 40]);
+    assert_eq!(began.elapsed(), Duration::from_millis(90));
+}
+
+#[tokio::test(start_paused = true)]
+async fn hooks_see_the_hedges_and_the_give_up_and_fallback_replaces_the_error() {
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+    let seen = Mutex::new(Vec::new());
+    let report = Mutex::new(None);
+
+    #[retry(hedge = "20ms", attempts = 3,
+            on_retry = |e, ev| seen.lock().unwrap().push((e.cloned(), ev.kind)),
+            on_giveup = |_, g| *report.lock().unwrap() = Some(*g),
+            fallback = |e, _| if e == Error::Down(3) { Ok(0) } else { Err(e) })]
+    async fn call(
+        seen: &Mutex<Vec<(Option<Error>, AttemptKind)>>,
+        report: &Mutex<Option<GiveUp>>,
+    ) -> Result<u32, Error> {
+        let _ = (seen, report);
+        let n = CALLS.fetch_add(1, Ordering::SeqCst) + 1;
+        // Attempt 1 fails after 30 ms (after the hedge at 20 ms started).
+        sleep(Duration::from_millis(if n == 1 { 30 } else { 50 })).await;
+        Err(Error::Down(n))
+    }
+
+    assert_eq!(call(&seen, &report).await, Ok(0));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            (None, AttemptKind::Hedge),
+            (Some(Error::Down(1)), AttemptKind::Retry),
+        ]
+    );
+    let report = report.lock().unwrap().expect("gave up");
+    assert_eq!(
+        (report.attempts, report.reason),
+        (3, GiveUpReason::Attempts)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_hedge_spends_the_budget_and_an_open_breaker_refuses() {
+    static BUDGET: RetryBudget = RetryBudget::new(1, 0.0);
+    static BREAKER: CircuitBreaker = CircuitBreaker::new(2, 1, Duration::from_secs(60));
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+
+    #[retry(hedge = "20ms", attempts = 3, budget = BUDGET, circuit = BREAKER)]
+    async fn call() -> Result<u32, Error> {
+        CALLS.fetch_add(1, Ordering::SeqCst);
+        sleep(Duration::from_millis(100)).await;
+        Err(Error::Down(0))
+    }
+
+    // One token: one hedge. Both attempts fail: the breaker opens.
+    assert_eq!(call().await, Err(Error::Down(0)));
+    assert_eq!(CALLS.load(Ordering::SeqCst), 2);
+    assert_eq!(call().await, Err(Error::Open));
+    assert_eq!(CALLS.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn p95_learns_the_functions_latency() {
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+
+    #[retry(hedge = "p95", attempts = 2)]
+    async fn call() -> Result<u32, Error> {
+        let n = CALLS.fetch_add(1, Ordering::SeqCst);
+        // Attempts take 10 ms, but every 50th is stuck for a second.
+        sleep(Duration::from_millis(if n % 50 == 49 { 1000 } else { 10 })).await;
+        Ok(n)
+    }
+
+    // Cold: hedges only after the default 100 ms.
+    for _ in 0..100 {
+        call().await.unwrap();
+    }
+    // Warm: the stuck attempt is overtaken a p95 (about 10-16 ms) later.
+    let mut slowest = Duration::ZERO;
+    for _ in 0..100 {
+        let began = Instant::now();
+        call().await.unwrap();
+        slowest = slowest.max(began.elapsed());
+    }
+    assert!(
+        slowest < Duration::from_millis(40),
+        "slowest call took {slowest:?}"
+    );
+}
+
+struct Client {
+    name: String,
+}
+
+impl Client {
+    #[retry(hedge = "20ms", attempts = 2, clone(tag), attempt_timeout = "50ms")]
+    async fn fetch(&self, tag: String, slow_first: &AtomicU32) -> Result<String, Error> {
+        let first = slow_first.swap(0, Ordering::SeqCst) == 1;
+        sleep(Duration::from_millis(if first { 1000 } else { 10 })).await;
+        Ok(format!("{}:{}", self.name, tag)) // moves the attempt's own clone
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn methods_clones_and_attempt_timeouts() {
+    let client = Client { name: "c".into() };
+    let slow = AtomicU32::new(1);
+    let began = Instant::now();
+    assert_eq!(client.fetch("t".into(), &slow).await.unwrap(), "c:t");
+    assert_eq!(began.elapsed(), Duration::from_millis(30));
+
+    // Both attempts stuck: each is cut at 50 ms.
+    #[retry(hedge = "20ms", attempts = 2, attempt_timeout = "50ms")]
+    async fn stuck() -> Result<(), Error> {
+        sleep(Duration::from_secs(10)).await;
+        Ok(())
+    }
+    let began = Instant::now();
+    assert_eq!(stuck().await, Err(Error::TimedOut));
+    assert_eq!(began.elapsed(), Duration::from_millis(70));
+}
+
+#[test]
+fn the_future_is_send() {
+    #[retry(hedge = "p99", attempts = 3)]
+    async fn call(url: &str) -> Result<usize, Error> {
+        Ok(url.len())
+    }
+    fn is_send<T: Send>(_: T) {}
+    is_send(call("x"));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    assert_eq!(
+        rt.block_on(async { tokio::spawn(call("abc")).await.unwrap() }),
+        Ok(3)
+    );
+}
