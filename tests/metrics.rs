@@ -821,6 +821,31 @@ mod attribute {
         assert_eq!(call.value, 2.75);
     }
 
+    /// A hedged `async fn`: the hedge that wins is counted as a `hedge`,
+    /// under the function's own name.
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn a_hedged_fn_counts_its_hedge() {
+        setup();
+        #[retry(hedge = "20ms", attempts = 2)]
+        async fn hedged_read(calls: &std::sync::atomic::AtomicU32) -> Result<u32, &'static str> {
+            let n = calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            tokio::time::sleep(Duration::from_millis(if n == 1 { 1000 } else { 10 })).await;
+            Ok(n)
+        }
+        let calls = std::sync::atomic::AtomicU32::new(0);
+        assert_eq!(hedged_read(&calls).await, Ok(2));
+        let f = function("hedged_read");
+        assert_eq!(count(&f, "hedge", "ok"), 1.0);
+        assert_eq!(count(&f, "original", "ok"), 0.0);
+        let call = find(
+            "backoff.call.duration",
+            &f,
+            &[("outcome", "ok"), ("attempts", "2")],
+        )
+        .unwrap();
+        assert_eq!(call.value, 0.03);
+    }
+
     /// The general path of an `async fn` (an `on_retry`).
     #[tokio::test(flavor = "current_thread", start_paused = true)]
     async fn async_fn_with_on_retry_retried_twice_then_ok() {
