@@ -255,6 +255,8 @@ pub mod clock;
 mod driver;
 #[cfg(feature = "std")]
 pub mod error;
+#[cfg(feature = "redis")]
+pub mod fleet;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 #[cfg(feature = "http")]

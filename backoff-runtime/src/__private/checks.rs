@@ -678,6 +678,25 @@ impl<T: AsBudget + ?Sized> AsBudget for Box<T> {
     }
 }
 
+#[cfg(feature = "redis")]
+#[diagnostic::do_not_recommend]
+impl AsBudget for crate::fleet::SharedBudget {
+    #[inline]
+    fn as_budget(&self) -> &RetryBudget {
+        self.local()
+    }
+}
+
+/// A `static` in a `LazyLock` (as a fleet's shared budget is).
+#[cfg(feature = "redis")]
+#[diagnostic::do_not_recommend]
+impl<T: AsBudget, F: FnOnce() -> T> AsBudget for std::sync::LazyLock<T, F> {
+    #[inline]
+    fn as_budget(&self) -> &RetryBudget {
+        (**self).as_budget()
+    }
+}
+
 /// A `budget` or `circuit` named by a `static`'s path: it must be a
 /// `static` (a `const` would be a new one for each call).
 #[inline]
@@ -722,6 +741,25 @@ impl<T: AsCircuit + ?Sized> AsCircuit for std::sync::Arc<T> {
 
 #[diagnostic::do_not_recommend]
 impl<T: AsCircuit + ?Sized> AsCircuit for Box<T> {
+    #[inline]
+    fn as_circuit(&self) -> &CircuitBreaker {
+        (**self).as_circuit()
+    }
+}
+
+#[cfg(feature = "redis")]
+#[diagnostic::do_not_recommend]
+impl AsCircuit for crate::fleet::SharedBreaker {
+    #[inline]
+    fn as_circuit(&self) -> &CircuitBreaker {
+        self.local()
+    }
+}
+
+/// A `static` in a `LazyLock` (as a fleet's shared breaker is).
+#[cfg(feature = "redis")]
+#[diagnostic::do_not_recommend]
+impl<T: AsCircuit, F: FnOnce() -> T> AsCircuit for std::sync::LazyLock<T, F> {
     #[inline]
     fn as_circuit(&self) -> &CircuitBreaker {
         (**self).as_circuit()
