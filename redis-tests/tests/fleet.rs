@@ -253,7 +253,7 @@ static STATIC_BREAKER: LazyLock<SharedBreaker> = LazyLock::new(|| {
 static STATIC_BUDGET: LazyLock<SharedBudget> =
     LazyLock::new(|| STORE.budget("attribute", RetryBudget::new(2, 0.0)));
 
-#[retry(attempts = 3, circuit = STATIC_BREAKER, budget = STATIC_BUDGET)]
+#[retry(immediate, attempts = 3, circuit = STATIC_BREAKER, budget = STATIC_BUDGET)]
 fn through_statics(fail: bool, calls: &mut u32) -> Result<u32, io::Error> {
     *calls += 1;
     if fail {
@@ -306,7 +306,7 @@ async fn the_attribute_takes_shared_values_as_statics_fields_and_references() {
     assert_eq!(through_a_reference(&shared, true).await.unwrap(), 2);
 }
 
-#[retry(attempts = 2, circuit = breaker, budget = budget)]
+#[retry(immediate, attempts = 2, circuit = breaker, budget = budget)]
 fn call(breaker: &SharedBreaker, budget: &SharedBudget, ok: bool) -> Result<bool, io::Error> {
     if ok { Ok(true) } else { Err(io::Error::other("its own error")) }
 }
