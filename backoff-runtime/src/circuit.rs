@@ -399,6 +399,9 @@ const HELD: u64 = 1;
 const GRANT: u64 = 2;
 #[cfg(feature = "redis")]
 const WANT: u64 = 4;
+/// A success ended a run of failures here (closed, count breaker).
+#[cfg(feature = "redis")]
+const SUCCEEDED: u64 = 8;
 
 #[cfg(feature = "redis")]
 impl fmt::Debug for Gate {
@@ -818,6 +821,12 @@ impl CircuitBreaker {
             return;
         }
         let trial = permit.trial;
+        #[cfg(feature = "redis")]
+        if !trial && let Some(gate) = self.gate.get() {
+            // (A success after failures: the fleet's count starts again.)
+            gate.flags.fetch_or(SUCCEEDED, Ordering::AcqRel);
+            (gate.wake)();
+        }
         self.update(|s| match (s.state, trial) {
             _ if s.generation != generation => None,
             (CLOSED, false) if s.count > 0 => Some(s.closed(0)),
@@ -906,7 +915,8 @@ impl CircuitBreaker {
     #[cfg(feature = "redis")]
     pub(crate) fn fleet_release(&self, close: bool) {
         let Some(gate) = self.gate.get() else { return };
-        gate.flags.fetch_and(!(HELD | GRANT | WANT), Ordering::AcqRel);
+        gate.flags
+            .fetch_and(!(HELD | GRANT | WANT), Ordering::AcqRel);
         if close {
             let mark = match self.trip {
                 Trip::Consecutive(_) => 0,
@@ -922,6 +932,14 @@ impl CircuitBreaker {
         if let Some(gate) = self.gate.get() {
             gate.flags.fetch_or(GRANT, Ordering::AcqRel);
         }
+    }
+
+    /// Takes the mark left by a success that ended a run of failures here.
+    #[cfg(feature = "redis")]
+    pub(crate) fn fleet_take_succeeded(&self) -> bool {
+        self.gate
+            .get()
+            .is_some_and(|g| g.flags.fetch_and(!SUCCEEDED, Ordering::AcqRel) & SUCCEEDED != 0)
     }
 
     /// Takes the mark left by a call refused while held (the fleet's trial

@@ -25,9 +25,12 @@
 //!
 //! Each process reports its consecutive failures (a count breaker: its
 //! local count; the threshold while its own breaker is open), or the calls
-//! and failures in its window (a rate breaker). The fleet opens when the
-//! reports, summed over the processes heard from in the last
-//! `3 × sync_every` (at least 1 s), reach the breaker's threshold (for a
+//! and failures in its window (a rate breaker). A success that ends a run
+//! of failures in any process ends the fleet's run too: the reports of
+//! every process start again from zero (a success in a process with no
+//! failure counted is not reported: it costs nothing, see below). The
+//! fleet opens when the reports, summed over the processes heard from in
+//! the last `3 × sync_every` (at least 1 s), reach the breaker's threshold (for a
 //! rate breaker, `min_calls` calls and the failure ratio) **and at least
 //! `quorum` distinct processes (default 2) report failures**; a count
 //! breaker counts at most ⌈threshold / quorum⌉ failures from any one
@@ -139,7 +142,6 @@ struct Inner {
     /// Wakes the thread: a failure, a refusal, a trial's verdict, a new
     /// shared value, or the store dropped.
     wake: tokio::sync::Notify,
-    stopped: AtomicBool,
     /// Syncs that reached Redis, and those that failed (for tests and
     /// simulations).
     synced: AtomicU64,
@@ -168,7 +170,6 @@ impl RedisStore {
             breakers: Mutex::new(Vec::new()),
             budgets: Mutex::new(Vec::new()),
             wake: tokio::sync::Notify::new(),
-            stopped: AtomicBool::new(false),
             synced: AtomicU64::new(0),
             failed: AtomicU64::new(0),
         });
@@ -272,7 +273,6 @@ impl RedisStore {
             name: name.to_owned(),
             breaker,
             quorum: AtomicU32::new(2),
-            store: Arc::downgrade(&self.inner),
             fleet: Mutex::new(FleetSeen::default()),
         });
         let weak = Arc::downgrade(&self.inner);
@@ -283,7 +283,10 @@ impl RedisStore {
         }));
         lock(&self.inner.breakers).push(Arc::clone(&entry));
         self.inner.wake.notify_one();
-        SharedBreaker { entry }
+        SharedBreaker {
+            entry,
+            store: Arc::clone(&self.inner),
+        }
     }
 
     /// `budget`, one bucket for every process that names `name` on the same
@@ -303,11 +306,13 @@ impl RedisStore {
             name: name.to_owned(),
             budget,
             joined: AtomicBool::new(false),
-            store: Arc::downgrade(&self.inner),
         });
         lock(&self.inner.budgets).push(Arc::clone(&entry));
         self.inner.wake.notify_one();
-        SharedBudget { entry }
+        SharedBudget {
+            entry,
+            store: Arc::clone(&self.inner),
+        }
     }
 }
 
@@ -351,6 +356,8 @@ impl Drop for RedisStore {
 /// ```
 pub struct SharedBreaker {
     entry: Arc<BreakerEntry>,
+    /// Keeps the store's thread running.
+    store: Arc<Inner>,
 }
 
 impl fmt::Debug for SharedBreaker {
@@ -367,7 +374,6 @@ struct BreakerEntry {
     name: String,
     breaker: CircuitBreaker,
     quorum: AtomicU32,
-    store: std::sync::Weak<Inner>,
     /// What the thread last heard of the fleet.
     fleet: Mutex<FleetSeen>,
 }
@@ -475,9 +481,8 @@ impl core::ops::Deref for SharedBreaker {
 
 impl Drop for SharedBreaker {
     fn drop(&mut self) {
-        if let Some(inner) = self.entry.store.upgrade() {
-            lock(&inner.breakers).retain(|e| !Arc::ptr_eq(e, &self.entry));
-        }
+        lock(&self.store.breakers).retain(|e| !Arc::ptr_eq(e, &self.entry));
+        self.store.wake.notify_one();
     }
 }
 
@@ -505,6 +510,8 @@ impl Drop for SharedBreaker {
 /// ```
 pub struct SharedBudget {
     entry: Arc<BudgetEntry>,
+    /// Keeps the store's thread running.
+    store: Arc<Inner>,
 }
 
 impl fmt::Debug for SharedBudget {
@@ -521,7 +528,6 @@ struct BudgetEntry {
     budget: RetryBudget,
     /// Whether a sync has granted this process a share yet.
     joined: AtomicBool,
-    store: std::sync::Weak<Inner>,
 }
 
 impl SharedBudget {
@@ -554,9 +560,8 @@ impl core::ops::Deref for SharedBudget {
 
 impl Drop for SharedBudget {
     fn drop(&mut self) {
-        if let Some(inner) = self.entry.store.upgrade() {
-            lock(&inner.budgets).retain(|e| !Arc::ptr_eq(e, &self.entry));
-        }
+        lock(&self.store.budgets).retain(|e| !Arc::ptr_eq(e, &self.entry));
+        self.store.wake.notify_one();
     }
 }
 
@@ -588,8 +593,9 @@ fn process_id() -> String {
 ///
 /// KEYS: runs (hash), calls (hash), seen (zset), open, trial.
 /// ARGV: process, failures, calls, stale_ms, threshold, per_mille (0 for a
-/// count breaker), min_calls, quorum, event ("closed" or ""), open_for_ms,
-/// channel.
+/// count breaker), min_calls, quorum, event ("closed": this process's trial
+/// succeeded; "success": a success ended a run of failures here; or ""),
+/// open_for_ms, channel.
 const BREAKER_SYNC: &str = r#"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -612,6 +618,10 @@ for _, p in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now - stale)) do
   redis.call('HDEL', runs, p)
   redis.call('HDEL', calls, p)
   redis.call('ZREM', seen, p)
+end
+if event == 'success' and per_mille == 0 then
+  -- A success ends the fleet's run of consecutive failures.
+  redis.call('DEL', runs)
 end
 redis.call('HSET', runs, me, fails)
 redis.call('HSET', calls, me, ncalls)
@@ -707,7 +717,7 @@ async fn sync_loop(inner: Arc<Inner>) {
     let mut next = tokio::time::Instant::now();
     loop {
         // Stop once the store and every shared value are gone.
-        if Arc::strong_count(&inner) == 1 || inner.stopped.load(Ordering::Relaxed) {
+        if Arc::strong_count(&inner) == 1 {
             return;
         }
         let every = Duration::from_millis(inner.sync_every_ms.load(Ordering::Relaxed));
@@ -766,13 +776,10 @@ fn fall_back(inner: &Inner) {
 }
 
 async fn connect(inner: &Arc<Inner>, timeout: Duration) -> Option<Conn> {
-    let con = tokio::time::timeout(
-        timeout,
-        inner.client.get_multiplexed_async_connection(),
-    )
-    .await
-    .ok()?
-    .ok()?;
+    let con = tokio::time::timeout(timeout, inner.client.get_multiplexed_async_connection())
+        .await
+        .ok()?
+        .ok()?;
     let pubsub = tokio::time::timeout(timeout, inner.client.get_async_pubsub())
         .await
         .ok()?
@@ -888,6 +895,7 @@ async fn sync_breaker(
     let held = b.fleet_held();
     // Held, and closed since: this process's trial (a grant) succeeded.
     let closed = held && b.state() == CircuitState::Closed;
+    let succeeded = b.fleet_take_succeeded();
     let (failures, calls) = b.fleet_report(Instant::now());
     let (threshold, min_calls) = b.fleet_trip();
     let per_mille = if min_calls == 0 { 0 } else { threshold };
@@ -907,7 +915,13 @@ async fn sync_breaker(
         .arg(per_mille)
         .arg(min_calls)
         .arg(entry.quorum.load(Ordering::Relaxed))
-        .arg(if closed { "closed" } else { "" })
+        .arg(if closed {
+            "closed"
+        } else if succeeded {
+            "success"
+        } else {
+            ""
+        })
         .arg(b.open_for_ms())
         .arg(breaker_key(&entry.name, "ch"));
     let result: Option<(u64, u64)> =
@@ -940,9 +954,8 @@ async fn sync_breaker(
     }
     if trial_ttl > 0 {
         // Claimed or opening: look again when it lapses (if wanted).
-        lock(&entry.fleet).trial_free_at = want.then(|| {
-            tokio::time::Instant::now() + Duration::from_millis(trial_ttl)
-        });
+        lock(&entry.fleet).trial_free_at =
+            want.then(|| tokio::time::Instant::now() + Duration::from_millis(trial_ttl));
         if want {
             // Keep the mark for then.
             b.fleet_mark_want();

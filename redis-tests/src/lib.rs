@@ -82,7 +82,9 @@ impl RedisServer {
                 )));
             }
             if Instant::now() > deadline {
-                return Err(io::Error::other("`redis-server` did not listen within 10 s"));
+                return Err(io::Error::other(
+                    "`redis-server` did not listen within 10 s",
+                ));
             }
             std::thread::sleep(Duration::from_millis(10));
         }

@@ -45,7 +45,12 @@ fn stores(server: &RedisServer, n: usize) -> Vec<RedisStore> {
         .collect()
 }
 
-fn breakers(stores: &[RedisStore], name: &str, threshold: u32, open_for: Duration) -> Vec<SharedBreaker> {
+fn breakers(
+    stores: &[RedisStore],
+    name: &str,
+    threshold: u32,
+    open_for: Duration,
+) -> Vec<SharedBreaker> {
     stores
         .iter()
         .map(|s| s.breaker(name, CircuitBreaker::new(threshold, 1, open_for)))
@@ -120,7 +125,10 @@ fn one_failing_process_opens_only_its_own_breaker() {
     assert!(b.iter().all(|b| !b.fleet_open()));
     // With a second failure there, it is (2 + 2 from 2 processes).
     fail(&b[1], 1);
-    assert!(wait_until(LIMIT, || b[2].fleet_open()), "the fleet did not open");
+    assert!(
+        wait_until(LIMIT, || b[2].fleet_open()),
+        "the fleet did not open"
+    );
 }
 
 #[test]
@@ -164,15 +172,19 @@ fn one_trial_per_open_for_across_the_fleet() {
     assert!(refused > 100);
     // A successful trial closes the fleet for everyone.
     let permit = loop {
-        if let Some(p) = b.iter().find_map(|b| b.local().acquire(Instant::now()).ok()) {
+        if let Some(p) = b
+            .iter()
+            .find_map(|b| b.local().acquire(Instant::now()).ok())
+        {
             break p;
         }
         std::thread::sleep(Duration::from_millis(1));
     };
     permit.success();
     assert!(
-        wait_until(LIMIT, || b.iter().all(|b| b.state() == CircuitState::Closed
-            && !b.fleet_open())),
+        wait_until(LIMIT, || b
+            .iter()
+            .all(|b| b.state() == CircuitState::Closed && !b.fleet_open())),
         "the fleet did not close"
     );
 }
@@ -248,7 +260,10 @@ static STORE: LazyLock<RedisStore> = LazyLock::new(|| {
         .sync_every(SYNC)
 });
 static STATIC_BREAKER: LazyLock<SharedBreaker> = LazyLock::new(|| {
-    STORE.breaker("attribute", CircuitBreaker::new(3, 1, Duration::from_secs(60)))
+    STORE.breaker(
+        "attribute",
+        CircuitBreaker::new(3, 1, Duration::from_secs(60)),
+    )
 });
 static STATIC_BUDGET: LazyLock<SharedBudget> =
     LazyLock::new(|| STORE.budget("attribute", RetryBudget::new(2, 0.0)));
@@ -270,13 +285,21 @@ struct Client {
 impl Client {
     #[retry(attempts = 1, circuit = self.breaker)]
     fn get(&self, ok: bool) -> Result<u32, io::Error> {
-        if ok { Ok(1) } else { Err(io::Error::other("down")) }
+        if ok {
+            Ok(1)
+        } else {
+            Err(io::Error::other("down"))
+        }
     }
 }
 
 #[retry(attempts = 1, circuit = breaker)]
 async fn through_a_reference(breaker: &SharedBreaker, ok: bool) -> Result<u32, io::Error> {
-    if ok { Ok(2) } else { Err(io::Error::other("down")) }
+    if ok {
+        Ok(2)
+    } else {
+        Err(io::Error::other("down"))
+    }
 }
 
 #[tokio::test]
@@ -300,15 +323,25 @@ async fn the_attribute_takes_shared_values_as_statics_fields_and_references() {
     };
     assert_eq!(client.get(true).unwrap(), 1);
     assert!(client.get(false).is_err());
-    assert_eq!(client.get(true).unwrap_err().kind(), io::ErrorKind::ConnectionRefused);
+    assert_eq!(
+        client.get(true).unwrap_err().kind(),
+        io::ErrorKind::ConnectionRefused
+    );
 
-    let shared = store.breaker("reference", CircuitBreaker::new(1, 1, Duration::from_secs(60)));
+    let shared = store.breaker(
+        "reference",
+        CircuitBreaker::new(1, 1, Duration::from_secs(60)),
+    );
     assert_eq!(through_a_reference(&shared, true).await.unwrap(), 2);
 }
 
 #[retry(immediate, attempts = 2, circuit = breaker, budget = budget)]
 fn call(breaker: &SharedBreaker, budget: &SharedBudget, ok: bool) -> Result<bool, io::Error> {
-    if ok { Ok(true) } else { Err(io::Error::other("its own error")) }
+    if ok {
+        Ok(true)
+    } else {
+        Err(io::Error::other("its own error"))
+    }
 }
 
 #[test]
@@ -355,7 +388,10 @@ fn with_the_server_killed_calls_go_on_locally_and_the_store_reconnects() {
     wait_syncs(&stores, 1);
     fail(&fresh[0], 1);
     fail(&fresh[1], 1);
-    assert!(wait_until(LIMIT, || fresh[2].fleet_open()), "no fleet after the restart");
+    assert!(
+        wait_until(LIMIT, || fresh[2].fleet_open()),
+        "no fleet after the restart"
+    );
     assert!(failed.iter().all(|&f| f > 0));
 }
 
@@ -384,7 +420,9 @@ fn separate_processes_share_a_breaker() {
     let ask = |child: &mut Child, out: &mut BufReader<ChildStdout>, request: &str| -> String {
         if !request.is_empty() {
             let stdin = child.stdin.as_mut().expect("piped");
-            writeln!(stdin, "{request}").and_then(|()| stdin.flush()).expect("the child reads");
+            writeln!(stdin, "{request}")
+                .and_then(|()| stdin.flush())
+                .expect("the child reads");
         }
         let mut line = String::new();
         out.read_line(&mut line).expect("the child answers");

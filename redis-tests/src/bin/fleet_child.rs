@@ -43,13 +43,19 @@ fn main() {
         syncs(3);
     }
     let mut out = std::io::stdout().lock();
-    writeln!(out, "ready").and_then(|()| out.flush()).expect("stdout");
+    writeln!(out, "ready")
+        .and_then(|()| out.flush())
+        .expect("stdout");
     for line in std::io::stdin().lock().lines() {
         let line = line.expect("stdin");
         let answer = match line.trim() {
             "state" => {
                 syncs(3);
-                if shared.fleet_open() { "open" } else { "closed" }
+                if shared.fleet_open() {
+                    "open"
+                } else {
+                    "closed"
+                }
             }
             "wait-open" => {
                 if wait_until(Duration::from_secs(10), || shared.fleet_open()) {
@@ -60,6 +66,8 @@ fn main() {
             }
             other => panic!("unknown request `{other}`"),
         };
-        writeln!(out, "{answer}").and_then(|()| out.flush()).expect("stdout");
+        writeln!(out, "{answer}")
+            .and_then(|()| out.flush())
+            .expect("stdout");
     }
 }
