@@ -1548,4 +1548,69 @@ mod tests {
         assert(&COUNT);
         assert(&RATE);
     }
+
+    /// The fleet's gate: held open, a trial only with a grant (one), a
+    /// refusal marks the trial as wanted, release with or without closing.
+    #[cfg(feature = "redis")]
+    #[test]
+    fn the_fleet_gate() {
+        use std::sync::Arc;
+        use std::sync::atomic::AtomicU32;
+        let wakes = Arc::new(AtomicU32::new(0));
+        let b = CircuitBreaker::new(3, 1, Duration::from_millis(100));
+        let w = Arc::clone(&wakes);
+        assert!(b.join_fleet(Box::new(move || {
+            w.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        })));
+        assert!(!b.join_fleet(Box::new(|| {})), "one fleet");
+        let t = Instant::now();
+        // A failure wakes the fleet's thread; the report is the count.
+        b.acquire(t).unwrap().failure(t);
+        assert_eq!(wakes.load(core::sync::atomic::Ordering::Relaxed), 1);
+        assert_eq!(b.fleet_report(t), (1, 0));
+        // A success after it is marked (once) and wakes it.
+        b.acquire(t).unwrap().success();
+        assert!(b.fleet_take_succeeded());
+        assert!(!b.fleet_take_succeeded());
+        assert_eq!(b.fleet_report(t), (0, 0));
+        // Held: open, and nothing passes, not even after open_for.
+        b.fleet_hold(t);
+        assert!(b.fleet_held());
+        assert_eq!(b.state(), CircuitState::Open);
+        assert_eq!(b.fleet_report(t), (0, 0), "held: no report of its own");
+        assert!(b.acquire(at(t, 500)).is_err());
+        assert_eq!(b.fleet_take_want(), (true, false));
+        // A grant: one trial, at once (the fleet timed it).
+        b.fleet_grant();
+        let trial = b.acquire(at(t, 1)).unwrap();
+        assert!(trial.is_trial());
+        assert!(b.acquire(at(t, 1)).is_err());
+        assert_eq!(b.fleet_take_want(), (true, false));
+        trial.failure(at(t, 2));
+        assert!(b.acquire(at(t, 600)).is_err(), "the grant was used");
+        // A grant not used for a trial (the trial slot is taken) is kept.
+        b.fleet_grant();
+        let trial = b.acquire(at(t, 3)).unwrap();
+        b.fleet_grant();
+        assert!(b.acquire(at(t, 3)).is_err());
+        assert_eq!(b.fleet_take_want(), (true, true));
+        trial.success();
+        assert_eq!(b.state(), CircuitState::Closed);
+        // (Held and closed: the sync thread reports the trial's success and
+        // releases it.)
+        assert!(b.fleet_held());
+        b.fleet_release(true);
+        // Released without closing: local rules again (open_for from the
+        // hold).
+        b.fleet_hold(at(t, 10));
+        b.fleet_release(false);
+        assert!(!b.fleet_held());
+        assert!(b.acquire(at(t, 50)).is_err());
+        assert!(b.acquire(at(t, 111)).unwrap().is_trial());
+        // Released closing: closed, whatever it was.
+        b.fleet_hold(at(t, 200));
+        b.fleet_release(true);
+        assert_eq!(b.state(), CircuitState::Closed);
+        assert!(b.acquire(at(t, 200)).is_ok());
+    }
 }

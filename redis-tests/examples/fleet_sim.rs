@@ -291,7 +291,7 @@ async fn redis_down(server: &mut RedisServer, seed: u64) -> (Vec<u64>, u64, Vec<
                     // thread, is timed too; no breaker should open.
                     // (Each process on its own beat: failures spread
                     // over the fleet, not 50 at once.)
-                    let ok = (n + 7 * i as u64) % 50 != 0;
+                    let ok = !(n + 7 * i as u64).is_multiple_of(50);
                     let t0 = Instant::now();
                     let outcome = match breakers[i]
                         .local()

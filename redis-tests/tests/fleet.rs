@@ -358,7 +358,7 @@ fn with_the_server_killed_calls_go_on_locally_and_the_store_reconnects() {
     let run = |n: usize| {
         for i in 0..n {
             for (b, t) in b.iter().zip(&budgets) {
-                let ok = i % 4 != 0;
+                let ok = !i.is_multiple_of(4);
                 match call(b, t, ok) {
                     Ok(v) => assert!(ok && v),
                     Err(e) => {
