@@ -1,11 +1,13 @@
-//! Breakers and budgets shared by a fleet of processes through Redis
-//! (feature `redis`).
+//! Breakers, budgets and throttles shared by a fleet of processes through
+//! Redis (feature `redis`).
 //!
 //! A [`RedisStore`] hands out shared versions of a [`CircuitBreaker`]
-//! ([`SharedBreaker`]) and a [`RetryBudget`] ([`SharedBudget`]) that
-//! `#[retry(circuit = ..)]` and `#[retry(budget = ..)]` accept as they
-//! accept the local ones: as `&shared`, a field, or a `static` in a
-//! [`LazyLock`](std::sync::LazyLock).
+//! ([`SharedBreaker`]), a [`RetryBudget`] ([`SharedBudget`]) and an
+//! [`AdaptiveThrottle`] ([`SharedThrottle`]). `#[retry(circuit = ..)]` and
+//! `#[retry(budget = ..)]` accept the first two as they accept the local
+//! ones: as `&shared`, a field, or a `static` in a
+//! [`LazyLock`](std::sync::LazyLock). A shared throttle dereferences to its
+//! local [`AdaptiveThrottle`].
 //!
 //! # Local first
 //!
@@ -56,14 +58,26 @@
 //! bucket. Before its first sync a process spends from a full local
 //! bucket of its own (as a budget without a fleet does).
 //!
+//! # A shared throttle
+//!
+//! Each process counts its own requests and accepts in its window, and at
+//! each sync reports them and hears the rest of the fleet's (the reports of
+//! the processes heard from recently, each over its own window), which its
+//! local throttle adds to its own: every process rejects with the
+//! probability the whole fleet's counts give.
+//!
 //! # When Redis is unreachable or slow
 //!
 //! Every Redis command of the background thread has a timeout (the smaller
 //! of `sync_every` and 250 ms, at least 20 ms); on an error the thread drops
 //! the connection and reconnects at the next sync. Meanwhile each breaker
 //! follows its own local rules (a breaker the fleet held open runs its own
-//! trial after `open_for`) and each budget keeps its local share, refilled
-//! by its own successes: nothing blocks, and no call's outcome is lost.
+//! trial after `open_for`), each budget keeps its local share, refilled
+//! by its own successes, and each throttle counts only its own requests:
+//! nothing blocks, and no call's outcome is lost. A budget's sync that
+//! timed out after Redis ran it leaves the balance counted twice (in the
+//! bucket and locally), at most one share per process; the bucket stays
+//! capped at `max_tokens`.
 //!
 //! # Examples
 //!
@@ -95,7 +109,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use crate::{CircuitBreaker, CircuitState, RetryBudget};
+use crate::{AdaptiveThrottle, CircuitBreaker, CircuitState, RetryBudget};
 
 /// The default [`RedisStore::sync_every`].
 pub const DEFAULT_SYNC_EVERY: Duration = Duration::from_millis(100);
@@ -139,6 +153,7 @@ struct Inner {
     sync_every_ms: AtomicU64,
     breakers: Mutex<Vec<Arc<BreakerEntry>>>,
     budgets: Mutex<Vec<Arc<BudgetEntry>>>,
+    throttles: Mutex<Vec<Arc<ThrottleEntry>>>,
     /// Wakes the thread: a failure, a refusal, a trial's verdict, a new
     /// shared value, or the store dropped.
     wake: tokio::sync::Notify,
@@ -169,6 +184,7 @@ impl RedisStore {
             sync_every_ms: AtomicU64::new(millis(DEFAULT_SYNC_EVERY)),
             breakers: Mutex::new(Vec::new()),
             budgets: Mutex::new(Vec::new()),
+            throttles: Mutex::new(Vec::new()),
             wake: tokio::sync::Notify::new(),
             synced: AtomicU64::new(0),
             failed: AtomicU64::new(0),
@@ -313,6 +329,110 @@ impl RedisStore {
             entry,
             store: Arc::clone(&self.inner),
         }
+    }
+}
+
+impl RedisStore {
+    /// `throttle`, judging by the whole fleet's requests and accepts: each
+    /// process counts its own in its window, and at each sync adds the
+    /// rest of the fleet's (as last reported, each over its own window) to
+    /// what its local throttle sees.
+    ///
+    /// ```
+    /// use backoff_runtime::AdaptiveThrottle;
+    /// use backoff_runtime::fleet::RedisStore;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// let shared = store.throttle("search", AdaptiveThrottle::new(2.0, Duration::from_secs(120)));
+    /// shared.local().try_acquire(Instant::now()).unwrap().accepted();
+    /// # Ok::<(), redis::RedisError>(())
+    /// ```
+    pub fn throttle(&self, name: &str, throttle: AdaptiveThrottle) -> SharedThrottle {
+        let entry = Arc::new(ThrottleEntry {
+            name: name.to_owned(),
+            throttle,
+        });
+        lock(&self.inner.throttles).push(Arc::clone(&entry));
+        self.inner.wake.notify_one();
+        SharedThrottle {
+            entry,
+            store: Arc::clone(&self.inner),
+        }
+    }
+}
+
+/// An [`AdaptiveThrottle`] that judges by the requests and accepts of a
+/// whole fleet, shared through a [`RedisStore`].
+///
+/// Calls go through [`local`](SharedThrottle::local), this process's
+/// throttle (also through `Deref`); the background thread adds the rest of
+/// the fleet's counts to it at each sync.
+///
+/// ```no_run
+/// use backoff_runtime::AdaptiveThrottle;
+/// use backoff_runtime::fleet::RedisStore;
+/// use std::time::{Duration, Instant};
+///
+/// let store = RedisStore::new("redis://127.0.0.1/")?;
+/// let throttle = store.throttle("search", AdaptiveThrottle::new(2.0, Duration::from_secs(120)));
+/// match throttle.try_acquire(Instant::now()) {
+///     Ok(permit) => permit.accepted(), // (after sending the request)
+///     Err(rejected) => println!("{rejected}"),
+/// }
+/// # Ok::<(), redis::RedisError>(())
+/// ```
+pub struct SharedThrottle {
+    entry: Arc<ThrottleEntry>,
+    /// Keeps the store's thread running.
+    store: Arc<Inner>,
+}
+
+struct ThrottleEntry {
+    name: String,
+    throttle: AdaptiveThrottle,
+}
+
+impl fmt::Debug for SharedThrottle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedThrottle")
+            .field("name", &self.entry.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedThrottle {
+    /// This process's throttle, which every request asks.
+    ///
+    /// ```
+    /// use backoff_runtime::AdaptiveThrottle;
+    /// use backoff_runtime::fleet::RedisStore;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// let shared = store.throttle("a", AdaptiveThrottle::new(2.0, Duration::from_secs(60)));
+    /// assert_eq!(shared.local().reject_probability(Instant::now()), 0.0);
+    /// # Ok::<(), redis::RedisError>(())
+    /// ```
+    #[inline]
+    pub fn local(&self) -> &AdaptiveThrottle {
+        &self.entry.throttle
+    }
+}
+
+impl core::ops::Deref for SharedThrottle {
+    type Target = AdaptiveThrottle;
+
+    #[inline]
+    fn deref(&self) -> &AdaptiveThrottle {
+        &self.entry.throttle
+    }
+}
+
+impl Drop for SharedThrottle {
+    fn drop(&mut self) {
+        lock(&self.store.throttles).retain(|e| !Arc::ptr_eq(e, &self.entry));
+        self.store.wake.notify_one();
     }
 }
 
@@ -687,6 +807,40 @@ redis.call('HSET', leases, me, share)
 return {share, left}
 "#;
 
+/// A throttle's sync: record this process's window counts, drop stale
+/// reports, return the rest of the fleet's `{requests, accepts}`.
+///
+/// KEYS: requests (hash), accepts (hash), seen (zset).
+/// ARGV: process, requests, accepts, stale_ms.
+const THROTTLE_SYNC: &str = r#"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local req, acc, seen = KEYS[1], KEYS[2], KEYS[3]
+local me, stale = ARGV[1], tonumber(ARGV[4])
+for _, p in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now - stale)) do
+  redis.call('HDEL', req, p)
+  redis.call('HDEL', acc, p)
+  redis.call('ZREM', seen, p)
+end
+redis.call('ZADD', seen, now, me)
+redis.call('HSET', req, me, ARGV[2])
+redis.call('HSET', acc, me, ARGV[3])
+local keep = math.max(stale * 10, 60000)
+redis.call('PEXPIRE', seen, keep)
+redis.call('PEXPIRE', req, keep)
+redis.call('PEXPIRE', acc, keep)
+local r, a = 0, 0
+local all = redis.call('HGETALL', req)
+for i = 1, #all, 2 do
+  if all[i] ~= me then r = r + tonumber(all[i + 1]) end
+end
+all = redis.call('HGETALL', acc)
+for i = 1, #all, 2 do
+  if all[i] ~= me then a = a + tonumber(all[i + 1]) end
+end
+return {r, a}
+"#;
+
 /// The background thread: a current-thread runtime of its own.
 fn run(inner: Arc<Inner>) {
     let Ok(rt) = tokio::runtime::Builder::new_current_thread()
@@ -713,6 +867,12 @@ impl Drop for Conn {
 async fn sync_loop(inner: Arc<Inner>) {
     let breaker_script = redis::Script::new(BREAKER_SYNC);
     let budget_script = redis::Script::new(BUDGET_SYNC);
+    let throttle_script = redis::Script::new(THROTTLE_SYNC);
+    let scripts = Scripts {
+        breaker: &breaker_script,
+        budget: &budget_script,
+        throttle: &throttle_script,
+    };
     let mut conn: Option<Conn> = None;
     let mut next = tokio::time::Instant::now();
     loop {
@@ -754,7 +914,7 @@ async fn sync_loop(inner: Arc<Inner>) {
             }
         }
         let Some(c) = conn.as_mut() else { continue };
-        let ok = sync_all(&inner, c, &breaker_script, &budget_script, every, timeout).await;
+        let ok = sync_all(&inner, c, &scripts, every, timeout).await;
         if ok {
             inner.synced.fetch_add(1, Ordering::Relaxed);
         } else {
@@ -772,6 +932,9 @@ fn fall_back(inner: &Inner) {
             entry.breaker.fleet_release(false);
         }
         lock(&entry.fleet).trial_free_at = None;
+    }
+    for entry in lock(&inner.throttles).iter() {
+        entry.throttle.set_fleet(0, 0);
     }
 }
 
@@ -822,25 +985,58 @@ fn breaker_key(name: &str, what: &str) -> String {
     format!("{PREFIX}:b:{name}:{what}")
 }
 
+fn throttle_key(name: &str, what: &str) -> String {
+    format!("{PREFIX}:a:{name}:{what}")
+}
+
 fn budget_key(name: &str, what: &str) -> String {
     format!("{PREFIX}:t:{name}:{what}")
 }
 
 /// One sync of every shared value; `false` if Redis failed (or timed out).
+struct Scripts<'a> {
+    breaker: &'a redis::Script,
+    budget: &'a redis::Script,
+    throttle: &'a redis::Script,
+}
+
 async fn sync_all(
     inner: &Arc<Inner>,
     conn: &mut Conn,
-    breaker_script: &redis::Script,
-    budget_script: &redis::Script,
+    scripts: &Scripts<'_>,
     every: Duration,
     timeout: Duration,
 ) -> bool {
+    let (breaker_script, budget_script, throttle_script) =
+        (scripts.breaker, scripts.budget, scripts.throttle);
     let stale = millis(every).saturating_mul(3).max(1000);
     let breakers: Vec<_> = lock(&inner.breakers).clone();
     for entry in breakers {
         if !sync_breaker(inner, conn, breaker_script, &entry, stale, timeout).await {
             return false;
         }
+    }
+    let throttles: Vec<_> = lock(&inner.throttles).clone();
+    for entry in throttles {
+        let (requests, accepts) = entry.throttle.own_counts(Instant::now());
+        let mut invocation = throttle_script.prepare_invoke();
+        invocation
+            .key(throttle_key(&entry.name, "requests"))
+            .key(throttle_key(&entry.name, "accepts"))
+            .key(throttle_key(&entry.name, "seen"))
+            .arg(&inner.process)
+            .arg(requests)
+            .arg(accepts)
+            .arg(stale);
+        let result: Option<(u64, u64)> =
+            tokio::time::timeout(timeout, invocation.invoke_async(&mut conn.con))
+                .await
+                .ok()
+                .and_then(Result::ok);
+        let Some((requests, accepts)) = result else {
+            return false;
+        };
+        entry.throttle.set_fleet(requests, accepts);
     }
     let budgets: Vec<_> = lock(&inner.budgets).clone();
     for entry in budgets {

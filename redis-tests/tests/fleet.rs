@@ -23,8 +23,10 @@ use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use backoff_redis_tests::{RedisServer, wait_until};
-use backoff_runtime::fleet::{RedisStore, SharedBreaker, SharedBudget};
-use backoff_runtime::{CircuitBreaker, CircuitOpen, CircuitState, RetryBudget, retry};
+use backoff_runtime::fleet::{RedisStore, SharedBreaker, SharedBudget, SharedThrottle};
+use backoff_runtime::{
+    AdaptiveThrottle, CircuitBreaker, CircuitOpen, CircuitState, RetryBudget, retry,
+};
 
 const REASON: &str = "needs redis-server: cargo test -p backoff-redis-tests -- --include-ignored";
 const LIMIT: Duration = Duration::from_secs(10);
@@ -251,6 +253,42 @@ fn a_budget_refills_the_fleet_bucket_from_every_process() {
         }
     }
     assert_eq!(more, 4);
+}
+
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis-tests -- --include-ignored"]
+fn a_shared_throttle_judges_by_the_whole_fleet() {
+    let server = server();
+    let stores = stores(&server, 3);
+    let throttles: Vec<SharedThrottle> = stores
+        .iter()
+        .map(|s| {
+            s.throttle(
+                "overload",
+                AdaptiveThrottle::new(2.0, Duration::from_secs(60)),
+            )
+        })
+        .collect();
+    let now = Instant::now();
+    // Two processes see 100 requests rejected by the backend each; the
+    // third has sent nothing.
+    for t in &throttles[..2] {
+        for _ in 0..100 {
+            if let Ok(permit) = t.local().try_acquire_with(now, || 0.999_999) {
+                permit.rejected();
+            }
+        }
+    }
+    assert_eq!(throttles[2].local().reject_probability(now), 0.0);
+    // Once synced, the third rejects with the fleet's probability,
+    // 200 / 201.
+    assert!(wait_until(LIMIT, || throttles[2].local().counts(now) == (200, 0)));
+    let p = throttles[2].local().reject_probability(now);
+    assert!((p - 200.0 / 201.0).abs() < 1e-9, "{p}");
+    assert!(throttles[2].local().try_acquire_with(now, || 0.5).is_err());
+    // With the server gone, each counts only its own again.
+    drop(server);
+    assert!(wait_until(LIMIT, || throttles[2].local().counts(now) == (1, 0)));
 }
 
 static STORE_URL: LazyLock<RedisServer> = LazyLock::new(server);
