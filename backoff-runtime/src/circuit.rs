@@ -389,6 +389,8 @@ pub struct CircuitBreaker {
 #[cfg(feature = "redis")]
 pub(crate) struct Gate {
     flags: AtomicU64,
+    /// Every failure reported here (a count the fleet takes differences of).
+    failures: AtomicU64,
     /// Wakes the fleet's sync task (a failure, a refusal, a closed trial).
     wake: Box<dyn Fn() + Send + Sync>,
 }
@@ -867,6 +869,7 @@ impl CircuitBreaker {
         }
         #[cfg(feature = "redis")]
         if let Some(gate) = self.gate.get() {
+            gate.failures.fetch_add(1, Ordering::AcqRel);
             (gate.wake)();
         }
     }
@@ -880,6 +883,7 @@ impl CircuitBreaker {
         self.gate
             .set(Gate {
                 flags: AtomicU64::new(0),
+                failures: AtomicU64::new(0),
                 wake,
             })
             .is_ok()
@@ -961,19 +965,22 @@ impl CircuitBreaker {
         }
     }
 
-    /// What this process reports to its fleet: for a count breaker, its
-    /// consecutive failures (the threshold while it is open on its own,
-    /// nothing while the fleet holds it); for a rate breaker, the calls and
-    /// failures in its window (`(failures, calls)`).
+    /// What this process reports to its fleet: for a count breaker, every
+    /// failure reported here so far and its current run of consecutive
+    /// failures (0 unless closed); for a rate breaker, the failures and
+    /// calls in its window (`min_calls` of each while it is open on its
+    /// own, nothing while the fleet holds it).
     #[cfg(feature = "redis")]
     pub(crate) fn fleet_report(&self, now: Instant) -> (u64, u64) {
         let s = Packed::load(self.word.load(Ordering::Acquire));
-        if self.fleet_held() {
-            return (0, 0);
-        }
         match (&self.trip, s.state) {
-            (Trip::Consecutive(_), CLOSED) => (s.count, 0),
-            (Trip::Consecutive(threshold), _) => (*threshold, 0),
+            (Trip::Consecutive(_), state) => (
+                self.gate
+                    .get()
+                    .map_or(0, |g| g.failures.load(Ordering::Acquire)),
+                if state == CLOSED { s.count } else { 0 },
+            ),
+            _ if self.fleet_held() => (0, 0),
             (Trip::Rate(window), CLOSED) => {
                 let index = self.millis(now).0 / window.width;
                 let (calls, failures) = window.totals(s.generation, index);
@@ -1567,17 +1574,17 @@ mod tests {
         // A failure wakes the fleet's thread; the report is the count.
         b.acquire(t).unwrap().failure(t);
         assert_eq!(wakes.load(core::sync::atomic::Ordering::Relaxed), 1);
-        assert_eq!(b.fleet_report(t), (1, 0));
+        assert_eq!(b.fleet_report(t), (1, 1));
         // A success after it is marked (once) and wakes it.
         b.acquire(t).unwrap().success();
         assert!(b.fleet_take_succeeded());
         assert!(!b.fleet_take_succeeded());
-        assert_eq!(b.fleet_report(t), (0, 0));
+        assert_eq!(b.fleet_report(t), (1, 0));
         // Held: open, and nothing passes, not even after open_for.
         b.fleet_hold(t);
         assert!(b.fleet_held());
         assert_eq!(b.state(), CircuitState::Open);
-        assert_eq!(b.fleet_report(t), (0, 0), "held: no report of its own");
+        assert_eq!(b.fleet_report(t), (1, 0), "held: no run");
         assert!(b.acquire(at(t, 500)).is_err());
         assert_eq!(b.fleet_take_want(), (true, false));
         // A grant: one trial, at once (the fleet timed it).

@@ -25,14 +25,14 @@
 //!
 //! # A shared breaker
 //!
-//! Each process reports its consecutive failures (a count breaker: its
-//! local count; the threshold while its own breaker is open), or the calls
-//! and failures in its window (a rate breaker). A success that ends a run
-//! of failures in any process ends the fleet's run too: the reports of
-//! every process start again from zero (a success in a process with no
-//! failure counted is not reported: it costs nothing, see below). The
-//! fleet opens when the reports, summed over the processes heard from in
-//! the last `3 × sync_every` (at least 1 s), reach the breaker's threshold (for a
+//! Each process pushes the failures it has seen since its last push (a
+//! count breaker), or the calls and failures in its window (a rate
+//! breaker). A success that ends a run of failures in any process ends the
+//! fleet's run too: the counts of every process start again from zero
+//! (that process keeps its failures after the success; a success in a
+//! process with no failure counted is not reported: it costs nothing, see
+//! below). The fleet opens when the counts of the processes heard from in
+//! the last `3 × sync_every` (at least 1 s) reach the breaker's threshold (for a
 //! rate breaker, `min_calls` calls and the failure ratio) **and at least
 //! `quorum` distinct processes (default 2) report failures**; a count
 //! breaker counts at most ⌈threshold / quorum⌉ failures from any one
@@ -500,6 +500,8 @@ struct BreakerEntry {
 
 #[derive(Default)]
 struct FleetSeen {
+    /// A count breaker's failures pushed so far.
+    pushed: u64,
     /// The fleet's trial key lapses then (a claim before is refused).
     trial_free_at: Option<tokio::time::Instant>,
 }
@@ -712,7 +714,9 @@ fn process_id() -> String {
 /// `{open, trial_ttl_ms}`.
 ///
 /// KEYS: runs (hash), calls (hash), seen (zset), open, trial.
-/// ARGV: process, failures, calls, stale_ms, threshold, per_mille (0 for a
+/// ARGV: process, failures (a count breaker: new since the last push; a
+/// rate breaker: in its window), calls (a count breaker: its current run;
+/// a rate breaker: in its window), stale_ms, threshold, per_mille (0 for a
 /// count breaker), min_calls, quorum, event ("closed": this process's trial
 /// succeeded; "success": a success ended a run of failures here; or ""),
 /// open_for_ms, channel.
@@ -739,12 +743,17 @@ for _, p in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now - stale)) do
   redis.call('HDEL', calls, p)
   redis.call('ZREM', seen, p)
 end
-if event == 'success' and per_mille == 0 then
-  -- A success ends the fleet's run of consecutive failures.
+if per_mille > 0 then
+  redis.call('HSET', runs, me, fails)
+  redis.call('HSET', calls, me, ncalls)
+elseif event == 'success' then
+  -- A success ends the fleet's run of consecutive failures: this process
+  -- keeps only its failures after it.
   redis.call('DEL', runs)
+  redis.call('HSET', runs, me, ncalls)
+else
+  redis.call('HINCRBY', runs, me, fails)
 end
-redis.call('HSET', runs, me, fails)
-redis.call('HSET', calls, me, ncalls)
 redis.call('PEXPIRE', seen, keep)
 redis.call('PEXPIRE', runs, keep)
 redis.call('PEXPIRE', calls, keep)
@@ -902,6 +911,11 @@ async fn sync_loop(inner: Arc<Inner>) {
             next = now + every;
         }
         let timeout = every.clamp(Duration::from_millis(20), Duration::from_millis(250));
+        // A listener whose subscription ended (its connection broke) is
+        // remade with the connection: polling alone would be a period late.
+        if conn.as_ref().is_some_and(|c| c.listener.is_finished()) {
+            conn = None;
+        }
         if conn.is_none() {
             conn = connect(&inner, timeout).await;
             if conn.is_none() {
@@ -1094,6 +1108,13 @@ async fn sync_breaker(
     let succeeded = b.fleet_take_succeeded();
     let (failures, calls) = b.fleet_report(Instant::now());
     let (threshold, min_calls) = b.fleet_trip();
+    // A count breaker pushes the failures since its last push.
+    let total = failures;
+    let failures = if min_calls == 0 {
+        total.saturating_sub(lock(&entry.fleet).pushed)
+    } else {
+        failures
+    };
     let per_mille = if min_calls == 0 { 0 } else { threshold };
     let threshold = if min_calls == 0 { threshold } else { 0 };
     let mut invocation = script.prepare_invoke();
@@ -1128,6 +1149,7 @@ async fn sync_breaker(
     let Some((open, trial_ttl)) = result else {
         return false;
     };
+    lock(&entry.fleet).pushed = total;
     if closed {
         b.fleet_release(true);
         lock(&entry.fleet).trial_free_at = None;

@@ -104,6 +104,71 @@ fn the_fleet_opens_for_every_process_on_failures_from_a_quorum() {
 
 #[test]
 #[ignore = "needs redis-server: cargo test -p backoff-redis-tests -- --include-ignored"]
+fn a_shared_rate_breaker_opens_on_the_fleets_failure_ratio() {
+    let server = server();
+    let stores = stores(&server, 3);
+    // Half of at least 6 calls in 60 s.
+    let b: Vec<SharedBreaker> = stores
+        .iter()
+        .map(|s| {
+            s.breaker(
+                "rate",
+                CircuitBreaker::rate(0.5, 6, Duration::from_secs(60), Duration::from_secs(60)),
+            )
+        })
+        .collect();
+    wait_syncs(&stores, 1);
+    let clock = backoff_runtime::clock::system;
+    // Two processes, one success and two failures each: 3 calls each, too
+    // few for either alone; 6 calls with 4 failures across the fleet.
+    for b in &b[..2] {
+        b.local().acquire_on(clock).unwrap().success();
+        b.local().acquire_on(clock).unwrap().failure(Instant::now());
+        b.local().acquire_on(clock).unwrap().failure(Instant::now());
+        assert_eq!(b.state(), CircuitState::Closed);
+    }
+    assert!(
+        wait_until(LIMIT, || b.iter().all(|b| b.fleet_open())),
+        "the fleet did not open"
+    );
+    assert!(b[2].local().acquire_on(clock).is_err());
+}
+
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis-tests -- --include-ignored"]
+fn a_success_anywhere_ends_the_fleets_run_of_failures() {
+    let server = server();
+    let stores = stores(&server, 4);
+    let b = breakers(&stores, "run", 3, Duration::from_secs(60));
+    wait_syncs(&stores, 1);
+    // Each step is pushed (a sync of its process) before the next.
+    let step = |i: usize, ok: bool| {
+        if ok {
+            b[i].local().acquire(Instant::now()).unwrap().success();
+        } else {
+            fail(&b[i], 1);
+        }
+        wait_syncs(&stores[i..=i], 2);
+    };
+    // F F S F F: never 3 failures in a row across the fleet (the success
+    // of process 0 ends the run that process 1's failure is part of).
+    step(0, false);
+    step(1, false);
+    step(0, true);
+    step(2, false);
+    step(3, false);
+    wait_syncs(&stores, 3);
+    assert!(
+        b.iter()
+            .all(|b| !b.fleet_open() && b.state() == CircuitState::Closed)
+    );
+    // A third failure in a row now does it.
+    step(0, false);
+    assert!(wait_until(LIMIT, || b.iter().all(|b| b.fleet_open())));
+}
+
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis-tests -- --include-ignored"]
 fn one_failing_process_opens_only_its_own_breaker() {
     let server = server();
     let stores = stores(&server, 3);
