@@ -220,7 +220,7 @@ impl AdaptiveThrottle {
     }
 
     /// The requests and accepts in the window ending at `now` (with the
-    /// feature `redis`, a [shared](crate::fleet::SharedThrottle) throttle's
+    /// feature `redis`, a shared throttle's, `fleet::SharedThrottle`,
     /// include the rest of the fleet's, as last heard).
     pub fn counts(&self, now: Instant) -> (u64, u64) {
         self.totals(self.millis(now) / self.width)
