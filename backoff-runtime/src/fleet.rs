@@ -121,8 +121,8 @@ const PREFIX: &str = "backoff";
 /// thread that keeps this process's shared breakers and budgets in step
 /// with it.
 ///
-/// Dropping the store (and every shared value made from it) stops the
-/// thread; shared values keep working locally.
+/// The thread stops once the store and every shared value made from it
+/// are dropped (each shared value keeps it running).
 ///
 /// ```no_run
 /// use backoff_runtime::fleet::RedisStore;
