@@ -823,12 +823,6 @@ impl CircuitBreaker {
             return;
         }
         let trial = permit.trial;
-        #[cfg(feature = "redis")]
-        if !trial && let Some(gate) = self.gate.get() {
-            // (A success after failures: the fleet's count starts again.)
-            gate.flags.fetch_or(SUCCEEDED, Ordering::AcqRel);
-            (gate.wake)();
-        }
         self.update(|s| match (s.state, trial) {
             _ if s.generation != generation => None,
             (CLOSED, false) if s.count > 0 => Some(s.closed(0)),
@@ -846,7 +840,13 @@ impl CircuitBreaker {
             _ => None,
         });
         #[cfg(feature = "redis")]
-        if trial && let Some(gate) = self.gate.get() {
+        if let Some(gate) = self.gate.get() {
+            if !trial {
+                // A success after failures: the fleet's count starts
+                // again. (Marked after the reset, so the fleet's thread
+                // never reads the count from before it with the mark.)
+                gate.flags.fetch_or(SUCCEEDED, Ordering::AcqRel);
+            }
             (gate.wake)();
         }
     }
