@@ -69,10 +69,11 @@
 //! # When Redis is unreachable or slow
 //!
 //! Every Redis command of the background thread has a timeout (the smaller
-//! of `sync_every` and 250 ms, at least 20 ms); on an error the thread drops
-//! the connection and reconnects at the next sync. Meanwhile each breaker
-//! follows its own local rules (a breaker the fleet held open runs its own
-//! trial after `open_for`), each budget keeps its local share, refilled
+//! of `sync_every` and 250 ms, at least 50 ms); on an error the thread drops
+//! the connection and reconnects at the next sync. Once no sync has reached
+//! Redis for 3 × `sync_every` (at least 1 s), each breaker follows its own
+//! local rules (a breaker the fleet held open runs its own trial after
+//! `open_for`), each budget keeps its local share, refilled
 //! by its own successes, and each throttle counts only its own requests:
 //! nothing blocks, and no call's outcome is lost. A budget's sync that
 //! timed out after Redis ran it leaves the balance counted twice (in the
@@ -884,6 +885,9 @@ async fn sync_loop(inner: Arc<Inner>) {
     };
     let mut conn: Option<Conn> = None;
     let mut next = tokio::time::Instant::now();
+    // The last sync that reached Redis: the fleet's hold on a breaker
+    // outlives a slow command or two, not an absence.
+    let mut last_ok = tokio::time::Instant::now();
     loop {
         // Stop once the store and every shared value are gone.
         if Arc::strong_count(&inner) == 1 {
@@ -910,7 +914,8 @@ async fn sync_loop(inner: Arc<Inner>) {
         if now >= next {
             next = now + every;
         }
-        let timeout = every.clamp(Duration::from_millis(20), Duration::from_millis(250));
+        let timeout = every.clamp(Duration::from_millis(50), Duration::from_millis(250));
+        let away = now.saturating_duration_since(last_ok) >= stale_after(every);
         // A listener whose subscription ended (its connection broke) is
         // remade with the connection: polling alone would be a period late.
         if conn.as_ref().is_some_and(|c| c.listener.is_finished()) {
@@ -920,7 +925,9 @@ async fn sync_loop(inner: Arc<Inner>) {
             conn = connect(&inner, timeout).await;
             if conn.is_none() {
                 inner.failed.fetch_add(1, Ordering::Relaxed);
-                fall_back(&inner);
+                if away {
+                    fall_back(&inner);
+                }
                 // Reconnect at the next period, not on every wake.
                 next = now + every;
                 tokio::time::sleep_until(next).await;
@@ -931,12 +938,21 @@ async fn sync_loop(inner: Arc<Inner>) {
         let ok = sync_all(&inner, c, &scripts, every, timeout).await;
         if ok {
             inner.synced.fetch_add(1, Ordering::Relaxed);
+            last_ok = tokio::time::Instant::now();
         } else {
             inner.failed.fetch_add(1, Ordering::Relaxed);
             conn = None;
-            fall_back(&inner);
+            if away {
+                fall_back(&inner);
+            }
         }
     }
+}
+
+/// How long a report lives in the fleet, and how long the fleet's hold on a
+/// breaker outlives failed syncs: 3 × `sync_every`, at least 1 s.
+fn stale_after(every: Duration) -> Duration {
+    every.saturating_mul(3).max(Duration::from_secs(1))
 }
 
 /// Redis is away: every breaker follows its local rules again.
@@ -1023,7 +1039,7 @@ async fn sync_all(
 ) -> bool {
     let (breaker_script, budget_script, throttle_script) =
         (scripts.breaker, scripts.budget, scripts.throttle);
-    let stale = millis(every).saturating_mul(3).max(1000);
+    let stale = millis(stale_after(every));
     let breakers: Vec<_> = lock(&inner.breakers).clone();
     for entry in breakers {
         if !sync_breaker(inner, conn, breaker_script, &entry, stale, timeout).await {

@@ -206,6 +206,7 @@ fn one_trial_per_open_for_across_the_fleet() {
     let open_for = Duration::from_millis(150);
     let b = breakers(&stores, "trials", 2, open_for);
     wait_syncs(&stores, 1);
+    let began = Instant::now();
     fail(&b[0], 1);
     fail(&b[1], 1);
     assert!(wait_until(LIMIT, || b.iter().all(|b| b.fleet_open())));
@@ -227,15 +228,18 @@ fn one_trial_per_open_for_across_the_fleet() {
         }
         std::thread::sleep(Duration::from_millis(1));
     }
+    // Redis's `PX` expiry keeps the fleet's claims `open_for` apart, the
+    // first `open_for` after the opening (which came after `began`): in
+    // however long this took, at most one trial per whole `open_for`. (A
+    // busy machine only makes fewer; the trials' own instants are the
+    // test's, which may see a claim late, so they are not compared.)
+    let periods = (Instant::now() - began).as_millis() / open_for.as_millis();
     assert!(trials.len() >= 2, "{} trials in 8 × open_for", trials.len());
-    for pair in trials.windows(2) {
-        // Redis's `PX` expiry keeps claims open_for apart (1 ms of rounding).
-        assert!(
-            pair[1] - pair[0] >= open_for - Duration::from_millis(2),
-            "two trials {:?} apart",
-            pair[1] - pair[0]
-        );
-    }
+    assert!(
+        trials.len() as u128 <= periods,
+        "{} trials in {periods} × open_for",
+        trials.len()
+    );
     assert!(refused > 100);
     // A successful trial closes the fleet for everyone.
     let permit = loop {
