@@ -10,7 +10,13 @@
 //! end). The P processes of the fleet are simulated in this one process:
 //! each is a `RedisStore` of its own (its own id, connections and sync
 //! thread) and a caller task that calls every 100 ms at a random phase.
-//! Prints a table and writes `docs/charts/fleet.svg`.
+//! Prints a table and writes `docs/charts/fleet.svg`; exits with an error
+//! when a target of docs/fleets.md is missed (quorum 2: at most 25 calls
+//! reach the dead dependency, one trial per `open_for`, every breaker
+//! closed within `open_for` + one calling period + 100 ms of the return,
+//! no other process opened by one broken network; with Redis killed, p99.9
+//! of the breaker's time per call at most 5 ms and every call its own
+//! outcome).
 
 use std::error::Error;
 use std::sync::Arc;
@@ -421,6 +427,47 @@ async fn main() -> std::result::Result<(), Box<dyn Error>> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/charts/fleet.svg");
     draw(&path, &results)?;
     println!("\nwrote {}", path.display());
+
+    // The targets (docs/fleets.md): exit with an error when one is missed.
+    let mut missed = Vec::new();
+    let quorum = &results[2];
+    if quorum.leaked > 25 {
+        missed.push(format!(
+            "{} calls reached the dead dependency (target: 25)",
+            quorum.leaked
+        ));
+    }
+    let dead_periods = ((RETURNS - DIES).as_millis() / OPEN_FOR.as_millis()) as usize;
+    if quorum.trials[1..dead_periods].iter().any(|&t| t != 1) {
+        missed.push(format!(
+            "trials per open_for: {:?} (target: 1)",
+            quorum.trials
+        ));
+    }
+    // One open_for, one calling period (the claimant's next call) and two
+    // round trips, with 100 ms of slack for a loaded machine.
+    let bound = (OPEN_FOR + PERIOD).as_millis() as u64 + 100;
+    if quorum.recovered_ms.is_none_or(|ms| ms > bound) {
+        missed.push(format!(
+            "recovery after {:?} ms (bound: {bound} ms)",
+            quorum.recovered_ms
+        ));
+    }
+    if broken[2] != 0 {
+        missed.push(format!(
+            "one broken network opened {} other processes",
+            broken[2]
+        ));
+    }
+    if percentile(&down, 0.999) > 5000.0 || wrong_down != 0 {
+        missed.push(format!(
+            "with Redis killed: p99.9 {:.1} µs (target: 5 ms), {wrong_down} calls without their own outcome",
+            percentile(&down, 0.999)
+        ));
+    }
+    if !missed.is_empty() {
+        return Err(format!("targets missed: {}", missed.join("; ")).into());
+    }
     Ok(())
 }
 
