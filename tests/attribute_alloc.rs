@@ -405,3 +405,55 @@ fn async_retry_path_with_tokio_sleep_allocates_nothing() {
         "allocations: (first call, second call, plain tokio sleeps)"
     );
 }
+
+// ---------------------------------------------------------------------------
+// Hedged calls (`backoff_runtime::hedge`): the attempts live in the call's
+// own future, and the hedge timer is tokio's, so no path allocates
+// ---------------------------------------------------------------------------
+
+/// A hedged call whose first attempt is slow: the hedge starts after
+/// 20 ms and wins; the slow one is dropped; with a budget and a breaker.
+async fn hedged(first_ms: u64) -> Result<u32, u32> {
+    use backoff_runtime::hedge::HedgeDelay;
+    use backoff_runtime::{CircuitBreaker, RetryBudget};
+    static POLICY: Policy = Policy::immediate().attempts(3);
+    static BUDGET: RetryBudget = RetryBudget::new(100, 1.0);
+    static BREAKER: CircuitBreaker = CircuitBreaker::new(100, 1, Duration::from_secs(1));
+    POLICY
+        .hedge_async::<3>(HedgeDelay::After(Duration::from_millis(20)))
+        .budget(&BUDGET)
+        .circuit(&BREAKER, |_| 0)
+        .call(|| {
+            let n = next_call();
+            async move {
+                let takes = if n == 1 { first_ms } else { 10 };
+                tokio::time::sleep(Duration::from_millis(takes)).await;
+                if n == 2 { Err(n) } else { Ok(n) }
+            }
+        })
+        .await
+}
+
+#[test]
+fn hedged_calls_allocate_nothing() {
+    let rt = backoff_workspace_tests::paused_runtime();
+    // (The first timers this runtime ever registers are the call's own.)
+    // Attempt 1 takes a second; the hedge (2) fails at 30 ms and starts
+    // attempt 3 at once, which wins at 40 ms.
+    fresh();
+    let ((r, took), n) = allocations(|| {
+        rt.block_on(async {
+            let start = tokio::time::Instant::now();
+            let r = hedged(1000).await;
+            (r, start.elapsed())
+        })
+    });
+    assert_eq!((r, took), (Ok(3), Duration::from_millis(40)));
+    assert_eq!(CALLS.get(), 3);
+    // The first attempt wins before the delay: no hedge.
+    fresh();
+    let (r, fast) = allocations(|| rt.block_on(hedged(5)));
+    assert_eq!(r, Ok(1));
+    assert_eq!(CALLS.get(), 1);
+    assert_eq!((n, fast), (0, 0), "allocations: (hedged, first wins)");
+}

@@ -647,3 +647,46 @@ mod expansion {
         assert_eq!(observations("backoff.retry.delay", F, &[]), 4);
     }
 }
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn hedged_attempts_are_counted_as_hedges() {
+    use backoff_runtime::hedge::HedgeDelay;
+    setup();
+    const F: &str = "metrics::hedged";
+    let policy = Policy::immediate().attempts(3).named(F);
+    let calls = std::sync::atomic::AtomicU32::new(0);
+    // Attempt 1 fails at 5 ms and starts attempt 2 (a retry, 100 ms) at
+    // once; the delay starts attempt 3 (a hedge) at 25 ms, which wins at
+    // 35 ms; attempt 2 is cancelled, with no outcome to count.
+    let result: Result<u32, &str> = policy
+        .hedge_async::<3>(HedgeDelay::After(Duration::from_millis(20)))
+        .call(|| {
+            let n = calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            async move {
+                let (takes, outcome) = match n {
+                    1 => (5, Err("down")),
+                    2 => (100, Ok(2)),
+                    _ => (10, Ok(n)),
+                };
+                tokio::time::sleep(Duration::from_millis(takes)).await;
+                outcome
+            }
+        })
+        .await;
+    assert_eq!(result, Ok(3));
+    assert_eq!(count(F, "original", "error"), 1.0);
+    assert_eq!(count(F, "hedge", "ok"), 1.0);
+    assert_eq!(count(F, "retry", "ok"), 0.0);
+    assert_eq!(count(F, "retry", "error"), 0.0);
+    let ok = find("backoff.attempt.duration", F, &[("outcome", "ok")]).unwrap();
+    assert_eq!((ok.count, ok.value), (1, 0.01));
+    let error = find("backoff.attempt.duration", F, &[("outcome", "error")]).unwrap();
+    assert_eq!((error.count, error.value), (1, 0.005));
+    let call = find(
+        "backoff.call.duration",
+        F,
+        &[("outcome", "ok"), ("attempts", "3")],
+    )
+    .unwrap();
+    assert_eq!((call.count, call.value), (1, 0.035));
+}

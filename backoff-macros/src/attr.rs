@@ -62,9 +62,12 @@ pub(crate) struct RetryArgs {
     pub(crate) throttled: Option<Arg<Throttled>>,
     pub(crate) budget: Option<Arg<Expr>>,
     pub(crate) circuit: Option<Arg<Expr>>,
+    pub(crate) throttle: Option<Arg<Expr>>,
     pub(crate) attempt_timeout: Option<Arg<DurationArg>>,
     pub(crate) when_ok: Option<Arg<Expr>>,
     pub(crate) on_giveup: Option<Arg<Expr>>,
+    /// `fallback = F`: the call's result when it gives up with an error.
+    pub(crate) fallback: Option<Arg<Expr>>,
     pub(crate) timeout: Option<Arg<DurationArg>>,
     pub(crate) retry_after_max: Option<Arg<DurationArg>>,
     /// `context = ctx`: the name bound in the body.
@@ -87,6 +90,12 @@ pub(crate) struct Throttled {
 }
 
 impl RetryArgs {
+    /// Whether something may refuse an attempt before it starts (`circuit`,
+    /// `throttle`): the retry state is then built before the first attempt.
+    pub(crate) fn gates_attempts(&self) -> bool {
+        self.circuit.is_some() || self.throttle.is_some()
+    }
+
     /// Parses the attribute's arguments, recording every problem in `errors`
     /// and keeping whatever parsed.
     pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> RetryArgs {
@@ -242,8 +251,8 @@ impl RetryArgs {
                     end,
                 )
             }
-            "when" | "when_ok" | "on_retry" | "on_giveup" | "policy" | "sleep" | "budget"
-            | "circuit" => self.parse_expression(&key, &name, input, end),
+            "when" | "when_ok" | "on_retry" | "on_giveup" | "fallback" | "policy" | "sleep"
+            | "budget" | "circuit" | "throttle" => self.parse_expression(&key, &name, input, end),
             _ => {
                 let (error, meant) = unknown_argument(&key, input, scan);
                 self.broken.extend(meant);
@@ -310,7 +319,8 @@ impl RetryArgs {
     }
 
     /// A callable (`when`, `when_ok`, `on_retry`, `on_giveup`), a path
-    /// (`sleep`) or an expression (`policy`, `budget`, `circuit`).
+    /// (`sleep`) or an expression (`policy`, `budget`, `circuit`,
+    /// `throttle`).
     fn parse_expression(
         &mut self,
         key: &Ident,
@@ -323,9 +333,11 @@ impl RetryArgs {
             "when_ok" => "when_ok = is_unavailable",
             "on_retry" => "on_retry = log_retry",
             "on_giveup" => "on_giveup = log_giveup",
+            "fallback" => "fallback = cached_page",
             "sleep" => "sleep = tokio::time::sleep",
             "budget" => "budget = RETRY_BUDGET",
             "circuit" => "circuit = BREAKER",
+            "throttle" => "throttle = THROTTLE",
             _ => "policy = POLICY",
         };
         eq(input, key, example)?;
@@ -334,7 +346,7 @@ impl RetryArgs {
         // `macro_rules!` may have put around them.
         let span = ungrouped(&expr).span();
         match name {
-            "when" | "when_ok" | "on_retry" | "on_giveup" => {
+            "when" | "when_ok" | "on_retry" | "on_giveup" | "fallback" => {
                 check_callable(name, &expr)?;
             }
             "sleep" => check_path(&expr)?,
@@ -345,9 +357,11 @@ impl RetryArgs {
             "when_ok" => (&mut self.when_ok, "when_ok"),
             "on_retry" => (&mut self.on_retry, "on_retry"),
             "on_giveup" => (&mut self.on_giveup, "on_giveup"),
+            "fallback" => (&mut self.fallback, "fallback"),
             "sleep" => (&mut self.sleep, "sleep"),
             "budget" => (&mut self.budget, "budget"),
             "circuit" => (&mut self.circuit, "circuit"),
+            "throttle" => (&mut self.throttle, "throttle"),
             _ => (&mut self.policy, "policy"),
         };
         set(slot, name, arg(key.span(), span, expr), end)

@@ -92,7 +92,20 @@ mod tests {
             }
             for typo in typos {
                 let typo: String = typo.into_iter().collect();
-                assert_eq!(closest(&typo, &names), Some(name), "{typo}");
+                if names.contains(&typo.as_str()) {
+                    // (`throttle` is `throttled` less a letter, and an
+                    // argument of its own.)
+                    continue;
+                }
+                let found = closest(&typo, &names);
+                if found != Some(name)
+                    && found.is_some_and(|f| distance(&typo, f) == distance(&typo, name))
+                {
+                    // A tie (`throttlee` is one edit from `throttle` and
+                    // from `throttled`): either is a fair guess.
+                    continue;
+                }
+                assert_eq!(found, Some(name), "{typo}");
             }
         }
     }

@@ -56,9 +56,11 @@ use proc_macro::TokenStream;
 /// | `throttled(STRATEGY, attempts = N)` | a second schedule (and limit) for errors `when` classifies as `Decision::Throttled`; needs `when` | none |
 /// | `budget` | an expression giving a `RetryBudget` (a `static`'s path, `self.budget`, `&*self.shared` from an `Arc`, a keyed lookup), evaluated once per call: each retry spends a token, each success refills; none left, no retry | none |
 /// | `circuit` | an expression giving a `CircuitBreaker`, likewise: while it is open, calls fail fast with `E::from(CircuitOpen)` without running the body | none |
+/// | `throttle` | an expression giving an `AdaptiveThrottle`, likewise (Google SRE client-side throttling): before each attempt it may reject the attempt locally, and the call then fails fast with `E::from(Rejected)` without running the body; an attempt counts as accepted by the backend when it succeeds or `when` says `Stop` | none |
 /// | `attempt_timeout` | D, `async fn` only: an attempt running longer fails with `E::from(Elapsed)`; beside `timeout`, less than it | none |
 /// | `when_ok` | a path or closure taking `&T` (the `Ok` type), returning `bool` or `Decision`: an `Ok` it retries (`true`, `Retry`, `RetryAfter`, `Throttled`) is retried like an error; on giving up, that last `Ok` is returned unchanged | every `Ok` accepted |
 /// | `on_giveup` | a path or closure, `FnOnce(&Result<T, E>, &GiveUp)`, called once when the call ends with an outcome it did not accept | none |
+/// | `fallback` | a path or closure, `FnOnce(E, &GiveUp) -> Result<T, E>`: called once when the call gives up with an error (attempts spent, `Stop`, an open breaker, a throttle's rejection, a timeout), after `on_giveup`; its result is the call's result. Never called on `Ok`, also not on an `Ok` that `when_ok` rejected (that `Ok` is returned unchanged) | none |
 /// | `context` | a name, `context = ctx`: binds `ctx: AttemptContext` in the body (`ctx.attempt` from 1, `ctx.last`); `context = mut ctx` for a body that changes its copy | none |
 /// | `clone` | `clone(a, b, ..)`: by-value parameters (or `self`) each attempt gets its own `Clone::clone` of, so the body may move them | none |
 /// | `timeout` | D, `async fn` only: bounds the whole call, sleeps and the attempt in flight included; then `E::from(Elapsed)` | none |

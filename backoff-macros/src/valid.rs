@@ -88,6 +88,7 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
     for (name, ty, arg) in [
         ("budget", "RetryBudget", &args.budget),
         ("circuit", "CircuitBreaker", &args.circuit),
+        ("throttle", "AdaptiveThrottle", &args.throttle),
     ] {
         if let Some(arg) = arg
             && builds(&arg.value, ty)
@@ -194,6 +195,13 @@ impl Param {
         note: "",
         borrows: Borrowed::Err,
     };
+    /// `fallback`'s: the error itself.
+    const OWNED_ERROR: Param = Param {
+        what: "the error",
+        ty: "E",
+        note: "",
+        borrows: Borrowed::Err,
+    };
     const OK: Param = Param {
         what: "the `Ok` value",
         ty: "&T",
@@ -236,7 +244,12 @@ fn closure(arg: &Arg<Expr>) -> Option<&ExprClosure> {
 /// A closure given to `when`, `when_ok`, `on_retry` or `on_giveup` takes as
 /// many parameters as the call passes: one error on its parameter list.
 fn check_closure_arity(args: &RetryArgs, errors: &mut Errors) {
-    for (name, arg, params) in callables(args) {
+    let fallback: Callable<'_> = (
+        "fallback",
+        args.fallback.as_ref(),
+        &[Param::OWNED_ERROR, Param::GIVE_UP],
+    );
+    for (name, arg, params) in callables(args).into_iter().chain([fallback]) {
         let Some(closure) = arg.and_then(closure) else {
             continue;
         };

@@ -21,7 +21,11 @@
 //! [`Policy::retrying`](crate::Policy::retrying) and its async form, and the
 //! attribute's compact `async fn` loop (through `after_carried`). The
 //! `tower` policy, which never owns the outcome, takes the verdict and the
-//! step. The attribute's expansion keeps its own loop, so that `?`, `return`
+//! step. A [hedged call](crate::hedge), whose attempts overlap, ends each
+//! attempt in [`after_hedged_attempt`] and grants each hedge with
+//! [`hedge_now`]: the same verdict and the same step (attempt limit,
+//! deadline, breaker, budget), with a failure that is not the last one in
+//! flight dropped rather than given up with. The attribute's expansion keeps its own loop, so that `?`, `return`
 //! and each attempt's reborrows work and its hooks are evaluated where they
 //! are called (they may use `&mut self`); it calls the same step, once per
 //! failed attempt, and follows the same order.
@@ -34,11 +38,14 @@ use crate::budget::RetryBudget;
 use crate::circuit::CircuitBreaker;
 use crate::clock::Clock;
 use crate::decision::Decision;
+#[cfg(feature = "tokio")]
+use crate::event::AttemptKind;
 use crate::event::RetryEvent;
 use crate::policy::Policy;
 use crate::report::{GiveUp, GiveUpReason};
 use crate::state::RetryState;
 use crate::strategy::Strategy;
+use crate::throttle::AdaptiveThrottle;
 
 /// The call's start, read from `clock` only if something needs the time:
 /// `timed` (a hook reads `elapsed`) or a deadline.
@@ -64,6 +71,7 @@ pub struct Origin<'p, S> {
     began: Option<Instant>,
     budget: Option<&'p RetryBudget>,
     circuit: Option<&'p CircuitBreaker>,
+    throttle: Option<&'p AdaptiveThrottle>,
 }
 
 impl<'p, S> Origin<'p, S> {
@@ -75,6 +83,7 @@ impl<'p, S> Origin<'p, S> {
             began: None,
             budget: None,
             circuit: None,
+            throttle: None,
         }
     }
 
@@ -92,12 +101,19 @@ impl<'p, S> Origin<'p, S> {
             began,
             budget,
             circuit: None,
+            throttle: None,
         }
     }
 
     /// The same, behind a breaker.
     pub(crate) fn with_circuit(mut self, circuit: Option<&'p CircuitBreaker>) -> Self {
         self.circuit = circuit;
+        self
+    }
+
+    /// The same, behind an adaptive throttle.
+    pub(crate) fn with_throttle(mut self, throttle: Option<&'p AdaptiveThrottle>) -> Self {
+        self.throttle = throttle;
         self
     }
 
@@ -111,6 +127,9 @@ impl<'p, S> Origin<'p, S> {
         }
         if let Some(circuit) = self.circuit {
             state = state.with_circuit(circuit);
+        }
+        if let Some(throttle) = self.throttle {
+            state = state.with_throttle(throttle);
         }
         state
     }
@@ -267,9 +286,22 @@ pub(crate) trait Hooks<T, E> {
     #[inline(always)]
     fn on_retry(&mut self, _: &Result<T, E>, _: &RetryEvent) {}
 
+    /// A hedged call's hedge was granted by its delay, no attempt having
+    /// ended (`event.kind` is [`AttemptKind::Hedge`]).
+    #[cfg(feature = "tokio")]
+    #[inline(always)]
+    fn on_hedge(&mut self, _: &RetryEvent) {}
+
     /// The call gives up with `outcome`.
     #[inline(always)]
     fn on_give_up(&mut self, _: &Result<T, E>, _: &GiveUp) {}
+
+    /// The call's result when it gives up with `outcome`, after
+    /// `on_give_up` (a fallback's; only called if [`REPORTS`](Hooks::REPORTS)).
+    #[inline(always)]
+    fn fall_back(&mut self, outcome: Result<T, E>, _: &GiveUp) -> Result<T, E> {
+        outcome
+    }
 }
 
 /// No hooks: every error is retried, every `Ok` accepted.
@@ -539,6 +571,232 @@ pub(crate) fn give_up<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
             trace.give_up(error, &report);
         }
         hooks.on_give_up(&outcome, &report);
+        return hooks.fall_back(outcome, &report);
     }
     outcome
+}
+
+/// How a hedged call goes on after one of its attempts ended.
+#[cfg(feature = "tokio")]
+pub(crate) enum Hedging<T, E> {
+    /// The call ends with this outcome: accepted, stopped, or the failure
+    /// of the last attempt in flight when no other may start.
+    Done(Result<T, E>),
+    /// Start another attempt now (the failure was told to `on_retry` and
+    /// dropped).
+    Next,
+    /// No other attempt may start: wait for those in flight (the failure
+    /// was dropped; it was not the last).
+    Wait,
+}
+
+/// A hedged call's progress: the report counts its hedges.
+#[cfg(feature = "tokio")]
+struct HedgedProgress<'a, P> {
+    progress: &'a mut P,
+    started: u32,
+    hedges: u32,
+}
+
+#[cfg(feature = "tokio")]
+impl<P: Progress> Progress for HedgedProgress<'_, P> {
+    #[inline(always)]
+    fn step(&mut self, decision: Decision) -> Option<Duration> {
+        self.progress.step(decision)
+    }
+    #[inline(always)]
+    fn succeeded(&mut self) {
+        self.progress.succeeded();
+    }
+    #[inline(always)]
+    fn attempt(&self) -> u32 {
+        self.progress.attempt()
+    }
+    fn event(&self, delay: Duration) -> RetryEvent {
+        self.progress.event(delay)
+    }
+    fn report(&self) -> GiveUp {
+        let mut report = self.progress.report();
+        report.attempts = self.started;
+        report.hedges = self.hedges;
+        report
+    }
+}
+
+/// Where a hedged call stands as one of its attempts ends.
+#[cfg(feature = "tokio")]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HedgeCount {
+    /// Whether other attempts still run.
+    pub(crate) in_flight: bool,
+    /// Whether a slot is free for another.
+    pub(crate) room: bool,
+    /// Attempts started so far.
+    pub(crate) started: u32,
+    /// Of those, how many the delay started.
+    pub(crate) hedges: u32,
+}
+
+/// After one attempt of a hedged call ended with `outcome` (`count`: where
+/// the call stands): the
+/// rule of [`after_attempt`], with one difference. Each further attempt
+/// is a step of the same state (so the attempt limit, the deadline, the
+/// breaker and the budget grant it), and the granted delay is not slept:
+/// a failure to retry starts the next attempt at once. A failure that
+/// cannot be followed by another attempt gives the call up only if it is
+/// the last in flight; otherwise it is dropped and the call waits for the
+/// others (the last error is the one returned).
+#[cfg(feature = "tokio")]
+#[inline]
+pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
+    progress: &mut impl Progress,
+    outcome: Result<T, E>,
+    count: HedgeCount,
+    hooks: &mut H,
+    trace: &R,
+    recording: &mut M,
+) -> Hedging<T, E> {
+    let HedgeCount {
+        in_flight,
+        room,
+        started,
+        hedges,
+    } = count;
+    let mut progress = HedgedProgress {
+        progress,
+        started,
+        hedges,
+    };
+    let (decision, outcome) = match outcome {
+        Ok(value) => match hooks.when_ok(&value) {
+            Decision::Stop => {
+                progress.succeeded();
+                recording.succeeded();
+                return Hedging::Done(Ok(value));
+            }
+            decision => (decision, Ok(value)),
+        },
+        Err(error) => (hooks.when(&error), Err(error)),
+    };
+    let stop = matches!(decision, Decision::Stop);
+    // (The step always runs: it tells the breaker of the attempt's outcome.
+    // The attempt limit, at most the slots, leaves room for what it
+    // grants, but for a throttled schedule's own limit: `room`.)
+    match progress.step(decision) {
+        Some(_) if room => {
+            recording.retried(outcome.is_ok(), Duration::ZERO);
+            let event = progress.event(Duration::ZERO);
+            if H::ON_RETRY {
+                hooks.on_retry(&outcome, &event);
+            }
+            if let Err(error) = &outcome {
+                trace.retry(error, event.attempt, Duration::ZERO);
+            }
+            drop(outcome);
+            Hedging::Next
+        }
+        _ if in_flight && !stop => {
+            recording.retried(outcome.is_ok(), Duration::ZERO);
+            drop(outcome);
+            Hedging::Wait
+        }
+        _ => {
+            let ended = Some(outcome.is_ok());
+            Hedging::Done(give_up(&progress, outcome, hooks, trace, recording, ended))
+        }
+    }
+}
+
+/// A hedged call's delay ran out with attempt `progress.attempt() + 1` in
+/// flight and none ended: whether a hedge may start now (the same step as
+/// a retry: attempt limit, deadline, breaker, budget). `on_hedge` hears of
+/// it with the event of kind [`AttemptKind::Hedge`] and the delay that ran
+/// out. Refused, the state has given up for its reason, and the call waits
+/// for the attempts in flight.
+#[cfg(feature = "tokio")]
+#[inline]
+pub(crate) fn hedge_now<T, E, H: Hooks<T, E>>(
+    progress: &mut impl Progress,
+    delay: Duration,
+    hooks: &mut H,
+) -> bool {
+    if progress.step(Decision::Retry).is_none() {
+        return false;
+    }
+    if H::ON_RETRY {
+        hooks.on_hedge(&progress.event(delay).with_kind(AttemptKind::Hedge));
+    }
+    true
+}
+
+/// The metrics of one attempt of a hedged call (see [`Records`]): the
+/// attempts overlap, so each ends with its own kind and start.
+#[cfg(feature = "tokio")]
+#[cfg_attr(
+    not(feature = "opentelemetry"),
+    expect(dead_code, reason = "read by the metrics alone")
+)]
+pub(crate) struct HedgedRecording<'a> {
+    /// The call's recording.
+    pub(crate) recording: &'a mut Recording,
+    /// The attempt's kind.
+    pub(crate) kind: AttemptKind,
+    /// When it began (read only while recording).
+    pub(crate) began: Option<Instant>,
+    /// Attempts the call started so far.
+    pub(crate) started: u32,
+}
+
+#[cfg(feature = "tokio")]
+impl HedgedRecording<'_> {
+    /// The attempt ended (`Some(rejected_ok)`: with an error, or an `Ok`
+    /// rejected; `None`: an accepted `Ok`).
+    #[inline(always)]
+    fn ended(&mut self, rejected_ok: Option<bool>) {
+        #[cfg(feature = "opentelemetry")]
+        if let (Some(live), Some(began)) = (&mut self.recording.live, self.began) {
+            let outcome = match rejected_ok {
+                None => crate::metrics::Outcome::Ok,
+                Some(r) => outcome(r),
+            };
+            live.hedged_attempt(self.kind, began, outcome);
+        }
+        let _ = rejected_ok;
+    }
+
+    /// The call ends: accepted (`None`) or given up.
+    #[inline(always)]
+    fn finished(&mut self, reason: Option<GiveUpReason>) {
+        #[cfg(feature = "opentelemetry")]
+        if let Some(live) = &mut self.recording.live {
+            live.finished(reason, self.started);
+        }
+        let _ = reason;
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl Records for HedgedRecording<'_> {
+    #[inline(always)]
+    fn is_live(&self) -> bool {
+        self.recording.is_live()
+    }
+    #[inline(always)]
+    fn attempt_starts(&mut self) {}
+    #[inline(always)]
+    fn succeeded(&mut self) {
+        self.ended(None);
+        self.finished(None);
+    }
+    #[inline(always)]
+    fn retried(&mut self, rejected_ok: bool, _: Duration) {
+        self.ended(Some(rejected_ok));
+    }
+    #[inline(always)]
+    fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason) {
+        if ended.is_some() {
+            self.ended(ended);
+        }
+        self.finished(Some(reason));
+    }
 }

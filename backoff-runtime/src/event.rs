@@ -28,15 +28,68 @@ pub struct RetryEvent {
     pub delay: Duration,
     /// Time since the call began.
     pub elapsed: Duration,
+    /// What the next attempt is: [`AttemptKind::Retry`] in every loop but a
+    /// [hedged call](crate::hedge), whose attempts started by the hedge
+    /// delay are [`AttemptKind::Hedge`].
+    pub kind: AttemptKind,
 }
 
 impl RetryEvent {
-    /// An event, for testing your own `on_retry` hooks.
+    /// An event, for testing your own `on_retry` hooks (of kind
+    /// [`AttemptKind::Retry`]).
+    ///
+    /// ```
+    /// use backoff_runtime::{AttemptKind, RetryEvent};
+    /// use std::time::Duration;
+    ///
+    /// let event = RetryEvent::new(1, Duration::from_millis(10), Duration::ZERO);
+    /// assert_eq!(event.kind, AttemptKind::Retry);
+    /// assert_eq!(event.with_kind(AttemptKind::Hedge).kind, AttemptKind::Hedge);
+    /// ```
     pub const fn new(attempt: u32, delay: Duration, elapsed: Duration) -> Self {
         RetryEvent {
             attempt,
             delay,
             elapsed,
+            kind: AttemptKind::Retry,
+        }
+    }
+
+    /// The same event, for an attempt of kind `kind`.
+    pub const fn with_kind(mut self, kind: AttemptKind) -> Self {
+        self.kind = kind;
+        self
+    }
+}
+
+/// How an attempt came to be made, as `on_retry` hooks and the metrics'
+/// `attempt.type` tell it.
+///
+/// ```
+/// use backoff_runtime::AttemptKind;
+///
+/// assert_eq!(AttemptKind::Hedge.as_str(), "hedge");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AttemptKind {
+    /// The call's first attempt.
+    Original,
+    /// An attempt made after a failed one (in a hedged call: started at
+    /// once when an attempt failed with an error to retry).
+    Retry,
+    /// A hedged call's attempt started by the hedge delay, while the
+    /// earlier ones were still in flight.
+    Hedge,
+}
+
+impl AttemptKind {
+    /// The metrics' name for it: `original`, `retry` or `hedge`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            AttemptKind::Original => "original",
+            AttemptKind::Retry => "retry",
+            AttemptKind::Hedge => "hedge",
         }
     }
 }

@@ -203,7 +203,8 @@
 //! # Features
 //!
 //! - `macros` (default): the `#[retry]` attribute.
-//! - `tokio` (default): async sleeping and clocks from `tokio::time`.
+//! - `tokio` (default): async sleeping and clocks from `tokio::time`, and
+//!   hedged calls (the `hedge` module: gRPC A6 hedging, a learned p95).
 //! - `std` (default): the retry state machine, loops, clocks and OS-seeded
 //!   jitter. Without it the crate is `no_std` and offers the strategies,
 //!   [`Jitter`], [`Policy`] and its [`delays`](Policy::delays) schedule.
@@ -263,6 +264,8 @@ pub mod error;
 pub mod fleet;
 #[cfg(feature = "grpc")]
 pub mod grpc;
+#[cfg(feature = "tokio")]
+pub mod hedge;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(all(test, loom))]
@@ -299,7 +302,7 @@ pub use circuit::{CircuitBreaker, CircuitOpen, CircuitState};
 pub use decision::{Decision, IntoDecision};
 #[cfg(feature = "std")]
 pub use error::Error;
-pub use event::{AttemptContext, RetryEvent};
+pub use event::{AttemptContext, AttemptKind, RetryEvent};
 pub use jitter::{Jitter, JitterRng};
 pub use policy::{Delays, Policy};
 pub use report::{GiveUp, GiveUpReason};

@@ -53,6 +53,8 @@ use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Gauge, Histogram, Meter};
 
 use crate::clock::Clock;
+#[cfg(feature = "tokio")]
+use crate::event::AttemptKind;
 use crate::report::GiveUpReason;
 
 /// The meter's name: the instrumentation scope of every instrument.
@@ -214,6 +216,12 @@ const fn attempt_type(number: u32) -> &'static str {
 
 /// Records one attempt: `backoff.attempts` and `backoff.attempt.duration`.
 pub(crate) fn attempt(function: &'static str, number: u32, outcome: Outcome, took: Duration) {
+    attempt_of(function, attempt_type(number), outcome, took);
+}
+
+/// Records one attempt of type `kind` (`original`, `retry`, `hedge`).
+#[inline]
+fn attempt_of(function: &'static str, kind: &'static str, outcome: Outcome, took: Duration) {
     with(|i| {
         let outcome = KeyValue::new("outcome", outcome.as_str());
         let function = KeyValue::new("function", function);
@@ -221,7 +229,7 @@ pub(crate) fn attempt(function: &'static str, number: u32, outcome: Outcome, too
             1,
             &[
                 function.clone(),
-                KeyValue::new("attempt.type", attempt_type(number)),
+                KeyValue::new("attempt.type", kind),
                 outcome.clone(),
             ],
         );
@@ -373,6 +381,28 @@ impl Live {
             self.attempts,
             now.saturating_duration_since(self.began),
         );
+    }
+
+    /// A hedged call's attempt of kind `kind`, begun at `began`, ended now
+    /// with `outcome` (the attempts of a hedged call overlap, so each keeps
+    /// its own start).
+    #[cfg(feature = "tokio")]
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn hedged_attempt(&mut self, kind: AttemptKind, began: Instant, outcome: Outcome) {
+        self.attempts = self.attempts.saturating_add(1);
+        let took = (self.clock)().saturating_duration_since(began);
+        attempt_of(self.function, kind.as_str(), outcome, took);
+    }
+
+    /// A hedged call ends, after `started` attempts (the cancelled ones
+    /// included): accepted (`None`) or given up for `reason`.
+    #[cfg(feature = "tokio")]
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn finished(&mut self, reason: Option<GiveUpReason>, started: u32) {
+        let took = (self.clock)().saturating_duration_since(self.began);
+        call(self.function, reason, started, took);
     }
 }
 

@@ -93,6 +93,10 @@ pub struct GiveUp {
     pub elapsed: Duration,
     /// Why the call stopped.
     pub reason: GiveUpReason,
+    /// Of `attempts`, how many a [hedged call](crate::hedge) started by its
+    /// hedge delay ([`AttemptKind::Hedge`](crate::AttemptKind::Hedge));
+    /// zero in every other loop.
+    pub hedges: u32,
 }
 
 impl GiveUp {
@@ -102,6 +106,7 @@ impl GiveUp {
             attempts,
             elapsed,
             reason,
+            hedges: 0,
         }
     }
 }

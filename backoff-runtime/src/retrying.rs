@@ -44,6 +44,7 @@ use crate::report::GiveUp;
 use crate::report::GiveUpReason;
 use crate::state::RetryState;
 use crate::strategy::Strategy;
+use crate::throttle::{AdaptiveThrottle, Rejected};
 use crate::timeout::Elapsed;
 
 /// A call to retry, with its hooks: built by [`Policy::retrying`] (a
@@ -55,15 +56,28 @@ use crate::timeout::Elapsed;
 /// its `Ok` and error types `T` and `E`, and the hooks given so far; you
 /// never need to name them.
 #[must_use = "a `Retrying` does nothing until you `call` it"]
-pub struct Retrying<'p, S, Op, T, E, W = RetryAll, K = AcceptAll, N = NoHook, G = NoHook> {
+pub struct Retrying<
+    'p,
+    S,
+    Op,
+    T,
+    E,
+    W = RetryAll,
+    K = AcceptAll,
+    N = NoHook,
+    G = NoHook,
+    L = NoHook,
+> {
     policy: &'p Policy<S>,
     op: Op,
     when: W,
     when_ok: K,
     on_retry: N,
     on_giveup: G,
+    fallback: L,
     budget: Option<&'p RetryBudget>,
     circuit: Option<Breaker<'p, E>>,
+    throttle: Option<Throttling<'p, E>>,
     timeout: Option<Deadline<E>>,
     outcome: PhantomData<fn() -> Result<T, E>>,
 }
@@ -73,6 +87,9 @@ type Deadline<E> = (Duration, fn(Elapsed) -> E);
 
 /// A breaker and how a refusal becomes the call's error.
 type Breaker<'p, E> = (&'p CircuitBreaker, fn(CircuitOpen) -> E);
+
+/// A throttle and how a local rejection becomes the call's error.
+type Throttling<'p, E> = (&'p AdaptiveThrottle, fn(Rejected) -> E);
 
 impl<S> Policy<S> {
     /// A blocking call of `op` under this policy, to which you may add
@@ -136,18 +153,20 @@ impl<'p, S, Op, T, E> Retrying<'p, S, Op, T, E> {
             when_ok: AcceptAll,
             on_retry: NoHook,
             on_giveup: NoHook,
+            fallback: NoHook,
             budget: None,
             circuit: None,
+            throttle: None,
             timeout: None,
             outcome: PhantomData,
         }
     }
 }
 
-impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
+impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
     /// Which errors to retry: `f` returns `bool` (`true` retries) or a
     /// [`Decision`]. Without it, every error is retried.
-    pub fn when<D, F>(self, f: F) -> Retrying<'p, S, Op, T, E, F, K, N, G>
+    pub fn when<D, F>(self, f: F) -> Retrying<'p, S, Op, T, E, F, K, N, G, L>
     where
         F: FnMut(&E) -> D,
         D: IntoDecision,
@@ -159,8 +178,10 @@ impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
             when_ok: self.when_ok,
             on_retry: self.on_retry,
             on_giveup: self.on_giveup,
+            fallback: self.fallback,
             budget: self.budget,
             circuit: self.circuit,
+            throttle: self.throttle,
             timeout: self.timeout,
             outcome: PhantomData,
         }
@@ -170,7 +191,7 @@ impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
     /// as `Ok`): `true`, [`Decision::Retry`], `RetryAfter(d)` or `Throttled`
     /// retry it; `false` or [`Decision::Stop`] accept it. On giving up, the
     /// last `Ok` value is returned unchanged.
-    pub fn when_ok<D, F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, F, N, G>
+    pub fn when_ok<D, F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, F, N, G, L>
     where
         F: FnMut(&T) -> D,
         D: IntoDecision,
@@ -182,8 +203,10 @@ impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
             when: self.when,
             on_retry: self.on_retry,
             on_giveup: self.on_giveup,
+            fallback: self.fallback,
             budget: self.budget,
             circuit: self.circuit,
+            throttle: self.throttle,
             timeout: self.timeout,
             outcome: PhantomData,
         }
@@ -192,7 +215,7 @@ impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
     /// Called after each failed attempt that will be retried, before
     /// sleeping, with the outcome (an error, or an `Ok` that `when_ok`
     /// rejected) and the [`RetryEvent`].
-    pub fn on_retry<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, F, G>
+    pub fn on_retry<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, F, G, L>
     where
         F: FnMut(&Result<T, E>, &RetryEvent),
     {
@@ -203,8 +226,10 @@ impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
             when: self.when,
             when_ok: self.when_ok,
             on_giveup: self.on_giveup,
+            fallback: self.fallback,
             budget: self.budget,
             circuit: self.circuit,
+            throttle: self.throttle,
             timeout: self.timeout,
             outcome: PhantomData,
         }
@@ -214,7 +239,7 @@ impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
     /// just before returning it, with the [`GiveUp`] report (calls made,
     /// time since the call began, the [`GiveUpReason`]). Never called on
     /// success. Giving it reads the clock when the call begins.
-    pub fn on_giveup<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, N, F>
+    pub fn on_giveup<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, N, F, L>
     where
         F: FnOnce(&Result<T, E>, &GiveUp),
     {
@@ -225,8 +250,51 @@ impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
             when: self.when,
             when_ok: self.when_ok,
             on_retry: self.on_retry,
+            fallback: self.fallback,
             budget: self.budget,
             circuit: self.circuit,
+            throttle: self.throttle,
+            timeout: self.timeout,
+            outcome: PhantomData,
+        }
+    }
+
+    /// The call's result when it gives up with an error: `f` gets that
+    /// error and the [`GiveUp`] report, after `on_giveup` has seen them,
+    /// and returns the result (a cached value, a default, another error).
+    /// Never called on success, nor on an `Ok` that `when_ok` rejected
+    /// (which is returned unchanged). Called for every way of giving up:
+    /// attempts spent, `Stop`, a budget or deadline, an open breaker, a
+    /// throttle's rejection, a timeout.
+    ///
+    /// ```
+    /// use backoff_runtime::{GiveUpReason, Policy};
+    ///
+    /// let price: Result<u32, &str> = Policy::immediate()
+    ///     .attempts(3)
+    ///     .retrying(|| Err("unavailable"))
+    ///     .fallback(|e, g| {
+    ///         assert_eq!((e, g.attempts, g.reason), ("unavailable", 3, GiveUpReason::Attempts));
+    ///         Ok(42) // the last known price
+    ///     })
+    ///     .call();
+    /// assert_eq!(price, Ok(42));
+    /// ```
+    pub fn fallback<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, N, G, F>
+    where
+        F: FnOnce(E, &GiveUp) -> Result<T, E>,
+    {
+        Retrying {
+            fallback: f,
+            policy: self.policy,
+            op: self.op,
+            when: self.when,
+            when_ok: self.when_ok,
+            on_retry: self.on_retry,
+            on_giveup: self.on_giveup,
+            budget: self.budget,
+            circuit: self.circuit,
+            throttle: self.throttle,
             timeout: self.timeout,
             outcome: PhantomData,
         }
@@ -250,6 +318,39 @@ impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
         self
     }
 
+    /// Puts the call behind client-side [`AdaptiveThrottle`]ing: before each
+    /// attempt the throttle may reject it locally, and the call then fails
+    /// fast with `E::from(Rejected)` without running `op` (reason
+    /// [`Rejected`](GiveUpReason::Rejected)). An attempt counts as accepted
+    /// by the backend when it succeeds or `when` says
+    /// [`Stop`](Decision::Stop).
+    ///
+    /// ```
+    /// use backoff_runtime::{AdaptiveThrottle, Policy};
+    /// use std::time::Duration;
+    ///
+    /// static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(120));
+    /// let policy = Policy::immediate().attempts(3);
+    /// // A backend rejecting everything: 100 calls of up to 3 attempts
+    /// // each, but the throttle keeps most of them local.
+    /// let mut sent = 0;
+    /// for _ in 0..100 {
+    ///     let result: std::io::Result<()> = policy
+    ///         .retrying(|| { sent += 1; Err(std::io::Error::other("overloaded")) })
+    ///         .throttle(&THROTTLE)
+    ///         .call();
+    ///     assert!(result.is_err());
+    /// }
+    /// assert!(sent < 60, "{sent} attempts reached the backend, of up to 300");
+    /// ```
+    pub fn throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self
+    where
+        E: From<Rejected>,
+    {
+        self.throttle = Some((throttle, E::from));
+        self
+    }
+
     /// Bounds the whole call, the attempt in flight and the sleeps included
     /// (async only): when `limit` passes, the attempt is cancelled and the
     /// call returns `E::from(Elapsed)` (reason
@@ -265,8 +366,9 @@ impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G> {
     }
 }
 
-impl<'p, S, Op, T, E, W, K, N, G> Retrying<'p, S, Op, T, E, W, K, N, G>
+impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L>
 where
+    L: Fallback<T, E>,
     S: Strategy,
     W: Classify<E>,
     K: Classify<T>,
@@ -352,14 +454,15 @@ where
                 let report = run.start.timed_out(calls);
                 run.recording.gave_up(None, report.reason);
                 run.hooks.on_give_up(&outcome, &report);
-                outcome
+                run.hooks.fall_back(outcome, &report)
             }
         }
     }
 
     /// The call's driver: where its state starts from, and its hooks; and
     /// the operation.
-    fn run(self, clock: Clock) -> (Run<'p, S, E, W, K, N, G>, Op) {
+    #[allow(clippy::type_complexity)] // (one type parameter per hook)
+    fn run(self, clock: Clock) -> (Call<'p, S, E, W, K, N, G, L>, Op) {
         let timed = N::TIMED || G::TIMED;
         let start = Origin::at(
             self.policy,
@@ -367,32 +470,39 @@ where
             driver::began(self.policy, clock, timed),
             self.budget,
         )
-        .with_circuit(self.circuit.map(|(c, _)| c));
+        .with_circuit(self.circuit.map(|(c, _)| c))
+        .with_throttle(self.throttle.map(|(t, _)| t));
         let run = Run {
             recording: Recording::begin(self.policy.function(), clock),
             start,
             refused: self.circuit.map(|(_, from)| from),
+            rejected: self.throttle.map(|(_, from)| from),
             hooks: Given {
                 when: self.when,
                 when_ok: self.when_ok,
                 on_retry: self.on_retry,
                 on_giveup: Some(self.on_giveup),
+                fallback: Some(self.fallback),
             },
         };
         (run, self.op)
     }
 }
 
+/// A `Retrying` call's driver.
+type Call<'p, S, E, W, K, N, G, L> = Run<'p, S, E, Given<W, K, N, G, L>>;
+
 /// One call's driver: what its state is built from, how a breaker's
 /// refusal becomes its error, and its hooks.
-struct Run<'p, S, E, W, K, N, G> {
+struct Run<'p, S, E, H> {
     start: Origin<'p, S>,
     recording: Recording,
     refused: Option<fn(CircuitOpen) -> E>,
-    hooks: Given<W, K, N, G>,
+    rejected: Option<fn(Rejected) -> E>,
+    hooks: H,
 }
 
-impl<'p, S: Strategy, E, W, K, N, G> Run<'p, S, E, W, K, N, G> {
+impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
     /// Asks the breaker, if any, before an attempt: `Err` is the refused
     /// call's outcome, already reported to `on_giveup`.
     fn before_attempt<T>(
@@ -400,50 +510,53 @@ impl<'p, S: Strategy, E, W, K, N, G> Run<'p, S, E, W, K, N, G> {
         slot: &mut Option<RetryState<'p, S>>,
     ) -> Result<(), Result<T, E>>
     where
-        Given<W, K, N, G>: Hooks<T, E>,
+        H: Hooks<T, E>,
     {
-        let Some(from) = self.refused else {
+        if self.refused.is_none() && self.rejected.is_none() {
             return Ok(());
-        };
-        let state = slot.get_or_insert_with(|| self.start.state());
-        match state.before_attempt() {
-            Ok(()) => Ok(()),
-            Err(open) => {
-                let progress = Lazy {
-                    slot,
-                    start: &self.start,
-                };
-                Err(driver::give_up(
-                    &progress,
-                    Err(from(open)),
-                    &mut self.hooks,
-                    &NoTrace,
-                    &mut self.recording,
-                    None,
-                ))
-            }
         }
+        let state = slot.get_or_insert_with(|| self.start.state());
+        let refusal = match (self.refused, self.rejected) {
+            (Some(from), _) if let Err(open) = state.before_attempt() => from(open),
+            (_, Some(from)) if let Err(rejected) = state.ask_throttle() => from(rejected),
+            _ => return Ok(()),
+        };
+        let progress = Lazy {
+            slot,
+            start: &self.start,
+        };
+        Err(driver::give_up(
+            &progress,
+            Err(refusal),
+            &mut self.hooks,
+            &NoTrace,
+            &mut self.recording,
+            None,
+        ))
     }
 }
 
 /// A `Retrying` call's hooks, as the driver calls them.
-struct Given<W, K, N, G> {
+struct Given<W, K, N, G, L> {
     when: W,
     when_ok: K,
     on_retry: N,
     /// Taken by the one call that gives up.
     on_giveup: Option<G>,
+    /// The same.
+    fallback: Option<L>,
 }
 
-impl<T, E, W, K, N, G> Hooks<T, E> for Given<W, K, N, G>
+impl<T, E, W, K, N, G, L> Hooks<T, E> for Given<W, K, N, G, L>
 where
     W: Classify<E>,
     K: Classify<T>,
     N: OnRetry<T, E>,
     G: OnGiveUp<T, E>,
+    L: Fallback<T, E>,
 {
     const ON_RETRY: bool = N::TIMED;
-    const REPORTS: bool = G::TIMED;
+    const REPORTS: bool = G::TIMED || L::GIVEN;
 
     #[inline]
     fn when(&mut self, error: &E) -> Decision {
@@ -464,6 +577,14 @@ where
     fn on_give_up(&mut self, outcome: &Result<T, E>, report: &GiveUp) {
         if let Some(hook) = self.on_giveup.take() {
             hook.on_giveup(outcome, report);
+        }
+    }
+
+    #[inline]
+    fn fall_back(&mut self, outcome: Result<T, E>, report: &GiveUp) -> Result<T, E> {
+        match (outcome, self.fallback.take()) {
+            (Err(error), Some(hook)) => hook.fall_back(error, report),
+            (outcome, _) => outcome,
         }
     }
 }
@@ -556,6 +677,31 @@ impl<T, E, F: FnOnce(&Result<T, E>, &GiveUp)> OnGiveUp<T, E> for F {
 /// No hook: the default `on_retry` and `on_giveup`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoHook;
+
+/// [`Retrying::fallback`]'s hook: implemented by closures and functions
+/// `FnOnce(E, &GiveUp) -> Result<T, E>`, and by [`NoHook`] (none: the error
+/// is returned).
+pub trait Fallback<T, E> {
+    /// Whether there is one (the report is then built on giving up).
+    const GIVEN: bool = true;
+    /// The call's result instead of `Err(error)`.
+    fn fall_back(self, error: E, report: &GiveUp) -> Result<T, E>;
+}
+
+impl<T, E, F: FnOnce(E, &GiveUp) -> Result<T, E>> Fallback<T, E> for F {
+    #[inline]
+    fn fall_back(self, error: E, report: &GiveUp) -> Result<T, E> {
+        self(error, report)
+    }
+}
+
+impl<T, E> Fallback<T, E> for NoHook {
+    const GIVEN: bool = false;
+    #[inline]
+    fn fall_back(self, error: E, _: &GiveUp) -> Result<T, E> {
+        Err(error)
+    }
+}
 
 impl<T, E> OnRetry<T, E> for NoHook {
     const TIMED: bool = false;

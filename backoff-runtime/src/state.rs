@@ -14,6 +14,7 @@ use crate::jitter::JitterRng;
 use crate::policy::{self, Policy, Throttle};
 use crate::report::{GiveUp, GiveUpReason};
 use crate::strategy::{Builtin, Strategy};
+use crate::throttle::{AdaptiveThrottle, Rejected, ThrottlePermit};
 
 /// One call's progress through a [`Policy`]: after each failed attempt, ask
 /// it whether to retry and how long to wait.
@@ -31,7 +32,12 @@ use crate::strategy::{Builtin, Strategy};
 /// call [`before_attempt`](RetryState::before_attempt) before each attempt,
 /// and the outcome reaches the breaker through `next_delay_for` (a
 /// [`Decision::Stop`] means the service answered, and counts as a success)
-/// or `on_success`.
+/// or `on_success`. With an [`AdaptiveThrottle`]
+/// ([`with_throttle`](RetryState::with_throttle)) call
+/// [`ask_throttle`](RetryState::ask_throttle) before each attempt (after
+/// `before_attempt`); an attempt counts as accepted by the backend when it
+/// succeeds or its error is a [`Decision::Stop`] (the backend answered),
+/// and as not accepted when its error is retried.
 ///
 /// # Examples
 ///
@@ -86,6 +92,8 @@ pub struct RetryState<'p, S = Builtin> {
     budget: Option<&'p RetryBudget>,
     circuit: Option<&'p CircuitBreaker>,
     permit: Option<Permit<'p>>,
+    throttle: Option<&'p AdaptiveThrottle>,
+    throttle_permit: Option<ThrottlePermit<'p>>,
 }
 
 /// [`RetryState::flags`]: the call has given up.
@@ -158,6 +166,8 @@ impl<'p, S> RetryState<'p, S> {
             budget: None,
             circuit: None,
             permit: None,
+            throttle: None,
+            throttle_permit: None,
         }
     }
 
@@ -177,6 +187,59 @@ impl<'p, S> RetryState<'p, S> {
         self.flags |= CHECKED;
         self.fast = 0;
         self
+    }
+
+    /// Puts the call behind client-side adaptive throttling: call
+    /// [`ask_throttle`](RetryState::ask_throttle) before each attempt.
+    pub fn with_throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self {
+        self.throttle = Some(throttle);
+        self.flags |= CHECKED;
+        self.fast = 0;
+        self
+    }
+
+    /// Before each attempt (after [`before_attempt`](RetryState::before_attempt)):
+    /// asks the throttle, if any, whether to send it; `Err(Rejected)` means
+    /// fail fast without calling (the call gives up with
+    /// [`GiveUpReason::Rejected`], and a breaker's permit taken for the
+    /// attempt is released unused). Without a throttle, always `Ok` (and
+    /// reads no clock).
+    ///
+    /// ```
+    /// use backoff_runtime::{AdaptiveThrottle, Decision, GiveUpReason, Policy};
+    /// use std::time::Duration;
+    ///
+    /// static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(1.0, Duration::from_secs(120));
+    /// let policy = Policy::immediate().attempts(1);
+    /// // A backend that rejects every request: each call's one attempt is
+    /// // retryable, so none counts as accepted.
+    /// let mut refused = 0;
+    /// for _ in 0..100 {
+    ///     let mut state = policy.start().with_throttle(&THROTTLE);
+    ///     match state.ask_throttle() {
+    ///         Ok(()) => assert_eq!(state.next_delay_for(Decision::Retry), None),
+    ///         Err(_) => {
+    ///             assert_eq!(state.give_up_reason(), Some(GiveUpReason::Rejected));
+    ///             refused += 1;
+    ///         }
+    ///     }
+    /// }
+    /// assert!(refused > 50, "only {refused} rejected locally");
+    /// ```
+    pub fn ask_throttle(&mut self) -> Result<(), Rejected> {
+        if let Some(throttle) = self.throttle {
+            match throttle.try_acquire((self.clock)()) {
+                Ok(permit) => self.throttle_permit = Some(permit),
+                Err(rejected) => {
+                    if let Some(permit) = self.permit.take() {
+                        permit.release();
+                    }
+                    self.give_up_for(GiveUpReason::Rejected);
+                    return Err(rejected);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Before each attempt: asks the circuit breaker, if any, for leave to
@@ -214,10 +277,30 @@ impl<'p, S> RetryState<'p, S> {
         Ok(())
     }
 
+    /// Takes the breaker's permit [`before_attempt`](RetryState::before_attempt)
+    /// left (a hedged call keeps one per attempt in flight).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn take_permit(&mut self) -> Option<Permit<'p>> {
+        self.permit.take()
+    }
+
+    /// Gives back an attempt's permit, to be told of its outcome by
+    /// [`next_delay_for`](RetryState::next_delay_for) or
+    /// [`on_success`](RetryState::on_success).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn put_permit(&mut self, permit: Option<Permit<'p>>) {
+        if let Some(old) = core::mem::replace(&mut self.permit, permit) {
+            old.release();
+        }
+    }
+
     /// After a successful attempt: tells the breaker and refills the budget.
     pub fn on_success(&mut self) {
         if let Some(permit) = self.permit.take() {
             permit.success();
+        }
+        if let Some(permit) = self.throttle_permit.take() {
+            permit.accepted();
         }
         if let Some(budget) = self.budget {
             budget.deposit();
@@ -346,7 +429,7 @@ impl<S: Strategy> RetryState<'_, S> {
     /// [`next_delay_for`](RetryState::next_delay_for) for any decision and
     /// any state.
     fn next_delay_in_general(&mut self, decision: Decision) -> Option<Duration> {
-        if self.permit.is_some() {
+        if self.permit.is_some() || self.throttle_permit.is_some() {
             self.report_to_circuit(decision);
         }
         if self.flags & DONE != 0 {
@@ -381,14 +464,20 @@ impl<S: Strategy> RetryState<'_, S> {
         }
     }
 
-    /// Tells the breaker how the attempt went: a `Stop` means the service
-    /// answered.
+    /// Tells the breaker and the throttle how the attempt went: a `Stop`
+    /// means the service answered.
     #[cold]
     fn report_to_circuit(&mut self, decision: Decision) {
         if let Some(permit) = self.permit.take() {
             match decision {
                 Decision::Stop => permit.success(),
                 _ => permit.failure((self.clock)()),
+            }
+        }
+        if let Some(permit) = self.throttle_permit.take() {
+            match decision {
+                Decision::Stop => permit.accepted(),
+                _ => permit.rejected(),
             }
         }
     }

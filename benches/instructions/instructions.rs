@@ -39,6 +39,10 @@
 //!   so the caller also copies the returned future (whose size the table
 //!   prints).
 //!
+//! - **hedged call**: `Policy::hedge_async::<2>` hedging after 20 ms
+//!   (`backoff_runtime::hedge`), whose first attempt succeeds at once,
+//!   against `Policy::retry_async` with the same policy.
+//!
 //! The **failure path** is a call that fails `F` times and then succeeds,
 //! with `immediate` (a zero delay, not slept) and no attempt limit, against
 //! the same body in a hand-written `loop` (the reference: what a retry
@@ -446,6 +450,33 @@ async_versions!(written,);
 async_versions!(call, #[inline(never)]);
 
 /// The failure-path versions: `immediate`, no attempt limit.
+/// A hedged call (`backoff_runtime::hedge`) whose first attempt succeeds
+/// before the hedge delay, against `Policy::retry_async`'s success path
+/// with the same policy: what running the attempts in slots, the breaker-
+/// and budget-free driver and the (never fired) timer cost.
+mod hedged {
+    use super::*;
+    use backoff_runtime::hedge::HedgeDelay;
+
+    static POLICY: Policy<Immediate> = Policy::from_strategy(Immediate).attempts(2);
+
+    /// `Policy::retry_async`, the plain async loop.
+    #[inline(never)]
+    pub(crate) async fn retry_async(x: u64) -> Result<u64, Fail> {
+        POLICY.retry_async(async || body!(x)).await
+    }
+
+    /// `hedge_async::<2>` hedging after 20 ms; the first attempt wins at
+    /// once, so the timer is armed and dropped, never fired.
+    #[inline(never)]
+    pub(crate) async fn hedged(x: u64) -> Result<u64, Fail> {
+        POLICY
+            .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+            .call(|| async move { body!(x) })
+            .await
+    }
+}
+
 mod failing {
     use super::*;
 
@@ -778,6 +809,11 @@ enum Kind {
 
 const GROUPS: &[Group] = &[
     Group {
+        title: "success path, hedged call whose first attempt wins before the delay, #[inline(never)]",
+        kind: Kind::Success,
+        cases: &["async_call/plain", "hedge/retry_async", "hedge/hedged"],
+    },
+    Group {
         title: "success path, sync, #[inline(never)]",
         kind: Kind::Success,
         cases: &[
@@ -912,6 +948,8 @@ fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
         "async_written/hand_loop" => run_async(n, written::hand_loop),
         "async_written/hand_loop_nested" => run_async(n, written::hand_loop_nested),
         "async_call/plain" => run_async(n, call::plain),
+        "hedge/retry_async" => run_async(n, hedged::retry_async),
+        "hedge/hedged" => run_async(n, hedged::hedged),
         "async_call/retry" => run_async(n, call::with_retry),
         "async_call/retry_budget" => run_async(n, call::with_budget),
         "async_call/retry_circuit" => run_async(n, call::with_circuit),

@@ -385,6 +385,28 @@ fn through_statics(fail: bool, calls: &mut u32) -> Result<u32, io::Error> {
     }
 }
 
+static STATIC_THROTTLE: LazyLock<SharedThrottle> = LazyLock::new(|| {
+    STORE.throttle(
+        "attribute",
+        AdaptiveThrottle::new(1.0, Duration::from_secs(60)),
+    )
+});
+
+#[retry(immediate, attempts = 1, throttle = STATIC_THROTTLE)]
+fn through_a_static_throttle(accepted: bool) -> Result<u32, io::Error> {
+    if accepted {
+        Ok(3)
+    } else {
+        Err(io::Error::other("overloaded"))
+    }
+}
+
+#[retry(immediate, attempts = 1, throttle = throttle)]
+fn through_a_throttle_reference(throttle: &SharedThrottle) -> Result<u32, io::Error> {
+    let _ = throttle;
+    Ok(4)
+}
+
 struct Client {
     breaker: SharedBreaker,
 }
@@ -440,6 +462,16 @@ async fn the_attribute_takes_shared_values_as_statics_fields_and_references() {
         CircuitBreaker::new(1, 1, Duration::from_secs(60)),
     );
     assert_eq!(through_a_reference(&shared, true).await.unwrap(), 2);
+
+    // `throttle`: each attempt asks the shared throttle's local one.
+    assert_eq!(through_a_static_throttle(true).unwrap(), 3);
+    assert_eq!(STATIC_THROTTLE.local().counts(Instant::now()).0, 1);
+    let throttle = store.throttle(
+        "reference",
+        AdaptiveThrottle::new(2.0, Duration::from_secs(60)),
+    );
+    assert_eq!(through_a_throttle_reference(&throttle).unwrap(), 4);
+    assert_eq!(throttle.local().counts(Instant::now()), (1, 1));
 }
 
 #[retry(immediate, attempts = 2, circuit = breaker, budget = budget)]

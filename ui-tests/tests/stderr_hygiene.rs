@@ -42,7 +42,7 @@ const HIDDEN_ITEMS: [&str; 18] = [
 /// runtime makes these public items: `backoff_runtime::retry_args`,
 /// documented, each named after the argument it checks. The counts may
 /// only go down, but for a new case that needs the trait.
-const NAMED_IN_HELP: [(&str, usize); 17] = [
+const NAMED_IN_HELP: [(&str, usize); 18] = [
     ("WhenParameter", 4),
     ("WhenFn", 2),
     ("WhenOkParameter", 1),
@@ -60,6 +60,7 @@ const NAMED_IN_HELP: [(&str, usize); 17] = [
     ("SleepParameter", 2),
     ("AsyncSleepReturn", 3),
     ("FromElapsed", 4),
+    ("FallbackFn", 2),
 ];
 
 /// Whether `text` contains `word` as a whole word (not inside a longer
@@ -73,7 +74,7 @@ fn contains_word(text: &str, word: &str) -> bool {
     })
 }
 
-const FORBIDDEN: [&str; 8] = [
+const FORBIDDEN: [&str; 9] = [
     "__private",
     "__backoff",
     "async block@",
@@ -82,6 +83,7 @@ const FORBIDDEN: [&str; 8] = [
     "AsPolicy",
     "AsBudget",
     "AsCircuit",
+    "AsThrottle",
 ];
 
 fn stderr_files(dir: &Path, found: &mut Vec<PathBuf>) {

@@ -65,7 +65,7 @@ impl StrategyKind {
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
 /// the strategies' ([`StrategyKind::NAMES`]), then these.
-pub(super) const OTHER_ARGUMENTS: [&str; 18] = [
+pub(super) const OTHER_ARGUMENTS: [&str; 20] = [
     "attempts",
     "jitter",
     "max_elapsed",
@@ -73,12 +73,14 @@ pub(super) const OTHER_ARGUMENTS: [&str; 18] = [
     "when_ok",
     "on_retry",
     "on_giveup",
+    "fallback",
     "sleep",
     "policy",
     "crate",
     "throttled",
     "budget",
     "circuit",
+    "throttle",
     "attempt_timeout",
     "timeout",
     "retry_after_max",

@@ -1,6 +1,6 @@
-//! The fleet controls: `budget` and `circuit`, evaluated once per call, and
-//! the retry state's slot they live in (a breaker needs the state from the
-//! first attempt).
+//! The fleet controls: `budget`, `circuit` and `throttle`, evaluated once
+//! per call, and the retry state's slot they live in (a breaker or a
+//! throttle needs the state from the first attempt).
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
@@ -30,6 +30,7 @@ fn shared(arg: Option<&Arg<Expr>>, name: &str, trait_: &str, fun: &str) -> Optio
             // lasts for `'static`".)
             quote_spanned! {a.span=> #pa::must_be_static(&#expr) }
         } else {
+            let expr = kept_across_calls(expr, &pa);
             quote_spanned! {a.span=> &(#expr) }
         };
         let checked = quote_spanned! {a.span=> #pa::#trait_::#check(#value) };
@@ -41,7 +42,7 @@ fn shared(arg: Option<&Arg<Expr>>, name: &str, trait_: &str, fun: &str) -> Optio
     })
 }
 
-/// `budget`'s and `circuit`'s bindings, in that order.
+/// `budget`'s, `circuit`'s and `throttle`'s bindings, in that order.
 pub(super) fn bindings(n: &Names<'_>) -> TokenStream {
     let budget = shared(n.args.budget.as_ref(), "budget", "AsBudget", "as_budget");
     let circuit = shared(
@@ -50,14 +51,22 @@ pub(super) fn bindings(n: &Names<'_>) -> TokenStream {
         "AsCircuit",
         "as_circuit",
     );
+    let throttle = shared(
+        n.args.throttle.as_ref(),
+        "throttle",
+        "AsThrottle",
+        "as_throttle",
+    );
     quote! {
         #budget
         #circuit
+        #throttle
     }
 }
 
-// Input:  the policy, the start time, `budget`, `circuit`.
+// Input:  the policy, the start time, `budget`, `circuit`, `throttle`.
 // Output: state_from(policy, clock, started).with_budget(b).with_circuit(c)
+//             .with_throttle(t)
 fn make(n: &Names<'_>) -> TokenStream {
     let (p, policy_ref, clock, started_value) = (&n.p, &n.policy_ref, &n.clock, &n.started_value);
     let with_budget = n
@@ -70,10 +79,16 @@ fn make(n: &Names<'_>) -> TokenStream {
         .circuit
         .as_ref()
         .map(|_| quote!(.with_circuit(__backoff_circuit)));
+    let with_throttle = n
+        .args
+        .throttle
+        .as_ref()
+        .map(|_| quote!(.with_throttle(__backoff_throttle)));
     quote_spanned! {n.start_span=>
         #p::state_from(#policy_ref, #clock, #started_value)
             #with_budget
             #with_circuit
+            #with_throttle
     }
 }
 
@@ -94,7 +109,7 @@ fn make(n: &Names<'_>) -> TokenStream {
 // type is reported once.)
 pub(super) fn start(n: &Names<'_>) -> TokenStream {
     let (p, started, start_span) = (&n.p, &n.started, n.start_span);
-    let slot_init = if n.args.circuit.is_some() {
+    let slot_init = if n.args.gates_attempts() {
         let make = make(n);
         quote!(::core::option::Option::Some(#make))
     } else {
@@ -103,7 +118,7 @@ pub(super) fn start(n: &Names<'_>) -> TokenStream {
     let slot_name = local("__backoff_slot", start_span);
     if n.carried {
         quote!(let mut #slot_name = #p::Carried::NEW;)
-    } else if n.args.circuit.is_some() {
+    } else if n.args.gates_attempts() {
         quote_spanned! {start_span=>
             #started
             let mut #slot_name = #slot_init;
@@ -116,41 +131,70 @@ pub(super) fn start(n: &Names<'_>) -> TokenStream {
     }
 }
 
-// Input:  `circuit`, and how the loop reports giving up.
+// Input:  `circuit`, `throttle`, and how the loop reports giving up.
 // Output: let state = slot.get_or_insert_with(|| make());
 //         if let Err(open) = state.before_attempt() {
 //             let result = Err(E::from(open)); let report = report(state);
 //             report_give_up; return from_result(result);
 //         }
+//         (the same with `state.ask_throttle()` and `E::from(Rejected)`)
 //
-// A refused call fails fast with `E::from(CircuitOpen)`.
+// A refused call fails fast with `E::from(CircuitOpen)`, a rejected one
+// with `E::from(Rejected)`.
 pub(super) fn before_attempt(n: &Names<'_>, report_give_up: &TokenStream) -> Option<TokenStream> {
-    let c = n.args.circuit.as_ref()?;
+    if !n.args.gates_attempts() {
+        return None;
+    }
     let (p, ret, slot, from_result) = (&n.p, &n.ret, &n.slot, &n.from_result);
-    // On the argument's name: the mistake is the error type, not the
-    // breaker.
-    let (open, pc) = (local("__backoff_open", c.key), p_at(c.key));
-    let from = quote_spanned! {c.key=>
-        <#pc::ErrorOf<#ret> as #pc::FromCircuitOpen>::from_circuit_open(#open)
+    let refuse = |arg: &Option<Arg<Expr>>, ask: &str, trait_: &str, conv: &str| {
+        let a = arg.as_ref()?;
+        // On the argument's name: the mistake is the error type, not the
+        // breaker or the throttle.
+        let (refused, pc) = (local("__backoff_refused", a.key), p_at(a.key));
+        let (ask, trait_, conv) = (
+            Ident::new(ask, Span::call_site()),
+            Ident::new(trait_, a.key),
+            Ident::new(conv, a.key),
+        );
+        let from = quote_spanned! {a.key=>
+            <#pc::ErrorOf<#ret> as #pc::#trait_>::#conv(#refused)
+        };
+        Some(quote! {
+            if let #p::Result::Err(__backoff_refused) = __backoff_state.#ask() {
+                let __backoff_result = #p::Result::Err(#from);
+                let __backoff_report = #p::report(__backoff_state);
+                #report_give_up
+                return #from_result(__backoff_result);
+            }
+        })
     };
+    let circuit = refuse(
+        &n.args.circuit,
+        "before_attempt",
+        "FromCircuitOpen",
+        "from_circuit_open",
+    );
+    let throttle = refuse(
+        &n.args.throttle,
+        "ask_throttle",
+        "FromRejected",
+        "from_rejected",
+    );
     let make_state = make(n);
     Some(quote! {
         let __backoff_state = (#slot).get_or_insert_with(|| #make_state);
-        if let #p::Result::Err(__backoff_open) = __backoff_state.before_attempt() {
-            let __backoff_result = #p::Result::Err(#from);
-            let __backoff_report = #p::report(__backoff_state);
-            #report_give_up
-            return #from_result(__backoff_result);
-        }
+        #circuit
+        #throttle
     })
 }
 
-// Input:  `circuit`, `budget`.
-// Output: what an accepted outcome tells them: the breaker's
+// Input:  `circuit`, `throttle`, `budget`.
+// Output: what an accepted outcome tells them: the state's (breaker's,
+//         throttle's)
 //         `on_success()`, or the budget's deposit.
 pub(super) fn on_success(n: &Names<'_>) -> Option<TokenStream> {
     let (p, slot) = (&n.p, &n.slot);
-    if n.args.circuit.is_some() {
+    if n.args.gates_attempts() {
         Some(quote! {
             if let ::core::option::Option::Some(__backoff_state) = &mut #slot {
                 __backoff_state.on_success();
@@ -162,6 +206,38 @@ pub(super) fn on_success(n: &Names<'_>) -> Option<TokenStream> {
                 #p::succeeded_with_budget(&mut #slot, __backoff_budget);
             }
         })
+    }
+}
+
+// Input:  `self.budget()`, `&make()`, `self.budget`.
+// Output: <ReturnedValue as KeptAcrossCalls<_>>::check(self.budget()),
+//         &<..>::check(make()), self.budget (unchanged)
+//
+// A call (under any `&`) must return a handle to a budget, breaker or
+// throttle kept elsewhere: one it returns by value is new for every call
+// of the function and limits nothing. A place (a field, a `static`, `*arc`)
+// is one already.
+fn kept_across_calls(expr: &Expr, pa: &Ident) -> TokenStream {
+    match expr {
+        Expr::Group(g) => kept_across_calls(&g.expr, pa),
+        Expr::Paren(p) => kept_across_calls(&p.expr, pa),
+        Expr::Reference(r) => {
+            let (and, mutability) = (&r.and_token, &r.mutability);
+            let inner = kept_across_calls(&r.expr, pa);
+            quote!(#and #mutability #inner)
+        }
+        Expr::Call(_) | Expr::MethodCall(_) => {
+            // At the method's name (`budget` in `self.budget()`), else at
+            // the call's first token.
+            let span = match expr {
+                Expr::MethodCall(m) => m.method.span(),
+                _ => syn::spanned::Spanned::span(expr),
+            };
+            quote_spanned! {span=>
+                <#pa::ReturnedValue as #pa::KeptAcrossCalls<_>>::check(#expr)
+            }
+        }
+        _ => quote!(#expr),
     }
 }
 

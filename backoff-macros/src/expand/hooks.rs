@@ -123,7 +123,7 @@ pub(super) fn call_on_retry(n: &Names<'_>) -> Option<TokenStream> {
         "__backoff_delay",
     ]
     .map(|name| local(name, o.span));
-    let slot_at = if args.circuit.is_some() {
+    let slot_at = if args.gates_attempts() {
         quote!(#slot)
     } else {
         quote!(*#slot)
@@ -160,35 +160,76 @@ pub(super) fn call_on_retry(n: &Names<'_>) -> Option<TokenStream> {
     Some(bound(&o.value, &on_retry_l, &typed, &call))
 }
 
-// Input:  `on_giveup = G`; `__backoff_result` and `__backoff_report`.
+// Input:  `on_giveup = G`, `fallback = F`; `__backoff_result` and
+//         `__backoff_report`.
 // Output: { let hook = G; OnGiveUpFn::call(hook, pass(&result), pass(&report)); }
+//         let result = match result {
+//             Err(error) => { let hook = F; FallbackFn::call(hook, error, &report) }
+//             ok => ok,
+//         };
 //
-// An `FnOnce`, evaluated on whichever path gives up, just before it
+// Each an `FnOnce`, evaluated on whichever path gives up, just before it
 // returns: it may move a by-value argument the body does not move.
+// `on_giveup` sees the outcome the call gave up with; `fallback` then
+// replaces an error (never an `Ok`, not even one `when_ok` rejected).
 pub(super) fn call_on_giveup(n: &Names<'_>) -> Option<TokenStream> {
-    let g = n.args.on_giveup.as_ref()?;
-    let p = &n.p;
-    let giveup_ty = quote!(&#p::GiveUp);
-    let typed = typed_closure(&g.value, &[&n.outcome_ty(), &giveup_ty]);
-    let [result, report, hook] =
-        ["__backoff_result", "__backoff_report", "__backoff_hook"].map(|name| local(name, g.span));
-    let (p, lt) = (p_at(g.span), lt_at(g.key));
-    let (ok_of, error_of) = (n.ok_of(), n.error_of());
-    let (outcome, record) = (
-        quote_spanned! {g.span=> #lt _ as #p::OnGiveUpParameter<#ok_of, #error_of>>::pass(&#result) },
-        quote_spanned! {g.span=> #lt _ as #p::OnGiveUpRecordParameter<_>>::pass(&#report) },
-    );
-    let call = quote_spanned! {g.span=>
-        <_ as #p::OnGiveUpReturn>::done(<_ as #p::OnGiveUpFn<_, _, _>>::call(
-            #hook,
-            #outcome,
-            #record,
-        ));
-    };
-    Some(quote! {{
-        let #hook = #typed;
-        #call
-    }})
+    let on_giveup = n.args.on_giveup.as_ref().map(|g| {
+        let p = &n.p;
+        let giveup_ty = quote!(&#p::GiveUp);
+        let typed = typed_closure(&g.value, &[&n.outcome_ty(), &giveup_ty]);
+        let [result, report, hook] = ["__backoff_result", "__backoff_report", "__backoff_hook"]
+            .map(|name| local(name, g.span));
+        let (p, lt) = (p_at(g.span), lt_at(g.key));
+        let (ok_of, error_of) = (n.ok_of(), n.error_of());
+        let (outcome, record) = (
+            quote_spanned! {g.span=> #lt _ as #p::OnGiveUpParameter<#ok_of, #error_of>>::pass(&#result) },
+            quote_spanned! {g.span=> #lt _ as #p::OnGiveUpRecordParameter<_>>::pass(&#report) },
+        );
+        let call = quote_spanned! {g.span=>
+            <_ as #p::OnGiveUpReturn>::done(<_ as #p::OnGiveUpFn<_, _, _>>::call(
+                #hook,
+                #outcome,
+                #record,
+            ));
+        };
+        quote! {{
+            let #hook = #typed;
+            #call
+        }}
+    });
+    let fallback = n.args.fallback.as_ref().map(|f| {
+        let p = &n.p;
+        let (ok_of, error_of) = (n.ok_of(), n.error_of());
+        let giveup_ty = quote!(&#p::GiveUp);
+        let typed = typed_closure(&f.value, &[&error_of, &giveup_ty]);
+        let [result, report, hook, error] = [
+            "__backoff_result",
+            "__backoff_report",
+            "__backoff_hook",
+            "__backoff_error",
+        ]
+        .map(|name| local(name, f.span));
+        let pf = p_at(f.span);
+        let call = quote_spanned! {f.span=>
+            <_ as #pf::FallbackFn<#ok_of, #error_of>>::call(#hook, #error, &#report)
+        };
+        quote! {
+            let #result = match #result {
+                #p::Result::Err(#error) => {
+                    let #hook = #typed;
+                    #call
+                }
+                __backoff_ok => __backoff_ok,
+            };
+        }
+    });
+    if on_giveup.is_none() && fallback.is_none() {
+        return None;
+    }
+    Some(quote! {
+        #on_giveup
+        #fallback
+    })
 }
 
 /// Whether a hook is written as a closure.

@@ -136,7 +136,7 @@ impl<'a> Names<'a> {
             && keeps_no_state(args);
         // The retry state's slot as a place: `__backoff_slot`, behind a
         // `ManuallyDrop` unless a breaker is named (see `fleet::start`).
-        let slot = if args.circuit.is_some() || carried {
+        let slot = if args.gates_attempts() || carried {
             quote!(__backoff_slot)
         } else {
             quote!((*__backoff_slot))
@@ -282,13 +282,15 @@ impl<'a> Names<'a> {
 }
 
 /// Whether the loop keeps nothing for the arguments but the policy: no
-/// hook, budget, breaker or context.
+/// hook, budget, breaker, throttle or context.
 pub(super) fn keeps_no_state(args: &RetryArgs) -> bool {
     args.when.is_none()
         && args.when_ok.is_none()
         && args.on_retry.is_none()
         && args.on_giveup.is_none()
+        && args.fallback.is_none()
         && args.budget.is_none()
         && args.circuit.is_none()
+        && args.throttle.is_none()
         && args.context.is_none()
 }

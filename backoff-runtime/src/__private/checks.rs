@@ -280,6 +280,25 @@ impl<F: Never, A, B> OnGiveUpFn<Fails, A, B> for F {
     fn call(self, _: A, _: B) {}
 }
 
+/// Calls `fallback`, once: `FnOnce(E, &GiveUp) -> Result<T, E>`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `fallback` must be a function `fn(E, &GiveUp) -> Result<T, E>` of the function's own `T` and `E`, here `fn({E}, &GiveUp) -> Result<{T}, {E}>`, not `{Self}`",
+    label = "expected `fn({E}, &GiveUp) -> Result<{T}, {E}>`",
+    note = "`fallback` is called once, when the call gives up with an error: it gets that error and the give-up record, and its result is the call's result"
+)]
+pub trait FallbackFn<T, E> {
+    /// Calls it.
+    fn call(self, error: E, report: &GiveUp) -> Result<T, E>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T, E, F: FnOnce(E, &GiveUp) -> Result<T, E>> FallbackFn<T, E> for F {
+    #[inline(always)]
+    fn call(self, error: E, report: &GiveUp) -> Result<T, E> {
+        self(error, report)
+    }
+}
+
 /// Calls `sleep`: a function of one parameter.
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: `sleep` must be a function of one parameter, the delay, not `{Self}`",
@@ -697,6 +716,39 @@ impl<T: AsBudget, F: FnOnce() -> T> AsBudget for std::sync::LazyLock<T, F> {
     }
 }
 
+/// What a call given to `budget`, `circuit` or `throttle` returns (`budget =
+/// self.budget()`, `circuit = breakers.get("db").unwrap()`).
+#[derive(Debug)]
+pub struct ReturnedValue;
+
+/// A call given to `budget`, `circuit` or `throttle` must return a handle
+/// to one kept elsewhere (a reference, an `Arc`, an `Rc`): one it builds
+/// and returns by value is new for every call of the function.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: this call gives a new `{T}` for every call of the function, which remembers nothing between calls",
+    label = "a new `{T}` for each call",
+    note = "make the call return a reference to one kept elsewhere (`-> &{T}`) or an `Arc<{T}>`, or name the field or `static` itself, as in `budget = self.budget`"
+)]
+pub trait KeptAcrossCalls<T> {
+    /// The handle, unchanged.
+    #[inline(always)]
+    fn check(handle: T) -> T {
+        handle
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<U: ?Sized> KeptAcrossCalls<&U> for ReturnedValue {}
+
+#[diagnostic::do_not_recommend]
+impl<U: ?Sized> KeptAcrossCalls<&mut U> for ReturnedValue {}
+
+#[diagnostic::do_not_recommend]
+impl<U: ?Sized> KeptAcrossCalls<std::sync::Arc<U>> for ReturnedValue {}
+
+#[diagnostic::do_not_recommend]
+impl<U: ?Sized> KeptAcrossCalls<std::rc::Rc<U>> for ReturnedValue {}
+
 /// A `budget` or `circuit` named by a `static`'s path: it must be a
 /// `static` (a `const` would be a new one for each call).
 #[inline]
@@ -781,6 +833,87 @@ pub trait FromCircuitOpen {
 impl<E: From<CircuitOpen>> FromCircuitOpen for E {
     #[inline]
     fn from_circuit_open(e: CircuitOpen) -> Self {
+        E::from(e)
+    }
+}
+
+/// What `throttle = PATH` may name.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `throttle` must give a `backoff_runtime::AdaptiveThrottle`, not `{Self}`",
+    label = "not an `AdaptiveThrottle`",
+    note = "name a `static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(120));`, or give one owned elsewhere, such as `throttle = self.throttle` or `throttle = &*self.shared_throttle` (an `Arc`)"
+)]
+pub trait AsThrottle {
+    /// The throttle.
+    fn as_throttle(&self) -> &AdaptiveThrottle;
+}
+
+#[diagnostic::do_not_recommend]
+impl AsThrottle for AdaptiveThrottle {
+    #[inline]
+    fn as_throttle(&self) -> &AdaptiveThrottle {
+        self
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: AsThrottle + ?Sized> AsThrottle for &T {
+    #[inline]
+    fn as_throttle(&self) -> &AdaptiveThrottle {
+        (**self).as_throttle()
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: AsThrottle + ?Sized> AsThrottle for std::sync::Arc<T> {
+    #[inline]
+    fn as_throttle(&self) -> &AdaptiveThrottle {
+        (**self).as_throttle()
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: AsThrottle + ?Sized> AsThrottle for Box<T> {
+    #[inline]
+    fn as_throttle(&self) -> &AdaptiveThrottle {
+        (**self).as_throttle()
+    }
+}
+
+#[cfg(feature = "redis")]
+#[diagnostic::do_not_recommend]
+impl AsThrottle for crate::fleet::SharedThrottle {
+    #[inline]
+    fn as_throttle(&self) -> &AdaptiveThrottle {
+        self.local()
+    }
+}
+
+/// A `static` in a `LazyLock` (as a fleet's shared throttle is).
+#[cfg(feature = "redis")]
+#[diagnostic::do_not_recommend]
+impl<T: AsThrottle, F: FnOnce() -> T> AsThrottle for std::sync::LazyLock<T, F> {
+    #[inline]
+    fn as_throttle(&self) -> &AdaptiveThrottle {
+        (**self).as_throttle()
+    }
+}
+
+/// The error type of a function behind `throttle = ...`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: with `throttle`, the error type `{Self}` must implement `From<backoff_runtime::Rejected>`",
+    label = "no `From<Rejected>` for `{Self}`",
+    note = "an attempt the throttle rejects locally fails fast with `E::from(Rejected)`: give your error type an `impl From<Rejected>` (`std::io::Error`, `Box<dyn Error + Send + Sync>` and `backoff_runtime::Error<E>` have one); another crate's error type cannot get one in your crate, so return `backoff_runtime::Error<ThatError>` or an enum of yours with a variant for it and one for `Rejected`"
+)]
+pub trait FromRejected {
+    /// The error of a rejected attempt.
+    fn from_rejected(e: Rejected) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: From<Rejected>> FromRejected for E {
+    #[inline]
+    fn from_rejected(e: Rejected) -> Self {
         E::from(e)
     }
 }

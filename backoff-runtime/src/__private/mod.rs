@@ -43,6 +43,7 @@ pub use crate::state::{Capped, Carried, Previous, RetryState};
 pub use crate::strategy::{
     Builtin, Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear, Strategy,
 };
+pub use crate::throttle::{AdaptiveThrottle, Rejected};
 pub use crate::timeout::Elapsed;
 
 /// The default sleep of a plain fn; a zero delay does not sleep.
@@ -70,11 +71,12 @@ pub use crate::sleep::blocking as sleep_blocking;
 pub mod args {
     pub use super::checks::{
         AsBudget as BudgetArgument, AsCircuit as CircuitArgument, AsPolicy as PolicyArgument,
-        AsyncSleep as DefaultAsyncSleep, AsyncSleepReturn, AsyncTimeout as TimeoutTimer,
-        BlockingSleepReturn, DefaultSleep as TokioFeature, FromCircuitOpen, FromElapsed,
-        OnGiveUpFn, OnGiveUpParameter, OnGiveUpRecordParameter, OnGiveUpReturn,
-        OnRetryEventParameter, OnRetryFn, OnRetryOutcomeParameter, OnRetryParameter, OnRetryReturn,
-        RetryResult as ReturnsResult, SleepFn, SleepParameter, WhenFn, WhenOkFn, WhenOkParameter,
-        WhenOkReturn, WhenParameter,
+        AsThrottle as ThrottleArgument, AsyncSleep as DefaultAsyncSleep, AsyncSleepReturn,
+        AsyncTimeout as TimeoutTimer, BlockingSleepReturn, DefaultSleep as TokioFeature,
+        FallbackFn, FromCircuitOpen, FromElapsed, FromRejected, KeptAcrossCalls, OnGiveUpFn,
+        OnGiveUpParameter, OnGiveUpRecordParameter, OnGiveUpReturn, OnRetryEventParameter,
+        OnRetryFn, OnRetryOutcomeParameter, OnRetryParameter, OnRetryReturn,
+        RetryResult as ReturnsResult, ReturnedValue, SleepFn, SleepParameter, WhenFn, WhenOkFn,
+        WhenOkParameter, WhenOkReturn, WhenParameter,
     };
 }

@@ -1,0 +1,525 @@
+//! Hedged calls (`backoff_runtime::hedge`) on tokio's paused clock, with
+//! exact times: when each attempt starts, which outcome wins, what is
+//! dropped and when, what the budget and the breaker allow, the hooks'
+//! view, and that the future is `Send`.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use backoff_runtime::hedge::{HedgeDelay, Latency};
+use backoff_runtime::{
+    AttemptKind, CircuitBreaker, CircuitOpen, CircuitState, Decision, GiveUp, GiveUpReason, Policy,
+    RetryBudget,
+};
+use tokio::time::{Instant, sleep};
+
+const MS: fn(u64) -> Duration = Duration::from_millis;
+
+/// One attempt's script: how long it runs, and what it returns.
+#[derive(Clone, Copy)]
+struct Step {
+    takes: u64,
+    outcome: Result<u32, u32>,
+}
+
+const fn ok(takes: u64, value: u32) -> Step {
+    Step {
+        takes,
+        outcome: Ok(value),
+    }
+}
+
+const fn err(takes: u64, code: u32) -> Step {
+    Step {
+        takes,
+        outcome: Err(code),
+    }
+}
+
+/// What the attempts did: when each started and when each was dropped
+/// unfinished (milliseconds since the test began).
+#[derive(Default, Debug)]
+struct Log {
+    started: Vec<u64>,
+    dropped: Vec<(usize, u64)>,
+}
+
+/// Sets its attempt's drop time unless disarmed (the attempt finished).
+struct Guard {
+    index: usize,
+    log: Rc<RefCell<Log>>,
+    t0: Instant,
+    armed: bool,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if self.armed {
+            let at = ms_since(self.t0);
+            self.log.borrow_mut().dropped.push((self.index, at));
+        }
+    }
+}
+
+fn ms_since(t0: Instant) -> u64 {
+    u64::try_from(t0.elapsed().as_millis()).expect("short test")
+}
+
+/// A scripted service: attempt k runs `script[k]`.
+struct Service {
+    script: Vec<Step>,
+    log: Rc<RefCell<Log>>,
+    t0: Instant,
+}
+
+impl Service {
+    fn new(script: &[Step]) -> Self {
+        Service {
+            script: script.to_vec(),
+            log: Rc::default(),
+            t0: Instant::now(),
+        }
+    }
+
+    /// One attempt's future.
+    fn attempt(&self) -> impl Future<Output = Result<u32, u32>> + use<> {
+        let index = {
+            let mut log = self.log.borrow_mut();
+            log.started.push(ms_since(self.t0));
+            log.started.len() - 1
+        };
+        let step = self.script[index];
+        let guard = Guard {
+            index,
+            log: self.log.clone(),
+            t0: self.t0,
+            armed: true,
+        };
+        async move {
+            let mut guard = guard;
+            sleep(MS(step.takes)).await;
+            guard.armed = false;
+            step.outcome
+        }
+    }
+
+    fn started(&self) -> Vec<u64> {
+        self.log.borrow().started.clone()
+    }
+
+    fn dropped(&self) -> Vec<(usize, u64)> {
+        self.log.borrow().dropped.clone()
+    }
+
+    fn now(&self) -> u64 {
+        ms_since(self.t0)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_hedge_starts_the_delay_after_the_previous_attempt() {
+    let service = Service::new(&[ok(100, 1), ok(100, 2), ok(100, 3)]);
+    let result = Policy::immediate()
+        .attempts(3)
+        .hedge_async::<3>(HedgeDelay::After(MS(20)))
+        .call(|| service.attempt())
+        .await;
+    assert_eq!(result, Ok(1));
+    assert_eq!(service.started(), [0, 20, 40]);
+    assert_eq!(service.now(), 100);
+    // The two hedges still in flight were dropped when attempt 1 won.
+    assert_eq!(service.dropped(), [(1, 100), (2, 100)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fast_failure_starts_the_next_attempt_at_once() {
+    let service = Service::new(&[err(5, 1), ok(100, 2), ok(100, 3)]);
+    let kinds = RefCell::new(Vec::new());
+    let result = Policy::immediate()
+        .attempts(3)
+        .hedge_async::<3>(HedgeDelay::After(MS(20)))
+        .on_retry(
+            |outcome: Option<&Result<u32, u32>>, event: &backoff_runtime::RetryEvent| {
+                kinds.borrow_mut().push((outcome.copied(), event.kind));
+            },
+        )
+        .call(|| service.attempt())
+        .await;
+    assert_eq!(result, Ok(2));
+    // Attempt 2 at 5 ms (the failure), attempt 3 the delay after it.
+    assert_eq!(service.started(), [0, 5, 25]);
+    assert_eq!(service.now(), 105);
+    assert_eq!(
+        *kinds.borrow(),
+        [
+            (Some(Err(1)), AttemptKind::Retry),
+            (None, AttemptKind::Hedge)
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_first_accepted_outcome_wins_and_the_slow_attempt_is_dropped() {
+    let service = Service::new(&[ok(1000, 1), ok(10, 2)]);
+    let result = Policy::immediate()
+        .attempts(2)
+        .hedge_async::<2>(HedgeDelay::After(MS(20)))
+        .call(|| service.attempt())
+        .await;
+    assert_eq!(result, Ok(2));
+    assert_eq!(service.started(), [0, 20]);
+    assert_eq!(service.now(), 30);
+    assert_eq!(service.dropped(), [(0, 30)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn stop_ends_the_call_at_once() {
+    let service = Service::new(&[ok(500, 1), err(5, 400), ok(10, 3)]);
+    let report = RefCell::new(None);
+    let result = Policy::immediate()
+        .attempts(3)
+        .hedge_async::<3>(HedgeDelay::After(MS(20)))
+        .when(|e: &u32| {
+            if *e == 400 {
+                Decision::Stop
+            } else {
+                Decision::Retry
+            }
+        })
+        .on_giveup(|_: &Result<u32, u32>, g: &GiveUp| *report.borrow_mut() = Some(*g))
+        .call(|| service.attempt())
+        .await;
+    assert_eq!(result, Err(400));
+    assert_eq!(service.started(), [0, 20]);
+    assert_eq!(service.now(), 25);
+    assert_eq!(service.dropped(), [(0, 25)]);
+    let report = report.borrow().expect("gave up");
+    assert_eq!(
+        (report.attempts, report.reason, report.hedges),
+        (2, GiveUpReason::Stopped, 1)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn when_every_attempt_fails_the_last_error_is_returned() {
+    // Attempt 1 fails last, at 100 ms; 2 fails at 30 and starts 3 at once,
+    // which fails at 40.
+    let service = Service::new(&[err(100, 1), err(10, 2), err(10, 3)]);
+    let report = RefCell::new(None);
+    let result = Policy::immediate()
+        .attempts(3)
+        .hedge_async::<3>(HedgeDelay::After(MS(20)))
+        .on_giveup(|_: &Result<u32, u32>, g: &GiveUp| *report.borrow_mut() = Some(*g))
+        .call(|| service.attempt())
+        .await;
+    assert_eq!(result, Err(1));
+    assert_eq!(service.started(), [0, 20, 30]);
+    assert_eq!(service.now(), 100);
+    assert_eq!(service.dropped(), []);
+    let report = report.borrow().expect("gave up");
+    assert_eq!(
+        (report.attempts, report.reason, report.hedges),
+        (3, GiveUpReason::Attempts, 1)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_attempt_limit_bounds_the_attempts_started() {
+    // Slow attempts: the limit, not a success, stops the hedging.
+    let service = Service::new(&[ok(100, 1), ok(100, 2), ok(100, 3), ok(100, 4)]);
+    let result = Policy::immediate()
+        .attempts(2)
+        .hedge_async::<4>(HedgeDelay::After(MS(20)))
+        .call(|| service.attempt())
+        .await;
+    assert_eq!(result, Ok(1));
+    assert_eq!(service.started(), [0, 20]);
+
+    // Fast failures: each starts the next at once, up to the limit.
+    let service = Service::new(&[err(1, 1), err(1, 2), err(1, 3), err(1, 4)]);
+    let result = Policy::immediate()
+        .attempts(3)
+        .hedge_async::<4>(HedgeDelay::After(MS(20)))
+        .call(|| service.attempt())
+        .await;
+    assert_eq!(result, Err(3));
+    assert_eq!(service.started(), [0, 1, 2]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_hedge_spends_the_budget_and_an_empty_one_stops_hedging() {
+    // One token: the first hedge spends it, the second is refused.
+    let budget = RetryBudget::new(1, 0.0);
+    let service = Service::new(&[ok(100, 1), ok(100, 2), ok(100, 3)]);
+    let result = Policy::immediate()
+        .attempts(3)
+        .hedge_async::<3>(HedgeDelay::After(MS(20)))
+        .budget(&budget)
+        .call(|| service.attempt())
+        .await;
+    assert_eq!(result, Ok(1));
+    assert_eq!(service.started(), [0, 20]);
+    assert_eq!(budget.tokens(), 0.0);
+
+    // Empty: no hedge at all, and a failure is not retried either.
+    let service = Service::new(&[ok(100, 1), ok(100, 2)]);
+    let result = Policy::immediate()
+        .attempts(2)
+        .hedge_async::<2>(HedgeDelay::After(MS(20)))
+        .budget(&budget)
+        .call(|| service.attempt())
+        .await;
+    assert_eq!(result, Ok(1));
+    assert_eq!(service.started(), [0]);
+    let service = Service::new(&[err(5, 7), ok(1, 2)]);
+    let report = RefCell::new(None);
+    let result = Policy::immediate()
+        .attempts(2)
+        .hedge_async::<2>(HedgeDelay::After(MS(20)))
+        .budget(&budget)
+        .on_giveup(|_: &Result<u32, u32>, g: &GiveUp| *report.borrow_mut() = Some(g.reason))
+        .call(|| service.attempt())
+        .await;
+    assert_eq!(result, Err(7));
+    assert_eq!(service.started(), [0]);
+    assert_eq!(*report.borrow(), Some(GiveUpReason::Budget));
+
+    // A success deposits the ratio.
+    let budget = RetryBudget::new(2, 0.5);
+    let service = Service::new(&[ok(100, 1), ok(100, 2)]);
+    let result = Policy::immediate()
+        .attempts(2)
+        .hedge_async::<2>(HedgeDelay::After(MS(20)))
+        .budget(&budget)
+        .call(|| service.attempt())
+        .await;
+    assert_eq!(result, Ok(1));
+    assert_eq!(budget.tokens(), 1.5);
+}
+
+#[derive(Debug, PartialEq)]
+enum CallError {
+    Service(u32),
+    Open,
+}
+
+impl From<CircuitOpen> for CallError {
+    fn from(_: CircuitOpen) -> Self {
+        CallError::Open
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_open_breaker_refuses_hedges_and_the_first_attempt() {
+    // One failure opens it: the retry that failure would start is refused,
+    // and the call gives up with the service's error.
+    let breaker = CircuitBreaker::new(1, 1, Duration::from_secs(60));
+    let service = Service::new(&[err(5, 1), ok(1, 2)]);
+    let report = RefCell::new(None);
+    let result = Policy::immediate()
+        .attempts(2)
+        .hedge_async::<2>(HedgeDelay::After(MS(20)))
+        .circuit(&breaker, CallError::from)
+        .on_giveup(|_: &Result<u32, CallError>, g: &GiveUp| *report.borrow_mut() = Some(g.reason))
+        .call(|| async { service.attempt().await.map_err(CallError::Service) })
+        .await;
+    assert_eq!(result, Err(CallError::Service(1)));
+    assert_eq!(service.started(), [0]);
+    assert_eq!(breaker.state(), CircuitState::Open);
+    assert_eq!(*report.borrow(), Some(GiveUpReason::CircuitOpen));
+
+    // Open: the next call fails fast, no attempt made.
+    let service = Service::new(&[ok(1, 1)]);
+    let result = Policy::immediate()
+        .attempts(2)
+        .hedge_async::<2>(HedgeDelay::After(MS(20)))
+        .circuit(&breaker, CallError::from)
+        .call(|| async { service.attempt().await.map_err(CallError::Service) })
+        .await;
+    assert_eq!(result, Err(CallError::Open));
+    assert_eq!(service.started(), []);
+
+    // A slow attempt whose hedge the breaker refuses: another caller's
+    // failure opened it meanwhile.
+    let breaker = CircuitBreaker::new(1, 1, Duration::from_secs(60));
+    let service = Service::new(&[ok(100, 1), ok(1, 2)]);
+    let result = Policy::immediate()
+        .attempts(2)
+        .hedge_async::<2>(HedgeDelay::After(MS(20)))
+        .circuit(&breaker, CallError::from)
+        .call(|| {
+            let attempt = service.attempt();
+            let breaker = &breaker;
+            async move {
+                if let Ok(permit) = breaker.acquire(std::time::Instant::now()) {
+                    permit.failure(std::time::Instant::now());
+                }
+                attempt.await.map_err(CallError::Service)
+            }
+        })
+        .await;
+    assert_eq!(result, Ok(1));
+    assert_eq!(service.started(), [0]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_loser_is_no_failure_for_the_breaker() {
+    let breaker = CircuitBreaker::new(1, 1, Duration::from_secs(60));
+    let service = Service::new(&[ok(1000, 1), ok(10, 2)]);
+    let result = Policy::immediate()
+        .attempts(2)
+        .hedge_async::<2>(HedgeDelay::After(MS(20)))
+        .circuit(&breaker, CallError::from)
+        .call(|| async { service.attempt().await.map_err(CallError::Service) })
+        .await;
+    assert_eq!(result, Ok(2));
+    assert_eq!(service.dropped(), [(0, 30)]);
+    assert_eq!(breaker.state(), CircuitState::Closed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_learned_delay_follows_the_accepted_latencies() {
+    static LATENCY: Latency = Latency::new();
+    // Cold: the default delay (100 ms).
+    let service = Service::new(&[ok(150, 1), ok(10, 2)]);
+    let result = Policy::immediate()
+        .attempts(2)
+        .hedge_async::<2>(HedgeDelay::P95(&LATENCY))
+        .call(|| service.attempt())
+        .await;
+    assert_eq!(result, Ok(2));
+    assert_eq!(service.started(), [0, 100]);
+    assert_eq!(LATENCY.samples(), 1);
+    // Warm it with 10 ms calls: p95 becomes the bucket's edge, 11.31 ms.
+    for _ in 0..30 {
+        let service = Service::new(&[ok(10, 1)]);
+        let result = Policy::immediate()
+            .attempts(2)
+            .hedge_async::<2>(HedgeDelay::P95(&LATENCY))
+            .call(|| service.attempt())
+            .await;
+        assert_eq!(result, Ok(1));
+        assert_eq!(service.started(), [0]);
+    }
+    assert_eq!(LATENCY.p95(), Duration::from_nanos(11_313_708));
+    let service = Service::new(&[ok(1000, 1), ok(10, 2)]);
+    let result = Policy::immediate()
+        .attempts(2)
+        .hedge_async::<2>(HedgeDelay::P95(&LATENCY))
+        .call(|| service.attempt())
+        .await;
+    assert_eq!(result, Ok(2));
+    // (Paused time wakes the timer at its millisecond tick, 12 ms.)
+    assert_eq!(service.started(), [0, 12]);
+}
+
+#[test]
+fn the_hedged_future_is_send_and_runs_on_a_multi_thread_runtime() {
+    fn assert_send<T: Send>(t: T) -> T {
+        t
+    }
+    // (A multi-thread runtime cannot pause its clock: attempt 1 never
+    // ends, so the hedge wins whatever the timing, and nothing is timed.)
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let calls = Arc::new(AtomicU32::new(0));
+    let result = rt.block_on(async {
+        let calls = calls.clone();
+        let task = tokio::spawn(assert_send(async move {
+            static POLICY: Policy = Policy::immediate().attempts(3);
+            let result: Result<u32, u32> = POLICY
+                .hedge_async::<3>(HedgeDelay::After(MS(20)))
+                .call(|| {
+                    let n = calls.fetch_add(1, Ordering::Relaxed) + 1;
+                    async move {
+                        if n == 1 {
+                            std::future::pending::<()>().await;
+                        }
+                        sleep(MS(1)).await;
+                        Ok(n)
+                    }
+                })
+                .await;
+            result
+        }));
+        task.await.expect("the task")
+    });
+    assert_eq!(result, Ok(2));
+    assert_eq!(calls.load(Ordering::Relaxed), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_the_call_drops_every_attempt_in_flight() {
+    let service = Service::new(&[ok(1000, 1), ok(1000, 2), ok(1000, 3)]);
+    let policy = Policy::immediate().attempts(3);
+    let call = policy
+        .hedge_async::<3>(HedgeDelay::After(MS(20)))
+        .call(|| service.attempt());
+    let timed_out = tokio::time::timeout(MS(50), call).await;
+    assert!(timed_out.is_err());
+    assert_eq!(service.started(), [0, 20, 40]);
+    assert_eq!(service.dropped(), [(0, 50), (1, 50), (2, 50)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_failed_attempt_is_a_failure_for_the_breaker() {
+    // Two failures open it: the hedge's at 30 ms (no attempt left to
+    // start), then the first attempt's at 100 ms.
+    let breaker = CircuitBreaker::new(2, 1, Duration::from_secs(60));
+    let service = Service::new(&[err(100, 1), err(10, 2)]);
+    let result = Policy::immediate()
+        .attempts(2)
+        .hedge_async::<2>(HedgeDelay::After(MS(20)))
+        .circuit(&breaker, CallError::from)
+        .call(|| async { service.attempt().await.map_err(CallError::Service) })
+        .await;
+    assert_eq!(result, Err(CallError::Service(1)));
+    assert_eq!(service.started(), [0, 20]);
+    assert_eq!(service.now(), 100);
+    assert_eq!(breaker.state(), CircuitState::Open);
+}
+
+/// What the attribute's `tracing` events would say: through the trace the
+/// expansion hands a hedged call.
+#[derive(Default)]
+struct Traces(RefCell<Vec<String>>);
+
+impl backoff_runtime::__private::Trace<u32> for &Traces {
+    fn retry(&self, error: &u32, attempt: u32, delay: Duration) {
+        self.0.borrow_mut().push(format!(
+            "retry {error} after attempt {attempt} in {delay:?}"
+        ));
+    }
+    fn give_up(&self, error: &u32, report: &GiveUp) {
+        self.0.borrow_mut().push(format!(
+            "give up {error} after {} attempts ({} hedges)",
+            report.attempts, report.hedges
+        ));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_traced_call_reports_its_retries_and_its_giving_up() {
+    let traces = Traces::default();
+    let service = Service::new(&[err(100, 1), err(10, 2), err(10, 3)]);
+    let result = Policy::immediate()
+        .attempts(3)
+        .hedge_async::<3>(HedgeDelay::After(MS(20)))
+        .call(|| service.attempt())
+        .traced(&traces)
+        .await;
+    assert_eq!(result, Err(1));
+    assert_eq!(
+        *traces.0.borrow(),
+        [
+            "retry 2 after attempt 2 in 0ns",
+            "give up 1 after 3 attempts (1 hedges)"
+        ]
+    );
+}

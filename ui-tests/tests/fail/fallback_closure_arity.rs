@@ -1,0 +1,8 @@
+use backoff_runtime::retry;
+
+#[retry(attempts = 3, fallback = |e| Err(e))]
+fn f() -> Result<u32, std::io::Error> {
+    Err(std::io::Error::other("down"))
+}
+
+fn main() {}
