@@ -174,6 +174,32 @@ impl RetryBudget {
         self.record_tokens();
     }
 
+    /// The tokens left, in thousandths: what a fleet ([`crate::fleet`])
+    /// gives back to its shared bucket at a sync.
+    #[cfg(feature = "redis")]
+    pub(crate) fn milli(&self) -> u64 {
+        self.tokens.load(Ordering::Acquire)
+    }
+
+    /// Adds `delta` thousandths (between 0 and `max_tokens`): a fleet took
+    /// back the balance it was told and granted a new share, and what was
+    /// spent or deposited meanwhile stays counted.
+    #[cfg(feature = "redis")]
+    pub(crate) fn adjust_milli(&self, delta: i64) {
+        let _ = self
+            .tokens
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+                Some(t.saturating_add_signed(delta).min(self.max))
+            });
+        self.record_tokens();
+    }
+
+    /// `max_tokens` in thousandths.
+    #[cfg(feature = "redis")]
+    pub(crate) fn max_milli(&self) -> u64 {
+        self.max
+    }
+
     /// The tokens left.
     pub fn tokens(&self) -> f64 {
         self.tokens.load(Ordering::Acquire) as f64 / MILLI as f64

@@ -376,6 +376,57 @@ pub struct CircuitBreaker {
     open_for_ms: u64,
     /// Its name, for the `backoff.breaker.state` gauge.
     name: Name,
+    /// Set by [`fleet`](crate::fleet) for a shared breaker: consulted only
+    /// when the breaker is open or half-open, and on failures.
+    #[cfg(feature = "redis")]
+    gate: OnceLock<Gate>,
+}
+
+/// What a fleet ([`crate::fleet`]) tells a local breaker, and hears from
+/// it: whether the fleet holds it open (then a trial needs a grant),
+/// whether this process was granted the fleet's trial, and whether a call
+/// was refused while held (so the fleet's trial is wanted here).
+#[cfg(feature = "redis")]
+pub(crate) struct Gate {
+    flags: AtomicU64,
+    /// Every failure reported here (a count the fleet takes differences of).
+    failures: AtomicU64,
+    /// Wakes the fleet's sync task (a failure, a refusal, a closed trial).
+    wake: Box<dyn Fn() + Send + Sync>,
+}
+
+#[cfg(feature = "redis")]
+const HELD: u64 = 1;
+#[cfg(feature = "redis")]
+const GRANT: u64 = 2;
+#[cfg(feature = "redis")]
+const WANT: u64 = 4;
+/// A success ended a run of failures here (closed, count breaker).
+#[cfg(feature = "redis")]
+const SUCCEEDED: u64 = 8;
+
+#[cfg(feature = "redis")]
+impl fmt::Debug for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Gate")
+            .field("flags", &self.flags.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(feature = "redis")]
+impl Gate {
+    /// After an acquire that saw the breaker open or half-open: a grant not
+    /// used for a trial is given back, and a call refused while held marks
+    /// the fleet's trial as wanted here.
+    fn after_acquire(&self, held: bool, grant: bool, trial: bool) {
+        if grant && !trial {
+            self.flags.fetch_or(GRANT, Ordering::AcqRel);
+        }
+        if held && !trial && self.flags.fetch_or(WANT, Ordering::AcqRel) & WANT == 0 {
+            (self.wake)();
+        }
+    }
 }
 
 /// `n`, or 1 for 0, at most [`COUNT_MAX`].
@@ -402,6 +453,8 @@ impl CircuitBreaker {
             success_threshold: threshold(success_threshold),
             open_for_ms: millis_up(open_for),
             name: Name::NONE,
+            #[cfg(feature = "redis")]
+            gate: OnceLock::new(),
         }
     }
 
@@ -480,6 +533,8 @@ impl CircuitBreaker {
             success_threshold: 1,
             open_for_ms: millis_up(open_for),
             name: Name::NONE,
+            #[cfg(feature = "redis")]
+            gate: OnceLock::new(),
         }
     }
 
@@ -638,6 +693,18 @@ impl CircuitBreaker {
     #[inline(never)]
     fn acquire_not_closed(&self, now: Instant, clock: Clock) -> Result<Permit<'_>, CircuitOpen> {
         let (floor, ceil) = self.millis(now);
+        // Held open by its fleet: a trial only with the fleet's grant, taken
+        // here (and given back if no trial is claimed with it).
+        #[cfg(feature = "redis")]
+        let (held, grant) = match self.gate.get() {
+            Some(gate) => {
+                let flags = gate.flags.fetch_and(!GRANT, Ordering::AcqRel);
+                (flags & HELD != 0, flags & GRANT != 0)
+            }
+            None => (false, false),
+        };
+        #[cfg(not(feature = "redis"))]
+        let (held, grant) = (false, false);
         let mut granted = Packed::load(0);
         let result = self
             .word
@@ -645,14 +712,21 @@ impl CircuitBreaker {
                 let s = Packed::load(word);
                 granted = match s.state {
                     CLOSED => s,
-                    OPEN if self.passed(floor, s.at) => s.claimed(0, ceil),
-                    HALF_OPEN if !s.trial || self.claim_lapsed(floor, s.at) => {
+                    OPEN if held && grant => s.claimed(0, ceil),
+                    OPEN if !held && self.passed(floor, s.at) => s.claimed(0, ceil),
+                    HALF_OPEN
+                        if (!held || grant) && (!s.trial || self.claim_lapsed(floor, s.at)) =>
+                    {
                         s.claimed(s.count, ceil)
                     }
                     _ => return None,
                 };
                 Some(granted.store())
             });
+        #[cfg(feature = "redis")]
+        if let Some(gate) = self.gate.get() {
+            gate.after_acquire(held, grant, result.is_ok() && granted.trial);
+        }
         #[cfg(feature = "opentelemetry")]
         if let Ok(before) = result {
             self.record_state(before, granted.state);
@@ -765,6 +839,16 @@ impl CircuitBreaker {
             }),
             _ => None,
         });
+        #[cfg(feature = "redis")]
+        if let Some(gate) = self.gate.get() {
+            if !trial {
+                // A success after failures: the fleet's count starts
+                // again. (Marked after the reset, so the fleet's thread
+                // never reads the count from before it with the mark.)
+                gate.flags.fetch_or(SUCCEEDED, Ordering::AcqRel);
+            }
+            (gate.wake)();
+        }
     }
 
     fn on_failure(&self, permit: Verdict, now: Instant) {
@@ -783,6 +867,143 @@ impl CircuitBreaker {
                     .then(|| s.open(ceil))
             }),
         }
+        #[cfg(feature = "redis")]
+        if let Some(gate) = self.gate.get() {
+            gate.failures.fetch_add(1, Ordering::AcqRel);
+            (gate.wake)();
+        }
+    }
+
+    /// Gives this breaker to a fleet: `wake` is called (from the caller's
+    /// thread, so it must be quick) on each failure, each trial's success
+    /// and each call refused while the fleet holds it open. `false` if it
+    /// already has a fleet.
+    #[cfg(feature = "redis")]
+    pub(crate) fn join_fleet(&self, wake: Box<dyn Fn() + Send + Sync>) -> bool {
+        self.gate
+            .set(Gate {
+                flags: AtomicU64::new(0),
+                failures: AtomicU64::new(0),
+                wake,
+            })
+            .is_ok()
+    }
+
+    /// The fleet is open: hold this breaker open (from `now`, a new
+    /// generation unless it is open already) until [`fleet_release`]; a
+    /// trial then needs [`fleet_grant`].
+    ///
+    /// [`fleet_release`]: CircuitBreaker::fleet_release
+    /// [`fleet_grant`]: CircuitBreaker::fleet_grant
+    #[cfg(feature = "redis")]
+    pub(crate) fn fleet_hold(&self, now: Instant) {
+        let Some(gate) = self.gate.get() else { return };
+        if gate.flags.fetch_or(HELD, Ordering::AcqRel) & HELD != 0 {
+            return;
+        }
+        let ceil = self.millis(now).1;
+        self.update(|s| (s.state != OPEN).then(|| s.open(ceil)));
+    }
+
+    /// Whether the fleet holds this breaker open.
+    #[cfg(feature = "redis")]
+    pub(crate) fn fleet_held(&self) -> bool {
+        self.gate
+            .get()
+            .is_some_and(|g| g.flags.load(Ordering::Acquire) & HELD != 0)
+    }
+
+    /// The fleet no longer holds it: with `close`, a breaker still open or
+    /// half-open closes (the fleet's trial succeeded); without, it keeps
+    /// its local state and rules (the fleet is unreachable).
+    #[cfg(feature = "redis")]
+    pub(crate) fn fleet_release(&self, close: bool) {
+        let Some(gate) = self.gate.get() else { return };
+        gate.flags
+            .fetch_and(!(HELD | GRANT | WANT), Ordering::AcqRel);
+        if close {
+            let mark = match self.trip {
+                Trip::Consecutive(_) => 0,
+                Trip::Rate(_) => RATE_MARK,
+            };
+            self.update(|s| (s.state != CLOSED).then(|| s.reclosed(mark)));
+        }
+    }
+
+    /// This process holds the fleet's trial: the next call may be it.
+    #[cfg(feature = "redis")]
+    pub(crate) fn fleet_grant(&self) {
+        if let Some(gate) = self.gate.get() {
+            gate.flags.fetch_or(GRANT, Ordering::AcqRel);
+        }
+    }
+
+    /// Takes the mark left by a success that ended a run of failures here.
+    #[cfg(feature = "redis")]
+    pub(crate) fn fleet_take_succeeded(&self) -> bool {
+        self.gate
+            .get()
+            .is_some_and(|g| g.flags.fetch_and(!SUCCEEDED, Ordering::AcqRel) & SUCCEEDED != 0)
+    }
+
+    /// Takes the mark left by a call refused while held (the fleet's trial
+    /// is wanted here), and whether a grant is still unused.
+    #[cfg(feature = "redis")]
+    pub(crate) fn fleet_take_want(&self) -> (bool, bool) {
+        self.gate.get().map_or((false, false), |g| {
+            let flags = g.flags.fetch_and(!WANT, Ordering::AcqRel);
+            (flags & WANT != 0, flags & GRANT != 0)
+        })
+    }
+
+    /// Marks the fleet's trial as wanted here again (a claim that must
+    /// wait for an earlier one to lapse).
+    #[cfg(feature = "redis")]
+    pub(crate) fn fleet_mark_want(&self) {
+        if let Some(gate) = self.gate.get() {
+            gate.flags.fetch_or(WANT, Ordering::AcqRel);
+        }
+    }
+
+    /// What this process reports to its fleet: for a count breaker, every
+    /// failure reported here so far and its current run of consecutive
+    /// failures (0 unless closed); for a rate breaker, the failures and
+    /// calls in its window (`min_calls` of each while it is open on its
+    /// own, nothing while the fleet holds it).
+    #[cfg(feature = "redis")]
+    pub(crate) fn fleet_report(&self, now: Instant) -> (u64, u64) {
+        let s = Packed::load(self.word.load(Ordering::Acquire));
+        match (&self.trip, s.state) {
+            (Trip::Consecutive(_), state) => (
+                self.gate
+                    .get()
+                    .map_or(0, |g| g.failures.load(Ordering::Acquire)),
+                if state == CLOSED { s.count } else { 0 },
+            ),
+            _ if self.fleet_held() => (0, 0),
+            (Trip::Rate(window), CLOSED) => {
+                let index = self.millis(now).0 / window.width;
+                let (calls, failures) = window.totals(s.generation, index);
+                (failures, calls)
+            }
+            (Trip::Rate(window), _) => (window.min_calls, window.min_calls),
+        }
+    }
+
+    /// What opens the fleet: `(threshold, 0)` for a count breaker,
+    /// `(failures per mille, min_calls)` for a rate breaker.
+    #[cfg(feature = "redis")]
+    pub(crate) fn fleet_trip(&self) -> (u64, u64) {
+        match &self.trip {
+            Trip::Consecutive(threshold) => (*threshold, 0),
+            Trip::Rate(window) => (window.per_mille, window.min_calls),
+        }
+    }
+
+    /// `open_for`, in milliseconds (at least 1).
+    #[cfg(feature = "redis")]
+    pub(crate) fn open_for_ms(&self) -> u64 {
+        self.open_for_ms.clamp(1, TIME_HALF)
     }
 
     /// Loads every atomic once: a loom model calls this before it spawns,
@@ -1333,5 +1554,70 @@ mod tests {
         fn assert<T: Send + Sync>(_: &T) {}
         assert(&COUNT);
         assert(&RATE);
+    }
+
+    /// The fleet's gate: held open, a trial only with a grant (one), a
+    /// refusal marks the trial as wanted, release with or without closing.
+    #[cfg(feature = "redis")]
+    #[test]
+    fn the_fleet_gate() {
+        use std::sync::Arc;
+        use std::sync::atomic::AtomicU32;
+        let wakes = Arc::new(AtomicU32::new(0));
+        let b = CircuitBreaker::new(3, 1, Duration::from_millis(100));
+        let w = Arc::clone(&wakes);
+        assert!(b.join_fleet(Box::new(move || {
+            w.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        })));
+        assert!(!b.join_fleet(Box::new(|| {})), "one fleet");
+        let t = Instant::now();
+        // A failure wakes the fleet's thread; the report is the count.
+        b.acquire(t).unwrap().failure(t);
+        assert_eq!(wakes.load(core::sync::atomic::Ordering::Relaxed), 1);
+        assert_eq!(b.fleet_report(t), (1, 1));
+        // A success after it is marked (once) and wakes it.
+        b.acquire(t).unwrap().success();
+        assert!(b.fleet_take_succeeded());
+        assert!(!b.fleet_take_succeeded());
+        assert_eq!(b.fleet_report(t), (1, 0));
+        // Held: open, and nothing passes, not even after open_for.
+        b.fleet_hold(t);
+        assert!(b.fleet_held());
+        assert_eq!(b.state(), CircuitState::Open);
+        assert_eq!(b.fleet_report(t), (1, 0), "held: no run");
+        assert!(b.acquire(at(t, 500)).is_err());
+        assert_eq!(b.fleet_take_want(), (true, false));
+        // A grant: one trial, at once (the fleet timed it).
+        b.fleet_grant();
+        let trial = b.acquire(at(t, 1)).unwrap();
+        assert!(trial.is_trial());
+        assert!(b.acquire(at(t, 1)).is_err());
+        assert_eq!(b.fleet_take_want(), (true, false));
+        trial.failure(at(t, 2));
+        assert!(b.acquire(at(t, 600)).is_err(), "the grant was used");
+        // A grant not used for a trial (the trial slot is taken) is kept.
+        b.fleet_grant();
+        let trial = b.acquire(at(t, 3)).unwrap();
+        b.fleet_grant();
+        assert!(b.acquire(at(t, 3)).is_err());
+        assert_eq!(b.fleet_take_want(), (true, true));
+        trial.success();
+        assert_eq!(b.state(), CircuitState::Closed);
+        // (Held and closed: the sync thread reports the trial's success and
+        // releases it.)
+        assert!(b.fleet_held());
+        b.fleet_release(true);
+        // Released without closing: local rules again (open_for from the
+        // hold).
+        b.fleet_hold(at(t, 10));
+        b.fleet_release(false);
+        assert!(!b.fleet_held());
+        assert!(b.acquire(at(t, 50)).is_err());
+        assert!(b.acquire(at(t, 111)).unwrap().is_trial());
+        // Released closing: closed, whatever it was.
+        b.fleet_hold(at(t, 200));
+        b.fleet_release(true);
+        assert_eq!(b.state(), CircuitState::Closed);
+        assert!(b.acquire(at(t, 200)).is_ok());
     }
 }

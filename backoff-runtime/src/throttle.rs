@@ -137,6 +137,10 @@ pub struct AdaptiveThrottle {
     /// The first instant this throttle saw; time is kept in ms from there.
     epoch: OnceLock<Instant>,
     buckets: [AtomicU64; BUCKETS as usize],
+    /// The rest of the fleet's requests and accepts over its window
+    /// (| requests: 32 | accepts: 32 |), set by [`crate::fleet`].
+    #[cfg(feature = "redis")]
+    fleet: AtomicU64,
 }
 
 impl AdaptiveThrottle {
@@ -157,6 +161,8 @@ impl AdaptiveThrottle {
             width,
             epoch: OnceLock::new(),
             buckets: [const { AtomicU64::new(0) }; BUCKETS as usize],
+            #[cfg(feature = "redis")]
+            fleet: AtomicU64::new(0),
         }
     }
 
@@ -213,9 +219,25 @@ impl AdaptiveThrottle {
         over as f64 / ((requests + 1) * 1000) as f64
     }
 
-    /// The requests and accepts in the window ending at `now`.
+    /// The requests and accepts in the window ending at `now` (with the
+    /// feature `redis`, a shared throttle's, `fleet::SharedThrottle`,
+    /// include the rest of the fleet's, as last heard).
     pub fn counts(&self, now: Instant) -> (u64, u64) {
         self.totals(self.millis(now) / self.width)
+    }
+
+    /// This process's own requests and accepts in the window ending at
+    /// `now`, what it reports to its fleet.
+    #[cfg(feature = "redis")]
+    pub(crate) fn own_counts(&self, now: Instant) -> (u64, u64) {
+        self.own_totals(self.millis(now) / self.width)
+    }
+
+    /// The rest of the fleet's requests and accepts over its window.
+    #[cfg(feature = "redis")]
+    pub(crate) fn set_fleet(&self, requests: u64, accepts: u64) {
+        let word = (requests.min(u64::from(u32::MAX)) << 32) | accepts.min(u64::from(u32::MAX));
+        self.fleet.store(word, Ordering::Release);
     }
 
     /// Milliseconds since the epoch (an earlier instant counts as the
@@ -254,8 +276,25 @@ impl AdaptiveThrottle {
             .is_ok()
     }
 
-    /// Requests and accepts in the buckets of the window ending at `index`.
+    /// Requests and accepts of the window ending at `index`: this
+    /// process's, and with the feature `redis` the rest of its fleet's.
+    #[inline]
     fn totals(&self, index: u64) -> (u64, u64) {
+        let (requests, accepts) = self.own_totals(index);
+        #[cfg(feature = "redis")]
+        {
+            let fleet = self.fleet.load(Ordering::Acquire);
+            (
+                requests.saturating_add(fleet >> 32),
+                accepts.saturating_add(fleet & u64::from(u32::MAX)),
+            )
+        }
+        #[cfg(not(feature = "redis"))]
+        (requests, accepts)
+    }
+
+    /// Requests and accepts in the buckets of the window ending at `index`.
+    fn own_totals(&self, index: u64) -> (u64, u64) {
         let (mut requests, mut accepts) = (0, 0);
         for bucket in &self.buckets {
             let w = bucket.load(Ordering::Acquire);

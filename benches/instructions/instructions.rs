@@ -412,6 +412,42 @@ mod metrics {
     }
 }
 
+/// `#[retry(circuit = SHARED)]` with a breaker shared through Redis
+/// (feature `redis` of this package): a `static` in a `LazyLock`, as the
+/// docs show it. The store points at a port where nothing listens and
+/// syncs hourly, so its thread, after one failed connection at start (the
+/// same in every run), sleeps: what is counted is the call's path. Without
+/// the feature, the case is `sync/retry_circuit`.
+#[cfg(feature = "redis")]
+mod fleet {
+    use super::*;
+    use backoff_runtime::fleet::{RedisStore, SharedBreaker};
+    use std::sync::LazyLock;
+
+    static STORE: LazyLock<RedisStore> = LazyLock::new(|| {
+        RedisStore::new("redis://127.0.0.1:1/")
+            .expect("a valid url")
+            .sync_every(Duration::from_secs(3600))
+    });
+    static SHARED: LazyLock<SharedBreaker> = LazyLock::new(|| {
+        STORE.breaker(
+            "instructions",
+            CircuitBreaker::new(5, 1, Duration::from_secs(30)),
+        )
+    });
+
+    #[inline(never)]
+    #[retry(circuit = SHARED)]
+    pub(crate) fn with_shared_circuit(x: u64) -> Result<u64, Fail> {
+        body!(x)
+    }
+}
+
+#[cfg(not(feature = "redis"))]
+mod fleet {
+    pub(crate) use super::sync::with_circuit as with_shared_circuit;
+}
+
 async_versions!(written,);
 async_versions!(call, #[inline(never)]);
 
@@ -792,6 +828,11 @@ const GROUPS: &[Group] = &[
         ],
     },
     Group {
+        title: "success path, sync, #[inline(never)], a breaker shared through Redis (feature `redis` of this package; without it, the local breaker twice)",
+        kind: Kind::Success,
+        cases: &["sync/retry_circuit", "fleet/retry_shared_circuit"],
+    },
+    Group {
         title: "success path, sync, metrics (feature `opentelemetry` of this package: off, or on and no provider; *_provider: an SDK provider installed)",
         kind: Kind::Success,
         cases: &[
@@ -889,6 +930,7 @@ fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
         "sync/retry_budget" => run_sync(n, sync::with_budget),
         "sync/retry_circuit" => run_sync(n, sync::with_circuit),
         "sync/backon" => run_sync(n, sync::with_backon),
+        "fleet/retry_shared_circuit" => run_sync(n, fleet::with_shared_circuit),
         "sync/hand_loop" => run_sync(n, sync::hand_loop),
         "metrics/retry" => run_sync(n, sync::with_retry),
         "metrics/recorded" => run_sync(n, metrics::recorded),

@@ -697,6 +697,25 @@ impl<T: AsBudget + ?Sized> AsBudget for Box<T> {
     }
 }
 
+#[cfg(feature = "redis")]
+#[diagnostic::do_not_recommend]
+impl AsBudget for crate::fleet::SharedBudget {
+    #[inline]
+    fn as_budget(&self) -> &RetryBudget {
+        self.local()
+    }
+}
+
+/// A `static` in a `LazyLock` (as a fleet's shared budget is).
+#[cfg(feature = "redis")]
+#[diagnostic::do_not_recommend]
+impl<T: AsBudget, F: FnOnce() -> T> AsBudget for std::sync::LazyLock<T, F> {
+    #[inline]
+    fn as_budget(&self) -> &RetryBudget {
+        (**self).as_budget()
+    }
+}
+
 /// What a call given to `budget`, `circuit` or `throttle` returns (`budget =
 /// self.budget()`, `circuit = breakers.get("db").unwrap()`).
 #[derive(Debug)]
@@ -780,6 +799,25 @@ impl<T: AsCircuit + ?Sized> AsCircuit for Box<T> {
     }
 }
 
+#[cfg(feature = "redis")]
+#[diagnostic::do_not_recommend]
+impl AsCircuit for crate::fleet::SharedBreaker {
+    #[inline]
+    fn as_circuit(&self) -> &CircuitBreaker {
+        self.local()
+    }
+}
+
+/// A `static` in a `LazyLock` (as a fleet's shared breaker is).
+#[cfg(feature = "redis")]
+#[diagnostic::do_not_recommend]
+impl<T: AsCircuit, F: FnOnce() -> T> AsCircuit for std::sync::LazyLock<T, F> {
+    #[inline]
+    fn as_circuit(&self) -> &CircuitBreaker {
+        (**self).as_circuit()
+    }
+}
+
 /// The error type of a function behind `circuit = ...`.
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: with `circuit`, the error type `{Self}` must implement `From<backoff_runtime::CircuitOpen>`",
@@ -836,6 +874,25 @@ impl<T: AsThrottle + ?Sized> AsThrottle for std::sync::Arc<T> {
 
 #[diagnostic::do_not_recommend]
 impl<T: AsThrottle + ?Sized> AsThrottle for Box<T> {
+    #[inline]
+    fn as_throttle(&self) -> &AdaptiveThrottle {
+        (**self).as_throttle()
+    }
+}
+
+#[cfg(feature = "redis")]
+#[diagnostic::do_not_recommend]
+impl AsThrottle for crate::fleet::SharedThrottle {
+    #[inline]
+    fn as_throttle(&self) -> &AdaptiveThrottle {
+        self.local()
+    }
+}
+
+/// A `static` in a `LazyLock` (as a fleet's shared throttle is).
+#[cfg(feature = "redis")]
+#[diagnostic::do_not_recommend]
+impl<T: AsThrottle, F: FnOnce() -> T> AsThrottle for std::sync::LazyLock<T, F> {
     #[inline]
     fn as_throttle(&self) -> &AdaptiveThrottle {
         (**self).as_throttle()

@@ -1,0 +1,1222 @@
+//! Breakers, budgets and throttles shared by a fleet of processes through
+//! Redis (feature `redis`).
+//!
+//! A [`RedisStore`] hands out shared versions of a [`CircuitBreaker`]
+//! ([`SharedBreaker`]), a [`RetryBudget`] ([`SharedBudget`]) and an
+//! [`AdaptiveThrottle`] ([`SharedThrottle`]). `#[retry(circuit = ..)]` and
+//! `#[retry(budget = ..)]` accept the first two as they accept the local
+//! ones: as `&shared`, a field, or a `static` in a
+//! [`LazyLock`](std::sync::LazyLock). A shared throttle dereferences to its
+//! local [`AdaptiveThrottle`].
+//!
+//! # Local first
+//!
+//! Each shared value owns a local breaker or budget, and every call uses
+//! only that: the success path is the local one, and **no call ever waits
+//! on Redis**. One background thread per store (a small tokio runtime of
+//! its own, so a store works from synchronous code and from any runtime)
+//! talks to Redis:
+//!
+//! - every `sync_every` (default 100 ms), and at once after a local failure,
+//!   it pushes this process's counts and pulls the fleet's state, in one
+//!   Lua script per breaker or budget (one round trip each);
+//! - a breaker's opening and closing are also published (Redis pub/sub), so
+//!   every process hears of them within a round trip, not a polling period.
+//!
+//! # A shared breaker
+//!
+//! Each process pushes the failures it has seen since its last push (a
+//! count breaker), or the calls and failures in its window (a rate
+//! breaker). A success that ends a run of failures in any process ends the
+//! fleet's run too: the counts of every process start again from zero
+//! (that process keeps its failures after the success; a success in a
+//! process with no failure counted is not reported: it costs nothing, see
+//! below). The fleet opens when the counts of the processes heard from in
+//! the last `3 × sync_every` (at least 1 s) reach the breaker's threshold (for a
+//! rate breaker, `min_calls` calls and the failure ratio) **and at least
+//! `quorum` distinct processes (default 2) report failures**; a count
+//! breaker counts at most ⌈threshold / quorum⌉ failures from any one
+//! process. So one process with a broken network opens only its own local
+//! breaker (by its own rules), never the fleet's.
+//!
+//! When the fleet opens, every process holds its local breaker open. After
+//! `open_for`, one trial call runs in the whole fleet: a process where a
+//! call was refused claims the trial with `SET key NX PX open_for` (the
+//! background thread does the round trip; the call that was refused does
+//! not wait for it) and its next call is the trial. A successful trial
+//! closes the fleet (published to every process); a failed one leaves it
+//! open for another `open_for`, and the claim lapses after `open_for` if
+//! the trial never reports.
+//!
+//! # A shared budget
+//!
+//! The fleet keeps one bucket of `max_tokens`. Each process holds a share of
+//! it locally (the bucket divided by the processes heard from), spends and
+//! refills that share with no round trip, and at each sync gives its
+//! balance back (spends and deposits included) and takes a new share in
+//! the same script: retries across the fleet are bounded by the one
+//! bucket. Before its first sync a process spends from a full local
+//! bucket of its own (as a budget without a fleet does).
+//!
+//! # A shared throttle
+//!
+//! Each process counts its own requests and accepts in its window, and at
+//! each sync reports them and hears the rest of the fleet's (the reports of
+//! the processes heard from recently, each over its own window), which its
+//! local throttle adds to its own: every process rejects with the
+//! probability the whole fleet's counts give.
+//!
+//! # When Redis is unreachable or slow
+//!
+//! Every Redis command of the background thread has a timeout (the smaller
+//! of `sync_every` and 250 ms, at least 50 ms); on an error the thread drops
+//! the connection and reconnects at the next sync. Once no sync has reached
+//! Redis for 3 × `sync_every` (at least 1 s), each breaker follows its own
+//! local rules (a breaker the fleet held open runs its own trial after
+//! `open_for`), each budget keeps its local share, refilled
+//! by its own successes, and each throttle counts only its own requests:
+//! nothing blocks, and no call's outcome is lost. A budget's sync that
+//! timed out after Redis ran it leaves the balance counted twice (in the
+//! bucket and locally), at most one share per process; the bucket stays
+//! capped at `max_tokens`.
+//!
+//! # Examples
+//!
+//! ```no_run
+//! use backoff_runtime::fleet::{RedisStore, SharedBreaker, SharedBudget};
+//! use backoff_runtime::{CircuitBreaker, RetryBudget, retry};
+//! use std::sync::LazyLock;
+//! use std::time::Duration;
+//!
+//! static STORE: LazyLock<RedisStore> =
+//!     LazyLock::new(|| RedisStore::new("redis://127.0.0.1/").expect("a valid url"));
+//! static PAYMENTS: LazyLock<SharedBreaker> = LazyLock::new(|| {
+//!     STORE.breaker("payments", CircuitBreaker::new(5, 1, Duration::from_secs(10)))
+//! });
+//! static RETRIES: LazyLock<SharedBudget> =
+//!     LazyLock::new(|| STORE.budget("payments", RetryBudget::new(100, 0.1)));
+//!
+//! #[retry(attempts = 3, circuit = PAYMENTS, budget = RETRIES)]
+//! fn charge(cents: u64) -> Result<(), std::io::Error> {
+//!     # let _ = cents;
+//!     Ok(())
+//! }
+//! # charge(5).unwrap();
+//! ```
+
+use core::fmt;
+use core::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use crate::{AdaptiveThrottle, CircuitBreaker, CircuitState, RetryBudget};
+
+/// The default [`RedisStore::sync_every`].
+pub const DEFAULT_SYNC_EVERY: Duration = Duration::from_millis(100);
+
+/// The prefix of every key and channel a store uses.
+const PREFIX: &str = "backoff";
+
+/// A connection to the Redis server that a fleet shares, and the background
+/// thread that keeps this process's shared breakers and budgets in step
+/// with it.
+///
+/// The thread stops once the store and every shared value made from it
+/// are dropped (each shared value keeps it running).
+///
+/// ```no_run
+/// use backoff_runtime::fleet::RedisStore;
+/// use std::time::Duration;
+///
+/// let store = RedisStore::new("redis://127.0.0.1:6379/")?.sync_every(Duration::from_millis(50));
+/// assert_eq!(store.sync_period(), Duration::from_millis(50));
+/// # Ok::<(), redis::RedisError>(())
+/// ```
+pub struct RedisStore {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("process", &self.inner.process)
+            .field("sync_every", &self.sync_period())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the store, its thread and its shared values share.
+struct Inner {
+    client: redis::Client,
+    /// This process's id in the fleet (random, with the OS process id).
+    process: String,
+    sync_every_ms: AtomicU64,
+    breakers: Mutex<Vec<Arc<BreakerEntry>>>,
+    budgets: Mutex<Vec<Arc<BudgetEntry>>>,
+    throttles: Mutex<Vec<Arc<ThrottleEntry>>>,
+    /// Wakes the thread: a failure, a refusal, a trial's verdict, a new
+    /// shared value, or the store dropped.
+    wake: tokio::sync::Notify,
+    /// Syncs that reached Redis, and those that failed (for tests and
+    /// simulations).
+    synced: AtomicU64,
+    failed: AtomicU64,
+}
+
+impl RedisStore {
+    /// A store for the server at `url` (`redis://host:port/db`), with its
+    /// background thread started. Only the URL is checked here: the
+    /// connection is made (and remade) by the thread, so a server that is
+    /// down now is no error, its shared values run locally until it is up.
+    ///
+    /// ```
+    /// use backoff_runtime::fleet::RedisStore;
+    ///
+    /// assert!(RedisStore::new("not a url").is_err());
+    /// let store = RedisStore::new("redis://127.0.0.1:1/").unwrap(); // nothing listens there
+    /// # drop(store);
+    /// ```
+    pub fn new(url: &str) -> Result<RedisStore, redis::RedisError> {
+        let client = redis::Client::open(url)?;
+        let inner = Arc::new(Inner {
+            client,
+            process: process_id(),
+            sync_every_ms: AtomicU64::new(millis(DEFAULT_SYNC_EVERY)),
+            breakers: Mutex::new(Vec::new()),
+            budgets: Mutex::new(Vec::new()),
+            throttles: Mutex::new(Vec::new()),
+            wake: tokio::sync::Notify::new(),
+            synced: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+        });
+        let thread = Arc::clone(&inner);
+        std::thread::Builder::new()
+            .name("backoff-fleet".into())
+            .spawn(move || run(thread))
+            .map_err(|e| {
+                redis::RedisError::from((
+                    redis::ErrorKind::Io,
+                    "cannot start the fleet's sync thread",
+                    e.to_string(),
+                ))
+            })?;
+        Ok(RedisStore { inner })
+    }
+
+    /// Syncs at most every `period` (at least 1 ms; the default is
+    /// [`DEFAULT_SYNC_EVERY`], 100 ms), plus once right after a local
+    /// failure.
+    ///
+    /// ```
+    /// use backoff_runtime::fleet::RedisStore;
+    /// use std::time::Duration;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?.sync_every(Duration::from_millis(20));
+    /// assert_eq!(store.sync_period(), Duration::from_millis(20));
+    /// # Ok::<(), redis::RedisError>(())
+    /// ```
+    pub fn sync_every(self, period: Duration) -> Self {
+        self.inner
+            .sync_every_ms
+            .store(millis(period).max(1), Ordering::Relaxed);
+        self.inner.wake.notify_one();
+        self
+    }
+
+    /// The period set by [`sync_every`](RedisStore::sync_every).
+    ///
+    /// ```
+    /// use backoff_runtime::fleet::{DEFAULT_SYNC_EVERY, RedisStore};
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// assert_eq!(store.sync_period(), DEFAULT_SYNC_EVERY);
+    /// # Ok::<(), redis::RedisError>(())
+    /// ```
+    pub fn sync_period(&self) -> Duration {
+        Duration::from_millis(self.inner.sync_every_ms.load(Ordering::Relaxed))
+    }
+
+    /// This process's id among the fleet's reports (random per store).
+    ///
+    /// ```
+    /// use backoff_runtime::fleet::RedisStore;
+    ///
+    /// let a = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// let b = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// assert_ne!(a.process(), b.process());
+    /// # Ok::<(), redis::RedisError>(())
+    /// ```
+    pub fn process(&self) -> &str {
+        &self.inner.process
+    }
+
+    /// How many syncs reached Redis, and how many failed (could not
+    /// connect, timed out, or the server answered with an error), since the
+    /// store was made.
+    ///
+    /// ```
+    /// use backoff_runtime::fleet::RedisStore;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// let (ok, _failed) = store.syncs();
+    /// assert_eq!(ok, 0); // nothing listens on port 1
+    /// # Ok::<(), redis::RedisError>(())
+    /// ```
+    pub fn syncs(&self) -> (u64, u64) {
+        (
+            self.inner.synced.load(Ordering::Relaxed),
+            self.inner.failed.load(Ordering::Relaxed),
+        )
+    }
+
+    /// `breaker`, shared by every process that names `name` on the same
+    /// server (the breakers should be configured alike: each process
+    /// judges the fleet's reports by its own threshold). Its quorum is 2;
+    /// see [`SharedBreaker::quorum`].
+    ///
+    /// ```
+    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_runtime::{CircuitBreaker, CircuitState};
+    /// use std::time::Duration;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// let shared = store.breaker("payments", CircuitBreaker::new(5, 1, Duration::from_secs(10)));
+    /// assert_eq!(shared.state(), CircuitState::Closed);
+    /// # Ok::<(), redis::RedisError>(())
+    /// ```
+    pub fn breaker(&self, name: &str, breaker: CircuitBreaker) -> SharedBreaker {
+        let entry = Arc::new(BreakerEntry {
+            name: name.to_owned(),
+            breaker,
+            quorum: AtomicU32::new(2),
+            fleet: Mutex::new(FleetSeen::default()),
+        });
+        let weak = Arc::downgrade(&self.inner);
+        entry.breaker.join_fleet(Box::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                inner.wake.notify_one();
+            }
+        }));
+        lock(&self.inner.breakers).push(Arc::clone(&entry));
+        self.inner.wake.notify_one();
+        SharedBreaker {
+            entry,
+            store: Arc::clone(&self.inner),
+        }
+    }
+
+    /// `budget`, one bucket for every process that names `name` on the same
+    /// server (of `budget`'s `max_tokens` and `token_ratio`).
+    ///
+    /// ```
+    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_runtime::RetryBudget;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// let shared = store.budget("payments", RetryBudget::new(100, 0.1));
+    /// assert!(shared.local().try_spend()); // works locally while Redis is away
+    /// # Ok::<(), redis::RedisError>(())
+    /// ```
+    pub fn budget(&self, name: &str, budget: RetryBudget) -> SharedBudget {
+        let entry = Arc::new(BudgetEntry {
+            name: name.to_owned(),
+            budget,
+            joined: AtomicBool::new(false),
+        });
+        lock(&self.inner.budgets).push(Arc::clone(&entry));
+        self.inner.wake.notify_one();
+        SharedBudget {
+            entry,
+            store: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl RedisStore {
+    /// `throttle`, judging by the whole fleet's requests and accepts: each
+    /// process counts its own in its window, and at each sync adds the
+    /// rest of the fleet's (as last reported, each over its own window) to
+    /// what its local throttle sees.
+    ///
+    /// ```
+    /// use backoff_runtime::AdaptiveThrottle;
+    /// use backoff_runtime::fleet::RedisStore;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// let shared = store.throttle("search", AdaptiveThrottle::new(2.0, Duration::from_secs(120)));
+    /// shared.local().try_acquire(Instant::now()).unwrap().accepted();
+    /// # Ok::<(), redis::RedisError>(())
+    /// ```
+    pub fn throttle(&self, name: &str, throttle: AdaptiveThrottle) -> SharedThrottle {
+        let entry = Arc::new(ThrottleEntry {
+            name: name.to_owned(),
+            throttle,
+        });
+        lock(&self.inner.throttles).push(Arc::clone(&entry));
+        self.inner.wake.notify_one();
+        SharedThrottle {
+            entry,
+            store: Arc::clone(&self.inner),
+        }
+    }
+}
+
+/// An [`AdaptiveThrottle`] that judges by the requests and accepts of a
+/// whole fleet, shared through a [`RedisStore`].
+///
+/// Calls go through [`local`](SharedThrottle::local), this process's
+/// throttle (also through `Deref`); the background thread adds the rest of
+/// the fleet's counts to it at each sync.
+///
+/// ```no_run
+/// use backoff_runtime::AdaptiveThrottle;
+/// use backoff_runtime::fleet::RedisStore;
+/// use std::time::{Duration, Instant};
+///
+/// let store = RedisStore::new("redis://127.0.0.1/")?;
+/// let throttle = store.throttle("search", AdaptiveThrottle::new(2.0, Duration::from_secs(120)));
+/// match throttle.try_acquire(Instant::now()) {
+///     Ok(permit) => permit.accepted(), // (after sending the request)
+///     Err(rejected) => println!("{rejected}"),
+/// }
+/// # Ok::<(), redis::RedisError>(())
+/// ```
+pub struct SharedThrottle {
+    entry: Arc<ThrottleEntry>,
+    /// Keeps the store's thread running.
+    store: Arc<Inner>,
+}
+
+struct ThrottleEntry {
+    name: String,
+    throttle: AdaptiveThrottle,
+}
+
+impl fmt::Debug for SharedThrottle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedThrottle")
+            .field("name", &self.entry.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedThrottle {
+    /// This process's throttle, which every request asks.
+    ///
+    /// ```
+    /// use backoff_runtime::AdaptiveThrottle;
+    /// use backoff_runtime::fleet::RedisStore;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// let shared = store.throttle("a", AdaptiveThrottle::new(2.0, Duration::from_secs(60)));
+    /// assert_eq!(shared.local().reject_probability(Instant::now()), 0.0);
+    /// # Ok::<(), redis::RedisError>(())
+    /// ```
+    #[inline]
+    pub fn local(&self) -> &AdaptiveThrottle {
+        &self.entry.throttle
+    }
+}
+
+impl core::ops::Deref for SharedThrottle {
+    type Target = AdaptiveThrottle;
+
+    #[inline]
+    fn deref(&self) -> &AdaptiveThrottle {
+        &self.entry.throttle
+    }
+}
+
+impl Drop for SharedThrottle {
+    fn drop(&mut self) {
+        lock(&self.store.throttles).retain(|e| !Arc::ptr_eq(e, &self.entry));
+        self.store.wake.notify_one();
+    }
+}
+
+impl Drop for RedisStore {
+    fn drop(&mut self) {
+        // The thread stops once no shared value is left either.
+        self.inner.wake.notify_one();
+    }
+}
+
+/// A [`CircuitBreaker`] shared by a fleet through a [`RedisStore`]; what
+/// `#[retry(circuit = ..)]` takes, as a reference, a field or a `static`
+/// in a [`LazyLock`](std::sync::LazyLock).
+///
+/// Calls go through [`local`](SharedBreaker::local), this process's
+/// breaker: the fleet opens it (and lets one trial through in the whole
+/// fleet per `open_for`) from the background thread.
+///
+/// ```no_run
+/// use backoff_runtime::fleet::RedisStore;
+/// use backoff_runtime::{CircuitBreaker, retry};
+/// use std::time::Duration;
+///
+/// struct Client {
+///     breaker: backoff_runtime::fleet::SharedBreaker,
+/// }
+///
+/// impl Client {
+///     #[retry(attempts = 2, circuit = self.breaker)]
+///     fn get(&self) -> Result<u32, std::io::Error> {
+///         Ok(1)
+///     }
+/// }
+///
+/// let store = RedisStore::new("redis://127.0.0.1/")?;
+/// let client = Client {
+///     breaker: store.breaker("search", CircuitBreaker::new(5, 1, Duration::from_secs(5))).quorum(3),
+/// };
+/// assert_eq!(client.get()?, 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct SharedBreaker {
+    entry: Arc<BreakerEntry>,
+    /// Keeps the store's thread running.
+    store: Arc<Inner>,
+}
+
+impl fmt::Debug for SharedBreaker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedBreaker")
+            .field("name", &self.entry.name)
+            .field("state", &self.state())
+            .field("quorum", &self.entry.quorum.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+struct BreakerEntry {
+    name: String,
+    breaker: CircuitBreaker,
+    quorum: AtomicU32,
+    /// What the thread last heard of the fleet.
+    fleet: Mutex<FleetSeen>,
+}
+
+#[derive(Default)]
+struct FleetSeen {
+    /// A count breaker's failures pushed so far.
+    pushed: u64,
+    /// The fleet's trial key lapses then (a claim before is refused).
+    trial_free_at: Option<tokio::time::Instant>,
+}
+
+impl SharedBreaker {
+    /// Opens the fleet's breaker only when at least `n` distinct processes
+    /// (1 at least; the default is 2) report failures.
+    ///
+    /// ```
+    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_runtime::CircuitBreaker;
+    /// use std::time::Duration;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// let shared = store.breaker("a", CircuitBreaker::new(5, 1, Duration::from_secs(1))).quorum(3);
+    /// assert_eq!(shared.quorum_size(), 3);
+    /// # Ok::<(), redis::RedisError>(())
+    /// ```
+    pub fn quorum(self, n: u32) -> Self {
+        self.entry.quorum.store(n.max(1), Ordering::Relaxed);
+        self
+    }
+
+    /// The quorum set by [`quorum`](SharedBreaker::quorum).
+    ///
+    /// ```
+    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_runtime::CircuitBreaker;
+    /// use std::time::Duration;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// let shared = store.breaker("a", CircuitBreaker::new(5, 1, Duration::from_secs(1)));
+    /// assert_eq!(shared.quorum_size(), 2);
+    /// # Ok::<(), redis::RedisError>(())
+    /// ```
+    pub fn quorum_size(&self) -> u32 {
+        self.entry.quorum.load(Ordering::Relaxed)
+    }
+
+    /// This process's breaker, which every call uses.
+    ///
+    /// ```
+    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_runtime::CircuitBreaker;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// let shared = store.breaker("a", CircuitBreaker::new(5, 1, Duration::from_secs(1)));
+    /// shared.local().acquire(Instant::now()).unwrap().success();
+    /// # Ok::<(), redis::RedisError>(())
+    /// ```
+    #[inline]
+    pub fn local(&self) -> &CircuitBreaker {
+        &self.entry.breaker
+    }
+
+    /// The local breaker's state (held open while the fleet is open).
+    ///
+    /// ```
+    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_runtime::{CircuitBreaker, CircuitState};
+    /// use std::time::Duration;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// let shared = store.breaker("a", CircuitBreaker::new(5, 1, Duration::from_secs(1)));
+    /// assert_eq!(shared.state(), CircuitState::Closed);
+    /// # Ok::<(), redis::RedisError>(())
+    /// ```
+    pub fn state(&self) -> CircuitState {
+        self.entry.breaker.state()
+    }
+
+    /// Whether the fleet holds this process's breaker open (the fleet's
+    /// breaker is open, as last heard from Redis).
+    ///
+    /// ```
+    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_runtime::CircuitBreaker;
+    /// use std::time::Duration;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// let shared = store.breaker("a", CircuitBreaker::new(5, 1, Duration::from_secs(1)));
+    /// assert!(!shared.fleet_open());
+    /// # Ok::<(), redis::RedisError>(())
+    /// ```
+    pub fn fleet_open(&self) -> bool {
+        self.entry.breaker.fleet_held()
+    }
+}
+
+impl core::ops::Deref for SharedBreaker {
+    type Target = CircuitBreaker;
+
+    #[inline]
+    fn deref(&self) -> &CircuitBreaker {
+        &self.entry.breaker
+    }
+}
+
+impl Drop for SharedBreaker {
+    fn drop(&mut self) {
+        lock(&self.store.breakers).retain(|e| !Arc::ptr_eq(e, &self.entry));
+        self.store.wake.notify_one();
+    }
+}
+
+/// A [`RetryBudget`] whose bucket a fleet shares through a [`RedisStore`];
+/// what `#[retry(budget = ..)]` takes, as a reference, a field or a
+/// `static` in a [`LazyLock`](std::sync::LazyLock).
+///
+/// Calls spend and refill [`local`](SharedBudget::local), this process's
+/// share of the fleet's bucket; the background thread trades it with the
+/// fleet's bucket at each sync.
+///
+/// ```no_run
+/// use backoff_runtime::fleet::RedisStore;
+/// use backoff_runtime::{RetryBudget, retry};
+///
+/// let store = RedisStore::new("redis://127.0.0.1/")?;
+/// let budget = store.budget("search", RetryBudget::new(50, 0.1));
+///
+/// #[retry(attempts = 3, budget = &budget)]
+/// fn search(budget: &backoff_runtime::fleet::SharedBudget) -> Result<u32, std::io::Error> {
+///     Ok(1)
+/// }
+/// assert_eq!(search(&budget)?, 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct SharedBudget {
+    entry: Arc<BudgetEntry>,
+    /// Keeps the store's thread running.
+    store: Arc<Inner>,
+}
+
+impl fmt::Debug for SharedBudget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedBudget")
+            .field("name", &self.entry.name)
+            .field("local_tokens", &self.entry.budget.tokens())
+            .finish_non_exhaustive()
+    }
+}
+
+struct BudgetEntry {
+    name: String,
+    budget: RetryBudget,
+    /// Whether a sync has granted this process a share yet.
+    joined: AtomicBool,
+}
+
+impl SharedBudget {
+    /// This process's share of the bucket, which every call spends and
+    /// refills.
+    ///
+    /// ```
+    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_runtime::RetryBudget;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// let shared = store.budget("a", RetryBudget::new(10, 0.5));
+    /// assert_eq!(shared.local().max_tokens(), 10.0);
+    /// # Ok::<(), redis::RedisError>(())
+    /// ```
+    #[inline]
+    pub fn local(&self) -> &RetryBudget {
+        &self.entry.budget
+    }
+}
+
+impl core::ops::Deref for SharedBudget {
+    type Target = RetryBudget;
+
+    #[inline]
+    fn deref(&self) -> &RetryBudget {
+        &self.entry.budget
+    }
+}
+
+impl Drop for SharedBudget {
+    fn drop(&mut self) {
+        lock(&self.store.budgets).retain(|e| !Arc::ptr_eq(e, &self.entry));
+        self.store.wake.notify_one();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn process_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(NEXT.fetch_add(1, Ordering::Relaxed));
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    format!("{}-{:016x}", std::process::id(), h.finish())
+}
+
+/// A breaker's sync: record this process's report, drop stale ones, open
+/// the fleet when the reports trip it with a quorum (publishing it), or
+/// close it when `ARGV[9]` says this process's trial succeeded. Returns
+/// `{open, trial_ttl_ms}`.
+///
+/// KEYS: runs (hash), calls (hash), seen (zset), open, trial.
+/// ARGV: process, failures (a count breaker: new since the last push; a
+/// rate breaker: in its window), calls (a count breaker: its current run;
+/// a rate breaker: in its window), stale_ms, threshold, per_mille (0 for a
+/// count breaker), min_calls, quorum, event ("closed": this process's trial
+/// succeeded; "success": a success ended a run of failures here; or ""),
+/// open_for_ms, channel.
+const BREAKER_SYNC: &str = r#"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local runs, calls, seen, open, trial = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local me = ARGV[1]
+local fails, ncalls = tonumber(ARGV[2]), tonumber(ARGV[3])
+local stale, threshold, per_mille = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local min_calls, quorum, event = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
+local open_for, channel = tonumber(ARGV[10]), ARGV[11]
+local keep = math.max(stale * 10, open_for * 4, 60000)
+if event == 'closed' then
+  if redis.call('EXISTS', open) == 1 then
+    redis.call('DEL', open, runs, calls, trial)
+    redis.call('PUBLISH', channel, 'close')
+  end
+  return {0, 0}
+end
+redis.call('ZADD', seen, now, me)
+for _, p in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now - stale)) do
+  redis.call('HDEL', runs, p)
+  redis.call('HDEL', calls, p)
+  redis.call('ZREM', seen, p)
+end
+if per_mille > 0 then
+  redis.call('HSET', runs, me, fails)
+  redis.call('HSET', calls, me, ncalls)
+elseif event == 'success' then
+  -- A success ends the fleet's run of consecutive failures: this process
+  -- keeps only its failures after it.
+  redis.call('DEL', runs)
+  redis.call('HSET', runs, me, ncalls)
+else
+  redis.call('HINCRBY', runs, me, fails)
+end
+redis.call('PEXPIRE', seen, keep)
+redis.call('PEXPIRE', runs, keep)
+redis.call('PEXPIRE', calls, keep)
+if redis.call('EXISTS', open) == 1 then
+  return {1, math.max(redis.call('PTTL', trial), 0)}
+end
+local sum_f, sum_c, reporters = 0, 0, 0
+local cap = math.ceil(threshold / quorum)
+local all = redis.call('HGETALL', runs)
+for i = 1, #all, 2 do
+  local f = tonumber(all[i + 1])
+  if f > 0 then reporters = reporters + 1 end
+  if per_mille == 0 then sum_f = sum_f + math.min(f, cap) else sum_f = sum_f + f end
+end
+if per_mille > 0 then
+  local c = redis.call('HGETALL', calls)
+  for i = 1, #c, 2 do sum_c = sum_c + tonumber(c[i + 1]) end
+end
+local trips
+if per_mille == 0 then
+  trips = sum_f >= threshold
+else
+  trips = sum_c >= min_calls and sum_f > 0 and sum_f * 1000 >= per_mille * sum_c
+end
+if trips and reporters >= quorum then
+  redis.call('SET', open, now, 'PX', keep)
+  redis.call('SET', trial, 'opened', 'PX', open_for)
+  redis.call('PUBLISH', channel, 'open')
+  return {1, open_for}
+end
+return {0, 0}
+"#;
+
+/// A budget's sync: take back this process's balance (`ARGV[2]`) and any
+/// stale process's share, grant a new share (the bucket divided by the
+/// processes heard from, rounded up to whole tokens). Returns `{share, left}`
+/// in thousandths.
+///
+/// KEYS: tokens, leases (hash), seen (zset).
+/// ARGV: process, balance, max, stale_ms.
+const BUDGET_SYNC: &str = r#"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local tokens, leases, seen = KEYS[1], KEYS[2], KEYS[3]
+local me, balance, max, stale = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local left = tonumber(redis.call('GET', tokens) or max)
+for _, p in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now - stale)) do
+  left = left + tonumber(redis.call('HGET', leases, p) or 0)
+  redis.call('HDEL', leases, p)
+  redis.call('ZREM', seen, p)
+end
+redis.call('ZADD', seen, now, me)
+left = math.min(left + balance, max)
+local n = math.max(redis.call('ZCARD', seen), 1)
+-- Whole tokens (a share of 0.7 token allows no retry anywhere).
+local share = math.min(math.ceil(math.ceil(left / n) / 1000) * 1000, left)
+left = left - share
+redis.call('SET', tokens, left)
+redis.call('HSET', leases, me, share)
+return {share, left}
+"#;
+
+/// A throttle's sync: record this process's window counts, drop stale
+/// reports, return the rest of the fleet's `{requests, accepts}`.
+///
+/// KEYS: requests (hash), accepts (hash), seen (zset).
+/// ARGV: process, requests, accepts, stale_ms.
+const THROTTLE_SYNC: &str = r#"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local req, acc, seen = KEYS[1], KEYS[2], KEYS[3]
+local me, stale = ARGV[1], tonumber(ARGV[4])
+for _, p in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now - stale)) do
+  redis.call('HDEL', req, p)
+  redis.call('HDEL', acc, p)
+  redis.call('ZREM', seen, p)
+end
+redis.call('ZADD', seen, now, me)
+redis.call('HSET', req, me, ARGV[2])
+redis.call('HSET', acc, me, ARGV[3])
+local keep = math.max(stale * 10, 60000)
+redis.call('PEXPIRE', seen, keep)
+redis.call('PEXPIRE', req, keep)
+redis.call('PEXPIRE', acc, keep)
+local r, a = 0, 0
+local all = redis.call('HGETALL', req)
+for i = 1, #all, 2 do
+  if all[i] ~= me then r = r + tonumber(all[i + 1]) end
+end
+all = redis.call('HGETALL', acc)
+for i = 1, #all, 2 do
+  if all[i] ~= me then a = a + tonumber(all[i + 1]) end
+end
+return {r, a}
+"#;
+
+/// The background thread: a current-thread runtime of its own.
+fn run(inner: Arc<Inner>) {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    rt.block_on(sync_loop(inner));
+}
+
+struct Conn {
+    con: redis::aio::MultiplexedConnection,
+    /// The pub/sub listener's task (aborted with the connection).
+    listener: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.listener.abort();
+    }
+}
+
+async fn sync_loop(inner: Arc<Inner>) {
+    let breaker_script = redis::Script::new(BREAKER_SYNC);
+    let budget_script = redis::Script::new(BUDGET_SYNC);
+    let throttle_script = redis::Script::new(THROTTLE_SYNC);
+    let scripts = Scripts {
+        breaker: &breaker_script,
+        budget: &budget_script,
+        throttle: &throttle_script,
+    };
+    let mut conn: Option<Conn> = None;
+    let mut next = tokio::time::Instant::now();
+    // The last sync that reached Redis: the fleet's hold on a breaker
+    // outlives a slow command or two, not an absence.
+    let mut last_ok = tokio::time::Instant::now();
+    loop {
+        // Stop once the store and every shared value are gone.
+        if Arc::strong_count(&inner) == 1 {
+            return;
+        }
+        let every = Duration::from_millis(inner.sync_every_ms.load(Ordering::Relaxed));
+        // The earliest lapse of a trial claim this process wants.
+        let mut wake_at = next;
+        for entry in lock(&inner.breakers).iter() {
+            if let Some(at) = lock(&entry.fleet).trial_free_at
+                && at < wake_at
+            {
+                wake_at = at;
+            }
+        }
+        tokio::select! {
+            () = tokio::time::sleep_until(wake_at) => {}
+            () = inner.wake.notified() => {}
+            // (A dropped store has no strong count left to notice at once:
+            // look again now and then.)
+            () = tokio::time::sleep(Duration::from_secs(1)) => {}
+        }
+        let now = tokio::time::Instant::now();
+        if now >= next {
+            next = now + every;
+        }
+        let timeout = every.clamp(Duration::from_millis(50), Duration::from_millis(250));
+        let away = now.saturating_duration_since(last_ok) >= stale_after(every);
+        // A listener whose subscription ended (its connection broke) is
+        // remade with the connection: polling alone would be a period late.
+        if conn.as_ref().is_some_and(|c| c.listener.is_finished()) {
+            conn = None;
+        }
+        if conn.is_none() {
+            conn = connect(&inner, timeout).await;
+            if conn.is_none() {
+                inner.failed.fetch_add(1, Ordering::Relaxed);
+                if away {
+                    fall_back(&inner);
+                }
+                // Reconnect at the next period, not on every wake.
+                next = now + every;
+                tokio::time::sleep_until(next).await;
+                continue;
+            }
+        }
+        let Some(c) = conn.as_mut() else { continue };
+        let ok = sync_all(&inner, c, &scripts, every, timeout).await;
+        if ok {
+            inner.synced.fetch_add(1, Ordering::Relaxed);
+            last_ok = tokio::time::Instant::now();
+        } else {
+            inner.failed.fetch_add(1, Ordering::Relaxed);
+            conn = None;
+            if away {
+                fall_back(&inner);
+            }
+        }
+    }
+}
+
+/// How long a report lives in the fleet, and how long the fleet's hold on a
+/// breaker outlives failed syncs: 3 × `sync_every`, at least 1 s.
+fn stale_after(every: Duration) -> Duration {
+    every.saturating_mul(3).max(Duration::from_secs(1))
+}
+
+/// Redis is away: every breaker follows its local rules again.
+fn fall_back(inner: &Inner) {
+    for entry in lock(&inner.breakers).iter() {
+        if entry.breaker.fleet_held() {
+            entry.breaker.fleet_release(false);
+        }
+        lock(&entry.fleet).trial_free_at = None;
+    }
+    for entry in lock(&inner.throttles).iter() {
+        entry.throttle.set_fleet(0, 0);
+    }
+}
+
+async fn connect(inner: &Arc<Inner>, timeout: Duration) -> Option<Conn> {
+    let con = tokio::time::timeout(timeout, inner.client.get_multiplexed_async_connection())
+        .await
+        .ok()?
+        .ok()?;
+    let pubsub = tokio::time::timeout(timeout, inner.client.get_async_pubsub())
+        .await
+        .ok()?
+        .ok()?;
+    let weak = Arc::downgrade(inner);
+    let listener = tokio::spawn(listen(pubsub, weak, timeout));
+    Some(Conn { con, listener })
+}
+
+/// Hears the fleet's breakers open and close.
+async fn listen(mut pubsub: redis::aio::PubSub, inner: std::sync::Weak<Inner>, timeout: Duration) {
+    use futures_util::StreamExt;
+    let pattern = format!("{PREFIX}:b:*");
+    if tokio::time::timeout(timeout, pubsub.psubscribe(&pattern))
+        .await
+        .map_or(true, |r| r.is_err())
+    {
+        return;
+    }
+    let mut messages = pubsub.on_message();
+    while let Some(msg) = messages.next().await {
+        let Some(inner) = inner.upgrade() else { return };
+        let channel = msg.get_channel_name().to_owned();
+        let Ok(payload) = msg.get_payload::<String>() else {
+            continue;
+        };
+        for entry in lock(&inner.breakers).iter() {
+            if channel == breaker_key(&entry.name, "ch") {
+                match payload.as_str() {
+                    "open" => entry.breaker.fleet_hold(Instant::now()),
+                    "close" => entry.breaker.fleet_release(true),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+fn breaker_key(name: &str, what: &str) -> String {
+    format!("{PREFIX}:b:{name}:{what}")
+}
+
+fn throttle_key(name: &str, what: &str) -> String {
+    format!("{PREFIX}:a:{name}:{what}")
+}
+
+fn budget_key(name: &str, what: &str) -> String {
+    format!("{PREFIX}:t:{name}:{what}")
+}
+
+/// One sync of every shared value; `false` if Redis failed (or timed out).
+struct Scripts<'a> {
+    breaker: &'a redis::Script,
+    budget: &'a redis::Script,
+    throttle: &'a redis::Script,
+}
+
+async fn sync_all(
+    inner: &Arc<Inner>,
+    conn: &mut Conn,
+    scripts: &Scripts<'_>,
+    every: Duration,
+    timeout: Duration,
+) -> bool {
+    let (breaker_script, budget_script, throttle_script) =
+        (scripts.breaker, scripts.budget, scripts.throttle);
+    let stale = millis(stale_after(every));
+    let breakers: Vec<_> = lock(&inner.breakers).clone();
+    for entry in breakers {
+        if !sync_breaker(inner, conn, breaker_script, &entry, stale, timeout).await {
+            return false;
+        }
+    }
+    let throttles: Vec<_> = lock(&inner.throttles).clone();
+    for entry in throttles {
+        let (requests, accepts) = entry.throttle.own_counts(Instant::now());
+        let mut invocation = throttle_script.prepare_invoke();
+        invocation
+            .key(throttle_key(&entry.name, "requests"))
+            .key(throttle_key(&entry.name, "accepts"))
+            .key(throttle_key(&entry.name, "seen"))
+            .arg(&inner.process)
+            .arg(requests)
+            .arg(accepts)
+            .arg(stale);
+        let result: Option<(u64, u64)> =
+            tokio::time::timeout(timeout, invocation.invoke_async(&mut conn.con))
+                .await
+                .ok()
+                .and_then(Result::ok);
+        let Some((requests, accepts)) = result else {
+            return false;
+        };
+        entry.throttle.set_fleet(requests, accepts);
+    }
+    let budgets: Vec<_> = lock(&inner.budgets).clone();
+    for entry in budgets {
+        let b = &entry.budget;
+        let balance = b.milli();
+        // Before its first sync a process spends from a full bucket of its
+        // own: that is not the fleet's to take back.
+        let given = if entry.joined.load(Ordering::Relaxed) {
+            balance
+        } else {
+            0
+        };
+        let mut invocation = budget_script.prepare_invoke();
+        invocation
+            .key(budget_key(&entry.name, "tokens"))
+            .key(budget_key(&entry.name, "leases"))
+            .key(budget_key(&entry.name, "seen"))
+            .arg(&inner.process)
+            .arg(given)
+            .arg(b.max_milli())
+            .arg(stale);
+        let result: Option<(u64, u64)> =
+            tokio::time::timeout(timeout, invocation.invoke_async(&mut conn.con))
+                .await
+                .ok()
+                .and_then(Result::ok);
+        let Some((share, _left)) = result else {
+            // Not taken (or not known to be): the balance stays this
+            // process's.
+            return false;
+        };
+        // The balance given back is replaced by the share; what was spent
+        // or deposited meanwhile stays counted.
+        let delta = i64::try_from(share)
+            .unwrap_or(i64::MAX)
+            .saturating_sub(i64::try_from(balance).unwrap_or(i64::MAX));
+        b.adjust_milli(delta);
+        entry.joined.store(true, Ordering::Relaxed);
+    }
+    true
+}
+
+async fn sync_breaker(
+    inner: &Arc<Inner>,
+    conn: &mut Conn,
+    script: &redis::Script,
+    entry: &BreakerEntry,
+    stale: u64,
+    timeout: Duration,
+) -> bool {
+    let b = &entry.breaker;
+    let held = b.fleet_held();
+    // Held, and closed since: this process's trial (a grant) succeeded.
+    let closed = held && b.state() == CircuitState::Closed;
+    let succeeded = b.fleet_take_succeeded();
+    let (failures, calls) = b.fleet_report(Instant::now());
+    let (threshold, min_calls) = b.fleet_trip();
+    // A count breaker pushes the failures since its last push.
+    let total = failures;
+    let failures = if min_calls == 0 {
+        total.saturating_sub(lock(&entry.fleet).pushed)
+    } else {
+        failures
+    };
+    let per_mille = if min_calls == 0 { 0 } else { threshold };
+    let threshold = if min_calls == 0 { threshold } else { 0 };
+    let mut invocation = script.prepare_invoke();
+    invocation
+        .key(breaker_key(&entry.name, "runs"))
+        .key(breaker_key(&entry.name, "calls"))
+        .key(breaker_key(&entry.name, "seen"))
+        .key(breaker_key(&entry.name, "open"))
+        .key(breaker_key(&entry.name, "trial"))
+        .arg(&inner.process)
+        .arg(failures)
+        .arg(calls)
+        .arg(stale)
+        .arg(threshold)
+        .arg(per_mille)
+        .arg(min_calls)
+        .arg(entry.quorum.load(Ordering::Relaxed))
+        .arg(if closed {
+            "closed"
+        } else if succeeded {
+            "success"
+        } else {
+            ""
+        })
+        .arg(b.open_for_ms())
+        .arg(breaker_key(&entry.name, "ch"));
+    let result: Option<(u64, u64)> =
+        tokio::time::timeout(timeout, invocation.invoke_async(&mut conn.con))
+            .await
+            .ok()
+            .and_then(Result::ok);
+    let Some((open, trial_ttl)) = result else {
+        return false;
+    };
+    lock(&entry.fleet).pushed = total;
+    if closed {
+        b.fleet_release(true);
+        lock(&entry.fleet).trial_free_at = None;
+        return true;
+    }
+    if open == 0 {
+        if held {
+            // The fleet closed (its message may not have arrived).
+            b.fleet_release(true);
+        }
+        lock(&entry.fleet).trial_free_at = None;
+        return true;
+    }
+    b.fleet_hold(Instant::now());
+    // Open: claim the fleet's trial if a call here wants it and no grant is
+    // waiting unused.
+    let (want, granted) = b.fleet_take_want();
+    if granted {
+        return true;
+    }
+    if trial_ttl > 0 {
+        // Claimed or opening: look again when it lapses (if wanted).
+        lock(&entry.fleet).trial_free_at =
+            want.then(|| tokio::time::Instant::now() + Duration::from_millis(trial_ttl));
+        if want {
+            // Keep the mark for then.
+            b.fleet_mark_want();
+        }
+        return true;
+    }
+    if !want {
+        return true;
+    }
+    let mut set = redis::cmd("SET");
+    set.arg(breaker_key(&entry.name, "trial"))
+        .arg(&inner.process)
+        .arg("NX")
+        .arg("PX")
+        .arg(b.open_for_ms());
+    let claim = set.query_async::<Option<String>>(&mut conn.con);
+    let Ok(Ok(claimed)) = tokio::time::timeout(timeout, claim).await else {
+        return false;
+    };
+    if claimed.is_some() {
+        b.fleet_grant();
+        lock(&entry.fleet).trial_free_at = None;
+    } else {
+        // Another process took it; look again when its claim lapses.
+        b.fleet_mark_want();
+        lock(&entry.fleet).trial_free_at =
+            Some(tokio::time::Instant::now() + Duration::from_millis(b.open_for_ms()));
+    }
+    true
+}

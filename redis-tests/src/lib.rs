@@ -1,0 +1,112 @@
+//! A throwaway `redis-server` for the fleet tests and the fleet simulation:
+//! [`RedisServer::start`] runs one on a free loopback port, with no
+//! persistence, and kills it on drop.
+
+use std::io;
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The server binary: `$REDIS_SERVER`, or `redis-server` on the `PATH`
+/// (Debian's package `redis-server` installs `/usr/bin/redis-server`).
+fn binary() -> String {
+    std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".to_owned())
+}
+
+/// A `redis-server` of this process's own, killed when dropped.
+#[derive(Debug)]
+pub struct RedisServer {
+    port: u16,
+    child: Option<Child>,
+}
+
+impl RedisServer {
+    /// Starts a server on a free port of 127.0.0.1 and waits (at most 10 s)
+    /// until it accepts connections.
+    pub fn start() -> io::Result<RedisServer> {
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let mut server = RedisServer { port, child: None };
+        server.restart()?;
+        Ok(server)
+    }
+
+    /// The server's port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Its URL, `redis://127.0.0.1:PORT/`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// Kills the server (SIGKILL: as a crash, or a network cut, looks to
+    /// its clients) and waits for it to exit.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts it again on the same port (empty: it keeps nothing), after
+    /// [`kill`](RedisServer::kill).
+    pub fn restart(&mut self) -> io::Result<()> {
+        self.kill();
+        let child = Command::new(binary())
+            .args(["--port", &self.port.to_string()])
+            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "cannot run `{}` ({e}): install Debian's `redis-server` package",
+                        binary()
+                    ),
+                )
+            })?;
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return Ok(());
+            }
+            if let Some(child) = self.child.as_mut()
+                && let Some(status) = child.try_wait()?
+            {
+                return Err(io::Error::other(format!(
+                    "`redis-server` exited at start ({status})"
+                )));
+            }
+            if Instant::now() > deadline {
+                return Err(io::Error::other(
+                    "`redis-server` did not listen within 10 s",
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Polls `done` every millisecond until it holds or `limit` passes;
+/// whether it held. (For tests that wait on the fleet's background sync:
+/// the limit is a bound against hanging, never a measured figure.)
+pub fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    done()
+}
