@@ -429,7 +429,12 @@ async fn main() -> std::result::Result<(), Box<dyn Error>> {
     println!("\nwrote {}", path.display());
 
     // The targets (docs/fleets.md): exit with an error when one is missed.
+    // With `--timing-advisory` (CI, a shared machine), the two wall-clock
+    // targets (recovery time, latency with Redis killed) are printed but
+    // do not fail the run; the counts always do.
+    let advisory = std::env::args().any(|a| a == "--timing-advisory");
     let mut missed = Vec::new();
+    let mut timing = Vec::new();
     let quorum = &results[2];
     if quorum.leaked > 25 {
         missed.push(format!(
@@ -448,7 +453,7 @@ async fn main() -> std::result::Result<(), Box<dyn Error>> {
     // round trips, with 100 ms of slack for a loaded machine.
     let bound = (OPEN_FOR + PERIOD).as_millis() as u64 + 100;
     if quorum.recovered_ms.is_none_or(|ms| ms > bound) {
-        missed.push(format!(
+        timing.push(format!(
             "recovery after {:?} ms (bound: {bound} ms)",
             quorum.recovered_ms
         ));
@@ -459,11 +464,23 @@ async fn main() -> std::result::Result<(), Box<dyn Error>> {
             broken[2]
         ));
     }
-    if percentile(&down, 0.999) > 5000.0 || wrong_down != 0 {
+    if wrong_down != 0 {
         missed.push(format!(
-            "with Redis killed: p99.9 {:.1} µs (target: 5 ms), {wrong_down} calls without their own outcome",
+            "with Redis killed: {wrong_down} calls without their own outcome"
+        ));
+    }
+    if percentile(&down, 0.999) > 5000.0 {
+        timing.push(format!(
+            "with Redis killed: p99.9 {:.1} µs (target: 5 ms)",
             percentile(&down, 0.999)
         ));
+    }
+    if advisory {
+        for t in &timing {
+            println!("timing target missed (advisory on a shared machine): {t}");
+        }
+    } else {
+        missed.extend(timing);
     }
     if !missed.is_empty() {
         return Err(format!("targets missed: {}", missed.join("; ")).into());
