@@ -267,3 +267,48 @@ fn the_future_is_send() {
         Ok(3)
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn context_tells_each_attempt_its_number_and_kind() {
+    use backoff_runtime::AttemptContext;
+    let seen = Mutex::new(Vec::new());
+
+    #[retry(hedge = "20ms", attempts = 3, context = ctx)]
+    async fn call(seen: &Mutex<Vec<AttemptContext>>) -> Result<u32, Error> {
+        seen.lock().unwrap().push(ctx);
+        match ctx.attempt {
+            // Attempt 1 fails after 30 ms, after the hedge at 20 ms began;
+            // the retry it starts at once (attempt 3) answers.
+            1 => {
+                sleep(Duration::from_millis(30)).await;
+                Err(Error::Down(1))
+            }
+            2 => {
+                sleep(Duration::from_secs(1)).await;
+                Ok(2)
+            }
+            n => {
+                sleep(Duration::from_millis(5)).await;
+                Ok(n)
+            }
+        }
+    }
+
+    let began = Instant::now();
+    assert_eq!(call(&seen).await, Ok(3));
+    assert_eq!(began.elapsed(), Duration::from_millis(35));
+    let seen: Vec<_> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|c| (c.attempt, c.kind, c.last))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (1, AttemptKind::Original, false),
+            (2, AttemptKind::Hedge, false),
+            (3, AttemptKind::Retry, true),
+        ]
+    );
+}

@@ -115,20 +115,44 @@ pub struct AttemptContext {
     /// limits counts. A deadline, budget or breaker may still end a call
     /// earlier: `last` speaks of the limit only.
     pub last: bool,
+    /// What started it: [`Original`](AttemptKind::Original) for attempt 1,
+    /// [`Retry`](AttemptKind::Retry) after a failure, and in a hedged call
+    /// [`Hedge`](AttemptKind::Hedge) when the hedge delay did.
+    pub kind: AttemptKind,
 }
 
 impl AttemptContext {
-    /// A context, for testing a body that reads one.
+    /// A context, for testing a body that reads one (its `kind` is
+    /// `Original` for attempt 1, else `Retry`).
     pub const fn new(attempt: u32, last: bool) -> Self {
-        AttemptContext { attempt, last }
+        AttemptContext {
+            attempt,
+            last,
+            kind: if attempt <= 1 {
+                AttemptKind::Original
+            } else {
+                AttemptKind::Retry
+            },
+        }
     }
 
     /// The context of attempt `attempt` (from 1) under `policy`.
     #[inline]
     pub const fn of<S>(policy: &crate::Policy<S>, attempt: u32) -> Self {
-        AttemptContext {
-            attempt,
-            last: policy.is_last_attempt(attempt),
-        }
+        AttemptContext::new(attempt, policy.is_last_attempt(attempt))
+    }
+
+    /// The same context, started as `kind`.
+    ///
+    /// ```
+    /// use backoff_runtime::{AttemptContext, AttemptKind};
+    ///
+    /// let hedge = AttemptContext::new(2, true).with_kind(AttemptKind::Hedge);
+    /// assert_eq!((hedge.attempt, hedge.kind), (2, AttemptKind::Hedge));
+    /// assert_eq!(AttemptContext::new(1, false).kind, AttemptKind::Original);
+    /// ```
+    pub const fn with_kind(mut self, kind: AttemptKind) -> Self {
+        self.kind = kind;
+        self
     }
 }

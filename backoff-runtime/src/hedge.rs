@@ -78,7 +78,7 @@ use crate::decision::IntoDecision;
 use crate::driver::{
     self, HedgeCount, HedgedRecording, Hedging, Hooks, Lazy, NoTrace, Origin, Recording, Trace,
 };
-use crate::event::{AttemptKind, RetryEvent};
+use crate::event::{AttemptContext, AttemptKind, RetryEvent};
 use crate::policy::Policy;
 use crate::report::GiveUp;
 use crate::retrying::{AcceptAll, Classify, NoHook, OnGiveUp, RetryAll};
@@ -490,6 +490,45 @@ macro_rules! capacity {
     )*};
 }
 capacity!(2 => 1, 3 => 2, 4 => 3, 5 => 4, 6 => 5, 7 => 6, 8 => 7);
+
+/// What a hedged call runs for each attempt: a closure `Fn() -> Fut`, or,
+/// given to [`Hedge::call_with_context`], `Fn(AttemptContext) -> Fut`
+/// (wrapped in a [`WithContext`]).
+///
+/// ```
+/// use backoff_runtime::hedge::{HedgeOp, WithContext};
+/// use backoff_runtime::{AttemptContext, AttemptKind};
+///
+/// let plain = || 7;
+/// assert_eq!(plain.attempt(AttemptContext::new(1, false)), 7);
+/// let told = WithContext(|c: AttemptContext| c.kind);
+/// let hedge = AttemptContext::new(2, true).with_kind(AttemptKind::Hedge);
+/// assert_eq!(told.attempt(hedge), AttemptKind::Hedge);
+/// ```
+pub trait HedgeOp<Fut> {
+    /// Makes attempt `context.attempt`'s future.
+    fn attempt(&self, context: AttemptContext) -> Fut;
+}
+
+impl<F: Fn() -> Fut, Fut> HedgeOp<Fut> for F {
+    #[inline]
+    fn attempt(&self, _: AttemptContext) -> Fut {
+        self()
+    }
+}
+
+/// An operation told each attempt's [`AttemptContext`] (its number, whether
+/// it is the last, and whether a hedge started it): see
+/// [`Hedge::call_with_context`].
+#[derive(Debug, Clone, Copy)]
+pub struct WithContext<F>(pub F);
+
+impl<F: Fn(AttemptContext) -> Fut, Fut> HedgeOp<Fut> for WithContext<F> {
+    #[inline]
+    fn attempt(&self, context: AttemptContext) -> Fut {
+        (self.0)(context)
+    }
+}
 
 /// An `on_retry` hook of a hedged call: closures and functions
 /// `FnMut(Option<&Result<T, E>>, &RetryEvent)` (the outcome that started
@@ -948,6 +987,59 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
         }
     }
 
+    /// [`call`](Hedge::call) with an operation that is told each attempt's
+    /// [`AttemptContext`]: its number, whether it is the last, and its
+    /// [`AttemptKind`] (a hedge, or a retry after a failure).
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::{AttemptContext, AttemptKind, Policy};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let result: Result<AttemptKind, ()> = Policy::immediate()
+    ///     .attempts(2)
+    ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .call_with_context(|c: AttemptContext| async move {
+    ///         // The first attempt hangs; the hedge answers.
+    ///         if c.attempt == 1 {
+    ///             std::future::pending::<()>().await;
+    ///         }
+    ///         Ok(c.kind)
+    ///     })
+    ///     .await;
+    /// assert_eq!(result, Ok(AttemptKind::Hedge));
+    /// # }
+    /// ```
+    #[allow(clippy::type_complexity)] // (the `Hedged` of `call`)
+    pub fn call_with_context<T, E, Op, Fut>(
+        self,
+        op: Op,
+    ) -> Hedged<
+        'p,
+        S,
+        WithContext<Op>,
+        Fut,
+        T,
+        E,
+        C,
+        HedgeHooks<W, K, R, G>,
+        <Capacity<N> as Holds<'p, Fut>>::Slots,
+    >
+    where
+        C: Refuse<E>,
+        S: Strategy,
+        Op: Fn(AttemptContext) -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        Capacity<N>: Holds<'p, Fut>,
+        W: Classify<E>,
+        K: Classify<T>,
+        R: OnAttempt<T, E>,
+        G: OnGiveUp<T, E>,
+    {
+        self.hedged(WithContext(op))
+    }
+
     /// The hedged call of `op`, which makes one attempt's future each time
     /// it is called (it must be runnable several times at once, so it is
     /// `Fn`, and its futures may borrow what it borrows, not itself).
@@ -987,6 +1079,36 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
         C: Refuse<E>,
         S: Strategy,
         Op: Fn() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        Capacity<N>: Holds<'p, Fut>,
+        W: Classify<E>,
+        K: Classify<T>,
+        R: OnAttempt<T, E>,
+        G: OnGiveUp<T, E>,
+    {
+        self.hedged(op)
+    }
+
+    /// The future of a call of `op` (either kind of operation).
+    #[allow(clippy::type_complexity)] // (the `Hedged` of `call`)
+    fn hedged<T, E, Op, Fut>(
+        self,
+        op: Op,
+    ) -> Hedged<
+        'p,
+        S,
+        Op,
+        Fut,
+        T,
+        E,
+        C,
+        HedgeHooks<W, K, R, G>,
+        <Capacity<N> as Holds<'p, Fut>>::Slots,
+    >
+    where
+        C: Refuse<E>,
+        S: Strategy,
+        Op: HedgeOp<Fut>,
         Fut: Future<Output = Result<T, E>>,
         Capacity<N>: Holds<'p, Fut>,
         W: Classify<E>,
@@ -1092,7 +1214,7 @@ struct Call<'p, S, Op, Fut, T, E, C, H> {
 impl<'p, S: Strategy, Op, Fut, T, E, C, H> Call<'p, S, Op, Fut, T, E, C, H>
 where
     C: Refuse<E>,
-    Op: Fn() -> Fut,
+    Op: HedgeOp<Fut>,
     Fut: Future<Output = Result<T, E>>,
     H: Hooks<T, E>,
 {
@@ -1125,7 +1247,9 @@ where
             began,
             permit,
         };
-        slots.start(self.started, (self.op)(), meta);
+        let context =
+            AttemptContext::of(self.start.policy, self.started.saturating_add(1)).with_kind(kind);
+        slots.start(self.started, self.op.attempt(context), meta);
         self.started += 1;
         self.in_flight += 1;
         if kind == AttemptKind::Hedge {
@@ -1181,7 +1305,7 @@ where
     Tr: Trace<E>,
     C: Refuse<E>,
     S: Strategy,
-    Op: Fn() -> Fut,
+    Op: HedgeOp<Fut>,
     Fut: Future<Output = Result<T, E>>,
     H: Hooks<T, E>,
     L: Slots<'p, Fut>,

@@ -2,7 +2,7 @@
 //! (`Policy::hedge_async`) inside the function's own future.
 
 use proc_macro2::{Literal, TokenStream};
-use quote::{quote, quote_spanned};
+use quote::{ToTokens, quote, quote_spanned};
 
 use super::body::Body;
 use super::fleet;
@@ -139,16 +139,39 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
         };
         quote!(.circuit(__backoff_circuit, |__backoff_open| #from))
     });
-    let attempt = match &args.attempt_timeout {
-        Some(t) => {
-            let timed = attempt_timeout(n, t, &body.async_block);
-            quote!(#p::attempt::<#ret, _>(async { #timed }))
-        }
-        None => {
-            let async_body = &body.async_block;
-            let asyncness = quote_spanned!(body.open=> async);
-            quote!(#p::attempt::<#ret, _>(#asyncness #async_body))
-        }
+    let (attempt_closure, call) = if args.context.is_some() {
+        // `context = ctx`: each attempt is told its context. An async
+        // closure owns its argument and borrows what it captures, as the
+        // attempts must; the closure the call holds calls it by reference.
+        let closure_body = match &args.attempt_timeout {
+            Some(t) => {
+                let timed = attempt_timeout(n, t, &body.async_block);
+                quote!({ #timed })
+            }
+            None => body.async_block.to_token_stream(),
+        };
+        let asyncness = quote_spanned!(body.open=> async);
+        (
+            quote! {
+                let __backoff_attempt = #asyncness |__backoff_context: #p::AttemptContext| -> #ret #closure_body;
+            },
+            quote! {
+                .call_with_context(|__backoff_context: #p::AttemptContext| __backoff_attempt(__backoff_context))
+            },
+        )
+    } else {
+        let attempt = match &args.attempt_timeout {
+            Some(t) => {
+                let timed = attempt_timeout(n, t, &body.async_block);
+                quote!(#p::attempt::<#ret, _>(async { #timed }))
+            }
+            None => {
+                let async_body = &body.async_block;
+                let asyncness = quote_spanned!(body.open=> async);
+                quote!(#p::attempt::<#ret, _>(#asyncness #async_body))
+            }
+        };
+        (TokenStream::new(), quote!(.call(|| #attempt)))
     };
     quote! {
         #import
@@ -158,6 +181,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
         #latency
         #bindings
         #gave_up
+        #attempt_closure
         let __backoff_outcome: #ret = __BACKOFF_HEDGE_POLICY
             .hedge_async::<#limit_usize>(#delay)
             #when
@@ -166,7 +190,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             #on_giveup
             #budget
             #circuit
-            .call(|| #attempt)
+            #call
             .await;
         #finished
     }

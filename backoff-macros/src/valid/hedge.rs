@@ -84,11 +84,6 @@ pub(crate) fn check_hedge(sig: &Signature, is_async: bool, args: &RetryArgs, err
             args.throttle.as_ref().map(|a| a.key),
             "a hedge is refused by an open `circuit` and paid for by a `budget`; use those",
         ),
-        (
-            "context",
-            args.context.as_ref().map(|a| a.key),
-            "overlapping attempts share one body, which has no attempt number of its own",
-        ),
     ] {
         if let Some(key) = key {
             errors.push(syn::Error::new(
