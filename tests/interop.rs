@@ -421,3 +421,24 @@ fn an_async_fns_error_is_dropped_before_the_sleep() {
     assert_eq!(SLEPT.get(), (2, 0), "(sleeps, sleeps with the error alive)");
     assert_eq!(LIVE_ERRORS.get(), 0);
 }
+
+/// A hedged `#[retry]` function traces like the others: a WARN for the
+/// retry a failure started, an ERROR when every attempt failed.
+#[test]
+fn a_hedged_fn_traces_its_retries_and_giving_up() {
+    #[retry(hedge = "1h", attempts = 2)]
+    async fn hedged(id: u32) -> Result<(), Down> {
+        Err(Down(id))
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let (result, events) = capture(|| rt.block_on(hedged(3)));
+    assert_eq!(result, Err(Down(3)));
+    let levels: Vec<Level> = events.iter().map(|e| e.level).collect();
+    assert_eq!(levels, [Level::WARN, Level::ERROR]);
+    assert_eq!(events[0].field("function"), Some("hedged"));
+    assert_eq!(events[1].field("reason"), Some("attempts"));
+    assert_eq!(events[1].field("error"), Some("down #3"));
+}

@@ -25,7 +25,8 @@ use crate::attr::{Attempts, Hedge, defaults};
 //             .on_retry(|outcome: Option<&Result<T, E>>, event: &RetryEvent| on_retry(error or None, event))
 //             .on_giveup(|_, report| gave_up = Some(*report))
 //             .budget(b).circuit(c, |open| E::from(open))
-//             .call(|| attempt::<R, _>(async { body }))
+//             .call(|| attempt::<R, _>(async { body }))   // `context`: an async closure's
+//             .traced(tracer!(name, ..))                   // `tracing` events
 //             .await;
 //         match gave_up { None => outcome, Some(report) => { on_giveup; fallback; from_result(result) } }
 //
@@ -191,6 +192,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             #budget
             #circuit
             #call
+            .traced(#p::tracer!(#name, &#p::outcome_type::<#ret>))
             .await;
         #finished
     }
