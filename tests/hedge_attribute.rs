@@ -312,3 +312,26 @@ async fn context_tells_each_attempt_its_number_and_kind() {
         ]
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_bounds_the_hedged_call_and_reports_the_attempts_started() {
+    let report = Mutex::new(None);
+
+    #[retry(hedge = "20ms", attempts = 3, timeout = "50ms",
+            on_giveup = |r, g| *report.lock().unwrap() = Some((r.clone(), *g)),
+            fallback = |e, _| if e == Error::TimedOut { Ok(0) } else { Err(e) })]
+    async fn stuck(report: &Mutex<Option<(Result<u32, Error>, GiveUp)>>) -> Result<u32, Error> {
+        let _ = report;
+        sleep(Duration::from_secs(10)).await;
+        Ok(1)
+    }
+
+    let began = Instant::now();
+    assert_eq!(stuck(&report).await, Ok(0));
+    assert_eq!(began.elapsed(), Duration::from_millis(50));
+    let (outcome, g) = report.lock().unwrap().clone().expect("gave up");
+    assert_eq!(outcome, Err(Error::TimedOut));
+    // Attempts at 0, 20 and 40 ms.
+    assert_eq!((g.attempts, g.reason), (3, GiveUpReason::Timeout));
+    assert_eq!(g.elapsed, Duration::from_millis(50));
+}

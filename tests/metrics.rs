@@ -846,6 +846,31 @@ mod attribute {
         assert_eq!(call.value, 0.03);
     }
 
+    /// A hedged `async fn` that runs out of time records the call as given
+    /// up for `timeout`.
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn a_hedged_fn_past_its_timeout_records_the_give_up() {
+        setup();
+        #[retry(hedge = "20ms", attempts = 2, timeout = "30ms")]
+        async fn hedged_stuck() -> Result<u32, std::io::Error> {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            Ok(1)
+        }
+        assert!(hedged_stuck().await.is_err());
+        let f = function("hedged_stuck");
+        let call = find(
+            "backoff.call.duration",
+            &f,
+            &[
+                ("outcome", "gave_up"),
+                ("give_up.reason", "timeout"),
+                ("attempts", "2"),
+            ],
+        )
+        .unwrap();
+        assert_eq!((call.count, call.value), (1, 0.03));
+    }
+
     /// The general path of an `async fn` (an `on_retry`).
     #[tokio::test(flavor = "current_thread", start_paused = true)]
     async fn async_fn_with_on_retry_retried_twice_then_ok() {

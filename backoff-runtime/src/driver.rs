@@ -414,6 +414,18 @@ impl Recording {
         }
         let _ = (ended, reason);
     }
+
+    /// The call gave up for `reason` after `attempts` attempts, none of
+    /// which this recording saw end: a hedged call past its `timeout`
+    /// (the hedged call's own recording counted the attempts that ended).
+    #[inline(always)]
+    pub fn gave_up_after(&mut self, attempts: u32, reason: GiveUpReason) {
+        #[cfg(feature = "opentelemetry")]
+        if let Some(live) = &mut self.live {
+            live.gave_up_after(attempts, reason);
+        }
+        let _ = (attempts, reason);
+    }
 }
 
 /// What the driver tells of a call's metrics: a [`Recording`], or

@@ -365,6 +365,15 @@ impl Live {
         );
     }
 
+    /// The call gave up for `reason` after `attempts` attempts that this
+    /// recording did not see end (a hedged call past its `timeout`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn gave_up_after(&mut self, attempts: u32, reason: GiveUpReason) {
+        self.attempts = attempts;
+        self.gave_up(None, reason);
+    }
+
     /// The call gave up for `reason`; `outcome` is its last attempt's, or
     /// `None` if no attempt ended (a breaker refused it, or a timeout
     /// cancelled the attempt in flight).

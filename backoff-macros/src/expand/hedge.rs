@@ -6,11 +6,11 @@ use quote::{ToTokens, quote, quote_spanned};
 
 use super::body::Body;
 use super::fleet;
-use super::hooks::{call_on_giveup, decide_ok, decision, typed_closure};
-use super::names::{Names, local};
+use super::hooks::{call_on_giveup, decide_ok, decision, report_give_up, typed_closure};
+use super::names::{Names, local, p_at};
 use super::policy::duration;
 use super::timeouts::attempt_timeout;
-use crate::attr::{Attempts, Hedge, defaults};
+use crate::attr::{Arg, Attempts, DurationArg, Hedge, defaults};
 
 // Input:  hedge = "20ms" | "p95", attempts = N, `when`, `when_ok`,
 //         `on_retry`, `on_giveup`, `fallback`, `budget`, `circuit`,
@@ -140,6 +140,12 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
         };
         quote!(.circuit(__backoff_circuit, |__backoff_open| #from))
     });
+    // Under `timeout`, each attempt counts itself, for the report of a call
+    // that runs out of time.
+    let count_call = args
+        .timeout
+        .as_ref()
+        .map(|_| quote!(__backoff_calls.fetch_add(1, ::core::sync::atomic::Ordering::Relaxed);));
     let (attempt_closure, call) = if args.context.is_some() {
         // `context = ctx`: each attempt is told its context. An async
         // closure owns its argument and borrows what it captures, as the
@@ -157,7 +163,10 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
                 let __backoff_attempt = #asyncness |__backoff_context: #p::AttemptContext| -> #ret #closure_body;
             },
             quote! {
-                .call_with_context(|__backoff_context: #p::AttemptContext| __backoff_attempt(__backoff_context))
+                .call_with_context(|__backoff_context: #p::AttemptContext| {
+                    #count_call
+                    __backoff_attempt(__backoff_context)
+                })
             },
         )
     } else {
@@ -172,7 +181,29 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
                 quote!(#p::attempt::<#ret, _>(#asyncness #async_body))
             }
         };
-        (TokenStream::new(), quote!(.call(|| #attempt)))
+        (
+            TokenStream::new(),
+            quote!(.call(|| {
+                #count_call
+                #attempt
+            })),
+        )
+    };
+    let hedged = quote! {
+        __BACKOFF_HEDGE_POLICY
+            .hedge_async::<#limit_usize>(#delay)
+            #when
+            #when_ok
+            #on_retry
+            #on_giveup
+            #budget
+            #circuit
+            #call
+            .traced(#p::tracer!(#name, &#p::outcome_type::<#ret>))
+    };
+    let (timed, outcome) = match &args.timeout {
+        Some(t) => timeout(n, t, &hedged, give_up.as_ref()),
+        None => (TokenStream::new(), quote!(#hedged.await)),
     };
     quote! {
         #import
@@ -183,17 +214,60 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
         #bindings
         #gave_up
         #attempt_closure
-        let __backoff_outcome: #ret = __BACKOFF_HEDGE_POLICY
-            .hedge_async::<#limit_usize>(#delay)
-            #when
-            #when_ok
-            #on_retry
-            #on_giveup
-            #budget
-            #circuit
-            #call
-            .traced(#p::tracer!(#name, &#p::outcome_type::<#ret>))
-            .await;
+        #timed
+        let __backoff_outcome: #ret = #outcome;
         #finished
     }
+}
+
+// Input:  `timeout = D`, the hedged call's future, `on_giveup`/`fallback`.
+// Output: let __backoff_calls = AtomicU32::new(0);      // counted by each attempt
+//         let __backoff_started = began(..); let mut recording = Recording::begin(..);
+//         and the outcome:
+//         { let timed = timeout(D, hedged).await;        // the attempts dropped here
+//           match timed { Ok(outcome) => outcome,
+//                         Err(elapsed) => { let result = Err(E::from(elapsed)); report; on_giveup; fallback; return from_result(result) } } }
+fn timeout(
+    n: &Names<'_>,
+    t: &Arg<DurationArg>,
+    hedged: &TokenStream,
+    give_up: Option<&TokenStream>,
+) -> (TokenStream, TokenStream) {
+    let (p, ret, clock, from_result) = (&n.p, &n.ret, &n.clock, &n.from_result);
+    let d = duration(p, t.value.value);
+    let (elapsed, pt) = (local("__backoff_elapsed", t.key), p_at(t.key));
+    let from = quote_spanned! {t.key=>
+        <#pt::ErrorOf<#ret> as #pt::FromElapsed>::from_elapsed(#elapsed)
+    };
+    let timer = quote_spanned! {t.key=>
+        <#pt::DefaultSleep as #pt::AsyncTimeout>::timeout(#d, #hedged)
+    };
+    let report_give_up = report_give_up(n, give_up);
+    let begin_recording = n.begin_recording();
+    (
+        quote! {
+            let __backoff_calls = ::core::sync::atomic::AtomicU32::new(0);
+            let __backoff_started = #p::began(&__BACKOFF_HEDGE_POLICY, #clock, true);
+            #begin_recording
+        },
+        quote! {{
+            // (Bound first: the attempts, and what they borrow, are
+            // dropped before `on_giveup` and `fallback` run.)
+            let __backoff_timed = #timer.await;
+            match __backoff_timed {
+                #p::Result::Ok(__backoff_outcome) => __backoff_outcome,
+                #p::Result::Err(__backoff_elapsed) => {
+                    let __backoff_result = #p::Result::Err(#from);
+                    let __backoff_report = #p::timed_out(
+                        __backoff_calls.load(::core::sync::atomic::Ordering::Relaxed),
+                        #clock,
+                        __backoff_started,
+                    );
+                    __backoff_recording.gave_up_after(__backoff_report.attempts, __backoff_report.reason);
+                    #report_give_up
+                    return #from_result(__backoff_result);
+                }
+            }
+        }},
+    )
 }

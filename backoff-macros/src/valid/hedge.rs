@@ -73,18 +73,11 @@ pub(crate) fn check_hedge(sig: &Signature, is_async: bool, args: &RetryArgs, err
         }
     }
     // What the hedged call does not take yet.
-    for (name, key, why) in [
-        (
-            "timeout",
-            args.timeout.as_ref().map(|a| a.key),
-            "bound each attempt with `attempt_timeout`, or the whole call with `tokio::time::timeout` around it",
-        ),
-        (
-            "throttle",
-            args.throttle.as_ref().map(|a| a.key),
-            "a hedge is refused by an open `circuit` and paid for by a `budget`; use those",
-        ),
-    ] {
+    for (name, key, why) in [(
+        "throttle",
+        args.throttle.as_ref().map(|a| a.key),
+        "a hedge is refused by an open `circuit` and paid for by a `budget`; use those",
+    )] {
         if let Some(key) = key {
             errors.push(syn::Error::new(
                 key,

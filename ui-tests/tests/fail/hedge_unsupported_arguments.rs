@@ -3,7 +3,7 @@ use std::time::Duration;
 
 static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(120));
 
-#[retry(hedge = "20ms", attempts = 2, timeout = "1s", throttle = THROTTLE)]
+#[retry(hedge = "20ms", attempts = 2, throttle = THROTTLE)]
 async fn fetch() -> Result<(), std::io::Error> {
     Ok(())
 }
