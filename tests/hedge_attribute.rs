@@ -335,3 +335,39 @@ async fn a_timeout_bounds_the_hedged_call_and_reports_the_attempts_started() {
     assert_eq!((g.attempts, g.reason), (3, GiveUpReason::Timeout));
     assert_eq!(g.elapsed, Duration::from_millis(50));
 }
+
+/// Real shapes: a generic `impl AsRef<str>` argument, and an
+/// `#[async_trait]` method (its body is already a boxed future when
+/// `#[retry]` sees it).
+#[tokio::test(start_paused = true)]
+async fn generic_arguments_and_async_trait_methods() {
+    #[retry(hedge = "20ms", attempts = 2)]
+    async fn lookup<K: AsRef<str> + Sync>(key: K, slow: &AtomicU32) -> Result<usize, Error> {
+        let first = slow.swap(0, Ordering::SeqCst) == 1;
+        sleep(Duration::from_millis(if first { 1000 } else { 10 })).await;
+        Ok(key.as_ref().len())
+    }
+    let slow = AtomicU32::new(1);
+    let began = Instant::now();
+    assert_eq!(lookup("four", &slow).await, Ok(4));
+    assert_eq!(began.elapsed(), Duration::from_millis(30));
+
+    #[async_trait::async_trait]
+    trait Store {
+        async fn get(&self, key: &str) -> Result<String, Error>;
+    }
+    struct Replica(AtomicU32);
+    #[async_trait::async_trait]
+    impl Store for Replica {
+        #[retry(hedge = "20ms", attempts = 2)]
+        async fn get(&self, key: &str) -> Result<String, Error> {
+            let first = self.0.swap(0, Ordering::SeqCst) == 1;
+            sleep(Duration::from_millis(if first { 1000 } else { 10 })).await;
+            Ok(key.to_uppercase())
+        }
+    }
+    let replica = Replica(AtomicU32::new(1));
+    let began = Instant::now();
+    assert_eq!(replica.get("k").await.as_deref(), Ok("K"));
+    assert_eq!(began.elapsed(), Duration::from_millis(30));
+}
