@@ -34,6 +34,34 @@
 //! # backoff_runtime::metrics::uninstall();
 //! ```
 //!
+//! # Spans
+//!
+//! [`install`] also takes a tracer (scope [`METER`]) from the global tracer
+//! provider ([`opentelemetry::global::set_tracer_provider`]; set it before
+//! calling [`install`]). Each attempt that ends is then one span of kind
+//! `Internal`, named by the call's `function`, a child of the context
+//! current where the attempt ended (the caller's span), spanning the
+//! attempt's own time on the call's clock (so on tokio's paused clock
+//! too), with status `Error` unless the attempt was accepted:
+//!
+//! | span attribute | value |
+//! |---|---|
+//! | `code.function.name` | the call's `function` |
+//! | `attempt.type` | `original` · `retry` · `hedge` |
+//! | `backoff.attempt` | the attempt's number, from 1 |
+//! | `outcome` | `ok` · `error` · `rejected_ok` |
+//! | `http.request.resend_count` | the number − 1, on the attempts after the first, with the feature `http` (OpenTelemetry's HTTP conventions set it only on resends) |
+//!
+//! The span is built when the attempt ends, with the time it started: the
+//! provider's sampler decides then whether it is recorded (a
+//! `Sampler::TraceIdRatioBased` keeps that share of them), and an attempt
+//! costs nothing more while it runs, nor adds a byte to an `async fn`'s
+//! future. Because it is built afterwards, it is not the parent of spans
+//! the attempt's body makes (an HTTP client's own span is its sibling).
+//! An attempt cancelled by a `timeout` has no span, as it has no count in
+//! `backoff.attempts`. With the default no-op tracer provider the spans
+//! are no-ops.
+//!
 //! # Names
 //!
 //! `function` is what the call is known by: for `#[retry]`,
@@ -50,7 +78,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use opentelemetry::KeyValue;
+use opentelemetry::global::BoxedTracer;
 use opentelemetry::metrics::{Counter, Gauge, Histogram, Meter};
+use opentelemetry::trace::{Span as _, SpanKind, Status, Tracer as _};
 
 use crate::clock::Clock;
 #[cfg(feature = "tokio")]
@@ -93,10 +123,12 @@ struct Instruments {
     retry_delay: Histogram<f64>,
     breaker_state: Gauge<u64>,
     budget_tokens: Gauge<f64>,
+    /// The attempts' spans' tracer.
+    tracer: BoxedTracer,
 }
 
 impl Instruments {
-    fn new(meter: &Meter) -> Self {
+    fn new(meter: &Meter, tracer: BoxedTracer) -> Self {
         let seconds = |name: &'static str, description: &'static str| {
             meter
                 .f64_histogram(name)
@@ -124,6 +156,7 @@ impl Instruments {
                 .f64_gauge("backoff.budget.tokens")
                 .with_description("Tokens left in a retry budget")
                 .build(),
+            tracer,
         }
     }
 }
@@ -140,7 +173,10 @@ impl Instruments {
 /// assert!(!backoff_runtime::metrics::is_installed());
 /// ```
 pub fn install() {
-    let instruments = Instruments::new(&opentelemetry::global::meter(METER));
+    let instruments = Instruments::new(
+        &opentelemetry::global::meter(METER),
+        opentelemetry::global::tracer(METER),
+    );
     let mut slot = INSTRUMENTS.write().unwrap_or_else(|e| e.into_inner());
     *slot = Some(instruments);
     ON.store(true, Ordering::Release);
@@ -214,15 +250,24 @@ const fn attempt_type(number: u32) -> &'static str {
     if number <= 1 { "original" } else { "retry" }
 }
 
-/// Records one attempt: `backoff.attempts` and `backoff.attempt.duration`.
+/// Records one attempt: `backoff.attempts`, `backoff.attempt.duration`
+/// and its span.
 pub(crate) fn attempt(function: &'static str, number: u32, outcome: Outcome, took: Duration) {
-    attempt_of(function, attempt_type(number), outcome, took);
+    attempt_of(function, attempt_type(number), number, outcome, took);
 }
 
-/// Records one attempt of type `kind` (`original`, `retry`, `hedge`).
+/// Records attempt `number` (from 1), of type `kind` (`original`, `retry`,
+/// `hedge`), which took `took` and just ended.
 #[inline]
-fn attempt_of(function: &'static str, kind: &'static str, outcome: Outcome, took: Duration) {
+fn attempt_of(
+    function: &'static str,
+    kind: &'static str,
+    number: u32,
+    outcome: Outcome,
+    took: Duration,
+) {
     with(|i| {
+        span(&i.tracer, function, kind, number, outcome, took);
         let outcome = KeyValue::new("outcome", outcome.as_str());
         let function = KeyValue::new("function", function);
         i.attempts.add(
@@ -236,6 +281,44 @@ fn attempt_of(function: &'static str, kind: &'static str, outcome: Outcome, took
         i.attempt_duration
             .record(took.as_secs_f64(), &[function, outcome]);
     });
+}
+
+/// The span of an attempt that ended now, after `took` (see the module's
+/// "Spans"): built now with its start, so the sampler decides now.
+fn span(
+    tracer: &BoxedTracer,
+    function: &'static str,
+    kind: &'static str,
+    number: u32,
+    outcome: Outcome,
+    took: Duration,
+) {
+    let end = std::time::SystemTime::now();
+    let start = end.checked_sub(took).unwrap_or(end);
+    let mut attributes = Vec::with_capacity(5);
+    attributes.extend([
+        KeyValue::new("code.function.name", function),
+        KeyValue::new("attempt.type", kind),
+        KeyValue::new("backoff.attempt", i64::from(number)),
+        KeyValue::new("outcome", outcome.as_str()),
+    ]);
+    #[cfg(feature = "http")]
+    if number > 1 {
+        attributes.push(KeyValue::new(
+            "http.request.resend_count",
+            i64::from(number - 1),
+        ));
+    }
+    let mut span = tracer
+        .span_builder(function)
+        .with_kind(SpanKind::Internal)
+        .with_start_time(start)
+        .with_attributes(attributes)
+        .start(tracer);
+    if outcome != Outcome::Ok {
+        span.set_status(Status::error(outcome.as_str()));
+    }
+    span.end_with_timestamp(end);
 }
 
 /// Records a granted retry's delay: `backoff.retry.delay`.
@@ -401,7 +484,7 @@ impl Live {
     pub(crate) fn hedged_attempt(&mut self, kind: AttemptKind, began: Instant, outcome: Outcome) {
         self.attempts = self.attempts.saturating_add(1);
         let took = (self.clock)().saturating_duration_since(began);
-        attempt_of(self.function, kind.as_str(), outcome, took);
+        attempt_of(self.function, kind.as_str(), self.attempts, outcome, took);
     }
 
     /// A hedged call ends, after `started` attempts (the cancelled ones

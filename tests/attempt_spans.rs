@@ -1,0 +1,216 @@
+//! The `opentelemetry` feature's span per attempt, read back through the
+//! SDK's in-memory span exporter: one span per attempt that ended, named by
+//! the function, with its number, type, outcome and (feature `http`, on in
+//! this package's tests) `http.request.resend_count` on resends; its
+//! duration the attempt's own on tokio's paused clock; a child of the
+//! caller's span; and not recorded when the provider's sampler says no.
+//!
+//! The tracer provider is process-wide (this file is its own process) and
+//! the tests run in parallel: each reads only the spans of its own
+//! function.
+
+use std::cell::Cell;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use backoff_runtime::retry;
+use opentelemetry::trace::{
+    Span as _, SpanContext, SpanId, SpanKind, Status, TraceContextExt, TraceFlags, TraceId,
+    TraceState, Tracer, TracerProvider as _,
+};
+use opentelemetry::{Context, Value};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, Sampler, SdkTracerProvider, SpanData};
+
+/// The provider installed as the global one (its sampler follows a
+/// parent's decision, and samples every root), and its exporter.
+fn setup() -> &'static (SdkTracerProvider, InMemorySpanExporter) {
+    static SETUP: OnceLock<(SdkTracerProvider, InMemorySpanExporter)> = OnceLock::new();
+    SETUP.get_or_init(|| {
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_sampler(Sampler::ParentBased(Box::new(Sampler::AlwaysOn)))
+            .with_simple_exporter(exporter.clone())
+            .build();
+        opentelemetry::global::set_tracer_provider(provider.clone());
+        backoff_runtime::metrics::install();
+        (provider, exporter)
+    })
+}
+
+/// The spans of `function` exported so far, by attempt number.
+fn spans(function: &str) -> Vec<SpanData> {
+    let (_, exporter) = setup();
+    let mut spans: Vec<SpanData> = exporter
+        .get_finished_spans()
+        .expect("spans")
+        .into_iter()
+        .filter(|s| s.name == function)
+        .collect();
+    spans.sort_by_key(|s| int(s, "backoff.attempt"));
+    spans
+}
+
+fn attribute<'a>(span: &'a SpanData, key: &str) -> Option<&'a Value> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key.as_str() == key)
+        .map(|kv| &kv.value)
+}
+
+fn int(span: &SpanData, key: &str) -> Option<i64> {
+    match attribute(span, key) {
+        Some(Value::I64(v)) => Some(*v),
+        _ => None,
+    }
+}
+
+fn text(span: &SpanData, key: &str) -> Option<String> {
+    attribute(span, key).map(|v| v.as_str().into_owned())
+}
+
+fn took(span: &SpanData) -> Duration {
+    span.end_time
+        .duration_since(span.start_time)
+        .expect("ends after it starts")
+}
+
+#[retry(immediate, attempts = 5)]
+fn third_time(calls: &Cell<u32>) -> Result<u32, &'static str> {
+    calls.set(calls.get() + 1);
+    if calls.get() < 3 {
+        Err("busy")
+    } else {
+        Ok(calls.get())
+    }
+}
+
+/// Two failures and a success: three spans, numbered, typed, with their
+/// outcome, status, and the resend count on the two resends only.
+#[test]
+fn each_attempt_is_a_span_with_its_number_outcome_and_resend_count() {
+    setup();
+    let calls = Cell::new(0);
+    assert_eq!(third_time(&calls), Ok(3));
+    let spans = spans("attempt_spans::third_time");
+    assert_eq!(spans.len(), 3, "{spans:#?}");
+    let expect = [
+        (1, "original", "error", None),
+        (2, "retry", "error", Some(1)),
+        (3, "retry", "ok", Some(2)),
+    ];
+    for (span, (number, kind, outcome, resends)) in spans.iter().zip(expect) {
+        assert_eq!(int(span, "backoff.attempt"), Some(number));
+        assert_eq!(text(span, "attempt.type").as_deref(), Some(kind));
+        assert_eq!(text(span, "outcome").as_deref(), Some(outcome));
+        assert_eq!(int(span, "http.request.resend_count"), resends);
+        assert_eq!(
+            text(span, "code.function.name").as_deref(),
+            Some("attempt_spans::third_time")
+        );
+        assert_eq!(span.span_kind, SpanKind::Internal);
+        let failed = matches!(span.status, Status::Error { .. });
+        assert_eq!(failed, outcome != "ok", "{:?}", span.status);
+        assert_eq!(span.instrumentation_scope.name(), "backoff");
+    }
+}
+
+#[retry(constant("100ms"), jitter = "none", attempts = 3)]
+async fn slow_then_ok(calls: &Cell<u32>) -> Result<u32, &'static str> {
+    calls.set(calls.get() + 1);
+    tokio::time::sleep(Duration::from_millis(30 * u64::from(calls.get()))).await;
+    if calls.get() < 2 {
+        Err("slow")
+    } else {
+        Ok(calls.get())
+    }
+}
+
+/// Each span lasts its attempt's time on the call's clock (tokio's, paused
+/// here): 30 ms and 60 ms, not the 100 ms sleep between them.
+#[tokio::test(start_paused = true)]
+async fn a_span_lasts_its_attempt_on_the_paused_clock() {
+    setup();
+    let calls = Cell::new(0);
+    assert_eq!(slow_then_ok(&calls).await, Ok(2));
+    let spans = spans("attempt_spans::slow_then_ok");
+    assert_eq!(spans.len(), 2, "{spans:#?}");
+    assert_eq!(took(&spans[0]), Duration::from_millis(30));
+    assert_eq!(took(&spans[1]), Duration::from_millis(60));
+}
+
+#[retry(immediate, attempts = 2)]
+fn fails_twice() -> Result<(), &'static str> {
+    Err("down")
+}
+
+/// The attempts' spans are children of the caller's span, in its trace.
+#[test]
+fn attempt_spans_are_children_of_the_callers_span() {
+    let (provider, _) = setup();
+    let tracer = provider.tracer("caller");
+    let parent = tracer.start("request");
+    let parent_context = parent.span_context().clone();
+    let cx = Context::current_with_span(parent);
+    {
+        let _guard = cx.clone().attach();
+        assert_eq!(fails_twice(), Err("down"));
+    }
+    let spans = spans("attempt_spans::fails_twice");
+    assert_eq!(spans.len(), 2, "{spans:#?}");
+    for span in &spans {
+        assert_eq!(span.parent_span_id, parent_context.span_id());
+        assert_eq!(span.span_context.trace_id(), parent_context.trace_id());
+    }
+}
+
+#[retry(immediate, attempts = 2)]
+fn unsampled() -> Result<(), &'static str> {
+    Err("down")
+}
+
+/// The provider's sampler decides: under a parent the caller's upstream
+/// did not sample, a parent-based sampler records no attempt span.
+#[test]
+fn the_samplers_no_records_no_span() {
+    setup();
+    let remote = SpanContext::new(
+        TraceId::from(0x1234_u128),
+        SpanId::from(0x5678_u64),
+        TraceFlags::default(),
+        true,
+        TraceState::default(),
+    );
+    let cx = Context::new().with_remote_span_context(remote);
+    {
+        let _guard = cx.attach();
+        assert_eq!(unsampled(), Err("down"));
+    }
+    assert!(spans("attempt_spans::unsampled").is_empty());
+    // The same function under no parent is sampled: the filter above is not
+    // what hid them.
+    assert_eq!(unsampled(), Err("down"));
+    assert_eq!(spans("attempt_spans::unsampled").len(), 2);
+}
+
+#[retry(hedge = "20ms", attempts = 2)]
+async fn hedged(calls: &std::sync::atomic::AtomicU32) -> Result<u32, &'static str> {
+    use std::sync::atomic::Ordering;
+    let n = calls.fetch_add(1, Ordering::Relaxed) + 1;
+    let ms = if n == 1 { 1_000 } else { 10 };
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    Ok(n)
+}
+
+/// A hedge that wins is a span of type `hedge`, 10 ms long; the original
+/// it overtook was cancelled and has none.
+#[tokio::test(start_paused = true)]
+async fn a_winning_hedge_is_a_span_of_type_hedge() {
+    setup();
+    let calls = std::sync::atomic::AtomicU32::new(0);
+    assert_eq!(hedged(&calls).await, Ok(2));
+    let spans = spans("attempt_spans::hedged");
+    assert_eq!(spans.len(), 1, "{spans:#?}");
+    assert_eq!(text(&spans[0], "attempt.type").as_deref(), Some("hedge"));
+    assert_eq!(text(&spans[0], "outcome").as_deref(), Some("ok"));
+    assert_eq!(took(&spans[0]), Duration::from_millis(10));
+}
