@@ -532,8 +532,9 @@ mod expansion {
         const F: &str = concat!(module_path!(), "::compact");
         async fn compact(calls: &mut u32) -> Result<u32, &'static str> {
             let mut carried = p::Carried::<<Async as FixedOrigin>::Previous>::NEW;
-            let mut recording = Recording::begin(F, p::ASYNC_CLOCK);
+            let mut recording = p::CallBegan::begin(p::ASYNC_CLOCK);
             loop {
+                let attempt_began = recording.attempt(p::ASYNC_CLOCK);
                 let outcome: Result<u32, &str> = p::attempt(async {
                     *calls += 1;
                     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -542,7 +543,9 @@ mod expansion {
                 .await;
                 match p::after_carried_recorded::<Async, _, _>(
                     &mut carried,
-                    &mut recording,
+                    &recording,
+                    attempt_began,
+                    F,
                     p::NoTrace,
                     outcome,
                 ) {
@@ -550,7 +553,6 @@ mod expansion {
                         if p::sleeps(delay) {
                             tokio::time::sleep(delay).await;
                         }
-                        recording.attempt_starts();
                     }
                     p::ControlFlow::Break(outcome) => return outcome,
                 }

@@ -254,6 +254,7 @@ fn retry_loop(
                 split: &n.split,
                 from_result: &n.from_result,
                 sleep: &sleep,
+                function: n.function(),
             },
         ),
         None => failure(
@@ -281,10 +282,16 @@ fn retry_loop(
         .as_ref()
         .map(|_| quote!(__backoff_calls = __backoff_calls.saturating_add(1);));
     let (context_value, ret) = (&body.context_value, &n.ret);
+    // (The compact loop's attempt takes its own start for the metrics.)
+    let attempt_began = n.carried.then(|| {
+        let clock = &n.clock;
+        quote!(let __backoff_attempt_began = __backoff_recording.attempt(#clock);)
+    });
     let retry_loop = quote! {
         loop {
             #before_attempt
             #count_call
+            #attempt_began
             #context_value
             // (The attempt is the function's body: `clippy::result_large_err`
             // is the function's to report, not the closure's too.)

@@ -428,6 +428,171 @@ impl Recording {
     }
 }
 
+/// When a call began, for its metrics, in the 7 bytes an `async fn`'s
+/// future can spare (the attribute's compact loop, whose future a
+/// [`Recording`] would grow past the size its caller copies inline): the
+/// time in 55 bits of nanoseconds from a process-wide anchor on the call's
+/// clock, wrapping (every 417 days: a call's duration is right if it is
+/// shorter), and the top bit set; all zero if the call does not record.
+/// Each attempt's own start is an [`AttemptBegan`], kept only while the
+/// attempt runs. Without the feature `opentelemetry` it is zero-sized.
+#[derive(Debug, Clone, Copy)]
+pub struct CallBegan {
+    #[cfg(feature = "opentelemetry")]
+    ticks: [u8; 7],
+}
+
+/// An attempt's start, for the metrics (see [`CallBegan`]); not `Copy`,
+/// so that an `async fn` moves it into the step after the attempt and its
+/// future does not keep it across the sleep.
+#[derive(Debug)]
+pub struct AttemptBegan {
+    /// Nanoseconds from the process's anchor (see [`CallBegan`]), wrapping,
+    /// never 0; 0 if the call does not record.
+    #[cfg(feature = "opentelemetry")]
+    at: u64,
+}
+
+impl CallBegan {
+    /// A call begins (its recording begins with its first attempt: see
+    /// [`attempt`](CallBegan::attempt)); `clock` is not read.
+    #[inline(always)]
+    pub fn begin(clock: Clock) -> Self {
+        let _ = clock;
+        CallBegan {
+            #[cfg(feature = "opentelemetry")]
+            ticks: [0; 7],
+        }
+    }
+
+    /// An attempt begins: if recording is on, `clock` is read (and, at the
+    /// call's first attempt after recording was turned on, the call's
+    /// start is this attempt's).
+    #[inline(always)]
+    pub fn attempt(&mut self, clock: Clock) -> AttemptBegan {
+        #[cfg(feature = "opentelemetry")]
+        if crate::metrics::on() {
+            return self.recorded(clock);
+        }
+        let _ = clock;
+        AttemptBegan {
+            #[cfg(feature = "opentelemetry")]
+            at: 0,
+        }
+    }
+
+    /// [`attempt`](CallBegan::attempt), recording.
+    #[cfg(feature = "opentelemetry")]
+    #[cold]
+    #[inline(never)]
+    fn recorded(&mut self, clock: Clock) -> AttemptBegan {
+        let now = clock();
+        if !self.is_live() {
+            self.ticks = crate::metrics::ticks(now);
+        }
+        AttemptBegan {
+            at: crate::metrics::nanos(now).max(1),
+        }
+    }
+
+    /// The call of `function` gave up for `reason` after `attempts`
+    /// attempts ended, with none ending now (a `timeout` cancelled the
+    /// attempt in flight).
+    #[inline(always)]
+    pub fn gave_up(
+        &self,
+        function: &'static str,
+        clock: Clock,
+        attempts: u32,
+        reason: GiveUpReason,
+    ) {
+        #[cfg(feature = "opentelemetry")]
+        if self.is_live() {
+            self.resume(function, clock, None, attempts)
+                .gave_up(None, reason);
+        }
+        let _ = (function, clock, attempts, reason);
+    }
+
+    /// Whether the call records.
+    #[cfg(feature = "opentelemetry")]
+    #[inline(always)]
+    fn is_live(&self) -> bool {
+        self.ticks[6] & 0x80 != 0
+    }
+
+    /// The call's recording, resumed with the attempt begun at `at` (or the
+    /// call's start) after `attempts` attempts ended.
+    #[cfg(feature = "opentelemetry")]
+    #[cold]
+    #[inline(never)]
+    fn resume(
+        &self,
+        function: &'static str,
+        clock: Clock,
+        at: Option<u64>,
+        attempts: u32,
+    ) -> crate::metrics::Live {
+        crate::metrics::Live::resume(function, clock, self.ticks, at, attempts)
+    }
+}
+
+/// The [`Records`] of a compact loop's step: the call's start, the
+/// attempt's, the attempts ended before it (read only with the feature
+/// `opentelemetry`).
+#[cfg_attr(not(feature = "opentelemetry"), allow(dead_code))]
+pub(crate) struct CompactRecording<'a> {
+    pub(crate) function: &'static str,
+    pub(crate) clock: Clock,
+    pub(crate) began: &'a CallBegan,
+    pub(crate) attempt: AttemptBegan,
+    pub(crate) attempts: u32,
+}
+
+#[cfg(feature = "opentelemetry")]
+impl CompactRecording<'_> {
+    #[inline(always)]
+    fn live(&self, then: impl FnOnce(&mut crate::metrics::Live)) {
+        if self.attempt.at != 0 {
+            let at = Some(self.attempt.at);
+            then(
+                &mut self
+                    .began
+                    .resume(self.function, self.clock, at, self.attempts),
+            );
+        }
+    }
+}
+
+impl Records for CompactRecording<'_> {
+    #[inline(always)]
+    fn is_live(&self) -> bool {
+        #[cfg(feature = "opentelemetry")]
+        return self.attempt.at != 0;
+        #[cfg(not(feature = "opentelemetry"))]
+        false
+    }
+    #[inline(always)]
+    fn attempt_starts(&mut self) {}
+    #[inline(always)]
+    fn succeeded(&mut self) {
+        #[cfg(feature = "opentelemetry")]
+        self.live(|live| live.succeeded());
+    }
+    #[inline(always)]
+    fn retried(&mut self, rejected_ok: bool, delay: Duration) {
+        #[cfg(feature = "opentelemetry")]
+        self.live(|live| live.retrying(outcome(rejected_ok), delay));
+        let _ = (rejected_ok, delay);
+    }
+    #[inline(always)]
+    fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason) {
+        #[cfg(feature = "opentelemetry")]
+        self.live(|live| live.gave_up(ended.map(outcome), reason));
+        let _ = (ended, reason);
+    }
+}
+
 /// What the driver tells of a call's metrics: a [`Recording`], or
 /// [`NoRecording`] for a loop that never records (every method empty, at
 /// no cost: the loop's code is the same as without the feature).

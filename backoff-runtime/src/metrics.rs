@@ -394,7 +394,67 @@ pub(crate) struct Live {
     attempts: u32,
 }
 
+/// The process-wide anchor of [`ticks`].
+static ANCHOR: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+
+/// `now` as 55 bits of nanoseconds from a process-wide anchor, wrapping
+/// (before the anchor, as it wraps: tokio's paused clock can read earlier
+/// than an anchor another runtime set), with the top bit of the 56 set
+/// (the flag of a call that records).
+pub(crate) fn ticks(now: Instant) -> [u8; 7] {
+    let t = (nanos(now) & TICKS | 1 << 55).to_le_bytes();
+    [t[0], t[1], t[2], t[3], t[4], t[5], t[6]]
+}
+
+/// `now` in nanoseconds from a process-wide anchor, wrapping (before the
+/// anchor, as it wraps: tokio's paused clock can read earlier than an
+/// anchor another runtime set).
+pub(crate) fn nanos(now: Instant) -> u64 {
+    // (A second before the first reading: a reading near it counts up.)
+    let anchor = *ANCHOR.get_or_init(|| now.checked_sub(Duration::from_secs(1)).unwrap_or(now));
+    match now.checked_duration_since(anchor) {
+        Some(after) => after.as_nanos() as u64,
+        None => 0u64.wrapping_sub(anchor.duration_since(now).as_nanos() as u64),
+    }
+}
+
+/// The 55 bits of [`ticks`] that count.
+const TICKS: u64 = (1 << 55) - 1;
+
+/// The time from `then` to `now` (both from [`ticks`]): right for spans
+/// under 2⁵⁵ ns (417 days).
+fn since(then: [u8; 7], now: [u8; 7]) -> Duration {
+    let value = |t: [u8; 7]| u64::from_le_bytes([t[0], t[1], t[2], t[3], t[4], t[5], t[6], 0]);
+    Duration::from_nanos(value(now).wrapping_sub(value(then)) & TICKS)
+}
+
 impl Live {
+    /// A call that began at `began` (from [`ticks`]) and whose attempt
+    /// began at `attempt` (else the call's), after `attempts` attempts
+    /// ended: a compact loop's recording, resumed for one step.
+    pub(crate) fn resume(
+        function: &'static str,
+        clock: Clock,
+        began: [u8; 7],
+        attempt: Option<u64>,
+        attempts: u32,
+    ) -> Self {
+        let now = clock();
+        let ago = |elapsed: Duration| now.checked_sub(elapsed).unwrap_or(now);
+        let began = ago(since(began, ticks(now)));
+        let attempt_began = match attempt {
+            Some(at) => ago(Duration::from_nanos(nanos(now).wrapping_sub(at))),
+            None => began,
+        };
+        Live {
+            function,
+            clock,
+            began,
+            attempt_began,
+            attempts,
+        }
+    }
+
     /// A call beginning now.
     #[cold]
     #[inline(never)]
@@ -523,7 +583,38 @@ mod tests {
         recording.succeeded();
         recording.gave_up(Some(true), GiveUpReason::Attempts);
         recording.gave_up(None, GiveUpReason::CircuitOpen);
+        let mut began = crate::driver::CallBegan::begin(counting);
+        let attempt = began.attempt(counting);
+        began.gave_up("tests::off", counting, 1, GiveUpReason::Timeout);
+        drop(attempt);
         assert_eq!(READS.load(Ordering::Relaxed), 0);
+    }
+
+    /// A compact loop's 7-byte start measures a call to the nanosecond,
+    /// whether the reading is after the process's anchor or (tokio's paused
+    /// clock of another runtime) before it, and across the 56-bit wrap.
+    #[test]
+    fn call_began_ticks_measure_exactly_around_the_anchor() {
+        let anchor = Instant::now();
+        assert_ne!(
+            ticks(anchor)[6] & 0x80,
+            0,
+            "the flag of a call that records"
+        );
+        let ns = Duration::from_nanos;
+        for (from, took) in [
+            (anchor, ns(1_234_567_891)),
+            (anchor - Duration::from_secs(3_600), ns(7)),
+            (anchor - ns(10), ns(20)),
+            (
+                anchor + Duration::from_secs(86_400 * 400),
+                Duration::from_secs(5),
+            ),
+        ] {
+            assert_eq!(since(ticks(from), ticks(from + took)), took);
+        }
+        let (max, wrap) = ([0xff; 7], [0, 0, 0, 0, 0, 0, 0x80]);
+        assert_eq!(since(max, wrap), ns(1));
     }
 
     #[test]

@@ -360,18 +360,21 @@ mod metrics {
         }
     }
 
-    /// [`compact_async`] as the expansion records: a `Recording` begun
-    /// before the loop and told of each attempt.
+    /// [`compact_async`] as the expansion records: the call's start
+    /// (`CallBegan`, 7 bytes) taken before the loop, each attempt's before
+    /// it.
     #[inline(never)]
     pub(crate) async fn recorded_async(x: u64) -> Result<u64, Fail> {
         let mut carried = p::Carried::<<DefaultAsync as p::FixedOrigin>::Previous>::NEW;
-        let mut recording =
-            p::Recording::begin(concat!(module_path!(), "::recorded_async"), p::ASYNC_CLOCK);
+        let mut recording = p::CallBegan::begin(p::ASYNC_CLOCK);
         loop {
+            let attempt_began = recording.attempt(p::ASYNC_CLOCK);
             let outcome: Result<u64, Fail> = p::attempt(async { body!(x) }).await;
             match p::after_carried_recorded::<DefaultAsync, _, _>(
                 &mut carried,
-                &mut recording,
+                &recording,
+                attempt_began,
+                concat!(module_path!(), "::recorded_async"),
                 p::NoTrace,
                 outcome,
             ) {
@@ -379,7 +382,6 @@ mod metrics {
                     if p::sleeps(delay) {
                         sleep_tokio(delay).await;
                     }
-                    recording.attempt_starts();
                 }
                 p::ControlFlow::Break(outcome) => return outcome,
             }

@@ -190,6 +190,8 @@ pub(super) struct CarriedParts<'a> {
     pub(super) from_result: &'a TokenStream,
     /// Sleeps `__backoff_delay`, awaited.
     pub(super) sleep: &'a TokenStream,
+    /// The call's name for the metrics.
+    pub(super) function: TokenStream,
 }
 
 // Input:  the parts of the failure path of an `async fn` whose policy is a
@@ -197,13 +199,15 @@ pub(super) struct CarriedParts<'a> {
 //         attempt's outcome.
 // Output: let delay = {
 //             let result = into_result(outcome);
-//             match after_carried_recorded::<P, _, _>(&mut slot, &mut recording, tracer!(..), result) {
+//             match after_carried_recorded::<P, _, _>(&mut slot, &recording, attempt_began, function, tracer!(..), result) {
 //                 Continue(delay) => delay,     // the error was dropped in there
 //                 Break(result) => return from_result(result),
 //             }
 //         };
 //         sleep(delay).await;
-//         recording.attempt_starts();
+//
+//         (`recording` is the call's `CallBegan`, `attempt_began` the
+//         attempt's, taken before it: see `Names::begin_recording`.)
 //
 //         The runtime steps: the function's future has one match to check
 //         and lay out, not the failure path's matches and returns.
@@ -215,6 +219,7 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
         split,
         from_result,
         sleep,
+        function,
     } = parts;
     // (The outcome's binding ends in its own block: with `tracing`, the
     // trace borrows it, and a binding once borrowed counts as held across
@@ -225,7 +230,9 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
             let __backoff_result = #split;
             match #p::after_carried_recorded::<#fixed, _, _>(
                 &mut #slot,
-                &mut __backoff_recording,
+                &__backoff_recording,
+                __backoff_attempt_began,
+                #function,
                 #p::tracer!(#name, result: &__backoff_result),
                 __backoff_result,
             ) {
@@ -234,6 +241,5 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
             }
         };
         #sleep
-        __backoff_recording.attempt_starts();
     }
 }

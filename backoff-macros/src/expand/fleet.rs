@@ -147,6 +147,7 @@ pub(super) fn before_attempt(n: &Names<'_>, report_give_up: &TokenStream) -> Opt
         return None;
     }
     let (p, ret, slot, from_result) = (&n.p, &n.ret, &n.slot, &n.from_result);
+    let record_refused = n.record_refused();
     let refuse = |arg: &Option<Arg<Expr>>, ask: &str, trait_: &str, conv: &str| {
         let a = arg.as_ref()?;
         // On the argument's name: the mistake is the error type, not the
@@ -164,7 +165,7 @@ pub(super) fn before_attempt(n: &Names<'_>, report_give_up: &TokenStream) -> Opt
             if let #p::Result::Err(__backoff_refused) = __backoff_state.#ask() {
                 let __backoff_result = #p::Result::Err(#from);
                 let __backoff_report = #p::report(__backoff_state);
-                __backoff_recording.gave_up(::core::option::Option::None, __backoff_report.reason);
+                #record_refused
                 #report_give_up
                 return #from_result(__backoff_result);
             }

@@ -243,7 +243,7 @@ fn timeout(
         <#pt::DefaultSleep as #pt::AsyncTimeout>::timeout(#d, #hedged)
     };
     let report_give_up = report_give_up(n, give_up);
-    let begin_recording = n.begin_recording();
+    let begin_recording = n.begin_full_recording();
     (
         quote! {
             let __backoff_calls = ::core::sync::atomic::AtomicU32::new(0);

@@ -234,9 +234,38 @@ impl<'a> Names<'a> {
     /// `let mut __backoff_recording = Recording::begin(function, clock);`:
     /// the call's metrics, begun before its first attempt (feature
     /// `opentelemetry`; zero-sized, and every call to it empty, without).
+    ///
+    /// The compact loop keeps a 7-byte `CallBegan` instead, and each of its
+    /// attempts an `AttemptBegan` while it runs: its future stays the size
+    /// it is without the feature.
     pub(super) fn begin_recording(&self) -> TokenStream {
+        let (p, clock) = (&self.p, &self.clock);
+        if self.carried {
+            return quote!(let mut __backoff_recording = #p::CallBegan::begin(#clock););
+        }
+        self.begin_full_recording()
+    }
+
+    /// `let mut __backoff_recording = Recording::begin(function, clock);`,
+    /// for every loop (a hedged call's).
+    pub(super) fn begin_full_recording(&self) -> TokenStream {
         let (p, clock, function) = (&self.p, &self.clock, self.function());
         quote!(let mut __backoff_recording = #p::Recording::begin(#function, #clock);)
+    }
+
+    /// The call's recording told that it gave up for `__backoff_report`'s
+    /// reason with no attempt ending (a breaker refused it, or a timeout
+    /// cancelled the attempt in flight).
+    pub(super) fn record_refused(&self) -> TokenStream {
+        if self.carried {
+            let (clock, function, slot) = (&self.clock, self.function(), &self.slot);
+            return quote! {
+                __backoff_recording.gave_up(#function, #clock, #slot.attempt(), __backoff_report.reason);
+            };
+        }
+        quote! {
+            __backoff_recording.gave_up(::core::option::Option::None, __backoff_report.reason);
+        }
     }
 
     /// `ErrorOf<R>`, at the return type.

@@ -64,6 +64,7 @@ pub(super) fn call_timeout(
     let (p, ret, split, from_result) = (&n.p, &n.ret, &n.split, &n.from_result);
     let (clock, started_value) = (&n.clock, &n.started_value);
     let call_on_giveup = &giveup.now;
+    let record_refused = n.record_refused();
     let timed_out_give_up = report_give_up(n, call_on_giveup.as_ref());
     let d = duration(p, t.value.value);
     let (elapsed, pt) = (local("__backoff_elapsed", t.key), p_at(t.key));
@@ -103,7 +104,7 @@ pub(super) fn call_timeout(
                 let __backoff_result = #p::Result::Err(#from);
                 let __backoff_report = #p::timed_out(__backoff_calls, #clock, #started_value);
                 // (The attempt in flight ended with no outcome.)
-                __backoff_recording.gave_up(::core::option::Option::None, __backoff_report.reason);
+                #record_refused
                 #timed_out_give_up
                 #from_result(__backoff_result)
             }

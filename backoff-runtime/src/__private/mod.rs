@@ -34,7 +34,7 @@ pub use crate::budget::RetryBudget;
 pub use crate::circuit::{CircuitBreaker, CircuitOpen};
 pub use crate::clock::Clock;
 pub use crate::decision::{Decision, IntoDecision};
-pub use crate::driver::{NoTrace, Origin, Recording, Trace};
+pub use crate::driver::{AttemptBegan, CallBegan, NoTrace, Origin, Recording, Trace};
 pub use crate::event::{AttemptContext, RetryEvent};
 #[cfg(feature = "tokio")]
 pub use crate::hedge::{HedgeDelay, Latency};

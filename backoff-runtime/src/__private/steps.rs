@@ -338,22 +338,32 @@ pub fn after_carried<P: FixedOrigin, T, E>(
 }
 
 /// [`after_carried`], recording the attempt, the retry's delay and the
-/// call's end in `recording` (feature `opentelemetry`; begun by
-/// `Recording::begin(FUNCTION, ASYNC_CLOCK)` before the loop, and told
-/// `attempt_starts()` before each attempt).
+/// call's end (feature `opentelemetry`): `began` is the call's start
+/// (`CallBegan::begin(ASYNC_CLOCK)` before the loop), `attempt` this
+/// attempt's (`began.attempt(ASYNC_CLOCK)` before it), `function` the
+/// call's name.
 #[inline(always)]
 pub fn after_carried_recorded<P: FixedOrigin, T, E>(
     carried: &mut Carried<P::Previous>,
-    recording: &mut Recording,
+    began: &CallBegan,
+    attempt: AttemptBegan,
+    function: &'static str,
     trace: impl Trace<E>,
     outcome: Result<T, E>,
 ) -> ControlFlow<Result<T, E>, Duration> {
+    let attempts = carried.attempt();
     driver::after_attempt(
         &mut Compact::<P>(carried),
         outcome,
         &mut driver::NoHooks,
         &trace,
-        recording,
+        &mut driver::CompactRecording {
+            function,
+            clock: P::ORIGIN.clock,
+            began,
+            attempt,
+            attempts,
+        },
     )
 }
 
