@@ -169,8 +169,9 @@
 //!   `on_retry`, an `on_giveup` or a `timeout` (which need the time), or was
 //!   started with [`Policy::start`], which is timed. A closed
 //!   [`CircuitBreaker`] reads no clock; a [`RetryBudget`] never does.
-//!   (While the `opentelemetry` feature records, a call reads the clock to
-//!   time itself and its attempts.)
+//!   (While the `opentelemetry` feature records, after `metrics::install()`,
+//!   a call reads the clock to time itself and its attempts, and each
+//!   attempt's span allocates its attributes.)
 //!
 //! # Another crate's error type
 //!
@@ -222,9 +223,11 @@
 //! - `opentelemetry` (off): the `metrics` module, OpenTelemetry metrics
 //!   of every retried call (attempts by type and outcome, their durations,
 //!   the call's duration and give-up reason, the delays) through the global
-//!   meter provider, and the state of named breakers and budgets; recording
-//!   starts at `metrics::install()`, and until then a call pays one test of
-//!   a flag and reads no clock; implies `std`.
+//!   meter provider, and the state of named breakers and budgets; each
+//!   attempt is a span of the global tracer provider, sampled by its
+//!   sampler, with `http.request.resend_count` on resends when `http` is
+//!   on too; recording starts at `metrics::install()`, and until then a
+//!   call pays one test of a flag and reads no clock; implies `std`.
 //! - `grpc` (off): the `grpc` module, a `tonic::Status` as a [`Decision`]
 //!   by gRPC's retry design (`UNAVAILABLE`, `RESOURCE_EXHAUSTED`, the
 //!   server's `grpc-retry-pushback-ms`); tonic without its default features
