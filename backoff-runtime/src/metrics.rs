@@ -584,9 +584,8 @@ mod tests {
         recording.gave_up(Some(true), GiveUpReason::Attempts);
         recording.gave_up(None, GiveUpReason::CircuitOpen);
         let mut began = crate::driver::CallBegan::begin(counting);
-        let attempt = began.attempt(counting);
+        let _attempt = began.attempt(counting);
         began.gave_up("tests::off", counting, 1, GiveUpReason::Timeout);
-        drop(attempt);
         assert_eq!(READS.load(Ordering::Relaxed), 0);
     }
 
