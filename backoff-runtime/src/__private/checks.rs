@@ -727,7 +727,7 @@ pub struct ReturnedValue;
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: this call gives a new `{T}` for every call of the function, which remembers nothing between calls",
     label = "a new `{T}` for each call",
-    note = "make the call return a reference to one kept elsewhere (`-> &{T}`) or an `Arc<{T}>`, or name the field or `static` itself, as in `budget = self.budget`"
+    note = "make the call return a reference to one kept elsewhere (`-> &{T}`) or an `Arc<{T}>`, or name the field or `static` that keeps it, as in `self.field`"
 )]
 pub trait KeptAcrossCalls<T> {
     /// The handle, unchanged.
