@@ -782,6 +782,35 @@ impl<S> Policy<S> {
 }
 
 impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
+    /// The same hedged call with its hooks (`when`, `when_ok`, `on_retry`,
+    /// `on_giveup`) mapped by `f`: what each hook's method changes, the
+    /// rest kept.
+    #[inline]
+    fn with_hooks<W2, K2, R2, G2>(
+        self,
+        f: impl FnOnce((W, K, R, Option<G>)) -> (W2, K2, R2, Option<G2>),
+    ) -> Hedge<'p, S, N, C, W2, K2, R2, G2> {
+        let HedgeHooks {
+            when,
+            when_ok,
+            on_retry,
+            on_giveup,
+        } = self.hooks;
+        let (when, when_ok, on_retry, on_giveup) = f((when, when_ok, on_retry, on_giveup));
+        Hedge {
+            policy: self.policy,
+            delay: self.delay,
+            budget: self.budget,
+            circuit: self.circuit,
+            hooks: HedgeHooks {
+                when,
+                when_ok,
+                on_retry,
+                on_giveup,
+            },
+        }
+    }
+
     /// Which errors to retry (and hedge after at once): `bool` or
     /// [`Decision`]; [`Decision::Stop`] ends the call at once.
     ///
@@ -801,18 +830,7 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// # }
     /// ```
     pub fn when<F>(self, when: F) -> Hedge<'p, S, N, C, F, K, R, G> {
-        Hedge {
-            policy: self.policy,
-            delay: self.delay,
-            budget: self.budget,
-            circuit: self.circuit,
-            hooks: HedgeHooks {
-                when,
-                when_ok: self.hooks.when_ok,
-                on_retry: self.hooks.on_retry,
-                on_giveup: self.hooks.on_giveup,
-            },
-        }
+        self.with_hooks(|(_, k, r, g)| (when, k, r, g))
     }
 
     /// Which `Ok` values to treat like errors (see
@@ -836,18 +854,7 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// # }
     /// ```
     pub fn when_ok<F>(self, when_ok: F) -> Hedge<'p, S, N, C, W, F, R, G> {
-        Hedge {
-            policy: self.policy,
-            delay: self.delay,
-            budget: self.budget,
-            circuit: self.circuit,
-            hooks: HedgeHooks {
-                when: self.hooks.when,
-                when_ok,
-                on_retry: self.hooks.on_retry,
-                on_giveup: self.hooks.on_giveup,
-            },
-        }
+        self.with_hooks(|(w, _, r, g)| (w, when_ok, r, g))
     }
 
     /// Called before each attempt after the first starts (see
@@ -876,18 +883,7 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// # }
     /// ```
     pub fn on_retry<F>(self, on_retry: F) -> Hedge<'p, S, N, C, W, K, F, G> {
-        Hedge {
-            policy: self.policy,
-            delay: self.delay,
-            budget: self.budget,
-            circuit: self.circuit,
-            hooks: HedgeHooks {
-                when: self.hooks.when,
-                when_ok: self.hooks.when_ok,
-                on_retry,
-                on_giveup: self.hooks.on_giveup,
-            },
-        }
+        self.with_hooks(|(w, k, _, g)| (w, k, on_retry, g))
     }
 
     /// Called once when the call gives up, with the outcome returned and
@@ -911,18 +907,7 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// # }
     /// ```
     pub fn on_giveup<F>(self, on_giveup: F) -> Hedge<'p, S, N, C, W, K, R, F> {
-        Hedge {
-            policy: self.policy,
-            delay: self.delay,
-            budget: self.budget,
-            circuit: self.circuit,
-            hooks: HedgeHooks {
-                when: self.hooks.when,
-                when_ok: self.hooks.when_ok,
-                on_retry: self.hooks.on_retry,
-                on_giveup: Some(on_giveup),
-            },
-        }
+        self.with_hooks(|(w, k, r, _)| (w, k, r, Some(on_giveup)))
     }
 
     /// Shares a retry budget: each attempt after the first spends a token

@@ -164,6 +164,37 @@ impl<'p, S, Op, T, E> Retrying<'p, S, Op, T, E> {
 }
 
 impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
+    /// The same call with its hooks (`when`, `when_ok`, `on_retry`,
+    /// `on_giveup`, `fallback`) mapped by `f`: what each hook's method
+    /// changes, the rest kept.
+    #[inline]
+    fn with_hooks<W2, K2, N2, G2, L2>(
+        self,
+        f: impl FnOnce((W, K, N, G, L)) -> (W2, K2, N2, G2, L2),
+    ) -> Retrying<'p, S, Op, T, E, W2, K2, N2, G2, L2> {
+        let (when, when_ok, on_retry, on_giveup, fallback) = f((
+            self.when,
+            self.when_ok,
+            self.on_retry,
+            self.on_giveup,
+            self.fallback,
+        ));
+        Retrying {
+            policy: self.policy,
+            op: self.op,
+            when,
+            when_ok,
+            on_retry,
+            on_giveup,
+            fallback,
+            budget: self.budget,
+            circuit: self.circuit,
+            throttle: self.throttle,
+            timeout: self.timeout,
+            outcome: PhantomData,
+        }
+    }
+
     /// Which errors to retry: `f` returns `bool` (`true` retries) or a
     /// [`Decision`]. Without it, every error is retried.
     pub fn when<D, F>(self, f: F) -> Retrying<'p, S, Op, T, E, F, K, N, G, L>
@@ -171,20 +202,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
         F: FnMut(&E) -> D,
         D: IntoDecision,
     {
-        Retrying {
-            when: f,
-            policy: self.policy,
-            op: self.op,
-            when_ok: self.when_ok,
-            on_retry: self.on_retry,
-            on_giveup: self.on_giveup,
-            fallback: self.fallback,
-            budget: self.budget,
-            circuit: self.circuit,
-            throttle: self.throttle,
-            timeout: self.timeout,
-            outcome: PhantomData,
-        }
+        self.with_hooks(|(_, k, n, g, l)| (f, k, n, g, l))
     }
 
     /// Which `Ok` values to retry like errors (a 503 an HTTP client returns
@@ -196,20 +214,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
         F: FnMut(&T) -> D,
         D: IntoDecision,
     {
-        Retrying {
-            when_ok: f,
-            policy: self.policy,
-            op: self.op,
-            when: self.when,
-            on_retry: self.on_retry,
-            on_giveup: self.on_giveup,
-            fallback: self.fallback,
-            budget: self.budget,
-            circuit: self.circuit,
-            throttle: self.throttle,
-            timeout: self.timeout,
-            outcome: PhantomData,
-        }
+        self.with_hooks(|(w, _, n, g, l)| (w, f, n, g, l))
     }
 
     /// Called after each failed attempt that will be retried, before
@@ -219,20 +224,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
     where
         F: FnMut(&Result<T, E>, &RetryEvent),
     {
-        Retrying {
-            on_retry: f,
-            policy: self.policy,
-            op: self.op,
-            when: self.when,
-            when_ok: self.when_ok,
-            on_giveup: self.on_giveup,
-            fallback: self.fallback,
-            budget: self.budget,
-            circuit: self.circuit,
-            throttle: self.throttle,
-            timeout: self.timeout,
-            outcome: PhantomData,
-        }
+        self.with_hooks(|(w, k, _, g, l)| (w, k, f, g, l))
     }
 
     /// Called once when the call ends with an outcome it did not accept,
@@ -243,20 +235,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
     where
         F: FnOnce(&Result<T, E>, &GiveUp),
     {
-        Retrying {
-            on_giveup: f,
-            policy: self.policy,
-            op: self.op,
-            when: self.when,
-            when_ok: self.when_ok,
-            on_retry: self.on_retry,
-            fallback: self.fallback,
-            budget: self.budget,
-            circuit: self.circuit,
-            throttle: self.throttle,
-            timeout: self.timeout,
-            outcome: PhantomData,
-        }
+        self.with_hooks(|(w, k, n, _, l)| (w, k, n, f, l))
     }
 
     /// The call's result when it gives up with an error: `f` gets that
@@ -284,20 +263,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
     where
         F: FnOnce(E, &GiveUp) -> Result<T, E>,
     {
-        Retrying {
-            fallback: f,
-            policy: self.policy,
-            op: self.op,
-            when: self.when,
-            when_ok: self.when_ok,
-            on_retry: self.on_retry,
-            on_giveup: self.on_giveup,
-            budget: self.budget,
-            circuit: self.circuit,
-            throttle: self.throttle,
-            timeout: self.timeout,
-            outcome: PhantomData,
-        }
+        self.with_hooks(|(w, k, n, g, _)| (w, k, n, g, f))
     }
 
     /// Shares a [`RetryBudget`]: each retry spends a token, each success
