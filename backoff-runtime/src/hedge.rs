@@ -781,6 +781,11 @@ impl<S> Policy<S> {
     }
 }
 
+/// What [`Hedge::call`] and [`Hedge::call_with_context`] return: the
+/// hedged call's future, with this builder's hooks and `N` slots of `Fut`.
+type HedgedCall<'p, S, const N: usize, Op, Fut, T, E, C, W, K, R, G> =
+    Hedged<'p, S, Op, Fut, T, E, C, HedgeHooks<W, K, R, G>, <Capacity<N> as Holds<'p, Fut>>::Slots>;
+
 impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// The same hedged call with its hooks (`when`, `when_ok`, `on_retry`,
     /// `on_giveup`) mapped by `f`: what each hook's method changes, the
@@ -1000,17 +1005,7 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     pub fn call_with_context<T, E, Op, Fut>(
         self,
         op: Op,
-    ) -> Hedged<
-        'p,
-        S,
-        WithContext<Op>,
-        Fut,
-        T,
-        E,
-        C,
-        HedgeHooks<W, K, R, G>,
-        <Capacity<N> as Holds<'p, Fut>>::Slots,
-    >
+    ) -> HedgedCall<'p, S, N, WithContext<Op>, Fut, T, E, C, W, K, R, G>
     where
         C: Refuse<E>,
         S: Strategy,
@@ -1045,21 +1040,7 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// assert_eq!(assert_send(future).await, Ok(2));
     /// # }
     /// ```
-    #[expect(clippy::type_complexity, reason = "the future's type, named once")]
-    pub fn call<T, E, Op, Fut>(
-        self,
-        op: Op,
-    ) -> Hedged<
-        'p,
-        S,
-        Op,
-        Fut,
-        T,
-        E,
-        C,
-        HedgeHooks<W, K, R, G>,
-        <Capacity<N> as Holds<'p, Fut>>::Slots,
-    >
+    pub fn call<T, E, Op, Fut>(self, op: Op) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, G>
     where
         C: Refuse<E>,
         S: Strategy,
@@ -1076,20 +1057,7 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
 
     /// The future of a call of `op` (either kind of operation).
     #[allow(clippy::type_complexity)] // (the `Hedged` of `call`)
-    fn hedged<T, E, Op, Fut>(
-        self,
-        op: Op,
-    ) -> Hedged<
-        'p,
-        S,
-        Op,
-        Fut,
-        T,
-        E,
-        C,
-        HedgeHooks<W, K, R, G>,
-        <Capacity<N> as Holds<'p, Fut>>::Slots,
-    >
+    fn hedged<T, E, Op, Fut>(self, op: Op) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, G>
     where
         C: Refuse<E>,
         S: Strategy,
