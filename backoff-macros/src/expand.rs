@@ -254,6 +254,7 @@ fn retry_loop(
                 split: &n.split,
                 from_result: &n.from_result,
                 sleep: &sleep,
+                decision: args.when.as_ref().map(|_| hooks::decision(&n)),
             },
         ),
         None => failure(

@@ -190,6 +190,8 @@ pub(super) struct CarriedParts<'a> {
     pub(super) from_result: &'a TokenStream,
     /// Sleeps `__backoff_delay`, awaited.
     pub(super) sleep: &'a TokenStream,
+    /// `when`'s verdict on `__backoff_error` (a `&E`), if there is a `when`.
+    pub(super) decision: Option<TokenStream>,
 }
 
 // Input:  the parts of the failure path of an `async fn` whose policy is a
@@ -215,7 +217,26 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
         split,
         from_result,
         sleep,
+        decision,
     } = parts;
+    // (`when` looks at the error before the runtime takes the outcome.)
+    let (step, decide, decided) = match decision {
+        Some(decision) => (
+            quote!(after_carried_recorded_decided),
+            quote! {
+                let __backoff_decision = match &__backoff_result {
+                    #p::Result::Err(__backoff_error) => #decision,
+                    #p::Result::Ok(_) => #p::Decision::Stop,
+                };
+            },
+            quote!(, __backoff_decision),
+        ),
+        None => (
+            quote!(after_carried_recorded),
+            TokenStream::new(),
+            TokenStream::new(),
+        ),
+    };
     // (The outcome's binding ends in its own block: with `tracing`, the
     // trace borrows it, and a binding once borrowed counts as held across
     // the sleep's await until its scope ends, which would make the future
@@ -223,11 +244,13 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
     quote! {
         let __backoff_delay = {
             let __backoff_result = #split;
-            match #p::after_carried_recorded::<#fixed, _, _>(
+            #decide
+            match #p::#step::<#fixed, _, _>(
                 &mut #slot,
                 &mut __backoff_recording,
                 #p::tracer!(#name, result: &__backoff_result),
-                __backoff_result,
+                __backoff_result
+                #decided
             ) {
                 #p::ControlFlow::Continue(__backoff_delay) => __backoff_delay,
                 #p::ControlFlow::Break(__backoff_result) => return #from_result(__backoff_result),
