@@ -726,26 +726,52 @@ async fn async_when_retry_after_leaves_the_schedule_where_it_was_and_stop_ends()
     async fn mixed(start: tokio::time::Instant) -> Result<(), u32> {
         Err(next_call_at(start))
     }
-    fresh();
-    let start = tokio::time::Instant::now();
-    assert_eq!(mixed(start).await, Err(5));
-    // 5 s (the server's); 1 s (retry 1: the `RetryAfter` was not one);
-    // 0.5 s; 2 s (retry 2); then `Stop`, at once.
-    assert_eq!(called_at(), [ms(0), ms(5000), ms(6000), ms(6500), ms(8500)]);
-    assert_eq!(start.elapsed(), ms(8500));
+    // The same, with the policy a value (`retry_after_max`, here the
+    // default): the general path, which keeps a whole `RetryState`.
+    #[retry(exponential(base = "1s", max = "1h"), jitter = "none", attempts = 10, retry_after_max = "5m", when = server_then_schedule_then_stop)]
+    async fn mixed_in_general(start: tokio::time::Instant) -> Result<(), u32> {
+        Err(next_call_at(start))
+    }
+    let (compact, general) = (
+        mixed(tokio::time::Instant::now()),
+        mixed_in_general(tokio::time::Instant::now()),
+    );
+    assert!(
+        size_of_val(&compact) + 100 < size_of_val(&general),
+        "the compact path keeps a `Carried`: {} against {} bytes",
+        size_of_val(&compact),
+        size_of_val(&general)
+    );
+    drop((compact, general));
+    for twin in 0..2 {
+        fresh();
+        let start = tokio::time::Instant::now();
+        let result = if twin == 0 {
+            mixed(start).await
+        } else {
+            mixed_in_general(start).await
+        };
+        assert_eq!(result, Err(5));
+        // 5 s (the server's); 1 s (retry 1: the `RetryAfter` was not one);
+        // 0.5 s; 2 s (retry 2); then `Stop`, at once.
+        assert_eq!(called_at(), [ms(0), ms(5000), ms(6000), ms(6500), ms(8500)]);
+        assert_eq!(start.elapsed(), ms(8500));
+    }
 }
 
 #[tokio::test(start_paused = true)]
 async fn async_when_retry_after_past_its_limit_gives_up_at_once() {
-    #[retry(constant("1s"), jitter = "none", attempts = 10, retry_after_max = "10s", when = |e: &u32| if *e < 3 { Decision::RetryAfter(secs(10)) } else { Decision::RetryAfter(secs(11)) })]
+    // (The default limit, five minutes: a `retry_after_max` would make the
+    // policy a value, off the compact path.)
+    #[retry(constant("1s"), jitter = "none", attempts = 10, when = |e: &u32| if *e < 3 { Decision::RetryAfter(secs(300)) } else { Decision::RetryAfter(secs(301)) })]
     async fn impatient(start: tokio::time::Instant) -> Result<(), u32> {
         Err(next_call_at(start))
     }
     fresh();
     let start = tokio::time::Instant::now();
     assert_eq!(impatient(start).await, Err(3));
-    assert_eq!(called_at(), [secs(0), secs(10), secs(20)]);
-    assert_eq!(start.elapsed(), secs(20));
+    assert_eq!(called_at(), [secs(0), secs(300), secs(600)]);
+    assert_eq!(start.elapsed(), secs(600));
 }
 
 #[tokio::test(start_paused = true)]

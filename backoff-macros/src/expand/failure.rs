@@ -207,6 +207,11 @@ pub(super) struct CarriedParts<'a> {
 //         sleep(delay).await;
 //         recording.attempt_starts();
 //
+//         With `when`, its verdict is taken here first, on the error, and
+//         handed over with the outcome:
+//             let decision = match &result { Err(error) => when(error), Ok(_) => Decision::Stop };
+//             match after_carried_recorded_decided::<P, _, _>(.., result, decision) { .. }
+//
 //         The runtime steps: the function's future has one match to check
 //         and lay out, not the failure path's matches and returns.
 pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStream {

@@ -313,13 +313,5 @@ pub(super) fn keeps_no_state_but_when(args: &RetryArgs) -> bool {
 /// Whether the loop keeps nothing for the arguments but the policy: no
 /// hook, budget, breaker, throttle or context.
 pub(super) fn keeps_no_state(args: &RetryArgs) -> bool {
-    args.when.is_none()
-        && args.when_ok.is_none()
-        && args.on_retry.is_none()
-        && args.on_giveup.is_none()
-        && args.fallback.is_none()
-        && args.budget.is_none()
-        && args.circuit.is_none()
-        && args.throttle.is_none()
-        && args.context.is_none()
+    args.when.is_none() && keeps_no_state_but_when(args)
 }
