@@ -403,42 +403,12 @@ pub fn after_decided_recorded<'p, S: Strategy, T, E>(
     decision: Decision,
 ) -> ControlFlow<Result<T, E>, Duration> {
     driver::after_attempt(
-        &mut OutOfLine(driver::Lazy { slot, start }),
+        &mut driver::Lazy { slot, start },
         outcome,
         &mut driver::Decided(decision),
         &trace,
         recording,
     )
-}
-
-/// A [`driver::Lazy`] whose step is [`next_delay`]'s, out of line (one copy
-/// per strategy in a crate): the function inlines the outcome's test, not
-/// the state's construction and its general step.
-struct OutOfLine<'a, 'p, S>(driver::Lazy<'a, 'p, S>);
-
-impl<S: Strategy> driver::Progress for OutOfLine<'_, '_, S> {
-    #[inline(always)]
-    fn step(&mut self, decision: Decision) -> Option<Duration> {
-        next_delay(self.0.slot, self.0.start, decision)
-    }
-
-    #[inline(always)]
-    fn succeeded(&mut self) {
-        self.0.succeeded();
-    }
-
-    #[inline(always)]
-    fn attempt(&self) -> u32 {
-        self.0.attempt()
-    }
-
-    fn event(&self, delay: Duration) -> RetryEvent {
-        self.0.event(delay)
-    }
-
-    fn report(&self) -> GiveUp {
-        self.0.report()
-    }
 }
 
 /// The driver's progress of a loop that keeps a [`Carried`] under the
