@@ -22,9 +22,9 @@ mod timeouts;
 use crate::attr::RetryArgs;
 use crate::errors::Errors;
 use crate::valid;
-use failure::{CarriedParts, FailureParts, Keeps, carried_failure, failure};
+use failure::{CarriedParts, FailureParts, carried_failure, failure};
 use function::{Function, async_trait_body_mut, parse_function};
-use names::{Names, keeps_no_state, keeps_no_state_but_when};
+use names::{Names, keeps_no_state};
 use params::{Reborrow, cloned_mutability, reborrowed};
 use policy::policy_binding;
 use runtime_loop::{RuntimeLoopParts, runtime_loop};
@@ -244,22 +244,12 @@ fn retry_loop(
         #on_success
         __backoff_recording.succeeded();
     };
-    // A plain fn with a `when` and nothing else the loop keeps: the verdict
-    // is taken here, the runtime steps the state (as an `async fn`'s
-    // `Carried` is stepped).
-    let decided =
-        !is_async && args.when.is_some() && args.timeout.is_none() && keeps_no_state_but_when(args);
-    let carried = match n.fixed.as_ref().filter(|_| n.carried) {
-        Some(fixed) => Some(Keeps::Carried(fixed)),
-        None if decided => Some(Keeps::State(&n.start_ref)),
-        None => None,
-    };
-    let failed = match carried {
-        Some(state) => carried_failure(
+    let failed = match n.fixed.as_ref().filter(|_| n.carried) {
+        Some(fixed) => carried_failure(
             p,
             &CarriedParts {
                 name: n.name(),
-                state,
+                fixed,
                 slot: &n.slot,
                 split: &n.split,
                 from_result: &n.from_result,

@@ -180,11 +180,9 @@ pub(super) fn failure(p: &Ident, parts: &FailureParts) -> TokenStream {
 pub(super) struct CarriedParts<'a> {
     /// The function's name, for `tracing`.
     pub(super) name: String,
-    /// The runtime type naming the policy; or, for a plain fn with a
-    /// `when` (which keeps a `RetryState` in its slot), what the state is
-    /// built from, `&Origin`.
-    pub(super) state: Keeps<'a>,
-    /// The `Carried`'s slot (or the `RetryState`'s), a place.
+    /// The runtime type naming the policy.
+    pub(super) fixed: &'a TokenStream,
+    /// The `Carried`'s slot, a place.
     pub(super) slot: &'a TokenStream,
     /// Splits `__backoff_outcome` into a `Result`.
     pub(super) split: &'a TokenStream,
@@ -196,17 +194,8 @@ pub(super) struct CarriedParts<'a> {
     pub(super) decision: Option<TokenStream>,
 }
 
-/// What the loop keeps between attempts (see [`CarriedParts::state`]).
-pub(super) enum Keeps<'a> {
-    /// A `Carried`, under the policy type.
-    Carried(&'a TokenStream),
-    /// An `Option<RetryState>`, built from this `&Origin` when first needed.
-    State(&'a TokenStream),
-}
-
 // Input:  the parts of the failure path of an `async fn` whose policy is a
-//         type and that keeps nothing else (or of a plain fn that keeps
-//         nothing but its state and has a `when`); `__backoff_outcome` holds the
+//         type and that keeps nothing else; `__backoff_outcome` holds the
 //         attempt's outcome.
 // Output: let delay = {
 //             let result = into_result(outcome);
@@ -228,7 +217,7 @@ pub(super) enum Keeps<'a> {
 pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStream {
     let CarriedParts {
         name,
-        state,
+        fixed,
         slot,
         split,
         from_result,
@@ -236,8 +225,9 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
         decision,
     } = parts;
     // (`when` looks at the error before the runtime takes the outcome.)
-    let (decide, decided) = match decision {
+    let (step, decide, decided) = match decision {
         Some(decision) => (
+            quote!(after_carried_recorded_decided),
             quote! {
                 let __backoff_decision = match &__backoff_result {
                     #p::Result::Err(__backoff_error) => #decision,
@@ -246,20 +236,10 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
             },
             quote!(, __backoff_decision),
         ),
-        None => (TokenStream::new(), TokenStream::new()),
-    };
-    let (step, state) = match (state, decision) {
-        (Keeps::Carried(fixed), Some(_)) => (
-            quote!(#p::after_carried_recorded_decided::<#fixed, _, _>),
-            quote!(&mut #slot),
-        ),
-        (Keeps::Carried(fixed), None) => (
-            quote!(#p::after_carried_recorded::<#fixed, _, _>),
-            quote!(&mut #slot),
-        ),
-        (Keeps::State(start), _) => (
-            quote!(#p::after_decided_recorded),
-            quote!(&mut #slot, #start),
+        None => (
+            quote!(after_carried_recorded),
+            TokenStream::new(),
+            TokenStream::new(),
         ),
     };
     // (The outcome's binding ends in its own block: with `tracing`, the
@@ -270,8 +250,8 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
         let __backoff_delay = {
             let __backoff_result = #split;
             #decide
-            match #step(
-                #state,
+            match #p::#step::<#fixed, _, _>(
+                &mut #slot,
                 &mut __backoff_recording,
                 #p::tracer!(#name, result: &__backoff_result),
                 __backoff_result
