@@ -689,6 +689,127 @@ fn when_path_returning_a_decision_mixes_retry_after_retry_and_stop() {
     assert!(s[1] == ms(100) || s[1] == ms(200), "{s:?}");
 }
 
+// An `async fn` whose policy is a type keeps only a `Carried` between
+// attempts, `when` or not: each verdict steps it as the whole state would
+// (on tokio's paused clock, the default sleep's; each call notes when it
+// began).
+
+thread_local! {
+    static CALLED_AT: RefCell<Vec<Duration>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `next_call()`, noting the virtual time since `start`.
+fn next_call_at(start: tokio::time::Instant) -> u32 {
+    CALLED_AT.with_borrow_mut(|at| at.push(start.elapsed()));
+    next_call()
+}
+
+/// When each call began, since `start`; clears the log.
+fn called_at() -> Vec<Duration> {
+    CALLED_AT.take()
+}
+
+/// Call 1: `RetryAfter(5s)`; 2: `Retry`; 3: `RetryAfter(500ms)`; 4:
+/// `Retry`; then `Stop`.
+fn server_then_schedule_then_stop(e: &u32) -> Decision {
+    match e {
+        1 => Decision::RetryAfter(secs(5)),
+        3 => Decision::RetryAfter(ms(500)),
+        2 | 4 => Decision::Retry,
+        _ => Decision::Stop,
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn async_when_retry_after_leaves_the_schedule_where_it_was_and_stop_ends() {
+    #[retry(exponential(base = "1s", max = "1h"), jitter = "none", attempts = 10, when = server_then_schedule_then_stop)]
+    async fn mixed(start: tokio::time::Instant) -> Result<(), u32> {
+        Err(next_call_at(start))
+    }
+    // The same, with the policy a value (`retry_after_max`, here the
+    // default): the general path, which keeps a whole `RetryState`.
+    #[retry(exponential(base = "1s", max = "1h"), jitter = "none", attempts = 10, retry_after_max = "5m", when = server_then_schedule_then_stop)]
+    async fn mixed_in_general(start: tokio::time::Instant) -> Result<(), u32> {
+        Err(next_call_at(start))
+    }
+    let (compact, general) = (
+        mixed(tokio::time::Instant::now()),
+        mixed_in_general(tokio::time::Instant::now()),
+    );
+    assert!(
+        size_of_val(&compact) + 100 < size_of_val(&general),
+        "the compact path keeps a `Carried`: {} against {} bytes",
+        size_of_val(&compact),
+        size_of_val(&general)
+    );
+    drop((compact, general));
+    for twin in 0..2 {
+        fresh();
+        let start = tokio::time::Instant::now();
+        let result = if twin == 0 {
+            mixed(start).await
+        } else {
+            mixed_in_general(start).await
+        };
+        assert_eq!(result, Err(5));
+        // 5 s (the server's); 1 s (retry 1: the `RetryAfter` was not one);
+        // 0.5 s; 2 s (retry 2); then `Stop`, at once.
+        assert_eq!(called_at(), [ms(0), ms(5000), ms(6000), ms(6500), ms(8500)]);
+        assert_eq!(start.elapsed(), ms(8500));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn async_when_retry_after_past_its_limit_gives_up_at_once() {
+    // (The default limit, five minutes: a `retry_after_max` would make the
+    // policy a value, off the compact path.)
+    #[retry(constant("1s"), jitter = "none", attempts = 10, when = |e: &u32| if *e < 3 { Decision::RetryAfter(secs(300)) } else { Decision::RetryAfter(secs(301)) })]
+    async fn impatient(start: tokio::time::Instant) -> Result<(), u32> {
+        Err(next_call_at(start))
+    }
+    fresh();
+    let start = tokio::time::Instant::now();
+    assert_eq!(impatient(start).await, Err(3));
+    assert_eq!(called_at(), [secs(0), secs(300), secs(600)]);
+    assert_eq!(start.elapsed(), secs(600));
+}
+
+#[tokio::test(start_paused = true)]
+async fn async_when_retry_after_still_counts_toward_the_attempt_limit() {
+    #[retry(exponential(base = "1s"), jitter = "none", attempts = 4, when = |e: &u32| if *e % 2 == 1 { Decision::RetryAfter(ms(300)) } else { Decision::Throttled })]
+    async fn alternating(start: tokio::time::Instant) -> Result<(), u32> {
+        Err(next_call_at(start))
+    }
+    fresh();
+    let start = tokio::time::Instant::now();
+    assert_eq!(alternating(start).await, Err(4));
+    // 0.3 s; 1 s (`Throttled`, with no throttle, a plain retry: retry 1);
+    // 0.3 s; then the fourth call is the last.
+    assert_eq!(called_at(), [ms(0), ms(300), ms(1300), ms(1600)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn async_when_bool_retries_the_transient_and_returns_the_permanent() {
+    #[retry(exponential(base = "1s"), jitter = "none", attempts = 10, when = is_transient)]
+    async fn flaky(start: tokio::time::Instant) -> Result<(), Failure> {
+        CALLED_AT.with_borrow_mut(|at| at.push(start.elapsed()));
+        Err(transient_twice_then_permanent())
+    }
+    fresh();
+    let start = tokio::time::Instant::now();
+    assert_eq!(flaky(start).await, Err(Failure::permanent(3)));
+    assert_eq!(called_at(), [secs(0), secs(1), secs(3)]);
+    // And the attempt limit, when every error is transient.
+    #[retry(exponential(base = "1s"), jitter = "none", attempts = 3, when = |_: &u32| true)]
+    async fn always(start: tokio::time::Instant) -> Result<(), u32> {
+        Err(next_call_at(start))
+    }
+    fresh();
+    let start = tokio::time::Instant::now();
+    assert_eq!(always(start).await, Err(3));
+    assert_eq!(called_at(), [secs(0), secs(1), secs(3)]);
+}
+
 #[test]
 fn retry_after_waits_exactly_its_delay_uncapped_and_unjittered() {
     #[retry(exponential(base = "100ms", max = "200ms"), jitter = "full", attempts = 3, when = |_| Decision::RetryAfter(Duration::from_secs(5)), sleep = record)]

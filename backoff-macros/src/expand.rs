@@ -255,6 +255,7 @@ fn retry_loop(
                 from_result: &n.from_result,
                 sleep: &sleep,
                 function: n.function(),
+                decision: args.when.as_ref().map(|_| hooks::decision(&n)),
             },
         ),
         None => failure(

@@ -309,6 +309,17 @@ pub(crate) struct NoHooks;
 
 impl<T, E> Hooks<T, E> for NoHooks {}
 
+/// `when`'s verdict, taken before the driver was given the outcome; every
+/// `Ok` accepted.
+pub(crate) struct Decided(pub(crate) Decision);
+
+impl<T, E> Hooks<T, E> for Decided {
+    #[inline(always)]
+    fn when(&mut self, _: &E) -> Decision {
+        self.0
+    }
+}
+
 /// A call's metrics (feature `opentelemetry`, see the `metrics` module):
 /// started by [`begin`](Recording::begin) when the call begins, told of
 /// each attempt's start and end and of the call's end. Recording is live

@@ -547,12 +547,28 @@ impl<S: Strategy> RetryState<'_, S> {
 #[derive(Debug, Clone, Copy)]
 pub struct Carried<P = Option<Duration>> {
     failures: u32,
-    gave_up: Option<GiveUpReason>,
+    /// While the call runs, the failures that did not advance the main
+    /// schedule (a `RetryAfter`), as [`RetryState`]'s `skipped`, up to
+    /// [`SKIPPED_MAX`]; once the call gave up, [`GAVE_UP`] and the reason
+    /// ([`Carried::ended`]). One byte, in what was the padding: the struct
+    /// keeps its size.
+    tally: u8,
     previous: P,
     /// The call's `Jitter::Spread` phase, its top 16 bits (65,536 phases,
     /// in the padding: the struct keeps its size), zero until drawn.
     phase: u16,
 }
+
+/// The most skipped failures a [`Carried`] counts: a call given more
+/// `RetryAfter` verdicts than this (252) counts the later ones toward the
+/// main schedule's retry number, as if they were plain retries (a
+/// `RetryState` keeps counting). The delays of an `exponential` or
+/// `fibonacci` schedule that has reached its cap are the same either way.
+pub(crate) const SKIPPED_MAX: u8 = GAVE_UP - 1;
+
+/// [`Carried::tally`] from this value on: the call gave up, for
+/// `Attempts`, `Stopped` or `Deadline` (in that order).
+const GAVE_UP: u8 = u8::MAX - 2;
 
 /// What a [`Carried`] keeps of the previous delay: all of it for a
 /// strategy whose delays depend on it (`decorrelated`), whether it was the
@@ -611,7 +627,7 @@ impl<P: Previous> Carried<P> {
     /// Before the first attempt.
     pub const NEW: Self = Carried {
         failures: 0,
-        gave_up: None,
+        tally: 0,
         previous: P::NONE,
         phase: 0,
     };
@@ -621,12 +637,33 @@ impl<P: Previous> Carried<P> {
         self.failures
     }
 
+    /// Why the call gave up, once it has.
+    fn ended(&self) -> Option<GiveUpReason> {
+        match self.tally.checked_sub(GAVE_UP) {
+            None => None,
+            Some(0) => Some(GiveUpReason::Attempts),
+            Some(1) => Some(GiveUpReason::Stopped),
+            Some(_) => Some(GiveUpReason::Deadline),
+        }
+    }
+
+    /// Ends the call for `reason` (one of the three a [`Carried`] holds).
+    #[cold]
+    fn give_up_for(&mut self, reason: GiveUpReason) {
+        self.tally = GAVE_UP
+            + match reason {
+                GiveUpReason::Attempts => 0,
+                GiveUpReason::Stopped => 1,
+                _ => 2,
+            };
+    }
+
     /// The report of a call that gave up (no start time: `elapsed` zero).
     pub fn report(&self) -> GiveUp {
         GiveUp::new(
             self.failures,
             Duration::ZERO,
-            self.gave_up.unwrap_or(GiveUpReason::Attempts),
+            self.ended().unwrap_or(GiveUpReason::Attempts),
         )
     }
 }
@@ -638,14 +675,58 @@ impl<S: Strategy> Policy<S> {
     #[inline]
     pub(crate) fn next_carried<P: Previous>(&self, carried: &mut Carried<P>) -> Option<Duration> {
         debug_assert!(self.elapsed_limit().is_none() && self.throttle().is_none());
-        if carried.gave_up.is_some() {
+        if carried.tally >= GAVE_UP {
             return None;
         }
         carried.failures = carried.failures.saturating_add(1);
         if !self.allows_retry_after(carried.failures) {
-            carried.gave_up = Some(GiveUpReason::Attempts);
+            carried.give_up_for(GiveUpReason::Attempts);
             return None;
         }
+        Some(self.carried_backoff(carried))
+    }
+
+    /// [`RetryState::next_delay_for`] on the state `carried` stands for
+    /// (see [`next_carried`](Policy::next_carried)), for any verdict: a
+    /// `Stop` gives up, a `RetryAfter` waits its duration if it is within
+    /// the policy's `retry_after_limit` (else gives up, `Deadline`) and
+    /// leaves the main schedule where it was, a `Throttled` is a plain
+    /// retry (the policy has no throttled schedule).
+    #[inline]
+    pub(crate) fn next_carried_for<P: Previous>(
+        &self,
+        carried: &mut Carried<P>,
+        decision: Decision,
+    ) -> Option<Duration> {
+        let delay = match decision {
+            Decision::Retry | Decision::Throttled => return self.next_carried(carried),
+            _ if carried.tally >= GAVE_UP => return None,
+            Decision::Stop => Err(GiveUpReason::Stopped),
+            _ if !self.allows_retry_after(carried.failures.saturating_add(1)) => {
+                Err(GiveUpReason::Attempts)
+            }
+            Decision::RetryAfter(d) if d > self.retry_after_limit() => Err(GiveUpReason::Deadline),
+            Decision::RetryAfter(d) => Ok(d),
+        };
+        carried.failures = carried.failures.saturating_add(1);
+        match delay {
+            Ok(d) => {
+                if carried.tally < SKIPPED_MAX {
+                    carried.tally += 1;
+                }
+                Some(d)
+            }
+            Err(reason) => {
+                carried.give_up_for(reason);
+                None
+            }
+        }
+    }
+
+    /// The main schedule's next delay for `carried`, whose failure is
+    /// counted: retry number `failures - skipped`.
+    #[inline]
+    fn carried_backoff<P: Previous>(&self, carried: &mut Carried<P>) -> Duration {
         let max = self.strategy().max_delay();
         let mut previous = carried.previous.get(max);
         let mut rng = self.rng();
@@ -655,9 +736,11 @@ impl<S: Strategy> Policy<S> {
             }
             rng = rng.with_phase(u32::from(carried.phase) << 16 | 0x8000);
         }
-        let delay = self.backoff(carried.failures, &mut previous, &mut rng);
+        // (`tally` is the skipped count here: the call has not given up.)
+        let retry = carried.failures - u32::from(carried.tally);
+        let delay = self.backoff(retry, &mut previous, &mut rng);
         carried.previous.set(previous, max);
-        Some(delay)
+        delay
     }
 }
 
@@ -716,6 +799,122 @@ mod tests {
                 .next_carried(&mut carried)
                 .expect("unlimited here");
             assert!(d >= MS(5) && d <= MS(100), "{d:?}");
+        }
+    }
+
+    /// The same, for every verdict a `when` may give: a sequence of
+    /// decisions (`Stop`, `RetryAfter` within or past the limit, `Retry`,
+    /// `Throttled`), stepped through a `Carried` and a `RetryState` alike,
+    /// delay by delay, then the report.
+    fn same_for<S: Strategy>(policy: &Policy<S>, decisions: &[Decision]) {
+        let mut state = RetryState::starting_at(policy, clock::system, None);
+        let mut carried = Carried::<Option<Duration>>::NEW;
+        let mut lean = Carried::<()>::NEW;
+        let mut capped = Carried::<Capped>::NEW;
+        for (step, &decision) in decisions.iter().enumerate() {
+            let a = state.next_delay_for(decision);
+            assert_eq!(
+                a,
+                policy.next_carried_for(&mut carried, decision),
+                "step {step}: {decision:?}"
+            );
+            assert_eq!(
+                a,
+                policy.next_carried_for(&mut lean, decision),
+                "step {step}, lean"
+            );
+            assert_eq!(
+                a,
+                policy.next_carried_for(&mut capped, decision),
+                "step {step}, capped"
+            );
+            assert_eq!(state.attempt(), carried.attempt(), "step {step}");
+            assert_eq!(state.attempt(), capped.attempt(), "step {step}");
+        }
+        match state.give_up() {
+            Some(report) => {
+                assert_eq!(report, carried.report());
+                assert_eq!(report, lean.report());
+                assert_eq!(report, capped.report());
+            }
+            None => assert_eq!(carried.ended(), None),
+        }
+    }
+
+    #[test]
+    fn carried_steps_every_verdict_as_the_state_does() {
+        use crate::strategy::{Exponential, Fibonacci};
+        use Decision::{Retry, RetryAfter, Stop, Throttled};
+        // (The skipped count is in what was padding.)
+        assert_eq!(size_of::<Carried<()>>(), 8);
+        assert_eq!(size_of::<Carried<Capped>>(), 8);
+        assert_eq!(size_of::<Carried<Option<Duration>>>(), 24);
+        let p = Policy::from_strategy(Exponential::new(MS(10)).max_delay(MS(1000)))
+            .jitter(Jitter::None)
+            .attempts(8)
+            .retry_after_max(MS(500));
+        same_for(&p, &[Retry, RetryAfter(MS(7)), Retry, Retry, Stop, Retry]);
+        same_for(&p, &[RetryAfter(MS(7)), RetryAfter(MS(501)), Retry]);
+        same_for(
+            &p,
+            &[Throttled, RetryAfter(MS(500)), Throttled, Retry, Retry],
+        );
+        same_for(&p, &[RetryAfter(MS(1)); 9]);
+        same_for(&p, &[Stop]);
+        // Past the limit, the attempt limit comes first, as the state's.
+        let once = Policy::immediate().attempts(1);
+        same_for(&once, &[RetryAfter(MS(600_000))]);
+        same_for(&once, &[Stop]);
+        let f = Policy::from_strategy(Fibonacci::new(MS(1)))
+            .jitter(Jitter::None)
+            .unlimited_attempts();
+        // As many `RetryAfter`s as a `Carried` counts (see `SKIPPED_MAX`).
+        let mut many = vec![RetryAfter(MS(2)); usize::from(SKIPPED_MAX)];
+        many.extend([Retry, Retry, Retry, Stop]);
+        same_for(&f, &many);
+    }
+
+    use proptest::strategy::Strategy as _;
+
+    proptest::proptest! {
+        /// Any mixed sequence of verdicts, under any deterministic
+        /// strategy and limit.
+        #[test]
+        fn carried_steps_any_verdicts_as_the_state_does(
+            kind in 0u8..5,
+            attempts in proptest::option::of(1u32..12),
+            limit in 0u64..50,
+            decisions in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just(Decision::Retry),
+                    proptest::strategy::Just(Decision::Throttled),
+                    proptest::strategy::Just(Decision::Stop),
+                    (0u64..80).prop_map(|ms| Decision::RetryAfter(MS(ms))),
+                ],
+                0..16,
+            ),
+        ) {
+            use crate::strategy::{Constant, Exponential, Fibonacci, Linear};
+            fn limited<S: Strategy>(p: Policy<S>, attempts: Option<u32>, limit: u64) -> Policy<S> {
+                let p = p.jitter(Jitter::None).retry_after_max(MS(limit));
+                match attempts {
+                    Some(n) => p.attempts(n),
+                    None => p.unlimited_attempts(),
+                }
+            }
+            match kind {
+                0 => same_for(
+                    &limited(Policy::from_strategy(Exponential::new(MS(10)).max_delay(MS(300))), attempts, limit),
+                    &decisions,
+                ),
+                1 => same_for(
+                    &limited(Policy::from_strategy(Linear::new(MS(10)).max_delay(MS(45))), attempts, limit),
+                    &decisions,
+                ),
+                2 => same_for(&limited(Policy::from_strategy(Constant::new(MS(3))), attempts, limit), &decisions),
+                3 => same_for(&limited(Policy::from_strategy(Fibonacci::new(MS(1))), attempts, limit), &decisions),
+                _ => same_for(&limited(Policy::immediate(), attempts, limit), &decisions),
+            }
         }
     }
 

@@ -192,6 +192,8 @@ pub(super) struct CarriedParts<'a> {
     pub(super) sleep: &'a TokenStream,
     /// The call's name for the metrics.
     pub(super) function: TokenStream,
+    /// `when`'s verdict on `__backoff_error` (a `&E`), if there is a `when`.
+    pub(super) decision: Option<TokenStream>,
 }
 
 // Input:  the parts of the failure path of an `async fn` whose policy is a
@@ -209,6 +211,11 @@ pub(super) struct CarriedParts<'a> {
 //         (`recording` is the call's `CallBegan`, `attempt_began` the
 //         attempt's, taken before it: see `Names::begin_recording`.)
 //
+//         With `when`, its verdict is taken here first, on the error, and
+//         handed over with the outcome:
+//             let decision = match &result { Err(error) => when(error), Ok(_) => Decision::Stop };
+//             match after_carried_recorded_decided::<P, _, _>(.., result, decision) { .. }
+//
 //         The runtime steps: the function's future has one match to check
 //         and lay out, not the failure path's matches and returns.
 pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStream {
@@ -220,7 +227,26 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
         from_result,
         sleep,
         function,
+        decision,
     } = parts;
+    // (`when` looks at the error before the runtime takes the outcome.)
+    let (step, decide, decided) = match decision {
+        Some(decision) => (
+            quote!(after_carried_recorded_decided),
+            quote! {
+                let __backoff_decision = match &__backoff_result {
+                    #p::Result::Err(__backoff_error) => #decision,
+                    #p::Result::Ok(_) => #p::Decision::Stop,
+                };
+            },
+            quote!(, __backoff_decision),
+        ),
+        None => (
+            quote!(after_carried_recorded),
+            TokenStream::new(),
+            TokenStream::new(),
+        ),
+    };
     // (The outcome's binding ends in its own block: with `tracing`, the
     // trace borrows it, and a binding once borrowed counts as held across
     // the sleep's await until its scope ends, which would make the future
@@ -228,13 +254,15 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
     quote! {
         let __backoff_delay = {
             let __backoff_result = #split;
-            match #p::after_carried_recorded::<#fixed, _, _>(
+            #decide
+            match #p::#step::<#fixed, _, _>(
                 &mut #slot,
                 &__backoff_recording,
                 __backoff_attempt_began,
                 #function,
                 #p::tracer!(#name, result: &__backoff_result),
-                __backoff_result,
+                __backoff_result
+                #decided
             ) {
                 #p::ControlFlow::Continue(__backoff_delay) => __backoff_delay,
                 #p::ControlFlow::Break(__backoff_result) => return #from_result(__backoff_result),

@@ -134,7 +134,7 @@ impl<'a> Names<'a> {
             && fixed.is_some()
             && args.policy.is_none()
             && args.max_elapsed.is_none()
-            && keeps_no_state(args);
+            && keeps_no_state_but_when(args);
         // The retry state's slot as a place: `__backoff_slot`, behind a
         // `ManuallyDrop` unless a breaker is named (see `fleet::start`).
         let slot = if args.gates_attempts() || carried {
@@ -326,11 +326,10 @@ impl<'a> Names<'a> {
     }
 }
 
-/// Whether the loop keeps nothing for the arguments but the policy: no
-/// hook, budget, breaker, throttle or context.
-pub(super) fn keeps_no_state(args: &RetryArgs) -> bool {
-    args.when.is_none()
-        && args.when_ok.is_none()
+/// [`keeps_no_state`], but for a `when` (a verdict the compact loop takes
+/// before it hands the outcome to the runtime).
+pub(super) fn keeps_no_state_but_when(args: &RetryArgs) -> bool {
+    args.when_ok.is_none()
         && args.on_retry.is_none()
         && args.on_giveup.is_none()
         && args.fallback.is_none()
@@ -338,4 +337,10 @@ pub(super) fn keeps_no_state(args: &RetryArgs) -> bool {
         && args.circuit.is_none()
         && args.throttle.is_none()
         && args.context.is_none()
+}
+
+/// Whether the loop keeps nothing for the arguments but the policy: no
+/// hook, budget, breaker, throttle or context.
+pub(super) fn keeps_no_state(args: &RetryArgs) -> bool {
+    args.when.is_none() && keeps_no_state_but_when(args)
 }

@@ -313,6 +313,18 @@ fn next_retry_carried<F: FixedOrigin>(carried: &mut Carried<F::Previous>) -> Opt
     F::ORIGIN.policy.next_carried(carried)
 }
 
+/// [`next_retry_carried`] for a verdict other than a plain retry (a `when`
+/// said `Stop`, `RetryAfter` or `Throttled`), out of line, one copy per
+/// policy.
+#[cold]
+#[inline(never)]
+fn next_decided_carried<F: FixedOrigin>(
+    carried: &mut Carried<F::Previous>,
+    decision: Decision,
+) -> Option<Duration> {
+    F::ORIGIN.policy.next_carried_for(carried, decision)
+}
+
 /// After an attempt of an `async fn` whose policy is the type `P` and that
 /// keeps a [`Carried`] between attempts: `Break` with what the function
 /// returns (the success, or the error it gives up with), or `Continue` with
@@ -367,6 +379,34 @@ pub fn after_carried_recorded<P: FixedOrigin, T, E>(
     )
 }
 
+/// [`after_carried_recorded`] with `when`'s verdict on the outcome's
+/// error, taken before the outcome was handed over (ignored for an `Ok`).
+#[inline(always)]
+pub fn after_carried_recorded_decided<P: FixedOrigin, T, E>(
+    carried: &mut Carried<P::Previous>,
+    began: &CallBegan,
+    attempt: AttemptBegan,
+    function: &'static str,
+    trace: impl Trace<E>,
+    outcome: Result<T, E>,
+    decision: Decision,
+) -> ControlFlow<Result<T, E>, Duration> {
+    let attempts = carried.attempt();
+    driver::after_attempt(
+        &mut Compact::<P>(carried),
+        outcome,
+        &mut driver::Decided(decision),
+        &trace,
+        &mut driver::CompactRecording {
+            function,
+            clock: P::ORIGIN.clock,
+            began,
+            attempt,
+            attempts,
+        },
+    )
+}
+
 /// The driver's progress of a loop that keeps a [`Carried`] under the
 /// policy type `P`: no start time, budget or breaker, so an accepted
 /// outcome tells no one.
@@ -375,9 +415,11 @@ struct Compact<'a, P: FixedOrigin>(&'a mut Carried<P::Previous>);
 impl<P: FixedOrigin> driver::Progress for Compact<'_, P> {
     #[inline(always)]
     fn step(&mut self, decision: Decision) -> Option<Duration> {
-        // (No `when`: every error is retried.)
-        debug_assert_eq!(decision, Decision::Retry);
-        next_retry_carried::<P>(self.0)
+        // (Without a `when`, every error is retried: the branch folds away.)
+        match decision {
+            Decision::Retry => next_retry_carried::<P>(self.0),
+            decision => next_decided_carried::<P>(self.0, decision),
+        }
     }
 
     #[inline(always)]
