@@ -532,7 +532,7 @@ mod expansion {
         const F: &str = concat!(module_path!(), "::compact");
         async fn compact(calls: &mut u32) -> Result<u32, &'static str> {
             let mut carried = p::Carried::<<Async as FixedOrigin>::Previous>::NEW;
-            let mut recording = p::CallBegan::begin(p::ASYNC_CLOCK);
+            let mut recording = p::CallBegan::begin();
             loop {
                 let attempt_began = recording.attempt(p::ASYNC_CLOCK);
                 let outcome: Result<u32, &str> = p::attempt(async {

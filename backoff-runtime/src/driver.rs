@@ -466,10 +466,10 @@ pub struct AttemptBegan {
 
 impl CallBegan {
     /// A call begins (its recording begins with its first attempt: see
-    /// [`attempt`](CallBegan::attempt)); `clock` is not read.
+    /// [`attempt`](CallBegan::attempt), which reads the clock if it
+    /// records).
     #[inline(always)]
-    pub fn begin(clock: Clock) -> Self {
-        let _ = clock;
+    pub const fn begin() -> Self {
         CallBegan {
             #[cfg(feature = "opentelemetry")]
             ticks: [0; 7],

@@ -583,7 +583,7 @@ mod tests {
         recording.succeeded();
         recording.gave_up(Some(true), GiveUpReason::Attempts);
         recording.gave_up(None, GiveUpReason::CircuitOpen);
-        let mut began = crate::driver::CallBegan::begin(counting);
+        let mut began = crate::driver::CallBegan::begin();
         let _attempt = began.attempt(counting);
         began.gave_up("tests::off", counting, 1, GiveUpReason::Timeout);
         assert_eq!(READS.load(Ordering::Relaxed), 0);

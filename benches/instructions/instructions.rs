@@ -366,7 +366,7 @@ mod metrics {
     #[inline(never)]
     pub(crate) async fn recorded_async(x: u64) -> Result<u64, Fail> {
         let mut carried = p::Carried::<<DefaultAsync as p::FixedOrigin>::Previous>::NEW;
-        let mut recording = p::CallBegan::begin(p::ASYNC_CLOCK);
+        let mut recording = p::CallBegan::begin();
         loop {
             let attempt_began = recording.attempt(p::ASYNC_CLOCK);
             let outcome: Result<u64, Fail> = p::attempt(async { body!(x) }).await;

@@ -239,9 +239,9 @@ impl<'a> Names<'a> {
     /// attempts an `AttemptBegan` while it runs: its future stays the size
     /// it is without the feature.
     pub(super) fn begin_recording(&self) -> TokenStream {
-        let (p, clock) = (&self.p, &self.clock);
         if self.carried {
-            return quote!(let mut __backoff_recording = #p::CallBegan::begin(#clock););
+            let p = &self.p;
+            return quote!(let mut __backoff_recording = #p::CallBegan::begin(););
         }
         self.begin_full_recording()
     }

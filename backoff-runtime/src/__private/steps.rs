@@ -351,7 +351,7 @@ pub fn after_carried<P: FixedOrigin, T, E>(
 
 /// [`after_carried`], recording the attempt, the retry's delay and the
 /// call's end (feature `opentelemetry`): `began` is the call's start
-/// (`CallBegan::begin(ASYNC_CLOCK)` before the loop), `attempt` this
+/// (`CallBegan::begin()` before the loop), `attempt` this
 /// attempt's (`began.attempt(ASYNC_CLOCK)` before it), `function` the
 /// call's name.
 #[inline(always)]
@@ -363,19 +363,16 @@ pub fn after_carried_recorded<P: FixedOrigin, T, E>(
     trace: impl Trace<E>,
     outcome: Result<T, E>,
 ) -> ControlFlow<Result<T, E>, Duration> {
-    let attempts = carried.attempt();
-    driver::after_attempt(
-        &mut Compact::<P>(carried),
+    // (With no `when`, every error is retried: the verdict is a constant,
+    // and `Compact`'s step folds to the plain retry.)
+    after_carried_recorded_decided::<P, T, E>(
+        carried,
+        began,
+        attempt,
+        function,
+        trace,
         outcome,
-        &mut driver::NoHooks,
-        &trace,
-        &mut driver::CompactRecording {
-            function,
-            clock: P::ORIGIN.clock,
-            began,
-            attempt,
-            attempts,
-        },
+        Decision::Retry,
     )
 }
 
