@@ -642,6 +642,106 @@ fn when_true_still_stops_at_the_attempt_limit() {
     assert_eq!(always_fails(), Err(3));
 }
 
+// A plain fn whose only hook is a `when` that borrows nothing of the
+// function's (a path, `Self::f`, a closure of its own parameter) runs in
+// the runtime's loop, with the verdict beside the attempts; one that names
+// a parameter keeps the loop of its own. Both decide every verdict alike.
+// (No `sleep =` here: that argument takes the loop of the function's own.)
+
+#[test]
+fn a_plain_fn_when_path_in_the_runtime_loop_decides_per_error() {
+    #[retry(immediate, attempts = 10, when = is_transient)]
+    fn classify() -> Result<(), Failure> {
+        Err(transient_twice_then_permanent())
+    }
+    fresh();
+    assert_eq!(classify(), Err(Failure::permanent(3)));
+    assert_eq!(calls(), 3);
+}
+
+#[test]
+fn a_plain_fn_when_closure_with_a_deadline_decides_per_error() {
+    // (`max_elapsed`: the runtime's loop from a start the function builds.)
+    #[retry(immediate, attempts = unlimited, max_elapsed = "1h", when = |e: &Failure| e.transient)]
+    fn classify() -> Result<(), Failure> {
+        Err(transient_twice_then_permanent())
+    }
+    fresh();
+    assert_eq!(classify(), Err(Failure::permanent(3)));
+    assert_eq!(calls(), 3);
+}
+
+#[test]
+fn a_plain_fn_when_in_the_runtime_loop_takes_every_decision() {
+    #[retry(immediate, attempts = 10, when = |e| match *e {
+        1 => Decision::RetryAfter(Duration::ZERO),
+        2 => Decision::Throttled,
+        3 => Decision::Retry,
+        _ => Decision::Stop,
+    })]
+    fn verdicts() -> Result<(), u32> {
+        Err(next_call())
+    }
+    fresh();
+    assert_eq!(verdicts(), Err(4));
+    assert_eq!(calls(), 4);
+
+    // `true` still stops at the attempt limit; an `Ok` is never asked about.
+    #[retry(immediate, attempts = 3, when = |_| true)]
+    fn always_fails() -> Result<(), u32> {
+        Err(next_call())
+    }
+    fresh();
+    assert_eq!(always_fails(), Err(3));
+    #[retry(immediate, attempts = 5, when = |e| *e != 0)]
+    fn lucky() -> Result<u32, u32> {
+        let n = next_call();
+        if n < 3 { Err(n) } else { Ok(n) }
+    }
+    fresh();
+    assert_eq!(lucky(), Ok(3));
+}
+
+#[test]
+fn a_method_when_self_path_beside_a_body_that_mutates_self() {
+    struct Counter {
+        n: u32,
+    }
+    impl Counter {
+        fn retryable(e: &u32) -> bool {
+            *e < 10
+        }
+        #[retry(immediate, attempts = 5, when = Self::retryable)]
+        fn bump(&mut self) -> Result<u32, u32> {
+            self.n += 1;
+            if self.n < 3 { Err(self.n) } else { Ok(self.n) }
+        }
+        #[retry(immediate, attempts = 5, when = Self::retryable)]
+        fn bump_past_ten(&mut self) -> Result<u32, u32> {
+            self.n += 4;
+            Err(self.n)
+        }
+    }
+    let mut counter = Counter { n: 0 };
+    assert_eq!(counter.bump(), Ok(3));
+    // 7, then 11: not retryable.
+    assert_eq!(counter.bump_past_ten(), Err(11));
+}
+
+#[test]
+fn a_plain_fn_when_that_names_a_parameter_keeps_its_own_loop() {
+    #[retry(immediate, attempts = 10, when = |e| *e < limit)]
+    fn below(limit: u32, log: &mut Vec<u32>) -> Result<(), u32> {
+        let n = next_call();
+        log.push(n);
+        Err(n)
+    }
+    fresh();
+    let mut log = Vec::new();
+    assert_eq!(below(4, &mut log), Err(4));
+    assert_eq!(log, [1, 2, 3, 4]);
+}
+
 #[test]
 fn when_decision_stop_returns_the_error_at_once() {
     #[retry(immediate, attempts = 10, when = |_| Decision::Stop, sleep = record)]

@@ -24,7 +24,7 @@ use crate::errors::Errors;
 use crate::valid;
 use failure::{CarriedParts, FailureParts, carried_failure, failure};
 use function::{Function, async_trait_body_mut, parse_function};
-use names::{Names, keeps_no_state};
+use names::{Names, keeps_no_state, keeps_no_state_but_when};
 use params::{Reborrow, cloned_mutability, reborrowed};
 use policy::policy_binding;
 use runtime_loop::{RuntimeLoopParts, runtime_loop};
@@ -198,19 +198,32 @@ fn retry_loop(
     // first attempt inline and the rest out of line (see `runtime_loop`).
     // It records the call's metrics as `module_path!()::name` (feature
     // `opentelemetry`; without it, the same loop as unrecorded).
-    if !is_async && args.sleep.is_none() && keeps_no_state(args) {
+    // So does one whose only hook is a `when` that borrows nothing of the
+    // function's (see `hooks::borrows_nothing`): it lives beside the
+    // attempts for the whole loop, as a closure of the verdict.
+    let runtime_when = args
+        .when
+        .as_ref()
+        .filter(|w| keeps_no_state_but_when(args) && hooks::borrows_nothing(&w.value, sig));
+    if !is_async && args.sleep.is_none() && (keeps_no_state(args) || runtime_when.is_some()) {
         let function = n.function();
-        let (run, start) = match n.fixed.as_ref().filter(|_| n.constant_start) {
-            Some(fixed) => (
+        let when = runtime_when.map(|w| hooks::verdict_closure(&n, w.span));
+        let (run, start) = match (n.fixed.as_ref().filter(|_| n.constant_start), &when) {
+            (Some(fixed), None) => (
                 quote!(retry_blocking_fixed_recorded::<#fixed>),
                 quote!(#function,),
             ),
-            None => {
+            (Some(fixed), Some(_)) => (
+                quote!(retry_blocking_fixed_when_recorded::<#fixed>),
+                quote!(#function,),
+            ),
+            (None, _) => {
                 let start_ref = &n.start_ref;
-                (
-                    quote!(retry_blocking_recorded),
-                    quote!(#start_ref, #function,),
-                )
+                let run = match when {
+                    None => quote!(retry_blocking_recorded),
+                    Some(_) => quote!(retry_blocking_when_recorded),
+                };
+                (run, quote!(#start_ref, #function,))
             }
         };
         let looped = runtime_loop(
@@ -222,6 +235,7 @@ fn retry_loop(
                 bars: quote_spanned!(body.open=> ||),
                 run,
                 start,
+                when,
             },
         );
         return quote! {

@@ -8,6 +8,7 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::clock;
+use crate::decision::Decision;
 use crate::driver::{self, Lazy, NoHooks, NoRecording, NoTrace, Origin, Recording, Records, Trace};
 use crate::policy::Policy;
 use crate::strategy::Strategy;
@@ -193,6 +194,91 @@ fn blocking_after<S: Strategy, T, E>(
     error: E,
 ) -> Result<T, E> {
     blocking_shared(start, recording, trace, &mut op, error)
+}
+
+/// The blocking loop of a plain fn under `#[retry]` whose only hook is a
+/// `when` that borrows nothing of the function's: [`blocking_when_shared`]
+/// over the attempts and `when` behind pointers.
+#[inline(always)]
+pub(crate) fn blocking_when<S: Strategy, T, E>(
+    start: &Origin<'_, S>,
+    function: &'static str,
+    trace: impl Trace<E>,
+    mut when: impl FnMut(&E) -> Decision,
+    mut op: impl FnMut() -> Result<T, E>,
+) -> Result<T, E> {
+    blocking_when_shared(start, function, trace, &mut when, &mut op)
+}
+
+/// The loop of [`blocking_when`], every attempt behind the pointer, so that
+/// a function's body is compiled once in all (not inline for the first
+/// attempt and once more behind the pointer, as [`blocking`] does; nor in
+/// a loop of its own, which the optimizer peels and unswitches into
+/// copies), and the loop once per strategy and outcome types. A success
+/// pays for the call and the indirect call.
+#[inline(never)]
+fn blocking_when_shared<S: Strategy, T, E>(
+    start: &Origin<'_, S>,
+    function: &'static str,
+    trace: impl Trace<E>,
+    when: &mut dyn Verdicts<E>,
+    op: &mut dyn Attempts<T, E>,
+) -> Result<T, E> {
+    let mut recording = Recording::begin(function, start.clock);
+    let mut slot = None;
+    let mut hooks = WhenBehind(when);
+    loop {
+        let error = match op.attempt() {
+            Ok(value) => {
+                // (No budget or breaker here: an `Ok` tells no one.)
+                recording.succeeded();
+                return Ok(value);
+            }
+            Err(error) => error,
+        };
+        let mut progress = Lazy {
+            slot: &mut slot,
+            start,
+        };
+        match driver::after_attempt(
+            &mut progress,
+            Err::<Infallible, E>(error),
+            &mut hooks,
+            &trace,
+            &mut recording,
+        ) {
+            // (The error was dropped in there, before this sleep.)
+            ControlFlow::Continue(delay) => {
+                crate::sleep::blocking(delay);
+                recording.attempt_starts();
+            }
+            ControlFlow::Break(Err(error)) => return Err(error),
+            ControlFlow::Break(Ok(never)) => match never {},
+        }
+    }
+}
+
+/// `when` behind a pointer: a trait of one method, as [`Attempts`] is.
+trait Verdicts<E> {
+    /// The verdict on `error`.
+    fn verdict(&mut self, error: &E) -> Decision;
+}
+
+impl<E, F: FnMut(&E) -> Decision> Verdicts<E> for F {
+    #[inline]
+    fn verdict(&mut self, error: &E) -> Decision {
+        self(error)
+    }
+}
+
+/// The hooks of [`blocking_when_shared`]: `when`, and every `Ok` accepted.
+struct WhenBehind<'a, E>(&'a mut dyn Verdicts<E>);
+
+impl<T, E> driver::Hooks<T, E> for WhenBehind<'_, E> {
+    #[inline(always)]
+    fn when(&mut self, error: &E) -> Decision {
+        self.0.verdict(error)
+    }
 }
 
 /// The attempts of a blocking loop, as the shared loop calls them: a trait

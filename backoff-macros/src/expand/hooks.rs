@@ -81,6 +81,47 @@ pub(super) fn decision(n: &Names<'_>) -> TokenStream {
     bound(&w.value, &when_l, &typed, &call)
 }
 
+// Input:  `when = W` of a plain fn whose loop the runtime runs.
+// Output: |error| { let mut when = W; IntoDecision::into_decision(WhenFn::call(&mut when, pass(error))) },
+//         the verdict as a closure of the error, checked as `decision` is.
+pub(super) fn verdict_closure(n: &Names<'_>, at: proc_macro2::Span) -> TokenStream {
+    let (error, decision) = (local("__backoff_error", at), decision(n));
+    quote!(|#error| #decision,)
+}
+
+/// Whether `when`'s value borrows nothing of the function's: it names
+/// neither `self` nor any parameter (a path to a function, `Self::f`, or a
+/// closure of its own parameters), so it can be given to the runtime's loop
+/// beside the attempts, which borrow what the body uses. A value that names
+/// one keeps the loop of the function's own, where it is evaluated at each
+/// verdict and borrows only then.
+pub(super) fn borrows_nothing(value: &Expr, sig: &syn::Signature) -> bool {
+    let mut names: Vec<String> = vec!["self".to_owned()];
+    for input in &sig.inputs {
+        if let syn::FnArg::Typed(typed) = input {
+            collect_idents(typed.pat.to_token_stream(), &mut |i| {
+                names.push(i.to_string())
+            });
+        }
+    }
+    let mut borrows = false;
+    collect_idents(value.to_token_stream(), &mut |i| {
+        borrows |= names.iter().any(|name| i == name);
+    });
+    !borrows
+}
+
+/// Calls `f` on every identifier in `tokens`, in groups too.
+fn collect_idents(tokens: TokenStream, f: &mut impl FnMut(&Ident)) {
+    for tree in tokens {
+        match tree {
+            proc_macro2::TokenTree::Ident(i) => f(&i),
+            proc_macro2::TokenTree::Group(g) => collect_idents(g.stream(), f),
+            _ => {}
+        }
+    }
+}
+
 // Input:  `when_ok = W`; `__backoff_value` is the `Ok` value, a `&T`.
 // Output: { let mut when_ok = W; WhenOkReturn::decision(WhenOkFn::call(&mut when_ok, pass(value))) }
 pub(super) fn decide_ok(n: &Names<'_>, w: &Arg<Expr>) -> TokenStream {

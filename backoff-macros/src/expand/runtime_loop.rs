@@ -22,6 +22,8 @@ pub(super) struct RuntimeLoopParts<'a> {
     /// Its arguments before the trace: `function,` (the metrics' name of
     /// the call), after `&start,` for the latter.
     pub(super) start: TokenStream,
+    /// `when`'s verdict as a closure of the error, for the `_when_` loops.
+    pub(super) when: Option<TokenStream>,
 }
 
 // Input:  the parts of a plain fn's loop, when the attribute names only
@@ -30,6 +32,9 @@ pub(super) struct RuntimeLoopParts<'a> {
 //         let attempts = fn_mut::<R, _>(#[inline(always)] || { attempt_sync::<R, _>(|| { body }) });
 //         RetryResult::retry_blocking_fixed_recorded::<P>(
 //             concat!(module_path!(), "::name"), tracer!(name, &attempts), attempts)
+//         or, with a `when` that borrows nothing of the function's,
+//         RetryResult::retry_blocking_fixed_when_recorded::<P>(
+//             .., tracer!(..), |error| { let mut when = W; into_decision(WhenFn::call(&mut when, pass(error))) }, attempts)
 //
 //         The runtime runs the first attempt inline and, if it fails, the
 //         rest of the loop out of line: a call that succeeds at once pays
@@ -52,6 +57,7 @@ pub(super) fn runtime_loop(p: &Ident, parts: &RuntimeLoopParts<'_>) -> TokenStre
         bars,
         run,
         start,
+        when,
     } = parts;
     let ret_span = ret.span();
     let pr = Ident::new("__backoff_private", ret_span);
@@ -67,7 +73,7 @@ pub(super) fn runtime_loop(p: &Ident, parts: &RuntimeLoopParts<'_>) -> TokenStre
     );
     outer.set_span(body.span());
     let looped = quote_spanned! {ret_span=>
-        #pr::RetryResult::#run(#start #p::tracer!(#name, &#attempts), #attempts)
+        #pr::RetryResult::#run(#start #p::tracer!(#name, &#attempts), #when #attempts)
     };
     quote! {
         fn __backoff_fn_mut<R, F: ::core::ops::FnMut() -> R>(f: F) -> F {

@@ -56,6 +56,26 @@ pub trait RetryResult: Sized {
         trace: impl Trace<Self::Err>,
         op: impl FnMut() -> Self,
     ) -> Self;
+    /// [`retry_blocking_fixed_recorded`](Self::retry_blocking_fixed_recorded)
+    /// with `when`, the verdict on each error: a plain fn whose only hook
+    /// is a `when` that borrows nothing of the function's (a path to a
+    /// function, or a closure that names no parameter), so that it can live
+    /// beside the attempts for the whole loop.
+    fn retry_blocking_fixed_when_recorded<P: FixedOrigin>(
+        function: &'static str,
+        trace: impl Trace<Self::Err>,
+        when: impl FnMut(&Self::Err) -> Decision,
+        op: impl FnMut() -> Self,
+    ) -> Self;
+    /// [`retry_blocking_recorded`](Self::retry_blocking_recorded) with
+    /// `when` (see [`retry_blocking_fixed_when_recorded`](Self::retry_blocking_fixed_when_recorded)).
+    fn retry_blocking_when_recorded<S: Strategy>(
+        start: &Origin<'_, S>,
+        function: &'static str,
+        trace: impl Trace<Self::Err>,
+        when: impl FnMut(&Self::Err) -> Decision,
+        op: impl FnMut() -> Self,
+    ) -> Self;
     /// The [`Trace`] of a function named `name` whose attempts are
     /// `attempts`, showing an error with `show`.
     #[cfg(feature = "tracing")]
@@ -109,6 +129,25 @@ impl<T, E> RetryResult for Result<T, E> {
         op: impl FnMut() -> Self,
     ) -> Self {
         crate::loops::blocking(start, Some(function), trace, op)
+    }
+    #[inline(always)]
+    fn retry_blocking_fixed_when_recorded<P: FixedOrigin>(
+        function: &'static str,
+        trace: impl Trace<E>,
+        when: impl FnMut(&E) -> Decision,
+        op: impl FnMut() -> Self,
+    ) -> Self {
+        crate::loops::blocking_when(P::ORIGIN, function, trace, when, op)
+    }
+    #[inline(always)]
+    fn retry_blocking_when_recorded<S: Strategy>(
+        start: &Origin<'_, S>,
+        function: &'static str,
+        trace: impl Trace<E>,
+        when: impl FnMut(&E) -> Decision,
+        op: impl FnMut() -> Self,
+    ) -> Self {
+        crate::loops::blocking_when(start, function, trace, when, op)
     }
     #[cfg(feature = "tracing")]
     #[inline(always)]
