@@ -358,7 +358,21 @@ impl RetryArgs {
             _ => "policy = POLICY",
         };
         eq(input, key, example)?;
-        let expr: Expr = input.parse()?;
+        // (A lone name, the common `when = is_transient`, is a path: built
+        // here, without the expression parser.)
+        let lone_name = input.peek(Ident) && {
+            let fork = input.fork();
+            fork.parse::<Ident>().is_ok() && (fork.is_empty() || fork.peek(Token![,]))
+        };
+        let expr: Expr = if lone_name {
+            Expr::Path(syn::ExprPath {
+                attrs: Vec::new(),
+                qself: None,
+                path: input.parse::<Ident>()?.into(),
+            })
+        } else {
+            input.parse()?
+        };
         // The caller's tokens, not the invisible group a
         // `macro_rules!` may have put around them.
         let span = ungrouped(&expr).span();

@@ -82,7 +82,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
     let on_retry = args.on_retry.as_ref().map(|o| {
         let option = quote!(::core::option::Option<&#error_of>);
         let event_ty = quote!(&#p::RetryEvent);
-        let typed = typed_closure(&o.value, &[&option, &event_ty]);
+        let typed = typed_closure(&o.value, || [option, event_ty]);
         let hook = local("__backoff_hook", o.span);
         let call = quote_spanned! {o.span=>
             #hook(__backoff_outcome.and_then(|__backoff_outcome| __backoff_outcome.as_ref().err()), __backoff_event)
@@ -98,7 +98,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
     let give_up = call_on_giveup(n);
     let (gave_up, on_giveup, finished) = match &give_up {
         Some(call) => {
-            let (split, from_result) = (&n.split, &n.from_result);
+            let (split, from_result) = (&n.split(), &n.from_result());
             (
                 quote! {
                     let mut __backoff_gave_up: ::core::option::Option<#p::GiveUp> =
@@ -233,7 +233,7 @@ fn timeout(
     hedged: &TokenStream,
     give_up: Option<&TokenStream>,
 ) -> (TokenStream, TokenStream) {
-    let (p, ret, clock, from_result) = (&n.p, &n.ret, &n.clock, &n.from_result);
+    let (p, ret, clock, from_result) = (&n.p, &n.ret, &n.clock, &n.from_result());
     let d = duration(p, t.value.value);
     let (elapsed, pt) = (local("__backoff_elapsed", t.key), p_at(t.key));
     let from = quote_spanned! {t.key=>

@@ -15,13 +15,17 @@ use crate::attr::Arg;
 //         use them; any other value unchanged. A parameter written with
 //         another type is reported where the loop calls the hook, in the
 //         argument's terms.
-pub(super) fn typed_closure(expr: &Expr, types: &[&TokenStream]) -> TokenStream {
+pub(super) fn typed_closure<const N: usize>(
+    expr: &Expr,
+    types: impl FnOnce() -> [TokenStream; N],
+) -> TokenStream {
     let Expr::Closure(closure) = crate::attr::ungrouped(expr) else {
         return expr.to_token_stream();
     };
+    let types = types();
     let mut closure = closure.clone();
     for (input, ty) in closure.inputs.iter_mut().zip(types) {
-        let ty = Box::new(Type::Verbatim((*ty).clone()));
+        let ty = Box::new(Type::Verbatim(ty));
         match input {
             Pat::Type(typed) if is_inferred(&typed.ty) => typed.ty = ty,
             Pat::Type(_) => {}
@@ -63,7 +67,7 @@ pub(super) fn decision(n: &Names<'_>) -> TokenStream {
     let Some(w) = &n.args.when else {
         return quote!(#p::Decision::Retry);
     };
-    let typed = typed_closure(&w.value, &[&n.error_ty()]);
+    let typed = typed_closure(&w.value, || [n.error_ty()]);
     let when_l = user("__backoff_when", w.span);
     let (p, error, lt) = (p_at(w.span), local("__backoff_error", w.span), lt_at(w.key));
     let call = if is_closure(&w.value) {
@@ -125,7 +129,7 @@ fn collect_idents(tokens: TokenStream, f: &mut impl FnMut(&Ident)) {
 // Input:  `when_ok = W`; `__backoff_value` is the `Ok` value, a `&T`.
 // Output: { let mut when_ok = W; WhenOkReturn::decision(WhenOkFn::call(&mut when_ok, pass(value))) }
 pub(super) fn decide_ok(n: &Names<'_>, w: &Arg<Expr>) -> TokenStream {
-    let typed = typed_closure(&w.value, &[&n.ok_ty()]);
+    let typed = typed_closure(&w.value, || [n.ok_ty()]);
     let when_ok_l = user("__backoff_when_ok", w.span);
     let (p, lt, value) = (p_at(w.span), lt_at(w.key), local("__backoff_value", w.span));
     let call = if is_closure(&w.value) {
@@ -149,13 +153,14 @@ pub(super) fn decide_ok(n: &Names<'_>, w: &Arg<Expr>) -> TokenStream {
 pub(super) fn call_on_retry(n: &Names<'_>) -> Option<TokenStream> {
     let (args, p) = (n.args, &n.p);
     let o = args.on_retry.as_ref()?;
-    let first_ty = if args.when_ok.is_some() {
-        n.outcome_ty()
-    } else {
-        n.error_ty()
-    };
-    let event_ty = quote!(&#p::RetryEvent);
-    let typed = typed_closure(&o.value, &[&first_ty, &event_ty]);
+    let typed = typed_closure(&o.value, || {
+        let first_ty = if args.when_ok.is_some() {
+            n.outcome_ty()
+        } else {
+            n.error_ty()
+        };
+        [first_ty, quote!(&#p::RetryEvent)]
+    });
     let on_retry_l = user("__backoff_on_retry", o.span);
     let [result, error, slot, delay] = [
         "__backoff_result",
@@ -217,7 +222,7 @@ pub(super) fn call_on_giveup(n: &Names<'_>) -> Option<TokenStream> {
     let on_giveup = n.args.on_giveup.as_ref().map(|g| {
         let p = &n.p;
         let giveup_ty = quote!(&#p::GiveUp);
-        let typed = typed_closure(&g.value, &[&n.outcome_ty(), &giveup_ty]);
+        let typed = typed_closure(&g.value, || [n.outcome_ty(), giveup_ty]);
         let [result, report, hook] = ["__backoff_result", "__backoff_report", "__backoff_hook"]
             .map(|name| local(name, g.span));
         let (p, lt) = (p_at(g.span), lt_at(g.key));
@@ -242,7 +247,7 @@ pub(super) fn call_on_giveup(n: &Names<'_>) -> Option<TokenStream> {
         let p = &n.p;
         let (ok_of, error_of) = (n.ok_of(), n.error_of());
         let giveup_ty = quote!(&#p::GiveUp);
-        let typed = typed_closure(&f.value, &[&error_of, &giveup_ty]);
+        let typed = typed_closure(&f.value, || [error_of.clone(), giveup_ty]);
         let [result, report, hook, error] = [
             "__backoff_result",
             "__backoff_report",

@@ -61,11 +61,6 @@ pub(super) struct Names<'a> {
     pub(super) ret_span: Span,
     /// The runtime's path at `ret_span`.
     pub(super) pr: Ident,
-    /// Splits `__backoff_outcome` into a `Result`, through a binding of
-    /// `ret_span`.
-    pub(super) split: TokenStream,
-    /// `RetryResult::from_result`, at `ret_span`.
-    pub(super) from_result: TokenStream,
     /// `__backoff_result`, at `ret_span`.
     pub(super) result: Ident,
     /// `__backoff_value`, at `ret_span`.
@@ -105,15 +100,6 @@ impl<'a> Names<'a> {
         // through a binding of that span.
         let ret_span = ret.span();
         let pr = p_at(ret_span);
-        let outcome = local("__backoff_outcome", ret_span);
-        let whole = user("__backoff_whole", ret_span);
-        let split = quote_spanned! {ret_span=>
-            {
-                let #whole = #outcome;
-                #pr::RetryResult::into_result(#whole)
-            }
-        };
-        let from_result = quote_spanned! {ret_span=> #pr::RetryResult::from_result };
         let start_span = args
             .policy
             .as_ref()
@@ -201,8 +187,6 @@ impl<'a> Names<'a> {
             p,
             ret_span,
             pr,
-            split,
-            from_result,
             result: local("__backoff_result", ret_span),
             value: local("__backoff_value", ret_span),
             start_span,
@@ -289,6 +273,26 @@ impl<'a> Names<'a> {
         quote_spanned! {self.ret_span=> &#error_of }
     }
 
+    /// Splits `__backoff_outcome` into a `Result`, through a binding of
+    /// `ret_span`.
+    pub(super) fn split(&self) -> TokenStream {
+        let (pr, ret_span) = (&self.pr, self.ret_span);
+        let outcome = local("__backoff_outcome", ret_span);
+        let whole = user("__backoff_whole", ret_span);
+        quote_spanned! {ret_span=>
+            {
+                let #whole = #outcome;
+                #pr::RetryResult::into_result(#whole)
+            }
+        }
+    }
+
+    /// `RetryResult::from_result`, at `ret_span`.
+    pub(super) fn from_result(&self) -> TokenStream {
+        let pr = &self.pr;
+        quote_spanned! {self.ret_span=> #pr::RetryResult::from_result }
+    }
+
     /// `&T`.
     pub(super) fn ok_ty(&self) -> TokenStream {
         let ok_of = self.ok_of();
@@ -315,13 +319,13 @@ impl<'a> Names<'a> {
 
     /// The function's result on giving up with `__backoff_result`.
     pub(super) fn give_up(&self) -> TokenStream {
-        let (from_result, result) = (&self.from_result, &self.result);
+        let (from_result, result) = (&self.from_result(), &self.result);
         quote_spanned! {self.ret_span=> #from_result(#result) }
     }
 
     /// The function's result on an accepted `__backoff_value`.
     pub(super) fn succeed(&self) -> TokenStream {
-        let (p, from_result, value) = (&self.p, &self.from_result, &self.value);
+        let (p, from_result, value) = (&self.p, &self.from_result(), &self.value);
         quote_spanned! {self.ret_span=> #from_result(#p::Result::Ok(#value)) }
     }
 }
