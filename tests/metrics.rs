@@ -777,8 +777,9 @@ mod attribute {
         assert_twice_then_ok(&function("lean_deadline"));
     }
 
-    /// The general path of a plain fn (a `when`), and a method: `function`
-    /// is the module's path and the method's name.
+    /// A plain fn with a `when` that borrows nothing (the runtime's loop,
+    /// with the verdict behind a pointer), and a method: `function` is the
+    /// module's path and the method's name.
     #[test]
     fn plain_fn_with_when_retried_twice_then_ok() {
         setup();
@@ -896,7 +897,8 @@ mod attribute {
     }
 
     /// Giving up after the attempts: reason `attempts`, through the lean
-    /// loop and through the general path (whose `when` retries all).
+    /// loop, the runtime's loop with a `when`, and the general path (whose
+    /// `when` names a parameter, and retries all).
     #[test]
     fn giving_up_records_attempts() {
         setup();
@@ -905,14 +907,22 @@ mod attribute {
             Err("down")
         }
         #[retry(immediate, attempts = 3, when = |_| true)]
-        fn general_gives_up() -> Result<(), &'static str> {
+        fn when_gives_up() -> Result<(), &'static str> {
+            Err("down")
+        }
+        #[retry(immediate, attempts = 3, when = |_| retry)]
+        fn general_gives_up(retry: bool) -> Result<(), &'static str> {
+            let _ = retry;
             Err("down")
         }
         assert_eq!(lean_gives_up(), Err("down"));
-        assert_eq!(general_gives_up(), Err("down"));
-        for (name, attempts, retries) in
-            [("lean_gives_up", "2", 1.0), ("general_gives_up", "3", 2.0)]
-        {
+        assert_eq!(when_gives_up(), Err("down"));
+        assert_eq!(general_gives_up(true), Err("down"));
+        for (name, attempts, retries) in [
+            ("lean_gives_up", "2", 1.0),
+            ("when_gives_up", "3", 2.0),
+            ("general_gives_up", "3", 2.0),
+        ] {
             let f = function(name);
             assert_eq!(count(&f, "original", "error"), 1.0, "{name}");
             assert_eq!(count(&f, "retry", "error"), retries, "{name}");

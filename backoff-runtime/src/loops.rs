@@ -175,7 +175,7 @@ fn blocking_recorded<S: Strategy, T, E>(
             recording.succeeded();
             Ok(v)
         }
-        Err(e) => blocking_shared(start, recording, trace, op, e),
+        Err(e) => blocking_shared(start, recording, trace, NoHooks, op, e),
     }
 }
 
@@ -193,7 +193,7 @@ fn blocking_after<S: Strategy, T, E>(
     mut op: impl FnMut() -> Result<T, E>,
     error: E,
 ) -> Result<T, E> {
-    blocking_shared(start, recording, trace, &mut op, error)
+    blocking_shared(start, recording, trace, NoHooks, &mut op, error)
 }
 
 /// The blocking loop of a plain fn under `#[retry]` whose only hook is a
@@ -210,12 +210,14 @@ pub(crate) fn blocking_when<S: Strategy, T, E>(
     blocking_when_shared(start, function, trace, &mut when, &mut op)
 }
 
-/// The loop of [`blocking_when`], every attempt behind the pointer, so that
-/// a function's body is compiled once in all (not inline for the first
-/// attempt and once more behind the pointer, as [`blocking`] does; nor in
-/// a loop of its own, which the optimizer peels and unswitches into
-/// copies), and the loop once per strategy and outcome types. A success
-/// pays for the call and the indirect call.
+/// [`blocking_when`] behind pointers: every attempt runs behind the
+/// pointer, so that a function's body is compiled once in all (not inline
+/// for the first attempt and once more behind the pointer, as [`blocking`]
+/// does; nor in a loop of its own, which the optimizer peels and unswitches
+/// into copies), and this and the loop are compiled once per strategy and
+/// outcome types. A success pays for this call and the attempt's indirect
+/// call; a failure goes on in [`blocking_shared`], with `when` as its
+/// hooks.
 #[inline(never)]
 fn blocking_when_shared<S: Strategy, T, E>(
     start: &Origin<'_, S>,
@@ -224,37 +226,32 @@ fn blocking_when_shared<S: Strategy, T, E>(
     when: &mut dyn Verdicts<E>,
     op: &mut dyn Attempts<T, E>,
 ) -> Result<T, E> {
+    if Recording::is_on() {
+        return blocking_when_recorded(start, function, trace, when, op);
+    }
+    match op.attempt() {
+        Ok(value) => Ok(value),
+        Err(error) => blocking_shared(start, NoRecording, trace, WhenBehind(when), op, error),
+    }
+}
+
+/// [`blocking_when_shared`] while metrics are recorded.
+#[cold]
+#[inline(never)]
+fn blocking_when_recorded<S: Strategy, T, E>(
+    start: &Origin<'_, S>,
+    function: &'static str,
+    trace: impl Trace<E>,
+    when: &mut dyn Verdicts<E>,
+    op: &mut dyn Attempts<T, E>,
+) -> Result<T, E> {
     let mut recording = Recording::begin(function, start.clock);
-    let mut slot = None;
-    let mut hooks = WhenBehind(when);
-    loop {
-        let error = match op.attempt() {
-            Ok(value) => {
-                // (No budget or breaker here: an `Ok` tells no one.)
-                recording.succeeded();
-                return Ok(value);
-            }
-            Err(error) => error,
-        };
-        let mut progress = Lazy {
-            slot: &mut slot,
-            start,
-        };
-        match driver::after_attempt(
-            &mut progress,
-            Err::<Infallible, E>(error),
-            &mut hooks,
-            &trace,
-            &mut recording,
-        ) {
-            // (The error was dropped in there, before this sleep.)
-            ControlFlow::Continue(delay) => {
-                crate::sleep::blocking(delay);
-                recording.attempt_starts();
-            }
-            ControlFlow::Break(Err(error)) => return Err(error),
-            ControlFlow::Break(Ok(never)) => match never {},
+    match op.attempt() {
+        Ok(value) => {
+            recording.succeeded();
+            Ok(value)
         }
+        Err(error) => blocking_shared(start, recording, trace, WhenBehind(when), op, error),
     }
 }
 
@@ -271,7 +268,8 @@ impl<E, F: FnMut(&E) -> Decision> Verdicts<E> for F {
     }
 }
 
-/// The hooks of [`blocking_when_shared`]: `when`, and every `Ok` accepted.
+/// The hooks of [`blocking_shared`] under [`blocking_when`]: `when`, and
+/// every `Ok` accepted.
 struct WhenBehind<'a, E>(&'a mut dyn Verdicts<E>);
 
 impl<T, E> driver::Hooks<T, E> for WhenBehind<'_, E> {
@@ -310,6 +308,7 @@ fn blocking_shared<S: Strategy, T, E>(
     start: &Origin<'_, S>,
     mut recording: impl Records,
     trace: impl Trace<E>,
+    mut hooks: impl driver::Hooks<Infallible, E>,
     op: &mut dyn Attempts<T, E>,
     error: E,
 ) -> Result<T, E> {
@@ -321,7 +320,7 @@ fn blocking_shared<S: Strategy, T, E>(
         match driver::after_attempt(
             &mut state,
             Err::<Infallible, E>(error),
-            &mut NoHooks,
+            &mut hooks,
             &trace,
             &mut recording,
         ) {

@@ -89,6 +89,12 @@ use backon::{BlockingRetryable, ConstantBuilder, ExponentialBuilder, Retryable a
 #[derive(Debug)]
 struct Fail(u64);
 
+/// The `when` of the `*_when` rows: every error but the breaker's is
+/// transient.
+fn transient(e: &Fail) -> bool {
+    e.0 != u64::MAX
+}
+
 impl From<CircuitOpen> for Fail {
     fn from(_: CircuitOpen) -> Self {
         Fail(u64::MAX)
@@ -199,6 +205,23 @@ mod sync {
     pub(crate) fn with_backon(x: u64) -> Result<u64, Fail> {
         (|| body!(x))
             .retry(backon_default())
+            .sleep(std::thread::sleep)
+            .call()
+    }
+
+    /// A `when` that borrows nothing of the function's: the runtime runs
+    /// the loop with every attempt behind a pointer (see `loops::blocking_when`).
+    #[inline(never)]
+    #[retry(when = transient)]
+    pub(crate) fn with_when(x: u64) -> Result<u64, Fail> {
+        body!(x)
+    }
+
+    #[inline(never)]
+    pub(crate) fn with_backon_when(x: u64) -> Result<u64, Fail> {
+        (|| body!(x))
+            .retry(backon_default())
+            .when(transient)
             .sleep(std::thread::sleep)
             .call()
     }
@@ -503,6 +526,14 @@ mod failing {
     #[inline(never)]
     #[retry(immediate, attempts = unlimited)]
     pub(crate) fn with_retry(left: &Cell<u64>) -> Result<u64, Fail> {
+        flaky(left)
+    }
+
+    /// With a `when` that borrows nothing: the runtime's loop with every
+    /// attempt and the verdict behind pointers.
+    #[inline(never)]
+    #[retry(immediate, attempts = unlimited, when = transient)]
+    pub(crate) fn with_when(left: &Cell<u64>) -> Result<u64, Fail> {
         flaky(left)
     }
 
@@ -827,6 +858,8 @@ const GROUPS: &[Group] = &[
             "sync/retry_circuit",
             "sync/backon",
             "sync/hand_loop",
+            "sync/retry_when",
+            "sync/backon_when",
         ],
     },
     Group {
@@ -895,6 +928,7 @@ const GROUPS: &[Group] = &[
         cases: &[
             "fail_sync/hand_loop",
             "fail_sync/retry",
+            "fail_sync/retry_when",
             "fail_sync/state_loop",
             "fail_sync/step_loop",
             "fail_sync/step_loop_recorded",
@@ -932,6 +966,8 @@ fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
         "sync/retry_budget" => run_sync(n, sync::with_budget),
         "sync/retry_circuit" => run_sync(n, sync::with_circuit),
         "sync/backon" => run_sync(n, sync::with_backon),
+        "sync/retry_when" => run_sync(n, sync::with_when),
+        "sync/backon_when" => run_sync(n, sync::with_backon_when),
         "fleet/retry_shared_circuit" => run_sync(n, fleet::with_shared_circuit),
         "sync/hand_loop" => run_sync(n, sync::hand_loop),
         "metrics/retry" => run_sync(n, sync::with_retry),
@@ -988,6 +1024,7 @@ fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
         "async_call/hand_loop_nested" => run_async(n, call::hand_loop_nested),
         "fail_sync/hand_loop" => run_failing(n, failures, failing::hand),
         "fail_sync/retry" => run_failing(n, failures, failing::with_retry),
+        "fail_sync/retry_when" => run_failing(n, failures, failing::with_when),
         "fail_sync/backon" => run_failing(n, failures, failing::with_backon),
         "fail_sync/state_loop" => run_failing(n, failures, failing::state_loop_immediate),
         "fail_sync/state_loop_jitter" => run_failing(n, failures, failing::state_loop_jitter),
