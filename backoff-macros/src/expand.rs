@@ -266,7 +266,7 @@ fn retry_loop(
                 fixed,
                 slot: &n.slot,
                 split: &n.split(),
-                from_result: &n.from_result(),
+                from_result: &n.rebuild_fn(),
                 sleep: &sleep,
                 function: n.function(),
                 decision: args.when.as_ref().map(|_| hooks::decision(&n)),

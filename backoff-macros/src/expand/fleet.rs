@@ -146,7 +146,7 @@ pub(super) fn before_attempt(n: &Names<'_>, report_give_up: &TokenStream) -> Opt
     if !n.args.gates_attempts() {
         return None;
     }
-    let (p, ret, slot, from_result) = (&n.p, &n.ret, &n.slot, &n.from_result());
+    let (p, ret, slot, from_result) = (&n.p, &n.ret, &n.slot, &n.rebuild_fn());
     let record_refused = n.record_refused();
     let refuse = |arg: &Option<Arg<Expr>>, ask: &str, trait_: &str, conv: &str| {
         let a = arg.as_ref()?;

@@ -98,7 +98,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
     let give_up = call_on_giveup(n);
     let (gave_up, on_giveup, finished) = match &give_up {
         Some(call) => {
-            let (split, from_result) = (&n.split(), &n.from_result());
+            let (split, from_result) = (&n.split(), &n.rebuild_fn());
             (
                 quote! {
                     let mut __backoff_gave_up: ::core::option::Option<#p::GiveUp> =
@@ -233,7 +233,7 @@ fn timeout(
     hedged: &TokenStream,
     give_up: Option<&TokenStream>,
 ) -> (TokenStream, TokenStream) {
-    let (p, ret, clock, from_result) = (&n.p, &n.ret, &n.clock, &n.from_result());
+    let (p, ret, clock, from_result) = (&n.p, &n.ret, &n.clock, &n.rebuild_fn());
     let d = duration(p, t.value.value);
     let (elapsed, pt) = (local("__backoff_elapsed", t.key), p_at(t.key));
     let from = quote_spanned! {t.key=>

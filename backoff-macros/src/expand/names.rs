@@ -288,7 +288,7 @@ impl<'a> Names<'a> {
     }
 
     /// `RetryResult::from_result`, at `ret_span`.
-    pub(super) fn from_result(&self) -> TokenStream {
+    pub(super) fn rebuild_fn(&self) -> TokenStream {
         let pr = &self.pr;
         quote_spanned! {self.ret_span=> #pr::RetryResult::from_result }
     }
@@ -319,13 +319,13 @@ impl<'a> Names<'a> {
 
     /// The function's result on giving up with `__backoff_result`.
     pub(super) fn give_up(&self) -> TokenStream {
-        let (from_result, result) = (&self.from_result(), &self.result);
+        let (from_result, result) = (&self.rebuild_fn(), &self.result);
         quote_spanned! {self.ret_span=> #from_result(#result) }
     }
 
     /// The function's result on an accepted `__backoff_value`.
     pub(super) fn succeed(&self) -> TokenStream {
-        let (p, from_result, value) = (&self.p, &self.from_result(), &self.value);
+        let (p, from_result, value) = (&self.p, &self.rebuild_fn(), &self.value);
         quote_spanned! {self.ret_span=> #from_result(#p::Result::Ok(#value)) }
     }
 }

@@ -20,7 +20,7 @@ use super::names::Names;
 // Without `when_ok` the failure path holds the error, `__backoff_error`;
 // with it, the whole `Result`, `__backoff_result`.
 pub(super) fn outcome(n: &Names<'_>, on_success: Option<&TokenStream>) -> TokenStream {
-    let (p, split, from_result) = (&n.p, &n.split(), &n.from_result());
+    let (p, split, from_result) = (&n.p, &n.split(), &n.rebuild_fn());
     match &n.args.when_ok {
         None => {
             let succeed = n.succeed();

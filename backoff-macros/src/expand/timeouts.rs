@@ -15,7 +15,7 @@ use crate::attr::{Arg, DurationArg};
 //             Err(elapsed) => from_result(Err(E::from(elapsed))),
 //         }
 pub(super) fn attempt_timeout(n: &Names<'_>, t: &Arg<DurationArg>, body: &Group) -> TokenStream {
-    let (p, ret, from_result) = (&n.p, &n.ret, &n.from_result());
+    let (p, ret, from_result) = (&n.p, &n.ret, &n.rebuild_fn());
     let d = duration(p, t.value.value);
     // Beside `timeout`, the conversion is checked at `timeout`'s name too:
     // a missing `From<Elapsed>` is one error, not one per argument.
@@ -61,7 +61,7 @@ pub(super) fn call_timeout(
         (Some(t), true) => t,
         _ => return retry_loop,
     };
-    let (p, ret, split, from_result) = (&n.p, &n.ret, &n.split(), &n.from_result());
+    let (p, ret, split, from_result) = (&n.p, &n.ret, &n.split(), &n.rebuild_fn());
     let (clock, started_value) = (&n.clock, &n.started_value);
     let call_on_giveup = &giveup.now;
     let record_refused = n.record_refused();
