@@ -827,7 +827,8 @@ async fn async_when_retry_after_leaves_the_schedule_where_it_was_and_stop_ends()
         Err(next_call_at(start))
     }
     // The same, with the policy a value (`retry_after_max`, here the
-    // default): the general path, which keeps a whole `RetryState`.
+    // default): a loop that keeps a whole `RetryState` (stepped by
+    // `after_decided_recorded`).
     #[retry(exponential(base = "1s", max = "1h"), jitter = "none", attempts = 10, retry_after_max = "5m", when = server_then_schedule_then_stop)]
     async fn mixed_in_general(start: tokio::time::Instant) -> Result<(), u32> {
         Err(next_call_at(start))

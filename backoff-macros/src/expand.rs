@@ -258,17 +258,38 @@ fn retry_loop(
         #on_success
         __backoff_recording.succeeded();
     };
-    let failed = match n.fixed.as_ref().filter(|_| n.carried) {
-        Some(fixed) => carried_failure(
+    // An `async fn` that keeps a `Carried`, or a whole `RetryState` but no
+    // hook other than `when`: the verdict here, the step in the runtime.
+    let compact = n.fixed.as_ref().filter(|_| n.carried).map(|fixed| {
+        let (slot, function) = (&n.slot, n.function());
+        let step = match args.when {
+            Some(_) => quote!(#p::after_carried_recorded_decided::<#fixed, _, _>),
+            None => quote!(#p::after_carried_recorded::<#fixed, _, _>),
+        };
+        let args = quote!(&mut #slot, &__backoff_recording, __backoff_attempt_began, #function,);
+        (step, args, false, TokenStream::new())
+    });
+    let decided = (is_async && keeps_no_state_but_when(args)).then(|| {
+        let (slot, start) = (&n.slot, &n.start_ref);
+        (
+            quote!(#p::after_decided_recorded),
+            quote!(&mut #slot, #start, &mut __backoff_recording,),
+            true,
+            quote!(__backoff_recording.attempt_starts();),
+        )
+    });
+    let failed = match compact.or(decided) {
+        Some((step, step_args, decided, after_sleep)) => carried_failure(
             p,
             &CarriedParts {
                 name: n.name(),
-                fixed,
-                slot: &n.slot,
+                step,
+                args: step_args,
+                decided,
                 split: &n.split(),
                 from_result: &n.rebuild_fn(),
                 sleep: &sleep,
-                function: n.function(),
+                after_sleep,
                 decision: args.when.as_ref().map(|_| hooks::decision(&n)),
             },
         ),

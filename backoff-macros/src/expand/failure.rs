@@ -176,22 +176,30 @@ pub(super) fn failure(p: &Ident, parts: &FailureParts) -> TokenStream {
     }
 }
 
-/// What the failure path of an `async fn` that keeps a `Carried` is made of.
+/// What the failure path of an `async fn` that keeps a `Carried`, or whose
+/// only hook is `when`, is made of.
 pub(super) struct CarriedParts<'a> {
     /// The function's name, for `tracing`.
     pub(super) name: String,
-    /// The runtime type naming the policy.
-    pub(super) fixed: &'a TokenStream,
-    /// The `Carried`'s slot, a place.
-    pub(super) slot: &'a TokenStream,
+    /// The runtime's step: `after_carried_recorded::<P, _, _>` (its
+    /// `_decided` form with a `when`), or `after_decided_recorded` for a
+    /// loop that keeps a `RetryState`.
+    pub(super) step: TokenStream,
+    /// Its arguments before the trace: `&mut slot, &recording,
+    /// attempt_began, function,`, or `&mut slot, start, &mut recording,`.
+    pub(super) args: TokenStream,
+    /// Whether the step takes a verdict even without a `when`
+    /// (`after_decided_recorded`: `Decision::Retry`).
+    pub(super) decided: bool,
     /// Splits `__backoff_outcome` into a `Result`.
     pub(super) split: &'a TokenStream,
     /// `RetryResult::from_result`.
     pub(super) from_result: &'a TokenStream,
     /// Sleeps `__backoff_delay`, awaited.
     pub(super) sleep: &'a TokenStream,
-    /// The call's name for the metrics.
-    pub(super) function: TokenStream,
+    /// What follows the sleep (`__backoff_recording.attempt_starts();` for
+    /// a `Recording`).
+    pub(super) after_sleep: TokenStream,
     /// `when`'s verdict on `__backoff_error` (a `&E`), if there is a `when`.
     pub(super) decision: Option<TokenStream>,
 }
@@ -216,23 +224,28 @@ pub(super) struct CarriedParts<'a> {
 //             let decision = match &result { Err(error) => when(error), Ok(_) => Decision::Stop };
 //             match after_carried_recorded_decided::<P, _, _>(.., result, decision) { .. }
 //
+//         An `async fn` that keeps a whole `RetryState` (a deadline, ..)
+//         and has no other hook does the same through
+//         `after_decided_recorded(&mut slot, start, &mut recording, .., result, decision)`
+//         (`Decision::Retry` without a `when`), then `recording.attempt_starts()`.
+//
 //         The runtime steps: the function's future has one match to check
 //         and lay out, not the failure path's matches and returns.
 pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStream {
     let CarriedParts {
         name,
-        fixed,
-        slot,
+        step,
+        args,
+        decided,
         split,
         from_result,
         sleep,
-        function,
+        after_sleep,
         decision,
     } = parts;
     // (`when` looks at the error before the runtime takes the outcome.)
-    let (step, decide, decided) = match decision {
+    let (decide, decided) = match decision {
         Some(decision) => (
-            quote!(after_carried_recorded_decided),
             quote! {
                 let __backoff_decision = match &__backoff_result {
                     #p::Result::Err(__backoff_error) => #decision,
@@ -241,11 +254,8 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
             },
             quote!(, __backoff_decision),
         ),
-        None => (
-            quote!(after_carried_recorded),
-            TokenStream::new(),
-            TokenStream::new(),
-        ),
+        None if *decided => (TokenStream::new(), quote!(, #p::Decision::Retry)),
+        None => (TokenStream::new(), TokenStream::new()),
     };
     // (The outcome's binding ends in its own block: with `tracing`, the
     // trace borrows it, and a binding once borrowed counts as held across
@@ -255,11 +265,8 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
         let __backoff_delay = {
             let __backoff_result = #split;
             #decide
-            match #p::#step::<#fixed, _, _>(
-                &mut #slot,
-                &__backoff_recording,
-                __backoff_attempt_began,
-                #function,
+            match #step(
+                #args
                 #p::tracer!(#name, result: &__backoff_result),
                 __backoff_result
                 #decided
@@ -269,5 +276,6 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
             }
         };
         #sleep
+        #after_sleep
     }
 }

@@ -404,6 +404,31 @@ pub fn after_carried_recorded_decided<P: FixedOrigin, T, E>(
     )
 }
 
+/// After an attempt of an `async fn` whose only hook is `when` (or none)
+/// but whose state is a whole [`RetryState`] (a deadline, `policy = ..`,
+/// `throttled`, `retry_after_max`): as [`after_carried_recorded_decided`],
+/// for a loop that keeps its state in `slot`, built from `start` on the
+/// first failure, and records into `recording`. `decision` is `when`'s
+/// verdict on the outcome's error, taken before the outcome was handed over
+/// (ignored for an `Ok`), or [`Decision::Retry`] without a `when`.
+#[inline(always)]
+pub fn after_decided_recorded<'p, S: Strategy, T, E>(
+    slot: &mut Option<RetryState<'p, S>>,
+    start: &Origin<'p, S>,
+    recording: &mut Recording,
+    trace: impl Trace<E>,
+    outcome: Result<T, E>,
+    decision: Decision,
+) -> ControlFlow<Result<T, E>, Duration> {
+    driver::after_attempt(
+        &mut driver::Lazy { slot, start },
+        outcome,
+        &mut driver::Decided(decision),
+        &trace,
+        recording,
+    )
+}
+
 /// The driver's progress of a loop that keeps a [`Carried`] under the
 /// policy type `P`: no start time, budget or breaker, so an accepted
 /// outcome tells no one.
