@@ -136,7 +136,7 @@ fn clones(
 
 // Input:  the body.
 // Output: attempt_sync::<R, _>(|| { body })                 // a plain fn
-//         attempt::<R, _>(async { body }).await             // an `async fn`
+//         async { body }.await                             // an `async fn`
 //         match timeout(D, attempt::<R, _>(async { body })).await { .. }   // `attempt_timeout`
 pub(super) fn attempt(n: &Names<'_>, body: &Body) -> TokenStream {
     let (p, ret) = (&n.p, &n.ret);
@@ -145,7 +145,8 @@ pub(super) fn attempt(n: &Names<'_>, body: &Body) -> TokenStream {
         (_, true) => {
             let asyncness = quote_spanned!(body.open=> async);
             let async_body = &body.async_block;
-            quote!(#p::attempt::<#ret, _>(#asyncness #async_body).await)
+            // (The block's output type is fixed inside it: see `body`.)
+            quote!(#asyncness #async_body.await)
         }
         (_, false) => {
             // The closure starts where the body does, so it is the user's
