@@ -323,15 +323,18 @@ fn retry_loop(
         let clock = &n.clock;
         quote!(let __backoff_attempt_began = __backoff_recording.attempt(#clock);)
     });
+    // (A plain fn's attempt is a closure, but the function's body:
+    // `clippy::result_large_err` is the function's to report, not the
+    // closure's too. An `async fn`'s is an `async` block, which the lint
+    // does not look at.)
+    let allow_large_err = (!is_async).then(|| quote!(#[allow(clippy::result_large_err)]));
     let retry_loop = quote! {
         loop {
             #before_attempt
             #count_call
             #attempt_began
             #context_value
-            // (The attempt is the function's body: `clippy::result_large_err`
-            // is the function's to report, not the closure's too.)
-            #[allow(clippy::result_large_err)]
+            #allow_large_err
             let __backoff_outcome: #ret = #attempt;
             #failed
         }
