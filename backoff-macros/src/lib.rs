@@ -214,6 +214,14 @@ use proc_macro::TokenStream;
 ///   at once then costs what its test of the outcome costs. A body that
 ///   moves a by-value argument is then E0507 ("cannot move out of ..., a
 ///   captured variable in an `FnMut` closure") rather than E0382.
+/// - The same holds beside a `when` that names neither `self` nor a
+///   parameter (a path such as `is_transient` or `Self::is_transient`, or
+///   a closure of its own parameter): the runtime runs the loop with the
+///   verdict beside the attempts, every attempt behind a pointer, so the
+///   body is compiled once. `when` is still evaluated at each verdict, as
+///   in the function's own loop. A `when` that names `self` or a parameter
+///   keeps the function's own loop, where it borrows them only while it
+///   decides.
 /// - The attribute reads the signature, not the body: the body is handed
 ///   back as it was written (only a body that starts with an attribute or
 ///   an item is parsed, to keep the item first). A syntax error in the body

@@ -29,7 +29,7 @@ pub(super) struct RuntimeLoopParts<'a> {
 // Input:  the parts of a plain fn's loop, when the attribute names only
 //         its policy.
 // Output: fn fn_mut<R, F: FnMut() -> R>(f: F) -> F { f }
-//         let attempts = fn_mut::<R, _>(#[inline(always)] || { attempt_sync::<R, _>(|| { body }) });
+//         let attempts = fn_mut(#[inline(always)] || { attempt_sync::<R, _>(|| { body }) });
 //         RetryResult::retry_blocking_fixed_recorded::<P>(
 //             concat!(module_path!(), "::name"), tracer!(name, &attempts), attempts)
 //         or, with a `when` that borrows nothing of the function's,
@@ -84,7 +84,7 @@ pub(super) fn runtime_loop(p: &Ident, parts: &RuntimeLoopParts<'_>) -> TokenStre
         // always: into the first attempt and into the loop's one call, and
         // never optimized a third time on their own.)
         #[allow(clippy::result_large_err)]
-        let #attempts = #fn_mut::<#ret, _>(#[inline(always)] #bars #outer);
+        let #attempts = #fn_mut(#[inline(always)] #bars #outer);
         #looped
     }
 }
