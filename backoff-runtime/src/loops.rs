@@ -295,14 +295,15 @@ impl<T, E, F: FnMut() -> Result<T, E>> Attempts<T, E> for F {
     }
 }
 
-/// The loop of [`blocking_after`].
+/// The loop of [`blocking_after`] and of [`blocking_when_shared`].
 ///
 /// It takes the attempts as `&mut dyn Attempts`, so that it is generic over
-/// the strategy, the outcome's types and the trace only: the functions of a
-/// crate that share them share one copy of this loop, and a function's
-/// body is compiled twice in all (inline for the first attempt, and once
-/// behind the pointer), not once more per function and per peeled
-/// iteration. The price is an indirect call per retry.
+/// the strategy, the outcome's types, the trace and its hooks only (none,
+/// or a `when` behind a pointer): the functions of a crate that share them
+/// share one copy of this loop, and a function's body is compiled twice in
+/// all (inline for the first attempt, and once behind the pointer; once
+/// with a `when`), not once more per function and per peeled iteration.
+/// The price is an indirect call per retry.
 #[inline(never)]
 fn blocking_shared<S: Strategy, T, E>(
     start: &Origin<'_, S>,
