@@ -269,16 +269,19 @@ fn retry_loop(
         let args = quote!(&mut #slot, &__backoff_recording, __backoff_attempt_began, #function,);
         (step, args, false, TokenStream::new())
     });
-    let decided = (is_async && keeps_no_state_but_when(args)).then(|| {
-        let (slot, start) = (&n.slot, &n.start_ref);
-        (
-            quote!(#p::after_decided_recorded),
-            quote!(&mut #slot, #start, &mut __backoff_recording,),
-            true,
-            quote!(__backoff_recording.attempt_starts();),
-        )
-    });
-    let failed = match compact.or(decided) {
+    // (Built only if there is no `Carried`.)
+    let decided = || {
+        (is_async && keeps_no_state_but_when(args)).then(|| {
+            let (slot, start) = (&n.slot, &n.start_ref);
+            (
+                quote!(#p::after_decided_recorded),
+                quote!(&mut #slot, #start, &mut __backoff_recording,),
+                true,
+                quote!(__backoff_recording.attempt_starts();),
+            )
+        })
+    };
+    let failed = match compact.or_else(decided) {
         Some((step, step_args, decided, after_sleep)) => carried_failure(
             p,
             &CarriedParts {

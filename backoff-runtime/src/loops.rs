@@ -168,15 +168,8 @@ fn blocking_recorded<S: Strategy, T, E>(
     trace: impl Trace<E>,
     mut op: impl FnMut() -> Result<T, E>,
 ) -> Result<T, E> {
-    let mut recording = Recording::begin(function, start.clock);
-    let op: &mut dyn Attempts<T, E> = &mut op;
-    match op.attempt() {
-        Ok(v) => {
-            recording.succeeded();
-            Ok(v)
-        }
-        Err(e) => blocking_shared(start, recording, trace, NoHooks, op, e),
-    }
+    let recording = Recording::begin(function, start.clock);
+    first_then_shared(start, recording, trace, NoHooks, &mut op)
 }
 
 /// [`blocking`] after the first attempt failed with `error`: the one piece
@@ -229,10 +222,7 @@ fn blocking_when_shared<S: Strategy, T, E>(
     if Recording::is_on() {
         return blocking_when_recorded(start, function, trace, when, op);
     }
-    match op.attempt() {
-        Ok(value) => Ok(value),
-        Err(error) => blocking_shared(start, NoRecording, trace, WhenBehind(when), op, error),
-    }
+    first_then_shared(start, NoRecording, trace, WhenBehind(when), op)
 }
 
 /// [`blocking_when_shared`] while metrics are recorded.
@@ -245,13 +235,26 @@ fn blocking_when_recorded<S: Strategy, T, E>(
     when: &mut dyn Verdicts<E>,
     op: &mut dyn Attempts<T, E>,
 ) -> Result<T, E> {
-    let mut recording = Recording::begin(function, start.clock);
+    let recording = Recording::begin(function, start.clock);
+    first_then_shared(start, recording, trace, WhenBehind(when), op)
+}
+
+/// The first attempt behind the pointer, then, on its failure, the shared
+/// loop with `hooks`: the recorded loops and [`blocking_when_shared`].
+#[inline(always)]
+fn first_then_shared<S: Strategy, T, E>(
+    start: &Origin<'_, S>,
+    mut recording: impl Records,
+    trace: impl Trace<E>,
+    hooks: impl driver::Hooks<Infallible, E>,
+    op: &mut dyn Attempts<T, E>,
+) -> Result<T, E> {
     match op.attempt() {
         Ok(value) => {
             recording.succeeded();
             Ok(value)
         }
-        Err(error) => blocking_shared(start, recording, trace, WhenBehind(when), op, error),
+        Err(error) => blocking_shared(start, recording, trace, hooks, op, error),
     }
 }
 
