@@ -139,6 +139,21 @@ fn the_attribute_drops_the_error_before_a_blocking_sleep() {
     assert_eq!((SAW_LIVE.get(), LIVE.get()), (0, 0));
 }
 
+/// Fails twice, then succeeds; a `when` that borrows nothing, so the
+/// runtime's loop runs it (every attempt and the verdict behind pointers).
+#[retry(immediate, attempts = 4, when = |_| true)]
+fn attribute_blocking_when(calls: &Cell<u32>) -> Result<u32, Counted> {
+    attempt(calls, 2)
+}
+
+#[test]
+fn the_attributes_runtime_loop_with_when_drops_each_error_before_the_next_attempt() {
+    reset();
+    let calls = Cell::new(0);
+    assert_eq!(attribute_blocking_when(&calls).ok(), Some(3));
+    assert_eq!((SAW_LIVE.get(), LIVE.get()), (0, 0));
+}
+
 /// Giving up: the attribute, `retrying` and the driver's report agree on
 /// the calls made and the reason, for the attempt limit and for `Stop`.
 #[test]
