@@ -12,17 +12,17 @@ mod function;
 mod hedge;
 mod hooks;
 mod names;
-mod outcome;
 mod params;
 mod policy;
 mod runtime_loop;
 mod sleep;
+mod step;
 mod timeouts;
 
 use crate::attr::RetryArgs;
 use crate::errors::Errors;
 use crate::valid;
-use failure::{CarriedParts, FailureParts, carried_failure, failure};
+use failure::{CarriedParts, carried_failure};
 use function::{Function, async_trait_body_mut, parse_function};
 use names::{Names, keeps_no_state, keeps_no_state_but_when};
 use params::{Reborrow, cloned_mutability, reborrowed};
@@ -245,117 +245,86 @@ fn retry_loop(
             #looped
         };
     }
-    // What follows is the loop of the function's own: the hooks, the state,
-    // the failure path.
+    // What follows is the loop of the function's own: after each attempt,
+    // one call into the runtime's driver (`step`).
     let attempt = body::attempt(&n, &body);
-    let giveup = hooks::give_up_calls(&n);
-    let report_give_up = hooks::report_give_up(&n, giveup.in_loop.as_ref());
     let sleep = sleep::sleep(&n);
-    let before_attempt = fleet::before_attempt(&n, &report_give_up);
-    let on_success = fleet::on_success(&n);
-    // (An accepted outcome ends the call's recording: see `begin_recording`.)
-    let on_success = quote! {
-        #on_success
-        __backoff_recording.succeeded();
-    };
-    // An `async fn` that keeps a `Carried`, or a whole `RetryState` but no
-    // hook other than `when`: the verdict here, the step in the runtime.
-    let compact = n.fixed.as_ref().filter(|_| n.carried).map(|fixed| {
-        let (slot, function) = (&n.slot, n.function());
-        let step = match args.when {
-            Some(_) => quote!(#p::after_carried_recorded_decided::<#fixed, _, _>),
-            None => quote!(#p::after_carried_recorded::<#fixed, _, _>),
-        };
-        let args = quote!(&mut #slot, &__backoff_recording, __backoff_attempt_began, #function,);
-        (step, args, false, TokenStream::new())
-    });
-    // (Built only if there is no `Carried`.)
-    let decided = || {
-        (is_async && keeps_no_state_but_when(args)).then(|| {
-            let (slot, start) = (&n.slot, &n.start_ref);
-            (
-                quote!(#p::after_decided_recorded),
-                quote!(&mut #slot, #start, &mut __backoff_recording,),
-                true,
-                quote!(__backoff_recording.attempt_starts();),
-            )
-        })
-    };
-    let failed = match compact.or_else(decided) {
-        Some((step, step_args, decided, after_sleep)) => carried_failure(
-            p,
-            &CarriedParts {
-                name: n.name(),
-                step,
-                args: step_args,
-                decided,
-                split: &n.split(),
-                from_result: &n.rebuild_fn(),
-                sleep: &sleep,
-                after_sleep,
-                decision: args.when.as_ref().map(|_| hooks::decision(&n)),
-            },
-        ),
-        None => failure(
-            p,
-            &FailureParts {
-                name: n.name(),
-                when_ok: args.when_ok.is_some(),
-                slot: n.slot.clone(),
-                outcome: outcome::outcome(&n, Some(&on_success)),
-                start: n.start_ref.clone(),
-                // (Only a policy that is all there is to start from.)
-                fixed: n.fixed.clone().filter(|_| n.constant_start),
-                decision: hooks::decision(&n),
-                when: args.when.is_some(),
-                call_on_retry: hooks::call_on_retry(&n),
-                report_give_up,
-                call_on_giveup: giveup.in_loop.clone(),
-                sleep,
-                give_up: n.give_up(),
-            },
-        ),
-    };
-    let count_call = args
-        .timeout
-        .as_ref()
-        .map(|_| quote!(__backoff_calls = __backoff_calls.saturating_add(1);));
     let (context_value, ret) = (&body.context_value, &n.ret);
-    // (The compact loop's attempt takes its own start for the metrics.)
-    let attempt_began = n.carried.then(|| {
-        let clock = &n.clock;
-        quote!(let __backoff_attempt_began = __backoff_recording.attempt(#clock);)
-    });
     // (A plain fn's attempt is a closure, but the function's body:
     // `clippy::result_large_err` is the function's to report, not the
     // closure's too. An `async fn`'s is an `async` block, which the lint
     // does not look at.)
     let allow_large_err = (!is_async).then(|| quote!(#[allow(clippy::result_large_err)]));
+    let (fleet, sleep_binding, start) = (
+        fleet::bindings(&n),
+        sleep::sleep_binding(&n),
+        fleet::start(&n),
+    );
+    // An `async fn` that keeps a `Carried` (its policy a type, no other
+    // state): the verdict here, the step in the runtime.
+    if let Some(fixed) = n.fixed.as_ref().filter(|_| n.carried) {
+        let (slot, function, clock) = (&n.slot, n.function(), &n.clock);
+        let step = match args.when {
+            Some(_) => quote!(#p::after_carried_recorded_decided::<#fixed, _, _>),
+            None => quote!(#p::after_carried_recorded::<#fixed, _, _>),
+        };
+        let failed = carried_failure(
+            p,
+            &CarriedParts {
+                name: n.name(),
+                step,
+                args: quote!(&mut #slot, &__backoff_recording, __backoff_attempt_began, #function,),
+                split: &n.split(),
+                from_result: &n.rebuild_fn(),
+                sleep: &sleep,
+                decision: args.when.as_ref().map(|_| hooks::decision(&n)),
+            },
+        );
+        let recording = n.begin_recording();
+        // (The compact loop's attempt takes its own start for the metrics.)
+        return quote! {
+            #import
+            #policy
+            #sleep_binding
+            #start
+            #recording
+            loop {
+                let __backoff_attempt_began = __backoff_recording.attempt(#clock);
+                let __backoff_outcome: #ret = #attempt;
+                #failed
+            }
+        };
+    }
+    let (before_attempt, after) = (step::refusals(&n), step::after_attempt(&n));
+    let count_call = args
+        .timeout
+        .as_ref()
+        .map(|_| quote!(__backoff_calls = __backoff_calls.saturating_add(1);));
     let retry_loop = quote! {
         loop {
             #before_attempt
             #count_call
-            #attempt_began
             #context_value
             #allow_large_err
             let __backoff_outcome: #ret = #attempt;
-            #failed
+            #after
+            #sleep
+            __backoff_call.next_attempt();
         }
     };
-    let retry_loop = timeouts::call_timeout(&n, retry_loop, &giveup);
-    let (fleet, sleep_binding, start, recording) = (
-        fleet::bindings(&n),
-        sleep::sleep_binding(&n),
-        fleet::start(&n),
-        n.begin_recording(),
-    );
+    let ended = timeouts::call_timeout(&n, retry_loop);
+    // (The call's result is spanned at the return type, where a type that
+    // is not a `Result` is reported, once.)
+    let (finish, from_result, ret_span) = (step::finish(&n), n.rebuild_fn(), n.ret_span);
+    let ended_at = names::local("__backoff_ended", ret_span);
+    let result = quote_spanned!(ret_span=> #from_result(#ended_at.#finish));
     quote! {
-            #import
-            #policy
-            #fleet
-            #sleep_binding
-            #start
-            #recording
-            #retry_loop
+        #import
+        #policy
+        #fleet
+        #sleep_binding
+        #start
+        let __backoff_ended = #ended;
+        #result
     }
 }

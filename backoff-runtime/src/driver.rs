@@ -105,6 +105,12 @@ impl<'p, S> Origin<'p, S> {
         }
     }
 
+    /// The budget, if any.
+    #[inline(always)]
+    pub(crate) fn budget(&self) -> Option<&'p RetryBudget> {
+        self.budget
+    }
+
     /// The same, behind a breaker.
     pub(crate) fn with_circuit(mut self, circuit: Option<&'p CircuitBreaker>) -> Self {
         self.circuit = circuit;
@@ -143,7 +149,6 @@ impl<'p, S> Origin<'p, S> {
 
     /// The report of a call that ran past its whole-call timeout after
     /// `calls` calls.
-    #[cfg(feature = "tokio")]
     #[cold]
     pub(crate) fn timed_out(&self, calls: u32) -> GiveUp {
         GiveUp::new(calls, self.elapsed(), GiveUpReason::Timeout)

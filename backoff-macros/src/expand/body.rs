@@ -42,12 +42,12 @@ pub(super) fn body(
     // `context = ctx`: the attempt's number and whether it is the last,
     // computed before the attempt (no clock, no allocation).
     let context_value = n.args.context.as_ref().map(|ctx| {
-        let (name, policy_ref, slot) = (&ctx.value, &n.policy_ref, &n.slot);
+        let name = &ctx.value;
         let ty = quote_spanned! {ctx.span=> #p::AttemptContext };
         let mutability = n.args.context_mut;
         prologue.extend(quote!(let #mutability #name: #ty = __backoff_context;));
         quote! {
-            let __backoff_context = #p::AttemptContext::of(#policy_ref, #p::attempt_number(&#slot));
+            let __backoff_context = __backoff_call.context();
         }
     });
     for Reborrow { mutability, name } in reborrows {

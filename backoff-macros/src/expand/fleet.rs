@@ -6,7 +6,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::{Expr, Ident};
 
-use super::names::{Names, local, p_at};
+use super::names::{Names, p_at};
 use crate::attr::Arg;
 
 // Input:  `budget = EXPR` (`name` "budget", checked by `AsBudget::as_budget`)
@@ -64,16 +64,28 @@ pub(super) fn bindings(n: &Names<'_>) -> TokenStream {
     }
 }
 
-// Input:  the policy, the start time, `budget`, `circuit`, `throttle`.
-// Output: state_from(policy, clock, started).with_budget(b).with_circuit(c)
-//             .with_throttle(t)
-fn make(n: &Names<'_>) -> TokenStream {
-    let (p, policy_ref, clock, started_value) = (&n.p, &n.policy_ref, &n.clock, &n.started_value);
-    let with_budget = n
-        .args
-        .budget
-        .as_ref()
-        .map(|_| quote!(.with_budget(__backoff_budget)));
+// Input:  the policy and what the loop keeps.
+// Output: let mut __backoff_call = Call::begin(policy, clock, timed, budget, function)
+//             .with_circuit(c).with_throttle(t);
+//         or, for an `async fn` that keeps a `Carried`:
+//         let mut __backoff_slot = Carried::NEW;
+//
+// The call's start is read only if a hook reads `elapsed` or there is a
+// deadline; the retry state is built on the first failure, so a call that
+// succeeds at once builds nothing, but beside a breaker or a throttle,
+// which admit the first attempt. A budget is only spent on retries. (The
+// policy is spanned at `policy = EXPR`, so a wrong type is reported once.)
+pub(super) fn start(n: &Names<'_>) -> TokenStream {
+    let p = &n.p;
+    if n.carried {
+        return quote!(let mut __backoff_slot = #p::Carried::NEW;);
+    }
+    let (policy_ref, clock, timed, function) = (&n.policy_ref, &n.clock, n.timed, n.function());
+    let budget = if n.args.budget.is_some() {
+        quote!(::core::option::Option::Some(__backoff_budget))
+    } else {
+        quote!(::core::option::Option::None)
+    };
     let with_circuit = n
         .args
         .circuit
@@ -84,131 +96,11 @@ fn make(n: &Names<'_>) -> TokenStream {
         .throttle
         .as_ref()
         .map(|_| quote!(.with_throttle(__backoff_throttle)));
-    quote_spanned! {n.start_span=>
-        #p::state_from(#policy_ref, #clock, #started_value)
-            #with_budget
-            #with_circuit
-            #with_throttle
-    }
-}
-
-// Input:  the policy and what the loop keeps.
-// Output: let __backoff_started = ..;                 // if read
-//         let mut __backoff_slot = ManuallyDrop::new(None);
-//         (`Some(make())` beside a breaker, not in a `ManuallyDrop`;
-//         `Carried::NEW` for an `async fn` that keeps nothing else)
-//
-// The state is built on the first failure, so a call that succeeds at once
-// builds nothing; a breaker needs it from the start (it admits the first
-// attempt). A budget is only spent on retries: a success before any
-// failure deposits into it directly. Without a breaker the state holds
-// nothing to release (its only `Drop` part is a breaker's permit), so its
-// slot is a `ManuallyDrop`: a call that returns has no drop of the slot to
-// run, and an `async fn`'s future none to keep. (The slot's type names the
-// policy's strategy: with `policy = EXPR`, spanned there too, so a wrong
-// type is reported once.)
-pub(super) fn start(n: &Names<'_>) -> TokenStream {
-    let (p, started, start_span) = (&n.p, &n.started, n.start_span);
-    let slot_init = if n.args.gates_attempts() {
-        let make = make(n);
-        quote!(::core::option::Option::Some(#make))
-    } else {
-        quote!(::core::option::Option::None)
+    let begin = quote_spanned! {n.start_span=>
+        #p::Call::begin(#policy_ref, #clock, #timed, #budget, #function)
     };
-    let slot_name = local("__backoff_slot", start_span);
-    if n.carried {
-        quote!(let mut #slot_name = #p::Carried::NEW;)
-    } else if n.args.gates_attempts() {
-        quote_spanned! {start_span=>
-            #started
-            let mut #slot_name = #slot_init;
-        }
-    } else {
-        quote_spanned! {start_span=>
-            #started
-            let mut #slot_name = ::core::mem::ManuallyDrop::new(#slot_init);
-        }
-    }
-}
-
-// Input:  `circuit`, `throttle`, and how the loop reports giving up.
-// Output: let state = slot.get_or_insert_with(|| make());
-//         if let Err(open) = state.before_attempt() {
-//             let result = Err(E::from(open)); let report = report(state);
-//             recording.gave_up(None, report.reason);     // `circuit_open`
-//             report_give_up; return from_result(result);
-//         }
-//         (the same with `state.ask_throttle()` and `E::from(Rejected)`)
-//
-// A refused call fails fast with `E::from(CircuitOpen)`, a rejected one
-// with `E::from(Rejected)`.
-pub(super) fn before_attempt(n: &Names<'_>, report_give_up: &TokenStream) -> Option<TokenStream> {
-    if !n.args.gates_attempts() {
-        return None;
-    }
-    let (p, ret, slot, from_result) = (&n.p, &n.ret, &n.slot, &n.rebuild_fn());
-    let record_refused = n.record_refused();
-    let refuse = |arg: &Option<Arg<Expr>>, ask: &str, trait_: &str, conv: &str| {
-        let a = arg.as_ref()?;
-        // On the argument's name: the mistake is the error type, not the
-        // breaker or the throttle.
-        let (refused, pc) = (local("__backoff_refused", a.key), p_at(a.key));
-        let (ask, trait_, conv) = (
-            Ident::new(ask, Span::call_site()),
-            Ident::new(trait_, a.key),
-            Ident::new(conv, a.key),
-        );
-        let from = quote_spanned! {a.key=>
-            <#pc::ErrorOf<#ret> as #pc::#trait_>::#conv(#refused)
-        };
-        Some(quote! {
-            if let #p::Result::Err(__backoff_refused) = __backoff_state.#ask() {
-                let __backoff_result = #p::Result::Err(#from);
-                let __backoff_report = #p::report(__backoff_state);
-                #record_refused
-                #report_give_up
-                return #from_result(__backoff_result);
-            }
-        })
-    };
-    let circuit = refuse(
-        &n.args.circuit,
-        "before_attempt",
-        "FromCircuitOpen",
-        "from_circuit_open",
-    );
-    let throttle = refuse(
-        &n.args.throttle,
-        "ask_throttle",
-        "FromRejected",
-        "from_rejected",
-    );
-    let make_state = make(n);
-    Some(quote! {
-        let __backoff_state = (#slot).get_or_insert_with(|| #make_state);
-        #circuit
-        #throttle
-    })
-}
-
-// Input:  `circuit`, `throttle`, `budget`.
-// Output: what an accepted outcome tells them: the state's (breaker's,
-//         throttle's)
-//         `on_success()`, or the budget's deposit.
-pub(super) fn on_success(n: &Names<'_>) -> Option<TokenStream> {
-    let (p, slot) = (&n.p, &n.slot);
-    if n.args.gates_attempts() {
-        Some(quote! {
-            if let ::core::option::Option::Some(__backoff_state) = &mut #slot {
-                __backoff_state.on_success();
-            }
-        })
-    } else {
-        n.args.budget.as_ref().map(|_| {
-            quote! {
-                #p::succeeded_with_budget(&mut #slot, __backoff_budget);
-            }
-        })
+    quote! {
+        let mut __backoff_call = #begin #with_circuit #with_throttle;
     }
 }
 

@@ -6,7 +6,7 @@ use quote::{ToTokens, quote, quote_spanned};
 
 use super::body::Body;
 use super::fleet;
-use super::hooks::{call_on_giveup, decide_ok, decision, report_give_up, typed_closure};
+use super::hooks::{call_on_giveup, decide_ok, decision, typed_closure};
 use super::names::{Names, local, p_at};
 use super::policy::duration;
 use super::timeouts::attempt_timeout;
@@ -28,7 +28,7 @@ use crate::attr::{Arg, Attempts, DurationArg, Hedge, defaults};
 //             .call(|| attempt::<R, _>(async { body }))   // `context`: an async closure's
 //             .traced(tracer!(name, ..))                   // `tracing` events
 //             .await;
-//         match gave_up { None => outcome, Some(report) => { on_giveup; fallback; from_result(result) } }
+//         from_result(Ended::resume(outcome, gave_up).finish(|result, report| { on_giveup; fallback; result }))
 //
 // The hooks are closures bound before the call: a hedged body cannot hold
 // `&mut` access anyway (see `valid::hedge`). The attempts capture the
@@ -110,14 +110,12 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
                     })
                 },
                 quote! {
-                    match __backoff_gave_up {
-                        ::core::option::Option::None => __backoff_outcome,
-                        ::core::option::Option::Some(__backoff_report) => {
-                            let __backoff_result = #split;
+                    #from_result(#p::Ended::resume(#split, __backoff_gave_up).finish(
+                        |__backoff_result, __backoff_report| {
                             #call
-                            #from_result(__backoff_result)
-                        }
-                    }
+                            __backoff_result
+                        },
+                    ))
                 },
             )
         }
@@ -226,7 +224,8 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
 //         and the outcome:
 //         { let timed = timeout(D, hedged).await;        // the attempts dropped here
 //           match timed { Ok(outcome) => outcome,
-//                         Err(elapsed) => { let result = Err(E::from(elapsed)); report; on_giveup; fallback; return from_result(result) } } }
+//                         Err(elapsed) => { let result = Err(E::from(elapsed));
+//                                           return from_result(timed_out(..).finish(|result, report| { on_giveup; fallback; result })) } } }
 fn timeout(
     n: &Names<'_>,
     t: &Arg<DurationArg>,
@@ -242,7 +241,16 @@ fn timeout(
     let timer = quote_spanned! {t.key=>
         <#pt::DefaultSleep as #pt::AsyncTimeout>::timeout(#d, #hedged)
     };
-    let report_give_up = report_give_up(n, give_up);
+    let (reports, name) = (give_up.is_some(), n.name());
+    let finish = match give_up {
+        Some(calls) => quote! {
+            finish(|__backoff_result, __backoff_report| {
+                #calls
+                __backoff_result
+            })
+        },
+        None => quote!(result()),
+    };
     let begin_recording = n.begin_full_recording();
     (
         quote! {
@@ -258,14 +266,16 @@ fn timeout(
                 #p::Result::Ok(__backoff_outcome) => __backoff_outcome,
                 #p::Result::Err(__backoff_elapsed) => {
                     let __backoff_result = #p::Result::Err(#from);
-                    let __backoff_report = #p::timed_out(
-                        __backoff_calls.load(::core::sync::atomic::Ordering::Relaxed),
-                        #clock,
-                        __backoff_started,
-                    );
-                    __backoff_recording.gave_up_after(__backoff_report.attempts, __backoff_report.reason);
-                    #report_give_up
-                    return #from_result(__backoff_result);
+                    let __backoff_calls = __backoff_calls.load(::core::sync::atomic::Ordering::Relaxed);
+                    // (The hedged call's own recording counted the
+                    // attempts that ended.)
+                    __backoff_recording.gave_up_after(__backoff_calls, #p::GiveUpReason::Timeout);
+                    return #from_result(#p::timed_out::<#reports, _, _, _>(
+                        #p::timeout_report(__backoff_calls, #clock, __backoff_started),
+                        &mut #p::Recording::OFF,
+                        #p::tracer!(#name, result: &__backoff_result),
+                        __backoff_result,
+                    ).#finish);
                 }
             }
         }},

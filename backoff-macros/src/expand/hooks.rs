@@ -147,9 +147,9 @@ pub(super) fn decide_ok(n: &Names<'_>, w: &Arg<Expr>) -> TokenStream {
     bound(&w.value, &when_ok_l, &typed, &call)
 }
 
-// Input:  `on_retry = O`; `__backoff_error` (a `&E`) or, with `when_ok`,
-//         `__backoff_result`, and `__backoff_delay`.
-// Output: { let mut on_retry = O; OnRetryFn::call(&mut on_retry, pass(error), pass(&event_of(&slot, delay))); }
+// Input:  `on_retry = O`; `__backoff_outcome` (a `&E`, or with `when_ok`
+//         a `&Result<T, E>`) and `__backoff_event`.
+// Output: { let mut on_retry = O; OnRetryFn::call(&mut on_retry, pass(error), pass(event)); }
 pub(super) fn call_on_retry(n: &Names<'_>) -> Option<TokenStream> {
     let (args, p) = (n.args, &n.p);
     let o = args.on_retry.as_ref()?;
@@ -162,32 +162,21 @@ pub(super) fn call_on_retry(n: &Names<'_>) -> Option<TokenStream> {
         [first_ty, quote!(&#p::RetryEvent)]
     });
     let on_retry_l = user("__backoff_on_retry", o.span);
-    let [result, error, slot, delay] = [
-        "__backoff_result",
-        "__backoff_error",
-        "__backoff_slot",
-        "__backoff_delay",
-    ]
-    .map(|name| local(name, o.span));
-    let slot_at = if args.gates_attempts() {
-        quote!(#slot)
-    } else {
-        quote!(*#slot)
-    };
+    let [outcome, event] = ["__backoff_outcome", "__backoff_event"].map(|name| local(name, o.span));
     let (p, lt) = (p_at(o.span), lt_at(o.key));
     let event = quote_spanned! {o.span=>
-        #lt _ as #p::OnRetryEventParameter<_>>::pass(&#p::event_of(&#slot_at, #delay))
+        #lt _ as #p::OnRetryEventParameter<_>>::pass(#event)
     };
     let first = if args.when_ok.is_some() {
         let (ok_of, error_of) = (n.ok_of(), n.error_of());
         quote_spanned! {o.span=>
-            #lt _ as #p::OnRetryOutcomeParameter<#ok_of, #error_of>>::pass(&#result)
+            #lt _ as #p::OnRetryOutcomeParameter<#ok_of, #error_of>>::pass(#outcome)
         }
     } else {
         // Without `when_ok`, only errors are retried: `__backoff_error`
         // is the error, `&E`.
         quote_spanned! {o.span=>
-            #lt _ as #p::OnRetryParameter<_>>::pass(#error)
+            #lt _ as #p::OnRetryParameter<_>>::pass(#outcome)
         }
     };
     let call = if is_closure(&o.value) {
@@ -311,50 +300,5 @@ fn bound(value: &Expr, local: &Ident, typed: &TokenStream, call: &TokenStream) -
             let mut #local = #typed;
             #call
         }}
-    }
-}
-
-/// `on_giveup`'s calls: where the loop gives up, and where the call does.
-pub(super) struct GiveUpCalls {
-    /// The call itself, on `__backoff_result` and `__backoff_report`.
-    pub(super) now: Option<TokenStream>,
-    /// What the loop does where it gives up: the call, or, when the loop
-    /// is `timeout`'s future, `__backoff_gave_up = Some(report)`.
-    pub(super) in_loop: Option<TokenStream>,
-    /// Whether the call is deferred to after `timeout`'s future.
-    pub(super) deferred: bool,
-}
-
-// Input:  `on_giveup`, `timeout`.
-// Output: the calls above. Under `timeout`, the loop is a future of its
-//         own, which a closure moving a by-value argument would move into
-//         it, for good: there, `on_giveup` is called after the future, from
-//         what the loop gave up with (`__backoff_gave_up`), as on the
-//         timed-out path.
-pub(super) fn give_up_calls(n: &Names<'_>) -> GiveUpCalls {
-    let now = call_on_giveup(n);
-    let deferred = n.is_async && n.args.timeout.is_some() && now.is_some();
-    let in_loop = if deferred {
-        Some(quote! {
-            __backoff_gave_up = ::core::option::Option::Some(__backoff_report);
-        })
-    } else {
-        now.clone()
-    };
-    GiveUpCalls {
-        now,
-        in_loop,
-        deferred,
-    }
-}
-
-// Input:  `__backoff_result` and `__backoff_report`, and the call of
-//         `on_giveup` (if any).
-// Output: traced_give_up!(name, outcome: &result, &report); on_giveup(..)
-pub(super) fn report_give_up(n: &Names<'_>, call: Option<&TokenStream>) -> TokenStream {
-    let (p, name) = (&n.p, n.name());
-    quote! {
-        #p::traced_give_up! { #name, outcome: &__backoff_result, &__backoff_report }
-        #call
     }
 }

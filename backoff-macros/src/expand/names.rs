@@ -61,8 +61,6 @@ pub(super) struct Names<'a> {
     pub(super) ret_span: Span,
     /// The runtime's path at `ret_span`.
     pub(super) pr: Ident,
-    /// `__backoff_result`, at `ret_span`.
-    pub(super) result: Ident,
     /// `__backoff_value`, at `ret_span`.
     pub(super) value: Ident,
     /// With `policy = EXPR`, that expression's span (a wrong type is
@@ -80,10 +78,10 @@ pub(super) struct Names<'a> {
     pub(super) policy_ref: TokenStream,
     /// `let __backoff_started = ..;`, if the call's start time is read.
     pub(super) started: TokenStream,
-    /// `__backoff_started`, or `None`.
-    pub(super) started_value: TokenStream,
     /// Whether the policy is all there is to start the state from.
     pub(super) constant_start: bool,
+    /// Whether a hook reads the time (`on_retry`, `on_giveup`).
+    pub(super) timed: bool,
     /// What the first failure builds the state from: a `&Origin`.
     pub(super) start_ref: TokenStream,
 }
@@ -120,6 +118,7 @@ impl<'a> Names<'a> {
             && fixed.is_some()
             && args.policy.is_none()
             && args.max_elapsed.is_none()
+            && args.timeout.is_none()
             && keeps_no_state_but_when(args);
         // The retry state's slot as a place: `__backoff_slot`, behind a
         // `ManuallyDrop` unless a breaker is named (see `fleet::start`).
@@ -187,7 +186,6 @@ impl<'a> Names<'a> {
             p,
             ret_span,
             pr,
-            result: local("__backoff_result", ret_span),
             value: local("__backoff_value", ret_span),
             start_span,
             clock,
@@ -196,8 +194,8 @@ impl<'a> Names<'a> {
             slot,
             policy_ref,
             started,
-            started_value,
             constant_start,
+            timed,
             start_ref,
             ret,
         }
@@ -235,21 +233,6 @@ impl<'a> Names<'a> {
     pub(super) fn begin_full_recording(&self) -> TokenStream {
         let (p, clock, function) = (&self.p, &self.clock, self.function());
         quote!(let mut __backoff_recording = #p::Recording::begin(#function, #clock);)
-    }
-
-    /// The call's recording told that it gave up for `__backoff_report`'s
-    /// reason with no attempt ending (a breaker refused it, or a timeout
-    /// cancelled the attempt in flight).
-    pub(super) fn record_refused(&self) -> TokenStream {
-        if self.carried {
-            let (clock, function, slot) = (&self.clock, self.function(), &self.slot);
-            return quote! {
-                __backoff_recording.gave_up(#function, #clock, #slot.attempt(), __backoff_report.reason);
-            };
-        }
-        quote! {
-            __backoff_recording.gave_up(::core::option::Option::None, __backoff_report.reason);
-        }
     }
 
     /// `ErrorOf<R>`, at the return type.
@@ -315,18 +298,6 @@ impl<'a> Names<'a> {
         }
         let (pr, ok_of, error_of) = (&self.pr, self.ok_of(), self.error_of());
         quote_spanned! {self.ret_span=> &#pr::Result<#ok_of, #error_of> }
-    }
-
-    /// The function's result on giving up with `__backoff_result`.
-    pub(super) fn give_up(&self) -> TokenStream {
-        let (from_result, result) = (&self.rebuild_fn(), &self.result);
-        quote_spanned! {self.ret_span=> #from_result(#result) }
-    }
-
-    /// The function's result on an accepted `__backoff_value`.
-    pub(super) fn succeed(&self) -> TokenStream {
-        let (p, from_result, value) = (&self.p, &self.rebuild_fn(), &self.value);
-        quote_spanned! {self.ret_span=> #from_result(#p::Result::Ok(#value)) }
     }
 }
 

@@ -4,9 +4,9 @@
 use proc_macro2::{Group, TokenStream};
 use quote::{quote, quote_spanned};
 
-use super::hooks::{GiveUpCalls, report_give_up};
 use super::names::{Names, local, p_at};
 use super::policy::duration;
+use super::step::reports;
 use crate::attr::{Arg, DurationArg};
 
 // Input:  `attempt_timeout = D`, and the body's block of an `async fn`.
@@ -40,32 +40,24 @@ pub(super) fn attempt_timeout(n: &Names<'_>, t: &Arg<DurationArg>, body: &Group)
 
 // Input:  the loop, and `timeout = D` in an `async fn`.
 // Output: let mut calls = 0;
-//         match timeout(D, attempt::<R, _>(async { loop })).await {
-//             Ok(outcome) => outcome,     // (with a deferred `on_giveup`, called here if the loop gave up)
+//         match timeout(D, async { loop }).await {
+//             Ok(ended) => ended,
 //             Err(elapsed) => {
-//                 let result = Err(E::from(elapsed)); let report = timed_out(..);
-//                 recording.gave_up(None, report.reason);   // `timeout`
-//                 report_give_up(report); from_result(result)
+//                 let result = Err(E::from(elapsed));
+//                 call.timed_out::<REPORTS, ..>(calls, tracer!(..), result)
 //             }
 //         }
-//         or the loop unchanged.
+//         or the loop unchanged: either gives the call's `Ended`.
 //
 // The whole loop, sleeps and the attempt in flight included, under one
-// timer; when it fires, the call ends with `E::from(Elapsed)`.
-pub(super) fn call_timeout(
-    n: &Names<'_>,
-    retry_loop: TokenStream,
-    giveup: &GiveUpCalls,
-) -> TokenStream {
+// timer; when it fires, the call ends with `E::from(Elapsed)`, through the
+// driver's give-up step.
+pub(super) fn call_timeout(n: &Names<'_>, retry_loop: TokenStream) -> TokenStream {
     let t = match (&n.args.timeout, n.is_async) {
         (Some(t), true) => t,
         _ => return retry_loop,
     };
-    let (p, ret, split, from_result) = (&n.p, &n.ret, &n.split(), &n.rebuild_fn());
-    let (clock, started_value) = (&n.clock, &n.started_value);
-    let call_on_giveup = &giveup.now;
-    let record_refused = n.record_refused();
-    let timed_out_give_up = report_give_up(n, call_on_giveup.as_ref());
+    let (p, ret, name, reports) = (&n.p, &n.ret, n.name(), reports(n));
     let d = duration(p, t.value.value);
     let (elapsed, pt) = (local("__backoff_elapsed", t.key), p_at(t.key));
     let from = quote_spanned! {t.key=>
@@ -73,41 +65,20 @@ pub(super) fn call_timeout(
     };
     let pk = p_at(t.key);
     let timeout = quote_spanned! {t.key=>
-        <#pk::DefaultSleep as #pk::AsyncTimeout>::timeout(#d, #p::attempt::<#ret, _>(async { #retry_loop }))
+        <#pk::DefaultSleep as #pk::AsyncTimeout>::timeout(#d, async { #retry_loop })
     };
-    let (gave_up, finished) = if giveup.deferred {
-        (
-            quote! {
-                let mut __backoff_gave_up: ::core::option::Option<#p::GiveUp> =
-                    ::core::option::Option::None;
-            },
-            quote! {
-                match __backoff_gave_up {
-                    ::core::option::Option::None => __backoff_outcome,
-                    ::core::option::Option::Some(__backoff_report) => {
-                        let __backoff_result = #split;
-                        #call_on_giveup
-                        #from_result(__backoff_result)
-                    }
-                }
-            },
-        )
-    } else {
-        (TokenStream::new(), quote!(__backoff_outcome))
-    };
-    quote! {
+    quote! {{
         let mut __backoff_calls: u32 = 0;
-        #gave_up
         match #timeout.await {
-            #p::Result::Ok(__backoff_outcome) => #finished,
+            #p::Result::Ok(__backoff_ended) => __backoff_ended,
             #p::Result::Err(__backoff_elapsed) => {
                 let __backoff_result = #p::Result::Err(#from);
-                let __backoff_report = #p::timed_out(__backoff_calls, #clock, #started_value);
-                // (The attempt in flight ended with no outcome.)
-                #record_refused
-                #timed_out_give_up
-                #from_result(__backoff_result)
+                __backoff_call.timed_out::<#reports, _, _, _>(
+                    __backoff_calls,
+                    #p::tracer!(#name, result: &__backoff_result),
+                    __backoff_result,
+                )
             }
         }
-    }
+    }}
 }

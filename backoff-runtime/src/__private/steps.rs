@@ -70,13 +70,6 @@ pub fn failed_attempt<S>(slot: &Option<RetryState<'_, S>>) -> u32 {
     slot.as_ref().map_or(0, RetryState::attempt)
 }
 
-/// The report of a call that ran past its `timeout` after `calls` calls.
-#[cold]
-pub fn timed_out(calls: u32, clock: Clock, start: Option<std::time::Instant>) -> GiveUp {
-    let elapsed = start.map_or(Duration::ZERO, |s| clock().saturating_duration_since(s));
-    GiveUp::new(calls, elapsed, GiveUpReason::Timeout)
-}
-
 /// The number of the attempt about to run, from 1.
 #[inline]
 pub fn attempt_number<S>(slot: &Option<RetryState<'_, S>>) -> u32 {
@@ -469,4 +462,369 @@ impl<P: FixedOrigin> driver::Progress for Compact<'_, P> {
 #[inline(always)]
 pub fn outcome_type<R>() -> R {
     unreachable!("`outcome_type` is never called")
+}
+
+/// How the driver ended a call: with an outcome to return as it is, or
+/// with one it gave up with and its report, for `on_giveup` and `fallback`
+/// ([`Ended::finish`]).
+pub enum Ended<T, E> {
+    /// Return this.
+    Done(Result<T, E>),
+    /// The call gave up with this outcome, for this report.
+    GaveUp(Result<T, E>, GiveUp),
+}
+
+impl<T, E> Ended<T, E> {
+    /// The call's result: the outcome, or what the give-up hooks (the
+    /// expansion's `on_giveup` then `fallback`, one `FnOnce` built on the
+    /// path that returns, so it may move an argument) make of it.
+    #[inline(always)]
+    pub fn finish(
+        self,
+        give_up: impl FnOnce(Result<T, E>, GiveUp) -> Result<T, E>,
+    ) -> Result<T, E> {
+        match self {
+            Ended::Done(result) => result,
+            Ended::GaveUp(result, report) => give_up(result, report),
+        }
+    }
+
+    /// The call's result, with no give-up hooks.
+    #[inline(always)]
+    pub fn result(self) -> Result<T, E> {
+        match self {
+            Ended::Done(result) | Ended::GaveUp(result, _) => result,
+        }
+    }
+
+    /// The call's end after `timeout`'s future returned `result`, having
+    /// given up for `gave_up`'s report if it holds one.
+    #[inline(always)]
+    pub fn resume(result: Result<T, E>, gave_up: Option<GiveUp>) -> Self {
+        match gave_up {
+            None => Ended::Done(result),
+            Some(report) => Ended::GaveUp(result, report),
+        }
+    }
+}
+
+/// The expansion's hooks, as the driver calls them: the verdict, taken
+/// in the function (`when` on the error, `when_ok` on the `Ok` value, each
+/// built and called where a loop written by hand would), `on_retry` (called
+/// at most once, so it is an `FnOnce`), and whether there is a give-up hook
+/// (the report is kept only then).
+struct Dispatch<F, const ON_RETRY: bool, const REPORTS: bool> {
+    decision: Decision,
+    on_retry: Option<F>,
+    report: Option<GiveUp>,
+}
+
+impl<T, E, F, const ON_RETRY: bool, const REPORTS: bool> driver::Hooks<T, E>
+    for Dispatch<F, ON_RETRY, REPORTS>
+where
+    F: FnOnce(&Result<T, E>, &RetryEvent),
+{
+    const ON_RETRY: bool = ON_RETRY;
+    const REPORTS: bool = REPORTS;
+
+    #[inline(always)]
+    fn when(&mut self, _: &E) -> Decision {
+        self.decision
+    }
+
+    #[inline(always)]
+    fn when_ok(&mut self, _: &T) -> Decision {
+        self.decision
+    }
+
+    #[inline(always)]
+    fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
+        if let Some(on_retry) = self.on_retry.take() {
+            on_retry(outcome, event);
+        }
+    }
+
+    #[inline(always)]
+    fn on_give_up(&mut self, _: &Result<T, E>, report: &GiveUp) {
+        self.report = Some(*report);
+    }
+}
+
+/// No `on_retry`.
+type NoRetryHook<T, E> = fn(&Result<T, E>, &RetryEvent);
+
+/// The hooks of a give-up step with no attempt just ended.
+fn giving_up<T, E, const REPORTS: bool>() -> Dispatch<NoRetryHook<T, E>, false, REPORTS> {
+    Dispatch {
+        decision: Decision::Stop,
+        on_retry: None,
+        report: None,
+    }
+}
+
+impl<F, const ON_RETRY: bool, const REPORTS: bool> Dispatch<F, ON_RETRY, REPORTS> {
+    /// The give-up step's result, with the report the give-up hooks read.
+    #[inline(always)]
+    fn gave_up<T, E>(self, result: Result<T, E>) -> Ended<T, E> {
+        match self.report {
+            Some(report) => Ended::GaveUp(result, report),
+            None => Ended::Done(result),
+        }
+    }
+
+    /// The driver's answer, with the report the give-up hooks read.
+    #[inline(always)]
+    fn ended<T, E>(
+        self,
+        flow: ControlFlow<Result<T, E>, Duration>,
+    ) -> ControlFlow<Ended<T, E>, Duration> {
+        match flow {
+            ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
+            ControlFlow::Break(result) => ControlFlow::Break(self.gave_up(result)),
+        }
+    }
+}
+
+/// A call of the function's own loop, as the driver sees it: what the
+/// first failure builds the retry state from (the policy, the clock, the
+/// call's start if read, the budget, the breaker and the throttle), the
+/// state once built (from the start, beside a breaker or a throttle, which
+/// admit each attempt), and the call's recording.
+pub struct Call<'p, S> {
+    start: Origin<'p, S>,
+    state: Option<RetryState<'p, S>>,
+    recording: Recording,
+}
+
+impl<'p, S> Call<'p, S> {
+    /// A call of `function` begins under `policy`: the start is read only
+    /// if `timed` (a hook reads `elapsed`) or the policy has a deadline;
+    /// nothing else is built until an attempt fails.
+    #[inline(always)]
+    pub fn begin(
+        policy: &'p Policy<S>,
+        clock: Clock,
+        timed: bool,
+        budget: Option<&'p RetryBudget>,
+        function: &'static str,
+    ) -> Self {
+        Call {
+            start: Origin::at(policy, clock, driver::began(policy, clock, timed), budget),
+            state: None,
+            recording: Recording::begin(function, clock),
+        }
+    }
+
+    /// Behind `circuit`, which admits each attempt: the state is built now.
+    #[inline(always)]
+    pub fn with_circuit(mut self, circuit: &'p CircuitBreaker) -> Self {
+        self.start = self.start.with_circuit(Some(circuit));
+        self.state = Some(self.start.state());
+        self
+    }
+
+    /// Behind `throttle`, which admits each attempt: the state is built now.
+    #[inline(always)]
+    pub fn with_throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self {
+        self.start = self.start.with_throttle(Some(throttle));
+        self.state = Some(self.start.state());
+        self
+    }
+
+    /// Before an attempt: whether the breaker admits it.
+    #[inline(always)]
+    pub fn admit(&mut self) -> Result<(), CircuitOpen> {
+        match &mut self.state {
+            Some(state) => state.before_attempt(),
+            None => Ok(()),
+        }
+    }
+
+    /// Before an attempt: whether the throttle lets it run.
+    #[inline(always)]
+    pub fn ask_throttle(&mut self) -> Result<(), Rejected> {
+        match &mut self.state {
+            Some(state) => state.ask_throttle(),
+            None => Ok(()),
+        }
+    }
+
+    /// The context of the attempt about to run (`context = ctx`).
+    #[inline(always)]
+    pub fn context(&self) -> AttemptContext {
+        AttemptContext::of(self.start.policy, attempt_number(&self.state))
+    }
+
+    /// An accepted outcome, which the loop returns at once (no `when_ok`):
+    /// the breaker, the budget and the metrics hear of it.
+    #[inline(always)]
+    pub fn accepted(&mut self) {
+        driver::succeeded(&mut self.state, self.start.budget());
+        self.recording.succeeded();
+    }
+
+    /// Another attempt begins, after a retry's sleep.
+    #[inline(always)]
+    pub fn next_attempt(&mut self) {
+        self.recording.attempt_starts();
+    }
+}
+
+impl<'p, S: Strategy> Call<'p, S> {
+    /// After an attempt that ended with `outcome`, judged `decision` (by
+    /// `when` or `when_ok`, in the function): the driver's rule (the step,
+    /// `on_retry`, the trace, the metrics, giving up). `Continue(delay)`:
+    /// the outcome was dropped; sleep and try again. `Break(ended)`: the
+    /// call ends ([`Ended::finish`]).
+    ///
+    /// `ON_RETRY`: whether `on_retry` is one; `REPORTS`: whether there is
+    /// an `on_giveup` or a `fallback`.
+    ///
+    /// Out of line, one copy per function: the loop keeps one call and one
+    /// match.
+    #[inline(never)]
+    pub fn after<const ON_RETRY: bool, const REPORTS: bool, T, E, R, F>(
+        &mut self,
+        trace: R,
+        decision: Decision,
+        outcome: Result<T, E>,
+        on_retry: F,
+    ) -> ControlFlow<Ended<T, E>, Duration>
+    where
+        R: Trace<E>,
+        F: FnOnce(&Result<T, E>, &RetryEvent),
+    {
+        let mut hooks = Dispatch::<F, ON_RETRY, REPORTS> {
+            decision,
+            on_retry: Some(on_retry),
+            report: None,
+        };
+        let flow = driver::after_attempt(
+            &mut driver::Lazy {
+                slot: &mut self.state,
+                start: &self.start,
+            },
+            outcome,
+            &mut hooks,
+            &trace,
+            &mut self.recording,
+        );
+        hooks.ended(flow)
+    }
+
+    /// [`Call::after`] an attempt that failed with `error` (no `when_ok`:
+    /// every `Ok` was accepted): `on_retry` takes the error.
+    #[inline(always)]
+    pub fn after_error<const ON_RETRY: bool, const REPORTS: bool, T, E, R, F>(
+        &mut self,
+        trace: R,
+        decision: Decision,
+        error: E,
+        on_retry: F,
+    ) -> ControlFlow<Ended<T, E>, Duration>
+    where
+        R: Trace<E>,
+        F: FnOnce(&E, &RetryEvent),
+    {
+        self.after::<ON_RETRY, REPORTS, T, E, R, _>(
+            trace,
+            decision,
+            Err(error),
+            |outcome: &Result<T, E>, event: &RetryEvent| {
+                if let Err(error) = outcome {
+                    on_retry(error, event);
+                }
+            },
+        )
+    }
+
+    /// The call gives up with `outcome` (an error) before an attempt ran (a
+    /// breaker refused it, a throttle rejected it): the driver's give-up
+    /// step.
+    #[cold]
+    #[inline(never)]
+    pub fn refused<const REPORTS: bool, T, E, R: Trace<E>>(
+        &mut self,
+        trace: R,
+        outcome: Result<T, E>,
+    ) -> Ended<T, E> {
+        let mut hooks = giving_up::<T, E, REPORTS>();
+        let result = driver::give_up(
+            &driver::Lazy {
+                slot: &mut self.state,
+                start: &self.start,
+            },
+            outcome,
+            &mut hooks,
+            &trace,
+            &mut self.recording,
+            None,
+        );
+        hooks.gave_up(result)
+    }
+
+    /// The call gives up with `outcome` (an error) because its `timeout`
+    /// passed after `calls` attempts began: the driver's give-up step, with
+    /// the report of that (reason [`GiveUpReason::Timeout`]).
+    #[cold]
+    #[inline(never)]
+    pub fn timed_out<const REPORTS: bool, T, E, R: Trace<E>>(
+        &mut self,
+        calls: u32,
+        trace: R,
+        outcome: Result<T, E>,
+    ) -> Ended<T, E> {
+        let report = self.start.timed_out(calls);
+        timed_out::<REPORTS, T, E, R>(report, &mut self.recording, trace, outcome)
+    }
+}
+
+/// The call gives up with `outcome` for `report` (a `timeout` passed): the
+/// driver's give-up step. A hedged call's, whose recording counted its
+/// attempts itself, passes [`Recording::OFF`].
+#[cold]
+#[inline(never)]
+pub fn timed_out<const REPORTS: bool, T, E, R: Trace<E>>(
+    report: GiveUp,
+    recording: &mut Recording,
+    trace: R,
+    outcome: Result<T, E>,
+) -> Ended<T, E> {
+    let mut hooks = giving_up::<T, E, REPORTS>();
+    let result = driver::give_up(
+        &TimedOut(report),
+        outcome,
+        &mut hooks,
+        &trace,
+        recording,
+        None,
+    );
+    hooks.gave_up(result)
+}
+
+/// The report of a hedged call that ran past its `timeout` after `calls`
+/// attempts began, `start` being its start.
+#[cold]
+pub fn timeout_report(calls: u32, clock: Clock, start: Option<std::time::Instant>) -> GiveUp {
+    let elapsed = start.map_or(Duration::ZERO, |s| clock().saturating_duration_since(s));
+    GiveUp::new(calls, elapsed, GiveUpReason::Timeout)
+}
+
+/// The progress of a call whose `timeout` passed: only its report.
+struct TimedOut(GiveUp);
+
+impl driver::Progress for TimedOut {
+    fn step(&mut self, _: Decision) -> Option<Duration> {
+        None
+    }
+    fn succeeded(&mut self) {}
+    fn attempt(&self) -> u32 {
+        self.0.attempts
+    }
+    fn event(&self, delay: Duration) -> RetryEvent {
+        RetryEvent::new(self.0.attempts, delay, self.0.elapsed)
+    }
+    fn report(&self) -> GiveUp {
+        self.0
+    }
 }

@@ -184,6 +184,17 @@ impl<E> Traced<E> {
         let _ = result;
         Traced { name, show }
     }
+
+    /// The same, after an attempt that failed with `error`.
+    #[inline(always)]
+    pub fn of_error(
+        name: &'static str,
+        error: &E,
+        show: for<'a> fn(&'a E) -> &'a dyn core::fmt::Display,
+    ) -> Self {
+        let _ = error;
+        Traced { name, show }
+    }
 }
 
 #[cfg(feature = "tracing")]
@@ -208,6 +219,11 @@ impl<E> Trace<E> for Traced<E> {
 macro_rules! __backoff_tracer {
     ($name:expr, result: $result:expr) => {
         $crate::__private::Traced::of_result($name, $result, |__backoff_error| {
+            $crate::__backoff_shown!(error: __backoff_error)
+        })
+    };
+    ($name:expr, error: $error:expr) => {
+        $crate::__private::Traced::of_error($name, $error, |__backoff_error| {
             $crate::__backoff_shown!(error: __backoff_error)
         })
     };
