@@ -100,7 +100,7 @@ pub struct Fixed<S, const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64, 
     PhantomData<S>,
 );
 
-/// A `Fixed` policy's `ORIGIN`, for [`next_retry_fixed`](crate::__private::next_retry_fixed).
+/// A `Fixed` policy's `ORIGIN`, for the steps that build its state.
 pub trait FixedOrigin {
     /// The strategy.
     type Strategy: crate::strategy::Strategy + 'static;

@@ -12,63 +12,11 @@ pub fn began<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<std::ti
     driver::began(policy, clock, timed)
 }
 
-/// The state machine of a call that began at `start`.
-#[inline]
-pub fn state_from<S>(
-    policy: &Policy<S>,
-    clock: Clock,
-    start: Option<std::time::Instant>,
-) -> RetryState<'_, S> {
-    RetryState::starting_at(policy, clock, start)
-}
-
 /// The clock of a blocking loop.
 pub const SYNC_CLOCK: Clock = crate::clock::system;
 
 /// The clock of an async loop.
 pub const ASYNC_CLOCK: Clock = crate::clock::for_async();
-
-/// The report of a state that gave up.
-#[inline]
-pub fn report<S>(state: &RetryState<'_, S>) -> GiveUp {
-    state.report()
-}
-
-/// The report of the state in `slot`, which gave up: [`next_delay`] returned
-/// `None`, so it holds one (an empty slot, which the loop never passes, is a
-/// call that gave up before any attempt).
-#[inline]
-pub fn report_of<S>(slot: &Option<RetryState<'_, S>>) -> GiveUp {
-    match slot {
-        Some(state) => state.report(),
-        None => GiveUp::new(0, Duration::ZERO, GiveUpReason::Attempts),
-    }
-}
-
-/// A success with a budget and no breaker: the state, if a failure built
-/// it, reports it (and deposits); else the budget is paid directly, and no
-/// state is built for a call that succeeded at once.
-#[inline]
-pub fn succeeded_with_budget<S>(slot: &mut Option<RetryState<'_, S>>, budget: &RetryBudget) {
-    driver::succeeded(slot, Some(budget));
-}
-
-/// The event of the retry [`next_delay`] just granted with `delay`, for
-/// `on_retry` (an empty slot, which the loop never passes, is attempt 0).
-#[inline]
-pub fn event_of<S>(slot: &Option<RetryState<'_, S>>, delay: Duration) -> RetryEvent {
-    match slot {
-        Some(state) => state.event(delay),
-        None => RetryEvent::new(0, delay, Duration::ZERO),
-    }
-}
-
-/// The attempt that just failed, for a trace of the retry [`next_delay`]
-/// granted (no clock read).
-#[inline]
-pub fn failed_attempt<S>(slot: &Option<RetryState<'_, S>>) -> u32 {
-    slot.as_ref().map_or(0, RetryState::attempt)
-}
 
 /// The number of the attempt about to run, from 1.
 #[inline]
@@ -132,174 +80,9 @@ pub fn attempt_sync<R, F: FnOnce() -> R>(f: F) -> R {
 #[inline(never)]
 pub fn cold() {}
 
-/// The failure path's decision, for a loop that keeps the outcome itself:
-/// the state is built from `start` on the first failure, then asked for
-/// the delay after this one, given the verdict on the outcome.
-/// `Some(delay)`: sleep, then try again; `None`: give up (the state in
-/// `slot` then has the report).
-///
-/// Out of line and generic only over the strategy (one copy per strategy
-/// in a crate, not one per function), it never owns the outcome: the loop
-/// moves nothing in and nothing back, and the function holding the loop
-/// keeps no frame for the failure path. A plain retry costs what
-/// [`RetryState::next_delay_for`]'s common path costs, plus a call.
-///
-/// `#[cold]`: the branch that calls it, a failed attempt, is the unlikely
-/// one, and the compiler lays out the success path straight.
-#[cold]
-#[inline(never)]
-pub fn next_delay<'p, S: Strategy>(
-    slot: &mut Option<RetryState<'p, S>>,
-    start: &Origin<'p, S>,
-    decision: Decision,
-) -> Option<Duration> {
-    driver::step(slot, start, decision)
-}
-
-/// [`next_delay`] with the verdict [`Decision::Retry`] (no `when`): the
-/// verdict is a constant here, and the step's common path is a comparison
-/// and the strategy's delay.
-#[cold]
-#[inline(never)]
-pub fn next_retry<'p, S: Strategy>(
-    slot: &mut Option<RetryState<'p, S>>,
-    start: &Origin<'p, S>,
-) -> Option<Duration> {
-    driver::step(slot, start, Decision::Retry)
-}
-
-/// [`next_delay`], recording the attempt that failed (an error, or with
-/// `rejected_ok` an `Ok` that `when_ok` rejected) and the retry's delay, or
-/// the call's end and the reason it gave up, in `recording` (feature
-/// `opentelemetry`; nothing, at no cost, while recording is off).
-#[cfg(feature = "opentelemetry")]
-#[cold]
-#[inline(never)]
-pub fn next_delay_recorded<'p, S: Strategy>(
-    slot: &mut Option<RetryState<'p, S>>,
-    start: &Origin<'p, S>,
-    decision: Decision,
-    recording: &mut Recording,
-    rejected_ok: bool,
-) -> Option<Duration> {
-    let delay = driver::step(slot, start, decision);
-    record(slot, delay, recording, rejected_ok);
-    delay
-}
-
-/// [`next_retry`], recording as [`next_delay_recorded`] does (the
-/// attempt failed with an error).
-#[cfg(feature = "opentelemetry")]
-#[cold]
-#[inline(never)]
-pub fn next_retry_recorded<'p, S: Strategy>(
-    slot: &mut Option<RetryState<'p, S>>,
-    start: &Origin<'p, S>,
-    recording: &mut Recording,
-) -> Option<Duration> {
-    let delay = driver::step(slot, start, Decision::Retry);
-    record(slot, delay, recording, false);
-    delay
-}
-
-/// [`next_retry_fixed`], recording as [`next_delay_recorded`] does (the
-/// attempt failed with an error).
-#[cfg(feature = "opentelemetry")]
-#[cold]
-#[inline(never)]
-pub fn next_retry_fixed_recorded<'p, F: FixedOrigin>(
-    slot: &mut Option<RetryState<'p, F::Strategy>>,
-    recording: &mut Recording,
-) -> Option<Duration> {
-    let delay = driver::step(slot, F::ORIGIN, Decision::Retry);
-    record(slot, delay, recording, false);
-    delay
-}
-
-// Without the feature the `Recording` is zero-sized and records nothing:
-// the recorded steps are the plain ones, called directly (the expansion's
-// loop passes no pointer to it, and its code is the same as without the
-// recording).
-
-/// [`next_delay`] (without the feature `opentelemetry`, nothing is
-/// recorded).
-#[cfg(not(feature = "opentelemetry"))]
-#[inline(always)]
-pub fn next_delay_recorded<'p, S: Strategy>(
-    slot: &mut Option<RetryState<'p, S>>,
-    start: &Origin<'p, S>,
-    decision: Decision,
-    recording: &mut Recording,
-    rejected_ok: bool,
-) -> Option<Duration> {
-    let _ = (recording, rejected_ok);
-    next_delay(slot, start, decision)
-}
-
-/// [`next_retry`] (without the feature `opentelemetry`, nothing is
-/// recorded).
-#[cfg(not(feature = "opentelemetry"))]
-#[inline(always)]
-pub fn next_retry_recorded<'p, S: Strategy>(
-    slot: &mut Option<RetryState<'p, S>>,
-    start: &Origin<'p, S>,
-    recording: &mut Recording,
-) -> Option<Duration> {
-    let _ = recording;
-    next_retry(slot, start)
-}
-
-/// [`next_retry_fixed`] (without the feature `opentelemetry`, nothing is
-/// recorded).
-#[cfg(not(feature = "opentelemetry"))]
-#[inline(always)]
-pub fn next_retry_fixed_recorded<'p, F: FixedOrigin>(
-    slot: &mut Option<RetryState<'p, F::Strategy>>,
-    recording: &mut Recording,
-) -> Option<Duration> {
-    let _ = recording;
-    next_retry_fixed::<F>(slot)
-}
-
-/// Records a step's result: a retry after `delay`, or the call's end.
-#[cfg(feature = "opentelemetry")]
-#[inline(always)]
-fn record<S>(
-    slot: &Option<RetryState<'_, S>>,
-    delay: Option<Duration>,
-    recording: &mut Recording,
-    rejected_ok: bool,
-) {
-    if !recording.is_live() {
-        return;
-    }
-    match delay {
-        Some(delay) => recording.retried(rejected_ok, delay),
-        None => {
-            let reason = slot
-                .as_ref()
-                .and_then(RetryState::give_up_reason)
-                .unwrap_or(GiveUpReason::Attempts);
-            recording.gave_up(Some(rejected_ok), reason);
-        }
-    }
-}
-
-/// [`next_retry`] for a policy the attribute named by a type: the policy's
-/// address is a constant of this function (one copy per policy in a crate),
-/// not an argument the loop keeps in a register across its calls.
-#[cold]
-#[inline(never)]
-pub fn next_retry_fixed<'p, F: FixedOrigin>(
-    slot: &mut Option<RetryState<'p, F::Strategy>>,
-) -> Option<Duration> {
-    // (A breaker borrowed for `'p` makes the state's lifetime `'p`.)
-    driver::step(slot, F::ORIGIN, Decision::Retry)
-}
-
-/// [`next_retry_fixed`] for a loop that keeps a [`Carried`] between
-/// attempts (an `async fn`'s, whose future it keeps small): the step of
-/// [`after_carried`], out of line, one copy per policy.
+/// The step of a loop that keeps a [`Carried`] between attempts (an
+/// `async fn`'s, whose future it keeps small), out of line, one copy per
+/// policy.
 #[cold]
 #[inline(never)]
 fn next_retry_carried<F: FixedOrigin>(carried: &mut Carried<F::Previous>) -> Option<Duration> {
@@ -320,30 +103,9 @@ fn next_decided_carried<F: FixedOrigin>(
 
 /// After an attempt of an `async fn` whose policy is the type `P` and that
 /// keeps a [`Carried`] between attempts: `Break` with what the function
-/// returns (the success, or the error it gives up with), or `Continue` with
-/// the delay to sleep before the next attempt. The error of an attempt that
-/// is retried is dropped here, before the sleep.
-///
-/// (The function's loop calls this rather than stepping itself: its
-/// `async fn` then has one match to check and lay out, not the failure
-/// path's matches and returns.)
-#[inline(always)]
-pub fn after_carried<P: FixedOrigin, T, E>(
-    carried: &mut Carried<P::Previous>,
-    trace: impl Trace<E>,
-    outcome: Result<T, E>,
-) -> ControlFlow<Result<T, E>, Duration> {
-    driver::after_attempt(
-        &mut Compact::<P>(carried),
-        outcome,
-        &mut driver::NoHooks,
-        &trace,
-        &mut driver::NoRecording,
-    )
-}
-
-/// [`after_carried`], recording the attempt, the retry's delay and the
-/// call's end (feature `opentelemetry`): `began` is the call's start
+/// returns, or `Continue` with the delay to sleep (the error of an attempt
+/// that is retried is dropped here, before the sleep); recording the
+/// attempt, the retry's delay and the call's end: `began` is the call's start
 /// (`CallBegan::begin()` before the loop), `attempt` this
 /// attempt's (`began.attempt(ASYNC_CLOCK)` before it), `function` the
 /// call's name.
@@ -394,31 +156,6 @@ pub fn after_carried_recorded_decided<P: FixedOrigin, T, E>(
             attempt,
             attempts,
         },
-    )
-}
-
-/// After an attempt of an `async fn` whose only hook is `when` (or none)
-/// but whose state is a whole [`RetryState`] (a deadline, `policy = ..`,
-/// `throttled`, `retry_after_max`): as [`after_carried_recorded_decided`],
-/// for a loop that keeps its state in `slot`, built from `start` on the
-/// first failure, and records into `recording`. `decision` is `when`'s
-/// verdict on the outcome's error, taken before the outcome was handed over
-/// (ignored for an `Ok`), or [`Decision::Retry`] without a `when`.
-#[inline(always)]
-pub fn after_decided_recorded<'p, S: Strategy, T, E>(
-    slot: &mut Option<RetryState<'p, S>>,
-    start: &Origin<'p, S>,
-    recording: &mut Recording,
-    trace: impl Trace<E>,
-    outcome: Result<T, E>,
-    decision: Decision,
-) -> ControlFlow<Result<T, E>, Duration> {
-    driver::after_attempt(
-        &mut driver::Lazy { slot, start },
-        outcome,
-        &mut driver::Decided(decision),
-        &trace,
-        recording,
     )
 }
 
