@@ -478,7 +478,7 @@ fn a_named_budget_records_its_tokens() {
 mod expansion {
     use super::*;
     use backoff_runtime::__private as p;
-    use p::{Fixed, FixedOrigin, Immediate, Recording, RetryResult};
+    use p::{Fixed, FixedOrigin, Immediate, RetryResult};
 
     /// `#[retry(immediate, attempts = 3)]`'s policy on a plain fn, and on
     /// an `async fn`.
@@ -583,35 +583,29 @@ mod expansion {
     fn general_failure_path() {
         setup();
         const F: &str = concat!(module_path!(), "::general");
-        static ORIGIN: p::Origin<'static, Immediate> =
-            p::Origin::new(<Sync as FixedOrigin>::ORIGIN.policy, p::SYNC_CLOCK);
         // A `when_ok` rejecting 503, a `when` stopping on "fatal".
         fn general(responses: &mut Vec<Result<u16, &'static str>>) -> Result<u16, &'static str> {
-            let mut slot = None;
-            let mut recording = Recording::begin(F, p::SYNC_CLOCK);
+            let policy = <Sync as FixedOrigin>::ORIGIN.policy;
+            let mut call = p::Call::begin(policy, p::SYNC_CLOCK, false, None, F);
             loop {
                 let outcome = p::attempt_sync(|| responses.remove(0));
-                let (decision, rejected_ok) = match &outcome {
-                    Ok(503) => (Decision::Retry, true),
-                    Ok(_) => {
-                        recording.succeeded();
-                        return outcome;
-                    }
-                    Err("fatal") => (Decision::Stop, false),
-                    Err(_) => (Decision::Retry, false),
+                let decision = match &outcome {
+                    Ok(503) => Decision::Retry,
+                    Ok(_) => Decision::Stop,
+                    Err("fatal") => Decision::Stop,
+                    Err(_) => Decision::Retry,
                 };
-                match p::next_delay_recorded(
-                    &mut slot,
-                    &ORIGIN,
+                match call.after::<false, false, _, _, _, _>(
+                    p::NoTrace,
                     decision,
-                    &mut recording,
-                    rejected_ok,
+                    outcome,
+                    |_, _| {},
                 ) {
-                    Some(delay) => {
+                    p::ControlFlow::Continue(delay) => {
                         p::sleep_blocking(delay);
-                        recording.attempt_starts();
+                        call.next_attempt();
                     }
-                    None => return outcome,
+                    p::ControlFlow::Break(ended) => return ended.result(),
                 }
             }
         }

@@ -365,14 +365,24 @@ mod metrics {
         true,
     >;
 
-    /// The compact `async fn` loop (a `Carried`, `after_carried`), without
-    /// metrics: the reference for [`recorded_async`].
+    /// The compact `async fn` loop (a `Carried`), under another name: the
+    /// reference for [`recorded_async`] (the plain step is gone: every
+    /// compact loop records, at the cost of a flag's test while off).
     #[inline(never)]
     pub(crate) async fn compact_async(x: u64) -> Result<u64, Fail> {
         let mut carried = p::Carried::<<DefaultAsync as p::FixedOrigin>::Previous>::NEW;
+        let mut recording = p::CallBegan::begin();
         loop {
+            let attempt_began = recording.attempt(p::ASYNC_CLOCK);
             let outcome: Result<u64, Fail> = p::attempt(async { body!(x) }).await;
-            match p::after_carried::<DefaultAsync, _, _>(&mut carried, p::NoTrace, outcome) {
+            match p::after_carried_recorded::<DefaultAsync, _, _>(
+                &mut carried,
+                &recording,
+                attempt_began,
+                "",
+                p::NoTrace,
+                outcome,
+            ) {
                 p::ControlFlow::Continue(delay) => {
                     if p::sleeps(delay) {
                         sleep_tokio(delay).await;
@@ -549,96 +559,94 @@ mod failing {
     /// owns the outcome and hands it back). A reference for the expansion,
     /// with the same policy, `state_from` and sleep as `#[retry]`'s.
     macro_rules! step_loop {
-        ($name:ident, $start:expr, $sleep:ident) => {
+        ($name:ident, $policy:expr, $clock:expr, $sleep:ident) => {
             #[inline(never)]
             pub(crate) fn $name(left: &Cell<u64>) -> Result<u64, Fail> {
                 use backoff_runtime::__private as p;
-                let mut slot = None;
+                let mut call = p::Call::begin(&$policy, $clock, false, None, stringify!($name));
                 loop {
                     let outcome: Result<u64, Fail> = p::attempt_sync(|| flaky(left));
-                    // The error is dropped at the end of this block, before
-                    // the sleep.
+                    // The error is dropped in the driver, before the sleep.
                     let delay = {
                         let error = match outcome {
-                            Ok(v) => return Ok(v),
-                            Err(e) => {
-                                core::hint::cold_path();
-                                e
+                            Ok(v) => {
+                                call.accepted();
+                                return Ok(v);
                             }
+                            Err(e) => e,
                         };
-                        match p::next_retry(&mut slot, $start) {
-                            Some(delay) => delay,
-                            None => return Err(error),
+                        match call.after_error::<false, false, _, _, _, _>(
+                            p::NoTrace,
+                            p::Decision::Retry,
+                            error,
+                            |_, _| {},
+                        ) {
+                            p::ControlFlow::Continue(delay) => delay,
+                            p::ControlFlow::Break(ended) => return ended.result(),
                         }
                     };
                     $sleep(delay);
+                    call.next_attempt();
                 }
             }
         };
-        ($name:ident, $start:expr, $sleep:ident, async) => {
+        ($name:ident, $policy:expr, $clock:expr, $sleep:ident, async) => {
             #[inline(never)]
             pub(crate) async fn $name(left: &Cell<u64>) -> Result<u64, Fail> {
                 use backoff_runtime::__private as p;
-                let mut slot = None;
+                let mut call = p::Call::begin(&$policy, $clock, false, None, stringify!($name));
                 loop {
                     let outcome: Result<u64, Fail> = p::attempt(async { flaky(left) }).await;
-                    // The error is dropped at the end of this block, before
-                    // the sleep.
                     let delay = {
                         let error = match outcome {
-                            Ok(v) => return Ok(v),
-                            Err(e) => {
-                                core::hint::cold_path();
-                                e
+                            Ok(v) => {
+                                call.accepted();
+                                return Ok(v);
                             }
+                            Err(e) => e,
                         };
-                        match p::next_retry(&mut slot, $start) {
-                            Some(delay) => delay,
-                            None => return Err(error),
+                        match call.after_error::<false, false, _, _, _, _>(
+                            p::NoTrace,
+                            p::Decision::Retry,
+                            error,
+                            |_, _| {},
+                        ) {
+                            p::ControlFlow::Continue(delay) => delay,
+                            p::ControlFlow::Break(ended) => return ended.result(),
                         }
                     };
                     $sleep(delay).await;
+                    call.next_attempt();
                 }
             }
         };
     }
 
-    /// [`step_loop`] as the expansion records: a `Recording` begun
-    /// before the loop, the step through `next_retry_recorded`, the
-    /// success told.
-    #[inline(never)]
-    pub(crate) fn step_loop_recorded(left: &Cell<u64>) -> Result<u64, Fail> {
-        use backoff_runtime::__private as p;
-        let mut slot = None;
-        let mut recording =
-            p::Recording::begin(concat!(module_path!(), "::step_loop_recorded"), SYNC_CLOCK);
-        loop {
-            let outcome: Result<u64, Fail> = p::attempt_sync(|| flaky(left));
-            let delay = {
-                let error = match outcome {
-                    Ok(v) => {
-                        recording.succeeded();
-                        return Ok(v);
-                    }
-                    Err(e) => {
-                        core::hint::cold_path();
-                        e
-                    }
-                };
-                match p::next_retry_recorded(&mut slot, &IMMEDIATE, &mut recording) {
-                    Some(delay) => delay,
-                    None => return Err(error),
-                }
-            };
-            sleep_blocking(delay);
-            recording.attempt_starts();
-        }
-    }
-
-    step_loop!(step_loop, &IMMEDIATE, sleep_blocking);
-    step_loop!(step_loop_jitter, &EXPONENTIAL, noop_sync);
-    step_loop!(step_loop_async, &IMMEDIATE_ASYNC, sleep_tokio, async);
-    step_loop!(step_loop_jitter_async, &EXPONENTIAL_ASYNC, noop, async);
+    // The function's own loop as the expansion writes it (`Call`, whose
+    // recording is begun with the call): the plain loop and the recorded
+    // one are the same code.
+    step_loop!(step_loop, IMMEDIATE_POLICY, SYNC_CLOCK, sleep_blocking);
+    step_loop!(
+        step_loop_recorded,
+        IMMEDIATE_POLICY,
+        SYNC_CLOCK,
+        sleep_blocking
+    );
+    step_loop!(step_loop_jitter, EXPONENTIAL_POLICY, SYNC_CLOCK, noop_sync);
+    step_loop!(
+        step_loop_async,
+        IMMEDIATE_POLICY,
+        ASYNC_CLOCK,
+        sleep_tokio,
+        async
+    );
+    step_loop!(
+        step_loop_jitter_async,
+        EXPONENTIAL_POLICY,
+        ASYNC_CLOCK,
+        noop,
+        async
+    );
 
     use backoff_runtime::__private::{ASYNC_CLOCK, Origin, SYNC_CLOCK};
     /// `#[retry(immediate, attempts = unlimited)]`'s policy.
@@ -652,11 +660,6 @@ mod failing {
     // What `#[retry]` builds from them: the policy and the loop's clock.
     static IMMEDIATE: Origin<'static, Immediate> = Origin::new(&IMMEDIATE_POLICY, SYNC_CLOCK);
     static EXPONENTIAL: Origin<'static, Exponential> = Origin::new(&EXPONENTIAL_POLICY, SYNC_CLOCK);
-    static IMMEDIATE_ASYNC: Origin<'static, Immediate> =
-        Origin::new(&IMMEDIATE_POLICY, ASYNC_CLOCK);
-    static EXPONENTIAL_ASYNC: Origin<'static, Exponential> =
-        Origin::new(&EXPONENTIAL_POLICY, ASYNC_CLOCK);
-
     /// A hand-written loop over the runtime's state machine (the manual
     /// loop of the docs): what the runtime's step costs, without the
     /// attribute's expansion around it. `start` reads the clock once per

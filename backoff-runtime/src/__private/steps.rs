@@ -565,3 +565,14 @@ impl driver::Progress for TimedOut {
         self.0
     }
 }
+
+/// An untimed state machine of `policy` (the delay benches' start: no clock
+/// read, as in the attribute's own loop without a deadline).
+#[inline]
+pub fn state_from<S>(
+    policy: &Policy<S>,
+    clock: Clock,
+    start: Option<std::time::Instant>,
+) -> RetryState<'_, S> {
+    RetryState::starting_at(policy, clock, start)
+}
