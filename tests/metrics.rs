@@ -586,7 +586,7 @@ mod expansion {
         // A `when_ok` rejecting 503, a `when` stopping on "fatal".
         fn general(responses: &mut Vec<Result<u16, &'static str>>) -> Result<u16, &'static str> {
             let policy = <Sync as FixedOrigin>::ORIGIN.policy;
-            let mut call = p::Call::begin(policy, p::SYNC_CLOCK, false, None, F);
+            let mut call = p::Call::begin(policy, p::SYNC_CLOCK, false, F);
             loop {
                 let outcome = p::attempt_sync(|| responses.remove(0));
                 let decision = match &outcome {

@@ -328,3 +328,6 @@ fn retry_loop(
         #result
     }
 }
+
+#[cfg(test)]
+mod size;

@@ -105,6 +105,13 @@ impl<'p, S> Origin<'p, S> {
         }
     }
 
+    /// The same, with a budget.
+    #[inline(always)]
+    pub(crate) fn with_budget(mut self, budget: &'p RetryBudget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
     /// The budget, if any.
     #[inline(always)]
     pub(crate) fn budget(&self) -> Option<&'p RetryBudget> {

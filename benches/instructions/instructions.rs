@@ -563,7 +563,7 @@ mod failing {
             #[inline(never)]
             pub(crate) fn $name(left: &Cell<u64>) -> Result<u64, Fail> {
                 use backoff_runtime::__private as p;
-                let mut call = p::Call::begin(&$policy, $clock, false, None, stringify!($name));
+                let mut call = p::Call::begin(&$policy, $clock, false, stringify!($name));
                 loop {
                     let outcome: Result<u64, Fail> = p::attempt_sync(|| flaky(left));
                     // The error is dropped in the driver, before the sleep.
@@ -594,7 +594,7 @@ mod failing {
             #[inline(never)]
             pub(crate) async fn $name(left: &Cell<u64>) -> Result<u64, Fail> {
                 use backoff_runtime::__private as p;
-                let mut call = p::Call::begin(&$policy, $clock, false, None, stringify!($name));
+                let mut call = p::Call::begin(&$policy, $clock, false, stringify!($name));
                 loop {
                     let outcome: Result<u64, Fail> = p::attempt(async { flaky(left) }).await;
                     let delay = {

@@ -65,8 +65,8 @@ pub(super) fn bindings(n: &Names<'_>) -> TokenStream {
 }
 
 // Input:  the policy and what the loop keeps.
-// Output: let mut __backoff_call = Call::begin(policy, clock, timed, budget, function)
-//             .with_circuit(c).with_throttle(t);
+// Output: let mut __backoff_call = Call::begin(policy, clock, timed, function)
+//             .with_budget(b).with_circuit(c).with_throttle(t);
 //         or, for an `async fn` that keeps a `Carried`:
 //         let mut __backoff_slot = Carried::NEW;
 //
@@ -81,11 +81,11 @@ pub(super) fn start(n: &Names<'_>) -> TokenStream {
         return quote!(let mut __backoff_slot = #p::Carried::NEW;);
     }
     let (policy_ref, clock, timed, function) = (&n.policy_ref, &n.clock, n.timed, n.function());
-    let budget = if n.args.budget.is_some() {
-        quote!(::core::option::Option::Some(__backoff_budget))
-    } else {
-        quote!(::core::option::Option::None)
-    };
+    let with_budget = n
+        .args
+        .budget
+        .as_ref()
+        .map(|_| quote!(.with_budget(__backoff_budget)));
     let with_circuit = n
         .args
         .circuit
@@ -97,10 +97,10 @@ pub(super) fn start(n: &Names<'_>) -> TokenStream {
         .as_ref()
         .map(|_| quote!(.with_throttle(__backoff_throttle)));
     let begin = quote_spanned! {n.start_span=>
-        #p::Call::begin(#policy_ref, #clock, #timed, #budget, #function)
+        #p::Call::begin(#policy_ref, #clock, #timed, #function)
     };
     quote! {
-        let mut __backoff_call = #begin #with_circuit #with_throttle;
+        let mut __backoff_call = #begin #with_budget #with_circuit #with_throttle;
     }
 }
 

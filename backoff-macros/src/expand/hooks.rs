@@ -168,9 +168,8 @@ pub(super) fn call_on_retry(n: &Names<'_>) -> Option<TokenStream> {
         #lt _ as #p::OnRetryEventParameter<_>>::pass(#event)
     };
     let first = if args.when_ok.is_some() {
-        let (ok_of, error_of) = (n.ok_of(), n.error_of());
         quote_spanned! {o.span=>
-            #lt _ as #p::OnRetryOutcomeParameter<#ok_of, #error_of>>::pass(#outcome)
+            #lt _ as #p::OnRetryOutcomeParameter<_, _>>::pass(#outcome)
         }
     } else {
         // Without `when_ok`, only errors are retried: `__backoff_error`
@@ -215,9 +214,8 @@ pub(super) fn call_on_giveup(n: &Names<'_>) -> Option<TokenStream> {
         let [result, report, hook] = ["__backoff_result", "__backoff_report", "__backoff_hook"]
             .map(|name| local(name, g.span));
         let (p, lt) = (p_at(g.span), lt_at(g.key));
-        let (ok_of, error_of) = (n.ok_of(), n.error_of());
         let (outcome, record) = (
-            quote_spanned! {g.span=> #lt _ as #p::OnGiveUpParameter<#ok_of, #error_of>>::pass(&#result) },
+            quote_spanned! {g.span=> #lt _ as #p::OnGiveUpParameter<_, _>>::pass(&#result) },
             quote_spanned! {g.span=> #lt _ as #p::OnGiveUpRecordParameter<_>>::pass(&#report) },
         );
         let call = quote_spanned! {g.span=>

@@ -338,18 +338,20 @@ impl<'p, S> Call<'p, S> {
     /// if `timed` (a hook reads `elapsed`) or the policy has a deadline;
     /// nothing else is built until an attempt fails.
     #[inline(always)]
-    pub fn begin(
-        policy: &'p Policy<S>,
-        clock: Clock,
-        timed: bool,
-        budget: Option<&'p RetryBudget>,
-        function: &'static str,
-    ) -> Self {
+    pub fn begin(policy: &'p Policy<S>, clock: Clock, timed: bool, function: &'static str) -> Self {
         Call {
-            start: Origin::at(policy, clock, driver::began(policy, clock, timed), budget),
+            start: Origin::at(policy, clock, driver::began(policy, clock, timed), None),
             state: None,
             recording: Recording::begin(function, clock),
         }
+    }
+
+    /// With `budget`, which each retry spends from and each success
+    /// refills.
+    #[inline(always)]
+    pub fn with_budget(mut self, budget: &'p RetryBudget) -> Self {
+        self.start = self.start.with_budget(budget);
+        self
     }
 
     /// Behind `circuit`, which admits each attempt: the state is built now.
