@@ -3,6 +3,8 @@
 
 use super::*;
 use crate::driver;
+use core::mem::ManuallyDrop;
+use core::ops::{Deref, DerefMut};
 
 /// The call's start, read before the first attempt only if something needs
 /// the time (`timed`, or a deadline); the state itself is built on the first
@@ -327,11 +329,43 @@ impl<F, const ON_RETRY: bool, const REPORTS: bool> Dispatch<F, ON_RETRY, REPORTS
 /// call's start if read, the budget, the breaker and the throttle), the
 /// state once built (from the start, beside a breaker or a throttle, which
 /// admit each attempt), and the call's recording.
-pub struct Call<'p, S> {
+///
+/// Without a breaker or a throttle the state holds nothing to release (its
+/// only `Drop` part is a breaker's permit), so it is kept in a
+/// `ManuallyDrop`: a call that returns, or an `async fn`'s future, has no
+/// drop of it to run. [`Call::with_circuit`] and [`Call::with_throttle`]
+/// keep it in an `Option`.
+pub struct Call<'p, S, K = ManuallyDrop<Option<RetryState<'p, S>>>> {
     start: Origin<'p, S>,
-    state: Option<RetryState<'p, S>>,
+    state: K,
     recording: Recording,
 }
+
+/// Where a [`Call`] keeps its retry state: in an `Option`, dropped with
+/// the call, or behind a `ManuallyDrop` when it holds nothing to release.
+pub trait Kept<'p, S: 'p>: DerefMut<Target = Option<RetryState<'p, S>>> {}
+
+impl<'p, S> Kept<'p, S> for ManuallyDrop<Option<RetryState<'p, S>>> {}
+
+/// An `Option` kept as it is (see [`Kept`]).
+pub struct Dropped<T>(T);
+
+impl<T> Deref for Dropped<T> {
+    type Target = T;
+    #[inline(always)]
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> DerefMut for Dropped<T> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
+impl<'p, S> Kept<'p, S> for Dropped<Option<RetryState<'p, S>>> {}
 
 impl<'p, S> Call<'p, S> {
     /// A call of `function` begins under `policy`: the start is read only
@@ -341,7 +375,7 @@ impl<'p, S> Call<'p, S> {
     pub fn begin(policy: &'p Policy<S>, clock: Clock, timed: bool, function: &'static str) -> Self {
         Call {
             start: Origin::at(policy, clock, driver::began(policy, clock, timed), None),
-            state: None,
+            state: ManuallyDrop::new(None),
             recording: Recording::begin(function, clock),
         }
     }
@@ -356,24 +390,48 @@ impl<'p, S> Call<'p, S> {
 
     /// Behind `circuit`, which admits each attempt: the state is built now.
     #[inline(always)]
-    pub fn with_circuit(mut self, circuit: &'p CircuitBreaker) -> Self {
-        self.start = self.start.with_circuit(Some(circuit));
-        self.state = Some(self.start.state());
-        self
+    pub fn with_circuit(
+        self,
+        circuit: &'p CircuitBreaker,
+    ) -> Call<'p, S, Dropped<Option<RetryState<'p, S>>>> {
+        let start = self.start.with_circuit(Some(circuit));
+        Call {
+            state: Dropped(Some(start.state())),
+            start,
+            recording: self.recording,
+        }
     }
 
     /// Behind `throttle`, which admits each attempt: the state is built now.
     #[inline(always)]
+    pub fn with_throttle(
+        self,
+        throttle: &'p AdaptiveThrottle,
+    ) -> Call<'p, S, Dropped<Option<RetryState<'p, S>>>> {
+        let start = self.start.with_throttle(Some(throttle));
+        Call {
+            state: Dropped(Some(start.state())),
+            start,
+            recording: self.recording,
+        }
+    }
+}
+
+impl<'p, S> Call<'p, S, Dropped<Option<RetryState<'p, S>>>> {
+    /// Behind a throttle too.
+    #[inline(always)]
     pub fn with_throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self {
         self.start = self.start.with_throttle(Some(throttle));
-        self.state = Some(self.start.state());
+        *self.state = Some(self.start.state());
         self
     }
+}
 
+impl<'p, S, K: Kept<'p, S>> Call<'p, S, K> {
     /// Before an attempt: whether the breaker admits it.
     #[inline(always)]
     pub fn admit(&mut self) -> Result<(), CircuitOpen> {
-        match &mut self.state {
+        match &mut *self.state {
             Some(state) => state.before_attempt(),
             None => Ok(()),
         }
@@ -382,7 +440,7 @@ impl<'p, S> Call<'p, S> {
     /// Before an attempt: whether the throttle lets it run.
     #[inline(always)]
     pub fn ask_throttle(&mut self) -> Result<(), Rejected> {
-        match &mut self.state {
+        match &mut *self.state {
             Some(state) => state.ask_throttle(),
             None => Ok(()),
         }
@@ -409,7 +467,7 @@ impl<'p, S> Call<'p, S> {
     }
 }
 
-impl<'p, S: Strategy> Call<'p, S> {
+impl<'p, S: Strategy, K: Kept<'p, S>> Call<'p, S, K> {
     /// After an attempt that ended with `outcome`, judged `decision` (by
     /// `when` or `when_ok`, in the function): the driver's rule (the step,
     /// `on_retry`, the trace, the metrics, giving up). `Continue(delay)`:
@@ -440,7 +498,7 @@ impl<'p, S: Strategy> Call<'p, S> {
         };
         let flow = driver::after_attempt(
             &mut driver::Lazy {
-                slot: &mut self.state,
+                slot: &mut *self.state,
                 start: &self.start,
             },
             outcome,
@@ -490,7 +548,7 @@ impl<'p, S: Strategy> Call<'p, S> {
         let mut hooks = giving_up::<T, E, REPORTS>();
         let result = driver::give_up(
             &driver::Lazy {
-                slot: &mut self.state,
+                slot: &mut *self.state,
                 start: &self.start,
             },
             outcome,
