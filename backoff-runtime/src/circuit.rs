@@ -376,17 +376,15 @@ pub struct CircuitBreaker {
     open_for_ms: u64,
     /// Its name, for the `backoff.breaker.state` gauge.
     name: Name,
-    /// Set by [`fleet`](crate::fleet) for a shared breaker: consulted only
+    /// Set by [`join_fleet`](CircuitBreaker::join_fleet): consulted only
     /// when the breaker is open or half-open, and on failures.
-    #[cfg(feature = "redis")]
     gate: OnceLock<Gate>,
 }
 
-/// What a fleet ([`crate::fleet`]) tells a local breaker, and hears from
+/// What a fleet ([`CircuitBreaker::join_fleet`]) tells a local breaker, and hears from
 /// it: whether the fleet holds it open (then a trial needs a grant),
 /// whether this process was granted the fleet's trial, and whether a call
 /// was refused while held (so the fleet's trial is wanted here).
-#[cfg(feature = "redis")]
 pub(crate) struct Gate {
     flags: AtomicU64,
     /// Every failure reported here (a count the fleet takes differences of).
@@ -395,17 +393,12 @@ pub(crate) struct Gate {
     wake: Box<dyn Fn() + Send + Sync>,
 }
 
-#[cfg(feature = "redis")]
 const HELD: u64 = 1;
-#[cfg(feature = "redis")]
 const GRANT: u64 = 2;
-#[cfg(feature = "redis")]
 const WANT: u64 = 4;
 /// A success ended a run of failures here (closed, count breaker).
-#[cfg(feature = "redis")]
 const SUCCEEDED: u64 = 8;
 
-#[cfg(feature = "redis")]
 impl fmt::Debug for Gate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Gate")
@@ -414,7 +407,6 @@ impl fmt::Debug for Gate {
     }
 }
 
-#[cfg(feature = "redis")]
 impl Gate {
     /// After an acquire that saw the breaker open or half-open: a grant not
     /// used for a trial is given back, and a call refused while held marks
@@ -453,8 +445,7 @@ impl CircuitBreaker {
             success_threshold: threshold(success_threshold),
             open_for_ms: millis_up(open_for),
             name: Name::NONE,
-            #[cfg(feature = "redis")]
-            gate: OnceLock::new(),
+                    gate: OnceLock::new(),
         }
     }
 
@@ -533,8 +524,7 @@ impl CircuitBreaker {
             success_threshold: 1,
             open_for_ms: millis_up(open_for),
             name: Name::NONE,
-            #[cfg(feature = "redis")]
-            gate: OnceLock::new(),
+                    gate: OnceLock::new(),
         }
     }
 
@@ -557,16 +547,6 @@ impl CircuitBreaker {
         self
     }
 
-    /// Its [name](CircuitBreaker::named), if it has one (feature
-    /// `opentelemetry`).
-    ///
-    /// ```
-    /// use backoff_runtime::CircuitBreaker;
-    /// use std::time::Duration;
-    ///
-    /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30)).named("payments");
-    /// assert_eq!(breaker.name(), Some("payments"));
-    /// ```
     /// Its [name](CircuitBreaker::named), if it has one (feature
     /// `opentelemetry`).
     ///
@@ -695,16 +675,13 @@ impl CircuitBreaker {
         let (floor, ceil) = self.millis(now);
         // Held open by its fleet: a trial only with the fleet's grant, taken
         // here (and given back if no trial is claimed with it).
-        #[cfg(feature = "redis")]
-        let (held, grant) = match self.gate.get() {
+            let (held, grant) = match self.gate.get() {
             Some(gate) => {
                 let flags = gate.flags.fetch_and(!GRANT, Ordering::AcqRel);
                 (flags & HELD != 0, flags & GRANT != 0)
             }
             None => (false, false),
         };
-        #[cfg(not(feature = "redis"))]
-        let (held, grant) = (false, false);
         let mut granted = Packed::load(0);
         let result = self
             .word
@@ -723,8 +700,7 @@ impl CircuitBreaker {
                 };
                 Some(granted.store())
             });
-        #[cfg(feature = "redis")]
-        if let Some(gate) = self.gate.get() {
+            if let Some(gate) = self.gate.get() {
             gate.after_acquire(held, grant, result.is_ok() && granted.trial);
         }
         #[cfg(feature = "opentelemetry")]
@@ -839,8 +815,7 @@ impl CircuitBreaker {
             }),
             _ => None,
         });
-        #[cfg(feature = "redis")]
-        if let Some(gate) = self.gate.get() {
+            if let Some(gate) = self.gate.get() {
             if !trial {
                 // A success after failures: the fleet's count starts
                 // again. (Marked after the reset, so the fleet's thread
@@ -867,19 +842,47 @@ impl CircuitBreaker {
                     .then(|| s.open(ceil))
             }),
         }
-        #[cfg(feature = "redis")]
-        if let Some(gate) = self.gate.get() {
+            if let Some(gate) = self.gate.get() {
             gate.failures.fetch_add(1, Ordering::AcqRel);
             (gate.wake)();
         }
     }
 
-    /// Gives this breaker to a fleet: `wake` is called (from the caller's
-    /// thread, so it must be quick) on each failure, each trial's success
-    /// and each call refused while the fleet holds it open. `false` if it
-    /// already has a fleet.
-    #[cfg(feature = "redis")]
-    pub(crate) fn join_fleet(&self, wake: Box<dyn Fn() + Send + Sync>) -> bool {
+    /// Gives this breaker to a fleet (or any coordinator outside this
+    /// process's calls), once: afterwards the `fleet_*` hooks below act on
+    /// it. `wake` is called from the caller's thread (so it must be quick
+    /// and must not block: a channel's `try_send`, a `Notify`) on each
+    /// failure, each success that ends a run of failures or a trial, and
+    /// each call refused while the fleet holds it open. `false`, and
+    /// `wake` dropped, if it already has a fleet.
+    ///
+    /// Until a breaker joins a fleet, the hooks do nothing (and report
+    /// nothing: [`fleet_report`](CircuitBreaker::fleet_report) counts
+    /// failures from the join on). A breaker that joined costs no more on
+    /// the success path: the hooks are consulted only on failures, on
+    /// trials, and while it is open.
+    ///
+    /// ```
+    /// use backoff_runtime::CircuitBreaker;
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));
+    /// let wakes = Arc::new(AtomicU32::new(0));
+    /// let w = wakes.clone();
+    /// assert!(breaker.join_fleet(Box::new(move || {
+    ///     w.fetch_add(1, Ordering::Relaxed);
+    /// })));
+    /// assert!(!breaker.join_fleet(Box::new(|| {})), "one fleet");
+    ///
+    /// let now = Instant::now();
+    /// breaker.acquire(now).unwrap().failure();
+    /// assert_eq!(wakes.load(Ordering::Relaxed), 1);
+    /// // Every failure so far, and the current run of consecutive ones.
+    /// assert_eq!(breaker.fleet_report(now), (1, 1));
+    /// ```
+    pub fn join_fleet(&self, wake: Box<dyn Fn() + Send + Sync>) -> bool {
         self.gate
             .set(Gate {
                 flags: AtomicU64::new(0),
@@ -890,13 +893,34 @@ impl CircuitBreaker {
     }
 
     /// The fleet is open: hold this breaker open (from `now`, a new
-    /// generation unless it is open already) until [`fleet_release`]; a
-    /// trial then needs [`fleet_grant`].
+    /// generation unless it is open already) until [`fleet_release`]; while
+    /// held, `open_for` passing lets no trial through: a trial needs
+    /// [`fleet_grant`]. Does nothing before [`join_fleet`].
+    ///
+    /// ```
+    /// use backoff_runtime::{CircuitBreaker, CircuitState};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let breaker = CircuitBreaker::new(5, 1, Duration::from_millis(10));
+    /// breaker.join_fleet(Box::new(|| {}));
+    /// let now = Instant::now();
+    /// breaker.fleet_hold(now);
+    /// assert!(breaker.fleet_held());
+    /// assert_eq!(breaker.state(), CircuitState::Open);
+    /// let later = now + Duration::from_secs(60);
+    /// assert!(breaker.acquire(later).is_err(), "held: no trial of its own");
+    /// // The refusal marks the fleet's trial as wanted here.
+    /// assert_eq!(breaker.fleet_take_want(), (true, false));
+    /// breaker.fleet_grant();
+    /// breaker.acquire(later).unwrap().success(); // the fleet's one trial
+    /// breaker.fleet_release(true);
+    /// assert_eq!(breaker.state(), CircuitState::Closed);
+    /// ```
     ///
     /// [`fleet_release`]: CircuitBreaker::fleet_release
     /// [`fleet_grant`]: CircuitBreaker::fleet_grant
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_hold(&self, now: Instant) {
+    /// [`join_fleet`]: CircuitBreaker::join_fleet
+    pub fn fleet_hold(&self, now: Instant) {
         let Some(gate) = self.gate.get() else { return };
         if gate.flags.fetch_or(HELD, Ordering::AcqRel) & HELD != 0 {
             return;
@@ -905,9 +929,9 @@ impl CircuitBreaker {
         self.update(|s| (s.state != OPEN).then(|| s.open(ceil)));
     }
 
-    /// Whether the fleet holds this breaker open.
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_held(&self) -> bool {
+    /// Whether the fleet holds this breaker open
+    /// ([`fleet_hold`](CircuitBreaker::fleet_hold)).
+    pub fn fleet_held(&self) -> bool {
         self.gate
             .get()
             .is_some_and(|g| g.flags.load(Ordering::Acquire) & HELD != 0)
@@ -915,9 +939,9 @@ impl CircuitBreaker {
 
     /// The fleet no longer holds it: with `close`, a breaker still open or
     /// half-open closes (the fleet's trial succeeded); without, it keeps
-    /// its local state and rules (the fleet is unreachable).
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_release(&self, close: bool) {
+    /// its local state and rules (the fleet is unreachable). An unused
+    /// grant and a wanted trial are dropped.
+    pub fn fleet_release(&self, close: bool) {
         let Some(gate) = self.gate.get() else { return };
         gate.flags
             .fetch_and(!(HELD | GRANT | WANT), Ordering::AcqRel);
@@ -930,26 +954,28 @@ impl CircuitBreaker {
         }
     }
 
-    /// This process holds the fleet's trial: the next call may be it.
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_grant(&self) {
+    /// This process holds the fleet's trial: the next call admitted by the
+    /// breaker's own rules (open or half-open, no trial of its own in
+    /// flight) may be it; a call that does not claim it gives it back. One
+    /// grant lets one trial through, however often it was granted.
+    pub fn fleet_grant(&self) {
         if let Some(gate) = self.gate.get() {
             gate.flags.fetch_or(GRANT, Ordering::AcqRel);
         }
     }
 
-    /// Takes the mark left by a success that ended a run of failures here.
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_take_succeeded(&self) -> bool {
+    /// Takes (and clears) the mark left by a success, not a trial's, that
+    /// ended a run of failures here (so the fleet's run of consecutive
+    /// failures ends too, even if the report that would show it is lost).
+    pub fn fleet_take_succeeded(&self) -> bool {
         self.gate
             .get()
             .is_some_and(|g| g.flags.fetch_and(!SUCCEEDED, Ordering::AcqRel) & SUCCEEDED != 0)
     }
 
-    /// Takes the mark left by a call refused while held (the fleet's trial
-    /// is wanted here), and whether a grant is still unused.
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_take_want(&self) -> (bool, bool) {
+    /// Takes (and clears) the mark left by a call refused while held (the
+    /// fleet's trial is wanted here): `(wanted, grant unused)`.
+    pub fn fleet_take_want(&self) -> (bool, bool) {
         self.gate.get().map_or((false, false), |g| {
             let flags = g.flags.fetch_and(!WANT, Ordering::AcqRel);
             (flags & WANT != 0, flags & GRANT != 0)
@@ -958,8 +984,7 @@ impl CircuitBreaker {
 
     /// Marks the fleet's trial as wanted here again (a claim that must
     /// wait for an earlier one to lapse).
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_mark_want(&self) {
+    pub fn fleet_mark_want(&self) {
         if let Some(gate) = self.gate.get() {
             gate.flags.fetch_or(WANT, Ordering::AcqRel);
         }
@@ -969,9 +994,10 @@ impl CircuitBreaker {
     /// failure reported here so far and its current run of consecutive
     /// failures (0 unless closed); for a rate breaker, the failures and
     /// calls in its window (`min_calls` of each while it is open on its
-    /// own, nothing while the fleet holds it).
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_report(&self, now: Instant) -> (u64, u64) {
+    /// own, nothing while the fleet holds it). Both are
+    /// `(failures, run)` for a count breaker and `(failures, calls)` for a
+    /// rate breaker; [`fleet_trip`](CircuitBreaker::fleet_trip) says which.
+    pub fn fleet_report(&self, now: Instant) -> (u64, u64) {
         let s = Packed::load(self.word.load(Ordering::Acquire));
         match (&self.trip, s.state) {
             (Trip::Consecutive(_), state) => (
@@ -991,18 +1017,30 @@ impl CircuitBreaker {
     }
 
     /// What opens the fleet: `(threshold, 0)` for a count breaker,
-    /// `(failures per mille, min_calls)` for a rate breaker.
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_trip(&self) -> (u64, u64) {
+    /// `(failures per mille, min_calls)` for a rate breaker (whose
+    /// `min_calls` is at least 1, so a second field of 0 means a count
+    /// breaker).
+    ///
+    /// ```
+    /// use backoff_runtime::CircuitBreaker;
+    /// use std::time::Duration;
+    ///
+    /// let count = CircuitBreaker::new(5, 1, Duration::from_secs(30));
+    /// assert_eq!(count.fleet_trip(), (5, 0));
+    /// let rate = CircuitBreaker::rate(0.5, 20, Duration::from_secs(10), Duration::from_secs(30));
+    /// assert_eq!(rate.fleet_trip(), (500, 20));
+    /// ```
+    pub fn fleet_trip(&self) -> (u64, u64) {
         match &self.trip {
             Trip::Consecutive(threshold) => (*threshold, 0),
             Trip::Rate(window) => (window.per_mille, window.min_calls),
         }
     }
 
-    /// `open_for`, in milliseconds (at least 1).
-    #[cfg(feature = "redis")]
-    pub(crate) fn open_for_ms(&self) -> u64 {
+    /// `open_for`, in milliseconds (at least 1, at most about 35 years):
+    /// how long a fleet's trial is held before another process may claim
+    /// it.
+    pub fn open_for_ms(&self) -> u64 {
         self.open_for_ms.clamp(1, TIME_HALF)
     }
 
@@ -1558,7 +1596,6 @@ mod tests {
 
     /// The fleet's gate: held open, a trial only with a grant (one), a
     /// refusal marks the trial as wanted, release with or without closing.
-    #[cfg(feature = "redis")]
     #[test]
     fn the_fleet_gate() {
         use std::sync::Arc;

@@ -232,10 +232,6 @@
 //!   by gRPC's retry design (`UNAVAILABLE`, `RESOURCE_EXHAUSTED`, the
 //!   server's `grpc-retry-pushback-ms`); tonic without its default features
 //!   (no transport, no `protoc`); implies `std`.
-//! - `redis` (off): the `fleet` module, breakers, budgets and throttles
-//!   shared by a fleet of processes through Redis (`RedisStore`); every
-//!   call uses a local copy and a background thread per store syncs it;
-//!   the `redis` crate without its default features; implies `tokio`.
 //!
 //! The documentation on docs.rs is built with every feature; an item that
 //! needs one that is off by default says so.
@@ -260,11 +256,11 @@ pub mod circuit;
 #[cfg(feature = "std")]
 pub mod clock;
 #[cfg(feature = "std")]
+pub mod control;
+#[cfg(feature = "std")]
 mod driver;
 #[cfg(feature = "std")]
 pub mod error;
-#[cfg(feature = "redis")]
-pub mod fleet;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 #[cfg(feature = "tokio")]

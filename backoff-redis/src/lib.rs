@@ -1,13 +1,26 @@
-//! Breakers, budgets and throttles shared by a fleet of processes through
-//! Redis (feature `redis`).
+//! Breakers, budgets and throttles of `backoff-runtime` shared by a fleet
+//! of processes through Redis.
+//!
+//! ```toml
+//! [dependencies]
+//! backoff-runtime = "0.1"
+//! backoff-redis = "0.1"
+//! ```
 //!
 //! A [`RedisStore`] hands out shared versions of a [`CircuitBreaker`]
 //! ([`SharedBreaker`]), a [`RetryBudget`] ([`SharedBudget`]) and an
-//! [`AdaptiveThrottle`] ([`SharedThrottle`]). `#[retry(circuit = ..)]` and
-//! `#[retry(budget = ..)]` accept the first two as they accept the local
-//! ones: as `&shared`, a field, or a `static` in a
-//! [`LazyLock`](std::sync::LazyLock). A shared throttle dereferences to its
-//! local [`AdaptiveThrottle`].
+//! [`AdaptiveThrottle`] ([`SharedThrottle`]). `#[retry(circuit = ..)]`,
+//! `#[retry(budget = ..)]` and `#[retry(throttle = ..)]` accept them as
+//! they accept the local ones: as `&shared`, a field, or a `static` in a
+//! [`LazyLock`](std::sync::LazyLock), through the core's public traits
+//! ([`backoff_runtime::control`]'s `Circuit`, `Budget` and `Throttle`),
+//! which each shared value implements by lending its local control. A
+//! shared throttle also dereferences to its local [`AdaptiveThrottle`].
+//!
+//! The store drives each local control through the control's public fleet
+//! hooks ([`CircuitBreaker::join_fleet`] and the `fleet_*` methods,
+//! [`RetryBudget::adjust_milli`], [`AdaptiveThrottle::set_fleet`]): nothing
+//! here reaches inside `backoff-runtime`.
 //!
 //! # Local first
 //!
@@ -83,7 +96,7 @@
 //! # Examples
 //!
 //! ```no_run
-//! use backoff_runtime::fleet::{RedisStore, SharedBreaker, SharedBudget};
+//! use backoff_redis::{RedisStore, SharedBreaker, SharedBudget};
 //! use backoff_runtime::{CircuitBreaker, RetryBudget, retry};
 //! use std::sync::LazyLock;
 //! use std::time::Duration;
@@ -104,13 +117,17 @@
 //! # charge(5).unwrap();
 //! ```
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
 use core::fmt;
 use core::time::Duration;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use crate::{AdaptiveThrottle, CircuitBreaker, CircuitState, RetryBudget};
+use backoff_runtime::control::{Budget, Circuit, Throttle};
+use backoff_runtime::{AdaptiveThrottle, CircuitBreaker, CircuitState, RetryBudget};
 
 /// The default [`RedisStore::sync_every`].
 pub const DEFAULT_SYNC_EVERY: Duration = Duration::from_millis(100);
@@ -126,7 +143,7 @@ const PREFIX: &str = "backoff";
 /// are dropped (each shared value keeps it running).
 ///
 /// ```no_run
-/// use backoff_runtime::fleet::RedisStore;
+/// use backoff_redis::RedisStore;
 /// use std::time::Duration;
 ///
 /// let store = RedisStore::new("redis://127.0.0.1:6379/")?.sync_every(Duration::from_millis(50));
@@ -171,7 +188,7 @@ impl RedisStore {
     /// down now is no error, its shared values run locally until it is up.
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     ///
     /// assert!(RedisStore::new("not a url").is_err());
     /// let store = RedisStore::new("redis://127.0.0.1:1/").unwrap(); // nothing listens there
@@ -209,7 +226,7 @@ impl RedisStore {
     /// failure.
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use std::time::Duration;
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?.sync_every(Duration::from_millis(20));
@@ -227,7 +244,7 @@ impl RedisStore {
     /// The period set by [`sync_every`](RedisStore::sync_every).
     ///
     /// ```
-    /// use backoff_runtime::fleet::{DEFAULT_SYNC_EVERY, RedisStore};
+    /// use backoff_redis::{DEFAULT_SYNC_EVERY, RedisStore};
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// assert_eq!(store.sync_period(), DEFAULT_SYNC_EVERY);
@@ -240,7 +257,7 @@ impl RedisStore {
     /// This process's id among the fleet's reports (random per store).
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     ///
     /// let a = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let b = RedisStore::new("redis://127.0.0.1:1/")?;
@@ -256,7 +273,7 @@ impl RedisStore {
     /// store was made.
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let (ok, _failed) = store.syncs();
@@ -276,7 +293,7 @@ impl RedisStore {
     /// see [`SharedBreaker::quorum`].
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use backoff_runtime::{CircuitBreaker, CircuitState};
     /// use std::time::Duration;
     ///
@@ -310,7 +327,7 @@ impl RedisStore {
     /// server (of `budget`'s `max_tokens` and `token_ratio`).
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use backoff_runtime::RetryBudget;
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
@@ -341,7 +358,7 @@ impl RedisStore {
     ///
     /// ```
     /// use backoff_runtime::AdaptiveThrottle;
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use std::time::{Duration, Instant};
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
@@ -372,7 +389,7 @@ impl RedisStore {
 ///
 /// ```no_run
 /// use backoff_runtime::AdaptiveThrottle;
-/// use backoff_runtime::fleet::RedisStore;
+/// use backoff_redis::RedisStore;
 /// use std::time::{Duration, Instant};
 ///
 /// let store = RedisStore::new("redis://127.0.0.1/")?;
@@ -407,7 +424,7 @@ impl SharedThrottle {
     ///
     /// ```
     /// use backoff_runtime::AdaptiveThrottle;
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use std::time::{Duration, Instant};
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
@@ -418,6 +435,15 @@ impl SharedThrottle {
     #[inline]
     pub fn local(&self) -> &AdaptiveThrottle {
         &self.entry.throttle
+    }
+}
+
+/// `throttle = EXPR` accepts a shared throttle: every attempt asks its
+/// local throttle, which counts the rest of the fleet's requests too.
+impl Throttle for SharedThrottle {
+    #[inline]
+    fn as_throttle(&self) -> &AdaptiveThrottle {
+        self.local()
     }
 }
 
@@ -453,12 +479,12 @@ impl Drop for RedisStore {
 /// fleet per `open_for`) from the background thread.
 ///
 /// ```no_run
-/// use backoff_runtime::fleet::RedisStore;
+/// use backoff_redis::RedisStore;
 /// use backoff_runtime::{CircuitBreaker, retry};
 /// use std::time::Duration;
 ///
 /// struct Client {
-///     breaker: backoff_runtime::fleet::SharedBreaker,
+///     breaker: backoff_redis::SharedBreaker,
 /// }
 ///
 /// impl Client {
@@ -512,7 +538,7 @@ impl SharedBreaker {
     /// (1 at least; the default is 2) report failures.
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use backoff_runtime::CircuitBreaker;
     /// use std::time::Duration;
     ///
@@ -529,7 +555,7 @@ impl SharedBreaker {
     /// The quorum set by [`quorum`](SharedBreaker::quorum).
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use backoff_runtime::CircuitBreaker;
     /// use std::time::Duration;
     ///
@@ -545,7 +571,7 @@ impl SharedBreaker {
     /// This process's breaker, which every call uses.
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use backoff_runtime::CircuitBreaker;
     /// use std::time::{Duration, Instant};
     ///
@@ -562,7 +588,7 @@ impl SharedBreaker {
     /// The local breaker's state (held open while the fleet is open).
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use backoff_runtime::{CircuitBreaker, CircuitState};
     /// use std::time::Duration;
     ///
@@ -579,7 +605,7 @@ impl SharedBreaker {
     /// breaker is open, as last heard from Redis).
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use backoff_runtime::CircuitBreaker;
     /// use std::time::Duration;
     ///
@@ -590,6 +616,15 @@ impl SharedBreaker {
     /// ```
     pub fn fleet_open(&self) -> bool {
         self.entry.breaker.fleet_held()
+    }
+}
+
+/// `circuit = EXPR` accepts a shared breaker: every call acquires its
+/// local breaker, which the fleet holds open when the fleet is open.
+impl Circuit for SharedBreaker {
+    #[inline]
+    fn as_circuit(&self) -> &CircuitBreaker {
+        self.local()
     }
 }
 
@@ -618,14 +653,14 @@ impl Drop for SharedBreaker {
 /// fleet's bucket at each sync.
 ///
 /// ```no_run
-/// use backoff_runtime::fleet::RedisStore;
+/// use backoff_redis::RedisStore;
 /// use backoff_runtime::{RetryBudget, retry};
 ///
 /// let store = RedisStore::new("redis://127.0.0.1/")?;
 /// let budget = store.budget("search", RetryBudget::new(50, 0.1));
 ///
 /// #[retry(attempts = 3, budget = &budget)]
-/// fn search(budget: &backoff_runtime::fleet::SharedBudget) -> Result<u32, std::io::Error> {
+/// fn search(budget: &backoff_redis::SharedBudget) -> Result<u32, std::io::Error> {
 ///     Ok(1)
 /// }
 /// assert_eq!(search(&budget)?, 1);
@@ -658,7 +693,7 @@ impl SharedBudget {
     /// refills.
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use backoff_runtime::RetryBudget;
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
@@ -669,6 +704,15 @@ impl SharedBudget {
     #[inline]
     pub fn local(&self) -> &RetryBudget {
         &self.entry.budget
+    }
+}
+
+/// `budget = EXPR` accepts a shared budget: every retry spends from its
+/// local share of the fleet's bucket.
+impl Budget for SharedBudget {
+    #[inline]
+    fn as_budget(&self) -> &RetryBudget {
+        self.local()
     }
 }
 
