@@ -877,7 +877,7 @@ impl CircuitBreaker {
     /// assert!(!breaker.join_fleet(Box::new(|| {})), "one fleet");
     ///
     /// let now = Instant::now();
-    /// breaker.acquire(now).unwrap().failure();
+    /// breaker.acquire(now).unwrap().failure(now);
     /// assert_eq!(wakes.load(Ordering::Relaxed), 1);
     /// // Every failure so far, and the current run of consecutive ones.
     /// assert_eq!(breaker.fleet_report(now), (1, 1));

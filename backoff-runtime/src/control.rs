@@ -114,14 +114,15 @@ pub trait Circuit {
 /// }
 ///
 /// let tenant = Tenant { budget: RetryBudget::new(1, 0.0) };
-/// let policy = backoff_runtime::Policy::constant(std::time::Duration::ZERO).attempts(5);
+/// let policy = backoff_runtime::Policy::immediate().attempts(5);
 /// let mut calls = 0;
-/// let result: Result<(), &str> = policy.retrying("tenant", || {
-///     calls += 1;
-///     Err("down")
-/// })
-/// .budget(&tenant)
-/// .call();
+/// let result: Result<(), &str> = policy
+///     .retrying(|| {
+///         calls += 1;
+///         Err("down")
+///     })
+///     .budget(&tenant)
+///     .call();
 /// assert!(result.is_err());
 /// assert_eq!(calls, 2, "one token: one retry");
 /// ```

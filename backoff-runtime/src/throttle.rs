@@ -235,7 +235,7 @@ impl AdaptiveThrottle {
     ///
     /// let throttle = AdaptiveThrottle::new(2.0, Duration::from_secs(120));
     /// let now = Instant::now();
-    /// throttle.acquire(now).unwrap().accepted();
+    /// throttle.try_acquire(now).unwrap().accepted();
     /// // The rest of the fleet: 100 requests, 10 accepted.
     /// throttle.set_fleet(100, 10);
     /// assert_eq!(throttle.own_counts(now), (1, 1));
