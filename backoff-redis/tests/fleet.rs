@@ -27,7 +27,8 @@ use backoff_runtime::{
     AdaptiveThrottle, CircuitBreaker, CircuitOpen, CircuitState, RetryBudget, retry,
 };
 
-const REASON: &str = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored";
+const REASON: &str =
+    "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored";
 const LIMIT: Duration = Duration::from_secs(10);
 const SYNC: Duration = Duration::from_millis(20);
 

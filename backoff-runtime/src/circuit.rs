@@ -445,7 +445,7 @@ impl CircuitBreaker {
             success_threshold: threshold(success_threshold),
             open_for_ms: millis_up(open_for),
             name: Name::NONE,
-                    gate: OnceLock::new(),
+            gate: OnceLock::new(),
         }
     }
 
@@ -524,7 +524,7 @@ impl CircuitBreaker {
             success_threshold: 1,
             open_for_ms: millis_up(open_for),
             name: Name::NONE,
-                    gate: OnceLock::new(),
+            gate: OnceLock::new(),
         }
     }
 
@@ -675,7 +675,7 @@ impl CircuitBreaker {
         let (floor, ceil) = self.millis(now);
         // Held open by its fleet: a trial only with the fleet's grant, taken
         // here (and given back if no trial is claimed with it).
-            let (held, grant) = match self.gate.get() {
+        let (held, grant) = match self.gate.get() {
             Some(gate) => {
                 let flags = gate.flags.fetch_and(!GRANT, Ordering::AcqRel);
                 (flags & HELD != 0, flags & GRANT != 0)
@@ -700,7 +700,7 @@ impl CircuitBreaker {
                 };
                 Some(granted.store())
             });
-            if let Some(gate) = self.gate.get() {
+        if let Some(gate) = self.gate.get() {
             gate.after_acquire(held, grant, result.is_ok() && granted.trial);
         }
         #[cfg(feature = "opentelemetry")]
@@ -815,7 +815,7 @@ impl CircuitBreaker {
             }),
             _ => None,
         });
-            if let Some(gate) = self.gate.get() {
+        if let Some(gate) = self.gate.get() {
             if !trial {
                 // A success after failures: the fleet's count starts
                 // again. (Marked after the reset, so the fleet's thread
@@ -842,7 +842,7 @@ impl CircuitBreaker {
                     .then(|| s.open(ceil))
             }),
         }
-            if let Some(gate) = self.gate.get() {
+        if let Some(gate) = self.gate.get() {
             gate.failures.fetch_add(1, Ordering::AcqRel);
             (gate.wake)();
         }

@@ -71,8 +71,8 @@ use pin_project_lite::pin_project;
 
 use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen};
-use crate::control::{Budget, Circuit};
 use crate::clock;
+use crate::control::{Budget, Circuit};
 use crate::decision::Decision;
 #[cfg(doc)]
 use crate::decision::IntoDecision;

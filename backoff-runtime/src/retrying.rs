@@ -34,8 +34,8 @@ use core::ops::ControlFlow;
 
 use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen};
-use crate::control::{Budget, Circuit, Throttle};
 use crate::clock::{self, Clock};
+use crate::control::{Budget, Circuit, Throttle};
 use crate::decision::{Decision, IntoDecision};
 use crate::driver::{self, Hooks, Lazy, NoTrace, Origin, Recording};
 use crate::event::RetryEvent;
