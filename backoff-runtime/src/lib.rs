@@ -182,6 +182,19 @@
 //! of your own: `?` still converts the client's errors, and the refusals
 //! are [`Error::CircuitOpen`] and [`Error::Elapsed`].
 //!
+//! # Your own controls, and fleets
+//!
+//! `circuit`, `budget` and `throttle` (in the attribute, in [`Retrying`]
+//! and in hedged calls) accept any [`control::Circuit`],
+//! [`control::Budget`] or [`control::Throttle`]: the core's
+//! [`CircuitBreaker`], [`RetryBudget`] and [`AdaptiveThrottle`], a
+//! reference, `Box`, `Arc` or `LazyLock` of one, or a type of yours that
+//! lends one. The crate `backoff-redis` shares them across the processes
+//! of a fleet through Redis (`backoff_redis::{RedisStore, SharedBreaker,
+//! SharedBudget, SharedThrottle}`), through the controls' public fleet
+//! hooks ([`CircuitBreaker::join_fleet`] and its neighbours), which a
+//! coordinator of your own may use the same way.
+//!
 //! # Job systems
 //!
 //! A job queue that stores only each job's attempt count asks
