@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
+use backoff_runtime::circuit::FleetReport;
 use backoff_runtime::control::{Budget, Circuit, Throttle};
 use backoff_runtime::hedge::HedgeDelay;
 use backoff_runtime::{
@@ -102,7 +103,13 @@ fn a_field_of_a_users_breaker_type_opens_and_refuses() {
     assert_eq!(service.get(true), Err(E::Open));
     assert_eq!(service.calls.get(), 3);
     // The failures the user's coordinator would export.
-    assert_eq!(service.breaker.breaker.fleet_report(Instant::now()), (2, 0));
+    assert_eq!(
+        service.breaker.breaker.fleet_report(Instant::now()),
+        FleetReport::Count {
+            failures: 2,
+            run: 0
+        }
+    );
 }
 
 static HELD: LazyLock<Operated> = LazyLock::new(|| Operated::new(100));
@@ -125,7 +132,8 @@ fn a_static_in_a_lazylock_follows_the_operators_hold_and_grant() {
     }
     assert_eq!(calls, 1);
     // The refusals asked for the trial; none was granted yet.
-    assert_eq!(HELD.breaker.fleet_take_want(), (true, false));
+    let want = HELD.breaker.fleet_take_want();
+    assert!(want.wanted && !want.grant_unused, "{want:?}");
     // One grant, one trial (it fails: still held, no more trials).
     HELD.breaker.fleet_grant();
     assert_eq!(through_a_static(false, &mut calls), Err(E::Down));

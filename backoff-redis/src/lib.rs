@@ -126,6 +126,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
+use backoff_runtime::circuit::{FleetReport, FleetTrip, TrialWanted};
 use backoff_runtime::control::{Budget, Circuit, Throttle};
 use backoff_runtime::{AdaptiveThrottle, CircuitBreaker, CircuitState, RetryBudget};
 
@@ -1166,8 +1167,17 @@ async fn sync_breaker(
     // Held, and closed since: this process's trial (a grant) succeeded.
     let closed = held && b.state() == CircuitState::Closed;
     let succeeded = b.fleet_take_succeeded();
-    let (failures, calls) = b.fleet_report(Instant::now());
-    let (threshold, min_calls) = b.fleet_trip();
+    let (failures, calls) = match b.fleet_report(Instant::now()) {
+        FleetReport::Count { failures, run } => (failures, run),
+        FleetReport::Rate { failures, calls } => (failures, calls),
+    };
+    let (threshold, per_mille, min_calls) = match b.fleet_trip() {
+        FleetTrip::Count { threshold } => (threshold, 0, 0),
+        FleetTrip::Rate {
+            per_mille,
+            min_calls,
+        } => (0, per_mille, min_calls),
+    };
     // A count breaker pushes the failures since its last push.
     let total = failures;
     let failures = if min_calls == 0 {
@@ -1175,8 +1185,6 @@ async fn sync_breaker(
     } else {
         failures
     };
-    let per_mille = if min_calls == 0 { 0 } else { threshold };
-    let threshold = if min_calls == 0 { threshold } else { 0 };
     let mut invocation = script.prepare_invoke();
     invocation
         .key(breaker_key(&entry.name, "runs"))
@@ -1226,7 +1234,10 @@ async fn sync_breaker(
     b.fleet_hold(Instant::now());
     // Open: claim the fleet's trial if a call here wants it and no grant is
     // waiting unused.
-    let (want, granted) = b.fleet_take_want();
+    let TrialWanted {
+        wanted: want,
+        grant_unused: granted,
+    } = b.fleet_take_want();
     if granted {
         return true;
     }

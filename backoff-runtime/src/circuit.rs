@@ -421,6 +421,62 @@ impl Gate {
     }
 }
 
+/// What a breaker reports to its fleet
+/// ([`CircuitBreaker::fleet_report`]): the counts a fleet adds up across
+/// its processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FleetReport {
+    /// A count breaker's ([`CircuitBreaker::new`]).
+    Count {
+        /// Every failure reported to it since it joined its fleet (a
+        /// running total: a fleet pushes the difference since its last
+        /// push, so a push retried or lost counts each failure once).
+        failures: u64,
+        /// Its current run of consecutive failures (0 unless closed).
+        run: u64,
+    },
+    /// A rate breaker's ([`CircuitBreaker::rate`]): the failures and calls
+    /// in its window while closed; `min_calls` of each while it is open on
+    /// its own; none while its fleet holds it open.
+    Rate {
+        /// Failed calls in the window.
+        failures: u64,
+        /// Calls in the window.
+        calls: u64,
+    },
+}
+
+/// What opens a breaker, so what opens its fleet
+/// ([`CircuitBreaker::fleet_trip`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FleetTrip {
+    /// A count breaker: `threshold` consecutive failures.
+    Count {
+        /// Its `failure_threshold` (at least 1).
+        threshold: u64,
+    },
+    /// A rate breaker: at least `min_calls` calls in the window, and a
+    /// share of failures of at least `per_mille` thousandths.
+    Rate {
+        /// Its `failure_ratio`, in thousandths.
+        per_mille: u64,
+        /// Its `min_calls` (at least 1).
+        min_calls: u64,
+    },
+}
+
+/// The trial gate's marks, as [`CircuitBreaker::fleet_take_want`] takes
+/// them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TrialWanted {
+    /// A call was refused while the fleet held the breaker open: the
+    /// fleet's trial is wanted here (the mark is now cleared).
+    pub wanted: bool,
+    /// A grant ([`CircuitBreaker::fleet_grant`]) is still waiting unused
+    /// (it stays).
+    pub grant_unused: bool,
+}
+
 /// `n`, or 1 for 0, at most [`COUNT_MAX`].
 const fn threshold(n: u32) -> u64 {
     let n = n as u64;
@@ -880,7 +936,10 @@ impl CircuitBreaker {
     /// breaker.acquire(now).unwrap().failure(now);
     /// assert_eq!(wakes.load(Ordering::Relaxed), 1);
     /// // Every failure so far, and the current run of consecutive ones.
-    /// assert_eq!(breaker.fleet_report(now), (1, 1));
+    /// assert_eq!(
+    ///     breaker.fleet_report(now),
+    ///     backoff_runtime::circuit::FleetReport::Count { failures: 1, run: 1 }
+    /// );
     /// ```
     pub fn join_fleet(&self, wake: Box<dyn Fn() + Send + Sync>) -> bool {
         self.gate
@@ -910,7 +969,7 @@ impl CircuitBreaker {
     /// let later = now + Duration::from_secs(60);
     /// assert!(breaker.acquire(later).is_err(), "held: no trial of its own");
     /// // The refusal marks the fleet's trial as wanted here.
-    /// assert_eq!(breaker.fleet_take_want(), (true, false));
+    /// assert!(breaker.fleet_take_want().wanted);
     /// breaker.fleet_grant();
     /// breaker.acquire(later).unwrap().success(); // the fleet's one trial
     /// breaker.fleet_release(true);
@@ -974,11 +1033,15 @@ impl CircuitBreaker {
     }
 
     /// Takes (and clears) the mark left by a call refused while held (the
-    /// fleet's trial is wanted here): `(wanted, grant unused)`.
-    pub fn fleet_take_want(&self) -> (bool, bool) {
-        self.gate.get().map_or((false, false), |g| {
+    /// fleet's trial is wanted here), and tells whether a grant is still
+    /// unused.
+    pub fn fleet_take_want(&self) -> TrialWanted {
+        self.gate.get().map_or(TrialWanted::default(), |g| {
             let flags = g.flags.fetch_and(!WANT, Ordering::AcqRel);
-            (flags & WANT != 0, flags & GRANT != 0)
+            TrialWanted {
+                wanted: flags & WANT != 0,
+                grant_unused: flags & GRANT != 0,
+            }
         })
     }
 
@@ -990,50 +1053,74 @@ impl CircuitBreaker {
         }
     }
 
-    /// What this process reports to its fleet: for a count breaker, every
-    /// failure reported here so far and its current run of consecutive
-    /// failures (0 unless closed); for a rate breaker, the failures and
-    /// calls in its window (`min_calls` of each while it is open on its
-    /// own, nothing while the fleet holds it). Both are
-    /// `(failures, run)` for a count breaker and `(failures, calls)` for a
-    /// rate breaker; [`fleet_trip`](CircuitBreaker::fleet_trip) says which.
-    pub fn fleet_report(&self, now: Instant) -> (u64, u64) {
-        let s = Packed::load(self.word.load(Ordering::Acquire));
-        match (&self.trip, s.state) {
-            (Trip::Consecutive(_), state) => (
-                self.gate
-                    .get()
-                    .map_or(0, |g| g.failures.load(Ordering::Acquire)),
-                if state == CLOSED { s.count } else { 0 },
-            ),
-            _ if self.fleet_held() => (0, 0),
-            (Trip::Rate(window), CLOSED) => {
-                let index = self.millis(now).0 / window.width;
-                let (calls, failures) = window.totals(s.generation, index);
-                (failures, calls)
-            }
-            (Trip::Rate(window), _) => (window.min_calls, window.min_calls),
-        }
-    }
-
-    /// What opens the fleet: `(threshold, 0)` for a count breaker,
-    /// `(failures per mille, min_calls)` for a rate breaker (whose
-    /// `min_calls` is at least 1, so a second field of 0 means a count
-    /// breaker).
+    /// What this process reports to its fleet at `now` (see
+    /// [`FleetReport`]): for a count breaker, every failure reported here
+    /// since it joined and its current run of consecutive failures; for a
+    /// rate breaker, the failures and calls in its window.
     ///
     /// ```
     /// use backoff_runtime::CircuitBreaker;
+    /// use backoff_runtime::circuit::FleetReport;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));
+    /// breaker.join_fleet(Box::new(|| {}));
+    /// let now = Instant::now();
+    /// breaker.acquire(now).unwrap().failure(now);
+    /// breaker.acquire(now).unwrap().failure(now);
+    /// assert_eq!(breaker.fleet_report(now), FleetReport::Count { failures: 2, run: 2 });
+    /// breaker.acquire(now).unwrap().success(); // ends the run, not the total
+    /// assert_eq!(breaker.fleet_report(now), FleetReport::Count { failures: 2, run: 0 });
+    /// assert!(breaker.fleet_take_succeeded());
+    /// ```
+    pub fn fleet_report(&self, now: Instant) -> FleetReport {
+        let s = Packed::load(self.word.load(Ordering::Acquire));
+        match (&self.trip, s.state) {
+            (Trip::Consecutive(_), state) => FleetReport::Count {
+                failures: self
+                    .gate
+                    .get()
+                    .map_or(0, |g| g.failures.load(Ordering::Acquire)),
+                run: if state == CLOSED { s.count } else { 0 },
+            },
+            _ if self.fleet_held() => FleetReport::Rate {
+                failures: 0,
+                calls: 0,
+            },
+            (Trip::Rate(window), CLOSED) => {
+                let index = self.millis(now).0 / window.width;
+                let (calls, failures) = window.totals(s.generation, index);
+                FleetReport::Rate { failures, calls }
+            }
+            (Trip::Rate(window), _) => FleetReport::Rate {
+                failures: window.min_calls,
+                calls: window.min_calls,
+            },
+        }
+    }
+
+    /// What opens this breaker, so what opens its fleet: the same rule
+    /// over the counts every process reports.
+    ///
+    /// ```
+    /// use backoff_runtime::CircuitBreaker;
+    /// use backoff_runtime::circuit::FleetTrip;
     /// use std::time::Duration;
     ///
     /// let count = CircuitBreaker::new(5, 1, Duration::from_secs(30));
-    /// assert_eq!(count.fleet_trip(), (5, 0));
+    /// assert_eq!(count.fleet_trip(), FleetTrip::Count { threshold: 5 });
     /// let rate = CircuitBreaker::rate(0.5, 20, Duration::from_secs(10), Duration::from_secs(30));
-    /// assert_eq!(rate.fleet_trip(), (500, 20));
+    /// assert_eq!(rate.fleet_trip(), FleetTrip::Rate { per_mille: 500, min_calls: 20 });
     /// ```
-    pub fn fleet_trip(&self) -> (u64, u64) {
+    pub fn fleet_trip(&self) -> FleetTrip {
         match &self.trip {
-            Trip::Consecutive(threshold) => (*threshold, 0),
-            Trip::Rate(window) => (window.per_mille, window.min_calls),
+            Trip::Consecutive(threshold) => FleetTrip::Count {
+                threshold: *threshold,
+            },
+            Trip::Rate(window) => FleetTrip::Rate {
+                per_mille: window.per_mille,
+                min_calls: window.min_calls,
+            },
         }
     }
 
@@ -1611,25 +1698,56 @@ mod tests {
         // A failure wakes the fleet's thread; the report is the count.
         b.acquire(t).unwrap().failure(t);
         assert_eq!(wakes.load(core::sync::atomic::Ordering::Relaxed), 1);
-        assert_eq!(b.fleet_report(t), (1, 1));
+        assert_eq!(
+            b.fleet_report(t),
+            FleetReport::Count {
+                failures: 1,
+                run: 1
+            }
+        );
         // A success after it is marked (once) and wakes it.
         b.acquire(t).unwrap().success();
         assert!(b.fleet_take_succeeded());
         assert!(!b.fleet_take_succeeded());
-        assert_eq!(b.fleet_report(t), (1, 0));
+        assert_eq!(
+            b.fleet_report(t),
+            FleetReport::Count {
+                failures: 1,
+                run: 0
+            }
+        );
         // Held: open, and nothing passes, not even after open_for.
         b.fleet_hold(t);
         assert!(b.fleet_held());
         assert_eq!(b.state(), CircuitState::Open);
-        assert_eq!(b.fleet_report(t), (1, 0), "held: no run");
+        assert_eq!(
+            b.fleet_report(t),
+            FleetReport::Count {
+                failures: 1,
+                run: 0
+            },
+            "held: no run"
+        );
         assert!(b.acquire(at(t, 500)).is_err());
-        assert_eq!(b.fleet_take_want(), (true, false));
+        assert_eq!(
+            b.fleet_take_want(),
+            TrialWanted {
+                wanted: true,
+                grant_unused: false
+            }
+        );
         // A grant: one trial, at once (the fleet timed it).
         b.fleet_grant();
         let trial = b.acquire(at(t, 1)).unwrap();
         assert!(trial.is_trial());
         assert!(b.acquire(at(t, 1)).is_err());
-        assert_eq!(b.fleet_take_want(), (true, false));
+        assert_eq!(
+            b.fleet_take_want(),
+            TrialWanted {
+                wanted: true,
+                grant_unused: false
+            }
+        );
         trial.failure(at(t, 2));
         assert!(b.acquire(at(t, 600)).is_err(), "the grant was used");
         // A grant not used for a trial (the trial slot is taken) is kept.
@@ -1637,7 +1755,13 @@ mod tests {
         let trial = b.acquire(at(t, 3)).unwrap();
         b.fleet_grant();
         assert!(b.acquire(at(t, 3)).is_err());
-        assert_eq!(b.fleet_take_want(), (true, true));
+        assert_eq!(
+            b.fleet_take_want(),
+            TrialWanted {
+                wanted: true,
+                grant_unused: true
+            }
+        );
         trial.success();
         assert_eq!(b.state(), CircuitState::Closed);
         // (Held and closed: the sync thread reports the trial's success and
