@@ -126,6 +126,10 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
+/// The error of [`RedisStore::new`]: the `redis` crate's, re-exported so
+/// that it can be named without depending on `redis` directly.
+pub use redis::RedisError;
+
 use backoff_runtime::circuit::{FleetReport, FleetTrip, TrialWanted};
 use backoff_runtime::control::{Budget, Circuit, Throttle};
 use backoff_runtime::{AdaptiveThrottle, CircuitBreaker, CircuitState, RetryBudget};
@@ -149,7 +153,7 @@ const PREFIX: &str = "backoff";
 ///
 /// let store = RedisStore::new("redis://127.0.0.1:6379/")?.sync_every(Duration::from_millis(50));
 /// assert_eq!(store.sync_period(), Duration::from_millis(50));
-/// # Ok::<(), redis::RedisError>(())
+/// # Ok::<(), backoff_redis::RedisError>(())
 /// ```
 pub struct RedisStore {
     inner: Arc<Inner>,
@@ -195,7 +199,7 @@ impl RedisStore {
     /// let store = RedisStore::new("redis://127.0.0.1:1/").unwrap(); // nothing listens there
     /// # drop(store);
     /// ```
-    pub fn new(url: &str) -> Result<RedisStore, redis::RedisError> {
+    pub fn new(url: &str) -> Result<RedisStore, RedisError> {
         let client = redis::Client::open(url)?;
         let inner = Arc::new(Inner {
             client,
@@ -232,7 +236,7 @@ impl RedisStore {
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?.sync_every(Duration::from_millis(20));
     /// assert_eq!(store.sync_period(), Duration::from_millis(20));
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn sync_every(self, period: Duration) -> Self {
         self.inner
@@ -249,7 +253,7 @@ impl RedisStore {
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// assert_eq!(store.sync_period(), DEFAULT_SYNC_EVERY);
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn sync_period(&self) -> Duration {
         Duration::from_millis(self.inner.sync_every_ms.load(Ordering::Relaxed))
@@ -263,7 +267,7 @@ impl RedisStore {
     /// let a = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let b = RedisStore::new("redis://127.0.0.1:1/")?;
     /// assert_ne!(a.process(), b.process());
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn process(&self) -> &str {
         &self.inner.process
@@ -279,7 +283,7 @@ impl RedisStore {
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let (ok, _failed) = store.syncs();
     /// assert_eq!(ok, 0); // nothing listens on port 1
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn syncs(&self) -> (u64, u64) {
         (
@@ -301,7 +305,7 @@ impl RedisStore {
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.breaker("payments", CircuitBreaker::new(5, 1, Duration::from_secs(10)));
     /// assert_eq!(shared.state(), CircuitState::Closed);
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn breaker(&self, name: &str, breaker: CircuitBreaker) -> SharedBreaker {
         let entry = Arc::new(BreakerEntry {
@@ -334,7 +338,7 @@ impl RedisStore {
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.budget("payments", RetryBudget::new(100, 0.1));
     /// assert!(shared.local().try_spend()); // works locally while Redis is away
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn budget(&self, name: &str, budget: RetryBudget) -> SharedBudget {
         let entry = Arc::new(BudgetEntry {
@@ -365,7 +369,7 @@ impl RedisStore {
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.throttle("search", AdaptiveThrottle::new(2.0, Duration::from_secs(120)));
     /// shared.local().try_acquire(Instant::now()).unwrap().accepted();
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn throttle(&self, name: &str, throttle: AdaptiveThrottle) -> SharedThrottle {
         let entry = Arc::new(ThrottleEntry {
@@ -399,7 +403,29 @@ impl RedisStore {
 ///     Ok(permit) => permit.accepted(), // (after sending the request)
 ///     Err(rejected) => println!("{rejected}"),
 /// }
-/// # Ok::<(), redis::RedisError>(())
+/// # Ok::<(), backoff_redis::RedisError>(())
+/// ```
+///
+/// `#[retry(throttle = ..)]` takes it as it takes a local throttle (it
+/// implements [`backoff_runtime::control::Throttle`]):
+///
+/// ```no_run
+/// use backoff_redis::{RedisStore, SharedThrottle};
+/// use backoff_runtime::{AdaptiveThrottle, retry};
+/// use std::sync::LazyLock;
+/// use std::time::Duration;
+///
+/// static STORE: LazyLock<RedisStore> =
+///     LazyLock::new(|| RedisStore::new("redis://127.0.0.1/").expect("a valid url"));
+/// static SEARCH: LazyLock<SharedThrottle> = LazyLock::new(|| {
+///     STORE.throttle("search", AdaptiveThrottle::new(2.0, Duration::from_secs(120)))
+/// });
+///
+/// #[retry(attempts = 3, throttle = SEARCH)]
+/// fn search(query: &str) -> Result<usize, std::io::Error> {
+///     Ok(query.len())
+/// }
+/// # search("fleet").unwrap();
 /// ```
 pub struct SharedThrottle {
     entry: Arc<ThrottleEntry>,
@@ -431,7 +457,7 @@ impl SharedThrottle {
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.throttle("a", AdaptiveThrottle::new(2.0, Duration::from_secs(60)));
     /// assert_eq!(shared.local().reject_probability(Instant::now()), 0.0);
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     #[inline]
     pub fn local(&self) -> &AdaptiveThrottle {
@@ -546,7 +572,7 @@ impl SharedBreaker {
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.breaker("a", CircuitBreaker::new(5, 1, Duration::from_secs(1))).quorum(3);
     /// assert_eq!(shared.quorum_size(), 3);
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn quorum(self, n: u32) -> Self {
         self.entry.quorum.store(n.max(1), Ordering::Relaxed);
@@ -563,7 +589,7 @@ impl SharedBreaker {
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.breaker("a", CircuitBreaker::new(5, 1, Duration::from_secs(1)));
     /// assert_eq!(shared.quorum_size(), 2);
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn quorum_size(&self) -> u32 {
         self.entry.quorum.load(Ordering::Relaxed)
@@ -579,7 +605,7 @@ impl SharedBreaker {
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.breaker("a", CircuitBreaker::new(5, 1, Duration::from_secs(1)));
     /// shared.local().acquire(Instant::now()).unwrap().success();
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     #[inline]
     pub fn local(&self) -> &CircuitBreaker {
@@ -596,7 +622,7 @@ impl SharedBreaker {
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.breaker("a", CircuitBreaker::new(5, 1, Duration::from_secs(1)));
     /// assert_eq!(shared.state(), CircuitState::Closed);
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn state(&self) -> CircuitState {
         self.entry.breaker.state()
@@ -613,7 +639,7 @@ impl SharedBreaker {
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.breaker("a", CircuitBreaker::new(5, 1, Duration::from_secs(1)));
     /// assert!(!shared.fleet_open());
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn fleet_open(&self) -> bool {
         self.entry.breaker.fleet_held()
@@ -700,7 +726,7 @@ impl SharedBudget {
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.budget("a", RetryBudget::new(10, 0.5));
     /// assert_eq!(shared.local().max_tokens(), 10.0);
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     #[inline]
     pub fn local(&self) -> &RetryBudget {
