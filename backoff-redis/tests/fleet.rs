@@ -533,3 +533,52 @@ fn with_the_server_killed_calls_go_on_locally_and_the_store_reconnects() {
     );
     assert!(failed.iter().all(|&f| f > 0));
 }
+
+/// The runtime's loops take shared values as the attribute does (through
+/// `backoff_runtime::control`): a `Retrying` call behind the third
+/// process's breaker is refused, without running its operation, once two
+/// other processes have opened the fleet; and its retries spend the
+/// fleet's budget.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn the_runtimes_loops_take_shared_values() {
+    let server = server();
+    let stores = stores(&server, 3);
+    // A threshold no process reaches alone (each counts at most 50 toward
+    // the fleet's 100).
+    let b = breakers(&stores, "loops", 100, Duration::from_secs(60));
+    let budget = stores[2].budget("loops", RetryBudget::new(2, 0.0));
+    wait_syncs(&stores, 2);
+    let policy = backoff_runtime::Policy::immediate().attempts(10);
+    let mut calls = 0;
+    let result: Result<(), io::Error> = policy
+        .retrying(|| {
+            calls += 1;
+            Err(io::Error::other("down"))
+        })
+        .budget(&budget)
+        .circuit(&b[2])
+        .call();
+    assert_eq!(result.unwrap_err().to_string(), "down");
+    assert_eq!(calls, 3, "the fleet's bucket of 2 tokens: 2 retries");
+    assert_eq!(b[2].state(), CircuitState::Closed, "3 of 100 failures here");
+    fail(&b[0], 50);
+    fail(&b[1], 50);
+    assert!(
+        wait_until(LIMIT, || b[2].fleet_open()),
+        "the fleet did not open"
+    );
+    let mut ran = false;
+    let refused: Result<(), io::Error> = policy
+        .retrying(|| {
+            ran = true;
+            Ok(())
+        })
+        .circuit(&b[2])
+        .call();
+    assert_eq!(
+        refused.unwrap_err().kind(),
+        io::Error::from(CircuitOpen).kind()
+    );
+    assert!(!ran, "an open fleet refuses before the operation runs");
+}
