@@ -174,18 +174,31 @@ impl RetryBudget {
         self.record_tokens();
     }
 
-    /// The tokens left, in thousandths: what a fleet ([`crate::fleet`])
-    /// gives back to its shared bucket at a sync.
-    #[cfg(feature = "redis")]
-    pub(crate) fn milli(&self) -> u64 {
+    /// The tokens left, in thousandths: what a fleet (crate
+    /// `backoff-redis`, or any coordinator of many processes' budgets)
+    /// gives back to its shared bucket at a sync. (Every retry spends
+    /// 1000, every success deposits a fraction of it.)
+    ///
+    /// ```
+    /// use backoff_runtime::RetryBudget;
+    ///
+    /// let budget = RetryBudget::new(10, 0.1);
+    /// assert_eq!(budget.milli(), 10_000);
+    /// assert_eq!(budget.max_milli(), 10_000);
+    /// budget.adjust_milli(-4_500); // the fleet holds 4.5 tokens of these
+    /// assert_eq!(budget.tokens(), 5.5);
+    /// budget.adjust_milli(1_000_000); // never above the bucket's size
+    /// assert_eq!(budget.milli(), 10_000);
+    /// ```
+    pub fn milli(&self) -> u64 {
         self.tokens.load(Ordering::Acquire)
     }
 
-    /// Adds `delta` thousandths (between 0 and `max_tokens`): a fleet took
-    /// back the balance it was told and granted a new share, and what was
-    /// spent or deposited meanwhile stays counted.
-    #[cfg(feature = "redis")]
-    pub(crate) fn adjust_milli(&self, delta: i64) {
+    /// Adds `delta` thousandths (a negative `delta` takes them away), the
+    /// result kept between 0 and `max_tokens`: a fleet took back the
+    /// balance it was told and granted a new share, and what was spent or
+    /// deposited meanwhile stays counted.
+    pub fn adjust_milli(&self, delta: i64) {
         let _ = self
             .tokens
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
@@ -194,9 +207,8 @@ impl RetryBudget {
         self.record_tokens();
     }
 
-    /// `max_tokens` in thousandths.
-    #[cfg(feature = "redis")]
-    pub(crate) fn max_milli(&self) -> u64 {
+    /// [`max_tokens`](RetryBudget::max_tokens) in thousandths.
+    pub fn max_milli(&self) -> u64 {
         self.max
     }
 

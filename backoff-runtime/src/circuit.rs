@@ -376,17 +376,15 @@ pub struct CircuitBreaker {
     open_for_ms: u64,
     /// Its name, for the `backoff.breaker.state` gauge.
     name: Name,
-    /// Set by [`fleet`](crate::fleet) for a shared breaker: consulted only
+    /// Set by [`join_fleet`](CircuitBreaker::join_fleet): consulted only
     /// when the breaker is open or half-open, and on failures.
-    #[cfg(feature = "redis")]
     gate: OnceLock<Gate>,
 }
 
-/// What a fleet ([`crate::fleet`]) tells a local breaker, and hears from
+/// What a fleet ([`CircuitBreaker::join_fleet`]) tells a local breaker, and hears from
 /// it: whether the fleet holds it open (then a trial needs a grant),
 /// whether this process was granted the fleet's trial, and whether a call
 /// was refused while held (so the fleet's trial is wanted here).
-#[cfg(feature = "redis")]
 pub(crate) struct Gate {
     flags: AtomicU64,
     /// Every failure reported here (a count the fleet takes differences of).
@@ -395,17 +393,12 @@ pub(crate) struct Gate {
     wake: Box<dyn Fn() + Send + Sync>,
 }
 
-#[cfg(feature = "redis")]
 const HELD: u64 = 1;
-#[cfg(feature = "redis")]
 const GRANT: u64 = 2;
-#[cfg(feature = "redis")]
 const WANT: u64 = 4;
 /// A success ended a run of failures here (closed, count breaker).
-#[cfg(feature = "redis")]
 const SUCCEEDED: u64 = 8;
 
-#[cfg(feature = "redis")]
 impl fmt::Debug for Gate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Gate")
@@ -414,7 +407,6 @@ impl fmt::Debug for Gate {
     }
 }
 
-#[cfg(feature = "redis")]
 impl Gate {
     /// After an acquire that saw the breaker open or half-open: a grant not
     /// used for a trial is given back, and a call refused while held marks
@@ -427,6 +419,62 @@ impl Gate {
             (self.wake)();
         }
     }
+}
+
+/// What a breaker reports to its fleet
+/// ([`CircuitBreaker::fleet_report`]): the counts a fleet adds up across
+/// its processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FleetReport {
+    /// A count breaker's ([`CircuitBreaker::new`]).
+    Count {
+        /// Every failure reported to it since it joined its fleet (a
+        /// running total: a fleet pushes the difference since its last
+        /// push, so a push retried or lost counts each failure once).
+        failures: u64,
+        /// Its current run of consecutive failures (0 unless closed).
+        run: u64,
+    },
+    /// A rate breaker's ([`CircuitBreaker::rate`]): the failures and calls
+    /// in its window while closed; `min_calls` of each while it is open on
+    /// its own; none while its fleet holds it open.
+    Rate {
+        /// Failed calls in the window.
+        failures: u64,
+        /// Calls in the window.
+        calls: u64,
+    },
+}
+
+/// What opens a breaker, so what opens its fleet
+/// ([`CircuitBreaker::fleet_trip`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FleetTrip {
+    /// A count breaker: `threshold` consecutive failures.
+    Count {
+        /// Its `failure_threshold` (at least 1).
+        threshold: u64,
+    },
+    /// A rate breaker: at least `min_calls` calls in the window, and a
+    /// share of failures of at least `per_mille` thousandths.
+    Rate {
+        /// Its `failure_ratio`, in thousandths.
+        per_mille: u64,
+        /// Its `min_calls` (at least 1).
+        min_calls: u64,
+    },
+}
+
+/// The trial gate's marks, as [`CircuitBreaker::fleet_take_want`] takes
+/// them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TrialWanted {
+    /// A call was refused while the fleet held the breaker open: the
+    /// fleet's trial is wanted here (the mark is now cleared).
+    pub wanted: bool,
+    /// A grant ([`CircuitBreaker::fleet_grant`]) is still waiting unused
+    /// (it stays).
+    pub grant_unused: bool,
 }
 
 /// `n`, or 1 for 0, at most [`COUNT_MAX`].
@@ -453,7 +501,6 @@ impl CircuitBreaker {
             success_threshold: threshold(success_threshold),
             open_for_ms: millis_up(open_for),
             name: Name::NONE,
-            #[cfg(feature = "redis")]
             gate: OnceLock::new(),
         }
     }
@@ -533,7 +580,6 @@ impl CircuitBreaker {
             success_threshold: 1,
             open_for_ms: millis_up(open_for),
             name: Name::NONE,
-            #[cfg(feature = "redis")]
             gate: OnceLock::new(),
         }
     }
@@ -557,16 +603,6 @@ impl CircuitBreaker {
         self
     }
 
-    /// Its [name](CircuitBreaker::named), if it has one (feature
-    /// `opentelemetry`).
-    ///
-    /// ```
-    /// use backoff_runtime::CircuitBreaker;
-    /// use std::time::Duration;
-    ///
-    /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30)).named("payments");
-    /// assert_eq!(breaker.name(), Some("payments"));
-    /// ```
     /// Its [name](CircuitBreaker::named), if it has one (feature
     /// `opentelemetry`).
     ///
@@ -695,7 +731,6 @@ impl CircuitBreaker {
         let (floor, ceil) = self.millis(now);
         // Held open by its fleet: a trial only with the fleet's grant, taken
         // here (and given back if no trial is claimed with it).
-        #[cfg(feature = "redis")]
         let (held, grant) = match self.gate.get() {
             Some(gate) => {
                 let flags = gate.flags.fetch_and(!GRANT, Ordering::AcqRel);
@@ -703,8 +738,6 @@ impl CircuitBreaker {
             }
             None => (false, false),
         };
-        #[cfg(not(feature = "redis"))]
-        let (held, grant) = (false, false);
         let mut granted = Packed::load(0);
         let result = self
             .word
@@ -723,7 +756,6 @@ impl CircuitBreaker {
                 };
                 Some(granted.store())
             });
-        #[cfg(feature = "redis")]
         if let Some(gate) = self.gate.get() {
             gate.after_acquire(held, grant, result.is_ok() && granted.trial);
         }
@@ -839,7 +871,6 @@ impl CircuitBreaker {
             }),
             _ => None,
         });
-        #[cfg(feature = "redis")]
         if let Some(gate) = self.gate.get() {
             if !trial {
                 // A success after failures: the fleet's count starts
@@ -867,19 +898,50 @@ impl CircuitBreaker {
                     .then(|| s.open(ceil))
             }),
         }
-        #[cfg(feature = "redis")]
         if let Some(gate) = self.gate.get() {
             gate.failures.fetch_add(1, Ordering::AcqRel);
             (gate.wake)();
         }
     }
 
-    /// Gives this breaker to a fleet: `wake` is called (from the caller's
-    /// thread, so it must be quick) on each failure, each trial's success
-    /// and each call refused while the fleet holds it open. `false` if it
-    /// already has a fleet.
-    #[cfg(feature = "redis")]
-    pub(crate) fn join_fleet(&self, wake: Box<dyn Fn() + Send + Sync>) -> bool {
+    /// Gives this breaker to a fleet (or any coordinator outside this
+    /// process's calls), once: afterwards the `fleet_*` hooks below act on
+    /// it. `wake` is called from the caller's thread (so it must be quick
+    /// and must not block: a channel's `try_send`, a `Notify`) on each
+    /// failure, each success that ends a run of failures or a trial, and
+    /// each call refused while the fleet holds it open. `false`, and
+    /// `wake` dropped, if it already has a fleet.
+    ///
+    /// Until a breaker joins a fleet, the hooks do nothing (and report
+    /// nothing: [`fleet_report`](CircuitBreaker::fleet_report) counts
+    /// failures from the join on). A breaker that joined costs no more on
+    /// the success path: the hooks are consulted only on failures, on
+    /// trials, and while it is open.
+    ///
+    /// ```
+    /// use backoff_runtime::CircuitBreaker;
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));
+    /// let wakes = Arc::new(AtomicU32::new(0));
+    /// let w = wakes.clone();
+    /// assert!(breaker.join_fleet(Box::new(move || {
+    ///     w.fetch_add(1, Ordering::Relaxed);
+    /// })));
+    /// assert!(!breaker.join_fleet(Box::new(|| {})), "one fleet");
+    ///
+    /// let now = Instant::now();
+    /// breaker.acquire(now).unwrap().failure(now);
+    /// assert_eq!(wakes.load(Ordering::Relaxed), 1);
+    /// // Every failure so far, and the current run of consecutive ones.
+    /// assert_eq!(
+    ///     breaker.fleet_report(now),
+    ///     backoff_runtime::circuit::FleetReport::Count { failures: 1, run: 1 }
+    /// );
+    /// ```
+    pub fn join_fleet(&self, wake: Box<dyn Fn() + Send + Sync>) -> bool {
         self.gate
             .set(Gate {
                 flags: AtomicU64::new(0),
@@ -890,13 +952,34 @@ impl CircuitBreaker {
     }
 
     /// The fleet is open: hold this breaker open (from `now`, a new
-    /// generation unless it is open already) until [`fleet_release`]; a
-    /// trial then needs [`fleet_grant`].
+    /// generation unless it is open already) until [`fleet_release`]; while
+    /// held, `open_for` passing lets no trial through: a trial needs
+    /// [`fleet_grant`]. Does nothing before [`join_fleet`].
+    ///
+    /// ```
+    /// use backoff_runtime::{CircuitBreaker, CircuitState};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let breaker = CircuitBreaker::new(5, 1, Duration::from_millis(10));
+    /// breaker.join_fleet(Box::new(|| {}));
+    /// let now = Instant::now();
+    /// breaker.fleet_hold(now);
+    /// assert!(breaker.fleet_held());
+    /// assert_eq!(breaker.state(), CircuitState::Open);
+    /// let later = now + Duration::from_secs(60);
+    /// assert!(breaker.acquire(later).is_err(), "held: no trial of its own");
+    /// // The refusal marks the fleet's trial as wanted here.
+    /// assert!(breaker.fleet_take_want().wanted);
+    /// breaker.fleet_grant();
+    /// breaker.acquire(later).unwrap().success(); // the fleet's one trial
+    /// breaker.fleet_release(true);
+    /// assert_eq!(breaker.state(), CircuitState::Closed);
+    /// ```
     ///
     /// [`fleet_release`]: CircuitBreaker::fleet_release
     /// [`fleet_grant`]: CircuitBreaker::fleet_grant
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_hold(&self, now: Instant) {
+    /// [`join_fleet`]: CircuitBreaker::join_fleet
+    pub fn fleet_hold(&self, now: Instant) {
         let Some(gate) = self.gate.get() else { return };
         if gate.flags.fetch_or(HELD, Ordering::AcqRel) & HELD != 0 {
             return;
@@ -905,9 +988,9 @@ impl CircuitBreaker {
         self.update(|s| (s.state != OPEN).then(|| s.open(ceil)));
     }
 
-    /// Whether the fleet holds this breaker open.
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_held(&self) -> bool {
+    /// Whether the fleet holds this breaker open
+    /// ([`fleet_hold`](CircuitBreaker::fleet_hold)).
+    pub fn fleet_held(&self) -> bool {
         self.gate
             .get()
             .is_some_and(|g| g.flags.load(Ordering::Acquire) & HELD != 0)
@@ -915,9 +998,9 @@ impl CircuitBreaker {
 
     /// The fleet no longer holds it: with `close`, a breaker still open or
     /// half-open closes (the fleet's trial succeeded); without, it keeps
-    /// its local state and rules (the fleet is unreachable).
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_release(&self, close: bool) {
+    /// its local state and rules (the fleet is unreachable). An unused
+    /// grant and a wanted trial are dropped.
+    pub fn fleet_release(&self, close: bool) {
         let Some(gate) = self.gate.get() else { return };
         gate.flags
             .fetch_and(!(HELD | GRANT | WANT), Ordering::AcqRel);
@@ -930,79 +1013,121 @@ impl CircuitBreaker {
         }
     }
 
-    /// This process holds the fleet's trial: the next call may be it.
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_grant(&self) {
+    /// This process holds the fleet's trial: the next call admitted by the
+    /// breaker's own rules (open or half-open, no trial of its own in
+    /// flight) may be it; a call that does not claim it gives it back. One
+    /// grant lets one trial through, however often it was granted.
+    pub fn fleet_grant(&self) {
         if let Some(gate) = self.gate.get() {
             gate.flags.fetch_or(GRANT, Ordering::AcqRel);
         }
     }
 
-    /// Takes the mark left by a success that ended a run of failures here.
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_take_succeeded(&self) -> bool {
+    /// Takes (and clears) the mark left by a success, not a trial's, that
+    /// ended a run of failures here (so the fleet's run of consecutive
+    /// failures ends too, even if the report that would show it is lost).
+    pub fn fleet_take_succeeded(&self) -> bool {
         self.gate
             .get()
             .is_some_and(|g| g.flags.fetch_and(!SUCCEEDED, Ordering::AcqRel) & SUCCEEDED != 0)
     }
 
-    /// Takes the mark left by a call refused while held (the fleet's trial
-    /// is wanted here), and whether a grant is still unused.
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_take_want(&self) -> (bool, bool) {
-        self.gate.get().map_or((false, false), |g| {
+    /// Takes (and clears) the mark left by a call refused while held (the
+    /// fleet's trial is wanted here), and tells whether a grant is still
+    /// unused.
+    pub fn fleet_take_want(&self) -> TrialWanted {
+        self.gate.get().map_or(TrialWanted::default(), |g| {
             let flags = g.flags.fetch_and(!WANT, Ordering::AcqRel);
-            (flags & WANT != 0, flags & GRANT != 0)
+            TrialWanted {
+                wanted: flags & WANT != 0,
+                grant_unused: flags & GRANT != 0,
+            }
         })
     }
 
     /// Marks the fleet's trial as wanted here again (a claim that must
     /// wait for an earlier one to lapse).
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_mark_want(&self) {
+    pub fn fleet_mark_want(&self) {
         if let Some(gate) = self.gate.get() {
             gate.flags.fetch_or(WANT, Ordering::AcqRel);
         }
     }
 
-    /// What this process reports to its fleet: for a count breaker, every
-    /// failure reported here so far and its current run of consecutive
-    /// failures (0 unless closed); for a rate breaker, the failures and
-    /// calls in its window (`min_calls` of each while it is open on its
-    /// own, nothing while the fleet holds it).
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_report(&self, now: Instant) -> (u64, u64) {
+    /// What this process reports to its fleet at `now` (see
+    /// [`FleetReport`]): for a count breaker, every failure reported here
+    /// since it joined and its current run of consecutive failures; for a
+    /// rate breaker, the failures and calls in its window.
+    ///
+    /// ```
+    /// use backoff_runtime::CircuitBreaker;
+    /// use backoff_runtime::circuit::FleetReport;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));
+    /// breaker.join_fleet(Box::new(|| {}));
+    /// let now = Instant::now();
+    /// breaker.acquire(now).unwrap().failure(now);
+    /// breaker.acquire(now).unwrap().failure(now);
+    /// assert_eq!(breaker.fleet_report(now), FleetReport::Count { failures: 2, run: 2 });
+    /// breaker.acquire(now).unwrap().success(); // ends the run, not the total
+    /// assert_eq!(breaker.fleet_report(now), FleetReport::Count { failures: 2, run: 0 });
+    /// assert!(breaker.fleet_take_succeeded());
+    /// ```
+    pub fn fleet_report(&self, now: Instant) -> FleetReport {
         let s = Packed::load(self.word.load(Ordering::Acquire));
         match (&self.trip, s.state) {
-            (Trip::Consecutive(_), state) => (
-                self.gate
+            (Trip::Consecutive(_), state) => FleetReport::Count {
+                failures: self
+                    .gate
                     .get()
                     .map_or(0, |g| g.failures.load(Ordering::Acquire)),
-                if state == CLOSED { s.count } else { 0 },
-            ),
-            _ if self.fleet_held() => (0, 0),
+                run: if state == CLOSED { s.count } else { 0 },
+            },
+            _ if self.fleet_held() => FleetReport::Rate {
+                failures: 0,
+                calls: 0,
+            },
             (Trip::Rate(window), CLOSED) => {
                 let index = self.millis(now).0 / window.width;
                 let (calls, failures) = window.totals(s.generation, index);
-                (failures, calls)
+                FleetReport::Rate { failures, calls }
             }
-            (Trip::Rate(window), _) => (window.min_calls, window.min_calls),
+            (Trip::Rate(window), _) => FleetReport::Rate {
+                failures: window.min_calls,
+                calls: window.min_calls,
+            },
         }
     }
 
-    /// What opens the fleet: `(threshold, 0)` for a count breaker,
-    /// `(failures per mille, min_calls)` for a rate breaker.
-    #[cfg(feature = "redis")]
-    pub(crate) fn fleet_trip(&self) -> (u64, u64) {
+    /// What opens this breaker, so what opens its fleet: the same rule
+    /// over the counts every process reports.
+    ///
+    /// ```
+    /// use backoff_runtime::CircuitBreaker;
+    /// use backoff_runtime::circuit::FleetTrip;
+    /// use std::time::Duration;
+    ///
+    /// let count = CircuitBreaker::new(5, 1, Duration::from_secs(30));
+    /// assert_eq!(count.fleet_trip(), FleetTrip::Count { threshold: 5 });
+    /// let rate = CircuitBreaker::rate(0.5, 20, Duration::from_secs(10), Duration::from_secs(30));
+    /// assert_eq!(rate.fleet_trip(), FleetTrip::Rate { per_mille: 500, min_calls: 20 });
+    /// ```
+    pub fn fleet_trip(&self) -> FleetTrip {
         match &self.trip {
-            Trip::Consecutive(threshold) => (*threshold, 0),
-            Trip::Rate(window) => (window.per_mille, window.min_calls),
+            Trip::Consecutive(threshold) => FleetTrip::Count {
+                threshold: *threshold,
+            },
+            Trip::Rate(window) => FleetTrip::Rate {
+                per_mille: window.per_mille,
+                min_calls: window.min_calls,
+            },
         }
     }
 
-    /// `open_for`, in milliseconds (at least 1).
-    #[cfg(feature = "redis")]
-    pub(crate) fn open_for_ms(&self) -> u64 {
+    /// `open_for`, in milliseconds (at least 1, at most about 35 years):
+    /// how long a fleet's trial is held before another process may claim
+    /// it.
+    pub fn open_for_ms(&self) -> u64 {
         self.open_for_ms.clamp(1, TIME_HALF)
     }
 
@@ -1558,7 +1683,6 @@ mod tests {
 
     /// The fleet's gate: held open, a trial only with a grant (one), a
     /// refusal marks the trial as wanted, release with or without closing.
-    #[cfg(feature = "redis")]
     #[test]
     fn the_fleet_gate() {
         use std::sync::Arc;
@@ -1574,25 +1698,56 @@ mod tests {
         // A failure wakes the fleet's thread; the report is the count.
         b.acquire(t).unwrap().failure(t);
         assert_eq!(wakes.load(core::sync::atomic::Ordering::Relaxed), 1);
-        assert_eq!(b.fleet_report(t), (1, 1));
+        assert_eq!(
+            b.fleet_report(t),
+            FleetReport::Count {
+                failures: 1,
+                run: 1
+            }
+        );
         // A success after it is marked (once) and wakes it.
         b.acquire(t).unwrap().success();
         assert!(b.fleet_take_succeeded());
         assert!(!b.fleet_take_succeeded());
-        assert_eq!(b.fleet_report(t), (1, 0));
+        assert_eq!(
+            b.fleet_report(t),
+            FleetReport::Count {
+                failures: 1,
+                run: 0
+            }
+        );
         // Held: open, and nothing passes, not even after open_for.
         b.fleet_hold(t);
         assert!(b.fleet_held());
         assert_eq!(b.state(), CircuitState::Open);
-        assert_eq!(b.fleet_report(t), (1, 0), "held: no run");
+        assert_eq!(
+            b.fleet_report(t),
+            FleetReport::Count {
+                failures: 1,
+                run: 0
+            },
+            "held: no run"
+        );
         assert!(b.acquire(at(t, 500)).is_err());
-        assert_eq!(b.fleet_take_want(), (true, false));
+        assert_eq!(
+            b.fleet_take_want(),
+            TrialWanted {
+                wanted: true,
+                grant_unused: false
+            }
+        );
         // A grant: one trial, at once (the fleet timed it).
         b.fleet_grant();
         let trial = b.acquire(at(t, 1)).unwrap();
         assert!(trial.is_trial());
         assert!(b.acquire(at(t, 1)).is_err());
-        assert_eq!(b.fleet_take_want(), (true, false));
+        assert_eq!(
+            b.fleet_take_want(),
+            TrialWanted {
+                wanted: true,
+                grant_unused: false
+            }
+        );
         trial.failure(at(t, 2));
         assert!(b.acquire(at(t, 600)).is_err(), "the grant was used");
         // A grant not used for a trial (the trial slot is taken) is kept.
@@ -1600,7 +1755,13 @@ mod tests {
         let trial = b.acquire(at(t, 3)).unwrap();
         b.fleet_grant();
         assert!(b.acquire(at(t, 3)).is_err());
-        assert_eq!(b.fleet_take_want(), (true, true));
+        assert_eq!(
+            b.fleet_take_want(),
+            TrialWanted {
+                wanted: true,
+                grant_unused: true
+            }
+        );
         trial.success();
         assert_eq!(b.state(), CircuitState::Closed);
         // (Held and closed: the sync thread reports the trial's success and

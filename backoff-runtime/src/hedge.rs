@@ -72,6 +72,7 @@ use pin_project_lite::pin_project;
 use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen};
 use crate::clock;
+use crate::control::{Budget, Circuit};
 use crate::decision::Decision;
 #[cfg(doc)]
 use crate::decision::IntoDecision;
@@ -937,12 +938,13 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// assert_eq!(result, Ok(1));
     /// # }
     /// ```
-    pub fn budget(mut self, budget: &'p RetryBudget) -> Self {
-        self.budget = Some(budget);
+    pub fn budget(mut self, budget: &'p (impl Budget + ?Sized)) -> Self {
+        self.budget = Some(budget.as_budget());
         self
     }
 
-    /// Puts every attempt behind a breaker: an open breaker refuses the
+    /// Puts every attempt behind a breaker (any [`Circuit`]: a
+    /// [`CircuitBreaker`], or a fleet's shared one): an open breaker refuses the
     /// first attempt (the call returns `from(CircuitOpen)`) and every
     /// hedge; each attempt's outcome is reported to it.
     ///
@@ -965,14 +967,14 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// ```
     pub fn circuit<E>(
         self,
-        breaker: &'p CircuitBreaker,
+        breaker: &'p (impl Circuit + ?Sized),
         from: fn(CircuitOpen) -> E,
     ) -> Hedge<'p, S, N, FromOpen<E>, W, K, R, G> {
         Hedge {
             policy: self.policy,
             delay: self.delay,
             budget: self.budget,
-            circuit: Some((breaker, from)),
+            circuit: Some((breaker.as_circuit(), from)),
             hooks: self.hooks,
         }
     }

@@ -182,6 +182,19 @@
 //! of your own: `?` still converts the client's errors, and the refusals
 //! are [`Error::CircuitOpen`] and [`Error::Elapsed`].
 //!
+//! # Your own controls, and fleets
+//!
+//! `circuit`, `budget` and `throttle` (in the attribute, in [`Retrying`]
+//! and in hedged calls) accept any [`control::Circuit`],
+//! [`control::Budget`] or [`control::Throttle`]: the core's
+//! [`CircuitBreaker`], [`RetryBudget`] and [`AdaptiveThrottle`], a
+//! reference, `Box`, `Arc` or `LazyLock` of one, or a type of yours that
+//! lends one. The crate `backoff-redis` shares them across the processes
+//! of a fleet through Redis (`backoff_redis::{RedisStore, SharedBreaker,
+//! SharedBudget, SharedThrottle}`), through the controls' public fleet
+//! hooks ([`CircuitBreaker::join_fleet`] and its neighbours), which a
+//! coordinator of your own may use the same way.
+//!
 //! # Job systems
 //!
 //! A job queue that stores only each job's attempt count asks
@@ -232,10 +245,6 @@
 //!   by gRPC's retry design (`UNAVAILABLE`, `RESOURCE_EXHAUSTED`, the
 //!   server's `grpc-retry-pushback-ms`); tonic without its default features
 //!   (no transport, no `protoc`); implies `std`.
-//! - `redis` (off): the `fleet` module, breakers, budgets and throttles
-//!   shared by a fleet of processes through Redis (`RedisStore`); every
-//!   call uses a local copy and a background thread per store syncs it;
-//!   the `redis` crate without its default features; implies `tokio`.
 //!
 //! The documentation on docs.rs is built with every feature; an item that
 //! needs one that is off by default says so.
@@ -260,11 +269,11 @@ pub mod circuit;
 #[cfg(feature = "std")]
 pub mod clock;
 #[cfg(feature = "std")]
+pub mod control;
+#[cfg(feature = "std")]
 mod driver;
 #[cfg(feature = "std")]
 pub mod error;
-#[cfg(feature = "redis")]
-pub mod fleet;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 #[cfg(feature = "tokio")]

@@ -1,5 +1,6 @@
 //! Loom models of the lock-free parts: the count breaker, the rate breaker,
-//! the retry budget and the adaptive throttle. Loom runs each model under
+//! the retry budget, the adaptive throttle, and the breaker's fleet gate
+//! (the trial grant a fleet such as `backoff-redis` hands out). Loom runs each model under
 //! every interleaving of its threads (up to `LOOM_MAX_PREEMPTIONS`
 //! preemptions) and checks the assertions in each.
 //!
@@ -227,5 +228,42 @@ fn loom_throttle_counts_every_request() {
             t.join().unwrap();
         }
         assert_eq!(throttle.counts(t0()), (2, 0));
+    });
+}
+
+/// The fleet's trial gate (`CircuitBreaker::join_fleet` and its hooks, as
+/// a fleet drives them): a breaker held open by its fleet with one grant,
+/// two threads calling at once. Exactly one call is the trial (the grant
+/// is taken once), the other is refused and marks the fleet's trial as
+/// wanted here, and no grant is left over.
+#[test]
+fn loom_fleet_grant_admits_one_trial() {
+    loom::model(|| {
+        let b = Arc::new(CircuitBreaker::new(1, 1, Duration::from_secs(3600)));
+        b.touch();
+        assert!(b.join_fleet(Box::new(|| {})));
+        b.fleet_hold(t0());
+        b.fleet_grant();
+        let trials = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let (b, trials) = (b.clone(), trials.clone());
+                thread::spawn(move || {
+                    if let Ok(permit) = b.acquire_on(t0) {
+                        assert!(permit.is_trial(), "held: only a trial passes");
+                        trials.fetch_add(1, SeqCst);
+                        permit.failure(t0());
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(trials.load(SeqCst), 1, "one grant, one trial");
+        let want = b.fleet_take_want();
+        assert!(want.wanted && !want.grant_unused, "{want:?}");
+        assert!(b.fleet_held());
+        assert!(b.acquire_on(t0).is_err(), "the trial failed: still held");
     });
 }

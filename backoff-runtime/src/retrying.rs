@@ -35,6 +35,7 @@ use core::ops::ControlFlow;
 use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen};
 use crate::clock::{self, Clock};
+use crate::control::{Budget, Circuit, Throttle};
 use crate::decision::{Decision, IntoDecision};
 use crate::driver::{self, Hooks, Lazy, NoTrace, Origin, Recording};
 use crate::event::RetryEvent;
@@ -266,25 +267,27 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
         self.with_hooks(|(w, k, n, g, _)| (w, k, n, g, f))
     }
 
-    /// Shares a [`RetryBudget`]: each retry spends a token, each success
-    /// deposits; with none left the call gives up (reason
-    /// [`Budget`](GiveUpReason::Budget)).
-    pub fn budget(mut self, budget: &'p RetryBudget) -> Self {
-        self.budget = Some(budget);
+    /// Shares a [`RetryBudget`] (or any [`Budget`], such as a fleet's
+    /// shared one): each retry spends a token, each success deposits; with
+    /// none left the call gives up (reason [`Budget`](GiveUpReason::Budget)).
+    pub fn budget(mut self, budget: &'p (impl Budget + ?Sized)) -> Self {
+        self.budget = Some(budget.as_budget());
         self
     }
 
-    /// Puts the call behind a [`CircuitBreaker`]: while it is open, the call
-    /// fails fast with `E::from(CircuitOpen)` without running `op`.
-    pub fn circuit(mut self, circuit: &'p CircuitBreaker) -> Self
+    /// Puts the call behind a [`CircuitBreaker`] (or any [`Circuit`], such
+    /// as a fleet's shared one): while it is open, the call fails fast with
+    /// `E::from(CircuitOpen)` without running `op`.
+    pub fn circuit(mut self, circuit: &'p (impl Circuit + ?Sized)) -> Self
     where
         E: From<CircuitOpen>,
     {
-        self.circuit = Some((circuit, E::from));
+        self.circuit = Some((circuit.as_circuit(), E::from));
         self
     }
 
-    /// Puts the call behind client-side [`AdaptiveThrottle`]ing: before each
+    /// Puts the call behind client-side [`AdaptiveThrottle`]ing (or any
+    /// [`Throttle`], such as a fleet's shared one): before each
     /// attempt the throttle may reject it locally, and the call then fails
     /// fast with `E::from(Rejected)` without running `op` (reason
     /// [`Rejected`](GiveUpReason::Rejected)). An attempt counts as accepted
@@ -309,11 +312,11 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
     /// }
     /// assert!(sent < 60, "{sent} attempts reached the backend, of up to 300");
     /// ```
-    pub fn throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self
+    pub fn throttle(mut self, throttle: &'p (impl Throttle + ?Sized)) -> Self
     where
         E: From<Rejected>,
     {
-        self.throttle = Some((throttle, E::from));
+        self.throttle = Some((throttle.as_throttle(), E::from));
         self
     }
 

@@ -58,6 +58,22 @@ mod model {
             self.get().compare_exchange(current, new, success, failure)
         }
 
+        pub(crate) fn store(&self, value: u64, order: Ordering) {
+            self.get().store(value, order);
+        }
+
+        pub(crate) fn fetch_add(&self, value: u64, order: Ordering) -> u64 {
+            self.get().fetch_add(value, order)
+        }
+
+        pub(crate) fn fetch_or(&self, value: u64, order: Ordering) -> u64 {
+            self.get().fetch_or(value, order)
+        }
+
+        pub(crate) fn fetch_and(&self, value: u64, order: Ordering) -> u64 {
+            self.get().fetch_and(value, order)
+        }
+
         pub(crate) fn fetch_update(
             &self,
             set: Ordering,

@@ -138,8 +138,8 @@ pub struct AdaptiveThrottle {
     epoch: OnceLock<Instant>,
     buckets: [AtomicU64; BUCKETS as usize],
     /// The rest of the fleet's requests and accepts over its window
-    /// (| requests: 32 | accepts: 32 |), set by [`crate::fleet`].
-    #[cfg(feature = "redis")]
+    /// (| requests: 32 | accepts: 32 |), set by
+    /// [`set_fleet`](AdaptiveThrottle::set_fleet).
     fleet: AtomicU64,
 }
 
@@ -161,7 +161,6 @@ impl AdaptiveThrottle {
             width,
             epoch: OnceLock::new(),
             buckets: [const { AtomicU64::new(0) }; BUCKETS as usize],
-            #[cfg(feature = "redis")]
             fleet: AtomicU64::new(0),
         }
     }
@@ -219,23 +218,40 @@ impl AdaptiveThrottle {
         over as f64 / ((requests + 1) * 1000) as f64
     }
 
-    /// The requests and accepts in the window ending at `now` (with the
-    /// feature `redis`, a shared throttle's, `fleet::SharedThrottle`,
-    /// include the rest of the fleet's, as last heard).
+    /// The requests and accepts in the window ending at `now`: this
+    /// process's own ([`own_counts`](AdaptiveThrottle::own_counts)) and
+    /// the rest of its fleet's, as last [set](AdaptiveThrottle::set_fleet)
+    /// (a shared throttle's, `backoff_redis::SharedThrottle`).
     pub fn counts(&self, now: Instant) -> (u64, u64) {
         self.totals(self.millis(now) / self.width)
     }
 
     /// This process's own requests and accepts in the window ending at
     /// `now`, what it reports to its fleet.
-    #[cfg(feature = "redis")]
-    pub(crate) fn own_counts(&self, now: Instant) -> (u64, u64) {
+    ///
+    /// ```
+    /// use backoff_runtime::AdaptiveThrottle;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let throttle = AdaptiveThrottle::new(2.0, Duration::from_secs(120));
+    /// let now = Instant::now();
+    /// throttle.try_acquire(now).unwrap().accepted();
+    /// // The rest of the fleet: 100 requests, 10 accepted.
+    /// throttle.set_fleet(100, 10);
+    /// assert_eq!(throttle.own_counts(now), (1, 1));
+    /// assert_eq!(throttle.counts(now), (101, 11));
+    /// assert!(throttle.reject_probability(now) > 0.7);
+    /// ```
+    pub fn own_counts(&self, now: Instant) -> (u64, u64) {
         self.own_totals(self.millis(now) / self.width)
     }
 
-    /// The rest of the fleet's requests and accepts over its window.
-    #[cfg(feature = "redis")]
-    pub(crate) fn set_fleet(&self, requests: u64, accepts: u64) {
+    /// The rest of the fleet's requests and accepts over its window (each
+    /// kept to `u32::MAX`), replacing what was set before: from then on
+    /// [`counts`](AdaptiveThrottle::counts), and so the rejection
+    /// probability, include them. A fleet that can no longer hear the
+    /// others sets `(0, 0)`.
+    pub fn set_fleet(&self, requests: u64, accepts: u64) {
         let word = (requests.min(u64::from(u32::MAX)) << 32) | accepts.min(u64::from(u32::MAX));
         self.fleet.store(word, Ordering::Release);
     }
@@ -277,20 +293,15 @@ impl AdaptiveThrottle {
     }
 
     /// Requests and accepts of the window ending at `index`: this
-    /// process's, and with the feature `redis` the rest of its fleet's.
+    /// process's and the rest of its fleet's.
     #[inline]
     fn totals(&self, index: u64) -> (u64, u64) {
         let (requests, accepts) = self.own_totals(index);
-        #[cfg(feature = "redis")]
-        {
-            let fleet = self.fleet.load(Ordering::Acquire);
-            (
-                requests.saturating_add(fleet >> 32),
-                accepts.saturating_add(fleet & u64::from(u32::MAX)),
-            )
-        }
-        #[cfg(not(feature = "redis"))]
-        (requests, accepts)
+        let fleet = self.fleet.load(Ordering::Acquire);
+        (
+            requests.saturating_add(fleet >> 32),
+            accepts.saturating_add(fleet & u64::from(u32::MAX)),
+        )
     }
 
     /// Requests and accepts in the buckets of the window ending at `index`.

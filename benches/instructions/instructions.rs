@@ -448,7 +448,8 @@ mod metrics {
 }
 
 /// `#[retry(circuit = SHARED)]` with a breaker shared through Redis
-/// (feature `redis` of this package): a `static` in a `LazyLock`, as the
+/// (feature `redis` of this package: crate `backoff-redis`): a `static` in
+/// a `LazyLock`, as the
 /// docs show it. The store points at a port where nothing listens and
 /// syncs hourly, so its thread, after one failed connection at start (the
 /// same in every run), sleeps: what is counted is the call's path. Without
@@ -456,7 +457,7 @@ mod metrics {
 #[cfg(feature = "redis")]
 mod fleet {
     use super::*;
-    use backoff_runtime::fleet::{RedisStore, SharedBreaker};
+    use backoff_redis::{RedisStore, SharedBreaker};
     use std::sync::LazyLock;
 
     static STORE: LazyLock<RedisStore> = LazyLock::new(|| {

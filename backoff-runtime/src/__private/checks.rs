@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// What `budget`, `circuit` and `throttle` may name: the public traits
+/// of [`crate::control`], under the names the expansion gives them.
+pub use crate::control::{Budget as AsBudget, Circuit as AsCircuit, Throttle as AsThrottle};
+
 /// The return type of a function under `#[retry]`: a `Result`, possibly
 /// behind an alias.
 #[diagnostic::on_unimplemented(
@@ -693,68 +697,6 @@ impl AsyncSleep for DefaultSleep {
     }
 }
 
-/// What `budget = PATH` may name.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `budget` must give a `backoff_runtime::RetryBudget`, not `{Self}`",
-    label = "not a `RetryBudget`",
-    note = "name a `static BUDGET: RetryBudget = RetryBudget::new(10, 0.1);`, or give one owned elsewhere, such as `budget = self.budget` or `budget = &*self.shared_budget` (an `Arc`)"
-)]
-pub trait AsBudget {
-    /// The budget.
-    fn as_budget(&self) -> &RetryBudget;
-}
-
-#[diagnostic::do_not_recommend]
-impl AsBudget for RetryBudget {
-    #[inline]
-    fn as_budget(&self) -> &RetryBudget {
-        self
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<T: AsBudget + ?Sized> AsBudget for &T {
-    #[inline]
-    fn as_budget(&self) -> &RetryBudget {
-        (**self).as_budget()
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<T: AsBudget + ?Sized> AsBudget for std::sync::Arc<T> {
-    #[inline]
-    fn as_budget(&self) -> &RetryBudget {
-        (**self).as_budget()
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<T: AsBudget + ?Sized> AsBudget for Box<T> {
-    #[inline]
-    fn as_budget(&self) -> &RetryBudget {
-        (**self).as_budget()
-    }
-}
-
-#[cfg(feature = "redis")]
-#[diagnostic::do_not_recommend]
-impl AsBudget for crate::fleet::SharedBudget {
-    #[inline]
-    fn as_budget(&self) -> &RetryBudget {
-        self.local()
-    }
-}
-
-/// A `static` in a `LazyLock` (as a fleet's shared budget is).
-#[cfg(feature = "redis")]
-#[diagnostic::do_not_recommend]
-impl<T: AsBudget, F: FnOnce() -> T> AsBudget for std::sync::LazyLock<T, F> {
-    #[inline]
-    fn as_budget(&self) -> &RetryBudget {
-        (**self).as_budget()
-    }
-}
-
 /// What a call given to `budget`, `circuit` or `throttle` returns (`budget =
 /// self.budget()`, `circuit = breakers.get("db").unwrap()`).
 #[derive(Debug)]
@@ -795,68 +737,6 @@ pub fn must_be_static<T: ?Sized>(value: &'static T) -> &'static T {
     value
 }
 
-/// What `circuit = PATH` may name.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `circuit` must give a `backoff_runtime::CircuitBreaker`, not `{Self}`",
-    label = "not a `CircuitBreaker`",
-    note = "name a `static BREAKER: CircuitBreaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));`, or give one owned elsewhere, such as `circuit = self.breaker` or `circuit = &*self.shared_breaker` (an `Arc`)"
-)]
-pub trait AsCircuit {
-    /// The breaker.
-    fn as_circuit(&self) -> &CircuitBreaker;
-}
-
-#[diagnostic::do_not_recommend]
-impl AsCircuit for CircuitBreaker {
-    #[inline]
-    fn as_circuit(&self) -> &CircuitBreaker {
-        self
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<T: AsCircuit + ?Sized> AsCircuit for &T {
-    #[inline]
-    fn as_circuit(&self) -> &CircuitBreaker {
-        (**self).as_circuit()
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<T: AsCircuit + ?Sized> AsCircuit for std::sync::Arc<T> {
-    #[inline]
-    fn as_circuit(&self) -> &CircuitBreaker {
-        (**self).as_circuit()
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<T: AsCircuit + ?Sized> AsCircuit for Box<T> {
-    #[inline]
-    fn as_circuit(&self) -> &CircuitBreaker {
-        (**self).as_circuit()
-    }
-}
-
-#[cfg(feature = "redis")]
-#[diagnostic::do_not_recommend]
-impl AsCircuit for crate::fleet::SharedBreaker {
-    #[inline]
-    fn as_circuit(&self) -> &CircuitBreaker {
-        self.local()
-    }
-}
-
-/// A `static` in a `LazyLock` (as a fleet's shared breaker is).
-#[cfg(feature = "redis")]
-#[diagnostic::do_not_recommend]
-impl<T: AsCircuit, F: FnOnce() -> T> AsCircuit for std::sync::LazyLock<T, F> {
-    #[inline]
-    fn as_circuit(&self) -> &CircuitBreaker {
-        (**self).as_circuit()
-    }
-}
-
 /// The error type of a function behind `circuit = ...`.
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: with `circuit`, the error type `{Self}` must implement `From<backoff_runtime::CircuitOpen>`",
@@ -873,68 +753,6 @@ impl<E: From<CircuitOpen>> FromCircuitOpen for E {
     #[inline]
     fn from_circuit_open(e: CircuitOpen) -> Self {
         E::from(e)
-    }
-}
-
-/// What `throttle = PATH` may name.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `throttle` must give a `backoff_runtime::AdaptiveThrottle`, not `{Self}`",
-    label = "not an `AdaptiveThrottle`",
-    note = "name a `static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(120));`, or give one owned elsewhere, such as `throttle = self.throttle` or `throttle = &*self.shared_throttle` (an `Arc`)"
-)]
-pub trait AsThrottle {
-    /// The throttle.
-    fn as_throttle(&self) -> &AdaptiveThrottle;
-}
-
-#[diagnostic::do_not_recommend]
-impl AsThrottle for AdaptiveThrottle {
-    #[inline]
-    fn as_throttle(&self) -> &AdaptiveThrottle {
-        self
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<T: AsThrottle + ?Sized> AsThrottle for &T {
-    #[inline]
-    fn as_throttle(&self) -> &AdaptiveThrottle {
-        (**self).as_throttle()
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<T: AsThrottle + ?Sized> AsThrottle for std::sync::Arc<T> {
-    #[inline]
-    fn as_throttle(&self) -> &AdaptiveThrottle {
-        (**self).as_throttle()
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<T: AsThrottle + ?Sized> AsThrottle for Box<T> {
-    #[inline]
-    fn as_throttle(&self) -> &AdaptiveThrottle {
-        (**self).as_throttle()
-    }
-}
-
-#[cfg(feature = "redis")]
-#[diagnostic::do_not_recommend]
-impl AsThrottle for crate::fleet::SharedThrottle {
-    #[inline]
-    fn as_throttle(&self) -> &AdaptiveThrottle {
-        self.local()
-    }
-}
-
-/// A `static` in a `LazyLock` (as a fleet's shared throttle is).
-#[cfg(feature = "redis")]
-#[diagnostic::do_not_recommend]
-impl<T: AsThrottle, F: FnOnce() -> T> AsThrottle for std::sync::LazyLock<T, F> {
-    #[inline]
-    fn as_throttle(&self) -> &AdaptiveThrottle {
-        (**self).as_throttle()
     }
 }
 

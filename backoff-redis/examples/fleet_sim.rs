@@ -1,9 +1,9 @@
 //! A fleet against a dependency that dies and comes back: local breakers
-//! only, against breakers shared through Redis (`backoff_runtime::fleet`)
+//! only, against breakers shared through Redis (`backoff_redis`)
 //! with a quorum of 1 and of 2.
 //!
 //! ```text
-//! cargo run --release -p backoff-redis-tests --example fleet_sim
+//! cargo run --release -p backoff-redis --example fleet_sim
 //! ```
 //!
 //! It starts a `redis-server` of its own (on a free port, killed at the
@@ -23,8 +23,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use backoff_redis_tests::RedisServer;
-use backoff_runtime::fleet::{RedisStore, SharedBreaker};
+use backoff_redis::{RedisStore, SharedBreaker};
+use backoff_redis_testing::RedisServer;
 use backoff_runtime::{CircuitBreaker, CircuitState};
 use plotters::prelude::*;
 

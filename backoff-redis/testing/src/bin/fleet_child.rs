@@ -1,4 +1,4 @@
-//! One process of a fleet, for `tests/fleet.rs`'s `separate_processes`:
+//! One process of a fleet, for `tests/processes.rs`:
 //!
 //! ```text
 //! fleet_child URL NAME fail N   # N failures through the shared breaker NAME
@@ -14,9 +14,9 @@
 use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};
 
-use backoff_redis_tests::wait_until;
+use backoff_redis::RedisStore;
+use backoff_redis_testing::wait_until;
 use backoff_runtime::CircuitBreaker;
-use backoff_runtime::fleet::RedisStore;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -1,4 +1,5 @@
-//! A throwaway `redis-server` for the fleet tests and the fleet simulation:
+//! Test support for `backoff-redis` (unpublished): a throwaway
+//! `redis-server` for the fleet tests and the fleet simulation:
 //! [`RedisServer::start`] runs one on a free loopback port, with no
 //! persistence, and kills it on drop.
 

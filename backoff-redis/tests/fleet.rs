@@ -1,15 +1,15 @@
-//! Shared breakers and budgets (`backoff_runtime::fleet`) against a real
+//! Shared breakers, budgets and throttles (`backoff_redis`) against a real
 //! `redis-server` that each test starts on a free port and kills when it
 //! ends. Several [`RedisStore`]s in this one test process stand for
 //! several processes of a fleet (each store has its own process id, its
-//! own connection and its own sync thread); `separate_processes` spawns
-//! real child processes too.
+//! own connection and its own sync thread); `backoff-redis-testing`'s
+//! `tests/processes.rs` spawns real child processes too.
 //!
 //! `cargo test --workspace` must need nothing but Rust, so these tests are
 //! `#[ignore]`d with the command that runs them as the reason:
 //!
 //! ```text
-//! cargo test -p backoff-redis-tests -- --include-ignored
+//! cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored
 //! ```
 //!
 //! The waits below poll the fleet's background sync with a bound of a few
@@ -18,17 +18,17 @@
 //! slow machine can only widen.
 
 use std::io;
-use std::process::{Command, Stdio};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
-use backoff_redis_tests::{RedisServer, wait_until};
-use backoff_runtime::fleet::{RedisStore, SharedBreaker, SharedBudget, SharedThrottle};
+use backoff_redis::{RedisStore, SharedBreaker, SharedBudget, SharedThrottle};
+use backoff_redis_testing::{RedisServer, wait_until};
 use backoff_runtime::{
     AdaptiveThrottle, CircuitBreaker, CircuitOpen, CircuitState, RetryBudget, retry,
 };
 
-const REASON: &str = "needs redis-server: cargo test -p backoff-redis-tests -- --include-ignored";
+const REASON: &str =
+    "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored";
 const LIMIT: Duration = Duration::from_secs(10);
 const SYNC: Duration = Duration::from_millis(20);
 
@@ -81,7 +81,7 @@ fn fail(b: &CircuitBreaker, n: usize) {
 }
 
 #[test]
-#[ignore = "needs redis-server: cargo test -p backoff-redis-tests -- --include-ignored"]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
 fn the_fleet_opens_for_every_process_on_failures_from_a_quorum() {
     let server = server();
     let stores = stores(&server, 3);
@@ -103,7 +103,7 @@ fn the_fleet_opens_for_every_process_on_failures_from_a_quorum() {
 }
 
 #[test]
-#[ignore = "needs redis-server: cargo test -p backoff-redis-tests -- --include-ignored"]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
 fn a_shared_rate_breaker_opens_on_the_fleets_failure_ratio() {
     let server = server();
     let stores = stores(&server, 3);
@@ -135,7 +135,7 @@ fn a_shared_rate_breaker_opens_on_the_fleets_failure_ratio() {
 }
 
 #[test]
-#[ignore = "needs redis-server: cargo test -p backoff-redis-tests -- --include-ignored"]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
 fn a_success_anywhere_ends_the_fleets_run_of_failures() {
     let server = server();
     let stores = stores(&server, 4);
@@ -168,7 +168,7 @@ fn a_success_anywhere_ends_the_fleets_run_of_failures() {
 }
 
 #[test]
-#[ignore = "needs redis-server: cargo test -p backoff-redis-tests -- --include-ignored"]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
 fn one_failing_process_opens_only_its_own_breaker() {
     let server = server();
     let stores = stores(&server, 3);
@@ -199,7 +199,7 @@ fn one_failing_process_opens_only_its_own_breaker() {
 }
 
 #[test]
-#[ignore = "needs redis-server: cargo test -p backoff-redis-tests -- --include-ignored"]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
 fn one_trial_per_open_for_across_the_fleet() {
     let server = server();
     let stores = stores(&server, 4);
@@ -261,7 +261,7 @@ fn one_trial_per_open_for_across_the_fleet() {
 }
 
 #[test]
-#[ignore = "needs redis-server: cargo test -p backoff-redis-tests -- --include-ignored"]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
 fn a_shared_budget_drains_fleet_wide() {
     let server = server();
     let stores = stores(&server, 3);
@@ -289,7 +289,7 @@ fn a_shared_budget_drains_fleet_wide() {
 }
 
 #[test]
-#[ignore = "needs redis-server: cargo test -p backoff-redis-tests -- --include-ignored"]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
 fn a_budget_refills_the_fleet_bucket_from_every_process() {
     let server = server();
     let stores = stores(&server, 2);
@@ -325,7 +325,7 @@ fn a_budget_refills_the_fleet_bucket_from_every_process() {
 }
 
 #[test]
-#[ignore = "needs redis-server: cargo test -p backoff-redis-tests -- --include-ignored"]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
 fn a_shared_throttle_judges_by_the_whole_fleet() {
     let server = server();
     let stores = stores(&server, 3);
@@ -432,7 +432,7 @@ async fn through_a_reference(breaker: &SharedBreaker, ok: bool) -> Result<u32, i
 }
 
 #[tokio::test]
-#[ignore = "needs redis-server: cargo test -p backoff-redis-tests -- --include-ignored"]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
 async fn the_attribute_takes_shared_values_as_statics_fields_and_references() {
     let mut calls = 0;
     assert_eq!(through_statics(false, &mut calls).unwrap(), 7);
@@ -484,7 +484,7 @@ fn call(breaker: &SharedBreaker, budget: &SharedBudget, ok: bool) -> Result<bool
 }
 
 #[test]
-#[ignore = "needs redis-server: cargo test -p backoff-redis-tests -- --include-ignored"]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
 fn with_the_server_killed_calls_go_on_locally_and_the_store_reconnects() {
     let mut server = server();
     let stores = stores(&server, 3);
@@ -534,52 +534,51 @@ fn with_the_server_killed_calls_go_on_locally_and_the_store_reconnects() {
     assert!(failed.iter().all(|&f| f > 0));
 }
 
-/// Real processes of a fleet (`src/bin/fleet_child.rs`): one failing
-/// alone opens nothing elsewhere; a second one makes the quorum, and the
-/// watcher, which made no call, is told the fleet is open.
+/// The runtime's loops take shared values as the attribute does (through
+/// `backoff_runtime::control`): a `Retrying` call behind the third
+/// process's breaker is refused, without running its operation, once two
+/// other processes have opened the fleet; and its retries spend the
+/// fleet's budget.
 #[test]
-#[ignore = "needs redis-server: cargo test -p backoff-redis-tests -- --include-ignored"]
-fn separate_processes_share_a_breaker() {
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::{Child, ChildStdout};
-
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn the_runtimes_loops_take_shared_values() {
     let server = server();
-    let spawn = |args: &[&str]| -> (Child, BufReader<ChildStdout>) {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_fleet_child"))
-            .arg(server.url())
-            .arg("processes")
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("the child starts");
-        let out = BufReader::new(child.stdout.take().expect("piped"));
-        (child, out)
-    };
-    let ask = |child: &mut Child, out: &mut BufReader<ChildStdout>, request: &str| -> String {
-        if !request.is_empty() {
-            let stdin = child.stdin.as_mut().expect("piped");
-            writeln!(stdin, "{request}")
-                .and_then(|()| stdin.flush())
-                .expect("the child reads");
-        }
-        let mut line = String::new();
-        out.read_line(&mut line).expect("the child answers");
-        line.trim().to_owned()
-    };
-    let (mut watcher, mut watched) = spawn(&["watch"]);
-    assert_eq!(ask(&mut watcher, &mut watched, ""), "ready");
-    // 5 failures in one process: its own breaker opens, the fleet's not.
-    let (mut first, mut first_out) = spawn(&["fail", "5"]);
-    assert_eq!(ask(&mut first, &mut first_out, ""), "ready");
-    assert_eq!(ask(&mut watcher, &mut watched, "state"), "closed");
-    // 2 more in a second process: 3 (at most ceil(5 / 2) from one) + 2.
-    let (mut second, mut second_out) = spawn(&["fail", "2"]);
-    assert_eq!(ask(&mut second, &mut second_out, ""), "ready");
-    assert_eq!(ask(&mut watcher, &mut watched, "wait-open"), "open");
-    assert_eq!(ask(&mut first, &mut first_out, "wait-open"), "open");
-    for mut child in [watcher, first, second] {
-        drop(child.stdin.take());
-        assert!(child.wait().expect("the child exits").success());
-    }
+    let stores = stores(&server, 3);
+    // A threshold no process reaches alone (each counts at most 50 toward
+    // the fleet's 100).
+    let b = breakers(&stores, "loops", 100, Duration::from_secs(60));
+    let budget = stores[2].budget("loops", RetryBudget::new(2, 0.0));
+    wait_syncs(&stores, 2);
+    let policy = backoff_runtime::Policy::immediate().attempts(10);
+    let mut calls = 0;
+    let result: Result<(), io::Error> = policy
+        .retrying(|| {
+            calls += 1;
+            Err(io::Error::other("down"))
+        })
+        .budget(&budget)
+        .circuit(&b[2])
+        .call();
+    assert_eq!(result.unwrap_err().to_string(), "down");
+    assert_eq!(calls, 3, "the fleet's bucket of 2 tokens: 2 retries");
+    assert_eq!(b[2].state(), CircuitState::Closed, "3 of 100 failures here");
+    fail(&b[0], 50);
+    fail(&b[1], 50);
+    assert!(
+        wait_until(LIMIT, || b[2].fleet_open()),
+        "the fleet did not open"
+    );
+    let mut ran = false;
+    let refused: Result<(), io::Error> = policy
+        .retrying(|| {
+            ran = true;
+            Ok(())
+        })
+        .circuit(&b[2])
+        .call();
+    assert_eq!(
+        refused.unwrap_err().kind(),
+        io::Error::from(CircuitOpen).kind()
+    );
+    assert!(!ran, "an open fleet refuses before the operation runs");
 }

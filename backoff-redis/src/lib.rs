@@ -1,13 +1,26 @@
-//! Breakers, budgets and throttles shared by a fleet of processes through
-//! Redis (feature `redis`).
+//! Breakers, budgets and throttles of `backoff-runtime` shared by a fleet
+//! of processes through Redis.
+//!
+//! ```toml
+//! [dependencies]
+//! backoff-runtime = "0.1"
+//! backoff-redis = "0.1"
+//! ```
 //!
 //! A [`RedisStore`] hands out shared versions of a [`CircuitBreaker`]
 //! ([`SharedBreaker`]), a [`RetryBudget`] ([`SharedBudget`]) and an
-//! [`AdaptiveThrottle`] ([`SharedThrottle`]). `#[retry(circuit = ..)]` and
-//! `#[retry(budget = ..)]` accept the first two as they accept the local
-//! ones: as `&shared`, a field, or a `static` in a
-//! [`LazyLock`](std::sync::LazyLock). A shared throttle dereferences to its
-//! local [`AdaptiveThrottle`].
+//! [`AdaptiveThrottle`] ([`SharedThrottle`]). `#[retry(circuit = ..)]`,
+//! `#[retry(budget = ..)]` and `#[retry(throttle = ..)]` accept them as
+//! they accept the local ones: as `&shared`, a field, or a `static` in a
+//! [`LazyLock`](std::sync::LazyLock), through the core's public traits
+//! ([`backoff_runtime::control`]'s `Circuit`, `Budget` and `Throttle`),
+//! which each shared value implements by lending its local control. A
+//! shared throttle also dereferences to its local [`AdaptiveThrottle`].
+//!
+//! The store drives each local control through the control's public fleet
+//! hooks ([`CircuitBreaker::join_fleet`] and the `fleet_*` methods,
+//! [`RetryBudget::adjust_milli`], [`AdaptiveThrottle::set_fleet`]): nothing
+//! here reaches inside `backoff-runtime`.
 //!
 //! # Local first
 //!
@@ -83,7 +96,7 @@
 //! # Examples
 //!
 //! ```no_run
-//! use backoff_runtime::fleet::{RedisStore, SharedBreaker, SharedBudget};
+//! use backoff_redis::{RedisStore, SharedBreaker, SharedBudget};
 //! use backoff_runtime::{CircuitBreaker, RetryBudget, retry};
 //! use std::sync::LazyLock;
 //! use std::time::Duration;
@@ -104,13 +117,22 @@
 //! # charge(5).unwrap();
 //! ```
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
 use core::fmt;
 use core::time::Duration;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use crate::{AdaptiveThrottle, CircuitBreaker, CircuitState, RetryBudget};
+/// The error of [`RedisStore::new`]: the `redis` crate's, re-exported so
+/// that it can be named without depending on `redis` directly.
+pub use redis::RedisError;
+
+use backoff_runtime::circuit::{FleetReport, FleetTrip, TrialWanted};
+use backoff_runtime::control::{Budget, Circuit, Throttle};
+use backoff_runtime::{AdaptiveThrottle, CircuitBreaker, CircuitState, RetryBudget};
 
 /// The default [`RedisStore::sync_every`].
 pub const DEFAULT_SYNC_EVERY: Duration = Duration::from_millis(100);
@@ -126,12 +148,12 @@ const PREFIX: &str = "backoff";
 /// are dropped (each shared value keeps it running).
 ///
 /// ```no_run
-/// use backoff_runtime::fleet::RedisStore;
+/// use backoff_redis::RedisStore;
 /// use std::time::Duration;
 ///
 /// let store = RedisStore::new("redis://127.0.0.1:6379/")?.sync_every(Duration::from_millis(50));
 /// assert_eq!(store.sync_period(), Duration::from_millis(50));
-/// # Ok::<(), redis::RedisError>(())
+/// # Ok::<(), backoff_redis::RedisError>(())
 /// ```
 pub struct RedisStore {
     inner: Arc<Inner>,
@@ -171,13 +193,13 @@ impl RedisStore {
     /// down now is no error, its shared values run locally until it is up.
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     ///
     /// assert!(RedisStore::new("not a url").is_err());
     /// let store = RedisStore::new("redis://127.0.0.1:1/").unwrap(); // nothing listens there
     /// # drop(store);
     /// ```
-    pub fn new(url: &str) -> Result<RedisStore, redis::RedisError> {
+    pub fn new(url: &str) -> Result<RedisStore, RedisError> {
         let client = redis::Client::open(url)?;
         let inner = Arc::new(Inner {
             client,
@@ -209,12 +231,12 @@ impl RedisStore {
     /// failure.
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use std::time::Duration;
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?.sync_every(Duration::from_millis(20));
     /// assert_eq!(store.sync_period(), Duration::from_millis(20));
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn sync_every(self, period: Duration) -> Self {
         self.inner
@@ -227,11 +249,11 @@ impl RedisStore {
     /// The period set by [`sync_every`](RedisStore::sync_every).
     ///
     /// ```
-    /// use backoff_runtime::fleet::{DEFAULT_SYNC_EVERY, RedisStore};
+    /// use backoff_redis::{DEFAULT_SYNC_EVERY, RedisStore};
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// assert_eq!(store.sync_period(), DEFAULT_SYNC_EVERY);
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn sync_period(&self) -> Duration {
         Duration::from_millis(self.inner.sync_every_ms.load(Ordering::Relaxed))
@@ -240,12 +262,12 @@ impl RedisStore {
     /// This process's id among the fleet's reports (random per store).
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     ///
     /// let a = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let b = RedisStore::new("redis://127.0.0.1:1/")?;
     /// assert_ne!(a.process(), b.process());
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn process(&self) -> &str {
         &self.inner.process
@@ -256,12 +278,12 @@ impl RedisStore {
     /// store was made.
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let (ok, _failed) = store.syncs();
     /// assert_eq!(ok, 0); // nothing listens on port 1
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn syncs(&self) -> (u64, u64) {
         (
@@ -276,14 +298,14 @@ impl RedisStore {
     /// see [`SharedBreaker::quorum`].
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use backoff_runtime::{CircuitBreaker, CircuitState};
     /// use std::time::Duration;
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.breaker("payments", CircuitBreaker::new(5, 1, Duration::from_secs(10)));
     /// assert_eq!(shared.state(), CircuitState::Closed);
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn breaker(&self, name: &str, breaker: CircuitBreaker) -> SharedBreaker {
         let entry = Arc::new(BreakerEntry {
@@ -310,13 +332,13 @@ impl RedisStore {
     /// server (of `budget`'s `max_tokens` and `token_ratio`).
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use backoff_runtime::RetryBudget;
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.budget("payments", RetryBudget::new(100, 0.1));
     /// assert!(shared.local().try_spend()); // works locally while Redis is away
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn budget(&self, name: &str, budget: RetryBudget) -> SharedBudget {
         let entry = Arc::new(BudgetEntry {
@@ -341,13 +363,13 @@ impl RedisStore {
     ///
     /// ```
     /// use backoff_runtime::AdaptiveThrottle;
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use std::time::{Duration, Instant};
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.throttle("search", AdaptiveThrottle::new(2.0, Duration::from_secs(120)));
     /// shared.local().try_acquire(Instant::now()).unwrap().accepted();
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn throttle(&self, name: &str, throttle: AdaptiveThrottle) -> SharedThrottle {
         let entry = Arc::new(ThrottleEntry {
@@ -372,7 +394,7 @@ impl RedisStore {
 ///
 /// ```no_run
 /// use backoff_runtime::AdaptiveThrottle;
-/// use backoff_runtime::fleet::RedisStore;
+/// use backoff_redis::RedisStore;
 /// use std::time::{Duration, Instant};
 ///
 /// let store = RedisStore::new("redis://127.0.0.1/")?;
@@ -381,7 +403,29 @@ impl RedisStore {
 ///     Ok(permit) => permit.accepted(), // (after sending the request)
 ///     Err(rejected) => println!("{rejected}"),
 /// }
-/// # Ok::<(), redis::RedisError>(())
+/// # Ok::<(), backoff_redis::RedisError>(())
+/// ```
+///
+/// `#[retry(throttle = ..)]` takes it as it takes a local throttle (it
+/// implements [`backoff_runtime::control::Throttle`]):
+///
+/// ```no_run
+/// use backoff_redis::{RedisStore, SharedThrottle};
+/// use backoff_runtime::{AdaptiveThrottle, retry};
+/// use std::sync::LazyLock;
+/// use std::time::Duration;
+///
+/// static STORE: LazyLock<RedisStore> =
+///     LazyLock::new(|| RedisStore::new("redis://127.0.0.1/").expect("a valid url"));
+/// static SEARCH: LazyLock<SharedThrottle> = LazyLock::new(|| {
+///     STORE.throttle("search", AdaptiveThrottle::new(2.0, Duration::from_secs(120)))
+/// });
+///
+/// #[retry(attempts = 3, throttle = SEARCH)]
+/// fn search(query: &str) -> Result<usize, std::io::Error> {
+///     Ok(query.len())
+/// }
+/// # search("fleet").unwrap();
 /// ```
 pub struct SharedThrottle {
     entry: Arc<ThrottleEntry>,
@@ -407,17 +451,26 @@ impl SharedThrottle {
     ///
     /// ```
     /// use backoff_runtime::AdaptiveThrottle;
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use std::time::{Duration, Instant};
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.throttle("a", AdaptiveThrottle::new(2.0, Duration::from_secs(60)));
     /// assert_eq!(shared.local().reject_probability(Instant::now()), 0.0);
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     #[inline]
     pub fn local(&self) -> &AdaptiveThrottle {
         &self.entry.throttle
+    }
+}
+
+/// `throttle = EXPR` accepts a shared throttle: every attempt asks its
+/// local throttle, which counts the rest of the fleet's requests too.
+impl Throttle for SharedThrottle {
+    #[inline]
+    fn as_throttle(&self) -> &AdaptiveThrottle {
+        self.local()
     }
 }
 
@@ -453,12 +506,12 @@ impl Drop for RedisStore {
 /// fleet per `open_for`) from the background thread.
 ///
 /// ```no_run
-/// use backoff_runtime::fleet::RedisStore;
+/// use backoff_redis::RedisStore;
 /// use backoff_runtime::{CircuitBreaker, retry};
 /// use std::time::Duration;
 ///
 /// struct Client {
-///     breaker: backoff_runtime::fleet::SharedBreaker,
+///     breaker: backoff_redis::SharedBreaker,
 /// }
 ///
 /// impl Client {
@@ -512,14 +565,14 @@ impl SharedBreaker {
     /// (1 at least; the default is 2) report failures.
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use backoff_runtime::CircuitBreaker;
     /// use std::time::Duration;
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.breaker("a", CircuitBreaker::new(5, 1, Duration::from_secs(1))).quorum(3);
     /// assert_eq!(shared.quorum_size(), 3);
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn quorum(self, n: u32) -> Self {
         self.entry.quorum.store(n.max(1), Ordering::Relaxed);
@@ -529,14 +582,14 @@ impl SharedBreaker {
     /// The quorum set by [`quorum`](SharedBreaker::quorum).
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use backoff_runtime::CircuitBreaker;
     /// use std::time::Duration;
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.breaker("a", CircuitBreaker::new(5, 1, Duration::from_secs(1)));
     /// assert_eq!(shared.quorum_size(), 2);
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn quorum_size(&self) -> u32 {
         self.entry.quorum.load(Ordering::Relaxed)
@@ -545,14 +598,14 @@ impl SharedBreaker {
     /// This process's breaker, which every call uses.
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use backoff_runtime::CircuitBreaker;
     /// use std::time::{Duration, Instant};
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.breaker("a", CircuitBreaker::new(5, 1, Duration::from_secs(1)));
     /// shared.local().acquire(Instant::now()).unwrap().success();
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     #[inline]
     pub fn local(&self) -> &CircuitBreaker {
@@ -562,14 +615,14 @@ impl SharedBreaker {
     /// The local breaker's state (held open while the fleet is open).
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use backoff_runtime::{CircuitBreaker, CircuitState};
     /// use std::time::Duration;
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.breaker("a", CircuitBreaker::new(5, 1, Duration::from_secs(1)));
     /// assert_eq!(shared.state(), CircuitState::Closed);
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn state(&self) -> CircuitState {
         self.entry.breaker.state()
@@ -579,17 +632,26 @@ impl SharedBreaker {
     /// breaker is open, as last heard from Redis).
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use backoff_runtime::CircuitBreaker;
     /// use std::time::Duration;
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.breaker("a", CircuitBreaker::new(5, 1, Duration::from_secs(1)));
     /// assert!(!shared.fleet_open());
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn fleet_open(&self) -> bool {
         self.entry.breaker.fleet_held()
+    }
+}
+
+/// `circuit = EXPR` accepts a shared breaker: every call acquires its
+/// local breaker, which the fleet holds open when the fleet is open.
+impl Circuit for SharedBreaker {
+    #[inline]
+    fn as_circuit(&self) -> &CircuitBreaker {
+        self.local()
     }
 }
 
@@ -618,14 +680,14 @@ impl Drop for SharedBreaker {
 /// fleet's bucket at each sync.
 ///
 /// ```no_run
-/// use backoff_runtime::fleet::RedisStore;
+/// use backoff_redis::RedisStore;
 /// use backoff_runtime::{RetryBudget, retry};
 ///
 /// let store = RedisStore::new("redis://127.0.0.1/")?;
 /// let budget = store.budget("search", RetryBudget::new(50, 0.1));
 ///
 /// #[retry(attempts = 3, budget = &budget)]
-/// fn search(budget: &backoff_runtime::fleet::SharedBudget) -> Result<u32, std::io::Error> {
+/// fn search(budget: &backoff_redis::SharedBudget) -> Result<u32, std::io::Error> {
 ///     Ok(1)
 /// }
 /// assert_eq!(search(&budget)?, 1);
@@ -658,17 +720,26 @@ impl SharedBudget {
     /// refills.
     ///
     /// ```
-    /// use backoff_runtime::fleet::RedisStore;
+    /// use backoff_redis::RedisStore;
     /// use backoff_runtime::RetryBudget;
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.budget("a", RetryBudget::new(10, 0.5));
     /// assert_eq!(shared.local().max_tokens(), 10.0);
-    /// # Ok::<(), redis::RedisError>(())
+    /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     #[inline]
     pub fn local(&self) -> &RetryBudget {
         &self.entry.budget
+    }
+}
+
+/// `budget = EXPR` accepts a shared budget: every retry spends from its
+/// local share of the fleet's bucket.
+impl Budget for SharedBudget {
+    #[inline]
+    fn as_budget(&self) -> &RetryBudget {
+        self.local()
     }
 }
 
@@ -1122,8 +1193,17 @@ async fn sync_breaker(
     // Held, and closed since: this process's trial (a grant) succeeded.
     let closed = held && b.state() == CircuitState::Closed;
     let succeeded = b.fleet_take_succeeded();
-    let (failures, calls) = b.fleet_report(Instant::now());
-    let (threshold, min_calls) = b.fleet_trip();
+    let (failures, calls) = match b.fleet_report(Instant::now()) {
+        FleetReport::Count { failures, run } => (failures, run),
+        FleetReport::Rate { failures, calls } => (failures, calls),
+    };
+    let (threshold, per_mille, min_calls) = match b.fleet_trip() {
+        FleetTrip::Count { threshold } => (threshold, 0, 0),
+        FleetTrip::Rate {
+            per_mille,
+            min_calls,
+        } => (0, per_mille, min_calls),
+    };
     // A count breaker pushes the failures since its last push.
     let total = failures;
     let failures = if min_calls == 0 {
@@ -1131,8 +1211,6 @@ async fn sync_breaker(
     } else {
         failures
     };
-    let per_mille = if min_calls == 0 { 0 } else { threshold };
-    let threshold = if min_calls == 0 { threshold } else { 0 };
     let mut invocation = script.prepare_invoke();
     invocation
         .key(breaker_key(&entry.name, "runs"))
@@ -1182,7 +1260,10 @@ async fn sync_breaker(
     b.fleet_hold(Instant::now());
     // Open: claim the fleet's trial if a call here wants it and no grant is
     // waiting unused.
-    let (want, granted) = b.fleet_take_want();
+    let TrialWanted {
+        wanted: want,
+        grant_unused: granted,
+    } = b.fleet_take_want();
     if granted {
         return true;
     }
