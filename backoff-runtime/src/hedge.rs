@@ -24,7 +24,7 @@
 //! A verdict of [`Decision::RetryAfter`] or [`Decision::Throttled`] is
 //! taken as [`Decision::Retry`] would be, its delay not slept: the next
 //! attempt starts at once (within the throttled schedule's limit, if the
-//! policy has one). The metrics (feature `opentelemetry`) count each
+//! policy has one). The recorder (see [`record`](crate::record)) is told each
 //! attempt that ended by its [`AttemptKind`] (`attempt.type`: `original`,
 //! `retry`, `hedge`); an attempt cancelled because another won has no
 //! outcome and is not counted, but the call's `attempts` counts every
@@ -75,11 +75,10 @@ use crate::clock;
 use crate::decision::Decision;
 #[cfg(doc)]
 use crate::decision::IntoDecision;
-use crate::driver::{
-    self, HedgeCount, HedgedRecording, Hedging, Hooks, Lazy, NoTrace, Origin, Recording, Trace,
-};
+use crate::driver::{self, HedgeCount, Hedging, Hooks, Lazy, NoTrace, Origin, Trace};
 use crate::event::{AttemptContext, AttemptKind, RetryEvent};
 use crate::policy::Policy;
+use crate::recording::{HedgedRecording, Recording};
 use crate::report::GiveUp;
 use crate::retrying::{AcceptAll, Classify, NoHook, OnGiveUp, RetryAll};
 use crate::state::RetryState;

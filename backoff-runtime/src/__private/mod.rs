@@ -34,12 +34,13 @@ pub use crate::budget::RetryBudget;
 pub use crate::circuit::{CircuitBreaker, CircuitOpen};
 pub use crate::clock::Clock;
 pub use crate::decision::{Decision, IntoDecision};
-pub use crate::driver::{AttemptBegan, CallBegan, NoTrace, Origin, Recording, Trace};
+pub use crate::driver::{NoTrace, Origin, Trace};
 pub use crate::event::{AttemptContext, RetryEvent};
 #[cfg(feature = "tokio")]
 pub use crate::hedge::{HedgeDelay, Latency};
 pub use crate::jitter::Jitter;
 pub use crate::policy::Policy;
+pub use crate::recording::{AttemptBegan, CallBegan, Recording};
 pub use crate::report::{GiveUp, GiveUpReason};
 pub use crate::state::{Capped, Carried, Previous, RetryState};
 pub use crate::strategy::{

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::driver;
+use crate::recording::{CompactRecording, NoRecording};
 
 /// The call's start, read before the first attempt only if something needs
 /// the time (`timed`, or a deadline); the state itself is built on the first
@@ -177,9 +178,8 @@ pub fn next_retry<'p, S: Strategy>(
 
 /// [`next_delay`], recording the attempt that failed (an error, or with
 /// `rejected_ok` an `Ok` that `when_ok` rejected) and the retry's delay, or
-/// the call's end and the reason it gave up, in `recording` (feature
-/// `opentelemetry`; nothing, at no cost, while recording is off).
-#[cfg(feature = "opentelemetry")]
+/// the call's end and the reason it gave up, in `recording` (nothing, at
+/// the cost of a test, while no recorder is installed).
 #[cold]
 #[inline(never)]
 pub fn next_delay_recorded<'p, S: Strategy>(
@@ -196,7 +196,6 @@ pub fn next_delay_recorded<'p, S: Strategy>(
 
 /// [`next_retry`], recording as [`next_delay_recorded`] does (the
 /// attempt failed with an error).
-#[cfg(feature = "opentelemetry")]
 #[cold]
 #[inline(never)]
 pub fn next_retry_recorded<'p, S: Strategy>(
@@ -211,7 +210,6 @@ pub fn next_retry_recorded<'p, S: Strategy>(
 
 /// [`next_retry_fixed`], recording as [`next_delay_recorded`] does (the
 /// attempt failed with an error).
-#[cfg(feature = "opentelemetry")]
 #[cold]
 #[inline(never)]
 pub fn next_retry_fixed_recorded<'p, F: FixedOrigin>(
@@ -223,53 +221,7 @@ pub fn next_retry_fixed_recorded<'p, F: FixedOrigin>(
     delay
 }
 
-// Without the feature the `Recording` is zero-sized and records nothing:
-// the recorded steps are the plain ones, called directly (the expansion's
-// loop passes no pointer to it, and its code is the same as without the
-// recording).
-
-/// [`next_delay`] (without the feature `opentelemetry`, nothing is
-/// recorded).
-#[cfg(not(feature = "opentelemetry"))]
-#[inline(always)]
-pub fn next_delay_recorded<'p, S: Strategy>(
-    slot: &mut Option<RetryState<'p, S>>,
-    start: &Origin<'p, S>,
-    decision: Decision,
-    recording: &mut Recording,
-    rejected_ok: bool,
-) -> Option<Duration> {
-    let _ = (recording, rejected_ok);
-    next_delay(slot, start, decision)
-}
-
-/// [`next_retry`] (without the feature `opentelemetry`, nothing is
-/// recorded).
-#[cfg(not(feature = "opentelemetry"))]
-#[inline(always)]
-pub fn next_retry_recorded<'p, S: Strategy>(
-    slot: &mut Option<RetryState<'p, S>>,
-    start: &Origin<'p, S>,
-    recording: &mut Recording,
-) -> Option<Duration> {
-    let _ = recording;
-    next_retry(slot, start)
-}
-
-/// [`next_retry_fixed`] (without the feature `opentelemetry`, nothing is
-/// recorded).
-#[cfg(not(feature = "opentelemetry"))]
-#[inline(always)]
-pub fn next_retry_fixed_recorded<'p, F: FixedOrigin>(
-    slot: &mut Option<RetryState<'p, F::Strategy>>,
-    recording: &mut Recording,
-) -> Option<Duration> {
-    let _ = recording;
-    next_retry_fixed::<F>(slot)
-}
-
 /// Records a step's result: a retry after `delay`, or the call's end.
-#[cfg(feature = "opentelemetry")]
 #[inline(always)]
 fn record<S>(
     slot: &Option<RetryState<'_, S>>,
@@ -345,12 +297,12 @@ pub fn after_carried<P: FixedOrigin, T, E>(
         outcome,
         &mut driver::NoHooks,
         &trace,
-        &mut driver::NoRecording,
+        &mut NoRecording,
     )
 }
 
 /// [`after_carried`], recording the attempt, the retry's delay and the
-/// call's end (feature `opentelemetry`): `began` is the call's start
+/// call's end: `began` is the call's start
 /// (`CallBegan::begin()` before the loop), `attempt` this
 /// attempt's (`began.attempt(ASYNC_CLOCK)` before it), `function` the
 /// call's name.
@@ -394,7 +346,7 @@ pub fn after_carried_recorded_decided<P: FixedOrigin, T, E>(
         outcome,
         &mut driver::Decided(decision),
         &trace,
-        &mut driver::CompactRecording {
+        &mut CompactRecording {
             function,
             clock: P::ORIGIN.clock,
             began,
