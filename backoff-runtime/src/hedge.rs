@@ -1077,6 +1077,9 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
             self.budget,
         )
         .with_circuit(self.circuit.as_ref().map(|(c, _)| *c));
+        // (Begun before the future is built: read in the literal, its branch
+        // made the compiler build the 200-byte state aside and copy it in.)
+        let recording = Recording::begin(self.policy.function(), clock);
         Hedged {
             slots: <<Capacity<N> as Holds<'p, Fut>>::Slots as Slots<'p, Fut>>::empty(),
             timer: None,
@@ -1086,7 +1089,7 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
                 start,
                 state: None,
                 hooks: self.hooks,
-                recording: Recording::begin(self.policy.function(), clock),
+                recording,
                 delay: self.delay,
                 hedge_after: Duration::ZERO,
                 refused: self.circuit.map(|(_, from)| from),
