@@ -23,7 +23,12 @@
 //! While no recorder is installed a call pays one atomic load (and a
 //! branch) to find that out, and reads no clock. A call that began while
 //! one was installed reads the loop's clock when it begins, when each
-//! attempt ends and when it ends.
+//! attempt after the first begins, and when each attempt and the call end.
+//! A recorder is installed for the rest of the process. A call checks for
+//! it when it begins, so a call already running when it is installed
+//! records nothing (but for the attribute's compact `async fn` loop, which
+//! checks at each attempt and records from its next attempt on, as a call
+//! that began then).
 //!
 //! # Names
 //!
