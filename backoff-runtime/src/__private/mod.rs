@@ -2,9 +2,9 @@
 //! signatures here change without notice.
 //!
 //! A leaf: no other module of the runtime names it. What the expansion and
-//! the runtime's own loops share lives in the crate's `driver` module; this
-//! module only re-exports it and adds what the expansion alone needs, by
-//! role:
+//! the runtime's own loops share lives in the crate's `driver` module (and
+//! a call's recording in `recording`); this module only re-exports it and
+//! adds what the expansion alone needs, by role:
 //!
 //! - `checks`: the traits the expansion checks the user's values against,
 //!   each with a `#[diagnostic::on_unimplemented]` message in `#[retry]`'s
