@@ -320,7 +320,10 @@ pub fn set_recorder(recorder: &'static dyn Recorder) -> Result<(), SetRecorderEr
         recorder
     });
     if set {
-        // (After the recorder: a call that sees the flag finds it.)
+        // (After the recorder. A call that sees the flag reads the recorder
+        // through the `OnceLock`'s own acquire load; on a weak memory model
+        // a call that sees the flag in the instant it is set may still find
+        // none, and its events are dropped, as a call's before it.)
         ON.store(true, Ordering::Release);
         Ok(())
     } else {
