@@ -1,4 +1,4 @@
-//! The `opentelemetry` feature's metrics, exported as Prometheus text: the
+//! `backoff-opentelemetry`'s metrics, exported as Prometheus text: the
 //! exposition format a Prometheus server scrapes from `/metrics` (and that
 //! most collectors, the OpenTelemetry Collector's `prometheus` receiver
 //! included, read). Chosen over OTLP to stdout because the text is what an
@@ -7,7 +7,7 @@
 //! prints exactly what a scrape would return.
 //!
 //! It installs an SDK meter provider with the `opentelemetry-prometheus`
-//! reader as the global provider, calls `backoff_runtime::metrics::install()`,
+//! reader as the global provider, calls `backoff_opentelemetry::install()`,
 //! then runs a flaky call under `Policy::retry`, a call that gives up, a call
 //! that `when_ok` retries, and a call through a named breaker that opens, and
 //! prints the registry through `prometheus::TextEncoder`. Run it with:
@@ -63,7 +63,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let provider = SdkMeterProvider::builder().with_reader(exporter).build();
     opentelemetry::global::set_meter_provider(provider.clone());
-    backoff_runtime::metrics::install();
+    backoff_opentelemetry::install();
 
     // A flaky call: two errors, then a success.
     let mut calls = 0;

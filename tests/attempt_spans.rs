@@ -1,7 +1,7 @@
-//! The `opentelemetry` feature's span per attempt, read back through the
+//! `backoff-opentelemetry`'s span per attempt, read back through the
 //! SDK's in-memory span exporter: one span per attempt that ended, named by
-//! the function, with its number, type, outcome and (feature `http`, on in
-//! this package's tests) `http.request.resend_count` on resends; its
+//! the function, with its number, type, outcome and (its feature `http`, on
+//! in this package's tests) `http.request.resend_count` on resends; its
 //! duration the attempt's own on tokio's paused clock; a child of the
 //! caller's span; and not recorded when the provider's sampler says no.
 //!
@@ -32,7 +32,7 @@ fn setup() -> &'static (SdkTracerProvider, InMemorySpanExporter) {
             .with_simple_exporter(exporter.clone())
             .build();
         opentelemetry::global::set_tracer_provider(provider.clone());
-        backoff_runtime::metrics::install();
+        backoff_opentelemetry::install();
         (provider, exporter)
     })
 }

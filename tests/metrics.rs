@@ -1,4 +1,4 @@
-//! The `opentelemetry` feature's metrics, read back through the SDK's
+//! `backoff-opentelemetry`'s metrics, read back through the SDK's
 //! in-memory exporter: exact counts per `attempt.type` and `outcome`, the
 //! give-up reason, the call's attempts, durations on tokio's paused clock,
 //! and the breaker's state through a full close → open → half-open → closed
@@ -26,7 +26,7 @@ fn setup() -> &'static (SdkMeterProvider, InMemoryMetricExporter) {
             .with_reader(PeriodicReader::builder(exporter.clone()).build())
             .build();
         opentelemetry::global::set_meter_provider(provider.clone());
-        backoff_runtime::metrics::install();
+        backoff_opentelemetry::install();
         (provider, exporter)
     })
 }

@@ -95,11 +95,12 @@ impl RetryBudget {
         }
     }
 
-    /// Names this budget: with the feature `opentelemetry`, the tokens left
-    /// after each spend and refill are recorded in the gauge
-    /// `backoff.budget.tokens` with the attribute `budget` = `name` (an
-    /// unnamed budget records nothing). Without the feature the name is
-    /// ignored.
+    /// Names this budget: the installed recorder is told the tokens left
+    /// after each spend and refill
+    /// ([`Recorder::budget_tokens`](crate::record::Recorder::budget_tokens);
+    /// `backoff-opentelemetry` records them in the gauge
+    /// `backoff.budget.tokens` with the attribute `budget` = `name`). An
+    /// unnamed budget records nothing.
     ///
     /// ```
     /// use backoff_runtime::RetryBudget;
@@ -112,25 +113,25 @@ impl RetryBudget {
         self
     }
 
-    /// Its [name](RetryBudget::named), if it has one (feature
-    /// `opentelemetry`).
+    /// Its [name](RetryBudget::named), if it has one.
     ///
     /// ```
     /// use backoff_runtime::RetryBudget;
     ///
     /// assert_eq!(RetryBudget::new(10, 0.1).named("payments").name(), Some("payments"));
     /// ```
-    #[cfg(feature = "opentelemetry")]
     pub const fn name(&self) -> Option<&'static str> {
         self.name.get()
     }
 
-    /// Records the tokens left in the gauge, if this budget is named.
+    /// Tells the recorder the tokens left, if one is installed and this
+    /// budget is named.
     #[inline(always)]
     fn record_tokens(&self) {
-        #[cfg(feature = "opentelemetry")]
-        if let Some(name) = self.name.get() {
-            crate::metrics::budget_tokens(name, self.tokens());
+        if crate::record::on()
+            && let Some(name) = self.name.get()
+        {
+            crate::record::budget_tokens(name, self.tokens());
         }
     }
 

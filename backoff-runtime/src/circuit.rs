@@ -584,11 +584,12 @@ impl CircuitBreaker {
         }
     }
 
-    /// Names this breaker: with the feature `opentelemetry`, each change
-    /// of its state is recorded in the gauge `backoff.breaker.state`
-    /// (0 closed, 1 half-open, 2 open) with the attribute `breaker` =
-    /// `name` (an unnamed breaker records nothing). Without the feature the
-    /// name is ignored.
+    /// Names this breaker: the installed recorder is told each change of
+    /// its state
+    /// ([`Recorder::breaker_state`](crate::record::Recorder::breaker_state);
+    /// `backoff-opentelemetry` records it in the gauge
+    /// `backoff.breaker.state`, 0 closed, 1 half-open, 2 open, with the
+    /// attribute `breaker` = `name`). An unnamed breaker records nothing.
     ///
     /// ```
     /// use backoff_runtime::CircuitBreaker;
@@ -603,8 +604,7 @@ impl CircuitBreaker {
         self
     }
 
-    /// Its [name](CircuitBreaker::named), if it has one (feature
-    /// `opentelemetry`).
+    /// Its [name](CircuitBreaker::named), if it has one.
     ///
     /// ```
     /// use backoff_runtime::CircuitBreaker;
@@ -613,25 +613,33 @@ impl CircuitBreaker {
     /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30)).named("payments");
     /// assert_eq!(breaker.name(), Some("payments"));
     /// ```
-    #[cfg(feature = "opentelemetry")]
     pub const fn name(&self) -> Option<&'static str> {
         self.name.get()
     }
 
-    /// Records a change from the word `before` to the state `after` in the
-    /// gauge, if this breaker is named and the state changed.
-    #[cfg(feature = "opentelemetry")]
-    #[cold]
+    /// Tells the recorder of a change from the word `before` to the state
+    /// `after`, if one is installed, this breaker is named and the state
+    /// changed (while none is installed: one atomic load).
+    #[inline(always)]
     fn record_state(&self, before: u64, after: u64) {
+        if crate::record::on() {
+            self.record_state_changed(before, after);
+        }
+    }
+
+    /// [`record_state`](Self::record_state), a recorder installed.
+    #[cold]
+    #[inline(never)]
+    fn record_state_changed(&self, before: u64, after: u64) {
         if let Some(name) = self.name.get()
             && Packed::load(before).state != after
         {
-            let gauge = match after {
-                CLOSED => 0,
-                HALF_OPEN => 1,
-                _ => 2,
+            let state = match after {
+                CLOSED => CircuitState::Closed,
+                HALF_OPEN => CircuitState::HalfOpen,
+                _ => CircuitState::Open,
             };
-            crate::metrics::breaker_state(name, gauge);
+            crate::record::breaker_state(name, state);
         }
     }
 
@@ -759,7 +767,6 @@ impl CircuitBreaker {
         if let Some(gate) = self.gate.get() {
             gate.after_acquire(held, grant, result.is_ok() && granted.trial);
         }
-        #[cfg(feature = "opentelemetry")]
         if let Ok(before) = result {
             self.record_state(before, granted.state);
         }
@@ -815,16 +822,16 @@ impl CircuitBreaker {
     }
 
     fn update(&self, f: impl Fn(Packed) -> Option<Packed>) {
-        let _result = self
+        let result = self
             .word
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |word| {
                 f(Packed::load(word)).map(Packed::store)
             });
-        #[cfg(feature = "opentelemetry")]
-        if let Ok(before) = _result
+        if crate::record::on()
+            && let Ok(before) = result
             && let Some(after) = f(Packed::load(before))
         {
-            self.record_state(before, after.state);
+            self.record_state_changed(before, after.state);
         }
     }
 
@@ -1154,14 +1161,13 @@ impl CircuitBreaker {
         if window.trips(window.record(generation, floor, failed)) {
             // (If the word changed meanwhile, another report opened it or
             // the generation is over.)
-            let _opened = self.word.compare_exchange(
+            let opened = self.word.compare_exchange(
                 word,
                 s.open(ceil).store(),
                 Ordering::AcqRel,
                 Ordering::Acquire,
             );
-            #[cfg(feature = "opentelemetry")]
-            if _opened.is_ok() {
+            if opened.is_ok() {
                 self.record_state(word, OPEN);
             }
         }

@@ -24,7 +24,7 @@
 //! A verdict of [`Decision::RetryAfter`] or [`Decision::Throttled`] is
 //! taken as [`Decision::Retry`] would be, its delay not slept: the next
 //! attempt starts at once (within the throttled schedule's limit, if the
-//! policy has one). The metrics (feature `opentelemetry`) count each
+//! policy has one). The recorder (see [`record`](crate::record)) is told each
 //! attempt that ended by its [`AttemptKind`] (`attempt.type`: `original`,
 //! `retry`, `hedge`); an attempt cancelled because another won has no
 //! outcome and is not counted, but the call's `attempts` counts every
@@ -76,11 +76,10 @@ use crate::control::{Budget, Circuit};
 use crate::decision::Decision;
 #[cfg(doc)]
 use crate::decision::IntoDecision;
-use crate::driver::{
-    self, HedgeCount, HedgedRecording, Hedging, Hooks, Lazy, NoTrace, Origin, Recording, Trace,
-};
+use crate::driver::{self, HedgeCount, Hedging, Hooks, Lazy, NoTrace, Origin, Trace};
 use crate::event::{AttemptContext, AttemptKind, RetryEvent};
 use crate::policy::Policy;
+use crate::recording::{HedgedRecording, Recording};
 use crate::report::GiveUp;
 use crate::retrying::{AcceptAll, Classify, NoHook, OnGiveUp, RetryAll};
 use crate::state::RetryState;
@@ -1080,6 +1079,9 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
             self.budget,
         )
         .with_circuit(self.circuit.as_ref().map(|(c, _)| *c));
+        // (Begun before the future is built: read in the literal, its branch
+        // made the compiler build the 200-byte state aside and copy it in.)
+        let recording = Recording::begin(self.policy.function(), clock);
         Hedged {
             slots: <<Capacity<N> as Holds<'p, Fut>>::Slots as Slots<'p, Fut>>::empty(),
             timer: None,
@@ -1089,7 +1091,7 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
                 start,
                 state: None,
                 hooks: self.hooks,
-                recording: Recording::begin(self.policy.function(), clock),
+                recording,
                 delay: self.delay,
                 hedge_after: Duration::ZERO,
                 refused: self.circuit.map(|(_, from)| from),

@@ -169,9 +169,9 @@
 //!   `on_retry`, an `on_giveup` or a `timeout` (which need the time), or was
 //!   started with [`Policy::start`], which is timed. A closed
 //!   [`CircuitBreaker`] reads no clock; a [`RetryBudget`] never does.
-//!   (While the `opentelemetry` feature records, after `metrics::install()`,
-//!   a call reads the clock to time itself and its attempts, and each
-//!   attempt's span allocates its attributes.)
+//!   (While a [recorder](record) is installed, a call reads the clock to
+//!   time itself and its attempts for it; `backoff-opentelemetry`'s
+//!   recorder also allocates each attempt's span's attributes.)
 //!
 //! # Another crate's error type
 //!
@@ -214,6 +214,18 @@
 //! assert!(waits.windows(2).all(|w| w[0] <= w[1]));
 //! ```
 //!
+//! # Metrics and traces
+//!
+//! Every retried call, named breaker and named budget tells the
+//! [`Recorder`](record::Recorder) installed with [`record::set_recorder`]
+//! what happened: each attempt that ended, each call that ended, each
+//! retry's delay, each breaker's state and each budget's tokens (see the
+//! [`record`] module). The crate `backoff-opentelemetry`, beside this one,
+//! is such a recorder: `backoff_opentelemetry::install()` records
+//! OpenTelemetry metrics (meter `backoff`) and a span per attempt through
+//! the global providers. While no recorder is installed a call pays one
+//! atomic load and reads no clock.
+//!
 //! # Features
 //!
 //! - `macros` (default): the `#[retry]` attribute.
@@ -233,14 +245,6 @@
 //! - `tower` (off): the `tower` module, a `tower::retry::Policy` built
 //!   from a [`Policy`], so one policy serves `#[retry]` and a tower
 //!   `ServiceBuilder` stack; implies `tokio`.
-//! - `opentelemetry` (off): the `metrics` module, OpenTelemetry metrics
-//!   of every retried call (attempts by type and outcome, their durations,
-//!   the call's duration and give-up reason, the delays) through the global
-//!   meter provider, and the state of named breakers and budgets; each
-//!   attempt is a span of the global tracer provider, sampled by its
-//!   sampler, with `http.request.resend_count` on resends when `http` is
-//!   on too; recording starts at `metrics::install()`, and until then a
-//!   call pays one test of a flag and reads no clock; implies `std`.
 //! - `grpc` (off): the `grpc` module, a `tonic::Status` as a [`Decision`]
 //!   by gRPC's retry design (`UNAVAILABLE`, `RESOURCE_EXHAUSTED`, the
 //!   server's `grpc-retry-pushback-ms`); tonic without its default features
@@ -284,8 +288,10 @@ pub mod http;
 mod loom;
 #[cfg(feature = "std")]
 mod loops;
-#[cfg(feature = "opentelemetry")]
-pub mod metrics;
+#[cfg(feature = "std")]
+pub mod record;
+#[cfg(feature = "std")]
+mod recording;
 #[cfg(feature = "std")]
 pub mod retrying;
 #[cfg(feature = "std")]

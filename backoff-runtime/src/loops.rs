@@ -9,8 +9,9 @@ use core::time::Duration;
 
 use crate::clock;
 use crate::decision::Decision;
-use crate::driver::{self, Lazy, NoHooks, NoRecording, NoTrace, Origin, Recording, Records, Trace};
+use crate::driver::{self, Lazy, NoHooks, NoTrace, Origin, Trace};
 use crate::policy::Policy;
+use crate::recording::{NoRecording, Recording, Records};
 use crate::strategy::Strategy;
 
 impl<S: Strategy> Policy<S> {
@@ -136,10 +137,9 @@ impl<S: Strategy> Policy<S> {
 /// test of the outcome alone (the retry state, the sleep and the registers
 /// they need are the failure path's).
 ///
-/// While metrics are recorded (feature `opentelemetry`, after
-/// `metrics::install`), a call recorded as `function` (`None`: not
-/// recorded) runs out of line instead: the call that does not record pays
-/// one test of a flag.
+/// While a recorder is installed (`record::set_recorder`), a call
+/// recorded as `function` (`None`: not recorded) runs out of line instead:
+/// the call that does not record pays one atomic load and its test.
 #[inline(always)]
 pub(crate) fn blocking<S: Strategy, T, E>(
     start: &Origin<'_, S>,
@@ -158,7 +158,7 @@ pub(crate) fn blocking<S: Strategy, T, E>(
     }
 }
 
-/// [`blocking`] while metrics are recorded: the recording begins, and the
+/// [`blocking`] while a recorder is installed: the recording begins, and the
 /// attempts run behind the pointer the shared loop calls them through.
 #[cold]
 #[inline(never)]
@@ -225,7 +225,7 @@ fn blocking_when_shared<S: Strategy, T, E>(
     first_then_shared(start, NoRecording, trace, WhenBehind(when), op)
 }
 
-/// [`blocking_when_shared`] while metrics are recorded.
+/// [`blocking_when_shared`] while a recorder is installed.
 #[cold]
 #[inline(never)]
 fn blocking_when_recorded<S: Strategy, T, E>(

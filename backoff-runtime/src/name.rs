@@ -1,32 +1,24 @@
-//! The name the metrics give a policy, a breaker or a budget.
+//! The name a recorder is given for a policy, a breaker or a budget.
 
-/// An optional name for the metrics (feature `opentelemetry`); without the
-/// feature it is zero-sized and every name is dropped.
+/// The `function` of a call whose policy has no name (`record::UNNAMED`).
+pub(crate) const UNNAMED: &str = "unnamed";
+
+/// An optional name for the recorder (see `crate::record`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Name {
-    #[cfg(feature = "opentelemetry")]
     name: Option<&'static str>,
 }
 
 impl Name {
     /// No name.
-    pub(crate) const NONE: Name = Name {
-        #[cfg(feature = "opentelemetry")]
-        name: None,
-    };
+    pub(crate) const NONE: Name = Name { name: None };
 
-    /// `name` (dropped without the feature).
+    /// `name`.
     pub(crate) const fn of(name: &'static str) -> Name {
-        #[cfg(not(feature = "opentelemetry"))]
-        let _ = name;
-        Name {
-            #[cfg(feature = "opentelemetry")]
-            name: Some(name),
-        }
+        Name { name: Some(name) }
     }
 
     /// The name, if one was given.
-    #[cfg(feature = "opentelemetry")]
     pub(crate) const fn get(self) -> Option<&'static str> {
         self.name
     }

@@ -70,7 +70,7 @@ pub struct Policy<S = Builtin> {
     retry_after_max: Duration,
     seed: Option<u64>,
     throttle: Option<Throttle>,
-    /// What the metrics call the function this policy retries.
+    /// What a recorder calls the function this policy retries.
     name: Name,
 }
 
@@ -189,12 +189,12 @@ impl<S> Policy<S> {
         }
     }
 
-    /// Names what this policy retries, for the metrics (feature
-    /// `opentelemetry`): the `function` attribute of the calls that
+    /// Names what this policy retries, for the installed recorder (see
+    /// [`record`](crate::record), and `backoff-opentelemetry`'s attribute
+    /// `function`): the `function` of the calls that
     /// [`retry`](Policy::retry), [`retry_async`](Policy::retry_async),
     /// [`retrying`](Policy::retrying) and the `tower` policy make with it
-    /// (`"unnamed"` without a name). Without the feature the name is
-    /// ignored.
+    /// (`"unnamed"` without a name).
     ///
     /// ```
     /// use backoff_runtime::Policy;
@@ -207,7 +207,7 @@ impl<S> Policy<S> {
         self
     }
 
-    /// The name the metrics give the calls made with this policy:
+    /// The name a recorder is given for the calls made with this policy:
     /// [`named`](Policy::named), or `"unnamed"`.
     ///
     /// ```
@@ -215,22 +215,18 @@ impl<S> Policy<S> {
     ///
     /// assert_eq!(Policy::immediate().name(), "unnamed");
     /// ```
-    #[cfg(feature = "opentelemetry")]
     pub const fn name(&self) -> &'static str {
         match self.name.get() {
             Some(name) => name,
-            None => crate::metrics::UNNAMED,
+            None => crate::name::UNNAMED,
         }
     }
 
-    /// The `function` the metrics record for this policy's calls.
+    /// The `function` recorded for this policy's calls.
     #[cfg(feature = "std")]
     #[inline(always)]
     pub(crate) const fn function(&self) -> &'static str {
-        #[cfg(feature = "opentelemetry")]
-        return self.name();
-        #[cfg(not(feature = "opentelemetry"))]
-        ""
+        self.name()
     }
 
     /// Sets the jitter applied to each delay.

@@ -37,9 +37,10 @@ use crate::circuit::{CircuitBreaker, CircuitOpen};
 use crate::clock::{self, Clock};
 use crate::control::{Budget, Circuit, Throttle};
 use crate::decision::{Decision, IntoDecision};
-use crate::driver::{self, Hooks, Lazy, NoTrace, Origin, Recording};
+use crate::driver::{self, Hooks, Lazy, NoTrace, Origin};
 use crate::event::RetryEvent;
 use crate::policy::Policy;
+use crate::recording::Recording;
 use crate::report::GiveUp;
 #[cfg(doc)]
 use crate::report::GiveUpReason;

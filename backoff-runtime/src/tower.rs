@@ -97,8 +97,9 @@ use ::tower::retry::Policy as TowerPolicy;
 use crate::budget::RetryBudget;
 use crate::clock;
 use crate::decision::{Decision, IntoDecision};
-use crate::driver::{self, Recording};
+use crate::driver;
 use crate::policy::Policy;
+use crate::recording::Recording;
 use crate::report::GiveUpReason;
 pub use crate::retrying::{AcceptAll, Classify, RetryAll};
 use crate::state::RetryState;
@@ -178,7 +179,7 @@ pub struct RetryPolicy<'p, S = Builtin, W = RetryAll, O = AcceptAll, C = ByClone
     /// This request's progress: built when the request starts if a deadline
     /// or a budget needs it from the start, else on the first failure.
     state: Option<RetryState<'p, S>>,
-    /// This request's metrics (begun when tower clones the policy for it).
+    /// This request's recording (begun when tower clones the policy for it).
     recording: Recording,
 }
 
@@ -492,7 +493,7 @@ where
         // The copy is for the attempt after the one about to start; none can
         // follow the last (a budget must still hear of that one's outcome,
         // which tower reports only for a request it could have retried).
-        // (Nor must the metrics, while recording is on.)
+        // (Nor must the recorder, while one is installed.)
         let next = self.state.as_ref().map_or(0, RetryState::attempt);
         let about_to_start = next.saturating_add(1);
         if self.budget.is_none()

@@ -45,15 +45,15 @@ pub trait RetryResult: Sized {
         op: impl FnMut() -> Self,
     ) -> Self;
     /// [`retry_blocking_fixed`](Self::retry_blocking_fixed), recording
-    /// the call's metrics as `function` (feature `opentelemetry`: the
-    /// expansion's `concat!(module_path!(), "::", name)`).
+    /// the call for the installed recorder as `function` (the expansion's
+    /// `concat!(module_path!(), "::", name)`).
     fn retry_blocking_fixed_recorded<P: FixedOrigin>(
         function: &'static str,
         trace: impl Trace<Self::Err>,
         op: impl FnMut() -> Self,
     ) -> Self;
-    /// [`retry_blocking`](Self::retry_blocking), recording the call's
-    /// metrics as `function`.
+    /// [`retry_blocking`](Self::retry_blocking), recording the call as
+    /// `function`.
     fn retry_blocking_recorded<S: Strategy>(
         start: &Origin<'_, S>,
         function: &'static str,

@@ -2,9 +2,9 @@
 //! signatures here change without notice.
 //!
 //! A leaf: no other module of the runtime names it. What the expansion and
-//! the runtime's own loops share lives in the crate's `driver` module; this
-//! module only re-exports it and adds what the expansion alone needs, by
-//! role:
+//! the runtime's own loops share lives in the crate's `driver` module (and
+//! a call's recording in `recording`); this module only re-exports it and
+//! adds what the expansion alone needs, by role:
 //!
 //! - `checks`: the traits the expansion checks the user's values against,
 //!   each with a `#[diagnostic::on_unimplemented]` message in `#[retry]`'s
@@ -34,12 +34,13 @@ pub use crate::budget::RetryBudget;
 pub use crate::circuit::{CircuitBreaker, CircuitOpen};
 pub use crate::clock::Clock;
 pub use crate::decision::{Decision, IntoDecision};
-pub use crate::driver::{AttemptBegan, CallBegan, NoTrace, Origin, Recording, Trace};
+pub use crate::driver::{NoTrace, Origin, Trace};
 pub use crate::event::{AttemptContext, RetryEvent};
 #[cfg(feature = "tokio")]
 pub use crate::hedge::{HedgeDelay, Latency};
 pub use crate::jitter::Jitter;
 pub use crate::policy::Policy;
+pub use crate::recording::{AttemptBegan, CallBegan, Recording};
 pub use crate::report::{GiveUp, GiveUpReason};
 pub use crate::state::{Capped, Carried, Previous, RetryState};
 pub use crate::strategy::{

@@ -5,6 +5,7 @@ use super::*;
 use crate::driver;
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
+use crate::recording::CompactRecording;
 
 /// The call's start, read before the first attempt only if something needs
 /// the time (`timed`, or a deadline); the state itself is built on the first
@@ -151,7 +152,7 @@ pub fn after_carried_recorded_decided<P: FixedOrigin, T, E>(
         outcome,
         &mut driver::Decided(decision),
         &trace,
-        &mut driver::CompactRecording {
+        &mut CompactRecording {
             function,
             clock: P::ORIGIN.clock,
             began,

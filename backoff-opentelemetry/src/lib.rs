@@ -1,0 +1,377 @@
+//! OpenTelemetry metrics and spans for `backoff-runtime`: every retried call
+//! records its attempts, their durations, the call's duration and outcome,
+//! and the delays slept, through the global meter provider
+//! ([`opentelemetry::global`], `opentelemetry` 0.33), meter [`METER`];
+//! named breakers and budgets record their state; each attempt is a span of
+//! the global tracer provider.
+//!
+//! | instrument | kind, unit | attributes |
+//! |---|---|---|
+//! | `backoff.attempts` | counter | `function`, `attempt.type` (`original` · `retry` · `hedge`), `outcome` (`ok` · `error` · `rejected_ok`) |
+//! | `backoff.attempt.duration` | histogram, s | `function`, `outcome` |
+//! | `backoff.call.duration` | histogram, s | `function`, `outcome` (`ok` · `gave_up`), `give_up.reason` (only when given up), `attempts` |
+//! | `backoff.retry.delay` | histogram, s | `function` |
+//! | `backoff.breaker.state` | gauge (0 closed, 1 half-open, 2 open) | `breaker` |
+//! | `backoff.budget.tokens` | gauge | `budget` |
+//!
+//! This crate implements `backoff-runtime`'s recording facade
+//! ([`backoff_runtime::record::Recorder`]); see that module for the events
+//! and what `function` names.
+//!
+//! # Turning recording on: [`install`]
+//!
+//! OpenTelemetry's API cannot tell whether the global provider is a real
+//! one or its no-op default, and instruments built from the no-op provider
+//! stay no-ops, so recording starts when you say so: call [`install`] after
+//! [`opentelemetry::global::set_meter_provider`] (and
+//! [`set_tracer_provider`](opentelemetry::global::set_tracer_provider)).
+//! It builds the instruments and the tracer from the global providers and
+//! installs this crate's recorder with
+//! [`backoff_runtime::record::set_recorder`]. Until then a call records
+//! nothing, builds nothing and reads no clock: its cost is one atomic load
+//! when it begins. Installing again rebuilds the instruments from the
+//! providers installed at that time.
+//!
+//! ```
+//! use opentelemetry::global;
+//! # let provider = opentelemetry::metrics::NoopMeterProvider::new();
+//! global::set_meter_provider(provider); // your SDK's provider
+//! backoff_opentelemetry::install();
+//! assert!(backoff_opentelemetry::is_installed());
+//! ```
+//!
+//! # Spans
+//!
+//! [`install`] also takes a tracer (scope [`METER`]) from the global tracer
+//! provider. Each attempt that ends is then one span of kind `Internal`,
+//! named by the call's `function`, a child of the context current where
+//! the attempt ended (the caller's span), spanning the attempt's own time
+//! on the call's clock (so on tokio's paused clock too), with status
+//! `Error` unless the attempt was accepted:
+//!
+//! | span attribute | value |
+//! |---|---|
+//! | `code.function.name` | the call's `function` |
+//! | `attempt.type` | `original` · `retry` · `hedge` |
+//! | `backoff.attempt` | the attempt's number, from 1 |
+//! | `outcome` | `ok` · `error` · `rejected_ok` |
+//! | `http.request.resend_count` | the number − 1, on the attempts after the first, with this crate's feature `http` (OpenTelemetry's HTTP conventions set it only on resends) |
+//!
+//! The span is built when the attempt ends, with the time it started: the
+//! provider's sampler decides then whether it is recorded (a
+//! `Sampler::TraceIdRatioBased` keeps that share of them), and an attempt
+//! costs nothing more while it runs, nor adds a byte to an `async fn`'s
+//! future. Because it is built afterwards, it is not the parent of spans
+//! the attempt's body makes (an HTTP client's own span is its sibling).
+//! An attempt cancelled by a `timeout` has no span, as it has no count in
+//! `backoff.attempts`. With the default no-op tracer provider the spans
+//! are no-ops.
+//!
+//! # Features
+//!
+//! - `http` (off): `http.request.resend_count` on each attempt's span after
+//!   the first. OpenTelemetry defines it for HTTP requests only: turn it on
+//!   when the retried calls are HTTP requests (the core's `http` feature
+//!   no longer decides it: the core does not know this crate).
+#![forbid(unsafe_code)]
+
+use std::sync::RwLock;
+use std::time::{Duration, SystemTime};
+
+use backoff_runtime::CircuitState;
+use backoff_runtime::record::{self, AttemptEnded, AttemptOutcome, CallEnded, Recorder};
+use opentelemetry::KeyValue;
+use opentelemetry::global::BoxedTracer;
+use opentelemetry::metrics::{Counter, Gauge, Histogram, Meter};
+use opentelemetry::trace::{Span as _, SpanKind, Status, Tracer as _};
+
+pub use backoff_runtime::record::SetRecorderError;
+
+/// The meter's name: the instrumentation scope of every instrument, and of
+/// the attempts' spans.
+///
+/// ```
+/// assert_eq!(backoff_opentelemetry::METER, "backoff");
+/// ```
+pub const METER: &str = "backoff";
+
+/// Histogram buckets in seconds (OpenTelemetry's advice for request
+/// durations, extended to a minute for backoff delays).
+const SECONDS: [f64; 15] = [
+    0.0, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 10.0, 60.0,
+];
+
+/// The recorder this crate installs: the instruments, once built.
+struct OpenTelemetry {
+    instruments: RwLock<Option<Instruments>>,
+}
+
+/// The one recorder (not zero-sized: [`is_installed`] knows it by its
+/// address).
+static RECORDER: OpenTelemetry = OpenTelemetry {
+    instruments: RwLock::new(None),
+};
+
+struct Instruments {
+    attempts: Counter<u64>,
+    attempt_duration: Histogram<f64>,
+    call_duration: Histogram<f64>,
+    retry_delay: Histogram<f64>,
+    breaker_state: Gauge<u64>,
+    budget_tokens: Gauge<f64>,
+    /// The attempts' spans' tracer.
+    tracer: BoxedTracer,
+}
+
+impl Instruments {
+    fn new(meter: &Meter, tracer: BoxedTracer) -> Self {
+        let seconds = |name: &'static str, description: &'static str| {
+            meter
+                .f64_histogram(name)
+                .with_unit("s")
+                .with_description(description)
+                .with_boundaries(SECONDS.to_vec())
+                .build()
+        };
+        Instruments {
+            attempts: meter
+                .u64_counter("backoff.attempts")
+                .with_description("Attempts made, by type and outcome")
+                .build(),
+            attempt_duration: seconds("backoff.attempt.duration", "Duration of each attempt"),
+            call_duration: seconds(
+                "backoff.call.duration",
+                "Duration of each retried call, its attempts and sleeps included",
+            ),
+            retry_delay: seconds("backoff.retry.delay", "Delay slept before each retry"),
+            breaker_state: meter
+                .u64_gauge("backoff.breaker.state")
+                .with_description("Circuit breaker state: 0 closed, 1 half-open, 2 open")
+                .build(),
+            budget_tokens: meter
+                .f64_gauge("backoff.budget.tokens")
+                .with_description("Tokens left in a retry budget")
+                .build(),
+            tracer,
+        }
+    }
+}
+
+/// Builds the instruments from the global meter provider (meter
+/// [`METER`]) and the tracer from the global tracer provider, and installs
+/// this crate's recorder for the process. Call it after installing your
+/// providers; calling it again rebuilds the instruments and the tracer from
+/// the providers installed then.
+///
+/// # Panics
+///
+/// If another recorder was installed with
+/// [`backoff_runtime::record::set_recorder`] (a process has one); see
+/// [`try_install`].
+///
+/// ```
+/// backoff_opentelemetry::install();
+/// backoff_opentelemetry::install(); // rebuilt from the same providers
+/// assert!(backoff_opentelemetry::is_installed());
+/// ```
+pub fn install() {
+    if let Err(error) = try_install() {
+        panic!("backoff_opentelemetry::install: {error}: this process records elsewhere");
+    }
+}
+
+/// [`install`], or an error (and the other recorder kept) if another
+/// recorder was installed.
+///
+/// ```
+/// use backoff_runtime::record::{self, Recorder};
+///
+/// struct Mine;
+/// impl Recorder for Mine {}
+/// static MINE: Mine = Mine;
+///
+/// record::set_recorder(&MINE).unwrap();
+/// assert!(backoff_opentelemetry::try_install().is_err());
+/// assert!(!backoff_opentelemetry::is_installed());
+/// ```
+pub fn try_install() -> Result<(), SetRecorderError> {
+    if record::recorder().is_some() && !is_installed() {
+        // (Checked first, so that the other recorder's process does not
+        // build instruments it will never use.)
+        return record::set_recorder(&RECORDER);
+    }
+    let instruments = Instruments::new(
+        &opentelemetry::global::meter(METER),
+        opentelemetry::global::tracer(METER),
+    );
+    let mut slot = RECORDER
+        .instruments
+        .write()
+        .unwrap_or_else(|e| e.into_inner());
+    *slot = Some(instruments);
+    drop(slot);
+    match record::set_recorder(&RECORDER) {
+        Ok(()) => Ok(()),
+        Err(_) if is_installed() => Ok(()),
+        Err(error) => Err(error),
+    }
+}
+
+/// Whether [`install`] installed this crate's recorder (calls then record
+/// into the global providers).
+///
+/// ```
+/// if !backoff_opentelemetry::is_installed() {
+///     // Calls record nothing and read no clock.
+/// }
+/// ```
+pub fn is_installed() -> bool {
+    record::recorder().is_some_and(|r| core::ptr::addr_eq(r, &RECORDER))
+}
+
+impl OpenTelemetry {
+    /// Runs `f` with the instruments, if built.
+    #[inline]
+    fn with(&self, f: impl FnOnce(&Instruments)) {
+        let slot = self.instruments.read().unwrap_or_else(|e| e.into_inner());
+        if let Some(instruments) = slot.as_ref() {
+            f(instruments);
+        }
+    }
+}
+
+impl Recorder for OpenTelemetry {
+    /// `backoff.attempts`, `backoff.attempt.duration` and the attempt's
+    /// span.
+    fn attempt_ended(&self, attempt: &AttemptEnded) {
+        self.with(|i| {
+            span(&i.tracer, attempt);
+            let outcome = KeyValue::new("outcome", attempt.outcome.as_str());
+            let function = KeyValue::new("function", attempt.function);
+            i.attempts.add(
+                1,
+                &[
+                    function.clone(),
+                    KeyValue::new("attempt.type", attempt.kind.as_str()),
+                    outcome.clone(),
+                ],
+            );
+            i.attempt_duration
+                .record(attempt.duration().as_secs_f64(), &[function, outcome]);
+        });
+    }
+
+    /// `backoff.call.duration`: `gave_up` with the reason, or `ok`.
+    fn call_ended(&self, call: &CallEnded) {
+        self.with(|i| {
+            let function = KeyValue::new("function", call.function);
+            let attempts = KeyValue::new("attempts", i64::from(call.attempts));
+            let outcome = KeyValue::new("outcome", call.outcome.as_str());
+            let seconds = call.duration.as_secs_f64();
+            match call.outcome.give_up_reason() {
+                None => i
+                    .call_duration
+                    .record(seconds, &[function, outcome, attempts]),
+                Some(reason) => i.call_duration.record(
+                    seconds,
+                    &[
+                        function,
+                        outcome,
+                        KeyValue::new("give_up.reason", reason.as_str()),
+                        attempts,
+                    ],
+                ),
+            }
+        });
+    }
+
+    /// `backoff.retry.delay`.
+    fn retry_delay(&self, function: &'static str, delay: Duration) {
+        self.with(|i| {
+            i.retry_delay
+                .record(delay.as_secs_f64(), &[KeyValue::new("function", function)]);
+        });
+    }
+
+    /// `backoff.breaker.state`: 0 closed, 1 half-open, 2 open.
+    fn breaker_state(&self, breaker: &'static str, state: CircuitState) {
+        self.with(|i| {
+            i.breaker_state
+                .record(gauge(state), &[KeyValue::new("breaker", breaker)]);
+        });
+    }
+
+    /// `backoff.budget.tokens`.
+    fn budget_tokens(&self, budget: &'static str, tokens: f64) {
+        self.with(|i| {
+            i.budget_tokens
+                .record(tokens, &[KeyValue::new("budget", budget)]);
+        });
+    }
+}
+
+/// The value of `backoff.breaker.state`.
+const fn gauge(state: CircuitState) -> u64 {
+    match state {
+        CircuitState::Closed => 0,
+        CircuitState::HalfOpen => 1,
+        CircuitState::Open => 2,
+    }
+}
+
+/// The span of an attempt that ended now (see the crate's "Spans"): built
+/// now with its start, so the sampler decides now.
+fn span(tracer: &BoxedTracer, attempt: &AttemptEnded) {
+    let end = SystemTime::now();
+    let start = end.checked_sub(attempt.duration()).unwrap_or(end);
+    let mut attributes = Vec::with_capacity(5);
+    attributes.extend([
+        KeyValue::new("code.function.name", attempt.function),
+        KeyValue::new("attempt.type", attempt.kind.as_str()),
+        KeyValue::new("backoff.attempt", i64::from(attempt.number)),
+        KeyValue::new("outcome", attempt.outcome.as_str()),
+    ]);
+    #[cfg(feature = "http")]
+    if attempt.number > 1 {
+        attributes.push(KeyValue::new(
+            "http.request.resend_count",
+            i64::from(attempt.number - 1),
+        ));
+    }
+    let mut span = tracer
+        .span_builder(attempt.function)
+        .with_kind(SpanKind::Internal)
+        .with_start_time(start)
+        .with_attributes(attributes)
+        .start(tracer);
+    if attempt.outcome != AttemptOutcome::Ok {
+        span.set_status(Status::error(attempt.outcome.as_str()));
+    }
+    span.end_with_timestamp(end);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn breaker_gauge_values() {
+        assert_eq!(
+            [
+                CircuitState::Closed,
+                CircuitState::HalfOpen,
+                CircuitState::Open
+            ]
+            .map(gauge),
+            [0, 1, 2]
+        );
+    }
+
+    /// Not installed in this process (the unit tests install nothing): the
+    /// recorder exists, but calls do not reach it.
+    #[test]
+    fn nothing_installed_until_install() {
+        assert!(!is_installed());
+        assert!(record::recorder().is_none());
+    }
+}
