@@ -3,7 +3,8 @@
 
 use syn::{FnArg, Pat, Signature, Type};
 
-use super::{ungrouped_pat, ungrouped_type};
+use super::clone::{receiver_borrow, ungrouped_pat};
+use super::closures::ungrouped_type;
 
 use crate::attr::{Attempts, RetryArgs};
 use crate::errors::Errors;
@@ -100,7 +101,7 @@ fn check_unique_access(sig: &Signature, args: &RetryArgs, errors: &mut Errors) {
     };
     for input in &sig.inputs {
         match input {
-            FnArg::Receiver(r) if super::receiver_borrow(r).is_some_and(|(_, mutable)| mutable) => {
+            FnArg::Receiver(r) if receiver_borrow(r).is_some_and(|(_, mutable)| mutable) => {
                 errors.push(syn::Error::new_spanned(
                     r,
                     format!("{why}, and `&mut self` lets only one of them use `self` at a time; take `&self` (with a `Mutex` or atomics for what changes), or remove `hedge`"),

@@ -1,0 +1,245 @@
+//! Checks of the arguments against each other: strategies, attempt
+//! limits, timeouts, closures that must not be `async`.
+
+use crate::attr::defaults;
+use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
+use crate::duration;
+use crate::errors::Errors;
+
+use super::closures::{callables, check_closure_arity, closure};
+
+/// Checks the arguments against each other.
+pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
+    if let Some(s) = &args.strategy {
+        check_strategy(s, errors);
+    }
+    if let Some(attempts) = &args.attempts {
+        check_attempts(attempts, errors);
+    }
+    if let Some(t) = &args.throttled {
+        check_strategy(&t.value.strategy, errors);
+        if let Some(attempts) = &t.value.attempts {
+            check_attempts(attempts, errors);
+        }
+        // (Not when a `when` was written but did not parse, or an unknown
+        // argument was probably meant to be `when`: that mistake is
+        // reported already.)
+        if args.when.is_none() && !args.broken.contains(&"when") {
+            errors.push(syn::Error::new(
+                t.key,
+                "`throttled` applies to errors that `when` classifies as `Decision::Throttled`; add a `when`",
+            ));
+        }
+    }
+    let zero_means = [
+        (
+            &args.attempt_timeout,
+            "an `attempt_timeout` of zero fails every attempt",
+        ),
+        (&args.timeout, "a `timeout` of zero fails every call"),
+        (
+            &args.retry_after_max,
+            "a `retry_after_max` of zero gives up on every `Decision::RetryAfter`",
+        ),
+    ];
+    for (arg, meaning) in zero_means {
+        if let Some(t) = arg
+            && t.value.value.is_zero()
+        {
+            errors.push(syn::Error::new(
+                t.span,
+                format!("{meaning}; give a positive limit"),
+            ));
+        }
+    }
+    check_closure_arity(args, errors);
+    check_async_closures(args, errors);
+    check_timeouts(args, errors);
+    if let Some(jitter) = &args.jitter {
+        if let JitterKind::Scattered(r) = jitter.value
+            && !(r > 0.0 && r <= 1.0)
+        {
+            errors.push(syn::Error::new(
+                jitter.span,
+                "the ratio of `scattered` must be above 0 and at most 1, as in `scattered(0.25)`",
+            ));
+        }
+        let decorrelated = args
+            .strategy
+            .as_ref()
+            .is_some_and(|s| s.kind == StrategyKind::Decorrelated);
+        // (`"spread"` replaces its randomness: it spreads around its
+        // mid-range chain.)
+        if decorrelated && !matches!(jitter.value, JitterKind::None | JitterKind::Spread) {
+            errors.push(syn::Error::new(
+                jitter.key,
+                "`decorrelated` is random by itself and takes no other `jitter` than `\"spread\"`; remove `jitter`",
+            ));
+        }
+    }
+    if let Some(max_elapsed) = &args.max_elapsed
+        && max_elapsed.value.value.is_zero()
+    {
+        errors.push(syn::Error::new(
+            max_elapsed.span,
+            "`max_elapsed` of zero allows no retry; give a positive limit",
+        ));
+    }
+    for (name, ty, arg) in [
+        ("budget", "RetryBudget", &args.budget),
+        ("circuit", "CircuitBreaker", &args.circuit),
+        ("throttle", "AdaptiveThrottle", &args.throttle),
+    ] {
+        if let Some(arg) = arg
+            && builds(&arg.value, ty)
+        {
+            errors.push(syn::Error::new_spanned(
+                &arg.value,
+                format!("this `{ty}` would be a new one for every call, so it would remember nothing between calls; declare a `static` (`static SHARED: {ty} = ...;`, then `{name} = SHARED`) or keep it in a field (`{name} = self.{name}`)"),
+            ));
+        }
+    }
+    if args.policy.is_some() {
+        let mixed = [
+            ("strategy", args.strategy.as_ref().map(|s| s.span)),
+            ("attempts", args.attempts.as_ref().map(|a| a.key)),
+            ("jitter", args.jitter.as_ref().map(|a| a.key)),
+            ("max_elapsed", args.max_elapsed.as_ref().map(|a| a.key)),
+            ("throttled", args.throttled.as_ref().map(|a| a.key)),
+            (
+                "retry_after_max",
+                args.retry_after_max.as_ref().map(|a| a.key),
+            ),
+        ];
+        for (name, span) in mixed {
+            if let Some(span) = span {
+                let what = if name == "strategy" {
+                    "a strategy".to_owned()
+                } else {
+                    format!("`{name}`")
+                };
+                errors.push(syn::Error::new(
+                    span,
+                    format!("{what} cannot be combined with `policy`, which sets it; set it on the `Policy` instead"),
+                ));
+            }
+        }
+    }
+}
+
+/// Whether `expr` builds a `ty` on the spot (`RetryBudget::new(..)`, a
+/// struct literal), which the attribute would evaluate anew for each call.
+pub(super) fn builds(expr: &syn::Expr, ty: &str) -> bool {
+    let path = match expr {
+        syn::Expr::Group(g) => return builds(&g.expr, ty),
+        syn::Expr::Paren(p) => return builds(&p.expr, ty),
+        syn::Expr::Reference(r) => return builds(&r.expr, ty),
+        syn::Expr::Call(call) => match &*call.func {
+            syn::Expr::Path(p) => &p.path,
+            _ => return false,
+        },
+        syn::Expr::Struct(s) => &s.path,
+        _ => return false,
+    };
+    path.segments.iter().any(|s| s.ident == ty)
+}
+
+/// Checks one strategy's parameters.
+pub(super) fn check_strategy(s: &StrategyArg, errors: &mut Errors) {
+    if let Some(base) = &s.base {
+        if base.value.is_zero() {
+            let what = if s.kind == StrategyKind::Constant {
+                "the delay of `constant`"
+            } else {
+                "`base`"
+            };
+            errors.push(syn::Error::new(
+                base.span,
+                format!("{what} must be above zero; to retry without waiting, write `immediate`"),
+            ));
+        } else if s.kind != StrategyKind::Constant {
+            let (max, which) = match &s.max {
+                Some(max) => (max.value, "`max`".to_owned()),
+                None => (
+                    defaults::MAX,
+                    format!("the default `max` (`{}`)", defaults::literal(defaults::MAX)),
+                ),
+            };
+            if base.value > max {
+                errors.push(syn::Error::new(
+                    base.span,
+                    format!("`base` is above {which}; lower `base` or raise `max`"),
+                ));
+            }
+        }
+    } else if let Some(max) = &s.max
+        && s.kind != StrategyKind::Constant
+        && max.value < defaults::BASE
+    {
+        errors.push(syn::Error::new(
+            max.span,
+            format!(
+                "`max` is below the default `base` (`{}`); raise `max` or give a lower `base`",
+                defaults::literal(defaults::BASE)
+            ),
+        ));
+    }
+    if let Some(factor) = &s.factor
+        && (!factor.value.is_finite() || factor.value <= 1.0)
+    {
+        errors.push(syn::Error::new(
+            factor.span,
+            "`factor` must be a finite number above 1, as in `factor = 2` or `factor = 1.5`",
+        ));
+    }
+}
+
+/// Checks an attempt limit.
+pub(super) fn check_attempts(attempts: &Arg<Attempts>, errors: &mut Errors) {
+    if let Attempts::Limited(n) = attempts.value {
+        if n == 0 {
+            errors.push(syn::Error::new(
+                attempts.span,
+                "`attempts = 0` would never call the function; `attempts` counts calls, the first included, so it must be at least 1",
+            ));
+        } else if n > u64::from(u32::MAX) {
+            errors.push(syn::Error::new(
+                attempts.span,
+                crate::attr::attempts_out_of_range(n),
+            ));
+        }
+    }
+}
+
+/// `attempt_timeout` at least `timeout` never acts: the whole call ends
+/// first.
+pub(super) fn check_timeouts(args: &RetryArgs, errors: &mut Errors) {
+    if let (Some(attempt), Some(call)) = (&args.attempt_timeout, &args.timeout)
+        && attempt.value.value >= call.value.value
+        && !call.value.value.is_zero()
+    {
+        errors.push(syn::Error::new(
+            attempt.span,
+            format!(
+                "`attempt_timeout` of `{}` never acts under a `timeout` of `{}`: the whole call ends first; give `attempt_timeout` less than `timeout`, or remove it",
+                duration::format(attempt.value.value),
+                duration::format(call.value.value),
+            ),
+        ));
+    }
+}
+
+/// A hook written as an `async` closure: the loop calls it and uses what it
+/// returns at once, so its body would never run.
+pub(super) fn check_async_closures(args: &RetryArgs, errors: &mut Errors) {
+    for (name, arg, _) in callables(args) {
+        if let Some(asyncness) = arg.and_then(closure).and_then(|c| c.asyncness) {
+            errors.push(syn::Error::new(
+                asyncness.span,
+                format!(
+                    "`{name}` cannot be an `async` closure: the loop calls it and uses what it returns at once, without awaiting it; remove `async` (do the async work in the function's body)"
+                ),
+            ));
+        }
+    }
+}
