@@ -48,16 +48,7 @@ use crate::state::RetryState;
 use crate::strategy::Strategy;
 use crate::throttle::AdaptiveThrottle;
 
-/// The call's start, read from `clock` only if something needs the time:
-/// `timed` (a hook reads `elapsed`) or a deadline.
-#[inline]
-pub(crate) fn began<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
-    if timed || policy.elapsed_limit().is_some() {
-        Some(clock())
-    } else {
-        None
-    }
-}
+pub(crate) use crate::state::began;
 
 /// What a call's retry state is built from, on its first failure: the
 /// policy, the loop's clock, the call's start (if read), the budget and the

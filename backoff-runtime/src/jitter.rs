@@ -515,6 +515,59 @@ fn os_seed() -> u64 {
     0x853C_49E6_748F_EA9B
 }
 
+/// The [`Jitter::Spread`] delay before retry `retry` (from 1) of a call
+/// whose phase is `phase / 2³²`: see [`Jitter::Spread`] for the rule.
+///
+/// With `c(k)` the strategy's [`central_delay`](Strategy::central_delay),
+/// the k-th retries of a herd fill the window `[A(k), A(k + 1))`, of width
+/// `w(k) = A(k + 1) − A(k)`, and a call of phase `p` retries at
+/// `A(k) + p · w(k)`: its wait before retry `k ≥ 2` is the blend
+/// `(1 − p) · w(k − 1) + p · w(k)`, by the same `p` at every retry, so it
+/// never shrinks on a schedule whose windows never do. Centred, `A(k)` is
+/// `c(1) + … + c(k − 1) + c(k)/2` (the windows are centred on the
+/// strategy's own retry times) and `w(k) = (c(k) + c(k + 1)) / 2`; on a
+/// flat start, `A(k) = c(1) + … + c(k − 1)` and `w(k) = c(k)`.
+pub(crate) fn spread<T: crate::strategy::Strategy + ?Sized>(
+    strategy: &T,
+    retry: u32,
+    phase: u32,
+) -> Duration {
+    let c = |k: u32| strategy.central_delay(k.max(1));
+    let max = strategy.max_delay();
+    let p = f64::from(phase) / 4_294_967_296.0;
+    // Centred windows, unless centring would make the first wait longer
+    // than the second (a flat start: 2·c(1) > c(3)).
+    let centred = c(1).saturating_mul(2) <= c(3);
+    let half = |d: Duration| d / 2;
+    let width = |k: u32| {
+        if centred {
+            (half(c(k)) + half(c(k.saturating_add(1)))).min(max)
+        } else {
+            c(k)
+        }
+    };
+    let blend = |lo: Duration, hi: Duration| {
+        nanos::mul_f64_capped(lo, 1.0 - p, max)
+            .saturating_add(nanos::mul_f64_capped(hi, p, max))
+            .min(max)
+    };
+    let first = || {
+        let start = if centred { half(c(1)) } else { Duration::ZERO };
+        start
+            .saturating_add(nanos::mul_f64_capped(width(1), p, max))
+            .min(max)
+    };
+    match retry {
+        0 | 1 => {
+            let w1 = width(1);
+            // Never longer than the second wait (which rounding alone could
+            // otherwise break).
+            first().min(blend(w1, width(2)))
+        }
+        k => blend(width(k - 1), width(k)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

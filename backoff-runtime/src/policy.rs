@@ -427,7 +427,7 @@ pub(crate) fn backoff<T: Strategy + ?Sized>(
     if let Jitter::Spread = jitter
         && !strategy.max_delay().is_zero()
     {
-        return crate::jobs::spread(strategy, retry, rng.phase());
+        return crate::jitter::spread(strategy, retry, rng.phase());
     }
     let raw = strategy.capped_delay(retry, *previous, rng);
     if strategy.reads_previous() {

@@ -8,7 +8,6 @@ use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen, Permit};
 use crate::clock::{self, Clock};
 use crate::decision::Decision;
-use crate::driver::began;
 use crate::event::RetryEvent;
 use crate::jitter::JitterRng;
 use crate::policy::{self, Policy, Throttle};
@@ -741,6 +740,17 @@ impl<S: Strategy> Policy<S> {
         let delay = self.backoff(retry, &mut previous, &mut rng);
         carried.previous.set(previous, max);
         delay
+    }
+}
+
+/// The call's start, read from `clock` only if something needs the time:
+/// `timed` (a hook reads `elapsed`) or a deadline.
+#[inline]
+pub(crate) fn began<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
+    if timed || policy.elapsed_limit().is_some() {
+        Some(clock())
+    } else {
+        None
     }
 }
 
