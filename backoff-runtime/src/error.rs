@@ -1,9 +1,10 @@
 //! [`Error`]: a ready error type for a `#[retry]` function whose error is
 //! another crate's (`redis::RedisError`, `tonic::Status`, `sqlx::Error`)
-//! and which uses `circuit`, `timeout` or `attempt_timeout`.
+//! and which uses `circuit`, `throttle`, `timeout` or `attempt_timeout`.
 //!
-//! Those arguments fail a call with `E::from(CircuitOpen)` or
-//! `E::from(Elapsed)`, and your crate cannot give another crate's error type
+//! Those arguments fail a call with `E::from(CircuitOpen)`,
+//! `E::from(Elapsed)` or `E::from(Rejected)`, and your crate cannot give
+//! another crate's error type
 //! those `From` impls (the orphan rule). Return
 //! `Result<T, backoff_runtime::Error<ThatError>>` instead: `?` on the
 //! client's errors still works, and the refusals get variants of their own.
@@ -72,7 +73,7 @@ use core::fmt;
 use crate::{CircuitOpen, Decision, Elapsed, IntoDecision, Rejected};
 
 /// A function's error when it is another crate's error type `E`, or a
-/// refusal of `#[retry]`'s `circuit`, `timeout` and `attempt_timeout`.
+/// refusal of `#[retry]`'s `circuit`, `throttle`, `timeout` and `attempt_timeout`.
 ///
 /// - `?` on an `E` gives [`Error::Inner`] (for the `E`s that implement
 ///   [`ForeignError`]: see [the module docs](crate::error)).
@@ -80,10 +81,11 @@ use crate::{CircuitOpen, Decision, Elapsed, IntoDecision, Rejected};
 ///   (`From<CircuitOpen>`).
 /// - `timeout` and `attempt_timeout` cut a call or attempt short with
 ///   [`Error::Elapsed`] (`From<Elapsed>`).
+/// - `throttle` rejects an attempt locally with [`Error::Rejected`]
+///   (`From<Rejected>`).
 ///
 /// The enum is `#[non_exhaustive]`: a later version may add a variant for a
-/// new refusal (such as an adaptive throttle's), so a `match` needs a
-/// wildcard arm.
+/// new refusal, so a `match` needs a wildcard arm.
 ///
 /// [`Display`](fmt::Display) and [`source`](std::error::Error::source) are
 /// transparent for `Inner`: they are the inner error's own, so a chain of

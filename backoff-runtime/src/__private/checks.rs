@@ -375,7 +375,7 @@ impl<F: Never, A> SleepFn<Fails, A> for F {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: `when` must take the error as `&{E}`, not `{Self}`",
     label = "this takes `{Self}`",
-    note = "`when` is called with a reference to each error and returns `true` to retry it (or a `Decision`): declare its parameter as `&{E}`"
+    note = "`when` is called with a reference to each error and returns `true` to retry it (or a `Decision`): declare its parameter as `&{E}`; a `when` of another crate's error, inside `backoff_runtime::Error<E>`, is `when = |e| e.decision(that_when)`"
 )]
 pub trait WhenParameter<'a, E> {
     /// The error, as `when` takes it.
@@ -741,7 +741,7 @@ pub fn must_be_static<T: ?Sized>(value: &'static T) -> &'static T {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: with `circuit`, the error type `{Self}` must implement `From<backoff_runtime::CircuitOpen>`",
     label = "no `From<CircuitOpen>` for `{Self}`",
-    note = "an open breaker fails calls fast with `E::from(CircuitOpen)`: give your error type an `impl From<CircuitOpen>` (`std::io::Error` and `Box<dyn Error + Send + Sync>` have one); another crate's error type cannot get one in your crate, so return an enum of yours with a variant for it and one for `CircuitOpen`, as in the docs of `backoff_runtime::CircuitOpen`"
+    note = "an open breaker fails calls fast with `E::from(CircuitOpen)`: give your error type an `impl From<CircuitOpen>` (`std::io::Error`, `Box<dyn Error + Send + Sync>` and `backoff_runtime::Error<E>` have one); another crate's error type cannot get one in your crate, so return `backoff_runtime::Error<ThatError>` (see its docs for `?` on the client's errors)"
 )]
 pub trait FromCircuitOpen {
     /// The error of a refused call.
@@ -760,7 +760,7 @@ impl<E: From<CircuitOpen>> FromCircuitOpen for E {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: with `throttle`, the error type `{Self}` must implement `From<backoff_runtime::Rejected>`",
     label = "no `From<Rejected>` for `{Self}`",
-    note = "an attempt the throttle rejects locally fails fast with `E::from(Rejected)`: give your error type an `impl From<Rejected>` (`std::io::Error`, `Box<dyn Error + Send + Sync>` and `backoff_runtime::Error<E>` have one); another crate's error type cannot get one in your crate, so return `backoff_runtime::Error<ThatError>` or an enum of yours with a variant for it and one for `Rejected`"
+    note = "an attempt the throttle rejects locally fails fast with `E::from(Rejected)`: give your error type an `impl From<Rejected>` (`std::io::Error`, `Box<dyn Error + Send + Sync>` and `backoff_runtime::Error<E>` have one); another crate's error type cannot get one in your crate, so return `backoff_runtime::Error<ThatError>` (see its docs for `?` on the client's errors)"
 )]
 pub trait FromRejected {
     /// The error of a rejected attempt.
@@ -779,7 +779,7 @@ impl<E: From<Rejected>> FromRejected for E {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: with `timeout` or `attempt_timeout`, the error type `{Self}` must implement `From<backoff_runtime::Elapsed>`",
     label = "no `From<Elapsed>` for `{Self}`",
-    note = "a timed-out call fails with `E::from(Elapsed)`: give your error type an `impl From<Elapsed>` (`std::io::Error` and `Box<dyn Error + Send + Sync>` have one); another crate's error type cannot get one in your crate, so return an enum of yours with a variant for it and one for `Elapsed`, as in the docs of `backoff_runtime::Elapsed`"
+    note = "a timed-out call fails with `E::from(Elapsed)`: give your error type an `impl From<Elapsed>` (`std::io::Error`, `Box<dyn Error + Send + Sync>` and `backoff_runtime::Error<E>` have one); another crate's error type cannot get one in your crate, so return `backoff_runtime::Error<ThatError>` (see its docs for `?` on the client's errors)"
 )]
 pub trait FromElapsed {
     /// The error of a timed-out attempt.
