@@ -14,21 +14,35 @@
 //! 4. on giving up: the [`GiveUp`] report (built only for what reads it),
 //!    the trace, `on_giveup`, and the outcome is returned unchanged.
 //!
-//! [`after_attempt`] is that rule for the runtime's loops, with the hooks
-//! behind [`Hooks`]: [`Policy::retry`](crate::Policy::retry) (through the
-//! shared blocking loop), [`Policy::retry_async`](crate::Policy::retry_async)
-//! and [`retry_async_with_sleep`](crate::Policy::retry_async_with_sleep),
-//! [`Policy::retrying`](crate::Policy::retrying) and its async form, and the
-//! attribute's compact `async fn` loop (through `after_carried_recorded`). The
-//! `tower` policy, which never owns the outcome, takes the verdict and the
-//! step. A [hedged call](crate::hedge), whose attempts overlap, ends each
-//! attempt in [`after_hedged_attempt`] and grants each hedge with
-//! [`hedge_now`]: the same verdict and the same step (attempt limit,
-//! deadline, breaker, budget), with a failure that is not the last one in
-//! flight dropped rather than given up with. The attribute's expansion keeps its own loop, so that `?`, `return`
-//! and each attempt's reborrows work and its hooks are evaluated where they
-//! are called (they may use `&mut self`); it calls the same step, once per
-//! failed attempt, and follows the same order.
+//! [`after_attempt`] is that rule, and [`give_up`] its give-up step. Every
+//! loop ends each attempt there:
+//!
+//! - [`Policy::retry`](crate::Policy::retry) and a plain fn under
+//!   `#[retry]` whose only hook, if any, is a `when` that borrows nothing
+//!   (the shared blocking loop, `loops.rs`);
+//! - [`Policy::retry_async`](crate::Policy::retry_async),
+//!   [`retry_async_with_sleep`](crate::Policy::retry_async_with_sleep) and
+//!   [`Policy::retrying`](crate::Policy::retrying) and its async form;
+//! - the attribute's function's own loop: `__private::Call::after` (and
+//!   `after_error`) after each attempt, `Call::refused` for a breaker's
+//!   refusal or a throttle's rejection, `Call::timed_out` for `timeout`;
+//!   `on_giveup` and `fallback` run once, after the loop, on the report the
+//!   give-up step kept (`Ended::finish`). Its compact form for an `async fn`
+//!   that keeps nothing but its attempt count steps a `Carried` through
+//!   `after_carried_recorded`;
+//! - the `tower` policy, which never owns the outcome, takes the verdict
+//!   and the step;
+//! - a [hedged call](crate::hedge), whose attempts overlap, ends each
+//!   attempt in [`after_hedged_attempt`] and grants each hedge with
+//!   [`hedge_now`]: the same verdict and the same step (attempt limit,
+//!   deadline, breaker, budget), with a failure that is not the last one in
+//!   flight dropped rather than given up with.
+//!
+//! The attribute's expansion keeps its own loop, so that `?`, `return` and
+//! each attempt's reborrows work; its `when` and `when_ok` are called where
+//! a loop written by hand calls them, and `on_retry` is a closure built at
+//! the call into the driver, so a borrow of `self` or of an argument it
+//! makes ends with that call.
 
 use core::ops::ControlFlow;
 use core::time::Duration;

@@ -518,7 +518,7 @@ fn os_seed() -> u64 {
 /// The [`Jitter::Spread`] delay before retry `retry` (from 1) of a call
 /// whose phase is `phase / 2³²`: see [`Jitter::Spread`] for the rule.
 ///
-/// With `c(k)` the strategy's [`central_delay`](Strategy::central_delay),
+/// With `c(k)` the strategy's [`central_delay`](crate::strategy::Strategy::central_delay),
 /// the k-th retries of a herd fill the window `[A(k), A(k + 1))`, of width
 /// `w(k) = A(k + 1) − A(k)`, and a call of phase `p` retries at
 /// `A(k) + p · w(k)`: its wait before retry `k ≥ 2` is the blend
