@@ -90,12 +90,16 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
         ("circuit", "CircuitBreaker", &args.circuit),
         ("throttle", "AdaptiveThrottle", &args.throttle),
     ] {
-        if let Some(arg) = arg
-            && builds(&arg.value, ty)
-        {
+        let Some(arg) = arg else { continue };
+        if builds(&arg.value, ty) {
             errors.push(syn::Error::new_spanned(
                 &arg.value,
                 format!("this `{ty}` would be a new one for every call, so it would remember nothing between calls; declare a `static` (`static SHARED: {ty} = ...;`, then `{name} = SHARED`) or keep it in a field (`{name} = self.{name}`)"),
+            ));
+        } else if let Some(callee) = constructor(&arg.value) {
+            errors.push(syn::Error::new_spanned(
+                &arg.value,
+                format!("`{callee}(..)` would build a new value for every call, so its `{ty}` would remember nothing between calls; build it once, in a `static` (`static SHARED: LazyLock<{ty}> = LazyLock::new(|| ...);`, then `{name} = &*SHARED`) or in a field (`{name} = &*self.{name}`)"),
             ));
         }
     }
@@ -142,6 +146,38 @@ pub(super) fn builds(expr: &syn::Expr, ty: &str) -> bool {
         _ => return false,
     };
     path.segments.iter().any(|s| s.ident == ty)
+}
+
+/// The callee of `expr` if it is a constructor's call, which the attribute
+/// would evaluate anew for each call: `Arc::new(..)`, `Rc::new(..)`,
+/// `Box::new(..)`, `Type::new(..)`, `Type::new_*(..)`, `Type::default()`,
+/// `Type::from(..)`, `Default::default()` (under any `&`).
+pub(super) fn constructor(expr: &syn::Expr) -> Option<String> {
+    match expr {
+        syn::Expr::Group(g) => constructor(&g.expr),
+        syn::Expr::Paren(p) => constructor(&p.expr),
+        syn::Expr::Reference(r) => constructor(&r.expr),
+        syn::Expr::Call(call) => {
+            let syn::Expr::Path(p) = &*call.func else {
+                return None;
+            };
+            let segments: Vec<String> = p
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            let last = segments.last()?;
+            let builds = segments.len() >= 2
+                && (last == "new"
+                    || last.starts_with("new_")
+                    || last == "default"
+                    || last == "from"
+                    || last == "with_capacity");
+            builds.then(|| segments.join("::"))
+        }
+        _ => None,
+    }
 }
 
 /// Checks one strategy's parameters.
