@@ -256,8 +256,8 @@
 //!   from a [`Policy`], so one policy serves `#[retry]` and a tower
 //!   `ServiceBuilder` stack; implies `tokio`.
 //! - `record` (off): the `record` module, the recording facade (a
-//!   [`Recorder`](crate::record::Recorder) installed once per process is
-//!   told of every call, attempt, named breaker and named budget); turned
+//!   `Recorder` installed once per process is told of every call,
+//!   attempt, named breaker and named budget); turned
 //!   on by `backoff-opentelemetry`; implies `std`. Without it no call
 //!   loads the facade's flag.
 //! - `grpc` (off): the `grpc` module, a `tonic::Status` as a [`Decision`]
