@@ -256,10 +256,10 @@
 //!   from a [`Policy`], so one policy serves `#[retry]` and a tower
 //!   `ServiceBuilder` stack; implies `tokio`.
 //! - `record` (off): the `record` module, the recording facade (a
-//!   `Recorder` installed once per process is told of every call,
-//!   attempt, named breaker and named budget); turned
-//!   on by `backoff-opentelemetry`; implies `std`. Without it no call
-//!   loads the facade's flag.
+//!   `Recorder` installed once per process is told of every call, attempt,
+//!   named breaker and named budget); turned on by `backoff-opentelemetry`
+//!   (a program that depends on it adds nothing); implies `std`. Without
+//!   it no call loads the facade's flag.
 //! - `grpc` (off): the `grpc` module, a `tonic::Status` as a [`Decision`]
 //!   by gRPC's retry design (`UNAVAILABLE`, `RESOURCE_EXHAUSTED`, the
 //!   server's `grpc-retry-pushback-ms`); tonic without its default features
