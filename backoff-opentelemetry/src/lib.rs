@@ -16,7 +16,13 @@
 //!
 //! This crate implements `backoff-runtime`'s recording facade
 //! ([`backoff_runtime::record::Recorder`]); see that module for the events
-//! and what `function` names.
+//! and what `function` names. The facade is the runtime's feature `record`,
+//! off by default, and this crate turns it on: a program that depends on
+//! `backoff-opentelemetry` adds nothing to its own `backoff-runtime`
+//! dependency (cargo unifies a crate's features across the dependency
+//! graph, so every `#[retry]` of the program is built to record). A
+//! program that does not depend on it, nor turns `record` on, pays nothing
+//! for recording: not even the one atomic load below.
 //!
 //! # Turning recording on: [`install`]
 //!

@@ -97,7 +97,7 @@ impl RetryBudget {
 
     /// Names this budget: the installed recorder is told the tokens left
     /// after each spend and refill
-    /// ([`Recorder::budget_tokens`](crate::record::Recorder::budget_tokens);
+    /// (`record::Recorder::budget_tokens`, with the feature `record`;
     /// `backoff-opentelemetry` records them in the gauge
     /// `backoff.budget.tokens` with the attribute `budget` = `name`). An
     /// unnamed budget records nothing.

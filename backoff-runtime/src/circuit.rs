@@ -586,7 +586,7 @@ impl CircuitBreaker {
 
     /// Names this breaker: the installed recorder is told each change of
     /// its state
-    /// ([`Recorder::breaker_state`](crate::record::Recorder::breaker_state);
+    /// (`record::Recorder::breaker_state`, with the feature `record`;
     /// `backoff-opentelemetry` records it in the gauge
     /// `backoff.breaker.state`, 0 closed, 1 half-open, 2 open, with the
     /// attribute `breaker` = `name`). An unnamed breaker records nothing.

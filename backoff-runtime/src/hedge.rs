@@ -24,7 +24,7 @@
 //! A verdict of [`Decision::RetryAfter`] or [`Decision::Throttled`] is
 //! taken as [`Decision::Retry`] would be, its delay not slept: the next
 //! attempt starts at once (within the throttled schedule's limit, if the
-//! policy has one). The recorder (see [`record`](crate::record)) is told each
+//! policy has one). The recorder (feature `record`) is told each
 //! attempt that ended by its [`AttemptKind`] (`attempt.type`: `original`,
 //! `retry`, `hedge`); an attempt cancelled because another won has no
 //! outcome and is not counted, but the call's `attempts` counts every

@@ -169,9 +169,15 @@
 //!   `on_retry`, an `on_giveup` or a `timeout` (which need the time), or was
 //!   started with [`Policy::start`], which is timed. A closed
 //!   [`CircuitBreaker`] reads no clock; a [`RetryBudget`] never does.
-//!   (While a [recorder](record) is installed, a call reads the clock to
-//!   time itself and its attempts for it; `backoff-opentelemetry`'s
-//!   recorder also allocates each attempt's span's attributes.)
+//!   (With the feature `record`, while a recorder is installed, a call
+//!   reads the clock to time itself and its attempts for it;
+//!   `backoff-opentelemetry`'s recorder also allocates each attempt's
+//!   span's attributes.)
+//! - **Without the feature `record` (the default), nothing is recorded and
+//!   nothing is paid for it**: no flag is loaded, and the loops, the
+//!   attribute's expansion and their futures are what they would be
+//!   without the recording facade. With it, a call while no recorder is
+//!   installed pays one atomic load (and its branch), and reads no clock.
 //!
 //! # Another crate's error type
 //!
@@ -216,15 +222,19 @@
 //!
 //! # Metrics and traces
 //!
-//! Every retried call, named breaker and named budget tells the
-//! [`Recorder`](record::Recorder) installed with [`record::set_recorder`]
-//! what happened: each attempt that ended, each call that ended, each
-//! retry's delay, each breaker's state and each budget's tokens (see the
-//! [`record`] module). The crate `backoff-opentelemetry`, beside this one,
-//! is such a recorder: `backoff_opentelemetry::install()` records
-//! OpenTelemetry metrics (meter `backoff`) and a span per attempt through
-//! the global providers. While no recorder is installed a call pays one
-//! atomic load and reads no clock.
+//! With the feature `record`, every retried call, named breaker and named
+//! budget tells the recorder (`record::Recorder`) installed with
+//! `record::set_recorder` what happened: each attempt that ended, each call
+//! that ended, each retry's delay, each breaker's state and each budget's
+//! tokens (see the `record` module, available with the feature `record`).
+//! The crate `backoff-opentelemetry`, beside this one, is such a recorder:
+//! `backoff_opentelemetry::install()` records OpenTelemetry metrics (meter
+//! `backoff`) and a span per attempt through the global providers. It
+//! turns `record` on itself: a program that depends on it adds nothing
+//! (cargo unifies the features of this crate across the dependency graph,
+//! so every `#[retry]` in the program records). While no recorder is
+//! installed a call pays one atomic load and reads no clock; without the
+//! feature it pays nothing.
 //!
 //! # Features
 //!
@@ -245,6 +255,11 @@
 //! - `tower` (off): the `tower` module, a `tower::retry::Policy` built
 //!   from a [`Policy`], so one policy serves `#[retry]` and a tower
 //!   `ServiceBuilder` stack; implies `tokio`.
+//! - `record` (off): the `record` module, the recording facade (a
+//!   `Recorder` installed once per process is told of every call, attempt,
+//!   named breaker and named budget); turned on by `backoff-opentelemetry`
+//!   (a program that depends on it adds nothing); implies `std`. Without
+//!   it no call loads the facade's flag.
 //! - `grpc` (off): the `grpc` module, a `tonic::Status` as a [`Decision`]
 //!   by gRPC's retry design (`UNAVAILABLE`, `RESOURCE_EXHAUSTED`, the
 //!   server's `grpc-retry-pushback-ms`); tonic without its default features
@@ -288,8 +303,24 @@ pub mod http;
 mod loom;
 #[cfg(feature = "std")]
 mod loops;
-#[cfg(feature = "std")]
+#[cfg(feature = "record")]
 pub mod record;
+/// The recording facade without the feature `record`: no recorder can be
+/// installed, so every test of [`on`](record::on) folds away.
+#[cfg(all(feature = "std", not(feature = "record")))]
+mod record {
+    /// Never a recorder (see the feature `record`).
+    #[inline(always)]
+    pub(crate) const fn on() -> bool {
+        false
+    }
+    /// Never called (see [`on`]).
+    #[inline(always)]
+    pub(crate) fn breaker_state(_: &'static str, _: crate::CircuitState) {}
+    /// Never called (see [`on`]).
+    #[inline(always)]
+    pub(crate) fn budget_tokens(_: &'static str, _: f64) {}
+}
 #[cfg(feature = "std")]
 mod recording;
 #[cfg(feature = "std")]

@@ -190,7 +190,7 @@ impl<S> Policy<S> {
     }
 
     /// Names what this policy retries, for the installed recorder (see
-    /// [`record`](crate::record), and `backoff-opentelemetry`'s attribute
+    /// `record`, feature `record`, and `backoff-opentelemetry`'s attribute
     /// `function`): the `function` of the calls that
     /// [`retry`](Policy::retry), [`retry_async`](Policy::retry_async),
     /// [`retrying`](Policy::retrying) and the `tower` policy make with it

@@ -1,6 +1,12 @@
 //! The recording facade: what every retried call, breaker and budget tells a
 //! [`Recorder`], once one is installed.
 //!
+//! Available with the feature `record` (off by default; the crate
+//! `backoff-opentelemetry` turns it on, so a program that depends on it
+//! adds nothing: cargo unifies the features). Without the feature there is
+//! no facade, and a call pays nothing for it: not even the one atomic load
+//! below.
+//!
 //! This crate records nothing by itself. A recorder (your own, or the
 //! `backoff-opentelemetry` crate's, which turns each event into
 //! OpenTelemetry metrics and spans) is installed once per process with

@@ -10,7 +10,12 @@
 //! The bench is a package of its own so that `backoff-runtime` is built as
 //! a user builds it, with its default features only (the root package turns
 //! on `tracing` for its tests, whose level check would add ~18 instructions
-//! to every retry).
+//! to every retry, and `record`, the recording facade).
+//!
+//! ```text
+//! cargo bench -p backoff-instructions-bench --features record          # with the recording facade (one load per call)
+//! cargo bench -p backoff-instructions-bench --features opentelemetry   # and backoff-opentelemetry's recorder in the *_provider cases
+//! ```
 //!
 //! Without valgrind on the `PATH` the bench prints why and exits
 //! successfully; `cargo test -p backoff-instructions-bench --benches` runs
@@ -324,7 +329,11 @@ macro_rules! async_hand_loop {
     }};
 }
 
-/// The success path and the recording facade (`backoff_runtime::record`):
+/// The success path and the recording facade (`backoff_runtime::record`,
+/// feature `record` of the runtime, turned on by this package's `record`,
+/// which `opentelemetry` implies; without it the runtime is built as a
+/// user's default build, with no facade, and every case of this module is
+/// its plain `#[retry]` or `Policy::retry`):
 /// the attribute's lean loop written out as its expansion emits it
 /// (`retry_blocking_fixed_recorded` with the function's name; the
 /// `metrics/retry*` rows are the `#[retry]` functions themselves, the
@@ -454,15 +463,22 @@ mod metrics {
     }
 
     /// A recorder that does nothing with what it is told.
+    #[cfg(feature = "record")]
     struct Noop;
 
+    #[cfg(feature = "record")]
     impl backoff_runtime::record::Recorder for Noop {}
 
-    /// Installs [`Noop`]: what is left is the facade's own cost. (In the
-    /// smoke test's one process a recorder may already be installed.)
+    /// Installs a recorder that does nothing: what is left is the facade's
+    /// own cost. (In the smoke test's one process a recorder may already be
+    /// installed.) Without the feature `record` of this package there is
+    /// no facade, and nothing is installed.
     pub(crate) fn install_noop_recorder() {
-        static NOOP: Noop = Noop;
-        let _ = backoff_runtime::record::set_recorder(&NOOP);
+        #[cfg(feature = "record")]
+        {
+            static NOOP: Noop = Noop;
+            let _ = backoff_runtime::record::set_recorder(&NOOP);
+        }
     }
 }
 
@@ -891,7 +907,7 @@ const GROUPS: &[Group] = &[
         cases: &["sync/retry_circuit", "fleet/retry_shared_circuit"],
     },
     Group {
-        title: "success path, sync, recording (no recorder installed; *_noop_recorder: one that does nothing; *_provider: backoff-opentelemetry over an SDK provider, feature `opentelemetry` of this package)",
+        title: "success path, sync, recording (feature `record` of this package, else no facade; no recorder installed; *_noop_recorder: one that does nothing; *_provider: backoff-opentelemetry over an SDK provider, feature `opentelemetry` of this package)",
         kind: Kind::Success,
         cases: &[
             "sync/plain",
