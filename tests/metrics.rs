@@ -595,7 +595,7 @@ mod expansion {
                     Err("fatal") => Decision::Stop,
                     Err(_) => Decision::Retry,
                 };
-                match call.after::<false, false, _, _, _, _>(
+                match call.after::<false, false, _, _, _, _, _>(
                     p::NoTrace,
                     decision,
                     outcome,

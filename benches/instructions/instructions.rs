@@ -611,9 +611,9 @@ mod failing {
                             }
                             Err(e) => e,
                         };
-                        match call.after_error::<false, false, _, _, _, _>(
+                        match call.after_error::<false, false, _, _, _, _, _>(
                             p::NoTrace,
-                            p::Decision::Retry,
+                            p::RETRY,
                             error,
                             |_, _| {},
                         ) {
@@ -641,9 +641,9 @@ mod failing {
                             }
                             Err(e) => e,
                         };
-                        match call.after_error::<false, false, _, _, _, _>(
+                        match call.after_error::<false, false, _, _, _, _, _>(
                             p::NoTrace,
-                            p::Decision::Retry,
+                            p::RETRY,
                             error,
                             |_, _| {},
                         ) {

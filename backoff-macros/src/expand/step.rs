@@ -74,7 +74,7 @@ pub(super) fn after_attempt(n: &Names<'_>) -> TokenStream {
             quote!(error),
             match n.args.when {
                 Some(_) => quote!({ let __backoff_error = &__backoff_outcome; #when }),
-                None => when,
+                None => quote!(#p::RETRY),
             },
             quote!(after_error),
         ),
@@ -96,7 +96,7 @@ pub(super) fn after_attempt(n: &Names<'_>) -> TokenStream {
     quote! {
         let __backoff_delay = {
             let __backoff_outcome = #value;
-            match __backoff_call.#after::<#has_on_retry, #reports, _, _, _, _>(
+            match __backoff_call.#after::<#has_on_retry, #reports, _, _, _, _, _>(
                 #p::tracer!(#name, #outcome: &__backoff_outcome),
                 #decision,
                 __backoff_outcome,

@@ -204,6 +204,35 @@ pub fn outcome_type<R>() -> R {
     unreachable!("`outcome_type` is never called")
 }
 
+/// A verdict as the function's own loop hands it to the driver: `when`'s
+/// (or `when_ok`'s) [`Decision`], or [`RETRY`] without either, a constant
+/// the driver's step folds (one copy of the step per function either way).
+pub trait Verdict: Copy {
+    /// The decision.
+    fn decision(self) -> Decision;
+}
+
+impl Verdict for Decision {
+    #[inline(always)]
+    fn decision(self) -> Decision {
+        self
+    }
+}
+
+/// Every error is retried: no `when` (see [`Verdict`]).
+#[derive(Clone, Copy)]
+pub struct Always;
+
+impl Verdict for Always {
+    #[inline(always)]
+    fn decision(self) -> Decision {
+        Decision::Retry
+    }
+}
+
+/// The verdict without a `when`: [`Always`].
+pub const RETRY: Always = Always;
+
 /// How the driver ended a call: with an outcome to return as it is, or
 /// with one it gave up with and its report, for `on_giveup` and `fallback`
 /// ([`Ended::finish`]).
@@ -253,14 +282,14 @@ impl<T, E> Ended<T, E> {
 /// built and called where a loop written by hand would), `on_retry` (called
 /// at most once, so it is an `FnOnce`), and whether there is a give-up hook
 /// (the report is kept only then).
-struct Dispatch<F, const ON_RETRY: bool, const REPORTS: bool> {
-    decision: Decision,
+struct Dispatch<F, V, const ON_RETRY: bool, const REPORTS: bool> {
+    decision: V,
     on_retry: Option<F>,
     report: Option<GiveUp>,
 }
 
-impl<T, E, F, const ON_RETRY: bool, const REPORTS: bool> driver::Hooks<T, E>
-    for Dispatch<F, ON_RETRY, REPORTS>
+impl<T, E, F, V: Verdict, const ON_RETRY: bool, const REPORTS: bool> driver::Hooks<T, E>
+    for Dispatch<F, V, ON_RETRY, REPORTS>
 where
     F: FnOnce(&Result<T, E>, &RetryEvent),
 {
@@ -269,12 +298,12 @@ where
 
     #[inline(always)]
     fn when(&mut self, _: &E) -> Decision {
-        self.decision
+        self.decision.decision()
     }
 
     #[inline(always)]
     fn when_ok(&mut self, _: &T) -> Decision {
-        self.decision
+        self.decision.decision()
     }
 
     #[inline(always)]
@@ -294,7 +323,7 @@ where
 type NoRetryHook<T, E> = fn(&Result<T, E>, &RetryEvent);
 
 /// The hooks of a give-up step with no attempt just ended.
-fn giving_up<T, E, const REPORTS: bool>() -> Dispatch<NoRetryHook<T, E>, false, REPORTS> {
+fn giving_up<T, E, const REPORTS: bool>() -> Dispatch<NoRetryHook<T, E>, Decision, false, REPORTS> {
     Dispatch {
         decision: Decision::Stop,
         on_retry: None,
@@ -302,7 +331,7 @@ fn giving_up<T, E, const REPORTS: bool>() -> Dispatch<NoRetryHook<T, E>, false, 
     }
 }
 
-impl<F, const ON_RETRY: bool, const REPORTS: bool> Dispatch<F, ON_RETRY, REPORTS> {
+impl<F, V, const ON_RETRY: bool, const REPORTS: bool> Dispatch<F, V, ON_RETRY, REPORTS> {
     /// The give-up step's result, with the report the give-up hooks read.
     #[inline(always)]
     fn gave_up<T, E>(self, result: Result<T, E>) -> Ended<T, E> {
@@ -481,18 +510,19 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<'p, S, K> {
     /// Out of line, one copy per function: the loop keeps one call and one
     /// match.
     #[inline(never)]
-    pub fn after<const ON_RETRY: bool, const REPORTS: bool, T, E, R, F>(
+    pub fn after<const ON_RETRY: bool, const REPORTS: bool, T, E, R, V, F>(
         &mut self,
         trace: R,
-        decision: Decision,
+        decision: V,
         outcome: Result<T, E>,
         on_retry: F,
     ) -> ControlFlow<Ended<T, E>, Duration>
     where
         R: Trace<E>,
+        V: Verdict,
         F: FnOnce(&Result<T, E>, &RetryEvent),
     {
-        let mut hooks = Dispatch::<F, ON_RETRY, REPORTS> {
+        let mut hooks = Dispatch::<F, V, ON_RETRY, REPORTS> {
             decision,
             on_retry: Some(on_retry),
             report: None,
@@ -513,18 +543,19 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<'p, S, K> {
     /// [`Call::after`] an attempt that failed with `error` (no `when_ok`:
     /// every `Ok` was accepted): `on_retry` takes the error.
     #[inline(always)]
-    pub fn after_error<const ON_RETRY: bool, const REPORTS: bool, T, E, R, F>(
+    pub fn after_error<const ON_RETRY: bool, const REPORTS: bool, T, E, R, V, F>(
         &mut self,
         trace: R,
-        decision: Decision,
+        decision: V,
         error: E,
         on_retry: F,
     ) -> ControlFlow<Ended<T, E>, Duration>
     where
         R: Trace<E>,
+        V: Verdict,
         F: FnOnce(&E, &RetryEvent),
     {
-        self.after::<ON_RETRY, REPORTS, T, E, R, _>(
+        self.after::<ON_RETRY, REPORTS, T, E, R, V, _>(
             trace,
             decision,
             Err(error),
