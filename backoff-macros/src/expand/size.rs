@@ -43,7 +43,7 @@ fn all_hooks_async_fn_expansion_stays_small() {
         },
     );
     assert!(
-        tokens <= 831,
+        tokens <= 833,
         "the all-hooks expansion grew to {tokens} tokens"
     );
 }
