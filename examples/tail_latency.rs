@@ -129,12 +129,7 @@ async fn run(load: Load, mode: Mode<'_>, budget: Option<&RetryBudget>) -> Figure
     run_n(CALLS, load, mode, budget).await
 }
 
-async fn run_n(
-    calls: usize,
-    load: Load,
-    mode: Mode<'_>,
-    budget: Option<&RetryBudget>,
-) -> Figures {
+async fn run_n(calls: usize, load: Load, mode: Mode<'_>, budget: Option<&RetryBudget>) -> Figures {
     let service = Service::new(load);
     let one = Policy::immediate().attempts(1);
     let two = Policy::immediate().attempts(2);
