@@ -406,7 +406,10 @@ async fn the_learned_delay_follows_every_attempts_latency() {
         assert_eq!(service.started(), [0]);
     }
     let p95 = HedgeDelay::P95(&LATENCY).get(); // readable at run time
-    assert!(p95 > MS(11) && p95 < Duration::from_nanos(11_313_708), "{p95:?}");
+    assert!(
+        p95 > MS(11) && p95 < Duration::from_nanos(11_313_708),
+        "{p95:?}"
+    );
     let service = Service::new(&[ok(1000, 1), ok(10, 2)]);
     let result = Policy::immediate()
         .attempts(2)
@@ -546,7 +549,11 @@ async fn a_hedged_call_its_caller_cancels_counts_one_breaker_failure() {
         } else {
             CircuitState::Open
         };
-        assert_eq!(breaker.state(), expected, "after {cancelled} cancelled calls");
+        assert_eq!(
+            breaker.state(),
+            expected,
+            "after {cancelled} cancelled calls"
+        );
     }
 }
 
@@ -638,9 +645,15 @@ async fn a_learned_percentile_hedges_its_share_of_calls_on_a_heavy_tail() {
     // 64 ms) and 2.8 % at "p99"; every attempt's, losers censored, gives
     // about 5 % and 1 %.
     let (p95, learned95) = hedge_rate(1.5, 0.95, 20_000).await;
-    assert!((0.03..=0.07).contains(&p95), "p95 hedged {p95}, learned {learned95:?}");
+    assert!(
+        (0.03..=0.07).contains(&p95),
+        "p95 hedged {p95}, learned {learned95:?}"
+    );
     assert!(learned95 > MS(90) && learned95 < MS(160), "{learned95:?}");
     let (p99, learned99) = hedge_rate(1.5, 0.99, 20_000).await;
-    assert!((0.005..=0.02).contains(&p99), "p99 hedged {p99}, learned {learned99:?}");
+    assert!(
+        (0.005..=0.02).contains(&p99),
+        "p99 hedged {p99}, learned {learned99:?}"
+    );
     assert!(learned99 > MS(240) && learned99 < MS(460), "{learned99:?}");
 }
