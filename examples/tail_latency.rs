@@ -15,6 +15,13 @@
 //! 100 ms until 20 samples), each with 2 attempts. Then an outage, where
 //! every attempt takes 0.9–1.1 s: hedging doubles the load, unless a
 //! `RetryBudget::new(10, 0.1)` caps the extra at its ratio.
+//!
+//! Then the learned tail: 20,000 calls of at most 2 attempts against a
+//! seeded lognormal latency (median 10 ms, σ 1 and 1.5), with `hedge =
+//! "p95"` and `"p99"`. The estimate learns from every attempt, an attempt
+//! dropped after running t counting as "at least t", so it converges to the
+//! latency's own quantiles: the example exits with an error unless `"p95"`
+//! hedges 3–7 % of the calls and `"p99"` 0.5–2 %.
 
 use std::cell::Cell;
 use std::time::Duration;

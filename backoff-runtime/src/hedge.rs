@@ -30,6 +30,20 @@
 //! outcome and is not counted, but the call's `attempts` counts every
 //! attempt started. No `tracing` events are emitted for hedged calls yet.
 //!
+//! Dropping the call unfinished (the caller's timeout, a `select!`) counts
+//! what dropping an unhedged call counts: one breaker failure, for the
+//! attempt that was running first; the attempts started while another was
+//! in flight release their permits and count as nothing. So a cancelled
+//! 3-attempt call adds one failure, not three (it does not open a
+//! threshold-3 breaker by itself).
+//!
+//! With a learned delay ([`HedgeDelay::P95`], [`HedgeDelay::Quantile`]),
+//! every attempt teaches the [`Latency`]: one that answered `Ok` after `t`
+//! is a sample `t`; one that failed, lost the race or was dropped with
+//! the call after running `t` is a censored sample, "at least `t`". The
+//! learned delay is readable with [`HedgeDelay::get`] or
+//! [`Latency::quantile`].
+//!
 //! The attempts run concurrently inside the call's own future: no task is
 //! spawned and nothing is allocated. The future holds `N` slots (a const
 //! generic, at most [`MAX_ATTEMPTS`]: a larger `N` does not compile), is
@@ -758,6 +772,11 @@ impl<T, E> OnAttempt<T, E> for NoHook {
 /// (`when`, `when_ok`, `on_retry`, `on_giveup`), a budget and a breaker;
 /// [`call`](Hedge::call) gives the operation and makes the future.
 ///
+/// Under a [breaker](Hedge::circuit), dropping the call unfinished counts
+/// at most one failure (the attempt running first's, as an unhedged call's
+/// cancellation), whatever the attempts in flight; a loser dropped because
+/// another attempt won counts nothing.
+///
 /// ```
 /// use backoff_runtime::hedge::HedgeDelay;
 /// use backoff_runtime::{AttemptKind, CircuitBreaker, GiveUp, Policy, RetryBudget, RetryEvent};
@@ -1130,7 +1149,11 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// Puts every attempt behind a breaker (any [`Circuit`]: a
     /// [`CircuitBreaker`], or a fleet's shared one): an open breaker refuses the
     /// first attempt (the call returns `from(CircuitOpen)`) and every
-    /// hedge; each attempt's outcome is reported to it.
+    /// hedge; each attempt's outcome is reported to it. A loser dropped
+    /// because another attempt won counts as nothing; a call its caller
+    /// drops counts at most one failure (for the attempt running first,
+    /// as an unhedged call's cancellation), never one per attempt in
+    /// flight: see the [module](crate::hedge).
     ///
     /// ```
     /// use backoff_runtime::hedge::HedgeDelay;
