@@ -331,8 +331,10 @@ impl Latency {
         }
     }
 
-    /// Records the latency of an attempt that answered (`Ok` or `Err`
-    /// alike: the service answered after `latency`).
+    /// Records the latency of an attempt that answered. (A hedged call
+    /// records an attempt that returned `Ok` here, and one that returned
+    /// `Err` with [`record_at_least`](Latency::record_at_least): how long
+    /// an answer it could use would have taken is only known to be longer.)
     ///
     /// ```
     /// use backoff_runtime::hedge::Latency;
