@@ -501,7 +501,7 @@ impl Latency {
 mod sealed {
     use super::Latency;
     use crate::circuit::Permit;
-    use crate::clock::Clock;
+    use crate::clock;
     use crate::event::AttemptKind;
     use std::time::Instant;
 
@@ -518,19 +518,33 @@ mod sealed {
         /// unfinished, its permit is released (the call's cancellation is
         /// the older attempt's failure, counted once).
         pub quiet: bool,
-        /// The estimate its latency teaches, and the clock that reads it.
-        pub learn: Option<(&'p Latency, Clock)>,
+        /// The estimate its latency teaches (timed by the async clock, as
+        /// `began` was).
+        pub learn: Option<&'p Latency>,
     }
 
     impl Drop for Meta<'_> {
+        #[inline]
         fn drop(&mut self) {
+            if self.permit.is_some() || self.learn.is_some() {
+                self.unfinished();
+            }
+        }
+    }
+
+    impl Meta<'_> {
+        /// Dropped with its attempt unfinished: the permit is a failure
+        /// unless `quiet` (then released), the latency "at least" what ran.
+        #[cold]
+        #[inline(never)]
+        fn unfinished(&mut self) {
             if let Some(permit) = self.permit.take()
                 && self.quiet
             {
                 permit.release();
             } // (else dropped: one failure, as a cancelled plain call)
-            if let (Some((latency, clock)), Some(began)) = (self.learn.take(), self.began) {
-                latency.record_at_least(clock().saturating_duration_since(began));
+            if let (Some(latency), Some(began)) = (self.learn.take(), self.began) {
+                latency.record_at_least(clock::for_async()().saturating_duration_since(began));
             }
         }
     }
@@ -1410,9 +1424,7 @@ where
             None
         };
         let learn = match self.delay {
-            HedgeDelay::P95(latency) | HedgeDelay::Quantile(latency, _) => {
-                Some((latency, self.start.clock))
-            }
+            HedgeDelay::P95(latency) | HedgeDelay::Quantile(latency, _) => Some(latency),
             HedgeDelay::After(_) => None,
         };
         let meta = Meta {
@@ -1538,9 +1550,9 @@ where
                 return Poll::Pending;
             };
             call.in_flight -= 1;
-            if let (Some((latency, clock)), Some(began)) = (meta.learn.take(), meta.began) {
+            if let (Some(latency), Some(began)) = (meta.learn.take(), meta.began) {
                 // An answer after `took`; a failure says only "at least".
-                let took = clock().saturating_duration_since(began);
+                let took = (call.start.clock)().saturating_duration_since(began);
                 if outcome.is_ok() {
                     latency.record(took);
                 } else {
