@@ -669,3 +669,18 @@ async fn a_learned_percentile_hedges_its_share_of_calls_on_a_heavy_tail() {
         "p99 hedged {p99}, learned {learned99:?}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn attempts_dropped_with_the_call_teach_the_estimate_at_least_what_they_ran() {
+    static LATENCY: Latency = Latency::new();
+    let service = Service::new(&[ok(1000, 1), ok(1000, 2)]);
+    let policy = Policy::immediate().attempts(2);
+    let call = policy
+        .hedge_async::<2>(HedgeDelay::P95(&LATENCY))
+        .call(|| service.attempt());
+    // Cold: the hedge starts after 100 ms; the caller gives up at 150 ms.
+    assert!(tokio::time::timeout(MS(150), call).await.is_err());
+    assert_eq!(service.dropped(), [(0, 150), (1, 150)]);
+    // Two censored samples: "at least 150 ms" and "at least 50 ms".
+    assert_eq!(LATENCY.samples(), 2);
+}
