@@ -158,9 +158,21 @@ impl<'a> HedgeDelay<'a> {
     /// let latency = Latency::new();
     /// let _ = HedgeDelay::quantile(&latency, f64::NAN); // panics
     /// ```
+    ///
+    /// ```compile_fail
+    /// use backoff_runtime::hedge::{HedgeDelay, Latency};
+    ///
+    /// static LATENCY: Latency = Latency::new();
+    /// // error: a hedge quantile is in (0, 1)
+    /// const ALL: HedgeDelay<'static> = HedgeDelay::quantile(&LATENCY, 1.0);
+    /// # fn main() { let _ = ALL; }
+    /// ```
     #[track_caller]
     pub const fn quantile(latency: &'a Latency, q: f64) -> Self {
-        assert!(q > 0.0 && q < 1.0, "a hedge quantile is in (0, 1), not NaN");
+        assert!(
+            q > 0.0 && q < 1.0,
+            "a hedge quantile is in (0, 1) (and not NaN)"
+        );
         HedgeDelay::Quantile(latency, q)
     }
 
