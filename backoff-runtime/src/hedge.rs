@@ -30,6 +30,20 @@
 //! outcome and is not counted, but the call's `attempts` counts every
 //! attempt started. No `tracing` events are emitted for hedged calls yet.
 //!
+//! Dropping the call unfinished (the caller's timeout, a `select!`) counts
+//! what dropping an unhedged call counts: one breaker failure, for the
+//! attempt that was running first; the attempts started while another was
+//! in flight release their permits and count as nothing. So a cancelled
+//! 3-attempt call adds one failure, not three (it does not open a
+//! threshold-3 breaker by itself).
+//!
+//! With a learned delay ([`HedgeDelay::P95`], [`HedgeDelay::Quantile`]),
+//! every attempt teaches the [`Latency`]: one that answered `Ok` after `t`
+//! is a sample `t`; one that failed, lost the race or was dropped with
+//! the call after running `t` is a censored sample, "at least `t`". The
+//! learned delay is readable with [`HedgeDelay::get`] or
+//! [`Latency::quantile`].
+//!
 //! The attempts run concurrently inside the call's own future: no task is
 //! spawned and nothing is allocated. The future holds `N` slots (a const
 //! generic, at most [`MAX_ATTEMPTS`]: a larger `N` does not compile), is
@@ -108,18 +122,78 @@ pub const MAX_ATTEMPTS: usize = 8;
 pub enum HedgeDelay<'a> {
     /// A fixed delay (`hedge = "20ms"`).
     After(Duration),
-    /// The 95th percentile of the accepted attempts' latencies, learned
-    /// (`hedge = "p95"`): read when the call begins, and each accepted
-    /// attempt's latency is recorded into it.
+    /// The 95th percentile of every attempt's latency, learned
+    /// (`hedge = "p95"`): read when the call begins; each attempt's latency
+    /// is recorded into it, an attempt dropped unfinished as "at least"
+    /// what it ran (see [`Latency`]).
     P95(&'a Latency),
-    /// Another quantile (in `(0, 1)`) of the same estimate
-    /// (`hedge = "p99"` is `Quantile(&latency, 0.99)`).
+    /// Another quantile, in `(0, 1)`, of the same estimate
+    /// (`hedge = "p99"` is `Quantile(&latency, 0.99)`). Build it with
+    /// [`HedgeDelay::quantile`], which refuses a NaN or out-of-range `q`
+    /// (at compile time in a `const`); given one directly,
+    /// [`Policy::hedge_async`] panics.
     Quantile(&'a Latency, f64),
 }
 
-impl HedgeDelay<'_> {
-    /// The delay now: the fixed one, or the estimate's p95 (see
-    /// [`HedgeDelay`]'s example).
+impl<'a> HedgeDelay<'a> {
+    /// `Quantile(latency, q)`, checked.
+    ///
+    /// # Panics
+    ///
+    /// Unless `0 < q < 1` (a NaN `q` included): `q = 1` would wait for the
+    /// slowest attempt ever (never hedging), `q = 0` hedge at once. In a
+    /// `const` or `static`, the panic is a compile error.
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::{HedgeDelay, Latency};
+    ///
+    /// static LATENCY: Latency = Latency::new();
+    /// const P99: HedgeDelay<'static> = HedgeDelay::quantile(&LATENCY, 0.99);
+    /// assert!(matches!(P99, HedgeDelay::Quantile(_, q) if q == 0.99));
+    /// ```
+    ///
+    /// ```should_panic
+    /// use backoff_runtime::hedge::{HedgeDelay, Latency};
+    ///
+    /// let latency = Latency::new();
+    /// let _ = HedgeDelay::quantile(&latency, f64::NAN); // panics
+    /// ```
+    ///
+    /// ```compile_fail
+    /// use backoff_runtime::hedge::{HedgeDelay, Latency};
+    ///
+    /// static LATENCY: Latency = Latency::new();
+    /// // error: a hedge quantile is in (0, 1)
+    /// const ALL: HedgeDelay<'static> = HedgeDelay::quantile(&LATENCY, 1.0);
+    /// # fn main() { let _ = ALL; }
+    /// ```
+    #[track_caller]
+    pub const fn quantile(latency: &'a Latency, q: f64) -> Self {
+        assert!(
+            q > 0.0 && q < 1.0,
+            "a hedge quantile is in (0, 1) (and not NaN)"
+        );
+        HedgeDelay::Quantile(latency, q)
+    }
+
+    /// The delay now: the fixed one, or the learned quantile (what the next
+    /// call hedges after). Readable at any time, from any thread.
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::{HedgeDelay, Latency};
+    /// use std::time::Duration;
+    ///
+    /// static LATENCY: Latency = Latency::new();
+    /// for _ in 0..100 {
+    ///     LATENCY.record(Duration::from_millis(10));
+    /// }
+    /// let delay = HedgeDelay::quantile(&LATENCY, 0.99).get();
+    /// assert!(delay > Duration::from_millis(8) && delay < Duration::from_millis(12));
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If it is a `Quantile` of a NaN.
     pub fn get(&self) -> Duration {
         match self {
             HedgeDelay::After(d) => *d,
@@ -132,24 +206,40 @@ impl HedgeDelay<'_> {
 /// Number of buckets of a [`Latency`].
 const BUCKETS: usize = 40;
 
+/// A sample's weight in a bucket (fixed point, so that halving keeps the
+/// rare tail samples for many windows instead of rounding them to zero).
+const UNIT: u32 = 256;
+
 /// A lock-free latency estimate for `hedge = "p95"`, one per function,
 /// usable from a `static` (const constructor, no allocation ever).
 ///
-/// It is a histogram of atomics: bucket `i` counts latencies in
+/// It learns from every attempt, the losers included. An attempt that
+/// answered after `t` is a sample `t` ([`record`](Latency::record)); an
+/// attempt dropped after running for `t` (it lost the race, its call was
+/// cancelled, or it failed) only says the latency is *at least* `t`, a
+/// censored sample ([`record_at_least`](Latency::record_at_least)). The
+/// quantiles are those of the Kaplan–Meier estimate of the latency's
+/// distribution, so `p99` converges to the function's p99, not to the p99
+/// of the attempts that won (which hedging itself keeps short).
+///
+/// It is two histograms of atomics: bucket `i` counts latencies in
 /// `[FLOOR·2^((i−1)/2), FLOOR·2^(i/2))`, log-spaced by √2 from
 /// [`FLOOR`](Latency::FLOOR) (1 ms; bucket 0 holds everything under it)
-/// up to about 12 minutes (the last bucket holds the rest). A percentile is
-/// the upper edge of the bucket where the running count reaches it, so it
-/// errs long by at most a factor √2, and is never under the floor.
+/// up to about 12 minutes (the last bucket holds the rest). A quantile is
+/// interpolated geometrically inside its bucket, and is never under the
+/// floor. A censored sample counts as at risk for half of its own bucket
+/// (the actuarial convention).
 ///
 /// Until [`WARM`](Latency::WARM) samples have been recorded, the estimate
 /// is [`DEFAULT`](Latency::DEFAULT) (a cold start hedges after 100 ms).
 ///
 /// It follows change by decay: every [`WINDOW`](Latency::WINDOW) samples
-/// each bucket is halved (rounding down), so a sample's weight halves with
-/// every 1,024 samples recorded after it and a shifted latency moves the
-/// estimate within about two windows. (Concurrent records during a halving
-/// may be counted before or after it: an estimate, not a ledger.)
+/// each bucket is halved, so a sample's weight halves with every 1,024
+/// samples recorded after it and a shifted latency moves the estimate
+/// within about two windows. (Concurrent records during a halving may be
+/// counted before or after it: an estimate, not a ledger.)
+///
+/// The learned delay is readable at any time, from any thread:
 ///
 /// ```
 /// use backoff_runtime::hedge::Latency;
@@ -160,12 +250,38 @@ const BUCKETS: usize = 40;
 ///     // 95 calls take 10 ms, 5 take a second.
 ///     LATENCY.record(Duration::from_millis(if i % 20 == 0 { 1000 } else { 10 }));
 /// }
-/// // 10 ms is in the bucket [8 ms, 11.3 ms): p95 is its upper edge.
-/// assert_eq!(LATENCY.p95(), Duration::from_nanos(11_313_708));
+/// // Inside the bucket [8 ms, 11.3 ms) of the 10 ms samples.
+/// let p95 = LATENCY.p95();
+/// assert!(p95 > Duration::from_millis(8) && p95 <= Duration::from_nanos(11_313_708));
+/// // p99 is among the slow ones.
+/// assert!(LATENCY.quantile(0.99) > Duration::from_millis(724));
+/// ```
+///
+/// The losers' censored samples are what keep the tail in view: here the
+/// slow attempts never answer, each is dropped after 50 ms, yet the
+/// estimate knows a tenth of the calls take longer than that.
+///
+/// ```
+/// use backoff_runtime::hedge::Latency;
+/// use std::time::Duration;
+///
+/// let latency = Latency::new();
+/// for i in 0..1000u64 {
+///     if i % 10 == 0 {
+///         latency.record_at_least(Duration::from_millis(50)); // dropped
+///     } else {
+///         latency.record(Duration::from_millis(10));
+///     }
+/// }
+/// // p95 is beyond every answer: at least the 50 ms the losers ran.
+/// assert!(latency.p95() >= Duration::from_millis(45));
 /// ```
 #[derive(Debug)]
 pub struct Latency {
-    buckets: [AtomicU32; BUCKETS],
+    /// Attempts that answered, by bucket (`UNIT` each, decayed).
+    answered: [AtomicU32; BUCKETS],
+    /// Attempts dropped (or failed) while in the bucket: at least that.
+    censored: [AtomicU32; BUCKETS],
     /// Samples since the last halving.
     window: AtomicU32,
     /// Samples ever recorded (saturating), for the cold start.
@@ -183,7 +299,7 @@ impl Latency {
     pub const FLOOR: Duration = Duration::from_millis(1);
     /// The estimate before [`WARM`](Latency::WARM) samples: 100 ms.
     pub const DEFAULT: Duration = Duration::from_millis(100);
-    /// Samples before the estimate is learned: 20.
+    /// Samples (answered or censored) before the estimate is learned: 20.
     pub const WARM: u64 = 20;
     /// Samples between two halvings of every bucket: 1,024.
     pub const WINDOW: u32 = 1024;
@@ -198,7 +314,8 @@ impl Latency {
     /// ```
     pub const fn new() -> Self {
         Latency {
-            buckets: [const { AtomicU32::new(0) }; BUCKETS],
+            answered: [const { AtomicU32::new(0) }; BUCKETS],
+            censored: [const { AtomicU32::new(0) }; BUCKETS],
             window: AtomicU32::new(0),
             seen: AtomicU64::new(0),
         }
@@ -220,13 +337,16 @@ impl Latency {
         if i.is_multiple_of(2) {
             whole
         } else {
-            // ×√2, in integer nanoseconds (no float in the estimate).
+            // ×√2, in integer nanoseconds.
             let nanos = whole.as_nanos().saturating_mul(1_414_213_562) / 1_000_000_000;
             Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
         }
     }
 
-    /// Records one accepted attempt's latency.
+    /// Records the latency of an attempt that answered. (A hedged call
+    /// records an attempt that returned `Ok` here, and one that returned
+    /// `Err` with [`record_at_least`](Latency::record_at_least): how long
+    /// an answer it could use would have taken is only known to be longer.)
     ///
     /// ```
     /// use backoff_runtime::hedge::Latency;
@@ -237,19 +357,44 @@ impl Latency {
     /// assert_eq!(latency.samples(), 1);
     /// ```
     pub fn record(&self, latency: Duration) {
-        self.buckets[Self::bucket(latency)].fetch_add(1, Ordering::Relaxed);
+        self.add(&self.answered, latency);
+    }
+
+    /// Records an attempt dropped after running for `ran` without an
+    /// answer (a hedge's loser, or one cancelled with its call): its
+    /// latency is at least `ran` (a censored sample).
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::Latency;
+    /// use std::time::Duration;
+    ///
+    /// let latency = Latency::new();
+    /// for _ in 0..20 {
+    ///     latency.record(Duration::from_millis(10));
+    ///     latency.record_at_least(Duration::from_millis(5)); // says little
+    /// }
+    /// assert_eq!(latency.samples(), 40);
+    /// assert!(latency.quantile(0.5) < Duration::from_nanos(11_313_708));
+    /// ```
+    pub fn record_at_least(&self, ran: Duration) {
+        self.add(&self.censored, ran);
+    }
+
+    fn add(&self, buckets: &[AtomicU32; BUCKETS], latency: Duration) {
+        buckets[Self::bucket(latency)].fetch_add(UNIT, Ordering::Relaxed);
         let _ = self
             .seen
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_add(1));
         if self.window.fetch_add(1, Ordering::Relaxed) + 1 >= Self::WINDOW {
             self.window.store(0, Ordering::Relaxed);
-            for bucket in &self.buckets {
+            for bucket in self.answered.iter().chain(&self.censored) {
                 let _ = bucket.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| Some(c / 2));
             }
         }
     }
 
-    /// Samples recorded so far (saturating; not decayed).
+    /// Samples recorded so far, answered and censored (saturating; not
+    /// decayed).
     ///
     /// ```
     /// use backoff_runtime::hedge::Latency;
@@ -265,10 +410,20 @@ impl Latency {
         self.seen.load(Ordering::Relaxed)
     }
 
-    /// The `q` quantile (`0.0..=1.0`, clamped) of the recent latencies: the
-    /// upper edge of the bucket where the running count reaches `q` of the
-    /// total, at least [`FLOOR`](Latency::FLOOR); [`DEFAULT`](Latency::DEFAULT)
-    /// while cold.
+    /// The `q` quantile of the recent latencies, the learned delay that
+    /// `HedgeDelay::Quantile(&latency, q)` hedges after (readable at any
+    /// time): where the Kaplan–Meier survival of the answered and censored
+    /// samples falls to `1 − q`, interpolated inside its bucket, at least
+    /// [`FLOOR`](Latency::FLOOR); [`DEFAULT`](Latency::DEFAULT) while
+    /// cold. When the survival never falls that far (the slowest samples
+    /// were all dropped before they answered), the upper edge of the
+    /// slowest bucket seen: the latency is at least that.
+    ///
+    /// `q` is clamped to `0.0..=1.0`.
+    ///
+    /// # Panics
+    ///
+    /// If `q` is NaN.
     ///
     /// ```
     /// use backoff_runtime::hedge::Latency;
@@ -281,32 +436,57 @@ impl Latency {
     /// assert_eq!(latency.quantile(0.5), Latency::FLOOR);
     /// ```
     pub fn quantile(&self, q: f64) -> Duration {
+        assert!(!q.is_nan(), "a latency quantile must be a number, not NaN");
         if self.samples() < Self::WARM {
             return Self::DEFAULT;
         }
-        let counts: [u32; BUCKETS] =
-            core::array::from_fn(|i| self.buckets[i].load(Ordering::Relaxed));
-        let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
-        if total == 0 {
+        let answered: [u32; BUCKETS] =
+            core::array::from_fn(|i| self.answered[i].load(Ordering::Relaxed));
+        let censored: [u32; BUCKETS] =
+            core::array::from_fn(|i| self.censored[i].load(Ordering::Relaxed));
+        let mut at_risk: f64 = answered
+            .iter()
+            .chain(&censored)
+            .map(|&c| f64::from(c))
+            .sum();
+        if at_risk == 0.0 {
             return Self::DEFAULT;
         }
-        let q = if q.is_nan() { 1.0 } else { q.clamp(0.0, 1.0) };
-        // The rank, at least 1: ceil(q·total).
-        #[expect(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss,
-            reason = "q·total is within 0..=total"
-        )]
-        let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
-        let mut seen = 0u64;
-        for (i, &c) in counts.iter().enumerate() {
-            seen += u64::from(c);
-            if seen >= rank {
-                return Self::edge(i).max(Self::FLOOR);
+        let target = 1.0 - q.clamp(0.0, 1.0);
+        // The survival at the lower edge of the current bucket.
+        let mut survival = 1.0f64;
+        let mut slowest = 0;
+        for i in 0..BUCKETS {
+            let (d, c) = (f64::from(answered[i]), f64::from(censored[i]));
+            if d + c > 0.0 {
+                slowest = i;
+            }
+            let exposed = at_risk - c / 2.0;
+            let hazard = if exposed > 0.0 {
+                (d / exposed).min(1.0)
+            } else {
+                0.0
+            };
+            let next = survival * (1.0 - hazard);
+            if d > 0.0 && next <= target {
+                if i == 0 {
+                    return Self::FLOOR;
+                }
+                // Geometric interpolation inside [lo, hi).
+                let (lo, hi) = (Self::edge(i - 1).as_secs_f64(), Self::edge(i).as_secs_f64());
+                let f = ((survival - target) / (survival - next)).clamp(0.0, 1.0);
+                let at = lo * (hi / lo).powf(f);
+                return Duration::try_from_secs_f64(at)
+                    .unwrap_or(Self::edge(i))
+                    .max(Self::FLOOR);
+            }
+            survival = next;
+            at_risk -= d + c;
+            if at_risk <= 0.0 {
+                break;
             }
         }
-        Self::edge(BUCKETS - 1)
+        Self::edge(slowest).max(Self::FLOOR)
     }
 
     /// The 95th percentile (see [`quantile`](Latency::quantile)).
@@ -319,8 +499,11 @@ impl Latency {
     /// for ms in 1..=100 {
     ///     latency.record(Duration::from_millis(ms));
     /// }
-    /// // The 95th sample, 95 ms, is in the bucket [90.5 ms, 128 ms).
-    /// assert_eq!(latency.p95(), Duration::from_millis(128));
+    /// // The 95th sample, 95 ms, is in the bucket [90.5 ms, 128 ms), with
+    /// // 91..=100 ms: half of them are above p95, which is interpolated
+    /// // halfway (geometrically) into the bucket.
+    /// let p95 = latency.p95();
+    /// assert_eq!(p95.as_millis(), 107);
     /// ```
     pub fn p95(&self) -> Duration {
         self.quantile(0.95)
@@ -328,17 +511,54 @@ impl Latency {
 }
 
 mod sealed {
+    use super::Latency;
     use crate::circuit::Permit;
+    use crate::clock;
     use crate::event::AttemptKind;
     use std::time::Instant;
 
-    /// What a slot keeps of its attempt besides the future.
+    /// What a slot keeps of its attempt besides the future. Dropped with
+    /// its attempt unfinished (the caller dropped the call), it tells the
+    /// breaker and the latency estimate: see [`Drop`].
     pub struct Meta<'p> {
         pub kind: AttemptKind,
         /// When it began (read when recording or learning latency).
         pub began: Option<Instant>,
         /// The breaker's permit for it.
         pub permit: Option<Permit<'p>>,
+        /// Whether another attempt was in flight when it started: dropped
+        /// unfinished, its permit is released (the call's cancellation is
+        /// the older attempt's failure, counted once).
+        pub quiet: bool,
+        /// The estimate its latency teaches (timed by the async clock, as
+        /// `began` was).
+        pub learn: Option<&'p Latency>,
+    }
+
+    impl Drop for Meta<'_> {
+        #[inline]
+        fn drop(&mut self) {
+            if self.permit.is_some() || self.learn.is_some() {
+                self.unfinished();
+            }
+        }
+    }
+
+    impl Meta<'_> {
+        /// Dropped with its attempt unfinished: the permit is a failure
+        /// unless `quiet` (then released), the latency "at least" what ran.
+        #[cold]
+        #[inline(never)]
+        fn unfinished(&mut self) {
+            if let Some(permit) = self.permit.take()
+                && self.quiet
+            {
+                permit.release();
+            } // (else dropped: one failure, as a cancelled plain call)
+            if let (Some(latency), Some(began)) = (self.learn.take(), self.began) {
+                latency.record_at_least(clock::for_async()().saturating_duration_since(began));
+            }
+        }
     }
 }
 use sealed::Meta;
@@ -430,8 +650,11 @@ impl<'p, F: Future, R: Slots<'p, F>> Slots<'p, F> for Slot<'p, F, R> {
         let this = self.project();
         let mut head = this.head;
         head.set(None);
-        if let Some(permit) = this.meta.take().and_then(|m| m.permit) {
-            // Cancelled because another attempt won: not a failure.
+        if let Some(mut meta) = this.meta.take()
+            && let Some(permit) = meta.permit.take()
+        {
+            // Cancelled because another attempt won: not a failure. (The
+            // meta, dropped, teaches the estimate "at least this long".)
             permit.release();
         }
         this.rest.cancel_all();
@@ -576,6 +799,11 @@ impl<T, E> OnAttempt<T, E> for NoHook {
 /// [`Policy::hedge_async`], with the hooks of [`Retrying`](crate::Retrying)
 /// (`when`, `when_ok`, `on_retry`, `on_giveup`), a budget and a breaker;
 /// [`call`](Hedge::call) gives the operation and makes the future.
+///
+/// Under a [breaker](Hedge::circuit), dropping the call unfinished counts
+/// at most one failure (the attempt running first's, as an unhedged call's
+/// cancellation), whatever the attempts in flight; a loser dropped because
+/// another attempt won counts nothing.
 ///
 /// ```
 /// use backoff_runtime::hedge::HedgeDelay;
@@ -733,7 +961,8 @@ impl<S> Policy<S> {
     /// # Panics
     ///
     /// If the policy's attempts are unlimited or above `N` (the call could
-    /// not hold them).
+    /// not hold them), or `delay` is a [`HedgeDelay::Quantile`] outside
+    /// `(0, 1)` or NaN.
     ///
     /// ```
     /// use backoff_runtime::hedge::{HedgeDelay, Latency};
@@ -765,6 +994,9 @@ impl<S> Policy<S> {
                 "the policy allows {limit} attempts but the hedged call holds {N}"
             ),
             None => panic!("a hedged call needs an attempt limit, at most {N}"),
+        }
+        if let HedgeDelay::Quantile(_, q) = delay {
+            assert!(q > 0.0 && q < 1.0, "a hedge quantile is in (0, 1), not {q}");
         }
         Hedge {
             policy: self,
@@ -945,7 +1177,11 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// Puts every attempt behind a breaker (any [`Circuit`]: a
     /// [`CircuitBreaker`], or a fleet's shared one): an open breaker refuses the
     /// first attempt (the call returns `from(CircuitOpen)`) and every
-    /// hedge; each attempt's outcome is reported to it.
+    /// hedge; each attempt's outcome is reported to it. A loser dropped
+    /// because another attempt won counts as nothing; a call its caller
+    /// drops counts at most one failure (for the attempt running first,
+    /// as an unhedged call's cancellation), never one per attempt in
+    /// flight: see the [module](crate::hedge).
     ///
     /// ```
     /// use backoff_runtime::hedge::HedgeDelay;
@@ -1199,10 +1435,16 @@ where
         } else {
             None
         };
+        let learn = match self.delay {
+            HedgeDelay::P95(latency) | HedgeDelay::Quantile(latency, _) => Some(latency),
+            HedgeDelay::After(_) => None,
+        };
         let meta = Meta {
             kind,
             began,
             permit,
+            quiet: self.in_flight > 0,
+            learn,
         };
         let context =
             AttemptContext::of(self.start.policy, self.started.saturating_add(1)).with_kind(kind);
@@ -1302,7 +1544,7 @@ where
                 }
                 continue;
             }
-            let Poll::Ready((outcome, meta)) = slots.as_mut().poll_any(cx) else {
+            let Poll::Ready((outcome, mut meta)) = slots.as_mut().poll_any(cx) else {
                 if call.arm {
                     // The attempts wait: the timer starts now, in the poll
                     // that started the attempt (so an attempt that is ready
@@ -1320,12 +1562,20 @@ where
                 return Poll::Pending;
             };
             call.in_flight -= 1;
-            if let Some(permit) = meta.permit {
+            if let (Some(latency), Some(began)) = (meta.learn.take(), meta.began) {
+                // An answer after `took`; a failure says only "at least".
+                let took = (call.start.clock)().saturating_duration_since(began);
+                if outcome.is_ok() {
+                    latency.record(took);
+                } else {
+                    latency.record_at_least(took);
+                }
+            }
+            if let Some(permit) = meta.permit.take() {
                 // (Told of the outcome by the state's step or success.)
                 let state = call.state.get_or_insert_with(|| call.start.state());
                 state.put_permit(Some(permit));
             }
-            let accepted_at = meta.began;
             let mut progress = Lazy {
                 slot: &mut call.state,
                 start: &call.start,
@@ -1350,14 +1600,6 @@ where
                 &mut recording,
             ) {
                 Hedging::Done(outcome) => {
-                    if outcome.is_ok()
-                        && let (
-                            HedgeDelay::P95(latency) | HedgeDelay::Quantile(latency, _),
-                            Some(began),
-                        ) = (call.delay, accepted_at)
-                    {
-                        latency.record((call.start.clock)().saturating_duration_since(began));
-                    }
                     call.done = true;
                     // The losers are dropped now, not with the future.
                     slots.as_mut().cancel_all();
@@ -1421,15 +1663,20 @@ mod tests {
         assert_eq!(Latency::bucket(Duration::MAX), BUCKETS - 1);
     }
 
+    /// Whether `d` is inside bucket `i` (`[edge(i - 1), edge(i)]`).
+    fn in_bucket(d: Duration, i: usize) -> bool {
+        Latency::edge(i - 1) <= d && d <= Latency::edge(i)
+    }
+
     #[test]
-    fn cold_until_warm_then_the_bucket_edge() {
+    fn cold_until_warm_then_inside_the_bucket() {
         let latency = Latency::new();
         for _ in 0..Latency::WARM - 1 {
             latency.record(MS(10));
         }
         assert_eq!(latency.p95(), Latency::DEFAULT);
         latency.record(MS(10));
-        assert_eq!(latency.p95(), Duration::from_nanos(11_313_708));
+        assert!(in_bucket(latency.p95(), 7), "{:?}", latency.p95());
     }
 
     #[test]
@@ -1439,13 +1686,60 @@ mod tests {
             // 98 % at 10 ms, 2 % at a second.
             latency.record(MS(if i % 50 == 0 { 1000 } else { 10 }));
         }
-        assert_eq!(latency.quantile(0.5), Duration::from_nanos(11_313_708));
-        assert_eq!(latency.p95(), Duration::from_nanos(11_313_708));
-        assert_eq!(latency.quantile(0.98), Duration::from_nanos(11_313_708));
-        assert_eq!(latency.quantile(0.99), MS(1024));
+        assert!(in_bucket(latency.quantile(0.5), 7));
+        assert!(in_bucket(latency.p95(), 7));
+        assert!(in_bucket(latency.quantile(0.98), 7));
+        assert!(in_bucket(latency.quantile(0.99), 20));
         assert_eq!(latency.quantile(1.0), MS(1024));
-        assert_eq!(latency.quantile(f64::NAN), MS(1024));
-        assert_eq!(latency.quantile(-1.0), Duration::from_nanos(11_313_708));
+        assert_eq!(latency.quantile(2.0), MS(1024));
+        assert!(in_bucket(latency.quantile(-1.0), 7));
+        assert!(latency.quantile(0.5) < latency.p95());
+    }
+
+    #[test]
+    #[should_panic(expected = "NaN")]
+    fn a_nan_quantile_panics() {
+        let _ = Latency::new().quantile(f64::NAN);
+    }
+
+    #[test]
+    fn censored_samples_keep_the_tail() {
+        // The true latency: 90 % at 10 ms, 10 % at a second. The slow ones
+        // lose to a hedge and are dropped after 30 ms: only "at least".
+        let winners = Latency::new();
+        let every = Latency::new();
+        for i in 0..1000 {
+            if i % 10 == 0 {
+                every.record_at_least(MS(30));
+                winners.record(MS(20)); // the hedge that won
+            } else {
+                every.record(MS(10));
+                winners.record(MS(10));
+            }
+        }
+        // The winners say p95 is 20 ms; the truth is "over 30 ms".
+        assert!(winners.p95() < MS(23));
+        assert!(
+            every.p95() >= Duration::from_nanos(22_627_417),
+            "{:?}",
+            every.p95()
+        );
+        // p50 is unmoved.
+        assert!(in_bucket(every.quantile(0.5), 7));
+    }
+
+    #[test]
+    fn a_censored_sample_below_the_quantile_changes_little() {
+        let latency = Latency::new();
+        for _ in 0..500 {
+            latency.record(MS(10));
+            latency.record(MS(100));
+            latency.record_at_least(MS(2));
+        }
+        // Half the answers are 10 ms, half 100 ms: the median sits between.
+        let p50 = latency.quantile(0.5);
+        assert!(p50 > MS(8) && p50 <= MS(91), "{p50:?}");
+        assert!(in_bucket(latency.quantile(0.9), 14));
     }
 
     #[test]
@@ -1460,22 +1754,24 @@ mod tests {
     #[test]
     fn a_window_of_samples_halves_every_bucket() {
         let latency = Latency::new();
-        for _ in 0..Latency::WINDOW {
+        for _ in 0..Latency::WINDOW - 1 {
             latency.record(MS(10));
         }
-        // Halved: 512 at 10 ms.
-        assert_eq!(latency.buckets[7].load(Ordering::Relaxed), 512);
+        latency.record_at_least(MS(10));
+        // Halved: 511.5 answered and 0.5 censored at 10 ms.
+        assert_eq!(latency.answered[7].load(Ordering::Relaxed), 1023 * UNIT / 2);
+        assert_eq!(latency.censored[7].load(Ordering::Relaxed), UNIT / 2);
         assert_eq!(latency.samples(), 1024);
         for _ in 0..500 {
             latency.record(MS(100));
         }
-        // 1,012 in all, the median's rank 506 is still among the 512.
-        assert_eq!(latency.quantile(0.5), Duration::from_nanos(11_313_708));
+        // The median is still among the 10 ms ones.
+        assert!(in_bucket(latency.quantile(0.5), 7));
         for _ in 0..100 {
             latency.record(MS(100));
         }
-        // 1,112: rank 556 is past them; the estimate has moved to 128 ms.
-        assert_eq!(latency.quantile(0.5), MS(128));
-        assert_eq!(latency.buckets[14].load(Ordering::Relaxed), 600);
+        // 600 at 100 ms against 512: the median has moved to them.
+        assert!(in_bucket(latency.quantile(0.5), 14));
+        assert_eq!(latency.answered[14].load(Ordering::Relaxed), 600 * UNIT);
     }
 }
