@@ -6,11 +6,12 @@
 //! - the first accepted outcome is returned, the others dropped;
 //! - `Stop` ends the call at once; all failed: the last error;
 //! - `attempts` bounds every attempt started;
-//! - `on_retry` sees each attempt after the first (`None` for a hedge),
+//! - `on_retry` keeps its type, `(&E, &RetryEvent)`, and sees each attempt
+//!   that an error started; `on_hedge` each one the delay started;
 //!   `on_giveup` and `fallback` the call that gave up;
 //! - a budget pays for each hedge; an open breaker refuses the call;
 //! - `hedge = "p95"` learns the function's latency, `"p99"` its p99 (the
-//!   losers count, censored), readable in `on_retry`'s event;
+//!   losers count, censored), readable in `on_hedge`'s event;
 //! - `&self` methods, `clone(..)` arguments, `attempt_timeout`; the future
 //!   is `Send`.
 
@@ -20,7 +21,7 @@ use std::time::Duration;
 
 use backoff_runtime::{
     AttemptKind, CircuitBreaker, CircuitOpen, Decision, Elapsed, GiveUp, GiveUpReason, RetryBudget,
-    retry,
+    RetryEvent, retry,
 };
 use tokio::time::{Instant, sleep};
 
@@ -141,7 +142,8 @@ async fn hooks_see_the_hedges_and_the_give_up_and_fallback_replaces_the_error() 
     let report = Mutex::new(None);
 
     #[retry(hedge = "20ms", attempts = 3,
-            on_retry = |e, ev| seen.lock().unwrap().push((e.cloned(), ev.kind)),
+            on_retry = |e, ev| seen.lock().unwrap().push((Some(e.clone()), ev.kind)),
+            on_hedge = |ev| seen.lock().unwrap().push((None, ev.kind)),
             on_giveup = |_, g| *report.lock().unwrap() = Some(*g),
             fallback = |e, _| if e == Error::Down(3) { Ok(0) } else { Err(e) })]
     async fn call(
@@ -405,7 +407,7 @@ async fn p99_learns_the_functions_p99_not_the_winners() {
     // Lognormal, median 10 ms, σ 1.5: the function's p99 is 328 ms. Every
     // attempt teaches the estimate, a loser as "at least" what it ran, so
     // about 1 % of calls hedge; the delay each hedge waited is readable in
-    // `on_retry`'s event.
+    // `on_hedge`'s event.
     let rng = Mutex::new(LogNormal {
         state: 0x5EED,
         sigma: 1.5,
@@ -413,7 +415,7 @@ async fn p99_learns_the_functions_p99_not_the_winners() {
     let delays = Mutex::new(Vec::new());
 
     #[retry(hedge = "p99", attempts = 2,
-            on_retry = |e, ev| if e.is_none() { delays.lock().unwrap().push(ev.delay) })]
+            on_hedge = |ev| delays.lock().unwrap().push(ev.delay))]
     async fn call(rng: &Mutex<LogNormal>, delays: &Mutex<Vec<Duration>>) -> Result<(), Error> {
         let _ = delays;
         let takes = rng.lock().unwrap().draw();
@@ -433,4 +435,41 @@ async fn p99_learns_the_functions_p99_not_the_winners() {
         last > Duration::from_millis(240) && last < Duration::from_millis(460),
         "the learned p99: {last:?}"
     );
+}
+
+/// Regression: under `hedge`, `on_retry` written as everywhere else (a
+/// closure typed `|e: &E, ev: &RetryEvent|`, or a path `fn(&E,
+/// &RetryEvent)`) compiles and sees the error that started each retry; a
+/// hedge the delay started goes to `on_hedge`, not to `on_retry`.
+#[tokio::test(start_paused = true)]
+async fn on_retry_keeps_its_type_under_hedge_and_on_hedge_hears_the_hedges() {
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+    static RETRIED: Mutex<Vec<Error>> = Mutex::new(Vec::new());
+    fn log_retry(e: &Error, _: &RetryEvent) {
+        RETRIED.lock().unwrap().push(e.clone());
+    }
+    let hedges = Mutex::new(Vec::new());
+
+    #[retry(hedge = "20ms", attempts = 3,
+            on_retry = log_retry,
+            on_hedge = |ev: &RetryEvent| hedges.lock().unwrap().push((ev.attempt, ev.kind)))]
+    async fn call(hedges: &Mutex<Vec<(u32, AttemptKind)>>) -> Result<u32, Error> {
+        let _ = hedges;
+        let n = CALLS.fetch_add(1, Ordering::SeqCst) + 1;
+        // Attempt 1 fails at 30 ms, after the hedge at 20 ms started;
+        // attempt 3 (started by that failure) answers.
+        sleep(Duration::from_millis(if n == 1 { 30 } else { 50 })).await;
+        if n == 1 { Err(Error::Down(1)) } else { Ok(n) }
+    }
+
+    #[retry(hedge = "20ms", attempts = 2,
+            on_retry = |e: &Error, ev: &RetryEvent| { let _ = (e, ev.attempt); })]
+    async fn typed_closure() -> Result<u32, Error> {
+        Ok(1)
+    }
+
+    assert!(call(&hedges).await.is_ok());
+    assert_eq!(*RETRIED.lock().unwrap(), [Error::Down(1)]);
+    assert_eq!(hedges.into_inner().unwrap(), [(1, AttemptKind::Hedge)]);
+    assert_eq!(typed_closure().await, Ok(1));
 }

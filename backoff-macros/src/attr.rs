@@ -56,6 +56,8 @@ pub(crate) struct RetryArgs {
     pub(crate) max_elapsed: Option<Arg<DurationArg>>,
     pub(crate) when: Option<Arg<Expr>>,
     pub(crate) on_retry: Option<Arg<Expr>>,
+    /// `on_hedge = F`: called when the hedge delay starts an attempt.
+    pub(crate) on_hedge: Option<Arg<Expr>>,
     pub(crate) sleep: Option<Arg<Expr>>,
     pub(crate) policy: Option<Arg<Expr>>,
     pub(crate) krate: Option<Arg<syn::Path>>,
@@ -268,8 +270,10 @@ impl RetryArgs {
                     end,
                 )
             }
-            "when" | "when_ok" | "on_retry" | "on_giveup" | "fallback" | "policy" | "sleep"
-            | "budget" | "circuit" | "throttle" => self.parse_expression(&key, &name, input, end),
+            "when" | "when_ok" | "on_retry" | "on_hedge" | "on_giveup" | "fallback" | "policy"
+            | "sleep" | "budget" | "circuit" | "throttle" => {
+                self.parse_expression(&key, &name, input, end)
+            }
             _ => {
                 let (error, meant) = unknown_argument(&key, input, scan);
                 self.broken.extend(meant);
@@ -349,6 +353,7 @@ impl RetryArgs {
             "when" => "when = is_transient",
             "when_ok" => "when_ok = is_unavailable",
             "on_retry" => "on_retry = log_retry",
+            "on_hedge" => "on_hedge = log_hedge",
             "on_giveup" => "on_giveup = log_giveup",
             "fallback" => "fallback = cached_page",
             "sleep" => "sleep = tokio::time::sleep",
@@ -377,7 +382,7 @@ impl RetryArgs {
         // `macro_rules!` may have put around them.
         let span = ungrouped(&expr).span();
         match name {
-            "when" | "when_ok" | "on_retry" | "on_giveup" | "fallback" => {
+            "when" | "when_ok" | "on_retry" | "on_hedge" | "on_giveup" | "fallback" => {
                 check_callable(name, &expr)?;
             }
             "sleep" => check_path(&expr)?,
@@ -387,6 +392,7 @@ impl RetryArgs {
             "when" => (&mut self.when, "when"),
             "when_ok" => (&mut self.when_ok, "when_ok"),
             "on_retry" => (&mut self.on_retry, "on_retry"),
+            "on_hedge" => (&mut self.on_hedge, "on_hedge"),
             "on_giveup" => (&mut self.on_giveup, "on_giveup"),
             "fallback" => (&mut self.fallback, "fallback"),
             "sleep" => (&mut self.sleep, "sleep"),

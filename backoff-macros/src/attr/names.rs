@@ -65,13 +65,14 @@ impl StrategyKind {
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
 /// the strategies' ([`StrategyKind::NAMES`]), then these.
-pub(super) const OTHER_ARGUMENTS: [&str; 21] = [
+pub(super) const OTHER_ARGUMENTS: [&str; 22] = [
     "attempts",
     "jitter",
     "max_elapsed",
     "when",
     "when_ok",
     "on_retry",
+    "on_hedge",
     "on_giveup",
     "fallback",
     "sleep",

@@ -6,7 +6,7 @@ use quote::{ToTokens, quote, quote_spanned};
 
 use super::body::Body;
 use super::fleet;
-use super::hooks::{call_on_giveup, decide_ok, decision, typed_closure};
+use super::hooks::{call_on_giveup, call_on_retry, decide_ok, decision, typed_closure};
 use super::names::{Names, local, p_at};
 use super::policy::duration;
 use super::timeouts::attempt_timeout;
@@ -22,7 +22,11 @@ use crate::attr::{Arg, Attempts, DurationArg, Hedge, defaults};
 //         let outcome: R = POLICY.hedge_async::<N>(HedgeDelay::After(D))
 //             .when(|error: &E| verdict)                       // each hook, if given
 //             .when_ok(|value: &T| verdict)
-//             .on_retry(|outcome: Option<&Result<T, E>>, event: &RetryEvent| on_retry(error or None, event))
+//             .on_retry(|attempt: Option<&Result<T, E>>, event: &RetryEvent| match attempt {
+//                 Some(Err(error)) => on_retry(error, event),  // (Some(outcome) beside `when_ok`)
+//                 None => on_hedge(event),                      // the delay started it
+//                 _ => {}
+//             })
 //             .on_giveup(|_, report| gave_up = Some(*report))
 //             .budget(b).circuit(c, |open| E::from(open))
 //             .call(|| attempt::<R, _>(async { body }))   // `context`: an async closure's
@@ -79,19 +83,40 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             .when_ok(|__backoff_value: &#ok_of| -> #p::Decision { #verdict })
         }
     });
-    let on_retry = args.on_retry.as_ref().map(|o| {
-        let option = quote!(::core::option::Option<&#error_of>);
+    // `on_retry` keeps its type, `(&E, &RetryEvent)` (beside `when_ok`,
+    // `(&Result<T, E>, &RetryEvent)`), and runs before an attempt that an
+    // outcome started; `on_hedge`, `(&RetryEvent)`, when the delay did.
+    let on_retry = call_on_retry(n).map(|call| {
+        if args.when_ok.is_some() {
+            quote!(::core::option::Option::Some(__backoff_outcome) => { #call })
+        } else {
+            quote!(::core::option::Option::Some(#p::Result::Err(__backoff_outcome)) => { #call })
+        }
+    });
+    let on_hedge = args.on_hedge.as_ref().map(|h| {
         let event_ty = quote!(&#p::RetryEvent);
-        let typed = typed_closure(&o.value, || [option, event_ty]);
-        let hook = local("__backoff_hook", o.span);
-        let call = quote_spanned! {o.span=>
-            #hook(__backoff_outcome.and_then(|__backoff_outcome| __backoff_outcome.as_ref().err()), __backoff_event)
+        let typed = typed_closure(&h.value, || [event_ty]);
+        let hook = local("__backoff_on_hedge", h.span);
+        let call = quote_spanned! {h.span=>
+            #hook(__backoff_event)
         };
         quote! {
-            .on_retry(|__backoff_outcome: ::core::option::Option<&#p::Result<#ok_of, #error_of>>, __backoff_event: &#p::RetryEvent| {
+            ::core::option::Option::None => {
                 #[allow(unused_mut)]
                 let mut #hook = #typed;
                 #call;
+            }
+        }
+    });
+    let on_retry = (on_retry.is_some() || on_hedge.is_some()).then(|| {
+        quote! {
+            .on_retry(|__backoff_attempt: ::core::option::Option<&#p::Result<#ok_of, #error_of>>, __backoff_event: &#p::RetryEvent| {
+                #[allow(unreachable_patterns)]
+                match __backoff_attempt {
+                    #on_retry
+                    #on_hedge
+                    _ => {}
+                }
             })
         }
     });

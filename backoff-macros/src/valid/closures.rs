@@ -10,11 +10,11 @@ use crate::errors::Errors;
 pub(super) type Callable<'a> = (&'static str, Option<&'a Arg<Expr>>, &'static [Param]);
 
 /// The parameters of the callables, described: `when`, `when_ok`,
-/// `on_retry`, `on_giveup`.
-pub(super) fn callables(args: &RetryArgs) -> [Callable<'_>; 4] {
-    let on_retry: &[Param] = if args.hedge.is_some() {
-        &[Param::HEDGED_ERROR, Param::EVENT]
-    } else if args.when_ok.is_some() {
+/// `on_retry`, `on_hedge`, `on_giveup`. A hook keeps its type whatever else
+/// the attribute says: under `hedge` too, `on_retry` takes the error (or,
+/// beside `when_ok`, the outcome) and the event.
+pub(super) fn callables(args: &RetryArgs) -> [Callable<'_>; 5] {
+    let on_retry: &[Param] = if args.when_ok.is_some() {
         &[Param::OUTCOME_WITH_WHEN_OK, Param::EVENT]
     } else {
         &[Param::ERROR, Param::EVENT]
@@ -23,6 +23,7 @@ pub(super) fn callables(args: &RetryArgs) -> [Callable<'_>; 4] {
         ("when", args.when.as_ref(), &[Param::ERROR]),
         ("when_ok", args.when_ok.as_ref(), &[Param::OK]),
         ("on_retry", args.on_retry.as_ref(), on_retry),
+        ("on_hedge", args.on_hedge.as_ref(), &[Param::EVENT]),
         (
             "on_giveup",
             args.on_giveup.as_ref(),
@@ -65,14 +66,6 @@ impl Param {
         ty: "E",
         note: "",
         borrows: Borrowed::Err,
-    };
-    /// `on_retry`'s with `hedge`: the error that started the attempt, or
-    /// `None` when the hedge delay did.
-    const HEDGED_ERROR: Param = Param {
-        what: "the error that started the attempt",
-        ty: "Option<&E>",
-        note: " (`None` for a hedge)",
-        borrows: Borrowed::Named("Option"),
     };
     const OK: Param = Param {
         what: "the `Ok` value",

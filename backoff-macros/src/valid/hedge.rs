@@ -16,6 +16,12 @@ pub(crate) const MAX_HEDGED_ATTEMPTS: u64 = 8;
 /// Checks `hedge` against the other arguments and the signature.
 pub(crate) fn check_hedge(sig: &Signature, is_async: bool, args: &RetryArgs, errors: &mut Errors) {
     let Some(hedge) = &args.hedge else {
+        if let Some(on_hedge) = &args.on_hedge {
+            errors.push(syn::Error::new(
+                on_hedge.key,
+                "`on_hedge` is called when `hedge`'s delay starts an attempt, and there is no `hedge` here; add one (`hedge = \"50ms\"`), or use `on_retry`, called before each retry",
+            ));
+        }
         return;
     };
     if !is_async {
