@@ -271,11 +271,15 @@ fn retry_loop(
         let failed = carried_failure(
             p,
             &CarriedParts {
-                name: n.name(),
+                tracer: n.tracer("result", "__backoff_result"),
                 step,
                 args: quote!(&mut #slot, &__backoff_recording, __backoff_attempt_began, #function,),
                 split: &n.split(),
-                from_result: &n.rebuild_fn(),
+                returned: {
+                    let (from_result, at) = (n.rebuild_fn(), n.ret_span);
+                    let result = names::local("__backoff_result", at);
+                    quote_spanned!(at=> #from_result(#result))
+                },
                 sleep: &sleep,
                 decision: args.when.as_ref().map(|_| hooks::decision(&n)),
             },

@@ -8,8 +8,8 @@ use syn::Ident;
 /// What the failure path of an `async fn` that keeps a `Carried`, or whose
 /// only hook is `when`, is made of.
 pub(super) struct CarriedParts<'a> {
-    /// The function's name, for `tracing`.
-    pub(super) name: String,
+    /// The `tracing` glue on `__backoff_result` (`Names::tracer`).
+    pub(super) tracer: TokenStream,
     /// The runtime's step: `after_carried_recorded::<P, _, _>` (its
     /// `_decided` form with a `when`), or `after_decided_recorded` for a
     /// loop that keeps a `RetryState`.
@@ -19,8 +19,8 @@ pub(super) struct CarriedParts<'a> {
     pub(super) args: TokenStream,
     /// Splits `__backoff_outcome` into a `Result`.
     pub(super) split: &'a TokenStream,
-    /// `RetryResult::from_result`.
-    pub(super) from_result: &'a TokenStream,
+    /// `RetryResult::from_result(__backoff_result)`, at the return type.
+    pub(super) returned: TokenStream,
     /// Sleeps `__backoff_delay`, awaited.
     pub(super) sleep: &'a TokenStream,
     /// `when`'s verdict on `__backoff_error` (a `&E`), if there is a `when`.
@@ -56,11 +56,11 @@ pub(super) struct CarriedParts<'a> {
 //         and lay out, not the failure path's matches and returns.
 pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStream {
     let CarriedParts {
-        name,
+        tracer,
         step,
         args,
         split,
-        from_result,
+        returned,
         sleep,
         decision,
     } = parts;
@@ -87,12 +87,12 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
             #decide
             match #step(
                 #args
-                #p::tracer!(#name, result: &__backoff_result),
+                #tracer,
                 __backoff_result
                 #decided
             ) {
                 #p::ControlFlow::Continue(__backoff_delay) => __backoff_delay,
-                #p::ControlFlow::Break(__backoff_result) => return #from_result(__backoff_result),
+                #p::ControlFlow::Break(__backoff_result) => return #returned,
             }
         };
         #sleep

@@ -266,7 +266,7 @@ fn timeout(
     let timer = quote_spanned! {t.key=>
         <#pt::DefaultSleep as #pt::AsyncTimeout>::timeout(#d, #hedged)
     };
-    let (reports, name) = (give_up.is_some(), n.name());
+    let (reports, tracer) = (give_up.is_some(), n.tracer("result", "__backoff_result"));
     let finish = match give_up {
         Some(calls) => quote! {
             finish(|__backoff_result, __backoff_report| {
@@ -298,7 +298,7 @@ fn timeout(
                     return #from_result(#p::timed_out::<#reports, _, _, _>(
                         #p::timeout_report(__backoff_calls, #clock, __backoff_started),
                         &mut #p::Recording::OFF,
-                        #p::tracer!(#name, result: &__backoff_result),
+                        #tracer,
                         __backoff_result,
                     ).#finish);
                 }

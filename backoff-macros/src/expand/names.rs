@@ -235,6 +235,16 @@ impl<'a> Names<'a> {
         quote!(let mut __backoff_recording = #p::Recording::begin(#function, #clock);)
     }
 
+    /// `tracer!(name, kind: &var)`, the `tracing` glue after an attempt
+    /// whose outcome (`kind` `result`) or error (`error`) is in the local
+    /// `var`: at the return type, where a type that is not a `Result` is
+    /// reported, so that the feature adds no second report of it.
+    pub(super) fn tracer(&self, kind: &str, var: &str) -> TokenStream {
+        let (pr, name, at) = (&self.pr, self.name(), self.ret_span);
+        let (kind, var) = (Ident::new(kind, at), local(var, at));
+        quote_spanned! {at=> #pr::tracer!(#name, #kind: &#var) }
+    }
+
     /// `ErrorOf<R>`, at the return type.
     pub(super) fn error_of(&self) -> TokenStream {
         let (pr, ret) = (&self.pr, &self.ret);

@@ -53,7 +53,7 @@ pub(super) fn finish(n: &Names<'_>) -> TokenStream {
 // of `self` or of an argument it makes ends with the call. The driver
 // decides the rest.
 pub(super) fn after_attempt(n: &Names<'_>) -> TokenStream {
-    let (p, name, split, value) = (&n.p, n.name(), n.split(), &n.value);
+    let (p, split, value) = (&n.p, n.split(), &n.value);
     let on_retry = hooks::call_on_retry(n).map_or_else(
         || quote!(|_, _| {}),
         |call| quote!(|__backoff_outcome, __backoff_event| { #call }),
@@ -93,11 +93,12 @@ pub(super) fn after_attempt(n: &Names<'_>) -> TokenStream {
             )
         }
     };
+    let tracer = n.tracer(&outcome.to_string(), "__backoff_outcome");
     quote! {
         let __backoff_delay = {
             let __backoff_outcome = #value;
             match __backoff_call.#after::<#has_on_retry, #reports, _, _, _, _, _>(
-                #p::tracer!(#name, #outcome: &__backoff_outcome),
+                #tracer,
                 #decision,
                 __backoff_outcome,
                 #on_retry
@@ -127,7 +128,8 @@ pub(super) fn refusals(n: &Names<'_>) -> Option<TokenStream> {
     if !n.args.gates_attempts() {
         return None;
     }
-    let (p, ret, name, reports) = (&n.p, &n.ret, n.name(), reports(n));
+    let (p, ret, reports) = (&n.p, &n.ret, reports(n));
+    let tracer = n.tracer("result", "__backoff_result");
     let refuse = |arg: &Option<Arg<Expr>>, ask: &str, trait_: &str, conv: &str| {
         let a = arg.as_ref()?;
         // On the argument's name: the mistake is the error type, not the
@@ -145,7 +147,7 @@ pub(super) fn refusals(n: &Names<'_>) -> Option<TokenStream> {
             if let #p::Result::Err(__backoff_refused) = __backoff_call.#ask() {
                 let __backoff_result = #p::Result::Err(#from);
                 break __backoff_call.refused::<#reports, _, _, _>(
-                    #p::tracer!(#name, result: &__backoff_result),
+                    #tracer,
                     __backoff_result,
                 );
             }

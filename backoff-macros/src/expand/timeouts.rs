@@ -57,7 +57,8 @@ pub(super) fn call_timeout(n: &Names<'_>, retry_loop: TokenStream) -> TokenStrea
         (Some(t), true) => t,
         _ => return retry_loop,
     };
-    let (p, ret, name, reports) = (&n.p, &n.ret, n.name(), reports(n));
+    let (p, ret, reports) = (&n.p, &n.ret, reports(n));
+    let tracer = n.tracer("result", "__backoff_result");
     let d = duration(p, t.value.value);
     let (elapsed, pt) = (local("__backoff_elapsed", t.key), p_at(t.key));
     let from = quote_spanned! {t.key=>
@@ -75,7 +76,7 @@ pub(super) fn call_timeout(n: &Names<'_>, retry_loop: TokenStream) -> TokenStrea
                 let __backoff_result = #p::Result::Err(#from);
                 __backoff_call.timed_out::<#reports, _, _, _>(
                     __backoff_calls,
-                    #p::tracer!(#name, result: &__backoff_result),
+                    #tracer,
                     __backoff_result,
                 )
             }

@@ -1,0 +1,1 @@
+//! trybuild tests of `#[retry]` with the `tracing` feature; see `tests/ui.rs`.
