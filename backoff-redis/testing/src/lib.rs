@@ -50,6 +50,36 @@ impl RedisServer {
         }
     }
 
+    /// The server's OS process id (while it runs).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Freezes the server (SIGSTOP): its sockets stay open and accept
+    /// connections into the kernel's backlog, and nothing answers, until
+    /// [`resume`](RedisServer::resume).
+    pub fn freeze(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a [`freeze`](RedisServer::freeze)d server run again (SIGCONT):
+    /// it then runs what its clients sent meanwhile.
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        if let Some(pid) = self.pid() {
+            let status = Command::new("kill")
+                .args([signal, &pid.to_string()])
+                .status();
+            assert!(
+                status.is_ok_and(|s| s.success()),
+                "kill {signal} {pid} failed"
+            );
+        }
+    }
+
     /// Starts it again on the same port (empty: it keeps nothing), after
     /// [`kill`](RedisServer::kill).
     pub fn restart(&mut self) -> io::Result<()> {
@@ -57,6 +87,8 @@ impl RedisServer {
         let child = Command::new(binary())
             .args(["--port", &self.port.to_string()])
             .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            // The fault-injection tests stall it with `DEBUG SLEEP`.
+            .args(["--enable-debug-command", "yes"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

@@ -3,9 +3,9 @@
 
 use super::*;
 use crate::driver;
+use crate::recording::CompactRecording;
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
-use crate::recording::CompactRecording;
 
 /// The call's start, read before the first attempt only if something needs
 /// the time (`timed`, or a deadline); the state itself is built on the first
