@@ -330,3 +330,69 @@ fn a_server_refusing_the_script_is_not_reconnected_to_on_every_failure() {
     // connections per reconnect, with the pub/sub one), not one per failure.
     assert!(made <= 60, "{made} connections in 1 s from 3 processes");
 }
+
+/// Item 6: URLs that can never work are refused by `RedisStore::new`, and
+/// the error does not show the password.
+#[test]
+fn a_url_that_can_never_work_is_refused() {
+    for url in [
+        "redis://:hunter2@127.0.0.1:0/",
+        "redis://:hunter2@127.0.0.1:6379/99",
+        "redis://:hunter2@127.0.0.1:6379/16",
+        "redis://:hunter2@127.0.0.1:6379/-1",
+    ] {
+        let err = RedisStore::new(url).expect_err(url);
+        assert!(!format!("{err} {err:?}").contains("hunter2"), "{url}: {err}");
+    }
+    for url in ["redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/15"] {
+        assert!(RedisStore::new(url).is_ok(), "{url}");
+    }
+}
+
+/// Item 6: a refused password, and a server that is not Redis, are
+/// readable from the store's health, without the password.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn a_refused_password_and_a_server_that_is_not_redis_are_readable_from_the_store() {
+    let server = server();
+    let url = format!("redis://nobody:hunter2@127.0.0.1:{}/", server.port());
+    let store = RedisStore::new(&url).expect("a valid url").sync_every(SYNC);
+    let _b = count_breakers(std::slice::from_ref(&store), "auth", 4, 2);
+    assert!(
+        wait_until(LIMIT, || store.health().last_error.is_some()),
+        "no error in {:?}",
+        store.health()
+    );
+    let health = store.health();
+    assert_eq!(health.last_good_sync, None);
+    let shown = format!("{health:?} {store:?}");
+    assert!(!shown.contains("hunter2"), "{shown}");
+    // Not Redis: a listener that answers with HTTP.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = listener.local_addr().expect("its port").port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(16) {
+            use std::io::Write;
+            if let Ok(mut s) = stream {
+                let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+            }
+        }
+    });
+    let store = RedisStore::new(&format!("redis://127.0.0.1:{port}/"))
+        .expect("a valid url")
+        .sync_every(SYNC);
+    let _b = count_breakers(std::slice::from_ref(&store), "http", 4, 2);
+    assert!(
+        wait_until(LIMIT, || store.health().last_error.is_some()),
+        "no error in {:?}",
+        store.health()
+    );
+    assert_eq!(store.syncs().0, 0);
+    // One server that answers: the health says so.
+    let good = RedisStore::new(&server.url())
+        .expect("a valid url")
+        .sync_every(SYNC);
+    let _b = count_breakers(std::slice::from_ref(&good), "ok", 4, 2);
+    assert!(wait_until(LIMIT, || good.health().last_good_sync.is_some()));
+    assert_eq!(good.health().last_error, None);
+}
