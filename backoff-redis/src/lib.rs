@@ -38,19 +38,24 @@
 //!
 //! # A shared breaker
 //!
-//! Each process pushes the failures it has seen since its last push (a
-//! count breaker), or the calls and failures in its window (a rate
-//! breaker). A success that ends a run of failures in any process ends the
-//! fleet's run too: the counts of every process start again from zero
-//! (that process keeps its failures after the success; a success in a
-//! process with no failure counted is not reported: it costs nothing, see
-//! below). The fleet opens when the counts of the processes heard from in
-//! the last `3 × sync_every` (at least 1 s) reach the breaker's threshold (for a
-//! rate breaker, `min_calls` calls and the failure ratio) **and at least
-//! `quorum` distinct processes (default 2) report failures**; a count
-//! breaker counts at most ⌈threshold / quorum⌉ failures from any one
-//! process. So one process with a broken network opens only its own local
-//! breaker (by its own rules), never the fleet's.
+//! Each process pushes running totals, never deltas (a count breaker: its
+//! failures, its successes that ended a run, its current run; a rate
+//! breaker: the calls and failures in its window), with a sequence number
+//! the fleet applies only once: a push retried, or run late, counts
+//! nothing twice, and a script the server runs after its client gave up on
+//! it changes nothing. A success that ends a run of failures in any
+//! process ends the fleet's run too: the counts of every process start
+//! again from zero (that process keeps its failures after the success; a
+//! success in a process with no failure counted is not reported: it costs
+//! nothing, see below); it is a running total too, so a failed sync does
+//! not lose it. The fleet opens when the counts of the processes heard
+//! from in the last `3 × sync_every` (at least 1 s) reach the breaker's
+//! threshold (for a rate breaker, `min_calls` calls and the failure ratio)
+//! **and at least `quorum` distinct processes (default 2) report
+//! failures**; no process counts for more than a quorum's share (a count
+//! breaker: ⌈threshold / quorum⌉ failures; a rate breaker: ⌈the failures
+//! the ratio needs / quorum⌉). So one process with a broken network opens
+//! only its own local breaker (by its own rules), never the fleet's.
 //!
 //! When the fleet opens, every process holds its local breaker open. After
 //! `open_for`, one trial call runs in the whole fleet: a process where a
@@ -59,7 +64,10 @@
 //! not wait for it) and its next call is the trial. A successful trial
 //! closes the fleet (published to every process); a failed one leaves it
 //! open for another `open_for`, and the claim lapses after `open_for` if
-//! the trial never reports.
+//! the trial never reports. Nothing else closes it: a late success from a
+//! call admitted before the opening does not, and a process that finds the
+//! fleet's keys gone (`FLUSHALL`, a restart without data) keeps its breaker
+//! open under its own rules (its own trial after `open_for`).
 //!
 //! # A shared budget
 //!
@@ -83,7 +91,13 @@
 //!
 //! Every Redis command of the background thread has a timeout (the smaller
 //! of `sync_every` and 250 ms, at least 50 ms); on an error the thread drops
-//! the connection and reconnects at the next sync. Once no sync has reached
+//! the connection and reconnects after a backoff (this library's own
+//! [`Policy::exponential`](backoff_runtime::Policy::exponential) from
+//! 100 ms, full jitter, capped at 2 s), so a server that accepts
+//! connections and refuses commands is not reconnected to on every local
+//! failure. The store's [`health`](RedisStore::health) tells the last error
+//! and the last good sync; a run of failures is logged once through
+//! `tracing`. Once no sync has reached
 //! Redis for 3 × `sync_every` (at least 1 s), each breaker follows its own
 //! local rules (a breaker the fleet held open runs its own trial after
 //! `open_for`), each budget keeps its local share, refilled
