@@ -497,6 +497,7 @@ impl RedisStore {
             name: name.to_owned(),
             budget,
             joined: AtomicBool::new(false),
+            txn: Mutex::new((0, 0)),
         });
         lock(&self.inner.budgets).push(Arc::clone(&entry));
         self.inner.wake.notify_one();
@@ -867,8 +868,12 @@ impl fmt::Debug for SharedBudget {
 struct BudgetEntry {
     name: String,
     budget: RetryBudget,
-    /// Whether a sync has granted this process a share yet.
+    /// Whether a sync has granted this process a share yet (and it has
+    /// not given it up since: see [`lease_ttl`]).
     joined: AtomicBool,
+    /// The number of this process's last budget transaction, and of the
+    /// last one answered.
+    txn: Mutex<(u64, u64)>,
 }
 
 impl SharedBudget {
@@ -1068,33 +1073,62 @@ end
 return reply(0, 0, 0, closed_gen())
 "#;
 
-/// A budget's sync: take back this process's balance (`ARGV[2]`) and any
-/// stale process's share, grant a new share (the bucket divided by the
-/// processes heard from, rounded up to whole tokens). Returns `{share, left}`
-/// in thousandths.
+/// A budget's sync, a transaction numbered `seq` per process: undo this
+/// process's last transaction if its answer never arrived (`ack`, the last
+/// number answered, is older: the balance given back is still the
+/// process's, the share granted never reached it), take back this
+/// process's balance, reclaim the leases of processes unheard of for
+/// `lease_ttl` (a process cut off that long has given its lease up
+/// itself), grant a new share (the bucket divided by the processes heard
+/// from, rounded up to whole tokens). A transaction not newer than the
+/// last applied, or run after its deadline, changes nothing. The bucket
+/// and the leases together stay at most `max` (a refill beyond is
+/// dropped; a give-back never is). Returns `{share, left, status,
+/// server_ms}` in thousandths; status 2: nothing done.
 ///
-/// KEYS: tokens, leases (hash), seen (zset).
-/// ARGV: process, balance, max, stale_ms.
+/// KEYS: tokens, leases, lseq, lprev, ldelta (hashes), seen (zset).
+/// ARGV: process, seq, ack, balance, max, lease_ttl_ms, deadline.
 const BUDGET_SYNC: &str = r#"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local tokens, leases, seen = KEYS[1], KEYS[2], KEYS[3]
-local me, balance, max, stale = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local tokens, leases, lseq, lprev, ldelta, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local me, seq, ack = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local balance, max, ttl, deadline = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+if deadline > 0 and now > deadline then return {0, 0, 2, now} end
 local left = tonumber(redis.call('GET', tokens) or max)
-for _, p in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now - stale)) do
+for _, p in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now - ttl)) do
   left = left + tonumber(redis.call('HGET', leases, p) or 0)
-  redis.call('HDEL', leases, p)
+  for _, h in ipairs({leases, lseq, lprev, ldelta}) do redis.call('HDEL', h, p) end
   redis.call('ZREM', seen, p)
 end
+local last = tonumber(redis.call('HGET', lseq, me) or 0)
+if seq <= last then
+  redis.call('SET', tokens, left)
+  return {0, left, 2, now}
+end
+if ack < last then
+  left = left - tonumber(redis.call('HGET', ldelta, me) or 0)
+  redis.call('HSET', leases, me, redis.call('HGET', lprev, me) or 0)
+end
 redis.call('ZADD', seen, now, me)
-left = math.min(left + balance, max)
+local before = left
+local others = 0
+local all = redis.call('HGETALL', leases)
+for i = 1, #all, 2 do
+  if all[i] ~= me then others = others + tonumber(all[i + 1]) end
+end
+left = left + balance
+if left + others > max then left = math.max(max - others, before) end
 local n = math.max(redis.call('ZCARD', seen), 1)
 -- Whole tokens (a share of 0.7 token allows no retry anywhere).
-local share = math.min(math.ceil(math.ceil(left / n) / 1000) * 1000, left)
+local share = math.max(math.min(math.ceil(math.ceil(left / n) / 1000) * 1000, left), 0)
 left = left - share
 redis.call('SET', tokens, left)
+redis.call('HSET', lprev, me, redis.call('HGET', leases, me) or 0)
 redis.call('HSET', leases, me, share)
-return {share, left}
+redis.call('HSET', lseq, me, seq)
+redis.call('HSET', ldelta, me, left - before)
+return {share, left, 0, now}
 "#;
 
 /// A throttle's sync: record this process's window counts, drop stale
@@ -1245,6 +1279,9 @@ async fn sync_loop(inner: Arc<Inner>) {
                 if away {
                     fall_back(&inner);
                 }
+                if now.saturating_duration_since(last_ok) >= lease_ttl(every) / 2 {
+                    give_up_leases(&inner);
+                }
                 let delay = delays.next().unwrap_or(RECONNECT_CAP);
                 retry_at = Some(tokio::time::Instant::now() + delay);
                 inner.health_failed(&e);
@@ -1257,6 +1294,31 @@ async fn sync_loop(inner: Arc<Inner>) {
 /// breaker outlives failed syncs: 3 × `sync_every`, at least 1 s.
 fn stale_after(every: Duration) -> Duration {
     every.saturating_mul(3).max(Duration::from_secs(1))
+}
+
+/// How long the fleet keeps the lease of a process it does not hear from
+/// (10 × the report lifetime, at least 10 s); a process that has not
+/// reached Redis for half of it gives its share up (spends only what its
+/// own successes refill), so a lease is reclaimed only once its process no
+/// longer spends it.
+fn lease_ttl(every: Duration) -> Duration {
+    stale_after(every)
+        .saturating_mul(10)
+        .max(Duration::from_secs(10))
+}
+
+/// Redis has been away for half a lease: every budget gives up its share
+/// of the fleet's bucket (the fleet may reclaim it), keeping what it
+/// refills itself from then on.
+fn give_up_leases(inner: &Inner) {
+    for entry in lock(&inner.budgets).iter() {
+        if entry.joined.swap(false, Ordering::Relaxed) {
+            let balance = entry.budget.milli();
+            entry
+                .budget
+                .adjust_milli(-i64::try_from(balance).unwrap_or(i64::MAX));
+        }
+    }
 }
 
 /// Redis is away: every breaker follows its local rules again.
@@ -1383,19 +1445,32 @@ async fn sync_all(
         } else {
             0
         };
+        let (seq, ack) = {
+            let mut txn = lock(&entry.txn);
+            txn.0 += 1;
+            *txn
+        };
         let mut invocation = budget_script.prepare_invoke();
+        for what in ["tokens", "leases", "lseq", "lprev", "ldelta", "seen"] {
+            invocation.key(budget_key(&entry.name, what));
+        }
         invocation
-            .key(budget_key(&entry.name, "tokens"))
-            .key(budget_key(&entry.name, "leases"))
-            .key(budget_key(&entry.name, "seen"))
             .arg(&inner.process)
+            .arg(seq)
+            .arg(ack)
             .arg(given)
             .arg(b.max_milli())
-            .arg(stale);
-        // Not taken (or not known to be): the balance stays this
-        // process's.
-        let (share, _left): (u64, u64) =
+            .arg(millis(lease_ttl(every)))
+            .arg(inner.deadline(timeout));
+        // Not answered: the balance stays this process's (a transaction
+        // that ran is undone by the next one).
+        let (share, _left, status, server_ms): (u64, u64, u64, u64) =
             command(timeout, invocation.invoke_async(&mut conn.con)).await?;
+        inner.heard(server_ms);
+        if status == 2 {
+            return Err("the server ran the budget's sync after its deadline".into());
+        }
+        lock(&entry.txn).1 = seq;
         // The balance given back is replaced by the share; what was spent
         // or deposited meanwhile stays counted.
         let delta = i64::try_from(share)

@@ -400,3 +400,85 @@ fn a_refused_password_and_a_server_that_is_not_redis_are_readable_from_the_store
     assert!(wait_until(LIMIT, || good.health().last_good_sync.is_some()));
     assert_eq!(good.health().last_error, None);
 }
+
+/// Spends from every budget until each has refused `rounds` times in a
+/// row (a sync may hand a process more meanwhile); the spends.
+fn drain(budgets: &[backoff_redis::SharedBudget], rounds: u32) -> u64 {
+    let mut spent = 0;
+    let mut dry = 0;
+    while dry < rounds {
+        let mut any = false;
+        for b in budgets {
+            while b.local().try_spend() {
+                spent += 1;
+                any = true;
+            }
+        }
+        dry = if any { 0 } else { dry + 1 };
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    spent
+}
+
+/// Item 5: a process cut off from Redis for 2 s keeps spending its share;
+/// the fleet does not hand that share out again meanwhile. A 30-token
+/// bucket with no refill gives at most 30 retries.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn a_cut_off_process_share_is_not_handed_out_twice() {
+    let server = server();
+    let mut admin = admin(&server);
+    cmd(
+        &mut admin,
+        &["ACL", "SETUSER", "cut", "on", ">pw", "~*", "&*", "+@all"],
+    );
+    let mut stores = stores(&server, 2);
+    stores.push(
+        RedisStore::new(&format!("redis://cut:pw@127.0.0.1:{}/", server.port()))
+            .expect("a valid url")
+            .sync_every(SYNC),
+    );
+    let budgets: Vec<_> = stores
+        .iter()
+        .map(|s| s.budget("cut", backoff_runtime::RetryBudget::new(30, 0.0)))
+        .collect();
+    wait_syncs(&stores, 3);
+    // Process 2 is cut off (its user disabled, its connections killed).
+    cmd(&mut admin, &["ACL", "SETUSER", "cut", "off"]);
+    cmd(&mut admin, &["CLIENT", "KILL", "USER", "cut"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut spent = drain(&budgets, 10);
+    cmd(&mut admin, &["ACL", "SETUSER", "cut", "on"]);
+    wait_syncs(&stores, 3);
+    spent += drain(&budgets, 10);
+    eprintln!("{spent} retries from a 30-token bucket, one process cut off");
+    assert!(spent <= 30, "{spent} retries from a 30-token bucket");
+}
+
+/// Item 5: a stall (`DEBUG SLEEP`) destroys no tokens: after it, the fleet
+/// spends its whole bucket.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn a_stall_destroys_no_budget_tokens() {
+    let server = server();
+    let stores = stores(&server, 3);
+    let budgets: Vec<_> = stores
+        .iter()
+        .map(|s| s.budget("stall", backoff_runtime::RetryBudget::new(30, 0.0)))
+        .collect();
+    wait_syncs(&stores, 3);
+    let stall = debug_sleep(&server, "1");
+    // Spending during the stall: each sync sent into it runs late.
+    let mut spent = 0;
+    for _ in 0..3 {
+        for b in &budgets {
+            spent += u64::from(b.local().try_spend());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stall.join().expect("DEBUG SLEEP");
+    wait_syncs(&stores, 3);
+    spent += drain(&budgets, 10);
+    eprintln!("{spent} retries from a 30-token bucket after a stall");
+    assert_eq!(spent, 30, "tokens lost or made in the stall");
+}
