@@ -77,7 +77,12 @@
 //! balance back (spends and deposits included) and takes a new share in
 //! the same script: retries across the fleet are bounded by the one
 //! bucket. Before its first sync a process spends from a full local
-//! bucket of its own (as a budget without a fleet does).
+//! bucket of its own (as a budget without a fleet does). Each sync is a
+//! numbered transaction: a late or repeated one changes nothing, and one
+//! whose answer was lost is undone by the next, so a stall neither makes
+//! nor destroys tokens. A lease is reclaimed only once its process has
+//! been unheard of for 10 × the report lifetime (at least 10 s); a process
+//! that has not reached Redis for half of that gives its share up itself.
 //!
 //! # A shared throttle
 //!
@@ -102,10 +107,7 @@
 //! local rules (a breaker the fleet held open runs its own trial after
 //! `open_for`), each budget keeps its local share, refilled
 //! by its own successes, and each throttle counts only its own requests:
-//! nothing blocks, and no call's outcome is lost. A budget's sync that
-//! timed out after Redis ran it leaves the balance counted twice (in the
-//! bucket and locally), at most one share per process; the bucket stays
-//! capped at `max_tokens`.
+//! nothing blocks, and no call's outcome is lost.
 //!
 //! # Examples
 //!
