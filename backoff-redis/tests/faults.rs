@@ -482,3 +482,32 @@ fn a_stall_destroys_no_budget_tokens() {
     eprintln!("{spent} retries from a 30-token bucket after a stall");
     assert_eq!(spent, 30, "tokens lost or made in the stall");
 }
+
+/// Item 7 (and 1): the server killed and restarted without its data while
+/// the fleet is open: no process closes without a trial, and when the
+/// fleet's processes then see only successes the fleet does not reopen.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn a_restart_without_data_closes_nothing_without_a_trial() {
+    let mut server = server();
+    let stores = stores(&server, 3);
+    let b = count_breakers(&stores, "restart", 4, 2);
+    wait_syncs(&stores, 1);
+    fail(&b[0], 2);
+    fail(&b[1], 2);
+    assert!(
+        wait_until(LIMIT, || b.iter().all(|b| b.fleet_open())),
+        "the fleet did not open"
+    );
+    server.kill();
+    server.restart().expect("restart");
+    wait_syncs(&stores, 3);
+    for (i, b) in b.iter().enumerate() {
+        assert_ne!(
+            b.state(),
+            CircuitState::Closed,
+            "process {i} closed with no trial"
+        );
+        assert!(!b.fleet_open(), "process {i}: the fleet's keys are gone");
+    }
+}
