@@ -1136,11 +1136,16 @@ return {share, left, 0, now}
 /// A throttle's sync: record this process's window counts, drop stale
 /// reports, return the rest of the fleet's `{requests, accepts}`.
 ///
+/// A script run after its deadline (its client gave up on it) changes
+/// nothing (status 2). Returns `{requests, accepts, status, server_ms}`.
+///
 /// KEYS: requests (hash), accepts (hash), seen (zset).
-/// ARGV: process, requests, accepts, stale_ms.
+/// ARGV: process, requests, accepts, stale_ms, deadline.
 const THROTTLE_SYNC: &str = r#"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local deadline = tonumber(ARGV[5])
+if deadline > 0 and now > deadline then return {0, 0, 2, now} end
 local req, acc, seen = KEYS[1], KEYS[2], KEYS[3]
 local me, stale = ARGV[1], tonumber(ARGV[4])
 for _, p in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now - stale)) do
@@ -1164,7 +1169,7 @@ all = redis.call('HGETALL', acc)
 for i = 1, #all, 2 do
   if all[i] ~= me then a = a + tonumber(all[i + 1]) end
 end
-return {r, a}
+return {r, a, 0, now}
 "#;
 
 /// The background thread: a current-thread runtime of its own.
@@ -1431,9 +1436,14 @@ async fn sync_all(
             .arg(&inner.process)
             .arg(requests)
             .arg(accepts)
-            .arg(stale);
-        let (requests, accepts): (u64, u64) =
+            .arg(stale)
+            .arg(inner.deadline(timeout));
+        let (requests, accepts, status, server_ms): (u64, u64, u64, u64) =
             command(timeout, invocation.invoke_async(&mut conn.con)).await?;
+        inner.heard(server_ms);
+        if status == 2 {
+            return Err("the server ran the throttle's sync after its deadline".into());
+        }
         entry.throttle.set_fleet(requests, accepts);
     }
     let budgets: Vec<_> = lock(&inner.budgets).clone();
