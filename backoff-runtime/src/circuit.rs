@@ -434,8 +434,10 @@ pub enum FleetReport {
     /// A count breaker's ([`CircuitBreaker::new`]).
     Count {
         /// Every failure reported to it since it joined its fleet (a
-        /// running total: a fleet pushes the difference since its last
-        /// push, so a push retried or lost counts each failure once).
+        /// running total: a fleet stores it as it is, so a push retried,
+        /// lost or run late counts each failure once; with
+        /// [`CircuitBreaker::fleet_run_ends`], the fleet tells which of
+        /// them a success here has ended).
         failures: u64,
         /// Its current run of consecutive failures (0 unless closed).
         run: u64,
