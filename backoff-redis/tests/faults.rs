@@ -511,3 +511,46 @@ fn a_restart_without_data_closes_nothing_without_a_trial() {
         assert!(!b.fleet_open(), "process {i}: the fleet's keys are gone");
     }
 }
+
+/// A restart with its data (`SAVE`, SIGKILL, start again): the fleet is
+/// still open for every process, and one trial closes it for all.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn a_restart_with_data_keeps_the_fleet_open_until_a_trial() {
+    let mut server = server();
+    let stores = stores(&server, 3);
+    let b: Vec<SharedBreaker> = stores
+        .iter()
+        .map(|s| {
+            s.breaker(
+                "saved",
+                CircuitBreaker::new(4, 1, Duration::from_millis(300)),
+            )
+        })
+        .collect();
+    wait_syncs(&stores, 1);
+    fail(&b[0], 2);
+    fail(&b[1], 2);
+    assert!(
+        wait_until(LIMIT, || b.iter().all(|b| b.fleet_open())),
+        "the fleet did not open"
+    );
+    cmd(&mut admin(&server), &["SAVE"]);
+    server.kill();
+    server.restart().expect("restart");
+    wait_syncs(&stores, 3);
+    for (i, b) in b.iter().enumerate() {
+        assert!(b.fleet_open(), "process {i}: the fleet's opening was kept");
+        assert!(b.local().acquire(Instant::now()).is_err(), "process {i}");
+    }
+    // Calls keep coming (refused: the trial is wanted); one is the trial.
+    assert!(
+        wait_until(LIMIT, || {
+            succeed(&b[2], 1);
+            b.iter()
+                .all(|b| b.state() == CircuitState::Closed && !b.fleet_open())
+        }),
+        "no trial closed the fleet: {:?}",
+        b.iter().map(SharedBreaker::state).collect::<Vec<_>>()
+    );
+}
