@@ -38,19 +38,24 @@
 //!
 //! # A shared breaker
 //!
-//! Each process pushes the failures it has seen since its last push (a
-//! count breaker), or the calls and failures in its window (a rate
-//! breaker). A success that ends a run of failures in any process ends the
-//! fleet's run too: the counts of every process start again from zero
-//! (that process keeps its failures after the success; a success in a
-//! process with no failure counted is not reported: it costs nothing, see
-//! below). The fleet opens when the counts of the processes heard from in
-//! the last `3 × sync_every` (at least 1 s) reach the breaker's threshold (for a
-//! rate breaker, `min_calls` calls and the failure ratio) **and at least
-//! `quorum` distinct processes (default 2) report failures**; a count
-//! breaker counts at most ⌈threshold / quorum⌉ failures from any one
-//! process. So one process with a broken network opens only its own local
-//! breaker (by its own rules), never the fleet's.
+//! Each process pushes running totals, never deltas (a count breaker: its
+//! failures, its successes that ended a run, its current run; a rate
+//! breaker: the calls and failures in its window), with a sequence number
+//! the fleet applies only once: a push retried, or run late, counts
+//! nothing twice, and a script the server runs after its client gave up on
+//! it changes nothing. A success that ends a run of failures in any
+//! process ends the fleet's run too: the counts of every process start
+//! again from zero (that process keeps its failures after the success; a
+//! success in a process with no failure counted is not reported: it costs
+//! nothing, see below); it is a running total too, so a failed sync does
+//! not lose it. The fleet opens when the counts of the processes heard
+//! from in the last `3 × sync_every` (at least 1 s) reach the breaker's
+//! threshold (for a rate breaker, `min_calls` calls and the failure ratio)
+//! **and at least `quorum` distinct processes (default 2) report
+//! failures**; no process counts for more than a quorum's share (a count
+//! breaker: ⌈threshold / quorum⌉ failures; a rate breaker: ⌈the failures
+//! the ratio needs / quorum⌉). So one process with a broken network opens
+//! only its own local breaker (by its own rules), never the fleet's.
 //!
 //! When the fleet opens, every process holds its local breaker open. After
 //! `open_for`, one trial call runs in the whole fleet: a process where a
@@ -59,7 +64,10 @@
 //! not wait for it) and its next call is the trial. A successful trial
 //! closes the fleet (published to every process); a failed one leaves it
 //! open for another `open_for`, and the claim lapses after `open_for` if
-//! the trial never reports.
+//! the trial never reports. Nothing else closes it: a late success from a
+//! call admitted before the opening does not, and a process that finds the
+//! fleet's keys gone (`FLUSHALL`, a restart without data) keeps its breaker
+//! open under its own rules (its own trial after `open_for`).
 //!
 //! # A shared budget
 //!
@@ -69,7 +77,12 @@
 //! balance back (spends and deposits included) and takes a new share in
 //! the same script: retries across the fleet are bounded by the one
 //! bucket. Before its first sync a process spends from a full local
-//! bucket of its own (as a budget without a fleet does).
+//! bucket of its own (as a budget without a fleet does). Each sync is a
+//! numbered transaction: a late or repeated one changes nothing, and one
+//! whose answer was lost is undone by the next, so a stall neither makes
+//! nor destroys tokens. A lease is reclaimed only once its process has
+//! been unheard of for 10 × the report lifetime (at least 10 s); a process
+//! that has not reached Redis for half of that gives its share up itself.
 //!
 //! # A shared throttle
 //!
@@ -83,15 +96,18 @@
 //!
 //! Every Redis command of the background thread has a timeout (the smaller
 //! of `sync_every` and 250 ms, at least 50 ms); on an error the thread drops
-//! the connection and reconnects at the next sync. Once no sync has reached
+//! the connection and reconnects after a backoff (this library's own
+//! [`Policy::exponential`](backoff_runtime::Policy::exponential) from
+//! 100 ms, full jitter, capped at 2 s), so a server that accepts
+//! connections and refuses commands is not reconnected to on every local
+//! failure. The store's [`health`](RedisStore::health) tells the last error
+//! and the last good sync; a run of failures is logged once through
+//! `tracing`. Once no sync has reached
 //! Redis for 3 × `sync_every` (at least 1 s), each breaker follows its own
 //! local rules (a breaker the fleet held open runs its own trial after
 //! `open_for`), each budget keeps its local share, refilled
 //! by its own successes, and each throttle counts only its own requests:
-//! nothing blocks, and no call's outcome is lost. A budget's sync that
-//! timed out after Redis ran it leaves the balance counted twice (in the
-//! bucket and locally), at most one share per process; the bucket stays
-//! capped at `max_tokens`.
+//! nothing blocks, and no call's outcome is lost.
 //!
 //! # Examples
 //!
@@ -137,6 +153,21 @@ use backoff_runtime::{AdaptiveThrottle, CircuitBreaker, CircuitState, RetryBudge
 /// The default [`RedisStore::sync_every`].
 pub const DEFAULT_SYNC_EVERY: Duration = Duration::from_millis(100);
 
+/// The shortest [`RedisStore::sync_every`]: 1 ms.
+pub const MIN_SYNC_EVERY: Duration = Duration::from_millis(1);
+
+/// The longest [`RedisStore::sync_every`]: 1 s (the background thread looks
+/// at least this often anyway; a fleet heard from less often would not
+/// keep its breakers in step).
+pub const MAX_SYNC_EVERY: Duration = Duration::from_secs(1);
+
+/// The databases a store's URL may name: Redis' default configuration has
+/// 16 (`databases 16`), numbered 0 to 15.
+pub const DATABASES: core::ops::RangeInclusive<i64> = 0..=15;
+
+/// The longest pause between reconnects after failed syncs.
+const RECONNECT_CAP: Duration = Duration::from_secs(2);
+
 /// The prefix of every key and channel a store uses.
 const PREFIX: &str = "backoff";
 
@@ -164,6 +195,7 @@ impl fmt::Debug for RedisStore {
         f.debug_struct("RedisStore")
             .field("process", &self.inner.process)
             .field("sync_every", &self.sync_period())
+            .field("health", &self.health())
             .finish_non_exhaustive()
     }
 }
@@ -184,6 +216,91 @@ struct Inner {
     /// simulations).
     synced: AtomicU64,
     failed: AtomicU64,
+    health: Mutex<Health>,
+    /// The server's clock minus this process's, in ms, as last heard.
+    clock_offset: Mutex<Option<i64>>,
+    /// The URL's password, never shown: taken out of every message.
+    password: Option<String>,
+}
+
+/// What a [`RedisStore`] knows of its server: see [`RedisStore::health`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Health {
+    /// The error of the last sync that failed (could not connect, timed
+    /// out, or an error from the server: a refused password, a server that
+    /// is not Redis, `OOM`, `NOPERM`), with any password taken out; `None`
+    /// once a sync succeeds again.
+    pub last_error: Option<String>,
+    /// When a sync last reached Redis.
+    pub last_good_sync: Option<Instant>,
+    /// Syncs failed since the last good one (each is followed by a pause
+    /// of the reconnect backoff).
+    pub failures_in_a_row: u64,
+}
+
+impl Inner {
+    fn health_ok(&self) {
+        let mut h = lock(&self.health);
+        if h.failures_in_a_row > 0 {
+            tracing::info!(
+                target: "backoff_redis",
+                failures = h.failures_in_a_row,
+                "the fleet's Redis answers again"
+            );
+        }
+        h.last_error = None;
+        h.failures_in_a_row = 0;
+        h.last_good_sync = Some(Instant::now());
+    }
+
+    fn health_failed(&self, error: &str) {
+        let error = self.redact(error);
+        let mut h = lock(&self.health);
+        if h.failures_in_a_row == 0 {
+            // Once per run of failures (syncs back off meanwhile).
+            tracing::warn!(
+                target: "backoff_redis",
+                error = %error,
+                "the fleet's Redis sync failed: shared breakers, budgets and throttles run locally until it answers"
+            );
+        }
+        h.failures_in_a_row += 1;
+        h.last_error = Some(error);
+    }
+
+    /// The deadline of a script sent now with `timeout`, in the server's
+    /// milliseconds (0 before the server's clock is known): the client's
+    /// clock, plus the offset last heard (a little under the true one, by
+    /// the reply's way back), plus the timeout and 50 ms of margin. A
+    /// script the server runs later has been given up on.
+    fn deadline(&self, timeout: Duration) -> u64 {
+        match *lock(&self.clock_offset) {
+            Some(offset) => u64::try_from(
+                i128::from(wall_ms()) + i128::from(offset) + i128::from(millis(timeout)) + 50,
+            )
+            .unwrap_or(0),
+            None => 0,
+        }
+    }
+
+    /// A reply stamped `server_ms` (the server's `TIME`) arrived now.
+    fn heard(&self, server_ms: u64) {
+        let offset = i128::from(server_ms) - i128::from(wall_ms());
+        *lock(&self.clock_offset) = i64::try_from(offset).ok();
+    }
+
+    fn redact(&self, message: &str) -> String {
+        match &self.password {
+            Some(p) if !p.is_empty() => message.replace(p.as_str(), "***"),
+            _ => message.to_owned(),
+        }
+    }
+}
+
+/// A URL that can never work: refused by [`RedisStore::new`].
+fn invalid(what: &'static str, detail: String) -> RedisError {
+    RedisError::from((redis::ErrorKind::InvalidClientConfig, what, detail))
 }
 
 impl RedisStore {
@@ -201,6 +318,21 @@ impl RedisStore {
     /// ```
     pub fn new(url: &str) -> Result<RedisStore, RedisError> {
         let client = redis::Client::open(url)?;
+        let info = client.get_connection_info();
+        if matches!(info.addr(), redis::ConnectionAddr::Tcp(_, 0)) {
+            return Err(invalid(
+                "port 0 in the store's URL",
+                "a server listens on ports 1 to 65535".into(),
+            ));
+        }
+        let db = info.redis_settings().db();
+        if !DATABASES.contains(&db) {
+            return Err(invalid(
+                "database out of range in the store's URL",
+                format!("{db}: Redis' default configuration has databases 0 to 15"),
+            ));
+        }
+        let password = info.redis_settings().password().map(str::to_owned);
         let inner = Arc::new(Inner {
             client,
             process: process_id(),
@@ -211,6 +343,9 @@ impl RedisStore {
             wake: tokio::sync::Notify::new(),
             synced: AtomicU64::new(0),
             failed: AtomicU64::new(0),
+            health: Mutex::new(Health::default()),
+            clock_offset: Mutex::new(None),
+            password,
         });
         let thread = Arc::clone(&inner);
         std::thread::Builder::new()
@@ -226,9 +361,11 @@ impl RedisStore {
         Ok(RedisStore { inner })
     }
 
-    /// Syncs at most every `period` (at least 1 ms; the default is
-    /// [`DEFAULT_SYNC_EVERY`], 100 ms), plus once right after a local
-    /// failure.
+    /// Syncs at most every `period`, plus once right after a local
+    /// failure. The default is [`DEFAULT_SYNC_EVERY`], 100 ms; `period` is
+    /// clamped to [`MIN_SYNC_EVERY`] (1 ms) ..= [`MAX_SYNC_EVERY`] (1 s): a
+    /// longer one (`Duration::MAX` included) syncs every second, never not
+    /// at all.
     ///
     /// ```
     /// use backoff_redis::RedisStore;
@@ -239,9 +376,10 @@ impl RedisStore {
     /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn sync_every(self, period: Duration) -> Self {
-        self.inner
-            .sync_every_ms
-            .store(millis(period).max(1), Ordering::Relaxed);
+        self.inner.sync_every_ms.store(
+            millis(period.clamp(MIN_SYNC_EVERY, MAX_SYNC_EVERY)),
+            Ordering::Relaxed,
+        );
         self.inner.wake.notify_one();
         self
     }
@@ -257,6 +395,22 @@ impl RedisStore {
     /// ```
     pub fn sync_period(&self) -> Duration {
         Duration::from_millis(self.inner.sync_every_ms.load(Ordering::Relaxed))
+    }
+
+    /// What the store knows of its server: the last error (with any
+    /// password taken out), the last good sync, and the syncs failed since.
+    ///
+    /// ```
+    /// use backoff_redis::RedisStore;
+    ///
+    /// let store = RedisStore::new("redis://:hunter2@127.0.0.1:1/")?;
+    /// let health = store.health();
+    /// assert_eq!(health.last_good_sync, None); // nothing listens on port 1
+    /// assert!(!format!("{store:?} {health:?}").contains("hunter2"));
+    /// # Ok::<(), backoff_redis::RedisError>(())
+    /// ```
+    pub fn health(&self) -> Health {
+        lock(&self.inner.health).clone()
     }
 
     /// This process's id among the fleet's reports (random per store).
@@ -345,6 +499,7 @@ impl RedisStore {
             name: name.to_owned(),
             budget,
             joined: AtomicBool::new(false),
+            txn: Mutex::new((0, 0)),
         });
         lock(&self.inner.budgets).push(Arc::clone(&entry));
         self.inner.wake.notify_one();
@@ -554,8 +709,12 @@ struct BreakerEntry {
 
 #[derive(Default)]
 struct FleetSeen {
-    /// A count breaker's failures pushed so far.
-    pushed: u64,
+    /// The sequence number of this process's last push (the fleet applies
+    /// a push only if it is newer than the last applied).
+    seq: u64,
+    /// The fleet's opening this process holds its breaker open for (0:
+    /// not known).
+    opening: u64,
     /// The fleet's trial key lapses then (a claim before is refused).
     trial_free_at: Option<tokio::time::Instant>,
 }
@@ -711,8 +870,12 @@ impl fmt::Debug for SharedBudget {
 struct BudgetEntry {
     name: String,
     budget: RetryBudget,
-    /// Whether a sync has granted this process a share yet.
+    /// Whether a sync has granted this process a share yet (and it has
+    /// not given it up since: see [`lease_ttl`]).
     joined: AtomicBool,
+    /// The number of this process's last budget transaction, and of the
+    /// last one answered.
+    txn: Mutex<(u64, u64)>,
 }
 
 impl SharedBudget {
@@ -763,6 +926,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// This process's wall clock, in ms since the Unix epoch.
+fn wall_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, millis)
+}
+
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -780,122 +950,202 @@ fn process_id() -> String {
     format!("{}-{:016x}", std::process::id(), h.finish())
 }
 
-/// A breaker's sync: record this process's report, drop stale ones, open
-/// the fleet when the reports trip it with a quorum (publishing it), or
-/// close it when `ARGV[9]` says this process's trial succeeded. Returns
-/// `{open, trial_ttl_ms}`.
+/// A breaker's sync: record this process's report (idempotently: a push
+/// whose sequence number is not newer than the last one applied changes
+/// nothing), drop stale ones, open the fleet when the reports trip it with
+/// a quorum (publishing `open:GEN`), or close it when `ARGV[11]` says this
+/// process's trial of opening `ARGV[14]` succeeded (publishing
+/// `close:GEN`). Returns `{open, trial_ttl_ms, open_gen, closed_gen,
+/// server_ms}`; `open` is 2, and nothing is changed, if the server runs it
+/// after `ARGV[15]` (the client's deadline in the server's milliseconds,
+/// 0 for none): its client timed out on it and pushes again.
 ///
-/// KEYS: runs (hash), calls (hash), seen (zset), open, trial.
-/// ARGV: process, failures (a count breaker: new since the last push; a
-/// rate breaker: in its window), calls (a count breaker: its current run;
-/// a rate breaker: in its window), stale_ms, threshold, per_mille (0 for a
-/// count breaker), min_calls, quorum, event ("closed": this process's trial
-/// succeeded; "success": a success ended a run of failures here; or ""),
-/// open_for_ms, channel.
+/// A count breaker pushes running totals: its failures (`tot`), its
+/// successes that ended a run (`ends`), and its current run. The fleet
+/// counts each process's failures since its `base`, which a success
+/// ending a run anywhere moves up to the process's total (its own to its
+/// failures before its current run). A rate breaker pushes its window's
+/// failures (`tot`) and calls.
+///
+/// KEYS: tot, base, ends, seq, calls (hashes), seen (zset), open, trial,
+/// closed, gen.
+/// ARGV: process, seq, failures, run or calls, run ends, stale_ms,
+/// threshold, per_mille (0 for a count breaker), min_calls, quorum, event
+/// ("closed" or ""), open_for_ms, channel, held generation, deadline.
 const BREAKER_SYNC: &str = r#"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local runs, calls, seen, open, trial = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local me = ARGV[1]
-local fails, ncalls = tonumber(ARGV[2]), tonumber(ARGV[3])
-local stale, threshold, per_mille = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local min_calls, quorum, event = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
-local open_for, channel = tonumber(ARGV[10]), ARGV[11]
+local tot, base, ends, seqs, calls = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local seen, open, trial, closed, gen = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local me, seq = ARGV[1], tonumber(ARGV[2])
+local fails, ncalls, nends = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local stale, threshold, per_mille = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local min_calls, quorum, event = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
+local open_for, channel, held = tonumber(ARGV[12]), ARGV[13], ARGV[14]
 local keep = math.max(stale * 10, open_for * 4, 60000)
+local function reply(o, ttl, g, c) return {o, ttl, g, c, now} end
+-- A script that runs after its client gave up on it (a stall) changes
+-- nothing: the client pushes again.
+local deadline = tonumber(ARGV[15])
+if deadline > 0 and now > deadline then return reply(2, 0, 0, 0) end
+local function closed_gen() return tonumber(redis.call('GET', closed) or 0) end
 if event == 'closed' then
-  if redis.call('EXISTS', open) == 1 then
-    redis.call('DEL', open, runs, calls, trial)
-    redis.call('PUBLISH', channel, 'close')
+  -- Only the opening this trial was for (a late script closes no later one).
+  local g = redis.call('GET', open)
+  if g and g == held then
+    redis.call('DEL', open, trial)
+    if per_mille > 0 then
+      redis.call('DEL', tot, calls)
+    else
+      local all = redis.call('HGETALL', tot)
+      for i = 1, #all, 2 do redis.call('HSET', base, all[i], all[i + 1]) end
+    end
+    redis.call('SET', closed, g, 'PX', keep)
+    redis.call('PUBLISH', channel, 'close:' .. g)
   end
-  return {0, 0}
+  return reply(0, 0, 0, closed_gen())
 end
+local is_open = redis.call('EXISTS', open) == 1
 redis.call('ZADD', seen, now, me)
 for _, p in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now - stale)) do
-  redis.call('HDEL', runs, p)
-  redis.call('HDEL', calls, p)
+  for _, h in ipairs({tot, base, ends, seqs, calls}) do redis.call('HDEL', h, p) end
   redis.call('ZREM', seen, p)
 end
-if per_mille > 0 then
-  redis.call('HSET', runs, me, fails)
-  redis.call('HSET', calls, me, ncalls)
-elseif event == 'success' then
-  -- A success ends the fleet's run of consecutive failures: this process
-  -- keeps only its failures after it.
-  redis.call('DEL', runs)
-  redis.call('HSET', runs, me, ncalls)
-else
-  redis.call('HINCRBY', runs, me, fails)
+local last = tonumber(redis.call('HGET', seqs, me) or -1)
+if seq > last then
+  redis.call('HSET', seqs, me, seq)
+  if per_mille > 0 then
+    redis.call('HSET', tot, me, fails)
+    redis.call('HSET', calls, me, ncalls)
+  else
+    local known = redis.call('HGET', ends, me)
+    local ended = known and nends > tonumber(known)
+    if ended and not is_open then
+      -- A success here ended the fleet's run: every failure reported so
+      -- far is behind it. (While open, a late success ends nothing.)
+      local all = redis.call('HGETALL', tot)
+      for i = 1, #all, 2 do redis.call('HSET', base, all[i], all[i + 1]) end
+    end
+    if ended or not known then
+      -- This process's failures before its current run are behind it.
+      redis.call('HSET', base, me, math.max(fails - ncalls, 0))
+    end
+    redis.call('HSET', ends, me, nends)
+    redis.call('HSET', tot, me, fails)
+  end
 end
-redis.call('PEXPIRE', seen, keep)
-redis.call('PEXPIRE', runs, keep)
-redis.call('PEXPIRE', calls, keep)
-if redis.call('EXISTS', open) == 1 then
-  return {1, math.max(redis.call('PTTL', trial), 0)}
+for _, k in ipairs({seen, tot, base, ends, seqs, calls}) do redis.call('PEXPIRE', k, keep) end
+if is_open then
+  return reply(1, math.max(redis.call('PTTL', trial), 0), tonumber(redis.call('GET', open)), 0)
 end
 local sum_f, sum_c, reporters = 0, 0, 0
-local cap = math.ceil(threshold / quorum)
-local all = redis.call('HGETALL', runs)
+local counts = {}
+local all = redis.call('HGETALL', tot)
 for i = 1, #all, 2 do
   local f = tonumber(all[i + 1])
-  if f > 0 then reporters = reporters + 1 end
-  if per_mille == 0 then sum_f = sum_f + math.min(f, cap) else sum_f = sum_f + f end
-end
-if per_mille > 0 then
-  local c = redis.call('HGETALL', calls)
-  for i = 1, #c, 2 do sum_c = sum_c + tonumber(c[i + 1]) end
+  if per_mille == 0 then f = f - tonumber(redis.call('HGET', base, all[i]) or 0) end
+  if f > 0 then
+    reporters = reporters + 1
+    counts[#counts + 1] = f
+  end
 end
 local trips
 if per_mille == 0 then
+  -- At most a quorum's share of the threshold from any one process.
+  local cap = math.ceil(threshold / quorum)
+  for _, f in ipairs(counts) do sum_f = sum_f + math.min(f, cap) end
   trips = sum_f >= threshold
 else
-  trips = sum_c >= min_calls and sum_f > 0 and sum_f * 1000 >= per_mille * sum_c
+  local c = redis.call('HGETALL', calls)
+  for i = 1, #c, 2 do sum_c = sum_c + tonumber(c[i + 1]) end
+  -- At most a quorum's share of the failures the ratio needs from any
+  -- one process.
+  local needed = math.ceil(per_mille * sum_c / 1000)
+  local cap = math.ceil(needed / quorum)
+  for _, f in ipairs(counts) do sum_f = sum_f + math.min(f, cap) end
+  trips = sum_c >= min_calls and sum_f > 0 and sum_f >= needed
 end
 if trips and reporters >= quorum then
-  redis.call('SET', open, now, 'PX', keep)
+  local g = redis.call('INCR', gen)
+  redis.call('SET', open, g)
   redis.call('SET', trial, 'opened', 'PX', open_for)
-  redis.call('PUBLISH', channel, 'open')
-  return {1, open_for}
+  redis.call('PUBLISH', channel, 'open:' .. g)
+  return reply(1, open_for, g, 0)
 end
-return {0, 0}
+return reply(0, 0, 0, closed_gen())
 "#;
 
-/// A budget's sync: take back this process's balance (`ARGV[2]`) and any
-/// stale process's share, grant a new share (the bucket divided by the
-/// processes heard from, rounded up to whole tokens). Returns `{share, left}`
-/// in thousandths.
+/// A budget's sync, a transaction numbered `seq` per process: undo this
+/// process's last transaction if its answer never arrived (`ack`, the last
+/// number answered, is older: the balance given back is still the
+/// process's, the share granted never reached it), take back this
+/// process's balance, reclaim the leases of processes unheard of for
+/// `lease_ttl` (a process cut off that long has given its lease up
+/// itself), grant a new share (the bucket divided by the processes heard
+/// from, rounded up to whole tokens). A transaction not newer than the
+/// last applied, or run after its deadline, changes nothing. The bucket
+/// and the leases together stay at most `max` (a refill beyond is
+/// dropped; a give-back never is). Returns `{share, left, status,
+/// server_ms}` in thousandths; status 2: nothing done.
 ///
-/// KEYS: tokens, leases (hash), seen (zset).
-/// ARGV: process, balance, max, stale_ms.
+/// KEYS: tokens, leases, lseq, lprev, ldelta (hashes), seen (zset).
+/// ARGV: process, seq, ack, balance, max, lease_ttl_ms, deadline.
 const BUDGET_SYNC: &str = r#"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local tokens, leases, seen = KEYS[1], KEYS[2], KEYS[3]
-local me, balance, max, stale = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local tokens, leases, lseq, lprev, ldelta, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local me, seq, ack = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local balance, max, ttl, deadline = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+if deadline > 0 and now > deadline then return {0, 0, 2, now} end
 local left = tonumber(redis.call('GET', tokens) or max)
-for _, p in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now - stale)) do
+for _, p in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now - ttl)) do
   left = left + tonumber(redis.call('HGET', leases, p) or 0)
-  redis.call('HDEL', leases, p)
+  for _, h in ipairs({leases, lseq, lprev, ldelta}) do redis.call('HDEL', h, p) end
   redis.call('ZREM', seen, p)
 end
+local last = tonumber(redis.call('HGET', lseq, me) or 0)
+if seq <= last then
+  redis.call('SET', tokens, left)
+  return {0, left, 2, now}
+end
+if ack < last then
+  left = left - tonumber(redis.call('HGET', ldelta, me) or 0)
+  redis.call('HSET', leases, me, redis.call('HGET', lprev, me) or 0)
+end
 redis.call('ZADD', seen, now, me)
-left = math.min(left + balance, max)
+local before = left
+local others = 0
+local all = redis.call('HGETALL', leases)
+for i = 1, #all, 2 do
+  if all[i] ~= me then others = others + tonumber(all[i + 1]) end
+end
+left = left + balance
+if left + others > max then left = math.max(max - others, before) end
 local n = math.max(redis.call('ZCARD', seen), 1)
 -- Whole tokens (a share of 0.7 token allows no retry anywhere).
-local share = math.min(math.ceil(math.ceil(left / n) / 1000) * 1000, left)
+local share = math.max(math.min(math.ceil(math.ceil(left / n) / 1000) * 1000, left), 0)
 left = left - share
 redis.call('SET', tokens, left)
+redis.call('HSET', lprev, me, redis.call('HGET', leases, me) or 0)
 redis.call('HSET', leases, me, share)
-return {share, left}
+redis.call('HSET', lseq, me, seq)
+redis.call('HSET', ldelta, me, left - before)
+return {share, left, 0, now}
 "#;
 
 /// A throttle's sync: record this process's window counts, drop stale
 /// reports, return the rest of the fleet's `{requests, accepts}`.
 ///
+/// A script run after its deadline (its client gave up on it) changes
+/// nothing (status 2). Returns `{requests, accepts, status, server_ms}`.
+///
 /// KEYS: requests (hash), accepts (hash), seen (zset).
-/// ARGV: process, requests, accepts, stale_ms.
+/// ARGV: process, requests, accepts, stale_ms, deadline.
 const THROTTLE_SYNC: &str = r#"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local deadline = tonumber(ARGV[5])
+if deadline > 0 and now > deadline then return {0, 0, 2, now} end
 local req, acc, seen = KEYS[1], KEYS[2], KEYS[3]
 local me, stale = ARGV[1], tonumber(ARGV[4])
 for _, p in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now - stale)) do
@@ -919,7 +1169,7 @@ all = redis.call('HGETALL', acc)
 for i = 1, #all, 2 do
   if all[i] ~= me then a = a + tonumber(all[i + 1]) end
 end
-return {r, a}
+return {r, a, 0, now}
 "#;
 
 /// The background thread: a current-thread runtime of its own.
@@ -945,6 +1195,14 @@ impl Drop for Conn {
     }
 }
 
+/// The schedule of reconnects after failed syncs: this library's own
+/// exponential backoff from 100 ms with full jitter, to a cap of 2 s.
+fn reconnect_policy() -> backoff_runtime::Policy {
+    backoff_runtime::Policy::exponential(Duration::from_millis(100))
+        .max_delay(RECONNECT_CAP)
+        .unlimited_attempts()
+}
+
 async fn sync_loop(inner: Arc<Inner>) {
     let breaker_script = redis::Script::new(BREAKER_SYNC);
     let budget_script = redis::Script::new(BUDGET_SYNC);
@@ -954,6 +1212,11 @@ async fn sync_loop(inner: Arc<Inner>) {
         budget: &budget_script,
         throttle: &throttle_script,
     };
+    let policy = reconnect_policy();
+    let mut delays = policy.delays();
+    // No connection is made (and no sync tried) before this instant: the
+    // backoff after a failed sync.
+    let mut retry_at: Option<tokio::time::Instant> = None;
     let mut conn: Option<Conn> = None;
     let mut next = tokio::time::Instant::now();
     // The last sync that reached Redis: the fleet's hold on a breaker
@@ -974,47 +1237,61 @@ async fn sync_loop(inner: Arc<Inner>) {
                 wake_at = at;
             }
         }
+        if let Some(at) = retry_at {
+            // Backing off: wakes before then change nothing.
+            wake_at = wake_at.max(at);
+        }
         tokio::select! {
             () = tokio::time::sleep_until(wake_at) => {}
-            () = inner.wake.notified() => {}
+            () = inner.wake.notified(), if retry_at.is_none() => {}
             // (A dropped store has no strong count left to notice at once:
             // look again now and then.)
             () = tokio::time::sleep(Duration::from_secs(1)) => {}
         }
         let now = tokio::time::Instant::now();
+        let timeout = every.clamp(Duration::from_millis(50), Duration::from_millis(250));
+        let away = now.saturating_duration_since(last_ok) >= stale_after(every);
+        if retry_at.is_some_and(|at| now < at) {
+            if away {
+                fall_back(&inner);
+            }
+            continue;
+        }
+        retry_at = None;
         if now >= next {
             next = now + every;
         }
-        let timeout = every.clamp(Duration::from_millis(50), Duration::from_millis(250));
-        let away = now.saturating_duration_since(last_ok) >= stale_after(every);
         // A listener whose subscription ended (its connection broke) is
         // remade with the connection: polling alone would be a period late.
         if conn.as_ref().is_some_and(|c| c.listener.is_finished()) {
             conn = None;
         }
-        if conn.is_none() {
-            conn = connect(&inner, timeout).await;
-            if conn.is_none() {
+        let result = match conn.as_mut() {
+            Some(c) => sync_all(&inner, c, &scripts, every, timeout).await,
+            None => match connect(&inner, timeout).await {
+                Ok(c) => sync_all(&inner, conn.insert(c), &scripts, every, timeout).await,
+                Err(e) => Err(e),
+            },
+        };
+        match result {
+            Ok(()) => {
+                inner.synced.fetch_add(1, Ordering::Relaxed);
+                last_ok = tokio::time::Instant::now();
+                delays = policy.delays();
+                inner.health_ok();
+            }
+            Err(e) => {
                 inner.failed.fetch_add(1, Ordering::Relaxed);
+                conn = None;
                 if away {
                     fall_back(&inner);
                 }
-                // Reconnect at the next period, not on every wake.
-                next = now + every;
-                tokio::time::sleep_until(next).await;
-                continue;
-            }
-        }
-        let Some(c) = conn.as_mut() else { continue };
-        let ok = sync_all(&inner, c, &scripts, every, timeout).await;
-        if ok {
-            inner.synced.fetch_add(1, Ordering::Relaxed);
-            last_ok = tokio::time::Instant::now();
-        } else {
-            inner.failed.fetch_add(1, Ordering::Relaxed);
-            conn = None;
-            if away {
-                fall_back(&inner);
+                if now.saturating_duration_since(last_ok) >= lease_ttl(every) / 2 {
+                    give_up_leases(&inner);
+                }
+                let delay = delays.next().unwrap_or(RECONNECT_CAP);
+                retry_at = Some(tokio::time::Instant::now() + delay);
+                inner.health_failed(&e);
             }
         }
     }
@@ -1024,6 +1301,31 @@ async fn sync_loop(inner: Arc<Inner>) {
 /// breaker outlives failed syncs: 3 × `sync_every`, at least 1 s.
 fn stale_after(every: Duration) -> Duration {
     every.saturating_mul(3).max(Duration::from_secs(1))
+}
+
+/// How long the fleet keeps the lease of a process it does not hear from
+/// (10 × the report lifetime, at least 10 s); a process that has not
+/// reached Redis for half of it gives its share up (spends only what its
+/// own successes refill), so a lease is reclaimed only once its process no
+/// longer spends it.
+fn lease_ttl(every: Duration) -> Duration {
+    stale_after(every)
+        .saturating_mul(10)
+        .max(Duration::from_secs(10))
+}
+
+/// Redis has been away for half a lease: every budget gives up its share
+/// of the fleet's bucket (the fleet may reclaim it), keeping what it
+/// refills itself from then on.
+fn give_up_leases(inner: &Inner) {
+    for entry in lock(&inner.budgets).iter() {
+        if entry.joined.swap(false, Ordering::Relaxed) {
+            let balance = entry.budget.milli();
+            entry
+                .budget
+                .adjust_milli(-i64::try_from(balance).unwrap_or(i64::MAX));
+        }
+    }
 }
 
 /// Redis is away: every breaker follows its local rules again.
@@ -1039,18 +1341,12 @@ fn fall_back(inner: &Inner) {
     }
 }
 
-async fn connect(inner: &Arc<Inner>, timeout: Duration) -> Option<Conn> {
-    let con = tokio::time::timeout(timeout, inner.client.get_multiplexed_async_connection())
-        .await
-        .ok()?
-        .ok()?;
-    let pubsub = tokio::time::timeout(timeout, inner.client.get_async_pubsub())
-        .await
-        .ok()?
-        .ok()?;
+async fn connect(inner: &Arc<Inner>, timeout: Duration) -> Result<Conn, String> {
+    let con = command(timeout, inner.client.get_multiplexed_async_connection()).await?;
+    let pubsub = command(timeout, inner.client.get_async_pubsub()).await?;
     let weak = Arc::downgrade(inner);
     let listener = tokio::spawn(listen(pubsub, weak, timeout));
-    Some(Conn { con, listener })
+    Ok(Conn { con, listener })
 }
 
 /// Hears the fleet's breakers open and close.
@@ -1072,9 +1368,23 @@ async fn listen(mut pubsub: redis::aio::PubSub, inner: std::sync::Weak<Inner>, t
         };
         for entry in lock(&inner.breakers).iter() {
             if channel == breaker_key(&entry.name, "ch") {
-                match payload.as_str() {
-                    "open" => entry.breaker.fleet_hold(Instant::now()),
-                    "close" => entry.breaker.fleet_release(true),
+                match payload.split_once(':') {
+                    Some(("open", opening)) => {
+                        if let Ok(opening) = opening.parse() {
+                            lock(&entry.fleet).opening = opening;
+                        }
+                        entry.breaker.fleet_hold(Instant::now());
+                    }
+                    // Only the close of the opening held here.
+                    Some(("close", opening))
+                        if entry.breaker.fleet_held()
+                            && opening.parse() == Ok(lock(&entry.fleet).opening) =>
+                    {
+                        entry.breaker.fleet_release(true);
+                        let mut seen = lock(&entry.fleet);
+                        seen.opening = 0;
+                        seen.trial_free_at = None;
+                    }
                     _ => {}
                 }
             }
@@ -1107,15 +1417,13 @@ async fn sync_all(
     scripts: &Scripts<'_>,
     every: Duration,
     timeout: Duration,
-) -> bool {
+) -> Result<(), String> {
     let (breaker_script, budget_script, throttle_script) =
         (scripts.breaker, scripts.budget, scripts.throttle);
     let stale = millis(stale_after(every));
     let breakers: Vec<_> = lock(&inner.breakers).clone();
     for entry in breakers {
-        if !sync_breaker(inner, conn, breaker_script, &entry, stale, timeout).await {
-            return false;
-        }
+        sync_breaker(inner, conn, breaker_script, &entry, stale, timeout).await?;
     }
     let throttles: Vec<_> = lock(&inner.throttles).clone();
     for entry in throttles {
@@ -1128,15 +1436,14 @@ async fn sync_all(
             .arg(&inner.process)
             .arg(requests)
             .arg(accepts)
-            .arg(stale);
-        let result: Option<(u64, u64)> =
-            tokio::time::timeout(timeout, invocation.invoke_async(&mut conn.con))
-                .await
-                .ok()
-                .and_then(Result::ok);
-        let Some((requests, accepts)) = result else {
-            return false;
-        };
+            .arg(stale)
+            .arg(inner.deadline(timeout));
+        let (requests, accepts, status, server_ms): (u64, u64, u64, u64) =
+            command(timeout, invocation.invoke_async(&mut conn.con)).await?;
+        inner.heard(server_ms);
+        if status == 2 {
+            return Err("the server ran the throttle's sync after its deadline".into());
+        }
         entry.throttle.set_fleet(requests, accepts);
     }
     let budgets: Vec<_> = lock(&inner.budgets).clone();
@@ -1150,25 +1457,32 @@ async fn sync_all(
         } else {
             0
         };
+        let (seq, ack) = {
+            let mut txn = lock(&entry.txn);
+            txn.0 += 1;
+            *txn
+        };
         let mut invocation = budget_script.prepare_invoke();
+        for what in ["tokens", "leases", "lseq", "lprev", "ldelta", "seen"] {
+            invocation.key(budget_key(&entry.name, what));
+        }
         invocation
-            .key(budget_key(&entry.name, "tokens"))
-            .key(budget_key(&entry.name, "leases"))
-            .key(budget_key(&entry.name, "seen"))
             .arg(&inner.process)
+            .arg(seq)
+            .arg(ack)
             .arg(given)
             .arg(b.max_milli())
-            .arg(stale);
-        let result: Option<(u64, u64)> =
-            tokio::time::timeout(timeout, invocation.invoke_async(&mut conn.con))
-                .await
-                .ok()
-                .and_then(Result::ok);
-        let Some((share, _left)) = result else {
-            // Not taken (or not known to be): the balance stays this
-            // process's.
-            return false;
-        };
+            .arg(millis(lease_ttl(every)))
+            .arg(inner.deadline(timeout));
+        // Not answered: the balance stays this process's (a transaction
+        // that ran is undone by the next one).
+        let (share, _left, status, server_ms): (u64, u64, u64, u64) =
+            command(timeout, invocation.invoke_async(&mut conn.con)).await?;
+        inner.heard(server_ms);
+        if status == 2 {
+            return Err("the server ran the budget's sync after its deadline".into());
+        }
+        lock(&entry.txn).1 = seq;
         // The balance given back is replaced by the share; what was spent
         // or deposited meanwhile stays counted.
         let delta = i64::try_from(share)
@@ -1177,7 +1491,7 @@ async fn sync_all(
         b.adjust_milli(delta);
         entry.joined.store(true, Ordering::Relaxed);
     }
-    true
+    Ok(())
 }
 
 async fn sync_breaker(
@@ -1187,16 +1501,27 @@ async fn sync_breaker(
     entry: &BreakerEntry,
     stale: u64,
     timeout: Duration,
-) -> bool {
+) -> Result<(), String> {
     let b = &entry.breaker;
     let held = b.fleet_held();
     // Held, and closed since: this process's trial (a grant) succeeded.
     let closed = held && b.state() == CircuitState::Closed;
-    let succeeded = b.fleet_take_succeeded();
-    let (failures, calls) = match b.fleet_report(Instant::now()) {
-        FleetReport::Count { failures, run } => (failures, run),
-        FleetReport::Rate { failures, calls } => (failures, calls),
-    };
+    // (The mark is superseded by the running total of run ends.)
+    let _ = b.fleet_take_succeeded();
+    // One consistent snapshot: the run ends read before and after the
+    // report agree (a success in between is in the next push).
+    let (mut failures, mut calls, mut ends) = (0, 0, 0);
+    for _ in 0..4 {
+        let before = b.fleet_run_ends();
+        (failures, calls) = match b.fleet_report(Instant::now()) {
+            FleetReport::Count { failures, run } => (failures, run),
+            FleetReport::Rate { failures, calls } => (failures, calls),
+        };
+        ends = b.fleet_run_ends();
+        if ends == before {
+            break;
+        }
+    }
     let (threshold, per_mille, min_calls) = match b.fleet_trip() {
         FleetTrip::Count { threshold } => (threshold, 0, 0),
         FleetTrip::Rate {
@@ -1204,59 +1529,61 @@ async fn sync_breaker(
             min_calls,
         } => (0, per_mille, min_calls),
     };
-    // A count breaker pushes the failures since its last push.
-    let total = failures;
-    let failures = if min_calls == 0 {
-        total.saturating_sub(lock(&entry.fleet).pushed)
-    } else {
-        failures
+    let (seq, held_gen) = {
+        let mut seen = lock(&entry.fleet);
+        seen.seq += 1;
+        (seen.seq, seen.opening)
     };
     let mut invocation = script.prepare_invoke();
+    for what in [
+        "tot", "base", "ends", "seq", "calls", "seen", "open", "trial", "closed", "gen",
+    ] {
+        invocation.key(breaker_key(&entry.name, what));
+    }
     invocation
-        .key(breaker_key(&entry.name, "runs"))
-        .key(breaker_key(&entry.name, "calls"))
-        .key(breaker_key(&entry.name, "seen"))
-        .key(breaker_key(&entry.name, "open"))
-        .key(breaker_key(&entry.name, "trial"))
         .arg(&inner.process)
+        .arg(seq)
         .arg(failures)
         .arg(calls)
+        .arg(ends)
         .arg(stale)
         .arg(threshold)
         .arg(per_mille)
         .arg(min_calls)
         .arg(entry.quorum.load(Ordering::Relaxed))
-        .arg(if closed {
-            "closed"
-        } else if succeeded {
-            "success"
-        } else {
-            ""
-        })
+        .arg(if closed { "closed" } else { "" })
         .arg(b.open_for_ms())
-        .arg(breaker_key(&entry.name, "ch"));
-    let result: Option<(u64, u64)> =
-        tokio::time::timeout(timeout, invocation.invoke_async(&mut conn.con))
-            .await
-            .ok()
-            .and_then(Result::ok);
-    let Some((open, trial_ttl)) = result else {
-        return false;
-    };
-    lock(&entry.fleet).pushed = total;
+        .arg(breaker_key(&entry.name, "ch"))
+        .arg(held_gen.to_string())
+        .arg(inner.deadline(timeout));
+    let (open, trial_ttl, open_gen, closed_gen, server_ms): (u64, u64, u64, u64, u64) =
+        command(timeout, invocation.invoke_async(&mut conn.con)).await?;
+    inner.heard(server_ms);
+    if open == 2 {
+        return Err("the server ran the sync after its deadline".into());
+    }
     if closed {
         b.fleet_release(true);
-        lock(&entry.fleet).trial_free_at = None;
-        return true;
+        let mut seen = lock(&entry.fleet);
+        seen.trial_free_at = None;
+        seen.opening = 0;
+        return Ok(());
     }
     if open == 0 {
         if held {
-            // The fleet closed (its message may not have arrived).
-            b.fleet_release(true);
+            // Closed by a trial (its message may not have arrived) only if
+            // the closing is the one of the opening held here; otherwise
+            // (the keys were lost: FLUSHALL, a restart without data) the
+            // local breaker follows its own rules: a trial after `open_for`.
+            let opening = lock(&entry.fleet).opening;
+            b.fleet_release(opening != 0 && closed_gen == opening);
         }
-        lock(&entry.fleet).trial_free_at = None;
-        return true;
+        let mut seen = lock(&entry.fleet);
+        seen.trial_free_at = None;
+        seen.opening = 0;
+        return Ok(());
     }
+    lock(&entry.fleet).opening = open_gen;
     b.fleet_hold(Instant::now());
     // Open: claim the fleet's trial if a call here wants it and no grant is
     // waiting unused.
@@ -1265,7 +1592,7 @@ async fn sync_breaker(
         grant_unused: granted,
     } = b.fleet_take_want();
     if granted {
-        return true;
+        return Ok(());
     }
     if trial_ttl > 0 {
         // Claimed or opening: look again when it lapses (if wanted).
@@ -1275,10 +1602,10 @@ async fn sync_breaker(
             // Keep the mark for then.
             b.fleet_mark_want();
         }
-        return true;
+        return Ok(());
     }
     if !want {
-        return true;
+        return Ok(());
     }
     let mut set = redis::cmd("SET");
     set.arg(breaker_key(&entry.name, "trial"))
@@ -1286,9 +1613,13 @@ async fn sync_breaker(
         .arg("NX")
         .arg("PX")
         .arg(b.open_for_ms());
-    let claim = set.query_async::<Option<String>>(&mut conn.con);
-    let Ok(Ok(claimed)) = tokio::time::timeout(timeout, claim).await else {
-        return false;
+    let claimed: Option<String> = match command(timeout, set.query_async(&mut conn.con)).await {
+        Ok(c) => c,
+        Err(e) => {
+            // Wanted still.
+            b.fleet_mark_want();
+            return Err(e);
+        }
     };
     if claimed.is_some() {
         b.fleet_grant();
@@ -1299,5 +1630,18 @@ async fn sync_breaker(
         lock(&entry.fleet).trial_free_at =
             Some(tokio::time::Instant::now() + Duration::from_millis(b.open_for_ms()));
     }
-    true
+    Ok(())
+}
+
+/// A command with the sync's timeout; its error as a message (which never
+/// holds the URL: the `redis` crate's errors name no credentials).
+async fn command<T>(
+    timeout: Duration,
+    fut: impl core::future::Future<Output = redis::RedisResult<T>>,
+) -> Result<T, String> {
+    match tokio::time::timeout(timeout, fut).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no answer within {timeout:?}")),
+    }
 }

@@ -387,7 +387,8 @@ pub struct CircuitBreaker {
 /// was refused while held (so the fleet's trial is wanted here).
 pub(crate) struct Gate {
     flags: AtomicU64,
-    /// Every failure reported here (a count the fleet takes differences of).
+    /// Every failure reported here (a running total the fleet stores as
+    /// it is: pushing it twice changes nothing).
     failures: AtomicU64,
     /// Wakes the fleet's sync task (a failure, a refusal, a closed trial).
     wake: Box<dyn Fn() + Send + Sync>,
@@ -398,6 +399,10 @@ const GRANT: u64 = 2;
 const WANT: u64 = 4;
 /// A success ended a run of failures here (closed, count breaker).
 const SUCCEEDED: u64 = 8;
+/// The flags' bits from here up count the successes here, not trials',
+/// that ended a run of failures (a running total the fleet stores as it
+/// is; in the same word as the marks, so a breaker is no larger for it).
+const RUN_ENDS_SHIFT: u32 = 8;
 
 impl fmt::Debug for Gate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -429,8 +434,10 @@ pub enum FleetReport {
     /// A count breaker's ([`CircuitBreaker::new`]).
     Count {
         /// Every failure reported to it since it joined its fleet (a
-        /// running total: a fleet pushes the difference since its last
-        /// push, so a push retried or lost counts each failure once).
+        /// running total: a fleet stores it as it is, so a push retried,
+        /// lost or run late counts each failure once; with
+        /// [`CircuitBreaker::fleet_run_ends`], the fleet tells which of
+        /// them a success here has ended).
         failures: u64,
         /// Its current run of consecutive failures (0 unless closed).
         run: u64,
@@ -862,9 +869,18 @@ impl CircuitBreaker {
             return;
         }
         let trial = permit.trial;
+        // Whether the update that took effect ended a run (a late success,
+        // from an older generation, ends none).
+        let ended = core::cell::Cell::new(false);
         self.update(|s| match (s.state, trial) {
-            _ if s.generation != generation => None,
-            (CLOSED, false) if s.count > 0 => Some(s.closed(0)),
+            _ if s.generation != generation => {
+                ended.set(false);
+                None
+            }
+            (CLOSED, false) if s.count > 0 => {
+                ended.set(true);
+                Some(s.closed(0))
+            }
             (HALF_OPEN, true) if s.trial && s.count + 1 >= self.success_threshold => {
                 Some(s.reclosed(match self.trip {
                     Trip::Consecutive(_) => 0,
@@ -876,13 +892,19 @@ impl CircuitBreaker {
                 trial: false,
                 ..s
             }),
-            _ => None,
+            _ => {
+                ended.set(false);
+                None
+            }
         });
         if let Some(gate) = self.gate.get() {
             if !trial {
                 // A success after failures: the fleet's count starts
                 // again. (Marked after the reset, so the fleet's thread
                 // never reads the count from before it with the mark.)
+                if ended.get() {
+                    gate.flags.fetch_add(1 << RUN_ENDS_SHIFT, Ordering::AcqRel);
+                }
                 gate.flags.fetch_or(SUCCEEDED, Ordering::AcqRel);
             }
             (gate.wake)();
@@ -1037,6 +1059,35 @@ impl CircuitBreaker {
         self.gate
             .get()
             .is_some_and(|g| g.flags.fetch_and(!SUCCEEDED, Ordering::AcqRel) & SUCCEEDED != 0)
+    }
+
+    /// How many successes here, not trials, have ended a run of
+    /// consecutive failures since the breaker joined its fleet: a running
+    /// total, so a fleet can push it as it is (idempotently: a push
+    /// retried, or run late, changes nothing twice) where a mark taken
+    /// before the push ([`fleet_take_succeeded`]) is lost with a failed
+    /// one. A success from a call admitted before the breaker last opened
+    /// ends nothing and is not counted.
+    ///
+    /// ```
+    /// use backoff_runtime::CircuitBreaker;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));
+    /// breaker.join_fleet(Box::new(|| {}));
+    /// let now = Instant::now();
+    /// breaker.acquire(now).unwrap().success(); // no run to end
+    /// assert_eq!(breaker.fleet_run_ends(), 0);
+    /// breaker.acquire(now).unwrap().failure(now);
+    /// breaker.acquire(now).unwrap().success();
+    /// assert_eq!(breaker.fleet_run_ends(), 1);
+    /// ```
+    ///
+    /// [`fleet_take_succeeded`]: CircuitBreaker::fleet_take_succeeded
+    pub fn fleet_run_ends(&self) -> u64 {
+        self.gate
+            .get()
+            .map_or(0, |g| g.flags.load(Ordering::Acquire) >> RUN_ENDS_SHIFT)
     }
 
     /// Takes (and clears) the mark left by a call refused while held (the

@@ -97,23 +97,47 @@ fn loom_count_breaker_admits_one_trial() {
 /// Generations: a call admitted while closed reports its failure late,
 /// racing with the trial that closes the breaker again; the late failure
 /// never counts against the new generation (threshold 1: it would reopen).
+/// Both threads run from the start (the late failure and the trial's
+/// acquire and verdict interleave every way), and the model asserts that
+/// loom explored more than one execution: a model whose threads never
+/// overlap checks nothing (a mutant without the generation check passed
+/// the earlier version, which ran once).
 #[test]
 fn loom_count_breaker_ignores_late_verdicts() {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    static REOPENED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     loom::model(|| {
-        let b = Arc::new(CircuitBreaker::new(1, 1, Duration::from_millis(10)));
+        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // (Leaked, one per execution: the late permit borrows it from
+        // another thread.)
+        let b: &'static CircuitBreaker = Box::leak(Box::new(CircuitBreaker::new(
+            1,
+            1,
+            Duration::from_millis(10),
+        )));
         b.touch();
         let slow = b.acquire(t0()).unwrap();
         b.acquire_on(t0).unwrap().failure(t0());
-        let b2 = b.clone();
+        let late = thread::spawn(move || slow.failure(at(11)));
         let trial = thread::spawn(move || {
-            let permit = b2.acquire(at(10)).unwrap();
+            let permit = b.acquire(at(10)).unwrap();
             assert!(permit.is_trial());
             permit.success();
         });
-        slow.failure(at(11));
+        late.join().unwrap();
         trial.join().unwrap();
+        if b.state() != CircuitState::Closed {
+            REOPENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         assert_eq!(b.state(), CircuitState::Closed);
     });
+    let runs = RUNS.load(std::sync::atomic::Ordering::Relaxed);
+    eprintln!("late verdicts: {runs} executions");
+    assert!(
+        runs > 1,
+        "loom explored {runs} execution(s): the threads never raced"
+    );
+    assert_eq!(REOPENED.load(std::sync::atomic::Ordering::Relaxed), 0);
 }
 
 /// The rate breaker loses no failure: two threads each report a failure to
@@ -266,4 +290,100 @@ fn loom_fleet_grant_admits_one_trial() {
         assert!(b.fleet_held());
         assert!(b.acquire_on(t0).is_err(), "the trial failed: still held");
     });
+}
+
+/// The fleet's grant is never lost: the fleet's thread grants the trial
+/// while a call races to acquire. Either the call is the trial (the grant
+/// taken), or it is refused, marks the trial as wanted, and the grant is
+/// still there for the next call; never refused with the grant gone.
+#[test]
+fn loom_fleet_grant_races_a_call() {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    loom::model(|| {
+        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let b = Arc::new(CircuitBreaker::new(1, 1, Duration::from_secs(3600)));
+        b.touch();
+        assert!(b.join_fleet(Box::new(|| {})));
+        b.fleet_hold(t0());
+        let b2 = b.clone();
+        let fleet = thread::spawn(move || b2.fleet_grant());
+        let trial = match b.acquire_on(t0) {
+            Ok(permit) => {
+                assert!(permit.is_trial(), "held: only a trial passes");
+                permit.success();
+                true
+            }
+            Err(_) => false,
+        };
+        fleet.join().unwrap();
+        let marks = b.fleet_take_want();
+        if trial {
+            assert!(!marks.grant_unused, "one grant, one trial: {marks:?}");
+            assert_eq!(b.state(), CircuitState::Closed, "the trial succeeded");
+        } else {
+            assert!(marks.wanted && marks.grant_unused, "{marks:?}");
+            assert!(
+                b.acquire_on(t0).unwrap().is_trial(),
+                "the grant is still there"
+            );
+        }
+    });
+    assert!(RUNS.load(std::sync::atomic::Ordering::Relaxed) > 1);
+}
+
+/// The fleet's snapshot of a count breaker (`fleet_run_ends`, then
+/// `fleet_report`, then `fleet_run_ends` again, as `backoff-redis` reads
+/// them) while a call fails and the next succeeds: when the two reads of
+/// the run ends agree, the report belongs with them (after the run-ending
+/// success, the run is 0; before it, the run is the failures counted), and
+/// the failure total only grows.
+#[test]
+fn loom_fleet_snapshot_of_a_run_and_its_end() {
+    use crate::circuit::FleetReport;
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    loom::model(|| {
+        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let b = Arc::new(CircuitBreaker::new(5, 1, Duration::from_secs(3600)));
+        b.touch();
+        assert!(b.join_fleet(Box::new(|| {})));
+        // (Creates the gate's loom atomics before the threads race.)
+        assert_eq!(b.fleet_run_ends(), 0);
+        assert_eq!(
+            b.fleet_report(t0()),
+            FleetReport::Count {
+                failures: 0,
+                run: 0
+            }
+        );
+        let b2 = b.clone();
+        let calls = thread::spawn(move || {
+            b2.acquire_on(t0).unwrap().failure(t0());
+            b2.acquire_on(t0).unwrap().success();
+        });
+        let before = b.fleet_run_ends();
+        let FleetReport::Count { failures, run } = b.fleet_report(t0()) else {
+            unreachable!("a count breaker")
+        };
+        let after = b.fleet_run_ends();
+        if before == after {
+            if after == 1 {
+                assert_eq!((failures, run), (1, 0), "after the run's end");
+            } else {
+                // Before the end: the run is at most the failures counted
+                // (a failure's count lands after its run, never before).
+                assert!(run <= 1 && failures <= 1, "{failures} {run}");
+            }
+        }
+        calls.join().unwrap();
+        assert_eq!(b.fleet_run_ends(), 1);
+        assert_eq!(
+            b.fleet_report(t0()),
+            FleetReport::Count {
+                failures: 1,
+                run: 0
+            }
+        );
+        assert!(b.fleet_take_succeeded());
+    });
+    assert!(RUNS.load(std::sync::atomic::Ordering::Relaxed) > 1);
 }

@@ -50,13 +50,63 @@ impl RedisServer {
         }
     }
 
-    /// Starts it again on the same port (empty: it keeps nothing), after
-    /// [`kill`](RedisServer::kill).
+    /// The server's working directory (made on first use, removed on
+    /// drop): where `SAVE` writes the `dump.rdb` that
+    /// [`restart`](RedisServer::restart) then loads.
+    pub fn dir(&self) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "backoff-redis-test-{}-{}",
+            std::process::id(),
+            self.port
+        ));
+        let _ = std::fs::create_dir_all(&dir);
+        dir
+    }
+
+    /// The server's OS process id (while it runs).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Freezes the server (SIGSTOP): its sockets stay open and accept
+    /// connections into the kernel's backlog, and nothing answers, until
+    /// [`resume`](RedisServer::resume).
+    pub fn freeze(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a [`freeze`](RedisServer::freeze)d server run again (SIGCONT):
+    /// it then runs what its clients sent meanwhile.
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        if let Some(pid) = self.pid() {
+            let status = Command::new("kill")
+                .args([signal, &pid.to_string()])
+                .status();
+            assert!(
+                status.is_ok_and(|s| s.success()),
+                "kill {signal} {pid} failed"
+            );
+        }
+    }
+
+    /// Starts it again on the same port, after [`kill`](RedisServer::kill):
+    /// empty, unless a `SAVE` wrote its data to [`dir`](RedisServer::dir)
+    /// (then it loads that).
     pub fn restart(&mut self) -> io::Result<()> {
         self.kill();
         let child = Command::new(binary())
             .args(["--port", &self.port.to_string()])
             .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            // Its own directory: a `SAVE` there is what a restart "with
+            // its data" loads; nothing is saved otherwise.
+            .arg("--dir")
+            .arg(self.dir())
+            // The fault-injection tests stall it with `DEBUG SLEEP`.
+            .args(["--enable-debug-command", "yes"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -95,6 +145,7 @@ impl RedisServer {
 impl Drop for RedisServer {
     fn drop(&mut self) {
         self.kill();
+        let _ = std::fs::remove_dir_all(self.dir());
     }
 }
 

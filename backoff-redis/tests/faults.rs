@@ -1,0 +1,556 @@
+//! Fault injection (issue #35): the fleet's shared state against a real
+//! `redis-server` that stalls (`DEBUG SLEEP`, SIGSTOP), refuses
+//! (`maxmemory`, an ACL without `EVALSHA`), loses its data (`FLUSHALL`) or
+//! is killed and restarted. Several [`RedisStore`]s in this process stand
+//! for the processes of a fleet, as in `tests/fleet.rs`.
+//!
+//! The assertions are on counts (is the fleet open, how many connections
+//! the server accepted), never on measured durations; the waits poll the
+//! stores' sync counters with bounds against hanging. Run with
+//!
+//! ```text
+//! cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored
+//! ```
+
+use std::time::{Duration, Instant};
+
+use backoff_redis::{RedisStore, SharedBreaker};
+use backoff_redis_testing::{RedisServer, wait_until};
+use backoff_runtime::{CircuitBreaker, CircuitState};
+
+const LIMIT: Duration = Duration::from_secs(10);
+const SYNC: Duration = Duration::from_millis(20);
+
+fn server() -> RedisServer {
+    RedisServer::start().unwrap_or_else(|e| panic!("cannot start redis-server: {e}"))
+}
+
+/// A connection of the test's own, for the faults.
+fn admin(server: &RedisServer) -> redis::Connection {
+    redis::Client::open(server.url())
+        .and_then(|c| c.get_connection())
+        .expect("the test's own connection")
+}
+
+fn cmd(con: &mut redis::Connection, args: &[&str]) -> redis::Value {
+    let mut c = redis::cmd(args[0]);
+    for a in &args[1..] {
+        c.arg(*a);
+    }
+    c.query(con)
+        .unwrap_or_else(|e| panic!("{args:?} failed: {e}"))
+}
+
+fn stores(server: &RedisServer, n: usize) -> Vec<RedisStore> {
+    (0..n)
+        .map(|_| {
+            RedisStore::new(&server.url())
+                .expect("a valid url")
+                .sync_every(SYNC)
+        })
+        .collect()
+}
+
+fn count_breakers(
+    stores: &[RedisStore],
+    name: &str,
+    threshold: u32,
+    quorum: u32,
+) -> Vec<SharedBreaker> {
+    stores
+        .iter()
+        .map(|s| {
+            s.breaker(
+                name,
+                CircuitBreaker::new(threshold, 1, Duration::from_secs(60)),
+            )
+            .quorum(quorum)
+        })
+        .collect()
+}
+
+/// Waits until every store has synced `n` more times.
+fn wait_syncs(stores: &[RedisStore], n: u64) {
+    let start: Vec<u64> = stores.iter().map(|s| s.syncs().0).collect();
+    assert!(
+        wait_until(LIMIT, || stores
+            .iter()
+            .zip(&start)
+            .all(|(s, &k)| s.syncs().0 >= k + n)),
+        "the stores did not sync: {:?}",
+        stores.iter().map(RedisStore::syncs).collect::<Vec<_>>()
+    );
+}
+
+/// Waits until `store` has failed `n` more syncs.
+fn wait_failed(store: &RedisStore, n: u64) {
+    let start = store.syncs().1;
+    assert!(
+        wait_until(LIMIT, || store.syncs().1 >= start + n),
+        "no sync failed: {:?}",
+        store.syncs()
+    );
+}
+
+fn fail(b: &CircuitBreaker, n: usize) {
+    for _ in 0..n {
+        if let Ok(p) = b.acquire(Instant::now()) {
+            p.failure(Instant::now());
+        }
+    }
+}
+
+fn succeed(b: &CircuitBreaker, n: usize) {
+    for _ in 0..n {
+        if let Ok(p) = b.acquire(Instant::now()) {
+            p.success();
+        }
+    }
+}
+
+/// Stalls the server for `secs` from a thread of its own (`DEBUG SLEEP`
+/// blocks the connection that sends it); the returned handle ends with it.
+fn debug_sleep(server: &RedisServer, secs: &'static str) -> std::thread::JoinHandle<()> {
+    let mut con = admin(server);
+    let handle = std::thread::spawn(move || {
+        cmd(&mut con, &["DEBUG", "SLEEP", secs]);
+    });
+    // (The command is on its way once the thread runs; a little slack.)
+    std::thread::sleep(Duration::from_millis(30));
+    handle
+}
+
+/// Item 1: processes that saw failures, then a success, while Redis was
+/// frozen, must not open the fleet when it answers again.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn after_an_outage_a_healthy_dependency_is_not_refused() {
+    let server = server();
+    let stores = stores(&server, 4);
+    let b = count_breakers(&stores, "outage", 4, 2);
+    wait_syncs(&stores, 2);
+    server.freeze();
+    // Each process: failures and then a success, with syncs timing out
+    // (and connections made to the frozen server) in between.
+    for _ in 0..3 {
+        for b in &b {
+            fail(b, 1);
+        }
+        std::thread::sleep(Duration::from_millis(80));
+    }
+    for b in &b {
+        succeed(b, 1);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    server.resume();
+    wait_syncs(&stores, 5);
+    for (i, b) in b.iter().enumerate() {
+        assert!(
+            !b.fleet_open(),
+            "process {i}: the fleet opened after the outage"
+        );
+        assert_eq!(b.state(), CircuitState::Closed, "process {i}");
+    }
+}
+
+/// Item 2: a push that timed out on the client and ran later (a stalled
+/// server) adds nothing twice.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn a_push_that_runs_late_counts_each_failure_once() {
+    let server = server();
+    // Syncing every second, the failure's own push is the one sent into
+    // the stall (its 250 ms timeout passes; the server runs it later).
+    let stores: Vec<RedisStore> = (0..2)
+        .map(|_| {
+            RedisStore::new(&server.url())
+                .expect("a valid url")
+                .sync_every(Duration::from_secs(1))
+        })
+        .collect();
+    // Threshold 2, quorum 1: two failures in the fleet open it.
+    let b = count_breakers(&stores, "late", 2, 1);
+    wait_syncs(&stores, 1);
+    let stall = debug_sleep(&server, "0.6");
+    fail(&b[0], 1);
+    wait_failed(&stores[0], 1);
+    stall.join().expect("DEBUG SLEEP");
+    wait_syncs(&stores, 2);
+    assert!(!b[0].fleet_open(), "one failure was counted twice");
+    assert!(!b[1].fleet_open(), "one failure was counted twice");
+    // A second real failure does open it.
+    fail(&b[0], 1);
+    assert!(
+        wait_until(LIMIT, || b[1].fleet_open()),
+        "two failures did not open the fleet"
+    );
+}
+
+/// Item 3: a success that ends a run reaches the fleet even when the sync
+/// that carried it was refused (`maxmemory`: every write is an OOM error).
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn a_run_ending_success_survives_a_refused_sync() {
+    let server = server();
+    let mut admin = admin(&server);
+    let stores = stores(&server, 2);
+    let b = count_breakers(&stores, "refused", 4, 2);
+    wait_syncs(&stores, 1);
+    fail(&b[0], 2);
+    wait_syncs(&stores, 2);
+    cmd(&mut admin, &["CONFIG", "SET", "maxmemory", "1"]);
+    succeed(&b[0], 1); // ends process 0's run; its sync is refused
+    wait_failed(&stores[0], 2);
+    cmd(&mut admin, &["CONFIG", "SET", "maxmemory", "0"]);
+    wait_syncs(&stores, 2);
+    fail(&b[1], 2);
+    wait_syncs(&stores, 3);
+    // 0 + 2 consecutive failures in the fleet, not 2 + 2.
+    assert!(!b[0].fleet_open(), "the success was lost");
+    assert!(!b[1].fleet_open(), "the success was lost");
+    fail(&b[0], 2);
+    assert!(
+        wait_until(LIMIT, || b[1].fleet_open()),
+        "2 + 2 failures after the success did not open the fleet"
+    );
+}
+
+/// Item 4: one broken process and one stray failure elsewhere do not open
+/// a rate breaker's fleet (each process's share is capped, as a count
+/// breaker's is).
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn one_broken_process_and_a_stray_failure_do_not_open_a_rate_breaker() {
+    let server = server();
+    let stores = stores(&server, 3);
+    let b: Vec<SharedBreaker> = stores
+        .iter()
+        .map(|s| {
+            s.breaker(
+                "rate-cap",
+                CircuitBreaker::rate(0.5, 20, Duration::from_secs(10), Duration::from_secs(60)),
+            )
+            .quorum(2)
+        })
+        .collect();
+    wait_syncs(&stores, 1);
+    fail(&b[0], 20); // process 0's network is broken (it opens locally)
+    succeed(&b[1], 9);
+    fail(&b[1], 1); // one stray failure in 10 calls
+    wait_syncs(&stores, 4);
+    for (i, b) in b.iter().enumerate() {
+        assert!(!b.fleet_open(), "process {i}: one process opened the fleet");
+    }
+    // Process 1 failing for real too does open it.
+    fail(&b[1], 10);
+    assert!(
+        wait_until(LIMIT, || b[2].fleet_open()),
+        "two failing processes did not open the fleet"
+    );
+}
+
+/// Item 7: the fleet never closes without a trial: not on a late success
+/// from a call admitted before the opening, not when its keys are lost.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn the_fleet_closes_only_on_a_trial() {
+    let server = server();
+    let mut admin = admin(&server);
+    let stores = stores(&server, 3);
+    let b = count_breakers(&stores, "no-trial", 4, 2);
+    wait_syncs(&stores, 1);
+    let early = b[2].local().acquire(Instant::now()).expect("closed");
+    fail(&b[0], 2);
+    fail(&b[1], 2);
+    assert!(
+        wait_until(LIMIT, || b.iter().all(|b| b.fleet_open())),
+        "the fleet did not open"
+    );
+    early.success(); // admitted before the opening: no trial
+    wait_syncs(&stores, 2);
+    cmd(&mut admin, &["FLUSHALL"]);
+    wait_syncs(&stores, 3);
+    for (i, b) in b.iter().enumerate() {
+        assert_ne!(
+            b.state(),
+            CircuitState::Closed,
+            "process {i} closed with no trial"
+        );
+        assert!(b.local().acquire(Instant::now()).is_err(), "process {i}");
+    }
+}
+
+/// Item 7: `sync_every` is clamped to its documented range.
+#[test]
+fn sync_every_is_clamped() {
+    let store = RedisStore::new("redis://127.0.0.1:1/").expect("a valid url");
+    let store = store.sync_every(Duration::MAX);
+    assert_eq!(store.sync_period(), Duration::from_secs(1));
+    let store = store.sync_every(Duration::ZERO);
+    assert_eq!(store.sync_period(), Duration::from_millis(1));
+}
+
+/// Item 6: a server that accepts connections and refuses the script (an
+/// ACL user without `EVALSHA`) is reconnected to on a backoff, not on every
+/// local failure.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn a_server_refusing_the_script_is_not_reconnected_to_on_every_failure() {
+    let server = server();
+    let mut admin = admin(&server);
+    cmd(
+        &mut admin,
+        &[
+            "ACL", "SETUSER", "noeval", "on", ">secret", "~*", "&*", "+@all", "-evalsha", "-eval",
+        ],
+    );
+    let url = format!("redis://noeval:secret@127.0.0.1:{}/", server.port());
+    let stores: Vec<RedisStore> = (0..3)
+        .map(|_| RedisStore::new(&url).expect("a valid url").sync_every(SYNC))
+        .collect();
+    let b = count_breakers(&stores, "storm", 1_000_000, 2);
+    let connections = |admin: &mut redis::Connection| -> u64 {
+        let info: String = redis::cmd("INFO").arg("stats").query(admin).expect("INFO");
+        info.lines()
+            .find_map(|l| l.strip_prefix("total_connections_received:"))
+            .and_then(|n| n.trim().parse().ok())
+            .expect("total_connections_received")
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    let before = connections(&mut admin);
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(1) {
+        for b in &b {
+            fail(b, 1);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let made = connections(&mut admin) - before;
+    // Backing off from 100 ms with full jitter: a handful each (two
+    // connections per reconnect, with the pub/sub one), not one per failure.
+    eprintln!("{made} connections in 1 s from 3 processes");
+    assert!(made <= 60, "{made} connections in 1 s from 3 processes");
+}
+
+/// Item 6: URLs that can never work are refused by `RedisStore::new`, and
+/// the error does not show the password.
+#[test]
+fn a_url_that_can_never_work_is_refused() {
+    for url in [
+        "redis://:hunter2@127.0.0.1:0/",
+        "redis://:hunter2@127.0.0.1:6379/99",
+        "redis://:hunter2@127.0.0.1:6379/16",
+        "redis://:hunter2@127.0.0.1:6379/-1",
+    ] {
+        let err = RedisStore::new(url).expect_err(url);
+        assert!(
+            !format!("{err} {err:?}").contains("hunter2"),
+            "{url}: {err}"
+        );
+    }
+    for url in ["redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/15"] {
+        assert!(RedisStore::new(url).is_ok(), "{url}");
+    }
+}
+
+/// Item 6: a refused password, and a server that is not Redis, are
+/// readable from the store's health, without the password.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn a_refused_password_and_a_server_that_is_not_redis_are_readable_from_the_store() {
+    let server = server();
+    let url = format!("redis://nobody:hunter2@127.0.0.1:{}/", server.port());
+    let store = RedisStore::new(&url).expect("a valid url").sync_every(SYNC);
+    let _b = count_breakers(std::slice::from_ref(&store), "auth", 4, 2);
+    assert!(
+        wait_until(LIMIT, || store.health().last_error.is_some()),
+        "no error in {:?}",
+        store.health()
+    );
+    let health = store.health();
+    assert_eq!(health.last_good_sync, None);
+    let shown = format!("{health:?} {store:?}");
+    assert!(!shown.contains("hunter2"), "{shown}");
+    // Not Redis: a listener that answers with HTTP.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = listener.local_addr().expect("its port").port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(16) {
+            use std::io::Write;
+            if let Ok(mut s) = stream {
+                let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+            }
+        }
+    });
+    let store = RedisStore::new(&format!("redis://127.0.0.1:{port}/"))
+        .expect("a valid url")
+        .sync_every(SYNC);
+    let _b = count_breakers(std::slice::from_ref(&store), "http", 4, 2);
+    assert!(
+        wait_until(LIMIT, || store.health().last_error.is_some()),
+        "no error in {:?}",
+        store.health()
+    );
+    assert_eq!(store.syncs().0, 0);
+    // One server that answers: the health says so.
+    let good = RedisStore::new(&server.url())
+        .expect("a valid url")
+        .sync_every(SYNC);
+    let _b = count_breakers(std::slice::from_ref(&good), "ok", 4, 2);
+    assert!(wait_until(LIMIT, || good.health().last_good_sync.is_some()));
+    assert_eq!(good.health().last_error, None);
+}
+
+/// Spends from every budget until each has refused `rounds` times in a
+/// row (a sync may hand a process more meanwhile); the spends.
+fn drain(budgets: &[backoff_redis::SharedBudget], rounds: u32) -> u64 {
+    let mut spent = 0;
+    let mut dry = 0;
+    while dry < rounds {
+        let mut any = false;
+        for b in budgets {
+            while b.local().try_spend() {
+                spent += 1;
+                any = true;
+            }
+        }
+        dry = if any { 0 } else { dry + 1 };
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    spent
+}
+
+/// Item 5: a process cut off from Redis for 2 s keeps spending its share;
+/// the fleet does not hand that share out again meanwhile. A 30-token
+/// bucket with no refill gives at most 30 retries.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn a_cut_off_process_share_is_not_handed_out_twice() {
+    let server = server();
+    let mut admin = admin(&server);
+    cmd(
+        &mut admin,
+        &["ACL", "SETUSER", "cut", "on", ">pw", "~*", "&*", "+@all"],
+    );
+    let mut stores = stores(&server, 2);
+    stores.push(
+        RedisStore::new(&format!("redis://cut:pw@127.0.0.1:{}/", server.port()))
+            .expect("a valid url")
+            .sync_every(SYNC),
+    );
+    let budgets: Vec<_> = stores
+        .iter()
+        .map(|s| s.budget("cut", backoff_runtime::RetryBudget::new(30, 0.0)))
+        .collect();
+    wait_syncs(&stores, 3);
+    // Process 2 is cut off (its user disabled, its connections killed).
+    cmd(&mut admin, &["ACL", "SETUSER", "cut", "off"]);
+    cmd(&mut admin, &["CLIENT", "KILL", "USER", "cut"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut spent = drain(&budgets, 10);
+    cmd(&mut admin, &["ACL", "SETUSER", "cut", "on"]);
+    wait_syncs(&stores, 3);
+    spent += drain(&budgets, 10);
+    eprintln!("{spent} retries from a 30-token bucket, one process cut off");
+    assert!(spent <= 30, "{spent} retries from a 30-token bucket");
+}
+
+/// Item 5: a stall (`DEBUG SLEEP`) destroys no tokens: after it, the fleet
+/// spends its whole bucket.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn a_stall_destroys_no_budget_tokens() {
+    let server = server();
+    let stores = stores(&server, 3);
+    let budgets: Vec<_> = stores
+        .iter()
+        .map(|s| s.budget("stall", backoff_runtime::RetryBudget::new(30, 0.0)))
+        .collect();
+    wait_syncs(&stores, 3);
+    let stall = debug_sleep(&server, "1");
+    // Spending during the stall: each sync sent into it runs late.
+    let mut spent = 0;
+    for _ in 0..3 {
+        for b in &budgets {
+            spent += u64::from(b.local().try_spend());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stall.join().expect("DEBUG SLEEP");
+    wait_syncs(&stores, 3);
+    spent += drain(&budgets, 10);
+    eprintln!("{spent} retries from a 30-token bucket after a stall");
+    assert_eq!(spent, 30, "tokens lost or made in the stall");
+}
+
+/// Item 7 (and 1): the server killed and restarted without its data while
+/// the fleet is open: no process closes without a trial, and when the
+/// fleet's processes then see only successes the fleet does not reopen.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn a_restart_without_data_closes_nothing_without_a_trial() {
+    let mut server = server();
+    let stores = stores(&server, 3);
+    let b = count_breakers(&stores, "restart", 4, 2);
+    wait_syncs(&stores, 1);
+    fail(&b[0], 2);
+    fail(&b[1], 2);
+    assert!(
+        wait_until(LIMIT, || b.iter().all(|b| b.fleet_open())),
+        "the fleet did not open"
+    );
+    server.kill();
+    server.restart().expect("restart");
+    wait_syncs(&stores, 3);
+    for (i, b) in b.iter().enumerate() {
+        assert_ne!(
+            b.state(),
+            CircuitState::Closed,
+            "process {i} closed with no trial"
+        );
+        assert!(!b.fleet_open(), "process {i}: the fleet's keys are gone");
+    }
+}
+
+/// A restart with its data (`SAVE`, SIGKILL, start again): the fleet is
+/// still open for every process, and one trial closes it for all.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn a_restart_with_data_keeps_the_fleet_open_until_a_trial() {
+    let mut server = server();
+    let stores = stores(&server, 3);
+    let b: Vec<SharedBreaker> = stores
+        .iter()
+        .map(|s| {
+            s.breaker(
+                "saved",
+                CircuitBreaker::new(4, 1, Duration::from_millis(300)),
+            )
+        })
+        .collect();
+    wait_syncs(&stores, 1);
+    fail(&b[0], 2);
+    fail(&b[1], 2);
+    assert!(
+        wait_until(LIMIT, || b.iter().all(|b| b.fleet_open())),
+        "the fleet did not open"
+    );
+    cmd(&mut admin(&server), &["SAVE"]);
+    server.kill();
+    server.restart().expect("restart");
+    wait_syncs(&stores, 3);
+    for (i, b) in b.iter().enumerate() {
+        assert!(b.fleet_open(), "process {i}: the fleet's opening was kept");
+        assert!(b.local().acquire(Instant::now()).is_err(), "process {i}");
+    }
+    // Calls keep coming (refused: the trial is wanted); one is the trial.
+    assert!(
+        wait_until(LIMIT, || {
+            succeed(&b[2], 1);
+            b.iter()
+                .all(|b| b.state() == CircuitState::Closed && !b.fleet_open())
+        }),
+        "no trial closed the fleet: {:?}",
+        b.iter().map(SharedBreaker::state).collect::<Vec<_>>()
+    );
+}
