@@ -214,3 +214,28 @@ async fn a_winning_hedge_is_a_span_of_type_hedge() {
     assert_eq!(text(&spans[0], "outcome").as_deref(), Some("ok"));
     assert_eq!(took(&spans[0]), Duration::from_millis(10));
 }
+
+#[retry(hedge = "20ms", attempts = 3)]
+async fn third_wins(calls: &std::sync::atomic::AtomicU32) -> Result<u32, &'static str> {
+    use std::sync::atomic::Ordering;
+    let n = calls.fetch_add(1, Ordering::Relaxed) + 1;
+    // Attempts start at 0, 20 and 40 ms; the third answers first, at 50 ms.
+    let ms = if n == 3 { 10 } else { 1_000 };
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    Ok(n)
+}
+
+/// Regression: a hedged call's span is numbered as the attempt's `context`
+/// is (the third attempt is `backoff.attempt = 3`, a resend of 2), not by
+/// the order in which attempts end (it ended first, and was numbered 1).
+#[tokio::test(start_paused = true)]
+async fn a_hedged_attempt_is_numbered_as_its_context() {
+    setup();
+    let calls = std::sync::atomic::AtomicU32::new(0);
+    assert_eq!(third_wins(&calls).await, Ok(3));
+    let spans = spans("attempt_spans::third_wins");
+    assert_eq!(spans.len(), 1, "{spans:#?}");
+    assert_eq!(int(&spans[0], "backoff.attempt"), Some(3));
+    assert_eq!(int(&spans[0], "http.request.resend_count"), Some(2));
+    assert_eq!(took(&spans[0]), Duration::from_millis(10));
+}

@@ -522,6 +522,8 @@ mod sealed {
     /// breaker and the latency estimate: see [`Drop`].
     pub struct Meta<'p> {
         pub kind: AttemptKind,
+        /// Its number in the call, from 1, as its `context` says.
+        pub number: u32,
         /// When it began (read when recording or learning latency).
         pub began: Option<Instant>,
         /// The breaker's permit for it.
@@ -1441,6 +1443,7 @@ where
         };
         let meta = Meta {
             kind,
+            number: self.started.saturating_add(1),
             began,
             permit,
             quiet: self.in_flight > 0,
@@ -1471,6 +1474,7 @@ where
         let mut recording = HedgedRecording {
             recording: &mut self.recording,
             kind: AttemptKind::Original,
+            number: 0,
             began: None,
             started: self.started,
         };
@@ -1583,6 +1587,7 @@ where
             let mut recording = HedgedRecording {
                 recording: &mut call.recording,
                 kind: meta.kind,
+                number: meta.number,
                 began: meta.began,
                 started: call.started,
             };

@@ -371,6 +371,9 @@ pub(crate) struct HedgedRecording<'a> {
     pub(crate) recording: &'a mut Recording,
     /// The attempt's kind.
     pub(crate) kind: crate::event::AttemptKind,
+    /// Its number in the call, from 1, as its `context` says (not the
+    /// order in which the overlapping attempts end).
+    pub(crate) number: u32,
     /// When it began (read only while recording).
     pub(crate) began: Option<std::time::Instant>,
     /// Attempts the call started so far.
@@ -389,7 +392,7 @@ impl HedgedRecording<'_> {
                 None => record::AttemptOutcome::Ok,
                 Some(r) => outcome(r),
             };
-            live.hedged_attempt(self.kind, began, outcome);
+            live.hedged_attempt(self.kind, self.number, began, outcome);
         }
         let _ = rejected_ok;
     }

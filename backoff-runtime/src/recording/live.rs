@@ -216,21 +216,23 @@ impl Live {
         );
     }
 
-    /// A hedged call's attempt of kind `kind`, begun at `began`, ended now
-    /// with `outcome` (the attempts of a hedged call overlap, so each keeps
-    /// its own start).
+    /// A hedged call's attempt of kind `kind`, number `number` (as its
+    /// `context` says), begun at `began`, ended now with `outcome` (the
+    /// attempts of a hedged call overlap, so each keeps its own start and
+    /// number).
     #[cfg(feature = "tokio")]
     #[cold]
     #[inline(never)]
     pub(super) fn hedged_attempt(
         &mut self,
         kind: AttemptKind,
+        number: u32,
         began: Instant,
         outcome: AttemptOutcome,
     ) {
         self.attempts = self.attempts.saturating_add(1);
         let now = (self.clock)();
-        attempt_ended(self.function, kind, self.attempts, outcome, began, now);
+        attempt_ended(self.function, kind, number, outcome, began, now);
     }
 
     /// A hedged call ends, after `started` attempts (the cancelled ones
