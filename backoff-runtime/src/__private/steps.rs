@@ -420,25 +420,21 @@ impl<'p, S> Call<'p, S> {
 
     /// Behind `circuit`, which admits each attempt: the state is built now.
     #[inline(always)]
-    pub fn with_circuit(
-        self,
-        circuit: &'p CircuitBreaker,
-    ) -> Call<'p, S, Dropped<Option<RetryState<'p, S>>>> {
-        let start = self.start.with_circuit(Some(circuit));
-        Call {
-            state: Dropped(Some(start.state())),
-            start,
-            recording: self.recording,
-        }
+    pub fn with_circuit(self, circuit: &'p CircuitBreaker) -> Call<'p, S, Gated<'p, S>> {
+        self.gated(|start| start.with_circuit(Some(circuit)))
     }
 
     /// Behind `throttle`, which admits each attempt: the state is built now.
     #[inline(always)]
-    pub fn with_throttle(
-        self,
-        throttle: &'p AdaptiveThrottle,
-    ) -> Call<'p, S, Dropped<Option<RetryState<'p, S>>>> {
-        let start = self.start.with_throttle(Some(throttle));
+    pub fn with_throttle(self, throttle: &'p AdaptiveThrottle) -> Call<'p, S, Gated<'p, S>> {
+        self.gated(|start| start.with_throttle(Some(throttle)))
+    }
+
+    /// The call behind a control that admits each attempt (`with`), its
+    /// state built now and dropped with it (a breaker's permit).
+    #[inline(always)]
+    fn gated(self, with: impl FnOnce(Origin<'p, S>) -> Origin<'p, S>) -> Call<'p, S, Gated<'p, S>> {
+        let start = with(self.start);
         Call {
             state: Dropped(Some(start.state())),
             start,
@@ -447,7 +443,10 @@ impl<'p, S> Call<'p, S> {
     }
 }
 
-impl<'p, S> Call<'p, S, Dropped<Option<RetryState<'p, S>>>> {
+/// Where a [`Call`] behind a breaker or a throttle keeps its state.
+pub type Gated<'p, S> = Dropped<Option<RetryState<'p, S>>>;
+
+impl<'p, S> Call<'p, S, Gated<'p, S>> {
     /// Behind a throttle too.
     #[inline(always)]
     pub fn with_throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self {
