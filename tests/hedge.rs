@@ -9,6 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use backoff_workspace_tests::LogNormal;
+
 use backoff_runtime::hedge::{HedgeDelay, Latency};
 use backoff_runtime::{
     AttemptKind, CircuitBreaker, CircuitOpen, CircuitState, Decision, GiveUp, GiveUpReason, Policy,
@@ -581,42 +583,11 @@ fn a_nan_quantile_is_refused() {
     let _ = policy.hedge_async::<2>(HedgeDelay::Quantile(&LATENCY, f64::NAN));
 }
 
-/// SplitMix64 and Box–Muller: a seeded lognormal latency.
-struct LogNormal {
-    state: u64,
-    sigma: f64,
-}
-
-impl LogNormal {
-    fn next(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    #[expect(clippy::cast_precision_loss)]
-    fn unit(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    /// Median 10 ms.
-    fn draw(&mut self) -> Duration {
-        let (u, v) = (self.unit(), self.unit());
-        let z = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
-        Duration::from_secs_f64((0.010 * (self.sigma * z).exp()).min(60.0))
-    }
-}
-
 /// The share of `calls` hedged calls (2 attempts) that started a hedge,
 /// against a seeded lognormal latency, and the delay learned.
 async fn hedge_rate(sigma: f64, q: f64, calls: u32) -> (f64, Duration) {
     let latency = Latency::new();
-    let rng = RefCell::new(LogNormal {
-        state: 0x5EED,
-        sigma,
-    });
+    let rng = RefCell::new(LogNormal::new(0x5EED, sigma));
     let policy = Policy::immediate().attempts(2);
     let mut hedged = 0u32;
     for _ in 0..calls {

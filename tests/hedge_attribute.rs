@@ -19,6 +19,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use backoff_workspace_tests::LogNormal;
+
 use backoff_runtime::{
     AttemptKind, CircuitBreaker, CircuitOpen, Decision, Elapsed, GiveUp, GiveUpReason, RetryBudget,
     RetryEvent, retry,
@@ -375,43 +377,13 @@ async fn generic_arguments_and_async_trait_methods() {
     assert_eq!(began.elapsed(), Duration::from_millis(30));
 }
 
-/// SplitMix64 and Box–Muller: a seeded lognormal latency, median 10 ms.
-struct LogNormal {
-    state: u64,
-    sigma: f64,
-}
-
-impl LogNormal {
-    fn next(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    #[expect(clippy::cast_precision_loss)]
-    fn unit(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    fn draw(&mut self) -> Duration {
-        let (u, v) = (self.unit(), self.unit());
-        let z = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
-        Duration::from_secs_f64((0.010 * (self.sigma * z).exp()).min(60.0))
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn p99_learns_the_functions_p99_not_the_winners() {
     // Lognormal, median 10 ms, σ 1.5: the function's p99 is 328 ms. Every
     // attempt teaches the estimate, a loser as "at least" what it ran, so
     // about 1 % of calls hedge; the delay each hedge waited is readable in
     // `on_hedge`'s event.
-    let rng = Mutex::new(LogNormal {
-        state: 0x5EED,
-        sigma: 1.5,
-    });
+    let rng = Mutex::new(LogNormal::new(0x5EED, 1.5));
     let delays = Mutex::new(Vec::new());
 
     #[retry(hedge = "p99", attempts = 2,

@@ -47,3 +47,38 @@ pub fn paused_runtime() -> tokio::runtime::Runtime {
 pub fn block_on_paused<F: Future>(f: F) -> F::Output {
     paused_runtime().block_on(f)
 }
+
+/// A seeded lognormal latency, median 10 ms (SplitMix64 and Box–Muller):
+/// the heavy tail the hedging tests learn from.
+pub struct LogNormal {
+    state: u64,
+    sigma: f64,
+}
+
+impl LogNormal {
+    /// A latency of spread `sigma` (the log's standard deviation), drawn
+    /// from `seed`.
+    pub fn new(seed: u64, sigma: f64) -> Self {
+        LogNormal { state: seed, sigma }
+    }
+
+    fn next(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    #[expect(clippy::cast_precision_loss)]
+    fn unit(&mut self) -> f64 {
+        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    /// The next latency, at most a minute.
+    pub fn draw(&mut self) -> std::time::Duration {
+        let (u, v) = (self.unit(), self.unit());
+        let z = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
+        std::time::Duration::from_secs_f64((0.010 * (self.sigma * z).exp()).min(60.0))
+    }
+}
