@@ -199,10 +199,10 @@ pub type OutcomeOf<R> = Result<OkOf<R>, ErrorOf<R>>;
 /// weighs both impls against the type: when neither holds, the error is the
 /// check's own trait, with its message, and what the call returns stays
 /// unknown, so its uses add no error of their own.
-pub struct Holds;
+pub struct Fits;
 
-/// The impl of a two-impl check that holds for no type (see [`Holds`]).
-pub struct Fails;
+/// The impl of a two-impl check that holds for no type (see [`Fits`]).
+pub struct Misfits;
 
 /// Implemented by no type.
 pub trait Never {}
@@ -221,7 +221,7 @@ pub trait WhenFn<M, A> {
 }
 
 #[diagnostic::do_not_recommend]
-impl<F: FnMut(A) -> O, A, O> WhenFn<Holds, A> for F {
+impl<F: FnMut(A) -> O, A, O> WhenFn<Fits, A> for F {
     type Output = O;
     #[inline(always)]
     fn call(&mut self, error: A) -> O {
@@ -230,7 +230,7 @@ impl<F: FnMut(A) -> O, A, O> WhenFn<Holds, A> for F {
 }
 
 #[diagnostic::do_not_recommend]
-impl<F: Never, A> WhenFn<Fails, A> for F {
+impl<F: Never, A> WhenFn<Misfits, A> for F {
     type Output = ();
     #[inline(always)]
     fn call(&mut self, _: A) {}
@@ -250,7 +250,7 @@ pub trait WhenOkFn<M, A> {
 }
 
 #[diagnostic::do_not_recommend]
-impl<F: FnMut(A) -> O, A, O> WhenOkFn<Holds, A> for F {
+impl<F: FnMut(A) -> O, A, O> WhenOkFn<Fits, A> for F {
     type Output = O;
     #[inline(always)]
     fn call(&mut self, value: A) -> O {
@@ -259,7 +259,7 @@ impl<F: FnMut(A) -> O, A, O> WhenOkFn<Holds, A> for F {
 }
 
 #[diagnostic::do_not_recommend]
-impl<F: Never, A> WhenOkFn<Fails, A> for F {
+impl<F: Never, A> WhenOkFn<Misfits, A> for F {
     type Output = ();
     #[inline(always)]
     fn call(&mut self, _: A) {}
@@ -279,7 +279,7 @@ pub trait OnRetryFn<M, A, B> {
 }
 
 #[diagnostic::do_not_recommend]
-impl<F: FnMut(A, B) -> O, A, B, O> OnRetryFn<Holds, A, B> for F {
+impl<F: FnMut(A, B) -> O, A, B, O> OnRetryFn<Fits, A, B> for F {
     type Output = O;
     #[inline(always)]
     fn call(&mut self, first: A, event: B) -> O {
@@ -288,7 +288,7 @@ impl<F: FnMut(A, B) -> O, A, B, O> OnRetryFn<Holds, A, B> for F {
 }
 
 #[diagnostic::do_not_recommend]
-impl<F: Never, A, B> OnRetryFn<Fails, A, B> for F {
+impl<F: Never, A, B> OnRetryFn<Misfits, A, B> for F {
     type Output = ();
     #[inline(always)]
     fn call(&mut self, _: A, _: B) {}
@@ -308,7 +308,7 @@ pub trait OnGiveUpFn<M, A, B> {
 }
 
 #[diagnostic::do_not_recommend]
-impl<F: FnOnce(A, B) -> O, A, B, O> OnGiveUpFn<Holds, A, B> for F {
+impl<F: FnOnce(A, B) -> O, A, B, O> OnGiveUpFn<Fits, A, B> for F {
     type Output = O;
     #[inline(always)]
     fn call(self, outcome: A, report: B) -> O {
@@ -317,7 +317,7 @@ impl<F: FnOnce(A, B) -> O, A, B, O> OnGiveUpFn<Holds, A, B> for F {
 }
 
 #[diagnostic::do_not_recommend]
-impl<F: Never, A, B> OnGiveUpFn<Fails, A, B> for F {
+impl<F: Never, A, B> OnGiveUpFn<Misfits, A, B> for F {
     type Output = ();
     #[inline(always)]
     fn call(self, _: A, _: B) {}
@@ -356,7 +356,7 @@ pub trait SleepFn<M, A> {
 }
 
 #[diagnostic::do_not_recommend]
-impl<F: FnMut(A) -> O, A, O> SleepFn<Holds, A> for F {
+impl<F: FnMut(A) -> O, A, O> SleepFn<Fits, A> for F {
     type Output = O;
     #[inline(always)]
     fn call(&mut self, delay: A) -> O {
@@ -365,7 +365,7 @@ impl<F: FnMut(A) -> O, A, O> SleepFn<Holds, A> for F {
 }
 
 #[diagnostic::do_not_recommend]
-impl<F: Never, A> SleepFn<Fails, A> for F {
+impl<F: Never, A> SleepFn<Misfits, A> for F {
     type Output = ();
     #[inline(always)]
     fn call(&mut self, _: A) {}
@@ -600,7 +600,7 @@ impl BlockingSleepReturn for () {
 
 /// What an `async fn`'s `sleep` returns: a future of `()`.
 ///
-/// Two impls (see [`Holds`]): for a value that is no future of `()`, the
+/// Two impls (see [`Fits`]): for a value that is no future of `()`, the
 /// type of [`sleeping`](AsyncSleepReturn::sleeping) stays unknown, so the
 /// `.await` of it adds no error of its own.
 #[diagnostic::on_unimplemented(
@@ -621,7 +621,7 @@ pub trait Unit {}
 impl Unit for () {}
 
 #[diagnostic::do_not_recommend]
-impl<F> AsyncSleepReturn<Holds> for F
+impl<F> AsyncSleepReturn<Fits> for F
 where
     F: Future,
     F::Output: Unit,
@@ -634,7 +634,7 @@ where
 }
 
 #[diagnostic::do_not_recommend]
-impl<F: Never> AsyncSleepReturn<Fails> for F {
+impl<F: Never> AsyncSleepReturn<Misfits> for F {
     type Sleep = F;
     #[inline(always)]
     fn sleeping(self) -> F {
