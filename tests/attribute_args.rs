@@ -147,6 +147,40 @@ fn exponential_with_base_and_max_doubles_then_caps() {
     assert_eq!(sleeps(), [ms(100), ms(200), ms(400), ms(600), ms(600)]);
 }
 
+/// The runtime's Sidekiq and buckets schedules in the attribute: retry k
+/// (n = k − 1) waits n⁴ + 15 + rand · 30 · (n + 1) units (Sidekiq) or
+/// uniform(n³, (n + 2)³) units (buckets), random by themselves, so no jitter
+/// by default, and capped by `max`.
+#[test]
+fn sidekiq_and_buckets_are_attribute_strategies() {
+    #[retry(sidekiq(unit = "1ms"), attempts = 4, sleep = record)]
+    fn sidekiq() -> Result<(), u32> {
+        Err(next_call())
+    }
+    #[retry(buckets(unit = "1ms", max = "20ms"), attempts = 5, sleep = record)]
+    fn buckets() -> Result<(), u32> {
+        Err(next_call())
+    }
+    for _ in 0..50 {
+        fresh();
+        assert_eq!(sidekiq(), Err(4));
+        let s = sleeps();
+        assert_eq!(s.len(), 3);
+        // n = 0, 1, 2: [15, 45], [16, 76], [31, 121] ms.
+        for (d, (lo, hi)) in s.iter().zip([(15, 45), (16, 76), (31, 121)]) {
+            assert!(*d >= ms(lo) && *d <= ms(hi), "{s:?}");
+        }
+        fresh();
+        assert_eq!(buckets(), Err(5));
+        let s = sleeps();
+        assert_eq!(s.len(), 4);
+        // n = 0, 1, 2, 3: [0, 8], [1, 27], [8, 64], [27, 125] ms, capped at 20.
+        for (d, (lo, hi)) in s.iter().zip([(0, 8), (1, 20), (8, 20), (20, 20)]) {
+            assert!(*d >= ms(lo) && *d <= ms(hi), "{s:?}");
+        }
+    }
+}
+
 #[test]
 fn exponential_factor_sets_the_growth_rate() {
     #[retry(exponential(base = "100ms", factor = 3, max = "10s"), attempts = 5, jitter = "none", sleep = record)]

@@ -44,7 +44,7 @@ use proc_macro::TokenStream;
 ///
 /// | argument | forms | default |
 /// |---|---|---|
-/// | strategy | `exponential(base = D, factor = F, max = D)`, `linear(base = D, max = D)`, `constant(D)` or `constant(delay = D)`, `fibonacci(base = D, max = D)`, `decorrelated(base = D, max = D)`, `immediate` | `exponential(base = "100ms", factor = 2, max = "10s")` |
+/// | strategy | `exponential(base = D, factor = F, max = D)`, `linear(base = D, max = D)`, `constant(D)` or `constant(delay = D)`, `fibonacci(base = D, max = D)`, `decorrelated(base = D, max = D)`, `immediate`, `sidekiq(unit = D, max = D)`, `buckets(unit = D, max = D)` (the runtime's `Sidekiq` and `Buckets`: random by themselves, default jitter `"none"`, unit `"1s"`, uncapped unless `max` is given) | `exponential(base = "100ms", factor = 2, max = "10s")` |
 /// | `attempts` | integer ≥ 1: total calls, the first included; or `unlimited` | `3` |
 /// | `jitter` | `"full"`, `"equal"` (alias `"half"`), `"none"`, `"spread"`, `scattered(R)` with 0 < R ≤ 1 | `"full"` (`"none"` for `decorrelated`, which takes only `"spread"`) |
 /// | `max_elapsed` | D: no retry starts a sleep that would end later than D after the call began | none |

@@ -17,6 +17,10 @@ pub(crate) const MAX: Duration = Duration::from_secs(10);
 /// `DEFAULT_ATTEMPTS`).
 pub(crate) const ATTEMPTS: u64 = 3;
 
+/// `sidekiq`'s and `buckets`' unit when none is given: their formulas
+/// count in seconds.
+pub(crate) const UNIT: Duration = Duration::from_secs(1);
+
 /// `constant`'s delay when none is given.
 pub(crate) const DELAY: Duration = Duration::from_secs(1);
 
@@ -25,6 +29,7 @@ pub(crate) const DELAY: Duration = Duration::from_secs(1);
 pub(crate) const fn base(kind: StrategyKind) -> Duration {
     match kind {
         StrategyKind::Constant => DELAY,
+        StrategyKind::Sidekiq | StrategyKind::Buckets => UNIT,
         _ => BASE,
     }
 }
@@ -33,7 +38,10 @@ pub(crate) const fn base(kind: StrategyKind) -> Duration {
 /// `decorrelated` (random by itself) and `immediate`, full for the others.
 pub(crate) const fn jitter(kind: StrategyKind) -> JitterKind {
     match kind {
-        StrategyKind::Decorrelated | StrategyKind::Immediate => JitterKind::None,
+        StrategyKind::Decorrelated
+        | StrategyKind::Immediate
+        | StrategyKind::Sidekiq
+        | StrategyKind::Buckets => JitterKind::None,
         _ => JitterKind::Full,
     }
 }

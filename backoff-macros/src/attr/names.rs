@@ -11,23 +11,27 @@ pub(crate) enum StrategyKind {
     Fibonacci,
     Decorrelated,
     Immediate,
+    Sidekiq,
+    Buckets,
 }
 
 impl StrategyKind {
-    const ALL: [StrategyKind; 6] = [
+    const ALL: [StrategyKind; 8] = [
         StrategyKind::Exponential,
         StrategyKind::Linear,
         StrategyKind::Constant,
         StrategyKind::Fibonacci,
         StrategyKind::Decorrelated,
         StrategyKind::Immediate,
+        StrategyKind::Sidekiq,
+        StrategyKind::Buckets,
     ];
 
     /// The names, in the order of [`StrategyKind::ALL`].
-    pub(super) const NAMES: [&'static str; 6] = {
-        let mut names = [""; 6];
+    pub(super) const NAMES: [&'static str; 8] = {
+        let mut names = [""; 8];
         let mut i = 0;
-        while i < 6 {
+        while i < 8 {
             names[i] = StrategyKind::ALL[i].name();
             i += 1;
         }
@@ -43,6 +47,8 @@ impl StrategyKind {
             StrategyKind::Fibonacci => "fibonacci",
             StrategyKind::Decorrelated => "decorrelated",
             StrategyKind::Immediate => "immediate",
+            StrategyKind::Sidekiq => "sidekiq",
+            StrategyKind::Buckets => "buckets",
         }
     }
 
@@ -59,6 +65,7 @@ impl StrategyKind {
             }
             StrategyKind::Constant => &["delay"],
             StrategyKind::Immediate => &[],
+            StrategyKind::Sidekiq | StrategyKind::Buckets => &["unit", "max"],
         }
     }
 }

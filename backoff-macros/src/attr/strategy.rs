@@ -176,11 +176,15 @@ fn parse_param(
             strategy.max = Some(d);
         }
         _ => {
-            let constructor = format!("Policy::{}({{}})", kind.name());
-            let example = defaults::literal(if name == "delay" {
-                defaults::DELAY
-            } else {
-                defaults::BASE
+            let constructor = match kind {
+                StrategyKind::Sidekiq => "Sidekiq::new().unit({})".to_owned(),
+                StrategyKind::Buckets => "Buckets::new().unit({})".to_owned(),
+                _ => format!("Policy::{}({{}})", kind.name()),
+            };
+            let example = defaults::literal(match name.as_str() {
+                "delay" => defaults::DELAY,
+                "unit" => defaults::UNIT,
+                _ => defaults::BASE,
             });
             let d = parse_duration(input, &Slot::new(&name, &example, Some(&constructor)))?;
             if strategy.base.is_some() {

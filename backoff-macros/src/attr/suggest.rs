@@ -278,6 +278,11 @@ pub(super) fn example(kind: StrategyKind) -> String {
         StrategyKind::Exponential => format!("exponential(base = {base}, factor = 2, max = {max})"),
         StrategyKind::Constant => format!("constant({})", defaults::literal(defaults::DELAY)),
         StrategyKind::Immediate => "immediate".to_owned(),
+        StrategyKind::Sidekiq | StrategyKind::Buckets => format!(
+            "{}(unit = {}, max = \"1h\")",
+            kind.name(),
+            defaults::literal(defaults::UNIT)
+        ),
         other => format!("{}(base = {base}, max = {max})", other.name()),
     }
 }

@@ -99,6 +99,9 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
     let max = given(strategy.and_then(|s| s.max.as_ref()).map(|m| m.value))?;
     let factor = strategy.and_then(|s| s.factor.as_ref()).map(|f| f.value);
     let strategy = match kind {
+        // (Random by themselves, uncapped by default: a `static` of the
+        // function's builds them.)
+        StrategyKind::Sidekiq | StrategyKind::Buckets => return None,
         StrategyKind::Immediate => quote!(#p::Immediate),
         StrategyKind::Exponential => {
             let base = given(Some(base.unwrap_or(defaults::BASE)))?;
@@ -157,6 +160,23 @@ fn strategy_parts(p: &Ident, strategy: Option<&StrategyArg>) -> (Ident, TokenStr
         StrategyKind::Fibonacci => "Fibonacci",
         StrategyKind::Decorrelated => "Decorrelated",
         StrategyKind::Constant => "Constant",
+        StrategyKind::Sidekiq | StrategyKind::Buckets => {
+            let ty = Ident::new(
+                if kind == StrategyKind::Sidekiq {
+                    "Sidekiq"
+                } else {
+                    "Buckets"
+                },
+                Span::call_site(),
+            );
+            let unit = strategy
+                .and_then(|s| s.base.as_ref())
+                .map_or(defaults::UNIT, |b| b.value);
+            let u = duration(p, unit);
+            let mut ctor = quote!(#p::#ty::new().unit(#u));
+            ctor.extend(strategy_setters(p, strategy));
+            return (ty, ctor);
+        }
         StrategyKind::Immediate => {
             let ty = Ident::new("Immediate", Span::call_site());
             return (ty.clone(), quote!(#p::#ty));

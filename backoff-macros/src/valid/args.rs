@@ -18,6 +18,16 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
     }
     if let Some(t) = &args.throttled {
         check_strategy(&t.value.strategy, errors);
+        let inner = &t.value.strategy;
+        if matches!(inner.kind, StrategyKind::Sidekiq | StrategyKind::Buckets) {
+            errors.push(syn::Error::new(
+                inner.span,
+                format!(
+                    "`{}` cannot be `throttled`'s schedule yet; use it as the main strategy, or give `throttled` one of `exponential`, `linear`, `constant`, `fibonacci`, `decorrelated`, `immediate`",
+                    inner.kind.name()
+                ),
+            ));
+        }
         if let Some(attempts) = &t.value.attempts {
             check_attempts(attempts, errors);
         }
@@ -182,6 +192,19 @@ pub(super) fn constructor(expr: &syn::Expr) -> Option<String> {
 
 /// Checks one strategy's parameters.
 pub(super) fn check_strategy(s: &StrategyArg, errors: &mut Errors) {
+    if matches!(s.kind, StrategyKind::Sidekiq | StrategyKind::Buckets) {
+        // (`unit` scales a formula whose own cap is `max`.)
+        if let Some(unit) = s.base.as_ref().filter(|u| u.value.is_zero()) {
+            errors.push(syn::Error::new(
+                unit.span,
+                format!(
+                    "`unit` must be above zero: `{}` counts its delays in units; to retry without waiting, write `immediate`",
+                    s.kind.name()
+                ),
+            ));
+        }
+        return;
+    }
     if let Some(base) = &s.base {
         if base.value.is_zero() {
             let what = if s.kind == StrategyKind::Constant {

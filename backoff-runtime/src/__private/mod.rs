@@ -44,7 +44,8 @@ pub use crate::recording::{AttemptBegan, CallBegan, Recording};
 pub use crate::report::{GiveUp, GiveUpReason};
 pub use crate::state::{Capped, Carried, Previous, RetryState};
 pub use crate::strategy::{
-    Builtin, Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear, Strategy,
+    Buckets, Builtin, Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear, Sidekiq,
+    Strategy,
 };
 pub use crate::throttle::{AdaptiveThrottle, Rejected};
 pub use crate::timeout::Elapsed;
