@@ -83,43 +83,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             .when_ok(|__backoff_value: &#ok_of| -> #p::Decision { #verdict })
         }
     });
-    // `on_retry` keeps its type, `(&E, &RetryEvent)` (beside `when_ok`,
-    // `(&Result<T, E>, &RetryEvent)`), and runs before an attempt that an
-    // outcome started; `on_hedge`, `(&RetryEvent)`, when the delay did.
-    let on_retry = call_on_retry(n).map(|call| {
-        if args.when_ok.is_some() {
-            quote!(::core::option::Option::Some(__backoff_outcome) => { #call })
-        } else {
-            quote!(::core::option::Option::Some(#p::Result::Err(__backoff_outcome)) => { #call })
-        }
-    });
-    let on_hedge = args.on_hedge.as_ref().map(|h| {
-        let event_ty = quote!(&#p::RetryEvent);
-        let typed = typed_closure(&h.value, || [event_ty]);
-        let hook = local("__backoff_on_hedge", h.span);
-        let call = quote_spanned! {h.span=>
-            #hook(__backoff_event)
-        };
-        quote! {
-            ::core::option::Option::None => {
-                #[allow(unused_mut)]
-                let mut #hook = #typed;
-                #call;
-            }
-        }
-    });
-    let on_retry = (on_retry.is_some() || on_hedge.is_some()).then(|| {
-        quote! {
-            .on_retry(|__backoff_attempt: ::core::option::Option<&#p::Result<#ok_of, #error_of>>, __backoff_event: &#p::RetryEvent| {
-                #[allow(unreachable_patterns)]
-                match __backoff_attempt {
-                    #on_retry
-                    #on_hedge
-                    _ => {}
-                }
-            })
-        }
-    });
+    let on_retry = attempt_hooks(n);
     let give_up = call_on_giveup(n);
     let (gave_up, on_giveup, finished) = match &give_up {
         Some(call) => {
@@ -305,4 +269,54 @@ fn timeout(
             }
         }},
     )
+}
+
+// Input:  `on_retry = O`, `on_hedge = H`.
+// Output: .on_retry(|attempt: Option<&Result<T, E>>, event: &RetryEvent| match attempt {
+//             Some(Err(error)) => O(error, event),   // (Some(outcome) beside `when_ok`)
+//             None => H(event),                      // the delay started it
+//             _ => {}
+//         })
+//         or nothing without either.
+//
+// `on_retry` keeps its type, `(&E, &RetryEvent)` (beside `when_ok`,
+// `(&Result<T, E>, &RetryEvent)`), and runs before an attempt that an
+// outcome started; `on_hedge`, `(&RetryEvent)`, when the delay did.
+fn attempt_hooks(n: &Names<'_>) -> Option<TokenStream> {
+    let (args, p) = (n.args, &n.p);
+    let (ok_of, error_of) = (n.ok_of(), n.error_of());
+    let on_retry = call_on_retry(n).map(|call| {
+        if args.when_ok.is_some() {
+            quote!(::core::option::Option::Some(__backoff_outcome) => { #call })
+        } else {
+            quote!(::core::option::Option::Some(#p::Result::Err(__backoff_outcome)) => { #call })
+        }
+    });
+    let on_hedge = args.on_hedge.as_ref().map(|h| {
+        let event_ty = quote!(&#p::RetryEvent);
+        let typed = typed_closure(&h.value, || [event_ty]);
+        let hook = local("__backoff_on_hedge", h.span);
+        let call = quote_spanned! {h.span=>
+            #hook(__backoff_event)
+        };
+        quote! {
+            ::core::option::Option::None => {
+                #[allow(unused_mut)]
+                let mut #hook = #typed;
+                #call;
+            }
+        }
+    });
+    (on_retry.is_some() || on_hedge.is_some()).then(|| {
+        quote! {
+            .on_retry(|__backoff_attempt: ::core::option::Option<&#p::Result<#ok_of, #error_of>>, __backoff_event: &#p::RetryEvent| {
+                #[allow(unreachable_patterns)]
+                match __backoff_attempt {
+                    #on_retry
+                    #on_hedge
+                    _ => {}
+                }
+            })
+        }
+    })
 }

@@ -526,17 +526,20 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<'p, S, K> {
             on_retry: Some(on_retry),
             report: None,
         };
-        let flow = driver::after_attempt(
-            &mut driver::Lazy {
-                slot: &mut *self.state,
-                start: &self.start,
-            },
-            outcome,
-            &mut hooks,
-            &trace,
-            &mut self.recording,
-        );
+        let (mut progress, recording) = self.progress();
+        let flow = driver::after_attempt(&mut progress, outcome, &mut hooks, &trace, recording);
         hooks.ended(flow)
+    }
+
+    /// The driver's view of the call: its state, built from its origin on
+    /// the first failure, and its recording.
+    #[inline(always)]
+    fn progress(&mut self) -> (driver::Lazy<'_, 'p, S>, &mut Recording) {
+        let progress = driver::Lazy {
+            slot: &mut *self.state,
+            start: &self.start,
+        };
+        (progress, &mut self.recording)
     }
 
     /// [`Call::after`] an attempt that failed with `error` (no `when_ok`:
@@ -577,17 +580,8 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<'p, S, K> {
         outcome: Result<T, E>,
     ) -> Ended<T, E> {
         let mut hooks = giving_up::<T, E, REPORTS>();
-        let result = driver::give_up(
-            &driver::Lazy {
-                slot: &mut *self.state,
-                start: &self.start,
-            },
-            outcome,
-            &mut hooks,
-            &trace,
-            &mut self.recording,
-            None,
-        );
+        let (progress, recording) = self.progress();
+        let result = driver::give_up(&progress, outcome, &mut hooks, &trace, recording, None);
         hooks.gave_up(result)
     }
 
