@@ -82,7 +82,13 @@
 //! whose answer was lost is undone by the next, so a stall neither makes
 //! nor destroys tokens. A lease is reclaimed only once its process has
 //! been unheard of for 10 × the report lifetime (at least 10 s); a process
-//! that has not reached Redis for half of that gives its share up itself.
+//! that has not reached Redis for half of that gives its share up itself,
+//! and gives back what was left of it at its next sync answered. A process
+//! back after its lease was reclaimed undoes the reclaim (what it spent
+//! while away is charged, the bucket staying below zero until refills
+//! cover it); only what a process spent after its last sync and before it
+//! died is unknown to the fleet, and reclaiming its lease may credit up to
+//! that one share.
 //!
 //! # A shared throttle
 //!
@@ -138,7 +144,7 @@
 
 use core::fmt;
 use core::time::Duration;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -498,8 +504,7 @@ impl RedisStore {
         let entry = Arc::new(BudgetEntry {
             name: name.to_owned(),
             budget,
-            joined: AtomicBool::new(false),
-            txn: Mutex::new((0, 0)),
+            lease: Mutex::new(Lease::default()),
         });
         lock(&self.inner.budgets).push(Arc::clone(&entry));
         self.inner.wake.notify_one();
@@ -870,12 +875,24 @@ impl fmt::Debug for SharedBudget {
 struct BudgetEntry {
     name: String,
     budget: RetryBudget,
-    /// Whether a sync has granted this process a share yet (and it has
-    /// not given it up since: see [`lease_ttl`]).
-    joined: AtomicBool,
-    /// The number of this process's last budget transaction, and of the
-    /// last one answered.
-    txn: Mutex<(u64, u64)>,
+    /// This process's side of its lease on the fleet's bucket.
+    lease: Mutex<Lease>,
+}
+
+/// This process's side of its lease on a fleet's bucket.
+#[derive(Default)]
+struct Lease {
+    /// The number of this process's last budget transaction.
+    seq: u64,
+    /// The number of the last transaction answered.
+    ack: u64,
+    /// Whether a sync has granted this process a share yet.
+    joined: bool,
+    /// What was left of the share (in thousandths) when this process gave
+    /// it up, Redis having been away for half a lease (see
+    /// [`lease_ttl`]): given back at the next sync answered, whether the
+    /// fleet still holds the lease or reclaimed it meanwhile.
+    dropped: Option<u64>,
 }
 
 impl SharedBudget {
@@ -1088,30 +1105,57 @@ return reply(0, 0, 0, closed_gen())
 /// dropped; a give-back never is). Returns `{share, left, status,
 /// server_ms}` in thousandths; status 2: nothing done.
 ///
-/// KEYS: tokens, leases, lseq, lprev, ldelta (hashes), seen (zset).
-/// ARGV: process, seq, ack, balance, max, lease_ttl_ms, deadline.
+/// A reclaimed lease is credited to the bucket and remembered (`reclaimed`,
+/// `gone`, for 100 × `lease_ttl`): a process that comes back after it
+/// undoes the reclaim first, so what it spent of its share meanwhile is
+/// charged and what it kept (`dropped`, what was left when it gave its
+/// share up, or its balance if it never did) is given back: the bucket may
+/// go below zero until refills cover what the process spent.
+///
+/// KEYS: tokens, leases, lseq, lprev, ldelta (hashes), seen (zset),
+/// reclaimed (hash), gone (zset).
+/// ARGV: process, seq, ack, balance, max, lease_ttl_ms, deadline, dropped
+/// (-1: none).
 const BUDGET_SYNC: &str = r#"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local tokens, leases, lseq, lprev, ldelta, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local reclaimed, gone = KEYS[7], KEYS[8]
 local me, seq, ack = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local balance, max, ttl, deadline = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local dropped = tonumber(ARGV[8])
 if deadline > 0 and now > deadline then return {0, 0, 2, now} end
 local left = tonumber(redis.call('GET', tokens) or max)
 for _, p in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now - ttl)) do
-  left = left + tonumber(redis.call('HGET', leases, p) or 0)
-  for _, h in ipairs({leases, lseq, lprev, ldelta}) do redis.call('HDEL', h, p) end
+  local lease = tonumber(redis.call('HGET', leases, p) or 0)
+  left = left + lease
+  redis.call('HDEL', leases, p)
+  redis.call('HSET', reclaimed, p, lease)
+  redis.call('ZADD', gone, now, p)
   redis.call('ZREM', seen, p)
+end
+for _, p in ipairs(redis.call('ZRANGEBYSCORE', gone, '-inf', now - ttl * 100)) do
+  for _, h in ipairs({lseq, lprev, ldelta, reclaimed}) do redis.call('HDEL', h, p) end
+  redis.call('ZREM', gone, p)
 end
 local last = tonumber(redis.call('HGET', lseq, me) or 0)
 if seq <= last then
   redis.call('SET', tokens, left)
   return {0, left, 2, now}
 end
+local back = redis.call('HGET', reclaimed, me)
+if back then
+  -- Back after its lease was reclaimed: as if the fleet had kept it.
+  left = left - tonumber(back)
+  redis.call('HSET', leases, me, back)
+  redis.call('HDEL', reclaimed, me)
+  redis.call('ZREM', gone, me)
+end
 if ack < last then
   left = left - tonumber(redis.call('HGET', ldelta, me) or 0)
   redis.call('HSET', leases, me, redis.call('HGET', lprev, me) or 0)
 end
+if dropped >= 0 then balance = balance + dropped end
 redis.call('ZADD', seen, now, me)
 local before = left
 local others = 0
@@ -1316,14 +1360,17 @@ fn lease_ttl(every: Duration) -> Duration {
 
 /// Redis has been away for half a lease: every budget gives up its share
 /// of the fleet's bucket (the fleet may reclaim it), keeping what it
-/// refills itself from then on.
+/// refills itself from then on. What was left of the share is given back
+/// at the next sync answered.
 fn give_up_leases(inner: &Inner) {
     for entry in lock(&inner.budgets).iter() {
-        if entry.joined.swap(false, Ordering::Relaxed) {
+        let mut lease = lock(&entry.lease);
+        if lease.joined && lease.dropped.is_none() {
             let balance = entry.budget.milli();
             entry
                 .budget
                 .adjust_milli(-i64::try_from(balance).unwrap_or(i64::MAX));
+            lease.dropped = Some(balance);
         }
     }
 }
@@ -1450,20 +1497,29 @@ async fn sync_all(
     for entry in budgets {
         let b = &entry.budget;
         let balance = b.milli();
-        // Before its first sync a process spends from a full bucket of its
-        // own: that is not the fleet's to take back.
-        let given = if entry.joined.load(Ordering::Relaxed) {
-            balance
-        } else {
-            0
-        };
-        let (seq, ack) = {
-            let mut txn = lock(&entry.txn);
-            txn.0 += 1;
-            *txn
+        let (seq, ack, given, dropped) = {
+            let mut lease = lock(&entry.lease);
+            lease.seq += 1;
+            // Before its first sync a process spends from a full bucket of
+            // its own: that is not the fleet's to take back.
+            let given = if lease.joined { balance } else { 0 };
+            // -1: nothing dropped.
+            let dropped = lease
+                .dropped
+                .map_or(-1, |d| i64::try_from(d).unwrap_or(i64::MAX));
+            (lease.seq, lease.ack, given, dropped)
         };
         let mut invocation = budget_script.prepare_invoke();
-        for what in ["tokens", "leases", "lseq", "lprev", "ldelta", "seen"] {
+        for what in [
+            "tokens",
+            "leases",
+            "lseq",
+            "lprev",
+            "ldelta",
+            "seen",
+            "reclaimed",
+            "gone",
+        ] {
             invocation.key(budget_key(&entry.name, what));
         }
         invocation
@@ -1473,23 +1529,26 @@ async fn sync_all(
             .arg(given)
             .arg(b.max_milli())
             .arg(millis(lease_ttl(every)))
-            .arg(inner.deadline(timeout));
+            .arg(inner.deadline(timeout))
+            .arg(dropped);
         // Not answered: the balance stays this process's (a transaction
         // that ran is undone by the next one).
-        let (share, _left, status, server_ms): (u64, u64, u64, u64) =
+        let (share, _left, status, server_ms): (u64, i64, u64, u64) =
             command(timeout, invocation.invoke_async(&mut conn.con)).await?;
         inner.heard(server_ms);
         if status == 2 {
             return Err("the server ran the budget's sync after its deadline".into());
         }
-        lock(&entry.txn).1 = seq;
+        let mut lease = lock(&entry.lease);
+        lease.ack = seq;
+        lease.joined = true;
+        lease.dropped = None;
         // The balance given back is replaced by the share; what was spent
         // or deposited meanwhile stays counted.
         let delta = i64::try_from(share)
             .unwrap_or(i64::MAX)
             .saturating_sub(i64::try_from(balance).unwrap_or(i64::MAX));
         b.adjust_milli(delta);
-        entry.joined.store(true, Ordering::Relaxed);
     }
     Ok(())
 }

@@ -455,6 +455,86 @@ fn a_cut_off_process_share_is_not_handed_out_twice() {
     assert!(spent <= 30, "{spent} retries from a 30-token bucket");
 }
 
+/// Three processes on a 30-token bucket with no refill, the third reached
+/// through a user of its own that the test can switch off.
+fn budgets_with_one_to_cut(
+    server: &RedisServer,
+    admin: &mut redis::Connection,
+    name: &str,
+) -> (Vec<RedisStore>, Vec<backoff_redis::SharedBudget>) {
+    cmd(
+        admin,
+        &["ACL", "SETUSER", "cut", "on", ">pw", "~*", "&*", "+@all"],
+    );
+    let mut stores = stores(server, 2);
+    stores.push(
+        RedisStore::new(&format!("redis://cut:pw@127.0.0.1:{}/", server.port()))
+            .expect("a valid url")
+            .sync_every(SYNC),
+    );
+    let budgets = stores
+        .iter()
+        .map(|s| s.budget(name, backoff_runtime::RetryBudget::new(30, 0.0)))
+        .collect();
+    wait_syncs(&stores, 3);
+    (stores, budgets)
+}
+
+/// Item 5: a process cut off for longer than half a lease (5 s here) gives
+/// its share up; when it is back, the tokens it had not spent are the
+/// fleet's again: nothing is destroyed.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn a_process_cut_off_past_half_a_lease_destroys_no_tokens() {
+    let server = server();
+    let mut admin = admin(&server);
+    let (stores, budgets) = budgets_with_one_to_cut(&server, &mut admin, "half");
+    assert!(
+        budgets[2].local().tokens() > 0.0,
+        "the third process holds a share"
+    );
+    cmd(&mut admin, &["ACL", "SETUSER", "cut", "off"]);
+    cmd(&mut admin, &["CLIENT", "KILL", "USER", "cut"]);
+    // It gives its share up once Redis has been away for half a lease.
+    assert!(
+        wait_until(Duration::from_secs(12), || budgets[2].local().tokens()
+            == 0.0),
+        "the cut-off process kept its share"
+    );
+    cmd(&mut admin, &["ACL", "SETUSER", "cut", "on"]);
+    wait_syncs(&stores, 3);
+    let spent = drain(&budgets, 10);
+    eprintln!("{spent} retries from a 30-token bucket after a long cut-off");
+    assert_eq!(spent, 30, "tokens destroyed by a cut-off");
+}
+
+/// Item 5: a process cut off for longer than a lease (10 s here) spends
+/// part of its share meanwhile; the fleet reclaims the lease. When the
+/// process is back, what it spent is charged: the fleet's retries stay
+/// within the bucket.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn a_process_back_after_its_lease_was_reclaimed_pays_for_what_it_spent() {
+    let server = server();
+    let mut admin = admin(&server);
+    let (stores, budgets) = budgets_with_one_to_cut(&server, &mut admin, "back");
+    cmd(&mut admin, &["ACL", "SETUSER", "cut", "off"]);
+    cmd(&mut admin, &["CLIENT", "KILL", "USER", "cut"]);
+    let mut spent = 0;
+    for _ in 0..4 {
+        assert!(budgets[2].local().try_spend(), "a share of 10 tokens");
+        spent += 1;
+    }
+    // The others reclaim its lease once it has been unheard of for 10 s
+    // (a lease: 10 × the report lifetime of 1 s, at least 10 s).
+    std::thread::sleep(Duration::from_millis(11_500));
+    cmd(&mut admin, &["ACL", "SETUSER", "cut", "on"]);
+    wait_syncs(&stores, 3);
+    spent += drain(&budgets, 10);
+    eprintln!("{spent} retries from a 30-token bucket, one lease reclaimed");
+    assert_eq!(spent, 30, "tokens made or destroyed by a reclaimed lease");
+}
+
 /// Item 5: a stall (`DEBUG SLEEP`) destroys no tokens: after it, the fleet
 /// spends its whole bucket.
 #[test]
