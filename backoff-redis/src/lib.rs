@@ -279,7 +279,8 @@ impl Inner {
     /// milliseconds (0 before the server's clock is known): the client's
     /// clock, plus the offset last heard (a little under the true one, by
     /// the reply's way back), plus the timeout and 50 ms of margin. A
-    /// script the server runs later has been given up on.
+    /// script the server runs later has been given up on. Each connection
+    /// reads the server's clock before its first script.
     fn deadline(&self, timeout: Duration) -> u64 {
         match *lock(&self.clock_offset) {
             Some(offset) => u64::try_from(
@@ -1388,8 +1389,14 @@ fn fall_back(inner: &Inner) {
     }
 }
 
+/// A new connection, with the server's clock read first: every script,
+/// the first one included, then carries a deadline (see
+/// [`Inner::deadline`]).
 async fn connect(inner: &Arc<Inner>, timeout: Duration) -> Result<Conn, String> {
-    let con = command(timeout, inner.client.get_multiplexed_async_connection()).await?;
+    let mut con = command(timeout, inner.client.get_multiplexed_async_connection()).await?;
+    let (secs, micros): (u64, u64) =
+        command(timeout, redis::cmd("TIME").query_async(&mut con)).await?;
+    inner.heard(secs.saturating_mul(1000).saturating_add(micros / 1000));
     let pubsub = command(timeout, inner.client.get_async_pubsub()).await?;
     let weak = Arc::downgrade(inner);
     let listener = tokio::spawn(listen(pubsub, weak, timeout));
