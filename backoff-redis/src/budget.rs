@@ -1,0 +1,303 @@
+//! A budget shared by a fleet: [`SharedBudget`], its lease on the fleet's
+//! bucket and its sync.
+
+use core::fmt;
+use core::time::Duration;
+use std::sync::{Arc, Mutex};
+
+use backoff_runtime::RetryBudget;
+use backoff_runtime::control::Budget;
+
+use crate::store::Inner;
+#[cfg(doc)]
+use crate::store::RedisStore;
+use crate::sync::{Conn, command, stale_after};
+use crate::{PREFIX, lock, millis};
+
+/// A [`RetryBudget`] whose bucket a fleet shares through a [`RedisStore`];
+/// what `#[retry(budget = ..)]` takes, as a reference, a field or a
+/// `static` in a [`LazyLock`](std::sync::LazyLock).
+///
+/// Calls spend and refill [`local`](SharedBudget::local), this process's
+/// share of the fleet's bucket; the background thread trades it with the
+/// fleet's bucket at each sync.
+///
+/// ```no_run
+/// use backoff_redis::RedisStore;
+/// use backoff_runtime::{RetryBudget, retry};
+///
+/// let store = RedisStore::new("redis://127.0.0.1/")?;
+/// let budget = store.budget("search", RetryBudget::new(50, 0.1));
+///
+/// #[retry(attempts = 3, budget = &budget)]
+/// fn search(budget: &backoff_redis::SharedBudget) -> Result<u32, std::io::Error> {
+///     Ok(1)
+/// }
+/// assert_eq!(search(&budget)?, 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct SharedBudget {
+    pub(crate) entry: Arc<BudgetEntry>,
+    /// Keeps the store's thread running.
+    pub(crate) store: Arc<Inner>,
+}
+
+impl fmt::Debug for SharedBudget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedBudget")
+            .field("name", &self.entry.name)
+            .field("local_tokens", &self.entry.budget.tokens())
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct BudgetEntry {
+    pub(crate) name: String,
+    pub(crate) budget: RetryBudget,
+    /// This process's side of its lease on the fleet's bucket.
+    pub(crate) lease: Mutex<Lease>,
+}
+
+/// This process's side of its lease on a fleet's bucket.
+#[derive(Default)]
+pub(crate) struct Lease {
+    /// The number of this process's last budget transaction.
+    pub(crate) seq: u64,
+    /// The number of the last transaction answered.
+    pub(crate) ack: u64,
+    /// Whether a sync has granted this process a share yet.
+    pub(crate) joined: bool,
+    /// What was left of the share (in thousandths) when this process gave
+    /// it up, Redis having been away for half a lease (see
+    /// [`lease_ttl`]): given back at the next sync answered, whether the
+    /// fleet still holds the lease or reclaimed it meanwhile.
+    pub(crate) dropped: Option<u64>,
+}
+
+impl SharedBudget {
+    /// This process's share of the bucket, which every call spends and
+    /// refills.
+    ///
+    /// ```
+    /// use backoff_redis::RedisStore;
+    /// use backoff_runtime::RetryBudget;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// let shared = store.budget("a", RetryBudget::new(10, 0.5));
+    /// assert_eq!(shared.local().max_tokens(), 10.0);
+    /// # Ok::<(), backoff_redis::RedisError>(())
+    /// ```
+    #[inline]
+    pub fn local(&self) -> &RetryBudget {
+        &self.entry.budget
+    }
+}
+
+/// `budget = EXPR` accepts a shared budget: every retry spends from its
+/// local share of the fleet's bucket.
+impl Budget for SharedBudget {
+    #[inline]
+    fn as_budget(&self) -> &RetryBudget {
+        self.local()
+    }
+}
+
+impl core::ops::Deref for SharedBudget {
+    type Target = RetryBudget;
+
+    #[inline]
+    fn deref(&self) -> &RetryBudget {
+        &self.entry.budget
+    }
+}
+
+impl Drop for SharedBudget {
+    fn drop(&mut self) {
+        lock(&self.store.budgets).retain(|e| !Arc::ptr_eq(e, &self.entry));
+        self.store.wake.notify_one();
+    }
+}
+
+/// A budget's sync, a transaction numbered `seq` per process: undo this
+/// process's last transaction if its answer never arrived (`ack`, the last
+/// number answered, is older: the balance given back is still the
+/// process's, the share granted never reached it), take back this
+/// process's balance, reclaim the leases of processes unheard of for
+/// `lease_ttl` (a process cut off that long has given its lease up
+/// itself), grant a new share (the bucket divided by the processes heard
+/// from, rounded up to whole tokens). A transaction not newer than the
+/// last applied, or run after its deadline, changes nothing. The bucket
+/// and the leases together stay at most `max` (a refill beyond is
+/// dropped; a give-back never is). Returns `{share, left, status,
+/// server_ms}` in thousandths; status 2: nothing done.
+///
+/// A reclaimed lease is credited to the bucket and remembered (`reclaimed`,
+/// `gone`, for 100 × `lease_ttl`): a process that comes back after it
+/// undoes the reclaim first, so what it spent of its share meanwhile is
+/// charged and what it kept (`dropped`, what was left when it gave its
+/// share up, or its balance if it never did) is given back: the bucket may
+/// go below zero until refills cover what the process spent.
+///
+/// KEYS: tokens, leases, lseq, lprev, ldelta (hashes), seen (zset),
+/// reclaimed (hash), gone (zset).
+/// ARGV: process, seq, ack, balance, max, lease_ttl_ms, deadline, dropped
+/// (-1: none).
+pub(crate) const BUDGET_SYNC: &str = r#"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local tokens, leases, lseq, lprev, ldelta, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local reclaimed, gone = KEYS[7], KEYS[8]
+local me, seq, ack = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local balance, max, ttl, deadline = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local dropped = tonumber(ARGV[8])
+if deadline > 0 and now > deadline then return {0, 0, 2, now} end
+local left = tonumber(redis.call('GET', tokens) or max)
+for _, p in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now - ttl)) do
+  local lease = tonumber(redis.call('HGET', leases, p) or 0)
+  left = left + lease
+  redis.call('HDEL', leases, p)
+  redis.call('HSET', reclaimed, p, lease)
+  redis.call('ZADD', gone, now, p)
+  redis.call('ZREM', seen, p)
+end
+for _, p in ipairs(redis.call('ZRANGEBYSCORE', gone, '-inf', now - ttl * 100)) do
+  for _, h in ipairs({lseq, lprev, ldelta, reclaimed}) do redis.call('HDEL', h, p) end
+  redis.call('ZREM', gone, p)
+end
+local last = tonumber(redis.call('HGET', lseq, me) or 0)
+if seq <= last then
+  redis.call('SET', tokens, left)
+  return {0, left, 2, now}
+end
+local back = redis.call('HGET', reclaimed, me)
+if back then
+  -- Back after its lease was reclaimed: as if the fleet had kept it.
+  left = left - tonumber(back)
+  redis.call('HSET', leases, me, back)
+  redis.call('HDEL', reclaimed, me)
+  redis.call('ZREM', gone, me)
+end
+if ack < last then
+  left = left - tonumber(redis.call('HGET', ldelta, me) or 0)
+  redis.call('HSET', leases, me, redis.call('HGET', lprev, me) or 0)
+end
+if dropped >= 0 then balance = balance + dropped end
+redis.call('ZADD', seen, now, me)
+local before = left
+local others = 0
+local all = redis.call('HGETALL', leases)
+for i = 1, #all, 2 do
+  if all[i] ~= me then others = others + tonumber(all[i + 1]) end
+end
+left = left + balance
+if left + others > max then left = math.max(max - others, before) end
+local n = math.max(redis.call('ZCARD', seen), 1)
+-- Whole tokens (a share of 0.7 token allows no retry anywhere).
+local share = math.max(math.min(math.ceil(math.ceil(left / n) / 1000) * 1000, left), 0)
+left = left - share
+redis.call('SET', tokens, left)
+redis.call('HSET', lprev, me, redis.call('HGET', leases, me) or 0)
+redis.call('HSET', leases, me, share)
+redis.call('HSET', lseq, me, seq)
+redis.call('HSET', ldelta, me, left - before)
+return {share, left, 0, now}
+"#;
+
+/// How long the fleet keeps the lease of a process it does not hear from
+/// (10 × the report lifetime, at least 10 s); a process that has not
+/// reached Redis for half of it gives its share up (spends only what its
+/// own successes refill), so a lease is reclaimed only once its process no
+/// longer spends it.
+pub(crate) fn lease_ttl(every: Duration) -> Duration {
+    stale_after(every)
+        .saturating_mul(10)
+        .max(Duration::from_secs(10))
+}
+
+/// Redis has been away for half a lease: every budget gives up its share
+/// of the fleet's bucket (the fleet may reclaim it), keeping what it
+/// refills itself from then on. What was left of the share is given back
+/// at the next sync answered.
+pub(crate) fn give_up_leases(inner: &Inner) {
+    for entry in lock(&inner.budgets).iter() {
+        let mut lease = lock(&entry.lease);
+        if lease.joined && lease.dropped.is_none() {
+            let balance = entry.budget.milli();
+            entry
+                .budget
+                .adjust_milli(-i64::try_from(balance).unwrap_or(i64::MAX));
+            lease.dropped = Some(balance);
+        }
+    }
+}
+
+pub(crate) fn budget_key(name: &str, what: &str) -> String {
+    format!("{PREFIX}:t:{name}:{what}")
+}
+
+/// One budget's sync: a numbered transaction giving this process's balance
+/// back and taking a new share (see [`BUDGET_SYNC`]).
+pub(crate) async fn sync_budget(
+    inner: &Arc<Inner>,
+    conn: &mut Conn,
+    script: &redis::Script,
+    entry: &BudgetEntry,
+    every: Duration,
+    timeout: Duration,
+) -> Result<(), String> {
+    let b = &entry.budget;
+    let balance = b.milli();
+    let (seq, ack, given, dropped) = {
+        let mut lease = lock(&entry.lease);
+        lease.seq += 1;
+        // Before its first sync a process spends from a full bucket of
+        // its own: that is not the fleet's to take back.
+        let given = if lease.joined { balance } else { 0 };
+        // -1: nothing dropped.
+        let dropped = lease
+            .dropped
+            .map_or(-1, |d| i64::try_from(d).unwrap_or(i64::MAX));
+        (lease.seq, lease.ack, given, dropped)
+    };
+    let mut invocation = script.prepare_invoke();
+    for what in [
+        "tokens",
+        "leases",
+        "lseq",
+        "lprev",
+        "ldelta",
+        "seen",
+        "reclaimed",
+        "gone",
+    ] {
+        invocation.key(budget_key(&entry.name, what));
+    }
+    invocation
+        .arg(&inner.process)
+        .arg(seq)
+        .arg(ack)
+        .arg(given)
+        .arg(b.max_milli())
+        .arg(millis(lease_ttl(every)))
+        .arg(inner.deadline(timeout))
+        .arg(dropped);
+    // Not answered: the balance stays this process's (a transaction
+    // that ran is undone by the next one).
+    let (share, _left, status, server_ms): (u64, i64, u64, u64) =
+        command(timeout, invocation.invoke_async(&mut conn.con)).await?;
+    inner.heard(server_ms);
+    if status == 2 {
+        return Err("the server ran the budget's sync after its deadline".into());
+    }
+    let mut lease = lock(&entry.lease);
+    lease.ack = seq;
+    lease.joined = true;
+    lease.dropped = None;
+    // The balance given back is replaced by the share; what was spent
+    // or deposited meanwhile stays counted.
+    let delta = i64::try_from(share)
+        .unwrap_or(i64::MAX)
+        .saturating_sub(i64::try_from(balance).unwrap_or(i64::MAX));
+    b.adjust_milli(delta);
+    Ok(())
+}
