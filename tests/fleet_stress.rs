@@ -338,8 +338,15 @@ fn breaker_every_transition() {
     last.failure(at(10));
     assert_eq!(b.state(), CircuitState::Open);
     assert_eq!(word(&b).count, 0);
-    // Open: refused until open_for has passed.
-    assert_eq!(b.acquire(at(10)).unwrap_err(), CircuitOpen);
+    // Open: refused until open_for has passed, and the refusal says when.
+    assert_eq!(
+        b.acquire(at(10)).unwrap_err().retry_in(),
+        Some(Duration::from_millis(100))
+    );
+    assert_eq!(
+        b.acquire(at(60)).unwrap_err().retry_in(),
+        Some(Duration::from_millis(50))
+    );
     assert!(b.acquire(at(109)).is_err());
     // Open: reports of calls let through while closed change nothing (a late
     // failure does not re-time the opening).
@@ -489,7 +496,14 @@ impl Model {
                 trial: true,
                 claimed: now,
             }),
-            _ => return Err(CircuitOpen),
+            // Open: the refusal says when the trial is due; half-open with
+            // its trial running: the trial's verdict decides.
+            Shape::Open { at } => {
+                return Err(CircuitOpen::after(Duration::from_millis(
+                    open_for - (now - at),
+                )));
+            }
+            _ => return Err(CircuitOpen::new()),
         }
         Ok((true, self.generation))
     }
@@ -756,7 +770,7 @@ fn breaker_admits_one_trial_at_a_time_under_contention() {
                                 _ => drop(permit),
                             }
                         }
-                        Err(CircuitOpen) => {
+                        Err(CircuitOpen { .. }) => {
                             refused.fetch_add(1, SeqCst);
                         }
                     }

@@ -72,8 +72,8 @@ fn status_question_mark_then_circuit_open() {
 
         // Refused without running the body.
         let e = status_call(0, Code::Ok).await.unwrap_err();
-        assert!(matches!(e, Error::CircuitOpen), "{e:?}");
-        assert_eq!(e.to_string(), CircuitOpen.to_string());
+        assert!(matches!(e, Error::CircuitOpen(_)), "{e:?}");
+        assert_eq!(e.to_string(), CircuitOpen::new().to_string());
         assert!(e.source().is_none());
         assert_eq!(STATUS_CALLS.load(Ordering::SeqCst), 3);
         let status: Status = e.into();
@@ -192,11 +192,11 @@ fn boxed_errors_in_a_plain_fn() {
     assert_eq!(boxed_call("7").unwrap(), 7);
     let e = boxed_call("x").unwrap_err();
     assert!(e.inner().unwrap().is::<std::num::ParseIntError>(), "{e:?}");
-    assert!(matches!(boxed_call("7"), Err(Error::CircuitOpen)));
+    assert!(matches!(boxed_call("7"), Err(Error::CircuitOpen(_))));
     // Displayed like any other (it is not a `std::error::Error` itself, as
     // the box is not).
     assert_eq!(
-        Error::<BoxError>::CircuitOpen.to_string(),
+        Error::<BoxError>::CircuitOpen(CircuitOpen::new()).to_string(),
         "circuit breaker is open"
     );
 }

@@ -562,7 +562,11 @@ fn error_of_status_with_a_breaker_and_a_timeout() {
         panic!("{first:?}")
     };
     assert_eq!(status.code(), Code::Unavailable);
-    assert!(matches!(refused, Err(Error::CircuitOpen)), "{refused:?}");
+    // The refusal says when the breaker tries again (its `open_for`).
+    let Err(Error::CircuitOpen(open)) = refused else {
+        panic!("{refused:?}")
+    };
+    assert!(open.retry_in().is_some_and(|d| !d.is_zero()), "{open:?}");
     assert_eq!(failing.hits(), 2);
     let refused = refused.unwrap_err();
     assert_eq!(refused.to_string(), "circuit breaker is open");

@@ -52,20 +52,72 @@ pub enum CircuitState {
 /// The error of a call refused by an open [`CircuitBreaker`]; the attribute
 /// turns it into the function's error with `E::from(CircuitOpen)`.
 ///
+/// It says when the breaker lets a trial call through, if it knows
+/// ([`retry_in`](CircuitOpen::retry_in)), so a server can answer
+/// `503 Service Unavailable` with a `Retry-After`.
+///
 /// ```
-/// use backoff_runtime::CircuitOpen;
+/// use backoff_runtime::{CircuitBreaker, CircuitOpen};
+/// use std::time::{Duration, Instant};
 ///
 /// #[derive(Debug)]
-/// enum Error { Unavailable, Io(std::io::Error) }
+/// enum Error { Unavailable { retry_in: Option<Duration> }, Io(std::io::Error) }
 ///
 /// impl From<CircuitOpen> for Error {
-///     fn from(_: CircuitOpen) -> Self { Error::Unavailable }
+///     fn from(open: CircuitOpen) -> Self { Error::Unavailable { retry_in: open.retry_in() } }
 /// }
-/// assert!(matches!(Error::from(CircuitOpen), Error::Unavailable));
-/// assert_eq!(CircuitOpen.to_string(), "circuit breaker is open");
+///
+/// let breaker = CircuitBreaker::new(1, 1, Duration::from_secs(30));
+/// let t = Instant::now();
+/// breaker.acquire(t).unwrap().failure(t); // opens it for 30 s
+/// let open = breaker.acquire(t + Duration::from_secs(10)).unwrap_err();
+/// assert_eq!(open.retry_in(), Some(Duration::from_secs(20)));
+/// assert!(matches!(Error::from(open), Error::Unavailable { retry_in: Some(_) }));
+/// assert_eq!(open.to_string(), "circuit breaker is open");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct CircuitOpen;
+pub struct CircuitOpen {
+    retry_in: Option<Duration>,
+}
+
+impl CircuitOpen {
+    /// A refusal that does not say when a call may pass again (what a
+    /// breaker of your own, or a test, builds).
+    ///
+    /// ```
+    /// use backoff_runtime::CircuitOpen;
+    ///
+    /// assert_eq!(CircuitOpen::new().retry_in(), None);
+    /// ```
+    pub const fn new() -> Self {
+        CircuitOpen { retry_in: None }
+    }
+
+    /// A refusal after which the breaker lets a trial call through in
+    /// `wait`.
+    ///
+    /// ```
+    /// use backoff_runtime::CircuitOpen;
+    /// use std::time::Duration;
+    ///
+    /// let open = CircuitOpen::after(Duration::from_secs(3));
+    /// assert_eq!(open.retry_in(), Some(Duration::from_secs(3)));
+    /// ```
+    pub const fn after(wait: Duration) -> Self {
+        CircuitOpen {
+            retry_in: Some(wait),
+        }
+    }
+
+    /// How long until the breaker lets a trial call through, as it stood
+    /// when it refused (to the millisecond, rounded up): `Some` while it is
+    /// open, `None` when it cannot say (half-open with its trial running,
+    /// whose verdict decides; held open by its fleet, whose trial runs in
+    /// whichever process claims it; an `open_for` too long to count).
+    pub const fn retry_in(&self) -> Option<Duration> {
+        self.retry_in
+    }
+}
 
 impl fmt::Display for CircuitOpen {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -82,7 +134,7 @@ impl std::error::Error for CircuitOpen {}
 /// ```
 /// use backoff_runtime::CircuitOpen;
 ///
-/// let e = std::io::Error::from(CircuitOpen);
+/// let e = std::io::Error::from(CircuitOpen::new());
 /// assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
 /// assert!(e.get_ref().unwrap().is::<CircuitOpen>());
 /// ```
@@ -786,7 +838,22 @@ impl CircuitBreaker {
                     trial: granted.trial,
                 },
             }),
-            Err(_) => Err(CircuitOpen),
+            Err(word) => Err(self.refusal(Packed::load(word), floor, held)),
+        }
+    }
+
+    /// The refusal of a call at `now` (ms) by a breaker in state `s`: when
+    /// it lets a trial through, if it knows.
+    fn refusal(&self, s: Packed, now: u64, held: bool) -> CircuitOpen {
+        if held || self.open_for_ms == NEVER {
+            return CircuitOpen::new();
+        }
+        match s.state {
+            // Its trial's claim lapses after `open_for` (at least 1 ms).
+            OPEN => CircuitOpen::after(Duration::from_millis(
+                self.open_for_ms.saturating_sub(since(now, s.at)),
+            )),
+            _ => CircuitOpen::new(),
         }
     }
 
@@ -1369,7 +1436,10 @@ mod tests {
         b.acquire(t).unwrap().failure(t);
         assert_eq!(b.state(), CircuitState::Open);
         // Open: fail fast until open_for has passed.
-        assert_eq!(b.acquire(at(t, 99)).unwrap_err(), CircuitOpen);
+        assert_eq!(
+            b.acquire(at(t, 99)).unwrap_err(),
+            CircuitOpen::after(Duration::from_millis(1))
+        );
         // Open -> HalfOpen: one trial at a time.
         let trial = b.acquire(at(t, 100)).unwrap();
         assert!(trial.is_trial());

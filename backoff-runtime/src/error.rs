@@ -37,7 +37,7 @@
 //! match cached("user:1").await {
 //!     Ok(value) => assert_eq!(value, "value of user:1"),
 //!     Err(Error::Inner(e)) => eprintln!("redis failed: {e}"),
-//!     Err(Error::CircuitOpen) => eprintln!("redis is down, not calling it"),
+//!     Err(Error::CircuitOpen(_)) => eprintln!("redis is down, not calling it"),
 //!     Err(Error::Elapsed) => eprintln!("redis took more than a second"),
 //!     Err(e) => eprintln!("{e}"), // refusals added later (the enum is non-exhaustive)
 //! }
@@ -107,8 +107,8 @@ use crate::{CircuitOpen, Decision, Elapsed, IntoDecision, Rejected};
 /// let e = read().unwrap_err();
 /// assert_eq!(e.inner().unwrap().kind(), io::ErrorKind::NotFound);
 ///
-/// let refused: Error<io::Error> = CircuitOpen.into();
-/// assert!(matches!(refused, Error::CircuitOpen));
+/// let refused: Error<io::Error> = CircuitOpen::new().into();
+/// assert!(matches!(refused, Error::CircuitOpen(_)));
 /// assert_eq!(refused.to_string(), "circuit breaker is open");
 /// assert!(refused.source().is_none());
 ///
@@ -121,8 +121,9 @@ pub enum Error<E> {
     /// The call's own error.
     Inner(E),
     /// A [`CircuitBreaker`](crate::CircuitBreaker) refused the call: it did
-    /// not run.
-    CircuitOpen,
+    /// not run. The refusal says when the breaker lets a trial through
+    /// ([`CircuitOpen::retry_in`]), for a `Retry-After`.
+    CircuitOpen(CircuitOpen),
     /// The call ran past its `timeout`, or an attempt past its
     /// `attempt_timeout`, and was cancelled.
     Elapsed,
@@ -139,7 +140,7 @@ impl<E> Error<E> {
     ///
     /// let e: Error<std::io::Error> = std::io::Error::other("reset").into();
     /// assert_eq!(e.inner().unwrap().to_string(), "reset");
-    /// assert!(Error::<std::io::Error>::from(CircuitOpen).inner().is_none());
+    /// assert!(Error::<std::io::Error>::from(CircuitOpen::new()).inner().is_none());
     /// ```
     pub fn inner(&self) -> Option<&E> {
         match self {
@@ -196,7 +197,7 @@ impl<E> Error<E> {
         match self {
             Error::Inner(e) => when(e).into_decision(),
             Error::Elapsed => Decision::Retry,
-            Error::CircuitOpen | Error::Rejected => Decision::Stop,
+            Error::CircuitOpen(_) | Error::Rejected => Decision::Stop,
         }
     }
 }
@@ -250,8 +251,8 @@ impl<E: ForeignError> From<E> for Error<E> {
 /// A breaker's refusal: [`Error::CircuitOpen`].
 impl<E> From<CircuitOpen> for Error<E> {
     #[inline]
-    fn from(_: CircuitOpen) -> Self {
-        Error::CircuitOpen
+    fn from(open: CircuitOpen) -> Self {
+        Error::CircuitOpen(open)
     }
 }
 
@@ -275,7 +276,7 @@ impl<E: fmt::Display> fmt::Display for Error<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Inner(e) => fmt::Display::fmt(e, f),
-            Error::CircuitOpen => fmt::Display::fmt(&CircuitOpen, f),
+            Error::CircuitOpen(open) => fmt::Display::fmt(open, f),
             Error::Elapsed => fmt::Display::fmt(&Elapsed, f),
             Error::Rejected => fmt::Display::fmt(&Rejected, f),
         }
@@ -337,9 +338,9 @@ mod tests {
 
     #[test]
     fn refusals() {
-        let open = Error::<Outer>::from(CircuitOpen);
-        assert!(matches!(open, Error::CircuitOpen));
-        assert_eq!(open.to_string(), CircuitOpen.to_string());
+        let open = Error::<Outer>::from(CircuitOpen::new());
+        assert!(matches!(open, Error::CircuitOpen(_)));
+        assert_eq!(open.to_string(), CircuitOpen::new().to_string());
         assert!(open.source().is_none());
         let late = Error::<Outer>::from(Elapsed);
         assert!(matches!(late, Error::Elapsed));
@@ -370,6 +371,9 @@ mod tests {
         assert_eq!(e.decision(|n| *n > 5), Decision::Retry);
         assert_eq!(e.decision(|_| Decision::Throttled), Decision::Throttled);
         assert_eq!(Error::<u8>::Elapsed.decision(|_| false), Decision::Retry);
-        assert_eq!(Error::<u8>::CircuitOpen.decision(|_| true), Decision::Stop);
+        assert_eq!(
+            Error::<u8>::CircuitOpen(CircuitOpen::new()).decision(|_| true),
+            Decision::Stop
+        );
     }
 }

@@ -245,15 +245,19 @@ fn parse_millis(bytes: &[u8]) -> Option<Millis> {
 
 /// Back to a `Status`, for a server's handler that calls another service
 /// through a `#[retry]` function returning [`Error<Status>`](crate::Error):
-/// the inner status as it is, an open breaker as `UNAVAILABLE`, a timeout as
+/// the inner status as it is, an open breaker as `UNAVAILABLE` (with a
+/// `grpc-retry-pushback-ms` of the time until the breaker's next trial,
+/// when it knows it, so the caller's client waits that long), a timeout as
 /// `DEADLINE_EXCEEDED`.
 ///
 /// ```
 /// use backoff_runtime::{CircuitOpen, Elapsed, Error};
+/// use std::time::Duration;
 /// use tonic::{Code, Status};
 ///
-/// let open: Status = Error::<Status>::from(CircuitOpen).into();
+/// let open: Status = Error::<Status>::from(CircuitOpen::after(Duration::from_secs(2))).into();
 /// assert_eq!(open.code(), Code::Unavailable);
+/// assert_eq!(open.metadata().get("grpc-retry-pushback-ms").unwrap(), "2000");
 /// assert_eq!(open.message(), "circuit breaker is open");
 /// let late: Status = Error::<Status>::from(Elapsed).into();
 /// assert_eq!(late.code(), Code::DeadlineExceeded);
@@ -264,7 +268,16 @@ impl From<Error<Status>> for Status {
     fn from(e: Error<Status>) -> Self {
         match e {
             Error::Inner(status) => status,
-            Error::CircuitOpen => Status::unavailable(crate::CircuitOpen.to_string()),
+            Error::CircuitOpen(open) => {
+                let mut status = Status::unavailable(open.to_string());
+                if let Some(wait) = open.retry_in() {
+                    let ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
+                    status
+                        .metadata_mut()
+                        .insert(PUSHBACK, tonic::metadata::MetadataValue::from(ms));
+                }
+                status
+            }
             Error::Elapsed => Status::deadline_exceeded(crate::Elapsed.to_string()),
             Error::Rejected => Status::resource_exhausted(crate::Rejected.to_string()),
         }
@@ -431,7 +444,7 @@ mod tests {
             Code::Unavailable
         );
         assert_eq!(
-            Status::from(Error::<Status>::CircuitOpen).code(),
+            Status::from(Error::<Status>::CircuitOpen(crate::CircuitOpen::new())).code(),
             Code::Unavailable
         );
         assert_eq!(

@@ -868,7 +868,7 @@ pub struct Hedge<
 /// use backoff_runtime::hedge::Refuse;
 ///
 /// let from: fn(CircuitOpen) -> &'static str = |_| "open";
-/// assert_eq!(from.refuse(CircuitOpen), "open");
+/// assert_eq!(from.refuse(CircuitOpen::new()), "open");
 /// ```
 pub trait Refuse<E> {
     /// The call's error for a refusal.
