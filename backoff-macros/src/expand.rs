@@ -73,6 +73,14 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
         // (No function means an error was recorded.)
         (result, _) => {
             let errors = result.err().map(|e| e.to_compile_error());
+            // On an expression (rustc lets an attribute reach a closure,
+            // with errors of its own), one expression: the error, then
+            // the expression unchanged.
+            if syn::parse2::<syn::Item>(item.clone()).is_err()
+                && syn::parse2::<syn::Expr>(item.clone()).is_ok()
+            {
+                return quote!({ #errors #item });
+            }
             quote!(#item #errors)
         }
     }

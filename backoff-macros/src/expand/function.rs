@@ -129,6 +129,18 @@ pub(super) fn parse_function(item: &TokenStream) -> syn::Result<Function> {
         .into_iter()
         .next()
         .map_or_else(Span::call_site, |tt| tt.span());
+    if let Ok(syn::Expr::Closure(closure)) = syn::parse2::<syn::Expr>(item.clone()) {
+        let (run, dots) = match closure.asyncness {
+            Some(_) => ("retry_async", "async { .. }"),
+            None => ("retry", ".."),
+        };
+        return Err(syn::Error::new(
+            span,
+            format!(
+                "`#[retry]` can only be applied to functions, not to a closure; move the body into a `fn` with `#[retry]`, or run the closure through a policy: `Policy::default().{run}(|| {dots})`"
+            ),
+        ));
+    }
     let what = match syn::parse2::<syn::Item>(item) {
         Ok(item) => describe(&item),
         Err(_) => "this",
