@@ -1,11 +1,13 @@
 //! Checks that involve more than one argument, or the function itself, by
 //! family: the arguments against each other (`args`), the hooks' closures
 //! (`closures`), the function's signature and attributes (`signature`),
-//! `clone(..)` (`clone`) and `hedge` (`hedge`).
+//! `clone(..)` (`clone`), `hedge` (`hedge`), and a generic error type's
+//! bounds (`generic`).
 
 mod args;
 mod clone;
 mod closures;
+mod generic;
 mod hedge;
 mod signature;
 
@@ -39,6 +41,48 @@ mod tests {
     }
 
     const ITEM: &str = "fn f() -> Result<u32, FetchError> { Ok(1) }";
+
+    #[test]
+    fn a_generic_error_without_the_refusals_from_bounds_is_one_error_naming_them() {
+        let item = "async fn f<E: std::fmt::Debug>() -> Result<u32, E> { todo!() }";
+        let got = messages(r#"circuit = B, throttle = T, timeout = "1s""#, item);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(
+            got[0].contains("add the bound `E: From<backoff_runtime::CircuitOpen> + From<backoff_runtime::Rejected> + From<backoff_runtime::Elapsed>`"),
+            "{got:?}"
+        );
+        // Only what is missing is named.
+        let item = "async fn f<E>() -> Result<u32, E> where E: From<backoff_runtime::CircuitOpen> { todo!() }";
+        let got = messages(r#"circuit = B, timeout = "1s""#, item);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(
+            got[0].contains("add the bound `E: From<backoff_runtime::Elapsed>`"),
+            "{got:?}"
+        );
+        // Bounds that may imply them, a concrete error, or no refusal: none.
+        for (args, item) in [
+            (
+                "circuit = B",
+                "fn f<E: MyError>() -> Result<u32, E> { todo!() }",
+            ),
+            (
+                "circuit = B",
+                "fn f<E>() -> Result<u32, std::io::Error> { todo!() }",
+            ),
+            ("attempts = 2", "fn f<E>() -> Result<u32, E> { todo!() }"),
+            // A plain fn has no timeout to convert (its own error says so).
+            (
+                "circuit = B",
+                "fn f<E: From<CircuitOpen>>() -> Result<u32, E> { todo!() }",
+            ),
+        ] {
+            assert_eq!(
+                messages(args, item),
+                Vec::<String>::new(),
+                "{args} on {item}"
+            );
+        }
+    }
 
     #[test]
     fn closure_parameters_by_value_are_refused() {

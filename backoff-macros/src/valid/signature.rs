@@ -51,6 +51,7 @@ pub(crate) fn check_signature(
     }
     check_closure_types(sig, args, errors);
     check_mut_borrow_of_self(sig, errors);
+    super::generic::check_generic_error(sig, is_async, args, errors);
     hedge::check_hedge(sig, is_async, args, errors);
     if let (Some(when_ok), ReturnType::Type(_, ty)) = (&args.when_ok, &sig.output)
         && ok_type_is_unit(ty)

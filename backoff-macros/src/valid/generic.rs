@@ -1,0 +1,167 @@
+//! A generic error type `E` without the `From` bounds that `circuit`,
+//! `throttle` and the timeouts need: one error on `E`, naming the bounds to
+//! add (rustc alone would suggest bounding `E` by a hidden check trait).
+
+use syn::{GenericParam, Ident, ReturnType, Signature, Type, TypeParamBound, WherePredicate};
+
+use crate::attr::RetryArgs;
+use crate::errors::Errors;
+
+/// Traits of `std` a bound may name that never imply a `From` of the
+/// library's refusals: with only these (or none), a missing `From` bound
+/// is certain. A bound by any other trait (the user's own may have
+/// `From<CircuitOpen>` as a supertrait) leaves the check to the compiler.
+const NEUTRAL: &[&str] = &[
+    "Debug",
+    "Display",
+    "Error",
+    "Send",
+    "Sync",
+    "Clone",
+    "Copy",
+    "Sized",
+    "Unpin",
+    "PartialEq",
+    "Eq",
+    "Hash",
+    "PartialOrd",
+    "Ord",
+    "Default",
+    "Any",
+];
+
+pub(super) fn check_generic_error(
+    sig: &Signature,
+    is_async: bool,
+    args: &RetryArgs,
+    errors: &mut Errors,
+) {
+    let Some(param) = generic_error(sig) else {
+        return;
+    };
+    let mut needs: Vec<(&str, &str)> = Vec::new();
+    if args.circuit.is_some() {
+        needs.push(("circuit", "CircuitOpen"));
+    }
+    if args.throttle.is_some() {
+        needs.push(("throttle", "Rejected"));
+    }
+    if is_async && (args.timeout.is_some() || args.attempt_timeout.is_some()) {
+        let name = if args.timeout.is_some() {
+            "timeout"
+        } else {
+            "attempt_timeout"
+        };
+        needs.push((name, "Elapsed"));
+    }
+    let bounds = bounds_of(sig, param);
+    if bounds.iter().any(|b| !is_neutral_or_from(b)) {
+        return;
+    }
+    let missing: Vec<_> = needs
+        .into_iter()
+        .filter(|(_, refusal)| !bounds.iter().any(|b| is_from(b, refusal)))
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let arguments = missing
+        .iter()
+        .map(|(arg, _)| format!("`{arg}`"))
+        .collect::<Vec<_>>()
+        .join(" and ");
+    let wanted = missing
+        .iter()
+        .map(|(_, refusal)| format!("From<backoff_runtime::{refusal}>"))
+        .collect::<Vec<_>>()
+        .join(" + ");
+    errors.push(syn::Error::new(
+        param.span(),
+        format!(
+            "with {arguments}, the error type `{param}` must implement `{wanted}`: the call fails fast with `{param}::from(..)` of the refusal; add the bound `{param}: {wanted}`"
+        ),
+    ));
+}
+
+/// The `E` of `-> Result<T, E>` when `E` is a type parameter of the
+/// function.
+fn generic_error(sig: &Signature) -> Option<&Ident> {
+    let ReturnType::Type(_, ty) = &sig.output else {
+        return None;
+    };
+    let Type::Path(path) = super::closures::ungrouped_type(ty) else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
+        return None;
+    };
+    let mut types = generics.args.iter().filter_map(|a| match a {
+        syn::GenericArgument::Type(t) => Some(t),
+        _ => None,
+    });
+    let Type::Path(error) = types.nth(1)? else {
+        return None;
+    };
+    let ident = error.path.get_ident()?;
+    sig.generics.params.iter().find_map(|p| match p {
+        GenericParam::Type(t) if t.ident == *ident => Some(&t.ident),
+        _ => None,
+    })
+}
+
+/// Every bound on `param`, in its declaration and the `where` clause.
+fn bounds_of<'a>(sig: &'a Signature, param: &Ident) -> Vec<&'a TypeParamBound> {
+    let mut bounds = Vec::new();
+    for p in &sig.generics.params {
+        if let GenericParam::Type(t) = p
+            && t.ident == *param
+        {
+            bounds.extend(t.bounds.iter());
+        }
+    }
+    if let Some(clause) = &sig.generics.where_clause {
+        for predicate in &clause.predicates {
+            if let WherePredicate::Type(t) = predicate
+                && let Type::Path(p) = &t.bounded_ty
+                && p.path.is_ident(param)
+            {
+                bounds.extend(t.bounds.iter());
+            }
+        }
+    }
+    bounds
+}
+
+fn is_neutral_or_from(bound: &TypeParamBound) -> bool {
+    match bound {
+        TypeParamBound::Trait(t) => t
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "From" || NEUTRAL.iter().any(|n| s.ident == n)),
+        TypeParamBound::Lifetime(_) => true,
+        _ => false,
+    }
+}
+
+/// Whether `bound` is `From<..::refusal>`.
+fn is_from(bound: &TypeParamBound, refusal: &str) -> bool {
+    let TypeParamBound::Trait(t) = bound else {
+        return false;
+    };
+    let Some(last) = t.path.segments.last() else {
+        return false;
+    };
+    let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
+        return false;
+    };
+    last.ident == "From"
+        && generics.args.iter().any(|a| {
+            matches!(a, syn::GenericArgument::Type(Type::Path(p))
+                if p.path.segments.last().is_some_and(|s| s.ident == refusal))
+        })
+}
