@@ -110,7 +110,7 @@ fn check_unique_access(sig: &Signature, args: &RetryArgs, errors: &mut Errors) {
             FnArg::Receiver(r) if receiver_borrow(r).is_some_and(|(_, mutable)| mutable) => {
                 errors.push(syn::Error::new_spanned(
                     r,
-                    format!("{why}, and `&mut self` lets only one of them use `self` at a time; take `&self` (with a `Mutex` or atomics for what changes), or remove `hedge`"),
+                    format!("{why}, and `&mut self` lets only one of them use `self` at a time; take `&self` (a client such as `reqwest::Client` or a `tonic` channel sends from `&self`; one whose calls need `&mut` can be cloned per attempt in the body, `let mut client = self.client.clone();`, where a `Mutex` would make the hedges wait on each other), or remove `hedge`"),
                 ));
             }
             FnArg::Typed(t) => {
