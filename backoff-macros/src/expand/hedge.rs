@@ -122,8 +122,10 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
     let circuit = args.circuit.as_ref().map(|c| {
         let pc = super::names::p_at(c.key);
         let open = local("__backoff_open", c.key);
+        // (At the return type: one error there for a non-`Result` fn.)
+        let error = n.error_of();
         let from = quote_spanned! {c.key=>
-            <#pc::ErrorOf<#ret> as #pc::FromCircuitOpen>::from_circuit_open(#open)
+            <#error as #pc::FromCircuitOpen>::from_circuit_open(#open)
         };
         quote!(.circuit(__backoff_circuit, |__backoff_open| #from))
     });
@@ -221,11 +223,13 @@ fn timeout(
     hedged: &TokenStream,
     give_up: Option<&TokenStream>,
 ) -> (TokenStream, TokenStream) {
-    let (p, ret, clock, from_result) = (&n.p, &n.ret, &n.clock, &n.rebuild_fn());
+    let (p, clock, from_result) = (&n.p, &n.clock, &n.rebuild_fn());
     let d = duration(p, t.value.value);
     let (elapsed, pt) = (local("__backoff_elapsed", t.key), p_at(t.key));
+    // (At the return type: one error there for a non-`Result` fn.)
+    let error = n.error_of();
     let from = quote_spanned! {t.key=>
-        <#pt::ErrorOf<#ret> as #pt::FromElapsed>::from_elapsed(#elapsed)
+        <#error as #pt::FromElapsed>::from_elapsed(#elapsed)
     };
     let timer = quote_spanned! {t.key=>
         <#pt::DefaultSleep as #pt::AsyncTimeout>::timeout(#d, #hedged)

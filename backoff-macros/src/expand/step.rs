@@ -128,7 +128,7 @@ pub(super) fn refusals(n: &Names<'_>) -> Option<TokenStream> {
     if !n.args.gates_attempts() {
         return None;
     }
-    let (p, ret, reports) = (&n.p, &n.ret, reports(n));
+    let (p, reports) = (&n.p, reports(n));
     let tracer = n.tracer("result", "__backoff_result");
     let refuse = |arg: &Option<Arg<Expr>>, ask: &str, trait_: &str, conv: &str| {
         let a = arg.as_ref()?;
@@ -140,8 +140,11 @@ pub(super) fn refusals(n: &Names<'_>) -> Option<TokenStream> {
             Ident::new(trait_, a.key),
             Ident::new(conv, a.key),
         );
+        // (`ErrorOf<R>` at the return type: a function that does not
+        // return `Result` is one error there, not a second one here.)
+        let error = n.error_of();
         let from = quote_spanned! {a.key=>
-            <#pc::ErrorOf<#ret> as #pc::#trait_>::#conv(#refused)
+            <#error as #pc::#trait_>::#conv(#refused)
         };
         Some(quote! {
             if let #p::Result::Err(__backoff_refused) = __backoff_call.#ask() {

@@ -21,8 +21,10 @@ pub(super) fn attempt_timeout(n: &Names<'_>, t: &Arg<DurationArg>, body: &Group)
     // a missing `From<Elapsed>` is one error, not one per argument.
     let at = n.args.timeout.as_ref().map_or(t.key, |call| call.key);
     let (elapsed, pt) = (local("__backoff_elapsed", at), p_at(at));
+    // (At the return type: one error there for a non-`Result` fn.)
+    let error = n.error_of();
     let from = quote_spanned! {at=>
-        <#pt::ErrorOf<#ret> as #pt::FromElapsed>::from_elapsed(#elapsed)
+        <#error as #pt::FromElapsed>::from_elapsed(#elapsed)
     };
     let pk = p_at(t.key);
     let timeout = quote_spanned! {t.key=>
@@ -57,12 +59,14 @@ pub(super) fn call_timeout(n: &Names<'_>, retry_loop: TokenStream) -> TokenStrea
         (Some(t), true) => t,
         _ => return retry_loop,
     };
-    let (p, ret, reports) = (&n.p, &n.ret, reports(n));
+    let (p, reports) = (&n.p, reports(n));
     let tracer = n.tracer("result", "__backoff_result");
     let d = duration(p, t.value.value);
     let (elapsed, pt) = (local("__backoff_elapsed", t.key), p_at(t.key));
+    // (At the return type: one error there for a non-`Result` fn.)
+    let error = n.error_of();
     let from = quote_spanned! {t.key=>
-        <#pt::ErrorOf<#ret> as #pt::FromElapsed>::from_elapsed(#elapsed)
+        <#error as #pt::FromElapsed>::from_elapsed(#elapsed)
     };
     let pk = p_at(t.key);
     let timeout = quote_spanned! {t.key=>

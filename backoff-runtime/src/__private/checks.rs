@@ -725,6 +725,9 @@ impl<U: ?Sized> KeptAcrossCalls<&U> for ReturnedValue {}
 impl<U: ?Sized> KeptAcrossCalls<&mut U> for ReturnedValue {}
 
 #[diagnostic::do_not_recommend]
+impl<U: ?Sized> KeptAcrossCalls<Option<&U>> for ReturnedValue {}
+
+#[diagnostic::do_not_recommend]
 impl<U: ?Sized> KeptAcrossCalls<std::sync::Arc<U>> for ReturnedValue {}
 
 #[diagnostic::do_not_recommend]
