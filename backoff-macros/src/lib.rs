@@ -184,8 +184,10 @@ use proc_macro::TokenStream;
 ///   is beyond today's borrow checker. Return owned data, or split the
 ///   method: retry the part that does the fallible work, then borrow in a
 ///   second method. (The attribute does not refuse a shared borrow, since
-///   many such methods compile; a `&mut` in the `Ok` type with the lifetime
-///   of `&mut self`, which no loop can hand out, is refused at that `&mut`.)
+///   many such methods compile; a unique borrow in the `Ok` type of a
+///   `&mut self` or `&mut` argument, which no loop can hand out, is refused:
+///   a `&mut T`, or, in a plain fn, a `..Mut<'_>`, `MutexGuard<'_>` or
+///   `Entry<'_>` type with its lifetime written.)
 /// - `#[track_caller]` is a compile error beside `#[retry]`: the body runs
 ///   in a closure, which stable Rust cannot mark `#[track_caller]`, so it
 ///   would silently stop naming the caller. Two `#[retry]` on one function

@@ -1,10 +1,12 @@
 //! Checks that involve more than one argument, or the function itself, by
-//! family: the arguments against each other (`args`), the hooks' closures
+//! family: the arguments against each other (`args`), a plain fn's `Ok`
+//! borrowing from a `&mut` (`borrows`), the hooks' closures
 //! (`closures`), the function's signature and attributes (`signature`),
 //! `clone(..)` (`clone`), `hedge` (`hedge`), and a generic error type's
 //! bounds (`generic`).
 
 mod args;
+mod borrows;
 mod clone;
 mod closures;
 mod generic;

@@ -50,7 +50,11 @@ pub(crate) fn check_signature(
         check_known_sleep(sig, is_async, sleep, errors);
     }
     check_closure_types(sig, args, errors);
-    check_mut_borrow_of_self(sig, errors);
+    if is_async {
+        check_mut_borrow_of_self(sig, errors);
+    } else {
+        super::borrows::check_plain_fn_borrows(sig, errors);
+    }
     super::generic::check_generic_error(sig, is_async, args, errors);
     hedge::check_hedge(sig, is_async, args, errors);
     if let (Some(when_ok), ReturnType::Type(_, ty)) = (&args.when_ok, &sig.output)

@@ -1,0 +1,137 @@
+//! A plain fn whose `Ok` value holds a unique borrow of a `&mut` it was
+//! given (`fn get(&mut self) -> Result<&mut T, E>`, `fn first(buf: &mut
+//! Vec<u8>) -> Result<&mut u8, E>`, `-> Result<IterMut<'_, T>, E>`): its
+//! attempts are one `FnMut` closure, which can never hand out a unique
+//! borrow of what it captured. Refused before rustc, which would say
+//! "captured variable cannot escape `FnMut` closure body" (and, in an
+//! edition-2018 crate, add an E0373 whose `move` fix does not apply).
+//!
+//! A shared borrow (`-> Result<&str, E>`) is left to rustc: it compiles
+//! when the body borrows distinct fields.
+
+use syn::visit::Visit;
+use syn::{FnArg, Pat, Signature, Type};
+
+use crate::errors::Errors;
+
+use super::clone::{receiver_borrow, ungrouped_pat};
+use super::closures::ungrouped_type;
+use super::signature::ok_type;
+
+/// Types of `std` that hold a unique borrow (besides the `..Mut` ones):
+/// returned with a lifetime from a `&mut`, they are one.
+const UNIQUE_HOLDERS: &[&str] = &[
+    "MutexGuard",
+    "RwLockWriteGuard",
+    "Entry",
+    "OccupiedEntry",
+    "VacantEntry",
+    "Drain",
+    "PeekMut",
+];
+
+/// The unique borrows in a type: `&mut` references, and types that hold
+/// one (`IterMut<'_, T>`, `RefMut<'_, T>`, `PathSegmentsMut<'_>`), each
+/// with its lifetime (`None` when elided) and span.
+#[derive(Default)]
+struct Unique {
+    all: Vec<(Option<String>, proc_macro2::Span)>,
+}
+
+impl<'ast> Visit<'ast> for Unique {
+    fn visit_type_reference(&mut self, node: &'ast syn::TypeReference) {
+        if let Some(m) = node.mutability {
+            let lifetime = node.lifetime.as_ref().map(|l| l.ident.to_string());
+            let lifetime = lifetime.filter(|l| l != "_");
+            self.all.push((lifetime, m.span));
+        }
+        syn::visit::visit_type_reference(self, node);
+    }
+
+    fn visit_type_path(&mut self, node: &'ast syn::TypePath) {
+        if let Some(last) = node.path.segments.last() {
+            let name = last.ident.to_string();
+            if name.ends_with("Mut") || UNIQUE_HOLDERS.contains(&name.as_str()) {
+                let lifetime = match &last.arguments {
+                    syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|a| match a {
+                        syn::GenericArgument::Lifetime(l) => Some(l.ident.to_string()),
+                        _ => None,
+                    }),
+                    _ => None,
+                };
+                // Only with a lifetime written (`'_` or named): without
+                // one, the type may well be owned (a log's `Entry`).
+                if let Some(lifetime) = lifetime.filter(|l| l != "static") {
+                    let lifetime = Some(lifetime).filter(|l| l != "_");
+                    self.all.push((lifetime, last.ident.span()));
+                }
+            }
+        }
+        syn::visit::visit_type_path(self, node);
+    }
+
+    // `impl Fn(&mut T) -> &mut U` and `dyn Fn(..)` bind their own lifetimes.
+    fn visit_parenthesized_generic_arguments(
+        &mut self,
+        _: &'ast syn::ParenthesizedGenericArguments,
+    ) {
+    }
+
+    fn visit_type_fn_ptr(&mut self, _: &'ast syn::TypeFnPtr) {}
+}
+
+const WAYS_OUT: &str = "return owned data, or split the function: retry the fallible work in one function and take the borrow in a second one, without `#[retry]`";
+
+pub(super) fn check_plain_fn_borrows(sig: &Signature, errors: &mut Errors) {
+    let Some(ok) = ok_type(&sig.output) else {
+        return;
+    };
+    let mut found = Unique::default();
+    found.visit_type(ok);
+    if found.all.is_empty() {
+        return;
+    }
+    let self_borrow = sig.receiver().and_then(receiver_borrow);
+    if let Some((lifetime, true)) = self_borrow {
+        let lifetime = lifetime.map(|l| l.ident.to_string());
+        if let Some((_, span)) = found
+            .all
+            .iter()
+            .find(|(l, _)| l.is_none() || *l == lifetime)
+        {
+            errors.push(syn::Error::new(
+                *span,
+                format!("`#[retry]` cannot return a unique borrow of `self` from a plain fn that takes `&mut self`: each attempt borrows `self` again, and a unique borrow handed out by one attempt would still hold it (rustc: \"captured variable cannot escape `FnMut` closure body\"); {WAYS_OUT}"),
+            ));
+            return;
+        }
+    }
+    for input in &sig.inputs {
+        let FnArg::Typed(t) = input else { continue };
+        let Type::Reference(r) = ungrouped_type(&t.ty) else {
+            continue;
+        };
+        if r.mutability.is_none() {
+            continue;
+        }
+        let lifetime = r.lifetime.as_ref().map(|l| l.ident.to_string());
+        let borrowed = found.all.iter().find(|(l, _)| match (l, &lifetime) {
+            // Elided in the output: from this parameter when `self` is not a
+            // reference to take it from.
+            (None, _) => self_borrow.is_none(),
+            (Some(out), Some(param)) => out == param,
+            (Some(_), None) => false,
+        });
+        if let Some((_, span)) = borrowed {
+            let name = match ungrouped_pat(&t.pat) {
+                Pat::Ident(p) => format!("`{}`", p.ident),
+                _ => "this `&mut` parameter".to_owned(),
+            };
+            errors.push(syn::Error::new(
+                *span,
+                format!("`#[retry]` cannot return a unique borrow of {name} from a plain fn: each attempt reborrows {name}, and a unique borrow handed out by one attempt would still hold it (rustc: \"captured variable cannot escape `FnMut` closure body\"); {WAYS_OUT}"),
+            ));
+            return;
+        }
+    }
+}
