@@ -2,7 +2,7 @@
 //! limits, timeouts, closures that must not be `async`.
 
 use crate::attr::defaults;
-use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
+use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind, ungrouped};
 use crate::duration;
 use crate::errors::Errors;
 
@@ -106,6 +106,8 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
                 &arg.value,
                 format!("this `{ty}` would be a new one for every call, so it would remember nothing between calls; declare a `static` (`static SHARED: {ty} = ...;`, then `{name} = SHARED`) or keep it in a field (`{name} = self.{name}`)"),
             ));
+        } else if let Some(message) = fleet_builder(&arg.value, name) {
+            errors.push(syn::Error::new_spanned(&arg.value, message));
         } else if let Some(callee) = constructor(&arg.value) {
             errors.push(syn::Error::new_spanned(
                 &arg.value,
@@ -156,6 +158,25 @@ pub(super) fn builds(expr: &syn::Expr, ty: &str) -> bool {
         _ => return false,
     };
     path.segments.iter().any(|s| s.ident == ty)
+}
+
+/// A fleet's builder called in the attribute (`PAYMENTS.quorum(2)`,
+/// `STORE.breaker("payments", ..)`): a new shared value for every call.
+fn fleet_builder(expr: &syn::Expr, name: &str) -> Option<String> {
+    let syn::Expr::MethodCall(call) = ungrouped(expr) else {
+        return None;
+    };
+    let method = call.method.to_string();
+    let shown = quote::ToTokens::to_token_stream(&*call.receiver).to_string();
+    match method.as_str() {
+        "quorum" => Some(format!(
+            "`.quorum(..)` builds a new shared breaker for every call, which would remember nothing between calls; set the quorum where the breaker is built once: `static PAYMENTS: LazyLock<SharedBreaker> = LazyLock::new(|| STORE.breaker(\"payments\", ..).quorum(2));`, then `{name} = {shown}`"
+        )),
+        "breaker" | "budget" | "throttle" if call.args.len() == 2 => Some(format!(
+            "`.{method}(name, ..)` makes a new shared value for every call, which would remember nothing between calls; make it once, in a `static` (`static SHARED: LazyLock<..> = LazyLock::new(|| {shown}.{method}(..));`, then `{name} = &*SHARED`) or in a field"
+        )),
+        _ => None,
+    }
 }
 
 /// The callee of `expr` if it is a constructor's call, which the attribute
