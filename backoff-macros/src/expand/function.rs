@@ -129,6 +129,26 @@ pub(super) fn parse_function(item: &TokenStream) -> syn::Result<Function> {
         .into_iter()
         .next()
         .map_or_else(Span::call_site, |tt| tt.span());
+    // `safe fn f();` in an `unsafe extern` block (syn reads neither).
+    let words: Vec<String> = item
+        .clone()
+        .into_iter()
+        .filter_map(|tt| match tt {
+            TokenTree::Ident(i) => Some(i.to_string()),
+            _ => None,
+        })
+        .take(4)
+        .collect();
+    if words
+        .iter()
+        .position(|w| w == "safe")
+        .is_some_and(|i| words.get(i + 1).is_some_and(|w| w == "fn"))
+    {
+        return Err(syn::Error::new(
+            span,
+            "`#[retry]` needs a function body to run again, and a function in an `extern` block has none: wrap it in a function of your own and put `#[retry]` there",
+        ));
+    }
     if let Ok(syn::Expr::Closure(closure)) = syn::parse2::<syn::Expr>(item.clone()) {
         let (run, dots) = match closure.asyncness {
             Some(_) => ("retry_async", "async { .. }"),
