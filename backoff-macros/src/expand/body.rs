@@ -51,6 +51,13 @@ pub(super) fn body(
         }
     });
     for Reborrow { mutability, name } in reborrows {
+        // (A `_name` parameter: the reborrow is ours, and so would be
+        // clippy's pedantic lints on using and rebinding it.)
+        if name.to_string().starts_with('_') {
+            prologue.extend(quote!(
+                #[allow(clippy::used_underscore_binding, clippy::no_effect_underscore_binding)]
+            ));
+        }
         prologue.extend(quote!(let #mutability #name = &mut *#name;));
     }
     // The body's statements, to put in the user's braces after what the
