@@ -126,8 +126,8 @@
 //! 90 % of what it is offered); each is retried on rejection with
 //! `attempts = A` of the `full` strategy above. Each run is simulated
 //! twice: with every attempt sent, and with every attempt first asking one
-//! shared [`AdaptiveThrottle`](backoff_runtime::AdaptiveThrottle) (`k = 2`,
-//! a two-minute window, the SRE book's): a local rejection ends the request
+//! shared [`AdaptiveThrottle`](backoff_runtime::AdaptiveThrottle) (`k = 2`
+//! unless `--k`, a two-minute window, the SRE book's): a local rejection ends the request
 //! at once with `Rejected` (it never reaches the server), a write the
 //! server accepts is reported `accepted`, one it rejects `rejected`.
 //!
@@ -135,7 +135,10 @@
 //! without the throttle every request's retries reach it (close to
 //! `attempts` calls per request, ten times what it accepts); with it the
 //! clients send about `k` times what the server accepts (the SRE book's
-//! bound), and the server accepts as much as before. The figures are in
+//! bound), and the server accepts as much as before. `--k` sets the
+//! throttle's `k`, `--burst` the server's bucket in seconds of capacity: a
+//! server that holds no burst (`--burst 0.01` at 100/s) accepts only about
+//! `C·(k−1)/k` of its capacity through a throttle. The figures are in
 //! `docs/fleets.md`.
 //!
 //! The `visualize` example includes this file as a module (`#[path]`) and
@@ -564,6 +567,12 @@ pub(crate) mod sim {
         pub(crate) seconds: f64,
         /// Calls allowed per request, the first included.
         pub(crate) attempts: u32,
+        /// The throttle's `k`: it lets about `k` times the accepted writes
+        /// through.
+        pub(crate) k: f64,
+        /// The server's bucket, in seconds of capacity (0.1 by default,
+        /// at least one write).
+        pub(crate) burst_s: f64,
     }
 
     /// What one capacity run measured.
@@ -597,7 +606,7 @@ pub(crate) mod sim {
         let mut network = Network::new(derive_seed(seed, 0));
         let mut arrivals = JitterRng::from_seed(derive_seed(seed, 1));
         let mut draws = JitterRng::from_seed(derive_seed(derive_seed(seed, 1), 1));
-        let throttle = AdaptiveThrottle::new(2.0, Duration::from_secs(120));
+        let throttle = AdaptiveThrottle::new(o.k, Duration::from_secs(120));
         let base = std::time::Instant::now();
         let rate = o.capacity * o.offered;
         let mut times = Vec::new();
@@ -623,9 +632,9 @@ pub(crate) mod sim {
         for (request, at) in times.iter().enumerate() {
             queue.send(*at, Attempt::Send { request });
         }
-        // The server: a token bucket of `capacity` a second holding a tenth
-        // of a second's worth (at least one), with no queue.
-        let burst = (o.capacity / 10.0).max(1.0);
+        // The server: a token bucket of `capacity` a second holding
+        // `burst_s` seconds' worth (at least one), with no queue.
+        let burst = (o.capacity * o.burst_s).max(1.0);
         let (mut tokens, mut last) = (burst, Duration::ZERO);
         let mut out = OverloadOutcome {
             requests: times.len() as u64,
@@ -724,6 +733,10 @@ struct Options {
     offered: f64,
     /// `--seconds`: how long requests arrive.
     seconds: f64,
+    /// `--k`: the throttle's `k`.
+    k: f64,
+    /// `--burst`: the server's bucket, in seconds of capacity.
+    burst_s: f64,
     clients: usize,
     runs: u32,
     seed: u64,
@@ -743,7 +756,7 @@ const USAGE: &str = "usage: herd [--clients N] [--runs R] [--seed S] [--json]
        herd --down [--requests N] [--attempts A] [--rate PER_S] [--fail-rate P]
                    [--budget-tokens T] [--budget-ratio X] [--runs R] [--seed S] [--json]
        herd --overload [--capacity PER_S] [--offered X] [--seconds S] [--attempts A]
-                   [--runs R] [--seed S] [--json]";
+                   [--k K] [--burst S] [--runs R] [--seed S] [--json]";
 
 /// The request counts of `--down` without `--requests`.
 const DOWN_REQUESTS: [usize; 4] = [10, 100, 1_000, 10_000];
@@ -754,6 +767,8 @@ fn parse_args() -> Result<Options, String> {
         capacity: 100.0,
         offered: 10.0,
         seconds: 600.0,
+        k: 2.0,
+        burst_s: 0.1,
         clients: 100,
         runs: 20,
         seed: 1,
@@ -783,6 +798,8 @@ fn parse_args() -> Result<Options, String> {
             "--capacity" => options.capacity = parse(&value("--capacity")?, "--capacity")?,
             "--offered" => options.offered = parse(&value("--offered")?, "--offered")?,
             "--seconds" => options.seconds = parse(&value("--seconds")?, "--seconds")?,
+            "--k" => options.k = parse(&value("--k")?, "--k")?,
+            "--burst" => options.burst_s = parse(&value("--burst")?, "--burst")?,
             "--requests" => options.requests = Some(parse(&value("--requests")?, "--requests")?),
             "--attempts" => options.attempts = parse(&value("--attempts")?, "--attempts")?,
             "--rate" => options.rate_per_s = parse(&value("--rate")?, "--rate")?,
@@ -811,10 +828,16 @@ fn parse_args() -> Result<Options, String> {
     if options.overload {
         let positive = |x: f64| x.is_finite() && x > 0.0;
         if options.down || herd_only.is_some() || options.requests.is_some() {
-            return Err("--overload takes --capacity, --offered, --seconds, --attempts".into());
+            return Err(
+                "--overload takes --capacity, --offered, --seconds, --attempts, --k, --burst"
+                    .into(),
+            );
         }
         if !(positive(options.capacity) && positive(options.offered) && positive(options.seconds)) {
             return Err("--capacity, --offered and --seconds must be positive numbers".into());
+        }
+        if !(positive(options.burst_s) && options.k.is_finite() && options.k >= 1.0) {
+            return Err("--burst must be a positive number and --k at least 1".into());
         }
         if options.attempts == 0 || options.runs == 0 {
             return Err("--attempts and --runs must be at least 1".into());
@@ -991,6 +1014,8 @@ fn overload(options: &Options) {
         offered: options.offered,
         seconds: options.seconds,
         attempts: options.attempts,
+        k: options.k,
+        burst_s: options.burst_s,
     };
     let (alone, throttled) = sim::average_overload(o, options.runs, options.seed);
     if options.json {
@@ -1020,8 +1045,8 @@ fn overload(options: &Options) {
         o.capacity, o.offered, o.seconds, o.attempts
     );
     println!(
-        "throttle: AdaptiveThrottle::new(2.0, 120 s); mean of {} runs, seed {}",
-        options.runs, options.seed
+        "throttle: AdaptiveThrottle::new({}, 120 s); server bucket {} s of capacity; mean of {} runs, seed {}",
+        o.k, o.burst_s, options.runs, options.seed
     );
     println!(
         "{:<10} {:>10} {:>12} {:>10} {:>12} {:>14} {:>16}",

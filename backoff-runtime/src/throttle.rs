@@ -147,6 +147,13 @@ impl AdaptiveThrottle {
     /// A throttle rejecting locally with probability
     /// `max(0, (requests − k·accepts) / (requests + 1))` over the last
     /// `window` (the SRE book: `k = 2.0`, a two-minute window).
+    ///
+    /// Its cost: about `k` times the accepted requests reach the backend,
+    /// at random moments, so a backend that cannot hold a burst (no queue)
+    /// idles between them and accepts less: with no buffer at all, about
+    /// `C · (k − 1) / k` of its capacity `C` (half at `k = 2`). A backend
+    /// with even a fraction of a second of queue loses almost nothing; a
+    /// larger `k` trades more load on the backend for less of that loss.
     pub const fn new(k: f64, window: Duration) -> Self {
         let k_milli = if k.is_nan() || k < 1.0 {
             1000

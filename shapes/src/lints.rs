@@ -80,30 +80,21 @@ pub fn first_byte(bytes: &mut Vec<u8>) -> Result<u8, u32> {
 /// `used_underscore_binding` or `no_effect_underscore_binding`, on the
 /// runtime's loop and on the function's own.
 #[retry(immediate, attempts = 2)]
-#[warn(
-    clippy::used_underscore_binding,
-    clippy::no_effect_underscore_binding
-)]
+#[warn(clippy::used_underscore_binding, clippy::no_effect_underscore_binding)]
 pub fn underscore_writer(mut _writer: &mut Vec<u8>) -> Result<u32, u32> {
     Ok(1)
 }
 
 /// The same, on the function's own loop (a hook).
 #[retry(immediate, attempts = 2, on_retry = |_, _| ())]
-#[warn(
-    clippy::used_underscore_binding,
-    clippy::no_effect_underscore_binding
-)]
+#[warn(clippy::used_underscore_binding, clippy::no_effect_underscore_binding)]
 pub fn underscore_writer_hooked(mut _writer: &mut Vec<u8>) -> Result<u32, u32> {
     Ok(1)
 }
 
 /// The same, `async`.
 #[retry(immediate, attempts = 2)]
-#[warn(
-    clippy::used_underscore_binding,
-    clippy::no_effect_underscore_binding
-)]
+#[warn(clippy::used_underscore_binding, clippy::no_effect_underscore_binding)]
 pub async fn underscore_writer_async(mut _writer: &mut Vec<u8>) -> Result<u32, u32> {
     Ok(1)
 }
