@@ -1,0 +1,304 @@
+//! A hedged call running: [`Hedged`], the future, and its state.
+
+use super::*;
+
+pin_project! {
+    /// A hedged call's future: see the [module](crate::hedge). Built by
+    /// [`Hedge::call`]; it holds its attempts' futures in `L`, `N` slots.
+    /// Dropping it drops every attempt in flight.
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let policy = Policy::immediate().attempts(2);
+    /// let call = policy
+    ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .call(|| std::future::pending::<Result<(), ()>>());
+    /// // Both attempts are cancelled with the call.
+    /// assert!(tokio::time::timeout(Duration::from_secs(1), call).await.is_err());
+    /// # }
+    /// ```
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct Hedged<'p, S, Op, Fut, T, E, C, H, L, Tr = NoTrace> {
+        #[pin]
+        pub(super) slots: L,
+        #[pin]
+        pub(super) timer: Option<tokio::time::Sleep>,
+        pub(super) call: Call<'p, S, Op, Fut, T, E, C, H>,
+        pub(super) trace: Tr,
+    }
+}
+
+/// The types a [`Call`] names without holding.
+pub(super) type Marker<Fut, T, E> = PhantomData<fn() -> (Fut, Result<T, E>)>;
+
+/// How [`Hedge::circuit`] makes a refusal the call's error.
+pub(super) type FromOpen<E> = fn(CircuitOpen) -> E;
+
+/// What a hedged call keeps besides its pinned attempts and timer.
+pub(super) struct Call<'p, S, Op, Fut, T, E, C, H> {
+    pub(super) op: Op,
+    pub(super) start: Origin<'p, S>,
+    pub(super) state: Option<RetryState<'p, S>>,
+    pub(super) hooks: H,
+    pub(super) recording: Recording,
+    pub(super) delay: HedgeDelay<'p>,
+    /// The delay read when the call began.
+    pub(super) hedge_after: Duration,
+    pub(super) refused: Option<C>,
+    /// Slots: no more attempts than these start.
+    pub(super) limit: u32,
+    pub(super) started: u32,
+    pub(super) in_flight: u32,
+    pub(super) hedges: u32,
+    /// Whether the timer runs for the next hedge.
+    pub(super) armed: bool,
+    /// Whether it is to be started when the attempts next wait.
+    pub(super) arm: bool,
+    pub(super) done: bool,
+    pub(super) outcome: Marker<Fut, T, E>,
+}
+
+impl<'p, S: Strategy, Op, Fut, T, E, C, H> Call<'p, S, Op, Fut, T, E, C, H>
+where
+    C: Refuse<E>,
+    Op: HedgeOp<Fut>,
+    Fut: Future<Output = Result<T, E>>,
+    H: Hooks<T, E>,
+{
+    /// Whether the call needs each attempt's start time.
+    pub(super) fn timed(&self) -> bool {
+        self.recording.is_live()
+            || matches!(self.delay, HedgeDelay::P95(_) | HedgeDelay::Quantile(..))
+    }
+
+    /// Starts attempt `started + 1` of kind `kind` in its slot, with a
+    /// permit from the breaker, if any: `Err(open)` if it refused.
+    pub(super) fn start<L: Slots<'p, Fut>>(
+        &mut self,
+        slots: Pin<&mut L>,
+        kind: AttemptKind,
+    ) -> Result<(), CircuitOpen> {
+        let mut permit = None;
+        if self.refused.is_some() {
+            let state = self.state.get_or_insert_with(|| self.start.state());
+            state.before_attempt()?;
+            permit = state.take_permit();
+        }
+        let began = if self.timed() {
+            Some((self.start.clock)())
+        } else {
+            None
+        };
+        let learn = match self.delay {
+            HedgeDelay::P95(latency) | HedgeDelay::Quantile(latency, _) => Some(latency),
+            HedgeDelay::After(_) => None,
+        };
+        let meta = Meta {
+            kind,
+            number: self.started.saturating_add(1),
+            began,
+            permit,
+            quiet: self.in_flight > 0,
+            learn,
+        };
+        let context =
+            AttemptContext::of(self.start.policy, self.started.saturating_add(1)).with_kind(kind);
+        slots.start(self.started, self.op.attempt(context), meta);
+        self.started += 1;
+        self.in_flight += 1;
+        if kind == AttemptKind::Hedge {
+            self.hedges += 1;
+        }
+        Ok(())
+    }
+
+    /// The call gives up: the breaker refused its next attempt (its first,
+    /// or a retry with none in flight).
+    pub(super) fn refused(&mut self, open: CircuitOpen, trace: &impl Trace<E>) -> Result<T, E> {
+        let error = match &self.refused {
+            Some(from) => from.refuse(open),
+            None => unreachable!("refused without a breaker"),
+        };
+        let progress = Lazy {
+            slot: &mut self.state,
+            start: &self.start,
+        };
+        let mut recording = HedgedRecording {
+            recording: &mut self.recording,
+            kind: AttemptKind::Original,
+            number: 0,
+            began: None,
+            started: self.started,
+        };
+        driver::give_up(
+            &progress,
+            Err(error),
+            &mut self.hooks,
+            trace,
+            &mut recording,
+            None,
+        )
+    }
+}
+
+impl<'p, S, Op, Fut, T, E, C, H, L> Hedged<'p, S, Op, Fut, T, E, C, H, L> {
+    #[doc(hidden)]
+    /// The same call, reporting its retries and its giving up to `trace`
+    /// (the attribute's `tracing` events).
+    pub fn traced<Tr: Trace<E>>(self, trace: Tr) -> Hedged<'p, S, Op, Fut, T, E, C, H, L, Tr> {
+        Hedged {
+            slots: self.slots,
+            timer: self.timer,
+            call: self.call,
+            trace,
+        }
+    }
+}
+
+impl<'p, S, Op, Fut, T, E, C, H, L, Tr> Future for Hedged<'p, S, Op, Fut, T, E, C, H, L, Tr>
+where
+    Tr: Trace<E>,
+    C: Refuse<E>,
+    S: Strategy,
+    Op: HedgeOp<Fut>,
+    Fut: Future<Output = Result<T, E>>,
+    H: Hooks<T, E>,
+    L: Slots<'p, Fut>,
+{
+    type Output = Result<T, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
+        let this = self.project();
+        let call = this.call;
+        let trace = &*this.trace;
+        let mut slots = this.slots;
+        let mut timer = this.timer;
+        assert!(!call.done, "`Hedged` polled after it completed");
+        if call.started == 0 {
+            call.hedge_after = call.delay.get();
+            if let Err(open) = call.start(slots.as_mut(), AttemptKind::Original) {
+                call.done = true;
+                return Poll::Ready(call.refused(open, trace));
+            }
+            call.rearm();
+        }
+        loop {
+            if call.armed
+                && let Some(sleep) = timer.as_mut().as_pin_mut()
+                && sleep.poll(cx).is_ready()
+            {
+                call.armed = false;
+                let granted = {
+                    let mut progress = Lazy {
+                        slot: &mut call.state,
+                        start: &call.start,
+                    };
+                    driver::hedge_now::<T, E, H>(&mut progress, call.hedge_after, &mut call.hooks)
+                };
+                if granted && call.start(slots.as_mut(), AttemptKind::Hedge).is_ok() {
+                    call.rearm();
+                }
+                continue;
+            }
+            let Poll::Ready((outcome, mut meta)) = slots.as_mut().poll_any(cx) else {
+                if call.arm {
+                    // The attempts wait: the timer starts now, in the poll
+                    // that started the attempt (so an attempt that is ready
+                    // at once never builds it).
+                    call.arm = false;
+                    if let Some(at) = tokio::time::Instant::now().checked_add(call.hedge_after) {
+                        match timer.as_mut().as_pin_mut() {
+                            Some(sleep) => sleep.reset(at),
+                            None => timer.set(Some(tokio::time::sleep_until(at))),
+                        }
+                        call.armed = true;
+                        continue;
+                    }
+                }
+                return Poll::Pending;
+            };
+            call.in_flight -= 1;
+            if let (Some(latency), Some(began)) = (meta.learn.take(), meta.began) {
+                // An answer after `took`; a failure says only "at least".
+                let took = (call.start.clock)().saturating_duration_since(began);
+                if outcome.is_ok() {
+                    latency.record(took);
+                } else {
+                    latency.record_at_least(took);
+                }
+            }
+            if let Some(permit) = meta.permit.take() {
+                // (Told of the outcome by the state's step or success.)
+                let state = call.state.get_or_insert_with(|| call.start.state());
+                state.put_permit(Some(permit));
+            }
+            let mut progress = Lazy {
+                slot: &mut call.state,
+                start: &call.start,
+            };
+            let mut recording = HedgedRecording {
+                recording: &mut call.recording,
+                kind: meta.kind,
+                number: meta.number,
+                began: meta.began,
+                started: call.started,
+            };
+            match driver::after_hedged_attempt(
+                &mut progress,
+                outcome,
+                HedgeCount {
+                    in_flight: call.in_flight > 0,
+                    room: call.started < call.limit,
+                    started: call.started,
+                    hedges: call.hedges,
+                },
+                &mut call.hooks,
+                trace,
+                &mut recording,
+            ) {
+                Hedging::Done(outcome) => {
+                    call.done = true;
+                    // The losers are dropped now, not with the future.
+                    slots.as_mut().cancel_all();
+                    timer.set(None);
+                    return Poll::Ready(outcome);
+                }
+                Hedging::Next => match call.start(slots.as_mut(), AttemptKind::Retry) {
+                    Ok(()) => call.rearm(),
+                    Err(open) if call.in_flight == 0 => {
+                        // The breaker refused the retry at the last moment
+                        // (the state had admitted it): the call ends.
+                        call.done = true;
+                        timer.set(None);
+                        return Poll::Ready(call.refused(open, trace));
+                    }
+                    Err(_) => call.disarm(),
+                },
+                Hedging::Wait => call.disarm(),
+            }
+        }
+    }
+}
+
+impl<'p, S, Op, Fut, T, E, C, H> Call<'p, S, Op, Fut, T, E, C, H> {
+    /// After an attempt started: the timer is to run for the next hedge
+    /// (from when the attempts next wait, in this poll), if one may start.
+    pub(super) fn rearm(&mut self)
+    where
+        S: Strategy,
+    {
+        self.armed = false;
+        self.arm =
+            self.started < self.limit && !self.state.as_ref().is_some_and(RetryState::is_done);
+    }
+
+    /// No other hedge may start.
+    pub(super) fn disarm(&mut self) {
+        self.armed = false;
+        self.arm = false;
+    }
+}

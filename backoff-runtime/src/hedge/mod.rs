@@ -1,0 +1,712 @@
+//! Hedged calls (gRPC A6 hedging, feature `tokio`): [`Policy::hedge_async`]
+//! builds a [`Hedge`], which runs an async operation as overlapping
+//! attempts, and [`Latency`] learns the delay to hedge after (`"p95"`).
+//!
+//! The rule: attempt 1 starts at once; while no attempt has given an
+//! accepted outcome, attempt k+1 starts the hedge delay after attempt k
+//! (an [`AttemptKind::Hedge`]), or at once when an attempt in flight fails
+//! with an error `when` would retry (an [`AttemptKind::Retry`]). The
+//! policy's attempt limit bounds all the attempts started. The first
+//! accepted outcome is returned and the attempts still in flight are
+//! dropped (cancelled). A [`Decision::Stop`] ends the call at once, with
+//! its error. When every attempt failed, the last error is returned.
+//!
+//! Each attempt after the first is a step of the call's [`RetryState`],
+//! through the same driver as every retry loop of this crate: it needs the
+//! attempt limit and `max_elapsed` to allow it, an open [`CircuitBreaker`]
+//! refuses it (and each attempt holds a permit of its own: a cancelled
+//! loser's permit is released, it counts as nothing), and a [`RetryBudget`]
+//! must pay a token for it (a success deposits). Once a hedge is refused,
+//! no other starts: the call waits for the attempts in flight. The
+//! policy's schedule is not slept: give [`Policy::immediate`] with the
+//! attempt limit (a schedule's delay still counts against `max_elapsed`).
+//!
+//! A verdict of [`Decision::RetryAfter`] or [`Decision::Throttled`] is
+//! taken as [`Decision::Retry`] would be, its delay not slept: the next
+//! attempt starts at once (within the throttled schedule's limit, if the
+//! policy has one). The recorder (feature `record`) is told each
+//! attempt that ended by its [`AttemptKind`] (`attempt.type`: `original`,
+//! `retry`, `hedge`); an attempt cancelled because another won has no
+//! outcome and is not counted, but the call's `attempts` counts every
+//! attempt started. No `tracing` events are emitted for hedged calls yet.
+//!
+//! Dropping the call unfinished (the caller's timeout, a `select!`) counts
+//! what dropping an unhedged call counts: one breaker failure, for the
+//! attempt that was running first; the attempts started while another was
+//! in flight release their permits and count as nothing. So a cancelled
+//! 3-attempt call adds one failure, not three (it does not open a
+//! threshold-3 breaker by itself).
+//!
+//! With a learned delay ([`HedgeDelay::P95`], [`HedgeDelay::Quantile`]),
+//! every attempt teaches the [`Latency`]: one that answered `Ok` after `t`
+//! is a sample `t`; one that failed, lost the race or was dropped with
+//! the call after running `t` is a censored sample, "at least `t`". The
+//! learned delay is readable with [`HedgeDelay::get`] or
+//! [`Latency::quantile`].
+//!
+//! The attempts run concurrently inside the call's own future: no task is
+//! spawned and nothing is allocated. The future holds `N` slots (a const
+//! generic, at most [`MAX_ATTEMPTS`]: a larger `N` does not compile), is
+//! `Send` when the attempts' futures and the hooks are, and dropping it
+//! drops every attempt in flight.
+//!
+//! ```
+//! use backoff_runtime::Policy;
+//! use backoff_runtime::hedge::HedgeDelay;
+//! use std::sync::atomic::{AtomicU32, Ordering};
+//! use std::time::Duration;
+//! use tokio::time::{sleep, Instant};
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+//! let calls = AtomicU32::new(0);
+//! let began = Instant::now();
+//! let policy = Policy::immediate().attempts(3);
+//! let result: Result<u32, &str> = policy
+//!     .hedge_async::<3>(HedgeDelay::After(Duration::from_millis(20)))
+//!     .call(|| async {
+//!         let n = calls.fetch_add(1, Ordering::Relaxed) + 1;
+//!         // The first attempt is stuck for a second, the hedge takes 10 ms.
+//!         sleep(Duration::from_millis(if n == 1 { 1000 } else { 10 })).await;
+//!         Ok(n)
+//!     })
+//!     .await;
+//! assert_eq!(result, Ok(2));
+//! assert_eq!(began.elapsed(), Duration::from_millis(30));
+//! # }
+//! ```
+
+use core::future::Future;
+use core::marker::PhantomData;
+use core::pin::Pin;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::task::{Context, Poll};
+use core::time::Duration;
+use pin_project_lite::pin_project;
+
+use crate::budget::RetryBudget;
+use crate::circuit::{CircuitBreaker, CircuitOpen};
+use crate::clock;
+use crate::control::{Budget, Circuit};
+use crate::decision::Decision;
+#[cfg(doc)]
+use crate::decision::IntoDecision;
+use crate::driver::{self, HedgeCount, Hedging, Hooks, Lazy, NoTrace, Origin, Trace};
+use crate::event::{AttemptContext, AttemptKind, RetryEvent};
+use crate::policy::Policy;
+use crate::recording::{HedgedRecording, Recording};
+use crate::report::GiveUp;
+use crate::retrying::{AcceptAll, Classify, NoHook, OnGiveUp, RetryAll};
+use crate::state::RetryState;
+use crate::strategy::Strategy;
+
+mod call;
+mod delay;
+mod hooks;
+mod slots;
+
+pub use call::Hedged;
+use call::*;
+pub use delay::{HedgeDelay, Latency};
+pub use hooks::{HedgeHooks, HedgeOp, NoCircuit, OnAttempt, Refuse, WithContext};
+use slots::*;
+pub use slots::{Capacity, Holds, Slot, Slots};
+
+/// The most attempts a hedged call holds (gRPC caps hedging at 5).
+///
+/// ```
+/// assert_eq!(backoff_runtime::hedge::MAX_ATTEMPTS, 8);
+/// ```
+pub const MAX_ATTEMPTS: usize = 8;
+
+/// A hedged call, before its operation is given: built by
+/// [`Policy::hedge_async`], with the hooks of [`Retrying`](crate::Retrying)
+/// (`when`, `when_ok`, `on_retry`, `on_giveup`), a budget and a breaker;
+/// [`call`](Hedge::call) gives the operation and makes the future.
+///
+/// Under a [breaker](Hedge::circuit), dropping the call unfinished counts
+/// at most one failure (the attempt running first's, as an unhedged call's
+/// cancellation), whatever the attempts in flight; a loser dropped because
+/// another attempt won counts nothing.
+///
+/// ```
+/// use backoff_runtime::hedge::HedgeDelay;
+/// use backoff_runtime::{AttemptKind, CircuitBreaker, GiveUp, Policy, RetryBudget, RetryEvent};
+/// use std::sync::atomic::{AtomicU32, Ordering};
+/// use std::time::Duration;
+///
+/// #[derive(Debug, PartialEq)]
+/// enum Error { Down, Open }
+///
+/// static BUDGET: RetryBudget = RetryBudget::new(10, 0.1);
+/// static BREAKER: CircuitBreaker = CircuitBreaker::new(5, 1, Duration::from_secs(10));
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// let calls = AtomicU32::new(0);
+/// let mut kinds = Vec::new();
+/// let mut gave_up = None;
+/// let result: Result<u32, Error> = Policy::immediate()
+///     .attempts(3)
+///     .hedge_async::<3>(HedgeDelay::After(Duration::from_millis(20)))
+///     .when(|e: &Error| *e == Error::Down)
+///     .budget(&BUDGET)
+///     .circuit(&BREAKER, |_| Error::Open)
+///     .on_retry(|_: Option<&Result<u32, Error>>, e: &RetryEvent| kinds.push(e.kind))
+///     .on_giveup(|_: &Result<u32, Error>, g: &GiveUp| gave_up = Some(g.attempts))
+///     .call(|| async {
+///         calls.fetch_add(1, Ordering::Relaxed);
+///         tokio::time::sleep(Duration::from_millis(50)).await;
+///         Err(Error::Down)
+///     })
+///     .await;
+/// assert_eq!(result, Err(Error::Down));
+/// assert_eq!(kinds, [AttemptKind::Hedge, AttemptKind::Hedge]);
+/// assert_eq!(gave_up, Some(3));
+/// assert_eq!(BUDGET.tokens(), 8.0);
+/// # }
+#[must_use = "a `Hedge` does nothing until you `call` it and await the result"]
+pub struct Hedge<
+    'p,
+    S,
+    const N: usize,
+    C = NoCircuit,
+    W = RetryAll,
+    K = AcceptAll,
+    R = NoHook,
+    G = NoHook,
+> {
+    policy: &'p Policy<S>,
+    delay: HedgeDelay<'p>,
+    budget: Option<&'p RetryBudget>,
+    circuit: Option<(&'p CircuitBreaker, C)>,
+    hooks: HedgeHooks<W, K, R, G>,
+}
+
+impl<S> Policy<S> {
+    /// A hedged call under this policy, holding `N` attempts (at most
+    /// [`MAX_ATTEMPTS`]), hedging after `delay`; see the [module](crate::hedge)
+    /// for the rule. Add hooks, a budget or a breaker, then give the
+    /// operation to [`call`](Hedge::call).
+    ///
+    /// The policy's attempt limit bounds the attempts started: give
+    /// `attempts(N)` (the attribute passes the same literal to both).
+    ///
+    /// # Panics
+    ///
+    /// If the policy's attempts are unlimited or above `N` (the call could
+    /// not hold them), or `delay` is a [`HedgeDelay::Quantile`] outside
+    /// `(0, 1)` or NaN.
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::{HedgeDelay, Latency};
+    /// use backoff_runtime::{Decision, Policy};
+    ///
+    /// static LATENCY: Latency = Latency::new();
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let result: Result<u32, String> = Policy::immediate()
+    ///     .attempts(2)
+    ///     .hedge_async::<2>(HedgeDelay::P95(&LATENCY))
+    ///     .when(|e: &String| if e == "bad request" { Decision::Stop } else { Decision::Retry })
+    ///     .call(|| async { Err("bad request".to_string()) })
+    ///     .await;
+    /// assert_eq!(result.unwrap_err(), "bad request"); // `Stop`: one attempt
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn hedge_async<'p, const N: usize>(&'p self, delay: HedgeDelay<'p>) -> Hedge<'p, S, N> {
+        const {
+            assert!(
+                N >= 1 && N <= MAX_ATTEMPTS,
+                "a hedged call holds 1 to 8 attempts"
+            )
+        };
+        match self.attempt_limit() {
+            Some(limit) => assert!(
+                limit as usize <= N,
+                "the policy allows {limit} attempts but the hedged call holds {N}"
+            ),
+            None => panic!("a hedged call needs an attempt limit, at most {N}"),
+        }
+        if let HedgeDelay::Quantile(_, q) = delay {
+            assert!(q > 0.0 && q < 1.0, "a hedge quantile is in (0, 1), not {q}");
+        }
+        Hedge {
+            policy: self,
+            delay,
+            budget: None,
+            circuit: None,
+            hooks: HedgeHooks {
+                when: RetryAll,
+                when_ok: AcceptAll,
+                on_retry: NoHook,
+                on_giveup: Some(NoHook),
+            },
+        }
+    }
+}
+
+/// What [`Hedge::call`] and [`Hedge::call_with_context`] return: the
+/// hedged call's future, with this builder's hooks and `N` slots of `Fut`.
+type HedgedCall<'p, S, const N: usize, Op, Fut, T, E, C, W, K, R, G> =
+    Hedged<'p, S, Op, Fut, T, E, C, HedgeHooks<W, K, R, G>, <Capacity<N> as Holds<'p, Fut>>::Slots>;
+
+impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
+    /// The same hedged call with its hooks (`when`, `when_ok`, `on_retry`,
+    /// `on_giveup`) mapped by `f`: what each hook's method changes, the
+    /// rest kept.
+    #[inline]
+    fn with_hooks<W2, K2, R2, G2>(
+        self,
+        f: impl FnOnce((W, K, R, Option<G>)) -> (W2, K2, R2, Option<G2>),
+    ) -> Hedge<'p, S, N, C, W2, K2, R2, G2> {
+        let HedgeHooks {
+            when,
+            when_ok,
+            on_retry,
+            on_giveup,
+        } = self.hooks;
+        let (when, when_ok, on_retry, on_giveup) = f((when, when_ok, on_retry, on_giveup));
+        Hedge {
+            policy: self.policy,
+            delay: self.delay,
+            budget: self.budget,
+            circuit: self.circuit,
+            hooks: HedgeHooks {
+                when,
+                when_ok,
+                on_retry,
+                on_giveup,
+            },
+        }
+    }
+
+    /// Which errors to retry (and hedge after at once): `bool` or
+    /// [`Decision`]; [`Decision::Stop`] ends the call at once.
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let result: Result<(), u16> = Policy::immediate()
+    ///     .attempts(3)
+    ///     .hedge_async::<3>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .when(|status: &u16| *status >= 500) // a 404 stops at once
+    ///     .call(|| async { Err(404) })
+    ///     .await;
+    /// assert_eq!(result, Err(404));
+    /// # }
+    /// ```
+    pub fn when<F>(self, when: F) -> Hedge<'p, S, N, C, F, K, R, G> {
+        self.with_hooks(|(_, k, r, g)| (when, k, r, g))
+    }
+
+    /// Which `Ok` values to treat like errors (see
+    /// [`Retrying::when_ok`](crate::Retrying::when_ok)).
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::Policy;
+    /// use std::sync::atomic::{AtomicU16, Ordering};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let status = AtomicU16::new(503);
+    /// let result: Result<u16, ()> = Policy::immediate()
+    ///     .attempts(2)
+    ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .when_ok(|s: &u16| *s == 503)
+    ///     .call(|| async { Ok(status.swap(200, Ordering::Relaxed)) })
+    ///     .await;
+    /// assert_eq!(result, Ok(200)); // the 503 started the next attempt at once
+    /// # }
+    /// ```
+    pub fn when_ok<F>(self, when_ok: F) -> Hedge<'p, S, N, C, W, F, R, G> {
+        self.with_hooks(|(w, _, r, g)| (w, when_ok, r, g))
+    }
+
+    /// Called before each attempt after the first starts (see
+    /// [`OnAttempt`]).
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::{AttemptKind, Policy, RetryEvent};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let mut seen = Vec::new();
+    /// let result: Result<u32, ()> = Policy::immediate()
+    ///     .attempts(2)
+    ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .on_retry(|outcome: Option<&Result<u32, ()>>, e: &RetryEvent| {
+    ///         seen.push((outcome.is_none(), e.kind, e.delay))
+    ///     })
+    ///     .call(|| async {
+    ///         tokio::time::sleep(Duration::from_millis(30)).await;
+    ///         Ok(1)
+    ///     })
+    ///     .await;
+    /// assert_eq!(result, Ok(1));
+    /// assert_eq!(seen, [(true, AttemptKind::Hedge, Duration::from_millis(20))]);
+    /// # }
+    /// ```
+    pub fn on_retry<F>(self, on_retry: F) -> Hedge<'p, S, N, C, W, K, F, G> {
+        self.with_hooks(|(w, k, _, g)| (w, k, on_retry, g))
+    }
+
+    /// Called once when the call gives up, with the outcome returned and
+    /// the report ([`GiveUp::hedges`] counts the hedges).
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::{GiveUp, GiveUpReason, Policy};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let mut report = None;
+    /// let result: Result<(), &str> = Policy::immediate()
+    ///     .attempts(2)
+    ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .on_giveup(|_: &Result<(), &str>, g: &GiveUp| report = Some((g.attempts, g.reason)))
+    ///     .call(|| async { Err("down") })
+    ///     .await;
+    /// assert_eq!(result, Err("down"));
+    /// assert_eq!(report, Some((2, GiveUpReason::Attempts)));
+    /// # }
+    /// ```
+    pub fn on_giveup<F>(self, on_giveup: F) -> Hedge<'p, S, N, C, W, K, R, F> {
+        self.with_hooks(|(w, k, r, _)| (w, k, r, Some(on_giveup)))
+    }
+
+    /// Shares a retry budget: each attempt after the first spends a token
+    /// (with none left, no other starts), each success deposits.
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::{Policy, RetryBudget};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let budget = RetryBudget::new(0, 0.0); // empty: never hedge
+    /// let result: Result<u32, ()> = Policy::immediate()
+    ///     .attempts(2)
+    ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .budget(&budget)
+    ///     .call(|| async {
+    ///         tokio::time::sleep(Duration::from_secs(1)).await;
+    ///         Ok(1)
+    ///     })
+    ///     .await;
+    /// assert_eq!(result, Ok(1));
+    /// # }
+    /// ```
+    pub fn budget(mut self, budget: &'p (impl Budget + ?Sized)) -> Self {
+        self.budget = Some(budget.as_budget());
+        self
+    }
+
+    /// Puts every attempt behind a breaker (any [`Circuit`]: a
+    /// [`CircuitBreaker`], or a fleet's shared one): an open breaker refuses the
+    /// first attempt (the call returns `from(CircuitOpen)`) and every
+    /// hedge; each attempt's outcome is reported to it. A loser dropped
+    /// because another attempt won counts as nothing; a call its caller
+    /// drops counts at most one failure (for the attempt running first,
+    /// as an unhedged call's cancellation), never one per attempt in
+    /// flight: see the [module](crate::hedge).
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::{CircuitBreaker, Policy};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let breaker = CircuitBreaker::new(1, 1, Duration::from_secs(60));
+    /// breaker.acquire(Instant::now()).unwrap().failure(Instant::now()); // open
+    /// let result: Result<u32, &str> = Policy::immediate()
+    ///     .attempts(2)
+    ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .circuit(&breaker, |_| "circuit open")
+    ///     .call(|| async { Ok(1) })
+    ///     .await;
+    /// assert_eq!(result, Err("circuit open"));
+    /// # }
+    /// ```
+    pub fn circuit<E>(
+        self,
+        breaker: &'p (impl Circuit + ?Sized),
+        from: fn(CircuitOpen) -> E,
+    ) -> Hedge<'p, S, N, FromOpen<E>, W, K, R, G> {
+        Hedge {
+            policy: self.policy,
+            delay: self.delay,
+            budget: self.budget,
+            circuit: Some((breaker.as_circuit(), from)),
+            hooks: self.hooks,
+        }
+    }
+
+    /// [`call`](Hedge::call) with an operation that is told each attempt's
+    /// [`AttemptContext`]: its number, whether it is the last, and its
+    /// [`AttemptKind`] (a hedge, or a retry after a failure).
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::{AttemptContext, AttemptKind, Policy};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let result: Result<AttemptKind, ()> = Policy::immediate()
+    ///     .attempts(2)
+    ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .call_with_context(|c: AttemptContext| async move {
+    ///         // The first attempt hangs; the hedge answers.
+    ///         if c.attempt == 1 {
+    ///             std::future::pending::<()>().await;
+    ///         }
+    ///         Ok(c.kind)
+    ///     })
+    ///     .await;
+    /// assert_eq!(result, Ok(AttemptKind::Hedge));
+    /// # }
+    /// ```
+    #[allow(clippy::type_complexity)] // (the `Hedged` of `call`)
+    pub fn call_with_context<T, E, Op, Fut>(
+        self,
+        op: Op,
+    ) -> HedgedCall<'p, S, N, WithContext<Op>, Fut, T, E, C, W, K, R, G>
+    where
+        C: Refuse<E>,
+        S: Strategy,
+        Op: Fn(AttemptContext) -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        Capacity<N>: Holds<'p, Fut>,
+        W: Classify<E>,
+        K: Classify<T>,
+        R: OnAttempt<T, E>,
+        G: OnGiveUp<T, E>,
+    {
+        self.hedged(WithContext(op))
+    }
+
+    /// The hedged call of `op`, which makes one attempt's future each time
+    /// it is called (it must be runnable several times at once, so it is
+    /// `Fn`, and its futures may borrow what it borrows, not itself).
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// fn assert_send<F: Send>(f: F) -> F { f }
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// static POLICY: Policy = Policy::immediate().attempts(2);
+    /// let key = String::from("k1");
+    /// let future = POLICY
+    ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .call(|| async { Ok::<usize, ()>(key.len()) }); // borrows `key`
+    /// assert_eq!(assert_send(future).await, Ok(2));
+    /// # }
+    /// ```
+    pub fn call<T, E, Op, Fut>(self, op: Op) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, G>
+    where
+        C: Refuse<E>,
+        S: Strategy,
+        Op: Fn() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        Capacity<N>: Holds<'p, Fut>,
+        W: Classify<E>,
+        K: Classify<T>,
+        R: OnAttempt<T, E>,
+        G: OnGiveUp<T, E>,
+    {
+        self.hedged(op)
+    }
+
+    /// The future of a call of `op` (either kind of operation).
+    #[allow(clippy::type_complexity)] // (the `Hedged` of `call`)
+    fn hedged<T, E, Op, Fut>(self, op: Op) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, G>
+    where
+        C: Refuse<E>,
+        S: Strategy,
+        Op: HedgeOp<Fut>,
+        Fut: Future<Output = Result<T, E>>,
+        Capacity<N>: Holds<'p, Fut>,
+        W: Classify<E>,
+        K: Classify<T>,
+        R: OnAttempt<T, E>,
+        G: OnGiveUp<T, E>,
+    {
+        let clock = clock::for_async();
+        let timed = R::ON || G::TIMED;
+        let start = Origin::at(
+            self.policy,
+            clock,
+            driver::began(self.policy, clock, timed),
+            self.budget,
+        )
+        .with_circuit(self.circuit.as_ref().map(|(c, _)| *c));
+        // (Begun before the future is built: read in the literal, its branch
+        // made the compiler build the 200-byte state aside and copy it in.)
+        let recording = Recording::begin(self.policy.function(), clock);
+        Hedged {
+            slots: <<Capacity<N> as Holds<'p, Fut>>::Slots as Slots<'p, Fut>>::empty(),
+            timer: None,
+            trace: NoTrace,
+            call: Call {
+                op,
+                start,
+                state: None,
+                hooks: self.hooks,
+                recording,
+                delay: self.delay,
+                hedge_after: Duration::ZERO,
+                refused: self.circuit.map(|(_, from)| from),
+                limit: <<Capacity<N> as Holds<'p, Fut>>::Slots as Slots<'p, Fut>>::LEN,
+                started: 0,
+                in_flight: 0,
+                hedges: 0,
+                armed: false,
+                arm: false,
+                done: false,
+                outcome: PhantomData,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::delay::{BUCKETS, UNIT};
+    use super::*;
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    #[test]
+    fn buckets_are_log_spaced_by_root_two_from_the_floor() {
+        assert_eq!(Latency::edge(0), MS(1));
+        assert_eq!(Latency::edge(1), Duration::from_nanos(1_414_213));
+        assert_eq!(Latency::edge(2), MS(2));
+        assert_eq!(Latency::edge(7), Duration::from_nanos(11_313_708));
+        assert_eq!(Latency::edge(20), MS(1024));
+        assert_eq!(Latency::bucket(Duration::ZERO), 0);
+        assert_eq!(Latency::bucket(Duration::from_micros(999)), 0);
+        assert_eq!(Latency::bucket(MS(1)), 1);
+        assert_eq!(Latency::bucket(MS(10)), 7);
+        assert_eq!(Latency::bucket(MS(1000)), 20);
+        assert_eq!(Latency::bucket(Duration::MAX), BUCKETS - 1);
+    }
+
+    /// Whether `d` is inside bucket `i` (`[edge(i - 1), edge(i)]`).
+    fn in_bucket(d: Duration, i: usize) -> bool {
+        Latency::edge(i - 1) <= d && d <= Latency::edge(i)
+    }
+
+    #[test]
+    fn cold_until_warm_then_inside_the_bucket() {
+        let latency = Latency::new();
+        for _ in 0..Latency::WARM - 1 {
+            latency.record(MS(10));
+        }
+        assert_eq!(latency.p95(), Latency::DEFAULT);
+        latency.record(MS(10));
+        assert!(in_bucket(latency.p95(), 7), "{:?}", latency.p95());
+    }
+
+    #[test]
+    fn percentiles_of_a_heavy_tail() {
+        let latency = Latency::new();
+        for i in 0..1000 {
+            // 98 % at 10 ms, 2 % at a second.
+            latency.record(MS(if i % 50 == 0 { 1000 } else { 10 }));
+        }
+        assert!(in_bucket(latency.quantile(0.5), 7));
+        assert!(in_bucket(latency.p95(), 7));
+        assert!(in_bucket(latency.quantile(0.98), 7));
+        assert!(in_bucket(latency.quantile(0.99), 20));
+        assert_eq!(latency.quantile(1.0), MS(1024));
+        assert_eq!(latency.quantile(2.0), MS(1024));
+        assert!(in_bucket(latency.quantile(-1.0), 7));
+        assert!(latency.quantile(0.5) < latency.p95());
+    }
+
+    #[test]
+    #[should_panic(expected = "NaN")]
+    fn a_nan_quantile_panics() {
+        let _ = Latency::new().quantile(f64::NAN);
+    }
+
+    #[test]
+    fn censored_samples_keep_the_tail() {
+        // The true latency: 90 % at 10 ms, 10 % at a second. The slow ones
+        // lose to a hedge and are dropped after 30 ms: only "at least".
+        let winners = Latency::new();
+        let every = Latency::new();
+        for i in 0..1000 {
+            if i % 10 == 0 {
+                every.record_at_least(MS(30));
+                winners.record(MS(20)); // the hedge that won
+            } else {
+                every.record(MS(10));
+                winners.record(MS(10));
+            }
+        }
+        // The winners say p95 is 20 ms; the truth is "over 30 ms".
+        assert!(winners.p95() < MS(23));
+        assert!(
+            every.p95() >= Duration::from_nanos(22_627_417),
+            "{:?}",
+            every.p95()
+        );
+        // p50 is unmoved.
+        assert!(in_bucket(every.quantile(0.5), 7));
+    }
+
+    #[test]
+    fn a_censored_sample_below_the_quantile_changes_little() {
+        let latency = Latency::new();
+        for _ in 0..500 {
+            latency.record(MS(10));
+            latency.record(MS(100));
+            latency.record_at_least(MS(2));
+        }
+        // Half the answers are 10 ms, half 100 ms: the median sits between.
+        let p50 = latency.quantile(0.5);
+        assert!(p50 > MS(8) && p50 <= MS(91), "{p50:?}");
+        assert!(in_bucket(latency.quantile(0.9), 14));
+    }
+
+    #[test]
+    fn never_under_the_floor() {
+        let latency = Latency::new();
+        for _ in 0..100 {
+            latency.record(Duration::from_micros(10));
+        }
+        assert_eq!(latency.p95(), Latency::FLOOR);
+    }
+
+    #[test]
+    fn a_window_of_samples_halves_every_bucket() {
+        let latency = Latency::new();
+        for _ in 0..Latency::WINDOW - 1 {
+            latency.record(MS(10));
+        }
+        latency.record_at_least(MS(10));
+        // Halved: 511.5 answered and 0.5 censored at 10 ms.
+        assert_eq!(latency.answered[7].load(Ordering::Relaxed), 1023 * UNIT / 2);
+        assert_eq!(latency.censored[7].load(Ordering::Relaxed), UNIT / 2);
+        assert_eq!(latency.samples(), 1024);
+        for _ in 0..500 {
+            latency.record(MS(100));
+        }
+        // The median is still among the 10 ms ones.
+        assert!(in_bucket(latency.quantile(0.5), 7));
+        for _ in 0..100 {
+            latency.record(MS(100));
+        }
+        // 600 at 100 ms against 512: the median has moved to them.
+        assert!(in_bucket(latency.quantile(0.5), 14));
+        assert_eq!(latency.answered[14].load(Ordering::Relaxed), 600 * UNIT);
+    }
+}

@@ -1,0 +1,209 @@
+//! The slots that pin a hedged call's attempts ([`Capacity`], [`Slots`]).
+
+use super::*;
+
+pub(super) mod sealed {
+    use super::Latency;
+    use crate::circuit::Permit;
+    use crate::clock;
+    use crate::event::AttemptKind;
+    use std::time::Instant;
+
+    /// What a slot keeps of its attempt besides the future. Dropped with
+    /// its attempt unfinished (the caller dropped the call), it tells the
+    /// breaker and the latency estimate: see [`Drop`].
+    pub struct Meta<'p> {
+        pub kind: AttemptKind,
+        /// Its number in the call, from 1, as its `context` says.
+        pub number: u32,
+        /// When it began (read when recording or learning latency).
+        pub began: Option<Instant>,
+        /// The breaker's permit for it.
+        pub permit: Option<Permit<'p>>,
+        /// Whether another attempt was in flight when it started: dropped
+        /// unfinished, its permit is released (the call's cancellation is
+        /// the older attempt's failure, counted once).
+        pub quiet: bool,
+        /// The estimate its latency teaches (timed by the async clock, as
+        /// `began` was).
+        pub learn: Option<&'p Latency>,
+    }
+
+    impl Drop for Meta<'_> {
+        #[inline]
+        fn drop(&mut self) {
+            if self.permit.is_some() || self.learn.is_some() {
+                self.unfinished();
+            }
+        }
+    }
+
+    impl Meta<'_> {
+        /// Dropped with its attempt unfinished: the permit is a failure
+        /// unless `quiet` (then released), the latency "at least" what ran.
+        #[cold]
+        #[inline(never)]
+        fn unfinished(&mut self) {
+            if let Some(permit) = self.permit.take()
+                && self.quiet
+            {
+                permit.release();
+            } // (else dropped: one failure, as a cancelled plain call)
+            if let (Some(latency), Some(began)) = (self.learn.take(), self.began) {
+                latency.record_at_least(clock::for_async()().saturating_duration_since(began));
+            }
+        }
+    }
+}
+pub(super) use sealed::Meta;
+
+pin_project! {
+    /// One attempt's slot of a hedged call and the slots after it (a cons
+    /// list, so that `N` futures are pinned without `unsafe`). You never
+    /// name it: [`Capacity`] does.
+    pub struct Slot<'p, F, Rest> {
+        #[pin]
+        head: Option<F>,
+        meta: Option<Meta<'p>>,
+        #[pin]
+        rest: Rest,
+    }
+}
+
+/// The slots of a hedged call: `()` (none) or a [`Slot`] and the rest.
+/// Implemented for them alone.
+pub trait Slots<'p, F: Future>: sealed_slots::Sealed {
+    /// How many.
+    const LEN: u32;
+    #[doc(hidden)]
+    fn empty() -> Self;
+    #[doc(hidden)]
+    fn start(self: Pin<&mut Self>, index: u32, attempt: F, meta: Meta<'p>);
+    #[doc(hidden)]
+    fn poll_any(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(F::Output, Meta<'p>)>;
+    #[doc(hidden)]
+    fn cancel_all(self: Pin<&mut Self>);
+}
+
+pub(super) mod sealed_slots {
+    /// Sealed: [`Slots`](super::Slots) is implemented here alone.
+    pub trait Sealed {}
+    impl Sealed for () {}
+    impl<F, R> Sealed for super::Slot<'_, F, R> {}
+}
+
+impl<'p, F: Future> Slots<'p, F> for () {
+    const LEN: u32 = 0;
+    fn empty() -> Self {}
+    fn start(self: Pin<&mut Self>, _: u32, _: F, _: Meta<'p>) {
+        debug_assert!(false, "no slot left");
+    }
+    fn poll_any(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<(F::Output, Meta<'p>)> {
+        Poll::Pending
+    }
+    fn cancel_all(self: Pin<&mut Self>) {}
+}
+
+impl<'p, F: Future, R: Slots<'p, F>> Slots<'p, F> for Slot<'p, F, R> {
+    const LEN: u32 = 1 + R::LEN;
+
+    fn empty() -> Self {
+        Slot {
+            head: None,
+            meta: None,
+            rest: R::empty(),
+        }
+    }
+
+    fn start(self: Pin<&mut Self>, index: u32, attempt: F, meta: Meta<'p>) {
+        let this = self.project();
+        if index == 0 {
+            let mut head = this.head;
+            head.set(Some(attempt));
+            *this.meta = Some(meta);
+        } else {
+            this.rest.start(index - 1, attempt, meta);
+        }
+    }
+
+    fn poll_any(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(F::Output, Meta<'p>)> {
+        let this = self.project();
+        let mut head = this.head;
+        if let Some(attempt) = head.as_mut().as_pin_mut()
+            && let Poll::Ready(output) = attempt.poll(cx)
+        {
+            head.set(None);
+            if let Some(meta) = this.meta.take() {
+                return Poll::Ready((output, meta));
+            }
+        }
+        this.rest.poll_any(cx)
+    }
+
+    fn cancel_all(self: Pin<&mut Self>) {
+        let this = self.project();
+        let mut head = this.head;
+        head.set(None);
+        if let Some(mut meta) = this.meta.take()
+            && let Some(permit) = meta.permit.take()
+        {
+            // Cancelled because another attempt won: not a failure. (The
+            // meta, dropped, teaches the estimate "at least this long".)
+            permit.release();
+        }
+        this.rest.cancel_all();
+    }
+}
+
+/// The capacity of a hedged call: `N` attempt slots, for `N` in
+/// `1..=MAX_ATTEMPTS` (see [`Holds`]).
+///
+/// ```
+/// use backoff_runtime::hedge::{Capacity, Holds, Slots};
+/// use std::future::Ready;
+///
+/// type Three = <Capacity<3> as Holds<'static, Ready<Result<u32, ()>>>>::Slots;
+/// assert_eq!(<Three as Slots<'static, Ready<Result<u32, ()>>>>::LEN, 3);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Capacity<const N: usize>;
+
+/// The slots `Capacity<N>` stands for: implemented for `N` in
+/// `1..=`[`MAX_ATTEMPTS`] alone, so a larger `N` is a compile error.
+///
+/// ```compile_fail
+/// use backoff_runtime::Policy;
+/// use backoff_runtime::hedge::HedgeDelay;
+/// use std::time::Duration;
+///
+/// # async fn f() {
+/// let policy = Policy::immediate().attempts(9);
+/// // error: a hedged call holds 1 to 8 attempts
+/// let _ = policy
+///     .hedge_async::<9>(HedgeDelay::After(Duration::from_millis(20)))
+///     .call(|| async { Ok::<u32, ()>(1) })
+///     .await;
+/// # }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "a hedged call holds at most 8 attempts: `{Self}` is too many",
+    label = "give `N` from 1 to 8",
+    note = "gRPC caps hedging at 5 attempts; each attempt is a slot in the call's future"
+)]
+pub trait Holds<'p, F: Future> {
+    /// `N` slots.
+    type Slots: Slots<'p, F>;
+}
+
+impl<'p, F: Future> Holds<'p, F> for Capacity<1> {
+    type Slots = Slot<'p, F, ()>;
+}
+
+macro_rules! capacity {
+    ($($n:literal => $m:literal),*) => {$(
+        impl<'p, F: Future> Holds<'p, F> for Capacity<$n> {
+            type Slots = Slot<'p, F, <Capacity<$m> as Holds<'p, F>>::Slots>;
+        }
+    )*};
+}
+capacity!(2 => 1, 3 => 2, 4 => 3, 5 => 4, 6 => 5, 7 => 6, 8 => 7);
