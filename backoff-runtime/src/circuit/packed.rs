@@ -1,0 +1,128 @@
+//! The breaker's state, packed in one `u64` ([`Packed`]), and its clock
+//! arithmetic.
+
+use super::*;
+
+// The packed state:
+// | state: 2 | generation: 8 | trial: 1 | count: 14 | time, ms mod 2³⁹: 39 |
+pub(super) const TIME_BITS: u32 = 39;
+pub(super) const TIME_MASK: u64 = (1 << TIME_BITS) - 1;
+/// Half the time ring: a difference of times at or above it is negative.
+pub(super) const TIME_HALF: u64 = 1 << (TIME_BITS - 1);
+pub(super) const COUNT_SHIFT: u32 = TIME_BITS;
+pub(super) const COUNT_BITS: u32 = 14;
+pub(super) const COUNT_MAX: u64 = (1 << COUNT_BITS) - 1;
+pub(super) const TRIAL: u64 = 1 << (COUNT_SHIFT + COUNT_BITS);
+pub(super) const GEN_SHIFT: u32 = COUNT_SHIFT + COUNT_BITS + 1;
+pub(super) const GEN_MASK: u64 = 0xFF;
+pub(super) const STATE_SHIFT: u32 = 62;
+pub(super) const CLOSED: u64 = 0;
+pub(super) const OPEN: u64 = 1;
+pub(super) const HALF_OPEN: u64 = 2;
+/// The bits that are zero in a closed breaker with no failure counted,
+/// whatever its generation.
+pub(super) const CLEAN_MASK: u64 = (3 << STATE_SHIFT) | (COUNT_MAX << COUNT_SHIFT);
+/// The count of a closed rate breaker, which counts in its window instead:
+/// never clean, so a success takes the path that records it.
+pub(super) const RATE_MARK: u64 = 1;
+/// An `open_for` that never ends (2³⁸ ms, 8.7 years, or more).
+pub(super) const NEVER: u64 = u64::MAX;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct Packed {
+    pub(super) state: u64,
+    /// Bumped by every change of state and every trial claimed: a permit
+    /// reports only to the generation that admitted it.
+    pub(super) generation: u64,
+    pub(super) count: u64,
+    pub(super) trial: bool,
+    /// Open: when it opened; half-open: when the trial was claimed
+    /// (milliseconds since the breaker's epoch, rounded up, mod 2³⁹).
+    pub(super) at: u64,
+}
+
+impl Packed {
+    #[inline]
+    pub(super) fn load(word: u64) -> Self {
+        Packed {
+            state: word >> STATE_SHIFT,
+            generation: (word >> GEN_SHIFT) & GEN_MASK,
+            count: (word >> COUNT_SHIFT) & COUNT_MAX,
+            trial: word & TRIAL != 0,
+            at: word & TIME_MASK,
+        }
+    }
+
+    #[inline]
+    pub(super) fn store(self) -> u64 {
+        (self.state << STATE_SHIFT)
+            | ((self.generation & GEN_MASK) << GEN_SHIFT)
+            | (self.count.min(COUNT_MAX) << COUNT_SHIFT)
+            | if self.trial { TRIAL } else { 0 }
+            | (self.at & TIME_MASK)
+    }
+
+    /// Closed, with `count` consecutive failures, in this generation.
+    pub(super) fn closed(self, count: u64) -> Self {
+        Packed {
+            state: CLOSED,
+            count,
+            trial: false,
+            at: 0,
+            ..self
+        }
+    }
+
+    /// Opened at `at`: a new generation.
+    pub(super) fn open(self, at: u64) -> Self {
+        Packed {
+            state: OPEN,
+            generation: self.next(),
+            count: 0,
+            trial: false,
+            at,
+        }
+    }
+
+    /// Closed afresh with `count` (0, or a rate breaker's mark): a new
+    /// generation.
+    pub(super) fn reclosed(self, count: u64) -> Self {
+        Packed {
+            generation: self.next(),
+            ..self.closed(count)
+        }
+    }
+
+    /// Half-open with a trial claimed at `at`: a new generation.
+    pub(super) fn claimed(self, count: u64, at: u64) -> Self {
+        Packed {
+            state: HALF_OPEN,
+            generation: self.next(),
+            count,
+            trial: true,
+            at,
+        }
+    }
+
+    pub(super) fn next(self) -> u64 {
+        (self.generation + 1) & GEN_MASK
+    }
+}
+
+/// `now - then` on the 2³⁹ ms ring: zero if `then` is later (a clock read
+/// before another thread's), correct up to 2³⁸ ms (8.7 years).
+#[inline]
+pub(super) fn since(now: u64, then: u64) -> u64 {
+    let d = now.wrapping_sub(then) & TIME_MASK;
+    if d >= TIME_HALF { 0 } else { d }
+}
+
+/// Milliseconds in `d`, rounded up; [`NEVER`] from 2³⁸ ms.
+pub(super) const fn millis_up(d: Duration) -> u64 {
+    let ms = d.as_nanos().div_ceil(1_000_000);
+    if ms >= TIME_HALF as u128 {
+        NEVER
+    } else {
+        ms as u64
+    }
+}
