@@ -11,6 +11,7 @@ use syn::{Expr, Ident, Lit, LitStr, Token};
 
 use crate::errors::Errors;
 
+mod compose;
 pub(crate) mod defaults;
 mod literal;
 mod names;
@@ -273,6 +274,9 @@ impl RetryArgs {
             "when" | "when_ok" | "on_retry" | "on_hedge" | "on_giveup" | "fallback" | "policy"
             | "sleep" | "budget" | "circuit" | "throttle" => {
                 self.parse_expression(&key, &name, input, end)
+            }
+            _ if names::combinator_home(&name).is_some() => {
+                Err(compose::unknown_stage(&key, &name))
             }
             _ => {
                 let (error, meant) = unknown_argument(&key, input, scan);

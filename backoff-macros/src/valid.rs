@@ -7,6 +7,7 @@ mod args;
 mod clone;
 mod closures;
 mod hedge;
+mod schedule;
 mod signature;
 
 pub(crate) use args::check_args;
@@ -108,6 +109,83 @@ mod tests {
         }
         assert_eq!(
             messages("", "async fn f() -> Result<u8, E> { Ok(1) }"),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn composed_schedules_report_each_mistake_once() {
+        for (args, expect) in [
+            (
+                "chain(exponential(times = 3), constant(\"1m\", times = 2)), attempts = 10",
+                "`times` on the last stage of `chain`",
+            ),
+            (
+                "chain(exponential, constant(\"1m\")), attempts = 5",
+                "stage 1 of `chain` needs `times`",
+            ),
+            (
+                "chain(exponential(times = 4), constant(\"1m\")), attempts = 5",
+                "stage 2 of `chain` (`constant`) is never reached: it starts at retry 5, and `attempts = 5` allows 4 retries; raise `attempts` to at least 6",
+            ),
+            (
+                "chain(exponential(times = 2), constant(\"1m\"))",
+                "the default `attempts` (3) allows 2 retries",
+            ),
+            (
+                "chain(exponential(times = 1, jitter = \"full\"), immediate)",
+                "`jitter` applies once, to the composed delay",
+            ),
+            (
+                "sum(constant(\"1s\"), decorrelated)",
+                "`decorrelated` cannot be a stage of `sum`",
+            ),
+            (
+                "shorter(chain(decorrelated(times = 2), immediate), constant(\"1s\"))",
+                "`decorrelated` cannot be a stage of `shorter`",
+            ),
+            (
+                "union(constant(\"1s\"), immediate)",
+                "did you mean `shorter`?",
+            ),
+            (
+                "intersect(constant(\"1s\"), immediate)",
+                "did you mean `longer`?",
+            ),
+            (
+                "chain(and_then(immediate, immediate), immediate)",
+                "did you mean `chain`?",
+            ),
+            (
+                "sum(constant(\"1s\", times = 2), immediate)",
+                "`times` belongs to a stage of `chain`",
+            ),
+            (
+                "exponential(times = 2)",
+                "`times` belongs to a stage of `chain`",
+            ),
+            ("sum(immediate)", "`sum` takes at least two stages"),
+            ("steps()", "`steps` takes at least one delay"),
+            (
+                "jitter = range(1.5, 0.5)",
+                "the lower bound of `range` is above the upper one",
+            ),
+            ("jitter = range(-1, 0.5)", "cannot be negative"),
+            ("jitter = range(0, 1e400)", "must be finite"),
+            (
+                "throttled(steps(\"1s\"), attempts = 3), when = f",
+                "`steps` cannot be `throttled`'s schedule",
+            ),
+        ] {
+            let all = messages(args, ITEM);
+            assert_eq!(all.len(), 1, "{args}: {all:?}");
+            assert!(all[0].contains(expect), "{args}: {}", all[0]);
+        }
+        assert_eq!(
+            messages(
+                "chain(exponential(times = 3), sum(constant(\"3m\"), steps(\"1s\", \"2s\"), times = 2), decorrelated), attempts = 7, jitter = range(0, 1)",
+                ITEM
+            ),
             Vec::<String>::new()
         );
     }

@@ -10,9 +10,7 @@ use super::closures::{callables, check_closure_arity, closure};
 
 /// Checks the arguments against each other.
 pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
-    if let Some(s) = &args.strategy {
-        check_strategy(s, errors);
-    }
+    super::schedule::check_schedule(args, errors);
     if let Some(attempts) = &args.attempts {
         check_attempts(attempts, errors);
     }

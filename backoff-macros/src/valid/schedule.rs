@@ -1,0 +1,162 @@
+//! Checks of composed schedules (`chain`, `steps`, `shorter`, `longer`,
+//! `sum`): each stage's own parameters, `times` where it belongs, stages
+//! that read their own previous delay, stages the attempt limit never
+//! reaches; and `jitter = range(lo, hi)`.
+
+use crate::attr::defaults;
+use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
+use crate::errors::Errors;
+
+use super::args::check_strategy;
+
+/// Checks the main strategy, composed or not, and `throttled`'s.
+pub(super) fn check_schedule(args: &RetryArgs, errors: &mut Errors) {
+    if let Some(s) = &args.strategy {
+        check_tree(s, None, errors);
+        if s.kind == StrategyKind::Chain {
+            check_reachable(s, args.attempts.as_ref(), errors);
+        }
+    }
+    if let Some(t) = &args.throttled {
+        let inner = &t.value.strategy;
+        if inner.kind.takes_stages() || inner.kind == StrategyKind::Steps {
+            errors.push(syn::Error::new(
+                inner.span,
+                format!(
+                    "`{}` cannot be `throttled`'s schedule yet; use it as the main strategy, or give `throttled` one of `exponential`, `linear`, `constant`, `fibonacci`, `decorrelated`, `immediate`",
+                    inner.kind.name()
+                ),
+            ));
+        }
+    }
+    if let Some(jitter) = &args.jitter {
+        check_range(jitter, errors);
+    }
+}
+
+/// One strategy and its stages; `within` is the form it is a stage of.
+fn check_tree(s: &StrategyArg, within: Option<StrategyKind>, errors: &mut Errors) {
+    if !s.kind.takes_stages() && s.kind != StrategyKind::Steps {
+        check_strategy(s, errors);
+    }
+    if s.kind == StrategyKind::Decorrelated
+        && let Some(form) = within.filter(|f| f.combines())
+    {
+        errors.push(syn::Error::new(
+            s.span,
+            format!(
+                "`decorrelated` cannot be a stage of `{form}`: it draws each delay from its own previous one, and inside `{form}` the previous delay is the combined one; use it as the main strategy or as a stage of `chain`, or use `exponential` here",
+                form = form.name()
+            ),
+        ));
+    }
+    // Inside `sum`, a `chain` stage's `decorrelated` is still combined.
+    let within = match (within, s.kind) {
+        (Some(outer), _) if outer.combines() => Some(outer),
+        (_, kind) if kind.takes_stages() => Some(kind),
+        (outer, _) => outer,
+    };
+    if s.kind == StrategyKind::Chain {
+        check_times(s, errors);
+    }
+    for stage in &s.stages {
+        check_tree(stage, within, errors);
+        if s.kind != StrategyKind::Chain
+            && let Some(times) = &stage.times
+        {
+            errors.push(syn::Error::new(
+                times.span,
+                format!(
+                    "`times` belongs to a stage of `chain`; every stage of `{}` applies to every retry: remove `times`",
+                    s.kind.name()
+                ),
+            ));
+        }
+    }
+}
+
+/// Every stage of a `chain` but the last takes `times`, the last none.
+fn check_times(chain: &StrategyArg, errors: &mut Errors) {
+    let last = chain.stages.len().saturating_sub(1);
+    for (i, stage) in chain.stages.iter().enumerate() {
+        match (&stage.times, i == last) {
+            (Some(times), true) => errors.push(syn::Error::new(
+                times.span,
+                format!(
+                    "`times` on the last stage of `chain`: `{}` runs until the call ends; remove `times` here",
+                    stage.kind.name()
+                ),
+            )),
+            (None, false) => errors.push(syn::Error::new(
+                stage.span,
+                format!(
+                    "stage {} of `chain` needs `times`, the retries it schedules before the next stage, as in `{}(.., times = 3)`",
+                    i + 1,
+                    stage.kind.name()
+                ),
+            )),
+            (Some(times), false) if times.value == 0 => errors.push(syn::Error::new(
+                times.span,
+                format!(
+                    "`times = 0`: stage {} of `chain` would never run; remove the stage, or give it at least one retry",
+                    i + 1
+                ),
+            )),
+            _ => {}
+        }
+    }
+}
+
+/// A stage of the top-level `chain` that starts after the last retry the
+/// attempt limit allows.
+fn check_reachable(chain: &StrategyArg, attempts: Option<&Arg<Attempts>>, errors: &mut Errors) {
+    let (limit, given) = match attempts.map(|a| a.value) {
+        Some(Attempts::Unlimited) => return,
+        Some(Attempts::Limited(n)) => (n, true),
+        None => (defaults::ATTEMPTS, false),
+    };
+    if limit == 0 {
+        return;
+    }
+    let retries = limit - 1;
+    let mut start: u64 = 1;
+    for (i, stage) in chain.stages.iter().enumerate() {
+        if i > 0 && start > retries {
+            let limit_text = if given {
+                format!("`attempts = {limit}`")
+            } else {
+                format!("the default `attempts` ({limit})")
+            };
+            errors.push(syn::Error::new(
+                stage.span,
+                format!(
+                    "stage {} of `chain` (`{}`) is never reached: it starts at retry {start}, and {limit_text} allows {retries} {}; raise `attempts` to at least {}, or lower the `times` before it",
+                    i + 1,
+                    stage.kind.name(),
+                    if retries == 1 { "retry" } else { "retries" },
+                    start.saturating_add(1),
+                ),
+            ));
+            return;
+        }
+        let Some(times) = &stage.times else { return };
+        start = start.saturating_add(times.value);
+    }
+}
+
+/// `range(lo, hi)`: `0 ≤ lo ≤ hi`, both finite.
+fn check_range(jitter: &Arg<JitterKind>, errors: &mut Errors) {
+    let JitterKind::Range(lo, hi) = jitter.value else {
+        return;
+    };
+    let message = if !lo.is_finite() || !hi.is_finite() {
+        "the bounds of `range` must be finite numbers, as in `range(0.5, 1.5)`"
+    } else if lo < 0.0 || hi < 0.0 {
+        "the bounds of `range` multiply the delay and cannot be negative; write `range(0, ..)` for waits from zero"
+    } else if lo > hi {
+        "the lower bound of `range` is above the upper one; write the smaller first, as in `range(0.5, 1.5)`"
+    } else {
+        return;
+    };
+    errors.push(syn::Error::new(jitter.span, message));
+}

@@ -1,0 +1,253 @@
+//! The schedules the seeds describe, on tokio's paused clock (no jitter,
+//! so every gap is exact): the composed forms `chain`, `steps`, `shorter`,
+//! `longer` and `sum` in the attribute and built with
+//! `Policy::from_strategy` in the runtime, and the essay's `3 + 2ⁿ`
+//! minutes.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use backoff_runtime::strategy::{
+    Chain, Constant, Decorrelated, Exponential, Linear, Longer, Shorter, Steps, Sum,
+};
+use backoff_runtime::{Jitter, Policy, Strategy, retry};
+use tokio::time::Instant;
+
+/// The instants of a call's attempts.
+#[derive(Default)]
+struct Log(Mutex<Vec<Instant>>);
+
+impl Log {
+    fn attempt(&self) -> Result<(), &'static str> {
+        self.0.lock().unwrap().push(Instant::now());
+        Err("down")
+    }
+
+    /// The gaps between attempts, in milliseconds.
+    fn gaps_ms(&self) -> Vec<u128> {
+        let times = self.0.lock().unwrap();
+        times
+            .windows(2)
+            .map(|w| (w[1] - w[0]).as_millis())
+            .collect()
+    }
+}
+
+const SEC: u128 = 1000;
+const MIN: u128 = 60 * SEC;
+
+/// The gaps of a runtime policy's call, on the paused clock.
+async fn runtime_gaps<S: Strategy>(policy: Policy<S>) -> Vec<u128> {
+    let log = Log::default();
+    let result = policy.retry_async(async || log.attempt()).await;
+    assert_eq!(result, Err("down"));
+    log.gaps_ms()
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_essays_three_plus_two_to_the_n_minutes() {
+    #[retry(
+        sum(constant("3m"), exponential(base = "2m", max = "1h")),
+        attempts = 6,
+        jitter = "none"
+    )]
+    async fn call(log: &Log) -> Result<(), &'static str> {
+        log.attempt()
+    }
+
+    let log = Log::default();
+    assert_eq!(call(&log).await, Err("down"));
+    let minutes = [5, 7, 11, 19, 35].map(|m| m * MIN);
+    assert_eq!(log.gaps_ms(), minutes);
+
+    const M: Duration = Duration::from_secs(60);
+    let policy = Policy::from_strategy(Sum::new(
+        Constant::new(M.saturating_mul(3)).max_delay(M.saturating_mul(3)),
+        Exponential::new(M.saturating_mul(2)).max_delay(M.saturating_mul(60)),
+    ))
+    .attempts(6);
+    assert_eq!(runtime_gaps(policy).await, minutes);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_chain_runs_each_stage_from_its_own_first_retry() {
+    #[retry(
+        chain(
+            exponential(base = "100ms", times = 3),
+            linear(base = "1s", max = "2500ms", times = 2),
+            constant("1m")
+        ),
+        attempts = 9,
+        jitter = "none"
+    )]
+    async fn call(log: &Log) -> Result<(), &'static str> {
+        log.attempt()
+    }
+
+    let log = Log::default();
+    assert_eq!(call(&log).await, Err("down"));
+    let expected = [100, 200, 400, 1000, 2000, MIN, MIN, MIN];
+    assert_eq!(log.gaps_ms(), expected);
+
+    let policy = Policy::from_strategy(Chain::new(
+        Exponential::new(Duration::from_millis(100)),
+        3,
+        Chain::new(
+            Linear::new(Duration::from_secs(1)).max_delay(Duration::from_millis(2500)),
+            2,
+            Constant::new(Duration::from_secs(60)),
+        ),
+    ))
+    .attempts(9);
+    assert_eq!(runtime_gaps(policy).await, expected);
+}
+
+#[tokio::test(start_paused = true)]
+async fn steps_repeat_the_last() {
+    #[retry(steps("1s", "5s", "30s"), attempts = 6, jitter = "none")]
+    async fn call(log: &Log) -> Result<(), &'static str> {
+        log.attempt()
+    }
+
+    let log = Log::default();
+    assert_eq!(call(&log).await, Err("down"));
+    let expected = [SEC, 5 * SEC, 30 * SEC, 30 * SEC, 30 * SEC];
+    assert_eq!(log.gaps_ms(), expected);
+
+    static DELAYS: [Duration; 3] = [
+        Duration::from_secs(1),
+        Duration::from_secs(5),
+        Duration::from_secs(30),
+    ];
+    let policy = Policy::from_strategy(Steps::new(&DELAYS)).attempts(6);
+    assert_eq!(runtime_gaps(policy).await, expected);
+}
+
+#[tokio::test(start_paused = true)]
+async fn shorter_and_longer_take_the_smaller_and_the_larger_delay() {
+    #[retry(
+        shorter(exponential(base = "1s", max = "1m"), linear(base = "3s", max = "1m")),
+        attempts = 6,
+        jitter = "none"
+    )]
+    async fn shorter(log: &Log) -> Result<(), &'static str> {
+        log.attempt()
+    }
+
+    #[retry(
+        longer(exponential(base = "1s", max = "1m"), linear(base = "3s", max = "1m")),
+        attempts = 6,
+        jitter = "none"
+    )]
+    async fn longer(log: &Log) -> Result<(), &'static str> {
+        log.attempt()
+    }
+
+    let exponential = Exponential::new(Duration::from_secs(1)).max_delay(Duration::from_secs(60));
+    let linear = Linear::new(Duration::from_secs(3)).max_delay(Duration::from_secs(60));
+
+    let log = Log::default();
+    assert_eq!(shorter(&log).await, Err("down"));
+    let expected = [1, 2, 4, 8, 15].map(|s| s * SEC);
+    assert_eq!(log.gaps_ms(), expected);
+    let policy = Policy::from_strategy(Shorter::new(exponential, linear)).attempts(6);
+    assert_eq!(runtime_gaps(policy).await, expected);
+
+    let log = Log::default();
+    assert_eq!(longer(&log).await, Err("down"));
+    let expected = [3, 6, 9, 12, 16].map(|s| s * SEC);
+    assert_eq!(log.gaps_ms(), expected);
+    let policy = Policy::from_strategy(Longer::new(exponential, linear)).attempts(6);
+    assert_eq!(runtime_gaps(policy).await, expected);
+}
+
+#[tokio::test(start_paused = true)]
+async fn forms_nest_and_each_stage_keeps_its_defaults() {
+    // The exponential stage has no `max`: it stays capped at 10 s.
+    #[retry(
+        chain(sum(immediate, exponential(base = "2s"), times = 5), steps("1s", "2s")),
+        attempts = 9,
+        jitter = "none"
+    )]
+    async fn call(log: &Log) -> Result<(), &'static str> {
+        log.attempt()
+    }
+
+    let log = Log::default();
+    assert_eq!(call(&log).await, Err("down"));
+    assert_eq!(
+        log.gaps_ms(),
+        [
+            2 * SEC,
+            4 * SEC,
+            8 * SEC,
+            10 * SEC,
+            10 * SEC,
+            SEC,
+            2 * SEC,
+            2 * SEC
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn decorrelated_in_a_chain_starts_from_its_base() {
+    #[retry(
+        chain(constant("5s", times = 2), decorrelated(base = "100ms", max = "1m")),
+        attempts = 12,
+        jitter = "none"
+    )]
+    async fn call(log: &Log) -> Result<(), &'static str> {
+        log.attempt()
+    }
+
+    let log = Log::default();
+    assert_eq!(call(&log).await, Err("down"));
+    let gaps = log.gaps_ms();
+    assert_eq!(gaps[..2], [5 * SEC, 5 * SEC]);
+    // Its first retry draws from base to 3 · base, not 3 · 5 s.
+    assert!((100..=300).contains(&gaps[2]), "{gaps:?}");
+    for w in gaps[2..].windows(2) {
+        assert!(w[1] >= 100 && w[1] <= 3 * w[0], "{gaps:?}");
+    }
+
+    let policy = Policy::from_strategy(Chain::new(
+        Constant::new(Duration::from_secs(5)),
+        2,
+        Decorrelated::new(Duration::from_millis(100)).max_delay(Duration::from_secs(60)),
+    ))
+    .attempts(12);
+    let gaps = runtime_gaps(policy).await;
+    assert!((100..=300).contains(&gaps[2]), "{gaps:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn jitter_applies_once_to_the_composed_delay_and_stays_under_its_max() {
+    // A `constant` stage's max is its delay: the composed max is 20 s, and
+    // `range(0.5, 1.5)` is capped there.
+    #[retry(chain(constant("10s", times = 3), constant("20s")), attempts = 40, jitter = range(0.5, 1.5))]
+    async fn call(log: &Log) -> Result<(), &'static str> {
+        log.attempt()
+    }
+
+    let log = Log::default();
+    assert_eq!(call(&log).await, Err("down"));
+    let gaps = log.gaps_ms();
+    assert!(
+        gaps[..3].iter().all(|g| (5 * SEC..=15 * SEC).contains(g)),
+        "{gaps:?}"
+    );
+    assert!(
+        gaps[3..].iter().all(|g| (10 * SEC..=20 * SEC).contains(g)),
+        "{gaps:?}"
+    );
+    assert!(gaps[3..].iter().any(|g| *g < 19 * SEC), "{gaps:?}");
+
+    let policy = Policy::from_strategy(Sum::new(
+        Constant::new(Duration::from_secs(1)),
+        Constant::new(Duration::from_secs(1)),
+    ))
+    .jitter(Jitter::Range(1.0, 1.0))
+    .attempts(3);
+    assert_eq!(runtime_gaps(policy).await, [2 * SEC, 2 * SEC]);
+}
