@@ -251,3 +251,55 @@ async fn jitter_applies_once_to_the_composed_delay_and_stays_under_its_max() {
     .attempts(3);
     assert_eq!(runtime_gaps(policy).await, [2 * SEC, 2 * SEC]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_clojure_macros_stop() {
+    #[retry(
+        exponential(base = "1s", max = "1m"),
+        stop_at_delay = "10s",
+        jitter = "none"
+    )]
+    async fn call(log: &Log) -> Result<(), usize> {
+        let _ = log.attempt();
+        Err(log.0.lock().unwrap().len())
+    }
+
+    let log = Log::default();
+    // The fifth attempt's error: the sixth would follow a 16 s wait.
+    assert_eq!(call(&log).await, Err(5));
+    assert_eq!(log.gaps_ms(), [SEC, 2 * SEC, 4 * SEC, 8 * SEC]);
+
+    let policy = Policy::exponential(Duration::from_secs(1))
+        .max_delay(Duration::from_secs(60))
+        .jitter(Jitter::None)
+        .unlimited_attempts()
+        .stop_at_delay(Duration::from_secs(10));
+    assert_eq!(runtime_gaps(policy).await, [SEC, 2 * SEC, 4 * SEC, 8 * SEC]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn stop_at_delay_reads_a_composed_schedule_and_a_random_one() {
+    // 1 s, 5 s, then 30 s reaches the stop: two retries.
+    #[retry(steps("1s", "5s", "30s"), stop_at_delay = "30s", jitter = "none")]
+    async fn steps(log: &Log) -> Result<(), &'static str> {
+        log.attempt()
+    }
+
+    // Random by itself: checked at run time, attempts unlimited.
+    #[retry(decorrelated(base = "100ms", max = "1m"), stop_at_delay = "2s")]
+    async fn decorrelated(log: &Log) -> Result<(), &'static str> {
+        log.attempt()
+    }
+
+    let log = Log::default();
+    assert_eq!(steps(&log).await, Err("down"));
+    assert_eq!(log.gaps_ms(), [SEC, 5 * SEC]);
+
+    let log = Log::default();
+    assert_eq!(decorrelated(&log).await, Err("down"));
+    let gaps = log.gaps_ms();
+    assert!(
+        !gaps.is_empty() && gaps.iter().all(|g| *g < 2 * SEC),
+        "{gaps:?}"
+    );
+}

@@ -15,6 +15,7 @@ mod compose;
 pub(crate) mod defaults;
 mod literal;
 mod names;
+pub(crate) mod schedule;
 mod strategy;
 mod suggest;
 mod syntax;
@@ -75,6 +76,9 @@ pub(crate) struct RetryArgs {
     pub(crate) fallback: Option<Arg<Expr>>,
     pub(crate) timeout: Option<Arg<DurationArg>>,
     pub(crate) retry_after_max: Option<Arg<DurationArg>>,
+    /// `stop_at_delay = D`: give up instead of a sleep whose delay (before
+    /// jitter) would reach D.
+    pub(crate) stop_at_delay: Option<Arg<DurationArg>>,
     /// `context = ctx`: the name bound in the body.
     pub(crate) context: Option<Arg<Ident>>,
     /// `context = mut ctx`: the binding's `mut`.
@@ -234,7 +238,7 @@ impl RetryArgs {
                 let (value, span) = parse_hedge(input)?;
                 set(&mut self.hedge, "hedge", arg(key.span(), span, value), end)
             }
-            "attempt_timeout" | "timeout" | "retry_after_max" => {
+            "attempt_timeout" | "timeout" | "retry_after_max" | "stop_at_delay" => {
                 self.parse_duration_argument(&key, &name, input, end)
             }
             "context" => {
@@ -331,6 +335,7 @@ impl RetryArgs {
                 Some("Policy::exponential(..).retry_after_max({})"),
             ),
             "timeout" => ("\"30s\"", None),
+            "stop_at_delay" => ("\"10s\"", Some("Policy::exponential(..).stop_at_delay({})")),
             _ => ("\"5s\"", None),
         };
         eq(input, key, &format!("{name} = {example}"))?;
@@ -338,6 +343,7 @@ impl RetryArgs {
         let (slot, name) = match name {
             "retry_after_max" => (&mut self.retry_after_max, "retry_after_max"),
             "timeout" => (&mut self.timeout, "timeout"),
+            "stop_at_delay" => (&mut self.stop_at_delay, "stop_at_delay"),
             _ => (&mut self.attempt_timeout, "attempt_timeout"),
         };
         set(slot, name, arg(key.span(), d.span, d), end)

@@ -191,6 +191,76 @@ mod tests {
     }
 
     #[test]
+    fn stop_at_delay_must_be_able_to_act() {
+        for (args, expect) in [
+            (
+                "exponential(base = \"1s\", max = \"5s\"), stop_at_delay = \"10s\"",
+                "is above the schedule's `max` (`\"5s\"`)",
+            ),
+            (
+                "decorrelated(base = \"1s\", max = \"5s\"), stop_at_delay = \"10s\"",
+                "would never stop the call",
+            ),
+            (
+                "exponential(base = \"1s\", max = \"1m\"), stop_at_delay = \"10s\", attempts = 5",
+                "`attempts = 5` always ends the call before `stop_at_delay`",
+            ),
+            (
+                "constant(\"10s\"), stop_at_delay = \"10s\"",
+                "the first delay already reaches `stop_at_delay`",
+            ),
+            (
+                "policy = P, stop_at_delay = \"1s\"",
+                "`stop_at_delay` cannot be combined with `policy`",
+            ),
+        ] {
+            let all = messages(args, ITEM);
+            assert_eq!(all.len(), 1, "{args}: {all:?}");
+            assert!(all[0].contains(expect), "{args}: {}", all[0]);
+        }
+        for args in [
+            "exponential(base = \"1s\", max = \"1m\"), stop_at_delay = \"10s\", attempts = 6",
+            "exponential(base = \"1s\", max = \"1m\"), stop_at_delay = \"10s\"",
+            "sum(constant(\"3m\"), exponential(base = \"2m\", max = \"1h\")), stop_at_delay = \"30m\"",
+            "decorrelated(base = \"1s\", max = \"1m\"), stop_at_delay = \"10s\"",
+        ] {
+            assert_eq!(messages(args, ITEM), Vec::<String>::new(), "{args}");
+        }
+    }
+
+    #[test]
+    fn the_schedule_evaluator_matches_the_runtime_formulas() {
+        use crate::attr::schedule::{StopAt, stop_at};
+        let s = |args: &str| {
+            let mut errors = Errors::default();
+            let parsed = RetryArgs::parse(args.parse().unwrap(), &mut errors);
+            assert!(errors.finish().is_ok(), "{args}");
+            parsed.strategy
+        };
+        let sec = std::time::Duration::from_secs;
+        let clojure = s("exponential(base = \"1s\", max = \"1m\")");
+        assert_eq!(stop_at(clojure.as_ref(), sec(10)), StopAt::Attempts(5));
+        assert_eq!(
+            stop_at(None, std::time::Duration::from_millis(400)),
+            StopAt::Attempts(3)
+        );
+        let essay = s("sum(constant(\"3m\"), exponential(base = \"2m\", max = \"1h\"))");
+        // 5, 7, 11, 19, 35 minutes: the fifth reaches 30.
+        assert_eq!(stop_at(essay.as_ref(), sec(30 * 60)), StopAt::Attempts(5));
+        let chain =
+            s("chain(linear(base = \"1s\", times = 3), fibonacci(base = \"2s\", max = \"1m\"))");
+        // 1, 2, 3, then 2, 2, 4, 6, 10 s.
+        assert_eq!(stop_at(chain.as_ref(), sec(6)), StopAt::Attempts(7));
+        let shorter = s("shorter(exponential(base = \"1s\", max = \"1m\"), steps(\"3s\", \"4s\"))");
+        assert_eq!(
+            stop_at(shorter.as_ref(), sec(5)),
+            StopAt::Never { max: sec(4) }
+        );
+        let random = s("chain(constant(\"1s\", times = 2), decorrelated)");
+        assert_eq!(stop_at(random.as_ref(), sec(5)), StopAt::Random);
+    }
+
+    #[test]
     fn closure_arity_names_each_parameter() {
         let all = messages("on_retry = |e| ()", ITEM);
         assert_eq!(

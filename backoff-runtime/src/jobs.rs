@@ -152,13 +152,25 @@ impl<S: Strategy> Policy<S> {
                 previous = Some(raw);
             }
         }
-        Some(policy::backoff(
-            strategy,
-            jitter,
-            retry,
-            &mut previous,
-            &mut rng_of(key, retry),
-        ))
+        // (With `stop_at_delay`, this retry's own delay is checked: the
+        // same rule as a call's for a schedule that never shrinks.)
+        match self.delay_stop() {
+            None => Some(policy::backoff(
+                strategy,
+                jitter,
+                retry,
+                &mut previous,
+                &mut rng_of(key, retry),
+            )),
+            Some(stop) => policy::backoff_before(
+                strategy,
+                jitter,
+                retry,
+                &mut previous,
+                &mut rng_of(key, retry),
+                stop,
+            ),
+        }
     }
 }
 

@@ -72,6 +72,8 @@ pub struct Policy<S = Builtin> {
     throttle: Option<Throttle>,
     /// What a recorder calls the function this policy retries.
     name: Name,
+    /// Give up instead of a sleep whose delay before jitter reaches this.
+    stop_at: Option<Duration>,
 }
 
 /// The schedule and limit for errors classified
@@ -101,6 +103,7 @@ impl Policy<Builtin> {
             seed: None,
             throttle: None,
             name: Name::NONE,
+            stop_at: None,
         }
     }
 
@@ -186,6 +189,7 @@ impl<S> Policy<S> {
             seed: None,
             throttle: None,
             name: Name::NONE,
+            stop_at: None,
         }
     }
 
@@ -254,6 +258,41 @@ impl<S> Policy<S> {
     pub const fn max_elapsed(mut self, limit: Duration) -> Self {
         self.max_elapsed = Some(limit);
         self
+    }
+
+    /// Gives up instead of starting a sleep whose delay before jitter (for a
+    /// strategy random by itself, its draw; under
+    /// [`Jitter::Spread`], the [central delay](Strategy::central_delay))
+    /// would reach `delay`, as the Clojure retry macro's "stop once the
+    /// next wait would reach 10 s". The call returns the last error, reason
+    /// [`Attempts`](crate::GiveUpReason::Attempts).
+    ///
+    /// The attempt limit still applies: add
+    /// [`unlimited_attempts`](Policy::unlimited_attempts) for this rule
+    /// alone (the attribute's `stop_at_delay` does so when `attempts` is
+    /// not given, and for a schedule without randomness computes the
+    /// attempt count when the code compiles instead).
+    ///
+    /// ```
+    /// use backoff_runtime::{Jitter, Policy};
+    /// use std::time::Duration;
+    ///
+    /// let policy = Policy::exponential(Duration::from_secs(1))
+    ///     .max_delay(Duration::from_secs(60))
+    ///     .jitter(Jitter::None)
+    ///     .unlimited_attempts()
+    ///     .stop_at_delay(Duration::from_secs(10));
+    /// let secs: Vec<u64> = policy.delays().map(|d| d.as_secs()).collect();
+    /// assert_eq!(secs, [1, 2, 4, 8]);
+    /// ```
+    pub const fn stop_at_delay(mut self, delay: Duration) -> Self {
+        self.stop_at = Some(delay);
+        self
+    }
+
+    /// The delay set with [`stop_at_delay`](Policy::stop_at_delay).
+    pub const fn delay_stop(&self) -> Option<Duration> {
+        self.stop_at
     }
 
     /// Bounds a server's word: a
@@ -430,6 +469,45 @@ pub(crate) fn backoff<T: Strategy + ?Sized>(
         return crate::jitter::spread(strategy, retry, rng.phase());
     }
     let raw = strategy.capped_delay(retry, *previous, rng);
+    jittered(strategy, jitter, raw, previous, rng)
+}
+
+/// [`backoff`], or `None` when the delay before jitter reaches `stop`
+/// (see [`Policy::stop_at_delay`]).
+#[inline]
+pub(crate) fn backoff_before<T: Strategy + ?Sized>(
+    strategy: &T,
+    jitter: Jitter,
+    retry: u32,
+    previous: &mut Option<Duration>,
+    rng: &mut JitterRng,
+    stop: Duration,
+) -> Option<Duration> {
+    if let Jitter::Spread = jitter
+        && !strategy.max_delay().is_zero()
+    {
+        if strategy.central_delay(retry) >= stop {
+            return None;
+        }
+        return Some(crate::jitter::spread(strategy, retry, rng.phase()));
+    }
+    let raw = strategy.capped_delay(retry, *previous, rng);
+    if raw >= stop {
+        return None;
+    }
+    Some(jittered(strategy, jitter, raw, previous, rng))
+}
+
+/// The jitter applied to `raw`, the strategy's capped delay, which is kept
+/// in `previous` if the strategy reads it.
+#[inline(always)]
+fn jittered<T: Strategy + ?Sized>(
+    strategy: &T,
+    jitter: Jitter,
+    raw: Duration,
+    previous: &mut Option<Duration>,
+    rng: &mut JitterRng,
+) -> Duration {
     if strategy.reads_previous() {
         *previous = Some(raw);
     }
@@ -452,6 +530,21 @@ impl<S: Strategy> Policy<S> {
         rng: &mut JitterRng,
     ) -> Duration {
         backoff(&self.strategy, self.jitter, retry, previous, rng)
+    }
+
+    /// [`backoff`](Policy::backoff), or `None` when the
+    /// [`stop_at_delay`](Policy::stop_at_delay) rule gives up.
+    #[inline]
+    pub(crate) fn backoff_within(
+        &self,
+        retry: u32,
+        previous: &mut Option<Duration>,
+        rng: &mut JitterRng,
+    ) -> Option<Duration> {
+        match self.stop_at {
+            None => Some(self.backoff(retry, previous, rng)),
+            Some(stop) => backoff_before(&self.strategy, self.jitter, retry, previous, rng, stop),
+        }
     }
 
     /// The schedule: the sleeps a call would make if every attempt failed at
@@ -503,9 +596,13 @@ impl<S: Strategy> Iterator for Delays<'_, S> {
             return None;
         }
         self.retry = self.retry.saturating_add(1);
-        let delay = self
+        let Some(delay) = self
             .policy
-            .backoff(self.retry, &mut self.previous, &mut self.rng);
+            .backoff_within(self.retry, &mut self.previous, &mut self.rng)
+        else {
+            self.done = true;
+            return None;
+        };
         if let Some(limit) = self.policy.max_elapsed {
             let total = self.total.saturating_add(delay);
             if total > limit {
@@ -598,6 +695,42 @@ mod tests {
     #[test]
     fn decorrelated_defaults_to_no_extra_jitter() {
         assert_eq!(Policy::decorrelated(MS(5)).jitter_kind(), Jitter::None);
+    }
+
+    #[test]
+    fn stop_at_delay_gives_up_before_a_delay_that_reaches_it() {
+        let stop = Duration::from_secs(2);
+        let policy = Policy::decorrelated(MS(100))
+            .max_delay(Duration::from_secs(60))
+            .unlimited_attempts()
+            .stop_at_delay(stop)
+            .seed(2);
+        let mut state = policy.start();
+        let mut retries = 0;
+        while let Some(d) = state.next_delay() {
+            assert!(d < stop, "{d:?}");
+            retries += 1;
+            assert!(retries < 10_000, "never stopped");
+        }
+        assert!(retries >= 1);
+        assert_eq!(state.give_up_reason(), Some(crate::GiveUpReason::Attempts));
+        // Before jitter: a full jitter below the stop does not hide a delay
+        // that reaches it.
+        let full = Policy::exponential(Duration::from_secs(1))
+            .jitter(Jitter::Full)
+            .unlimited_attempts()
+            .stop_at_delay(Duration::from_secs(4));
+        assert_eq!(full.delays().count(), 2);
+        // Spread reads the central delay.
+        let spread = Policy::linear(Duration::from_secs(1))
+            .jitter(Jitter::Spread)
+            .unlimited_attempts()
+            .stop_at_delay(Duration::from_secs(3));
+        assert_eq!(spread.delays().count(), 2);
+        assert_eq!(spread.delay_for(3, 1), None);
+        assert!(spread.delay_for(2, 1).is_some());
+        // The attempt limit still applies.
+        assert_eq!(full.attempts(2).delays().count(), 1);
     }
 
     #[test]

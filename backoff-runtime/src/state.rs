@@ -143,7 +143,7 @@ impl<'p, S> RetryState<'p, S> {
 
     /// A state whose call began at `start` (if anything needs the time).
     pub(crate) fn starting_at(policy: &'p Policy<S>, clock: Clock, start: Option<Instant>) -> Self {
-        let checked = policy.elapsed_limit().is_some();
+        let checked = policy.elapsed_limit().is_some() || policy.delay_stop().is_some();
         RetryState {
             policy,
             failures: 0,
@@ -443,7 +443,7 @@ impl<S: Strategy> RetryState<'_, S> {
             (Decision::Stop, _) => Err(GiveUpReason::Stopped),
             (Decision::Throttled, Some(t)) => self.throttled_delay(t),
             _ if !self.policy.allows_retry_after(self.failures) => Err(GiveUpReason::Attempts),
-            (Decision::Retry | Decision::Throttled, _) => Ok(self.main_backoff()),
+            (Decision::Retry | Decision::Throttled, _) => self.main_backoff(),
             // A server's word, bounded: a longer wait gives up, never sleeps.
             (Decision::RetryAfter(d), _) if d > self.policy.retry_after_limit() => {
                 Err(GiveUpReason::Deadline)
@@ -482,13 +482,15 @@ impl<S: Strategy> RetryState<'_, S> {
     }
 
     /// The next delay of the main schedule (the caller checked the limit),
-    /// from the general path, which counted the failure as skipped.
+    /// from the general path, which counted the failure as skipped; the
+    /// policy's `stop_at_delay` may give up (reason `Attempts`).
     #[inline]
-    fn main_backoff(&mut self) -> Duration {
+    fn main_backoff(&mut self) -> Result<Duration, GiveUpReason> {
         self.skipped = self.skipped.saturating_sub(1);
         let retry = self.failures - self.skipped;
         self.policy
-            .backoff(retry, &mut self.previous, &mut self.rng)
+            .backoff_within(retry, &mut self.previous, &mut self.rng)
+            .ok_or(GiveUpReason::Attempts)
     }
 
     /// The next delay of the throttled schedule `t`, within its attempt limit.
@@ -673,7 +675,11 @@ impl<S: Strategy> Policy<S> {
     /// same limit, the same schedule, and the same report.
     #[inline]
     pub(crate) fn next_carried<P: Previous>(&self, carried: &mut Carried<P>) -> Option<Duration> {
-        debug_assert!(self.elapsed_limit().is_none() && self.throttle().is_none());
+        debug_assert!(
+            self.elapsed_limit().is_none()
+                && self.throttle().is_none()
+                && self.delay_stop().is_none()
+        );
         if carried.tally >= GAVE_UP {
             return None;
         }

@@ -115,7 +115,7 @@ impl StrategyKind {
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
 /// the strategies' ([`StrategyKind::NAMES`]), then these.
-pub(super) const OTHER_ARGUMENTS: [&str; 22] = [
+pub(super) const OTHER_ARGUMENTS: [&str; 23] = [
     "attempts",
     "jitter",
     "max_elapsed",
@@ -136,6 +136,7 @@ pub(super) const OTHER_ARGUMENTS: [&str; 22] = [
     "attempt_timeout",
     "timeout",
     "retry_after_max",
+    "stop_at_delay",
     "context",
     "clone",
 ];

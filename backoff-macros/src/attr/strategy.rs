@@ -41,7 +41,7 @@ pub(crate) struct TimesArg {
 
 impl StrategyArg {
     /// `kind` with nothing given, written at `span`.
-    pub(super) fn new(kind: StrategyKind, span: Span, nested: bool) -> StrategyArg {
+    pub(crate) fn new(kind: StrategyKind, span: Span, nested: bool) -> StrategyArg {
         StrategyArg {
             kind,
             span,
@@ -53,6 +53,11 @@ impl StrategyArg {
             stages: Vec::new(),
             steps: Vec::new(),
         }
+    }
+
+    /// The strategy when none is given.
+    pub(crate) fn default_exponential() -> StrategyArg {
+        StrategyArg::new(StrategyKind::Exponential, Span::call_site(), false)
     }
 
     /// Whether every leaf of this strategy is random by itself or never

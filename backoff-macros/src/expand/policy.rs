@@ -8,6 +8,7 @@ use quote::{quote, quote_spanned};
 use syn::Ident;
 
 use crate::attr::defaults;
+use crate::attr::schedule::{StopAt, stop_at};
 use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
 
 // Input:  the strategy, attempts, jitter and max_elapsed arguments, or `policy = EXPR`.
@@ -41,7 +42,12 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
             .map_or(default_jitter(strategy), |j| j.value),
     );
     let mut chain = quote!(#p::Policy::<#ty>::from_strategy(#ctor).jitter(#main_jitter));
-    chain.extend(attempts(args.attempts.as_ref().map(|a| a.value)));
+    let (limit, stop) = stop_rule(args);
+    chain.extend(attempts(limit));
+    if let Some(stop) = stop {
+        let d = duration(p, stop);
+        chain.extend(quote!(.stop_at_delay(#d)));
+    }
     if let Some(m) = &args.max_elapsed {
         let d = duration(p, m.value.value);
         chain.extend(quote!(.max_elapsed(#d)));
@@ -143,7 +149,11 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
         JitterKind::Range(..) => return None,
     };
     let jitter = Literal::u64_unsuffixed(jitter);
-    let attempts = match args.attempts.as_ref().map(|a| a.value) {
+    let (limit, stop) = stop_rule(args);
+    if stop.is_some() {
+        return None;
+    }
+    let attempts = match limit {
         None => unset.clone(),
         Some(Attempts::Unlimited) => Literal::u64_unsuffixed(0),
         Some(Attempts::Limited(0)) => return None,
@@ -278,6 +288,30 @@ fn strategy_setters(p: &Ident, strategy: Option<&StrategyArg>) -> TokenStream {
         }
     }
     setters
+}
+
+/// The attempt limit, and the delay of a run-time `stop_at_delay`: for a
+/// schedule without randomness, the rule is an attempt count computed
+/// here (the smaller of it and `attempts`); for a random one, a run-time
+/// check beside `attempts`, unlimited unless given.
+fn stop_rule(args: &RetryArgs) -> (Option<Attempts>, Option<Duration>) {
+    let given = args.attempts.as_ref().map(|a| a.value);
+    let Some(stop) = &args.stop_at_delay else {
+        return (given, None);
+    };
+    let d = stop.value.value;
+    match stop_at(args.strategy.as_ref(), d) {
+        StopAt::Attempts(k) => {
+            let k = match given {
+                Some(Attempts::Limited(n)) => n.min(k),
+                _ => k,
+            };
+            (Some(Attempts::Limited(k)), None)
+        }
+        StopAt::Random | StopAt::Never { .. } => {
+            (Some(given.unwrap_or(Attempts::Unlimited)), Some(d))
+        }
+    }
 }
 
 /// The `Builtin` variant of a plain strategy, for `throttled`.

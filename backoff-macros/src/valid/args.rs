@@ -122,6 +122,7 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
                 "retry_after_max",
                 args.retry_after_max.as_ref().map(|a| a.key),
             ),
+            ("stop_at_delay", args.stop_at_delay.as_ref().map(|a| a.key)),
         ];
         for (name, span) in mixed {
             if let Some(span) = span {

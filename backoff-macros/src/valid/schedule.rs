@@ -4,7 +4,9 @@
 //! reaches; and `jitter = range(lo, hi)`.
 
 use crate::attr::defaults;
+use crate::attr::schedule::{HORIZON, StopAt, stop_at};
 use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
+use crate::duration;
 use crate::errors::Errors;
 
 use super::args::check_strategy;
@@ -32,6 +34,74 @@ pub(super) fn check_schedule(args: &RetryArgs, errors: &mut Errors) {
     if let Some(jitter) = &args.jitter {
         check_range(jitter, errors);
     }
+    check_stop(args, errors);
+}
+
+/// `stop_at_delay`: a rule that can act, before any retry is lost to it.
+fn check_stop(args: &RetryArgs, errors: &mut Errors) {
+    let Some(stop) = &args.stop_at_delay else {
+        return;
+    };
+    let d = stop.value.value;
+    let shown = duration::format(d);
+    if args.policy.is_some() {
+        return;
+    }
+    if d.is_zero() {
+        errors.push(syn::Error::new(
+            stop.span,
+            "a `stop_at_delay` of zero allows no retry; give a positive delay",
+        ));
+        return;
+    }
+    let strategy = args.strategy.as_ref();
+    let cap = crate::attr::schedule::max(strategy.unwrap_or(&StrategyArg::default_exponential()));
+    match stop_at(strategy, d) {
+        StopAt::Random if cap < d => errors.push(never_stops(stop, &shown, cap)),
+        StopAt::Random => {}
+        StopAt::Never { max } if max < d => errors.push(never_stops(stop, &shown, max)),
+        StopAt::Never { .. } => errors.push(syn::Error::new(
+            stop.span,
+            format!(
+                "no delay reaches `stop_at_delay` (`\"{shown}\"`) within {HORIZON} retries; lower `stop_at_delay`, or give `attempts` instead"
+            ),
+        )),
+        StopAt::Attempts(1) => errors.push(syn::Error::new(
+            stop.span,
+            format!(
+                "the first delay already reaches `stop_at_delay` (`\"{shown}\"`), so no retry would ever run; raise `stop_at_delay` above the first delay"
+            ),
+        )),
+        StopAt::Attempts(k) => {
+            if let Some(attempts) = &args.attempts
+                && let Attempts::Limited(n) = attempts.value
+                && n <= k
+            {
+                errors.push(syn::Error::new(
+                    attempts.span,
+                    format!(
+                        "`attempts = {n}` always ends the call before `stop_at_delay` (`\"{shown}\"`) can act: the first delay that reaches it is retry {k}'s, after {k} attempts; remove `attempts`, or raise it above {k}"
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// A schedule capped below the stop never reaches it.
+fn never_stops(
+    stop: &Arg<crate::attr::DurationArg>,
+    shown: &str,
+    max: std::time::Duration,
+) -> syn::Error {
+    syn::Error::new(
+        stop.span,
+        format!(
+            "`stop_at_delay` (`\"{shown}\"`) is above the schedule's `max` (`\"{}\"`), which no delay exceeds, so the rule would never stop the call; lower `stop_at_delay` to `\"{}\"` or less, or raise `max`",
+            duration::format(max),
+            duration::format(max),
+        ),
+    )
 }
 
 /// One strategy and its stages; `within` is the form it is a stage of.
