@@ -303,3 +303,48 @@ async fn stop_at_delay_reads_a_composed_schedule_and_a_random_one() {
         "{gaps:?}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_effect_patterns_deadline() {
+    // Attempts at 0, 4 and 8 s; the next sleep would end at 12 s, past the
+    // deadline: it is cut to end at 10 s, where one last try runs.
+    #[retry(
+        constant("4s"),
+        attempts = unlimited,
+        jitter = "none",
+        max_elapsed = "10s",
+        on_deadline = "last_try",
+        context = ctx
+    )]
+    async fn call(log: &Log, succeed_last: bool) -> Result<&'static str, String> {
+        let _ = log.attempt();
+        match (ctx.last, succeed_last) {
+            (true, true) => Ok("at the deadline"),
+            (last, _) => Err(format!("attempt {}, last {last}", ctx.attempt)),
+        }
+    }
+
+    let log = Log::default();
+    let began = Instant::now();
+    assert_eq!(call(&log, true).await, Ok("at the deadline"));
+    assert_eq!(log.gaps_ms(), [4 * SEC, 4 * SEC, 2 * SEC]);
+    assert_eq!(began.elapsed(), Duration::from_secs(10));
+
+    // The last try's error is the call's.
+    let log = Log::default();
+    assert_eq!(
+        call(&log, false).await,
+        Err("attempt 4, last true".to_owned())
+    );
+    assert_eq!(log.gaps_ms(), [4 * SEC, 4 * SEC, 2 * SEC]);
+
+    let policy = Policy::constant(Duration::from_secs(4))
+        .jitter(Jitter::None)
+        .unlimited_attempts()
+        .max_elapsed(Duration::from_secs(10))
+        .on_deadline(backoff_runtime::OnDeadline::LastTry);
+    assert_eq!(runtime_gaps(policy).await, [4 * SEC, 4 * SEC, 2 * SEC]);
+    // Without it, the call gives up at 8 s.
+    let policy = policy.on_deadline(backoff_runtime::OnDeadline::GiveUp);
+    assert_eq!(runtime_gaps(policy).await, [4 * SEC, 4 * SEC]);
+}

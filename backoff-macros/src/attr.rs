@@ -79,6 +79,8 @@ pub(crate) struct RetryArgs {
     /// `stop_at_delay = D`: give up instead of a sleep whose delay (before
     /// jitter) would reach D.
     pub(crate) stop_at_delay: Option<Arg<DurationArg>>,
+    /// `on_deadline = "last_try"` (true) or `"give_up"` (false).
+    pub(crate) on_deadline: Option<Arg<bool>>,
     /// `context = ctx`: the name bound in the body.
     pub(crate) context: Option<Arg<Ident>>,
     /// `context = mut ctx`: the binding's `mut`.
@@ -230,6 +232,33 @@ impl RetryArgs {
                     &mut self.throttled,
                     "throttled",
                     arg(key.span(), key.span(), value),
+                    end,
+                )
+            }
+            "on_deadline" => {
+                eq(input, &key, "on_deadline = \"last_try\"")?;
+                let lit: LitStr = input.parse().map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "`on_deadline` takes `\"give_up\"` or `\"last_try\"`, as in `on_deadline = \"last_try\"`",
+                    )
+                })?;
+                let last_try = match lit.value().as_str() {
+                    "last_try" => true,
+                    "give_up" => false,
+                    other => {
+                        return Err(syn::Error::new(
+                            lit.span(),
+                            format!(
+                                "unknown `on_deadline` rule `\"{other}\"`; expected `\"give_up\"` or `\"last_try\"`"
+                            ),
+                        ));
+                    }
+                };
+                set(
+                    &mut self.on_deadline,
+                    "on_deadline",
+                    arg(key.span(), lit.span(), last_try),
                     end,
                 )
             }

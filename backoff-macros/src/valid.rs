@@ -229,6 +229,34 @@ mod tests {
     }
 
     #[test]
+    fn on_deadline_needs_a_deadline_and_time_for_its_try() {
+        let all = messages("on_deadline = \"last_try\"", ITEM);
+        assert_eq!(all.len(), 1, "{all:?}");
+        assert!(all[0].contains("add `max_elapsed"), "{}", all[0]);
+        let item = "async fn f() -> Result<u32, FetchError> { Ok(1) }";
+        let all = messages(
+            "max_elapsed = \"10s\", on_deadline = \"last_try\", timeout = \"10s\"",
+            item,
+        );
+        assert_eq!(all.len(), 1, "{all:?}");
+        assert!(
+            all[0].contains("would have no time for its try"),
+            "{}",
+            all[0]
+        );
+        let all = messages("max_elapsed = \"10s\", on_deadline = \"last\"", ITEM);
+        assert_eq!(all.len(), 1, "{all:?}");
+        assert!(all[0].contains("unknown `on_deadline` rule"), "{}", all[0]);
+        assert_eq!(
+            messages(
+                "max_elapsed = \"10s\", on_deadline = \"last_try\", timeout = \"11s\"",
+                item
+            ),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
     fn the_schedule_evaluator_matches_the_runtime_formulas() {
         use crate::attr::schedule::{StopAt, stop_at};
         let s = |args: &str| {

@@ -74,6 +74,33 @@ pub struct Policy<S = Builtin> {
     name: Name,
     /// Give up instead of a sleep whose delay before jitter reaches this.
     stop_at: Option<Duration>,
+    /// What the sleep that would cross `max_elapsed` does.
+    on_deadline: OnDeadline,
+}
+
+/// What a call does when the next sleep would end past its
+/// [`max_elapsed`](Policy::max_elapsed) deadline: see
+/// [`Policy::on_deadline`].
+///
+/// # Default
+///
+/// [`OnDeadline::GiveUp`].
+///
+/// ```
+/// use backoff_runtime::OnDeadline;
+///
+/// assert_eq!(OnDeadline::default(), OnDeadline::GiveUp);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnDeadline {
+    /// Give up at once with the last error (reason
+    /// [`Deadline`](crate::GiveUpReason::Deadline)).
+    #[default]
+    GiveUp,
+    /// Cut the sleep to end at the deadline and make one last attempt
+    /// there (its [`AttemptContext::last`](crate::AttemptContext::last) is
+    /// true); its outcome is the call's.
+    LastTry,
 }
 
 /// The schedule and limit for errors classified
@@ -104,6 +131,7 @@ impl Policy<Builtin> {
             throttle: None,
             name: Name::NONE,
             stop_at: None,
+            on_deadline: OnDeadline::GiveUp,
         }
     }
 
@@ -190,6 +218,7 @@ impl<S> Policy<S> {
             throttle: None,
             name: Name::NONE,
             stop_at: None,
+            on_deadline: OnDeadline::GiveUp,
         }
     }
 
@@ -258,6 +287,34 @@ impl<S> Policy<S> {
     pub const fn max_elapsed(mut self, limit: Duration) -> Self {
         self.max_elapsed = Some(limit);
         self
+    }
+
+    /// Sets what the sleep that would end past
+    /// [`max_elapsed`](Policy::max_elapsed) does: give up (the default), or,
+    /// with [`OnDeadline::LastTry`], sleep only until the deadline and make
+    /// one last attempt there, as in the Effect pattern. Without
+    /// `max_elapsed` it has no effect.
+    ///
+    /// ```
+    /// use backoff_runtime::{Jitter, OnDeadline, Policy};
+    /// use std::time::Duration;
+    ///
+    /// let policy = Policy::constant(Duration::from_secs(4))
+    ///     .jitter(Jitter::None)
+    ///     .unlimited_attempts()
+    ///     .max_elapsed(Duration::from_secs(10))
+    ///     .on_deadline(OnDeadline::LastTry);
+    /// let secs: Vec<u64> = policy.delays().map(|d| d.as_secs()).collect();
+    /// assert_eq!(secs, [4, 4, 2]); // the last sleep ends at the deadline
+    /// ```
+    pub const fn on_deadline(mut self, rule: OnDeadline) -> Self {
+        self.on_deadline = rule;
+        self
+    }
+
+    /// The rule set with [`on_deadline`](Policy::on_deadline).
+    pub const fn deadline_rule(&self) -> OnDeadline {
+        self.on_deadline
     }
 
     /// Gives up instead of starting a sleep whose delay before jitter (for a
@@ -607,7 +664,10 @@ impl<S: Strategy> Iterator for Delays<'_, S> {
             let total = self.total.saturating_add(delay);
             if total > limit {
                 self.done = true;
-                return None;
+                // The last try: a sleep cut to end at the deadline.
+                let last =
+                    matches!(self.policy.on_deadline, OnDeadline::LastTry) && self.total < limit;
+                return last.then(|| limit - self.total);
             }
             self.total = total;
         }

@@ -10,7 +10,7 @@ use crate::clock::{self, Clock};
 use crate::decision::Decision;
 use crate::event::RetryEvent;
 use crate::jitter::JitterRng;
-use crate::policy::{self, Policy, Throttle};
+use crate::policy::{self, OnDeadline, Policy, Throttle};
 use crate::report::{GiveUp, GiveUpReason};
 use crate::strategy::{Builtin, Strategy};
 use crate::throttle::{AdaptiveThrottle, Rejected, ThrottlePermit};
@@ -101,6 +101,9 @@ const DONE: u8 = 1;
 /// [`admit`](RetryState::admit) (a deadline, a budget or a breaker; a
 /// breaker also hears of every outcome).
 const CHECKED: u8 = 2;
+/// [`RetryState::flags`]: the sleep granted last was cut to end at the
+/// deadline, for one last try (`OnDeadline::LastTry`).
+const LAST_TRY: u8 = 4;
 
 impl<S> Policy<S> {
     /// Starts a call: the state machine for a hand-written loop, timed with
@@ -515,11 +518,20 @@ impl<S: Strategy> RetryState<'_, S> {
     /// spends nothing, and the call returns its real error rather than sleep
     /// only to fail fast).
     #[cold]
-    fn admit(&mut self, delay: Duration) -> Result<Duration, GiveUpReason> {
-        if let Some(limit) = self.policy.elapsed_limit()
-            && self.elapsed().saturating_add(delay) > limit
-        {
+    fn admit(&mut self, mut delay: Duration) -> Result<Duration, GiveUpReason> {
+        if self.flags & LAST_TRY != 0 {
             return Err(GiveUpReason::Deadline);
+        }
+        if let Some(limit) = self.policy.elapsed_limit() {
+            let elapsed = self.elapsed();
+            if elapsed.saturating_add(delay) > limit {
+                if !matches!(self.policy.deadline_rule(), OnDeadline::LastTry) || elapsed >= limit {
+                    return Err(GiveUpReason::Deadline);
+                }
+                // One last try, at the deadline.
+                self.flags |= LAST_TRY;
+                delay = limit - elapsed;
+            }
         }
         if let Some(circuit) = self.circuit
             && let Some(wake) = (self.clock)().checked_add(delay)
@@ -532,6 +544,33 @@ impl<S: Strategy> RetryState<'_, S> {
             Some(budget) if !budget.try_spend() => Err(GiveUpReason::Budget),
             _ => Ok(delay),
         }
+    }
+}
+
+impl<S> RetryState<'_, S> {
+    /// Whether the attempt about to run is the last try that
+    /// [`OnDeadline::LastTry`] grants at the deadline: its sleep was cut to
+    /// end there, and whatever it returns is the call's outcome.
+    ///
+    /// ```
+    /// use backoff_runtime::{OnDeadline, Policy, clock::Clock};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// fn frozen() -> Instant {
+    ///     static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    ///     *START.get_or_init(Instant::now)
+    /// }
+    /// let policy = Policy::constant(Duration::from_secs(4))
+    ///     .jitter(backoff_runtime::Jitter::None)
+    ///     .max_elapsed(Duration::from_secs(3))
+    ///     .on_deadline(OnDeadline::LastTry);
+    /// let mut state = policy.start_with_clock(frozen as Clock);
+    /// assert_eq!(state.next_delay(), Some(Duration::from_secs(3)));
+    /// assert!(state.is_last_try());
+    /// assert_eq!(state.next_delay(), None);
+    /// ```
+    pub fn is_last_try(&self) -> bool {
+        self.flags & LAST_TRY != 0
     }
 }
 

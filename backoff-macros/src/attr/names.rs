@@ -115,7 +115,7 @@ impl StrategyKind {
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
 /// the strategies' ([`StrategyKind::NAMES`]), then these.
-pub(super) const OTHER_ARGUMENTS: [&str; 23] = [
+pub(super) const OTHER_ARGUMENTS: [&str; 24] = [
     "attempts",
     "jitter",
     "max_elapsed",
@@ -137,6 +137,7 @@ pub(super) const OTHER_ARGUMENTS: [&str; 23] = [
     "timeout",
     "retry_after_max",
     "stop_at_delay",
+    "on_deadline",
     "context",
     "clone",
 ];

@@ -56,6 +56,9 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
         let d = duration(p, m.value.value);
         chain.extend(quote!(.retry_after_max(#d)));
     }
+    if args.on_deadline.as_ref().is_some_and(|r| r.value) {
+        chain.extend(quote!(.on_deadline(#p::OnDeadline::LastTry)));
+    }
     if let Some(t) = &args.throttled {
         let t = &t.value;
         // `jitter` applies to both schedules; `decorrelated` is random by itself.
@@ -89,7 +92,11 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
 // then has no item or body of its own to type-check and evaluate, and
 // functions with the same arguments share one instance.
 pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Option<TokenStream> {
-    if args.policy.is_some() || args.throttled.is_some() || args.retry_after_max.is_some() {
+    if args.policy.is_some()
+        || args.throttled.is_some()
+        || args.retry_after_max.is_some()
+        || args.on_deadline.as_ref().is_some_and(|r| r.value)
+    {
         return None;
     }
     // `u64::MAX`: not given (the runtime's `UNSET`).

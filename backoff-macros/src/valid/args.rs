@@ -123,6 +123,7 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
                 args.retry_after_max.as_ref().map(|a| a.key),
             ),
             ("stop_at_delay", args.stop_at_delay.as_ref().map(|a| a.key)),
+            ("on_deadline", args.on_deadline.as_ref().map(|a| a.key)),
         ];
         for (name, span) in mixed {
             if let Some(span) = span {
