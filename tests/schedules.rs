@@ -345,6 +345,6 @@ async fn the_effect_patterns_deadline() {
         .on_deadline(backoff_runtime::OnDeadline::LastTry);
     assert_eq!(runtime_gaps(policy).await, [4 * SEC, 4 * SEC, 2 * SEC]);
     // Without it, the call gives up at 8 s.
-    let policy = policy.on_deadline(backoff_runtime::OnDeadline::GiveUp);
+    let policy = policy.on_deadline(backoff_runtime::OnDeadline::GiveUpEarly);
     assert_eq!(runtime_gaps(policy).await, [4 * SEC, 4 * SEC]);
 }

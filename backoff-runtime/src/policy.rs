@@ -84,22 +84,24 @@ pub struct Policy<S = Builtin> {
 ///
 /// # Default
 ///
-/// [`OnDeadline::GiveUp`].
+/// [`OnDeadline::GiveUpEarly`].
 ///
 /// ```
 /// use backoff_runtime::OnDeadline;
 ///
-/// assert_eq!(OnDeadline::default(), OnDeadline::GiveUp);
+/// assert_eq!(OnDeadline::default(), OnDeadline::GiveUpEarly);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OnDeadline {
-    /// Give up at once with the last error (reason
-    /// [`Deadline`](crate::GiveUpReason::Deadline)).
+    /// Give up at once, before the deadline, with the last error (reason
+    /// [`Deadline`](crate::GiveUpReason::Deadline)): the attribute's
+    /// `on_deadline = "give_up"`.
     #[default]
-    GiveUp,
+    GiveUpEarly,
     /// Cut the sleep to end at the deadline and make one last attempt
     /// there (its [`AttemptContext::last`](crate::AttemptContext::last) is
-    /// true); its outcome is the call's.
+    /// true); its outcome is the call's: the attribute's
+    /// `on_deadline = "last_try"`.
     LastTry,
 }
 
@@ -131,7 +133,7 @@ impl Policy<Builtin> {
             throttle: None,
             name: Name::NONE,
             stop_at: None,
-            on_deadline: OnDeadline::GiveUp,
+            on_deadline: OnDeadline::GiveUpEarly,
         }
     }
 
@@ -218,7 +220,7 @@ impl<S> Policy<S> {
             throttle: None,
             name: Name::NONE,
             stop_at: None,
-            on_deadline: OnDeadline::GiveUp,
+            on_deadline: OnDeadline::GiveUpEarly,
         }
     }
 

@@ -134,13 +134,20 @@ fn parse_item(strategy: &mut StrategyArg, content: ParseStream<'_>) -> syn::Resu
 /// named for the form that does the same.
 pub(super) fn unknown_stage(key: &Ident, name: &str) -> syn::Error {
     match combinator_home(name) {
-        Some(form) => syn::Error::new(
-            key.span(),
-            format!(
-                "unknown strategy `{name}`; did you mean `{form}`? as in `{}`",
-                composed_example(StrategyKind::from_name(form).unwrap_or(StrategyKind::Chain))
-            ),
-        ),
+        Some(form) => {
+            let does = match form {
+                "shorter" => "waits the shorter of two schedules' delays",
+                "longer" => "waits the longer of two schedules' delays",
+                _ => "runs one schedule, then the next",
+            };
+            syn::Error::new(
+                key.span(),
+                format!(
+                    "unknown strategy `{name}`; did you mean `{form}`? it {does}, as Effect's `{name}` does: `{}`",
+                    composed_example(StrategyKind::from_name(form).unwrap_or(StrategyKind::Chain))
+                ),
+            )
+        }
         None => unknown(key, "strategy", &StrategyKind::NAMES),
     }
 }

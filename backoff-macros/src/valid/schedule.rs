@@ -110,7 +110,9 @@ fn check_stop(args: &RetryArgs, errors: &mut Errors) {
                 errors.push(syn::Error::new(
                     attempts.span,
                     format!(
-                        "`attempts = {n}` always ends the call before `stop_at_delay` (`\"{shown}\"`) can act: the first delay that reaches it is retry {k}'s, after {k} attempts; remove `attempts`, or raise it above {k}"
+                        "`attempts = {n}` always ends the call before `stop_at_delay` (`\"{shown}\"`) can act: the first delay to reach it is retry {k}'s, and {n} attempts allow {} {}; remove `attempts`, or raise it above {k}",
+                        n - 1,
+                        if n == 2 { "retry" } else { "retries" }
                     ),
                 ));
             }
