@@ -200,7 +200,10 @@ impl Policy<Builtin> {
 
 impl<S> Policy<S> {
     /// A policy over your own [`Strategy`] (or [`Sidekiq`](crate::strategy::Sidekiq),
-    /// [`Buckets`](crate::strategy::Buckets)), with no extra jitter.
+    /// [`Buckets`](crate::strategy::Buckets), or a composed schedule:
+    /// [`Chain`](crate::strategy::Chain), [`Steps`](crate::strategy::Steps),
+    /// [`Shorter`](crate::strategy::Shorter), [`Longer`](crate::strategy::Longer),
+    /// [`Sum`](crate::strategy::Sum)), with no extra jitter.
     ///
     /// ```
     /// use backoff_runtime::{Policy, strategy::Sidekiq};
@@ -315,6 +318,12 @@ impl<S> Policy<S> {
     }
 
     /// The rule set with [`on_deadline`](Policy::on_deadline).
+    ///
+    /// ```
+    /// use backoff_runtime::{OnDeadline, Policy};
+    ///
+    /// assert_eq!(Policy::immediate().deadline_rule(), OnDeadline::GiveUpEarly);
+    /// ```
     pub const fn deadline_rule(&self) -> OnDeadline {
         self.on_deadline
     }
@@ -350,6 +359,15 @@ impl<S> Policy<S> {
     }
 
     /// The delay set with [`stop_at_delay`](Policy::stop_at_delay).
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// assert_eq!(Policy::immediate().delay_stop(), None);
+    /// let policy = Policy::immediate().stop_at_delay(Duration::from_secs(1));
+    /// assert_eq!(policy.delay_stop(), Some(Duration::from_secs(1)));
+    /// ```
     pub const fn delay_stop(&self) -> Option<Duration> {
         self.stop_at
     }

@@ -63,6 +63,12 @@ impl<A, B> Chain<A, B> {
     }
 
     /// The number of retries the first stage schedules.
+    ///
+    /// ```
+    /// use backoff_runtime::strategy::{Chain, Immediate};
+    ///
+    /// assert_eq!(Chain::new(Immediate, 4, Immediate).times(), 4);
+    /// ```
     pub const fn times(&self) -> u32 {
         self.times
     }
@@ -143,11 +149,26 @@ impl Steps {
     }
 
     /// The delays, in order.
+    ///
+    /// ```
+    /// use backoff_runtime::strategy::Steps;
+    /// use std::time::Duration;
+    ///
+    /// static DELAYS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs(5)];
+    /// assert_eq!(Steps::new(&DELAYS).delays(), &DELAYS);
+    /// ```
     pub const fn delays(&self) -> &'static [Duration] {
         self.delays
     }
 
     /// The largest of the delays (zero for none).
+    ///
+    /// ```
+    /// use backoff_runtime::strategy::Steps;
+    /// use std::time::Duration;
+    ///
+    /// assert_eq!(Steps::new(&[]).largest(), Duration::ZERO);
+    /// ```
     pub const fn largest(&self) -> Duration {
         self.largest
     }
@@ -184,7 +205,8 @@ macro_rules! pairwise {
         }
 
         impl<A, B> $name<A, B> {
-            /// Combines `a`'s and `b`'s delay of each retry.
+            /// Combines `a`'s and `b`'s delay of each retry (see the
+            /// type's example).
             pub const fn new(a: A, b: B) -> Self {
                 $name { a, b }
             }
