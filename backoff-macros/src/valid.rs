@@ -218,6 +218,13 @@ mod tests {
             assert_eq!(all.len(), 1, "{args}: {all:?}");
             assert!(all[0].contains(expect), "{args}: {}", all[0]);
         }
+        // `attempts = 0` is its own error; the stop rule's check does not
+        // trip over it.
+        let all = messages(
+            "exponential(base = \"1s\", max = \"1m\"), stop_at_delay = \"10s\", attempts = 0",
+            ITEM,
+        );
+        assert!(all.iter().any(|m| m.contains("`attempts = 0`")), "{all:?}");
         for args in [
             "exponential(base = \"1s\", max = \"1m\"), stop_at_delay = \"10s\", attempts = 6",
             "exponential(base = \"1s\", max = \"1m\"), stop_at_delay = \"10s\"",

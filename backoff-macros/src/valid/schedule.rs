@@ -111,7 +111,7 @@ fn check_stop(args: &RetryArgs, errors: &mut Errors) {
                     attempts.span,
                     format!(
                         "`attempts = {n}` always ends the call before `stop_at_delay` (`\"{shown}\"`) can act: the first delay to reach it is retry {k}'s, and {n} attempts allow {} {}; remove `attempts`, or raise it above {k}",
-                        n - 1,
+                        n.saturating_sub(1),
                         if n == 2 { "retry" } else { "retries" }
                     ),
                 ));
