@@ -328,12 +328,16 @@ impl<S> Policy<S> {
         self.on_deadline
     }
 
-    /// Gives up instead of starting a sleep whose delay before jitter (for a
-    /// strategy random by itself, its draw; under
-    /// [`Jitter::Spread`], the [central delay](Strategy::central_delay))
-    /// would reach `delay`, as the Clojure retry macro's "stop once the
-    /// next wait would reach 10 s". The call returns the last error, reason
-    /// [`Attempts`](crate::GiveUpReason::Attempts).
+    /// Gives up instead of starting a sleep whose central delay would reach
+    /// `delay`, as the Clojure retry macro's "stop once the next wait would
+    /// reach 10 s". The central delay is the delay before jitter
+    /// ([`Strategy::central_delay`]): for a strategy random by itself, the
+    /// centre it draws around ([`Decorrelated`]'s mid-range chain,
+    /// [`Sidekiq`](crate::strategy::Sidekiq)'s and
+    /// [`Buckets`](crate::strategy::Buckets)' mean), so the rule stops at
+    /// the same retry in every call. The call returns the last error,
+    /// reason [`Attempts`](crate::GiveUpReason::Attempts). It applies to
+    /// the main schedule, not to a [`throttled`](Policy::throttled) one.
     ///
     /// The attempt limit still applies: add
     /// [`unlimited_attempts`](Policy::unlimited_attempts) for this rule
@@ -549,8 +553,9 @@ pub(crate) fn backoff<T: Strategy + ?Sized>(
     jittered(strategy, jitter, raw, previous, rng)
 }
 
-/// [`backoff`], or `None` when the delay before jitter reaches `stop`
-/// (see [`Policy::stop_at_delay`]).
+/// [`backoff`], or `None` when the central delay of `retry` (the delay
+/// before jitter, a random strategy's [`Strategy::central_delay`]) reaches
+/// `stop` (see [`Policy::stop_at_delay`]).
 #[inline]
 pub(crate) fn backoff_before<T: Strategy + ?Sized>(
     strategy: &T,
@@ -560,19 +565,10 @@ pub(crate) fn backoff_before<T: Strategy + ?Sized>(
     rng: &mut JitterRng,
     stop: Duration,
 ) -> Option<Duration> {
-    if let Jitter::Spread = jitter
-        && !strategy.max_delay().is_zero()
-    {
-        if strategy.central_delay(retry) >= stop {
-            return None;
-        }
-        return Some(crate::jitter::spread(strategy, retry, rng.phase()));
-    }
-    let raw = strategy.capped_delay(retry, *previous, rng);
-    if raw >= stop {
+    if strategy.central_delay(retry) >= stop {
         return None;
     }
-    Some(jittered(strategy, jitter, raw, previous, rng))
+    Some(backoff(strategy, jitter, retry, previous, rng))
 }
 
 /// The jitter applied to `raw`, the strategy's capped delay, which is kept
@@ -779,21 +775,25 @@ mod tests {
 
     #[test]
     fn stop_at_delay_gives_up_before_a_delay_that_reaches_it() {
+        // Decorrelated's central delays from 100 ms: 200, 350, 575, 912.5,
+        // 1418.75, then 2178.125 ms, which reaches 2 s: five retries in
+        // every call, whatever it draws.
         let stop = Duration::from_secs(2);
-        let policy = Policy::decorrelated(MS(100))
-            .max_delay(Duration::from_secs(60))
-            .unlimited_attempts()
-            .stop_at_delay(stop)
-            .seed(2);
-        let mut state = policy.start();
-        let mut retries = 0;
-        while let Some(d) = state.next_delay() {
-            assert!(d < stop, "{d:?}");
-            retries += 1;
-            assert!(retries < 10_000, "never stopped");
+        for seed in 0..20 {
+            let policy = Policy::decorrelated(MS(100))
+                .max_delay(Duration::from_secs(60))
+                .unlimited_attempts()
+                .stop_at_delay(stop)
+                .seed(seed);
+            let mut state = policy.start();
+            let mut retries = 0;
+            while state.next_delay().is_some() {
+                retries += 1;
+                assert!(retries < 100, "never stopped");
+            }
+            assert_eq!(retries, 5);
+            assert_eq!(state.give_up_reason(), Some(crate::GiveUpReason::Attempts));
         }
-        assert!(retries >= 1);
-        assert_eq!(state.give_up_reason(), Some(crate::GiveUpReason::Attempts));
         // Before jitter: a full jitter below the stop does not hide a delay
         // that reaches it.
         let full = Policy::exponential(Duration::from_secs(1))
