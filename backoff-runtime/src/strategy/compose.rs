@@ -516,10 +516,24 @@ mod tests {
                 &Sum::new(Constant::new(cap), Exponential::new(MS(3)).max_delay(cap)),
                 &every,
             ];
+            let jitters = [
+                Jitter::None,
+                Jitter::Full,
+                Jitter::Equal,
+                Jitter::Scattered(1.0),
+                Jitter::Range(0.0, 3.0),
+                Jitter::Spread,
+            ];
             for s in forms {
                 let d = s.delay(retry, previous, &mut rng);
                 proptest::prop_assert!(d <= s.max_delay(), "{retry}: {d:?} > {:?}", s.max_delay());
                 proptest::prop_assert!(s.central_delay(retry) <= s.max_delay());
+                // The policy's step, every jitter: still at most the cap.
+                for jitter in jitters {
+                    let mut previous = previous;
+                    let d = crate::policy::backoff(s, jitter, retry, &mut previous, &mut rng);
+                    proptest::prop_assert!(d <= s.max_delay(), "{jitter:?} {retry}: {d:?}");
+                }
             }
         }
     }
