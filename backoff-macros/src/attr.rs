@@ -235,33 +235,7 @@ impl RetryArgs {
                     end,
                 )
             }
-            "on_deadline" => {
-                eq(input, &key, "on_deadline = \"last_try\"")?;
-                let lit: LitStr = input.parse().map_err(|e| {
-                    syn::Error::new(
-                        e.span(),
-                        "`on_deadline` takes `\"give_up\"` or `\"last_try\"`, as in `on_deadline = \"last_try\"`",
-                    )
-                })?;
-                let last_try = match lit.value().as_str() {
-                    "last_try" => true,
-                    "give_up" => false,
-                    other => {
-                        return Err(syn::Error::new(
-                            lit.span(),
-                            format!(
-                                "unknown `on_deadline` rule `\"{other}\"`; expected `\"give_up\"` or `\"last_try\"`"
-                            ),
-                        ));
-                    }
-                };
-                set(
-                    &mut self.on_deadline,
-                    "on_deadline",
-                    arg(key.span(), lit.span(), last_try),
-                    end,
-                )
-            }
+            "on_deadline" => self.parse_on_deadline(&key, input, end),
             "hedge" => {
                 eq(input, &key, "hedge = \"20ms\"")?;
                 let (value, span) = parse_hedge(input)?;
@@ -317,6 +291,40 @@ impl RetryArgs {
                 Err(error)
             }
         }
+    }
+
+    /// `on_deadline = "give_up"` or `"last_try"`.
+    fn parse_on_deadline(
+        &mut self,
+        key: &Ident,
+        input: ParseStream<'_>,
+        end: Span,
+    ) -> syn::Result<()> {
+        eq(input, key, "on_deadline = \"last_try\"")?;
+        let lit: LitStr = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "`on_deadline` takes `\"give_up\"` or `\"last_try\"`, as in `on_deadline = \"last_try\"`",
+            )
+        })?;
+        let last_try = match lit.value().as_str() {
+            "last_try" => true,
+            "give_up" => false,
+            other => {
+                return Err(syn::Error::new(
+                    lit.span(),
+                    format!(
+                        "unknown `on_deadline` rule `\"{other}\"`; expected `\"give_up\"` or `\"last_try\"`"
+                    ),
+                ));
+            }
+        };
+        set(
+            &mut self.on_deadline,
+            "on_deadline",
+            arg(key.span(), lit.span(), last_try),
+            end,
+        )
     }
 
     /// `crate = "path"`.
