@@ -349,3 +349,27 @@ async fn the_effect_patterns_deadline() {
     let policy = policy.on_deadline(backoff_runtime::OnDeadline::GiveUpEarly);
     assert_eq!(runtime_gaps(policy).await, [4 * SEC, 4 * SEC]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn spread_reads_a_composed_schedule() {
+    #[retry(
+        chain(constant("1s", times = 2), exponential(base = "2s", max = "20s")),
+        jitter = "spread",
+        attempts = 8
+    )]
+    async fn call(log: &Log) -> Result<(), &'static str> {
+        log.attempt()
+    }
+
+    for _ in 0..10 {
+        let log = Log::default();
+        assert_eq!(call(&log).await, Err("down"));
+        let gaps = log.gaps_ms();
+        assert_eq!(gaps.len(), 7);
+        // A schedule that never shrinks: neither do the spread waits, and
+        // none exceeds the composed max (20 s).
+        assert!(gaps.windows(2).all(|w| w[0] <= w[1]), "{gaps:?}");
+        assert!(gaps.iter().all(|g| *g <= 20 * SEC), "{gaps:?}");
+        assert!(gaps[6] >= 8 * SEC, "{gaps:?}");
+    }
+}
