@@ -21,6 +21,9 @@ fn decorrelated_in_sum() -> Result<(), u32> { Err(1) }
 #[retry(union(exponential, constant("1s")))]
 fn effects_union() -> Result<(), u32> { Err(1) }
 
+#[retry(intersect(exponential, constant("1s")))]
+fn effects_intersect() -> Result<(), u32> { Err(1) }
+
 #[retry(chain(and_then(immediate, immediate), constant("1s")))]
 fn effects_and_then() -> Result<(), u32> { Err(1) }
 
