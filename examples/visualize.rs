@@ -2,7 +2,8 @@
 //! herd, drawn with `plotters`.
 //!
 //! ```text
-//! cargo run --release --example visualize -- docs/charts   # the README's charts
+//! cargo run --release --example visualize -- docs/charts             # the README's charts
+//! cargo run --release --example visualize -- docs/charts schedules   # the retry charts only
 //! ```
 //!
 //! # Retry schedules
@@ -16,8 +17,9 @@
 //! | file | policy |
 //! |---|---|
 //! | `retries-constant.svg` | `constant(5 min)`, no jitter (the essay's) |
-//! | `retries-exponential.svg` | `exponential(1 min)`, factor 2, no jitter |
+//! | `retries-exponential.svg` | the essay's `3 + 2ᵏ` min, no jitter: [`Sum`] of `constant(3 min)` and `exponential(2 min)` |
 //! | `retries-exponential-full-jitter.svg` | the same with full jitter |
+//! | `retries-chain.svg` | [`Chain`]: `exponential(1 min)` for 3 retries, then `constant(30 min)`, full jitter |
 //! | `retries-sidekiq.svg` | [`Sidekiq`]: `n⁴ + 15 + rand · 30 · (n + 1)` s |
 //! | `retries-buckets.svg` | [`Buckets`]: uniform(`n³`, `(n + 2)³`) s |
 //! | `retries-decorrelated.svg` | `decorrelated(1 min)` |
@@ -49,7 +51,7 @@ use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use backoff_runtime::strategy::{Buckets, Sidekiq};
+use backoff_runtime::strategy::{Buckets, Chain, Constant, Exponential, Sidekiq, Sum};
 use backoff_runtime::{Jitter, Policy, Strategy};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -126,7 +128,18 @@ impl Schedule {
 fn schedules() -> Vec<Schedule> {
     let minute = Duration::from_secs(60);
     let long = Duration::from_secs(12 * 3600);
-    let exponential = Policy::exponential(minute).factor(2.0).max_delay(long);
+    // The essay's function, exactly: 3 + 2ᵏ minutes (5, 7, 11, 19 …), what
+    // the attribute writes `sum(constant("3m"), exponential(base = "2m", max = "12h"))`.
+    let essay = Policy::from_strategy(Sum::new(
+        Constant::new(3 * minute),
+        Exponential::new(2 * minute).max_delay(long),
+    ));
+    // `chain(exponential(base = "1m", times = 3), constant("30m"))`.
+    let chain = Policy::from_strategy(Chain::new(
+        Exponential::new(minute).max_delay(long),
+        3,
+        Constant::new(30 * minute).max_delay(30 * minute),
+    ));
     vec![
         Schedule::of(
             "retries-constant.svg",
@@ -135,13 +148,18 @@ fn schedules() -> Vec<Schedule> {
         ),
         Schedule::of(
             "retries-exponential.svg",
-            "exponential: 1 min · 2^(k−1), no jitter",
-            exponential.jitter(Jitter::None),
+            "the essay's 3 + 2^k min: sum(constant(3 min), exponential(2 min)), no jitter",
+            essay.jitter(Jitter::None),
         ),
         Schedule::of(
             "retries-exponential-full-jitter.svg",
-            "exponential: uniform(0, 1 min · 2^(k−1)), full jitter",
-            exponential.jitter(Jitter::Full),
+            "uniform(0, 3 + 2^k min), full jitter",
+            essay.jitter(Jitter::Full),
+        ),
+        Schedule::of(
+            "retries-chain.svg",
+            "chain: 1, 2, 4 min, then 30 min, full jitter",
+            chain.jitter(Jitter::Full),
         ),
         Schedule::of(
             "retries-sidekiq.svg",
@@ -529,15 +547,22 @@ fn draw_evenness(path: &Path, points: &[Evenness]) -> Result<(), Box<dyn Error>>
 fn main() -> Result<(), Box<dyn Error>> {
     let mut args = std::env::args_os().skip(1);
     let dir = PathBuf::from(args.next().unwrap_or_else(|| "docs/charts".into()));
-    if args.next().is_some() {
-        return Err("usage: visualize [OUT-DIR] (default: charts)".into());
-    }
+    let only_schedules = match args.next() {
+        None => false,
+        Some(arg) if arg == "schedules" && args.next().is_none() => true,
+        Some(_) => {
+            return Err("usage: visualize [OUT-DIR [schedules]] (default: docs/charts)".into());
+        }
+    };
     std::fs::create_dir_all(&dir)?;
 
     for schedule in schedules() {
         let path = dir.join(schedule.file);
         draw_schedule(&path, &schedule)?;
         println!("wrote {}", path.display());
+    }
+    if only_schedules {
+        return Ok(());
     }
     let path = dir.join("herd.svg");
     draw_herd(&path, &herd_results())?;

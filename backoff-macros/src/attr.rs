@@ -11,9 +11,11 @@ use syn::{Expr, Ident, Lit, LitStr, Token};
 
 use crate::errors::Errors;
 
+mod compose;
 pub(crate) mod defaults;
 mod literal;
 mod names;
+pub(crate) mod schedule;
 mod strategy;
 mod suggest;
 mod syntax;
@@ -74,6 +76,11 @@ pub(crate) struct RetryArgs {
     pub(crate) fallback: Option<Arg<Expr>>,
     pub(crate) timeout: Option<Arg<DurationArg>>,
     pub(crate) retry_after_max: Option<Arg<DurationArg>>,
+    /// `stop_at_delay = D`: give up instead of a sleep whose delay (before
+    /// jitter) would reach D.
+    pub(crate) stop_at_delay: Option<Arg<DurationArg>>,
+    /// `on_deadline = "last_try"` (true) or `"give_up"` (false).
+    pub(crate) on_deadline: Option<Arg<bool>>,
     /// `context = ctx`: the name bound in the body.
     pub(crate) context: Option<Arg<Ident>>,
     /// `context = mut ctx`: the binding's `mut`.
@@ -228,12 +235,13 @@ impl RetryArgs {
                     end,
                 )
             }
+            "on_deadline" => self.parse_on_deadline(&key, input, end),
             "hedge" => {
                 eq(input, &key, "hedge = \"20ms\"")?;
                 let (value, span) = parse_hedge(input)?;
                 set(&mut self.hedge, "hedge", arg(key.span(), span, value), end)
             }
-            "attempt_timeout" | "timeout" | "retry_after_max" => {
+            "attempt_timeout" | "timeout" | "retry_after_max" | "stop_at_delay" => {
                 self.parse_duration_argument(&key, &name, input, end)
             }
             "context" => {
@@ -274,12 +282,49 @@ impl RetryArgs {
             | "sleep" | "budget" | "circuit" | "throttle" => {
                 self.parse_expression(&key, &name, input, end)
             }
+            _ if names::combinator_home(&name).is_some() => {
+                Err(compose::unknown_stage(&key, &name))
+            }
             _ => {
                 let (error, meant) = unknown_argument(&key, input, scan);
                 self.broken.extend(meant);
                 Err(error)
             }
         }
+    }
+
+    /// `on_deadline = "give_up"` or `"last_try"`.
+    fn parse_on_deadline(
+        &mut self,
+        key: &Ident,
+        input: ParseStream<'_>,
+        end: Span,
+    ) -> syn::Result<()> {
+        eq(input, key, "on_deadline = \"last_try\"")?;
+        let lit: LitStr = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "`on_deadline` takes `\"give_up\"` or `\"last_try\"`, as in `on_deadline = \"last_try\"`",
+            )
+        })?;
+        let last_try = match lit.value().as_str() {
+            "last_try" => true,
+            "give_up" => false,
+            other => {
+                return Err(syn::Error::new(
+                    lit.span(),
+                    format!(
+                        "unknown `on_deadline` rule `\"{other}\"`; expected `\"give_up\"` or `\"last_try\"`"
+                    ),
+                ));
+            }
+        };
+        set(
+            &mut self.on_deadline,
+            "on_deadline",
+            arg(key.span(), lit.span(), last_try),
+            end,
+        )
     }
 
     /// `crate = "path"`.
@@ -327,6 +372,7 @@ impl RetryArgs {
                 Some("Policy::exponential(..).retry_after_max({})"),
             ),
             "timeout" => ("\"30s\"", None),
+            "stop_at_delay" => ("\"10s\"", Some("Policy::exponential(..).stop_at_delay({})")),
             _ => ("\"5s\"", None),
         };
         eq(input, key, &format!("{name} = {example}"))?;
@@ -334,6 +380,7 @@ impl RetryArgs {
         let (slot, name) = match name {
             "retry_after_max" => (&mut self.retry_after_max, "retry_after_max"),
             "timeout" => (&mut self.timeout, "timeout"),
+            "stop_at_delay" => (&mut self.stop_at_delay, "stop_at_delay"),
             _ => (&mut self.attempt_timeout, "attempt_timeout"),
         };
         set(slot, name, arg(key.span(), d.span, d), end)

@@ -44,9 +44,9 @@ use proc_macro::TokenStream;
 ///
 /// | argument | forms | default |
 /// |---|---|---|
-/// | strategy | `exponential(base = D, factor = F, max = D)`, `linear(base = D, max = D)`, `constant(D)` or `constant(delay = D)`, `fibonacci(base = D, max = D)`, `decorrelated(base = D, max = D)`, `immediate`, `sidekiq(unit = D, max = D)`, `buckets(unit = D, max = D)` (the runtime's `Sidekiq` and `Buckets`: random by themselves, default jitter `"none"`, unit `"1s"`, uncapped unless `max` is given) | `exponential(base = "100ms", factor = 2, max = "10s")` |
+/// | strategy | `exponential(base = D, factor = F, max = D)`, `linear(base = D, max = D)`, `constant(D)` or `constant(delay = D)`, `fibonacci(base = D, max = D)`, `decorrelated(base = D, max = D)`, `immediate`, `sidekiq(unit = D, max = D)`, `buckets(unit = D, max = D)` (the runtime's `Sidekiq` and `Buckets`: random by themselves, default jitter `"none"`, unit `"1s"`, uncapped unless `max` is given); composed, and nesting: `chain(A(.., times = n), B, ..)` (each stage but the last runs `times` retries, the next starts at its own first), `steps(D, ..)` (the last repeating), `shorter(A, B)`, `longer(A, B)`, `sum(A, B)` (retry by retry; no `decorrelated` stage), each stage with its own parameters and defaults and no `jitter` | `exponential(base = "100ms", factor = 2, max = "10s")` |
 /// | `attempts` | integer ≥ 1: total calls, the first included; or `unlimited` | `3` |
-/// | `jitter` | `"full"`, `"equal"` (alias `"half"`), `"none"`, `"spread"`, `scattered(R)` with 0 < R ≤ 1 | `"full"` (`"none"` for `decorrelated`, which takes only `"spread"`) |
+/// | `jitter` | `"full"`, `"equal"` (alias `"half"`), `"none"`, `"spread"`, `scattered(R)` with 0 < R ≤ 1, `range(LO, HI)` (uniform(v·LO, v·HI), 0 ≤ LO ≤ HI, capped at `max`) | `"full"` (`"none"` for `decorrelated`, which takes only `"spread"`) |
 /// | `max_elapsed` | D: no retry starts a sleep that would end later than D after the call began | none |
 /// | `when` | a path or closure taking `&E`, returning `bool` (true = retry) or [`Decision`] | retry every error |
 /// | `on_retry` | a path or closure, `FnMut(&E, &RetryEvent)`, called before each sleep | none |
@@ -67,6 +67,8 @@ use proc_macro::TokenStream;
 /// | `clone` | `clone(a, b, ..)`: by-value parameters (or `self`) each attempt gets its own `Clone::clone` of, so the body may move them | none |
 /// | `timeout` | D, `async fn` only: bounds the whole call, sleeps and the attempt in flight included; then `E::from(Elapsed)` | none |
 /// | `retry_after_max` | D: a `Decision::RetryAfter` longer than this gives up at once instead of sleeping | `"5m"` |
+/// | `stop_at_delay` | D: give up instead of a sleep whose delay before jitter would reach D (reason `Attempts`); `attempts` then defaults to `unlimited`. A schedule without randomness becomes an attempt count when the code compiles | none |
+/// | `on_deadline` | `"give_up"` or `"last_try"`, beside `max_elapsed`: with `"last_try"` the sleep that would cross the deadline is cut to end at it and one last attempt (`context.last`) runs there | `"give_up"` |
 ///
 /// With `when_ok`, `on_retry` receives the whole outcome,
 /// `FnMut(&Result<T, E>, &RetryEvent)`.

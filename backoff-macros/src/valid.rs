@@ -11,6 +11,7 @@ mod clone;
 mod closures;
 mod generic;
 mod hedge;
+mod schedule;
 mod signature;
 
 pub(crate) use args::check_args;
@@ -156,6 +157,188 @@ mod tests {
             messages("", "async fn f() -> Result<u8, E> { Ok(1) }"),
             Vec::<String>::new()
         );
+    }
+
+    #[test]
+    fn composed_schedules_report_each_mistake_once() {
+        for (args, expect) in [
+            (
+                "chain(exponential(times = 3), constant(\"1m\", times = 2)), attempts = 10",
+                "`times` on the last stage of `chain`",
+            ),
+            (
+                "chain(exponential, constant(\"1m\")), attempts = 5",
+                "stage 1 of `chain` needs `times`",
+            ),
+            (
+                "chain(exponential(times = 4), constant(\"1m\")), attempts = 5",
+                "stage 2 of `chain` (`constant`) is never reached: it starts at retry 5, and `attempts = 5` allows 4 retries; raise `attempts` to at least 6",
+            ),
+            (
+                "chain(exponential(times = 2), constant(\"1m\"))",
+                "the default `attempts` (3) allows 2 retries",
+            ),
+            (
+                "chain(exponential(times = 1, jitter = \"full\"), immediate)",
+                "`jitter` applies once, to the composed delay",
+            ),
+            (
+                "sum(constant(\"1s\"), decorrelated)",
+                "`decorrelated` cannot be a stage of `sum`",
+            ),
+            (
+                "shorter(chain(decorrelated(times = 2), immediate), constant(\"1s\"))",
+                "`decorrelated` cannot be a stage of `shorter`",
+            ),
+            (
+                "union(constant(\"1s\"), immediate)",
+                "did you mean `shorter`?",
+            ),
+            (
+                "intersect(constant(\"1s\"), immediate)",
+                "did you mean `longer`?",
+            ),
+            (
+                "chain(and_then(immediate, immediate), immediate)",
+                "did you mean `chain`?",
+            ),
+            (
+                "sum(constant(\"1s\", times = 2), immediate)",
+                "`times` belongs to a stage of `chain`",
+            ),
+            (
+                "exponential(times = 2)",
+                "`times` belongs to a stage of `chain`",
+            ),
+            ("sum(immediate)", "`sum` takes at least two stages"),
+            ("steps()", "`steps` takes at least one delay"),
+            (
+                "jitter = range(1.5, 0.5)",
+                "the lower bound of `range` is above the upper one",
+            ),
+            ("jitter = range(-1, 0.5)", "cannot be negative"),
+            ("jitter = range(0, 1e400)", "must be finite"),
+            (
+                "throttled(steps(\"1s\"), attempts = 3), when = f",
+                "`steps` cannot be `throttled`'s schedule",
+            ),
+        ] {
+            let all = messages(args, ITEM);
+            assert_eq!(all.len(), 1, "{args}: {all:?}");
+            assert!(all[0].contains(expect), "{args}: {}", all[0]);
+        }
+        assert_eq!(
+            messages(
+                "chain(exponential(times = 3), sum(constant(\"3m\"), steps(\"1s\", \"2s\"), times = 2), decorrelated), attempts = 7, jitter = range(0, 1)",
+                ITEM
+            ),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn stop_at_delay_must_be_able_to_act() {
+        for (args, expect) in [
+            (
+                "exponential(base = \"1s\", max = \"5s\"), stop_at_delay = \"10s\"",
+                "is above the schedule's `max` (`\"5s\"`)",
+            ),
+            (
+                "decorrelated(base = \"1s\", max = \"5s\"), stop_at_delay = \"10s\"",
+                "would never stop the call",
+            ),
+            (
+                "exponential(base = \"1s\", max = \"1m\"), stop_at_delay = \"10s\", attempts = 5",
+                "`attempts = 5` always ends the call before `stop_at_delay`",
+            ),
+            (
+                "constant(\"10s\"), stop_at_delay = \"10s\"",
+                "the first delay already reaches `stop_at_delay`",
+            ),
+            (
+                "policy = P, stop_at_delay = \"1s\"",
+                "`stop_at_delay` cannot be combined with `policy`",
+            ),
+        ] {
+            let all = messages(args, ITEM);
+            assert_eq!(all.len(), 1, "{args}: {all:?}");
+            assert!(all[0].contains(expect), "{args}: {}", all[0]);
+        }
+        // `attempts = 0` is its own error; the stop rule's check does not
+        // trip over it.
+        let all = messages(
+            "exponential(base = \"1s\", max = \"1m\"), stop_at_delay = \"10s\", attempts = 0",
+            ITEM,
+        );
+        assert!(all.iter().any(|m| m.contains("`attempts = 0`")), "{all:?}");
+        for args in [
+            "exponential(base = \"1s\", max = \"1m\"), stop_at_delay = \"10s\", attempts = 6",
+            "exponential(base = \"1s\", max = \"1m\"), stop_at_delay = \"10s\"",
+            "sum(constant(\"3m\"), exponential(base = \"2m\", max = \"1h\")), stop_at_delay = \"30m\"",
+            "decorrelated(base = \"1s\", max = \"1m\"), stop_at_delay = \"10s\"",
+        ] {
+            assert_eq!(messages(args, ITEM), Vec::<String>::new(), "{args}");
+        }
+    }
+
+    #[test]
+    fn on_deadline_needs_a_deadline_and_time_for_its_try() {
+        let all = messages("on_deadline = \"last_try\"", ITEM);
+        assert_eq!(all.len(), 1, "{all:?}");
+        assert!(all[0].contains("add `max_elapsed"), "{}", all[0]);
+        let item = "async fn f() -> Result<u32, FetchError> { Ok(1) }";
+        let all = messages(
+            "max_elapsed = \"10s\", on_deadline = \"last_try\", timeout = \"10s\"",
+            item,
+        );
+        assert_eq!(all.len(), 1, "{all:?}");
+        assert!(
+            all[0].contains("would have no time for its try"),
+            "{}",
+            all[0]
+        );
+        let all = messages("max_elapsed = \"10s\", on_deadline = \"last\"", ITEM);
+        assert_eq!(all.len(), 1, "{all:?}");
+        assert!(all[0].contains("unknown `on_deadline` rule"), "{}", all[0]);
+        assert_eq!(
+            messages(
+                "max_elapsed = \"10s\", on_deadline = \"last_try\", timeout = \"11s\"",
+                item
+            ),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn the_schedule_evaluator_matches_the_runtime_formulas() {
+        use crate::attr::schedule::{StopAt, stop_at};
+        let s = |args: &str| {
+            let mut errors = Errors::default();
+            let parsed = RetryArgs::parse(args.parse().unwrap(), &mut errors);
+            assert!(errors.finish().is_ok(), "{args}");
+            parsed.strategy
+        };
+        let sec = std::time::Duration::from_secs;
+        let clojure = s("exponential(base = \"1s\", max = \"1m\")");
+        assert_eq!(stop_at(clojure.as_ref(), sec(10)), StopAt::Attempts(5));
+        assert_eq!(
+            stop_at(None, std::time::Duration::from_millis(400)),
+            StopAt::Attempts(3)
+        );
+        let essay = s("sum(constant(\"3m\"), exponential(base = \"2m\", max = \"1h\"))");
+        // 5, 7, 11, 19, 35 minutes: the fifth reaches 30.
+        assert_eq!(stop_at(essay.as_ref(), sec(30 * 60)), StopAt::Attempts(5));
+        let chain =
+            s("chain(linear(base = \"1s\", times = 3), fibonacci(base = \"2s\", max = \"1m\"))");
+        // 1, 2, 3, then 2, 2, 4, 6, 10 s.
+        assert_eq!(stop_at(chain.as_ref(), sec(6)), StopAt::Attempts(7));
+        let shorter = s("shorter(exponential(base = \"1s\", max = \"1m\"), steps(\"3s\", \"4s\"))");
+        assert_eq!(
+            stop_at(shorter.as_ref(), sec(5)),
+            StopAt::Never { max: sec(4) }
+        );
+        let random = s("chain(constant(\"1s\", times = 2), decorrelated)");
+        assert_eq!(stop_at(random.as_ref(), sec(5)), StopAt::Random);
     }
 
     #[test]

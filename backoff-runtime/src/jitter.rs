@@ -10,6 +10,7 @@
 //! | [`Jitter::Full`] | uniform(0, v) |
 //! | [`Jitter::Equal`] | v/2 + uniform(0, v/2) |
 //! | [`Jitter::Scattered(r)`](Jitter::Scattered) | uniform(v·(1−r), v·(1+r)), at most `max` |
+//! | [`Jitter::Range(lo, hi)`](Jitter::Range) | uniform(v·lo, v·hi), at most `max` |
 //! | [`Jitter::Spread`] | the strategy's schedule at the call's phase (see below) |
 //!
 //! [`Jitter::Spread`] is not a draw per delay: each call draws one phase `p`
@@ -71,6 +72,27 @@ pub enum Jitter {
     /// A ratio above 1 is treated as 1; zero, a negative ratio or NaN as no
     /// jitter. [`Jitter::scattered`] checks the ratio instead.
     Scattered(f64),
+    /// Multiplicative: uniform between `v·lo` and `v·hi`, never above the
+    /// strategy's maximum. [`Full`](Jitter::Full) is `Range(0.0, 1.0)`,
+    /// [`Equal`](Jitter::Equal) `Range(0.5, 1.0)`.
+    ///
+    /// A `lo` below zero or NaN is taken as zero, a `hi` below `lo` (or
+    /// NaN) as `lo`, an infinite `hi` as the maximum. [`Jitter::range`]
+    /// checks the bounds instead.
+    ///
+    /// ```
+    /// use backoff_runtime::{Jitter, Policy};
+    /// use std::time::Duration;
+    ///
+    /// let policy = Policy::constant(Duration::from_secs(2))
+    ///     .max_delay(Duration::from_secs(3))
+    ///     .jitter(Jitter::Range(0.5, 2.0))
+    ///     .attempts(50);
+    /// for d in policy.delays() {
+    ///     assert!(d >= Duration::from_secs(1) && d <= Duration::from_secs(3));
+    /// }
+    /// ```
+    Range(f64, f64),
     /// The herd's retries spread evenly over time, each call's waits close
     /// to the strategy's own and never shrinking.
     ///
@@ -140,6 +162,26 @@ impl Jitter {
         }
     }
 
+    /// A checked [`Jitter::Range`]: `None` unless `0 ≤ lo ≤ hi`, both
+    /// finite.
+    ///
+    /// ```
+    /// use backoff_runtime::Jitter;
+    ///
+    /// assert_eq!(Jitter::range(0.5, 1.5), Some(Jitter::Range(0.5, 1.5)));
+    /// assert_eq!(Jitter::range(1.0, 1.0), Some(Jitter::Range(1.0, 1.0)));
+    /// assert_eq!(Jitter::range(1.5, 0.5), None);
+    /// assert_eq!(Jitter::range(-0.1, 1.0), None);
+    /// assert_eq!(Jitter::range(0.0, f64::INFINITY), None);
+    /// ```
+    pub const fn range(lo: f64, hi: f64) -> Option<Jitter> {
+        if lo >= 0.0 && lo <= hi && hi.is_finite() {
+            Some(Jitter::Range(lo, hi))
+        } else {
+            None
+        }
+    }
+
     /// Applies the jitter to `v`, never returning more than `max`.
     ///
     /// `v` is expected to be at most `max` already (the strategy caps it);
@@ -195,8 +237,20 @@ impl Jitter {
                 None => rng.uniform(v / 2, v),
             },
             Jitter::Scattered(r) => scattered(v, r, max, rng),
+            Jitter::Range(lo, hi) => range(v, lo, hi, max, rng),
         }
     }
+}
+
+/// [`Jitter::Range`] with bounds `lo`, `hi` applied to `v` (at most `max`).
+#[inline(never)]
+fn range(v: Duration, lo: f64, hi: f64, max: Duration, rng: &mut JitterRng) -> Duration {
+    // (`!(x >= 0)` is true for NaN too.)
+    let lo = if lo >= 0.0 { lo } else { 0.0 };
+    let hi = if hi >= lo { hi } else { lo };
+    let lo = nanos::mul_f64_capped(v, lo, max);
+    let hi = nanos::mul_f64_capped(v, hi, max);
+    rng.uniform(lo, hi)
 }
 
 /// [`Jitter::Scattered`] with ratio `r` applied to `v` (at most `max`).
@@ -595,6 +649,36 @@ mod tests {
             let capped = Jitter::Scattered(1.0).apply(MS(100), MS(110), &mut rng);
             assert!(capped <= MS(110));
         }
+    }
+
+    #[test]
+    fn range_multiplies_within_its_bounds_and_the_cap() {
+        let mut rng = JitterRng::from_seed(5);
+        let draws: Vec<Duration> = (0..2000)
+            .map(|_| Jitter::Range(0.5, 1.5).apply(MS(100), MS(140), &mut rng))
+            .collect();
+        assert!(draws.iter().all(|d| *d >= MS(50) && *d <= MS(140)));
+        assert!(draws.iter().any(|d| *d < MS(60)));
+        assert!(draws.iter().any(|d| *d > MS(130)));
+        assert_eq!(
+            Jitter::Range(1.0, 1.0).apply(MS(100), MS(140), &mut rng),
+            MS(100)
+        );
+        // Bounds out of order, negative, NaN or infinite never panic nor
+        // exceed the cap.
+        for (lo, hi) in [
+            (2.0, 1.0),
+            (-1.0, 0.5),
+            (f64::NAN, f64::NAN),
+            (0.0, f64::INFINITY),
+        ] {
+            let d = Jitter::Range(lo, hi).apply(MS(100), MS(140), &mut rng);
+            assert!(d <= MS(140), "{lo} {hi}: {d:?}");
+        }
+        assert_eq!(
+            Jitter::Range(2.0, 1.0).apply(MS(100), MS(1000), &mut rng),
+            MS(200)
+        );
     }
 
     #[test]

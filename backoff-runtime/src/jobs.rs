@@ -79,7 +79,10 @@ impl<S: Strategy> Policy<S> {
     ///   phases.
     /// - `None` past the attempt limit: retry `k` follows attempt `k`,
     ///   so it exists while `k` is below [`attempts`](Policy::attempts).
-    ///   `None` for `retry` 0 too, which is no retry.
+    ///   `None` for `retry` 0 too, which is no retry, and with
+    ///   [`stop_at_delay`](Policy::stop_at_delay), when this retry's own
+    ///   delay before jitter reaches it (the rule a call applies, for a
+    ///   schedule that never shrinks).
     /// - A strategy whose delay depends on the previous one
     ///   ([`decorrelated`](Policy::decorrelated)) is replayed from the key:
     ///   the delay is the one a loop drawing retry `j`'s numbers from
@@ -152,13 +155,25 @@ impl<S: Strategy> Policy<S> {
                 previous = Some(raw);
             }
         }
-        Some(policy::backoff(
-            strategy,
-            jitter,
-            retry,
-            &mut previous,
-            &mut rng_of(key, retry),
-        ))
+        // (With `stop_at_delay`, this retry's own delay is checked: the
+        // same rule as a call's for a schedule that never shrinks.)
+        match self.delay_stop() {
+            None => Some(policy::backoff(
+                strategy,
+                jitter,
+                retry,
+                &mut previous,
+                &mut rng_of(key, retry),
+            )),
+            Some(stop) => policy::backoff_before(
+                strategy,
+                jitter,
+                retry,
+                &mut previous,
+                &mut rng_of(key, retry),
+                stop,
+            ),
+        }
     }
 }
 

@@ -354,7 +354,7 @@ pub use decision::{Decision, IntoDecision};
 pub use error::Error;
 pub use event::{AttemptContext, AttemptKind, RetryEvent};
 pub use jitter::{Jitter, JitterRng};
-pub use policy::{Delays, Policy};
+pub use policy::{Delays, OnDeadline, Policy};
 pub use report::{GiveUp, GiveUpReason};
 #[cfg(feature = "std")]
 pub use retrying::Retrying;

@@ -72,6 +72,37 @@ pub struct Policy<S = Builtin> {
     throttle: Option<Throttle>,
     /// What a recorder calls the function this policy retries.
     name: Name,
+    /// Give up instead of a sleep whose delay before jitter reaches this.
+    stop_at: Option<Duration>,
+    /// What the sleep that would cross `max_elapsed` does.
+    on_deadline: OnDeadline,
+}
+
+/// What a call does when the next sleep would end past its
+/// [`max_elapsed`](Policy::max_elapsed) deadline: see
+/// [`Policy::on_deadline`].
+///
+/// # Default
+///
+/// [`OnDeadline::GiveUpEarly`].
+///
+/// ```
+/// use backoff_runtime::OnDeadline;
+///
+/// assert_eq!(OnDeadline::default(), OnDeadline::GiveUpEarly);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnDeadline {
+    /// Give up at once, before the deadline, with the last error (reason
+    /// [`Deadline`](crate::GiveUpReason::Deadline)): the attribute's
+    /// `on_deadline = "give_up"`.
+    #[default]
+    GiveUpEarly,
+    /// Cut the sleep to end at the deadline and make one last attempt
+    /// there (its [`AttemptContext::last`](crate::AttemptContext::last) is
+    /// true); its outcome is the call's: the attribute's
+    /// `on_deadline = "last_try"`.
+    LastTry,
 }
 
 /// The schedule and limit for errors classified
@@ -101,6 +132,8 @@ impl Policy<Builtin> {
             seed: None,
             throttle: None,
             name: Name::NONE,
+            stop_at: None,
+            on_deadline: OnDeadline::GiveUpEarly,
         }
     }
 
@@ -167,7 +200,10 @@ impl Policy<Builtin> {
 
 impl<S> Policy<S> {
     /// A policy over your own [`Strategy`] (or [`Sidekiq`](crate::strategy::Sidekiq),
-    /// [`Buckets`](crate::strategy::Buckets)), with no extra jitter.
+    /// [`Buckets`](crate::strategy::Buckets), or a composed schedule:
+    /// [`Chain`](crate::strategy::Chain), [`Steps`](crate::strategy::Steps),
+    /// [`Shorter`](crate::strategy::Shorter), [`Longer`](crate::strategy::Longer),
+    /// [`Sum`](crate::strategy::Sum)), with no extra jitter.
     ///
     /// ```
     /// use backoff_runtime::{Policy, strategy::Sidekiq};
@@ -186,6 +222,8 @@ impl<S> Policy<S> {
             seed: None,
             throttle: None,
             name: Name::NONE,
+            stop_at: None,
+            on_deadline: OnDeadline::GiveUpEarly,
         }
     }
 
@@ -254,6 +292,88 @@ impl<S> Policy<S> {
     pub const fn max_elapsed(mut self, limit: Duration) -> Self {
         self.max_elapsed = Some(limit);
         self
+    }
+
+    /// Sets what the sleep that would end past
+    /// [`max_elapsed`](Policy::max_elapsed) does: give up (the default), or,
+    /// with [`OnDeadline::LastTry`], sleep only until the deadline and make
+    /// one last attempt there, as in the Effect pattern. Without
+    /// `max_elapsed` it has no effect.
+    ///
+    /// ```
+    /// use backoff_runtime::{Jitter, OnDeadline, Policy};
+    /// use std::time::Duration;
+    ///
+    /// let policy = Policy::constant(Duration::from_secs(4))
+    ///     .jitter(Jitter::None)
+    ///     .unlimited_attempts()
+    ///     .max_elapsed(Duration::from_secs(10))
+    ///     .on_deadline(OnDeadline::LastTry);
+    /// let secs: Vec<u64> = policy.delays().map(|d| d.as_secs()).collect();
+    /// assert_eq!(secs, [4, 4, 2]); // the last sleep ends at the deadline
+    /// ```
+    pub const fn on_deadline(mut self, rule: OnDeadline) -> Self {
+        self.on_deadline = rule;
+        self
+    }
+
+    /// The rule set with [`on_deadline`](Policy::on_deadline).
+    ///
+    /// ```
+    /// use backoff_runtime::{OnDeadline, Policy};
+    ///
+    /// assert_eq!(Policy::immediate().deadline_rule(), OnDeadline::GiveUpEarly);
+    /// ```
+    pub const fn deadline_rule(&self) -> OnDeadline {
+        self.on_deadline
+    }
+
+    /// Gives up instead of starting a sleep whose central delay would reach
+    /// `delay`, as the Clojure retry macro's "stop once the next wait would
+    /// reach 10 s". The central delay is the delay before jitter
+    /// ([`Strategy::central_delay`]): for a strategy random by itself, the
+    /// centre it draws around ([`Decorrelated`]'s mid-range chain,
+    /// [`Sidekiq`](crate::strategy::Sidekiq)'s and
+    /// [`Buckets`](crate::strategy::Buckets)' mean), so the rule stops at
+    /// the same retry in every call. The call returns the last error,
+    /// reason [`Attempts`](crate::GiveUpReason::Attempts). It applies to
+    /// the main schedule, not to a [`throttled`](Policy::throttled) one.
+    ///
+    /// The attempt limit still applies: add
+    /// [`unlimited_attempts`](Policy::unlimited_attempts) for this rule
+    /// alone (the attribute's `stop_at_delay` does so when `attempts` is
+    /// not given, and for a schedule without randomness computes the
+    /// attempt count when the code compiles instead).
+    ///
+    /// ```
+    /// use backoff_runtime::{Jitter, Policy};
+    /// use std::time::Duration;
+    ///
+    /// let policy = Policy::exponential(Duration::from_secs(1))
+    ///     .max_delay(Duration::from_secs(60))
+    ///     .jitter(Jitter::None)
+    ///     .unlimited_attempts()
+    ///     .stop_at_delay(Duration::from_secs(10));
+    /// let secs: Vec<u64> = policy.delays().map(|d| d.as_secs()).collect();
+    /// assert_eq!(secs, [1, 2, 4, 8]);
+    /// ```
+    pub const fn stop_at_delay(mut self, delay: Duration) -> Self {
+        self.stop_at = Some(delay);
+        self
+    }
+
+    /// The delay set with [`stop_at_delay`](Policy::stop_at_delay).
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// assert_eq!(Policy::immediate().delay_stop(), None);
+    /// let policy = Policy::immediate().stop_at_delay(Duration::from_secs(1));
+    /// assert_eq!(policy.delay_stop(), Some(Duration::from_secs(1)));
+    /// ```
+    pub const fn delay_stop(&self) -> Option<Duration> {
+        self.stop_at
     }
 
     /// Bounds a server's word: a
@@ -430,6 +550,37 @@ pub(crate) fn backoff<T: Strategy + ?Sized>(
         return crate::jitter::spread(strategy, retry, rng.phase());
     }
     let raw = strategy.capped_delay(retry, *previous, rng);
+    jittered(strategy, jitter, raw, previous, rng)
+}
+
+/// [`backoff`], or `None` when the central delay of `retry` (the delay
+/// before jitter, a random strategy's [`Strategy::central_delay`]) reaches
+/// `stop` (see [`Policy::stop_at_delay`]).
+#[inline]
+pub(crate) fn backoff_before<T: Strategy + ?Sized>(
+    strategy: &T,
+    jitter: Jitter,
+    retry: u32,
+    previous: &mut Option<Duration>,
+    rng: &mut JitterRng,
+    stop: Duration,
+) -> Option<Duration> {
+    if strategy.central_delay(retry) >= stop {
+        return None;
+    }
+    Some(backoff(strategy, jitter, retry, previous, rng))
+}
+
+/// The jitter applied to `raw`, the strategy's capped delay, which is kept
+/// in `previous` if the strategy reads it.
+#[inline(always)]
+fn jittered<T: Strategy + ?Sized>(
+    strategy: &T,
+    jitter: Jitter,
+    raw: Duration,
+    previous: &mut Option<Duration>,
+    rng: &mut JitterRng,
+) -> Duration {
     if strategy.reads_previous() {
         *previous = Some(raw);
     }
@@ -452,6 +603,21 @@ impl<S: Strategy> Policy<S> {
         rng: &mut JitterRng,
     ) -> Duration {
         backoff(&self.strategy, self.jitter, retry, previous, rng)
+    }
+
+    /// [`backoff`](Policy::backoff), or `None` when the
+    /// [`stop_at_delay`](Policy::stop_at_delay) rule gives up.
+    #[inline]
+    pub(crate) fn backoff_within(
+        &self,
+        retry: u32,
+        previous: &mut Option<Duration>,
+        rng: &mut JitterRng,
+    ) -> Option<Duration> {
+        match self.stop_at {
+            None => Some(self.backoff(retry, previous, rng)),
+            Some(stop) => backoff_before(&self.strategy, self.jitter, retry, previous, rng, stop),
+        }
     }
 
     /// The schedule: the sleeps a call would make if every attempt failed at
@@ -503,14 +669,21 @@ impl<S: Strategy> Iterator for Delays<'_, S> {
             return None;
         }
         self.retry = self.retry.saturating_add(1);
-        let delay = self
+        let Some(delay) = self
             .policy
-            .backoff(self.retry, &mut self.previous, &mut self.rng);
+            .backoff_within(self.retry, &mut self.previous, &mut self.rng)
+        else {
+            self.done = true;
+            return None;
+        };
         if let Some(limit) = self.policy.max_elapsed {
             let total = self.total.saturating_add(delay);
             if total > limit {
                 self.done = true;
-                return None;
+                // The last try: a sleep cut to end at the deadline.
+                let last =
+                    matches!(self.policy.on_deadline, OnDeadline::LastTry) && self.total < limit;
+                return last.then(|| limit - self.total);
             }
             self.total = total;
         }
@@ -598,6 +771,46 @@ mod tests {
     #[test]
     fn decorrelated_defaults_to_no_extra_jitter() {
         assert_eq!(Policy::decorrelated(MS(5)).jitter_kind(), Jitter::None);
+    }
+
+    #[test]
+    fn stop_at_delay_gives_up_before_a_delay_that_reaches_it() {
+        // Decorrelated's central delays from 100 ms: 200, 350, 575, 912.5,
+        // 1418.75, then 2178.125 ms, which reaches 2 s: five retries in
+        // every call, whatever it draws.
+        let stop = Duration::from_secs(2);
+        for seed in 0..20 {
+            let policy = Policy::decorrelated(MS(100))
+                .max_delay(Duration::from_secs(60))
+                .unlimited_attempts()
+                .stop_at_delay(stop)
+                .seed(seed);
+            let mut state = policy.start();
+            let mut retries = 0;
+            while state.next_delay().is_some() {
+                retries += 1;
+                assert!(retries < 100, "never stopped");
+            }
+            assert_eq!(retries, 5);
+            assert_eq!(state.give_up_reason(), Some(crate::GiveUpReason::Attempts));
+        }
+        // Before jitter: a full jitter below the stop does not hide a delay
+        // that reaches it.
+        let full = Policy::exponential(Duration::from_secs(1))
+            .jitter(Jitter::Full)
+            .unlimited_attempts()
+            .stop_at_delay(Duration::from_secs(4));
+        assert_eq!(full.delays().count(), 2);
+        // Spread reads the central delay.
+        let spread = Policy::linear(Duration::from_secs(1))
+            .jitter(Jitter::Spread)
+            .unlimited_attempts()
+            .stop_at_delay(Duration::from_secs(3));
+        assert_eq!(spread.delays().count(), 2);
+        assert_eq!(spread.delay_for(3, 1), None);
+        assert!(spread.delay_for(2, 1).is_some());
+        // The attempt limit still applies.
+        assert_eq!(full.attempts(2).delays().count(), 1);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::clock::{self, Clock};
 use crate::decision::Decision;
 use crate::event::RetryEvent;
 use crate::jitter::JitterRng;
-use crate::policy::{self, Policy, Throttle};
+use crate::policy::{self, OnDeadline, Policy, Throttle};
 use crate::report::{GiveUp, GiveUpReason};
 use crate::strategy::{Builtin, Strategy};
 use crate::throttle::{AdaptiveThrottle, Rejected, ThrottlePermit};
@@ -101,6 +101,9 @@ const DONE: u8 = 1;
 /// [`admit`](RetryState::admit) (a deadline, a budget or a breaker; a
 /// breaker also hears of every outcome).
 const CHECKED: u8 = 2;
+/// [`RetryState::flags`]: the sleep granted last was cut to end at the
+/// deadline, for one last try (`OnDeadline::LastTry`).
+const LAST_TRY: u8 = 4;
 
 impl<S> Policy<S> {
     /// Starts a call: the state machine for a hand-written loop, timed with
@@ -143,7 +146,7 @@ impl<'p, S> RetryState<'p, S> {
 
     /// A state whose call began at `start` (if anything needs the time).
     pub(crate) fn starting_at(policy: &'p Policy<S>, clock: Clock, start: Option<Instant>) -> Self {
-        let checked = policy.elapsed_limit().is_some();
+        let checked = policy.elapsed_limit().is_some() || policy.delay_stop().is_some();
         RetryState {
             policy,
             failures: 0,
@@ -443,7 +446,7 @@ impl<S: Strategy> RetryState<'_, S> {
             (Decision::Stop, _) => Err(GiveUpReason::Stopped),
             (Decision::Throttled, Some(t)) => self.throttled_delay(t),
             _ if !self.policy.allows_retry_after(self.failures) => Err(GiveUpReason::Attempts),
-            (Decision::Retry | Decision::Throttled, _) => Ok(self.main_backoff()),
+            (Decision::Retry | Decision::Throttled, _) => self.main_backoff(),
             // A server's word, bounded: a longer wait gives up, never sleeps.
             (Decision::RetryAfter(d), _) if d > self.policy.retry_after_limit() => {
                 Err(GiveUpReason::Deadline)
@@ -482,13 +485,15 @@ impl<S: Strategy> RetryState<'_, S> {
     }
 
     /// The next delay of the main schedule (the caller checked the limit),
-    /// from the general path, which counted the failure as skipped.
+    /// from the general path, which counted the failure as skipped; the
+    /// policy's `stop_at_delay` may give up (reason `Attempts`).
     #[inline]
-    fn main_backoff(&mut self) -> Duration {
+    fn main_backoff(&mut self) -> Result<Duration, GiveUpReason> {
         self.skipped = self.skipped.saturating_sub(1);
         let retry = self.failures - self.skipped;
         self.policy
-            .backoff(retry, &mut self.previous, &mut self.rng)
+            .backoff_within(retry, &mut self.previous, &mut self.rng)
+            .ok_or(GiveUpReason::Attempts)
     }
 
     /// The next delay of the throttled schedule `t`, within its attempt limit.
@@ -513,11 +518,20 @@ impl<S: Strategy> RetryState<'_, S> {
     /// spends nothing, and the call returns its real error rather than sleep
     /// only to fail fast).
     #[cold]
-    fn admit(&mut self, delay: Duration) -> Result<Duration, GiveUpReason> {
-        if let Some(limit) = self.policy.elapsed_limit()
-            && self.elapsed().saturating_add(delay) > limit
-        {
+    fn admit(&mut self, mut delay: Duration) -> Result<Duration, GiveUpReason> {
+        if self.flags & LAST_TRY != 0 {
             return Err(GiveUpReason::Deadline);
+        }
+        if let Some(limit) = self.policy.elapsed_limit() {
+            let elapsed = self.elapsed();
+            if elapsed.saturating_add(delay) > limit {
+                if !matches!(self.policy.deadline_rule(), OnDeadline::LastTry) || elapsed >= limit {
+                    return Err(GiveUpReason::Deadline);
+                }
+                // One last try, at the deadline.
+                self.flags |= LAST_TRY;
+                delay = limit - elapsed;
+            }
         }
         if let Some(circuit) = self.circuit
             && let Some(wake) = (self.clock)().checked_add(delay)
@@ -530,6 +544,33 @@ impl<S: Strategy> RetryState<'_, S> {
             Some(budget) if !budget.try_spend() => Err(GiveUpReason::Budget),
             _ => Ok(delay),
         }
+    }
+}
+
+impl<S> RetryState<'_, S> {
+    /// Whether the attempt about to run is the last try that
+    /// [`OnDeadline::LastTry`] grants at the deadline: its sleep was cut to
+    /// end there, and whatever it returns is the call's outcome.
+    ///
+    /// ```
+    /// use backoff_runtime::{OnDeadline, Policy, clock::Clock};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// fn frozen() -> Instant {
+    ///     static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    ///     *START.get_or_init(Instant::now)
+    /// }
+    /// let policy = Policy::constant(Duration::from_secs(4))
+    ///     .jitter(backoff_runtime::Jitter::None)
+    ///     .max_elapsed(Duration::from_secs(3))
+    ///     .on_deadline(OnDeadline::LastTry);
+    /// let mut state = policy.start_with_clock(frozen as Clock);
+    /// assert_eq!(state.next_delay(), Some(Duration::from_secs(3)));
+    /// assert!(state.is_last_try());
+    /// assert_eq!(state.next_delay(), None);
+    /// ```
+    pub fn is_last_try(&self) -> bool {
+        self.flags & LAST_TRY != 0
     }
 }
 
@@ -673,7 +714,11 @@ impl<S: Strategy> Policy<S> {
     /// same limit, the same schedule, and the same report.
     #[inline]
     pub(crate) fn next_carried<P: Previous>(&self, carried: &mut Carried<P>) -> Option<Duration> {
-        debug_assert!(self.elapsed_limit().is_none() && self.throttle().is_none());
+        debug_assert!(
+            self.elapsed_limit().is_none()
+                && self.throttle().is_none()
+                && self.delay_stop().is_none()
+        );
         if carried.tally >= GAVE_UP {
             return None;
         }

@@ -86,7 +86,7 @@ use std::hint::black_box;
 use std::process::Command;
 use std::time::Duration;
 
-use backoff_runtime::strategy::{Exponential, Immediate};
+use backoff_runtime::strategy::{Chain, Constant, Exponential, Immediate, Sum};
 use backoff_runtime::{CircuitBreaker, CircuitOpen, Jitter, Policy, RetryBudget, Strategy, retry};
 use backon::{BlockingRetryable, ConstantBuilder, ExponentialBuilder, Retryable as AsyncRetryable};
 
@@ -589,6 +589,25 @@ mod failing {
         flaky(left)
     }
 
+    /// A composed schedule (full jitter, its default): three exponential
+    /// retries, then a constant second.
+    #[inline(never)]
+    #[retry(chain(exponential(times = 3), constant("1s")), attempts = unlimited, sleep = noop_sync)]
+    pub(crate) fn with_retry_chain(left: &Cell<u64>) -> Result<u64, Fail> {
+        flaky(left)
+    }
+
+    /// The essay's `3 + 2ᵏ` minutes (full jitter).
+    #[inline(never)]
+    #[retry(
+        sum(constant("3m"), exponential(base = "2m", max = "1h")),
+        attempts = unlimited,
+        sleep = noop_sync
+    )]
+    pub(crate) fn with_retry_sum(left: &Cell<u64>) -> Result<u64, Fail> {
+        flaky(left)
+    }
+
     /// A loop of the shape `#[retry]` expands to: the body's error kept in the
     /// function, the decision out of line through the runtime's
     /// `__private::next_retry` (not the whole failure path in a closure that
@@ -723,6 +742,31 @@ mod failing {
 
     pub(crate) fn state_loop_jitter(left: &Cell<u64>) -> Result<u64, Fail> {
         state_loop(EXPONENTIAL.policy, left)
+    }
+
+    /// `with_retry_chain`'s policy.
+    static CHAIN_POLICY: Policy<Chain<Exponential, Constant>> = Policy::from_strategy(Chain::new(
+        Exponential::new(Duration::from_millis(100)),
+        3,
+        Constant::new(Duration::from_secs(1)).max_delay(Duration::from_secs(1)),
+    ))
+    .jitter(Jitter::Full)
+    .unlimited_attempts();
+
+    /// `with_retry_sum`'s policy.
+    static SUM_POLICY: Policy<Sum<Constant, Exponential>> = Policy::from_strategy(Sum::new(
+        Constant::new(Duration::from_secs(180)).max_delay(Duration::from_secs(180)),
+        Exponential::new(Duration::from_secs(120)).max_delay(Duration::from_secs(3600)),
+    ))
+    .jitter(Jitter::Full)
+    .unlimited_attempts();
+
+    pub(crate) fn state_loop_chain(left: &Cell<u64>) -> Result<u64, Fail> {
+        state_loop(&CHAIN_POLICY, left)
+    }
+
+    pub(crate) fn state_loop_sum(left: &Cell<u64>) -> Result<u64, Fail> {
+        state_loop(&SUM_POLICY, left)
     }
 
     /// [`state_loop`], awaited.
@@ -978,6 +1022,10 @@ const GROUPS: &[Group] = &[
             "fail_sync/state_loop_jitter",
             "fail_sync/step_loop_jitter",
             "fail_sync/backon_jitter",
+            "fail_sync/retry_chain",
+            "fail_sync/state_loop_chain",
+            "fail_sync/retry_sum",
+            "fail_sync/state_loop_sum",
         ],
     },
     Group {
@@ -1077,6 +1125,10 @@ fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
         "fail_sync/backon" => run_failing(n, failures, failing::with_backon),
         "fail_sync/state_loop" => run_failing(n, failures, failing::state_loop_immediate),
         "fail_sync/state_loop_jitter" => run_failing(n, failures, failing::state_loop_jitter),
+        "fail_sync/retry_chain" => run_failing(n, failures, failing::with_retry_chain),
+        "fail_sync/state_loop_chain" => run_failing(n, failures, failing::state_loop_chain),
+        "fail_sync/retry_sum" => run_failing(n, failures, failing::with_retry_sum),
+        "fail_sync/state_loop_sum" => run_failing(n, failures, failing::state_loop_sum),
         "fail_sync/step_loop" => run_failing(n, failures, failing::step_loop),
         "fail_sync/step_loop_recorded" => run_failing(n, failures, failing::step_loop_recorded),
         "fail_sync/step_loop_jitter" => run_failing(n, failures, failing::step_loop_jitter),

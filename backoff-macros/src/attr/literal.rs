@@ -393,6 +393,9 @@ pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, S
                 ),
             ))
         }
+        Expr::Call(call) if matches!(ungrouped(&call.func), Expr::Path(p) if p.path.is_ident("range")) => {
+            parse_range(call)
+        }
         Expr::Call(call) => {
             let scattered = match ungrouped(&call.func) {
                 Expr::Path(p) if p.path.is_ident("scattered") => true,
@@ -466,6 +469,37 @@ pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, S
         )),
         _ => Err(runtime.not_literal(expr)),
     }
+}
+
+/// `range(lo, hi)`: two numbers, checked against each other in `valid`.
+fn parse_range(call: &syn::ExprCall) -> syn::Result<(JitterKind, Span)> {
+    let message = "`range` takes two multipliers, as in `range(0.5, 1.5)`";
+    if call.args.len() != 2 {
+        return Err(syn::Error::new_spanned(call, message));
+    }
+    let number = |e: &Expr| -> syn::Result<f64> {
+        let (negative, inner) = match ungrouped(e) {
+            Expr::Unary(syn::ExprUnary {
+                op: syn::UnOp::Neg(_),
+                expr,
+                ..
+            }) => (true, ungrouped(expr)),
+            other => (false, other),
+        };
+        let value = match inner {
+            Expr::Lit(syn::ExprLit {
+                lit: Lit::Float(f), ..
+            }) => f.base10_parse::<f64>()?,
+            Expr::Lit(syn::ExprLit {
+                lit: Lit::Int(i), ..
+            }) => i.base10_parse::<f64>()?,
+            _ => return Err(syn::Error::new_spanned(e, message)),
+        };
+        Ok(if negative { -value } else { value })
+    };
+    let lo = number(&call.args[0])?;
+    let hi = number(&call.args[1])?;
+    Ok((JitterKind::Range(lo, hi), call.span()))
 }
 
 /// `Jitter::Full` → `"full"`, `Jitter::Scattered` → `"scattered"`.

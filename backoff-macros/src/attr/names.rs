@@ -13,10 +13,20 @@ pub(crate) enum StrategyKind {
     Immediate,
     Sidekiq,
     Buckets,
+    /// `chain(A(.., times = n), B)`: stages one after the other.
+    Chain,
+    /// `steps("1s", "5s")`: a list of delays, the last repeating.
+    Steps,
+    /// `shorter(A, B)`: the smaller delay of each retry.
+    Shorter,
+    /// `longer(A, B)`: the larger delay of each retry.
+    Longer,
+    /// `sum(A, B)`: the delays of each retry added.
+    Sum,
 }
 
 impl StrategyKind {
-    const ALL: [StrategyKind; 8] = [
+    const ALL: [StrategyKind; 13] = [
         StrategyKind::Exponential,
         StrategyKind::Linear,
         StrategyKind::Constant,
@@ -25,13 +35,18 @@ impl StrategyKind {
         StrategyKind::Immediate,
         StrategyKind::Sidekiq,
         StrategyKind::Buckets,
+        StrategyKind::Chain,
+        StrategyKind::Steps,
+        StrategyKind::Shorter,
+        StrategyKind::Longer,
+        StrategyKind::Sum,
     ];
 
     /// The names, in the order of [`StrategyKind::ALL`].
-    pub(super) const NAMES: [&'static str; 8] = {
-        let mut names = [""; 8];
+    pub(super) const NAMES: [&'static str; 13] = {
+        let mut names = [""; 13];
         let mut i = 0;
-        while i < 8 {
+        while i < 13 {
             names[i] = StrategyKind::ALL[i].name();
             i += 1;
         }
@@ -49,7 +64,30 @@ impl StrategyKind {
             StrategyKind::Immediate => "immediate",
             StrategyKind::Sidekiq => "sidekiq",
             StrategyKind::Buckets => "buckets",
+            StrategyKind::Chain => "chain",
+            StrategyKind::Steps => "steps",
+            StrategyKind::Shorter => "shorter",
+            StrategyKind::Longer => "longer",
+            StrategyKind::Sum => "sum",
         }
+    }
+
+    /// Whether this form takes stages (other strategies) in its
+    /// parentheses.
+    pub(crate) const fn takes_stages(self) -> bool {
+        matches!(
+            self,
+            StrategyKind::Chain | StrategyKind::Shorter | StrategyKind::Longer | StrategyKind::Sum
+        )
+    }
+
+    /// Whether this form combines its stages' delays retry by retry, so
+    /// that no stage sees its own previous delay.
+    pub(crate) const fn combines(self) -> bool {
+        matches!(
+            self,
+            StrategyKind::Shorter | StrategyKind::Longer | StrategyKind::Sum
+        )
     }
 
     pub(super) fn from_name(name: &str) -> Option<Self> {
@@ -64,7 +102,12 @@ impl StrategyKind {
                 &["base", "max"]
             }
             StrategyKind::Constant => &["delay"],
-            StrategyKind::Immediate => &[],
+            StrategyKind::Immediate
+            | StrategyKind::Chain
+            | StrategyKind::Steps
+            | StrategyKind::Shorter
+            | StrategyKind::Longer
+            | StrategyKind::Sum => &[],
             StrategyKind::Sidekiq | StrategyKind::Buckets => &["unit", "max"],
         }
     }
@@ -72,7 +115,7 @@ impl StrategyKind {
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
 /// the strategies' ([`StrategyKind::NAMES`]), then these.
-pub(super) const OTHER_ARGUMENTS: [&str; 22] = [
+pub(super) const OTHER_ARGUMENTS: [&str; 24] = [
     "attempts",
     "jitter",
     "max_elapsed",
@@ -93,6 +136,8 @@ pub(super) const OTHER_ARGUMENTS: [&str; 22] = [
     "attempt_timeout",
     "timeout",
     "retry_after_max",
+    "stop_at_delay",
+    "on_deadline",
     "context",
     "clone",
 ];
@@ -112,13 +157,26 @@ pub(crate) enum JitterKind {
     Full,
     Equal,
     Scattered(f64),
+    /// `range(lo, hi)`: uniform between `v·lo` and `v·hi`.
+    Range(f64, f64),
     Spread,
 }
 
 pub(super) const JITTER_NAMES: [&str; 5] = ["full", "equal", "half", "none", "spread"];
 
-pub(super) const JITTERS: &str =
-    "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`";
+pub(super) const JITTERS: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`, `range(LO, HI)`";
+
+/// Effect's names for the combinators, and the form that does the same:
+/// `union` recurs while either does (the shorter delay), `intersect` while
+/// both do (the longer), `and_then` runs one after the other.
+pub(super) fn combinator_home(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "union" | "either" => "shorter",
+        "intersect" | "both" => "longer",
+        "and_then" | "andThen" | "then" => "chain",
+        _ => return None,
+    })
+}
 
 /// For a strategy parameter's name or another library's name for it: the
 /// parameter, and what it is.

@@ -22,6 +22,53 @@ pub(crate) struct StrategyArg {
     pub(crate) base: Option<DurationArg>,
     pub(crate) factor: Option<FactorArg>,
     pub(crate) max: Option<DurationArg>,
+    /// Inside another form: a stage of `chain`, `sum`, ...
+    pub(crate) nested: bool,
+    /// A stage's `times = n`: the retries it schedules before the next.
+    pub(crate) times: Option<TimesArg>,
+    /// The stages of `chain`, `shorter`, `longer` and `sum`.
+    pub(crate) stages: Vec<StrategyArg>,
+    /// The delays of `steps`.
+    pub(crate) steps: Vec<DurationArg>,
+}
+
+/// `times = 3`, with the span of its name.
+#[derive(Clone, Copy)]
+pub(crate) struct TimesArg {
+    pub(crate) value: u64,
+    pub(crate) span: Span,
+}
+
+impl StrategyArg {
+    /// `kind` with nothing given, written at `span`.
+    pub(crate) fn new(kind: StrategyKind, span: Span, nested: bool) -> StrategyArg {
+        StrategyArg {
+            kind,
+            span,
+            base: None,
+            factor: None,
+            max: None,
+            nested,
+            times: None,
+            stages: Vec::new(),
+            steps: Vec::new(),
+        }
+    }
+
+    /// The strategy when none is given.
+    pub(crate) fn default_exponential() -> StrategyArg {
+        StrategyArg::new(StrategyKind::Exponential, Span::call_site(), false)
+    }
+
+    /// Whether every leaf of this strategy is random by itself or never
+    /// waits: then no jitter is its default.
+    pub(crate) fn all_leaves(&self, f: &impl Fn(StrategyKind) -> bool) -> bool {
+        if self.stages.is_empty() {
+            f(self.kind)
+        } else {
+            self.stages.iter().all(|s| s.all_leaves(f))
+        }
+    }
 }
 
 /// `exponential`, `exponential(...)`, `constant("1s")`, `immediate`.
@@ -30,13 +77,20 @@ pub(super) fn parse_strategy(
     key: &Ident,
     input: ParseStream<'_>,
 ) -> syn::Result<StrategyArg> {
-    let strategy = StrategyArg {
-        kind,
-        span: key.span(),
-        base: None,
-        factor: None,
-        max: None,
-    };
+    parse_strategy_at(kind, key, input, false)
+}
+
+/// [`parse_strategy`], or a stage of another form when `nested`.
+pub(super) fn parse_strategy_at(
+    kind: StrategyKind,
+    key: &Ident,
+    input: ParseStream<'_>,
+    nested: bool,
+) -> syn::Result<StrategyArg> {
+    let strategy = StrategyArg::new(kind, key.span(), nested);
+    if kind.takes_stages() || kind == StrategyKind::Steps {
+        return super::compose::parse_composed(strategy, key, input);
+    }
     if input.peek(Token![=]) {
         return Err(syn::Error::new(
             key.span(),
@@ -55,7 +109,11 @@ pub(super) fn parse_strategy(
 /// The parenthesized parameters of a strategy.
 fn parse_params(mut strategy: StrategyArg, content: ParseStream<'_>) -> syn::Result<StrategyArg> {
     let kind = strategy.kind;
-    if kind == StrategyKind::Immediate {
+    let nested = strategy.nested;
+    let stage_param = move |content: ParseStream<'_>| {
+        nested && named_value(content).is_some_and(|n| n == "times" || n == "jitter")
+    };
+    if kind == StrategyKind::Immediate && !stage_param(content) {
         let span = content.span();
         let named = named_value(content);
         let shown = {
@@ -84,7 +142,13 @@ fn parse_params(mut strategy: StrategyArg, content: ParseStream<'_>) -> syn::Res
                 Some("Policy::constant({})"),
             ),
         )?);
-        if !content.is_empty() {
+        // A stage's `constant("1m", times = 3)`.
+        if content.peek(Token![,]) && {
+            let fork = content.fork();
+            fork.parse::<Token![,]>().is_ok() && stage_param(&fork)
+        } {
+            content.parse::<Token![,]>()?;
+        } else if !content.is_empty() {
             return Err(syn::Error::new(
                 content.span(),
                 format!(
@@ -93,7 +157,9 @@ fn parse_params(mut strategy: StrategyArg, content: ParseStream<'_>) -> syn::Res
                 ),
             ));
         }
-        return Ok(strategy);
+        if content.is_empty() {
+            return Ok(strategy);
+        }
     }
     let mut errors = Errors::default();
     comma_separated(content, &mut errors, |content, _| {
@@ -143,6 +209,9 @@ fn parse_param(
         )
     })?;
     let name = key.unraw().to_string();
+    if let Some(done) = super::compose::parse_stage_param(strategy, &key, &name, input) {
+        return done;
+    }
     if !kind.params().contains(&name.as_str()) {
         return Err(unknown_param(kind, &key, &name, input));
     }

@@ -278,6 +278,9 @@ pub(super) fn example(kind: StrategyKind) -> String {
         StrategyKind::Exponential => format!("exponential(base = {base}, factor = 2, max = {max})"),
         StrategyKind::Constant => format!("constant({})", defaults::literal(defaults::DELAY)),
         StrategyKind::Immediate => "immediate".to_owned(),
+        composed if composed.takes_stages() || composed == StrategyKind::Steps => {
+            super::compose::composed_example(composed)
+        }
         StrategyKind::Sidekiq | StrategyKind::Buckets => format!(
             "{}(unit = {}, max = \"1h\")",
             kind.name(),

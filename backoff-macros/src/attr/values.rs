@@ -9,7 +9,6 @@ use syn::{Expr, Ident, Token};
 use super::literal::{Slot, parse_attempts, parse_duration};
 use super::names::StrategyKind;
 use super::strategy::parse_strategy;
-use super::suggest::unknown;
 use super::syntax::{eq, in_parens, shown_value, ungrouped};
 use super::{Hedge, Throttled, arg};
 
@@ -139,7 +138,10 @@ fn parse_throttled_content(content: ParseStream<'_>, example: &str) -> syn::Resu
         )
     })?;
     let Some(kind) = StrategyKind::from_name(&name.unraw().to_string()) else {
-        return Err(unknown(&name, "strategy", &StrategyKind::NAMES));
+        return Err(super::compose::unknown_stage(
+            &name,
+            &name.unraw().to_string(),
+        ));
     };
     let strategy = parse_strategy(kind, &name, content)?;
     let mut attempts = None;

@@ -8,6 +8,7 @@ use quote::{quote, quote_spanned};
 use syn::Ident;
 
 use crate::attr::defaults;
+use crate::attr::schedule::{StopAt, stop_at};
 use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
 
 // Input:  the strategy, attempts, jitter and max_elapsed arguments, or `policy = EXPR`.
@@ -33,16 +34,20 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
     // The strategy's own type, not the `Builtin` enum: each step of the
     // loop then computes its delay without dispatching on the strategy.
     let strategy = args.strategy.as_ref();
-    let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
     let (ty, ctor) = strategy_parts(p, strategy);
     let main_jitter = jitter(
         p,
         args.jitter
             .as_ref()
-            .map_or(defaults::jitter(kind), |j| j.value),
+            .map_or(default_jitter(strategy), |j| j.value),
     );
-    let mut chain = quote!(#p::Policy::<#p::#ty>::from_strategy(#ctor).jitter(#main_jitter));
-    chain.extend(attempts(args.attempts.as_ref().map(|a| a.value)));
+    let mut chain = quote!(#p::Policy::<#ty>::from_strategy(#ctor).jitter(#main_jitter));
+    let (limit, stop) = stop_rule(args);
+    chain.extend(attempts(limit));
+    if let Some(stop) = stop {
+        let d = duration(p, stop);
+        chain.extend(quote!(.stop_at_delay(#d)));
+    }
     if let Some(m) = &args.max_elapsed {
         let d = duration(p, m.value.value);
         chain.extend(quote!(.max_elapsed(#d)));
@@ -50,6 +55,9 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
     if let Some(m) = &args.retry_after_max {
         let d = duration(p, m.value.value);
         chain.extend(quote!(.retry_after_max(#d)));
+    }
+    if args.on_deadline.as_ref().is_some_and(|r| r.value) {
+        chain.extend(quote!(.on_deadline(#p::OnDeadline::LastTry)));
     }
     if let Some(t) = &args.throttled {
         let t = &t.value;
@@ -60,7 +68,8 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
             .map(|j| j.value)
             .filter(|_| t.strategy.kind != StrategyKind::Decorrelated);
         // A `Policy<Builtin>`: `throttled` takes any builtin strategy.
-        let (variant, ctor) = strategy_parts(p, Some(&t.strategy));
+        let (_, ctor) = strategy_parts(p, Some(&t.strategy));
+        let variant = builtin_variant(t.strategy.kind);
         let jitter = self::jitter(p, jitter.unwrap_or(defaults::jitter(t.strategy.kind)));
         let attempts = attempts(t.attempts.as_ref().map(|a| a.value));
         chain.extend(quote! {
@@ -68,7 +77,7 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
         });
     }
     quote! {
-        static __BACKOFF_POLICY: #p::Origin<'static, #p::#ty> = #p::Origin::new(&#chain, #clock);
+        static __BACKOFF_POLICY: #p::Origin<'static, #ty> = #p::Origin::new(&#chain, #clock);
     }
 }
 
@@ -83,7 +92,11 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
 // then has no item or body of its own to type-check and evaluate, and
 // functions with the same arguments share one instance.
 pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Option<TokenStream> {
-    if args.policy.is_some() || args.throttled.is_some() || args.retry_after_max.is_some() {
+    if args.policy.is_some()
+        || args.throttled.is_some()
+        || args.retry_after_max.is_some()
+        || args.on_deadline.as_ref().is_some_and(|r| r.value)
+    {
         return None;
     }
     // `u64::MAX`: not given (the runtime's `UNSET`).
@@ -99,9 +112,15 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
     let max = given(strategy.and_then(|s| s.max.as_ref()).map(|m| m.value))?;
     let factor = strategy.and_then(|s| s.factor.as_ref()).map(|f| f.value);
     let strategy = match kind {
-        // (Random by themselves, uncapped by default: a `static` of the
-        // function's builds them.)
-        StrategyKind::Sidekiq | StrategyKind::Buckets => return None,
+        // (Random by themselves, uncapped by default, or composed: a
+        // `static` of the function's builds them.)
+        StrategyKind::Sidekiq
+        | StrategyKind::Buckets
+        | StrategyKind::Chain
+        | StrategyKind::Steps
+        | StrategyKind::Shorter
+        | StrategyKind::Longer
+        | StrategyKind::Sum => return None,
         StrategyKind::Immediate => quote!(#p::Immediate),
         StrategyKind::Exponential => {
             let base = given(Some(base.unwrap_or(defaults::BASE)))?;
@@ -134,9 +153,14 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
         JitterKind::Equal => 2,
         JitterKind::Spread => 3,
         JitterKind::Scattered(r) => Some(r.to_bits()).filter(|&b| b > 3)?,
+        JitterKind::Range(..) => return None,
     };
     let jitter = Literal::u64_unsuffixed(jitter);
-    let attempts = match args.attempts.as_ref().map(|a| a.value) {
+    let (limit, stop) = stop_rule(args);
+    if stop.is_some() {
+        return None;
+    }
+    let attempts = match limit {
         None => unset.clone(),
         Some(Attempts::Unlimited) => Literal::u64_unsuffixed(0),
         Some(Attempts::Limited(0)) => return None,
@@ -147,12 +171,18 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
     Some(quote!(#p::Fixed<#strategy, #jitter, #attempts, #elapsed, #is_async>))
 }
 
-// Input:  a strategy argument (default: exponential).
-// Output: its runtime type's name and a const expression building it, such
-//         as `Exponential` and `Exponential::new(base).factor(f).max_delay(max)`;
+// Input:  a strategy argument (default: exponential), composed or not.
+// Output: its runtime type and a const expression building it, such as
+//         `Exponential` and `Exponential::new(base).factor(f).max_delay(max)`,
+//         or `Chain<Exponential, Constant>` and `Chain::new(.., 3, ..)`;
 //         what is not given keeps the runtime's default.
-fn strategy_parts(p: &Ident, strategy: Option<&StrategyArg>) -> (Ident, TokenStream) {
+fn strategy_parts(p: &Ident, strategy: Option<&StrategyArg>) -> (TokenStream, TokenStream) {
     let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
+    if let Some(s) = strategy
+        && (kind.takes_stages() || kind == StrategyKind::Steps)
+    {
+        return composed_parts(p, s);
+    }
     let default = defaults::base(kind);
     let name = match kind {
         StrategyKind::Exponential => "Exponential",
@@ -175,11 +205,11 @@ fn strategy_parts(p: &Ident, strategy: Option<&StrategyArg>) -> (Ident, TokenStr
             let u = duration(p, unit);
             let mut ctor = quote!(#p::#ty::new().unit(#u));
             ctor.extend(strategy_setters(p, strategy));
-            return (ty, ctor);
+            return (quote!(#p::#ty), ctor);
         }
-        StrategyKind::Immediate => {
+        _ => {
             let ty = Ident::new("Immediate", Span::call_site());
-            return (ty.clone(), quote!(#p::#ty));
+            return (quote!(#p::#ty), quote!(#p::#ty));
         }
     };
     let ty = Ident::new(name, Span::call_site());
@@ -189,7 +219,66 @@ fn strategy_parts(p: &Ident, strategy: Option<&StrategyArg>) -> (Ident, TokenStr
     let b = duration(p, base);
     let mut ctor = quote!(#p::#ty::new(#b));
     ctor.extend(strategy_setters(p, strategy));
+    // A `constant` stage's `max` is its delay: the composed `max` (and
+    // what jitter may reach) is then its delay, not unbounded.
+    if kind == StrategyKind::Constant && strategy.is_some_and(|s| s.nested) {
+        ctor.extend(quote!(.max_delay(#b)));
+    }
+    (quote!(#p::#ty), ctor)
+}
+
+// Input:  `chain(..)`, `steps(..)`, `shorter(..)`, `longer(..)` or `sum(..)`.
+// Output: the runtime's composed type and its const constructor; more than
+//         two stages nest to the right: `Chain::new(a, 2, Chain::new(b, 3, c))`.
+fn composed_parts(p: &Ident, s: &StrategyArg) -> (TokenStream, TokenStream) {
+    if s.kind == StrategyKind::Steps {
+        let delays = s.steps.iter().map(|d| duration(p, d.value));
+        return (quote!(#p::Steps), quote!(#p::Steps::new(&[#(#delays),*])));
+    }
+    let form = Ident::new(
+        match s.kind {
+            StrategyKind::Chain => "Chain",
+            StrategyKind::Shorter => "Shorter",
+            StrategyKind::Longer => "Longer",
+            _ => "Sum",
+        },
+        Span::call_site(),
+    );
+    let mut stages = s.stages.iter().rev();
+    let Some(last) = stages.next() else {
+        // (Refused when parsed: at least two stages.)
+        return strategy_parts(p, None);
+    };
+    let (mut ty, mut ctor) = strategy_parts(p, Some(last));
+    for stage in stages {
+        let (stage_ty, stage_ctor) = strategy_parts(p, Some(stage));
+        ty = quote!(#p::#form<#stage_ty, #ty>);
+        ctor = if s.kind == StrategyKind::Chain {
+            let times = stage.times.map_or(0, |t| t.value);
+            let times = Literal::u32_suffixed(u32::try_from(times).unwrap_or(u32::MAX));
+            quote!(#p::#form::new(#stage_ctor, #times, #ctor))
+        } else {
+            quote!(#p::#form::new(#stage_ctor, #ctor))
+        };
+    }
     (ty, ctor)
+}
+
+/// The jitter of a strategy when `jitter` is not given: its kind's, and
+/// for a composed one none if every leaf is random by itself or never
+/// waits, full otherwise.
+pub(super) fn default_jitter(strategy: Option<&StrategyArg>) -> JitterKind {
+    match strategy {
+        Some(s) if !s.stages.is_empty() => {
+            if s.all_leaves(&|k| defaults::jitter(k) == JitterKind::None) {
+                JitterKind::None
+            } else {
+                JitterKind::Full
+            }
+        }
+        Some(s) => defaults::jitter(s.kind),
+        None => defaults::jitter(StrategyKind::Exponential),
+    }
 }
 
 /// `.factor(f)` and `.max_delay(max)`, as given.
@@ -208,6 +297,43 @@ fn strategy_setters(p: &Ident, strategy: Option<&StrategyArg>) -> TokenStream {
     setters
 }
 
+/// The attempt limit, and the delay of a run-time `stop_at_delay`: for a
+/// schedule without randomness, the rule is an attempt count computed
+/// here (the smaller of it and `attempts`); for a random one, a run-time
+/// check beside `attempts`, unlimited unless given.
+fn stop_rule(args: &RetryArgs) -> (Option<Attempts>, Option<Duration>) {
+    let given = args.attempts.as_ref().map(|a| a.value);
+    let Some(stop) = &args.stop_at_delay else {
+        return (given, None);
+    };
+    let d = stop.value.value;
+    match stop_at(args.strategy.as_ref(), d) {
+        StopAt::Attempts(k) => {
+            let k = match given {
+                Some(Attempts::Limited(n)) => n.min(k),
+                _ => k,
+            };
+            (Some(Attempts::Limited(k)), None)
+        }
+        StopAt::Random | StopAt::Never { .. } => {
+            (Some(given.unwrap_or(Attempts::Unlimited)), Some(d))
+        }
+    }
+}
+
+/// The `Builtin` variant of a plain strategy, for `throttled`.
+fn builtin_variant(kind: StrategyKind) -> Ident {
+    let name = match kind {
+        StrategyKind::Linear => "Linear",
+        StrategyKind::Fibonacci => "Fibonacci",
+        StrategyKind::Decorrelated => "Decorrelated",
+        StrategyKind::Constant => "Constant",
+        StrategyKind::Immediate => "Immediate",
+        _ => "Exponential",
+    };
+    Ident::new(name, Span::call_site())
+}
+
 /// A jitter as a const expression.
 fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
     match kind {
@@ -218,6 +344,10 @@ fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
         JitterKind::Scattered(r) => {
             let r = Literal::f64_suffixed(r);
             quote!(#p::Jitter::Scattered(#r))
+        }
+        JitterKind::Range(lo, hi) => {
+            let (lo, hi) = (Literal::f64_suffixed(lo), Literal::f64_suffixed(hi));
+            quote!(#p::Jitter::Range(#lo, #hi))
         }
     }
 }

@@ -10,9 +10,7 @@ use super::closures::{callables, check_closure_arity, closure};
 
 /// Checks the arguments against each other.
 pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
-    if let Some(s) = &args.strategy {
-        check_strategy(s, errors);
-    }
+    super::schedule::check_schedule(args, errors);
     if let Some(attempts) = &args.attempts {
         check_attempts(attempts, errors);
     }
@@ -126,6 +124,8 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
                 "retry_after_max",
                 args.retry_after_max.as_ref().map(|a| a.key),
             ),
+            ("stop_at_delay", args.stop_at_delay.as_ref().map(|a| a.key)),
+            ("on_deadline", args.on_deadline.as_ref().map(|a| a.key)),
         ];
         for (name, span) in mixed {
             if let Some(span) = span {

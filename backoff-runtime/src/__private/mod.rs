@@ -39,13 +39,13 @@ pub use crate::event::{AttemptContext, RetryEvent};
 #[cfg(feature = "tokio")]
 pub use crate::hedge::{HedgeDelay, Latency};
 pub use crate::jitter::Jitter;
-pub use crate::policy::Policy;
+pub use crate::policy::{OnDeadline, Policy};
 pub use crate::recording::{AttemptBegan, CallBegan, Recording};
 pub use crate::report::{GiveUp, GiveUpReason};
 pub use crate::state::{Capped, Carried, Previous, RetryState};
 pub use crate::strategy::{
-    Buckets, Builtin, Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear, Sidekiq,
-    Strategy,
+    Buckets, Builtin, Chain, Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear,
+    Longer, Shorter, Sidekiq, Steps, Strategy, Sum,
 };
 pub use crate::throttle::{AdaptiveThrottle, Rejected};
 pub use crate::timeout::Elapsed;

@@ -478,7 +478,13 @@ impl<'p, S, K: Kept<'p, S>> Call<'p, S, K> {
     /// The context of the attempt about to run (`context = ctx`).
     #[inline(always)]
     pub fn context(&self) -> AttemptContext {
-        AttemptContext::of(self.start.policy, attempt_number(&self.state))
+        let attempt = attempt_number(&self.state);
+        // (`OnDeadline::LastTry`'s attempt at the deadline is the last.)
+        let last_try = self.state.as_ref().is_some_and(RetryState::is_last_try);
+        AttemptContext::new(
+            attempt,
+            last_try || self.start.policy.is_last_attempt(attempt),
+        )
     }
 
     /// An accepted outcome, which the loop returns at once (no `when_ok`):

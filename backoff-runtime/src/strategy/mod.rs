@@ -12,6 +12,25 @@
 //! | [`Immediate`] | zero |
 //! | [`Sidekiq`] | n⁴ + 15 + rand · 30 · (n + 1) seconds, n = k − 1 |
 //! | [`Buckets`] | uniform(n³, (n + 2)³) seconds, n = k − 1 |
+//! | [`Chain`] | the first stage's delay k for k ≤ times, then the second's delay k − times |
+//! | [`Steps`] | the k-th of a list of delays, the last repeating |
+//! | [`Shorter`] · [`Longer`] | the smaller · larger of two stages' delay k |
+//! | [`Sum`] | two stages' delay k added, saturating |
+//!
+//! [`Chain`], [`Shorter`], [`Longer`] and [`Sum`] take stages: any
+//! strategy, composed ones included (see [Composition](self#composition)).
+//!
+//! # Composition
+//!
+//! | form | `max_delay` |
+//! |---|---|
+//! | [`Chain`] | the larger of its stages' |
+//! | [`Steps`] | the largest step |
+//! | [`Shorter`] · [`Longer`] | the smaller · larger of its stages' |
+//! | [`Sum`] | its stages' added, saturating |
+//!
+//! Jitter applies once, to the composed delay, and no sleep exceeds the
+//! composed `max_delay`.
 //!
 //! Every computation saturates: any `k` up to `u32::MAX`, any base up to
 //! [`Duration::MAX`], never overflows or panics.
@@ -51,6 +70,7 @@ macro_rules! ignores_previous {
 }
 
 mod buckets;
+mod compose;
 mod constant;
 mod decorrelated;
 mod exponential;
@@ -60,6 +80,7 @@ mod linear;
 mod sidekiq;
 
 pub use buckets::Buckets;
+pub use compose::{Chain, Longer, Shorter, Steps, Sum};
 pub use constant::Constant;
 pub use decorrelated::Decorrelated;
 pub use exponential::Exponential;

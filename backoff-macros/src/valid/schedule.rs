@@ -1,0 +1,264 @@
+//! Checks of composed schedules (`chain`, `steps`, `shorter`, `longer`,
+//! `sum`): each stage's own parameters, `times` where it belongs, stages
+//! that read their own previous delay, stages the attempt limit never
+//! reaches; and `jitter = range(lo, hi)`.
+
+use crate::attr::defaults;
+use crate::attr::schedule::{HORIZON, StopAt, stop_at};
+use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
+use crate::duration;
+use crate::errors::Errors;
+
+use super::args::check_strategy;
+
+/// Checks the main strategy, composed or not, and `throttled`'s.
+pub(super) fn check_schedule(args: &RetryArgs, errors: &mut Errors) {
+    if let Some(s) = &args.strategy {
+        check_tree(s, None, errors);
+        if s.kind == StrategyKind::Chain {
+            check_reachable(s, args.attempts.as_ref(), errors);
+        }
+    }
+    if let Some(t) = &args.throttled {
+        let inner = &t.value.strategy;
+        if inner.kind.takes_stages() || inner.kind == StrategyKind::Steps {
+            errors.push(syn::Error::new(
+                inner.span,
+                format!(
+                    "`{}` cannot be `throttled`'s schedule yet; use it as the main strategy, or give `throttled` one of `exponential`, `linear`, `constant`, `fibonacci`, `decorrelated`, `immediate`",
+                    inner.kind.name()
+                ),
+            ));
+        }
+    }
+    if let Some(jitter) = &args.jitter {
+        check_range(jitter, errors);
+    }
+    check_stop(args, errors);
+    check_on_deadline(args, errors);
+}
+
+/// `on_deadline = "last_try"` needs a deadline, and time for the try.
+fn check_on_deadline(args: &RetryArgs, errors: &mut Errors) {
+    let Some(rule) = &args.on_deadline else {
+        return;
+    };
+    let Some(max_elapsed) = &args.max_elapsed else {
+        if !args.broken.contains(&"max_elapsed") && args.policy.is_none() {
+            errors.push(syn::Error::new(
+                rule.key,
+                "`on_deadline` says what happens at the `max_elapsed` deadline, and there is none; add `max_elapsed = \"30s\"`, or remove `on_deadline`",
+            ));
+        }
+        return;
+    };
+    if rule.value
+        && let Some(timeout) = &args.timeout
+        && timeout.value.value <= max_elapsed.value.value
+    {
+        errors.push(syn::Error::new(
+            rule.span,
+            format!(
+                "`on_deadline = \"last_try\"` would have no time for its try: the `timeout` of `\"{}\"` ends the call no later than the `max_elapsed` deadline of `\"{}\"`; give `timeout` more than `max_elapsed`, or remove `on_deadline`",
+                duration::format(timeout.value.value),
+                duration::format(max_elapsed.value.value),
+            ),
+        ));
+    }
+}
+
+/// `stop_at_delay`: a rule that can act, before any retry is lost to it.
+fn check_stop(args: &RetryArgs, errors: &mut Errors) {
+    let Some(stop) = &args.stop_at_delay else {
+        return;
+    };
+    let d = stop.value.value;
+    let shown = duration::format(d);
+    if args.policy.is_some() {
+        return;
+    }
+    if d.is_zero() {
+        errors.push(syn::Error::new(
+            stop.span,
+            "a `stop_at_delay` of zero allows no retry; give a positive delay",
+        ));
+        return;
+    }
+    let strategy = args.strategy.as_ref();
+    let cap = crate::attr::schedule::max(strategy.unwrap_or(&StrategyArg::default_exponential()));
+    match stop_at(strategy, d) {
+        StopAt::Random if cap < d => errors.push(never_stops(stop, &shown, cap)),
+        StopAt::Random => {}
+        StopAt::Never { max } if max < d => errors.push(never_stops(stop, &shown, max)),
+        StopAt::Never { .. } => errors.push(syn::Error::new(
+            stop.span,
+            format!(
+                "no delay reaches `stop_at_delay` (`\"{shown}\"`) within {HORIZON} retries; lower `stop_at_delay`, or give `attempts` instead"
+            ),
+        )),
+        StopAt::Attempts(1) => errors.push(syn::Error::new(
+            stop.span,
+            format!(
+                "the first delay already reaches `stop_at_delay` (`\"{shown}\"`), so no retry would ever run; raise `stop_at_delay` above the first delay"
+            ),
+        )),
+        StopAt::Attempts(k) => {
+            if let Some(attempts) = &args.attempts
+                && let Attempts::Limited(n) = attempts.value
+                && n <= k
+            {
+                errors.push(syn::Error::new(
+                    attempts.span,
+                    format!(
+                        "`attempts = {n}` always ends the call before `stop_at_delay` (`\"{shown}\"`) can act: the first delay to reach it is retry {k}'s, and {n} attempts allow {} {}; remove `attempts`, or raise it above {k}",
+                        n.saturating_sub(1),
+                        if n == 2 { "retry" } else { "retries" }
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// A schedule capped below the stop never reaches it.
+fn never_stops(
+    stop: &Arg<crate::attr::DurationArg>,
+    shown: &str,
+    max: std::time::Duration,
+) -> syn::Error {
+    syn::Error::new(
+        stop.span,
+        format!(
+            "`stop_at_delay` (`\"{shown}\"`) is above the schedule's `max` (`\"{}\"`), which no delay exceeds, so the rule would never stop the call; lower `stop_at_delay` to `\"{}\"` or less, or raise `max`",
+            duration::format(max),
+            duration::format(max),
+        ),
+    )
+}
+
+/// One strategy and its stages; `within` is the form it is a stage of.
+fn check_tree(s: &StrategyArg, within: Option<StrategyKind>, errors: &mut Errors) {
+    if !s.kind.takes_stages() && s.kind != StrategyKind::Steps {
+        check_strategy(s, errors);
+    }
+    if s.kind == StrategyKind::Decorrelated
+        && let Some(form) = within.filter(|f| f.combines())
+    {
+        errors.push(syn::Error::new(
+            s.span,
+            format!(
+                "`decorrelated` cannot be a stage of `{form}`: it draws each delay from its own previous one, and inside `{form}` the previous delay is the combined one; use it as the main strategy or as a stage of `chain`, or use `exponential` here",
+                form = form.name()
+            ),
+        ));
+    }
+    // Inside `sum`, a `chain` stage's `decorrelated` is still combined.
+    let within = match (within, s.kind) {
+        (Some(outer), _) if outer.combines() => Some(outer),
+        (_, kind) if kind.takes_stages() => Some(kind),
+        (outer, _) => outer,
+    };
+    if s.kind == StrategyKind::Chain {
+        check_times(s, errors);
+    }
+    for stage in &s.stages {
+        check_tree(stage, within, errors);
+        if s.kind != StrategyKind::Chain
+            && let Some(times) = &stage.times
+        {
+            errors.push(syn::Error::new(
+                times.span,
+                format!(
+                    "`times` belongs to a stage of `chain`; every stage of `{}` applies to every retry: remove `times`",
+                    s.kind.name()
+                ),
+            ));
+        }
+    }
+}
+
+/// Every stage of a `chain` but the last takes `times`, the last none.
+fn check_times(chain: &StrategyArg, errors: &mut Errors) {
+    let last = chain.stages.len().saturating_sub(1);
+    for (i, stage) in chain.stages.iter().enumerate() {
+        match (&stage.times, i == last) {
+            (Some(times), true) => errors.push(syn::Error::new(
+                times.span,
+                format!(
+                    "`times` on the last stage of `chain`: `{}` runs until the call ends; remove `times` here",
+                    stage.kind.name()
+                ),
+            )),
+            (None, false) => errors.push(syn::Error::new(
+                stage.span,
+                format!(
+                    "stage {} of `chain` needs `times`, the retries it schedules before the next stage, as in `{}(.., times = 3)`",
+                    i + 1,
+                    stage.kind.name()
+                ),
+            )),
+            (Some(times), false) if times.value == 0 => errors.push(syn::Error::new(
+                times.span,
+                format!(
+                    "`times = 0`: stage {} of `chain` would never run; remove the stage, or give it at least one retry",
+                    i + 1
+                ),
+            )),
+            _ => {}
+        }
+    }
+}
+
+/// A stage of the top-level `chain` that starts after the last retry the
+/// attempt limit allows.
+fn check_reachable(chain: &StrategyArg, attempts: Option<&Arg<Attempts>>, errors: &mut Errors) {
+    let (limit, given) = match attempts.map(|a| a.value) {
+        Some(Attempts::Unlimited) => return,
+        Some(Attempts::Limited(n)) => (n, true),
+        None => (defaults::ATTEMPTS, false),
+    };
+    if limit == 0 {
+        return;
+    }
+    let retries = limit - 1;
+    let mut start: u64 = 1;
+    for (i, stage) in chain.stages.iter().enumerate() {
+        if i > 0 && start > retries {
+            let limit_text = if given {
+                format!("`attempts = {limit}`")
+            } else {
+                format!("the default `attempts` ({limit})")
+            };
+            errors.push(syn::Error::new(
+                stage.span,
+                format!(
+                    "stage {} of `chain` (`{}`) is never reached: it starts at retry {start}, and {limit_text} allows {retries} {}; raise `attempts` to at least {}, or lower the `times` before it",
+                    i + 1,
+                    stage.kind.name(),
+                    if retries == 1 { "retry" } else { "retries" },
+                    start.saturating_add(1),
+                ),
+            ));
+            return;
+        }
+        let Some(times) = &stage.times else { return };
+        start = start.saturating_add(times.value);
+    }
+}
+
+/// `range(lo, hi)`: `0 ≤ lo ≤ hi`, both finite.
+fn check_range(jitter: &Arg<JitterKind>, errors: &mut Errors) {
+    let JitterKind::Range(lo, hi) = jitter.value else {
+        return;
+    };
+    let message = if !lo.is_finite() || !hi.is_finite() {
+        "the bounds of `range` must be finite numbers, as in `range(0.5, 1.5)`"
+    } else if lo < 0.0 || hi < 0.0 {
+        "the bounds of `range` multiply the delay and cannot be negative; write `range(0, ..)` for waits from zero"
+    } else if lo > hi {
+        "the lower bound of `range` is above the upper one; write the smaller first, as in `range(0.5, 1.5)`"
+    } else {
+        return;
+    };
+    errors.push(syn::Error::new(jitter.span, message));
+}
