@@ -83,7 +83,7 @@ fn jitter() -> BoxedStrategy<Jitter> {
         Just(Jitter::Full),
         Just(Jitter::Equal),
         ratio().prop_map(Jitter::Scattered),
-        (0.0f64..2.0, 0.0f64..2.0).prop_map(|(a, b)| Jitter::Range(a.min(b), a.max(b))),
+        (0.0f32..2.0, 0.0f32..2.0).prop_map(|(a, b)| Jitter::Range(a.min(b), a.max(b))),
     ]
     .boxed()
 }
@@ -335,7 +335,7 @@ fn assert_jitter_bounds(jitter: Jitter, v: Duration, max: Duration, d: Duration)
         Jitter::Range(lo, hi) => {
             let (vf, df) = (nanos(v) as f64, nanos(d) as f64);
             let m = nanos(max) as f64;
-            let (lo, hi) = ((vf * lo).min(m), (vf * hi).min(m));
+            let (lo, hi) = ((vf * f64::from(lo)).min(m), (vf * f64::from(hi)).min(m));
             assert!(
                 df >= lo - slack(v) && df <= hi + slack(v),
                 "range of {v:?} (max {max:?}) gave {d:?}, outside [{lo}, {hi}] ns"

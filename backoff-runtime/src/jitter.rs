@@ -92,7 +92,7 @@ pub enum Jitter {
     ///     assert!(d >= Duration::from_secs(1) && d <= Duration::from_secs(3));
     /// }
     /// ```
-    Range(f64, f64),
+    Range(f32, f32),
     /// The herd's retries spread evenly over time, each call's waits close
     /// to the strategy's own and never shrinking.
     ///
@@ -172,9 +172,9 @@ impl Jitter {
     /// assert_eq!(Jitter::range(1.0, 1.0), Some(Jitter::Range(1.0, 1.0)));
     /// assert_eq!(Jitter::range(1.5, 0.5), None);
     /// assert_eq!(Jitter::range(-0.1, 1.0), None);
-    /// assert_eq!(Jitter::range(0.0, f64::INFINITY), None);
+    /// assert_eq!(Jitter::range(0.0, f32::INFINITY), None);
     /// ```
-    pub const fn range(lo: f64, hi: f64) -> Option<Jitter> {
+    pub const fn range(lo: f32, hi: f32) -> Option<Jitter> {
         if lo >= 0.0 && lo <= hi && hi.is_finite() {
             Some(Jitter::Range(lo, hi))
         } else {
@@ -244,7 +244,8 @@ impl Jitter {
 
 /// [`Jitter::Range`] with bounds `lo`, `hi` applied to `v` (at most `max`).
 #[inline(never)]
-fn range(v: Duration, lo: f64, hi: f64, max: Duration, rng: &mut JitterRng) -> Duration {
+fn range(v: Duration, lo: f32, hi: f32, max: Duration, rng: &mut JitterRng) -> Duration {
+    let (lo, hi) = (f64::from(lo), f64::from(hi));
     // (`!(x >= 0)` is true for NaN too.)
     let lo = if lo >= 0.0 { lo } else { 0.0 };
     let hi = if hi >= lo { hi } else { lo };
@@ -669,8 +670,8 @@ mod tests {
         for (lo, hi) in [
             (2.0, 1.0),
             (-1.0, 0.5),
-            (f64::NAN, f64::NAN),
-            (0.0, f64::INFINITY),
+            (f32::NAN, f32::NAN),
+            (0.0, f32::INFINITY),
         ] {
             let d = Jitter::Range(lo, hi).apply(MS(100), MS(140), &mut rng);
             assert!(d <= MS(140), "{lo} {hi}: {d:?}");

@@ -346,7 +346,12 @@ fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
             quote!(#p::Jitter::Scattered(#r))
         }
         JitterKind::Range(lo, hi) => {
-            let (lo, hi) = (Literal::f64_suffixed(lo), Literal::f64_suffixed(hi));
+            // (`f32` in the runtime: the `Jitter` enum stays 16 bytes.)
+            #[allow(clippy::cast_possible_truncation)]
+            let (lo, hi) = (
+                Literal::f32_suffixed(lo as f32),
+                Literal::f32_suffixed(hi as f32),
+            );
             quote!(#p::Jitter::Range(#lo, #hi))
         }
     }
