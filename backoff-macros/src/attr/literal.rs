@@ -396,6 +396,35 @@ pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, S
         Expr::Call(call) if matches!(ungrouped(&call.func), Expr::Path(p) if p.path.is_ident("range")) => {
             parse_range(call)
         }
+        // `spread(0.5)`, `full(..)`: a named jitter given a parameter.
+        Expr::Call(call)
+            if matches!(ungrouped(&call.func), Expr::Path(p)
+                if p.path.get_ident().is_some_and(|i| JITTER_NAMES.contains(&i.to_string().as_str()))) =>
+        {
+            let Expr::Path(p) = ungrouped(&call.func) else {
+                unreachable!("matched above")
+            };
+            let name = p
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            let ratio = call
+                .args
+                .first()
+                .and_then(|a| shown_value(Some(a)))
+                .unwrap_or_else(|| "0.25".to_owned());
+            let message = if name == "spread" {
+                format!(
+                    "`\"spread\"` takes no ratio: each call keeps one random phase and reads the schedule there, between the delays before and after; write `jitter = \"spread\"`, or, for a ratio around each delay, `jitter = scattered({ratio})`"
+                )
+            } else {
+                format!(
+                    "`\"{name}\"` takes no parameters: write `jitter = \"{name}\"`, or `jitter = range(lo, hi)` for bounds of your own"
+                )
+            };
+            Err(syn::Error::new_spanned(expr, message))
+        }
         Expr::Call(call) => {
             let scattered = match ungrouped(&call.func) {
                 Expr::Path(p) if p.path.is_ident("scattered") => true,
