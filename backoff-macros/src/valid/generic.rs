@@ -2,7 +2,7 @@
 //! `throttle` and the timeouts need: one error on `E`, naming the bounds to
 //! add (rustc alone would suggest bounding `E` by a hidden check trait).
 
-use syn::{GenericParam, Ident, ReturnType, Signature, Type, TypeParamBound, WherePredicate};
+use syn::{GenericParam, Ident, Signature, Type, TypeParamBound, WherePredicate};
 
 use crate::attr::RetryArgs;
 use crate::errors::Errors;
@@ -86,24 +86,8 @@ pub(super) fn check_generic_error(
 /// The `E` of `-> Result<T, E>` when `E` is a type parameter of the
 /// function.
 fn generic_error(sig: &Signature) -> Option<&Ident> {
-    let ReturnType::Type(_, ty) = &sig.output else {
-        return None;
-    };
-    let Type::Path(path) = super::closures::ungrouped_type(ty) else {
-        return None;
-    };
-    let last = path.path.segments.last()?;
-    if last.ident != "Result" {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
-        return None;
-    };
-    let mut types = generics.args.iter().filter_map(|a| match a {
-        syn::GenericArgument::Type(t) => Some(t),
-        _ => None,
-    });
-    let Type::Path(error) = types.nth(1)? else {
+    let (_, error) = super::closures::result_types(&sig.output)?;
+    let Type::Path(error) = super::closures::ungrouped_type(error) else {
         return None;
     };
     let ident = error.path.get_ident()?;
