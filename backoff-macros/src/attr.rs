@@ -12,6 +12,7 @@ use syn::{Expr, Ident, Lit, LitStr, Token};
 use crate::errors::Errors;
 
 pub(crate) mod defaults;
+mod kinds;
 mod literal;
 mod names;
 mod strategy;
@@ -21,6 +22,7 @@ mod syntax;
 mod tests;
 mod values;
 
+pub(crate) use kinds::{OnAction, OnArm};
 pub(crate) use literal::{DurationArg, attempts_out_of_range};
 use literal::{Slot, parse_attempts, parse_duration, parse_jitter};
 pub(crate) use names::{JitterKind, StrategyKind, arguments};
@@ -80,6 +82,9 @@ pub(crate) struct RetryArgs {
     pub(crate) context_mut: Option<Token![mut]>,
     /// `clone(a, b)`: the by-value parameters each attempt clones.
     pub(crate) clone: Option<Arg<Vec<Ident>>>,
+    /// `on(PATTERN, ..)`: a schedule per kind of failure, in the order
+    /// written (each arm may be given any number of times).
+    pub(crate) on: Vec<OnArm>,
     /// Arguments the attribute meant to give but that did not parse, and
     /// the names that unknown arguments were likely meant to be: a check
     /// that asks for a missing argument skips these, so one mistake is not
@@ -235,6 +240,10 @@ impl RetryArgs {
             }
             "attempt_timeout" | "timeout" | "retry_after_max" => {
                 self.parse_duration_argument(&key, &name, input, end)
+            }
+            "on" => {
+                self.on.push(kinds::parse_on(&key, input)?);
+                Ok(())
             }
             "context" => {
                 eq(input, &key, "context = ctx")?;

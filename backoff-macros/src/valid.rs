@@ -7,6 +7,7 @@ mod args;
 mod clone;
 mod closures;
 mod hedge;
+mod kinds;
 mod signature;
 
 pub(crate) use args::check_args;

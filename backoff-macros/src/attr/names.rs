@@ -72,7 +72,7 @@ impl StrategyKind {
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
 /// the strategies' ([`StrategyKind::NAMES`]), then these.
-pub(super) const OTHER_ARGUMENTS: [&str; 22] = [
+pub(super) const OTHER_ARGUMENTS: [&str; 23] = [
     "attempts",
     "jitter",
     "max_elapsed",
@@ -95,6 +95,7 @@ pub(super) const OTHER_ARGUMENTS: [&str; 22] = [
     "retry_after_max",
     "context",
     "clone",
+    "on",
 ];
 
 /// [`StrategyKind::NAMES`] and [`OTHER_ARGUMENTS`].

@@ -67,7 +67,10 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
             .throttled(#p::Policy::from_strategy(#p::Builtin::#variant(#ctor)).jitter(#jitter) #attempts)
         });
     }
+    chain.extend(super::kinds::kinds_setters(args));
+    let kinds = super::kinds::kinds_static(args, p);
     quote! {
+        #kinds
         static __BACKOFF_POLICY: #p::Origin<'static, #p::#ty> = #p::Origin::new(&#chain, #clock);
     }
 }
@@ -83,7 +86,11 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
 // then has no item or body of its own to type-check and evaluate, and
 // functions with the same arguments share one instance.
 pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Option<TokenStream> {
-    if args.policy.is_some() || args.throttled.is_some() || args.retry_after_max.is_some() {
+    if args.policy.is_some()
+        || args.throttled.is_some()
+        || args.retry_after_max.is_some()
+        || !args.on.is_empty()
+    {
         return None;
     }
     // `u64::MAX`: not given (the runtime's `UNSET`).
@@ -151,7 +158,7 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
 // Output: its runtime type's name and a const expression building it, such
 //         as `Exponential` and `Exponential::new(base).factor(f).max_delay(max)`;
 //         what is not given keeps the runtime's default.
-fn strategy_parts(p: &Ident, strategy: Option<&StrategyArg>) -> (Ident, TokenStream) {
+pub(super) fn strategy_parts(p: &Ident, strategy: Option<&StrategyArg>) -> (Ident, TokenStream) {
     let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
     let default = defaults::base(kind);
     let name = match kind {
@@ -209,7 +216,7 @@ fn strategy_setters(p: &Ident, strategy: Option<&StrategyArg>) -> TokenStream {
 }
 
 /// A jitter as a const expression.
-fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
+pub(super) fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
     match kind {
         JitterKind::None => quote!(#p::Jitter::None),
         JitterKind::Full => quote!(#p::Jitter::Full),
@@ -223,7 +230,7 @@ fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
 }
 
 /// `.attempts(n)` or `.unlimited_attempts()`, if given.
-fn attempts(limit: Option<Attempts>) -> TokenStream {
+pub(super) fn attempts(limit: Option<Attempts>) -> TokenStream {
     match limit {
         Some(Attempts::Limited(n)) => {
             let n = Literal::u32_suffixed(u32::try_from(n).unwrap_or(u32::MAX));

@@ -39,6 +39,7 @@ pub use crate::event::{AttemptContext, RetryEvent};
 #[cfg(feature = "tokio")]
 pub use crate::hedge::{HedgeDelay, Latency};
 pub use crate::jitter::Jitter;
+pub use crate::kind::Kind;
 pub use crate::policy::Policy;
 pub use crate::recording::{AttemptBegan, CallBegan, Recording};
 pub use crate::report::{GiveUp, GiveUpReason};
