@@ -11,7 +11,6 @@ use syn::{Expr, Ident, Pat, Token};
 use super::literal::{parse_attempts, parse_jitter};
 use super::names::{JitterKind, StrategyKind};
 use super::strategy::{StrategyArg, parse_strategy};
-use super::suggest::unknown;
 use super::syntax::{eq, in_parens};
 use super::{Arg, Attempts, arg};
 
@@ -151,7 +150,14 @@ fn parse_setting(name: &Ident, content: ParseStream<'_>, action: &mut OnAction) 
 fn unknown_in_arm(name: &Ident) -> syn::Error {
     let mut known: Vec<&str> = StrategyKind::NAMES.to_vec();
     known.extend(ARM_NAMES);
-    unknown(name, "name in `on(..)`", &known)
+    let word = name.unraw().to_string();
+    let message = match crate::errors::closest(&word, &known) {
+        Some(best) => format!("unknown name `{word}` in `on(..)`; did you mean `{best}`?"),
+        None => format!(
+            "unknown name `{word}` in `on(..)`; an arm takes a strategy with `attempts` and `jitter`, `stop`, or `after = EXPR`, as in {EXAMPLE}"
+        ),
+    };
+    syn::Error::new(name.span(), message)
 }
 
 /// The pattern as the user wrote it, without the spaces a token stream

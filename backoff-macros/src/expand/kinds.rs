@@ -68,8 +68,11 @@ pub(super) fn kinds_setters(args: &RetryArgs) -> TokenStream {
 //             Failure::RetryAfter(d) => Decision::KindAfter(1, { let after: Duration = d; after }),
 //             Failure::Permanent => Decision::Kind(2),
 //         }
-//         with no other arm: a variant without an `on(..)` arm is rustc's
+//         with no other arm but one whose guard is false (which counts for
+//         nothing): a variant without an `on(..)` arm is rustc's
 //         "non-exhaustive patterns" error, at `when`'s value, naming it.
+//         The value passes through `WhenClassification::classified`: a
+//         `bool` or a `Decision` is one error there, in the attribute's terms.
 pub(super) fn classify(args: &RetryArgs, p: &Ident, value: TokenStream, at: Span) -> TokenStream {
     let arms = args.on.iter().enumerate().map(|(i, arm)| {
         let pat = &arm.pat;
@@ -88,9 +91,18 @@ pub(super) fn classify(args: &RetryArgs, p: &Ident, value: TokenStream, at: Span
         };
         quote!(#pat => #body,)
     });
+    // A last arm that never matches (its guard is false), of the macro's
+    // own context, so that rustc's error for a variant without an arm
+    // suggests no edit of the generated match in the attribute (it only
+    // suggests one when the last two arms share a context).
+    let never = quote!(_ if false => #p::Decision::Stop,);
+    let classified = quote_spanned! {at=>
+        <_ as #p::WhenClassification<_>>::classified(#value)
+    };
     quote_spanned! {at=>
-        match #value {
+        match #classified {
             #(#arms)*
+            #never
         }
     }
 }

@@ -81,7 +81,7 @@ pub mod args {
         FallbackFn, FromCircuitOpen, FromElapsed, FromRejected, KeptAcrossCalls, OnGiveUpFn,
         OnGiveUpParameter, OnGiveUpRecordParameter, OnGiveUpReturn, OnRetryEventParameter,
         OnRetryFn, OnRetryOutcomeParameter, OnRetryParameter, OnRetryReturn,
-        RetryResult as ReturnsResult, ReturnedValue, SleepFn, SleepParameter, WhenFn, WhenOkFn,
-        WhenOkParameter, WhenOkReturn, WhenParameter,
+        RetryResult as ReturnsResult, ReturnedValue, SleepFn, SleepParameter, WhenClassification,
+        WhenFn, WhenOkFn, WhenOkParameter, WhenOkReturn, WhenParameter,
     };
 }
