@@ -49,6 +49,7 @@ use proc_macro::TokenStream;
 /// | `jitter` | `"full"`, `"equal"` (alias `"half"`), `"none"`, `"spread"`, `scattered(R)` with 0 < R ≤ 1 | `"full"` (`"none"` for `decorrelated`, which takes only `"spread"`) |
 /// | `max_elapsed` | D: no retry starts a sleep that would end later than D after the call began | none |
 /// | `when` | a path or closure taking `&E`, returning `bool` (true = retry) or [`Decision`] | retry every error |
+/// | `on(PATTERN, ..)` | beside a `when` that returns your own type: `on(PATTERN, STRATEGY, attempts = n, jitter = ..)` (a schedule of the kind's own, each kind counting its own retries; `attempts` defaults to 3, `jitter` to the top-level one, else the strategy's), `on(PATTERN, stop)`, or `on(PATTERN, after = EXPR)` (a `Duration`, which may use the pattern's bindings: `Decision::RetryAfter`). Any number of arms, up to 8, matched without a wildcard: a variant without an arm is a compile error at `when` (`on(_, stop)` opts out). The top-level `attempts` then defaults to `unlimited`. Not with a strategy, `throttled`, `policy` or `hedge` | none |
 /// | `on_retry` | a path or closure, `FnMut(&E, &RetryEvent)`, called before each sleep | none |
 /// | `on_hedge` | with `hedge`: a path or closure, `FnMut(&RetryEvent)`, called when the hedge delay starts an attempt (`event.delay` is the delay it waited) | none |
 /// | `sleep` | a path: `fn(Duration)` for a plain fn, `fn(Duration) -> impl Future<Output = ()>` for an `async fn` | `std::thread::sleep` / `tokio::time::sleep` |

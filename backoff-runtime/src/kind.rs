@@ -131,24 +131,30 @@ impl Tally {
     /// Counts a failure of kind `index` (below [`MAX_KINDS`]): its number
     /// among that kind's failures, saturating.
     pub(crate) fn count(&mut self, index: usize) -> u32 {
-        let n = self.failures[index].saturating_add(1);
-        self.failures[index] = n;
-        n
+        match self.failures.get_mut(index) {
+            Some(n) => {
+                *n = n.saturating_add(1);
+                *n
+            }
+            None => 1,
+        }
     }
 
     /// The previous delay of kind `index`'s schedule.
     pub(crate) fn previous(&self, index: usize) -> Option<Duration> {
-        match self.previous[index] {
-            0 => None,
-            n => Some(Duration::from_nanos(n)),
+        match self.previous.get(index) {
+            None | Some(0) => None,
+            Some(&n) => Some(Duration::from_nanos(n)),
         }
     }
 
     /// Keeps the delay kind `index`'s schedule just computed (saturating at
     /// `u64::MAX` nanoseconds, 584 years).
     pub(crate) fn set_previous(&mut self, index: usize, delay: Option<Duration>) {
-        self.previous[index] = delay.map_or(0, |d| {
-            u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1)
-        });
+        if let Some(slot) = self.previous.get_mut(index) {
+            *slot = delay.map_or(0, |d| {
+                u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1)
+            });
+        }
     }
 }

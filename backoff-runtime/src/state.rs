@@ -550,20 +550,24 @@ impl<S: Strategy> RetryState<'_, S> {
     /// [`names_kind`](RetryState::names_kind)): within the kind's own
     /// attempt limit, counted over its failures, and the policy's, counted
     /// over all; a kind without a schedule stops.
-    #[cold]
+    #[inline]
     fn kind_delay(&mut self, index: u8) -> Result<Duration, GiveUpReason> {
         self.kind = index.saturating_add(1);
         let i = usize::from(index);
-        let Some(t) = self.policy.kind_table()[i].schedule() else {
+        let Some(t) = self.policy.kind_table().get(i).and_then(Kind::schedule) else {
             return Err(GiveUpReason::Stopped);
         };
         let retry = self.kinds.count(i);
         if !policy::allows(t.attempts, retry) || !self.policy.allows_retry_after(self.failures) {
             return Err(GiveUpReason::Attempts);
         }
-        let mut previous = self.kinds.previous(i);
+        // (Only `decorrelated` reads its previous delay.)
+        let reads = t.strategy.reads_previous();
+        let mut previous = if reads { self.kinds.previous(i) } else { None };
         let delay = policy::backoff(&t.strategy, t.jitter, retry, &mut previous, &mut self.rng);
-        self.kinds.set_previous(i, previous);
+        if reads {
+            self.kinds.set_previous(i, previous);
+        }
         Ok(delay)
     }
 
