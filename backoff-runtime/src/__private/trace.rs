@@ -65,7 +65,8 @@ pub fn trace_retry(function: &str, error: &dyn core::fmt::Display, attempt: u32,
 }
 
 /// Reports giving up to `tracing` (feature `tracing`): an event with the
-/// function, the calls made, the reason and the outcome returned. Its level
+/// function, the calls made, the reason, the kind of the last failure (for
+/// a policy with kinds) and the outcome returned. Its level
 /// says how unexpected the end is: ERROR when retrying did not help (the
 /// attempts, the deadline, the budget or the timeout ran out); WARN for a
 /// breaker that refused (failing fast is its job) and for an outcome `when`
@@ -75,18 +76,20 @@ pub fn trace_retry(function: &str, error: &dyn core::fmt::Display, attempt: u32,
 #[inline]
 pub fn trace_give_up(function: &str, outcome: &dyn core::fmt::Display, report: &GiveUp) {
     let (attempts, reason) = (report.attempts, report.reason.as_str());
+    // (Recorded only for a policy with kinds: `on(..)`'s pattern text.)
+    let failure_kind = report.failure_kind;
     match report.reason {
         GiveUpReason::Stopped if report.attempts <= 1 => ::tracing::debug!(
             target: "backoff_runtime",
-            function, attempts, reason, error = %outcome, "giving up"
+            function, attempts, reason, failure_kind, error = %outcome, "giving up"
         ),
         GiveUpReason::Stopped | GiveUpReason::CircuitOpen => ::tracing::warn!(
             target: "backoff_runtime",
-            function, attempts, reason, error = %outcome, "giving up"
+            function, attempts, reason, failure_kind, error = %outcome, "giving up"
         ),
         _ => ::tracing::error!(
             target: "backoff_runtime",
-            function, attempts, reason, error = %outcome, "giving up"
+            function, attempts, reason, failure_kind, error = %outcome, "giving up"
         ),
     }
 }
