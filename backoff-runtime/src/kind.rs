@@ -158,3 +158,84 @@ impl Tally {
         }
     }
 }
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use super::*;
+    use crate::{Decision, GiveUpReason, Jitter};
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    /// A `decorrelated` kind reads its own previous delay, not the one of
+    /// the kind that came between: each of its delays lies within
+    /// [base, 3 · its previous], while the other kind's are far larger.
+    #[test]
+    fn a_decorrelated_kind_keeps_its_own_previous_delay() {
+        static KINDS: [Kind; 2] = [
+            Kind::new(
+                "small",
+                Policy::decorrelated(Duration::from_millis(10))
+                    .max_delay(Duration::from_secs(100))
+                    .unlimited_attempts(),
+            ),
+            Kind::new(
+                "large",
+                Policy::constant(Duration::from_secs(50))
+                    .jitter(Jitter::None)
+                    .unlimited_attempts(),
+            ),
+        ];
+        static POLICY: Policy = Policy::immediate()
+            .unlimited_attempts()
+            .kinds(&KINDS)
+            .seed(7);
+        let mut state = POLICY.start();
+        let mut previous = MS(10);
+        for _ in 0..200 {
+            let d = state.next_delay_for(Decision::Kind(0)).unwrap();
+            assert!(d >= MS(10) && d <= previous * 3, "{d:?} after {previous:?}");
+            previous = d;
+            assert_eq!(state.next_delay_for(Decision::Kind(1)), Some(MS(50_000)));
+        }
+    }
+
+    /// A verdict naming no kind (past the table, or past `MAX_KINDS`) is a
+    /// plain retry on the main schedule; a `KindAfter` naming none is a
+    /// `RetryAfter`, and neither reports a kind.
+    #[test]
+    fn a_verdict_naming_no_kind_is_a_plain_retry() {
+        static KINDS: [Kind; 1] = [Kind::named("stop")];
+        static POLICY: Policy = Policy::linear(Duration::from_millis(10))
+            .jitter(Jitter::None)
+            .attempts(4)
+            .kinds(&KINDS);
+        let mut state = POLICY.start();
+        assert_eq!(state.next_delay_for(Decision::Kind(1)), Some(MS(10)));
+        assert_eq!(state.failure_kind(), None);
+        assert_eq!(
+            state.next_delay_for(Decision::KindAfter(200, MS(3))),
+            Some(MS(3))
+        );
+        assert_eq!(state.next_delay_for(Decision::Kind(9)), Some(MS(20)));
+        // The policy's own limit: four calls.
+        assert_eq!(state.next_delay_for(Decision::Kind(1)), None);
+        assert_eq!(state.give_up_reason(), Some(GiveUpReason::Attempts));
+        assert_eq!(state.give_up().unwrap().failure_kind, None);
+    }
+
+    #[test]
+    fn the_tally_keeps_previous_delays_exactly_and_saturates() {
+        let mut tally = Tally::default();
+        assert_eq!(tally.previous(3), None);
+        tally.set_previous(3, Some(Duration::new(5, 7)));
+        assert_eq!(tally.previous(3), Some(Duration::new(5, 7)));
+        tally.set_previous(3, Some(Duration::MAX));
+        assert_eq!(tally.previous(3), Some(Duration::from_nanos(u64::MAX)));
+        tally.set_previous(3, None);
+        assert_eq!(tally.previous(3), None);
+        tally.failures[0] = u32::MAX - 1;
+        assert_eq!(tally.count(0), u32::MAX);
+        assert_eq!(tally.count(0), u32::MAX);
+        assert_eq!(tally.count(MAX_KINDS), 1, "out of range counts nothing");
+    }
+}
