@@ -8,6 +8,7 @@
 //! or [`Decision::KindAfter`](crate::Decision::KindAfter) with a `match`
 //! over the arms' patterns.
 
+#[cfg(feature = "std")]
 use core::time::Duration;
 
 use crate::policy::{Policy, Throttle};
@@ -113,6 +114,7 @@ impl Kind {
     }
 
     /// The kind's schedule, if it has one.
+    #[cfg(feature = "std")]
     pub(crate) const fn schedule(&self) -> Option<&Throttle> {
         self.schedule.as_ref()
     }
@@ -121,12 +123,14 @@ impl Kind {
 /// What a call's state counts for each kind: its failures so far (so the
 /// retry number of its schedule), and its schedule's previous delay in
 /// nanoseconds (0: none; for `decorrelated`, whose delays depend on it).
+#[cfg(feature = "std")]
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Tally {
     failures: [u32; MAX_KINDS],
     previous: [u64; MAX_KINDS],
 }
 
+#[cfg(feature = "std")]
 impl Tally {
     /// Counts a failure of kind `index` (below [`MAX_KINDS`]): its number
     /// among that kind's failures, saturating.
