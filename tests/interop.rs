@@ -443,9 +443,9 @@ fn a_hedged_fn_traces_its_retries_and_giving_up() {
     assert_eq!(events[1].field("error"), Some("down #3"));
 }
 
-/// With a schedule per kind (`on(..)`), the give-up event names the kind
-/// of the last failure, the text of its arm's pattern; without kinds, the
-/// field is absent.
+/// With a schedule per kind (`on(..)`), each retry event and the give-up
+/// event name the failure's kind, the text of its arm's pattern; without
+/// kinds, the field is absent.
 #[test]
 fn tracing_give_up_names_the_failure_kind() {
     #[derive(Clone, Copy)]
@@ -461,6 +461,17 @@ fn tracing_give_up_names_the_failure_kind() {
         Err(Down(N.fetch_add(1, Ordering::SeqCst)))
     }
     let (_, events) = capture(classified);
+    // Three retries of `Kind::Busy`, each event naming it.
+    let retries: Vec<_> = events
+        .iter()
+        .filter(|e| e.field("delay_ms").is_some())
+        .collect();
+    assert_eq!(retries.len(), 3);
+    assert!(
+        retries
+            .iter()
+            .all(|e| e.field("failure_kind") == Some("Kind::Busy"))
+    );
     let last = events.last().expect("a give-up event");
     assert_eq!(last.field("reason"), Some("stopped"));
     assert_eq!(last.field("attempts"), Some("4"));

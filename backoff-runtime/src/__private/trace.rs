@@ -50,15 +50,23 @@ pub fn shown<'a, T, E>(
 }
 
 /// Reports a retry to `tracing` (feature `tracing`): a WARN event with the
-/// function, the attempt that failed, the delay and the error.
+/// function, the attempt that failed, the delay, the failure's kind (for a
+/// policy with kinds) and the error.
 #[cfg(feature = "tracing")]
 #[inline]
-pub fn trace_retry(function: &str, error: &dyn core::fmt::Display, attempt: u32, delay: Duration) {
+pub fn trace_retry(
+    function: &str,
+    error: &dyn core::fmt::Display,
+    attempt: u32,
+    delay: Duration,
+    failure_kind: Option<&'static str>,
+) {
     ::tracing::warn!(
         target: "backoff_runtime",
         function,
         attempt,
         delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+        failure_kind,
         error = %error,
         "retrying after error"
     );
@@ -128,6 +136,7 @@ macro_rules! __backoff_traced_retry {
             $crate::__backoff_shown!($kind: $shown),
             $attempt,
             $delay,
+            None,
         );
     };
 }
@@ -203,8 +212,8 @@ impl<E> Traced<E> {
 #[cfg(feature = "tracing")]
 impl<E> Trace<E> for Traced<E> {
     #[inline]
-    fn retry(&self, error: &E, attempt: u32, delay: Duration) {
-        trace_retry(self.name, (self.show)(error), attempt, delay);
+    fn retry(&self, error: &E, attempt: u32, delay: Duration, failure_kind: Option<&'static str>) {
+        trace_retry(self.name, (self.show)(error), attempt, delay, failure_kind);
     }
     #[inline]
     fn give_up(&self, error: &E, report: &GiveUp) {
