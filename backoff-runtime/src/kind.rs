@@ -17,6 +17,10 @@ use crate::policy::{Policy, Throttle};
 /// of [`Policy::kinds`] are used (the attribute refuses more `on(..)` arms
 /// when the code compiles). The state of a call keeps a retry count and a
 /// previous delay per kind, without allocating.
+///
+/// ```
+/// assert_eq!(backoff_runtime::kind::MAX_KINDS, 8);
+/// ```
 pub const MAX_KINDS: usize = 8;
 
 /// One kind of failure: its name (what [`GiveUp`](crate::GiveUp) and
@@ -225,6 +229,31 @@ mod tests {
         assert_eq!(state.next_delay_for(Decision::Kind(1)), None);
         assert_eq!(state.give_up_reason(), Some(GiveUpReason::Attempts));
         assert_eq!(state.give_up().unwrap().failure_kind, None);
+    }
+
+    /// A kind that stops is the service's answer, as a `Stop` is: the
+    /// breaker hears a success; a kind retried is a failure.
+    #[test]
+    fn a_kind_that_stops_is_an_answer_for_the_breaker() {
+        use crate::{CircuitBreaker, CircuitState};
+        static KINDS: [Kind; 2] = [
+            Kind::named("permanent"),
+            Kind::new("transient", Policy::immediate()),
+        ];
+        static POLICY: Policy = Policy::immediate().kinds(&KINDS);
+        static BREAKER: CircuitBreaker = CircuitBreaker::new(1, 1, Duration::from_secs(60));
+        let mut state = POLICY.start().with_circuit(&BREAKER);
+        state.before_attempt().unwrap();
+        assert_eq!(state.next_delay_for(Decision::Kind(0)), None);
+        assert_eq!(BREAKER.state(), CircuitState::Closed);
+        let mut state = POLICY.start().with_circuit(&BREAKER);
+        state.before_attempt().unwrap();
+        assert_eq!(
+            state.next_delay_for(Decision::Kind(1)),
+            None,
+            "the breaker opened"
+        );
+        assert_eq!(BREAKER.state(), CircuitState::Open);
     }
 
     #[test]

@@ -369,6 +369,14 @@ impl<S> Policy<S> {
     }
 
     /// The kinds set with [`kinds`](Policy::kinds) (empty without).
+    ///
+    /// ```
+    /// use backoff_runtime::{Policy, kind::Kind};
+    ///
+    /// static KINDS: [Kind; 1] = [Kind::named("permanent")];
+    /// assert!(Policy::immediate().kind_table().is_empty());
+    /// assert_eq!(Policy::immediate().kinds(&KINDS).kind_table()[0].name(), "permanent");
+    /// ```
     pub const fn kind_table(&self) -> &'static [Kind] {
         self.kinds
     }

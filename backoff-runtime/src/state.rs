@@ -500,20 +500,37 @@ impl<S: Strategy> RetryState<'_, S> {
     }
 
     /// Tells the breaker and the throttle how the attempt went: a `Stop`
-    /// means the service answered.
+    /// (or a kind that stops) means the service answered.
     #[cold]
     fn report_to_circuit(&mut self, decision: Decision) {
+        let answered = self.answered(decision);
         if let Some(permit) = self.permit.take() {
-            match decision {
-                Decision::Stop => permit.success(),
-                _ => permit.failure((self.clock)()),
+            if answered {
+                permit.success();
+            } else {
+                permit.failure((self.clock)());
             }
         }
         if let Some(permit) = self.throttle_permit.take() {
-            match decision {
-                Decision::Stop => permit.accepted(),
-                _ => permit.rejected(),
+            if answered {
+                permit.accepted();
+            } else {
+                permit.rejected();
             }
+        }
+    }
+
+    /// Whether `decision` says the service answered: a `Stop`, or a kind
+    /// without a schedule (`on(PATTERN, stop)`).
+    fn answered(&self, decision: Decision) -> bool {
+        match decision {
+            Decision::Stop => true,
+            Decision::Kind(i) if self.names_kind(i) => self
+                .policy
+                .kind_table()
+                .get(usize::from(i))
+                .is_some_and(|k| k.schedule().is_none()),
+            _ => false,
         }
     }
 
