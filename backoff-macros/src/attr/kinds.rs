@@ -189,6 +189,11 @@ fn write_tokens(tokens: TokenStream, out: &mut String) {
                 match p.as_char() {
                     ',' => out.push_str(", "),
                     '|' => out.push_str(" | "),
+                    '@' => out.push_str(" @ "),
+                    // A field's `:`, not one of a path's `::`.
+                    ':' if p.spacing() == proc_macro2::Spacing::Alone && !out.ends_with(':') => {
+                        out.push_str(": ");
+                    }
                     '=' if out.ends_with('.') => out.push('='),
                     c => out.push(c),
                 }
@@ -208,6 +213,103 @@ fn write_tokens(tokens: TokenStream, out: &mut String) {
                 out.push_str(&l.to_string());
                 previous_word = true;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::RetryArgs;
+    use super::*;
+    use crate::errors::Errors;
+
+    fn arms(args: &str) -> (Vec<OnArm>, Vec<String>) {
+        let mut errors = Errors::default();
+        let parsed = RetryArgs::parse(args.parse().unwrap(), &mut errors);
+        let messages = match errors.finish() {
+            Ok(()) => Vec::new(),
+            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+        };
+        (parsed.on, messages)
+    }
+
+    /// A kind's name is its pattern as written, whatever the token
+    /// stream's spacing.
+    #[test]
+    fn a_kinds_name_is_its_pattern_as_written() {
+        let (on, errors) = arms(
+            "when = c, on(Failure :: RetryAfter ( d ), after = d), on(Failure::A | Failure::B, stop), \
+             on(Some(_), stop), on(E::S { code: 503, .. }, immediate), on(_, stop), on(&[1, 2], stop), \
+             on(n @ 1..=5, stop)",
+        );
+        assert_eq!(errors, Vec::<String>::new());
+        let names: Vec<&str> = on.iter().map(|a| a.text.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "Failure::RetryAfter(d)",
+                "Failure::A | Failure::B",
+                "Some(_)",
+                "E::S { code: 503, .. }",
+                "_",
+                "&[1, 2]",
+                "n @ 1..=5",
+            ]
+        );
+    }
+
+    #[test]
+    fn each_arm_is_a_schedule_stop_or_after() {
+        let (on, errors) = arms(
+            "when = c, on(A, exponential(base = \"1s\"), attempts = 5, jitter = \"none\"), on(B, stop), on(C(d), after = d * 2)",
+        );
+        assert_eq!(errors, Vec::<String>::new());
+        match &on[0].action {
+            OnAction::Schedule {
+                strategy,
+                attempts,
+                jitter,
+            } => {
+                assert_eq!(strategy.kind, StrategyKind::Exponential);
+                assert!(matches!(
+                    attempts.as_ref().map(|a| a.value),
+                    Some(Attempts::Limited(5))
+                ));
+                assert_eq!(jitter.as_ref().map(|j| j.value), Some(JitterKind::None));
+            }
+            _ => panic!("a schedule"),
+        }
+        assert!(matches!(on[1].action, OnAction::Stop));
+        assert!(matches!(on[2].action, OnAction::After(_)));
+    }
+
+    #[test]
+    fn mistakes_in_an_arm_are_one_error_each() {
+        for (args, expect) in [
+            ("when = c, on(A)", "needs a schedule after the pattern"),
+            ("when = c, on", "takes a pattern and its schedule"),
+            (
+                "when = c, on(A, stop, jitter = \"full\")",
+                "`jitter` has no effect beside `stop`",
+            ),
+            (
+                "when = c, on(A, after = d, attempts = 2)",
+                "`attempts` has no effect beside `after`",
+            ),
+            (
+                "when = c, on(A, immediate, attempts = 2, attempts = 3)",
+                "duplicate `attempts`",
+            ),
+            ("when = c, on(A, imediate)", "did you mean `immediate`?"),
+            (
+                "when = c, on(A, immediate, tries = 3)",
+                "unknown name `tries` in `on(..)`",
+            ),
+            ("when = c, on(A, immediate stop)", "expected `,`"),
+        ] {
+            let (_, errors) = arms(args);
+            assert_eq!(errors.len(), 1, "{args}: {errors:?}");
+            assert!(errors[0].contains(expect), "{args}: {errors:?}");
         }
     }
 }
