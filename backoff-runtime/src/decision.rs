@@ -95,7 +95,7 @@ pub enum Decision {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: `when` must return `bool` or `backoff_runtime::Decision`, not `{Self}`",
     label = "this returns `{Self}`",
-    note = "return `true` to retry and `false` to stop, or a `Decision` for finer control"
+    note = "return `true` to retry and `false` to stop, or a `Decision` for finer control; to return your own classification type, give it `on(PATTERN, ..)` arms"
 )]
 pub trait IntoDecision {
     /// The decision this value stands for.
