@@ -439,7 +439,7 @@ pub(crate) fn give_up<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
 ) -> Result<T, E> {
     if H::REPORTS || R::ENABLED || recording.is_live() {
         let report = progress.report();
-        recording.gave_up(ended, report.reason);
+        recording.gave_up_as(ended, report.reason, report.failure_kind);
         if let Err(error) = &outcome {
             trace.give_up(error, &report);
         }
