@@ -498,7 +498,7 @@ async fn every_failed_attempt_is_a_failure_for_the_breaker() {
 struct Traces(RefCell<Vec<String>>);
 
 impl backoff_runtime::__private::Trace<u32> for &Traces {
-    fn retry(&self, error: &u32, attempt: u32, delay: Duration) {
+    fn retry(&self, error: &u32, attempt: u32, delay: Duration, _: Option<&'static str>) {
         self.0.borrow_mut().push(format!(
             "retry {error} after attempt {attempt} in {delay:?}"
         ));

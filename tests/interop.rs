@@ -442,3 +442,40 @@ fn a_hedged_fn_traces_its_retries_and_giving_up() {
     assert_eq!(events[1].field("reason"), Some("attempts"));
     assert_eq!(events[1].field("error"), Some("down #3"));
 }
+
+/// With a schedule per kind (`on(..)`), each retry event and the give-up
+/// event name the failure's kind, the text of its arm's pattern; without
+/// kinds, the field is absent.
+#[test]
+fn tracing_give_up_names_the_failure_kind() {
+    #[derive(Clone, Copy)]
+    enum Kind {
+        Busy,
+        Gone,
+    }
+    #[retry(when = |e: &Down| if e.0 < 3 { Kind::Busy } else { Kind::Gone },
+            on(Kind::Busy, immediate, attempts = 5),
+            on(Kind::Gone, stop))]
+    fn classified() -> Result<(), Down> {
+        static N: AtomicU32 = AtomicU32::new(0);
+        Err(Down(N.fetch_add(1, Ordering::SeqCst)))
+    }
+    let (_, events) = capture(classified);
+    // Three retries of `Kind::Busy`, each event naming it.
+    let retries: Vec<_> = events
+        .iter()
+        .filter(|e| e.field("delay_ms").is_some())
+        .collect();
+    assert_eq!(retries.len(), 3);
+    assert!(
+        retries
+            .iter()
+            .all(|e| e.field("failure_kind") == Some("Kind::Busy"))
+    );
+    let last = events.last().expect("a give-up event");
+    assert_eq!(last.field("reason"), Some("stopped"));
+    assert_eq!(last.field("attempts"), Some("4"));
+    assert_eq!(last.field("failure_kind"), Some("Kind::Gone"));
+    let (_, events) = capture(|| always_down(1));
+    assert_eq!(events.last().unwrap().field("failure_kind"), None);
+}

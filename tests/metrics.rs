@@ -214,6 +214,50 @@ fn giving_up_records_the_reason_and_the_calls_made() {
     assert_eq!(observations("backoff.retry.delay", F, &[]), 1);
 }
 
+/// Under a policy with kinds, the give-up series carries the last
+/// failure's kind (`failure.kind`).
+#[test]
+fn giving_up_under_kinds_records_the_failure_kind() {
+    use backoff_runtime::{Decision, kind::Kind};
+    setup();
+    const F: &str = "metrics::give_up_kinds";
+    static KINDS: [Kind; 2] = [
+        Kind::new("Failure::Transient", Policy::immediate().attempts(3)),
+        Kind::named("Failure::Permanent"),
+    ];
+    static POLICY: Policy = Policy::immediate()
+        .unlimited_attempts()
+        .kinds(&KINDS)
+        .named(F);
+    let mut calls = 0;
+    let result: Result<(), u32> = POLICY
+        .retrying(|| {
+            calls += 1;
+            Err(calls)
+        })
+        .when(|e: &u32| {
+            if *e < 2 {
+                Decision::Kind(0)
+            } else {
+                Decision::Kind(1)
+            }
+        })
+        .call();
+    assert_eq!(result, Err(2));
+    let gave_up = find(
+        "backoff.call.duration",
+        F,
+        &[
+            ("outcome", "gave_up"),
+            ("give_up.reason", "stopped"),
+            ("failure.kind", "Failure::Permanent"),
+            ("attempts", "2"),
+        ],
+    )
+    .expect("the call's series");
+    assert_eq!(gave_up.count, 1);
+}
+
 #[test]
 fn retrying_records_rejected_oks_and_a_stop() {
     setup();

@@ -53,6 +53,10 @@ impl Recorder for Keep {
         );
     }
     fn call_ended(&self, c: &CallEnded) {
+        FAILURE_KINDS
+            .lock()
+            .unwrap()
+            .push((c.function, c.failure_kind));
         self.push(
             c.function,
             Event::Call {
@@ -80,6 +84,9 @@ impl Keep {
 }
 
 static KEEP: Keep = Keep(Mutex::new(Vec::new()));
+
+/// Each call's end, as `(function, failure_kind)`.
+static FAILURE_KINDS: Mutex<Vec<(&'static str, Option<&'static str>)>> = Mutex::new(Vec::new());
 
 /// Installs the recorder, once.
 fn setup() {
@@ -251,4 +258,45 @@ fn named_breakers_and_budgets_tell_their_state() {
             .iter()
             .all(|(_, e)| !matches!(e, Event::Budget(_)))
     );
+}
+
+#[derive(Clone, Copy)]
+enum Busy {
+    Transient,
+    Gone,
+}
+
+#[retry(when = |e: &u32| if *e < 2 { Busy::Transient } else { Busy::Gone },
+        on(Busy::Transient, constant("1ms"), attempts = 5),
+        on(Busy::Gone, stop))]
+async fn classified(calls: &mut u32) -> Result<(), u32> {
+    *calls += 1;
+    Err(*calls)
+}
+
+#[retry(immediate, attempts = 2)]
+async fn without_kinds() -> Result<(), u32> {
+    Err(7)
+}
+
+/// A call with kinds that gave up tells the kind of its last failure; a
+/// call without kinds, none.
+#[tokio::test(start_paused = true)]
+async fn a_call_with_kinds_tells_its_last_failure_kind() {
+    setup();
+    assert_eq!(classified(&mut 0).await, Err(2));
+    assert_eq!(without_kinds().await, Err(7));
+    let ended = FAILURE_KINDS.lock().unwrap().clone();
+    let of = |name: &str| -> Vec<Option<&'static str>> {
+        ended
+            .iter()
+            .filter(|(f, _)| *f == name)
+            .map(|(_, k)| *k)
+            .collect()
+    };
+    assert_eq!(
+        of(concat!(module_path!(), "::classified")),
+        [Some("Busy::Gone")]
+    );
+    assert_eq!(of(concat!(module_path!(), "::without_kinds")), [None]);
 }

@@ -13,6 +13,7 @@ use crate::errors::Errors;
 
 mod compose;
 pub(crate) mod defaults;
+mod kinds;
 mod literal;
 mod names;
 pub(crate) mod schedule;
@@ -23,6 +24,7 @@ mod syntax;
 mod tests;
 mod values;
 
+pub(crate) use kinds::{OnAction, OnArm};
 pub(crate) use literal::{DurationArg, attempts_out_of_range};
 use literal::{Slot, parse_attempts, parse_duration, parse_jitter};
 pub(crate) use names::{JitterKind, StrategyKind, arguments};
@@ -87,6 +89,9 @@ pub(crate) struct RetryArgs {
     pub(crate) context_mut: Option<Token![mut]>,
     /// `clone(a, b)`: the by-value parameters each attempt clones.
     pub(crate) clone: Option<Arg<Vec<Ident>>>,
+    /// `on(PATTERN, ..)`: a schedule per kind of failure, in the order
+    /// written (each arm may be given any number of times).
+    pub(crate) on: Vec<OnArm>,
     /// Arguments the attribute meant to give but that did not parse, and
     /// the names that unknown arguments were likely meant to be: a check
     /// that asks for a missing argument skips these, so one mistake is not
@@ -243,6 +248,10 @@ impl RetryArgs {
             }
             "attempt_timeout" | "timeout" | "retry_after_max" | "stop_at_delay" => {
                 self.parse_duration_argument(&key, &name, input, end)
+            }
+            "on" => {
+                self.on.push(kinds::parse_on(&key, input)?);
+                Ok(())
             }
             "context" => {
                 eq(input, &key, "context = ctx")?;

@@ -137,7 +137,6 @@ mod tests {
             "count",
             "limit",
             "interval",
-            "on",
             "x",
         ] {
             assert_eq!(closest(word, &names), None, "{word}");

@@ -11,6 +11,7 @@ mod fleet;
 mod function;
 mod hedge;
 mod hooks;
+mod kinds;
 mod names;
 mod params;
 mod policy;

@@ -11,6 +11,7 @@ mod clone;
 mod closures;
 mod generic;
 mod hedge;
+mod kinds;
 mod schedule;
 mod signature;
 

@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | `backoff.attempts` | counter | `function`, `attempt.type` (`original` · `retry` · `hedge`), `outcome` (`ok` · `error` · `rejected_ok`) |
 //! | `backoff.attempt.duration` | histogram, s | `function`, `outcome` |
-//! | `backoff.call.duration` | histogram, s | `function`, `outcome` (`ok` · `gave_up`), `give_up.reason` (only when given up), `attempts` |
+//! | `backoff.call.duration` | histogram, s | `function`, `outcome` (`ok` · `gave_up`), `give_up.reason` (only when given up), `failure.kind` (only when given up under `on(..)` kinds: the arm's pattern text), `attempts` |
 //! | `backoff.retry.delay` | histogram, s | `function` |
 //! | `backoff.breaker.state` | gauge (0 closed, 1 half-open, 2 open) | `breaker` |
 //! | `backoff.budget.tokens` | gauge | `budget` |
@@ -274,16 +274,23 @@ impl Recorder for OpenTelemetry {
             let attempts = KeyValue::new("attempts", i64::from(call.attempts));
             let outcome = KeyValue::new("outcome", call.outcome.as_str());
             let seconds = call.duration.as_secs_f64();
-            match call.outcome.give_up_reason() {
+            let Some(reason) = call.outcome.give_up_reason() else {
+                i.call_duration
+                    .record(seconds, &[function, outcome, attempts]);
+                return;
+            };
+            let reason = KeyValue::new("give_up.reason", reason.as_str());
+            match call.failure_kind {
                 None => i
                     .call_duration
-                    .record(seconds, &[function, outcome, attempts]),
-                Some(reason) => i.call_duration.record(
+                    .record(seconds, &[function, outcome, reason, attempts]),
+                Some(kind) => i.call_duration.record(
                     seconds,
                     &[
                         function,
                         outcome,
-                        KeyValue::new("give_up.reason", reason.as_str()),
+                        reason,
+                        KeyValue::new("failure.kind", kind),
                         attempts,
                     ],
                 ),

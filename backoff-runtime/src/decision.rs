@@ -45,6 +45,40 @@ pub enum Decision {
     /// attribute, [`Policy::throttled`](crate::Policy::throttled)), or like
     /// [`Decision::Retry`] if it has none.
     Throttled,
+    /// A failure of the policy's kind number `i` (an index into
+    /// [`Policy::kinds`](crate::Policy::kinds)): retry on that kind's own
+    /// schedule and attempt limit, or give up (reason
+    /// [`Stopped`](crate::GiveUpReason::Stopped)) if the kind has none
+    /// ([`Kind::named`](crate::kind::Kind::named)). What
+    /// `#[retry(on(..))]` makes of `when`'s value.
+    ///
+    /// ```
+    /// use backoff_runtime::{Decision, Policy, kind::Kind};
+    /// use std::time::Duration;
+    ///
+    /// static KINDS: [Kind; 1] = [Kind::new("busy", Policy::constant(Duration::from_millis(5)).attempts(2))];
+    /// static POLICY: Policy = Policy::immediate().unlimited_attempts().kinds(&KINDS);
+    /// let mut state = POLICY.start();
+    /// assert!(state.next_delay_for(Decision::Kind(0)).is_some());
+    /// assert!(state.next_delay_for(Decision::Kind(0)).is_none()); // two failures of `busy`
+    /// ```
+    Kind(u8),
+    /// A failure of the policy's kind number `i` whose retry waits exactly
+    /// this long: [`Decision::RetryAfter`] (no jitter, bounded by
+    /// `retry_after_max`), reported under the kind's name.
+    /// `#[retry(on(PATTERN, after = EXPR))]`.
+    ///
+    /// ```
+    /// use backoff_runtime::{Decision, Policy, kind::Kind};
+    /// use std::time::Duration;
+    ///
+    /// static KINDS: [Kind; 1] = [Kind::named("retry_after")];
+    /// static POLICY: Policy = Policy::immediate().unlimited_attempts().kinds(&KINDS);
+    /// let mut state = POLICY.start();
+    /// let d = Duration::from_secs(1);
+    /// assert_eq!(state.next_delay_for(Decision::KindAfter(0, d)), Some(d));
+    /// ```
+    KindAfter(u8, Duration),
 }
 
 /// What a `when` predicate may return: `bool` or [`Decision`].
@@ -61,7 +95,7 @@ pub enum Decision {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: `when` must return `bool` or `backoff_runtime::Decision`, not `{Self}`",
     label = "this returns `{Self}`",
-    note = "return `true` to retry and `false` to stop, or a `Decision` for finer control"
+    note = "return `true` to retry and `false` to stop, or a `Decision` for finer control; to return your own classification type, give it `on(PATTERN, ..)` arms"
 )]
 pub trait IntoDecision {
     /// The decision this value stands for.

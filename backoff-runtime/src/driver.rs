@@ -183,6 +183,11 @@ pub(crate) trait Progress {
     fn event(&self, delay: Duration) -> RetryEvent;
     /// The report of a call that gave up.
     fn report(&self) -> GiveUp;
+    /// The kind of the last failure, for a policy with kinds.
+    #[inline(always)]
+    fn failure_kind(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The progress of a loop that keeps its state in `slot`, built from
@@ -225,6 +230,11 @@ impl<S: Strategy> Progress for Lazy<'_, '_, S> {
             None => GiveUp::new(0, self.start.elapsed(), GiveUpReason::Attempts),
         }
     }
+
+    #[inline]
+    fn failure_kind(&self) -> Option<&'static str> {
+        self.slot.as_ref().and_then(RetryState::failure_kind)
+    }
 }
 
 /// A state already built (a blocking loop after its first failure).
@@ -250,6 +260,11 @@ impl<S: Strategy> Progress for RetryState<'_, S> {
 
     fn report(&self) -> GiveUp {
         RetryState::report(self)
+    }
+
+    #[inline]
+    fn failure_kind(&self) -> Option<&'static str> {
+        RetryState::failure_kind(self)
     }
 }
 
@@ -344,8 +359,9 @@ impl<T, E> Hooks<T, E> for Decided {
 pub trait Trace<E> {
     /// Whether anything is traced (the report is built only if so).
     const ENABLED: bool = true;
-    /// A retry was granted after `error`, the failure of attempt `attempt`.
-    fn retry(&self, error: &E, attempt: u32, delay: Duration);
+    /// A retry was granted after `error`, the failure of attempt `attempt`
+    /// (of kind `failure_kind`, for a policy with kinds).
+    fn retry(&self, error: &E, attempt: u32, delay: Duration, failure_kind: Option<&'static str>);
     /// The call gives up with `error`, for `report`.
     fn give_up(&self, error: &E, report: &GiveUp);
 }
@@ -357,7 +373,7 @@ pub struct NoTrace;
 impl<E> Trace<E> for NoTrace {
     const ENABLED: bool = false;
     #[inline(always)]
-    fn retry(&self, _: &E, _: u32, _: Duration) {}
+    fn retry(&self, _: &E, _: u32, _: Duration, _: Option<&'static str>) {}
     #[inline(always)]
     fn give_up(&self, _: &E, _: &GiveUp) {}
 }
@@ -390,8 +406,10 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
             if H::ON_RETRY {
                 hooks.on_retry(&outcome, &progress.event(delay));
             }
-            if let Err(error) = &outcome {
-                trace.retry(error, progress.attempt(), delay);
+            if let Err(error) = &outcome
+                && R::ENABLED
+            {
+                trace.retry(error, progress.attempt(), delay, progress.failure_kind());
             }
             // (Dropped here, before the sleep: a loop's future never holds
             // a failed attempt's error across it.)
@@ -421,7 +439,7 @@ pub(crate) fn give_up<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
 ) -> Result<T, E> {
     if H::REPORTS || R::ENABLED || recording.is_live() {
         let report = progress.report();
-        recording.gave_up(ended, report.reason);
+        recording.gave_up_as(ended, report.reason, report.failure_kind);
         if let Err(error) = &outcome {
             trace.give_up(error, &report);
         }
@@ -475,6 +493,10 @@ impl<P: Progress> Progress for HedgedProgress<'_, P> {
         report.attempts = self.started;
         report.hedges = self.hedges;
         report
+    }
+    #[inline(always)]
+    fn failure_kind(&self) -> Option<&'static str> {
+        self.progress.failure_kind()
     }
 }
 
@@ -545,7 +567,7 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
                 hooks.on_retry(&outcome, &event);
             }
             if let Err(error) = &outcome {
-                trace.retry(error, event.attempt, Duration::ZERO);
+                trace.retry(error, event.attempt, Duration::ZERO, event.failure_kind);
             }
             drop(outcome);
             Hedging::Next

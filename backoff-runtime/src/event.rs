@@ -32,6 +32,11 @@ pub struct RetryEvent {
     /// [hedged call](crate::hedge), whose attempts started by the hedge
     /// delay are [`AttemptKind::Hedge`].
     pub kind: AttemptKind,
+    /// The kind of the failure that is retried, for a policy with a
+    /// schedule per kind ([`Policy::kinds`](crate::Policy::kinds); under
+    /// `#[retry]`, the text of the `on(..)` arm's pattern, such as
+    /// `"Failure::Throttled"`); `None` otherwise.
+    pub failure_kind: Option<&'static str>,
 }
 
 impl RetryEvent {
@@ -52,7 +57,23 @@ impl RetryEvent {
             delay,
             elapsed,
             kind: AttemptKind::Retry,
+            failure_kind: None,
         }
+    }
+
+    /// The same event, for a failure of kind `kind` (see
+    /// [`failure_kind`](RetryEvent::failure_kind)).
+    ///
+    /// ```
+    /// use backoff_runtime::RetryEvent;
+    /// use std::time::Duration;
+    ///
+    /// let event = RetryEvent::new(1, Duration::ZERO, Duration::ZERO).with_failure_kind(Some("throttled"));
+    /// assert_eq!(event.failure_kind, Some("throttled"));
+    /// ```
+    pub const fn with_failure_kind(mut self, kind: Option<&'static str>) -> Self {
+        self.failure_kind = kind;
+        self
     }
 
     /// The same event, for an attempt of kind `kind`.

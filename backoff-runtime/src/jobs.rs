@@ -93,8 +93,9 @@ impl<S: Strategy> Policy<S> {
     /// - The result is at most the strategy's maximum, for any input.
     ///
     /// It reads the strategy, the jitter and the attempt limit; the
-    /// deadline ([`max_elapsed`](Policy::max_elapsed)) and the throttled
-    /// schedule belong to a call in progress and are not applied.
+    /// deadline ([`max_elapsed`](Policy::max_elapsed)), the throttled
+    /// schedule and the [`kinds`](Policy::kinds) belong to a call in
+    /// progress and are not applied.
     ///
     /// # Examples
     ///

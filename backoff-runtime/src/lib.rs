@@ -276,6 +276,7 @@ mod decision;
 mod event;
 pub mod jitter;
 pub mod jobs;
+pub mod kind;
 mod name;
 mod nanos;
 pub mod policy;

@@ -5,6 +5,7 @@ use crate::name::Name;
 use core::time::Duration;
 
 use crate::jitter::{Jitter, JitterRng};
+use crate::kind::Kind;
 use crate::strategy::{
     Builtin, Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear, Strategy,
 };
@@ -70,6 +71,9 @@ pub struct Policy<S = Builtin> {
     retry_after_max: Duration,
     seed: Option<u64>,
     throttle: Option<Throttle>,
+    /// A schedule per kind of failure (see [`Policy::kinds`]); empty
+    /// without.
+    kinds: &'static [Kind],
     /// What a recorder calls the function this policy retries.
     name: Name,
     /// Give up instead of a sleep whose delay before jitter reaches this.
@@ -131,6 +135,7 @@ impl Policy<Builtin> {
             retry_after_max: DEFAULT_RETRY_AFTER_MAX,
             seed: None,
             throttle: None,
+            kinds: &[],
             name: Name::NONE,
             stop_at: None,
             on_deadline: OnDeadline::GiveUpEarly,
@@ -221,6 +226,7 @@ impl<S> Policy<S> {
             retry_after_max: DEFAULT_RETRY_AFTER_MAX,
             seed: None,
             throttle: None,
+            kinds: &[],
             name: Name::NONE,
             stop_at: None,
             on_deadline: OnDeadline::GiveUpEarly,
@@ -438,6 +444,61 @@ impl<S> Policy<S> {
             attempts: schedule.attempts,
         });
         self
+    }
+
+    /// Gives each kind of failure a schedule of its own: a
+    /// [`Decision::Kind(i)`](crate::Decision::Kind) verdict retries on
+    /// `kinds[i]`'s schedule and attempt limit, each kind counting its own
+    /// retries (the k-th retry after a failure of kind `i` waits that
+    /// schedule's delay k, whatever came between), and
+    /// [`Decision::KindAfter(i, d)`](crate::Decision::KindAfter) waits `d`
+    /// as [`Decision::RetryAfter`](crate::Decision::RetryAfter) does, under
+    /// kind `i`'s name. This policy's own attempt limit and
+    /// [`max_elapsed`](Policy::max_elapsed) still bound the whole call: set
+    /// [`unlimited_attempts`](Policy::unlimited_attempts) to leave the
+    /// limits to the kinds (as `#[retry(on(..))]` does unless given
+    /// `attempts`). Only the first [`MAX_KINDS`](crate::kind::MAX_KINDS)
+    /// entries are used; a verdict naming no entry is a plain
+    /// [`Decision::Retry`](crate::Decision::Retry).
+    ///
+    /// ```
+    /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, kind::Kind};
+    /// use std::time::Duration;
+    ///
+    /// use Duration as D;
+    /// static KINDS: [Kind; 2] = [
+    ///     Kind::new("transient", Policy::exponential(D::from_millis(100)).jitter(Jitter::None).attempts(3)),
+    ///     Kind::new("throttled", Policy::exponential(D::from_millis(500)).jitter(Jitter::None).attempts(10)),
+    /// ];
+    /// static POLICY: Policy = Policy::immediate().unlimited_attempts().kinds(&KINDS);
+    ///
+    /// let mut state = POLICY.start();
+    /// assert_eq!(state.next_delay_for(Decision::Kind(0)), Some(D::from_millis(100)));
+    /// assert_eq!(state.next_delay_for(Decision::Kind(1)), Some(D::from_millis(500)));
+    /// assert_eq!(state.next_delay_for(Decision::Kind(1)), Some(D::from_millis(1000)));
+    /// assert_eq!(state.next_delay_for(Decision::Kind(0)), Some(D::from_millis(200)));
+    /// // The third transient failure reaches that kind's limit.
+    /// assert_eq!(state.next_delay_for(Decision::Kind(0)), None);
+    /// let report = state.give_up().unwrap();
+    /// assert_eq!((report.attempts, report.reason), (5, GiveUpReason::Attempts));
+    /// assert_eq!(report.failure_kind, Some("transient"));
+    /// ```
+    pub const fn kinds(mut self, kinds: &'static [Kind]) -> Self {
+        self.kinds = kinds;
+        self
+    }
+
+    /// The kinds set with [`kinds`](Policy::kinds) (empty without).
+    ///
+    /// ```
+    /// use backoff_runtime::{Policy, kind::Kind};
+    ///
+    /// static KINDS: [Kind; 1] = [Kind::named("permanent")];
+    /// assert!(Policy::immediate().kind_table().is_empty());
+    /// assert_eq!(Policy::immediate().kinds(&KINDS).kind_table()[0].name(), "permanent");
+    /// ```
+    pub const fn kind_table(&self) -> &'static [Kind] {
+        self.kinds
     }
 
     /// The throttled schedule, if any.

@@ -287,6 +287,11 @@ pub struct CallEnded {
     /// Its whole time, its attempts and sleeps included, on the loop's
     /// clock.
     pub duration: Duration,
+    /// For a call that gave up under a policy with a schedule per kind
+    /// ([`Policy::kinds`](crate::Policy::kinds); `#[retry(on(..))]`), the
+    /// kind of its last failure (the `on(..)` arm's pattern text); `None`
+    /// otherwise.
+    pub failure_kind: Option<&'static str>,
 }
 
 /// The `function` of a call whose policy has no

@@ -124,11 +124,23 @@ impl Recording {
     /// in flight).
     #[inline(always)]
     pub fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason) {
+        self.gave_up_as(ended, reason, None);
+    }
+
+    /// [`gave_up`](Recording::gave_up), the last failure being of kind
+    /// `failure_kind` (for a policy with kinds).
+    #[inline(always)]
+    pub fn gave_up_as(
+        &mut self,
+        ended: Option<bool>,
+        reason: GiveUpReason,
+        failure_kind: Option<&'static str>,
+    ) {
         #[cfg(feature = "record")]
         if let Some(live) = &mut self.live {
-            live.gave_up(ended.map(outcome), reason);
+            live.gave_up(ended.map(outcome), reason, failure_kind);
         }
-        let _ = (ended, reason);
+        let _ = (ended, reason, failure_kind);
     }
 
     /// The call gave up for `reason` after `attempts` attempts, none of
@@ -226,7 +238,7 @@ impl CallBegan {
         #[cfg(feature = "record")]
         if self.is_live() {
             self.resume(function, clock, None, attempts)
-                .gave_up(None, reason);
+                .gave_up(None, reason, None);
         }
         let _ = (function, clock, attempts, reason);
     }
@@ -299,7 +311,7 @@ impl Records for CompactRecording<'_> {
     #[inline(always)]
     fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason) {
         #[cfg(feature = "record")]
-        self.live(|live| live.gave_up(ended.map(outcome), reason));
+        self.live(|live| live.gave_up(ended.map(outcome), reason, None));
         let _ = (ended, reason);
     }
 }
@@ -318,6 +330,11 @@ pub(crate) trait Records {
     fn retried(&mut self, rejected_ok: bool, delay: Duration);
     /// See [`Recording::gave_up`].
     fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason);
+    /// See [`Recording::gave_up_as`]: by default, the kind is not recorded.
+    #[inline(always)]
+    fn gave_up_as(&mut self, ended: Option<bool>, reason: GiveUpReason, _: Option<&'static str>) {
+        self.gave_up(ended, reason);
+    }
 }
 
 impl Records for Recording {
@@ -340,6 +357,15 @@ impl Records for Recording {
     #[inline(always)]
     fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason) {
         Recording::gave_up(self, ended, reason);
+    }
+    #[inline(always)]
+    fn gave_up_as(
+        &mut self,
+        ended: Option<bool>,
+        reason: GiveUpReason,
+        failure_kind: Option<&'static str>,
+    ) {
+        Recording::gave_up_as(self, ended, reason, failure_kind);
     }
 }
 

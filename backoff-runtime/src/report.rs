@@ -97,6 +97,11 @@ pub struct GiveUp {
     /// hedge delay ([`AttemptKind::Hedge`](crate::AttemptKind::Hedge));
     /// zero in every other loop.
     pub hedges: u32,
+    /// The kind of the last failure, for a policy with a schedule per kind
+    /// ([`Policy::kinds`](crate::Policy::kinds); under `#[retry]`, the text
+    /// of the `on(..)` arm's pattern, such as `"Failure::Throttled"`);
+    /// `None` otherwise.
+    pub failure_kind: Option<&'static str>,
 }
 
 impl GiveUp {
@@ -107,6 +112,22 @@ impl GiveUp {
             elapsed,
             reason,
             hedges: 0,
+            failure_kind: None,
         }
+    }
+
+    /// The same report, for a failure of kind `kind` (see
+    /// [`failure_kind`](GiveUp::failure_kind)).
+    ///
+    /// ```
+    /// use backoff_runtime::{GiveUp, GiveUpReason};
+    /// use std::time::Duration;
+    ///
+    /// let report = GiveUp::new(2, Duration::ZERO, GiveUpReason::Stopped).with_failure_kind(Some("permanent"));
+    /// assert_eq!(report.failure_kind, Some("permanent"));
+    /// ```
+    pub const fn with_failure_kind(mut self, kind: Option<&'static str>) -> Self {
+        self.failure_kind = kind;
+        self
     }
 }

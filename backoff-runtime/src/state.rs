@@ -10,6 +10,7 @@ use crate::clock::{self, Clock};
 use crate::decision::Decision;
 use crate::event::RetryEvent;
 use crate::jitter::JitterRng;
+use crate::kind::{Kind, MAX_KINDS, Tally};
 use crate::policy::{self, OnDeadline, Policy, Throttle};
 use crate::report::{GiveUp, GiveUpReason};
 use crate::strategy::{Builtin, Strategy};
@@ -75,6 +76,11 @@ pub struct RetryState<'p, S = Builtin> {
     previous: Option<Duration>,
     throttled_retries: u32,
     throttled_previous: Option<Duration>,
+    /// Each kind's failures and previous delay, for a policy with
+    /// [`kinds`](Policy::kinds).
+    kinds: Tally,
+    /// The kind of the last failure, its index plus one (0: none).
+    kind: u8,
     rng: JitterRng,
     clock: Clock,
     start: Option<Instant>,
@@ -154,12 +160,16 @@ impl<'p, S> RetryState<'p, S> {
             previous: None,
             throttled_retries: 0,
             throttled_previous: None,
+            kinds: Tally::default(),
+            kind: 0,
             rng: policy.rng(),
             clock,
             start,
             flags: if checked { CHECKED } else { 0 },
             fast: match policy.attempt_limit() {
-                _ if checked => 0,
+                // (With kinds, every verdict takes the general path, which
+                // keeps the last failure's kind.)
+                _ if checked || !policy.kind_table().is_empty() => 0,
                 // (A limit is at least 1.)
                 Some(limit) => limit.saturating_sub(1),
                 None => u32::MAX,
@@ -336,7 +346,25 @@ impl<'p, S> RetryState<'p, S> {
     ///
     /// [`next_delay_for`]: RetryState::next_delay_for
     pub fn event(&self, delay: Duration) -> RetryEvent {
-        RetryEvent::new(self.failures, delay, self.elapsed())
+        RetryEvent::new(self.failures, delay, self.elapsed()).with_failure_kind(self.failure_kind())
+    }
+
+    /// The kind of the last failure (the name of its entry in the policy's
+    /// [`kinds`](Policy::kinds)), if its verdict named one.
+    ///
+    /// ```
+    /// use backoff_runtime::{Decision, Policy, kind::Kind};
+    ///
+    /// static KINDS: [Kind; 1] = [Kind::new("busy", Policy::immediate())];
+    /// static POLICY: Policy = Policy::immediate().kinds(&KINDS);
+    /// let mut state = POLICY.start();
+    /// assert_eq!(state.failure_kind(), None);
+    /// state.next_delay_for(Decision::Kind(0));
+    /// assert_eq!(state.failure_kind(), Some("busy"));
+    /// ```
+    pub fn failure_kind(&self) -> Option<&'static str> {
+        let index = usize::from(self.kind.checked_sub(1)?);
+        self.policy.kind_table().get(index).map(Kind::name)
     }
 
     /// Whether this call has given up.
@@ -367,8 +395,10 @@ impl<'p, S> RetryState<'p, S> {
     /// assert_eq!((report.attempts, report.reason), (2, GiveUpReason::Stopped));
     /// ```
     pub fn give_up(&self) -> Option<GiveUp> {
-        self.gave_up
-            .map(|reason| GiveUp::new(self.failures, self.elapsed(), reason))
+        self.gave_up.map(|reason| {
+            GiveUp::new(self.failures, self.elapsed(), reason)
+                .with_failure_kind(self.failure_kind())
+        })
     }
 
     /// The report of a call that gave up, for the loops: as
@@ -382,6 +412,7 @@ impl<'p, S> RetryState<'p, S> {
             self.elapsed(),
             self.gave_up.unwrap_or(GiveUpReason::Attempts),
         )
+        .with_failure_kind(self.failure_kind())
     }
 
     /// Ends the call for `reason`.
@@ -442,16 +473,21 @@ impl<S: Strategy> RetryState<'_, S> {
             self.skipped += 1;
         }
         self.failures = self.failures.saturating_add(1);
+        self.kind = 0;
         let delay = match (decision, self.policy.throttle()) {
             (Decision::Stop, _) => Err(GiveUpReason::Stopped),
+            (Decision::Kind(i), _) if self.names_kind(i) => self.kind_delay(i),
+            (Decision::KindAfter(i, d), _) if self.names_kind(i) => {
+                self.kind = i.saturating_add(1);
+                self.retry_after(d)
+            }
+            (Decision::KindAfter(_, d), _) => self.retry_after(d),
             (Decision::Throttled, Some(t)) => self.throttled_delay(t),
             _ if !self.policy.allows_retry_after(self.failures) => Err(GiveUpReason::Attempts),
-            (Decision::Retry | Decision::Throttled, _) => self.main_backoff(),
-            // A server's word, bounded: a longer wait gives up, never sleeps.
-            (Decision::RetryAfter(d), _) if d > self.policy.retry_after_limit() => {
-                Err(GiveUpReason::Deadline)
-            }
-            (Decision::RetryAfter(d), _) => Ok(d),
+            (Decision::RetryAfter(d), _) => self.retry_after(d),
+            // (`Retry`, `Throttled` without a throttled schedule, a `Kind`
+            // naming no kind.)
+            _ => self.main_backoff(),
         };
         let delay = match delay {
             Ok(d) if self.flags & CHECKED != 0 => self.admit(d),
@@ -467,20 +503,37 @@ impl<S: Strategy> RetryState<'_, S> {
     }
 
     /// Tells the breaker and the throttle how the attempt went: a `Stop`
-    /// means the service answered.
+    /// (or a kind that stops) means the service answered.
     #[cold]
     fn report_to_circuit(&mut self, decision: Decision) {
+        let answered = self.answered(decision);
         if let Some(permit) = self.permit.take() {
-            match decision {
-                Decision::Stop => permit.success(),
-                _ => permit.failure((self.clock)()),
+            if answered {
+                permit.success();
+            } else {
+                permit.failure((self.clock)());
             }
         }
         if let Some(permit) = self.throttle_permit.take() {
-            match decision {
-                Decision::Stop => permit.accepted(),
-                _ => permit.rejected(),
+            if answered {
+                permit.accepted();
+            } else {
+                permit.rejected();
             }
+        }
+    }
+
+    /// Whether `decision` says the service answered: a `Stop`, or a kind
+    /// without a schedule (`on(PATTERN, stop)`).
+    fn answered(&self, decision: Decision) -> bool {
+        match decision {
+            Decision::Stop => true,
+            Decision::Kind(i) if self.names_kind(i) => self
+                .policy
+                .kind_table()
+                .get(usize::from(i))
+                .is_some_and(|k| k.schedule().is_none()),
+            _ => false,
         }
     }
 
@@ -494,6 +547,50 @@ impl<S: Strategy> RetryState<'_, S> {
         self.policy
             .backoff_within(retry, &mut self.previous, &mut self.rng)
             .ok_or(GiveUpReason::Attempts)
+    }
+
+    /// A server's word (the attempt limit allowing another call), bounded:
+    /// a longer wait than `retry_after_max` gives up, never sleeps.
+    fn retry_after(&self, d: Duration) -> Result<Duration, GiveUpReason> {
+        if !self.policy.allows_retry_after(self.failures) {
+            Err(GiveUpReason::Attempts)
+        } else if d > self.policy.retry_after_limit() {
+            Err(GiveUpReason::Deadline)
+        } else {
+            Ok(d)
+        }
+    }
+
+    /// Whether `index` names one of the policy's kinds (within
+    /// [`MAX_KINDS`]).
+    fn names_kind(&self, index: u8) -> bool {
+        let index = usize::from(index);
+        index < MAX_KINDS && index < self.policy.kind_table().len()
+    }
+
+    /// The next delay of kind `index`'s schedule (the caller checked
+    /// [`names_kind`](RetryState::names_kind)): within the kind's own
+    /// attempt limit, counted over its failures, and the policy's, counted
+    /// over all; a kind without a schedule stops.
+    #[inline]
+    fn kind_delay(&mut self, index: u8) -> Result<Duration, GiveUpReason> {
+        self.kind = index.saturating_add(1);
+        let i = usize::from(index);
+        let Some(t) = self.policy.kind_table().get(i).and_then(Kind::schedule) else {
+            return Err(GiveUpReason::Stopped);
+        };
+        let retry = self.kinds.count(i);
+        if !policy::allows(t.attempts, retry) || !self.policy.allows_retry_after(self.failures) {
+            return Err(GiveUpReason::Attempts);
+        }
+        // (Only `decorrelated` reads its previous delay.)
+        let reads = t.strategy.reads_previous();
+        let mut previous = if reads { self.kinds.previous(i) } else { None };
+        let delay = policy::backoff(&t.strategy, t.jitter, retry, &mut previous, &mut self.rng);
+        if reads {
+            self.kinds.set_previous(i, previous);
+        }
+        Ok(delay)
     }
 
     /// The next delay of the throttled schedule `t`, within its attempt limit.
@@ -743,14 +840,20 @@ impl<S: Strategy> Policy<S> {
         decision: Decision,
     ) -> Option<Duration> {
         let delay = match decision {
-            Decision::Retry | Decision::Throttled => return self.next_carried(carried),
+            // (A policy kept in a `Carried` has no kinds: a `Kind` names
+            // none, and is a plain retry, as in a `RetryState`.)
+            Decision::Retry | Decision::Throttled | Decision::Kind(_) => {
+                return self.next_carried(carried);
+            }
             _ if carried.tally >= GAVE_UP => return None,
             Decision::Stop => Err(GiveUpReason::Stopped),
             _ if !self.allows_retry_after(carried.failures.saturating_add(1)) => {
                 Err(GiveUpReason::Attempts)
             }
-            Decision::RetryAfter(d) if d > self.retry_after_limit() => Err(GiveUpReason::Deadline),
-            Decision::RetryAfter(d) => Ok(d),
+            Decision::RetryAfter(d) | Decision::KindAfter(_, d) if d > self.retry_after_limit() => {
+                Err(GiveUpReason::Deadline)
+            }
+            Decision::RetryAfter(d) | Decision::KindAfter(_, d) => Ok(d),
         };
         carried.failures = carried.failures.saturating_add(1);
         match delay {

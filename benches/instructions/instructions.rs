@@ -100,6 +100,22 @@ fn transient(e: &Fail) -> bool {
     e.0 != u64::MAX
 }
 
+/// The classification of the `*_kinds` rows (`when` beside `on(..)`):
+/// every error is transient.
+#[derive(Clone, Copy)]
+enum FailKind {
+    Transient,
+    Permanent,
+}
+
+fn kind_of(e: &Fail) -> FailKind {
+    if e.0 == u64::MAX {
+        FailKind::Permanent
+    } else {
+        FailKind::Transient
+    }
+}
+
 impl From<CircuitOpen> for Fail {
     fn from(_: CircuitOpen) -> Self {
         Fail(u64::MAX)
@@ -583,6 +599,16 @@ mod failing {
         flaky(left)
     }
 
+    /// A schedule per kind: `when` beside `on(..)`, the runtime's loop
+    /// (as `with_when`), each verdict a kind's.
+    #[inline(never)]
+    #[retry(when = kind_of,
+            on(FailKind::Transient, immediate, attempts = unlimited),
+            on(FailKind::Permanent, stop))]
+    pub(crate) fn with_kinds(left: &Cell<u64>) -> Result<u64, Fail> {
+        flaky(left)
+    }
+
     #[inline(never)]
     #[retry(attempts = unlimited, sleep = noop_sync)]
     pub(crate) fn with_retry_jitter(left: &Cell<u64>) -> Result<u64, Fail> {
@@ -833,6 +859,22 @@ mod failing {
         flaky(left)
     }
 
+    /// With a `when`: the compact loop, the verdict taken in the function.
+    #[inline(never)]
+    #[retry(immediate, attempts = unlimited, when = transient)]
+    pub(crate) async fn with_when_async(left: &Cell<u64>) -> Result<u64, Fail> {
+        flaky(left)
+    }
+
+    /// A schedule per kind: the function's own loop over a `RetryState`.
+    #[inline(never)]
+    #[retry(when = kind_of,
+            on(FailKind::Transient, immediate, attempts = unlimited),
+            on(FailKind::Permanent, stop))]
+    pub(crate) async fn with_kinds_async(left: &Cell<u64>) -> Result<u64, Fail> {
+        flaky(left)
+    }
+
     #[inline(never)]
     #[retry(attempts = unlimited, sleep = noop)]
     pub(crate) async fn with_retry_jitter_async(left: &Cell<u64>) -> Result<u64, Fail> {
@@ -1014,6 +1056,7 @@ const GROUPS: &[Group] = &[
             "fail_sync/hand_loop",
             "fail_sync/retry",
             "fail_sync/retry_when",
+            "fail_sync/retry_kinds",
             "fail_sync/state_loop",
             "fail_sync/step_loop",
             "fail_sync/step_loop_recorded",
@@ -1034,6 +1077,8 @@ const GROUPS: &[Group] = &[
         cases: &[
             "fail_async/hand_loop",
             "fail_async/retry",
+            "fail_async/retry_when",
+            "fail_async/retry_kinds",
             "fail_async/state_loop",
             "fail_async/step_loop",
             "fail_async/backon",
@@ -1122,6 +1167,7 @@ fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
         "fail_sync/hand_loop" => run_failing(n, failures, failing::hand),
         "fail_sync/retry" => run_failing(n, failures, failing::with_retry),
         "fail_sync/retry_when" => run_failing(n, failures, failing::with_when),
+        "fail_sync/retry_kinds" => run_failing(n, failures, failing::with_kinds),
         "fail_sync/backon" => run_failing(n, failures, failing::with_backon),
         "fail_sync/state_loop" => run_failing(n, failures, failing::state_loop_immediate),
         "fail_sync/state_loop_jitter" => run_failing(n, failures, failing::state_loop_jitter),
@@ -1136,6 +1182,10 @@ fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
         "fail_sync/backon_jitter" => run_failing(n, failures, failing::with_backon_jitter),
         "fail_async/hand_loop" => run_failing_async(n, failures, &left, failing::hand_async),
         "fail_async/retry" => run_failing_async(n, failures, &left, failing::with_retry_async),
+        "fail_async/retry_when" => run_failing_async(n, failures, &left, failing::with_when_async),
+        "fail_async/retry_kinds" => {
+            run_failing_async(n, failures, &left, failing::with_kinds_async)
+        }
         "fail_async/backon" => run_failing_async(n, failures, &left, failing::with_backon_async),
         "fail_async/state_loop" => {
             run_failing_async(n, failures, &left, failing::state_loop_immediate_async)
@@ -1256,6 +1306,11 @@ fn future_sizes() {
         "parts: Option<RetryState<Exponential>> {} B, tokio::time::Sleep {} B",
         size_of::<Option<backoff_runtime::RetryState<'static, Exponential>>>(),
         size_of::<tokio::time::Sleep>(),
+    );
+    println!(
+        "a schedule per kind (immediate, async, failure path): future {} B against {} B without kinds",
+        size_of_val(&failing::with_kinds_async(&Cell::new(0))),
+        size_of_val(&failing::with_retry_async(&Cell::new(0))),
     );
 }
 

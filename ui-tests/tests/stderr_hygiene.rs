@@ -42,8 +42,9 @@ const HIDDEN_ITEMS: [&str; 18] = [
 /// runtime makes these public items: `backoff_runtime::retry_args`,
 /// documented, each named after the argument it checks. The counts may
 /// only go down, but for a new case that needs the trait.
-const NAMED_IN_HELP: [(&str, usize); 18] = [
+const NAMED_IN_HELP: [(&str, usize); 19] = [
     ("WhenParameter", 4),
+    ("WhenClassification", 1),
     ("WhenFn", 2),
     ("WhenOkParameter", 1),
     ("WhenOkReturn", 1),

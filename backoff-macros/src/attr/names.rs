@@ -115,7 +115,7 @@ impl StrategyKind {
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
 /// the strategies' ([`StrategyKind::NAMES`]), then these.
-pub(super) const OTHER_ARGUMENTS: [&str; 24] = [
+pub(super) const OTHER_ARGUMENTS: [&str; 25] = [
     "attempts",
     "jitter",
     "max_elapsed",
@@ -140,6 +140,7 @@ pub(super) const OTHER_ARGUMENTS: [&str; 24] = [
     "on_deadline",
     "context",
     "clone",
+    "on",
 ];
 
 /// [`StrategyKind::NAMES`] and [`OTHER_ARGUMENTS`].

@@ -70,17 +70,24 @@ pub(super) fn decision(n: &Names<'_>) -> TokenStream {
     let typed = typed_closure(&w.value, || [n.error_ty()]);
     let when_l = user("__backoff_when", w.span);
     let (p, error, lt) = (p_at(w.span), local("__backoff_error", w.span), lt_at(w.key));
-    let call = if is_closure(&w.value) {
+    let value = if is_closure(&w.value) {
         quote_spanned! {w.span=>
-            #p::IntoDecision::into_decision(#when_l(#lt _ as #p::WhenParameter<_>>::pass(#error)))
+            #when_l(#lt _ as #p::WhenParameter<_>>::pass(#error))
         }
     } else {
         quote_spanned! {w.span=>
-            #p::IntoDecision::into_decision(<_ as #p::WhenFn<_, _>>::call(
+            <_ as #p::WhenFn<_, _>>::call(
                 &mut #when_l,
                 #lt _ as #p::WhenParameter<_>>::pass(#error),
-            ))
+            )
         }
+    };
+    // With `on(..)`, `when` returns the user's own type, matched against
+    // the arms' patterns; else a `bool` or a `Decision`.
+    let call = if n.args.on.is_empty() {
+        quote_spanned!(w.span=> #p::IntoDecision::into_decision(#value))
+    } else {
+        super::kinds::classify(n.args, &p, value, w.span)
     };
     bound(&w.value, &when_l, &typed, &call)
 }

@@ -76,7 +76,10 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
             .throttled(#p::Policy::from_strategy(#p::Builtin::#variant(#ctor)).jitter(#jitter) #attempts)
         });
     }
+    chain.extend(super::kinds::kinds_setters(args));
+    let kinds = super::kinds::kinds_static(args, p);
     quote! {
+        #kinds
         static __BACKOFF_POLICY: #p::Origin<'static, #ty> = #p::Origin::new(&#chain, #clock);
     }
 }
@@ -96,6 +99,7 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
         || args.throttled.is_some()
         || args.retry_after_max.is_some()
         || args.on_deadline.as_ref().is_some_and(|r| r.value)
+        || !args.on.is_empty()
     {
         return None;
     }
@@ -176,7 +180,10 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
 //         `Exponential` and `Exponential::new(base).factor(f).max_delay(max)`,
 //         or `Chain<Exponential, Constant>` and `Chain::new(.., 3, ..)`;
 //         what is not given keeps the runtime's default.
-fn strategy_parts(p: &Ident, strategy: Option<&StrategyArg>) -> (TokenStream, TokenStream) {
+pub(super) fn strategy_parts(
+    p: &Ident,
+    strategy: Option<&StrategyArg>,
+) -> (TokenStream, TokenStream) {
     let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
     if let Some(s) = strategy
         && (kind.takes_stages() || kind == StrategyKind::Steps)
@@ -321,8 +328,8 @@ fn stop_rule(args: &RetryArgs) -> (Option<Attempts>, Option<Duration>) {
     }
 }
 
-/// The `Builtin` variant of a plain strategy, for `throttled`.
-fn builtin_variant(kind: StrategyKind) -> Ident {
+/// The `Builtin` variant of a plain strategy, for `throttled` and `on(..)`.
+pub(super) fn builtin_variant(kind: StrategyKind) -> Ident {
     let name = match kind {
         StrategyKind::Linear => "Linear",
         StrategyKind::Fibonacci => "Fibonacci",
@@ -335,7 +342,7 @@ fn builtin_variant(kind: StrategyKind) -> Ident {
 }
 
 /// A jitter as a const expression.
-fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
+pub(super) fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
     match kind {
         JitterKind::None => quote!(#p::Jitter::None),
         JitterKind::Full => quote!(#p::Jitter::Full),
@@ -358,7 +365,7 @@ fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
 }
 
 /// `.attempts(n)` or `.unlimited_attempts()`, if given.
-fn attempts(limit: Option<Attempts>) -> TokenStream {
+pub(super) fn attempts(limit: Option<Attempts>) -> TokenStream {
     match limit {
         Some(Attempts::Limited(n)) => {
             let n = Literal::u32_suffixed(u32::try_from(n).unwrap_or(u32::MAX));

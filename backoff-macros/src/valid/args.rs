@@ -60,6 +60,7 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
             ));
         }
     }
+    super::kinds::check_kinds(args, errors);
     check_closure_arity(args, errors);
     check_async_closures(args, errors);
     check_timeouts(args, errors);

@@ -817,3 +817,40 @@ impl AsyncTimeout for DefaultSleep {
         async move { timeout.await.map_err(|_| Elapsed) }
     }
 }
+
+// `when` beside `on(..)`: it returns the user's own type, which the
+// expansion matches against the arms' patterns, through
+// `<_ as WhenClassification<W>>::classified(value)`: the result's type is
+// the patterns' (inferred from them), and only the identity is
+// implemented, so `when` returning a `bool` or a `Decision` is one error,
+// in the attribute's terms, at `when`'s value (not a "mismatched types"
+// per arm). The second impl, for a type no one names, keeps rustc from
+// taking the identity as the only impl before it has seen the patterns.
+
+/// The type of the `on(..)` arms' patterns, given `when`'s value of type
+/// `W`: implemented for `W` itself.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: beside `on(..)`, `when` must return your own classification type, such as `{Self}`, not `{W}`",
+    label = "this returns `{W}`",
+    note = "each `on(PATTERN, ..)` arm matches `when`'s value: make `when` return the type of the patterns, or remove the `on(..)` arms and return `{W}`"
+)]
+pub trait WhenClassification<W>: Sized {
+    /// The value, as the patterns see it.
+    fn classified(value: W) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T> WhenClassification<T> for T {
+    #[inline(always)]
+    fn classified(value: T) -> T {
+        value
+    }
+}
+
+/// A type no one names (see [`WhenClassification`]).
+pub struct Unclassified(());
+
+#[diagnostic::do_not_recommend]
+impl WhenClassification<Unclassified> for () {
+    fn classified(_: Unclassified) {}
+}

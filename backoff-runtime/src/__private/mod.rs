@@ -39,6 +39,7 @@ pub use crate::event::{AttemptContext, RetryEvent};
 #[cfg(feature = "tokio")]
 pub use crate::hedge::{HedgeDelay, Latency};
 pub use crate::jitter::Jitter;
+pub use crate::kind::Kind;
 pub use crate::policy::{OnDeadline, Policy};
 pub use crate::recording::{AttemptBegan, CallBegan, Recording};
 pub use crate::report::{GiveUp, GiveUpReason};
@@ -80,7 +81,7 @@ pub mod args {
         FallbackFn, FromCircuitOpen, FromElapsed, FromRejected, KeptAcrossCalls, OnGiveUpFn,
         OnGiveUpParameter, OnGiveUpRecordParameter, OnGiveUpReturn, OnRetryEventParameter,
         OnRetryFn, OnRetryOutcomeParameter, OnRetryParameter, OnRetryReturn,
-        RetryResult as ReturnsResult, ReturnedValue, SleepFn, SleepParameter, WhenFn, WhenOkFn,
-        WhenOkParameter, WhenOkReturn, WhenParameter,
+        RetryResult as ReturnsResult, ReturnedValue, SleepFn, SleepParameter, WhenClassification,
+        WhenFn, WhenOkFn, WhenOkParameter, WhenOkReturn, WhenParameter,
     };
 }

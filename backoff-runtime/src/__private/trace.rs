@@ -50,22 +50,31 @@ pub fn shown<'a, T, E>(
 }
 
 /// Reports a retry to `tracing` (feature `tracing`): a WARN event with the
-/// function, the attempt that failed, the delay and the error.
+/// function, the attempt that failed, the delay, the failure's kind (for a
+/// policy with kinds) and the error.
 #[cfg(feature = "tracing")]
 #[inline]
-pub fn trace_retry(function: &str, error: &dyn core::fmt::Display, attempt: u32, delay: Duration) {
+pub fn trace_retry(
+    function: &str,
+    error: &dyn core::fmt::Display,
+    attempt: u32,
+    delay: Duration,
+    failure_kind: Option<&'static str>,
+) {
     ::tracing::warn!(
         target: "backoff_runtime",
         function,
         attempt,
         delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+        failure_kind,
         error = %error,
         "retrying after error"
     );
 }
 
 /// Reports giving up to `tracing` (feature `tracing`): an event with the
-/// function, the calls made, the reason and the outcome returned. Its level
+/// function, the calls made, the reason, the kind of the last failure (for
+/// a policy with kinds) and the outcome returned. Its level
 /// says how unexpected the end is: ERROR when retrying did not help (the
 /// attempts, the deadline, the budget or the timeout ran out); WARN for a
 /// breaker that refused (failing fast is its job) and for an outcome `when`
@@ -75,18 +84,20 @@ pub fn trace_retry(function: &str, error: &dyn core::fmt::Display, attempt: u32,
 #[inline]
 pub fn trace_give_up(function: &str, outcome: &dyn core::fmt::Display, report: &GiveUp) {
     let (attempts, reason) = (report.attempts, report.reason.as_str());
+    // (Recorded only for a policy with kinds: `on(..)`'s pattern text.)
+    let failure_kind = report.failure_kind;
     match report.reason {
         GiveUpReason::Stopped if report.attempts <= 1 => ::tracing::debug!(
             target: "backoff_runtime",
-            function, attempts, reason, error = %outcome, "giving up"
+            function, attempts, reason, failure_kind, error = %outcome, "giving up"
         ),
         GiveUpReason::Stopped | GiveUpReason::CircuitOpen => ::tracing::warn!(
             target: "backoff_runtime",
-            function, attempts, reason, error = %outcome, "giving up"
+            function, attempts, reason, failure_kind, error = %outcome, "giving up"
         ),
         _ => ::tracing::error!(
             target: "backoff_runtime",
-            function, attempts, reason, error = %outcome, "giving up"
+            function, attempts, reason, failure_kind, error = %outcome, "giving up"
         ),
     }
 }
@@ -125,6 +136,7 @@ macro_rules! __backoff_traced_retry {
             $crate::__backoff_shown!($kind: $shown),
             $attempt,
             $delay,
+            None,
         );
     };
 }
@@ -200,8 +212,8 @@ impl<E> Traced<E> {
 #[cfg(feature = "tracing")]
 impl<E> Trace<E> for Traced<E> {
     #[inline]
-    fn retry(&self, error: &E, attempt: u32, delay: Duration) {
-        trace_retry(self.name, (self.show)(error), attempt, delay);
+    fn retry(&self, error: &E, attempt: u32, delay: Duration, failure_kind: Option<&'static str>) {
+        trace_retry(self.name, (self.show)(error), attempt, delay, failure_kind);
     }
     #[inline]
     fn give_up(&self, error: &E, report: &GiveUp) {

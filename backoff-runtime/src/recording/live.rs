@@ -86,8 +86,15 @@ fn attempt_ended(
     });
 }
 
-/// Tells the recorder of a call that ended.
-fn call_ended(function: &'static str, reason: Option<GiveUpReason>, attempts: u32, took: Duration) {
+/// Tells the recorder of a call that ended (`failure_kind`: its last
+/// failure's kind, for a policy with kinds).
+fn call_ended(
+    function: &'static str,
+    reason: Option<GiveUpReason>,
+    failure_kind: Option<&'static str>,
+    attempts: u32,
+    took: Duration,
+) {
     let outcome = match reason {
         None => CallOutcome::Ok,
         Some(reason) => CallOutcome::GaveUp(reason),
@@ -98,6 +105,7 @@ fn call_ended(function: &'static str, reason: Option<GiveUpReason>, attempts: u3
             outcome,
             attempts,
             duration: took,
+            failure_kind,
         });
     });
 }
@@ -184,6 +192,7 @@ impl Live {
         call_ended(
             self.function,
             None,
+            None,
             self.attempts,
             now.saturating_duration_since(self.began),
         );
@@ -195,7 +204,7 @@ impl Live {
     #[inline(never)]
     pub(super) fn gave_up_after(&mut self, attempts: u32, reason: GiveUpReason) {
         self.attempts = attempts;
-        self.gave_up(None, reason);
+        self.gave_up(None, reason, None);
     }
 
     /// The call gave up for `reason`; `outcome` is its last attempt's, or
@@ -203,7 +212,12 @@ impl Live {
     /// cancelled the attempt in flight).
     #[cold]
     #[inline(never)]
-    pub(super) fn gave_up(&mut self, outcome: Option<AttemptOutcome>, reason: GiveUpReason) {
+    pub(super) fn gave_up(
+        &mut self,
+        outcome: Option<AttemptOutcome>,
+        reason: GiveUpReason,
+        failure_kind: Option<&'static str>,
+    ) {
         let now = (self.clock)();
         if let Some(outcome) = outcome {
             self.attempt_ended(outcome, now);
@@ -211,6 +225,7 @@ impl Live {
         call_ended(
             self.function,
             Some(reason),
+            failure_kind,
             self.attempts,
             now.saturating_duration_since(self.began),
         );
@@ -242,7 +257,7 @@ impl Live {
     #[inline(never)]
     pub(super) fn finished(&mut self, reason: Option<GiveUpReason>, started: u32) {
         let took = (self.clock)().saturating_duration_since(self.began);
-        call_ended(self.function, reason, started, took);
+        call_ended(self.function, reason, None, started, took);
     }
 }
 

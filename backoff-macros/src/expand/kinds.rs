@@ -1,0 +1,109 @@
+//! `on(PATTERN, ..)`: the policy's table of kinds, and the `match` that
+//! turns `when`'s value into a kind's `Decision`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::Ident;
+
+use super::policy::{attempts, builtin_variant, jitter, strategy_parts};
+use crate::attr::{OnAction, RetryArgs, StrategyKind, defaults};
+
+// Input:  the `on(..)` arms (none: nothing).
+// Output: static __BACKOFF_KINDS: [Kind; N] = [
+//             Kind::new("Failure::Transient", Policy::from_strategy(Builtin::Exponential(..)).jitter(..).attempts(5)),
+//             Kind::named("Failure::Permanent"),   // `stop` and `after = EXPR`
+//         ];
+//         An arm without `jitter` takes the top-level `jitter` (but for
+//         `decorrelated`, random by itself), else its strategy's default;
+//         without `attempts`, the default, 3.
+pub(super) fn kinds_static(args: &RetryArgs, p: &Ident) -> TokenStream {
+    if args.on.is_empty() {
+        return TokenStream::new();
+    }
+    let top_jitter = args.jitter.as_ref().map(|j| j.value);
+    let kinds = args.on.iter().map(|arm| {
+        let name = &arm.text;
+        match &arm.action {
+            OnAction::Schedule {
+                strategy,
+                attempts: limit,
+                jitter: own,
+            } => {
+                let (_, ctor) = strategy_parts(p, Some(strategy));
+                let kind = strategy.kind;
+                let variant = builtin_variant(kind);
+                let chosen = own.as_ref().map(|j| j.value).or(top_jitter.filter(|_| kind != StrategyKind::Decorrelated));
+                let j = jitter(p, chosen.unwrap_or(defaults::jitter(kind)));
+                let a = attempts(limit.as_ref().map(|a| a.value));
+                quote! {
+                    #p::Kind::new(#name, #p::Policy::from_strategy(#p::Builtin::#variant(#ctor)).jitter(#j) #a)
+                }
+            }
+            OnAction::Stop | OnAction::After(_) => quote!(#p::Kind::named(#name)),
+        }
+    });
+    let n = args.on.len();
+    quote! {
+        static __BACKOFF_KINDS: [#p::Kind; #n] = [#(#kinds),*];
+    }
+}
+
+// Input:  the `on(..)` arms and the top-level `attempts`.
+// Output: `.kinds(&__BACKOFF_KINDS)`, and `.unlimited_attempts()` unless
+//         `attempts` was given (the arms' limits bound the call).
+pub(super) fn kinds_setters(args: &RetryArgs) -> TokenStream {
+    if args.on.is_empty() {
+        return TokenStream::new();
+    }
+    let unlimited = args
+        .attempts
+        .is_none()
+        .then(|| quote!(.unlimited_attempts()));
+    quote!(.kinds(&__BACKOFF_KINDS) #unlimited)
+}
+
+// Input:  `value`, the call of `when` (spanned on `when`'s value), and the
+//         `on(..)` arms.
+// Output: match value {
+//             Failure::Transient => Decision::Kind(0),
+//             Failure::RetryAfter(d) => Decision::KindAfter(1, { let after: Duration = d; after }),
+//             Failure::Permanent => Decision::Kind(2),
+//         }
+//         with no other arm but one whose guard is false (which counts for
+//         nothing): a variant without an `on(..)` arm is rustc's
+//         "non-exhaustive patterns" error, at `when`'s value, naming it.
+//         The value passes through `WhenClassification::classified`: a
+//         `bool` or a `Decision` is one error there, in the attribute's terms.
+pub(super) fn classify(args: &RetryArgs, p: &Ident, value: TokenStream, at: Span) -> TokenStream {
+    let arms = args.on.iter().enumerate().map(|(i, arm)| {
+        let pat = &arm.pat;
+        let index = u8::try_from(i).unwrap_or(u8::MAX);
+        let body = match &arm.action {
+            OnAction::After(expr) => {
+                let after = Ident::new("__backoff_after", Span::mixed_site());
+                quote_spanned! {arm.key=>
+                    #p::Decision::KindAfter(#index, {
+                        let #after: #p::Duration = #expr;
+                        #after
+                    })
+                }
+            }
+            _ => quote_spanned!(arm.key=> #p::Decision::Kind(#index)),
+        };
+        quote!(#pat => #body,)
+    });
+    // A last arm that never matches (its guard is false), of the macro's
+    // own context, so that rustc's error for a variant without an arm
+    // suggests no edit of the generated match in the attribute (it only
+    // suggests one when the last two arms share a context).
+    let never = quote!(_ if false => #p::Decision::Stop,);
+    let classified = quote_spanned! {at=>
+        <_ as #p::WhenClassification<_>>::classified(#value)
+    };
+    quote_spanned! {at=>
+        match #classified {
+            #(#arms)*
+            #never
+        }
+    }
+}

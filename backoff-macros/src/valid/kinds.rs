@@ -1,0 +1,116 @@
+//! Checks of the `on(..)` arms: against each other (a pattern given
+//! twice, more arms than the runtime counts), inside each (its strategy,
+//! `attempts` and `jitter`), and against the other arguments (`when`
+//! needed; `throttled`, `policy`, `hedge` and a top-level strategy
+//! refused).
+
+use crate::attr::{JitterKind, OnAction, OnArm, RetryArgs, StrategyKind};
+use crate::errors::Errors;
+
+use super::args::{check_attempts, check_strategy};
+
+/// The most `on(..)` arms: the runtime's `kind::MAX_KINDS`.
+pub(crate) const MAX_ARMS: usize = 8;
+
+/// Checks the `on(..)` arms, if any.
+pub(crate) fn check_kinds(args: &RetryArgs, errors: &mut Errors) {
+    let Some(first) = args.on.first() else {
+        return;
+    };
+    // (Not when a `when` was written but did not parse: that mistake is
+    // reported already.)
+    if args.when.is_none() && !args.broken.contains(&"when") {
+        errors.push(syn::Error::new(
+            first.key,
+            "`on(..)` matches the value `when` returns for each error; add `when = classify`, a function from `&E` to your own classification type",
+        ));
+    }
+    if let Some(t) = &args.throttled {
+        errors.push(syn::Error::new(
+            t.key,
+            "`throttled(..)` cannot be combined with `on(..)`; write the throttled schedule as an arm of its own, as in `on(Failure::Throttled, exponential(base = \"500ms\", max = \"30s\"), attempts = 10)`",
+        ));
+    }
+    if let Some(p) = &args.policy {
+        errors.push(syn::Error::new(
+            p.key,
+            "`policy` cannot be combined with `on(..)`; set the kinds on the `Policy` with `Policy::kinds` and return `Decision::Kind(i)` from `when`, or give the strategies in the `on(..)` arms",
+        ));
+    }
+    if let Some(h) = &args.hedge {
+        errors.push(syn::Error::new(
+            h.key,
+            "`hedge` cannot be combined with `on(..)` yet; remove one of them",
+        ));
+    }
+    if let Some(s) = &args.strategy {
+        errors.push(syn::Error::new(
+            s.span,
+            format!(
+                "a strategy beside `on(..)` is never used: each arm has its own; move `{}` into the arms that use it",
+                s.kind.name()
+            ),
+        ));
+    }
+    for (index, arm) in args.on.iter().enumerate() {
+        if index == MAX_ARMS {
+            errors.push(syn::Error::new(
+                arm.key,
+                format!("at most {MAX_ARMS} `on(..)` arms are supported; join the patterns that share a schedule with `|`, as in `on(Failure::A | Failure::B, stop)`"),
+            ));
+        }
+        if let Some(earlier) = args.on[..index].iter().find(|a| a.text == arm.text) {
+            errors.push(syn::Error::new_spanned(
+                &arm.pat,
+                format!("`{}` already has an `on(..)` arm; keep one", earlier.text),
+            ));
+        }
+        check_arm(arm, errors);
+    }
+}
+
+/// One arm's strategy, `attempts` and `jitter`.
+fn check_arm(arm: &OnArm, errors: &mut Errors) {
+    let OnAction::Schedule {
+        strategy,
+        attempts,
+        jitter,
+    } = &arm.action
+    else {
+        return;
+    };
+    check_strategy(strategy, errors);
+    if matches!(strategy.kind, StrategyKind::Sidekiq | StrategyKind::Buckets)
+        || strategy.kind.takes_stages()
+        || strategy.kind == StrategyKind::Steps
+    {
+        errors.push(syn::Error::new(
+            strategy.span,
+            format!(
+                "`{}` cannot be an `on(..)` arm's schedule yet; use one of `exponential`, `linear`, `constant`, `fibonacci`, `decorrelated`, `immediate`",
+                strategy.kind.name()
+            ),
+        ));
+    }
+    if let Some(attempts) = attempts {
+        check_attempts(attempts, errors);
+    }
+    if let Some(jitter) = jitter {
+        if let JitterKind::Scattered(r) = jitter.value
+            && !(r > 0.0 && r <= 1.0)
+        {
+            errors.push(syn::Error::new(
+                jitter.span,
+                "the ratio of `scattered` must be above 0 and at most 1, as in `scattered(0.25)`",
+            ));
+        }
+        if strategy.kind == StrategyKind::Decorrelated
+            && !matches!(jitter.value, JitterKind::None | JitterKind::Spread)
+        {
+            errors.push(syn::Error::new(
+                jitter.key,
+                "`decorrelated` is random by itself and takes no other `jitter` than `\"spread\"`; remove `jitter`",
+            ));
+        }
+    }
+}

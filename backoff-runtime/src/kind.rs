@@ -1,0 +1,274 @@
+//! A schedule per kind of failure: [`Kind`], the table a
+//! [`Policy::kinds`](crate::Policy::kinds) holds, and what a
+//! [`RetryState`](crate::RetryState) counts for each.
+//!
+//! `#[retry(when = classify, on(Failure::Transient, ..), on(..))]` builds
+//! such a table, one entry per `on(..)` arm in the order written, and
+//! turns `classify`'s value into [`Decision::Kind`](crate::Decision::Kind)
+//! or [`Decision::KindAfter`](crate::Decision::KindAfter) with a `match`
+//! over the arms' patterns.
+
+#[cfg(feature = "std")]
+use core::time::Duration;
+
+use crate::policy::{Policy, Throttle};
+
+/// The most kinds a [`Policy`] distinguishes: the first `MAX_KINDS` entries
+/// of [`Policy::kinds`] are used (the attribute refuses more `on(..)` arms
+/// when the code compiles). The state of a call keeps a retry count and a
+/// previous delay per kind, without allocating.
+///
+/// ```
+/// assert_eq!(backoff_runtime::kind::MAX_KINDS, 8);
+/// ```
+pub const MAX_KINDS: usize = 8;
+
+/// One kind of failure: its name (what [`GiveUp`](crate::GiveUp) and
+/// [`RetryEvent`](crate::RetryEvent) report, for the attribute the text of
+/// the `on(..)` arm's pattern), and either a schedule of its own
+/// ([`Kind::new`]) or none ([`Kind::named`]).
+///
+/// Each kind counts its own retries: the k-th retry after a failure of a
+/// kind waits that kind's delay k, whatever other kinds came between, and
+/// the kind's attempt limit ends the call at its n-th failure of that kind
+/// (reason [`Attempts`](crate::GiveUpReason::Attempts)).
+///
+/// # Examples
+///
+/// ```
+/// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, kind::Kind};
+/// use std::time::Duration;
+///
+/// use Duration as D;
+/// static KINDS: [Kind; 3] = [
+///     Kind::new("transient", Policy::exponential(D::from_millis(100)).jitter(Jitter::None).attempts(5)),
+///     Kind::new("throttled", Policy::constant(D::from_millis(500)).jitter(Jitter::None).attempts(10)),
+///     Kind::named("permanent"),
+/// ];
+/// static POLICY: Policy = Policy::immediate().unlimited_attempts().kinds(&KINDS);
+///
+/// let mut state = POLICY.start();
+/// assert_eq!(state.next_delay_for(Decision::Kind(0)), Some(D::from_millis(100)));
+/// assert_eq!(state.next_delay_for(Decision::Kind(1)), Some(D::from_millis(500)));
+/// // The second transient failure: the transient schedule's second delay.
+/// assert_eq!(state.next_delay_for(Decision::Kind(0)), Some(D::from_millis(200)));
+/// // A kind without a schedule stops the call.
+/// assert_eq!(state.next_delay_for(Decision::Kind(2)), None);
+/// let report = state.give_up().unwrap();
+/// assert_eq!(report.reason, GiveUpReason::Stopped);
+/// assert_eq!(report.failure_kind, Some("permanent"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Kind {
+    name: &'static str,
+    schedule: Option<Throttle>,
+}
+
+impl Kind {
+    /// A kind retried on `schedule`'s strategy, jitter and attempt limit
+    /// (only those three settings of `schedule` are used; its attempt limit
+    /// counts this kind's failures alone).
+    ///
+    /// ```
+    /// use backoff_runtime::{Policy, kind::Kind};
+    /// use std::time::Duration;
+    ///
+    /// const CONFLICT: Kind = Kind::new("conflict", Policy::immediate().attempts(20));
+    /// assert_eq!(CONFLICT.name(), "conflict");
+    /// ```
+    pub const fn new(name: &'static str, schedule: Policy) -> Kind {
+        Kind {
+            name,
+            schedule: Some(Throttle {
+                strategy: *schedule.strategy(),
+                jitter: schedule.jitter_kind(),
+                attempts: schedule.attempt_limit(),
+            }),
+        }
+    }
+
+    /// A kind without a schedule of its own:
+    /// [`Decision::Kind`](crate::Decision::Kind) gives up at once (reason
+    /// [`Stopped`](crate::GiveUpReason::Stopped)), and
+    /// [`Decision::KindAfter`](crate::Decision::KindAfter) waits the
+    /// duration it carries (as [`Decision::RetryAfter`](crate::Decision::RetryAfter)).
+    /// The attribute's `on(PATTERN, stop)` and `on(PATTERN, after = EXPR)`.
+    ///
+    /// ```
+    /// use backoff_runtime::{Decision, Policy, kind::Kind};
+    /// use std::time::Duration;
+    ///
+    /// static KINDS: [Kind; 1] = [Kind::named("retry_after")];
+    /// static POLICY: Policy = Policy::immediate().unlimited_attempts().kinds(&KINDS);
+    /// let mut state = POLICY.start();
+    /// let wait = Duration::from_secs(2);
+    /// assert_eq!(state.next_delay_for(Decision::KindAfter(0, wait)), Some(wait));
+    /// assert_eq!(state.event(wait).failure_kind, Some("retry_after"));
+    /// ```
+    pub const fn named(name: &'static str) -> Kind {
+        Kind {
+            name,
+            schedule: None,
+        }
+    }
+
+    /// The kind's name.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The kind's schedule, if it has one.
+    #[cfg(feature = "std")]
+    pub(crate) const fn schedule(&self) -> Option<&Throttle> {
+        self.schedule.as_ref()
+    }
+}
+
+/// What a call's state counts for each kind: its failures so far (so the
+/// retry number of its schedule), and its schedule's previous delay in
+/// nanoseconds (0: none; for `decorrelated`, whose delays depend on it).
+#[cfg(feature = "std")]
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Tally {
+    failures: [u32; MAX_KINDS],
+    previous: [u64; MAX_KINDS],
+}
+
+#[cfg(feature = "std")]
+impl Tally {
+    /// Counts a failure of kind `index` (below [`MAX_KINDS`]): its number
+    /// among that kind's failures, saturating.
+    pub(crate) fn count(&mut self, index: usize) -> u32 {
+        match self.failures.get_mut(index) {
+            Some(n) => {
+                *n = n.saturating_add(1);
+                *n
+            }
+            None => 1,
+        }
+    }
+
+    /// The previous delay of kind `index`'s schedule.
+    pub(crate) fn previous(&self, index: usize) -> Option<Duration> {
+        match self.previous.get(index) {
+            None | Some(0) => None,
+            Some(&n) => Some(Duration::from_nanos(n)),
+        }
+    }
+
+    /// Keeps the delay kind `index`'s schedule just computed (saturating at
+    /// `u64::MAX` nanoseconds, 584 years).
+    pub(crate) fn set_previous(&mut self, index: usize, delay: Option<Duration>) {
+        if let Some(slot) = self.previous.get_mut(index) {
+            *slot = delay.map_or(0, |d| {
+                u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1)
+            });
+        }
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use super::*;
+    use crate::{Decision, GiveUpReason, Jitter};
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    /// A `decorrelated` kind reads its own previous delay, not the one of
+    /// the kind that came between: each of its delays lies within
+    /// [base, 3 · its previous], while the other kind's are far larger.
+    #[test]
+    fn a_decorrelated_kind_keeps_its_own_previous_delay() {
+        static KINDS: [Kind; 2] = [
+            Kind::new(
+                "small",
+                Policy::decorrelated(Duration::from_millis(10))
+                    .max_delay(Duration::from_secs(100))
+                    .unlimited_attempts(),
+            ),
+            Kind::new(
+                "large",
+                Policy::constant(Duration::from_secs(50))
+                    .jitter(Jitter::None)
+                    .unlimited_attempts(),
+            ),
+        ];
+        static POLICY: Policy = Policy::immediate()
+            .unlimited_attempts()
+            .kinds(&KINDS)
+            .seed(7);
+        let mut state = POLICY.start();
+        let mut previous = MS(10);
+        for _ in 0..200 {
+            let d = state.next_delay_for(Decision::Kind(0)).unwrap();
+            assert!(d >= MS(10) && d <= previous * 3, "{d:?} after {previous:?}");
+            previous = d;
+            assert_eq!(state.next_delay_for(Decision::Kind(1)), Some(MS(50_000)));
+        }
+    }
+
+    /// A verdict naming no kind (past the table, or past `MAX_KINDS`) is a
+    /// plain retry on the main schedule; a `KindAfter` naming none is a
+    /// `RetryAfter`, and neither reports a kind.
+    #[test]
+    fn a_verdict_naming_no_kind_is_a_plain_retry() {
+        static KINDS: [Kind; 1] = [Kind::named("stop")];
+        static POLICY: Policy = Policy::linear(Duration::from_millis(10))
+            .jitter(Jitter::None)
+            .attempts(4)
+            .kinds(&KINDS);
+        let mut state = POLICY.start();
+        assert_eq!(state.next_delay_for(Decision::Kind(1)), Some(MS(10)));
+        assert_eq!(state.failure_kind(), None);
+        assert_eq!(
+            state.next_delay_for(Decision::KindAfter(200, MS(3))),
+            Some(MS(3))
+        );
+        assert_eq!(state.next_delay_for(Decision::Kind(9)), Some(MS(20)));
+        // The policy's own limit: four calls.
+        assert_eq!(state.next_delay_for(Decision::Kind(1)), None);
+        assert_eq!(state.give_up_reason(), Some(GiveUpReason::Attempts));
+        assert_eq!(state.give_up().unwrap().failure_kind, None);
+    }
+
+    /// A kind that stops is the service's answer, as a `Stop` is: the
+    /// breaker hears a success; a kind retried is a failure.
+    #[test]
+    fn a_kind_that_stops_is_an_answer_for_the_breaker() {
+        use crate::{CircuitBreaker, CircuitState};
+        static KINDS: [Kind; 2] = [
+            Kind::named("permanent"),
+            Kind::new("transient", Policy::immediate()),
+        ];
+        static POLICY: Policy = Policy::immediate().kinds(&KINDS);
+        static BREAKER: CircuitBreaker = CircuitBreaker::new(1, 1, Duration::from_secs(60));
+        let mut state = POLICY.start().with_circuit(&BREAKER);
+        state.before_attempt().unwrap();
+        assert_eq!(state.next_delay_for(Decision::Kind(0)), None);
+        assert_eq!(BREAKER.state(), CircuitState::Closed);
+        let mut state = POLICY.start().with_circuit(&BREAKER);
+        state.before_attempt().unwrap();
+        assert_eq!(
+            state.next_delay_for(Decision::Kind(1)),
+            None,
+            "the breaker opened"
+        );
+        assert_eq!(BREAKER.state(), CircuitState::Open);
+    }
+
+    #[test]
+    fn the_tally_keeps_previous_delays_exactly_and_saturates() {
+        let mut tally = Tally::default();
+        assert_eq!(tally.previous(3), None);
+        tally.set_previous(3, Some(Duration::new(5, 7)));
+        assert_eq!(tally.previous(3), Some(Duration::new(5, 7)));
+        tally.set_previous(3, Some(Duration::MAX));
+        assert_eq!(tally.previous(3), Some(Duration::from_nanos(u64::MAX)));
+        tally.set_previous(3, None);
+        assert_eq!(tally.previous(3), None);
+        tally.failures[0] = u32::MAX - 1;
+        assert_eq!(tally.count(0), u32::MAX);
+        assert_eq!(tally.count(0), u32::MAX);
+        assert_eq!(tally.count(MAX_KINDS), 1, "out of range counts nothing");
+    }
+}
