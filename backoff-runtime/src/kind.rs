@@ -8,9 +8,6 @@
 //! or [`Decision::KindAfter`](crate::Decision::KindAfter) with a `match`
 //! over the arms' patterns.
 
-#[cfg(feature = "std")]
-use core::time::Duration;
-
 use crate::policy::{Policy, Throttle};
 
 /// The most kinds a [`Policy`] distinguishes: the first `MAX_KINDS` entries
@@ -22,6 +19,15 @@ use crate::policy::{Policy, Throttle};
 /// assert_eq!(backoff_runtime::kind::MAX_KINDS, 8);
 /// ```
 pub const MAX_KINDS: usize = 8;
+
+/// The largest attempt limit of one kind: a call counts each kind's
+/// failures in one byte, so [`Kind::new`] takes a larger limit as this
+/// one (the attribute refuses a larger `attempts` in an `on(..)` arm).
+///
+/// ```
+/// assert_eq!(backoff_runtime::kind::MAX_KIND_ATTEMPTS, 255);
+/// ```
+pub const MAX_KIND_ATTEMPTS: u32 = 255;
 
 /// One kind of failure: its name (what [`GiveUp`](crate::GiveUp) and
 /// [`RetryEvent`](crate::RetryEvent) report, for the attribute the text of
@@ -67,7 +73,8 @@ pub struct Kind {
 impl Kind {
     /// A kind retried on `schedule`'s strategy, jitter and attempt limit
     /// (only those three settings of `schedule` are used; its attempt limit
-    /// counts this kind's failures alone).
+    /// counts this kind's failures alone, and is at most
+    /// [`MAX_KIND_ATTEMPTS`]).
     ///
     /// ```
     /// use backoff_runtime::{Policy, kind::Kind};
@@ -82,7 +89,10 @@ impl Kind {
             schedule: Some(Throttle {
                 strategy: *schedule.strategy(),
                 jitter: schedule.jitter_kind(),
-                attempts: schedule.attempt_limit(),
+                attempts: match schedule.attempt_limit() {
+                    Some(n) if n > MAX_KIND_ATTEMPTS => Some(MAX_KIND_ATTEMPTS),
+                    limit => limit,
+                },
             }),
         }
     }
@@ -125,44 +135,26 @@ impl Kind {
 }
 
 /// What a call's state counts for each kind: its failures so far (so the
-/// retry number of its schedule), and its schedule's previous delay in
-/// nanoseconds (0: none; for `decorrelated`, whose delays depend on it).
+/// retry number of its schedule), one byte each, saturating at
+/// [`MAX_KIND_ATTEMPTS`]. (A kind's `decorrelated` schedule reads the
+/// state's one previous delay, which every schedule of the call shares.)
 #[cfg(feature = "std")]
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Tally {
-    failures: [u32; MAX_KINDS],
-    previous: [u64; MAX_KINDS],
+    failures: [u8; MAX_KINDS],
 }
 
 #[cfg(feature = "std")]
 impl Tally {
     /// Counts a failure of kind `index` (below [`MAX_KINDS`]): its number
-    /// among that kind's failures, saturating.
+    /// among that kind's failures, saturating at [`MAX_KIND_ATTEMPTS`].
     pub(crate) fn count(&mut self, index: usize) -> u32 {
         match self.failures.get_mut(index) {
             Some(n) => {
                 *n = n.saturating_add(1);
-                *n
+                u32::from(*n)
             }
             None => 1,
-        }
-    }
-
-    /// The previous delay of kind `index`'s schedule.
-    pub(crate) fn previous(&self, index: usize) -> Option<Duration> {
-        match self.previous.get(index) {
-            None | Some(0) => None,
-            Some(&n) => Some(Duration::from_nanos(n)),
-        }
-    }
-
-    /// Keeps the delay kind `index`'s schedule just computed (saturating at
-    /// `u64::MAX` nanoseconds, 584 years).
-    pub(crate) fn set_previous(&mut self, index: usize, delay: Option<Duration>) {
-        if let Some(slot) = self.previous.get_mut(index) {
-            *slot = delay.map_or(0, |d| {
-                u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1)
-            });
         }
     }
 }
@@ -171,6 +163,7 @@ impl Tally {
 mod tests {
     use super::*;
     use crate::{Decision, GiveUpReason, Jitter};
+    use core::time::Duration;
 
     const MS: fn(u64) -> Duration = Duration::from_millis;
 
@@ -257,18 +250,27 @@ mod tests {
     }
 
     #[test]
-    fn the_tally_keeps_previous_delays_exactly_and_saturates() {
+    fn the_tally_counts_each_kind_and_saturates() {
         let mut tally = Tally::default();
-        assert_eq!(tally.previous(3), None);
-        tally.set_previous(3, Some(Duration::new(5, 7)));
-        assert_eq!(tally.previous(3), Some(Duration::new(5, 7)));
-        tally.set_previous(3, Some(Duration::MAX));
-        assert_eq!(tally.previous(3), Some(Duration::from_nanos(u64::MAX)));
-        tally.set_previous(3, None);
-        assert_eq!(tally.previous(3), None);
-        tally.failures[0] = u32::MAX - 1;
-        assert_eq!(tally.count(0), u32::MAX);
-        assert_eq!(tally.count(0), u32::MAX);
+        assert_eq!(tally.count(3), 1);
+        assert_eq!(tally.count(3), 2);
+        assert_eq!(tally.count(0), 1, "each kind its own count");
+        for _ in 0..300 {
+            tally.count(5);
+        }
+        assert_eq!(tally.count(5), MAX_KIND_ATTEMPTS);
         assert_eq!(tally.count(MAX_KINDS), 1, "out of range counts nothing");
+    }
+
+    /// A limit above what a call counts is taken as the largest.
+    #[test]
+    fn a_kinds_limit_is_at_most_what_a_call_counts() {
+        static KINDS: [Kind; 1] = [Kind::new("busy", Policy::immediate().attempts(1_000))];
+        static POLICY: Policy = Policy::immediate().unlimited_attempts().kinds(&KINDS);
+        let mut state = POLICY.start();
+        let retries = (0..2_000)
+            .take_while(|_| state.next_delay_for(Decision::Kind(0)).is_some())
+            .count();
+        assert_eq!(retries as u32, MAX_KIND_ATTEMPTS - 1);
     }
 }

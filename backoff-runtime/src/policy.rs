@@ -459,7 +459,12 @@ impl<S> Policy<S> {
     /// limits to the kinds (as `#[retry(on(..))]` does unless given
     /// `attempts`). Only the first [`MAX_KINDS`](crate::kind::MAX_KINDS)
     /// entries are used; a verdict naming no entry is a plain
-    /// [`Decision::Retry`](crate::Decision::Retry).
+    /// [`Decision::Retry`](crate::Decision::Retry). A call counts each
+    /// kind's failures in one byte (a kind's limit is at most
+    /// [`MAX_KIND_ATTEMPTS`](crate::kind::MAX_KIND_ATTEMPTS)), and keeps one
+    /// previous delay for the schedules besides the main one: give at most
+    /// one kind a `decorrelated` schedule (the one strategy that reads it),
+    /// and do not combine kinds with [`throttled`](Policy::throttled).
     ///
     /// ```
     /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, kind::Kind};

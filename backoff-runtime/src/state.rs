@@ -583,14 +583,23 @@ impl<S: Strategy> RetryState<'_, S> {
         if !policy::allows(t.attempts, retry) || !self.policy.allows_retry_after(self.failures) {
             return Err(GiveUpReason::Attempts);
         }
-        // (Only `decorrelated` reads its previous delay.)
-        let reads = t.strategy.reads_previous();
-        let mut previous = if reads { self.kinds.previous(i) } else { None };
-        let delay = policy::backoff(&t.strategy, t.jitter, retry, &mut previous, &mut self.rng);
-        if reads {
-            self.kinds.set_previous(i, previous);
-        }
-        Ok(delay)
+        // Only `decorrelated` reads its previous delay: the slot of the
+        // schedules besides the main one (a throttled schedule's, which
+        // `on(..)` excludes). The others start from nothing, so no delay
+        // of another schedule is taken for theirs.
+        let mut none = None;
+        let previous = if t.strategy.reads_previous() {
+            &mut self.throttled_previous
+        } else {
+            &mut none
+        };
+        Ok(policy::backoff(
+            &t.strategy,
+            t.jitter,
+            retry,
+            previous,
+            &mut self.rng,
+        ))
     }
 
     /// The next delay of the throttled schedule `t`, within its attempt limit.

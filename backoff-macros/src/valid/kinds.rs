@@ -4,7 +4,7 @@
 //! needed; `throttled`, `policy`, `hedge` and a top-level strategy
 //! refused).
 
-use crate::attr::{JitterKind, OnAction, OnArm, RetryArgs, StrategyKind};
+use crate::attr::{Attempts, JitterKind, OnAction, OnArm, RetryArgs, StrategyKind};
 use crate::errors::Errors;
 
 use super::args::{check_attempts, check_strategy};
@@ -67,6 +67,20 @@ pub(crate) fn check_kinds(args: &RetryArgs, errors: &mut Errors) {
         }
         check_arm(arm, errors);
     }
+    // A call keeps one previous delay for its kinds, which only
+    // `decorrelated` reads.
+    let mut decorrelated = args.on.iter().filter_map(|arm| match &arm.action {
+        OnAction::Schedule { strategy, .. } if strategy.kind == StrategyKind::Decorrelated => {
+            Some(strategy.span)
+        }
+        _ => None,
+    });
+    if let (Some(_), Some(second)) = (decorrelated.next(), decorrelated.next()) {
+        errors.push(syn::Error::new(
+            second,
+            "only one `on(..)` arm may retry on `decorrelated`: a call keeps one previous delay for its kinds, and two `decorrelated` arms would read each other's; give this arm another strategy, or join the two patterns with `|`",
+        ));
+    }
 }
 
 /// One arm's strategy, `attempts` and `jitter`.
@@ -94,6 +108,16 @@ fn check_arm(arm: &OnArm, errors: &mut Errors) {
     }
     if let Some(attempts) = attempts {
         check_attempts(attempts, errors);
+        // The runtime's `kind::MAX_KIND_ATTEMPTS`: a call counts each
+        // kind's failures in one byte.
+        if let Attempts::Limited(n) = attempts.value
+            && n > 255
+        {
+            errors.push(syn::Error::new(
+                attempts.span,
+                format!("an `on(..)` arm allows at most 255 attempts of its kind, not {n}: a call counts each kind's failures in one byte; write `attempts = 255` or less, or `attempts = unlimited` (bounded by the top-level `attempts` or `max_elapsed`)"),
+            ));
+        }
     }
     if let Some(jitter) = jitter {
         if let JitterKind::Scattered(r) = jitter.value

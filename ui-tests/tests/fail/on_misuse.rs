@@ -1,5 +1,6 @@
 // `on(..)` beside what it cannot be combined with, a strategy it cannot
-// use, and too many arms.
+// use, a composed schedule, more attempts than a kind counts, two
+// `decorrelated` arms, and too many arms.
 use backoff_runtime::retry;
 
 enum Failure {
@@ -28,6 +29,21 @@ fn no_schedule() -> Result<(), ()> {
 
 #[retry(when = classify, on(Failure::A, decorrelated, jitter = "full"), on(Failure::B, stop))]
 fn jitter_with_decorrelated() -> Result<(), ()> {
+    Ok(())
+}
+
+#[retry(when = classify, on(Failure::A, chain(immediate(times = 2), constant("1s"))), on(Failure::B, stop))]
+fn composed_arm() -> Result<(), ()> {
+    Ok(())
+}
+
+#[retry(when = classify, on(Failure::A, immediate, attempts = 1000), on(Failure::B, stop))]
+fn too_many_attempts() -> Result<(), ()> {
+    Ok(())
+}
+
+#[retry(when = classify, on(Failure::A, decorrelated), on(Failure::B, decorrelated(base = "1s")))]
+fn two_decorrelated_arms() -> Result<(), ()> {
     Ok(())
 }
 
