@@ -223,33 +223,50 @@ pub(super) fn parse_factor(input: ParseStream<'_>) -> syn::Result<FactorArg> {
         .parse()
         .map_err(|e| syn::Error::new(e.span(), message))?;
     let expr = ungrouped(&expr);
-    let (negative, inner) = match expr {
+    let (value, inner) = match signed_number(expr) {
+        Some(number) => number?,
+        None => match sign(expr).1 {
+            Expr::Lit(lit) => return Err(syn::Error::new(lit.span(), message)),
+            _ => {
+                return Err(
+                    Slot::new("factor", "2", Some("Policy::exponential(..).factor({})"))
+                        .not_literal(expr),
+                );
+            }
+        },
+    };
+    Ok(FactorArg {
+        value,
+        span: inner.span(),
+    })
+}
+
+/// `expr` without a leading `-`, and whether it had one.
+fn sign(expr: &Expr) -> (bool, &Expr) {
+    match ungrouped(expr) {
         Expr::Unary(syn::ExprUnary {
             op: syn::UnOp::Neg(_),
-            expr: inner,
+            expr,
             ..
-        }) => (true, ungrouped(inner)),
+        }) => (true, ungrouped(expr)),
         other => (false, other),
-    };
+    }
+}
+
+/// A number literal, integer or float, with its sign (`-0.5`), and the
+/// literal itself; `None` for anything else.
+fn signed_number(expr: &Expr) -> Option<syn::Result<(f64, &Expr)>> {
+    let (negative, inner) = sign(expr);
     let value = match inner {
         Expr::Lit(syn::ExprLit {
             lit: Lit::Int(i), ..
-        }) => i.base10_parse::<f64>()?,
+        }) => i.base10_parse::<f64>(),
         Expr::Lit(syn::ExprLit {
             lit: Lit::Float(f), ..
-        }) => f.base10_parse::<f64>()?,
-        Expr::Lit(lit) => return Err(syn::Error::new(lit.span(), message)),
-        _ => {
-            return Err(
-                Slot::new("factor", "2", Some("Policy::exponential(..).factor({})"))
-                    .not_literal(expr),
-            );
-        }
+        }) => f.base10_parse::<f64>(),
+        _ => return None,
     };
-    Ok(FactorArg {
-        value: if negative { -value } else { value },
-        span: inner.span(),
-    })
+    Some(value.map(|v| (if negative { -v } else { v }, inner)))
 }
 
 /// `5` or `unlimited`.
@@ -507,24 +524,10 @@ fn parse_range(call: &syn::ExprCall) -> syn::Result<(JitterKind, Span)> {
         return Err(syn::Error::new_spanned(call, message));
     }
     let number = |e: &Expr| -> syn::Result<f64> {
-        let (negative, inner) = match ungrouped(e) {
-            Expr::Unary(syn::ExprUnary {
-                op: syn::UnOp::Neg(_),
-                expr,
-                ..
-            }) => (true, ungrouped(expr)),
-            other => (false, other),
-        };
-        let value = match inner {
-            Expr::Lit(syn::ExprLit {
-                lit: Lit::Float(f), ..
-            }) => f.base10_parse::<f64>()?,
-            Expr::Lit(syn::ExprLit {
-                lit: Lit::Int(i), ..
-            }) => i.base10_parse::<f64>()?,
-            _ => return Err(syn::Error::new_spanned(e, message)),
-        };
-        Ok(if negative { -value } else { value })
+        match signed_number(e) {
+            Some(number) => number.map(|(value, _)| value),
+            None => Err(syn::Error::new_spanned(e, message)),
+        }
     };
     let lo = number(&call.args[0])?;
     let hi = number(&call.args[1])?;
