@@ -144,14 +144,14 @@ impl From<CircuitOpen> for std::io::Error {
     }
 }
 
-mod fleet;
+mod gate;
 mod packed;
 mod permit;
 mod window;
 
-pub(crate) use fleet::Gate;
-use fleet::*;
-pub use fleet::{FleetReport, FleetTrip, TrialWanted};
+pub(crate) use gate::Gate;
+use gate::*;
+pub use gate::{FleetReport, FleetTrip, TrialWanted};
 use packed::*;
 pub use permit::Permit;
 use permit::*;
