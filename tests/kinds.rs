@@ -101,6 +101,38 @@ impl Client {
     }
 }
 
+/// A kind on a composed schedule (a `static` policy of its own) beside one
+/// on a builtin: `Transient` retries twice at once then every 300 ms, 5
+/// transient failures at most; `Throttled` steps 1 s, 2 s, 5 s.
+impl Client {
+    #[retry(when = classify, jitter = "none",
+            on(Failure::Transient, chain(immediate(times = 2), constant("300ms")), attempts = 5),
+            on(Failure::Throttled, steps("1s", "2s", "5s")),
+            on(_, stop),
+            on_retry = |_, event| self.heard(event),
+            on_giveup = |_, report| *self.gave_up.borrow_mut() = Some(*report))]
+    async fn composed(&self) -> Result<u32, ApiError> {
+        self.next()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_kind_retries_on_a_composed_schedule() {
+    let client = Client::scripted(&[Transient, Throttled, Transient, Transient, Throttled]);
+    let (result, took) = timed(client.composed()).await;
+    assert_eq!(result, Ok(7));
+    assert_eq!(client.delays(), [0, 1000, 0, 300, 2000]);
+    assert_eq!(took, MS(3300));
+
+    // The fifth transient failure ends the call (its limit, 5).
+    let client = Client::scripted(&[Transient; 6]);
+    let (result, took) = timed(client.composed()).await;
+    assert_eq!(result, Err(ApiError(Transient)));
+    assert_eq!(client.delays(), [0, 0, 300, 300]);
+    assert_eq!(took, MS(600));
+    assert_eq!(client.report().reason, GiveUpReason::Attempts);
+}
+
 /// Runs `call` on the paused clock: its result and the time it took.
 async fn timed<T>(call: impl std::future::Future<Output = T>) -> (T, Duration) {
     let start = tokio::time::Instant::now();

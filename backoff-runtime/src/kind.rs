@@ -8,7 +8,11 @@
 //! or [`Decision::KindAfter`](crate::Decision::KindAfter) with a `match`
 //! over the arms' patterns.
 
-use crate::policy::{Policy, Throttle};
+use core::fmt;
+
+use crate::jitter::Jitter;
+use crate::policy::Policy;
+use crate::strategy::{Builtin, Strategy};
 
 /// The most kinds a [`Policy`] distinguishes: the first `MAX_KINDS` entries
 /// of [`Policy::kinds`] are used (the attribute refuses more `on(..)` arms
@@ -64,10 +68,73 @@ pub const MAX_KIND_ATTEMPTS: u32 = 255;
 /// assert_eq!(report.reason, GiveUpReason::Stopped);
 /// assert_eq!(report.failure_kind, Some("permanent"));
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 pub struct Kind {
     name: &'static str,
-    schedule: Option<Throttle>,
+    schedule: Option<Schedule>,
+}
+
+/// A kind's schedule: a builtin strategy held by value ([`Kind::new`]) or
+/// any strategy in a `static` policy ([`Kind::of`]), with its jitter and
+/// attempt limit.
+#[derive(Clone, Copy)]
+pub(crate) struct Schedule {
+    pub(crate) strategy: Held,
+    pub(crate) jitter: Jitter,
+    pub(crate) attempts: Option<u32>,
+}
+
+/// Where a kind's strategy is.
+#[derive(Clone, Copy)]
+pub(crate) enum Held {
+    Builtin(Builtin),
+    Static(&'static (dyn Strategy + Sync)),
+}
+
+impl fmt::Debug for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Kind");
+        d.field("name", &self.name);
+        match &self.schedule {
+            None => d.field("schedule", &"none"),
+            Some(s) => match &s.strategy {
+                Held::Builtin(b) => d.field("strategy", b),
+                Held::Static(_) => d.field("strategy", &"static"),
+            }
+            .field("jitter", &s.jitter)
+            .field("attempts", &s.attempts),
+        };
+        d.finish()
+    }
+}
+
+/// Equal kinds have the same name and schedule (a strategy in a `static`
+/// policy: the same `static`).
+impl PartialEq for Kind {
+    fn eq(&self, other: &Kind) -> bool {
+        self.name == other.name
+            && match (&self.schedule, &other.schedule) {
+                (None, None) => true,
+                (Some(a), Some(b)) => {
+                    a.jitter == b.jitter
+                        && a.attempts == b.attempts
+                        && match (&a.strategy, &b.strategy) {
+                            (Held::Builtin(x), Held::Builtin(y)) => x == y,
+                            (Held::Static(x), Held::Static(y)) => core::ptr::addr_eq(*x, *y),
+                            _ => false,
+                        }
+                }
+                _ => false,
+            }
+    }
+}
+
+/// A limit within what a call counts.
+const fn clamped(limit: Option<u32>) -> Option<u32> {
+    match limit {
+        Some(n) if n > MAX_KIND_ATTEMPTS => Some(MAX_KIND_ATTEMPTS),
+        limit => limit,
+    }
 }
 
 impl Kind {
@@ -86,13 +153,50 @@ impl Kind {
     pub const fn new(name: &'static str, schedule: Policy) -> Kind {
         Kind {
             name,
-            schedule: Some(Throttle {
-                strategy: *schedule.strategy(),
+            schedule: Some(Schedule {
+                strategy: Held::Builtin(*schedule.strategy()),
                 jitter: schedule.jitter_kind(),
-                attempts: match schedule.attempt_limit() {
-                    Some(n) if n > MAX_KIND_ATTEMPTS => Some(MAX_KIND_ATTEMPTS),
-                    limit => limit,
-                },
+                attempts: clamped(schedule.attempt_limit()),
+            }),
+        }
+    }
+
+    /// A kind retried on the strategy, jitter and attempt limit of a
+    /// policy in a `static`, any strategy: a composed one
+    /// ([`Chain`](crate::strategy::Chain), [`Sum`](crate::strategy::Sum),
+    /// ..), [`Sidekiq`](crate::strategy::Sidekiq), one of your own. What
+    /// `on(PATTERN, chain(..))` builds.
+    ///
+    /// ```
+    /// use backoff_runtime::strategy::{Chain, Constant, Immediate};
+    /// use backoff_runtime::{Decision, Jitter, Policy, kind::Kind};
+    /// use std::time::Duration;
+    ///
+    /// // Twice at once, then every second, 5 failures of this kind at most.
+    /// static CONFLICTS: Policy<Chain<Immediate, Constant>> = Policy::from_strategy(Chain::new(
+    ///     Immediate,
+    ///     2,
+    ///     Constant::new(Duration::from_secs(1)),
+    /// ))
+    /// .jitter(Jitter::None)
+    /// .attempts(5);
+    /// static KINDS: [Kind; 1] = [Kind::of("conflict", &CONFLICTS)];
+    /// static POLICY: Policy = Policy::immediate().unlimited_attempts().kinds(&KINDS);
+    ///
+    /// let mut state = POLICY.start();
+    /// let waits: Vec<_> = std::iter::from_fn(|| state.next_delay_for(Decision::Kind(0))).collect();
+    /// assert_eq!(waits, [Duration::ZERO, Duration::ZERO, Duration::from_secs(1), Duration::from_secs(1)]);
+    /// ```
+    pub const fn of<S: Strategy + Sync + 'static>(
+        name: &'static str,
+        policy: &'static Policy<S>,
+    ) -> Kind {
+        Kind {
+            name,
+            schedule: Some(Schedule {
+                strategy: Held::Static(policy.strategy()),
+                jitter: policy.jitter_kind(),
+                attempts: clamped(policy.attempt_limit()),
             }),
         }
     }
@@ -129,7 +233,7 @@ impl Kind {
 
     /// The kind's schedule, if it has one.
     #[cfg(feature = "std")]
-    pub(crate) const fn schedule(&self) -> Option<&Throttle> {
+    pub(crate) const fn schedule(&self) -> Option<&Schedule> {
         self.schedule.as_ref()
     }
 }

@@ -10,7 +10,7 @@ use crate::clock::{self, Clock};
 use crate::decision::Decision;
 use crate::event::RetryEvent;
 use crate::jitter::JitterRng;
-use crate::kind::{Kind, MAX_KINDS, Tally};
+use crate::kind::{Held, Kind, MAX_KINDS, Tally};
 use crate::policy::{self, OnDeadline, Policy, Throttle};
 use crate::report::{GiveUp, GiveUpReason};
 use crate::strategy::{Builtin, Strategy};
@@ -588,18 +588,20 @@ impl<S: Strategy> RetryState<'_, S> {
         // `on(..)` excludes). The others start from nothing, so no delay
         // of another schedule is taken for theirs.
         let mut none = None;
-        let previous = if t.strategy.reads_previous() {
+        let (strategy, reads): (&dyn Strategy, bool) = match &t.strategy {
+            Held::Builtin(b) => (b, b.reads_previous()),
+            Held::Static(s) => (*s, s.reads_previous()),
+        };
+        let previous = if reads {
             &mut self.throttled_previous
         } else {
             &mut none
         };
-        Ok(policy::backoff(
-            &t.strategy,
-            t.jitter,
-            retry,
-            previous,
-            &mut self.rng,
-        ))
+        Ok(match t.strategy {
+            // (The builtins without a dynamic call: the common case.)
+            Held::Builtin(b) => policy::backoff(&b, t.jitter, retry, previous, &mut self.rng),
+            Held::Static(_) => policy::backoff(&strategy, t.jitter, retry, previous, &mut self.rng),
+        })
     }
 
     /// The next delay of the throttled schedule `t`, within its attempt limit.

@@ -9,8 +9,10 @@ use super::policy::{attempts, builtin_variant, jitter, strategy_parts};
 use crate::attr::{OnAction, RetryArgs, StrategyKind, defaults};
 
 // Input:  the `on(..)` arms (none: nothing).
-// Output: static __BACKOFF_KINDS: [Kind; N] = [
+// Output: static __BACKOFF_KIND_1: Policy<Chain<..>> = Policy::from_strategy(Chain::new(..)).jitter(..);
+//         static __BACKOFF_KINDS: [Kind; N] = [
 //             Kind::new("Failure::Transient", Policy::from_strategy(Builtin::Exponential(..)).jitter(..).attempts(5)),
+//             Kind::of("Failure::Conflict", &__BACKOFF_KIND_1),   // composed, `sidekiq`, `buckets`
 //             Kind::named("Failure::Permanent"),   // `stop` and `after = EXPR`
 //         ];
 //         An arm without `jitter` takes the top-level `jitter` (but for
@@ -21,31 +23,63 @@ pub(super) fn kinds_static(args: &RetryArgs, p: &Ident) -> TokenStream {
         return TokenStream::new();
     }
     let top_jitter = args.jitter.as_ref().map(|j| j.value);
-    let kinds = args.on.iter().map(|arm| {
-        let name = &arm.text;
-        match &arm.action {
-            OnAction::Schedule {
+    // Arms on a strategy that is not a `Builtin` (composed, `sidekiq`,
+    // `buckets`): a `static` policy each, which the kind refers to.
+    let mut policies = TokenStream::new();
+    let kinds: Vec<TokenStream> = args
+        .on
+        .iter()
+        .enumerate()
+        .map(|(i, arm)| {
+            let name = &arm.text;
+            let OnAction::Schedule {
                 strategy,
                 attempts: limit,
                 jitter: own,
-            } => {
-                let (_, ctor) = strategy_parts(p, Some(strategy));
-                let kind = strategy.kind;
+            } = &arm.action
+            else {
+                return quote!(#p::Kind::named(#name));
+            };
+            let (ty, ctor) = strategy_parts(p, Some(strategy));
+            let kind = strategy.kind;
+            let chosen = own
+                .as_ref()
+                .map(|j| j.value)
+                .or(top_jitter.filter(|_| kind != StrategyKind::Decorrelated));
+            let j = jitter(p, chosen.unwrap_or(defaults::jitter(kind)));
+            let a = attempts(limit.as_ref().map(|a| a.value));
+            if is_builtin(kind) {
                 let variant = builtin_variant(kind);
-                let chosen = own.as_ref().map(|j| j.value).or(top_jitter.filter(|_| kind != StrategyKind::Decorrelated));
-                let j = jitter(p, chosen.unwrap_or(defaults::jitter(kind)));
-                let a = attempts(limit.as_ref().map(|a| a.value));
-                quote! {
+                return quote! {
                     #p::Kind::new(#name, #p::Policy::from_strategy(#p::Builtin::#variant(#ctor)).jitter(#j) #a)
-                }
+                };
             }
-            OnAction::Stop | OnAction::After(_) => quote!(#p::Kind::named(#name)),
-        }
-    });
+            let policy = Ident::new(&format!("__BACKOFF_KIND_{i}"), Span::call_site());
+            policies.extend(quote! {
+                static #policy: #p::Policy<#ty> = #p::Policy::from_strategy(#ctor).jitter(#j) #a;
+            });
+            quote!(#p::Kind::of(#name, &#policy))
+        })
+        .collect();
     let n = args.on.len();
     quote! {
+        #policies
         static __BACKOFF_KINDS: [#p::Kind; #n] = [#(#kinds),*];
     }
+}
+
+/// Whether the runtime's `Builtin` holds `kind`'s strategy (held by value
+/// in the kind); the others live in a `static` policy of their own.
+fn is_builtin(kind: StrategyKind) -> bool {
+    matches!(
+        kind,
+        StrategyKind::Exponential
+            | StrategyKind::Linear
+            | StrategyKind::Constant
+            | StrategyKind::Fibonacci
+            | StrategyKind::Decorrelated
+            | StrategyKind::Immediate
+    )
 }
 
 // Input:  the `on(..)` arms and the top-level `attempts`.

@@ -4,10 +4,10 @@
 //! needed; `throttled`, `policy`, `hedge` and a top-level strategy
 //! refused).
 
-use crate::attr::{Attempts, JitterKind, OnAction, OnArm, RetryArgs, StrategyKind};
+use crate::attr::{Attempts, JitterKind, OnAction, OnArm, RetryArgs, StrategyArg, StrategyKind};
 use crate::errors::Errors;
 
-use super::args::{check_attempts, check_strategy};
+use super::args::check_attempts;
 
 /// The most `on(..)` arms: the runtime's `kind::MAX_KINDS`.
 pub(crate) const MAX_ARMS: usize = 8;
@@ -70,9 +70,7 @@ pub(crate) fn check_kinds(args: &RetryArgs, errors: &mut Errors) {
     // A call keeps one previous delay for its kinds, which only
     // `decorrelated` reads.
     let mut decorrelated = args.on.iter().filter_map(|arm| match &arm.action {
-        OnAction::Schedule { strategy, .. } if strategy.kind == StrategyKind::Decorrelated => {
-            Some(strategy.span)
-        }
+        OnAction::Schedule { strategy, .. } if reads_decorrelated(strategy) => Some(strategy.span),
         _ => None,
     });
     if let (Some(_), Some(second)) = (decorrelated.next(), decorrelated.next()) {
@@ -93,19 +91,8 @@ fn check_arm(arm: &OnArm, errors: &mut Errors) {
     else {
         return;
     };
-    check_strategy(strategy, errors);
-    if matches!(strategy.kind, StrategyKind::Sidekiq | StrategyKind::Buckets)
-        || strategy.kind.takes_stages()
-        || strategy.kind == StrategyKind::Steps
-    {
-        errors.push(syn::Error::new(
-            strategy.span,
-            format!(
-                "`{}` cannot be an `on(..)` arm's schedule yet; use one of `exponential`, `linear`, `constant`, `fibonacci`, `decorrelated`, `immediate`",
-                strategy.kind.name()
-            ),
-        ));
-    }
+    // (Composed or not: each stage's parameters, `times`, ..)
+    super::schedule::check_arm_schedule(strategy, errors);
     if let Some(attempts) = attempts {
         check_attempts(attempts, errors);
         // The runtime's `kind::MAX_KIND_ATTEMPTS`: a call counts each
@@ -137,4 +124,9 @@ fn check_arm(arm: &OnArm, errors: &mut Errors) {
             ));
         }
     }
+}
+
+/// Whether `strategy` is `decorrelated` or has a `decorrelated` stage.
+fn reads_decorrelated(strategy: &StrategyArg) -> bool {
+    strategy.kind == StrategyKind::Decorrelated || strategy.stages.iter().any(reads_decorrelated)
 }

@@ -137,6 +137,11 @@ fn never_stops(
 }
 
 /// One strategy and its stages; `within` is the form it is a stage of.
+/// Checks an `on(..)` arm's strategy, composed or not.
+pub(super) fn check_arm_schedule(s: &StrategyArg, errors: &mut Errors) {
+    check_tree(s, None, errors);
+}
+
 fn check_tree(s: &StrategyArg, within: Option<StrategyKind>, errors: &mut Errors) {
     if !s.kind.takes_stages() && s.kind != StrategyKind::Steps {
         check_strategy(s, errors);

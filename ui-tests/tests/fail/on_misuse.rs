@@ -1,6 +1,6 @@
-// `on(..)` beside what it cannot be combined with, a strategy it cannot
-// use, a composed schedule, more attempts than a kind counts, two
-// `decorrelated` arms, and too many arms.
+// `on(..)` beside what it cannot be combined with, an arm without a
+// schedule, a composed arm's own mistake, more attempts than a kind
+// counts, two `decorrelated` arms, and too many arms.
 use backoff_runtime::retry;
 
 enum Failure {
@@ -17,11 +17,6 @@ fn top_level_strategy() -> Result<(), ()> {
     Ok(())
 }
 
-#[retry(when = classify, on(Failure::A, sidekiq), on(Failure::B, stop))]
-fn sidekiq_arm() -> Result<(), ()> {
-    Ok(())
-}
-
 #[retry(when = classify, on(Failure::A), on(Failure::B, stop))]
 fn no_schedule() -> Result<(), ()> {
     Ok(())
@@ -32,8 +27,8 @@ fn jitter_with_decorrelated() -> Result<(), ()> {
     Ok(())
 }
 
-#[retry(when = classify, on(Failure::A, chain(immediate(times = 2), constant("1s"))), on(Failure::B, stop))]
-fn composed_arm() -> Result<(), ()> {
+#[retry(when = classify, on(Failure::A, chain(immediate, constant("1s"))), on(Failure::B, stop))]
+fn composed_arm_without_times() -> Result<(), ()> {
     Ok(())
 }
 
