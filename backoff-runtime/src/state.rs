@@ -588,19 +588,24 @@ impl<S: Strategy> RetryState<'_, S> {
         // `on(..)` excludes). The others start from nothing, so no delay
         // of another schedule is taken for theirs.
         let mut none = None;
-        let (strategy, reads): (&dyn Strategy, bool) = match &t.strategy {
-            Held::Builtin(b) => (b, b.reads_previous()),
-            Held::Static(s) => (*s, s.reads_previous()),
-        };
-        let previous = if reads {
-            &mut self.throttled_previous
-        } else {
-            &mut none
-        };
-        Ok(match t.strategy {
-            // (The builtins without a dynamic call: the common case.)
-            Held::Builtin(b) => policy::backoff(&b, t.jitter, retry, previous, &mut self.rng),
-            Held::Static(_) => policy::backoff(&strategy, t.jitter, retry, previous, &mut self.rng),
+        Ok(match &t.strategy {
+            // (A builtin without a dynamic call: the common case.)
+            Held::Builtin(b) => {
+                let previous = if b.reads_previous() {
+                    &mut self.throttled_previous
+                } else {
+                    &mut none
+                };
+                policy::backoff(b, t.jitter, retry, previous, &mut self.rng)
+            }
+            Held::Static(s) => {
+                let previous = if s.reads_previous() {
+                    &mut self.throttled_previous
+                } else {
+                    &mut none
+                };
+                policy::backoff(s, t.jitter, retry, previous, &mut self.rng)
+            }
         })
     }
 
