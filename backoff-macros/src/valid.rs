@@ -16,6 +16,7 @@ mod schedule;
 mod signature;
 
 pub(crate) use args::check_args;
+pub(crate) use generic::generic_error;
 pub(crate) use signature::{
     blocks_on_its_body, check_attributes, check_instrumented, check_signature, output_may_borrow,
 };

@@ -67,7 +67,19 @@ pub(super) fn decision(n: &Names<'_>) -> TokenStream {
     let Some(w) = &n.args.when else {
         return quote!(#p::Decision::Retry);
     };
-    let typed = typed_closure(&w.value, || [n.error_ty()]);
+    let mut typed = typed_closure(&w.value, || [n.error_ty()]);
+    // A path beside a generic error type `E`: a function pointer of `&E`,
+    // so a `when` of another type is rustc's plain "expected fn pointer
+    // `fn(&E) -> _`" at it, not a suggested `where` bound on a check trait.
+    if !is_closure(&w.value)
+        && let Some(e) = crate::valid::generic_error(n.sig)
+    {
+        let (value, f) = (&w.value, local("__backoff_when_fn", w.span));
+        typed = quote_spanned! {w.span=> {
+            let #f: fn(&#e) -> _ = #value;
+            #f
+        }};
+    }
     let when_l = user("__backoff_when", w.span);
     let (p, error, lt) = (p_at(w.span), local("__backoff_error", w.span), lt_at(w.key));
     let value = if is_closure(&w.value) {

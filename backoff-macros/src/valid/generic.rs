@@ -85,7 +85,7 @@ pub(super) fn check_generic_error(
 
 /// The `E` of `-> Result<T, E>` when `E` is a type parameter of the
 /// function.
-fn generic_error(sig: &Signature) -> Option<&Ident> {
+pub(crate) fn generic_error(sig: &Signature) -> Option<&Ident> {
     let (_, error) = super::closures::result_types(&sig.output)?;
     let Type::Path(error) = super::closures::ungrouped_type(error) else {
         return None;
