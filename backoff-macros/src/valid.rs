@@ -48,6 +48,24 @@ mod tests {
     const ITEM: &str = "fn f() -> Result<u32, FetchError> { Ok(1) }";
 
     #[test]
+    fn a_fleet_builder_is_refused_but_a_lookup_of_the_same_name_is_not() {
+        let refused = messages(
+            r#"circuit = STORE.breaker("payments", CircuitBreaker::new(5, 1, D))"#,
+            ITEM,
+        );
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(
+            refused[0].contains("makes a new shared value"),
+            "{refused:?}"
+        );
+        let method = "fn f(&self) -> Result<u32, FetchError> { Ok(1) }";
+        assert_eq!(
+            messages("circuit = self.pool.breaker(host, region)", method),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
     fn a_generic_error_without_the_refusals_from_bounds_is_one_error_naming_them() {
         let item = "async fn f<E: std::fmt::Debug>() -> Result<u32, E> { todo!() }";
         let got = messages(r#"circuit = B, throttle = T, timeout = "1s""#, item);

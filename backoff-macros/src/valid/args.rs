@@ -173,9 +173,15 @@ fn fleet_builder(expr: &syn::Expr, name: &str) -> Option<String> {
         "quorum" => Some(format!(
             "`.quorum(..)` builds a new shared breaker for every call, which would remember nothing between calls; set the quorum where the breaker is built once: `static PAYMENTS: LazyLock<SharedBreaker> = LazyLock::new(|| STORE.breaker(\"payments\", ..).quorum(2));`, then `{name} = {shown}`"
         )),
-        "breaker" | "budget" | "throttle" if call.args.len() == 2 => Some(format!(
-            "`.{method}(name, ..)` makes a new shared value for every call, which would remember nothing between calls; make it once, in a `static` (`static SHARED: LazyLock<..> = LazyLock::new(|| {shown}.{method}(..));`, then `{name} = &*SHARED`) or in a field"
-        )),
+        // (A store's constructor: its second argument builds the control. A
+        // lookup of one's own, `self.pool.breaker(host, region)`, is left.)
+        "breaker" | "budget" | "throttle"
+            if call.args.len() == 2 && constructor(&call.args[1]).is_some() =>
+        {
+            Some(format!(
+                "`.{method}(name, ..)` makes a new shared value for every call, which would remember nothing between calls; make it once, in a `static` (`static SHARED: LazyLock<..> = LazyLock::new(|| {shown}.{method}(..));`, then `{name} = &*SHARED`) or in a field"
+            ))
+        }
         _ => None,
     }
 }
