@@ -526,8 +526,8 @@ mod expansion {
 
     /// `#[retry(immediate, attempts = 3)]`'s policy on a plain fn, and on
     /// an `async fn`.
-    type Sync = Fixed<Immediate, 0, 3, { u64::MAX }, false>;
-    type Async = Fixed<Immediate, 0, 3, { u64::MAX }, true>;
+    type Sync = Fixed<Immediate, false, 0, 3, { u64::MAX }>;
+    type Async = Fixed<Immediate, true, 0, 3, { u64::MAX }>;
 
     #[test]
     fn lean_plain_fn() {
@@ -594,9 +594,7 @@ mod expansion {
                     outcome,
                 ) {
                     p::ControlFlow::Continue(delay) => {
-                        if p::sleeps(delay) {
-                            tokio::time::sleep(delay).await;
-                        }
+                        tokio::time::sleep(delay).await;
                     }
                     p::ControlFlow::Break(outcome) => return outcome,
                 }
@@ -639,12 +637,7 @@ mod expansion {
                     Err("fatal") => Decision::Stop,
                     Err(_) => Decision::Retry,
                 };
-                match call.after::<false, false, _, _, _, _, _>(
-                    p::NoTrace,
-                    decision,
-                    outcome,
-                    |_, _| {},
-                ) {
+                match call.after(p::NoTrace, decision, outcome) {
                     p::ControlFlow::Continue(delay) => {
                         p::sleep_blocking(delay);
                         call.next_attempt();

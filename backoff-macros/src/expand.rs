@@ -264,11 +264,7 @@ fn retry_loop(
     // closure's too. An `async fn`'s is an `async` block, which the lint
     // does not look at.)
     let allow_large_err = (!is_async).then(|| quote!(#[allow(clippy::result_large_err)]));
-    let (fleet, sleep_binding, start) = (
-        fleet::bindings(&n),
-        sleep::sleep_binding(&n),
-        fleet::start(&n),
-    );
+    let (sleep_binding, start) = (sleep::sleep_binding(&n), fleet::start(&n));
     // An `async fn` that keeps a `Carried` (its policy a type, no other
     // state): the verdict here, the step in the runtime.
     if let Some(fixed) = n.fixed.as_ref().filter(|_| n.carried) {
@@ -319,7 +315,7 @@ fn retry_loop(
             #count_call
             #context_value
             #allow_large_err
-            let __backoff_outcome: #ret = #attempt;
+            let __backoff_outcome = #attempt;
             #after
             #sleep
             __backoff_call.next_attempt();
@@ -334,7 +330,6 @@ fn retry_loop(
     quote! {
         #import
         #policy
-        #fleet
         #sleep_binding
         #start
         let __backoff_ended = #ended;

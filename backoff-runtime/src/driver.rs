@@ -378,6 +378,16 @@ impl<E> Trace<E> for NoTrace {
     fn give_up(&self, _: &E, _: &GiveUp) {}
 }
 
+/// No traces, as the attribute's expansion writes it without the `tracing`
+/// feature: `()`, two tokens (the same as [`NoTrace`]).
+impl<E> Trace<E> for () {
+    const ENABLED: bool = false;
+    #[inline(always)]
+    fn retry(&self, _: &E, _: u32, _: Duration, _: Option<&'static str>) {}
+    #[inline(always)]
+    fn give_up(&self, _: &E, _: &GiveUp) {}
+}
+
 /// After an attempt: `Break` with what the call returns (an accepted
 /// outcome, or the one it gives up with), or `Continue` with the delay to
 /// sleep before the next attempt, the outcome already dropped.

@@ -366,13 +366,7 @@ mod metrics {
     use backoff_runtime::__private as p;
 
     /// `#[retry]`'s default policy on a plain fn.
-    type Default = p::Fixed<
-        p::ExponentialOf<100_000_000, { u64::MAX }, { u64::MAX }>,
-        1,
-        { u64::MAX },
-        { u64::MAX },
-        false,
-    >;
+    type Default = p::Fixed<p::ExponentialOf<100_000_000>, false>;
 
     /// `#[retry]`'s lean loop, written out as its expansion records.
     #[inline(never)]
@@ -385,13 +379,7 @@ mod metrics {
     }
 
     /// `#[retry]`'s default policy on an `async fn`.
-    type DefaultAsync = p::Fixed<
-        p::ExponentialOf<100_000_000, { u64::MAX }, { u64::MAX }>,
-        1,
-        { u64::MAX },
-        { u64::MAX },
-        true,
-    >;
+    type DefaultAsync = p::Fixed<p::ExponentialOf<100_000_000>, true>;
 
     /// The compact `async fn` loop (a `Carried`), under another name: the
     /// reference for [`recorded_async`] (the plain step is gone: every
@@ -412,7 +400,7 @@ mod metrics {
                 outcome,
             ) {
                 p::ControlFlow::Continue(delay) => {
-                    if p::sleeps(delay) {
+                    if !delay.is_zero() {
                         sleep_tokio(delay).await;
                     }
                 }
@@ -440,7 +428,7 @@ mod metrics {
                 outcome,
             ) {
                 p::ControlFlow::Continue(delay) => {
-                    if p::sleeps(delay) {
+                    if !delay.is_zero() {
                         sleep_tokio(delay).await;
                     }
                 }
@@ -656,12 +644,7 @@ mod failing {
                             }
                             Err(e) => e,
                         };
-                        match call.after_error::<false, false, _, _, _, _, _>(
-                            p::NoTrace,
-                            p::RETRY,
-                            error,
-                            |_, _| {},
-                        ) {
+                        match call.after_error(p::NoTrace, p::RETRY, error) {
                             p::ControlFlow::Continue(delay) => delay,
                             p::ControlFlow::Break(ended) => return ended.result(),
                         }
@@ -686,12 +669,7 @@ mod failing {
                             }
                             Err(e) => e,
                         };
-                        match call.after_error::<false, false, _, _, _, _, _>(
-                            p::NoTrace,
-                            p::RETRY,
-                            error,
-                            |_, _| {},
-                        ) {
+                        match call.after_error(p::NoTrace, p::RETRY, error) {
                             p::ControlFlow::Continue(delay) => delay,
                             p::ControlFlow::Break(ended) => return ended.result(),
                         }

@@ -69,8 +69,8 @@ pub(super) fn carried_failure(p: &Ident, parts: &CarriedParts<'_>) -> TokenStrea
         Some(decision) => (
             quote! {
                 let __backoff_decision = match &__backoff_result {
-                    #p::Result::Err(__backoff_error) => #decision,
-                    #p::Result::Ok(_) => #p::Decision::Stop,
+                    #p::Err(__backoff_error) => #decision,
+                    #p::Ok(_) => #p::Decision::Stop,
                 };
             },
             quote!(, __backoff_decision),

@@ -19,30 +19,53 @@ use crate::attr::Arg;
 // breaker for every call.
 fn shared(arg: Option<&Arg<Expr>>, name: &str, trait_: &str, fun: &str) -> Option<TokenStream> {
     arg.map(|a| {
-        let expr = &a.value;
         let local = Ident::new(&format!("__backoff_{name}"), Span::call_site());
-        let value = Ident::new(&format!("__backoff_{name}_value"), a.span);
-        let check = Ident::new(fun, a.span);
-        let (pa, trait_) = (p_at(a.span), Ident::new(trait_, a.span));
-        let borrowed = if names_a_static(expr) {
-            // (A `const` here is a temporary, which rustc reports at the
-            // name: "creates a temporary value", "requires that borrow
-            // lasts for `'static`".)
-            quote_spanned! {a.span=> #pa::must_be_static(&#expr) }
-        } else {
-            let expr = kept_across_calls(expr, &pa);
-            quote_spanned! {a.span=> &(#expr) }
-        };
-        let checked = quote_spanned! {a.span=> #pa::#trait_::#check(#value) };
-        let bind = quote_spanned! {a.span=> let #value = #borrowed; };
+        let (value, checked) = checked(a, name, trait_, fun);
         quote! {
-            #bind
+            #value
             let #local = #checked;
         }
     })
 }
 
-/// `budget`'s, `circuit`'s and `throttle`'s bindings, in that order.
+// Input:  `budget = EXPR` (`name` "budget", checked by `AsBudget::as_budget`)
+//         or `circuit = EXPR` ("circuit", `AsCircuit::as_circuit`), ...
+// Output: let __backoff_budget_value = &(EXPR);
+//         and AsBudget::as_budget(__backoff_budget_value), or for a
+//         `static`, no binding and AsBudget::as_budget(must_be_static(&STATIC)).
+//
+// Evaluated once per call, before the first attempt. (The binding keeps a
+// temporary, such as the `&T` a method returns, alive for the call.) A
+// `static`'s path (by convention in capitals) must be one: a `const` would
+// be a fresh budget or breaker for every call.
+fn checked(a: &Arg<Expr>, name: &str, trait_: &str, fun: &str) -> (TokenStream, TokenStream) {
+    let expr = &a.value;
+    let check = Ident::new(fun, a.span);
+    let (pa, trait_) = (p_at(a.span), Ident::new(trait_, a.span));
+    let (binding, borrowed) = if names_a_static(expr) {
+        // (A `const` here is a temporary, which rustc reports at the
+        // name: "creates a temporary value", "requires that borrow
+        // lasts for `'static`".)
+        (
+            TokenStream::new(),
+            quote_spanned! {a.span=> #pa::must_be_static(&#expr) },
+        )
+    } else {
+        let value = Ident::new(&format!("__backoff_{name}_value"), a.span);
+        let expr = kept_across_calls(expr, &pa);
+        (
+            quote_spanned! {a.span=> let #value = &(#expr); },
+            quote!(#value),
+        )
+    };
+    (
+        binding,
+        quote_spanned! {a.span=> #pa::#trait_::#check(#borrowed) },
+    )
+}
+
+/// `budget`'s, `circuit`'s and `throttle`'s bindings, in that order (for
+/// a hedged call).
 pub(super) fn bindings(n: &Names<'_>) -> TokenStream {
     let budget = shared(n.args.budget.as_ref(), "budget", "AsBudget", "as_budget");
     let circuit = shared(
@@ -66,7 +89,9 @@ pub(super) fn bindings(n: &Names<'_>) -> TokenStream {
 
 // Input:  the policy and what the loop keeps.
 // Output: let mut __backoff_call = Call::begin(policy, clock, timed, function)
-//             .with_budget(b).with_circuit(c).with_throttle(t);
+//             .reporting()              // with `on_giveup` or `fallback`
+//             .with_budget(AsBudget::as_budget(b)).with_circuit(..).with_throttle(..);
+//         (`b` a binding made before, or a `static`: see `checked`)
 //         or, for an `async fn` that keeps a `Carried`:
 //         let mut __backoff_slot = Carried::NEW;
 //
@@ -81,26 +106,25 @@ pub(super) fn start(n: &Names<'_>) -> TokenStream {
         return quote!(let mut __backoff_slot = #p::Carried::NEW;);
     }
     let (policy_ref, clock, timed, function) = (&n.policy_ref, &n.clock, n.timed, n.function());
-    let with_budget = n
-        .args
-        .budget
-        .as_ref()
-        .map(|_| quote!(.with_budget(__backoff_budget)));
-    let with_circuit = n
-        .args
-        .circuit
-        .as_ref()
-        .map(|_| quote!(.with_circuit(__backoff_circuit)));
-    let with_throttle = n
-        .args
-        .throttle
-        .as_ref()
-        .map(|_| quote!(.with_throttle(__backoff_throttle)));
+    let reporting = super::step::reports(n).then(|| quote!(.reporting()));
+    let mut bindings = TokenStream::new();
+    let mut with = |arg: &Option<Arg<Expr>>, name: &str, trait_: &str, fun: &str| {
+        arg.as_ref().map(|a| {
+            let (binding, checked) = checked(a, name, trait_, fun);
+            bindings.extend(binding);
+            let method = Ident::new(&format!("with_{name}"), Span::call_site());
+            quote!(.#method(#checked))
+        })
+    };
+    let with_budget = with(&n.args.budget, "budget", "AsBudget", "as_budget");
+    let with_circuit = with(&n.args.circuit, "circuit", "AsCircuit", "as_circuit");
+    let with_throttle = with(&n.args.throttle, "throttle", "AsThrottle", "as_throttle");
     let begin = quote_spanned! {n.start_span=>
         #p::Call::begin(#policy_ref, #clock, #timed, #function)
     };
     quote! {
-        let mut __backoff_call = #begin #with_budget #with_circuit #with_throttle;
+        #bindings
+        let mut __backoff_call = #begin #reporting #with_budget #with_circuit #with_throttle;
     }
 }
 

@@ -19,16 +19,27 @@ pub(super) fn typed_closure<const N: usize>(
     expr: &Expr,
     types: impl FnOnce() -> [TokenStream; N],
 ) -> TokenStream {
+    typed(expr, types).0
+}
+
+/// [`typed_closure`], and whether it is a closure that the attribute gave
+/// every parameter's type: its arguments then need no check (their types
+/// are the ones the call passes), only its result does.
+fn typed<const N: usize>(
+    expr: &Expr,
+    types: impl FnOnce() -> [TokenStream; N],
+) -> (TokenStream, bool) {
     let Expr::Closure(closure) = crate::attr::ungrouped(expr) else {
-        return expr.to_token_stream();
+        return (expr.to_token_stream(), false);
     };
     let types = types();
     let mut closure = closure.clone();
+    let mut all_given = closure.inputs.len() == N;
     for (input, ty) in closure.inputs.iter_mut().zip(types) {
         let ty = Box::new(Type::Verbatim(ty));
         match input {
             Pat::Type(typed) if is_inferred(&typed.ty) => typed.ty = ty,
-            Pat::Type(_) => {}
+            Pat::Type(_) => all_given = false,
             _ => {
                 *input = Pat::Type(syn::PatType {
                     attrs: Vec::new(),
@@ -39,7 +50,7 @@ pub(super) fn typed_closure<const N: usize>(
             }
         }
     }
-    closure.to_token_stream()
+    (closure.to_token_stream(), all_given)
 }
 
 /// `_` or `&_`: a type the user left to inference.
@@ -57,17 +68,20 @@ fn is_inferred(ty: &Type) -> bool {
 // (a closure may use `self` and the `&mut` arguments the body uses too),
 // bound in a block of its own there, and called with each argument through
 // a trait of its own, so that a function of the wrong type is reported in
-// the argument's terms.
+// the argument's terms. A closure whose parameters the attribute typed
+// itself (`|e, ev| ..`) takes its arguments as they are: they have its
+// types.
 
 // Input:  `when = W`; `__backoff_error` is the error, a `&E`.
 // Output: { let mut when = W; IntoDecision::into_decision(WhenFn::call(&mut when, pass(error))) }
+//         (for a closure `{ let when = W; into_decision({when}(pass(error))) }`),
 //         or, without `when`, `Decision::Retry`.
 pub(super) fn decision(n: &Names<'_>) -> TokenStream {
     let p = &n.p;
     let Some(w) = &n.args.when else {
         return quote!(#p::Decision::Retry);
     };
-    let mut typed = typed_closure(&w.value, || [n.error_ty()]);
+    let (mut typed, given) = typed(&w.value, || [n.error_ty()]);
     // A path beside a generic error type `E`: a function pointer of `&E`,
     // so a `when` of another type is rustc's plain "expected fn pointer
     // `fn(&E) -> _`" at it, not a suggested `where` bound on a check trait.
@@ -82,16 +96,16 @@ pub(super) fn decision(n: &Names<'_>) -> TokenStream {
     }
     let when_l = user("__backoff_when", w.span);
     let (p, error, lt) = (p_at(w.span), local("__backoff_error", w.span), lt_at(w.key));
+    let error = if given {
+        quote!(#error)
+    } else {
+        quote_spanned! {w.span=> #lt _ as #p::WhenParameter<_>>::pass(#error) }
+    };
     let value = if is_closure(&w.value) {
-        quote_spanned! {w.span=>
-            #when_l(#lt _ as #p::WhenParameter<_>>::pass(#error))
-        }
+        quote_spanned! {w.span=> {#when_l}(#error) }
     } else {
         quote_spanned! {w.span=>
-            <_ as #p::WhenFn<_, _>>::call(
-                &mut #when_l,
-                #lt _ as #p::WhenParameter<_>>::pass(#error),
-            )
+            <_ as #p::WhenFn<_, _>>::call(&mut #when_l, #error)
         }
     };
     // With `on(..)`, `when` returns the user's own type, matched against
@@ -147,20 +161,23 @@ fn collect_idents(tokens: TokenStream, f: &mut impl FnMut(&Ident)) {
 
 // Input:  `when_ok = W`; `__backoff_value` is the `Ok` value, a `&T`.
 // Output: { let mut when_ok = W; WhenOkReturn::decision(WhenOkFn::call(&mut when_ok, pass(value))) }
+//         (for a closure `{ let when_ok = W; WhenOkReturn::decision({when_ok}(pass(value))) }`)
 pub(super) fn decide_ok(n: &Names<'_>, w: &Arg<Expr>) -> TokenStream {
-    let typed = typed_closure(&w.value, || [n.ok_ty()]);
+    let (typed, given) = typed(&w.value, || [n.ok_ty()]);
     let when_ok_l = user("__backoff_when_ok", w.span);
     let (p, lt, value) = (p_at(w.span), lt_at(w.key), local("__backoff_value", w.span));
+    let value = if given {
+        quote!(#value)
+    } else {
+        quote_spanned! {w.span=> #lt _ as #p::WhenOkParameter<_>>::pass(#value) }
+    };
     let call = if is_closure(&w.value) {
         quote_spanned! {w.span=>
-            <_ as #p::WhenOkReturn>::decision(#when_ok_l(#lt _ as #p::WhenOkParameter<_>>::pass(#value)))
+            <_ as #p::WhenOkReturn>::decision({#when_ok_l}(#value))
         }
     } else {
         quote_spanned! {w.span=>
-            <_ as #p::WhenOkReturn>::decision(<_ as #p::WhenOkFn<_, _>>::call(
-                &mut #when_ok_l,
-                #lt _ as #p::WhenOkParameter<_>>::pass(#value),
-            ))
+            <_ as #p::WhenOkReturn>::decision(<_ as #p::WhenOkFn<_, _>>::call(&mut #when_ok_l, #value))
         }
     };
     bound(&w.value, &when_ok_l, &typed, &call)
@@ -169,10 +186,11 @@ pub(super) fn decide_ok(n: &Names<'_>, w: &Arg<Expr>) -> TokenStream {
 // Input:  `on_retry = O`; `__backoff_outcome` (a `&E`, or with `when_ok`
 //         a `&Result<T, E>`) and `__backoff_event`.
 // Output: { let mut on_retry = O; OnRetryFn::call(&mut on_retry, pass(error), pass(event)); }
+//         (for a closure `{ let on_retry = O; OnRetryReturn::done({on_retry}(pass(error), pass(event))); }`)
 pub(super) fn call_on_retry(n: &Names<'_>) -> Option<TokenStream> {
     let (args, p) = (n.args, &n.p);
     let o = args.on_retry.as_ref()?;
-    let typed = typed_closure(&o.value, || {
+    let (typed, given) = typed(&o.value, || {
         let first_ty = if args.when_ok.is_some() {
             n.outcome_ty()
         } else {
@@ -183,23 +201,28 @@ pub(super) fn call_on_retry(n: &Names<'_>) -> Option<TokenStream> {
     let on_retry_l = user("__backoff_on_retry", o.span);
     let [outcome, event] = ["__backoff_outcome", "__backoff_event"].map(|name| local(name, o.span));
     let (p, lt) = (p_at(o.span), lt_at(o.key));
-    let event = quote_spanned! {o.span=>
-        #lt _ as #p::OnRetryEventParameter<_>>::pass(#event)
-    };
-    let first = if args.when_ok.is_some() {
-        quote_spanned! {o.span=>
-            #lt _ as #p::OnRetryOutcomeParameter<_, _>>::pass(#outcome)
-        }
+    let (first, event) = if given {
+        (quote!(#outcome), quote!(#event))
     } else {
-        // Without `when_ok`, only errors are retried: `__backoff_error`
-        // is the error, `&E`.
-        quote_spanned! {o.span=>
-            #lt _ as #p::OnRetryParameter<_>>::pass(#outcome)
-        }
+        let event = quote_spanned! {o.span=>
+            #lt _ as #p::OnRetryEventParameter<_>>::pass(#event)
+        };
+        let first = if args.when_ok.is_some() {
+            quote_spanned! {o.span=>
+                #lt _ as #p::OnRetryOutcomeParameter<_, _>>::pass(#outcome)
+            }
+        } else {
+            // Without `when_ok`, only errors are retried: `__backoff_error`
+            // is the error, `&E`.
+            quote_spanned! {o.span=>
+                #lt _ as #p::OnRetryParameter<_>>::pass(#outcome)
+            }
+        };
+        (first, event)
     };
     let call = if is_closure(&o.value) {
         quote_spanned! {o.span=>
-            <_ as #p::OnRetryReturn>::done(#on_retry_l(#first, #event));
+            <_ as #p::OnRetryReturn>::done({#on_retry_l}(#first, #event));
         }
     } else {
         quote_spanned! {o.span=>
@@ -229,25 +252,31 @@ pub(super) fn call_on_giveup(n: &Names<'_>) -> Option<TokenStream> {
     let on_giveup = n.args.on_giveup.as_ref().map(|g| {
         let p = &n.p;
         let giveup_ty = quote!(&#p::GiveUp);
-        let typed = typed_closure(&g.value, || [n.outcome_ty(), giveup_ty]);
+        let (typed, given) = typed(&g.value, || [n.outcome_ty(), giveup_ty]);
         let [result, report, hook] = ["__backoff_result", "__backoff_report", "__backoff_hook"]
             .map(|name| local(name, g.span));
         let (p, lt) = (p_at(g.span), lt_at(g.key));
-        let (outcome, record) = (
-            quote_spanned! {g.span=> #lt _ as #p::OnGiveUpParameter<_, _>>::pass(&#result) },
-            quote_spanned! {g.span=> #lt _ as #p::OnGiveUpRecordParameter<_>>::pass(&#report) },
-        );
-        let call = quote_spanned! {g.span=>
-            <_ as #p::OnGiveUpReturn>::done(<_ as #p::OnGiveUpFn<_, _, _>>::call(
-                #hook,
-                #outcome,
-                #record,
-            ));
+        let call = if given {
+            quote_spanned! {g.span=>
+                <_ as #p::OnGiveUpReturn>::done({#hook}(&#result, &#report));
+            }
+        } else {
+            let (outcome, record) = (
+                quote_spanned! {g.span=> #lt _ as #p::OnGiveUpParameter<_, _>>::pass(&#result) },
+                quote_spanned! {g.span=> #lt _ as #p::OnGiveUpRecordParameter<_>>::pass(&#report) },
+            );
+            quote_spanned! {g.span=>
+                <_ as #p::OnGiveUpReturn>::done(<_ as #p::OnGiveUpFn<_, _, _>>::call(
+                    #hook,
+                    #outcome,
+                    #record,
+                ));
+            }
         };
-        quote! {{
+        quote! {
             let #hook = #typed;
             #call
-        }}
+        }
     });
     let fallback = n.args.fallback.as_ref().map(|f| {
         let p = &n.p;
@@ -267,7 +296,7 @@ pub(super) fn call_on_giveup(n: &Names<'_>) -> Option<TokenStream> {
         };
         quote! {
             let #result = match #result {
-                #p::Result::Err(#error) => {
+                #p::Err(#error) => {
                     let #hook = #typed;
                     #call
                 }
@@ -291,25 +320,21 @@ fn is_closure(expr: &Expr) -> bool {
 
 // Input:  a hook's value, the local it is bound to, its typed value, its call.
 // Output: { let mut local = value; call }
-//         or, for a closure, { let value = closure; #[allow(unused_mut)] let mut local = value; call }
+//         or, for a closure, { let local = closure; call }
 //
 // `when`, `when_ok` and `on_retry` closures are called directly,
-// `local(..)`: the attribute has checked their arity, and a closure that
+// `{local}(..)`: the attribute has checked their arity, and a closure that
 // moves what it captures is then rustc's own error naming that capture
 // ("value moved into closure here, in previous iteration of loop"), as in
-// a loop written by hand. Their binding is `mut` for an `FnMut`, which an
-// `Fn` does not need: the `allow` is on that binding alone, not on the
-// closure, whose own lints fire as they would. A path is called through
-// the hook's trait, which reports a function of the wrong arity in the
-// argument's terms. (`on_giveup`, called once, takes any closure through
-// its trait.)
+// a loop written by hand. The call moves the closure into a temporary,
+// which an `FnMut` may be called as: its binding needs no `mut`, which an
+// `Fn` would not use. A path is called through the hook's trait, which
+// reports a function of the wrong arity in the argument's terms.
+// (`on_giveup`, called once, takes any closure through its trait.)
 fn bound(value: &Expr, local: &Ident, typed: &TokenStream, call: &TokenStream) -> TokenStream {
     if is_closure(value) {
-        let value = Ident::new("__backoff_hook_value", proc_macro2::Span::call_site());
         quote! {{
-            let #value = #typed;
-            #[allow(unused_mut)]
-            let mut #local = #value;
+            let #local = #typed;
             #call
         }}
     } else {

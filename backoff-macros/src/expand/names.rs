@@ -267,7 +267,8 @@ impl<'a> Names<'a> {
     }
 
     /// Splits `__backoff_outcome` into a `Result`, through a binding of
-    /// `ret_span`.
+    /// `ret_span` (which a return type that is not a `Result` is then
+    /// reported at, once).
     pub(super) fn split(&self) -> TokenStream {
         let (pr, ret_span) = (&self.pr, self.ret_span);
         let outcome = local("__backoff_outcome", ret_span);

@@ -26,13 +26,13 @@ pub(super) fn outcome(n: &Names<'_>, on_success: Option<&TokenStream>) -> TokenS
             let succeed = n.succeed();
             quote! {
                 let __backoff_error = match #split {
-                    #p::Result::Ok(__backoff_value) => {
+                    #p::Ok(__backoff_value) => {
                         #on_success
                         return #succeed;
                     }
                     // (Failing is the exception: `next_delay`, which the error
                     // leads to, is `#[cold]`, so the success path stays straight.)
-                    #p::Result::Err(__backoff_error) => __backoff_error,
+                    #p::Err(__backoff_error) => __backoff_error,
                 };
             }
         }
@@ -41,14 +41,14 @@ pub(super) fn outcome(n: &Names<'_>, on_success: Option<&TokenStream>) -> TokenS
             quote! {
                 let __backoff_result = #split;
                 let __backoff_ok_decision = match &__backoff_result {
-                    #p::Result::Ok(__backoff_value) => match #decide_ok {
+                    #p::Ok(__backoff_value) => match #decide_ok {
                         #p::Decision::Stop => {
                             #on_success
                             return #from_result(__backoff_result);
                         }
                         __backoff_decision => __backoff_decision,
                     },
-                    #p::Result::Err(_) => {
+                    #p::Err(_) => {
                         #p::cold();
                         #p::Decision::Stop
                     }

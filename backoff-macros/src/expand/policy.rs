@@ -88,7 +88,8 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
 //         `policy = EXPR`, `throttled`, `retry_after_max`).
 // Output: the runtime type naming that policy, whose constants `REF` (the
 //         policy) and `ORIGIN` (with the loop's clock) the loop uses:
-//         `Fixed<ExponentialOf<100000000, UNSET, UNSET>, 1, 5, UNSET, false>`;
+//         `Fixed<ExponentialOf<100000000>, false, 1, 5>` (the arguments
+//         at their defaults left out);
 //         `None` for what it cannot name (then `policy_binding`'s `static`).
 //
 // A type of the runtime's, not a `static` of the function's: the function
@@ -129,7 +130,8 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
         StrategyKind::Exponential => {
             let base = given(Some(base.unwrap_or(defaults::BASE)))?;
             let factor = factor.map_or(unset.clone(), |f| Literal::u64_unsuffixed(f.to_bits()));
-            quote!(#p::ExponentialOf<#base, #max, #factor>)
+            let args = trimmed(vec![base, max, factor], 1, &unset);
+            quote!(#p::ExponentialOf<#(#args),*>)
         }
         other => {
             if factor.is_some() {
@@ -144,7 +146,8 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
             let default = defaults::base(other);
             let name = Ident::new(name, Span::call_site());
             let base = given(Some(base.unwrap_or(default)))?;
-            quote!(#p::#name<#base, #max>)
+            let args = trimmed(vec![base, max], 1, &unset);
+            quote!(#p::#name<#(#args),*>)
         }
     };
     let jitter = match args
@@ -160,6 +163,8 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
         JitterKind::Range(..) => return None,
     };
     let jitter = Literal::u64_unsuffixed(jitter);
+    // (1, full jitter: the runtime's default for a `Fixed`.)
+    let full = Literal::u64_unsuffixed(1);
     let (limit, stop) = stop_rule(args);
     if stop.is_some() {
         return None;
@@ -172,7 +177,29 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
     };
     let elapsed = given(args.max_elapsed.as_ref().map(|m| m.value.value))?;
     let is_async = Ident::new(if is_async { "true" } else { "false" }, Span::call_site());
-    Some(quote!(#p::Fixed<#strategy, #jitter, #attempts, #elapsed, #is_async>))
+    // The arguments after `ASYNC` that are not at the runtime's defaults.
+    let mut rest = vec![jitter, attempts, elapsed];
+    while let Some(last) = rest.last() {
+        let default = if rest.len() == 1 { &full } else { &unset };
+        if last.to_string() != default.to_string() {
+            break;
+        }
+        rest.pop();
+    }
+    Some(quote!(#p::Fixed<#strategy, #is_async #(, #rest)*>))
+}
+
+/// `args` without the trailing ones equal to `unset` past the first
+/// `keep` (a const generic argument at its default).
+fn trimmed(mut args: Vec<Literal>, keep: usize, unset: &Literal) -> Vec<Literal> {
+    while args.len() > keep
+        && args
+            .last()
+            .is_some_and(|a| a.to_string() == unset.to_string())
+    {
+        args.pop();
+    }
+    args
 }
 
 // Input:  a strategy argument (default: exponential), composed or not.

@@ -20,7 +20,7 @@ pub(super) fn sleep_binding(n: &Names<'_>) -> Option<TokenStream> {
 
 // Input:  `sleep`, if given, and whether the function is `async`.
 // Output: the statement sleeping `__backoff_delay`:
-//         sleep_blocking(delay);  or  if sleeps(delay) { DefaultSleep::sleep(delay).await; }
+//         sleep_blocking(delay);  or  DefaultSleep::sleep(delay).await;
 //         or the user's, `SleepFn::call(&mut sleep, pass(delay))`, its result
 //         checked (and awaited in an `async fn`).
 pub(super) fn sleep(n: &Names<'_>) -> TokenStream {
@@ -64,13 +64,8 @@ pub(super) fn sleep(n: &Names<'_>) -> TokenStream {
             let sleeping = quote_spanned! {sleep_span=>
                 <#ps::DefaultSleep as #ps::AsyncSleep>::sleep(#delay)
             };
-            quote! {
-                // (Tested by value: a borrow of the delay would keep it in
-                // the future across the sleep.)
-                if #p::sleeps(__backoff_delay) {
-                    #sleeping.await;
-                }
-            }
+            // (A zero delay is ready at once, with no timer.)
+            quote!(#sleeping.await;)
         }
     }
 }

@@ -36,16 +36,16 @@ pub(super) fn finish(n: &Names<'_>) -> TokenStream {
 //                 Ok(v) => { call.accepted(); break Ended::Done(Ok(v)) }
 //                 Err(error) => error,
 //             };
-//             match call.after_error::<ON_RETRY, REPORTS, ..>(tracer!(..), when(&error), error,
-//                                                             |error, event| on_retry(error, event)) {
+//             match call.after_error(tracer!(..), when(&error), error) {
 //                 Continue(delay) => delay,      // the error was dropped in there
 //                 Break(ended) => break ended,
 //             }
 //         };
+//         or, with `on_retry`, `after_error_hooked(.., error, |error, event| on_retry(error, event))`;
 //         or, with `when_ok`, on the whole outcome:
 //             let result = into_result(outcome);
-//             match call.after::<..>(tracer!(..), match &result { Ok(value) => when_ok(value), Err(error) => when(error) },
-//                                    result, |outcome, event| on_retry(outcome, event)) { .. }
+//             match call.after(tracer!(..), match &result { Ok(value) => when_ok(value), Err(error) => when(error) },
+//                              result) { .. }      // or `after_hooked(.., |outcome, event| on_retry(outcome, event))`
 //         (`when` is `Decision::Retry` without a `when`.)
 //
 // `when` and `when_ok` are built and called here, where a loop written by
@@ -54,21 +54,18 @@ pub(super) fn finish(n: &Names<'_>) -> TokenStream {
 // decides the rest.
 pub(super) fn after_attempt(n: &Names<'_>) -> TokenStream {
     let (p, split, value) = (&n.p, n.split(), &n.value);
-    let on_retry = hooks::call_on_retry(n).map_or_else(
-        || quote!(|_, _| {}),
-        |call| quote!(|__backoff_outcome, __backoff_event| { #call }),
-    );
-    let (has_on_retry, reports) = (n.args.on_retry.is_some(), reports(n));
+    let on_retry =
+        hooks::call_on_retry(n).map(|call| quote!(, |__backoff_outcome, __backoff_event| #call));
     let when = hooks::decision(n);
     let (value, outcome, decision, after) = match &n.args.when_ok {
         None => (
             quote! {
                 match #split {
-                    #p::Result::Ok(__backoff_value) => {
+                    #p::Ok(__backoff_value) => {
                         __backoff_call.accepted();
-                        break #p::Ended::Done(#p::Result::Ok(#value));
+                        break #p::Ended::Done(#p::Ok(#value));
                     }
-                    #p::Result::Err(__backoff_error) => __backoff_error,
+                    #p::Err(__backoff_error) => __backoff_error,
                 }
             },
             quote!(error),
@@ -76,7 +73,7 @@ pub(super) fn after_attempt(n: &Names<'_>) -> TokenStream {
                 Some(_) => quote!({ let __backoff_error = &__backoff_outcome; #when }),
                 None => quote!(#p::RETRY),
             },
-            quote!(after_error),
+            "after_error",
         ),
         Some(w) => {
             let when_ok = hooks::decide_ok(n, w);
@@ -85,24 +82,21 @@ pub(super) fn after_attempt(n: &Names<'_>) -> TokenStream {
                 quote!(result),
                 quote! {
                     match &__backoff_outcome {
-                        #p::Result::Ok(__backoff_value) => #when_ok,
-                        #p::Result::Err(__backoff_error) => #when,
+                        #p::Ok(__backoff_value) => #when_ok,
+                        #p::Err(__backoff_error) => #when,
                     }
                 },
-                quote!(after),
+                "after",
             )
         }
     };
     let tracer = n.tracer(&outcome.to_string(), "__backoff_outcome");
+    let hooked = if on_retry.is_some() { "_hooked" } else { "" };
+    let after = syn::Ident::new(&format!("{after}{hooked}"), proc_macro2::Span::call_site());
     quote! {
         let __backoff_delay = {
             let __backoff_outcome = #value;
-            match __backoff_call.#after::<#has_on_retry, #reports, _, _, _, _, _>(
-                #tracer,
-                #decision,
-                __backoff_outcome,
-                #on_retry
-            ) {
+            match __backoff_call.#after(#tracer, #decision, __backoff_outcome #on_retry) {
                 #p::ControlFlow::Continue(__backoff_delay) => __backoff_delay,
                 #p::ControlFlow::Break(__backoff_ended) => break __backoff_ended,
             }
@@ -118,7 +112,7 @@ pub(super) fn reports(n: &Names<'_>) -> bool {
 // Input:  `circuit`, `throttle`.
 // Output: if let Err(refused) = call.admit() {
 //             let result = Err(E::from(refused));
-//             break call.refused::<REPORTS, ..>(tracer!(..), result);
+//             break call.refused(tracer!(..), result);
 //         }
 //         (the same with `ask_throttle` and `E::from(Rejected)`)
 //
@@ -128,7 +122,7 @@ pub(super) fn refusals(n: &Names<'_>) -> Option<TokenStream> {
     if !n.args.gates_attempts() {
         return None;
     }
-    let (p, reports) = (&n.p, reports(n));
+    let p = &n.p;
     let tracer = n.tracer("result", "__backoff_result");
     let refuse = |arg: &Option<Arg<Expr>>, ask: &str, trait_: &str, conv: &str| {
         let a = arg.as_ref()?;
@@ -147,12 +141,9 @@ pub(super) fn refusals(n: &Names<'_>) -> Option<TokenStream> {
             <#error as #pc::#trait_>::#conv(#refused)
         };
         Some(quote! {
-            if let #p::Result::Err(__backoff_refused) = __backoff_call.#ask() {
-                let __backoff_result = #p::Result::Err(#from);
-                break __backoff_call.refused::<#reports, _, _, _>(
-                    #tracer,
-                    __backoff_result,
-                );
+            if let #p::Err(__backoff_refused) = __backoff_call.#ask() {
+                let __backoff_result = #p::Err(#from);
+                break __backoff_call.refused(#tracer, __backoff_result);
             }
         })
     };

@@ -6,7 +6,6 @@ use quote::{quote, quote_spanned};
 
 use super::names::{Names, local, p_at};
 use super::policy::duration;
-use super::step::reports;
 use crate::attr::{Arg, DurationArg};
 
 // Input:  `attempt_timeout = D`, and the body's block of an `async fn`.
@@ -32,9 +31,9 @@ pub(super) fn attempt_timeout(n: &Names<'_>, t: &Arg<DurationArg>, body: &Group)
     };
     quote! {
         match #timeout.await {
-            #p::Result::Ok(__backoff_outcome) => __backoff_outcome,
-            #p::Result::Err(__backoff_elapsed) => {
-                #from_result(#p::Result::Err(#from))
+            #p::Ok(__backoff_outcome) => __backoff_outcome,
+            #p::Err(__backoff_elapsed) => {
+                #from_result(#p::Err(#from))
             }
         }
     }
@@ -59,7 +58,7 @@ pub(super) fn call_timeout(n: &Names<'_>, retry_loop: TokenStream) -> TokenStrea
         (Some(t), true) => t,
         _ => return retry_loop,
     };
-    let (p, reports) = (&n.p, reports(n));
+    let p = &n.p;
     let tracer = n.tracer("result", "__backoff_result");
     let d = duration(p, t.value.value);
     let (elapsed, pt) = (local("__backoff_elapsed", t.key), p_at(t.key));
@@ -75,14 +74,10 @@ pub(super) fn call_timeout(n: &Names<'_>, retry_loop: TokenStream) -> TokenStrea
     quote! {{
         let mut __backoff_calls: u32 = 0;
         match #timeout.await {
-            #p::Result::Ok(__backoff_ended) => __backoff_ended,
-            #p::Result::Err(__backoff_elapsed) => {
-                let __backoff_result = #p::Result::Err(#from);
-                __backoff_call.timed_out::<#reports, _, _, _>(
-                    __backoff_calls,
-                    #tracer,
-                    __backoff_result,
-                )
+            #p::Ok(__backoff_ended) => __backoff_ended,
+            #p::Err(__backoff_elapsed) => {
+                let __backoff_result = #p::Err(#from);
+                __backoff_call.timed_out(__backoff_calls, #tracer, __backoff_result)
             }
         }
     }}

@@ -682,8 +682,7 @@ pub struct DefaultSleep;
     note = "enable the `tokio` feature of `backoff-runtime`, or pass `sleep = path::to::async_sleep` (a `fn(Duration) -> impl Future<Output = ()>`)"
 )]
 pub trait AsyncSleep {
-    /// Sleeps for `d`, which is not zero (the loop skips zero sleeps itself,
-    /// so the future holds nothing but the timer).
+    /// Sleeps for `d`; a zero delay is ready at once, with no timer.
     fn sleep(d: Duration) -> impl Future<Output = ()> + Send;
 }
 
@@ -692,7 +691,7 @@ impl AsyncSleep for DefaultSleep {
     #[inline]
     fn sleep(d: Duration) -> impl Future<Output = ()> + Send {
         DefaultSleeping {
-            sleep: ::tokio::time::sleep(d),
+            sleep: (!d.is_zero()).then(|| ::tokio::time::sleep(d)),
         }
     }
 }

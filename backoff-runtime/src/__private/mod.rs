@@ -28,6 +28,7 @@ pub use trace::*;
 pub use core::future::Future;
 pub use core::ops::ControlFlow;
 pub use core::result::Result;
+pub use core::result::Result::{Err, Ok};
 pub use core::time::Duration;
 
 pub use crate::budget::RetryBudget;
@@ -43,6 +44,7 @@ pub use crate::kind::Kind;
 pub use crate::policy::{OnDeadline, Policy};
 pub use crate::recording::{AttemptBegan, CallBegan, Recording};
 pub use crate::report::{GiveUp, GiveUpReason};
+pub use crate::retrying::NoHook;
 pub use crate::state::{Capped, Carried, Previous, RetryState};
 pub use crate::strategy::{
     Buckets, Builtin, Chain, Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear,

@@ -1,7 +1,7 @@
 //! Policies `#[retry]` builds from literal arguments, named by a type
 //! rather than written out in a `static` of each function.
 //!
-//! `Fixed<ExponentialOf<100_000_000, UNSET, UNSET>, 1, 5, UNSET, false>::ORIGIN`
+//! `Fixed<ExponentialOf<100_000_000>, false, 1, 5>::ORIGIN`
 //! is the policy (and the loop's clock) of
 //! `#[retry(attempts = 5)]` on a plain fn: every value is a const generic
 //! argument, and the constants are the runtime's, so a function under
@@ -39,7 +39,11 @@ const fn nanos(n: u64) -> Duration {
 }
 
 /// `exponential(base, max, factor)`.
-pub struct ExponentialOf<const BASE: u64, const MAX: u64, const FACTOR: u64>;
+pub struct ExponentialOf<
+    const BASE: u64,
+    const MAX: u64 = { u64::MAX },
+    const FACTOR: u64 = { u64::MAX },
+>;
 
 impl<const BASE: u64, const MAX: u64, const FACTOR: u64> FixedStrategy
     for ExponentialOf<BASE, MAX, FACTOR>
@@ -64,7 +68,7 @@ impl<const BASE: u64, const MAX: u64, const FACTOR: u64> FixedStrategy
 macro_rules! with_base_and_max {
     ($(#[$doc:meta] $name:ident => $strategy:ident,)*) => {$(
         #[$doc]
-        pub struct $name<const BASE: u64, const MAX: u64>;
+        pub struct $name<const BASE: u64, const MAX: u64 = { u64::MAX }>;
 
         impl<const BASE: u64, const MAX: u64> FixedStrategy for $name<BASE, MAX> {
             type Strategy = $strategy;
@@ -92,13 +96,19 @@ impl FixedStrategy for Immediate {
     const STRATEGY: Immediate = Immediate;
 }
 
-/// A policy: the strategy `S`, a jitter (0 none, 1 full, 2 equal, 3
-/// spread, else a scattered jitter's ratio as `f64` bits), an attempt limit (`u64::MAX`:
-/// the default; 0: unlimited), `max_elapsed` in nanoseconds, and whether
-/// the loop is async (its clock).
-pub struct Fixed<S, const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64, const ASYNC: bool>(
-    PhantomData<S>,
-);
+/// A policy: the strategy `S`, whether the loop is async (its clock), a
+/// jitter (0 none, 1 full, the default, 2 equal, 3 spread, else a
+/// scattered jitter's ratio as `f64` bits), an attempt limit (`u64::MAX`:
+/// the default; 0: unlimited) and `max_elapsed` in nanoseconds (`u64::MAX`:
+/// none). The attribute writes the arguments up to the last one not at its
+/// default (`Fixed<ExponentialOf<100000000>, true>`).
+pub struct Fixed<
+    S,
+    const ASYNC: bool,
+    const JITTER: u64 = 1,
+    const ATTEMPTS: u64 = { u64::MAX },
+    const ELAPSED: u64 = { u64::MAX },
+>(PhantomData<S>);
 
 /// A `Fixed` policy's `ORIGIN`, for the steps that build its state.
 pub trait FixedOrigin {
@@ -116,8 +126,8 @@ pub trait FixedOrigin {
 /// borrow of a constant needs).
 macro_rules! fixed_policy {
     ($($of:ty => [$($generics:tt)*] $strategy:ty, $previous:ty;)*) => {$(
-        impl<$($generics)* const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64, const ASYNC: bool>
-            Fixed<$of, JITTER, ATTEMPTS, ELAPSED, ASYNC>
+        impl<$($generics)* const ASYNC: bool, const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64>
+            Fixed<$of, ASYNC, JITTER, ATTEMPTS, ELAPSED>
         {
             const POLICY: Policy<$strategy> = {
                 let jitter = match JITTER {
@@ -149,8 +159,8 @@ macro_rules! fixed_policy {
                 Origin::new(Self::REF, if ASYNC { ASYNC_CLOCK } else { SYNC_CLOCK });
         }
 
-        impl<$($generics)* const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64, const ASYNC: bool>
-            FixedOrigin for Fixed<$of, JITTER, ATTEMPTS, ELAPSED, ASYNC>
+        impl<$($generics)* const ASYNC: bool, const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64>
+            FixedOrigin for Fixed<$of, ASYNC, JITTER, ATTEMPTS, ELAPSED>
         {
             type Strategy = $strategy;
             type Previous = $previous;
@@ -190,49 +200,49 @@ mod tests {
         assert_eq!(F15, 1.5f64.to_bits());
         assert_eq!(R25, 0.25f64.to_bits());
         assert_eq!(
-            *Fixed::<ExponentialOf<{ 100 * MS }, UNSET, UNSET>, 1, UNSET, UNSET, false>::REF,
+            *Fixed::<ExponentialOf<{ 100 * MS }, UNSET, UNSET>, false, 1, UNSET, UNSET>::REF,
             Policy::from_strategy(Exponential::new(ms(100))).jitter(Jitter::Full)
         );
         assert_eq!(
-            *Fixed::<ExponentialOf<{ 10 * MS }, { 1000 * MS }, F15>, 2, 5, { 3000 * MS }, true>::REF,
+            *Fixed::<ExponentialOf<{ 10 * MS }, { 1000 * MS }, F15>, true, 2, 5, { 3000 * MS }>::REF,
             Policy::from_strategy(Exponential::new(ms(10)).factor(1.5).max_delay(ms(1000)))
                 .jitter(Jitter::Equal)
                 .attempts(5)
                 .max_elapsed(ms(3000))
         );
         assert_eq!(
-            *Fixed::<LinearOf<{ 20 * MS }, { 2000 * MS }>, R25, 0, UNSET, false>::REF,
+            *Fixed::<LinearOf<{ 20 * MS }, { 2000 * MS }>, false, R25, 0, UNSET>::REF,
             Policy::from_strategy(Linear::new(ms(20)).max_delay(ms(2000)))
                 .jitter(Jitter::Scattered(0.25))
                 .unlimited_attempts()
         );
         assert_eq!(
-            *Fixed::<ConstantOf<{ 50 * MS }, UNSET>, 0, 3, UNSET, false>::REF,
+            *Fixed::<ConstantOf<{ 50 * MS }, UNSET>, false, 0, 3, UNSET>::REF,
             Policy::from_strategy(Constant::new(ms(50)))
                 .jitter(Jitter::None)
                 .attempts(3)
         );
         assert_eq!(
-            *Fixed::<FibonacciOf<{ 5 * MS }, { 800 * MS }>, 1, 4, UNSET, false>::REF,
+            *Fixed::<FibonacciOf<{ 5 * MS }, { 800 * MS }>, false, 1, 4, UNSET>::REF,
             Policy::from_strategy(Fibonacci::new(ms(5)).max_delay(ms(800)))
                 .jitter(Jitter::Full)
                 .attempts(4)
         );
         assert_eq!(
-            *Fixed::<DecorrelatedOf<{ 5 * MS }, { 1000 * MS }>, 0, 0, { 10_000 * MS }, true>::REF,
+            *Fixed::<DecorrelatedOf<{ 5 * MS }, { 1000 * MS }>, true, 0, 0, { 10_000 * MS }>::REF,
             Policy::from_strategy(Decorrelated::new(ms(5)).max_delay(ms(1000)))
                 .jitter(Jitter::None)
                 .unlimited_attempts()
                 .max_elapsed(ms(10_000))
         );
         assert_eq!(
-            *Fixed::<LinearOf<{ 20 * MS }, UNSET>, 3, 4, UNSET, false>::REF,
+            *Fixed::<LinearOf<{ 20 * MS }, UNSET>, false, 3, 4, UNSET>::REF,
             Policy::from_strategy(Linear::new(ms(20)))
                 .jitter(Jitter::Spread)
                 .attempts(4)
         );
         assert_eq!(
-            *Fixed::<Immediate, 0, 2, UNSET, false>::REF,
+            *Fixed::<Immediate, false, 0, 2, UNSET>::REF,
             Policy::from_strategy(Immediate)
                 .jitter(Jitter::None)
                 .attempts(2)
@@ -243,8 +253,8 @@ mod tests {
     /// clock (tokio's, with the `tokio` feature) for an `async fn`.
     #[test]
     fn the_start_carries_the_loops_clock() {
-        type Sync = Fixed<Immediate, 0, 2, UNSET, false>;
-        type Async = Fixed<Immediate, 0, 2, UNSET, true>;
+        type Sync = Fixed<Immediate, false, 0, 2, UNSET>;
+        type Async = Fixed<Immediate, true, 0, 2, UNSET>;
         assert_eq!(Sync::ORIGIN.clock as usize, SYNC_CLOCK as usize);
         assert_eq!(Async::ORIGIN.clock as usize, ASYNC_CLOCK as usize);
         assert!(core::ptr::eq(Sync::ORIGIN.policy, Sync::REF));

@@ -33,12 +33,13 @@ pub fn attempt_number<S>(slot: &Option<RetryState<'_, S>>) -> u32 {
 #[cfg(feature = "tokio")]
 pin_project_lite::pin_project! {
     /// The default sleep of an `async fn`: tokio's timer, held in the
-    /// function's future by value, and polled through a poll function of
-    /// its own, so that the function's own poll, all that the success path
-    /// runs, stays small enough for the compiler to inline into its caller.
+    /// function's future by value (none for a zero delay, which is not
+    /// slept), and polled through a poll function of its own, so that the
+    /// function's own poll, all that the success path runs, stays small
+    /// enough for the compiler to inline into its caller.
     pub struct DefaultSleeping {
         #[pin]
-        pub(super) sleep: ::tokio::time::Sleep,
+        pub(super) sleep: Option<::tokio::time::Sleep>,
     }
 }
 
@@ -51,15 +52,11 @@ impl Future for DefaultSleeping {
         self: core::pin::Pin<&mut Self>,
         cx: &mut core::task::Context<'_>,
     ) -> core::task::Poll<()> {
-        self.project().sleep.poll(cx)
+        match self.project().sleep.as_pin_mut() {
+            Some(sleep) => sleep.poll(cx),
+            None => core::task::Poll::Ready(()),
+        }
     }
-}
-
-/// Whether a delay is slept: it is not zero. (By value: the generated code
-/// borrows nothing it would then keep in an `async fn`'s future.)
-#[inline(always)]
-pub fn sleeps(delay: Duration) -> bool {
-    !delay.is_zero()
 }
 
 /// Gives an attempt's async block its output type, so `?` inside it knows
@@ -282,18 +279,17 @@ impl<T, E> Ended<T, E> {
 /// built and called where a loop written by hand would), `on_retry` (called
 /// at most once, so it is an `FnOnce`), and whether there is a give-up hook
 /// (the report is kept only then).
-struct Dispatch<F, V, const ON_RETRY: bool, const REPORTS: bool> {
+struct Dispatch<F, V, const REPORTS: bool> {
     decision: V,
     on_retry: Option<F>,
     report: Option<GiveUp>,
 }
 
-impl<T, E, F, V: Verdict, const ON_RETRY: bool, const REPORTS: bool> driver::Hooks<T, E>
-    for Dispatch<F, V, ON_RETRY, REPORTS>
+impl<T, E, F, V: Verdict, const REPORTS: bool> driver::Hooks<T, E> for Dispatch<F, V, REPORTS>
 where
-    F: FnOnce(&Result<T, E>, &RetryEvent),
+    F: RetryHook<Result<T, E>>,
 {
-    const ON_RETRY: bool = ON_RETRY;
+    const ON_RETRY: bool = F::ON;
     const REPORTS: bool = REPORTS;
 
     #[inline(always)]
@@ -309,7 +305,7 @@ where
     #[inline(always)]
     fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
         if let Some(on_retry) = self.on_retry.take() {
-            on_retry(outcome, event);
+            on_retry.call(outcome, event);
         }
     }
 
@@ -319,11 +315,45 @@ where
     }
 }
 
-/// No `on_retry`.
-type NoRetryHook<T, E> = fn(&Result<T, E>, &RetryEvent);
+/// The expansion's `on_retry`, built at the call into the driver: a closure
+/// `FnOnce(&O, &RetryEvent)` (`O` the error, or the outcome beside
+/// `when_ok`), or [`NoHook`] without one.
+trait RetryHook<O> {
+    /// Whether there is a hook (the event is built only then).
+    const ON: bool = true;
+    /// Calls it.
+    fn call(self, outcome: &O, event: &RetryEvent);
+}
+
+impl<O, F: FnOnce(&O, &RetryEvent)> RetryHook<O> for F {
+    #[inline(always)]
+    fn call(self, outcome: &O, event: &RetryEvent) {
+        self(outcome, event)
+    }
+}
+
+impl<O> RetryHook<O> for NoHook {
+    const ON: bool = false;
+    #[inline(always)]
+    fn call(self, _: &O, _: &RetryEvent) {}
+}
+
+/// An `on_retry` of the error, called with the outcome (an error: without
+/// `when_ok`, only errors are retried).
+struct OfError<F>(F);
+
+impl<T, E, F: RetryHook<E>> RetryHook<Result<T, E>> for OfError<F> {
+    const ON: bool = F::ON;
+    #[inline(always)]
+    fn call(self, outcome: &Result<T, E>, event: &RetryEvent) {
+        if let Err(error) = outcome {
+            self.0.call(error, event);
+        }
+    }
+}
 
 /// The hooks of a give-up step with no attempt just ended.
-fn giving_up<T, E, const REPORTS: bool>() -> Dispatch<NoRetryHook<T, E>, Decision, false, REPORTS> {
+fn giving_up<const REPORTS: bool>() -> Dispatch<NoHook, Decision, REPORTS> {
     Dispatch {
         decision: Decision::Stop,
         on_retry: None,
@@ -331,7 +361,7 @@ fn giving_up<T, E, const REPORTS: bool>() -> Dispatch<NoRetryHook<T, E>, Decisio
     }
 }
 
-impl<F, V, const ON_RETRY: bool, const REPORTS: bool> Dispatch<F, V, ON_RETRY, REPORTS> {
+impl<F, V, const REPORTS: bool> Dispatch<F, V, REPORTS> {
     /// The give-up step's result, with the report the give-up hooks read.
     #[inline(always)]
     fn gave_up<T, E>(self, result: Result<T, E>) -> Ended<T, E> {
@@ -365,7 +395,10 @@ impl<F, V, const ON_RETRY: bool, const REPORTS: bool> Dispatch<F, V, ON_RETRY, R
 /// `ManuallyDrop`: a call that returns, or an `async fn`'s future, has no
 /// drop of it to run. [`Call::with_circuit`] and [`Call::with_throttle`]
 /// keep it in an `Option`.
-pub struct Call<'p, S, K = ManuallyDrop<Option<RetryState<'p, S>>>> {
+///
+/// `REPORTS`: whether the function has an `on_giveup` or a `fallback`,
+/// which read the report of a call that gives up ([`Call::reporting`]).
+pub struct Call<'p, S, K = ManuallyDrop<Option<RetryState<'p, S>>>, const REPORTS: bool = false> {
     start: Origin<'p, S>,
     state: K,
     recording: Recording,
@@ -410,6 +443,19 @@ impl<'p, S> Call<'p, S> {
         }
     }
 
+    /// Whose give-up hooks (`on_giveup`, `fallback`) read the report of a
+    /// call that gives up: the give-up step keeps it ([`Ended::GaveUp`]).
+    #[inline(always)]
+    pub fn reporting(self) -> Call<'p, S, ManuallyDrop<Option<RetryState<'p, S>>>, true> {
+        Call {
+            start: self.start,
+            state: self.state,
+            recording: self.recording,
+        }
+    }
+}
+
+impl<'p, S, const REPORTS: bool> Call<'p, S, ManuallyDrop<Option<RetryState<'p, S>>>, REPORTS> {
     /// With `budget`, which each retry spends from and each success
     /// refills.
     #[inline(always)]
@@ -420,20 +466,26 @@ impl<'p, S> Call<'p, S> {
 
     /// Behind `circuit`, which admits each attempt: the state is built now.
     #[inline(always)]
-    pub fn with_circuit(self, circuit: &'p CircuitBreaker) -> Call<'p, S, Gated<'p, S>> {
+    pub fn with_circuit(self, circuit: &'p CircuitBreaker) -> Call<'p, S, Gated<'p, S>, REPORTS> {
         self.gated(|start| start.with_circuit(Some(circuit)))
     }
 
     /// Behind `throttle`, which admits each attempt: the state is built now.
     #[inline(always)]
-    pub fn with_throttle(self, throttle: &'p AdaptiveThrottle) -> Call<'p, S, Gated<'p, S>> {
+    pub fn with_throttle(
+        self,
+        throttle: &'p AdaptiveThrottle,
+    ) -> Call<'p, S, Gated<'p, S>, REPORTS> {
         self.gated(|start| start.with_throttle(Some(throttle)))
     }
 
     /// The call behind a control that admits each attempt (`with`), its
     /// state built now and dropped with it (a breaker's permit).
     #[inline(always)]
-    fn gated(self, with: impl FnOnce(Origin<'p, S>) -> Origin<'p, S>) -> Call<'p, S, Gated<'p, S>> {
+    fn gated(
+        self,
+        with: impl FnOnce(Origin<'p, S>) -> Origin<'p, S>,
+    ) -> Call<'p, S, Gated<'p, S>, REPORTS> {
         let start = with(self.start);
         Call {
             state: Dropped(Some(start.state())),
@@ -446,7 +498,7 @@ impl<'p, S> Call<'p, S> {
 /// Where a [`Call`] behind a breaker or a throttle keeps its state.
 pub type Gated<'p, S> = Dropped<Option<RetryState<'p, S>>>;
 
-impl<'p, S> Call<'p, S, Gated<'p, S>> {
+impl<'p, S, const REPORTS: bool> Call<'p, S, Gated<'p, S>, REPORTS> {
     /// Behind a throttle too.
     #[inline(always)]
     pub fn with_throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self {
@@ -456,7 +508,7 @@ impl<'p, S> Call<'p, S, Gated<'p, S>> {
     }
 }
 
-impl<'p, S, K: Kept<'p, S>> Call<'p, S, K> {
+impl<'p, S, K: Kept<'p, S>, const REPORTS: bool> Call<'p, S, K, REPORTS> {
     /// Before an attempt: whether the breaker admits it.
     #[inline(always)]
     pub fn admit(&mut self) -> Result<(), CircuitOpen> {
@@ -502,32 +554,48 @@ impl<'p, S, K: Kept<'p, S>> Call<'p, S, K> {
     }
 }
 
-impl<'p, S: Strategy, K: Kept<'p, S>> Call<'p, S, K> {
+impl<'p, S: Strategy, K: Kept<'p, S>, const REPORTS: bool> Call<'p, S, K, REPORTS> {
     /// After an attempt that ended with `outcome`, judged `decision` (by
     /// `when` or `when_ok`, in the function): the driver's rule (the step,
-    /// `on_retry`, the trace, the metrics, giving up). `Continue(delay)`:
-    /// the outcome was dropped; sleep and try again. `Break(ended)`: the
-    /// call ends ([`Ended::finish`]).
-    ///
-    /// `ON_RETRY`: whether `on_retry` is one; `REPORTS`: whether there is
-    /// an `on_giveup` or a `fallback`.
+    /// the trace, the metrics, giving up). `Continue(delay)`: the outcome
+    /// was dropped; sleep and try again. `Break(ended)`: the call ends
+    /// ([`Ended::finish`]).
     ///
     /// Out of line, one copy per function: the loop keeps one call and one
     /// match.
     #[inline(never)]
-    pub fn after<const ON_RETRY: bool, const REPORTS: bool, T, E, R, V, F>(
+    pub fn after<T, E>(
         &mut self,
-        trace: R,
-        decision: V,
+        trace: impl Trace<E>,
+        decision: impl Verdict,
+        outcome: Result<T, E>,
+    ) -> ControlFlow<Ended<T, E>, Duration> {
+        self.step(trace, decision, outcome, NoHook)
+    }
+
+    /// [`Call::after`], with `on_retry`, a closure built at the call (so a
+    /// borrow it makes ends with the call), called before a retry's sleep.
+    #[inline(never)]
+    pub fn after_hooked<T, E>(
+        &mut self,
+        trace: impl Trace<E>,
+        decision: impl Verdict,
+        outcome: Result<T, E>,
+        on_retry: impl FnOnce(&Result<T, E>, &RetryEvent),
+    ) -> ControlFlow<Ended<T, E>, Duration> {
+        self.step(trace, decision, outcome, on_retry)
+    }
+
+    /// [`Call::after`], whatever hooks the driver calls.
+    #[inline(always)]
+    fn step<T, E, F: RetryHook<Result<T, E>>>(
+        &mut self,
+        trace: impl Trace<E>,
+        decision: impl Verdict,
         outcome: Result<T, E>,
         on_retry: F,
-    ) -> ControlFlow<Ended<T, E>, Duration>
-    where
-        R: Trace<E>,
-        V: Verdict,
-        F: FnOnce(&Result<T, E>, &RetryEvent),
-    {
-        let mut hooks = Dispatch::<F, V, ON_RETRY, REPORTS> {
+    ) -> ControlFlow<Ended<T, E>, Duration> {
+        let mut hooks = Dispatch::<_, _, REPORTS> {
             decision,
             on_retry: Some(on_retry),
             report: None,
@@ -549,30 +617,27 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<'p, S, K> {
     }
 
     /// [`Call::after`] an attempt that failed with `error` (no `when_ok`:
-    /// every `Ok` was accepted): `on_retry` takes the error.
-    #[inline(always)]
-    pub fn after_error<const ON_RETRY: bool, const REPORTS: bool, T, E, R, V, F>(
+    /// every `Ok` was accepted).
+    #[inline(never)]
+    pub fn after_error<T, E>(
         &mut self,
-        trace: R,
-        decision: V,
+        trace: impl Trace<E>,
+        decision: impl Verdict,
         error: E,
-        on_retry: F,
-    ) -> ControlFlow<Ended<T, E>, Duration>
-    where
-        R: Trace<E>,
-        V: Verdict,
-        F: FnOnce(&E, &RetryEvent),
-    {
-        self.after::<ON_RETRY, REPORTS, T, E, R, V, _>(
-            trace,
-            decision,
-            Err(error),
-            |outcome: &Result<T, E>, event: &RetryEvent| {
-                if let Err(error) = outcome {
-                    on_retry(error, event);
-                }
-            },
-        )
+    ) -> ControlFlow<Ended<T, E>, Duration> {
+        self.step(trace, decision, Err(error), NoHook)
+    }
+
+    /// [`Call::after_error`], with `on_retry`, which takes the error.
+    #[inline(never)]
+    pub fn after_error_hooked<T, E>(
+        &mut self,
+        trace: impl Trace<E>,
+        decision: impl Verdict,
+        error: E,
+        on_retry: impl FnOnce(&E, &RetryEvent),
+    ) -> ControlFlow<Ended<T, E>, Duration> {
+        self.step(trace, decision, Err(error), OfError(on_retry))
     }
 
     /// The call gives up with `outcome` (an error) before an attempt ran (a
@@ -580,12 +645,8 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<'p, S, K> {
     /// step.
     #[cold]
     #[inline(never)]
-    pub fn refused<const REPORTS: bool, T, E, R: Trace<E>>(
-        &mut self,
-        trace: R,
-        outcome: Result<T, E>,
-    ) -> Ended<T, E> {
-        let mut hooks = giving_up::<T, E, REPORTS>();
+    pub fn refused<T, E, R: Trace<E>>(&mut self, trace: R, outcome: Result<T, E>) -> Ended<T, E> {
+        let mut hooks = giving_up::<REPORTS>();
         let (progress, recording) = self.progress();
         let result = driver::give_up(&progress, outcome, &mut hooks, &trace, recording, None);
         hooks.gave_up(result)
@@ -596,7 +657,7 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<'p, S, K> {
     /// the report of that (reason [`GiveUpReason::Timeout`]).
     #[cold]
     #[inline(never)]
-    pub fn timed_out<const REPORTS: bool, T, E, R: Trace<E>>(
+    pub fn timed_out<T, E, R: Trace<E>>(
         &mut self,
         calls: u32,
         trace: R,
@@ -618,7 +679,7 @@ pub fn timed_out<const REPORTS: bool, T, E, R: Trace<E>>(
     trace: R,
     outcome: Result<T, E>,
 ) -> Ended<T, E> {
-    let mut hooks = giving_up::<T, E, REPORTS>();
+    let mut hooks = giving_up::<REPORTS>();
     let result = driver::give_up(
         &TimedOut(report),
         outcome,
