@@ -303,6 +303,9 @@ pub(crate) fn succeeded<S>(slot: &mut Option<RetryState<'_, S>>, budget: Option<
 pub(crate) trait Hooks<T, E> {
     /// Whether there is an `on_retry` (the event is built only if so).
     const ON_RETRY: bool = false;
+    /// Whether there is an `on_hedge` (the same).
+    #[cfg(feature = "tokio")]
+    const ON_HEDGE: bool = false;
     /// Whether a hook reads the [`GiveUp`] report.
     const REPORTS: bool = false;
 

@@ -162,7 +162,7 @@ pub(crate) fn hedge_now<T, E, H: Hooks<T, E>>(
     if progress.step(Decision::Retry).is_none() {
         return false;
     }
-    if H::ON_RETRY {
+    if H::ON_HEDGE {
         hooks.on_hedge(&progress.event(delay).with_kind(AttemptKind::Hedge));
     }
     true
