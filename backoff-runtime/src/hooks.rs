@@ -484,3 +484,83 @@ where
         }
     }
 }
+
+// (`on_hedge` is a hedged call's, feature `tokio`.)
+#[cfg(all(test, feature = "tokio"))]
+mod tests {
+    use super::*;
+    use core::time::Duration;
+
+    type Set<N, H, G, L> = HookSet<RetryAll, AcceptAll, N, H, G, L>;
+    type Told = fn(&Result<u32, u32>, &RetryEvent);
+    type Hedged = fn(&RetryEvent);
+    type GaveUp = fn(&Result<u32, u32>, &GiveUp);
+    type Fell = fn(u32, &GiveUp) -> Result<u32, u32>;
+
+    /// What the driver builds for a set: each const says whether that hook
+    /// was given, and nothing else does.
+    #[test]
+    fn each_const_says_whether_its_hook_was_given() {
+        fn consts<H: Hooks<u32, u32>>() -> (bool, bool, bool) {
+            (H::ON_RETRY, H::ON_HEDGE, H::REPORTS)
+        }
+        assert_eq!(consts::<Defaults>(), (false, false, false));
+        assert_eq!(
+            consts::<Set<Told, NoHook, NoHook, NoHook>>(),
+            (true, false, false)
+        );
+        assert_eq!(
+            consts::<Set<NoHook, Hedged, NoHook, NoHook>>(),
+            (false, true, false)
+        );
+        assert_eq!(
+            consts::<Set<NoHook, NoHook, GaveUp, NoHook>>(),
+            (false, false, true)
+        );
+        assert_eq!(
+            consts::<Set<NoHook, NoHook, NoHook, Fell>>(),
+            (false, false, true)
+        );
+        assert!(!Defaults::timed::<u32, u32>());
+        assert!(Set::<NoHook, Hedged, NoHook, NoHook>::timed::<u32, u32>());
+    }
+
+    /// `on_retry` hears only retried outcomes and `on_hedge` only hedges;
+    /// `on_giveup` and `fallback` run once.
+    #[test]
+    fn one_set_calls_each_hook_it_was_given() {
+        use std::cell::RefCell;
+        let log = RefCell::new(Vec::new());
+        let mut set = Defaults::new()
+            .when(|e: &u32| *e < 10)
+            .on_retry(|o: &Result<u32, u32>, _: &RetryEvent| {
+                log.borrow_mut().push(format!("retry {o:?}"))
+            })
+            .on_hedge(|e: &RetryEvent| log.borrow_mut().push(format!("hedge {:?}", e.kind)))
+            .on_giveup(|o: &Result<u32, u32>, _: &GiveUp| {
+                log.borrow_mut().push(format!("gave up {o:?}"))
+            })
+            .fallback(|e: u32, _: &GiveUp| Ok(e + 1));
+        let event = RetryEvent::new(1, Duration::ZERO, Duration::ZERO);
+        assert_eq!(Hooks::<u32, u32>::when(&mut set, &3), Decision::Retry);
+        assert_eq!(Hooks::<u32, u32>::when(&mut set, &30), Decision::Stop);
+        assert_eq!(Hooks::<u32, u32>::when_ok(&mut set, &3), Decision::Stop);
+        Hooks::<u32, u32>::on_retry(&mut set, &Err(3), &event);
+        Hooks::<u32, u32>::on_hedge(&mut set, &event.with_kind(crate::AttemptKind::Hedge));
+        let report = GiveUp::new(2, Duration::ZERO, crate::GiveUpReason::Attempts);
+        Hooks::<u32, u32>::on_give_up(&mut set, &Err(4), &report);
+        Hooks::<u32, u32>::on_give_up(&mut set, &Err(5), &report); // taken: once
+        assert_eq!(
+            Hooks::<u32, u32>::fall_back(&mut set, Err(4), &report),
+            Ok(5)
+        );
+        assert_eq!(
+            Hooks::<u32, u32>::fall_back(&mut set, Err(4), &report),
+            Err(4)
+        );
+        assert_eq!(
+            *log.borrow(),
+            ["retry Err(3)", "hedge Hedge", "gave up Err(4)"]
+        );
+    }
+}
