@@ -13,8 +13,8 @@ use backoff_workspace_tests::LogNormal;
 
 use backoff_runtime::hedge::{HedgeDelay, Latency};
 use backoff_runtime::{
-    AttemptKind, CircuitBreaker, CircuitOpen, CircuitState, Decision, GiveUp, GiveUpReason, Policy,
-    RetryBudget,
+    AttemptContext, AttemptKind, CircuitBreaker, CircuitOpen, CircuitState, Decision, GiveUp,
+    GiveUpReason, Policy, RetryBudget,
 };
 use tokio::time::{Instant, sleep};
 
@@ -144,10 +144,11 @@ async fn a_fast_failure_starts_the_next_attempt_at_once() {
         .attempts(3)
         .hedge_async::<3>(HedgeDelay::After(MS(20)))
         .on_retry(
-            |outcome: Option<&Result<u32, u32>>, event: &backoff_runtime::RetryEvent| {
-                kinds.borrow_mut().push((outcome.copied(), event.kind));
+            |outcome: &Result<u32, u32>, event: &backoff_runtime::RetryEvent| {
+                kinds.borrow_mut().push((Some(*outcome), event.kind));
             },
         )
+        .on_hedge(|event| kinds.borrow_mut().push((None, event.kind)))
         .call(|| service.attempt())
         .await;
     assert_eq!(result, Ok(2));
@@ -161,6 +162,86 @@ async fn a_fast_failure_starts_the_next_attempt_at_once() {
             (None, AttemptKind::Hedge)
         ]
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn on_hedge_hears_exactly_the_hedges_and_on_retry_exactly_the_retried_failures() {
+    // Attempt 1 hangs; the delay starts 2 at 20 ms, which fails at 25 and
+    // starts 3 at once, which fails at 28 and starts 4; the delay after 4
+    // starts 5 at 48, which wins at 58.
+    let service = Service::new(&[ok(1000, 1), err(5, 2), err(3, 3), ok(100, 4), ok(10, 5)]);
+    let retried = RefCell::new(Vec::new());
+    let hedged = RefCell::new(Vec::new());
+    let result = Policy::immediate()
+        .attempts(5)
+        .hedge_async::<5>(HedgeDelay::After(MS(20)))
+        .on_retry(
+            |outcome: &Result<u32, u32>, event: &backoff_runtime::RetryEvent| {
+                retried
+                    .borrow_mut()
+                    .push((*outcome, event.kind, event.delay, service.now()));
+            },
+        )
+        .on_hedge(|event| {
+            hedged
+                .borrow_mut()
+                .push((event.kind, event.delay, service.now()))
+        })
+        .call_with_context(|context: AttemptContext| {
+            // (Each attempt's kind is what the hooks heard of it.)
+            assert_eq!(
+                context.kind,
+                match context.attempt {
+                    1 => AttemptKind::Original,
+                    2 | 5 => AttemptKind::Hedge,
+                    _ => AttemptKind::Retry,
+                }
+            );
+            service.attempt()
+        })
+        .await;
+    assert_eq!(result, Ok(5));
+    assert_eq!(service.started(), [0, 20, 25, 28, 48]);
+    assert_eq!(service.now(), 58);
+    assert_eq!(
+        *retried.borrow(),
+        [
+            (Err(2), AttemptKind::Retry, Duration::ZERO, 25),
+            (Err(3), AttemptKind::Retry, Duration::ZERO, 28),
+        ]
+    );
+    assert_eq!(
+        *hedged.borrow(),
+        [
+            (AttemptKind::Hedge, MS(20), 20),
+            (AttemptKind::Hedge, MS(20), 48)
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rejected_ok_is_told_to_on_retry_and_no_hedge_to_on_hedge_without_one() {
+    // A 503 answered at once starts the next attempt at once: `on_retry`
+    // hears of it with the `Ok`; no delay ran out, so `on_hedge` never runs.
+    let service = Service::new(&[ok(5, 503), ok(5, 200)]);
+    let retried = RefCell::new(Vec::new());
+    let hedges = RefCell::new(0);
+    let result = Policy::immediate()
+        .attempts(2)
+        .hedge_async::<2>(HedgeDelay::After(MS(20)))
+        .when_ok(|status: &u32| *status == 503)
+        .on_retry(
+            |outcome: &Result<u32, u32>, event: &backoff_runtime::RetryEvent| {
+                retried.borrow_mut().push((*outcome, event.kind))
+            },
+        )
+        .on_hedge(|_| *hedges.borrow_mut() += 1)
+        .call(|| service.attempt())
+        .await;
+    assert_eq!(result, Ok(200));
+    assert_eq!(service.started(), [0, 5]);
+    assert_eq!(*retried.borrow(), [(Ok(503), AttemptKind::Retry)]);
+    assert_eq!(*hedges.borrow(), 0);
 }
 
 #[tokio::test(start_paused = true)]

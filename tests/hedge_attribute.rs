@@ -445,3 +445,42 @@ async fn on_retry_keeps_its_type_under_hedge_and_on_hedge_hears_the_hedges() {
     assert_eq!(hedges.into_inner().unwrap(), [(1, AttemptKind::Hedge)]);
     assert_eq!(typed_closure().await, Ok(1));
 }
+
+/// Beside `when_ok`, `on_retry` under `hedge` takes the whole outcome, as
+/// everywhere else: a rejected `Ok` that started the next attempt reaches
+/// it, and `on_hedge` hears only what the delay started.
+#[tokio::test(start_paused = true)]
+async fn beside_when_ok_on_retry_under_hedge_hears_the_rejected_ok() {
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+    let retried = Mutex::new(Vec::new());
+    let hedges = Mutex::new(0);
+
+    #[retry(hedge = "20ms", attempts = 3,
+            when_ok = |status: &u16| *status == 503,
+            on_retry = |outcome, ev| retried.lock().unwrap().push((outcome.clone(), ev.kind)),
+            on_hedge = |_| *hedges.lock().unwrap() += 1)]
+    async fn call(
+        retried: &Mutex<Vec<(Result<u16, Error>, AttemptKind)>>,
+        hedges: &Mutex<u32>,
+    ) -> Result<u16, Error> {
+        let _ = (retried, hedges);
+        // Attempt 1 answers 503 at 5 ms; attempt 2, started then, answers
+        // 200 at 10 ms, before any delay ran out.
+        CALLS.fetch_add(1, Ordering::SeqCst);
+        sleep(Duration::from_millis(5)).await;
+        Ok(if CALLS.load(Ordering::SeqCst) == 1 {
+            503
+        } else {
+            200
+        })
+    }
+
+    let began = Instant::now();
+    assert_eq!(call(&retried, &hedges).await, Ok(200));
+    assert_eq!(began.elapsed(), Duration::from_millis(10));
+    assert_eq!(
+        retried.into_inner().unwrap(),
+        [(Ok(503), AttemptKind::Retry)]
+    );
+    assert_eq!(hedges.into_inner().unwrap(), 0);
+}

@@ -34,9 +34,9 @@
 //!   and the step;
 //! - a [hedged call](crate::hedge), whose attempts overlap, ends each
 //!   attempt in [`after_hedged_attempt`] and grants each hedge with
-//!   [`hedge_now`]: the same verdict and the same step (attempt limit,
-//!   deadline, breaker, budget), with a failure that is not the last one in
-//!   flight dropped rather than given up with.
+//!   [`hedge_now`] (both in `driver/hedged.rs`): the same verdict and the
+//!   same step (attempt limit, deadline, breaker, budget), with a failure
+//!   that is not the last one in flight dropped rather than given up with.
 //!
 //! The attribute's expansion keeps its own loop, so that `?`, `return` and
 //! each attempt's reborrows work; its `when` and `when_ok` are called where
@@ -52,8 +52,6 @@ use crate::budget::RetryBudget;
 use crate::circuit::CircuitBreaker;
 use crate::clock::Clock;
 use crate::decision::Decision;
-#[cfg(feature = "tokio")]
-use crate::event::AttemptKind;
 use crate::event::RetryEvent;
 use crate::policy::Policy;
 use crate::recording::Records;
@@ -63,6 +61,11 @@ use crate::strategy::Strategy;
 use crate::throttle::AdaptiveThrottle;
 
 pub(crate) use crate::state::began;
+
+#[cfg(feature = "tokio")]
+mod hedged;
+#[cfg(feature = "tokio")]
+pub(crate) use hedged::{HedgeCount, Hedging, after_hedged_attempt, hedge_now};
 
 /// What a call's retry state is built from, on its first failure: the
 /// policy, the loop's clock, the call's start (if read), the budget and the
@@ -300,6 +303,9 @@ pub(crate) fn succeeded<S>(slot: &mut Option<RetryState<'_, S>>, budget: Option<
 pub(crate) trait Hooks<T, E> {
     /// Whether there is an `on_retry` (the event is built only if so).
     const ON_RETRY: bool = false;
+    /// Whether there is an `on_hedge` (the same).
+    #[cfg(feature = "tokio")]
+    const ON_HEDGE: bool = false;
     /// Whether a hook reads the [`GiveUp`] report.
     const REPORTS: bool = false;
 
@@ -320,7 +326,8 @@ pub(crate) trait Hooks<T, E> {
     fn on_retry(&mut self, _: &Result<T, E>, _: &RetryEvent) {}
 
     /// A hedged call's hedge was granted by its delay, no attempt having
-    /// ended (`event.kind` is [`AttemptKind::Hedge`]).
+    /// ended (`event.kind` is
+    /// [`AttemptKind::Hedge`](crate::AttemptKind::Hedge)).
     #[cfg(feature = "tokio")]
     #[inline(always)]
     fn on_hedge(&mut self, _: &RetryEvent) {}
@@ -457,161 +464,4 @@ pub(crate) fn give_up<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
         return hooks.fall_back(outcome, &report);
     }
     outcome
-}
-
-/// How a hedged call goes on after one of its attempts ended.
-#[cfg(feature = "tokio")]
-pub(crate) enum Hedging<T, E> {
-    /// The call ends with this outcome: accepted, stopped, or the failure
-    /// of the last attempt in flight when no other may start.
-    Done(Result<T, E>),
-    /// Start another attempt now (the failure was told to `on_retry` and
-    /// dropped).
-    Next,
-    /// No other attempt may start: wait for those in flight (the failure
-    /// was dropped; it was not the last).
-    Wait,
-}
-
-/// A hedged call's progress: the report counts its hedges.
-#[cfg(feature = "tokio")]
-struct HedgedProgress<'a, P> {
-    progress: &'a mut P,
-    started: u32,
-    hedges: u32,
-}
-
-#[cfg(feature = "tokio")]
-impl<P: Progress> Progress for HedgedProgress<'_, P> {
-    #[inline(always)]
-    fn step(&mut self, decision: Decision) -> Option<Duration> {
-        self.progress.step(decision)
-    }
-    #[inline(always)]
-    fn succeeded(&mut self) {
-        self.progress.succeeded();
-    }
-    #[inline(always)]
-    fn attempt(&self) -> u32 {
-        self.progress.attempt()
-    }
-    fn event(&self, delay: Duration) -> RetryEvent {
-        self.progress.event(delay)
-    }
-    fn report(&self) -> GiveUp {
-        let mut report = self.progress.report();
-        report.attempts = self.started;
-        report.hedges = self.hedges;
-        report
-    }
-    #[inline(always)]
-    fn failure_kind(&self) -> Option<&'static str> {
-        self.progress.failure_kind()
-    }
-}
-
-/// Where a hedged call stands as one of its attempts ends.
-#[cfg(feature = "tokio")]
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct HedgeCount {
-    /// Whether other attempts still run.
-    pub(crate) in_flight: bool,
-    /// Whether a slot is free for another.
-    pub(crate) room: bool,
-    /// Attempts started so far.
-    pub(crate) started: u32,
-    /// Of those, how many the delay started.
-    pub(crate) hedges: u32,
-}
-
-/// After one attempt of a hedged call ended with `outcome` (`count`: where
-/// the call stands): the
-/// rule of [`after_attempt`], with one difference. Each further attempt
-/// is a step of the same state (so the attempt limit, the deadline, the
-/// breaker and the budget grant it), and the granted delay is not slept:
-/// a failure to retry starts the next attempt at once. A failure that
-/// cannot be followed by another attempt gives the call up only if it is
-/// the last in flight; otherwise it is dropped and the call waits for the
-/// others (the last error is the one returned).
-#[cfg(feature = "tokio")]
-#[inline]
-pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
-    progress: &mut impl Progress,
-    outcome: Result<T, E>,
-    count: HedgeCount,
-    hooks: &mut H,
-    trace: &R,
-    recording: &mut M,
-) -> Hedging<T, E> {
-    let HedgeCount {
-        in_flight,
-        room,
-        started,
-        hedges,
-    } = count;
-    let mut progress = HedgedProgress {
-        progress,
-        started,
-        hedges,
-    };
-    let (decision, outcome) = match outcome {
-        Ok(value) => match hooks.when_ok(&value) {
-            Decision::Stop => {
-                progress.succeeded();
-                recording.succeeded();
-                return Hedging::Done(Ok(value));
-            }
-            decision => (decision, Ok(value)),
-        },
-        Err(error) => (hooks.when(&error), Err(error)),
-    };
-    let stop = matches!(decision, Decision::Stop);
-    // (The step always runs: it tells the breaker of the attempt's outcome.
-    // The attempt limit, at most the slots, leaves room for what it
-    // grants, but for a throttled schedule's own limit: `room`.)
-    match progress.step(decision) {
-        Some(_) if room => {
-            recording.retried(outcome.is_ok(), Duration::ZERO);
-            let event = progress.event(Duration::ZERO);
-            if H::ON_RETRY {
-                hooks.on_retry(&outcome, &event);
-            }
-            if let Err(error) = &outcome {
-                trace.retry(error, event.attempt, Duration::ZERO, event.failure_kind);
-            }
-            drop(outcome);
-            Hedging::Next
-        }
-        _ if in_flight && !stop => {
-            recording.retried(outcome.is_ok(), Duration::ZERO);
-            drop(outcome);
-            Hedging::Wait
-        }
-        _ => {
-            let ended = Some(outcome.is_ok());
-            Hedging::Done(give_up(&progress, outcome, hooks, trace, recording, ended))
-        }
-    }
-}
-
-/// A hedged call's delay ran out with attempt `progress.attempt() + 1` in
-/// flight and none ended: whether a hedge may start now (the same step as
-/// a retry: attempt limit, deadline, breaker, budget). `on_hedge` hears of
-/// it with the event of kind [`AttemptKind::Hedge`] and the delay that ran
-/// out. Refused, the state has given up for its reason, and the call waits
-/// for the attempts in flight.
-#[cfg(feature = "tokio")]
-#[inline]
-pub(crate) fn hedge_now<T, E, H: Hooks<T, E>>(
-    progress: &mut impl Progress,
-    delay: Duration,
-    hooks: &mut H,
-) -> bool {
-    if progress.step(Decision::Retry).is_none() {
-        return false;
-    }
-    if H::ON_RETRY {
-        hooks.on_hedge(&progress.event(delay).with_kind(AttemptKind::Hedge));
-    }
-    true
 }

@@ -188,6 +188,32 @@
 //! of your own: `?` still converts the client's errors, and the refusals
 //! are [`Error::CircuitOpen`] and [`Error::Elapsed`].
 //!
+//! # Hooks
+//!
+//! Every call that takes hooks speaks one vocabulary, the [`hooks`]
+//! module's: `when` and `when_ok` are a [`hooks::Classify`] (defaults
+//! [`hooks::RetryAll`], [`hooks::AcceptAll`]), `on_retry` an
+//! [`hooks::OnRetry`] (`FnMut(&Result<T, E>, &RetryEvent)`, told of each
+//! failed attempt that is retried), `on_giveup` an [`hooks::OnGiveUp`],
+//! `fallback` a [`hooks::Fallback`], and a hedged call's `on_hedge` an
+//! [`hooks::OnHedge`] (`FnMut(&RetryEvent)`, told of each attempt the hedge
+//! delay started); [`hooks::NoHook`] is the default of each. [`Retrying`]
+//! and the `hedge` module's `Hedge` (feature `tokio`) take them by the
+//! same names, and keep them in one [`hooks::HookSet`].
+//!
+//! ```
+//! use backoff_runtime::{Policy, RetryEvent};
+//!
+//! let (mut calls, mut retried) = (0, Vec::new());
+//! let result: Result<u32, &str> = Policy::immediate()
+//!     .attempts(3)
+//!     .retrying(|| { calls += 1; if calls < 3 { Err("busy") } else { Ok(7) } })
+//!     .on_retry(|outcome: &Result<u32, &str>, e: &RetryEvent| retried.push((*outcome, e.attempt)))
+//!     .call();
+//! assert_eq!(result, Ok(7));
+//! assert_eq!(retried, [(Err("busy"), 1), (Err("busy"), 2)]);
+//! ```
+//!
 //! # Your own controls, and fleets
 //!
 //! `circuit`, `budget` and `throttle` (in the attribute, in [`Retrying`]
@@ -299,6 +325,8 @@ pub mod error;
 pub mod grpc;
 #[cfg(feature = "tokio")]
 pub mod hedge;
+#[cfg(feature = "std")]
+pub mod hooks;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(all(test, loom))]

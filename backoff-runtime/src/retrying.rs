@@ -26,6 +26,11 @@
 //! assert_eq!(calls.get(), 3);
 //! assert_eq!(reason.get(), Some(GiveUpReason::Attempts));
 //! ```
+//!
+//! The hook traits and their defaults live in [`hooks`](crate::hooks),
+//! shared with hedged calls; they are re-exported here, where they were
+//! first, so `backoff_runtime::retrying::{Classify, OnRetry, ..}` keeps
+//! working.
 
 use core::marker::PhantomData;
 use core::time::Duration;
@@ -36,9 +41,12 @@ use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen};
 use crate::clock::{self, Clock};
 use crate::control::{Budget, Circuit, Throttle};
-use crate::decision::{Decision, IntoDecision};
+#[cfg(doc)]
+use crate::decision::Decision;
+use crate::decision::IntoDecision;
 use crate::driver::{self, Hooks, Lazy, NoTrace, Origin};
 use crate::event::RetryEvent;
+use crate::hooks::{Defaults, HookSet};
 use crate::policy::Policy;
 use crate::recording::Recording;
 use crate::report::GiveUp;
@@ -48,6 +56,11 @@ use crate::state::RetryState;
 use crate::strategy::Strategy;
 use crate::throttle::{AdaptiveThrottle, Rejected};
 use crate::timeout::Elapsed;
+
+/// The hook traits and their defaults, re-exported from
+/// [`hooks`](crate::hooks), where they live.
+#[doc(no_inline)]
+pub use crate::hooks::{AcceptAll, Classify, Fallback, NoHook, OnGiveUp, OnRetry, RetryAll};
 
 /// A call to retry, with its hooks: built by [`Policy::retrying`] (a
 /// blocking operation, run by [`call`](Retrying::call)) or
@@ -72,11 +85,7 @@ pub struct Retrying<
 > {
     policy: &'p Policy<S>,
     op: Op,
-    when: W,
-    when_ok: K,
-    on_retry: N,
-    on_giveup: G,
-    fallback: L,
+    hooks: HookSet<W, K, N, NoHook, G, L>,
     budget: Option<&'p RetryBudget>,
     circuit: Option<Breaker<'p, E>>,
     throttle: Option<Throttling<'p, E>>,
@@ -151,11 +160,7 @@ impl<'p, S, Op, T, E> Retrying<'p, S, Op, T, E> {
         Retrying {
             policy,
             op,
-            when: RetryAll,
-            when_ok: AcceptAll,
-            on_retry: NoHook,
-            on_giveup: NoHook,
-            fallback: NoHook,
+            hooks: Defaults::new(),
             budget: None,
             circuit: None,
             throttle: None,
@@ -166,29 +171,17 @@ impl<'p, S, Op, T, E> Retrying<'p, S, Op, T, E> {
 }
 
 impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
-    /// The same call with its hooks (`when`, `when_ok`, `on_retry`,
-    /// `on_giveup`, `fallback`) mapped by `f`: what each hook's method
-    /// changes, the rest kept.
+    /// The same call with its hooks mapped by `f`: what each hook's
+    /// method changes, the rest kept.
     #[inline]
     fn with_hooks<W2, K2, N2, G2, L2>(
         self,
-        f: impl FnOnce((W, K, N, G, L)) -> (W2, K2, N2, G2, L2),
+        f: impl FnOnce(HookSet<W, K, N, NoHook, G, L>) -> HookSet<W2, K2, N2, NoHook, G2, L2>,
     ) -> Retrying<'p, S, Op, T, E, W2, K2, N2, G2, L2> {
-        let (when, when_ok, on_retry, on_giveup, fallback) = f((
-            self.when,
-            self.when_ok,
-            self.on_retry,
-            self.on_giveup,
-            self.fallback,
-        ));
         Retrying {
             policy: self.policy,
             op: self.op,
-            when,
-            when_ok,
-            on_retry,
-            on_giveup,
-            fallback,
+            hooks: f(self.hooks),
             budget: self.budget,
             circuit: self.circuit,
             throttle: self.throttle,
@@ -204,7 +197,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
         F: FnMut(&E) -> D,
         D: IntoDecision,
     {
-        self.with_hooks(|(_, k, n, g, l)| (f, k, n, g, l))
+        self.with_hooks(|hooks| hooks.when(f))
     }
 
     /// Which `Ok` values to retry like errors (a 503 an HTTP client returns
@@ -216,7 +209,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
         F: FnMut(&T) -> D,
         D: IntoDecision,
     {
-        self.with_hooks(|(w, _, n, g, l)| (w, f, n, g, l))
+        self.with_hooks(|hooks| hooks.when_ok(f))
     }
 
     /// Called after each failed attempt that will be retried, before
@@ -226,7 +219,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
     where
         F: FnMut(&Result<T, E>, &RetryEvent),
     {
-        self.with_hooks(|(w, k, _, g, l)| (w, k, f, g, l))
+        self.with_hooks(|hooks| hooks.on_retry(f))
     }
 
     /// Called once when the call ends with an outcome it did not accept,
@@ -237,7 +230,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
     where
         F: FnOnce(&Result<T, E>, &GiveUp),
     {
-        self.with_hooks(|(w, k, n, _, l)| (w, k, n, f, l))
+        self.with_hooks(|hooks| hooks.on_giveup(f))
     }
 
     /// The call's result when it gives up with an error: `f` gets that
@@ -265,7 +258,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
     where
         F: FnOnce(E, &GiveUp) -> Result<T, E>,
     {
-        self.with_hooks(|(w, k, n, g, _)| (w, k, n, g, f))
+        self.with_hooks(|hooks| hooks.fallback(f))
     }
 
     /// Shares a [`RetryBudget`] (or any [`Budget`], such as a fleet's
@@ -433,7 +426,7 @@ where
     /// the operation.
     #[allow(clippy::type_complexity)] // (one type parameter per hook)
     fn run(self, clock: Clock) -> (Call<'p, S, E, W, K, N, G, L>, Op) {
-        let timed = N::TIMED || G::TIMED;
+        let timed = HookSet::<W, K, N, NoHook, G, L>::timed::<T, E>();
         let start = Origin::at(
             self.policy,
             clock,
@@ -447,20 +440,14 @@ where
             start,
             refused: self.circuit.map(|(_, from)| from),
             rejected: self.throttle.map(|(_, from)| from),
-            hooks: Given {
-                when: self.when,
-                when_ok: self.when_ok,
-                on_retry: self.on_retry,
-                on_giveup: Some(self.on_giveup),
-                fallback: Some(self.fallback),
-            },
+            hooks: self.hooks,
         };
         (run, self.op)
     }
 }
 
 /// A `Retrying` call's driver.
-type Call<'p, S, E, W, K, N, G, L> = Run<'p, S, E, Given<W, K, N, G, L>>;
+type Call<'p, S, E, W, K, N, G, L> = Run<'p, S, E, HookSet<W, K, N, NoHook, G, L>>;
 
 /// One call's driver: what its state is built from, how a breaker's
 /// refusal becomes its error, and its hooks.
@@ -504,183 +491,4 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
             None,
         ))
     }
-}
-
-/// A `Retrying` call's hooks, as the driver calls them.
-struct Given<W, K, N, G, L> {
-    when: W,
-    when_ok: K,
-    on_retry: N,
-    /// Taken by the one call that gives up.
-    on_giveup: Option<G>,
-    /// The same.
-    fallback: Option<L>,
-}
-
-impl<T, E, W, K, N, G, L> Hooks<T, E> for Given<W, K, N, G, L>
-where
-    W: Classify<E>,
-    K: Classify<T>,
-    N: OnRetry<T, E>,
-    G: OnGiveUp<T, E>,
-    L: Fallback<T, E>,
-{
-    const ON_RETRY: bool = N::TIMED;
-    const REPORTS: bool = G::TIMED || L::GIVEN;
-
-    #[inline]
-    fn when(&mut self, error: &E) -> Decision {
-        self.when.classify(error)
-    }
-
-    #[inline]
-    fn when_ok(&mut self, value: &T) -> Decision {
-        self.when_ok.classify(value)
-    }
-
-    #[inline]
-    fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
-        self.on_retry.on_retry(outcome, event);
-    }
-
-    #[inline]
-    fn on_give_up(&mut self, outcome: &Result<T, E>, report: &GiveUp) {
-        if let Some(hook) = self.on_giveup.take() {
-            hook.on_giveup(outcome, report);
-        }
-    }
-
-    #[inline]
-    fn fall_back(&mut self, outcome: Result<T, E>, report: &GiveUp) -> Result<T, E> {
-        match (outcome, self.fallback.take()) {
-            (Err(error), Some(hook)) => hook.fall_back(error, report),
-            (outcome, _) => outcome,
-        }
-    }
-}
-
-/// A `when` or a `when_ok`: the verdict on an error, or on an `Ok` value
-/// (where [`Decision::Stop`] accepts it). Implemented by closures and
-/// functions `FnMut(&T) -> D` where `D` is `bool` or [`Decision`], and by
-/// the defaults [`RetryAll`] (every error is retried) and [`AcceptAll`]
-/// (every `Ok` is accepted). The hooked loops and the `tower` policy share
-/// it.
-///
-/// ```
-/// use backoff_runtime::Decision;
-/// use backoff_runtime::retrying::{AcceptAll, Classify, RetryAll};
-///
-/// assert_eq!(RetryAll.classify(&"any error"), Decision::Retry);
-/// assert_eq!(AcceptAll.classify(&"any response"), Decision::Stop);
-/// assert_eq!((|n: &u16| *n == 503).classify(&503), Decision::Retry);
-/// ```
-pub trait Classify<T> {
-    /// The verdict on `value`.
-    fn classify(&mut self, value: &T) -> Decision;
-}
-
-impl<T, D: IntoDecision, F: FnMut(&T) -> D> Classify<T> for F {
-    #[inline]
-    fn classify(&mut self, value: &T) -> Decision {
-        self(value).into_decision()
-    }
-}
-
-/// The default `when`: every error is retried, as `#[retry]` without `when`
-/// does.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RetryAll;
-
-impl<T> Classify<T> for RetryAll {
-    #[inline]
-    fn classify(&mut self, _: &T) -> Decision {
-        Decision::Retry
-    }
-}
-
-/// The default `when_ok`: every `Ok` is accepted, as `#[retry]` without
-/// `when_ok` does.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AcceptAll;
-
-impl<T> Classify<T> for AcceptAll {
-    #[inline]
-    fn classify(&mut self, _: &T) -> Decision {
-        Decision::Stop
-    }
-}
-
-/// An `on_retry` hook: closures and functions
-/// `FnMut(&Result<T, E>, &RetryEvent)`, and [`NoHook`].
-pub trait OnRetry<T, E> {
-    /// Whether the hook needs the call's elapsed time (the clock is then
-    /// read when the call begins).
-    const TIMED: bool = true;
-    /// Called before each sleep.
-    fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent);
-}
-
-impl<T, E, F: FnMut(&Result<T, E>, &RetryEvent)> OnRetry<T, E> for F {
-    #[inline]
-    fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
-        self(outcome, event)
-    }
-}
-
-/// An `on_giveup` hook: closures and functions
-/// `FnOnce(&Result<T, E>, &GiveUp)`, and [`NoHook`].
-pub trait OnGiveUp<T, E> {
-    /// Whether the hook needs the call's elapsed time (the clock is then
-    /// read when the call begins).
-    const TIMED: bool = true;
-    /// Called once on giving up.
-    fn on_giveup(self, outcome: &Result<T, E>, report: &GiveUp);
-}
-
-impl<T, E, F: FnOnce(&Result<T, E>, &GiveUp)> OnGiveUp<T, E> for F {
-    #[inline]
-    fn on_giveup(self, outcome: &Result<T, E>, report: &GiveUp) {
-        self(outcome, report)
-    }
-}
-
-/// No hook: the default `on_retry` and `on_giveup`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoHook;
-
-/// [`Retrying::fallback`]'s hook: implemented by closures and functions
-/// `FnOnce(E, &GiveUp) -> Result<T, E>`, and by [`NoHook`] (none: the error
-/// is returned).
-pub trait Fallback<T, E> {
-    /// Whether there is one (the report is then built on giving up).
-    const GIVEN: bool = true;
-    /// The call's result instead of `Err(error)`.
-    fn fall_back(self, error: E, report: &GiveUp) -> Result<T, E>;
-}
-
-impl<T, E, F: FnOnce(E, &GiveUp) -> Result<T, E>> Fallback<T, E> for F {
-    #[inline]
-    fn fall_back(self, error: E, report: &GiveUp) -> Result<T, E> {
-        self(error, report)
-    }
-}
-
-impl<T, E> Fallback<T, E> for NoHook {
-    const GIVEN: bool = false;
-    #[inline]
-    fn fall_back(self, error: E, _: &GiveUp) -> Result<T, E> {
-        Err(error)
-    }
-}
-
-impl<T, E> OnRetry<T, E> for NoHook {
-    const TIMED: bool = false;
-    #[inline]
-    fn on_retry(&mut self, _: &Result<T, E>, _: &RetryEvent) {}
-}
-
-impl<T, E> OnGiveUp<T, E> for NoHook {
-    const TIMED: bool = false;
-    #[inline]
-    fn on_giveup(self, _: &Result<T, E>, _: &GiveUp) {}
 }

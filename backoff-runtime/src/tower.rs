@@ -98,10 +98,13 @@ use crate::budget::RetryBudget;
 use crate::clock;
 use crate::decision::{Decision, IntoDecision};
 use crate::driver;
+/// The verdict hooks, re-exported from [`hooks`](crate::hooks), where
+/// they live.
+#[doc(no_inline)]
+pub use crate::hooks::{AcceptAll, Classify, RetryAll};
 use crate::policy::Policy;
 use crate::recording::Recording;
 use crate::report::GiveUpReason;
-pub use crate::retrying::{AcceptAll, Classify, RetryAll};
 use crate::state::RetryState;
 use crate::strategy::{Builtin, Strategy};
 

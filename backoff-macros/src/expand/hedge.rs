@@ -22,11 +22,10 @@ use crate::attr::{Arg, Attempts, DurationArg, Hedge, defaults};
 //         let outcome: R = POLICY.hedge_async::<N>(HedgeDelay::After(D))
 //             .when(|error: &E| verdict)                       // each hook, if given
 //             .when_ok(|value: &T| verdict)
-//             .on_retry(|attempt: Option<&Result<T, E>>, event: &RetryEvent| match attempt {
-//                 Some(Err(error)) => on_retry(error, event),  // (Some(outcome) beside `when_ok`)
-//                 None => on_hedge(event),                      // the delay started it
-//                 _ => {}
+//             .on_retry(|outcome: &Result<T, E>, event: &RetryEvent| {
+//                 if let Err(error) = outcome { on_retry(error, event) }  // (outcome beside `when_ok`)
 //             })
+//             .on_hedge(|event: &RetryEvent| on_hedge(event))   // the delay started it
 //             .on_giveup(|_, report| gave_up = Some(*report))
 //             .budget(b).circuit(c, |open| E::from(open))
 //             .call(|| attempt::<R, _>(async { body }))   // `context`: an async closure's
@@ -83,7 +82,8 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             .when_ok(|__backoff_value: &#ok_of| -> #p::Decision { #verdict })
         }
     });
-    let on_retry = attempt_hooks(n);
+    let on_retry = on_retry(n);
+    let on_hedge = on_hedge(n);
     let give_up = call_on_giveup(n);
     let (gave_up, on_giveup, finished) = match &give_up {
         Some(call) => {
@@ -184,6 +184,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             #when
             #when_ok
             #on_retry
+            #on_hedge
             #on_giveup
             #budget
             #circuit
@@ -275,52 +276,55 @@ fn timeout(
     )
 }
 
-// Input:  `on_retry = O`, `on_hedge = H`.
-// Output: .on_retry(|attempt: Option<&Result<T, E>>, event: &RetryEvent| match attempt {
-//             Some(Err(error)) => O(error, event),   // (Some(outcome) beside `when_ok`)
-//             None => H(event),                      // the delay started it
-//             _ => {}
+// Input:  `on_retry = O`.
+// Output: .on_retry(|outcome: &Result<T, E>, event: &RetryEvent| {
+//             if let Err(error) = outcome { O(error, event) }   // (O(outcome, event) beside `when_ok`)
 //         })
-//         or nothing without either.
+//         or nothing without it.
 //
 // `on_retry` keeps its type, `(&E, &RetryEvent)` (beside `when_ok`,
-// `(&Result<T, E>, &RetryEvent)`), and runs before an attempt that an
-// outcome started; `on_hedge`, `(&RetryEvent)`, when the delay did.
-fn attempt_hooks(n: &Names<'_>) -> Option<TokenStream> {
+// `(&Result<T, E>, &RetryEvent)`); the runtime calls it only when an
+// outcome it retries starts the next attempt, so an `Ok` reaches it only
+// beside `when_ok`, which is when it takes the whole outcome.
+fn on_retry(n: &Names<'_>) -> Option<TokenStream> {
     let (args, p) = (n.args, &n.p);
     let (ok_of, error_of) = (n.ok_of(), n.error_of());
-    let on_retry = call_on_retry(n).map(|call| {
-        if args.when_ok.is_some() {
-            quote!(::core::option::Option::Some(__backoff_outcome) => { #call })
-        } else {
-            quote!(::core::option::Option::Some(#p::Result::Err(__backoff_outcome)) => { #call })
-        }
-    });
-    let on_hedge = args.on_hedge.as_ref().map(|h| {
-        let event_ty = quote!(&#p::RetryEvent);
-        let typed = typed_closure(&h.value, || [event_ty]);
-        let hook = local("__backoff_on_hedge", h.span);
-        let call = quote_spanned! {h.span=>
-            #hook(__backoff_event)
-        };
+    let call = call_on_retry(n)?;
+    let body = if args.when_ok.is_some() {
+        quote!(#call)
+    } else {
         quote! {
-            ::core::option::Option::None => {
-                #[allow(unused_mut)]
-                let mut #hook = #typed;
-                #call;
+            if let #p::Result::Err(__backoff_outcome) = __backoff_outcome {
+                #call
             }
         }
-    });
-    (on_retry.is_some() || on_hedge.is_some()).then(|| {
-        quote! {
-            .on_retry(|__backoff_attempt: ::core::option::Option<&#p::Result<#ok_of, #error_of>>, __backoff_event: &#p::RetryEvent| {
-                #[allow(unreachable_patterns)]
-                match __backoff_attempt {
-                    #on_retry
-                    #on_hedge
-                    _ => {}
-                }
-            })
-        }
+    };
+    Some(quote! {
+        .on_retry(|__backoff_outcome: &#p::Result<#ok_of, #error_of>, __backoff_event: &#p::RetryEvent| {
+            #body
+        })
+    })
+}
+
+// Input:  `on_hedge = H`.
+// Output: .on_hedge(|event: &RetryEvent| { let mut hook = H; hook(event); })
+//         or nothing without it.
+//
+// `on_hedge`, `(&RetryEvent)`, runs when the delay starts an attempt.
+fn on_hedge(n: &Names<'_>) -> Option<TokenStream> {
+    let p = &n.p;
+    let h = n.args.on_hedge.as_ref()?;
+    let event_ty = quote!(&#p::RetryEvent);
+    let typed = typed_closure(&h.value, || [event_ty]);
+    let hook = local("__backoff_on_hedge", h.span);
+    let call = quote_spanned! {h.span=>
+        #hook(__backoff_event)
+    };
+    Some(quote! {
+        .on_hedge(|__backoff_event: &#p::RetryEvent| {
+            #[allow(unused_mut)]
+            let mut #hook = #typed;
+            #call;
+        })
     })
 }

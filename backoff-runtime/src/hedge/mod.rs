@@ -21,6 +21,12 @@
 //! policy's schedule is not slept: give [`Policy::immediate`] with the
 //! attempt limit (a schedule's delay still counts against `max_elapsed`).
 //!
+//! The hooks are every call's ([`hooks`](crate::hooks)): `when`,
+//! `when_ok`, `on_giveup`, and two told of the attempts after the first:
+//! [`on_retry`](Hedge::on_retry), with the outcome, when a failure (or an
+//! `Ok` that `when_ok` rejected) starts the next attempt at once, and
+//! [`on_hedge`](Hedge::on_hedge) when the delay starts one.
+//!
 //! A verdict of [`Decision::RetryAfter`] or [`Decision::Throttled`] is
 //! taken as [`Decision::Retry`] would be, its delay not slept: the next
 //! attempt starts at once (within the throttled schedule's limit, if the
@@ -87,27 +93,29 @@ use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen};
 use crate::clock;
 use crate::control::{Budget, Circuit};
-use crate::decision::Decision;
 #[cfg(doc)]
-use crate::decision::IntoDecision;
+use crate::decision::{Decision, IntoDecision};
 use crate::driver::{self, HedgeCount, Hedging, Hooks, Lazy, NoTrace, Origin, Trace};
 use crate::event::{AttemptContext, AttemptKind, RetryEvent};
+use crate::hooks::{
+    AcceptAll, Classify, Defaults, HookSet, NoHook, OnGiveUp, OnHedge, OnRetry, RetryAll,
+};
 use crate::policy::Policy;
 use crate::recording::{HedgedRecording, Recording};
+#[cfg(doc)]
 use crate::report::GiveUp;
-use crate::retrying::{AcceptAll, Classify, NoHook, OnGiveUp, RetryAll};
 use crate::state::RetryState;
 use crate::strategy::Strategy;
 
 mod call;
 mod delay;
-mod hooks;
+mod op;
 mod slots;
 
 pub use call::Hedged;
 use call::*;
 pub use delay::{HedgeDelay, Latency};
-pub use hooks::{HedgeHooks, HedgeOp, NoCircuit, OnAttempt, Refuse, WithContext};
+pub use op::{HedgeOp, NoCircuit, Refuse, WithContext};
 use slots::*;
 pub use slots::{Capacity, Holds, Slot, Slots};
 
@@ -120,8 +128,9 @@ pub const MAX_ATTEMPTS: usize = 8;
 
 /// A hedged call, before its operation is given: built by
 /// [`Policy::hedge_async`], with the hooks of [`Retrying`](crate::Retrying)
-/// (`when`, `when_ok`, `on_retry`, `on_giveup`), a budget and a breaker;
-/// [`call`](Hedge::call) gives the operation and makes the future.
+/// (`when`, `when_ok`, `on_retry`, `on_giveup`; see [`hooks`](crate::hooks)),
+/// its own `on_hedge`, a budget and a breaker; [`call`](Hedge::call) gives
+/// the operation and makes the future.
 ///
 /// Under a [breaker](Hedge::circuit), dropping the call unfinished counts
 /// at most one failure (the attempt running first's, as an unhedged call's
@@ -143,6 +152,7 @@ pub const MAX_ATTEMPTS: usize = 8;
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 /// let calls = AtomicU32::new(0);
 /// let mut kinds = Vec::new();
+/// let mut retried = 0;
 /// let mut gave_up = None;
 /// let result: Result<u32, Error> = Policy::immediate()
 ///     .attempts(3)
@@ -150,7 +160,8 @@ pub const MAX_ATTEMPTS: usize = 8;
 ///     .when(|e: &Error| *e == Error::Down)
 ///     .budget(&BUDGET)
 ///     .circuit(&BREAKER, |_| Error::Open)
-///     .on_retry(|_: Option<&Result<u32, Error>>, e: &RetryEvent| kinds.push(e.kind))
+///     .on_retry(|_: &Result<u32, Error>, _: &RetryEvent| retried += 1)
+///     .on_hedge(|e: &RetryEvent| kinds.push(e.kind))
 ///     .on_giveup(|_: &Result<u32, Error>, g: &GiveUp| gave_up = Some(g.attempts))
 ///     .call(|| async {
 ///         calls.fetch_add(1, Ordering::Relaxed);
@@ -160,6 +171,7 @@ pub const MAX_ATTEMPTS: usize = 8;
 ///     .await;
 /// assert_eq!(result, Err(Error::Down));
 /// assert_eq!(kinds, [AttemptKind::Hedge, AttemptKind::Hedge]);
+/// assert_eq!(retried, 0); // every attempt hung 50 ms: the delay started both others
 /// assert_eq!(gave_up, Some(3));
 /// assert_eq!(BUDGET.tokens(), 8.0);
 /// # }
@@ -172,13 +184,14 @@ pub struct Hedge<
     W = RetryAll,
     K = AcceptAll,
     R = NoHook,
+    H = NoHook,
     G = NoHook,
 > {
     policy: &'p Policy<S>,
     delay: HedgeDelay<'p>,
     budget: Option<&'p RetryBudget>,
     circuit: Option<(&'p CircuitBreaker, C)>,
-    hooks: HedgeHooks<W, K, R, G>,
+    hooks: HookSet<W, K, R, H, G, NoHook>,
 }
 
 impl<S> Policy<S> {
@@ -235,48 +248,39 @@ impl<S> Policy<S> {
             delay,
             budget: None,
             circuit: None,
-            hooks: HedgeHooks {
-                when: RetryAll,
-                when_ok: AcceptAll,
-                on_retry: NoHook,
-                on_giveup: Some(NoHook),
-            },
+            hooks: Defaults::new(),
         }
     }
 }
 
 /// What [`Hedge::call`] and [`Hedge::call_with_context`] return: the
 /// hedged call's future, with this builder's hooks and `N` slots of `Fut`.
-type HedgedCall<'p, S, const N: usize, Op, Fut, T, E, C, W, K, R, G> =
-    Hedged<'p, S, Op, Fut, T, E, C, HedgeHooks<W, K, R, G>, <Capacity<N> as Holds<'p, Fut>>::Slots>;
+type HedgedCall<'p, S, const N: usize, Op, Fut, T, E, C, W, K, R, H, G> = Hedged<
+    'p,
+    S,
+    Op,
+    Fut,
+    T,
+    E,
+    C,
+    HookSet<W, K, R, H, G, NoHook>,
+    <Capacity<N> as Holds<'p, Fut>>::Slots,
+>;
 
-impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
-    /// The same hedged call with its hooks (`when`, `when_ok`, `on_retry`,
-    /// `on_giveup`) mapped by `f`: what each hook's method changes, the
-    /// rest kept.
+impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> {
+    /// The same hedged call with its hooks mapped by `f`: what each hook's
+    /// method changes, the rest kept.
     #[inline]
-    fn with_hooks<W2, K2, R2, G2>(
+    fn with_hooks<W2, K2, R2, H2, G2>(
         self,
-        f: impl FnOnce((W, K, R, Option<G>)) -> (W2, K2, R2, Option<G2>),
-    ) -> Hedge<'p, S, N, C, W2, K2, R2, G2> {
-        let HedgeHooks {
-            when,
-            when_ok,
-            on_retry,
-            on_giveup,
-        } = self.hooks;
-        let (when, when_ok, on_retry, on_giveup) = f((when, when_ok, on_retry, on_giveup));
+        f: impl FnOnce(HookSet<W, K, R, H, G, NoHook>) -> HookSet<W2, K2, R2, H2, G2, NoHook>,
+    ) -> Hedge<'p, S, N, C, W2, K2, R2, H2, G2> {
         Hedge {
             policy: self.policy,
             delay: self.delay,
             budget: self.budget,
             circuit: self.circuit,
-            hooks: HedgeHooks {
-                when,
-                when_ok,
-                on_retry,
-                on_giveup,
-            },
+            hooks: f(self.hooks),
         }
     }
 
@@ -298,8 +302,8 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// assert_eq!(result, Err(404));
     /// # }
     /// ```
-    pub fn when<F>(self, when: F) -> Hedge<'p, S, N, C, F, K, R, G> {
-        self.with_hooks(|(_, k, r, g)| (when, k, r, g))
+    pub fn when<F>(self, when: F) -> Hedge<'p, S, N, C, F, K, R, H, G> {
+        self.with_hooks(|hooks| hooks.when(when))
     }
 
     /// Which `Ok` values to treat like errors (see
@@ -322,16 +326,56 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// assert_eq!(result, Ok(200)); // the 503 started the next attempt at once
     /// # }
     /// ```
-    pub fn when_ok<F>(self, when_ok: F) -> Hedge<'p, S, N, C, W, F, R, G> {
-        self.with_hooks(|(w, _, r, g)| (w, when_ok, r, g))
+    pub fn when_ok<F>(self, when_ok: F) -> Hedge<'p, S, N, C, W, F, R, H, G> {
+        self.with_hooks(|hooks| hooks.when_ok(when_ok))
     }
 
-    /// Called before each attempt after the first starts (see
-    /// [`OnAttempt`]).
+    /// Called when a failed attempt (an error `when` retries, or an `Ok`
+    /// that `when_ok` rejected) starts the next attempt at once, with that
+    /// outcome and the [`RetryEvent`] (of kind [`AttemptKind::Retry`], its
+    /// delay zero): the [`OnRetry`] hook of every call, as
+    /// [`Retrying::on_retry`](crate::Retrying::on_retry) takes it. The
+    /// attempts the hedge delay starts are told to
+    /// [`on_hedge`](Hedge::on_hedge) instead.
     ///
     /// ```
     /// use backoff_runtime::hedge::HedgeDelay;
     /// use backoff_runtime::{AttemptKind, Policy, RetryEvent};
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let calls = AtomicU32::new(0);
+    /// let mut seen = Vec::new();
+    /// let result: Result<u32, u16> = Policy::immediate()
+    ///     .attempts(2)
+    ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .on_retry(|outcome: &Result<u32, u16>, e: &RetryEvent| seen.push((*outcome, e.kind)))
+    ///     .call(|| async {
+    ///         // The first attempt fails at once: the second starts then.
+    ///         match calls.fetch_add(1, Ordering::Relaxed) {
+    ///             0 => Err(503),
+    ///             n => Ok(n + 1),
+    ///         }
+    ///     })
+    ///     .await;
+    /// assert_eq!(result, Ok(2));
+    /// assert_eq!(seen, [(Err(503), AttemptKind::Retry)]);
+    /// # }
+    /// ```
+    pub fn on_retry<F>(self, on_retry: F) -> Hedge<'p, S, N, C, W, K, F, H, G> {
+        self.with_hooks(|hooks| hooks.on_retry(on_retry))
+    }
+
+    /// Called when the hedge delay runs out with no attempt ended and
+    /// starts another attempt, with the [`RetryEvent`] (of kind
+    /// [`AttemptKind::Hedge`], its delay the one that ran out): an
+    /// [`OnHedge`] hook. Never called for an attempt a failure started
+    /// (see [`on_retry`](Hedge::on_retry)).
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::{AttemptKind, Policy};
     /// use std::time::Duration;
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -339,20 +383,21 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// let result: Result<u32, ()> = Policy::immediate()
     ///     .attempts(2)
     ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
-    ///     .on_retry(|outcome: Option<&Result<u32, ()>>, e: &RetryEvent| {
-    ///         seen.push((outcome.is_none(), e.kind, e.delay))
-    ///     })
+    ///     .on_hedge(|e| seen.push((e.attempt, e.kind, e.delay)))
     ///     .call(|| async {
     ///         tokio::time::sleep(Duration::from_millis(30)).await;
     ///         Ok(1)
     ///     })
     ///     .await;
     /// assert_eq!(result, Ok(1));
-    /// assert_eq!(seen, [(true, AttemptKind::Hedge, Duration::from_millis(20))]);
+    /// assert_eq!(seen, [(1, AttemptKind::Hedge, Duration::from_millis(20))]);
     /// # }
     /// ```
-    pub fn on_retry<F>(self, on_retry: F) -> Hedge<'p, S, N, C, W, K, F, G> {
-        self.with_hooks(|(w, k, _, g)| (w, k, on_retry, g))
+    pub fn on_hedge<F>(self, on_hedge: F) -> Hedge<'p, S, N, C, W, K, R, F, G>
+    where
+        F: FnMut(&RetryEvent),
+    {
+        self.with_hooks(|hooks| hooks.on_hedge(on_hedge))
     }
 
     /// Called once when the call gives up, with the outcome returned and
@@ -375,8 +420,8 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// assert_eq!(report, Some((2, GiveUpReason::Attempts)));
     /// # }
     /// ```
-    pub fn on_giveup<F>(self, on_giveup: F) -> Hedge<'p, S, N, C, W, K, R, F> {
-        self.with_hooks(|(w, k, r, _)| (w, k, r, Some(on_giveup)))
+    pub fn on_giveup<F>(self, on_giveup: F) -> Hedge<'p, S, N, C, W, K, R, H, F> {
+        self.with_hooks(|hooks| hooks.on_giveup(on_giveup))
     }
 
     /// Shares a retry budget: each attempt after the first spends a token
@@ -436,7 +481,7 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
         self,
         breaker: &'p (impl Circuit + ?Sized),
         from: fn(CircuitOpen) -> E,
-    ) -> Hedge<'p, S, N, FromOpen<E>, W, K, R, G> {
+    ) -> Hedge<'p, S, N, FromOpen<E>, W, K, R, H, G> {
         Hedge {
             policy: self.policy,
             delay: self.delay,
@@ -474,7 +519,7 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     pub fn call_with_context<T, E, Op, Fut>(
         self,
         op: Op,
-    ) -> HedgedCall<'p, S, N, WithContext<Op>, Fut, T, E, C, W, K, R, G>
+    ) -> HedgedCall<'p, S, N, WithContext<Op>, Fut, T, E, C, W, K, R, H, G>
     where
         C: Refuse<E>,
         S: Strategy,
@@ -483,7 +528,8 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
         Capacity<N>: Holds<'p, Fut>,
         W: Classify<E>,
         K: Classify<T>,
-        R: OnAttempt<T, E>,
+        R: OnRetry<T, E>,
+        H: OnHedge,
         G: OnGiveUp<T, E>,
     {
         self.hedged(WithContext(op))
@@ -509,7 +555,10 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
     /// assert_eq!(assert_send(future).await, Ok(2));
     /// # }
     /// ```
-    pub fn call<T, E, Op, Fut>(self, op: Op) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, G>
+    pub fn call<T, E, Op, Fut>(
+        self,
+        op: Op,
+    ) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, H, G>
     where
         C: Refuse<E>,
         S: Strategy,
@@ -518,7 +567,8 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
         Capacity<N>: Holds<'p, Fut>,
         W: Classify<E>,
         K: Classify<T>,
-        R: OnAttempt<T, E>,
+        R: OnRetry<T, E>,
+        H: OnHedge,
         G: OnGiveUp<T, E>,
     {
         self.hedged(op)
@@ -526,7 +576,7 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
 
     /// The future of a call of `op` (either kind of operation).
     #[allow(clippy::type_complexity)] // (the `Hedged` of `call`)
-    fn hedged<T, E, Op, Fut>(self, op: Op) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, G>
+    fn hedged<T, E, Op, Fut>(self, op: Op) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, H, G>
     where
         C: Refuse<E>,
         S: Strategy,
@@ -535,11 +585,12 @@ impl<'p, S, const N: usize, C, W, K, R, G> Hedge<'p, S, N, C, W, K, R, G> {
         Capacity<N>: Holds<'p, Fut>,
         W: Classify<E>,
         K: Classify<T>,
-        R: OnAttempt<T, E>,
+        R: OnRetry<T, E>,
+        H: OnHedge,
         G: OnGiveUp<T, E>,
     {
         let clock = clock::for_async();
-        let timed = R::ON || G::TIMED;
+        let timed = HookSet::<W, K, R, H, G, NoHook>::timed::<T, E>();
         let start = Origin::at(
             self.policy,
             clock,

@@ -1,0 +1,86 @@
+//! What a hedged call runs: its operation ([`HedgeOp`], [`WithContext`]),
+//! and how a breaker's refusal becomes its error ([`Refuse`],
+//! [`NoCircuit`]). Its hooks are every call's: see [`hooks`](crate::hooks).
+
+use super::*;
+
+/// What a hedged call runs for each attempt: a closure `Fn() -> Fut`, or,
+/// given to [`Hedge::call_with_context`], `Fn(AttemptContext) -> Fut`
+/// (wrapped in a [`WithContext`]).
+///
+/// ```
+/// use backoff_runtime::hedge::{HedgeOp, WithContext};
+/// use backoff_runtime::{AttemptContext, AttemptKind};
+///
+/// let plain = || 7;
+/// assert_eq!(plain.attempt(AttemptContext::new(1, false)), 7);
+/// let told = WithContext(|c: AttemptContext| c.kind);
+/// let hedge = AttemptContext::new(2, true).with_kind(AttemptKind::Hedge);
+/// assert_eq!(told.attempt(hedge), AttemptKind::Hedge);
+/// ```
+pub trait HedgeOp<Fut> {
+    /// Makes attempt `context.attempt`'s future.
+    fn attempt(&self, context: AttemptContext) -> Fut;
+}
+
+impl<F: Fn() -> Fut, Fut> HedgeOp<Fut> for F {
+    #[inline]
+    fn attempt(&self, _: AttemptContext) -> Fut {
+        self()
+    }
+}
+
+/// An operation told each attempt's [`AttemptContext`] (its number, whether
+/// it is the last, and whether a hedge started it): see
+/// [`Hedge::call_with_context`].
+#[derive(Debug, Clone, Copy)]
+pub struct WithContext<F>(pub F);
+
+impl<F: Fn(AttemptContext) -> Fut, Fut> HedgeOp<Fut> for WithContext<F> {
+    #[inline]
+    fn attempt(&self, context: AttemptContext) -> Fut {
+        (self.0)(context)
+    }
+}
+
+/// How a breaker's refusal becomes a hedged call's error: the
+/// `fn(CircuitOpen) -> E` given to [`Hedge::circuit`], or [`NoCircuit`].
+///
+/// ```
+/// use backoff_runtime::CircuitOpen;
+/// use backoff_runtime::hedge::Refuse;
+///
+/// let from: fn(CircuitOpen) -> &'static str = |_| "open";
+/// assert_eq!(from.refuse(CircuitOpen::new()), "open");
+/// ```
+pub trait Refuse<E> {
+    /// The call's error for a refusal.
+    fn refuse(&self, open: CircuitOpen) -> E;
+}
+
+impl<E> Refuse<E> for fn(CircuitOpen) -> E {
+    fn refuse(&self, open: CircuitOpen) -> E {
+        self(open)
+    }
+}
+
+/// No breaker (a [`Hedge`] before [`circuit`](Hedge::circuit)): never
+/// refuses, it has no value.
+///
+/// ```
+/// use backoff_runtime::hedge::{Hedge, NoCircuit};
+/// use backoff_runtime::Policy;
+/// use std::time::Duration;
+///
+/// let policy = Policy::immediate().attempts(2);
+/// let _: Hedge<'_, _, 2, NoCircuit> =
+///     policy.hedge_async::<2>(backoff_runtime::hedge::HedgeDelay::After(Duration::ZERO));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub enum NoCircuit {}
+
+impl<E> Refuse<E> for NoCircuit {
+    fn refuse(&self, _: CircuitOpen) -> E {
+        match *self {}
+    }
+}
