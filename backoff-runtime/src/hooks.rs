@@ -75,6 +75,23 @@ impl<T, D: IntoDecision, F: FnMut(&T) -> D> Classify<T> for F {
     }
 }
 
+/// A verdict decided already: every value gets this [`Decision`] (the
+/// attribute's `when` and `when_ok` are called in the function, and their
+/// decision handed over as this).
+///
+/// ```
+/// use backoff_runtime::Decision;
+/// use backoff_runtime::hooks::Classify;
+///
+/// assert_eq!(Decision::Stop.classify(&"any error"), Decision::Stop);
+/// ```
+impl<T> Classify<T> for Decision {
+    #[inline(always)]
+    fn classify(&mut self, _: &T) -> Decision {
+        *self
+    }
+}
+
 /// The default `when`: every error is retried, as `#[retry]` without `when`
 /// does.
 ///
@@ -336,6 +353,22 @@ impl Defaults {
             on_retry: NoHook,
             on_hedge: NoHook,
             on_giveup: Some(NoHook),
+            fallback: Some(NoHook),
+        }
+    }
+}
+
+impl<W, K, N, G> HookSet<W, K, N, NoHook, G, NoHook> {
+    /// The hooks of a call that is not hedged and has no `fallback` (or
+    /// runs it itself, as the attribute's function does after its loop).
+    #[inline(always)]
+    pub(crate) const fn of(when: W, when_ok: K, on_retry: N, on_giveup: G) -> Self {
+        HookSet {
+            when,
+            when_ok,
+            on_retry,
+            on_hedge: NoHook,
+            on_giveup: Some(on_giveup),
             fallback: Some(NoHook),
         }
     }

@@ -39,12 +39,12 @@ pub use crate::driver::{NoTrace, Origin, Trace};
 pub use crate::event::{AttemptContext, RetryEvent};
 #[cfg(feature = "tokio")]
 pub use crate::hedge::{HedgeDelay, Latency};
+pub use crate::hooks::{Classify, HookSet, NoHook, OnGiveUp, OnRetry, RetryAll};
 pub use crate::jitter::Jitter;
 pub use crate::kind::Kind;
 pub use crate::policy::{OnDeadline, Policy};
 pub use crate::recording::{AttemptBegan, CallBegan, Recording};
 pub use crate::report::{GiveUp, GiveUpReason};
-pub use crate::retrying::NoHook;
 pub use crate::state::{Capped, Carried, Previous, RetryState};
 pub use crate::strategy::{
     Buckets, Builtin, Chain, Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear,

@@ -201,34 +201,8 @@ pub fn outcome_type<R>() -> R {
     unreachable!("`outcome_type` is never called")
 }
 
-/// A verdict as the function's own loop hands it to the driver: `when`'s
-/// (or `when_ok`'s) [`Decision`], or [`RETRY`] without either, a constant
-/// the driver's step folds (one copy of the step per function either way).
-pub trait Verdict: Copy {
-    /// The decision.
-    fn decision(self) -> Decision;
-}
-
-impl Verdict for Decision {
-    #[inline(always)]
-    fn decision(self) -> Decision {
-        self
-    }
-}
-
-/// Every error is retried: no `when` (see [`Verdict`]).
-#[derive(Clone, Copy)]
-pub struct Always;
-
-impl Verdict for Always {
-    #[inline(always)]
-    fn decision(self) -> Decision {
-        Decision::Retry
-    }
-}
-
-/// The verdict without a `when`: [`Always`].
-pub const RETRY: Always = Always;
+/// The verdict without a `when`: every error is retried.
+pub const RETRY: RetryAll = RetryAll;
 
 /// How the driver ended a call: with an outcome to return as it is, or
 /// with one it gave up with and its report, for `on_giveup` and `fallback`
@@ -274,113 +248,66 @@ impl<T, E> Ended<T, E> {
     }
 }
 
-/// The expansion's hooks, as the driver calls them: the verdict, taken
-/// in the function (`when` on the error, `when_ok` on the `Ok` value, each
-/// built and called where a loop written by hand would), `on_retry` (called
-/// at most once, so it is an `FnOnce`), and whether there is a give-up hook
-/// (the report is kept only then).
-struct Dispatch<F, V, const REPORTS: bool> {
-    decision: V,
-    on_retry: Option<F>,
-    report: Option<GiveUp>,
-}
+/// The expansion's hooks, as the driver calls them: its verdict, taken in
+/// the function (`when` on the error, `when_ok` on the `Ok` value, each
+/// built and called where a loop written by hand would) and handed over as
+/// a [`Decision`] (or [`RETRY`]); `on_retry`, a closure built at the call
+/// (called at most once, so an `FnOnce`), or [`NoHook`]; and the report of
+/// a call that gives up, kept for `on_giveup` and `fallback`, which run
+/// after the loop, if `REPORTS`.
+type Dispatch<'r, V, N, const REPORTS: bool> = HookSet<V, V, N, NoHook, Keep<'r, REPORTS>, NoHook>;
 
-impl<T, E, F, V: Verdict, const REPORTS: bool> driver::Hooks<T, E> for Dispatch<F, V, REPORTS>
-where
-    F: RetryHook<Result<T, E>>,
-{
-    const ON_RETRY: bool = F::ON;
-    const REPORTS: bool = REPORTS;
+/// The expansion's `on_retry` of the outcome, called at most once.
+struct Once<F>(Option<F>);
 
-    #[inline(always)]
-    fn when(&mut self, _: &E) -> Decision {
-        self.decision.decision()
-    }
-
-    #[inline(always)]
-    fn when_ok(&mut self, _: &T) -> Decision {
-        self.decision.decision()
-    }
-
+impl<T, E, F: FnOnce(&Result<T, E>, &RetryEvent)> OnRetry<T, E> for Once<F> {
     #[inline(always)]
     fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
-        if let Some(on_retry) = self.on_retry.take() {
-            on_retry.call(outcome, event);
-        }
-    }
-
-    #[inline(always)]
-    fn on_give_up(&mut self, _: &Result<T, E>, report: &GiveUp) {
-        self.report = Some(*report);
-    }
-}
-
-/// The expansion's `on_retry`, built at the call into the driver: a closure
-/// `FnOnce(&O, &RetryEvent)` (`O` the error, or the outcome beside
-/// `when_ok`), or [`NoHook`] without one.
-trait RetryHook<O> {
-    /// Whether there is a hook (the event is built only then).
-    const ON: bool = true;
-    /// Calls it.
-    fn call(self, outcome: &O, event: &RetryEvent);
-}
-
-impl<O, F: FnOnce(&O, &RetryEvent)> RetryHook<O> for F {
-    #[inline(always)]
-    fn call(self, outcome: &O, event: &RetryEvent) {
-        self(outcome, event)
-    }
-}
-
-impl<O> RetryHook<O> for NoHook {
-    const ON: bool = false;
-    #[inline(always)]
-    fn call(self, _: &O, _: &RetryEvent) {}
-}
-
-/// An `on_retry` of the error, called with the outcome (an error: without
-/// `when_ok`, only errors are retried).
-struct OfError<F>(F);
-
-impl<T, E, F: RetryHook<E>> RetryHook<Result<T, E>> for OfError<F> {
-    const ON: bool = F::ON;
-    #[inline(always)]
-    fn call(self, outcome: &Result<T, E>, event: &RetryEvent) {
-        if let Err(error) = outcome {
-            self.0.call(error, event);
+        if let Some(hook) = self.0.take() {
+            hook(outcome, event);
         }
     }
 }
 
-/// The hooks of a give-up step with no attempt just ended.
-fn giving_up<const REPORTS: bool>() -> Dispatch<NoHook, Decision, REPORTS> {
-    Dispatch {
-        decision: Decision::Stop,
-        on_retry: None,
-        report: None,
+/// The expansion's `on_retry` of the error (without `when_ok`, only errors
+/// are retried), called at most once.
+struct OnceOfError<F>(Option<F>);
+
+impl<T, E, F: FnOnce(&E, &RetryEvent)> OnRetry<T, E> for OnceOfError<F> {
+    #[inline(always)]
+    fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
+        if let (Err(error), Some(hook)) = (outcome, self.0.take()) {
+            hook(error, event);
+        }
     }
 }
 
-impl<F, V, const REPORTS: bool> Dispatch<F, V, REPORTS> {
-    /// The give-up step's result, with the report the give-up hooks read.
-    #[inline(always)]
-    fn gave_up<T, E>(self, result: Result<T, E>) -> Ended<T, E> {
-        match self.report {
-            Some(report) => Ended::GaveUp(result, report),
-            None => Ended::Done(result),
-        }
-    }
+/// Keeps the report of a call that gives up, if `REPORTS` (the function has
+/// an `on_giveup` or a `fallback`).
+struct Keep<'r, const REPORTS: bool>(&'r mut Option<GiveUp>);
 
-    /// The driver's answer, with the report the give-up hooks read.
+impl<T, E, const REPORTS: bool> OnGiveUp<T, E> for Keep<'_, REPORTS> {
+    const TIMED: bool = REPORTS;
     #[inline(always)]
-    fn ended<T, E>(
-        self,
-        flow: ControlFlow<Result<T, E>, Duration>,
-    ) -> ControlFlow<Ended<T, E>, Duration> {
-        match flow {
-            ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
-            ControlFlow::Break(result) => ControlFlow::Break(self.gave_up(result)),
-        }
+    fn on_giveup(self, _: &Result<T, E>, report: &GiveUp) {
+        *self.0 = Some(*report);
+    }
+}
+
+/// The expansion's hooks of a give-up step with no attempt just ended (a
+/// breaker's refusal, a throttle's rejection, a `timeout`).
+fn giving_up<const REPORTS: bool>(
+    report: &mut Option<GiveUp>,
+) -> Dispatch<'_, Decision, NoHook, REPORTS> {
+    HookSet::of(Decision::Stop, Decision::Stop, NoHook, Keep(report))
+}
+
+/// The give-up step's result, with the report the give-up hooks read.
+#[inline(always)]
+fn gave_up<T, E>(result: Result<T, E>, report: Option<GiveUp>) -> Ended<T, E> {
+    match report {
+        Some(report) => Ended::GaveUp(result, report),
+        None => Ended::Done(result),
     }
 }
 
@@ -554,6 +481,13 @@ impl<'p, S, K: Kept<'p, S>, const REPORTS: bool> Call<'p, S, K, REPORTS> {
     }
 }
 
+/// A verdict as the function's own loop hands it to the driver: `when`'s
+/// (or `when_ok`'s) [`Decision`], or [`RETRY`] without either, a constant
+/// the driver's step folds.
+pub trait Verdict<T, E>: Classify<T> + Classify<E> + Copy {}
+
+impl<T, E, V: Classify<T> + Classify<E> + Copy> Verdict<T, E> for V {}
+
 impl<'p, S: Strategy, K: Kept<'p, S>, const REPORTS: bool> Call<'p, S, K, REPORTS> {
     /// After an attempt that ended with `outcome`, judged `decision` (by
     /// `when` or `when_ok`, in the function): the driver's rule (the step,
@@ -567,7 +501,7 @@ impl<'p, S: Strategy, K: Kept<'p, S>, const REPORTS: bool> Call<'p, S, K, REPORT
     pub fn after<T, E>(
         &mut self,
         trace: impl Trace<E>,
-        decision: impl Verdict,
+        decision: impl Verdict<T, E>,
         outcome: Result<T, E>,
     ) -> ControlFlow<Ended<T, E>, Duration> {
         self.step(trace, decision, outcome, NoHook)
@@ -579,30 +513,56 @@ impl<'p, S: Strategy, K: Kept<'p, S>, const REPORTS: bool> Call<'p, S, K, REPORT
     pub fn after_hooked<T, E>(
         &mut self,
         trace: impl Trace<E>,
-        decision: impl Verdict,
+        decision: impl Verdict<T, E>,
         outcome: Result<T, E>,
         on_retry: impl FnOnce(&Result<T, E>, &RetryEvent),
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        self.step(trace, decision, outcome, on_retry)
+        self.step(trace, decision, outcome, Once(Some(on_retry)))
     }
 
-    /// [`Call::after`], whatever hooks the driver calls.
-    #[inline(always)]
-    fn step<T, E, F: RetryHook<Result<T, E>>>(
+    /// [`Call::after`] an attempt that failed with `error` (no `when_ok`:
+    /// every `Ok` was accepted).
+    #[inline(never)]
+    pub fn after_error<T, E>(
         &mut self,
         trace: impl Trace<E>,
-        decision: impl Verdict,
-        outcome: Result<T, E>,
-        on_retry: F,
+        decision: impl Verdict<T, E>,
+        error: E,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        let mut hooks = Dispatch::<_, _, REPORTS> {
-            decision,
-            on_retry: Some(on_retry),
-            report: None,
-        };
+        self.step(trace, decision, Err(error), NoHook)
+    }
+
+    /// [`Call::after_error`], with `on_retry`, which takes the error.
+    #[inline(never)]
+    pub fn after_error_hooked<T, E>(
+        &mut self,
+        trace: impl Trace<E>,
+        decision: impl Verdict<T, E>,
+        error: E,
+        on_retry: impl FnOnce(&E, &RetryEvent),
+    ) -> ControlFlow<Ended<T, E>, Duration> {
+        self.step(trace, decision, Err(error), OnceOfError(Some(on_retry)))
+    }
+
+    /// After an attempt, through the driver's rule, with the one adapter
+    /// of hooks ([`HookSet`]): the verdict decided, `on_retry`, and the
+    /// report kept for the give-up hooks.
+    #[inline(always)]
+    fn step<T, E, N: OnRetry<T, E>>(
+        &mut self,
+        trace: impl Trace<E>,
+        decision: impl Verdict<T, E>,
+        outcome: Result<T, E>,
+        on_retry: N,
+    ) -> ControlFlow<Ended<T, E>, Duration> {
+        let mut report = None;
+        let mut hooks: Dispatch<'_, _, N, REPORTS> =
+            HookSet::of(decision, decision, on_retry, Keep(&mut report));
         let (mut progress, recording) = self.progress();
-        let flow = driver::after_attempt(&mut progress, outcome, &mut hooks, &trace, recording);
-        hooks.ended(flow)
+        match driver::after_attempt(&mut progress, outcome, &mut hooks, &trace, recording) {
+            ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
+            ControlFlow::Break(result) => ControlFlow::Break(gave_up(result, report)),
+        }
     }
 
     /// The driver's view of the call: its state, built from its origin on
@@ -616,40 +576,17 @@ impl<'p, S: Strategy, K: Kept<'p, S>, const REPORTS: bool> Call<'p, S, K, REPORT
         (progress, &mut self.recording)
     }
 
-    /// [`Call::after`] an attempt that failed with `error` (no `when_ok`:
-    /// every `Ok` was accepted).
-    #[inline(never)]
-    pub fn after_error<T, E>(
-        &mut self,
-        trace: impl Trace<E>,
-        decision: impl Verdict,
-        error: E,
-    ) -> ControlFlow<Ended<T, E>, Duration> {
-        self.step(trace, decision, Err(error), NoHook)
-    }
-
-    /// [`Call::after_error`], with `on_retry`, which takes the error.
-    #[inline(never)]
-    pub fn after_error_hooked<T, E>(
-        &mut self,
-        trace: impl Trace<E>,
-        decision: impl Verdict,
-        error: E,
-        on_retry: impl FnOnce(&E, &RetryEvent),
-    ) -> ControlFlow<Ended<T, E>, Duration> {
-        self.step(trace, decision, Err(error), OfError(on_retry))
-    }
-
     /// The call gives up with `outcome` (an error) before an attempt ran (a
     /// breaker refused it, a throttle rejected it): the driver's give-up
     /// step.
     #[cold]
     #[inline(never)]
     pub fn refused<T, E, R: Trace<E>>(&mut self, trace: R, outcome: Result<T, E>) -> Ended<T, E> {
-        let mut hooks = giving_up::<REPORTS>();
+        let mut report = None;
+        let mut hooks = giving_up::<REPORTS>(&mut report);
         let (progress, recording) = self.progress();
         let result = driver::give_up(&progress, outcome, &mut hooks, &trace, recording, None);
-        hooks.gave_up(result)
+        gave_up(result, report)
     }
 
     /// The call gives up with `outcome` (an error) because its `timeout`
@@ -679,7 +616,8 @@ pub fn timed_out<const REPORTS: bool, T, E, R: Trace<E>>(
     trace: R,
     outcome: Result<T, E>,
 ) -> Ended<T, E> {
-    let mut hooks = giving_up::<REPORTS>();
+    let mut kept = None;
+    let mut hooks = giving_up::<REPORTS>(&mut kept);
     let result = driver::give_up(
         &TimedOut(report),
         outcome,
@@ -688,7 +626,7 @@ pub fn timed_out<const REPORTS: bool, T, E, R: Trace<E>>(
         recording,
         None,
     );
-    hooks.gave_up(result)
+    gave_up(result, kept)
 }
 
 /// The report of a hedged call that ran past its `timeout` after `calls`
