@@ -89,7 +89,6 @@ pub(super) fn bindings(n: &Names<'_>) -> TokenStream {
 
 // Input:  the policy and what the loop keeps.
 // Output: let mut __backoff_call = Call::begin(policy, clock, timed, function)
-//             .reporting()              // with `on_giveup` or `fallback`
 //             .with_budget(AsBudget::as_budget(b)).with_circuit(..).with_throttle(..);
 //         (`b` a binding made before, or a `static`: see `checked`)
 //         or, for an `async fn` that keeps a `Carried`:
@@ -106,7 +105,6 @@ pub(super) fn start(n: &Names<'_>) -> TokenStream {
         return quote!(let mut __backoff_slot = #p::Carried::NEW;);
     }
     let (policy_ref, clock, timed, function) = (&n.policy_ref, &n.clock, n.timed, n.function());
-    let reporting = super::step::reports(n).then(|| quote!(.reporting()));
     let mut bindings = TokenStream::new();
     let mut with = |arg: &Option<Arg<Expr>>, name: &str, trait_: &str, fun: &str| {
         arg.as_ref().map(|a| {
@@ -124,7 +122,7 @@ pub(super) fn start(n: &Names<'_>) -> TokenStream {
     };
     quote! {
         #bindings
-        let mut __backoff_call = #begin #reporting #with_budget #with_circuit #with_throttle;
+        let mut __backoff_call = #begin #with_budget #with_circuit #with_throttle;
     }
 }
 

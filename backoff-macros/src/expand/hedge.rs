@@ -235,7 +235,7 @@ fn timeout(
     let timer = quote_spanned! {t.key=>
         <#pt::DefaultSleep as #pt::AsyncTimeout>::timeout(#d, #hedged)
     };
-    let (reports, tracer) = (give_up.is_some(), n.tracer("result", "__backoff_result"));
+    let tracer = n.tracer("result", "__backoff_result");
     let finish = match give_up {
         Some(calls) => quote! {
             finish(|__backoff_result, __backoff_report| {
@@ -264,7 +264,7 @@ fn timeout(
                     // (The hedged call's own recording counted the
                     // attempts that ended.)
                     __backoff_recording.gave_up_after(__backoff_calls, #p::GiveUpReason::Timeout);
-                    return #from_result(#p::timed_out::<#reports, _, _, _>(
+                    return #from_result(#p::timed_out(
                         #p::timeout_report(__backoff_calls, #clock, __backoff_started),
                         &mut #p::Recording::OFF,
                         #tracer,

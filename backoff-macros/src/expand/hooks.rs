@@ -73,7 +73,7 @@ fn is_inferred(ty: &Type) -> bool {
 // types.
 
 // Input:  `when = W`; `__backoff_error` is the error, a `&E`.
-// Output: { let mut when = W; IntoDecision::into_decision(WhenFn::call(&mut when, pass(error))) }
+// Output: IntoDecision::into_decision(WhenFn::call(&mut {W}, pass(error)))
 //         (for a closure `{ let when = W; into_decision({when}(pass(error))) }`),
 //         or, without `when`, `Decision::Retry`.
 pub(super) fn decision(n: &Names<'_>) -> TokenStream {
@@ -105,7 +105,7 @@ pub(super) fn decision(n: &Names<'_>) -> TokenStream {
         quote_spanned! {w.span=> {#when_l}(#error) }
     } else {
         quote_spanned! {w.span=>
-            <_ as #p::WhenFn<_, _>>::call(&mut #when_l, #error)
+            <_ as #p::WhenFn<_, _>>::call(&mut {#typed}, #error)
         }
     };
     // With `on(..)`, `when` returns the user's own type, matched against
@@ -160,7 +160,7 @@ fn collect_idents(tokens: TokenStream, f: &mut impl FnMut(&Ident)) {
 }
 
 // Input:  `when_ok = W`; `__backoff_value` is the `Ok` value, a `&T`.
-// Output: { let mut when_ok = W; WhenOkReturn::decision(WhenOkFn::call(&mut when_ok, pass(value))) }
+// Output: WhenOkReturn::decision(WhenOkFn::call(&mut {W}, pass(value)))
 //         (for a closure `{ let when_ok = W; WhenOkReturn::decision({when_ok}(pass(value))) }`)
 pub(super) fn decide_ok(n: &Names<'_>, w: &Arg<Expr>) -> TokenStream {
     let (typed, given) = typed(&w.value, || [n.ok_ty()]);
@@ -177,7 +177,7 @@ pub(super) fn decide_ok(n: &Names<'_>, w: &Arg<Expr>) -> TokenStream {
         }
     } else {
         quote_spanned! {w.span=>
-            <_ as #p::WhenOkReturn>::decision(<_ as #p::WhenOkFn<_, _>>::call(&mut #when_ok_l, #value))
+            <_ as #p::WhenOkReturn>::decision(<_ as #p::WhenOkFn<_, _>>::call(&mut {#typed}, #value))
         }
     };
     bound(&w.value, &when_ok_l, &typed, &call)
@@ -185,7 +185,7 @@ pub(super) fn decide_ok(n: &Names<'_>, w: &Arg<Expr>) -> TokenStream {
 
 // Input:  `on_retry = O`; `__backoff_outcome` (a `&E`, or with `when_ok`
 //         a `&Result<T, E>`) and `__backoff_event`.
-// Output: { let mut on_retry = O; OnRetryFn::call(&mut on_retry, pass(error), pass(event)); }
+// Output: OnRetryFn::call(&mut {O}, pass(error), pass(event));
 //         (for a closure `{ let on_retry = O; OnRetryReturn::done({on_retry}(pass(error), pass(event))); }`)
 pub(super) fn call_on_retry(n: &Names<'_>) -> Option<TokenStream> {
     let (args, p) = (n.args, &n.p);
@@ -227,11 +227,17 @@ pub(super) fn call_on_retry(n: &Names<'_>) -> Option<TokenStream> {
     } else {
         quote_spanned! {o.span=>
             <_ as #p::OnRetryReturn>::done(<_ as #p::OnRetryFn<_, _, _>>::call(
-                &mut #on_retry_l,
+                &mut {#typed},
                 #first,
                 #event,
             ));
         }
+    };
+    // (A statement: in braces for a path too.)
+    let call = if is_closure(&o.value) {
+        call
+    } else {
+        quote!({ #call })
     };
     Some(bound(&o.value, &on_retry_l, &typed, &call))
 }
@@ -319,8 +325,8 @@ fn is_closure(expr: &Expr) -> bool {
 }
 
 // Input:  a hook's value, the local it is bound to, its typed value, its call.
-// Output: { let mut local = value; call }
-//         or, for a closure, { let local = closure; call }
+// Output: { let local = closure; call }, or for a path the call alone,
+//         which takes `&mut {path}`.
 //
 // `when`, `when_ok` and `on_retry` closures are called directly,
 // `{local}(..)`: the attribute has checked their arity, and a closure that
@@ -329,7 +335,8 @@ fn is_closure(expr: &Expr) -> bool {
 // a loop written by hand. The call moves the closure into a temporary,
 // which an `FnMut` may be called as: its binding needs no `mut`, which an
 // `Fn` would not use. A path is called through the hook's trait, which
-// reports a function of the wrong arity in the argument's terms.
+// reports a function of the wrong arity in the argument's terms, on a
+// temporary of its own (`&mut {path}`, evaluated as a binding would be).
 // (`on_giveup`, called once, takes any closure through its trait.)
 fn bound(value: &Expr, local: &Ident, typed: &TokenStream, call: &TokenStream) -> TokenStream {
     if is_closure(value) {
@@ -338,9 +345,6 @@ fn bound(value: &Expr, local: &Ident, typed: &TokenStream, call: &TokenStream) -
             #call
         }}
     } else {
-        quote! {{
-            let mut #local = #typed;
-            #call
-        }}
+        call.clone()
     }
 }

@@ -20,7 +20,7 @@ pub(super) fn sleep_binding(n: &Names<'_>) -> Option<TokenStream> {
 
 // Input:  `sleep`, if given, and whether the function is `async`.
 // Output: the statement sleeping `__backoff_delay`:
-//         sleep_blocking(delay);  or  DefaultSleep::sleep(delay).await;
+//         sleep_blocking(delay);  or  if !delay.is_zero() { DefaultSleep::sleep(delay).await; }
 //         or the user's, `SleepFn::call(&mut sleep, pass(delay))`, its result
 //         checked (and awaited in an `async fn`).
 pub(super) fn sleep(n: &Names<'_>) -> TokenStream {
@@ -64,8 +64,13 @@ pub(super) fn sleep(n: &Names<'_>) -> TokenStream {
             let sleeping = quote_spanned! {sleep_span=>
                 <#ps::DefaultSleep as #ps::AsyncSleep>::sleep(#delay)
             };
-            // (A zero delay is ready at once, with no timer.)
-            quote!(#sleeping.await;)
+            quote! {
+                // (Tested by value: a borrow of the delay would keep it in
+                // the future across the sleep.)
+                if !__backoff_delay.is_zero() {
+                    #sleeping.await;
+                }
+            }
         }
     }
 }

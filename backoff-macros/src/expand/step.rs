@@ -104,11 +104,6 @@ pub(super) fn after_attempt(n: &Names<'_>) -> TokenStream {
     }
 }
 
-/// Whether a give-up hook reads the report.
-pub(super) fn reports(n: &Names<'_>) -> bool {
-    n.args.on_giveup.is_some() || n.args.fallback.is_some()
-}
-
 // Input:  `circuit`, `throttle`.
 // Output: if let Err(refused) = call.admit() {
 //             let result = Err(E::from(refused));

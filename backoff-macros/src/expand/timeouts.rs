@@ -45,7 +45,7 @@ pub(super) fn attempt_timeout(n: &Names<'_>, t: &Arg<DurationArg>, body: &Group)
 //             Ok(ended) => ended,
 //             Err(elapsed) => {
 //                 let result = Err(E::from(elapsed));
-//                 call.timed_out::<REPORTS, ..>(calls, tracer!(..), result)
+//                 call.timed_out(calls, tracer!(..), result)
 //             }
 //         }
 //         or the loop unchanged: either gives the call's `Ended`.

@@ -33,13 +33,12 @@ pub fn attempt_number<S>(slot: &Option<RetryState<'_, S>>) -> u32 {
 #[cfg(feature = "tokio")]
 pin_project_lite::pin_project! {
     /// The default sleep of an `async fn`: tokio's timer, held in the
-    /// function's future by value (none for a zero delay, which is not
-    /// slept), and polled through a poll function of its own, so that the
-    /// function's own poll, all that the success path runs, stays small
-    /// enough for the compiler to inline into its caller.
+    /// function's future by value, and polled through a poll function of
+    /// its own, so that the function's own poll, all that the success path
+    /// runs, stays small enough for the compiler to inline into its caller.
     pub struct DefaultSleeping {
         #[pin]
-        pub(super) sleep: Option<::tokio::time::Sleep>,
+        pub(super) sleep: ::tokio::time::Sleep,
     }
 }
 
@@ -52,10 +51,7 @@ impl Future for DefaultSleeping {
         self: core::pin::Pin<&mut Self>,
         cx: &mut core::task::Context<'_>,
     ) -> core::task::Poll<()> {
-        match self.project().sleep.as_pin_mut() {
-            Some(sleep) => sleep.poll(cx),
-            None => core::task::Poll::Ready(()),
-        }
+        self.project().sleep.poll(cx)
     }
 }
 
@@ -254,8 +250,10 @@ impl<T, E> Ended<T, E> {
 /// a [`Decision`] (or [`RETRY`]); `on_retry`, a closure built at the call
 /// (called at most once, so an `FnOnce`), or [`NoHook`]; and the report of
 /// a call that gives up, kept for `on_giveup` and `fallback`, which run
-/// after the loop, if `REPORTS`.
-type Dispatch<'r, V, N, const REPORTS: bool> = HookSet<V, V, N, NoHook, Keep<'r, REPORTS>, NoHook>;
+/// after the loop (kept whether or not the function has either: building
+/// it is the give-up path's, which is cold, and the expansion then needs no
+/// word to say whether it has them).
+type Dispatch<'r, V, N> = HookSet<V, V, N, NoHook, Keep<'r>, NoHook>;
 
 /// The expansion's `on_retry` of the outcome, called at most once.
 struct Once<F>(Option<F>);
@@ -282,12 +280,11 @@ impl<T, E, F: FnOnce(&E, &RetryEvent)> OnRetry<T, E> for OnceOfError<F> {
     }
 }
 
-/// Keeps the report of a call that gives up, if `REPORTS` (the function has
-/// an `on_giveup` or a `fallback`).
-struct Keep<'r, const REPORTS: bool>(&'r mut Option<GiveUp>);
+/// Keeps the report of a call that gives up, for the function's
+/// `on_giveup` and `fallback`.
+struct Keep<'r>(&'r mut Option<GiveUp>);
 
-impl<T, E, const REPORTS: bool> OnGiveUp<T, E> for Keep<'_, REPORTS> {
-    const TIMED: bool = REPORTS;
+impl<T, E> OnGiveUp<T, E> for Keep<'_> {
     #[inline(always)]
     fn on_giveup(self, _: &Result<T, E>, report: &GiveUp) {
         *self.0 = Some(*report);
@@ -296,9 +293,7 @@ impl<T, E, const REPORTS: bool> OnGiveUp<T, E> for Keep<'_, REPORTS> {
 
 /// The expansion's hooks of a give-up step with no attempt just ended (a
 /// breaker's refusal, a throttle's rejection, a `timeout`).
-fn giving_up<const REPORTS: bool>(
-    report: &mut Option<GiveUp>,
-) -> Dispatch<'_, Decision, NoHook, REPORTS> {
+fn giving_up(report: &mut Option<GiveUp>) -> Dispatch<'_, Decision, NoHook> {
     HookSet::of(Decision::Stop, Decision::Stop, NoHook, Keep(report))
 }
 
@@ -322,10 +317,7 @@ fn gave_up<T, E>(result: Result<T, E>, report: Option<GiveUp>) -> Ended<T, E> {
 /// `ManuallyDrop`: a call that returns, or an `async fn`'s future, has no
 /// drop of it to run. [`Call::with_circuit`] and [`Call::with_throttle`]
 /// keep it in an `Option`.
-///
-/// `REPORTS`: whether the function has an `on_giveup` or a `fallback`,
-/// which read the report of a call that gives up ([`Call::reporting`]).
-pub struct Call<'p, S, K = ManuallyDrop<Option<RetryState<'p, S>>>, const REPORTS: bool = false> {
+pub struct Call<'p, S, K = ManuallyDrop<Option<RetryState<'p, S>>>> {
     start: Origin<'p, S>,
     state: K,
     recording: Recording,
@@ -370,19 +362,6 @@ impl<'p, S> Call<'p, S> {
         }
     }
 
-    /// Whose give-up hooks (`on_giveup`, `fallback`) read the report of a
-    /// call that gives up: the give-up step keeps it ([`Ended::GaveUp`]).
-    #[inline(always)]
-    pub fn reporting(self) -> Call<'p, S, ManuallyDrop<Option<RetryState<'p, S>>>, true> {
-        Call {
-            start: self.start,
-            state: self.state,
-            recording: self.recording,
-        }
-    }
-}
-
-impl<'p, S, const REPORTS: bool> Call<'p, S, ManuallyDrop<Option<RetryState<'p, S>>>, REPORTS> {
     /// With `budget`, which each retry spends from and each success
     /// refills.
     #[inline(always)]
@@ -393,26 +372,20 @@ impl<'p, S, const REPORTS: bool> Call<'p, S, ManuallyDrop<Option<RetryState<'p, 
 
     /// Behind `circuit`, which admits each attempt: the state is built now.
     #[inline(always)]
-    pub fn with_circuit(self, circuit: &'p CircuitBreaker) -> Call<'p, S, Gated<'p, S>, REPORTS> {
+    pub fn with_circuit(self, circuit: &'p CircuitBreaker) -> Call<'p, S, Gated<'p, S>> {
         self.gated(|start| start.with_circuit(Some(circuit)))
     }
 
     /// Behind `throttle`, which admits each attempt: the state is built now.
     #[inline(always)]
-    pub fn with_throttle(
-        self,
-        throttle: &'p AdaptiveThrottle,
-    ) -> Call<'p, S, Gated<'p, S>, REPORTS> {
+    pub fn with_throttle(self, throttle: &'p AdaptiveThrottle) -> Call<'p, S, Gated<'p, S>> {
         self.gated(|start| start.with_throttle(Some(throttle)))
     }
 
     /// The call behind a control that admits each attempt (`with`), its
     /// state built now and dropped with it (a breaker's permit).
     #[inline(always)]
-    fn gated(
-        self,
-        with: impl FnOnce(Origin<'p, S>) -> Origin<'p, S>,
-    ) -> Call<'p, S, Gated<'p, S>, REPORTS> {
+    fn gated(self, with: impl FnOnce(Origin<'p, S>) -> Origin<'p, S>) -> Call<'p, S, Gated<'p, S>> {
         let start = with(self.start);
         Call {
             state: Dropped(Some(start.state())),
@@ -425,7 +398,7 @@ impl<'p, S, const REPORTS: bool> Call<'p, S, ManuallyDrop<Option<RetryState<'p, 
 /// Where a [`Call`] behind a breaker or a throttle keeps its state.
 pub type Gated<'p, S> = Dropped<Option<RetryState<'p, S>>>;
 
-impl<'p, S, const REPORTS: bool> Call<'p, S, Gated<'p, S>, REPORTS> {
+impl<'p, S> Call<'p, S, Gated<'p, S>> {
     /// Behind a throttle too.
     #[inline(always)]
     pub fn with_throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self {
@@ -435,7 +408,7 @@ impl<'p, S, const REPORTS: bool> Call<'p, S, Gated<'p, S>, REPORTS> {
     }
 }
 
-impl<'p, S, K: Kept<'p, S>, const REPORTS: bool> Call<'p, S, K, REPORTS> {
+impl<'p, S, K: Kept<'p, S>> Call<'p, S, K> {
     /// Before an attempt: whether the breaker admits it.
     #[inline(always)]
     pub fn admit(&mut self) -> Result<(), CircuitOpen> {
@@ -488,7 +461,7 @@ pub trait Verdict<T, E>: Classify<T> + Classify<E> + Copy {}
 
 impl<T, E, V: Classify<T> + Classify<E> + Copy> Verdict<T, E> for V {}
 
-impl<'p, S: Strategy, K: Kept<'p, S>, const REPORTS: bool> Call<'p, S, K, REPORTS> {
+impl<'p, S: Strategy, K: Kept<'p, S>> Call<'p, S, K> {
     /// After an attempt that ended with `outcome`, judged `decision` (by
     /// `when` or `when_ok`, in the function): the driver's rule (the step,
     /// the trace, the metrics, giving up). `Continue(delay)`: the outcome
@@ -556,7 +529,7 @@ impl<'p, S: Strategy, K: Kept<'p, S>, const REPORTS: bool> Call<'p, S, K, REPORT
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, Duration> {
         let mut report = None;
-        let mut hooks: Dispatch<'_, _, N, REPORTS> =
+        let mut hooks: Dispatch<'_, _, N> =
             HookSet::of(decision, decision, on_retry, Keep(&mut report));
         let (mut progress, recording) = self.progress();
         match driver::after_attempt(&mut progress, outcome, &mut hooks, &trace, recording) {
@@ -583,7 +556,7 @@ impl<'p, S: Strategy, K: Kept<'p, S>, const REPORTS: bool> Call<'p, S, K, REPORT
     #[inline(never)]
     pub fn refused<T, E, R: Trace<E>>(&mut self, trace: R, outcome: Result<T, E>) -> Ended<T, E> {
         let mut report = None;
-        let mut hooks = giving_up::<REPORTS>(&mut report);
+        let mut hooks = giving_up(&mut report);
         let (progress, recording) = self.progress();
         let result = driver::give_up(&progress, outcome, &mut hooks, &trace, recording, None);
         gave_up(result, report)
@@ -601,7 +574,7 @@ impl<'p, S: Strategy, K: Kept<'p, S>, const REPORTS: bool> Call<'p, S, K, REPORT
         outcome: Result<T, E>,
     ) -> Ended<T, E> {
         let report = self.start.timed_out(calls);
-        timed_out::<REPORTS, T, E, R>(report, &mut self.recording, trace, outcome)
+        timed_out(report, &mut self.recording, trace, outcome)
     }
 }
 
@@ -610,14 +583,14 @@ impl<'p, S: Strategy, K: Kept<'p, S>, const REPORTS: bool> Call<'p, S, K, REPORT
 /// attempts itself, passes [`Recording::OFF`].
 #[cold]
 #[inline(never)]
-pub fn timed_out<const REPORTS: bool, T, E, R: Trace<E>>(
+pub fn timed_out<T, E, R: Trace<E>>(
     report: GiveUp,
     recording: &mut Recording,
     trace: R,
     outcome: Result<T, E>,
 ) -> Ended<T, E> {
     let mut kept = None;
-    let mut hooks = giving_up::<REPORTS>(&mut kept);
+    let mut hooks = giving_up(&mut kept);
     let result = driver::give_up(
         &TimedOut(report),
         outcome,
