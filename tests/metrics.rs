@@ -594,7 +594,9 @@ mod expansion {
                     outcome,
                 ) {
                     p::ControlFlow::Continue(delay) => {
-                        tokio::time::sleep(delay).await;
+                        if p::sleeps(delay) {
+                            tokio::time::sleep(delay).await;
+                        }
                     }
                     p::ControlFlow::Break(outcome) => return outcome,
                 }

@@ -400,7 +400,7 @@ mod metrics {
                 outcome,
             ) {
                 p::ControlFlow::Continue(delay) => {
-                    if !delay.is_zero() {
+                    if p::sleeps(delay) {
                         sleep_tokio(delay).await;
                     }
                 }
@@ -428,7 +428,7 @@ mod metrics {
                 outcome,
             ) {
                 p::ControlFlow::Continue(delay) => {
-                    if !delay.is_zero() {
+                    if p::sleeps(delay) {
                         sleep_tokio(delay).await;
                     }
                 }

@@ -20,7 +20,7 @@ pub(super) fn sleep_binding(n: &Names<'_>) -> Option<TokenStream> {
 
 // Input:  `sleep`, if given, and whether the function is `async`.
 // Output: the statement sleeping `__backoff_delay`:
-//         sleep_blocking(delay);  or  if !delay.is_zero() { DefaultSleep::sleep(delay).await; }
+//         sleep_blocking(delay);  or  if sleeps(delay) { DefaultSleep::sleep(delay).await; }
 //         or the user's, `SleepFn::call(&mut sleep, pass(delay))`, its result
 //         checked (and awaited in an `async fn`).
 pub(super) fn sleep(n: &Names<'_>) -> TokenStream {
@@ -67,7 +67,7 @@ pub(super) fn sleep(n: &Names<'_>) -> TokenStream {
             quote! {
                 // (Tested by value: a borrow of the delay would keep it in
                 // the future across the sleep.)
-                if !__backoff_delay.is_zero() {
+                if #p::sleeps(__backoff_delay) {
                     #sleeping.await;
                 }
             }
