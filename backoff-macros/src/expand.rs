@@ -1,7 +1,7 @@
 //! Code generation: the function's body becomes a loop over the runtime's
 //! state machine (`RetryState`); the runtime owns every decision.
 
-use proc_macro2::{Delimiter, Group, TokenStream};
+use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::{AttrStyle, Block, Expr, Ident, Signature, Stmt, Type};
 
@@ -38,6 +38,7 @@ use runtime_loop::{RuntimeLoopParts, runtime_loop};
 /// followed by one `compile_error!` per mistake.
 pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
+    let heads = path_heads(args.clone());
     let args = RetryArgs::parse(args, &mut errors);
     valid::check_args(&args, &mut errors);
     let func = match parse_function(&item) {
@@ -72,8 +73,16 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     match (errors.finish(), func) {
         (Ok(()), Some(func)) => rewrite(&args, func, moves_arguments),
         // (No function means an error was recorded.)
-        (result, _) => {
+        (result, func) => {
             let errors = result.err().map(|e| e.to_compile_error());
+            // The function as written, but for the names the arguments use
+            // (`AdaptiveThrottle` in `throttle = Arc::new(AdaptiveThrottle::new(..))`),
+            // which its body names too, so that their imports are not
+            // reported unused besides the error.
+            if let Some(func) = func.filter(|_| !heads.is_empty()) {
+                let func = with_names_used(func, &heads);
+                return quote!(#func #errors);
+            }
             // On an expression (rustc lets an attribute reach a closure,
             // with errors of its own), one expression: the error, then
             // the expression unchanged.
@@ -84,6 +93,83 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
             }
             quote!(#item #errors)
         }
+    }
+}
+
+// Input:  the attribute's arguments.
+// Output: the first segment of each path of two or more segments in them
+//         (`Arc` and `AdaptiveThrottle` in `Arc::new(AdaptiveThrottle::new(..))`),
+//         but `self`, `Self`, `super`, `crate`, `std`, `core`, `alloc` and
+//         the primitive types, once each.
+fn path_heads(args: TokenStream) -> Vec<Ident> {
+    fn walk(tokens: TokenStream, heads: &mut Vec<Ident>) {
+        let trees: Vec<TokenTree> = tokens.into_iter().collect();
+        for (i, tree) in trees.iter().enumerate() {
+            match tree {
+                TokenTree::Group(g) => walk(g.stream(), heads),
+                TokenTree::Ident(ident) => {
+                    let colons = |at: usize| matches!(trees.get(at), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                    let after_path_or_field = i > 0
+                        && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == ':' || p.as_char() == '.');
+                    let name = ident.to_string();
+                    const SKIPPED: &[&str] = &[
+                        "self", "Self", "super", "crate", "std", "core", "alloc", "u8", "u16",
+                        "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
+                        "f32", "f64", "bool", "char", "str",
+                    ];
+                    if colons(i + 1)
+                        && colons(i + 2)
+                        && !after_path_or_field
+                        && !SKIPPED.contains(&name.as_str())
+                        && !heads.iter().any(|h| *h == name)
+                    {
+                        heads.push(ident.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut heads = Vec::new();
+    walk(args, &mut heads);
+    heads
+}
+
+// Input:  the function, `heads` (see `path_heads`).
+// Output: the function with `#[allow(unused_imports)] use Head as _;` for
+//         each head first in its body, its generic parameters left out
+//         (a `use` cannot name them).
+//
+// Only beside an error of the attribute's. (In an edition-2015 crate a
+// `use` path starts at the crate's root, so a head imported in a module is
+// an unresolved import there, a second error beside the attribute's.)
+fn with_names_used(func: Function, heads: &[Ident]) -> TokenStream {
+    let Function {
+        attrs,
+        vis,
+        sig,
+        block,
+    } = func;
+    let generic = |h: &Ident| {
+        sig.generics.params.iter().any(|p| match p {
+            syn::GenericParam::Type(t) => t.ident == *h,
+            syn::GenericParam::Const(c) => c.ident == *h,
+            syn::GenericParam::Lifetime(_) => false,
+        })
+    };
+    let uses = heads
+        .iter()
+        .filter(|h| !generic(h))
+        .map(|h| quote!(#[allow(unused_imports)] use #h as _;));
+    let (outer, inner): (Vec<_>, Vec<_>) = attrs
+        .into_iter()
+        .partition(|a| matches!(a.style, AttrStyle::Outer));
+    let stmts = &block.stmts;
+    let mut body = Group::new(Delimiter::Brace, quote!(#(#inner)* #(#uses)* #(#stmts)*));
+    body.set_span(block.brace_token.span.join());
+    quote! {
+        #(#outer)*
+        #vis #sig #body
     }
 }
 
@@ -339,3 +425,41 @@ fn retry_loop(
 
 #[cfg(test)]
 mod size;
+
+#[cfg(test)]
+mod names_used {
+    use quote::quote;
+
+    /// What an erroneous attribute's arguments name through paths: their
+    /// first segments, once each, not `self`, `std` or a primitive.
+    #[test]
+    fn path_heads_are_the_first_segments_of_paths() {
+        let heads = super::path_heads(quote! {
+            throttle = Arc::new(AdaptiveThrottle::new(2.0, Duration::from_secs(120))),
+            budget = std::rc::Rc::new(budgets::make()),
+            circuit = self.breakers.get(u64::MAX as usize),
+            when = Arc::clone
+        });
+        let heads: Vec<String> = heads.iter().map(ToString::to_string).collect();
+        assert_eq!(heads, ["Arc", "AdaptiveThrottle", "Duration", "budgets"]);
+    }
+
+    /// The function comes back whole, with a `use` of each head that is not
+    /// one of its generic parameters, after its inner attributes.
+    #[test]
+    fn the_function_names_the_heads_and_keeps_its_body() {
+        let func = super::parse_function(&quote! {
+            fn f<T: Default>() -> Result<T, E> { #![allow(unused)] Ok(T::default()) }
+        })
+        .unwrap();
+        let heads = super::path_heads(quote!(budget = Arc::new(T::make())));
+        let out = super::with_names_used(func, &heads).to_string();
+        assert!(out.contains("use Arc as _ ;"), "{out}");
+        assert!(!out.contains("use T as"), "{out}");
+        let inner = out
+            .find("# ! [allow (unused)]")
+            .expect("inner attribute kept");
+        assert!(inner < out.find("use Arc").unwrap(), "{out}");
+        assert!(out.contains("Ok (T :: default ())"), "{out}");
+    }
+}
