@@ -39,6 +39,7 @@ use runtime_loop::{RuntimeLoopParts, runtime_loop};
 pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let heads = path_heads(args.clone());
+    let words = words(args.clone());
     let args = RetryArgs::parse(args, &mut errors);
     valid::check_args(&args, &mut errors);
     let func = match parse_function(&item) {
@@ -79,8 +80,8 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
             // (`AdaptiveThrottle` in `throttle = Arc::new(AdaptiveThrottle::new(..))`),
             // which its body names too, so that their imports are not
             // reported unused besides the error.
-            if let Some(func) = func.filter(|_| !heads.is_empty()) {
-                let func = with_names_used(func, &heads);
+            if let Some(func) = func {
+                let func = with_names_used(func, &heads, &words);
                 return quote!(#func #errors);
             }
             // On an expression (rustc lets an attribute reach a closure,
@@ -135,15 +136,32 @@ fn path_heads(args: TokenStream) -> Vec<Ident> {
     heads
 }
 
-// Input:  the function, `heads` (see `path_heads`).
+/// Every identifier in `tokens`, in groups too.
+fn words(tokens: TokenStream) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut stack = vec![tokens];
+    while let Some(tokens) = stack.pop() {
+        for tree in tokens {
+            match tree {
+                TokenTree::Ident(i) => words.push(i.to_string()),
+                TokenTree::Group(g) => stack.push(g.stream()),
+                _ => {}
+            }
+        }
+    }
+    words
+}
+
+// Input:  the function, `heads` (see `path_heads`), the arguments' words.
 // Output: the function with `#[allow(unused_imports)] use Head as _;` for
 //         each head first in its body, its generic parameters left out
-//         (a `use` cannot name them).
+//         (a `use` cannot name them), and `let _ = &param;` for each
+//         parameter the arguments name (`host` in `budget = self.budgets.get(host)`).
 //
 // Only beside an error of the attribute's. (In an edition-2015 crate a
 // `use` path starts at the crate's root, so a head imported in a module is
 // an unresolved import there, a second error beside the attribute's.)
-fn with_names_used(func: Function, heads: &[Ident]) -> TokenStream {
+fn with_names_used(func: Function, heads: &[Ident], words: &[String]) -> TokenStream {
     let Function {
         attrs,
         vis,
@@ -161,11 +179,22 @@ fn with_names_used(func: Function, heads: &[Ident]) -> TokenStream {
         .iter()
         .filter(|h| !generic(h))
         .map(|h| quote!(#[allow(unused_imports)] use #h as _;));
+    let params = sig.inputs.iter().filter_map(|input| match input {
+        syn::FnArg::Typed(t) => match &*t.pat {
+            syn::Pat::Ident(p) if words.contains(&p.ident.to_string()) => Some(&p.ident),
+            _ => None,
+        },
+        syn::FnArg::Receiver(_) => None,
+    });
+    let params = params.map(|p| quote!(let _ = &#p;));
     let (outer, inner): (Vec<_>, Vec<_>) = attrs
         .into_iter()
         .partition(|a| matches!(a.style, AttrStyle::Outer));
     let stmts = &block.stmts;
-    let mut body = Group::new(Delimiter::Brace, quote!(#(#inner)* #(#uses)* #(#stmts)*));
+    let mut body = Group::new(
+        Delimiter::Brace,
+        quote!(#(#inner)* #(#uses)* #(#params)* #(#stmts)*),
+    );
     body.set_span(block.brace_token.span.join());
     quote! {
         #(#outer)*
@@ -453,7 +482,7 @@ mod names_used {
         })
         .unwrap();
         let heads = super::path_heads(quote!(budget = Arc::new(T::make())));
-        let out = super::with_names_used(func, &heads).to_string();
+        let out = super::with_names_used(func, &heads, &[]).to_string();
         assert!(out.contains("use Arc as _ ;"), "{out}");
         assert!(!out.contains("use T as"), "{out}");
         let inner = out
@@ -461,5 +490,20 @@ mod names_used {
             .expect("inner attribute kept");
         assert!(inner < out.find("use Arc").unwrap(), "{out}");
         assert!(out.contains("Ok (T :: default ())"), "{out}");
+    }
+
+    /// A parameter the arguments name is used in the body too (an
+    /// attribute with an error leaves it otherwise unused); one they do
+    /// not name is left alone.
+    #[test]
+    fn a_parameter_the_arguments_name_is_used() {
+        let func = super::parse_function(&quote! {
+            fn f(&self, host: &str, other: u32) -> Result<u32, E> { Ok(other) }
+        })
+        .unwrap();
+        let args = quote!(budget = self.budgets.get(host));
+        let out = super::with_names_used(func, &[], &super::words(args)).to_string();
+        assert!(out.contains("let _ = & host ;"), "{out}");
+        assert!(!out.contains("& other ;"), "{out}");
     }
 }
