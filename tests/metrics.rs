@@ -575,32 +575,33 @@ mod expansion {
         setup();
         const F: &str = concat!(module_path!(), "::compact");
         async fn compact(calls: &mut u32) -> Result<u32, &'static str> {
-            let mut carried = p::Carried::<<Async as FixedOrigin>::Previous>::NEW;
-            let mut recording = p::CallBegan::begin();
-            loop {
-                let attempt_began = recording.attempt(p::ASYNC_CLOCK);
-                let outcome: Result<u32, &str> = p::attempt(async {
+            let mut call = p::CompactCall::<Async>::begin();
+            let ended = loop {
+                let outcome = p::attempt(async {
                     *calls += 1;
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     Err("down")
                 })
                 .await;
-                match p::after_carried_recorded::<Async, _, _>(
-                    &mut carried,
-                    &recording,
-                    attempt_began,
-                    F,
-                    p::NoTrace,
-                    outcome,
-                ) {
-                    p::ControlFlow::Continue(delay) => {
-                        if p::sleeps(delay) {
-                            tokio::time::sleep(delay).await;
+                let delay = {
+                    let error = match outcome {
+                        Ok(v) => {
+                            call.accepted(F);
+                            break p::Ended::Done(Ok(v));
                         }
+                        Err(e) => e,
+                    };
+                    match call.after_error(F, p::NoTrace, p::RETRY, error) {
+                        p::ControlFlow::Continue(delay) => delay,
+                        p::ControlFlow::Break(ended) => break ended,
                     }
-                    p::ControlFlow::Break(outcome) => return outcome,
+                };
+                if p::sleeps(delay) {
+                    tokio::time::sleep(delay).await;
                 }
-            }
+                call.next_attempt();
+            };
+            ended.result()
         }
         let mut calls = 0;
         assert_eq!(compact(&mut calls).await, Err("down"));

@@ -6,7 +6,6 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::{AttrStyle, Block, Expr, Ident, Signature, Stmt, Type};
 
 mod body;
-mod failure;
 mod fleet;
 mod function;
 mod hedge;
@@ -23,7 +22,6 @@ mod timeouts;
 use crate::attr::RetryArgs;
 use crate::errors::Errors;
 use crate::valid;
-use failure::{CarriedParts, carried_failure};
 use function::{Function, async_trait_body_mut, parse_function};
 use names::{Names, keeps_no_state, keeps_no_state_but_when};
 use params::{Reborrow, cloned_mutability, reborrowed};
@@ -373,52 +371,13 @@ fn retry_loop(
     // one call into the runtime's driver (`step`).
     let attempt = body::attempt(&n, &body);
     let sleep = sleep::sleep(&n);
-    let (context_value, ret) = (&body.context_value, &n.ret);
+    let context_value = &body.context_value;
     // (A plain fn's attempt is a closure, but the function's body:
     // `clippy::result_large_err` is the function's to report, not the
     // closure's too. An `async fn`'s is an `async` block, which the lint
     // does not look at.)
     let allow_large_err = (!is_async).then(|| quote!(#[allow(clippy::result_large_err)]));
     let (sleep_binding, start) = (sleep::sleep_binding(&n), fleet::start(&n));
-    // An `async fn` that keeps a `Carried` (its policy a type, no other
-    // state): the verdict here, the step in the runtime.
-    if let Some(fixed) = n.fixed.as_ref().filter(|_| n.carried) {
-        let (slot, function, clock) = (&n.slot, n.function(), &n.clock);
-        let step = match args.when {
-            Some(_) => quote!(#p::after_carried_recorded_decided::<#fixed, _, _>),
-            None => quote!(#p::after_carried_recorded::<#fixed, _, _>),
-        };
-        let failed = carried_failure(
-            p,
-            &CarriedParts {
-                tracer: n.tracer("result", "__backoff_result"),
-                step,
-                args: quote!(&mut #slot, &__backoff_recording, __backoff_attempt_began, #function,),
-                split: &n.split(),
-                returned: {
-                    let (from_result, at) = (n.rebuild_fn(), n.ret_span);
-                    let result = names::local("__backoff_result", at);
-                    quote_spanned!(at=> #from_result(#result))
-                },
-                sleep: &sleep,
-                decision: args.when.as_ref().map(|_| hooks::decision(&n)),
-            },
-        );
-        let recording = n.begin_recording();
-        // (The compact loop's attempt takes its own start for the metrics.)
-        return quote! {
-            #import
-            #policy
-            #sleep_binding
-            #start
-            #recording
-            loop {
-                let __backoff_attempt_began = __backoff_recording.attempt(#clock);
-                let __backoff_outcome: #ret = #attempt;
-                #failed
-            }
-        };
-    }
     let (before_attempt, after) = (step::refusals(&n), step::after_attempt(&n));
     let count_call = args
         .timeout

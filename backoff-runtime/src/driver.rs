@@ -23,13 +23,15 @@
 //! - [`Policy::retry_async`](crate::Policy::retry_async),
 //!   [`retry_async_with_sleep`](crate::Policy::retry_async_with_sleep) and
 //!   [`Policy::retrying`](crate::Policy::retrying) and its async form;
-//! - the attribute's function's own loop: `__private::Call::after` (and
-//!   `after_error`) after each attempt, `Call::refused` for a breaker's
+//! - the attribute's function's own loop: `__private::Call::after_error`
+//!   (or `after` beside `when_ok`, `*_hooked` with an `on_retry`) after
+//!   each attempt, handing the driver the one adapter of hooks
+//!   ([`HookSet`](crate::hooks::HookSet)), `Call::refused` for a breaker's
 //!   refusal or a throttle's rejection, `Call::timed_out` for `timeout`;
 //!   `on_giveup` and `fallback` run once, after the loop, on the report the
-//!   give-up step kept (`Ended::finish`). Its compact form for an `async fn`
-//!   that keeps nothing but its attempt count steps a `Carried` through
-//!   `after_carried_recorded`;
+//!   give-up step kept (`Ended::finish`). An `async fn` that keeps nothing
+//!   but its attempt count writes the same loop over a
+//!   `__private::CompactCall` (the same steps over a `Carried`);
 //! - the `tower` policy, which never owns the outcome, takes the verdict
 //!   and the step;
 //! - a [hedged call](crate::hedge), whose attempts overlap, ends each

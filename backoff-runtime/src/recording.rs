@@ -182,6 +182,15 @@ pub struct AttemptBegan {
     at: u64,
 }
 
+impl AttemptBegan {
+    /// No attempt's start (one already told, or a call that does not
+    /// record).
+    pub(crate) const NONE: AttemptBegan = AttemptBegan {
+        #[cfg(feature = "record")]
+        at: 0,
+    };
+}
+
 impl CallBegan {
     /// A call begins (its recording begins with its first attempt: see
     /// [`attempt`](CallBegan::attempt), which reads the clock if it

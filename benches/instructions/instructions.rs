@@ -381,32 +381,33 @@ mod metrics {
     /// `#[retry]`'s default policy on an `async fn`.
     type DefaultAsync = p::Fixed<p::ExponentialOf<100_000_000>, true>;
 
-    /// The compact `async fn` loop (a `Carried`), under another name: the
-    /// reference for [`recorded_async`] (the plain step is gone: every
+    /// The compact `async fn` loop (a `CompactCall`), under another name:
+    /// the reference for [`recorded_async`] (the plain step is gone: every
     /// compact loop records, at the cost of a flag's test while off).
     #[inline(never)]
     pub(crate) async fn compact_async(x: u64) -> Result<u64, Fail> {
-        let mut carried = p::Carried::<<DefaultAsync as p::FixedOrigin>::Previous>::NEW;
-        let mut recording = p::CallBegan::begin();
-        loop {
-            let attempt_began = recording.attempt(p::ASYNC_CLOCK);
-            let outcome: Result<u64, Fail> = p::attempt(async { body!(x) }).await;
-            match p::after_carried_recorded::<DefaultAsync, _, _>(
-                &mut carried,
-                &recording,
-                attempt_began,
-                "",
-                p::NoTrace,
-                outcome,
-            ) {
-                p::ControlFlow::Continue(delay) => {
-                    if p::sleeps(delay) {
-                        sleep_tokio(delay).await;
+        let mut call = p::CompactCall::<DefaultAsync>::begin();
+        let ended = loop {
+            let outcome = p::attempt(async { body!(x) }).await;
+            let delay = {
+                let error = match outcome {
+                    Ok(v) => {
+                        call.accepted("");
+                        break p::Ended::Done(Ok(v));
                     }
+                    Err(e) => e,
+                };
+                match call.after_error("", p::NoTrace, p::RETRY, error) {
+                    p::ControlFlow::Continue(delay) => delay,
+                    p::ControlFlow::Break(ended) => break ended,
                 }
-                p::ControlFlow::Break(outcome) => return outcome,
+            };
+            if p::sleeps(delay) {
+                sleep_tokio(delay).await;
             }
-        }
+            call.next_attempt();
+        };
+        ended.result()
     }
 
     /// [`compact_async`] as the expansion records: the call's start
@@ -414,27 +415,33 @@ mod metrics {
     /// it.
     #[inline(never)]
     pub(crate) async fn recorded_async(x: u64) -> Result<u64, Fail> {
-        let mut carried = p::Carried::<<DefaultAsync as p::FixedOrigin>::Previous>::NEW;
-        let mut recording = p::CallBegan::begin();
-        loop {
-            let attempt_began = recording.attempt(p::ASYNC_CLOCK);
-            let outcome: Result<u64, Fail> = p::attempt(async { body!(x) }).await;
-            match p::after_carried_recorded::<DefaultAsync, _, _>(
-                &mut carried,
-                &recording,
-                attempt_began,
-                concat!(module_path!(), "::recorded_async"),
-                p::NoTrace,
-                outcome,
-            ) {
-                p::ControlFlow::Continue(delay) => {
-                    if p::sleeps(delay) {
-                        sleep_tokio(delay).await;
+        let mut call = p::CompactCall::<DefaultAsync>::begin();
+        let ended = loop {
+            let outcome = p::attempt(async { body!(x) }).await;
+            let delay = {
+                let error = match outcome {
+                    Ok(v) => {
+                        call.accepted(concat!(module_path!(), "::recorded_async"));
+                        break p::Ended::Done(Ok(v));
                     }
+                    Err(e) => e,
+                };
+                match call.after_error(
+                    concat!(module_path!(), "::recorded_async"),
+                    p::NoTrace,
+                    p::RETRY,
+                    error,
+                ) {
+                    p::ControlFlow::Continue(delay) => delay,
+                    p::ControlFlow::Break(ended) => break ended,
                 }
-                p::ControlFlow::Break(outcome) => return outcome,
+            };
+            if p::sleeps(delay) {
+                sleep_tokio(delay).await;
             }
-        }
+            call.next_attempt();
+        };
+        ended.result()
     }
 
     /// `#[retry]`'s default policy as a value.

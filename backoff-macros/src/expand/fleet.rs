@@ -91,8 +91,8 @@ pub(super) fn bindings(n: &Names<'_>) -> TokenStream {
 // Output: let mut __backoff_call = Call::begin(policy, clock, timed, function)
 //             .with_budget(AsBudget::as_budget(b)).with_circuit(..).with_throttle(..);
 //         (`b` a binding made before, or a `static`: see `checked`)
-//         or, for an `async fn` that keeps a `Carried`:
-//         let mut __backoff_slot = Carried::NEW;
+//         or, for an `async fn` that keeps nothing but its attempt count
+//         (a `Carried`): let mut __backoff_call = CompactCall::<P>::begin();
 //
 // The call's start is read only if a hook reads `elapsed` or there is a
 // deadline; the retry state is built on the first failure, so a call that
@@ -102,7 +102,8 @@ pub(super) fn bindings(n: &Names<'_>) -> TokenStream {
 pub(super) fn start(n: &Names<'_>) -> TokenStream {
     let p = &n.p;
     if n.carried {
-        return quote!(let mut __backoff_slot = #p::Carried::NEW;);
+        let fixed = &n.fixed;
+        return quote!(let mut __backoff_call = #p::CompactCall::<#fixed>::begin(););
     }
     let (policy_ref, clock, timed, function) = (&n.policy_ref, &n.clock, n.timed, n.function());
     let mut bindings = TokenStream::new();

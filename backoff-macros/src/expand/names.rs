@@ -72,8 +72,6 @@ pub(super) struct Names<'a> {
     pub(super) fixed: Option<TokenStream>,
     /// Whether the loop keeps a `Carried` rather than a `RetryState`.
     pub(super) carried: bool,
-    /// The retry state's slot, as a place.
-    pub(super) slot: TokenStream,
     /// The policy, a `&Policy<S>`.
     pub(super) policy_ref: TokenStream,
     /// `let __backoff_started = ..;`, if the call's start time is read.
@@ -120,13 +118,6 @@ impl<'a> Names<'a> {
             && args.max_elapsed.is_none()
             && args.timeout.is_none()
             && keeps_no_state_but_when(args);
-        // The retry state's slot as a place: `__backoff_slot`, behind a
-        // `ManuallyDrop` unless a breaker is named (see `fleet::start`).
-        let slot = if args.gates_attempts() || carried {
-            quote!(__backoff_slot)
-        } else {
-            quote!((*__backoff_slot))
-        };
         // The call's start is read if `elapsed` may be reported.
         let timed = args.on_retry.is_some() || args.on_giveup.is_some();
         // Only what the loop needs after an attempt is kept in locals,
@@ -191,7 +182,6 @@ impl<'a> Names<'a> {
             clock,
             fixed,
             carried,
-            slot,
             policy_ref,
             started,
             constant_start,
@@ -211,21 +201,6 @@ impl<'a> Names<'a> {
     pub(super) fn function(&self) -> TokenStream {
         let name = format!("::{}", self.sig.ident.unraw());
         quote!(::core::concat!(::core::module_path!(), #name))
-    }
-
-    /// `let mut __backoff_recording = Recording::begin(function, clock);`:
-    /// the call's metrics, begun before its first attempt (feature
-    /// `opentelemetry`; zero-sized, and every call to it empty, without).
-    ///
-    /// The compact loop keeps a 7-byte `CallBegan` instead, and each of its
-    /// attempts an `AttemptBegan` while it runs: its future stays the size
-    /// it is without the feature.
-    pub(super) fn begin_recording(&self) -> TokenStream {
-        if self.carried {
-            let p = &self.p;
-            return quote!(let mut __backoff_recording = #p::CallBegan::begin(););
-        }
-        self.begin_full_recording()
     }
 
     /// `let mut __backoff_recording = Recording::begin(function, clock);`,

@@ -117,7 +117,7 @@ fn plain_async_fn_expansion_stays_small() {
         },
     );
     assert!(
-        tokens <= 255,
+        tokens <= 279,
         "the plain async expansion grew to {tokens} tokens"
     );
 }

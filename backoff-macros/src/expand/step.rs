@@ -57,12 +57,20 @@ pub(super) fn after_attempt(n: &Names<'_>) -> TokenStream {
     let on_retry =
         hooks::call_on_retry(n).map(|call| quote!(, |__backoff_outcome, __backoff_event| #call));
     let when = hooks::decision(n);
+    // (A `CompactCall` is told the function's name at each step.)
+    let (function, named) = match n.carried {
+        true => {
+            let function = n.function();
+            (quote!(#function), quote!(#function,))
+        }
+        false => (TokenStream::new(), TokenStream::new()),
+    };
     let (value, outcome, decision, after) = match &n.args.when_ok {
         None => (
             quote! {
                 match #split {
                     #p::Ok(__backoff_value) => {
-                        __backoff_call.accepted();
+                        __backoff_call.accepted(#function);
                         break #p::Ended::Done(#p::Ok(#value));
                     }
                     #p::Err(__backoff_error) => __backoff_error,
@@ -96,7 +104,7 @@ pub(super) fn after_attempt(n: &Names<'_>) -> TokenStream {
     quote! {
         let __backoff_delay = {
             let __backoff_outcome = #value;
-            match __backoff_call.#after(#tracer, #decision, __backoff_outcome #on_retry) {
+            match __backoff_call.#after(#named #tracer, #decision, __backoff_outcome #on_retry) {
                 #p::ControlFlow::Continue(__backoff_delay) => __backoff_delay,
                 #p::ControlFlow::Break(__backoff_ended) => break __backoff_ended,
             }

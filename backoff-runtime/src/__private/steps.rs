@@ -105,62 +105,85 @@ fn next_decided_carried<F: FixedOrigin>(
     F::ORIGIN.policy.next_carried_for(carried, decision)
 }
 
-/// After an attempt of an `async fn` whose policy is the type `P` and that
-/// keeps a [`Carried`] between attempts: `Break` with what the function
-/// returns, or `Continue` with the delay to sleep (the error of an attempt
-/// that is retried is dropped here, before the sleep); recording the
-/// attempt, the retry's delay and the call's end: `began` is the call's start
-/// (`CallBegan::begin()` before the loop), `attempt` this
-/// attempt's (`began.attempt(ASYNC_CLOCK)` before it), `function` the
-/// call's name.
-#[inline(always)]
-pub fn after_carried_recorded<P: FixedOrigin, T, E>(
-    carried: &mut Carried<P::Previous>,
-    began: &CallBegan,
+/// A call of the function's own loop that keeps nothing but its attempt
+/// count (an `async fn` whose policy is the type `P`, with no hook but a
+/// `when`): the same steps as [`Call`] (`begin`, `accepted`, `after_error`,
+/// `next_attempt`), over a [`Carried`] (8 bytes) rather than a whole retry
+/// state, so that the function's future stays small. Its recording's
+/// steps are told the function's name (a constant of the function's) rather
+/// than keep it.
+pub struct CompactCall<P: FixedOrigin> {
+    carried: Carried<P::Previous>,
+    began: CallBegan,
     attempt: AttemptBegan,
-    function: &'static str,
-    trace: impl Trace<E>,
-    outcome: Result<T, E>,
-) -> ControlFlow<Result<T, E>, Duration> {
-    // (With no `when`, every error is retried: the verdict is a constant,
-    // and `Compact`'s step folds to the plain retry.)
-    after_carried_recorded_decided::<P, T, E>(
-        carried,
-        began,
-        attempt,
-        function,
-        trace,
-        outcome,
-        Decision::Retry,
-    )
 }
 
-/// [`after_carried_recorded`] with `when`'s verdict on the outcome's
-/// error, taken before the outcome was handed over (ignored for an `Ok`).
-#[inline(always)]
-pub fn after_carried_recorded_decided<P: FixedOrigin, T, E>(
-    carried: &mut Carried<P::Previous>,
-    began: &CallBegan,
-    attempt: AttemptBegan,
-    function: &'static str,
-    trace: impl Trace<E>,
-    outcome: Result<T, E>,
-    decision: Decision,
-) -> ControlFlow<Result<T, E>, Duration> {
-    let attempts = carried.attempt();
-    driver::after_attempt(
-        &mut Compact::<P>(carried),
-        outcome,
-        &mut driver::Decided(decision),
-        &trace,
-        &mut CompactRecording {
-            function,
-            clock: P::ORIGIN.clock,
+impl<P: FixedOrigin> CompactCall<P> {
+    /// A call begins, and its first attempt.
+    #[inline(always)]
+    pub fn begin() -> Self {
+        let mut began = CallBegan::begin();
+        let attempt = began.attempt(P::ORIGIN.clock);
+        CompactCall {
+            carried: Carried::NEW,
             began,
             attempt,
-            attempts,
-        },
-    )
+        }
+    }
+
+    /// The recording of the attempt of `function` that just ended.
+    #[inline(always)]
+    fn recording(&mut self, function: &'static str) -> (Compact<'_, P>, CompactRecording<'_>) {
+        let recording = CompactRecording {
+            function,
+            clock: P::ORIGIN.clock,
+            began: &self.began,
+            attempt: core::mem::replace(&mut self.attempt, AttemptBegan::NONE),
+            attempts: self.carried.attempt(),
+        };
+        (Compact(&mut self.carried), recording)
+    }
+
+    /// An accepted outcome of `function`, which the loop returns at once:
+    /// the metrics hear of it.
+    #[inline(always)]
+    pub fn accepted(&mut self, function: &'static str) {
+        let (_, mut recording) = self.recording(function);
+        crate::recording::Records::succeeded(&mut recording);
+    }
+
+    /// After an attempt of `function` that failed with `error`, judged
+    /// `decision` (`when`'s, or [`RETRY`]): the driver's rule.
+    /// `Continue(delay)`: the error was dropped; sleep and try again.
+    /// `Break(ended)`: the call ends.
+    #[inline(always)]
+    pub fn after_error<T, E>(
+        &mut self,
+        function: &'static str,
+        trace: impl Trace<E>,
+        decision: impl Verdict<T, E>,
+        error: E,
+    ) -> ControlFlow<Ended<T, E>, Duration> {
+        let mut decision = decision;
+        let decision = Classify::<E>::classify(&mut decision, &error);
+        let (mut progress, mut recording) = self.recording(function);
+        match driver::after_attempt(
+            &mut progress,
+            Err(error),
+            &mut driver::Decided(decision),
+            &trace,
+            &mut recording,
+        ) {
+            ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
+            ControlFlow::Break(result) => ControlFlow::Break(Ended::Done(result)),
+        }
+    }
+
+    /// Another attempt begins, after a retry's sleep.
+    #[inline(always)]
+    pub fn next_attempt(&mut self) {
+        self.attempt = self.began.attempt(P::ORIGIN.clock);
+    }
 }
 
 /// The driver's progress of a loop that keeps a [`Carried`] under the
