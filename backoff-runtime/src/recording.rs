@@ -11,8 +11,8 @@
 //!
 //! - [`Recording`]: a call's recording, begun with the call (64 bytes,
 //!   `Copy`), for every loop but the attribute's compact `async fn` loop;
-//! - [`CallBegan`] and [`AttemptBegan`]: the compact loop's, 7 bytes kept
-//!   across its awaits and 8 bytes held only while an attempt runs;
+//! - [`CallBegan`] and [`AttemptBegan`]: the compact loop's (a
+//!   `CompactCall`), 7 bytes for the call and 8 for the running attempt;
 //! - [`Records`]: what the driver tells of a call, implemented by those, by
 //!   [`NoRecording`] (a loop that never records) and by the hedged call's
 //!   per-attempt recording.
@@ -162,18 +162,17 @@ impl Recording {
 /// time in 55 bits of nanoseconds from a process-wide anchor on the call's
 /// clock, wrapping (every 417 days: a call's duration is right if it is
 /// shorter), and the top bit set; all zero if the call does not record.
-/// Each attempt's own start is an [`AttemptBegan`], kept only while the
-/// attempt runs. Without the feature `record` it is zero-sized.
+/// Each attempt's own start is an [`AttemptBegan`]. Without the feature
+/// `record` it is zero-sized.
 #[derive(Debug, Clone, Copy)]
 pub struct CallBegan {
     #[cfg(feature = "record")]
     ticks: [u8; 7],
 }
 
-/// An attempt's start, for the recording (see [`CallBegan`]); not `Copy`,
-/// so that an `async fn` moves it into the step after the attempt and its
-/// future does not keep it across the sleep. Without the feature `record`
-/// it is zero-sized.
+/// An attempt's start, for the recording (see [`CallBegan`]); not `Copy`:
+/// the step after the attempt takes it. Without the feature `record` it is
+/// zero-sized.
 #[derive(Debug)]
 pub struct AttemptBegan {
     /// Nanoseconds from the process's anchor (see [`CallBegan`]), wrapping,
