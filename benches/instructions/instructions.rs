@@ -381,68 +381,54 @@ mod metrics {
     /// `#[retry]`'s default policy on an `async fn`.
     type DefaultAsync = p::Fixed<p::ExponentialOf<100_000_000>, true>;
 
-    /// The compact `async fn` loop (a `CompactCall`), under another name:
-    /// the reference for [`recorded_async`] (the plain step is gone: every
-    /// compact loop records, at the cost of a flag's test while off).
-    #[inline(never)]
-    pub(crate) async fn compact_async(x: u64) -> Result<u64, Fail> {
-        let mut call = p::CompactCall::<DefaultAsync>::begin();
-        let ended = loop {
-            let outcome = p::attempt(async { body!(x) }).await;
-            let delay = {
-                let error = match outcome {
-                    Ok(v) => {
-                        call.accepted("");
-                        break p::Ended::Done(Ok(v));
+    /// The compact `async fn` loop as the expansion writes it (the
+    /// function's own loop over a `CompactCall`), for a function named
+    /// `$function`.
+    macro_rules! compact_loop {
+        ($(#[$doc:meta])* $name:ident, $function:expr) => {
+            $(#[$doc])*
+            #[inline(never)]
+            pub(crate) async fn $name(x: u64) -> Result<u64, Fail> {
+                let mut call = p::CompactCall::<DefaultAsync>::begin();
+                let ended = loop {
+                    let outcome = p::attempt(async { body!(x) }).await;
+                    let delay = {
+                        let error = match outcome {
+                            Ok(v) => {
+                                call.accepted($function);
+                                break p::Ended::Done(Ok(v));
+                            }
+                            Err(e) => e,
+                        };
+                        match call.after_error($function, p::NoTrace, p::RETRY, error) {
+                            p::ControlFlow::Continue(delay) => delay,
+                            p::ControlFlow::Break(ended) => break ended,
+                        }
+                    };
+                    if p::sleeps(delay) {
+                        sleep_tokio(delay).await;
                     }
-                    Err(e) => e,
+                    call.next_attempt();
                 };
-                match call.after_error("", p::NoTrace, p::RETRY, error) {
-                    p::ControlFlow::Continue(delay) => delay,
-                    p::ControlFlow::Break(ended) => break ended,
-                }
-            };
-            if p::sleeps(delay) {
-                sleep_tokio(delay).await;
+                ended.result()
             }
-            call.next_attempt();
         };
-        ended.result()
     }
 
-    /// [`compact_async`] as the expansion records: the call's start
-    /// (`CallBegan`, 7 bytes) taken before the loop, each attempt's before
-    /// it.
-    #[inline(never)]
-    pub(crate) async fn recorded_async(x: u64) -> Result<u64, Fail> {
-        let mut call = p::CompactCall::<DefaultAsync>::begin();
-        let ended = loop {
-            let outcome = p::attempt(async { body!(x) }).await;
-            let delay = {
-                let error = match outcome {
-                    Ok(v) => {
-                        call.accepted(concat!(module_path!(), "::recorded_async"));
-                        break p::Ended::Done(Ok(v));
-                    }
-                    Err(e) => e,
-                };
-                match call.after_error(
-                    concat!(module_path!(), "::recorded_async"),
-                    p::NoTrace,
-                    p::RETRY,
-                    error,
-                ) {
-                    p::ControlFlow::Continue(delay) => delay,
-                    p::ControlFlow::Break(ended) => break ended,
-                }
-            };
-            if p::sleeps(delay) {
-                sleep_tokio(delay).await;
-            }
-            call.next_attempt();
-        };
-        ended.result()
-    }
+    compact_loop!(
+        /// The compact `async fn` loop, under another name: the reference
+        /// for [`recorded_async`] (the plain step is gone: every compact
+        /// loop records, at the cost of a flag's test while off).
+        compact_async,
+        ""
+    );
+    compact_loop!(
+        /// [`compact_async`] under the function's name, as the expansion
+        /// records it: the call's start (`CallBegan`, 7 bytes) and the
+        /// running attempt's, taken at `begin` and after each sleep.
+        recorded_async,
+        concat!(module_path!(), "::recorded_async")
+    );
 
     /// `#[retry]`'s default policy as a value.
     static POLICY: Policy = Policy::exponential(Duration::from_millis(100))
