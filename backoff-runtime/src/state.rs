@@ -507,20 +507,12 @@ impl<S: Strategy> RetryState<'_, S> {
     #[cold]
     fn report_to_circuit(&mut self, decision: Decision) {
         let answered = self.answered(decision);
-        if let Some(permit) = self.permit.take() {
-            if answered {
-                permit.success();
-            } else {
-                permit.failure((self.clock)());
-            }
-        }
-        if let Some(permit) = self.throttle_permit.take() {
-            if answered {
-                permit.accepted();
-            } else {
-                permit.rejected();
-            }
-        }
+        report_permits(
+            self.permit.take(),
+            self.throttle_permit.take(),
+            answered,
+            self.clock,
+        );
     }
 
     /// Whether `decision` says the service answered: a `Stop`, or a kind
@@ -631,31 +623,81 @@ impl<S: Strategy> RetryState<'_, S> {
     /// spends nothing, and the call returns its real error rather than sleep
     /// only to fail fast).
     #[cold]
-    fn admit(&mut self, mut delay: Duration) -> Result<Duration, GiveUpReason> {
-        if self.flags & LAST_TRY != 0 {
-            return Err(GiveUpReason::Deadline);
-        }
-        if let Some(limit) = self.policy.elapsed_limit() {
-            let elapsed = self.elapsed();
-            if elapsed.saturating_add(delay) > limit {
-                if !matches!(self.policy.deadline_rule(), OnDeadline::LastTry) || elapsed >= limit {
-                    return Err(GiveUpReason::Deadline);
-                }
-                // One last try, at the deadline.
-                self.flags |= LAST_TRY;
-                delay = limit - elapsed;
+    fn admit(&mut self, delay: Duration) -> Result<Duration, GiveUpReason> {
+        let deadline = (self.policy.elapsed_limit(), self.policy.deadline_rule());
+        admit(
+            &mut self.flags,
+            deadline,
+            (self.start, self.clock),
+            self.circuit,
+            self.budget,
+            delay,
+        )
+    }
+}
+
+/// [`RetryState::admit`], whatever the strategy (one copy, not one per
+/// strategy type): the deadline (`max_elapsed` and its rule, the call's
+/// start and clock), the breaker and the budget.
+#[inline(never)]
+fn admit(
+    flags: &mut u8,
+    (limit, rule): (Option<Duration>, OnDeadline),
+    (start, clock): (Option<Instant>, Clock),
+    circuit: Option<&CircuitBreaker>,
+    budget: Option<&RetryBudget>,
+    mut delay: Duration,
+) -> Result<Duration, GiveUpReason> {
+    if *flags & LAST_TRY != 0 {
+        return Err(GiveUpReason::Deadline);
+    }
+    if let Some(limit) = limit {
+        let elapsed = start.map_or(Duration::ZERO, |start| {
+            clock().saturating_duration_since(start)
+        });
+        if elapsed.saturating_add(delay) > limit {
+            if !matches!(rule, OnDeadline::LastTry) || elapsed >= limit {
+                return Err(GiveUpReason::Deadline);
             }
+            // One last try, at the deadline.
+            *flags |= LAST_TRY;
+            delay = limit - elapsed;
         }
-        if let Some(circuit) = self.circuit
-            && let Some(wake) = (self.clock)().checked_add(delay)
-            && !circuit.admits_at(wake)
-        {
-            // (A wake-up beyond what `Instant` holds is past any `open_for`.)
-            return Err(GiveUpReason::CircuitOpen);
+    }
+    if let Some(circuit) = circuit
+        && let Some(wake) = clock().checked_add(delay)
+        && !circuit.admits_at(wake)
+    {
+        // (A wake-up beyond what `Instant` holds is past any `open_for`.)
+        return Err(GiveUpReason::CircuitOpen);
+    }
+    match budget {
+        Some(budget) if !budget.try_spend() => Err(GiveUpReason::Budget),
+        _ => Ok(delay),
+    }
+}
+
+/// Tells the breaker's and the throttle's permits how the attempt went
+/// (`answered`: the service answered), whatever the strategy (one copy).
+#[inline(never)]
+fn report_permits(
+    permit: Option<Permit<'_>>,
+    throttle_permit: Option<ThrottlePermit<'_>>,
+    answered: bool,
+    clock: Clock,
+) {
+    if let Some(permit) = permit {
+        if answered {
+            permit.success();
+        } else {
+            permit.failure(clock());
         }
-        match self.budget {
-            Some(budget) if !budget.try_spend() => Err(GiveUpReason::Budget),
-            _ => Ok(delay),
+    }
+    if let Some(permit) = throttle_permit {
+        if answered {
+            permit.accepted();
+        } else {
+            permit.rejected();
         }
     }
 }
