@@ -9,7 +9,7 @@ use crate::circuit::{CircuitBreaker, CircuitOpen, Permit};
 use crate::clock::{self, Clock};
 use crate::decision::Decision;
 use crate::event::RetryEvent;
-use crate::jitter::JitterRng;
+use crate::jitter::{Jitter, JitterRng};
 use crate::kind::{Held, Kind, MAX_KINDS, Tally};
 use crate::policy::{self, OnDeadline, Policy, Throttle};
 use crate::report::{GiveUp, GiveUpReason};
@@ -579,25 +579,26 @@ impl<S: Strategy> RetryState<'_, S> {
         // schedules besides the main one (a throttled schedule's, which
         // `on(..)` excludes). The others start from nothing, so no delay
         // of another schedule is taken for theirs.
-        let mut none = None;
+        fn backoff<T: Strategy + ?Sized>(
+            strategy: &T,
+            jitter: Jitter,
+            retry: u32,
+            slot: &mut Option<Duration>,
+            rng: &mut JitterRng,
+        ) -> Duration {
+            let mut none = None;
+            let previous = if strategy.reads_previous() {
+                slot
+            } else {
+                &mut none
+            };
+            policy::backoff(strategy, jitter, retry, previous, rng)
+        }
+        let (slot, rng) = (&mut self.throttled_previous, &mut self.rng);
         Ok(match &t.strategy {
             // (A builtin without a dynamic call: the common case.)
-            Held::Builtin(b) => {
-                let previous = if b.reads_previous() {
-                    &mut self.throttled_previous
-                } else {
-                    &mut none
-                };
-                policy::backoff(b, t.jitter, retry, previous, &mut self.rng)
-            }
-            Held::Static(s) => {
-                let previous = if s.reads_previous() {
-                    &mut self.throttled_previous
-                } else {
-                    &mut none
-                };
-                policy::backoff(s, t.jitter, retry, previous, &mut self.rng)
-            }
+            Held::Builtin(b) => backoff(b, t.jitter, retry, slot, rng),
+            Held::Static(s) => backoff(*s, t.jitter, retry, slot, rng),
         })
     }
 

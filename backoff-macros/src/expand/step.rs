@@ -58,13 +58,8 @@ pub(super) fn after_attempt(n: &Names<'_>) -> TokenStream {
         hooks::call_on_retry(n).map(|call| quote!(, |__backoff_outcome, __backoff_event| #call));
     let when = hooks::decision(n);
     // (A `CompactCall` is told the function's name at each step.)
-    let (function, named) = match n.carried {
-        true => {
-            let function = n.function();
-            (quote!(#function), quote!(#function,))
-        }
-        false => (TokenStream::new(), TokenStream::new()),
-    };
+    let function = n.carried.then(|| n.function());
+    let named = function.iter().map(|f| quote!(#f,));
     let (value, outcome, decision, after) = match &n.args.when_ok {
         None => (
             quote! {
@@ -104,7 +99,7 @@ pub(super) fn after_attempt(n: &Names<'_>) -> TokenStream {
     quote! {
         let __backoff_delay = {
             let __backoff_outcome = #value;
-            match __backoff_call.#after(#named #tracer, #decision, __backoff_outcome #on_retry) {
+            match __backoff_call.#after(#(#named)* #tracer, #decision, __backoff_outcome #on_retry) {
                 #p::ControlFlow::Continue(__backoff_delay) => __backoff_delay,
                 #p::ControlFlow::Break(__backoff_ended) => break __backoff_ended,
             }

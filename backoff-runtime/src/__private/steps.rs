@@ -298,19 +298,6 @@ impl<T, E, F: FnOnce(&Result<T, E>, &RetryEvent)> OnRetry<T, E> for Once<F> {
     }
 }
 
-/// The expansion's `on_retry` of the error (without `when_ok`, only errors
-/// are retried), called at most once.
-struct OnceOfError<F>(Option<F>);
-
-impl<T, E, F: FnOnce(&E, &RetryEvent)> OnRetry<T, E> for OnceOfError<F> {
-    #[inline(always)]
-    fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
-        if let (Err(error), Some(hook)) = (outcome, self.0.take()) {
-            hook(error, event);
-        }
-    }
-}
-
 /// Keeps the report of a call that gives up, for the function's
 /// `on_giveup` and `fallback`.
 struct Keep<'r>(&'r mut Option<GiveUp>);
@@ -545,7 +532,13 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<'p, S, K> {
         error: E,
         on_retry: impl FnOnce(&E, &RetryEvent),
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        self.step(trace, decision, Err(error), OnceOfError(Some(on_retry)))
+        // (Without `when_ok`, only errors are retried.)
+        let on_retry = |outcome: &Result<T, E>, event: &RetryEvent| {
+            if let Err(error) = outcome {
+                on_retry(error, event);
+            }
+        };
+        self.step(trace, decision, Err(error), Once(Some(on_retry)))
     }
 
     /// After an attempt, through the driver's rule, with the one adapter
