@@ -116,9 +116,13 @@ fn path_heads(args: TokenStream) -> Vec<Ident> {
                         "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
                         "f32", "f64", "bool", "char", "str",
                     ];
+                    // (A keyword, `async` in `Policy async ::immediate()`,
+                    // is no path's head: syn does not read it as a name.)
+                    let keyword = syn::parse_str::<Ident>(&name).is_err();
                     if colons(i + 1)
                         && colons(i + 2)
                         && !after_path_or_field
+                        && !keyword
                         && !SKIPPED.contains(&name.as_str())
                         && !heads.iter().any(|h| *h == name)
                     {
@@ -438,6 +442,27 @@ mod names_used {
         });
         let heads: Vec<String> = heads.iter().map(ToString::to_string).collect();
         assert_eq!(heads, ["Arc", "AdaptiveThrottle", "Duration", "budgets"]);
+    }
+
+    /// Regression (found by the expansion fuzzer): a keyword before `::` in
+    /// a broken argument is not a head, so no `use async as _;` is written
+    /// and the output still parses.
+    #[test]
+    fn a_keyword_before_colons_is_not_a_head() {
+        let heads = super::path_heads(quote!(policy = Policy async ::immediate(), when = self::f));
+        assert!(
+            heads.iter().all(|h| h != "async" && h != "self"),
+            "{heads:?}"
+        );
+        let out = super::retry(
+            quote!(policy = Policy async ::immediate().attempts(n), constant("1s")),
+            quote!(
+                fn f() -> Result<(), E> {
+                    Ok(())
+                }
+            ),
+        );
+        syn::parse2::<syn::File>(out).expect("the output parses as items");
     }
 
     /// The function comes back whole, with a `use` of each head that is not

@@ -380,11 +380,12 @@ pub(super) fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
             quote!(#p::Jitter::Scattered(#r))
         }
         JitterKind::Range(lo, hi) => {
-            // (`f32` in the runtime: the `Jitter` enum stays 16 bytes.)
+            // (`f32` in the runtime: the `Jitter` enum stays 16 bytes;
+            // `valid` checked both fit. `+ 0.0` writes `-0` as `0`.)
             #[allow(clippy::cast_possible_truncation)]
             let (lo, hi) = (
-                Literal::f32_suffixed(lo as f32),
-                Literal::f32_suffixed(hi as f32),
+                Literal::f32_suffixed(lo as f32 + 0.0),
+                Literal::f32_suffixed(hi as f32 + 0.0),
             );
             quote!(#p::Jitter::Range(#lo, #hi))
         }

@@ -258,6 +258,9 @@ fn check_range(jitter: &Arg<JitterKind>, errors: &mut Errors) {
     };
     let message = if !lo.is_finite() || !hi.is_finite() {
         "the bounds of `range` must be finite numbers, as in `range(0.5, 1.5)`"
+    } else if lo > f64::from(f32::MAX) || hi > f64::from(f32::MAX) {
+        // (The runtime keeps them as `f32`.)
+        "the bounds of `range` multiply the delay and must be at most 3.4e38, as in `range(0.5, 1.5)`"
     } else if lo < 0.0 || hi < 0.0 {
         "the bounds of `range` multiply the delay and cannot be negative; write `range(0, ..)` for waits from zero"
     } else if lo > hi {
