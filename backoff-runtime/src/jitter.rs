@@ -570,6 +570,23 @@ fn os_seed() -> u64 {
     0x853C_49E6_748F_EA9B
 }
 
+/// What [`spread`] reads of a strategy besides its cap: a trait of one
+/// method, so that the pointer's table holds it alone (`dyn Fn` would hold
+/// a by-value `call_once` as well, compiled in the caller's crate).
+pub(crate) trait Centred {
+    /// [`Strategy::central_delay`](crate::strategy::Strategy::central_delay).
+    fn central(&self, retry: u32) -> Duration;
+}
+
+/// A strategy as [`spread`] reads it.
+pub(crate) struct Central<'a, T: ?Sized>(pub(crate) &'a T);
+
+impl<T: crate::strategy::Strategy + ?Sized> Centred for Central<'_, T> {
+    fn central(&self, retry: u32) -> Duration {
+        self.0.central_delay(retry)
+    }
+}
+
 /// The [`Jitter::Spread`] delay before retry `retry` (from 1) of a call
 /// whose phase is `phase / 2³²`: see [`Jitter::Spread`] for the rule.
 ///
@@ -582,13 +599,13 @@ fn os_seed() -> u64 {
 /// `c(1) + … + c(k − 1) + c(k)/2` (the windows are centred on the
 /// strategy's own retry times) and `w(k) = (c(k) + c(k + 1)) / 2`; on a
 /// flat start, `A(k) = c(1) + … + c(k − 1)` and `w(k) = c(k)`.
-pub(crate) fn spread<T: crate::strategy::Strategy + ?Sized>(
-    strategy: &T,
-    retry: u32,
-    phase: u32,
-) -> Duration {
-    let c = |k: u32| strategy.central_delay(k.max(1));
-    let max = strategy.max_delay();
+///
+/// `strategy` is behind a pointer, so this is compiled once, in this crate,
+/// not once per strategy in every crate that uses the attribute (a spread
+/// retry is rare next to the other jitters, and a sleep follows it).
+#[inline(never)]
+pub(crate) fn spread(strategy: &dyn Centred, max: Duration, retry: u32, phase: u32) -> Duration {
+    let c = |k: u32| strategy.central(k.max(1));
     let p = f64::from(phase) / 4_294_967_296.0;
     // Centred windows, unless centring would make the first wait longer
     // than the second (a flat start: 2·c(1) > c(3)).

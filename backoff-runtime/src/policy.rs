@@ -613,7 +613,8 @@ pub(crate) fn backoff<T: Strategy + ?Sized>(
     if let Jitter::Spread = jitter
         && !strategy.max_delay().is_zero()
     {
-        return crate::jitter::spread(strategy, retry, rng.phase());
+        let central = crate::jitter::Central(strategy);
+        return crate::jitter::spread(&central, strategy.max_delay(), retry, rng.phase());
     }
     let raw = strategy.capped_delay(retry, *previous, rng);
     jittered(strategy, jitter, raw, previous, rng)

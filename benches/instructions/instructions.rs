@@ -596,6 +596,14 @@ mod failing {
         flaky(left)
     }
 
+    /// `jitter = "spread"`: each delay from the call's phase and the
+    /// strategy's central delays.
+    #[inline(never)]
+    #[retry(attempts = unlimited, jitter = "spread", sleep = noop_sync)]
+    pub(crate) fn with_retry_spread(left: &Cell<u64>) -> Result<u64, Fail> {
+        flaky(left)
+    }
+
     /// A composed schedule (full jitter, its default): three exponential
     /// retries, then a constant second.
     #[inline(never)]
@@ -1036,6 +1044,7 @@ const GROUPS: &[Group] = &[
             "fail_sync/state_loop_jitter",
             "fail_sync/step_loop_jitter",
             "fail_sync/backon_jitter",
+            "fail_sync/retry_spread",
             "fail_sync/retry_chain",
             "fail_sync/state_loop_chain",
             "fail_sync/retry_sum",
@@ -1142,6 +1151,7 @@ fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
         "fail_sync/backon" => run_failing(n, failures, failing::with_backon),
         "fail_sync/state_loop" => run_failing(n, failures, failing::state_loop_immediate),
         "fail_sync/state_loop_jitter" => run_failing(n, failures, failing::state_loop_jitter),
+        "fail_sync/retry_spread" => run_failing(n, failures, failing::with_retry_spread),
         "fail_sync/retry_chain" => run_failing(n, failures, failing::with_retry_chain),
         "fail_sync/state_loop_chain" => run_failing(n, failures, failing::state_loop_chain),
         "fail_sync/retry_sum" => run_failing(n, failures, failing::with_retry_sum),

@@ -61,7 +61,6 @@ impl Decorrelated {
 impl Strategy for Decorrelated {
     caps_its_own_delays!();
 
-    #[inline]
     fn delay(&self, _retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
         let previous = previous.unwrap_or(self.base);
         let hi = nanos::to_duration(nanos::of(previous).saturating_mul(3));
