@@ -534,7 +534,8 @@ mod expansion {
         setup();
         const F: &str = concat!(module_path!(), "::lean");
         fn lean(calls: &mut u32) -> Result<u32, &'static str> {
-            <Result<u32, &'static str> as RetryResult>::retry_blocking_fixed_recorded::<Sync>(
+            <Result<u32, &'static str> as RetryResult>::retry_blocking(
+                &<Sync>::ORIGIN,
                 F,
                 p::NoTrace,
                 || {

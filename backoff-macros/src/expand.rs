@@ -342,22 +342,16 @@ fn retry_loop(
     if !is_async && args.sleep.is_none() && (keeps_no_state(args) || runtime_when.is_some()) {
         let function = n.function();
         let when = runtime_when.map(|w| hooks::verdict_closure(&n, w.span));
-        let (run, start) = match (n.fixed.as_ref().filter(|_| n.constant_start), &when) {
-            (Some(fixed), None) => (
-                quote!(retry_blocking_fixed_recorded::<#fixed>),
-                quote!(#function,),
-            ),
-            (Some(fixed), Some(_)) => (
-                quote!(retry_blocking_fixed_when_recorded::<#fixed>),
-                quote!(#function,),
-            ),
-            (None, _) => {
+        let run = match when {
+            None => quote!(retry_blocking),
+            Some(_) => quote!(retry_blocking_when),
+        };
+        let start = match n.fixed.as_ref().filter(|_| n.constant_start) {
+            // (The policy's constant, promoted to a `'static` borrow.)
+            Some(fixed) => quote!(&<#fixed>::ORIGIN, #function,),
+            None => {
                 let start_ref = &n.start_ref;
-                let run = match when {
-                    None => quote!(retry_blocking_recorded),
-                    Some(_) => quote!(retry_blocking_when_recorded),
-                };
-                (run, quote!(#start_ref, #function,))
+                quote!(#start_ref, #function,)
             }
         };
         let looped = runtime_loop(

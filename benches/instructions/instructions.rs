@@ -351,7 +351,7 @@ macro_rules! async_hand_loop {
 /// user's default build, with no facade, and every case of this module is
 /// its plain `#[retry]` or `Policy::retry`):
 /// the attribute's lean loop written out as its expansion emits it
-/// (`retry_blocking_fixed_recorded` with the function's name; the
+/// (`retry_blocking` with the function's name; the
 /// `metrics/retry*` rows are the `#[retry]` functions themselves, the
 /// `_budget` ones its general path), and `Policy::retry`. With no recorder
 /// installed (every case but these two kinds), the cost of the check; in
@@ -371,7 +371,8 @@ mod metrics {
     /// `#[retry]`'s lean loop, written out as its expansion records.
     #[inline(never)]
     pub(crate) fn recorded(x: u64) -> Result<u64, Fail> {
-        <Result<u64, Fail> as p::RetryResult>::retry_blocking_fixed_recorded::<Default>(
+        <Result<u64, Fail> as p::RetryResult>::retry_blocking(
+            &<Default>::ORIGIN,
             concat!(module_path!(), "::recorded"),
             p::NoTrace,
             || p::attempt_sync(|| body!(x)),

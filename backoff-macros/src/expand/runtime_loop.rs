@@ -16,13 +16,14 @@ pub(super) struct RuntimeLoopParts<'a> {
     pub(super) body: Group,
     /// The `||` of the attempts' closure, at the body's brace.
     pub(super) bars: TokenStream,
-    /// The runtime's loop, a method of `RetryResult`:
-    /// `retry_blocking_fixed_recorded::<P>` or `retry_blocking_recorded`.
+    /// The runtime's loop, a method of `RetryResult`: `retry_blocking`, or
+    /// `retry_blocking_when` with a `when`.
     pub(super) run: TokenStream,
-    /// Its arguments before the trace: `function,` (the metrics' name of
-    /// the call), after `&start,` for the latter.
+    /// Its arguments before the trace: the start (`&<P>::ORIGIN` for a
+    /// policy the type `P` holds, else `&start`) and the metrics' name of
+    /// the call.
     pub(super) start: TokenStream,
-    /// `when`'s verdict as a closure of the error, for the `_when_` loops.
+    /// `when`'s verdict as a closure of the error, for `retry_blocking_when`.
     pub(super) when: Option<TokenStream>,
 }
 
@@ -30,10 +31,10 @@ pub(super) struct RuntimeLoopParts<'a> {
 //         its policy.
 // Output: fn fn_mut<R, F: FnMut() -> R>(f: F) -> F { f }
 //         let attempts = fn_mut(#[inline(always)] || { attempt_sync::<R, _>(|| { body }) });
-//         RetryResult::retry_blocking_fixed_recorded::<P>(
+//         RetryResult::retry_blocking(&<P>::ORIGIN,
 //             concat!(module_path!(), "::name"), tracer!(name, &attempts), attempts)
 //         or, with a `when` that borrows nothing of the function's,
-//         RetryResult::retry_blocking_fixed_when_recorded::<P>(
+//         RetryResult::retry_blocking_when(&<P>::ORIGIN,
 //             .., tracer!(..), |error| { let mut when = W; into_decision(WhenFn::call(&mut when, pass(error))) }, attempts)
 //
 //         The runtime runs the first attempt inline and, if it fails, the

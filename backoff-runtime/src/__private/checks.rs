@@ -23,57 +23,32 @@ pub trait RetryResult: Sized {
     fn into_result(self) -> Result<Self::Ok, Self::Err>;
     /// Rebuilds the outcome.
     fn from_result(r: Result<Self::Ok, Self::Err>) -> Self;
-    /// The blocking loop of a plain fn under `#[retry]` whose policy is the
-    /// type `P` (see [`Fixed`]): `op` is the body, returning the function's
-    /// own type, `FnMut` so that the loop can live out of line. The first
-    /// attempt runs here, inline; the rest, the retry state and the sleeps,
-    /// out of line, so that a call that succeeds at once pays only for its
-    /// test of the outcome.
+    /// The blocking loop of a plain fn under `#[retry]`, from `start` (its
+    /// policy and clock: a `Fixed::<..>::ORIGIN` or the `start` the
+    /// function builds, for a deadline or a start time): `op` is the body,
+    /// returning the function's own type, `FnMut` so that the loop can live
+    /// out of line. The first attempt runs here, inline; the rest, the retry
+    /// state and the sleeps, out of line, so that a call that succeeds at
+    /// once pays only for its test of the outcome. The call is recorded for
+    /// the installed recorder as `function` (the expansion's
+    /// `concat!(module_path!(), "::", name)`).
     ///
     /// (A method of this trait, not a function bounded by it: a return type
     /// that is not a `Result` is then reported once, at the expansion's
     /// call, spanned on that type, and never as a bound of the runtime's.)
-    fn retry_blocking_fixed<P: FixedOrigin>(
-        trace: impl Trace<Self::Err>,
-        op: impl FnMut() -> Self,
-    ) -> Self;
-    /// [`retry_blocking_fixed`](Self::retry_blocking_fixed) from a `start`
-    /// the function builds (a deadline, a start time).
     fn retry_blocking<S: Strategy>(
         start: &Origin<'_, S>,
-        trace: impl Trace<Self::Err>,
-        op: impl FnMut() -> Self,
-    ) -> Self;
-    /// [`retry_blocking_fixed`](Self::retry_blocking_fixed), recording
-    /// the call for the installed recorder as `function` (the expansion's
-    /// `concat!(module_path!(), "::", name)`).
-    fn retry_blocking_fixed_recorded<P: FixedOrigin>(
         function: &'static str,
         trace: impl Trace<Self::Err>,
         op: impl FnMut() -> Self,
     ) -> Self;
-    /// [`retry_blocking`](Self::retry_blocking), recording the call as
-    /// `function`.
-    fn retry_blocking_recorded<S: Strategy>(
-        start: &Origin<'_, S>,
-        function: &'static str,
-        trace: impl Trace<Self::Err>,
-        op: impl FnMut() -> Self,
-    ) -> Self;
-    /// [`retry_blocking_fixed_recorded`](Self::retry_blocking_fixed_recorded)
-    /// with `when`, the verdict on each error: a plain fn whose only hook
-    /// is a `when` that borrows nothing of the function's (a path to a
-    /// function, or a closure that names no parameter), so that it can live
-    /// beside the attempts for the whole loop.
-    fn retry_blocking_fixed_when_recorded<P: FixedOrigin>(
-        function: &'static str,
-        trace: impl Trace<Self::Err>,
-        when: impl FnMut(&Self::Err) -> Decision,
-        op: impl FnMut() -> Self,
-    ) -> Self;
-    /// [`retry_blocking_recorded`](Self::retry_blocking_recorded) with
-    /// `when` (see [`retry_blocking_fixed_when_recorded`](Self::retry_blocking_fixed_when_recorded)).
-    fn retry_blocking_when_recorded<S: Strategy>(
+    /// [`retry_blocking`](Self::retry_blocking) with `when`, the verdict on
+    /// each error: a plain fn whose only hook is a `when` that borrows
+    /// nothing of the function's (a path to a function, or a closure that
+    /// names no parameter), so that it can live beside the attempts for the
+    /// whole loop. Every attempt runs behind a pointer (the body is
+    /// compiled once).
+    fn retry_blocking_when<S: Strategy>(
         start: &Origin<'_, S>,
         function: &'static str,
         trace: impl Trace<Self::Err>,
@@ -103,30 +78,7 @@ impl<T, E> RetryResult for Result<T, E> {
         r
     }
     #[inline(always)]
-    fn retry_blocking_fixed<P: FixedOrigin>(
-        trace: impl Trace<E>,
-        op: impl FnMut() -> Self,
-    ) -> Self {
-        crate::loops::blocking(P::ORIGIN, None, trace, op)
-    }
-    #[inline(always)]
     fn retry_blocking<S: Strategy>(
-        start: &Origin<'_, S>,
-        trace: impl Trace<E>,
-        op: impl FnMut() -> Self,
-    ) -> Self {
-        crate::loops::blocking(start, None, trace, op)
-    }
-    #[inline(always)]
-    fn retry_blocking_fixed_recorded<P: FixedOrigin>(
-        function: &'static str,
-        trace: impl Trace<E>,
-        op: impl FnMut() -> Self,
-    ) -> Self {
-        crate::loops::blocking(P::ORIGIN, Some(function), trace, op)
-    }
-    #[inline(always)]
-    fn retry_blocking_recorded<S: Strategy>(
         start: &Origin<'_, S>,
         function: &'static str,
         trace: impl Trace<E>,
@@ -135,16 +87,7 @@ impl<T, E> RetryResult for Result<T, E> {
         crate::loops::blocking(start, Some(function), trace, op)
     }
     #[inline(always)]
-    fn retry_blocking_fixed_when_recorded<P: FixedOrigin>(
-        function: &'static str,
-        trace: impl Trace<E>,
-        when: impl FnMut(&E) -> Decision,
-        op: impl FnMut() -> Self,
-    ) -> Self {
-        crate::loops::blocking_when(P::ORIGIN, function, trace, when, op)
-    }
-    #[inline(always)]
-    fn retry_blocking_when_recorded<S: Strategy>(
+    fn retry_blocking_when<S: Strategy>(
         start: &Origin<'_, S>,
         function: &'static str,
         trace: impl Trace<E>,
