@@ -613,11 +613,19 @@ pub(crate) fn backoff<T: Strategy + ?Sized>(
     if let Jitter::Spread = jitter
         && !strategy.max_delay().is_zero()
     {
-        let central = crate::jitter::Central(strategy);
-        return crate::jitter::spread(&central, strategy.max_delay(), retry, rng.phase());
+        return spread(strategy, retry, rng);
     }
     let raw = strategy.capped_delay(retry, *previous, rng);
     jittered(strategy, jitter, raw, previous, rng)
+}
+
+/// [`backoff`] under [`Jitter::Spread`]: out of the way of the other
+/// jitters' path, and compiled once, in this crate, but for this call.
+#[cold]
+#[inline(never)]
+fn spread<T: Strategy + ?Sized>(strategy: &T, retry: u32, rng: &mut JitterRng) -> Duration {
+    let central = crate::jitter::Central(strategy);
+    crate::jitter::spread(&central, strategy.max_delay(), retry, rng.phase())
 }
 
 /// [`backoff`], or `None` when the central delay of `retry` (the delay

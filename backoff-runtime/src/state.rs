@@ -445,22 +445,36 @@ impl<S: Strategy> RetryState<'_, S> {
     /// token can be spent.
     #[inline]
     pub fn next_delay_for(&mut self, decision: Decision) -> Option<Duration> {
-        if matches!(decision, Decision::Retry) && self.failures < self.fast {
-            // The common path: a plain retry, no deadline, budget or
-            // breaker, not given up, and the attempt limit allows another
-            // call. No overflow: `failures < fast <= u32::MAX`.
-            self.failures += 1;
-            let retry = self.failures - self.skipped;
-            return Some(
-                self.policy
-                    .backoff(retry, &mut self.previous, &mut self.rng),
-            );
+        if matches!(decision, Decision::Retry) {
+            if self.failures < self.fast {
+                // The common path: a plain retry, no deadline, budget or
+                // breaker, not given up, and the attempt limit allows
+                // another call. No overflow: `failures < fast <= u32::MAX`.
+                self.failures += 1;
+                let retry = self.failures - self.skipped;
+                return Some(
+                    self.policy
+                        .backoff(retry, &mut self.previous, &mut self.rng),
+                );
+            }
+            return self.retry_in_general();
         }
         self.next_delay_in_general(decision)
     }
 
+    /// [`next_delay_in_general`](RetryState::next_delay_in_general) for a
+    /// plain retry. A `Decision` is passed in memory (it is 24 bytes): a
+    /// loop whose every verdict is a plain retry, as the blocking loop
+    /// without `when` is, then writes none per retry.
+    #[inline(never)]
+    fn retry_in_general(&mut self) -> Option<Duration> {
+        self.next_delay_in_general(Decision::Retry)
+    }
+
     /// [`next_delay_for`](RetryState::next_delay_for) for any decision and
-    /// any state.
+    /// any state. Out of line: one copy per strategy type, which the
+    /// loops and [`retry_in_general`](RetryState::retry_in_general) call.
+    #[inline(never)]
     fn next_delay_in_general(&mut self, decision: Decision) -> Option<Duration> {
         if self.permit.is_some() || self.throttle_permit.is_some() {
             self.report_to_circuit(decision);
