@@ -231,6 +231,15 @@ impl Kind {
         self.name
     }
 
+    /// The kind's attempt limit, counted over its own failures: a kind
+    /// without a schedule ends the call at its first (`None`: unlimited).
+    pub(crate) const fn limit(&self) -> Option<u32> {
+        match &self.schedule {
+            Some(s) => s.attempts,
+            None => Some(1),
+        }
+    }
+
     /// The kind's schedule, if it has one.
     #[cfg(feature = "std")]
     pub(crate) const fn schedule(&self) -> Option<&Schedule> {
@@ -260,6 +269,12 @@ impl Tally {
             }
             None => 1,
         }
+    }
+
+    /// The failures of kind `index` counted so far (saturated at
+    /// [`MAX_KIND_ATTEMPTS`]; 0 out of range).
+    pub(crate) fn failures(&self, index: usize) -> u32 {
+        self.failures.get(index).map_or(0, |&n| u32::from(n))
     }
 }
 
