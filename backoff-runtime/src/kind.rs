@@ -7,6 +7,12 @@
 //! turns `classify`'s value into [`Decision::Kind`](crate::Decision::Kind)
 //! or [`Decision::KindAfter`](crate::Decision::KindAfter) with a `match`
 //! over the arms' patterns.
+//!
+//! A policy's [`throttled`](crate::Policy::throttled) schedule is a kind
+//! too, named `"throttled"` ([`Policy::throttled_kind`](crate::Policy::throttled_kind)
+//! takes any): a [`Decision::Throttled`](crate::Decision::Throttled) is
+//! stepped as a kind's failure, and the policy's own attempt limit counts
+//! the other failures alone.
 
 use core::fmt;
 
