@@ -507,6 +507,7 @@ impl<S> Policy<S> {
 
     /// The kind set with [`throttled`](Policy::throttled) or
     /// [`throttled_kind`](Policy::throttled_kind), if any.
+    #[cfg(feature = "std")]
     pub(crate) const fn throttled_entry(&self) -> Option<&Kind> {
         self.throttled.as_ref()
     }
