@@ -3,7 +3,8 @@
 //!
 //! - `throttled(STRATEGY, attempts = N)`: errors that `when` classifies
 //!   `Decision::Throttled` follow the second schedule's delays and attempt
-//!   limit; other retried errors keep the main ones; `Stop` stops at once;
+//!   limit; other retried errors keep the main ones, each kind counting its
+//!   own failures; `Stop` stops at once;
 //!   `jitter` applies to both schedules;
 //! - `budget = STATIC`: one token bucket shared by every call (and every
 //!   function) naming it; a retry spends a token, a success refills
@@ -207,21 +208,35 @@ fn each_schedule_counts_its_own_retries() {
     );
 }
 
+/// Two kinds, each counting its own failures: throttled ones count
+/// against the throttled limit only, the others against the main one only.
 #[test]
-fn each_limit_counts_every_attempt_of_the_call() {
-    // A transient error after three throttled ones is the 4th failed attempt:
-    // past the main limit of 3.
+fn each_limit_counts_its_own_kinds_failures() {
+    // A transient error after three throttled ones is the first transient
+    // failure: within the main limit of 3.
     script([
         Err(Throttled),
         Err(Throttled),
         Err(Throttled),
+        Err(Transient),
+    ]);
+    assert_eq!(adaptive(), Ok(5));
+    assert_eq!(sleeps(), [ms(500), ms(1000), ms(2000), ms(100)]);
+
+    // The third transient one reaches it.
+    script([
+        Err(Throttled),
+        Err(Throttled),
+        Err(Throttled),
+        Err(Transient),
+        Err(Transient),
         Err(Transient),
     ]);
     assert_eq!(adaptive(), Err(Transient));
-    assert_eq!(calls(), 4);
-    assert_eq!(sleeps(), [ms(500), ms(1000), ms(2000)]);
+    assert_eq!(calls(), 6);
+    assert_eq!(sleeps(), [ms(500), ms(1000), ms(2000), ms(100), ms(200)]);
 
-    // A throttled error after two transient ones is the 3rd: within 6.
+    // Four throttled errors after two transient ones: within 6 throttled.
     script([
         Err(Transient),
         Err(Transient),
@@ -230,9 +245,30 @@ fn each_limit_counts_every_attempt_of_the_call() {
         Err(Throttled),
         Err(Throttled),
     ]);
+    assert_eq!(adaptive(), Ok(7));
+    assert_eq!(
+        sleeps(),
+        [ms(100), ms(200), ms(500), ms(1000), ms(2000), ms(4000)]
+    );
+
+    // The sixth throttled one ends the call: 2 + 6 attempts.
+    let mut all = vec![Err(Transient), Err(Transient)];
+    all.extend(fails(6, Throttled));
+    script(all);
     assert_eq!(adaptive(), Err(Throttled));
-    assert_eq!(calls(), 6);
-    assert_eq!(sleeps(), [ms(100), ms(200), ms(500), ms(1000), ms(2000)]);
+    assert_eq!(calls(), 8);
+    assert_eq!(
+        sleeps(),
+        [
+            ms(100),
+            ms(200),
+            ms(500),
+            ms(1000),
+            ms(2000),
+            ms(4000),
+            ms(4000)
+        ]
+    );
 }
 
 #[test]

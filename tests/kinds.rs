@@ -325,3 +325,128 @@ async fn the_runtime_alone_counts_each_kind() {
     );
     assert_eq!(report.failure_kind, Some("transient"));
 }
+
+// ---------------------------------------------------------------------------
+// throttled(STRATEGY, attempts = N): the per-kind schedules with two kinds
+// ---------------------------------------------------------------------------
+
+/// `when`'s verdict for `throttled(..)`: a `Decision`.
+fn decide(e: &ApiError) -> Decision {
+    match e.0 {
+        Transient => Decision::Retry,
+        Throttled => Decision::Throttled,
+        Permanent => Decision::Stop,
+        RetryAfter(d) => Decision::RetryAfter(d),
+    }
+}
+
+impl Client {
+    /// Main: exponential from 100 ms, 3 attempts; throttled: exponential
+    /// from 500 ms up to 30 s, 10 attempts.
+    #[retry(exponential(base = "100ms", max = "5s"), attempts = 3, jitter = "none",
+            throttled(exponential(base = "500ms", max = "30s"), attempts = 10),
+            when = decide,
+            on_retry = |_, event| self.heard(event),
+            on_giveup = |_, report| *self.gave_up.borrow_mut() = Some(*report))]
+    async fn two_kinds(&self) -> Result<u32, ApiError> {
+        self.next()
+    }
+
+    /// Throttled: twice 1 s, then exponential from 2 s up to 1 min, 6
+    /// attempts; main: 100 ms, 3 attempts.
+    #[retry(constant("100ms"), attempts = 3, jitter = "none",
+            throttled(chain(constant("1s", times = 2), exponential(base = "2s", max = "1m")), attempts = 6),
+            when = decide,
+            on_retry = |_, event| self.heard(event),
+            on_giveup = |_, report| *self.gave_up.borrow_mut() = Some(*report))]
+    async fn throttled_composed(&self) -> Result<u32, ApiError> {
+        self.next()
+    }
+
+    fn kinds(&self) -> Vec<Option<&'static str>> {
+        self.retries.borrow().iter().map(|r| r.1).collect()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn throttled_is_two_kinds_each_counting_its_own_failures() {
+    const T: Option<&str> = Some("throttled");
+    // Four throttled failures, then two transient ones: neither limit is
+    // reached (the main one counts the transient failures alone), and the
+    // first transient retry waits the main base.
+    let client = Client::scripted(&[
+        Throttled, Throttled, Throttled, Throttled, Transient, Transient,
+    ]);
+    let (result, took) = timed(client.two_kinds()).await;
+    assert_eq!(result, Ok(7));
+    assert_eq!(client.delays(), [500, 1000, 2000, 4000, 100, 200]);
+    assert_eq!(took, MS(7800));
+    assert_eq!(client.kinds(), [T, T, T, T, None, None]);
+
+    // The third transient failure reaches the main limit.
+    let client = Client::scripted(&[
+        Throttled, Throttled, Throttled, Throttled, Transient, Transient, Transient,
+    ]);
+    let (result, took) = timed(client.two_kinds()).await;
+    assert_eq!(result, Err(ApiError(Transient)));
+    assert_eq!(took, MS(7800));
+    let report = client.report();
+    assert_eq!(
+        (report.attempts, report.reason, report.failure_kind),
+        (7, GiveUpReason::Attempts, None)
+    );
+
+    // Interleaved: each kind's k-th retry waits its own delay k.
+    let client = Client::scripted(&[Transient, Throttled, Transient, Throttled]);
+    let (result, took) = timed(client.two_kinds()).await;
+    assert_eq!(result, Ok(7));
+    assert_eq!(client.delays(), [100, 500, 200, 1000]);
+    assert_eq!(took, MS(1800));
+    assert_eq!(client.kinds(), [None, T, None, T]);
+
+    // The tenth throttled failure ends the call, after a transient one:
+    // 11 attempts.
+    let mut script = vec![Transient];
+    script.extend([Throttled; 10]);
+    let client = Client::scripted(&script);
+    let (result, took) = timed(client.two_kinds()).await;
+    assert_eq!(result, Err(ApiError(Throttled)));
+    assert_eq!(
+        client.delays(),
+        [
+            100, 500, 1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000
+        ]
+    );
+    assert_eq!(took, MS(121_600));
+    let report = client.report();
+    assert_eq!(
+        (report.attempts, report.reason, report.failure_kind),
+        (11, GiveUpReason::Attempts, T)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn throttled_takes_a_composed_schedule_counting_its_own_failures() {
+    // Throttled failures alone: 1 s, 1 s, then the exponential stage's
+    // own first retries, 2 s, 4 s, 8 s; the sixth ends the call.
+    let client = Client::scripted(&[Throttled; 7]);
+    let (result, took) = timed(client.throttled_composed()).await;
+    assert_eq!(result, Err(ApiError(Throttled)));
+    assert_eq!(client.delays(), [1000, 1000, 2000, 4000, 8000]);
+    assert_eq!(took, MS(16_000));
+    let report = client.report();
+    assert_eq!(
+        (report.attempts, report.reason, report.failure_kind),
+        (6, GiveUpReason::Attempts, Some("throttled"))
+    );
+
+    // Transient failures between them advance neither the throttled
+    // schedule nor its count.
+    let client = Client::scripted(&[
+        Throttled, Transient, Throttled, Transient, Throttled, Throttled,
+    ]);
+    let (result, took) = timed(client.throttled_composed()).await;
+    assert_eq!(result, Ok(7));
+    assert_eq!(client.delays(), [1000, 100, 1000, 100, 2000, 4000]);
+    assert_eq!(took, MS(8200));
+}

@@ -119,6 +119,8 @@ const ARGS: &[&str] = &[
     "crate = 5",
     "throttled(exponential(base = \"500ms\", max = \"30s\"), attempts = 10)",
     "throttled(constant(\"1s\"))",
+    "throttled(chain(constant(\"1s\", times = 2), exponential(base = \"2s\", max = \"1m\")), attempts = 6)",
+    "throttled(sidekiq, attempts = 300)",
     "throttled(exponentail, attempts = 1)",
     "throttled(exponential, tries = 1)",
     "throttled",

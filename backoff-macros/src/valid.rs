@@ -239,8 +239,16 @@ mod tests {
             ("jitter = range(-1, 0.5)", "cannot be negative"),
             ("jitter = range(0, 1e400)", "must be finite"),
             (
-                "throttled(steps(\"1s\"), attempts = 3), when = f",
-                "`steps` cannot be `throttled`'s schedule",
+                "throttled(steps(), attempts = 3), when = f",
+                "`steps` takes at least one delay",
+            ),
+            (
+                "throttled(sum(immediate), attempts = 3), when = f",
+                "`sum` takes at least two stages",
+            ),
+            (
+                "throttled(constant(\"1s\"), attempts = 256), when = f",
+                "`throttled` allows at most 255 throttled attempts, not 256",
             ),
         ] {
             let all = messages(args, ITEM);
@@ -254,6 +262,17 @@ mod tests {
             ),
             Vec::<String>::new()
         );
+        // Any schedule may be `throttled`'s, as an `on(..)` arm's.
+        for throttled in [
+            "chain(constant(\"1s\", times = 2), exponential(base = \"2s\", max = \"1m\"))",
+            "steps(\"1s\", \"5s\")",
+            "sum(constant(\"1s\"), exponential(base = \"1s\"))",
+            "sidekiq",
+            "buckets",
+        ] {
+            let args = format!("throttled({throttled}, attempts = 6), when = f");
+            assert_eq!(messages(&args, ITEM), Vec::<String>::new(), "{args}");
+        }
     }
 
     #[test]

@@ -43,7 +43,10 @@ pub enum Decision {
     /// The service is throttling us (a 429, "queue capacity"): retry on the
     /// policy's throttled schedule and limit (`throttled(...)` in the
     /// attribute, [`Policy::throttled`](crate::Policy::throttled)), or like
-    /// [`Decision::Retry`] if it has none.
+    /// [`Decision::Retry`] if it has none. The throttled schedule is a kind
+    /// of its own, as a [`Decision::Kind`]'s: throttled failures count
+    /// against its limit alone, not the policy's, and are reported under
+    /// its name, `"throttled"`.
     Throttled,
     /// A failure of the policy's kind number `i` (an index into
     /// [`Policy::kinds`](crate::Policy::kinds)): retry on that kind's own

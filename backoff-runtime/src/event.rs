@@ -132,9 +132,11 @@ pub struct AttemptContext {
     /// The attempt, counting from 1.
     pub attempt: u32,
     /// Whether the attempt limit makes this the last attempt (never under
-    /// unlimited attempts). With a throttled schedule, the higher of the two
-    /// limits counts. A deadline, budget or breaker may still end a call
-    /// earlier: `last` speaks of the limit only.
+    /// unlimited attempts). With a throttled schedule, the last attempt the
+    /// two limits allow together, each counting its own kind's failures
+    /// (see [`Policy::is_last_attempt`](crate::Policy::is_last_attempt)). A
+    /// deadline, budget or breaker may still end a call earlier: `last`
+    /// speaks of the limit only.
     pub last: bool,
     /// What started it: [`Original`](AttemptKind::Original) for attempt 1,
     /// [`Retry`](AttemptKind::Retry) after a failure, and in a hedged call

@@ -7,6 +7,12 @@
 //! turns `classify`'s value into [`Decision::Kind`](crate::Decision::Kind)
 //! or [`Decision::KindAfter`](crate::Decision::KindAfter) with a `match`
 //! over the arms' patterns.
+//!
+//! A policy's [`throttled`](crate::Policy::throttled) schedule is a kind
+//! too, named `"throttled"` ([`Policy::throttled_kind`](crate::Policy::throttled_kind)
+//! takes any): a [`Decision::Throttled`](crate::Decision::Throttled) is
+//! stepped as a kind's failure, and the policy's own attempt limit counts
+//! the other failures alone.
 
 use core::fmt;
 
@@ -231,6 +237,15 @@ impl Kind {
         self.name
     }
 
+    /// The kind's attempt limit, counted over its own failures: a kind
+    /// without a schedule ends the call at its first (`None`: unlimited).
+    pub(crate) const fn limit(&self) -> Option<u32> {
+        match &self.schedule {
+            Some(s) => s.attempts,
+            None => Some(1),
+        }
+    }
+
     /// The kind's schedule, if it has one.
     #[cfg(feature = "std")]
     pub(crate) const fn schedule(&self) -> Option<&Schedule> {
@@ -260,6 +275,12 @@ impl Tally {
             }
             None => 1,
         }
+    }
+
+    /// The failures of kind `index` counted so far (saturated at
+    /// [`MAX_KIND_ATTEMPTS`]; 0 out of range).
+    pub(crate) fn failures(&self, index: usize) -> u32 {
+        self.failures.get(index).map_or(0, |&n| u32::from(n))
     }
 }
 

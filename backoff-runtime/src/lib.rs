@@ -153,7 +153,9 @@
 //!   [`Strategy::max_delay`]), whatever the jitter and the attempt count.
 //!   `constant(D)` has no maximum unless one is set, so `scattered(R)` may
 //!   reach D · (1 + R) there. The `throttled(..)` schedule is bound by its
-//!   own strategy's `max`, not the main one's. A server's
+//!   own strategy's `max`, not the main one's, and counts its own
+//!   failures against its own `attempts`: it is a kind, as an `on(..)`
+//!   arm's schedule. A server's
 //!   [`Decision::RetryAfter`] is not a strategy's delay: it is waited
 //!   exactly, past any `max`, unless it is longer than `retry_after_max`
 //!   (five minutes unless set), when the call gives up at once instead of

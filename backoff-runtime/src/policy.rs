@@ -70,7 +70,10 @@ pub struct Policy<S = Builtin> {
     /// The longest `RetryAfter` wait followed; a longer one gives up.
     retry_after_max: Duration,
     seed: Option<u64>,
-    throttle: Option<Throttle>,
+    /// The schedule of errors classified
+    /// [`Decision::Throttled`](crate::Decision::Throttled), a kind of its
+    /// own (see [`Policy::throttled`]).
+    throttled: Option<Kind>,
     /// A schedule per kind of failure (see [`Policy::kinds`]); empty
     /// without.
     kinds: &'static [Kind],
@@ -109,16 +112,6 @@ pub enum OnDeadline {
     LastTry,
 }
 
-/// The schedule and limit for errors classified
-/// [`Decision::Throttled`](crate::Decision::Throttled): see
-/// [`Policy::throttled`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Throttle {
-    pub(crate) strategy: Builtin,
-    pub(crate) jitter: Jitter,
-    pub(crate) attempts: Option<u32>,
-}
-
 impl Default for Policy {
     fn default() -> Self {
         Policy::exponential(Duration::from_millis(100))
@@ -134,7 +127,7 @@ impl Policy<Builtin> {
             max_elapsed: None,
             retry_after_max: DEFAULT_RETRY_AFTER_MAX,
             seed: None,
-            throttle: None,
+            throttled: None,
             kinds: &[],
             name: Name::NONE,
             stop_at: None,
@@ -225,7 +218,7 @@ impl<S> Policy<S> {
             max_elapsed: None,
             retry_after_max: DEFAULT_RETRY_AFTER_MAX,
             seed: None,
-            throttle: None,
+            throttled: None,
             kinds: &[],
             name: Name::NONE,
             stop_at: None,
@@ -407,20 +400,38 @@ impl<S> Policy<S> {
         self
     }
 
-    /// Adds a second schedule for errors classified
+    /// Adds a schedule for errors classified
     /// [`Decision::Throttled`](crate::Decision::Throttled) (a 429, "queue
     /// capacity"): their retries follow `schedule`'s strategy, jitter and
     /// attempt limit, while other errors keep this policy's (the adaptive
     /// policy of the Effect pattern). Only those three settings of
-    /// `schedule` are used.
+    /// `schedule` are used. For any other strategy (a composed one,
+    /// [`Sidekiq`](crate::strategy::Sidekiq), one of your own), see
+    /// [`throttled_kind`](Policy::throttled_kind).
     ///
-    /// Each schedule counts its own retries for its delays (the first
-    /// throttled retry waits the throttled base); the attempt limit that
-    /// applies is the one of the failure's schedule, counted over all the
-    /// call's attempts.
+    /// The call then has two kinds of failure, as with
+    /// [`kinds`](Policy::kinds), and each counts its own: the throttled
+    /// kind, named `"throttled"` (the
+    /// [`failure_kind`](crate::GiveUp::failure_kind) that reports and
+    /// events give for it), and the main one, every other failure (no
+    /// kind). The k-th throttled retry waits `schedule`'s delay k, whatever
+    /// came between, and the throttled failure that reaches `schedule`'s
+    /// attempt limit ends the call (reason
+    /// [`Attempts`](crate::GiveUpReason::Attempts)). The other failures
+    /// count against this policy's own attempt limit, throttled ones left
+    /// out, and the main schedule's retry number skips them too. With
+    /// limits `m` and `t`, a call makes at most `m + t − 1` attempts (see
+    /// [`is_last_attempt`](Policy::is_last_attempt)).
+    ///
+    /// As for a kind, a call counts throttled failures in one byte: a
+    /// throttled limit above [`MAX_KIND_ATTEMPTS`](crate::kind::MAX_KIND_ATTEMPTS)
+    /// (255) is taken as 255, and under unlimited throttled attempts the
+    /// throttled failures past the 255th count against the main limit as
+    /// well. A policy with a throttled schedule has no
+    /// [`kinds`](Policy::kinds): do not set both.
     ///
     /// ```
-    /// use backoff_runtime::{Decision, Jitter, Policy};
+    /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy};
     /// use std::time::Duration;
     ///
     /// let policy = Policy::exponential(Duration::from_millis(100))
@@ -434,16 +445,71 @@ impl<S> Policy<S> {
     ///     );
     /// let mut state = policy.start();
     /// assert_eq!(state.next_delay_for(Decision::Throttled), Some(Duration::from_millis(500)));
+    /// assert_eq!(state.failure_kind(), Some("throttled"));
     /// assert_eq!(state.next_delay_for(Decision::Retry), Some(Duration::from_millis(100)));
-    /// assert_eq!(state.next_delay_for(Decision::Retry), None); // 3 attempts for transient errors
+    /// assert_eq!(state.failure_kind(), None);
+    /// assert_eq!(state.next_delay_for(Decision::Throttled), Some(Duration::from_millis(1000)));
+    /// // The second transient failure of three allowed, the throttled ones
+    /// // left out.
+    /// assert_eq!(state.next_delay_for(Decision::Retry), Some(Duration::from_millis(200)));
+    /// assert_eq!(state.next_delay_for(Decision::Retry), None);
+    /// let report = state.give_up().unwrap();
+    /// assert_eq!((report.attempts, report.reason), (5, GiveUpReason::Attempts));
     /// ```
-    pub const fn throttled(mut self, schedule: Policy) -> Self {
-        self.throttle = Some(Throttle {
-            strategy: schedule.strategy,
-            jitter: schedule.jitter,
-            attempts: schedule.attempts,
-        });
+    pub const fn throttled(self, schedule: Policy) -> Self {
+        self.throttled_kind(Kind::new("throttled", schedule))
+    }
+
+    /// [`throttled`](Policy::throttled) on any strategy: errors classified
+    /// [`Decision::Throttled`](crate::Decision::Throttled) retry on
+    /// `kind`'s schedule and attempt limit, and are reported under `kind`'s
+    /// name. A [`Kind::of`] a `static` policy holds a composed strategy
+    /// ([`Chain`](crate::strategy::Chain), [`Sum`](crate::strategy::Sum),
+    /// ..), [`Sidekiq`](crate::strategy::Sidekiq),
+    /// [`Buckets`](crate::strategy::Buckets) or one of your own (what the
+    /// attribute's `throttled(chain(..), attempts = n)` builds); a
+    /// [`Kind::named`] without a schedule gives up at the first throttled
+    /// failure (reason [`Stopped`](crate::GiveUpReason::Stopped)). The
+    /// counting is [`throttled`](Policy::throttled)'s.
+    ///
+    /// ```
+    /// use backoff_runtime::strategy::{Chain, Constant, Exponential};
+    /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, kind::Kind};
+    /// use std::time::Duration;
+    ///
+    /// use Duration as D;
+    /// // Twice 1 s, then exponential from 2 s: 6 throttled failures at most.
+    /// static THROTTLED: Policy<Chain<Constant, Exponential>> = Policy::from_strategy(Chain::new(
+    ///     Constant::new(D::from_secs(1)),
+    ///     2,
+    ///     Exponential::new(D::from_secs(2)).max_delay(D::from_secs(60)),
+    /// ))
+    /// .jitter(Jitter::None)
+    /// .attempts(6);
+    /// static POLICY: Policy = Policy::constant(D::from_millis(100))
+    ///     .jitter(Jitter::None)
+    ///     .attempts(3)
+    ///     .throttled_kind(Kind::of("throttled", &THROTTLED));
+    ///
+    /// let mut state = POLICY.start();
+    /// let waits: Vec<u64> = std::iter::from_fn(|| state.next_delay_for(Decision::Throttled))
+    ///     .map(|d| d.as_secs())
+    ///     .collect();
+    /// assert_eq!(waits, [1, 1, 2, 4, 8]);
+    /// let report = state.give_up().unwrap();
+    /// assert_eq!((report.attempts, report.reason), (6, GiveUpReason::Attempts));
+    /// assert_eq!(report.failure_kind, Some("throttled"));
+    /// ```
+    pub const fn throttled_kind(mut self, kind: Kind) -> Self {
+        self.throttled = Some(kind);
         self
+    }
+
+    /// The kind set with [`throttled`](Policy::throttled) or
+    /// [`throttled_kind`](Policy::throttled_kind), if any.
+    #[cfg(feature = "std")]
+    pub(crate) const fn throttled_entry(&self) -> Option<&Kind> {
+        self.throttled.as_ref()
     }
 
     /// Gives each kind of failure a schedule of its own: a
@@ -464,7 +530,9 @@ impl<S> Policy<S> {
     /// [`MAX_KIND_ATTEMPTS`](crate::kind::MAX_KIND_ATTEMPTS)), and keeps one
     /// previous delay for the schedules besides the main one: give at most
     /// one kind a `decorrelated` schedule (the one strategy that reads it),
-    /// and do not combine kinds with [`throttled`](Policy::throttled).
+    /// and do not combine kinds with [`throttled`](Policy::throttled) (a
+    /// throttled schedule is a kind too, counted in the first kind's
+    /// place).
     ///
     /// ```
     /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, kind::Kind};
@@ -506,12 +574,6 @@ impl<S> Policy<S> {
         self.kinds
     }
 
-    /// The throttled schedule, if any.
-    #[cfg(feature = "std")]
-    pub(crate) const fn throttle(&self) -> Option<&Throttle> {
-        self.throttle.as_ref()
-    }
-
     /// Makes the jitter reproducible: every call that uses this policy draws
     /// the same random sequence. For tests and simulations; in production
     /// leave it unseeded so that clients do not retry in lockstep.
@@ -546,9 +608,13 @@ impl<S> Policy<S> {
         self.retry_after_max
     }
 
-    /// Whether attempt `attempt` (from 1) is the last the attempt limit
-    /// allows: the higher of the main and the throttled limit, if there is
-    /// one; never under unlimited attempts.
+    /// Whether attempt `attempt` (from 1) is the last the attempt limits
+    /// allow: the main limit, or with a [`throttled`](Policy::throttled)
+    /// schedule the last attempt the two limits allow together (each kind
+    /// counts its own failures, so `main + throttled − 1`, saturating);
+    /// never under unlimited attempts, main or throttled. A deadline, a
+    /// budget or a breaker may still end a call earlier, and a call with
+    /// two kinds may end earlier too (its failures all of one kind).
     ///
     /// ```
     /// use backoff_runtime::Policy;
@@ -557,16 +623,24 @@ impl<S> Policy<S> {
     /// assert!(!policy.is_last_attempt(2));
     /// assert!(policy.is_last_attempt(3));
     /// assert!(!Policy::immediate().unlimited_attempts().is_last_attempt(u32::MAX));
+    ///
+    /// // 2 failures of the main kind and 4 throttled ones at most, then the
+    /// // 7th attempt's failure, of either kind, is the last.
+    /// let two = policy.throttled(Policy::immediate().attempts(5));
+    /// assert!(!two.is_last_attempt(6));
+    /// assert!(two.is_last_attempt(7));
+    /// let unlimited = policy.throttled(Policy::immediate().unlimited_attempts());
+    /// assert!(!unlimited.is_last_attempt(u32::MAX));
     /// ```
     #[inline]
     pub const fn is_last_attempt(&self, attempt: u32) -> bool {
-        let limit = match (self.attempts, &self.throttle) {
+        let limit = match (self.attempts, &self.throttled) {
             (None, _) => return false,
             (Some(main), None) => main,
-            (Some(main), Some(t)) => match t.attempts {
+            (Some(main), Some(t)) => match t.limit() {
                 None => return false,
-                Some(t) if t > main => t,
-                Some(_) => main,
+                // (Each limit is at least 1.)
+                Some(t) => main.saturating_add(t.saturating_sub(1)),
             },
         };
         attempt >= limit

@@ -11,7 +11,7 @@ use crate::decision::Decision;
 use crate::event::RetryEvent;
 use crate::jitter::{Jitter, JitterRng};
 use crate::kind::{Held, Kind, MAX_KINDS, Tally};
-use crate::policy::{self, OnDeadline, Policy, Throttle};
+use crate::policy::{self, OnDeadline, Policy};
 use crate::report::{GiveUp, GiveUpReason};
 use crate::strategy::{Builtin, Strategy};
 use crate::throttle::{AdaptiveThrottle, Rejected, ThrottlePermit};
@@ -74,12 +74,16 @@ pub struct RetryState<'p, S = Builtin> {
     /// own would.)
     skipped: u32,
     previous: Option<Duration>,
-    throttled_retries: u32,
-    throttled_previous: Option<Duration>,
-    /// Each kind's failures and previous delay, for a policy with
-    /// [`kinds`](Policy::kinds).
+    /// The previous delay of the schedules besides the main one (the
+    /// kinds', the throttled one's), which they share: only `decorrelated`
+    /// reads it.
+    kinds_previous: Option<Duration>,
+    /// Each kind's failures, for a policy with [`kinds`](Policy::kinds)
+    /// or a [`throttled`](Policy::throttled) schedule (in
+    /// [`THROTTLED_SLOT`]).
     kinds: Tally,
-    /// The kind of the last failure, its index plus one (0: none).
+    /// The kind of the last failure, its index plus one (0: none,
+    /// [`THROTTLED`]: the throttled kind).
     kind: u8,
     rng: JitterRng,
     clock: Clock,
@@ -100,6 +104,13 @@ pub struct RetryState<'p, S = Builtin> {
     throttle: Option<&'p AdaptiveThrottle>,
     throttle_permit: Option<ThrottlePermit<'p>>,
 }
+
+/// [`RetryState::kind`]: the last failure was throttled.
+const THROTTLED: u8 = u8::MAX;
+
+/// The [`Tally`] slot that counts the throttled kind's failures (a policy
+/// with a throttled schedule has no other kinds).
+const THROTTLED_SLOT: usize = 0;
 
 /// [`RetryState::flags`]: the call has given up.
 const DONE: u8 = 1;
@@ -158,8 +169,7 @@ impl<'p, S> RetryState<'p, S> {
             failures: 0,
             skipped: 0,
             previous: None,
-            throttled_retries: 0,
-            throttled_previous: None,
+            kinds_previous: None,
             kinds: Tally::default(),
             kind: 0,
             rng: policy.rng(),
@@ -168,7 +178,8 @@ impl<'p, S> RetryState<'p, S> {
             flags: if checked { CHECKED } else { 0 },
             fast: match policy.attempt_limit() {
                 // (With kinds, every verdict takes the general path, which
-                // keeps the last failure's kind.)
+                // keeps the last failure's kind; with a throttled schedule,
+                // every verdict after the first throttled one.)
                 _ if checked || !policy.kind_table().is_empty() => 0,
                 // (A limit is at least 1.)
                 Some(limit) => limit.saturating_sub(1),
@@ -350,7 +361,11 @@ impl<'p, S> RetryState<'p, S> {
     }
 
     /// The kind of the last failure (the name of its entry in the policy's
-    /// [`kinds`](Policy::kinds)), if its verdict named one.
+    /// [`kinds`](Policy::kinds)), if its verdict named one; for a
+    /// [`Decision::Throttled`] on a policy with a
+    /// [`throttled`](Policy::throttled) schedule, that kind's name,
+    /// `"throttled"` unless set with
+    /// [`throttled_kind`](Policy::throttled_kind).
     ///
     /// ```
     /// use backoff_runtime::{Decision, Policy, kind::Kind};
@@ -363,6 +378,9 @@ impl<'p, S> RetryState<'p, S> {
     /// assert_eq!(state.failure_kind(), Some("busy"));
     /// ```
     pub fn failure_kind(&self) -> Option<&'static str> {
+        if self.kind == THROTTLED {
+            return self.policy.throttled_entry().map(Kind::name);
+        }
         let index = usize::from(self.kind.checked_sub(1)?);
         self.policy.kind_table().get(index).map(Kind::name)
     }
@@ -441,8 +459,9 @@ impl<S: Strategy> RetryState<'_, S> {
     /// when the sleep would end past the policy's `max_elapsed`.
     /// [`Decision::RetryAfter`] waits exactly its duration.
     /// [`Decision::Throttled`] uses the policy's throttled schedule and
-    /// limit, if it has one. With a budget, a retry is granted only if a
-    /// token can be spent.
+    /// limit, if it has one (the throttled failures counted apart from the
+    /// others, see [`Policy::throttled`]). With a budget, a retry is
+    /// granted only if a token can be spent.
     #[inline]
     pub fn next_delay_for(&mut self, decision: Decision) -> Option<Duration> {
         if matches!(decision, Decision::Retry) {
@@ -488,16 +507,27 @@ impl<S: Strategy> RetryState<'_, S> {
         }
         self.failures = self.failures.saturating_add(1);
         self.kind = 0;
-        let delay = match (decision, self.policy.throttle()) {
+        let policy = self.policy;
+        let delay = match (decision, policy.throttled_entry()) {
             (Decision::Stop, _) => Err(GiveUpReason::Stopped),
-            (Decision::Kind(i), _) if self.names_kind(i) => self.kind_delay(i),
+            (Decision::Kind(i), _) if self.names_kind(i) => {
+                self.kind = i.saturating_add(1);
+                let index = usize::from(i);
+                self.kind_delay(&policy.kind_table()[index], index, true)
+            }
             (Decision::KindAfter(i, d), _) if self.names_kind(i) => {
                 self.kind = i.saturating_add(1);
                 self.retry_after(d)
             }
             (Decision::KindAfter(_, d), _) => self.retry_after(d),
-            (Decision::Throttled, Some(t)) => self.throttled_delay(t),
-            _ if !self.policy.allows_retry_after(self.failures) => Err(GiveUpReason::Attempts),
+            (Decision::Throttled, Some(throttled)) => {
+                self.kind = THROTTLED;
+                // (The common path keeps no kind: from now on every
+                // verdict takes this one.)
+                self.fast = 0;
+                self.kind_delay(throttled, THROTTLED_SLOT, false)
+            }
+            _ if !policy.allows_retry_after(self.main_failures()) => Err(GiveUpReason::Attempts),
             (Decision::RetryAfter(d), _) => self.retry_after(d),
             // (`Retry`, `Throttled` without a throttled schedule, a `Kind`
             // naming no kind.)
@@ -530,7 +560,8 @@ impl<S: Strategy> RetryState<'_, S> {
     }
 
     /// Whether `decision` says the service answered: a `Stop`, or a kind
-    /// without a schedule (`on(PATTERN, stop)`).
+    /// without a schedule (`on(PATTERN, stop)`, a throttled kind
+    /// [`Kind::named`]).
     fn answered(&self, decision: Decision) -> bool {
         match decision {
             Decision::Stop => true,
@@ -539,7 +570,23 @@ impl<S: Strategy> RetryState<'_, S> {
                 .kind_table()
                 .get(usize::from(i))
                 .is_some_and(|k| k.schedule().is_none()),
+            Decision::Throttled => self
+                .policy
+                .throttled_entry()
+                .is_some_and(|k| k.schedule().is_none()),
             _ => false,
+        }
+    }
+
+    /// The failures the policy's own attempt limit counts: all of them,
+    /// but for the throttled ones of a policy with a throttled schedule
+    /// (a kind of its own, with its own limit).
+    fn main_failures(&self) -> u32 {
+        match self.policy.throttled_entry() {
+            Some(_) => self
+                .failures
+                .saturating_sub(self.kinds.failures(THROTTLED_SLOT)),
+            None => self.failures,
         }
     }
 
@@ -558,7 +605,7 @@ impl<S: Strategy> RetryState<'_, S> {
     /// A server's word (the attempt limit allowing another call), bounded:
     /// a longer wait than `retry_after_max` gives up, never sleeps.
     fn retry_after(&self, d: Duration) -> Result<Duration, GiveUpReason> {
-        if !self.policy.allows_retry_after(self.failures) {
+        if !self.policy.allows_retry_after(self.main_failures()) {
             Err(GiveUpReason::Attempts)
         } else if d > self.policy.retry_after_limit() {
             Err(GiveUpReason::Deadline)
@@ -574,25 +621,30 @@ impl<S: Strategy> RetryState<'_, S> {
         index < MAX_KINDS && index < self.policy.kind_table().len()
     }
 
-    /// The next delay of kind `index`'s schedule (the caller checked
-    /// [`names_kind`](RetryState::names_kind)): within the kind's own
-    /// attempt limit, counted over its failures, and the policy's, counted
-    /// over all; a kind without a schedule stops.
+    /// The next delay of `kind`'s schedule, its failures counted in the
+    /// tally's `slot`: within the kind's own attempt limit, counted over
+    /// its failures, and, if `bounded_by_main` (a kind of the policy's
+    /// table, not the throttled one), the policy's, counted over all; a
+    /// kind without a schedule stops.
     #[inline]
-    fn kind_delay(&mut self, index: u8) -> Result<Duration, GiveUpReason> {
-        self.kind = index.saturating_add(1);
-        let i = usize::from(index);
-        let Some(t) = self.policy.kind_table().get(i).and_then(Kind::schedule) else {
+    fn kind_delay(
+        &mut self,
+        kind: &Kind,
+        slot: usize,
+        bounded_by_main: bool,
+    ) -> Result<Duration, GiveUpReason> {
+        let Some(t) = kind.schedule() else {
             return Err(GiveUpReason::Stopped);
         };
-        let retry = self.kinds.count(i);
-        if !policy::allows(t.attempts, retry) || !self.policy.allows_retry_after(self.failures) {
+        let retry = self.kinds.count(slot);
+        if !policy::allows(t.attempts, retry)
+            || bounded_by_main && !self.policy.allows_retry_after(self.failures)
+        {
             return Err(GiveUpReason::Attempts);
         }
         // Only `decorrelated` reads its previous delay: the slot of the
-        // schedules besides the main one (a throttled schedule's, which
-        // `on(..)` excludes). The others start from nothing, so no delay
-        // of another schedule is taken for theirs.
+        // schedules besides the main one. The others start from nothing,
+        // so no delay of another schedule is taken for theirs.
         fn backoff<T: Strategy + ?Sized>(
             strategy: &T,
             jitter: Jitter,
@@ -608,28 +660,12 @@ impl<S: Strategy> RetryState<'_, S> {
             };
             policy::backoff(strategy, jitter, retry, previous, rng)
         }
-        let (slot, rng) = (&mut self.throttled_previous, &mut self.rng);
+        let (previous, rng) = (&mut self.kinds_previous, &mut self.rng);
         Ok(match &t.strategy {
             // (A builtin without a dynamic call: the common case.)
-            Held::Builtin(b) => backoff(b, t.jitter, retry, slot, rng),
-            Held::Static(s) => backoff(*s, t.jitter, retry, slot, rng),
+            Held::Builtin(b) => backoff(b, t.jitter, retry, previous, rng),
+            Held::Static(s) => backoff(*s, t.jitter, retry, previous, rng),
         })
-    }
-
-    /// The next delay of the throttled schedule `t`, within its attempt limit.
-    #[cold]
-    fn throttled_delay(&mut self, t: &Throttle) -> Result<Duration, GiveUpReason> {
-        if !policy::allows(t.attempts, self.failures) {
-            return Err(GiveUpReason::Attempts);
-        }
-        self.throttled_retries = self.throttled_retries.saturating_add(1);
-        Ok(policy::backoff(
-            &t.strategy,
-            t.jitter,
-            self.throttled_retries,
-            &mut self.throttled_previous,
-            &mut self.rng,
-        ))
     }
 
     /// The deadline, the breaker and the budget: `delay` if the sleep ends
@@ -886,7 +922,7 @@ impl<S: Strategy> Policy<S> {
     pub(crate) fn next_carried<P: Previous>(&self, carried: &mut Carried<P>) -> Option<Duration> {
         debug_assert!(
             self.elapsed_limit().is_none()
-                && self.throttle().is_none()
+                && self.throttled_entry().is_none()
                 && self.delay_stop().is_none()
         );
         if carried.tally >= GAVE_UP {
@@ -1147,6 +1183,156 @@ mod tests {
                 _ => same_for(&limited(Policy::immediate(), attempts, limit), &decisions),
             }
         }
+    }
+
+    /// Main attempts 3, throttled attempts 10, no jitter: 100 ms · k for
+    /// the main schedule, 1 s · k for the throttled one.
+    fn two_kinds() -> Policy {
+        Policy::linear(MS(100))
+            .jitter(Jitter::None)
+            .attempts(3)
+            .throttled(Policy::linear(MS(1000)).jitter(Jitter::None).attempts(10))
+    }
+
+    #[test]
+    fn a_throttled_failure_and_a_transient_one_each_count_their_own() {
+        use Decision::{Retry, Throttled};
+        let p = two_kinds();
+        let mut s = p.start();
+        // Four throttled failures: within the throttled limit, and none
+        // counted against the main one.
+        for k in 1..=4 {
+            assert_eq!(s.next_delay_for(Throttled), Some(MS(1000) * k));
+            assert_eq!(s.failure_kind(), Some("throttled"));
+        }
+        // Two transient failures still retry, on the main schedule's
+        // first two delays.
+        assert_eq!(s.next_delay_for(Retry), Some(MS(100)));
+        assert_eq!(s.failure_kind(), None);
+        assert_eq!(s.event(MS(100)).failure_kind, None);
+        assert_eq!(s.next_delay_for(Retry), Some(MS(200)));
+        // A throttled one between them waits the throttled delay 5.
+        assert_eq!(s.next_delay_for(Throttled), Some(MS(5000)));
+        assert_eq!(s.event(MS(5000)).failure_kind, Some("throttled"));
+        // The third transient failure reaches the main limit.
+        assert_eq!(s.next_delay_for(Retry), None);
+        let report = s.give_up().unwrap();
+        assert_eq!(
+            (report.attempts, report.reason, report.failure_kind),
+            (8, GiveUpReason::Attempts, None)
+        );
+    }
+
+    #[test]
+    fn the_nth_throttled_failure_ends_the_call() {
+        use Decision::{Retry, RetryAfter, Throttled};
+        let p = Policy::immediate()
+            .attempts(3)
+            .throttled(Policy::constant(MS(50)).jitter(Jitter::None).attempts(3));
+        let mut s = p.start();
+        assert_eq!(s.next_delay_for(Throttled), Some(MS(50)));
+        assert_eq!(s.next_delay_for(Retry), Some(Duration::ZERO));
+        assert_eq!(s.next_delay_for(Throttled), Some(MS(50)));
+        // A server's word counts against the main limit: its second
+        // failure of three.
+        assert_eq!(s.next_delay_for(RetryAfter(MS(7))), Some(MS(7)));
+        assert_eq!(s.next_delay_for(Throttled), None, "the 3rd throttled");
+        let report = s.give_up().unwrap();
+        assert_eq!(
+            (report.attempts, report.reason, report.failure_kind),
+            (5, GiveUpReason::Attempts, Some("throttled"))
+        );
+        // Throttled failures alone: the throttled limit, not the main one.
+        let mut s = p.start();
+        let waits = std::iter::from_fn(|| s.next_delay_for(Throttled)).count();
+        assert_eq!((waits, s.attempt()), (2, 3));
+        assert_eq!(s.give_up().unwrap().failure_kind, Some("throttled"));
+    }
+
+    /// The last attempt the two limits allow is `main + throttled - 1`,
+    /// whatever the order of the kinds, and `is_last_attempt` says so.
+    #[test]
+    fn the_last_attempt_is_the_one_both_limits_allow() {
+        use Decision::{Retry, Throttled};
+        let p = Policy::immediate()
+            .attempts(3)
+            .throttled(Policy::immediate().attempts(4));
+        for order in [
+            [Retry, Retry, Throttled, Throttled, Throttled],
+            [Throttled, Throttled, Throttled, Retry, Retry],
+            [Throttled, Retry, Throttled, Retry, Throttled],
+        ] {
+            let mut s = p.start();
+            for (i, &d) in order.iter().enumerate() {
+                assert!(!p.is_last_attempt(s.attempt() + 1), "{order:?}");
+                assert!(s.next_delay_for(d).is_some(), "{order:?} step {i}");
+            }
+            assert!(p.is_last_attempt(s.attempt() + 1));
+            for last in [Retry, Throttled] {
+                let mut t = p.start();
+                order
+                    .iter()
+                    .for_each(|&d| assert!(t.next_delay_for(d).is_some()));
+                assert_eq!(t.next_delay_for(last), None);
+                assert_eq!(t.attempt(), 6);
+                assert_eq!(t.give_up_reason(), Some(GiveUpReason::Attempts));
+            }
+        }
+        let unlimited = Policy::immediate()
+            .attempts(3)
+            .throttled(Policy::immediate().unlimited_attempts());
+        assert!(!unlimited.is_last_attempt(u32::MAX));
+        let mut s = unlimited.start();
+        // (As many as a call counts exactly: see `Policy::throttled`.)
+        for _ in 0..crate::kind::MAX_KIND_ATTEMPTS {
+            assert_eq!(s.next_delay_for(Throttled), Some(Duration::ZERO));
+        }
+        assert!(s.next_delay_for(Retry).is_some());
+        assert!(s.next_delay_for(Retry).is_some());
+        assert_eq!(s.next_delay_for(Retry), None);
+        assert_eq!(s.give_up_reason(), Some(GiveUpReason::Attempts));
+    }
+
+    /// A throttled kind of any strategy, or of none.
+    #[test]
+    fn a_throttled_kind_may_be_any_schedule_or_none() {
+        use crate::strategy::{Chain, Constant, Immediate};
+        static CHAIN: Policy<Chain<Immediate, Constant>> = Policy::from_strategy(Chain::new(
+            Immediate,
+            1,
+            Constant::new(Duration::from_millis(30)),
+        ))
+        .attempts(4);
+        static POLICY: Policy = Policy::immediate()
+            .attempts(2)
+            .throttled_kind(Kind::of("rate_limited", &CHAIN));
+        let mut s = POLICY.start();
+        let waits: Vec<_> = std::iter::from_fn(|| s.next_delay_for(Decision::Throttled)).collect();
+        assert_eq!(waits, [Duration::ZERO, MS(30), MS(30)]);
+        assert_eq!(s.give_up().unwrap().failure_kind, Some("rate_limited"));
+        // A kind without a schedule: the first throttled failure stops.
+        let stop = Policy::immediate().throttled_kind(Kind::named("throttled"));
+        assert!(stop.is_last_attempt(3));
+        let mut s = stop.start();
+        assert!(s.next_delay().is_some());
+        assert_eq!(s.next_delay_for(Decision::Throttled), None);
+        assert_eq!(s.give_up_reason(), Some(GiveUpReason::Stopped));
+        assert_eq!(s.give_up().unwrap().failure_kind, Some("throttled"));
+    }
+
+    /// A limit above what a call counts is taken as the largest, as for
+    /// a kind.
+    #[test]
+    fn a_throttled_limit_is_at_most_what_a_call_counts() {
+        let p = Policy::immediate()
+            .attempts(1)
+            .throttled(Policy::immediate().attempts(1_000));
+        let mut s = p.start();
+        let retries = (0..2_000)
+            .take_while(|_| s.next_delay_for(Decision::Throttled).is_some())
+            .count();
+        assert_eq!(retries as u32, crate::kind::MAX_KIND_ATTEMPTS - 1);
+        assert!(p.is_last_attempt(crate::kind::MAX_KIND_ATTEMPTS));
     }
 
     #[test]

@@ -69,8 +69,9 @@ pub(super) fn kinds_static(args: &RetryArgs, p: &Ident) -> TokenStream {
 }
 
 /// Whether the runtime's `Builtin` holds `kind`'s strategy (held by value
-/// in the kind); the others live in a `static` policy of their own.
-fn is_builtin(kind: StrategyKind) -> bool {
+/// in the kind); the others live in a `static` policy of their own (for an
+/// `on(..)` arm and for `throttled`).
+pub(super) fn is_builtin(kind: StrategyKind) -> bool {
     matches!(
         kind,
         StrategyKind::Exponential

@@ -15,7 +15,11 @@ use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
 // Output: `static __BACKOFF_POLICY: Origin<'static, _> = Origin::new(&Policy::..., CLOCK);`
 //         built by const fns (the policy and the loop's clock), or
 //         `let __backoff_policy: &Policy<_> = ...;` from the expression,
-//         evaluated once per call.
+//         evaluated once per call. `throttled(..)` adds
+//         `.throttled(Policy::from_strategy(Builtin::..).jitter(..).attempts(n))`,
+//         or for a composed schedule, `sidekiq` or `buckets`
+//         `static __BACKOFF_THROTTLED: Policy<Chain<..>> = ...;` and
+//         `.throttled_kind(Kind::of("throttled", &__BACKOFF_THROTTLED))`.
 pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -> TokenStream {
     if let Some(policy) = &args.policy {
         let expr = &policy.value;
@@ -59,6 +63,7 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
     if args.on_deadline.as_ref().is_some_and(|r| r.value) {
         chain.extend(quote!(.on_deadline(#p::OnDeadline::LastTry)));
     }
+    let mut throttled_static = TokenStream::new();
     if let Some(t) = &args.throttled {
         let t = &t.value;
         // `jitter` applies to both schedules; `decorrelated` is random by itself.
@@ -67,19 +72,31 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
             .as_ref()
             .map(|j| j.value)
             .filter(|_| t.strategy.kind != StrategyKind::Decorrelated);
-        // A `Policy<Builtin>`: `throttled` takes any builtin strategy.
-        let (_, ctor) = strategy_parts(p, Some(&t.strategy));
-        let variant = builtin_variant(t.strategy.kind);
+        let (ty, ctor) = strategy_parts(p, Some(&t.strategy));
         let jitter = self::jitter(p, jitter.unwrap_or(defaults::jitter(t.strategy.kind)));
         let attempts = attempts(t.attempts.as_ref().map(|a| a.value));
-        chain.extend(quote! {
-            .throttled(#p::Policy::from_strategy(#p::Builtin::#variant(#ctor)).jitter(#jitter) #attempts)
-        });
+        if super::kinds::is_builtin(t.strategy.kind) {
+            // A `Policy<Builtin>`, which `throttled` takes.
+            let variant = builtin_variant(t.strategy.kind);
+            chain.extend(quote! {
+                .throttled(#p::Policy::from_strategy(#p::Builtin::#variant(#ctor)).jitter(#jitter) #attempts)
+            });
+        } else {
+            // Composed, `sidekiq`, `buckets`: a `static` policy, which the
+            // throttled kind refers to, as an `on(..)` arm's does.
+            throttled_static = quote! {
+                static __BACKOFF_THROTTLED: #p::Policy<#ty> = #p::Policy::from_strategy(#ctor).jitter(#jitter) #attempts;
+            };
+            chain.extend(quote! {
+                .throttled_kind(#p::Kind::of("throttled", &__BACKOFF_THROTTLED))
+            });
+        }
     }
     chain.extend(super::kinds::kinds_setters(args));
     let kinds = super::kinds::kinds_static(args, p);
     quote! {
         #kinds
+        #throttled_static
         static __BACKOFF_POLICY: #p::Origin<'static, #ty> = #p::Origin::new(&#chain, #clock);
     }
 }
@@ -355,7 +372,8 @@ fn stop_rule(args: &RetryArgs) -> (Option<Attempts>, Option<Duration>) {
     }
 }
 
-/// The `Builtin` variant of a plain strategy, for `throttled` and `on(..)`.
+/// The `Builtin` variant of a plain strategy, for `throttled` and `on(..)`
+/// (the others are held in a `static` policy of their own).
 pub(super) fn builtin_variant(kind: StrategyKind) -> Ident {
     let name = match kind {
         StrategyKind::Linear => "Linear",

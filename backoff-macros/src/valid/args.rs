@@ -15,19 +15,21 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
         check_attempts(attempts, errors);
     }
     if let Some(t) = &args.throttled {
-        check_strategy(&t.value.strategy, errors);
-        let inner = &t.value.strategy;
-        if matches!(inner.kind, StrategyKind::Sidekiq | StrategyKind::Buckets) {
-            errors.push(syn::Error::new(
-                inner.span,
-                format!(
-                    "`{}` cannot be `throttled`'s schedule yet; use it as the main strategy, or give `throttled` one of `exponential`, `linear`, `constant`, `fibonacci`, `decorrelated`, `immediate`",
-                    inner.kind.name()
-                ),
-            ));
-        }
+        // (Composed or not: each stage's parameters, `times`, ..; as an
+        // `on(..)` arm's schedule.)
+        super::schedule::check_arm_schedule(&t.value.strategy, errors);
         if let Some(attempts) = &t.value.attempts {
             check_attempts(attempts, errors);
+            // The runtime's `kind::MAX_KIND_ATTEMPTS`: the throttled
+            // schedule is a kind of its own.
+            if let Attempts::Limited(n) = attempts.value
+                && n > 255
+            {
+                errors.push(syn::Error::new(
+                    attempts.span,
+                    format!("`throttled` allows at most 255 throttled attempts, not {n}: a call counts each kind's failures in one byte; write `attempts = 255` or less, or `attempts = unlimited` (bounded by `max_elapsed`)"),
+                ));
+            }
         }
         // (Not when a `when` was written but did not parse, or an unknown
         // argument was probably meant to be `when`: that mistake is

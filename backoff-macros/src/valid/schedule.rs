@@ -11,24 +11,13 @@ use crate::errors::Errors;
 
 use super::args::check_strategy;
 
-/// Checks the main strategy, composed or not, and `throttled`'s.
+/// Checks the main strategy, composed or not (`throttled`'s is checked
+/// with the other arguments, as an `on(..)` arm's).
 pub(super) fn check_schedule(args: &RetryArgs, errors: &mut Errors) {
     if let Some(s) = &args.strategy {
         check_tree(s, None, errors);
         if s.kind == StrategyKind::Chain {
             check_reachable(s, args.attempts.as_ref(), errors);
-        }
-    }
-    if let Some(t) = &args.throttled {
-        let inner = &t.value.strategy;
-        if inner.kind.takes_stages() || inner.kind == StrategyKind::Steps {
-            errors.push(syn::Error::new(
-                inner.span,
-                format!(
-                    "`{}` cannot be `throttled`'s schedule yet; use it as the main strategy, or give `throttled` one of `exponential`, `linear`, `constant`, `fibonacci`, `decorrelated`, `immediate`",
-                    inner.kind.name()
-                ),
-            ));
         }
     }
     if let Some(jitter) = &args.jitter {

@@ -1,5 +1,6 @@
 // `throttled`, `budget`, `circuit` and `attempt_timeout` compile, and the
-// future stays `Send`.
+// future stays `Send`; `throttled` takes any schedule an `on(..)` arm
+// takes (composed, `sidekiq`, `buckets`).
 use backoff_runtime::{retry, CircuitBreaker, CircuitOpen, Decision, Elapsed, RetryBudget};
 use std::time::Duration;
 
@@ -46,9 +47,30 @@ fn sync_call() -> Result<(), Error> {
     Ok(())
 }
 
+#[retry(
+    throttled(chain(constant("1s", times = 2), exponential(base = "2s", max = "1m")), attempts = 6),
+    when = classify,
+    jitter = "none",
+)]
+async fn composed_call() -> Result<(), Error> {
+    Ok(())
+}
+
+#[retry(throttled(sidekiq(unit = "1ms"), attempts = 4), when = classify)]
+fn sidekiq_call() -> Result<(), Error> {
+    Ok(())
+}
+
+#[retry(throttled(buckets(unit = "1ms", max = "20ms"), attempts = 255), when = classify)]
+fn buckets_call() -> Result<(), Error> {
+    Ok(())
+}
+
 fn assert_send<T: Send>(_: &T) {}
 
 fn main() {
     assert_send(&call(1));
     let _ = sync_call();
+    assert_send(&composed_call());
+    let _ = (sidekiq_call(), buckets_call());
 }
