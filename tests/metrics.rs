@@ -535,7 +535,7 @@ mod expansion {
         const F: &str = concat!(module_path!(), "::lean");
         fn lean(calls: &mut u32) -> Result<u32, &'static str> {
             <Result<u32, &'static str> as RetryResult>::retry_blocking(
-                &<Sync>::ORIGIN,
+                p::origin::<Sync>(),
                 F,
                 p::NoTrace,
                 || {

@@ -347,8 +347,8 @@ fn retry_loop(
             Some(_) => quote!(retry_blocking_when),
         };
         let start = match n.fixed.as_ref().filter(|_| n.constant_start) {
-            // (The policy's constant, promoted to a `'static` borrow.)
-            Some(fixed) => quote!(&<#fixed>::ORIGIN, #function,),
+            // (The policy's constant, through a generic call: see `origin`.)
+            Some(fixed) => quote!(#p::origin::<#fixed>(), #function,),
             None => {
                 let start_ref = &n.start_ref;
                 quote!(#start_ref, #function,)

@@ -372,7 +372,7 @@ mod metrics {
     #[inline(never)]
     pub(crate) fn recorded(x: u64) -> Result<u64, Fail> {
         <Result<u64, Fail> as p::RetryResult>::retry_blocking(
-            &<Default>::ORIGIN,
+            p::origin::<Default>(),
             concat!(module_path!(), "::recorded"),
             p::NoTrace,
             || p::attempt_sync(|| body!(x)),

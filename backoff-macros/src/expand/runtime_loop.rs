@@ -19,7 +19,7 @@ pub(super) struct RuntimeLoopParts<'a> {
     /// The runtime's loop, a method of `RetryResult`: `retry_blocking`, or
     /// `retry_blocking_when` with a `when`.
     pub(super) run: TokenStream,
-    /// Its arguments before the trace: the start (`&<P>::ORIGIN` for a
+    /// Its arguments before the trace: the start (`origin::<P>()` for a
     /// policy the type `P` holds, else `&start`) and the metrics' name of
     /// the call.
     pub(super) start: TokenStream,
@@ -31,10 +31,10 @@ pub(super) struct RuntimeLoopParts<'a> {
 //         its policy.
 // Output: fn fn_mut<R, F: FnMut() -> R>(f: F) -> F { f }
 //         let attempts = fn_mut(#[inline(always)] || { attempt_sync::<R, _>(|| { body }) });
-//         RetryResult::retry_blocking(&<P>::ORIGIN,
+//         RetryResult::retry_blocking(origin::<P>(),
 //             concat!(module_path!(), "::name"), tracer!(name, &attempts), attempts)
 //         or, with a `when` that borrows nothing of the function's,
-//         RetryResult::retry_blocking_when(&<P>::ORIGIN,
+//         RetryResult::retry_blocking_when(origin::<P>(),
 //             .., tracer!(..), |error| { let mut when = W; into_decision(WhenFn::call(&mut when, pass(error))) }, attempts)
 //
 //         The runtime runs the first attempt inline and, if it fails, the

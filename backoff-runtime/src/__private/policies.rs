@@ -110,6 +110,15 @@ pub struct Fixed<
     const ELAPSED: u64 = { u64::MAX },
 >(PhantomData<S>);
 
+/// The start of a plain fn's blocking loop whose policy is the type `P`
+/// (a `Fixed`): its `ORIGIN`. A generic call, so that checking a crate
+/// evaluates no constant per function (`&<P>::ORIGIN` would be promoted,
+/// and evaluated, there); the loop sees the constant once inlined.
+#[inline(always)]
+pub const fn origin<P: FixedOrigin>() -> &'static Origin<'static, P::Strategy> {
+    P::ORIGIN
+}
+
 /// A `Fixed` policy's `ORIGIN`, for the steps that build its state.
 pub trait FixedOrigin {
     /// The strategy.
