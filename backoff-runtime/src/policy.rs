@@ -2,6 +2,7 @@
 //! used for any number of calls.
 
 use crate::name::Name;
+use core::fmt;
 use core::time::Duration;
 
 use crate::jitter::{Jitter, JitterRng};
@@ -60,29 +61,68 @@ pub const DEFAULT_RETRY_AFTER_MAX: Duration = Duration::from_secs(5 * 60);
 /// let ms: Vec<u128> = policy.delays().map(|d| d.as_millis()).collect();
 /// assert_eq!(ms, [100, 200, 400, 600, 600]);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq)]
 pub struct Policy<S = Builtin> {
     strategy: S,
-    jitter: Jitter,
+    settings: Settings,
+}
+
+/// A policy's settings besides its strategy, which are generic over
+/// nothing: the retry state's general path reads them through one pointer,
+/// whatever the strategy.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Settings {
+    pub(crate) jitter: Jitter,
     /// Total calls allowed, the first included; `None` is unlimited.
-    attempts: Option<u32>,
-    max_elapsed: Option<Duration>,
+    pub(crate) attempts: Option<u32>,
+    pub(crate) max_elapsed: Option<Duration>,
     /// The longest `RetryAfter` wait followed; a longer one gives up.
-    retry_after_max: Duration,
-    seed: Option<u64>,
+    pub(crate) retry_after_max: Duration,
+    pub(crate) seed: Option<u64>,
     /// The schedule of errors classified
     /// [`Decision::Throttled`](crate::Decision::Throttled), a kind of its
     /// own (see [`Policy::throttled`]).
-    throttled: Option<Kind>,
+    pub(crate) throttled: Option<Kind>,
     /// A schedule per kind of failure (see [`Policy::kinds`]); empty
     /// without.
-    kinds: &'static [Kind],
+    pub(crate) kinds: &'static [Kind],
     /// What a recorder calls the function this policy retries.
-    name: Name,
+    pub(crate) name: Name,
     /// Give up instead of a sleep whose delay before jitter reaches this.
-    stop_at: Option<Duration>,
+    pub(crate) stop_at: Option<Duration>,
     /// What the sleep that would cross `max_elapsed` does.
-    on_deadline: OnDeadline,
+    pub(crate) on_deadline: OnDeadline,
+}
+
+/// Flat, as one struct: the strategy and each setting.
+impl<S: fmt::Debug> fmt::Debug for Policy<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Settings {
+            jitter,
+            attempts,
+            max_elapsed,
+            retry_after_max,
+            seed,
+            throttled,
+            kinds,
+            name,
+            stop_at,
+            on_deadline,
+        } = &self.settings;
+        f.debug_struct("Policy")
+            .field("strategy", &self.strategy)
+            .field("jitter", jitter)
+            .field("attempts", attempts)
+            .field("max_elapsed", max_elapsed)
+            .field("retry_after_max", retry_after_max)
+            .field("seed", seed)
+            .field("throttled", throttled)
+            .field("kinds", kinds)
+            .field("name", name)
+            .field("stop_at", stop_at)
+            .field("on_deadline", on_deadline)
+            .finish()
+    }
 }
 
 /// What a call does when the next sleep would end past its
@@ -122,16 +162,18 @@ impl Policy<Builtin> {
     const fn builtin(strategy: Builtin, jitter: Jitter) -> Self {
         Policy {
             strategy,
-            jitter,
-            attempts: Some(DEFAULT_ATTEMPTS),
-            max_elapsed: None,
-            retry_after_max: DEFAULT_RETRY_AFTER_MAX,
-            seed: None,
-            throttled: None,
-            kinds: &[],
-            name: Name::NONE,
-            stop_at: None,
-            on_deadline: OnDeadline::GiveUpEarly,
+            settings: Settings {
+                jitter,
+                attempts: Some(DEFAULT_ATTEMPTS),
+                max_elapsed: None,
+                retry_after_max: DEFAULT_RETRY_AFTER_MAX,
+                seed: None,
+                throttled: None,
+                kinds: &[],
+                name: Name::NONE,
+                stop_at: None,
+                on_deadline: OnDeadline::GiveUpEarly,
+            },
         }
     }
 
@@ -213,16 +255,18 @@ impl<S> Policy<S> {
     pub const fn from_strategy(strategy: S) -> Self {
         Policy {
             strategy,
-            jitter: Jitter::None,
-            attempts: Some(DEFAULT_ATTEMPTS),
-            max_elapsed: None,
-            retry_after_max: DEFAULT_RETRY_AFTER_MAX,
-            seed: None,
-            throttled: None,
-            kinds: &[],
-            name: Name::NONE,
-            stop_at: None,
-            on_deadline: OnDeadline::GiveUpEarly,
+            settings: Settings {
+                jitter: Jitter::None,
+                attempts: Some(DEFAULT_ATTEMPTS),
+                max_elapsed: None,
+                retry_after_max: DEFAULT_RETRY_AFTER_MAX,
+                seed: None,
+                throttled: None,
+                kinds: &[],
+                name: Name::NONE,
+                stop_at: None,
+                on_deadline: OnDeadline::GiveUpEarly,
+            },
         }
     }
 
@@ -240,7 +284,7 @@ impl<S> Policy<S> {
     /// assert_eq!(FETCH.retry(|| Ok::<_, ()>(1)), Ok(1));
     /// ```
     pub const fn named(mut self, name: &'static str) -> Self {
-        self.name = Name::of(name);
+        self.settings.name = Name::of(name);
         self
     }
 
@@ -253,7 +297,7 @@ impl<S> Policy<S> {
     /// assert_eq!(Policy::immediate().name(), "unnamed");
     /// ```
     pub const fn name(&self) -> &'static str {
-        match self.name.get() {
+        match self.settings.name.get() {
             Some(name) => name,
             None => crate::name::UNNAMED,
         }
@@ -268,28 +312,28 @@ impl<S> Policy<S> {
 
     /// Sets the jitter applied to each delay.
     pub const fn jitter(mut self, jitter: Jitter) -> Self {
-        self.jitter = jitter;
+        self.settings.jitter = jitter;
         self
     }
 
     /// Sets the total number of calls, the first included (so `attempts(1)`
     /// never retries). Zero is taken as 1.
     pub const fn attempts(mut self, attempts: u32) -> Self {
-        self.attempts = Some(if attempts == 0 { 1 } else { attempts });
+        self.settings.attempts = Some(if attempts == 0 { 1 } else { attempts });
         self
     }
 
     /// Retries without an attempt limit (until success, a
     /// [`Decision::Stop`](crate::Decision::Stop) or the deadline).
     pub const fn unlimited_attempts(mut self) -> Self {
-        self.attempts = None;
+        self.settings.attempts = None;
         self
     }
 
     /// Sets a deadline measured from the start of the call: no retry starts a
     /// sleep that would end later than `limit` after the call began.
     pub const fn max_elapsed(mut self, limit: Duration) -> Self {
-        self.max_elapsed = Some(limit);
+        self.settings.max_elapsed = Some(limit);
         self
     }
 
@@ -312,7 +356,7 @@ impl<S> Policy<S> {
     /// assert_eq!(secs, [4, 4, 2]); // the last sleep ends at the deadline
     /// ```
     pub const fn on_deadline(mut self, rule: OnDeadline) -> Self {
-        self.on_deadline = rule;
+        self.settings.on_deadline = rule;
         self
     }
 
@@ -324,7 +368,7 @@ impl<S> Policy<S> {
     /// assert_eq!(Policy::immediate().deadline_rule(), OnDeadline::GiveUpEarly);
     /// ```
     pub const fn deadline_rule(&self) -> OnDeadline {
-        self.on_deadline
+        self.settings.on_deadline
     }
 
     /// Gives up instead of starting a sleep whose central delay would reach
@@ -357,7 +401,7 @@ impl<S> Policy<S> {
     /// assert_eq!(secs, [1, 2, 4, 8]);
     /// ```
     pub const fn stop_at_delay(mut self, delay: Duration) -> Self {
-        self.stop_at = Some(delay);
+        self.settings.stop_at = Some(delay);
         self
     }
 
@@ -372,7 +416,7 @@ impl<S> Policy<S> {
     /// assert_eq!(policy.delay_stop(), Some(Duration::from_secs(1)));
     /// ```
     pub const fn delay_stop(&self) -> Option<Duration> {
-        self.stop_at
+        self.settings.stop_at
     }
 
     /// Bounds a server's word: a
@@ -396,7 +440,7 @@ impl<S> Policy<S> {
     /// assert_eq!(state.give_up_reason(), Some(GiveUpReason::Deadline));
     /// ```
     pub const fn retry_after_max(mut self, max: Duration) -> Self {
-        self.retry_after_max = max;
+        self.settings.retry_after_max = max;
         self
     }
 
@@ -501,7 +545,7 @@ impl<S> Policy<S> {
     /// assert_eq!(report.failure_kind, Some("throttled"));
     /// ```
     pub const fn throttled_kind(mut self, kind: Kind) -> Self {
-        self.throttled = Some(kind);
+        self.settings.throttled = Some(kind);
         self
     }
 
@@ -509,7 +553,7 @@ impl<S> Policy<S> {
     /// [`throttled_kind`](Policy::throttled_kind), if any.
     #[cfg(feature = "std")]
     pub(crate) const fn throttled_entry(&self) -> Option<&Kind> {
-        self.throttled.as_ref()
+        self.settings.throttled.as_ref()
     }
 
     /// Gives each kind of failure a schedule of its own: a
@@ -557,7 +601,7 @@ impl<S> Policy<S> {
     /// assert_eq!(report.failure_kind, Some("transient"));
     /// ```
     pub const fn kinds(mut self, kinds: &'static [Kind]) -> Self {
-        self.kinds = kinds;
+        self.settings.kinds = kinds;
         self
     }
 
@@ -571,14 +615,20 @@ impl<S> Policy<S> {
     /// assert_eq!(Policy::immediate().kinds(&KINDS).kind_table()[0].name(), "permanent");
     /// ```
     pub const fn kind_table(&self) -> &'static [Kind] {
-        self.kinds
+        self.settings.kinds
+    }
+
+    /// The settings besides the strategy, as the retry state's general
+    /// path reads them.
+    pub(crate) const fn settings(&self) -> &Settings {
+        &self.settings
     }
 
     /// Makes the jitter reproducible: every call that uses this policy draws
     /// the same random sequence. For tests and simulations; in production
     /// leave it unseeded so that clients do not retry in lockstep.
     pub const fn seed(mut self, seed: u64) -> Self {
-        self.seed = Some(seed);
+        self.settings.seed = Some(seed);
         self
     }
 
@@ -589,23 +639,23 @@ impl<S> Policy<S> {
 
     /// The jitter.
     pub const fn jitter_kind(&self) -> Jitter {
-        self.jitter
+        self.settings.jitter
     }
 
     /// The attempt limit, `None` if unlimited.
     pub const fn attempt_limit(&self) -> Option<u32> {
-        self.attempts
+        self.settings.attempts
     }
 
     /// The deadline set with [`max_elapsed`](Policy::max_elapsed).
     pub const fn elapsed_limit(&self) -> Option<Duration> {
-        self.max_elapsed
+        self.settings.max_elapsed
     }
 
     /// The bound on one `RetryAfter` wait set with
     /// [`retry_after_max`](Policy::retry_after_max).
     pub const fn retry_after_limit(&self) -> Duration {
-        self.retry_after_max
+        self.settings.retry_after_max
     }
 
     /// Whether attempt `attempt` (from 1) is the last the attempt limits
@@ -634,7 +684,7 @@ impl<S> Policy<S> {
     /// ```
     #[inline]
     pub const fn is_last_attempt(&self, attempt: u32) -> bool {
-        let limit = match (self.attempts, &self.throttled) {
+        let limit = match (self.settings.attempts, &self.settings.throttled) {
             (None, _) => return false,
             (Some(main), None) => main,
             (Some(main), Some(t)) => match t.limit() {
@@ -649,7 +699,7 @@ impl<S> Policy<S> {
     /// A fresh random source for one call: seeded if [`seed`](Policy::seed)
     /// was set. Nothing is drawn until the first jittered delay.
     pub(crate) const fn rng(&self) -> JitterRng {
-        match self.seed {
+        match self.settings.seed {
             Some(seed) => JitterRng::from_seed(seed),
             None => JitterRng::from_entropy(),
         }
@@ -658,7 +708,7 @@ impl<S> Policy<S> {
     /// Whether a call may retry after `failures` failed attempts.
     #[inline]
     pub(crate) const fn allows_retry_after(&self, failures: u32) -> bool {
-        allows(self.attempts, failures)
+        allows(self.settings.attempts, failures)
     }
 }
 
@@ -751,7 +801,7 @@ impl<S: Strategy> Policy<S> {
         previous: &mut Option<Duration>,
         rng: &mut JitterRng,
     ) -> Duration {
-        backoff(&self.strategy, self.jitter, retry, previous, rng)
+        backoff(&self.strategy, self.settings.jitter, retry, previous, rng)
     }
 
     /// [`backoff`](Policy::backoff), or `None` when the
@@ -763,9 +813,16 @@ impl<S: Strategy> Policy<S> {
         previous: &mut Option<Duration>,
         rng: &mut JitterRng,
     ) -> Option<Duration> {
-        match self.stop_at {
+        match self.settings.stop_at {
             None => Some(self.backoff(retry, previous, rng)),
-            Some(stop) => backoff_before(&self.strategy, self.jitter, retry, previous, rng, stop),
+            Some(stop) => backoff_before(
+                &self.strategy,
+                self.settings.jitter,
+                retry,
+                previous,
+                rng,
+                stop,
+            ),
         }
     }
 
@@ -825,13 +882,13 @@ impl<S: Strategy> Iterator for Delays<'_, S> {
             self.done = true;
             return None;
         };
-        if let Some(limit) = self.policy.max_elapsed {
+        if let Some(limit) = self.policy.settings.max_elapsed {
             let total = self.total.saturating_add(delay);
             if total > limit {
                 self.done = true;
                 // The last try: a sleep cut to end at the deadline.
-                let last =
-                    matches!(self.policy.on_deadline, OnDeadline::LastTry) && self.total < limit;
+                let last = matches!(self.policy.settings.on_deadline, OnDeadline::LastTry)
+                    && self.total < limit;
                 return last.then(|| limit - self.total);
             }
             self.total = total;

@@ -11,7 +11,7 @@ use crate::decision::Decision;
 use crate::event::RetryEvent;
 use crate::jitter::{Jitter, JitterRng};
 use crate::kind::{Held, Kind, MAX_KINDS, Tally};
-use crate::policy::{self, OnDeadline, Policy};
+use crate::policy::{self, OnDeadline, Policy, Settings};
 use crate::report::{GiveUp, GiveUpReason};
 use crate::strategy::{Builtin, Strategy};
 use crate::throttle::{AdaptiveThrottle, Rejected, ThrottlePermit};
@@ -65,6 +65,16 @@ use crate::throttle::{AdaptiveThrottle, Rejected, ThrottlePermit};
 #[derive(Debug)]
 pub struct RetryState<'p, S = Builtin> {
     policy: &'p Policy<S>,
+    core: Core<'p>,
+}
+
+/// What a call's state keeps besides its policy, which is generic over
+/// nothing: the general path of [`RetryState::next_delay_for`] runs on it
+/// with the policy's [`Settings`] and its main schedule behind a pointer
+/// ([`MainSchedule`]), so that the path is compiled once, in this crate,
+/// not once per strategy type in every crate that uses the attribute.
+#[derive(Debug)]
+struct Core<'p> {
     failures: u32,
     /// Failures that did not advance the main schedule (a `RetryAfter`, a
     /// throttled retry, the one that gave up): the main schedule's retry
@@ -105,20 +115,20 @@ pub struct RetryState<'p, S = Builtin> {
     throttle_permit: Option<ThrottlePermit<'p>>,
 }
 
-/// [`RetryState::kind`]: the last failure was throttled.
+/// [`Core::kind`]: the last failure was throttled.
 const THROTTLED: u8 = u8::MAX;
 
 /// The [`Tally`] slot that counts the throttled kind's failures (a policy
 /// with a throttled schedule has no other kinds).
 const THROTTLED_SLOT: usize = 0;
 
-/// [`RetryState::flags`]: the call has given up.
+/// [`Core::flags`]: the call has given up.
 const DONE: u8 = 1;
-/// [`RetryState::flags`]: a granted delay must pass
-/// [`admit`](RetryState::admit) (a deadline, a budget or a breaker; a
+/// [`Core::flags`]: a granted delay must pass
+/// [`admit`](Core::admit) (a deadline, a budget or a breaker; a
 /// breaker also hears of every outcome).
 const CHECKED: u8 = 2;
-/// [`RetryState::flags`]: the sleep granted last was cut to end at the
+/// [`Core::flags`]: the sleep granted last was cut to end at the
 /// deadline, for one last try (`OnDeadline::LastTry`).
 const LAST_TRY: u8 = 4;
 
@@ -166,58 +176,60 @@ impl<'p, S> RetryState<'p, S> {
         let checked = policy.elapsed_limit().is_some() || policy.delay_stop().is_some();
         RetryState {
             policy,
-            failures: 0,
-            skipped: 0,
-            previous: None,
-            kinds_previous: None,
-            kinds: Tally::default(),
-            kind: 0,
-            rng: policy.rng(),
-            clock,
-            start,
-            flags: if checked { CHECKED } else { 0 },
-            fast: match policy.attempt_limit() {
-                // (With kinds, every verdict takes the general path, which
-                // keeps the last failure's kind; with a throttled schedule,
-                // every verdict after the first throttled one.)
-                _ if checked || !policy.kind_table().is_empty() => 0,
-                // (A limit is at least 1.)
-                Some(limit) => limit.saturating_sub(1),
-                None => u32::MAX,
+            core: Core {
+                failures: 0,
+                skipped: 0,
+                previous: None,
+                kinds_previous: None,
+                kinds: Tally::default(),
+                kind: 0,
+                rng: policy.rng(),
+                clock,
+                start,
+                flags: if checked { CHECKED } else { 0 },
+                fast: match policy.attempt_limit() {
+                    // (With kinds, every verdict takes the general path, which
+                    // keeps the last failure's kind; with a throttled schedule,
+                    // every verdict after the first throttled one.)
+                    _ if checked || !policy.kind_table().is_empty() => 0,
+                    // (A limit is at least 1.)
+                    Some(limit) => limit.saturating_sub(1),
+                    None => u32::MAX,
+                },
+                gave_up: None,
+                budget: None,
+                circuit: None,
+                permit: None,
+                throttle: None,
+                throttle_permit: None,
             },
-            gave_up: None,
-            budget: None,
-            circuit: None,
-            permit: None,
-            throttle: None,
-            throttle_permit: None,
         }
     }
 
     /// Shares a retry budget: each granted retry spends a token (and with
     /// none left the call gives up), each success deposits.
     pub fn with_budget(mut self, budget: &'p RetryBudget) -> Self {
-        self.budget = Some(budget);
-        self.flags |= CHECKED;
-        self.fast = 0;
+        self.core.budget = Some(budget);
+        self.core.flags |= CHECKED;
+        self.core.fast = 0;
         self
     }
 
     /// Puts the call behind a circuit breaker: call
     /// [`before_attempt`](RetryState::before_attempt) before each attempt.
     pub fn with_circuit(mut self, circuit: &'p CircuitBreaker) -> Self {
-        self.circuit = Some(circuit);
-        self.flags |= CHECKED;
-        self.fast = 0;
+        self.core.circuit = Some(circuit);
+        self.core.flags |= CHECKED;
+        self.core.fast = 0;
         self
     }
 
     /// Puts the call behind client-side adaptive throttling: call
     /// [`ask_throttle`](RetryState::ask_throttle) before each attempt.
     pub fn with_throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self {
-        self.throttle = Some(throttle);
-        self.flags |= CHECKED;
-        self.fast = 0;
+        self.core.throttle = Some(throttle);
+        self.core.flags |= CHECKED;
+        self.core.fast = 0;
         self
     }
 
@@ -250,14 +262,14 @@ impl<'p, S> RetryState<'p, S> {
     /// assert!(refused > 50, "only {refused} rejected locally");
     /// ```
     pub fn ask_throttle(&mut self) -> Result<(), Rejected> {
-        if let Some(throttle) = self.throttle {
-            match throttle.try_acquire((self.clock)()) {
-                Ok(permit) => self.throttle_permit = Some(permit),
+        if let Some(throttle) = self.core.throttle {
+            match throttle.try_acquire((self.core.clock)()) {
+                Ok(permit) => self.core.throttle_permit = Some(permit),
                 Err(rejected) => {
-                    if let Some(permit) = self.permit.take() {
+                    if let Some(permit) = self.core.permit.take() {
                         permit.release();
                     }
-                    self.give_up_for(GiveUpReason::Rejected);
+                    self.core.give_up_for(GiveUpReason::Rejected);
                     return Err(rejected);
                 }
             }
@@ -288,11 +300,11 @@ impl<'p, S> RetryState<'p, S> {
     /// A refusal ends the call: [`give_up_reason`](RetryState::give_up_reason)
     /// is then [`GiveUpReason::CircuitOpen`].
     pub fn before_attempt(&mut self) -> Result<(), CircuitOpen> {
-        if let Some(circuit) = self.circuit {
-            match circuit.acquire_on(self.clock) {
-                Ok(permit) => self.permit = Some(permit),
+        if let Some(circuit) = self.core.circuit {
+            match circuit.acquire_on(self.core.clock) {
+                Ok(permit) => self.core.permit = Some(permit),
                 Err(open) => {
-                    self.give_up_for(GiveUpReason::CircuitOpen);
+                    self.core.give_up_for(GiveUpReason::CircuitOpen);
                     return Err(open);
                 }
             }
@@ -304,7 +316,7 @@ impl<'p, S> RetryState<'p, S> {
     /// left (a hedged call keeps one per attempt in flight).
     #[cfg(feature = "tokio")]
     pub(crate) fn take_permit(&mut self) -> Option<Permit<'p>> {
-        self.permit.take()
+        self.core.permit.take()
     }
 
     /// Gives back an attempt's permit, to be told of its outcome by
@@ -312,20 +324,20 @@ impl<'p, S> RetryState<'p, S> {
     /// [`on_success`](RetryState::on_success).
     #[cfg(feature = "tokio")]
     pub(crate) fn put_permit(&mut self, permit: Option<Permit<'p>>) {
-        if let Some(old) = core::mem::replace(&mut self.permit, permit) {
+        if let Some(old) = core::mem::replace(&mut self.core.permit, permit) {
             old.release();
         }
     }
 
     /// After a successful attempt: tells the breaker and refills the budget.
     pub fn on_success(&mut self) {
-        if let Some(permit) = self.permit.take() {
+        if let Some(permit) = self.core.permit.take() {
             permit.success();
         }
-        if let Some(permit) = self.throttle_permit.take() {
+        if let Some(permit) = self.core.throttle_permit.take() {
             permit.accepted();
         }
-        if let Some(budget) = self.budget {
+        if let Some(budget) = self.core.budget {
             budget.deposit();
         }
     }
@@ -333,7 +345,7 @@ impl<'p, S> RetryState<'p, S> {
     /// Failed attempts reported so far (so after a failure, the number of the
     /// attempt that failed, from 1).
     pub fn attempt(&self) -> u32 {
-        self.failures
+        self.core.failures
     }
 
     /// The policy this call follows.
@@ -345,8 +357,8 @@ impl<'p, S> RetryState<'p, S> {
     /// was started untimed, as the attribute and [`Policy::retry`] start it
     /// when nothing needs the time).
     pub fn elapsed(&self) -> Duration {
-        match self.start {
-            Some(start) => (self.clock)().saturating_duration_since(start),
+        match self.core.start {
+            Some(start) => (self.core.clock)().saturating_duration_since(start),
             None => Duration::ZERO,
         }
     }
@@ -357,7 +369,8 @@ impl<'p, S> RetryState<'p, S> {
     ///
     /// [`next_delay_for`]: RetryState::next_delay_for
     pub fn event(&self, delay: Duration) -> RetryEvent {
-        RetryEvent::new(self.failures, delay, self.elapsed()).with_failure_kind(self.failure_kind())
+        RetryEvent::new(self.core.failures, delay, self.elapsed())
+            .with_failure_kind(self.failure_kind())
     }
 
     /// The kind of the last failure (the name of its entry in the policy's
@@ -378,23 +391,23 @@ impl<'p, S> RetryState<'p, S> {
     /// assert_eq!(state.failure_kind(), Some("busy"));
     /// ```
     pub fn failure_kind(&self) -> Option<&'static str> {
-        if self.kind == THROTTLED {
+        if self.core.kind == THROTTLED {
             return self.policy.throttled_entry().map(Kind::name);
         }
-        let index = usize::from(self.kind.checked_sub(1)?);
+        let index = usize::from(self.core.kind.checked_sub(1)?);
         self.policy.kind_table().get(index).map(Kind::name)
     }
 
     /// Whether this call has given up.
     pub fn is_done(&self) -> bool {
-        self.flags & DONE != 0
+        self.core.flags & DONE != 0
     }
 
     /// Why this call gave up, once it has: after
     /// [`next_delay_for`](RetryState::next_delay_for) returned `None`, or
     /// [`before_attempt`](RetryState::before_attempt) an error.
     pub fn give_up_reason(&self) -> Option<GiveUpReason> {
-        self.gave_up
+        self.core.gave_up
     }
 
     /// The report of a call that gave up (`None` while it has not): calls
@@ -413,8 +426,8 @@ impl<'p, S> RetryState<'p, S> {
     /// assert_eq!((report.attempts, report.reason), (2, GiveUpReason::Stopped));
     /// ```
     pub fn give_up(&self) -> Option<GiveUp> {
-        self.gave_up.map(|reason| {
-            GiveUp::new(self.failures, self.elapsed(), reason)
+        self.core.gave_up.map(|reason| {
+            GiveUp::new(self.core.failures, self.elapsed(), reason)
                 .with_failure_kind(self.failure_kind())
         })
     }
@@ -426,19 +439,11 @@ impl<'p, S> RetryState<'p, S> {
     /// was.
     pub(crate) fn report(&self) -> GiveUp {
         GiveUp::new(
-            self.failures,
+            self.core.failures,
             self.elapsed(),
-            self.gave_up.unwrap_or(GiveUpReason::Attempts),
+            self.core.gave_up.unwrap_or(GiveUpReason::Attempts),
         )
         .with_failure_kind(self.failure_kind())
-    }
-
-    /// Ends the call for `reason`.
-    #[cold]
-    fn give_up_for(&mut self, reason: GiveUpReason) {
-        self.flags |= DONE;
-        self.fast = 0;
-        self.gave_up = Some(reason);
     }
 }
 
@@ -465,38 +470,90 @@ impl<S: Strategy> RetryState<'_, S> {
     #[inline]
     pub fn next_delay_for(&mut self, decision: Decision) -> Option<Duration> {
         if matches!(decision, Decision::Retry) {
-            if self.failures < self.fast {
+            if self.core.failures < self.core.fast {
                 // The common path: a plain retry, no deadline, budget or
                 // breaker, not given up, and the attempt limit allows
                 // another call. No overflow: `failures < fast <= u32::MAX`.
-                self.failures += 1;
-                let retry = self.failures - self.skipped;
-                return Some(
-                    self.policy
-                        .backoff(retry, &mut self.previous, &mut self.rng),
-                );
+                self.core.failures += 1;
+                let retry = self.core.failures - self.core.skipped;
+                return Some(self.policy.backoff(
+                    retry,
+                    &mut self.core.previous,
+                    &mut self.core.rng,
+                ));
             }
-            return self.retry_in_general();
+            return self
+                .core
+                .retry_in_general(self.policy.settings(), self.policy);
         }
-        self.next_delay_in_general(decision)
+        self.core
+            .next_delay_in_general(self.policy.settings(), self.policy, decision)
+    }
+}
+
+/// The main schedule of a policy, behind a pointer: the one thing the
+/// general path reads of a policy that depends on its strategy (its
+/// settings it reads through [`Settings`]).
+trait MainSchedule {
+    /// The main schedule's delay before retry `retry`, or `None` when the
+    /// policy's `stop_at_delay` gives up ([`Policy::backoff_within`]).
+    fn main_backoff(
+        &self,
+        retry: u32,
+        previous: &mut Option<Duration>,
+        rng: &mut JitterRng,
+    ) -> Option<Duration>;
+}
+
+impl<S: Strategy> MainSchedule for Policy<S> {
+    fn main_backoff(
+        &self,
+        retry: u32,
+        previous: &mut Option<Duration>,
+        rng: &mut JitterRng,
+    ) -> Option<Duration> {
+        self.backoff_within(retry, previous, rng)
+    }
+}
+
+impl Settings {
+    /// Whether the policy's own limit allows a retry after `failures`.
+    fn allows_retry_after(&self, failures: u32) -> bool {
+        policy::allows(self.attempts, failures)
     }
 
-    /// [`next_delay_in_general`](RetryState::next_delay_in_general) for a
-    /// plain retry. A `Decision` is passed in memory (it is 24 bytes): a
-    /// loop whose every verdict is a plain retry, as the blocking loop
-    /// without `when` is, then writes none per retry.
+    /// The kind `index` names (within [`MAX_KINDS`]), if any.
+    fn kind(&self, index: u8) -> Option<&'static Kind> {
+        let index = usize::from(index);
+        self.kinds.get(index).filter(|_| index < MAX_KINDS)
+    }
+}
+
+impl Core<'_> {
+    /// [`next_delay_in_general`](Core::next_delay_in_general) for a plain
+    /// retry. A `Decision` is passed in memory (it is 24 bytes): a loop
+    /// whose every verdict is a plain retry, as the blocking loop without
+    /// `when` is, then writes none per retry.
     #[inline(never)]
-    fn retry_in_general(&mut self) -> Option<Duration> {
-        self.next_delay_in_general(Decision::Retry)
+    fn retry_in_general(
+        &mut self,
+        settings: &Settings,
+        policy: &dyn MainSchedule,
+    ) -> Option<Duration> {
+        self.next_delay_in_general(settings, policy, Decision::Retry)
     }
 
-    /// [`next_delay_for`](RetryState::next_delay_for) for any decision and
-    /// any state. Out of line: one copy per strategy type, which the
-    /// loops and [`retry_in_general`](RetryState::retry_in_general) call.
+    /// [`RetryState::next_delay_for`] for any decision and any state. Out
+    /// of line and generic over nothing: compiled once, in this crate.
     #[inline(never)]
-    fn next_delay_in_general(&mut self, decision: Decision) -> Option<Duration> {
+    fn next_delay_in_general(
+        &mut self,
+        settings: &Settings,
+        policy: &dyn MainSchedule,
+        decision: Decision,
+    ) -> Option<Duration> {
         if self.permit.is_some() || self.throttle_permit.is_some() {
-            self.report_to_circuit(decision);
+            self.report_to_circuit(settings, decision);
         }
         if self.flags & DONE != 0 {
             return None;
@@ -507,34 +564,34 @@ impl<S: Strategy> RetryState<'_, S> {
         }
         self.failures = self.failures.saturating_add(1);
         self.kind = 0;
-        let policy = self.policy;
-        let delay = match (decision, policy.throttled_entry()) {
+        let delay = match (decision, settings.throttled.as_ref()) {
             (Decision::Stop, _) => Err(GiveUpReason::Stopped),
-            (Decision::Kind(i), _) if self.names_kind(i) => {
+            (Decision::Kind(i), _) if let Some(kind) = settings.kind(i) => {
                 self.kind = i.saturating_add(1);
-                let index = usize::from(i);
-                self.kind_delay(&policy.kind_table()[index], index, true)
+                self.kind_delay(settings, kind, usize::from(i), true)
             }
-            (Decision::KindAfter(i, d), _) if self.names_kind(i) => {
+            (Decision::KindAfter(i, d), _) if settings.kind(i).is_some() => {
                 self.kind = i.saturating_add(1);
-                self.retry_after(d)
+                self.retry_after(settings, d)
             }
-            (Decision::KindAfter(_, d), _) => self.retry_after(d),
+            (Decision::KindAfter(_, d), _) => self.retry_after(settings, d),
             (Decision::Throttled, Some(throttled)) => {
                 self.kind = THROTTLED;
                 // (The common path keeps no kind: from now on every
                 // verdict takes this one.)
                 self.fast = 0;
-                self.kind_delay(throttled, THROTTLED_SLOT, false)
+                self.kind_delay(settings, throttled, THROTTLED_SLOT, false)
             }
-            _ if !policy.allows_retry_after(self.main_failures()) => Err(GiveUpReason::Attempts),
-            (Decision::RetryAfter(d), _) => self.retry_after(d),
+            _ if !settings.allows_retry_after(self.main_failures(settings)) => {
+                Err(GiveUpReason::Attempts)
+            }
+            (Decision::RetryAfter(d), _) => self.retry_after(settings, d),
             // (`Retry`, `Throttled` without a throttled schedule, a `Kind`
             // naming no kind.)
-            _ => self.main_backoff(),
+            _ => self.main_backoff(policy),
         };
         let delay = match delay {
-            Ok(d) if self.flags & CHECKED != 0 => self.admit(d),
+            Ok(d) if self.flags & CHECKED != 0 => self.admit(settings, d),
             other => other,
         };
         match delay {
@@ -549,8 +606,18 @@ impl<S: Strategy> RetryState<'_, S> {
     /// Tells the breaker and the throttle how the attempt went: a `Stop`
     /// (or a kind that stops) means the service answered.
     #[cold]
-    fn report_to_circuit(&mut self, decision: Decision) {
-        let answered = self.answered(decision);
+    fn report_to_circuit(&mut self, settings: &Settings, decision: Decision) {
+        let answered = match decision {
+            Decision::Stop => true,
+            // (A kind without a schedule: `on(PATTERN, stop)`, a throttled
+            // kind `Kind::named`.)
+            Decision::Kind(i) => settings.kind(i).is_some_and(|k| k.schedule().is_none()),
+            Decision::Throttled => settings
+                .throttled
+                .as_ref()
+                .is_some_and(|k| k.schedule().is_none()),
+            _ => false,
+        };
         report_permits(
             self.permit.take(),
             self.throttle_permit.take(),
@@ -559,30 +626,11 @@ impl<S: Strategy> RetryState<'_, S> {
         );
     }
 
-    /// Whether `decision` says the service answered: a `Stop`, or a kind
-    /// without a schedule (`on(PATTERN, stop)`, a throttled kind
-    /// [`Kind::named`]).
-    fn answered(&self, decision: Decision) -> bool {
-        match decision {
-            Decision::Stop => true,
-            Decision::Kind(i) if self.names_kind(i) => self
-                .policy
-                .kind_table()
-                .get(usize::from(i))
-                .is_some_and(|k| k.schedule().is_none()),
-            Decision::Throttled => self
-                .policy
-                .throttled_entry()
-                .is_some_and(|k| k.schedule().is_none()),
-            _ => false,
-        }
-    }
-
     /// The failures the policy's own attempt limit counts: all of them,
     /// but for the throttled ones of a policy with a throttled schedule
     /// (a kind of its own, with its own limit).
-    fn main_failures(&self) -> u32 {
-        match self.policy.throttled_entry() {
+    fn main_failures(&self, settings: &Settings) -> u32 {
+        match settings.throttled.as_ref() {
             Some(_) => self
                 .failures
                 .saturating_sub(self.kinds.failures(THROTTLED_SLOT)),
@@ -593,32 +641,24 @@ impl<S: Strategy> RetryState<'_, S> {
     /// The next delay of the main schedule (the caller checked the limit),
     /// from the general path, which counted the failure as skipped; the
     /// policy's `stop_at_delay` may give up (reason `Attempts`).
-    #[inline]
-    fn main_backoff(&mut self) -> Result<Duration, GiveUpReason> {
+    fn main_backoff(&mut self, policy: &dyn MainSchedule) -> Result<Duration, GiveUpReason> {
         self.skipped = self.skipped.saturating_sub(1);
         let retry = self.failures - self.skipped;
-        self.policy
-            .backoff_within(retry, &mut self.previous, &mut self.rng)
+        policy
+            .main_backoff(retry, &mut self.previous, &mut self.rng)
             .ok_or(GiveUpReason::Attempts)
     }
 
     /// A server's word (the attempt limit allowing another call), bounded:
     /// a longer wait than `retry_after_max` gives up, never sleeps.
-    fn retry_after(&self, d: Duration) -> Result<Duration, GiveUpReason> {
-        if !self.policy.allows_retry_after(self.main_failures()) {
+    fn retry_after(&self, settings: &Settings, d: Duration) -> Result<Duration, GiveUpReason> {
+        if !settings.allows_retry_after(self.main_failures(settings)) {
             Err(GiveUpReason::Attempts)
-        } else if d > self.policy.retry_after_limit() {
+        } else if d > settings.retry_after_max {
             Err(GiveUpReason::Deadline)
         } else {
             Ok(d)
         }
-    }
-
-    /// Whether `index` names one of the policy's kinds (within
-    /// [`MAX_KINDS`]).
-    fn names_kind(&self, index: u8) -> bool {
-        let index = usize::from(index);
-        index < MAX_KINDS && index < self.policy.kind_table().len()
     }
 
     /// The next delay of `kind`'s schedule, its failures counted in the
@@ -626,9 +666,9 @@ impl<S: Strategy> RetryState<'_, S> {
     /// its failures, and, if `bounded_by_main` (a kind of the policy's
     /// table, not the throttled one), the policy's, counted over all; a
     /// kind without a schedule stops.
-    #[inline]
     fn kind_delay(
         &mut self,
+        settings: &Settings,
         kind: &Kind,
         slot: usize,
         bounded_by_main: bool,
@@ -638,7 +678,7 @@ impl<S: Strategy> RetryState<'_, S> {
         };
         let retry = self.kinds.count(slot);
         if !policy::allows(t.attempts, retry)
-            || bounded_by_main && !self.policy.allows_retry_after(self.failures)
+            || bounded_by_main && !settings.allows_retry_after(self.failures)
         {
             return Err(GiveUpReason::Attempts);
         }
@@ -674,20 +714,27 @@ impl<S: Strategy> RetryState<'_, S> {
     /// spends nothing, and the call returns its real error rather than sleep
     /// only to fail fast).
     #[cold]
-    fn admit(&mut self, delay: Duration) -> Result<Duration, GiveUpReason> {
-        let deadline = (self.policy.elapsed_limit(), self.policy.deadline_rule());
+    fn admit(&mut self, settings: &Settings, delay: Duration) -> Result<Duration, GiveUpReason> {
         admit(
             &mut self.flags,
-            deadline,
+            (settings.max_elapsed, settings.on_deadline),
             (self.start, self.clock),
             self.circuit,
             self.budget,
             delay,
         )
     }
+
+    /// Ends the call for `reason`.
+    #[cold]
+    fn give_up_for(&mut self, reason: GiveUpReason) {
+        self.flags |= DONE;
+        self.fast = 0;
+        self.gave_up = Some(reason);
+    }
 }
 
-/// [`RetryState::admit`], whatever the strategy (one copy, not one per
+/// [`Core::admit`], whatever the strategy (one copy, not one per
 /// strategy type): the deadline (`max_elapsed` and its rule, the call's
 /// start and clock), the breaker and the budget.
 #[inline(never)]
@@ -776,7 +823,7 @@ impl<S> RetryState<'_, S> {
     /// assert_eq!(state.next_delay(), None);
     /// ```
     pub fn is_last_try(&self) -> bool {
-        self.flags & LAST_TRY != 0
+        self.core.flags & LAST_TRY != 0
     }
 }
 
@@ -1388,12 +1435,12 @@ mod tests {
             .max_delay(Duration::MAX)
             .unlimited_attempts();
         let mut s = p.start();
-        (s.failures, s.skipped) = (u32::MAX - 2, 1);
+        (s.core.failures, s.core.skipped) = (u32::MAX - 2, 1);
         let at = |k: u32| MS(1) * k;
         assert_eq!(s.next_delay(), Some(at(u32::MAX - 2)));
         assert_eq!(s.next_delay_for(Decision::RetryAfter(MS(3))), Some(MS(3)));
         assert_eq!(
-            (s.failures, s.failures - s.skipped),
+            (s.core.failures, s.core.failures - s.core.skipped),
             (u32::MAX, u32::MAX - 2)
         );
         // Past `u32::MAX` failures: still retrying, the schedule still
@@ -1401,11 +1448,14 @@ mod tests {
         assert_eq!(s.next_delay(), Some(at(u32::MAX - 1)));
         assert_eq!(s.next_delay(), Some(at(u32::MAX)));
         assert_eq!(s.next_delay(), Some(at(u32::MAX)));
-        assert_eq!((s.failures, s.failures - s.skipped), (u32::MAX, u32::MAX));
+        assert_eq!(
+            (s.core.failures, s.core.failures - s.core.skipped),
+            (u32::MAX, u32::MAX)
+        );
         // With a limit of `u32::MAX` calls, the last failure gives up.
         let p = Policy::immediate().attempts(u32::MAX);
         let mut s = p.start();
-        s.failures = u32::MAX - 2;
+        s.core.failures = u32::MAX - 2;
         assert!(s.next_delay().is_some());
         assert_eq!(s.next_delay(), None);
         assert_eq!(s.attempt(), u32::MAX);
@@ -1512,7 +1562,7 @@ mod tests {
         let p = Policy::default();
         let s = RetryState::new(&p, counting, false);
         assert_eq!(reads(), 0);
-        assert!(!s.rng.has_drawn());
+        assert!(!s.core.rng.has_drawn());
         let timed = Policy::default().max_elapsed(MS(5));
         let _ = RetryState::new(&timed, counting, false);
         assert_eq!(reads(), 1);
