@@ -94,6 +94,24 @@ pub(crate) struct Settings {
     pub(crate) on_deadline: OnDeadline,
 }
 
+impl Settings {
+    /// A new policy's settings: no jitter (the builtin constructors set
+    /// their strategy's default), the default attempt limit and
+    /// `retry_after_max`, nothing else.
+    const DEFAULT: Settings = Settings {
+        jitter: Jitter::None,
+        attempts: Some(DEFAULT_ATTEMPTS),
+        max_elapsed: None,
+        retry_after_max: DEFAULT_RETRY_AFTER_MAX,
+        seed: None,
+        throttled: None,
+        kinds: &[],
+        name: Name::NONE,
+        stop_at: None,
+        on_deadline: OnDeadline::GiveUpEarly,
+    };
+}
+
 /// Flat, as one struct: the strategy and each setting.
 impl<S: fmt::Debug> fmt::Debug for Policy<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -164,15 +182,7 @@ impl Policy<Builtin> {
             strategy,
             settings: Settings {
                 jitter,
-                attempts: Some(DEFAULT_ATTEMPTS),
-                max_elapsed: None,
-                retry_after_max: DEFAULT_RETRY_AFTER_MAX,
-                seed: None,
-                throttled: None,
-                kinds: &[],
-                name: Name::NONE,
-                stop_at: None,
-                on_deadline: OnDeadline::GiveUpEarly,
+                ..Settings::DEFAULT
             },
         }
     }
@@ -255,18 +265,7 @@ impl<S> Policy<S> {
     pub const fn from_strategy(strategy: S) -> Self {
         Policy {
             strategy,
-            settings: Settings {
-                jitter: Jitter::None,
-                attempts: Some(DEFAULT_ATTEMPTS),
-                max_elapsed: None,
-                retry_after_max: DEFAULT_RETRY_AFTER_MAX,
-                seed: None,
-                throttled: None,
-                kinds: &[],
-                name: Name::NONE,
-                stop_at: None,
-                on_deadline: OnDeadline::GiveUpEarly,
-            },
+            settings: Settings::DEFAULT,
         }
     }
 
