@@ -255,17 +255,24 @@ impl Kind {
 
 /// What a call's state counts for each kind: its failures so far (so the
 /// retry number of its schedule), one byte each, saturating at
-/// [`MAX_KIND_ATTEMPTS`]. (A kind's `decorrelated` schedule reads the
-/// state's one previous delay, which every schedule of the call shares.)
+/// [`MAX_KIND_ATTEMPTS`]: the policy's [`MAX_KINDS`] kinds, and in the
+/// last place, [`THROTTLED_SLOT`], its throttled kind. (A kind's
+/// `decorrelated` schedule reads the state's one previous delay, which
+/// every schedule of the call besides the main one shares.)
 #[cfg(feature = "std")]
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Tally {
-    failures: [u8; MAX_KINDS],
+    failures: [u8; MAX_KINDS + 1],
 }
+
+/// The [`Tally`] place of a policy's throttled kind
+/// ([`Policy::throttled`](crate::Policy::throttled)), after its table's.
+#[cfg(feature = "std")]
+pub(crate) const THROTTLED_SLOT: usize = MAX_KINDS;
 
 #[cfg(feature = "std")]
 impl Tally {
-    /// Counts a failure of kind `index` (below [`MAX_KINDS`]): its number
+    /// Counts a failure of kind `index` (at most [`THROTTLED_SLOT`]): its number
     /// among that kind's failures, saturating at [`MAX_KIND_ATTEMPTS`].
     pub(crate) fn count(&mut self, index: usize) -> u32 {
         match self.failures.get_mut(index) {
@@ -384,7 +391,13 @@ mod tests {
             tally.count(5);
         }
         assert_eq!(tally.count(5), MAX_KIND_ATTEMPTS);
-        assert_eq!(tally.count(MAX_KINDS), 1, "out of range counts nothing");
+        assert_eq!(
+            tally.count(THROTTLED_SLOT),
+            1,
+            "the throttled kind's own place"
+        );
+        assert_eq!(tally.count(MAX_KINDS + 1), 1, "out of range counts nothing");
+        assert_eq!(tally.failures(MAX_KINDS + 1), 0);
     }
 
     /// A limit above what a call counts is taken as the largest.

@@ -572,10 +572,9 @@ impl<S> Policy<S> {
     /// kind's failures in one byte (a kind's limit is at most
     /// [`MAX_KIND_ATTEMPTS`](crate::kind::MAX_KIND_ATTEMPTS)), and keeps one
     /// previous delay for the schedules besides the main one: give at most
-    /// one kind a `decorrelated` schedule (the one strategy that reads it),
-    /// and do not combine kinds with [`throttled`](Policy::throttled) (a
-    /// throttled schedule is a kind too, counted in the first kind's
-    /// place).
+    /// one kind a `decorrelated` schedule (the one strategy that reads it;
+    /// a [`throttled`](Policy::throttled) schedule, a kind of its own
+    /// beside these, counted apart, shares that delay too).
     ///
     /// ```
     /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, kind::Kind};

@@ -10,7 +10,7 @@ use crate::clock::{self, Clock};
 use crate::decision::Decision;
 use crate::event::RetryEvent;
 use crate::jitter::{Jitter, JitterRng};
-use crate::kind::{Held, Kind, MAX_KINDS, Tally};
+use crate::kind::{Held, Kind, MAX_KINDS, THROTTLED_SLOT, Tally};
 use crate::policy::{self, OnDeadline, Policy, Settings};
 use crate::report::{GiveUp, GiveUpReason};
 use crate::strategy::{Builtin, Strategy};
@@ -117,10 +117,6 @@ struct Core<'p> {
 
 /// [`Core::kind`]: the last failure was throttled.
 const THROTTLED: u8 = u8::MAX;
-
-/// The [`Tally`] slot that counts the throttled kind's failures (a policy
-/// with a throttled schedule has no other kinds).
-const THROTTLED_SLOT: usize = 0;
 
 /// [`Core::flags`]: the call has given up.
 const DONE: u8 = 1;
@@ -1369,6 +1365,40 @@ mod tests {
 
     /// A limit above what a call counts is taken as the largest, as for
     /// a kind.
+    /// A policy built by hand with both a table of kinds and a throttled
+    /// schedule (the attribute refuses the pair) counts the throttled
+    /// failures apart from the table's first kind: each schedule's delays
+    /// and limit follow its own failures.
+    #[test]
+    fn a_throttled_kind_beside_a_table_counts_apart() {
+        use Decision::{Kind as K, Throttled};
+        static KINDS: [Kind; 1] = [Kind::new(
+            "conflict",
+            Policy::linear(Duration::from_millis(10))
+                .jitter(Jitter::None)
+                .attempts(3),
+        )];
+        static POLICY: Policy = Policy::immediate()
+            .unlimited_attempts()
+            .kinds(&KINDS)
+            .throttled(
+                Policy::linear(Duration::from_secs(1))
+                    .jitter(Jitter::None)
+                    .attempts(3),
+            );
+        let mut s = POLICY.start();
+        assert_eq!(s.next_delay_for(K(0)), Some(MS(10)));
+        assert_eq!(s.next_delay_for(Throttled), Some(MS(1000)));
+        assert_eq!(s.failure_kind(), Some("throttled"));
+        assert_eq!(s.next_delay_for(K(0)), Some(MS(20)));
+        assert_eq!(s.failure_kind(), Some("conflict"));
+        assert_eq!(s.next_delay_for(Throttled), Some(MS(2000)));
+        // Each kind's third failure reaches its own limit of 3.
+        assert_eq!(s.next_delay_for(Throttled), None);
+        assert_eq!(s.give_up_reason(), Some(GiveUpReason::Attempts));
+        assert_eq!(s.give_up().unwrap().failure_kind, Some("throttled"));
+    }
+
     #[test]
     fn a_throttled_limit_is_at_most_what_a_call_counts() {
         let p = Policy::immediate()
