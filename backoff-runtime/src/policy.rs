@@ -618,6 +618,7 @@ impl<S> Policy<S> {
 
     /// The settings besides the strategy, as the retry state's general
     /// path reads them.
+    #[cfg(feature = "std")]
     pub(crate) const fn settings(&self) -> &Settings {
         &self.settings
     }
