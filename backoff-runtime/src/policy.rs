@@ -70,7 +70,7 @@ pub struct Policy<S = Builtin> {
 /// A policy's settings besides its strategy, which are generic over
 /// nothing: the retry state's general path reads them through one pointer,
 /// whatever the strategy.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq)]
 pub(crate) struct Settings {
     pub(crate) jitter: Jitter,
     /// Total calls allowed, the first included; `None` is unlimited.
@@ -110,6 +110,13 @@ impl Settings {
         stop_at: None,
         on_deadline: OnDeadline::GiveUpEarly,
     };
+
+    /// Whether the policy's own attempt limit allows a retry after
+    /// `failures` failed attempts.
+    #[inline]
+    pub(crate) const fn allows_retry_after(&self, failures: u32) -> bool {
+        allows(self.attempts, failures)
+    }
 }
 
 /// Flat, as one struct: the strategy and each setting.
@@ -707,7 +714,7 @@ impl<S> Policy<S> {
     /// Whether a call may retry after `failures` failed attempts.
     #[inline]
     pub(crate) const fn allows_retry_after(&self, failures: u32) -> bool {
-        allows(self.settings.attempts, failures)
+        self.settings.allows_retry_after(failures)
     }
 }
 

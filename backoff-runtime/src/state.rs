@@ -513,11 +513,6 @@ impl<S: Strategy> MainSchedule for Policy<S> {
 }
 
 impl Settings {
-    /// Whether the policy's own limit allows a retry after `failures`.
-    fn allows_retry_after(&self, failures: u32) -> bool {
-        policy::allows(self.attempts, failures)
-    }
-
     /// The kind `index` names (within [`MAX_KINDS`]), if any.
     fn kind(&self, index: u8) -> Option<&'static Kind> {
         let index = usize::from(index);
@@ -614,12 +609,20 @@ impl Core<'_> {
                 .is_some_and(|k| k.schedule().is_none()),
             _ => false,
         };
-        report_permits(
-            self.permit.take(),
-            self.throttle_permit.take(),
-            answered,
-            self.clock,
-        );
+        if let Some(permit) = self.permit.take() {
+            if answered {
+                permit.success();
+            } else {
+                permit.failure((self.clock)());
+            }
+        }
+        if let Some(permit) = self.throttle_permit.take() {
+            if answered {
+                permit.accepted();
+            } else {
+                permit.rejected();
+            }
+        }
     }
 
     /// The failures the policy's own attempt limit counts: all of them,
@@ -710,15 +713,38 @@ impl Core<'_> {
     /// spends nothing, and the call returns its real error rather than sleep
     /// only to fail fast).
     #[cold]
-    fn admit(&mut self, settings: &Settings, delay: Duration) -> Result<Duration, GiveUpReason> {
-        admit(
-            &mut self.flags,
-            (settings.max_elapsed, settings.on_deadline),
-            (self.start, self.clock),
-            self.circuit,
-            self.budget,
-            delay,
-        )
+    fn admit(
+        &mut self,
+        settings: &Settings,
+        mut delay: Duration,
+    ) -> Result<Duration, GiveUpReason> {
+        if self.flags & LAST_TRY != 0 {
+            return Err(GiveUpReason::Deadline);
+        }
+        if let Some(limit) = settings.max_elapsed {
+            let elapsed = self.start.map_or(Duration::ZERO, |start| {
+                (self.clock)().saturating_duration_since(start)
+            });
+            if elapsed.saturating_add(delay) > limit {
+                if !matches!(settings.on_deadline, OnDeadline::LastTry) || elapsed >= limit {
+                    return Err(GiveUpReason::Deadline);
+                }
+                // One last try, at the deadline.
+                self.flags |= LAST_TRY;
+                delay = limit - elapsed;
+            }
+        }
+        if let Some(circuit) = self.circuit
+            && let Some(wake) = (self.clock)().checked_add(delay)
+            && !circuit.admits_at(wake)
+        {
+            // (A wake-up beyond what `Instant` holds is past any `open_for`.)
+            return Err(GiveUpReason::CircuitOpen);
+        }
+        match self.budget {
+            Some(budget) if !budget.try_spend() => Err(GiveUpReason::Budget),
+            _ => Ok(delay),
+        }
     }
 
     /// Ends the call for `reason`.
@@ -727,72 +753,6 @@ impl Core<'_> {
         self.flags |= DONE;
         self.fast = 0;
         self.gave_up = Some(reason);
-    }
-}
-
-/// [`Core::admit`], whatever the strategy (one copy, not one per
-/// strategy type): the deadline (`max_elapsed` and its rule, the call's
-/// start and clock), the breaker and the budget.
-#[inline(never)]
-fn admit(
-    flags: &mut u8,
-    (limit, rule): (Option<Duration>, OnDeadline),
-    (start, clock): (Option<Instant>, Clock),
-    circuit: Option<&CircuitBreaker>,
-    budget: Option<&RetryBudget>,
-    mut delay: Duration,
-) -> Result<Duration, GiveUpReason> {
-    if *flags & LAST_TRY != 0 {
-        return Err(GiveUpReason::Deadline);
-    }
-    if let Some(limit) = limit {
-        let elapsed = start.map_or(Duration::ZERO, |start| {
-            clock().saturating_duration_since(start)
-        });
-        if elapsed.saturating_add(delay) > limit {
-            if !matches!(rule, OnDeadline::LastTry) || elapsed >= limit {
-                return Err(GiveUpReason::Deadline);
-            }
-            // One last try, at the deadline.
-            *flags |= LAST_TRY;
-            delay = limit - elapsed;
-        }
-    }
-    if let Some(circuit) = circuit
-        && let Some(wake) = clock().checked_add(delay)
-        && !circuit.admits_at(wake)
-    {
-        // (A wake-up beyond what `Instant` holds is past any `open_for`.)
-        return Err(GiveUpReason::CircuitOpen);
-    }
-    match budget {
-        Some(budget) if !budget.try_spend() => Err(GiveUpReason::Budget),
-        _ => Ok(delay),
-    }
-}
-
-/// Tells the breaker's and the throttle's permits how the attempt went
-/// (`answered`: the service answered), whatever the strategy (one copy).
-#[inline(never)]
-fn report_permits(
-    permit: Option<Permit<'_>>,
-    throttle_permit: Option<ThrottlePermit<'_>>,
-    answered: bool,
-    clock: Clock,
-) {
-    if let Some(permit) = permit {
-        if answered {
-            permit.success();
-        } else {
-            permit.failure(clock());
-        }
-    }
-    if let Some(permit) = throttle_permit {
-        if answered {
-            permit.accepted();
-        } else {
-            permit.rejected();
-        }
     }
 }
 
