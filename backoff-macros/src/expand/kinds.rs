@@ -6,7 +6,7 @@ use quote::{quote, quote_spanned};
 use syn::Ident;
 
 use super::policy::{attempts, builtin_variant, jitter, strategy_parts};
-use crate::attr::{OnAction, RetryArgs, StrategyKind, defaults};
+use crate::attr::{Attempts, JitterKind, OnAction, RetryArgs, StrategyArg, StrategyKind, defaults};
 
 // Input:  the `on(..)` arms (none: nothing).
 // Output: static __BACKOFF_KIND_1: Policy<Chain<..>> = Policy::from_strategy(Chain::new(..)).jitter(..);
@@ -40,25 +40,16 @@ pub(super) fn kinds_static(args: &RetryArgs, p: &Ident) -> TokenStream {
             else {
                 return quote!(#p::Kind::named(#name));
             };
-            let (ty, ctor) = strategy_parts(p, Some(strategy));
             let kind = strategy.kind;
             let chosen = own
                 .as_ref()
                 .map(|j| j.value)
                 .or(top_jitter.filter(|_| kind != StrategyKind::Decorrelated));
-            let j = jitter(p, chosen.unwrap_or(defaults::jitter(kind)));
-            let a = attempts(limit.as_ref().map(|a| a.value));
-            if is_builtin(kind) {
-                let variant = builtin_variant(kind);
-                return quote! {
-                    #p::Kind::new(#name, #p::Policy::from_strategy(#p::Builtin::#variant(#ctor)).jitter(#j) #a)
-                };
-            }
+            let limit = limit.as_ref().map(|a| a.value);
             let policy = Ident::new(&format!("__BACKOFF_KIND_{i}"), Span::call_site());
-            policies.extend(quote! {
-                static #policy: #p::Policy<#ty> = #p::Policy::from_strategy(#ctor).jitter(#j) #a;
-            });
-            quote!(#p::Kind::of(#name, &#policy))
+            let (static_policy, kind) = kind_entry(p, name, &policy, strategy, chosen, limit);
+            policies.extend(static_policy);
+            kind
         })
         .collect();
     let n = args.on.len();
@@ -66,6 +57,38 @@ pub(super) fn kinds_static(args: &RetryArgs, p: &Ident) -> TokenStream {
         #policies
         static __BACKOFF_KINDS: [#p::Kind; #n] = [#(#kinds),*];
     }
+}
+
+// Input:  a kind's name, its strategy, jitter (`None`: the strategy's
+//         default) and attempt limit.
+// Output: `Kind::new(name, Policy::from_strategy(Builtin::..(..)).jitter(..).attempts(n))`
+//         for a builtin strategy; else, beside it,
+//         `static #policy: Policy<Chain<..>> = Policy::from_strategy(..).jitter(..).attempts(n);`
+//         and `Kind::of(name, &#policy)`. An `on(..)` arm's entry, and the
+//         throttled kind.
+pub(super) fn kind_entry(
+    p: &Ident,
+    name: &str,
+    policy: &Ident,
+    strategy: &StrategyArg,
+    chosen: Option<JitterKind>,
+    limit: Option<Attempts>,
+) -> (TokenStream, TokenStream) {
+    let (ty, ctor) = strategy_parts(p, Some(strategy));
+    let kind = strategy.kind;
+    let j = jitter(p, chosen.unwrap_or(defaults::jitter(kind)));
+    let a = attempts(limit);
+    if is_builtin(kind) {
+        let variant = builtin_variant(kind);
+        let entry = quote! {
+            #p::Kind::new(#name, #p::Policy::from_strategy(#p::Builtin::#variant(#ctor)).jitter(#j) #a)
+        };
+        return (TokenStream::new(), entry);
+    }
+    let static_policy = quote! {
+        static #policy: #p::Policy<#ty> = #p::Policy::from_strategy(#ctor).jitter(#j) #a;
+    };
+    (static_policy, quote!(#p::Kind::of(#name, &#policy)))
 }
 
 /// Whether the runtime's `Builtin` holds `kind`'s strategy (held by value

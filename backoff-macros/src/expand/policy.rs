@@ -16,10 +16,11 @@ use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
 //         built by const fns (the policy and the loop's clock), or
 //         `let __backoff_policy: &Policy<_> = ...;` from the expression,
 //         evaluated once per call. `throttled(..)` adds
-//         `.throttled(Policy::from_strategy(Builtin::..).jitter(..).attempts(n))`,
+//         `.throttled_kind(Kind::new("throttled", Policy::from_strategy(Builtin::..)..))`,
 //         or for a composed schedule, `sidekiq` or `buckets`
 //         `static __BACKOFF_THROTTLED: Policy<Chain<..>> = ...;` and
-//         `.throttled_kind(Kind::of("throttled", &__BACKOFF_THROTTLED))`.
+//         `.throttled_kind(Kind::of("throttled", &__BACKOFF_THROTTLED))`:
+//         the entry an `on(..)` arm builds (`kinds::kind_entry`).
 pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -> TokenStream {
     if let Some(policy) = &args.policy {
         let expr = &policy.value;
@@ -72,25 +73,12 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
             .as_ref()
             .map(|j| j.value)
             .filter(|_| t.strategy.kind != StrategyKind::Decorrelated);
-        let (ty, ctor) = strategy_parts(p, Some(&t.strategy));
-        let jitter = self::jitter(p, jitter.unwrap_or(defaults::jitter(t.strategy.kind)));
-        let attempts = attempts(t.attempts.as_ref().map(|a| a.value));
-        if super::kinds::is_builtin(t.strategy.kind) {
-            // A `Policy<Builtin>`, which `throttled` takes.
-            let variant = builtin_variant(t.strategy.kind);
-            chain.extend(quote! {
-                .throttled(#p::Policy::from_strategy(#p::Builtin::#variant(#ctor)).jitter(#jitter) #attempts)
-            });
-        } else {
-            // Composed, `sidekiq`, `buckets`: a `static` policy, which the
-            // throttled kind refers to, as an `on(..)` arm's does.
-            throttled_static = quote! {
-                static __BACKOFF_THROTTLED: #p::Policy<#ty> = #p::Policy::from_strategy(#ctor).jitter(#jitter) #attempts;
-            };
-            chain.extend(quote! {
-                .throttled_kind(#p::Kind::of("throttled", &__BACKOFF_THROTTLED))
-            });
-        }
+        let policy = Ident::new("__BACKOFF_THROTTLED", Span::call_site());
+        let limit = t.attempts.as_ref().map(|a| a.value);
+        let (static_policy, kind) =
+            super::kinds::kind_entry(p, "throttled", &policy, &t.strategy, jitter, limit);
+        throttled_static = static_policy;
+        chain.extend(quote!(.throttled_kind(#kind)));
     }
     chain.extend(super::kinds::kinds_setters(args));
     let kinds = super::kinds::kinds_static(args, p);
