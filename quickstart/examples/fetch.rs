@@ -8,7 +8,7 @@
 //! few hundred milliseconds.
 //!
 //! ```text
-//! cargo run --example fetch
+//! cargo run -p quickstart --example fetch
 //! ```
 
 use std::fmt;
