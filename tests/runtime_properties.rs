@@ -341,6 +341,7 @@ fn assert_jitter_bounds(jitter: Jitter, v: Duration, max: Duration, d: Duration)
                 "range of {v:?} (max {max:?}) gave {d:?}, outside [{lo}, {hi}] ns"
             );
         }
+        _ => unreachable!("a jitter added later ({jitter:?}) needs its bounds here"),
     }
 }
 

@@ -57,6 +57,7 @@ use crate::nanos;
 /// }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[non_exhaustive]
 pub enum Jitter {
     /// No randomness: sleep exactly the strategy's delay.
     None,

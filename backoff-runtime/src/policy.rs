@@ -164,6 +164,7 @@ impl<S: fmt::Debug> fmt::Debug for Policy<S> {
 /// assert_eq!(OnDeadline::default(), OnDeadline::GiveUpEarly);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum OnDeadline {
     /// Give up at once, before the deadline, with the last error (reason
     /// [`Deadline`](crate::GiveUpReason::Deadline)): the attribute's

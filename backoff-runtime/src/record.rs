@@ -162,6 +162,7 @@ pub trait Recorder: Send + Sync {
 /// assert!(AttemptOutcome::Ok.is_ok());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum AttemptOutcome {
     /// An accepted `Ok`: the call ends with it.
     Ok,
@@ -199,6 +200,7 @@ impl AttemptOutcome {
 /// assert_eq!(CallOutcome::Ok.give_up_reason(), None);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum CallOutcome {
     /// It returned an accepted `Ok`.
     Ok,

@@ -16,6 +16,7 @@ use super::*;
 /// assert_eq!(learned.get(), Latency::DEFAULT); // cold: no samples yet
 /// ```
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub enum HedgeDelay<'a> {
     /// A fixed delay (`hedge = "20ms"`).
     After(Duration),
