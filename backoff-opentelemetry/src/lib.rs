@@ -80,6 +80,8 @@
 //!   when the retried calls are HTTP requests (the core's `http` feature
 //!   no longer decides it: the core does not know this crate).
 #![forbid(unsafe_code)]
+// docs.rs (nightly, `--cfg docsrs`): each item gated by a feature says so.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::sync::RwLock;
 use std::time::{Duration, SystemTime};

@@ -298,6 +298,8 @@
 //! needs one that is off by default says so.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
+// docs.rs (nightly, `--cfg docsrs`): each item gated by a feature says so.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 mod decision;
