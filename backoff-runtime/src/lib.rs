@@ -360,7 +360,7 @@ mod recording;
 #[cfg(feature = "std")]
 pub mod retrying;
 #[cfg(feature = "std")]
-pub mod sleep;
+mod sleep;
 #[cfg(feature = "std")]
 pub mod state;
 #[cfg(feature = "std")]

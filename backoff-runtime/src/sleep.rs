@@ -1,5 +1,7 @@
 //! The default sleeps: `std::thread::sleep` for blocking loops and
-//! `tokio::time::sleep` (feature `tokio`) for async ones.
+//! `tokio::time::sleep` (feature `tokio`) for async ones. Users name
+//! `std::thread::sleep` and `tokio::time::sleep` themselves; these skip a
+//! zero delay.
 //!
 //! Any `fn(Duration)` or `fn(Duration) -> impl Future<Output = ()>` can
 //! replace them (`sleep = ...` in the attribute,
@@ -10,10 +12,6 @@ use core::time::Duration;
 
 /// Blocks the thread for `d` with [`std::thread::sleep`]; a zero delay
 /// returns at once.
-///
-/// ```
-/// backoff_runtime::sleep::blocking(std::time::Duration::from_millis(1));
-/// ```
 #[inline]
 pub fn blocking(d: Duration) {
     if !d.is_zero() {
@@ -25,17 +23,21 @@ pub fn blocking(d: Duration) {
 /// virtual time in tests. Durations too long for tokio's timer saturate to
 /// its far future; nothing panics. A zero delay returns at once instead of
 /// waiting for the timer's next millisecond tick.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// let start = tokio::time::Instant::now();
-/// backoff_runtime::sleep::tokio(std::time::Duration::from_secs(5)).await;
-/// assert_eq!(start.elapsed().as_secs(), 5);
-/// # }
-/// ```
 #[cfg(feature = "tokio")]
-pub async fn tokio(d: Duration) {
+pub(crate) async fn tokio(d: Duration) {
     if !d.is_zero() {
         ::tokio::time::sleep(d).await;
+    }
+}
+
+#[cfg(all(test, feature = "tokio"))]
+mod tests {
+    use core::time::Duration;
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn tokio_follows_the_paused_clock() {
+        let start = ::tokio::time::Instant::now();
+        super::tokio(Duration::from_secs(5)).await;
+        assert_eq!(start.elapsed(), Duration::from_secs(5));
     }
 }
