@@ -1,8 +1,11 @@
 //! The Rust snippets of the README and of `docs/*.md`, each compiled as a
-//! doctest (`cargo test -p backoff-doctests --doc`): a snippet that stops
-//! compiling fails CI. A snippet that must not run (it talks to a server)
-//! is marked `no_run`; one that cannot compile alone says why beside its
-//! `ignore`.
+//! doctest (`cargo test -p backoff-doctests --doc`, part of `cargo test
+//! --workspace`): a snippet that stops compiling fails CI. A snippet that
+//! must not run (it would talk to a server) is marked `no_run`. One that
+//! cannot compile alone is marked `ignore`, and the page says why: the
+//! guide's shorthand blocks (an attribute beside the code it stands for,
+//! said once at the top of the guide) and the excerpts whose whole program
+//! is an example CI runs (an HTML comment above the block).
 
 #[doc = include_str!("../README.md")]
 mod readme {}
