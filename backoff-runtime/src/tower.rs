@@ -107,6 +107,7 @@ use crate::recording::Recording;
 use crate::report::GiveUpReason;
 use crate::state::RetryState;
 use crate::strategy::{Builtin, Strategy};
+use cloner::{ByClone, RequestCloner};
 
 /// A [`tower::retry::Policy`] that follows a
 /// [`Policy`]: give it to [`ServiceBuilder::retry`](::tower::ServiceBuilder::retry)
@@ -510,56 +511,52 @@ where
     }
 }
 
-mod sealed {
-    /// Seals [`RequestCloner`](super::RequestCloner).
-    pub trait RequestCloner<Req> {}
-}
-
-/// How [`RetryPolicy`] copies requests: [`ByClone`] (the default), or a
-/// function `Fn(&Req) -> Option<Req>` given to
-/// [`clone_request_with`](RetryPolicy::clone_request_with). Sealed: it names
-/// the bound of [`RetryPolicy`]'s `tower::retry::Policy` implementation.
-///
-/// ```
-/// use backoff_runtime::tower::{ByClone, RequestCloner};
-///
-/// assert_eq!(ByClone.clone_request(&String::from("GET /")), Some("GET /".to_string()));
-/// let refuse = |_: &String| None::<String>;
-/// assert_eq!(refuse.clone_request(&String::from("POST /")), None);
-/// ```
-pub trait RequestCloner<Req>: sealed::RequestCloner<Req> {
-    /// A copy of `req` for another attempt, or `None` if it cannot be sent
-    /// again.
-    fn clone_request(&self, req: &Req) -> Option<Req>;
-}
-
-/// Requests are copied with [`Clone`]: the default of [`RetryPolicy`].
-///
-/// ```
-/// use backoff_runtime::tower::{ByClone, RequestCloner};
-///
-/// assert_eq!(ByClone.clone_request(&vec![1, 2]), Some(vec![1, 2]));
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ByClone;
-
-impl<Req: Clone> sealed::RequestCloner<Req> for ByClone {}
-
-impl<Req: Clone> RequestCloner<Req> for ByClone {
-    #[inline]
-    fn clone_request(&self, req: &Req) -> Option<Req> {
-        Some(req.clone())
+/// How [`RetryPolicy`] copies requests: [`ByClone`](cloner::ByClone) (the
+/// default) or the function given to
+/// [`clone_request_with`](RetryPolicy::clone_request_with). Users never name
+/// them (the type parameter `C` has its default or is inferred), so they live
+/// in a private module, which also seals the trait.
+mod cloner {
+    /// A copy of a request for another attempt, or `None` if it cannot be
+    /// sent again: the bound of [`RetryPolicy`](super::RetryPolicy)'s
+    /// `tower::retry::Policy` implementation.
+    pub trait RequestCloner<Req> {
+        /// A copy of `req` for another attempt, or `None` if it cannot be
+        /// sent again.
+        fn clone_request(&self, req: &Req) -> Option<Req>;
     }
-}
 
-impl<Req, F> sealed::RequestCloner<Req> for F where F: Fn(&Req) -> Option<Req> {}
+    /// Requests are copied with [`Clone`]: the default of
+    /// [`RetryPolicy`](super::RetryPolicy).
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct ByClone;
 
-impl<Req, F> RequestCloner<Req> for F
-where
-    F: Fn(&Req) -> Option<Req>,
-{
-    #[inline]
-    fn clone_request(&self, req: &Req) -> Option<Req> {
-        self(req)
+    impl<Req: Clone> RequestCloner<Req> for ByClone {
+        #[inline]
+        fn clone_request(&self, req: &Req) -> Option<Req> {
+            Some(req.clone())
+        }
+    }
+
+    impl<Req, F> RequestCloner<Req> for F
+    where
+        F: Fn(&Req) -> Option<Req>,
+    {
+        #[inline]
+        fn clone_request(&self, req: &Req) -> Option<Req> {
+            self(req)
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::{ByClone, RequestCloner};
+
+        #[test]
+        fn by_clone_copies_and_a_function_decides() {
+            assert_eq!(ByClone.clone_request(&vec![1, 2]), Some(vec![1, 2]));
+            let refuse = |_: &String| None::<String>;
+            assert_eq!(refuse.clone_request(&String::from("POST /")), None);
+        }
     }
 }
