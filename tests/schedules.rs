@@ -47,7 +47,7 @@ async fn runtime_gaps<S: Strategy>(policy: Policy<S>) -> Vec<u128> {
 #[tokio::test(start_paused = true)]
 async fn the_essays_three_plus_two_to_the_n_minutes() {
     #[retry(
-        sum(constant("3m"), exponential(base = "2m", max = "1h")),
+        sum(constant("3m"), exponential(base = "1m", max = "1h")),
         attempts = 6,
         jitter = "none"
     )]
@@ -57,13 +57,14 @@ async fn the_essays_three_plus_two_to_the_n_minutes() {
 
     let log = Log::default();
     assert_eq!(call(&log).await, Err("down"));
-    let minutes = [5, 7, 11, 19, 35].map(|m| m * MIN);
+    // 3 + 2ⁿ with n from 0, as the essay counts.
+    let minutes = [4, 5, 7, 11, 19].map(|m| m * MIN);
     assert_eq!(log.gaps_ms(), minutes);
 
     const M: Duration = Duration::from_secs(60);
     let policy = Policy::from_strategy(Sum::new(
         Constant::new(M.saturating_mul(3)).max_delay(M.saturating_mul(3)),
-        Exponential::new(M.saturating_mul(2)).max_delay(M.saturating_mul(60)),
+        Exponential::new(M).max_delay(M.saturating_mul(60)),
     ))
     .attempts(6);
     assert_eq!(runtime_gaps(policy).await, minutes);
@@ -104,7 +105,9 @@ async fn a_chain_runs_each_stage_from_its_own_first_retry() {
 
 #[tokio::test(start_paused = true)]
 async fn steps_repeat_the_last() {
-    #[retry(steps("1s", "5s", "30s"), attempts = 6, jitter = "none")]
+    // Read as written: no jitter unless one is given (ZIO's
+    // `fromDurations`, tenacity's `wait_chain`).
+    #[retry(steps("1s", "5s", "30s"), attempts = 6)]
     async fn call(log: &Log) -> Result<(), &'static str> {
         log.attempt()
     }
@@ -307,12 +310,13 @@ async fn stop_at_delay_reads_a_composed_schedule_and_a_random_one() {
 
 #[tokio::test(start_paused = true)]
 async fn the_effect_patterns_deadline() {
-    // Attempts at 0, 4 and 8 s; the next sleep would end at 12 s, past the
-    // deadline: it is cut to end at 10 s, where one last try runs.
+    // The guide's example, as written there (and `context`). Attempts at
+    // 0, 4 and 8 s; the next sleep would end at 12 s, past the deadline:
+    // it is cut to end at 10 s, where one last try runs.
     #[retry(
         constant("4s"),
-        attempts = unlimited,
         jitter = "none",
+        attempts = unlimited,
         max_elapsed = "10s",
         on_deadline = "last_try",
         context = ctx

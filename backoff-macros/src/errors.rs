@@ -28,7 +28,8 @@ pub(crate) fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
     known
         .iter()
         .map(|k| (distance(name, k), *k))
-        .filter(|(d, k)| *d <= threshold(k))
+        // (Never the word written: it is known here, but not in this place.)
+        .filter(|(d, k)| *d > 0 && *d <= threshold(k))
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
 }

@@ -184,11 +184,11 @@ impl Default for Policy {
 }
 
 impl Policy<Builtin> {
-    const fn builtin(strategy: Builtin, jitter: Jitter) -> Self {
+    const fn builtin(strategy: Builtin) -> Self {
         Policy {
             strategy,
             settings: Settings {
-                jitter,
+                jitter: strategy.default_jitter(),
                 ..Settings::DEFAULT
             },
         }
@@ -197,34 +197,34 @@ impl Policy<Builtin> {
     /// Exponential backoff: `base · factor^(k−1)`, factor 2 and max 10 s
     /// unless set. See [`Exponential`].
     pub const fn exponential(base: Duration) -> Self {
-        Self::builtin(Builtin::Exponential(Exponential::new(base)), Jitter::Full)
+        Self::builtin(Builtin::Exponential(Exponential::new(base)))
     }
 
     /// Linear backoff: `base · k`, max 10 s unless set. See [`Linear`].
     pub const fn linear(base: Duration) -> Self {
-        Self::builtin(Builtin::Linear(Linear::new(base)), Jitter::Full)
+        Self::builtin(Builtin::Linear(Linear::new(base)))
     }
 
     /// The same delay before every retry. See [`Constant`].
     pub const fn constant(delay: Duration) -> Self {
-        Self::builtin(Builtin::Constant(Constant::new(delay)), Jitter::Full)
+        Self::builtin(Builtin::Constant(Constant::new(delay)))
     }
 
     /// Fibonacci backoff: `base · fib(k)`, max 10 s unless set. See
     /// [`Fibonacci`].
     pub const fn fibonacci(base: Duration) -> Self {
-        Self::builtin(Builtin::Fibonacci(Fibonacci::new(base)), Jitter::Full)
+        Self::builtin(Builtin::Fibonacci(Fibonacci::new(base)))
     }
 
     /// AWS decorrelated jitter, max 10 s unless set; no extra jitter by
     /// default since it is random by itself. See [`Decorrelated`].
     pub const fn decorrelated(base: Duration) -> Self {
-        Self::builtin(Builtin::Decorrelated(Decorrelated::new(base)), Jitter::None)
+        Self::builtin(Builtin::Decorrelated(Decorrelated::new(base)))
     }
 
     /// Retry at once, without sleeping. See [`Immediate`].
     pub const fn immediate() -> Self {
-        Self::builtin(Builtin::Immediate(Immediate), Jitter::None)
+        Self::builtin(Builtin::Immediate(Immediate))
     }
 
     /// Sets the exponential growth factor.

@@ -34,14 +34,18 @@ pub(crate) const fn base(kind: StrategyKind) -> Duration {
     }
 }
 
-/// The jitter a strategy has when `jitter` is not given: none for
-/// `decorrelated` (random by itself) and `immediate`, full for the others.
+/// The jitter a strategy has when `jitter` is not given: the runtime's
+/// table (`Builtin::default_jitter`, which a `Fixed` policy without a
+/// jitter reads) for its strategies, and none for `sidekiq` and `buckets`
+/// (random by themselves) and `steps` (read as written). A composed
+/// schedule's is `StrategyArg::default_jitter`'s.
 pub(crate) const fn jitter(kind: StrategyKind) -> JitterKind {
     match kind {
         StrategyKind::Decorrelated
         | StrategyKind::Immediate
         | StrategyKind::Sidekiq
-        | StrategyKind::Buckets => JitterKind::None,
+        | StrategyKind::Buckets
+        | StrategyKind::Steps => JitterKind::None,
         _ => JitterKind::Full,
     }
 }

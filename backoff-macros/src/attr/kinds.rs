@@ -9,7 +9,7 @@ use syn::parse::ParseStream;
 use syn::{Expr, Ident, Pat, Token};
 
 use super::literal::{parse_attempts, parse_jitter};
-use super::names::{JitterKind, StrategyKind};
+use super::names::{JitterKind, OTHER_ARGUMENTS, StrategyKind};
 use super::strategy::{StrategyArg, parse_strategy};
 use super::syntax::{eq, in_parens};
 use super::{Arg, Attempts, arg};
@@ -114,8 +114,14 @@ fn parse_setting(name: &Ident, content: ParseStream<'_>, action: &mut OnAction) 
                 format!("`{word}` has no effect beside `{what}`, which {does}; remove `{word}`"),
             ));
         }
-        _ => return Err(unknown_in_arm(name)),
+        OnAction::Stop | OnAction::After(_) => return Err(unknown_in_arm(name)),
     };
+    if word == "stop" || word == "after" {
+        return Err(syn::Error::new(
+            name.span(),
+            format!("an `on(..)` arm takes one action, and this one has a strategy already; `{word}` would replace it: keep the strategy or `{word}`"),
+        ));
+    }
     let duplicate = |slot_given: bool| {
         slot_given.then(|| {
             syn::Error::new(
@@ -151,6 +157,17 @@ fn unknown_in_arm(name: &Ident) -> syn::Error {
     let mut known: Vec<&str> = StrategyKind::NAMES.to_vec();
     known.extend(ARM_NAMES);
     let word = name.unraw().to_string();
+    if OTHER_ARGUMENTS.contains(&word.as_str()) {
+        let applies = match word.as_str() {
+            "stop_at_delay" => ", where it applies to every arm's schedule",
+            "max_elapsed" | "on_deadline" | "timeout" => ", where it bounds the whole call",
+            _ => "",
+        };
+        return syn::Error::new(
+            name.span(),
+            format!("`{word}` is not a setting of one `on(..)` arm; an arm takes a strategy with `attempts` and `jitter`, `stop`, or `after = EXPR`: write `{word}` beside the `on(..)` arms{applies}"),
+        );
+    }
     let message = match crate::errors::closest(&word, &known) {
         Some(best) => format!("unknown name `{word}` in `on(..)`; did you mean `{best}`?"),
         None => format!(

@@ -8,7 +8,7 @@ use syn::{Ident, Lit, Token};
 
 use super::defaults;
 use super::literal::{DurationArg, FactorArg, Slot, parse_duration, parse_factor};
-use super::names::{OTHER_ARGUMENTS, StrategyKind, equivalent, param_home, top_level_home};
+use super::names::{JitterKind, OTHER_ARGUMENTS, StrategyKind, equivalent, param_home, top_level_home};
 use super::suggest::{example, list, param_example, unknown};
 use super::syntax::{comma_separated, eq, in_parens, named_value, optional_value, shown_value};
 use crate::duration;
@@ -60,13 +60,20 @@ impl StrategyArg {
         StrategyArg::new(StrategyKind::Exponential, Span::call_site(), false)
     }
 
-    /// Whether every leaf of this strategy is random by itself or never
-    /// waits: then no jitter is its default.
-    pub(crate) fn all_leaves(&self, f: &impl Fn(StrategyKind) -> bool) -> bool {
+    /// The jitter this strategy has when `jitter` is not given: its
+    /// kind's ([`defaults::jitter`]); for a composed one, none when every
+    /// leaf has none (random by itself, or never waits), else full.
+    pub(crate) fn default_jitter(&self) -> JitterKind {
         if self.stages.is_empty() {
-            f(self.kind)
+            defaults::jitter(self.kind)
+        } else if self
+            .stages
+            .iter()
+            .all(|s| s.default_jitter() == JitterKind::None)
+        {
+            JitterKind::None
         } else {
-            self.stages.iter().all(|s| s.all_leaves(f))
+            JitterKind::Full
         }
     }
 }

@@ -6,7 +6,8 @@ use quote::{quote, quote_spanned};
 use syn::Ident;
 
 use super::policy::{attempts, builtin_variant, jitter, strategy_parts};
-use crate::attr::{Attempts, JitterKind, OnAction, RetryArgs, StrategyArg, StrategyKind, defaults};
+use crate::attr::schedule::arm_limit;
+use crate::attr::{Attempts, JitterKind, OnAction, RetryArgs, StrategyArg, StrategyKind};
 
 // Input:  the `on(..)` arms (none: nothing).
 // Output: static __BACKOFF_KIND_1: Policy<Chain<..>> = Policy::from_strategy(Chain::new(..)).jitter(..);
@@ -17,7 +18,8 @@ use crate::attr::{Attempts, JitterKind, OnAction, RetryArgs, StrategyArg, Strate
 //         ];
 //         An arm without `jitter` takes the top-level `jitter` (but for
 //         `decorrelated`, random by itself), else its strategy's default;
-//         without `attempts`, the default, 3.
+//         without `attempts`, the default, 3; beside `stop_at_delay`, the
+//         attempt count the rule gives its schedule, if smaller or not given.
 pub(super) fn kinds_static(args: &RetryArgs, p: &Ident) -> TokenStream {
     if args.on.is_empty() {
         return TokenStream::new();
@@ -45,7 +47,8 @@ pub(super) fn kinds_static(args: &RetryArgs, p: &Ident) -> TokenStream {
                 .as_ref()
                 .map(|j| j.value)
                 .or(top_jitter.filter(|_| kind != StrategyKind::Decorrelated));
-            let limit = limit.as_ref().map(|a| a.value);
+            let stop = args.stop_at_delay.as_ref().map(|s| s.value.value);
+            let limit = arm_limit(strategy, limit.as_ref().map(|a| a.value), stop);
             let policy = Ident::new(&format!("__BACKOFF_KIND_{i}"), Span::call_site());
             let (static_policy, kind) = kind_entry(p, name, &policy, strategy, chosen, limit);
             policies.extend(static_policy);
@@ -76,7 +79,7 @@ pub(super) fn kind_entry(
 ) -> (TokenStream, TokenStream) {
     let (ty, ctor) = strategy_parts(p, Some(strategy));
     let kind = strategy.kind;
-    let j = jitter(p, chosen.unwrap_or(defaults::jitter(kind)));
+    let j = jitter(p, chosen.unwrap_or_else(|| strategy.default_jitter()));
     let a = attempts(limit);
     if is_builtin(kind) {
         let variant = builtin_variant(kind);

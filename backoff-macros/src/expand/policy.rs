@@ -94,7 +94,8 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
 // Output: the runtime type naming that policy, whose constants `REF` (the
 //         policy) and `ORIGIN` (with the loop's clock) the loop uses:
 //         `Fixed<ExponentialOf<100000000>, false, 1, 5>` (the arguments
-//         at their defaults left out);
+//         at their defaults left out; a jitter not given is `u64::MAX`,
+//         the runtime's default for the strategy);
 //         `None` for what it cannot name (then `policy_binding`'s `static`).
 //
 // A type of the runtime's, not a `static` of the function's: the function
@@ -155,21 +156,17 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
             quote!(#p::#name<#(#args),*>)
         }
     };
-    let jitter = match args
-        .jitter
-        .as_ref()
-        .map_or(defaults::jitter(kind), |j| j.value)
-    {
-        JitterKind::None => 0,
-        JitterKind::Full => 1,
-        JitterKind::Equal => 2,
-        JitterKind::Spread => 3,
-        JitterKind::Scattered(r) => Some(r.to_bits()).filter(|&b| b > 3)?,
-        JitterKind::Range(..) => return None,
+    // Not given: `UNSET`, the runtime's default for the strategy.
+    let jitter = match args.jitter.as_ref().map(|j| j.value) {
+        None => u64::MAX,
+        Some(JitterKind::None) => 0,
+        Some(JitterKind::Full) => 1,
+        Some(JitterKind::Equal) => 2,
+        Some(JitterKind::Spread) => 3,
+        Some(JitterKind::Scattered(r)) => Some(r.to_bits()).filter(|&b| b > 3)?,
+        Some(JitterKind::Range(..)) => return None,
     };
     let jitter = Literal::u64_unsuffixed(jitter);
-    // (1, full jitter: the runtime's default for a `Fixed`.)
-    let full = Literal::u64_unsuffixed(1);
     let (limit, stop) = stop_rule(args);
     if stop.is_some() {
         return None;
@@ -185,8 +182,7 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
     // The arguments after `ASYNC` that are not at the runtime's defaults.
     let mut rest = vec![jitter, attempts, elapsed];
     while let Some(last) = rest.last() {
-        let default = if rest.len() == 1 { &full } else { &unset };
-        if last.to_string() != default.to_string() {
+        if last.to_string() != unset.to_string() {
             break;
         }
         rest.pop();
@@ -303,21 +299,10 @@ fn composed_parts(p: &Ident, s: &StrategyArg) -> (TokenStream, TokenStream) {
     (ty, ctor)
 }
 
-/// The jitter of a strategy when `jitter` is not given: its kind's, and
-/// for a composed one none if every leaf is random by itself or never
-/// waits, full otherwise.
+/// The jitter of a strategy (default: exponential) when `jitter` is not
+/// given.
 pub(super) fn default_jitter(strategy: Option<&StrategyArg>) -> JitterKind {
-    match strategy {
-        Some(s) if !s.stages.is_empty() => {
-            if s.all_leaves(&|k| defaults::jitter(k) == JitterKind::None) {
-                JitterKind::None
-            } else {
-                JitterKind::Full
-            }
-        }
-        Some(s) => defaults::jitter(s.kind),
-        None => defaults::jitter(StrategyKind::Exponential),
-    }
+    strategy.map_or(defaults::jitter(StrategyKind::Exponential), StrategyArg::default_jitter)
 }
 
 /// `.factor(f)` and `.max_delay(max)`, as given.
@@ -342,7 +327,8 @@ fn strategy_setters(p: &Ident, strategy: Option<&StrategyArg>) -> TokenStream {
 /// check beside `attempts`, unlimited unless given.
 fn stop_rule(args: &RetryArgs) -> (Option<Attempts>, Option<Duration>) {
     let given = args.attempts.as_ref().map(|a| a.value);
-    let Some(stop) = &args.stop_at_delay else {
+    // (Beside `on(..)`, it applies to each arm: `kinds::kinds_static`.)
+    let Some(stop) = args.stop_at_delay.as_ref().filter(|_| args.on.is_empty()) else {
         return (given, None);
     };
     let d = stop.value.value;

@@ -43,6 +43,15 @@ pub(crate) fn check_kinds(args: &RetryArgs, errors: &mut Errors) {
             "`hedge` cannot be combined with `on(..)` yet; remove one of them",
         ));
     }
+    if let Some(r) = &args.retry_after_max
+        && !args.on.iter().any(|arm| matches!(arm.action, OnAction::After(_)))
+        && args.when_ok.is_none()
+    {
+        errors.push(syn::Error::new(
+            r.key,
+            "`retry_after_max` bounds the waits of `on(PATTERN, after = EXPR)` arms (and a `when_ok`'s `Decision::RetryAfter`), and there is none, so it would never act; add such an arm, or remove `retry_after_max`",
+        ));
+    }
     if let Some(s) = &args.strategy {
         errors.push(syn::Error::new(
             s.span,

@@ -5,7 +5,7 @@
 
 use crate::attr::defaults;
 use crate::attr::schedule::{HORIZON, StopAt, stop_at};
-use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
+use crate::attr::{Arg, Attempts, JitterKind, OnAction, RetryArgs, StrategyArg, StrategyKind};
 use crate::duration;
 use crate::errors::Errors;
 
@@ -23,8 +23,11 @@ pub(super) fn check_schedule(args: &RetryArgs, errors: &mut Errors) {
     if let Some(jitter) = &args.jitter {
         check_range(jitter, errors);
     }
-    check_stop(args, errors);
-    check_on_deadline(args, errors);
+    // (`hedge` refuses both: its attempts start on its own clock.)
+    if args.hedge.is_none() {
+        check_stop(args, errors);
+        check_on_deadline(args, errors);
+    }
 }
 
 /// `on_deadline = "last_try"` needs a deadline, and time for the try.
@@ -73,6 +76,10 @@ fn check_stop(args: &RetryArgs, errors: &mut Errors) {
         ));
         return;
     }
+    if !args.on.is_empty() {
+        check_stop_arms(args, stop, &shown, errors);
+        return;
+    }
     let strategy = args.strategy.as_ref();
     let cap = crate::attr::schedule::max(strategy.unwrap_or(&StrategyArg::default_exponential()));
     match stop_at(strategy, d) {
@@ -106,6 +113,57 @@ fn check_stop(args: &RetryArgs, errors: &mut Errors) {
                 ));
             }
         }
+    }
+}
+
+/// `stop_at_delay` beside `on(..)`: each arm's schedule becomes an attempt
+/// count when the code compiles, so no arm may draw its delays at random;
+/// an arm whose first delay reaches the stop would never retry, and a rule
+/// that no arm's `attempts` lets act is refused.
+fn check_stop_arms(
+    args: &RetryArgs,
+    stop: &Arg<crate::attr::DurationArg>,
+    shown: &str,
+    errors: &mut Errors,
+) {
+    let mut acts = false;
+    let mut refused = false;
+    for arm in &args.on {
+        let OnAction::Schedule {
+            strategy, attempts, ..
+        } = &arm.action
+        else {
+            continue;
+        };
+        let own = attempts.as_ref().map(|a| a.value);
+        let message = match stop_at(Some(strategy), stop.value.value) {
+            StopAt::Random => format!(
+                "`stop_at_delay` applies to each `on(..)` arm as an attempt count computed when the code compiles, and `{}` draws its delays at random; bound this arm with `attempts = n`, or remove `stop_at_delay`",
+                strategy.kind.name()
+            ),
+            StopAt::Attempts(1) => format!(
+                "the first delay of this arm already reaches `stop_at_delay` (`\"{shown}\"`), so it would never retry; write `on({}, stop)`, or raise `stop_at_delay`",
+                arm.text
+            ),
+            StopAt::Attempts(k) if own.is_none() && k > 255 => format!(
+                "`stop_at_delay` (`\"{shown}\"`) would end this arm at attempt {k}, past the 255 attempts an arm counts; give the arm `attempts = 255` or less, or lower `stop_at_delay`"
+            ),
+            StopAt::Attempts(k) => {
+                acts |= !matches!(own, Some(Attempts::Limited(n)) if n <= k);
+                continue;
+            }
+            StopAt::Never { .. } => continue,
+        };
+        refused = true;
+        errors.push(syn::Error::new(strategy.span, message));
+    }
+    if !acts && !refused {
+        errors.push(syn::Error::new(
+            stop.span,
+            format!(
+                "`stop_at_delay` (`\"{shown}\"`) never acts: no `on(..)` arm's schedule reaches it before the arm's `attempts` end its retries; lower `stop_at_delay`, or remove it"
+            ),
+        ));
     }
 }
 
