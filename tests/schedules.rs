@@ -10,6 +10,7 @@ use std::time::Duration;
 use backoff_runtime::strategy::{
     Chain, Constant, Decorrelated, Exponential, Linear, Longer, Shorter, Steps, Sum,
 };
+use backoff_runtime::jitter::{JitterRng, Jitterer};
 use backoff_runtime::{Jitter, Policy, Strategy, retry};
 use tokio::time::Instant;
 
@@ -376,4 +377,69 @@ async fn spread_reads_a_composed_schedule() {
         assert!(gaps.iter().all(|g| *g <= 20 * SEC), "{gaps:?}");
         assert!(gaps[6] >= 8 * SEC, "{gaps:?}");
     }
+}
+
+/// A jitterer of one's own: a second more than each delay.
+struct PlusASecond;
+
+impl Jitterer for PlusASecond {
+    fn jitter(&self, delay: Duration, _: &mut JitterRng) -> Duration {
+        delay + Duration::from_secs(1)
+    }
+}
+
+static PLUS_A_SECOND: PlusASecond = PlusASecond;
+
+/// One that draws from the call's random source: uniform in `[d, 2d]`.
+struct UpToDouble;
+
+impl Jitterer for UpToDouble {
+    fn jitter(&self, delay: Duration, rng: &mut JitterRng) -> Duration {
+        rng.uniform(delay, delay.saturating_mul(2))
+    }
+}
+
+static UP_TO_DOUBLE: UpToDouble = UpToDouble;
+
+#[tokio::test(start_paused = true)]
+async fn a_jitterer_of_ones_own_is_capped_at_max() {
+    // 1, 2, 3 (the cap), 3 s, each a second more, but never above 3 s.
+    #[retry(exponential(base = "1s", max = "3s"), attempts = 5, jitter = PLUS_A_SECOND)]
+    async fn call(log: &Log) -> Result<(), &'static str> {
+        log.attempt()
+    }
+
+    let log = Log::default();
+    assert_eq!(call(&log).await, Err("down"));
+    let expected = [2 * SEC, 3 * SEC, 3 * SEC, 3 * SEC];
+    assert_eq!(log.gaps_ms(), expected);
+
+    let policy = Policy::exponential(Duration::from_secs(1))
+        .max_delay(Duration::from_secs(3))
+        .jitter_with(&PLUS_A_SECOND)
+        .attempts(5);
+    assert_eq!(runtime_gaps(policy).await, expected);
+}
+
+#[test]
+fn a_jitterer_draws_from_the_key_under_delay_for() {
+    let policy = Policy::exponential(Duration::from_millis(100))
+        .max_delay(Duration::from_secs(60))
+        .jitter_with(&UP_TO_DOUBLE)
+        .attempts(10);
+    let mut distinct = std::collections::BTreeSet::new();
+    for key in 0..50u64 {
+        for k in 1..=9u32 {
+            let d = policy.delay_for(k, key).unwrap();
+            // The same key, the same delay: a job queue can recompute it.
+            assert_eq!(Some(d), policy.delay_for(k, key));
+            let central = Duration::from_millis(100 << (k - 1));
+            assert!(d >= central && d <= central * 2, "{d:?} for retry {k}");
+            if k == 1 {
+                distinct.insert(d);
+            }
+        }
+    }
+    // Each key its own draw.
+    assert!(distinct.len() > 40, "{distinct:?}");
 }

@@ -56,7 +56,7 @@ use crate::nanos;
 ///     assert!(d >= Duration::from_millis(750) && d <= Duration::from_millis(1250));
 /// }
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Clone, Copy, Default)]
 pub enum Jitter {
     /// No randomness: sleep exactly the strategy's delay.
     None,
@@ -141,6 +141,85 @@ pub enum Jitter {
     /// assert!(waits[2] >= Duration::from_secs(20) && waits[2] <= Duration::from_secs(40));
     /// ```
     Spread,
+    /// Your own [`Jitterer`] (a `static`): what it returns for each delay,
+    /// never above the strategy's maximum. See [`Policy::jitter_with`](crate::Policy::jitter_with).
+    Custom(&'static dyn Jitterer),
+}
+
+/// A jitter of your own (EventSauce's `Jitter` interface): the sleep for a
+/// delay, drawn from the call's random source. Give it to a policy with
+/// [`Policy::jitter_with`](crate::Policy::jitter_with), or to the attribute
+/// as `jitter = NAME`, the name of a `static` that implements it.
+///
+/// The policy caps what it returns at the strategy's maximum. `rng` is the
+/// call's generator: seeded by [`Policy::seed`](crate::Policy::seed), and
+/// drawn from the key under [`Policy::delay_for`](crate::Policy::delay_for),
+/// so a jitterer that draws only from it is as reproducible as the
+/// builtins.
+///
+/// ```
+/// use backoff_runtime::jitter::{Jitterer, JitterRng};
+/// use backoff_runtime::Policy;
+/// use std::time::Duration;
+///
+/// /// At least the delay, and up to a second more.
+/// struct PlusUpToASecond;
+///
+/// impl Jitterer for PlusUpToASecond {
+///     fn jitter(&self, delay: Duration, rng: &mut JitterRng) -> Duration {
+///         delay + rng.uniform(Duration::ZERO, Duration::from_secs(1))
+///     }
+/// }
+///
+/// static PLUS: PlusUpToASecond = PlusUpToASecond;
+///
+/// let policy = Policy::constant(Duration::from_secs(2))
+///     .max_delay(Duration::from_millis(2500))
+///     .jitter_with(&PLUS)
+///     .attempts(20);
+/// for d in policy.delays() {
+///     // Capped at `max`.
+///     assert!(d >= Duration::from_secs(2) && d <= Duration::from_millis(2500));
+/// }
+/// // The same key, the same sleep.
+/// assert_eq!(policy.delay_for(3, 42), policy.delay_for(3, 42));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a jitter: `jitter = NAME` takes a `static` whose type implements `Jitterer`",
+    label = "not a `Jitterer`",
+    note = "implement `backoff_runtime::jitter::Jitterer` for your type, or write one of the jitters by name, as in `jitter = \"full\"`"
+)]
+pub trait Jitterer: Sync {
+    /// The sleep for `delay` (the strategy's delay, at most its maximum).
+    fn jitter(&self, delay: Duration, rng: &mut JitterRng) -> Duration;
+}
+
+/// Each variant with its values; a [`Jitter::Custom`] as `Custom(..)`.
+impl core::fmt::Debug for Jitter {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Jitter::None => f.write_str("None"),
+            Jitter::Full => f.write_str("Full"),
+            Jitter::Equal => f.write_str("Equal"),
+            Jitter::Scattered(r) => f.debug_tuple("Scattered").field(r).finish(),
+            Jitter::Range(lo, hi) => f.debug_tuple("Range").field(lo).field(hi).finish(),
+            Jitter::Spread => f.write_str("Spread"),
+            Jitter::Custom(_) => f.write_str("Custom(..)"),
+        }
+    }
+}
+
+/// Equal variants with equal values; two [`Jitter::Custom`] when they
+/// point at the same value.
+impl PartialEq for Jitter {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Jitter::Scattered(a), Jitter::Scattered(b)) => a == b,
+            (Jitter::Range(a, b), Jitter::Range(c, d)) => a == c && b == d,
+            (Jitter::Custom(a), Jitter::Custom(b)) => core::ptr::addr_eq(*a, *b),
+            _ => core::mem::discriminant(self) == core::mem::discriminant(other),
+        }
+    }
 }
 
 impl Jitter {
@@ -238,6 +317,7 @@ impl Jitter {
             },
             Jitter::Scattered(r) => scattered(v, r, max, rng),
             Jitter::Range(lo, hi) => range(v, lo, hi, max, rng),
+            Jitter::Custom(j) => j.jitter(v, rng).min(max),
         }
     }
 }

@@ -322,6 +322,13 @@ impl<S> Policy<S> {
         self
     }
 
+    /// Sets your own [`Jitterer`](crate::jitter::Jitterer): each sleep is
+    /// what it returns for the strategy's delay, capped at the maximum
+    /// (`Jitter::Custom`; see the trait for an example).
+    pub const fn jitter_with(self, jitterer: &'static dyn crate::jitter::Jitterer) -> Self {
+        self.jitter(Jitter::Custom(jitterer))
+    }
+
     /// Sets the total number of calls, the first included (so `attempts(1)`
     /// never retries). Zero is taken as 1.
     pub const fn attempts(mut self, attempts: u32) -> Self {

@@ -11,7 +11,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, Lit};
 
 use super::Attempts;
-use super::names::{JITTER_NAMES, JITTERS, JitterKind};
+use super::names::{Custom, JITTER_NAMES, JITTERS, JitterKind};
 use super::syntax::{shown_value, ungrouped};
 use crate::duration;
 
@@ -366,7 +366,8 @@ pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, S
         } else if name.chars().any(|c| c.is_ascii_lowercase()) {
             format!("unknown jitter `{name}`; expected one of {JITTERS}")
         } else {
-            return Err(runtime.not_literal(expr));
+            // A `static`'s name: your own `Jitterer`.
+            return Ok((JitterKind::Custom(Custom(path.to_token_stream())), path.span()));
         };
         return Err(syn::Error::new(ident.span(), message));
     }
@@ -513,6 +514,10 @@ pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, S
             lit.span(),
             format!("expected a jitter: one of {JITTERS}"),
         )),
+        // `jitters::SLOW`: a `static` of another module.
+        Expr::Path(path) if path.qself.is_none() => {
+            Ok((JitterKind::Custom(Custom(path.to_token_stream())), path.span()))
+        }
         _ => Err(runtime.not_literal(expr)),
     }
 }

@@ -152,7 +152,7 @@ pub(crate) fn arguments() -> Vec<&'static str> {
 }
 
 /// The `jitter` value.
-#[derive(Clone, Copy, PartialEq, Debug)]
+#[derive(Clone, PartialEq, Debug)]
 pub(crate) enum JitterKind {
     None,
     Full,
@@ -161,11 +161,24 @@ pub(crate) enum JitterKind {
     /// `range(lo, hi)`: uniform between `v·lo` and `v·hi`.
     Range(f64, f64),
     Spread,
+    /// `jitter = NAME`: a `static` implementing the runtime's `Jitterer`.
+    Custom(Custom),
+}
+
+/// The path of a `jitter = NAME`, as written.
+#[derive(Clone, Debug)]
+pub(crate) struct Custom(pub(crate) proc_macro2::TokenStream);
+
+/// The same path.
+impl PartialEq for Custom {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_string() == other.0.to_string()
+    }
 }
 
 pub(super) const JITTER_NAMES: [&str; 5] = ["full", "equal", "half", "none", "spread"];
 
-pub(super) const JITTERS: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`, `range(LO, HI)`";
+pub(super) const JITTERS: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`, `range(LO, HI)`, or the name of a `static` implementing `Jitterer`";
 
 /// Effect's names for the combinators, and the form that does the same:
 /// `union` recurs while either does (the shorter delay), `intersect` while

@@ -24,7 +24,7 @@ pub(super) fn kinds_static(args: &RetryArgs, p: &Ident) -> TokenStream {
     if args.on.is_empty() {
         return TokenStream::new();
     }
-    let top_jitter = args.jitter.as_ref().map(|j| j.value);
+    let top_jitter = args.jitter.as_ref().map(|j| &j.value);
     // Arms on a strategy that is not a `Builtin` (composed, `sidekiq`,
     // `buckets`): a `static` policy each, which the kind refers to.
     let mut policies = TokenStream::new();
@@ -45,7 +45,7 @@ pub(super) fn kinds_static(args: &RetryArgs, p: &Ident) -> TokenStream {
             let kind = strategy.kind;
             let chosen = own
                 .as_ref()
-                .map(|j| j.value)
+                .map(|j| &j.value)
                 .or(top_jitter.filter(|_| kind != StrategyKind::Decorrelated));
             let stop = args.stop_at_delay.as_ref().map(|s| s.value.value);
             let limit = arm_limit(strategy, limit.as_ref().map(|a| a.value), stop);
@@ -74,12 +74,12 @@ pub(super) fn kind_entry(
     name: &str,
     policy: &Ident,
     strategy: &StrategyArg,
-    chosen: Option<JitterKind>,
+    chosen: Option<&JitterKind>,
     limit: Option<Attempts>,
 ) -> (TokenStream, TokenStream) {
     let (ty, ctor) = strategy_parts(p, Some(strategy));
     let kind = strategy.kind;
-    let j = jitter(p, chosen.unwrap_or_else(|| strategy.default_jitter()));
+    let j = jitter(p, &chosen.cloned().unwrap_or_else(|| strategy.default_jitter()));
     let a = attempts(limit);
     if is_builtin(kind) {
         let variant = builtin_variant(kind);

@@ -40,12 +40,10 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
     // loop then computes its delay without dispatching on the strategy.
     let strategy = args.strategy.as_ref();
     let (ty, ctor) = strategy_parts(p, strategy);
-    let main_jitter = jitter(
-        p,
-        args.jitter
-            .as_ref()
-            .map_or(default_jitter(strategy), |j| j.value),
-    );
+    let main_jitter = match &args.jitter {
+        Some(j) => jitter(p, &j.value),
+        None => jitter(p, &default_jitter(strategy)),
+    };
     let mut chain = quote!(#p::Policy::<#ty>::from_strategy(#ctor).jitter(#main_jitter));
     let (limit, stop) = stop_rule(args);
     chain.extend(attempts(limit));
@@ -71,7 +69,7 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
         let jitter = args
             .jitter
             .as_ref()
-            .map(|j| j.value)
+            .map(|j| &j.value)
             .filter(|_| t.strategy.kind != StrategyKind::Decorrelated);
         let policy = Ident::new("__BACKOFF_THROTTLED", Span::call_site());
         let limit = t.attempts.as_ref().map(|a| a.value);
@@ -157,14 +155,14 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
         }
     };
     // Not given: `UNSET`, the runtime's default for the strategy.
-    let jitter = match args.jitter.as_ref().map(|j| j.value) {
+    let jitter = match args.jitter.as_ref().map(|j| &j.value) {
         None => u64::MAX,
         Some(JitterKind::None) => 0,
         Some(JitterKind::Full) => 1,
         Some(JitterKind::Equal) => 2,
         Some(JitterKind::Spread) => 3,
         Some(JitterKind::Scattered(r)) => Some(r.to_bits()).filter(|&b| b > 3)?,
-        Some(JitterKind::Range(..)) => return None,
+        Some(JitterKind::Range(..) | JitterKind::Custom(_)) => return None,
     };
     let jitter = Literal::u64_unsuffixed(jitter);
     let (limit, stop) = stop_rule(args);
@@ -361,8 +359,8 @@ pub(super) fn builtin_variant(kind: StrategyKind) -> Ident {
 }
 
 /// A jitter as a const expression.
-pub(super) fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
-    match kind {
+pub(super) fn jitter(p: &Ident, kind: &JitterKind) -> TokenStream {
+    match *kind {
         JitterKind::None => quote!(#p::Jitter::None),
         JitterKind::Full => quote!(#p::Jitter::Full),
         JitterKind::Equal => quote!(#p::Jitter::Equal),
@@ -380,6 +378,13 @@ pub(super) fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
                 Literal::f32_suffixed(hi as f32 + 0.0),
             );
             quote!(#p::Jitter::Range(#lo, #hi))
+        }
+        // (Spanned on the name: a value that is no `Jitterer` is an error
+        // there.)
+        JitterKind::Custom(ref path) => {
+            let span = path.0.clone().into_iter().next().map_or_else(Span::call_site, |t| t.span());
+            let path = &path.0;
+            quote_spanned!(span=> #p::Jitter::Custom(&#path))
         }
     }
 }
