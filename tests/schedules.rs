@@ -7,10 +7,10 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+use backoff_runtime::jitter::{JitterRng, Jitterer};
 use backoff_runtime::strategy::{
     Chain, Constant, Decorrelated, Exponential, Linear, Longer, Shorter, Steps, Sum,
 };
-use backoff_runtime::jitter::{JitterRng, Jitterer};
 use backoff_runtime::{Jitter, Policy, Strategy, retry};
 use tokio::time::Instant;
 

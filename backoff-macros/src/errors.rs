@@ -66,6 +66,8 @@ mod tests {
         assert_eq!(closest("wen", &known), Some("when"));
         assert!(close("unlimted", "unlimited"));
         assert_eq!(closest("dealy", &["delay"]), Some("delay"));
+        // Never the word written: known, but not where it was written.
+        assert_eq!(closest("after", &["after", "stop"]), None);
     }
 
     /// Every one-edit typo of every argument name (neighbours swapped, a

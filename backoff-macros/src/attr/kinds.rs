@@ -119,7 +119,9 @@ fn parse_setting(name: &Ident, content: ParseStream<'_>, action: &mut OnAction) 
     if word == "stop" || word == "after" {
         return Err(syn::Error::new(
             name.span(),
-            format!("an `on(..)` arm takes one action, and this one has a strategy already; `{word}` would replace it: keep the strategy or `{word}`"),
+            format!(
+                "an `on(..)` arm takes one action, and this one has a strategy already; `{word}` would replace it: keep the strategy or `{word}`"
+            ),
         ));
     }
     let duplicate = |slot_given: bool| {
@@ -165,7 +167,9 @@ fn unknown_in_arm(name: &Ident) -> syn::Error {
         };
         return syn::Error::new(
             name.span(),
-            format!("`{word}` is not a setting of one `on(..)` arm; an arm takes a strategy with `attempts` and `jitter`, `stop`, or `after = EXPR`: write `{word}` beside the `on(..)` arms{applies}"),
+            format!(
+                "`{word}` is not a setting of one `on(..)` arm; an arm takes a strategy with `attempts` and `jitter`, `stop`, or `after = EXPR`: write `{word}` beside the `on(..)` arms{applies}"
+            ),
         );
     }
     let message = match crate::errors::closest(&word, &known) {

@@ -11,7 +11,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, Lit};
 
 use super::Attempts;
-use super::names::{Custom, JITTER_NAMES, JITTERS, JitterKind};
+use super::names::{Custom, JITTER_NAMES, JITTERS, JITTERS_OR_STATIC, JitterKind};
 use super::syntax::{shown_value, ungrouped};
 use crate::duration;
 
@@ -345,9 +345,12 @@ pub(crate) fn attempts_out_of_range(n: impl std::fmt::Display) -> String {
 
 /// `"full"`, `"equal"`, `"half"`, `"none"` or `scattered(0.25)`.
 pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, Span)> {
-    let expr: Expr = input
-        .parse()
-        .map_err(|e| syn::Error::new(e.span(), format!("expected a jitter: one of {JITTERS}")))?;
+    let expr: Expr = input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("expected a jitter: one of {JITTERS_OR_STATIC}"),
+        )
+    })?;
     let expr = ungrouped(&expr);
     let runtime = Slot::new(
         "jitter",
@@ -364,10 +367,13 @@ pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, S
         } else if name == "scattered" {
             "`scattered` takes a ratio, as in `jitter = scattered(0.25)`".to_owned()
         } else if name.chars().any(|c| c.is_ascii_lowercase()) {
-            format!("unknown jitter `{name}`; expected one of {JITTERS}")
+            format!("unknown jitter `{name}`; expected one of {JITTERS_OR_STATIC}")
         } else {
             // A `static`'s name: your own `Jitterer`.
-            return Ok((JitterKind::Custom(Custom(path.to_token_stream())), path.span()));
+            return Ok((
+                JitterKind::Custom(Custom(path.to_token_stream())),
+                path.span(),
+            ));
         };
         return Err(syn::Error::new(ident.span(), message));
     }
@@ -387,15 +393,18 @@ pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, S
                     ));
                 }
                 other => {
-                    let message = match crate::errors::closest(&other.to_lowercase(), &JITTER_NAMES)
-                    {
-                        Some(best) => {
-                            format!("unknown jitter `\"{other}\"`; did you mean `\"{best}\"`?")
-                        }
-                        None => {
-                            format!("unknown jitter `\"{other}\"`; expected one of {JITTERS}")
-                        }
-                    };
+                    // (`"Equal"`: the name in another case.)
+                    let lower = other.to_lowercase();
+                    let same = JITTER_NAMES.iter().find(|n| **n == lower).copied();
+                    let message =
+                        match same.or_else(|| crate::errors::closest(&lower, &JITTER_NAMES)) {
+                            Some(best) => {
+                                format!("unknown jitter `\"{other}\"`; did you mean `\"{best}\"`?")
+                            }
+                            None => {
+                                format!("unknown jitter `\"{other}\"`; expected one of {JITTERS}")
+                            }
+                        };
                     return Err(syn::Error::new(lit.span(), message));
                 }
             };
@@ -515,9 +524,10 @@ pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, S
             format!("expected a jitter: one of {JITTERS}"),
         )),
         // `jitters::SLOW`: a `static` of another module.
-        Expr::Path(path) if path.qself.is_none() => {
-            Ok((JitterKind::Custom(Custom(path.to_token_stream())), path.span()))
-        }
+        Expr::Path(path) if path.qself.is_none() => Ok((
+            JitterKind::Custom(Custom(path.to_token_stream())),
+            path.span(),
+        )),
         _ => Err(runtime.not_literal(expr)),
     }
 }

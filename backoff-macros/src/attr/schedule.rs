@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
+use super::Attempts;
 use super::defaults;
 use super::names::StrategyKind;
-use super::Attempts;
 use super::strategy::StrategyArg;
 
 /// How far the evaluator looks for the delay that reaches the stop.

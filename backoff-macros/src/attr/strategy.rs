@@ -8,7 +8,9 @@ use syn::{Ident, Lit, Token};
 
 use super::defaults;
 use super::literal::{DurationArg, FactorArg, Slot, parse_duration, parse_factor};
-use super::names::{JitterKind, OTHER_ARGUMENTS, StrategyKind, equivalent, param_home, top_level_home};
+use super::names::{
+    JitterKind, OTHER_ARGUMENTS, StrategyKind, equivalent, param_home, top_level_home,
+};
 use super::suggest::{example, list, param_example, unknown};
 use super::syntax::{comma_separated, eq, in_parens, named_value, optional_value, shown_value};
 use crate::duration;

@@ -79,7 +79,10 @@ pub(super) fn kind_entry(
 ) -> (TokenStream, TokenStream) {
     let (ty, ctor) = strategy_parts(p, Some(strategy));
     let kind = strategy.kind;
-    let j = jitter(p, &chosen.cloned().unwrap_or_else(|| strategy.default_jitter()));
+    let j = jitter(
+        p,
+        &chosen.cloned().unwrap_or_else(|| strategy.default_jitter()),
+    );
     let a = attempts(limit);
     if is_builtin(kind) {
         let variant = builtin_variant(kind);

@@ -300,7 +300,10 @@ fn composed_parts(p: &Ident, s: &StrategyArg) -> (TokenStream, TokenStream) {
 /// The jitter of a strategy (default: exponential) when `jitter` is not
 /// given.
 pub(super) fn default_jitter(strategy: Option<&StrategyArg>) -> JitterKind {
-    strategy.map_or(defaults::jitter(StrategyKind::Exponential), StrategyArg::default_jitter)
+    strategy.map_or(
+        defaults::jitter(StrategyKind::Exponential),
+        StrategyArg::default_jitter,
+    )
 }
 
 /// `.factor(f)` and `.max_delay(max)`, as given.
@@ -382,7 +385,12 @@ pub(super) fn jitter(p: &Ident, kind: &JitterKind) -> TokenStream {
         // (Spanned on the name: a value that is no `Jitterer` is an error
         // there.)
         JitterKind::Custom(ref path) => {
-            let span = path.0.clone().into_iter().next().map_or_else(Span::call_site, |t| t.span());
+            let span = path
+                .0
+                .clone()
+                .into_iter()
+                .next()
+                .map_or_else(Span::call_site, |t| t.span());
             let path = &path.0;
             quote_spanned!(span=> #p::Jitter::Custom(&#path))
         }

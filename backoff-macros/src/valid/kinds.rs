@@ -44,7 +44,10 @@ pub(crate) fn check_kinds(args: &RetryArgs, errors: &mut Errors) {
         ));
     }
     if let Some(r) = &args.retry_after_max
-        && !args.on.iter().any(|arm| matches!(arm.action, OnAction::After(_)))
+        && !args
+            .on
+            .iter()
+            .any(|arm| matches!(arm.action, OnAction::After(_)))
         && args.when_ok.is_none()
     {
         errors.push(syn::Error::new(

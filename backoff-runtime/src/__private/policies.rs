@@ -216,11 +216,17 @@ mod tests {
         );
         // Without a jitter, the strategy's default: the constructors'.
         let exponential = Fixed::<ExponentialOf<{ 100 * MS }>, false>::REF;
-        assert_eq!(exponential.jitter_kind(), Policy::exponential(ms(100)).jitter_kind());
+        assert_eq!(
+            exponential.jitter_kind(),
+            Policy::exponential(ms(100)).jitter_kind()
+        );
         let immediate = Fixed::<Immediate, false>::REF;
         assert_eq!(immediate.jitter_kind(), Policy::immediate().jitter_kind());
         let decorrelated = Fixed::<DecorrelatedOf<{ 5 * MS }>, true>::REF;
-        assert_eq!(decorrelated.jitter_kind(), Policy::decorrelated(ms(5)).jitter_kind());
+        assert_eq!(
+            decorrelated.jitter_kind(),
+            Policy::decorrelated(ms(5)).jitter_kind()
+        );
         assert_eq!(
             *Fixed::<ExponentialOf<{ 10 * MS }, { 1000 * MS }, F15>, true, 2, 5, { 3000 * MS }>::REF,
             Policy::from_strategy(Exponential::new(ms(10)).factor(1.5).max_delay(ms(1000)))
