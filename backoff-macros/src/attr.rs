@@ -196,7 +196,7 @@ impl RetryArgs {
         match name.as_str() {
             "attempts" => {
                 eq(input, &key, "attempts = 5")?;
-                let value = parse_attempts(input, "attempts")?;
+                let value = parse_attempts(input, "attempts", true)?;
                 set(
                     &mut self.attempts,
                     "attempts",
@@ -320,12 +320,15 @@ impl RetryArgs {
             "last_try" => true,
             "give_up" => false,
             other => {
-                return Err(syn::Error::new(
-                    lit.span(),
-                    format!(
+                let message = match crate::errors::closest(other, &["give_up", "last_try"]) {
+                    Some(best) => format!(
+                        "unknown `on_deadline` rule `\"{other}\"`; did you mean `\"{best}\"`?"
+                    ),
+                    None => format!(
                         "unknown `on_deadline` rule `\"{other}\"`; expected `\"give_up\"` or `\"last_try\"`"
                     ),
-                ));
+                };
+                return Err(syn::Error::new(lit.span(), message));
             }
         };
         set(

@@ -54,6 +54,12 @@ pub(super) fn parse_composed(
         ));
     }
     in_parens(input, |content| {
+        if kind == StrategyKind::Steps
+            && let Some(mistake) = steps_mistake(content)
+        {
+            let _ = content.parse::<proc_macro2::TokenStream>();
+            return Err(mistake);
+        }
         let mut errors = Errors::default();
         comma_separated(content, &mut errors, |content, _| {
             parse_item(&mut strategy, content)
@@ -81,6 +87,63 @@ pub(super) fn parse_composed(
         }
         Ok(strategy)
     })
+}
+
+/// `steps(..)` written with numbers for delays, or with strategies: one
+/// error for the whole list, on its first such item.
+fn steps_mistake(content: ParseStream<'_>) -> Option<syn::Error> {
+    use quote::ToTokens;
+    let items = content
+        .fork()
+        .call(syn::punctuated::Punctuated::<syn::Expr, Token![,]>::parse_terminated)
+        .ok()?;
+    let strategy = items.iter().find(|item| {
+        let name = match super::syntax::ungrouped(item) {
+            syn::Expr::Call(call) => match super::syntax::ungrouped(&call.func) {
+                syn::Expr::Path(p) => p.path.get_ident().map(ToString::to_string),
+                _ => None,
+            },
+            syn::Expr::Path(p) => p.path.get_ident().map(ToString::to_string),
+            _ => None,
+        };
+        name.is_some_and(|n| StrategyKind::from_name(&n).is_some())
+    });
+    if let Some(item) = strategy {
+        return Some(syn::Error::new_spanned(
+            item,
+            format!(
+                "`steps` takes delays, as in `{}`, not strategies; to run one strategy after another, write `{}`",
+                composed_example(StrategyKind::Steps),
+                composed_example(StrategyKind::Chain)
+            ),
+        ));
+    }
+    let is_int = |item: &syn::Expr| {
+        matches!(
+            item,
+            syn::Expr::Lit(syn::ExprLit {
+                lit: Lit::Int(_),
+                ..
+            })
+        )
+    };
+    let first = items.iter().find(|item| is_int(item))?;
+    let written: Vec<String> = items
+        .iter()
+        .map(|item| match item {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: Lit::Int(i), ..
+            }) => format!("\"{}s\"", i.base10_digits()),
+            other => other.to_token_stream().to_string(),
+        })
+        .collect();
+    Some(syn::Error::new_spanned(
+        first,
+        format!(
+            "the delays of `steps` are durations with a unit: write `steps({})` for seconds, or `ms` for milliseconds",
+            written.join(", ")
+        ),
+    ))
 }
 
 /// One stage (or delay of `steps`), or the form's own `times = n`.

@@ -56,7 +56,24 @@ pub(super) fn parse_on(key: &Ident, input: ParseStream<'_>) -> syn::Result<OnArm
 }
 
 fn parse_arm(key: &Ident, content: ParseStream<'_>) -> syn::Result<OnArm> {
-    let pat = Pat::parse_multi_with_leading_vert(content)?;
+    if content.is_empty() {
+        return Err(syn::Error::new(
+            key.span(),
+            format!("`on(..)` takes a pattern and its schedule, as in {EXAMPLE}"),
+        ));
+    }
+    let pat = Pat::parse_multi_with_leading_vert(content).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("expected a pattern over `when`'s value, as in {EXAMPLE}"),
+        )
+    })?;
+    if content.peek(Token![if]) {
+        return Err(syn::Error::new(
+            content.span(),
+            "an `on(..)` arm takes a pattern without an `if` guard: the arms are matched without guards, so that a variant left out is an error; decide in `when` instead, returning a variant of its own for this case",
+        ));
+    }
     if content.parse::<Option<Token![,]>>()?.is_none() || content.is_empty() {
         return Err(syn::Error::new_spanned(
             &pat,
@@ -138,7 +155,7 @@ fn parse_setting(name: &Ident, content: ParseStream<'_>, action: &mut OnAction) 
                 return Err(e);
             }
             eq(content, name, "attempts = 5")?;
-            let (value, span) = parse_attempts(content, "attempts")?;
+            let (value, span) = parse_attempts(content, "attempts", false)?;
             *attempts = Some(arg(name.span(), span, value));
         }
         "jitter" => {

@@ -270,13 +270,23 @@ fn signed_number(expr: &Expr) -> Option<syn::Result<(f64, &Expr)>> {
 }
 
 /// `5` or `unlimited`.
-pub(super) fn parse_attempts(input: ParseStream<'_>, what: &str) -> syn::Result<(Attempts, Span)> {
+/// `attempts = n`; `top_level` for the attribute's own (whose run-time
+/// value `policy = ..` can give), not an arm's or `throttled(..)`'s.
+pub(super) fn parse_attempts(
+    input: ParseStream<'_>,
+    what: &str,
+    top_level: bool,
+) -> syn::Result<(Attempts, Span)> {
     let message = "`attempts` takes a whole number of calls (the first included) or `unlimited`";
     let expr: Expr = input
         .parse()
         .map_err(|e| syn::Error::new(e.span(), message))?;
     let expr = ungrouped(&expr);
-    let runtime = Slot::new(what, "5", Some("Policy::exponential(..).attempts({})"));
+    let runtime = Slot::new(
+        what,
+        "5",
+        top_level.then_some("Policy::exponential(..).attempts({})"),
+    );
     if let Expr::Path(path) = expr
         && let Some(ident) = path.path.get_ident()
     {
@@ -317,10 +327,15 @@ pub(super) fn parse_attempts(input: ParseStream<'_>, what: &str) -> syn::Result<
         }
         Expr::Lit(syn::ExprLit {
             lit: Lit::Str(s), ..
-        }) => Err(syn::Error::new(
-            s.span(),
-            format!("{message}, without quotes: `{what} = {}`", s.value()),
-        )),
+        }) => {
+            let text = s.value();
+            let fix = if text == "unlimited" || text.parse::<u64>().is_ok() {
+                format!(", without quotes: `{what} = {text}`")
+            } else {
+                format!(", as in `{what} = 5`")
+            };
+            Err(syn::Error::new(s.span(), format!("{message}{fix}")))
+        }
         Expr::Unary(syn::ExprUnary {
             op: syn::UnOp::Neg(_),
             ..

@@ -193,9 +193,11 @@ fn parse_param(
             Lit::Int(i) => Some(format!("{}ms", i.base10_digits())),
             _ => None,
         };
+        // (`base`, or `unit` for `sidekiq` and `buckets`.)
+        let param = kind.params().first().copied().unwrap_or("base");
         let message = match value {
             Some(value) => format!(
-                "`{}` takes named parameters: write `{}(base = \"{value}\")`",
+                "`{}` takes named parameters: write `{}({param} = \"{value}\")`",
                 kind.name(),
                 kind.name(),
             ),

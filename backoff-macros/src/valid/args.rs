@@ -17,7 +17,7 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
     if let Some(t) = &args.throttled {
         // (Composed or not: each stage's parameters, `times`, ..; as an
         // `on(..)` arm's schedule.)
-        super::schedule::check_arm_schedule(&t.value.strategy, errors);
+        super::schedule::check_arm_schedule(&t.value.strategy, t.value.attempts.as_ref(), errors);
         if let Some(attempts) = &t.value.attempts {
             check_attempts(attempts, errors);
             // The runtime's `kind::MAX_KIND_ATTEMPTS`: the throttled

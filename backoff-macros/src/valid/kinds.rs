@@ -104,7 +104,7 @@ fn check_arm(arm: &OnArm, errors: &mut Errors) {
         return;
     };
     // (Composed or not: each stage's parameters, `times`, ..)
-    super::schedule::check_arm_schedule(strategy, errors);
+    super::schedule::check_arm_schedule(strategy, attempts.as_ref(), errors);
     if let Some(attempts) = attempts {
         check_attempts(attempts, errors);
         // The runtime's `kind::MAX_KIND_ATTEMPTS`: a call counts each

@@ -184,9 +184,17 @@ fn never_stops(
 }
 
 /// One strategy and its stages; `within` is the form it is a stage of.
-/// Checks an `on(..)` arm's strategy, composed or not.
-pub(super) fn check_arm_schedule(s: &StrategyArg, errors: &mut Errors) {
+/// Checks an `on(..)` arm's strategy (or `throttled(..)`'s), composed or
+/// not, against the arm's own `attempts`.
+pub(super) fn check_arm_schedule(
+    s: &StrategyArg,
+    attempts: Option<&Arg<Attempts>>,
+    errors: &mut Errors,
+) {
     check_tree(s, None, errors);
+    if s.kind == StrategyKind::Chain {
+        check_reachable(s, attempts, errors);
+    }
 }
 
 fn check_tree(s: &StrategyArg, within: Option<StrategyKind>, errors: &mut Errors) {
