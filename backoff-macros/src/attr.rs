@@ -3,7 +3,7 @@
 //! carries on with the next, so that all mistakes surface together; checks
 //! that involve several arguments live in `valid.rs`.
 
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{Span, TokenStream};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
@@ -24,13 +24,13 @@ mod syntax;
 mod tests;
 mod values;
 
+use compose::parse_strategy;
 pub(crate) use kinds::{OnAction, OnArm};
 pub(crate) use literal::{DurationArg, attempts_out_of_range};
 use literal::{Slot, parse_attempts, parse_duration, parse_jitter};
 pub(crate) use names::{JitterKind, StrategyKind, arguments};
 pub(crate) use strategy::StrategyArg;
-use strategy::parse_strategy;
-use suggest::{list, positional_literal, unknown_argument};
+use suggest::{Scan, list, positional_literal, unknown_argument};
 pub(crate) use syntax::ungrouped;
 use syntax::{comma_separated, eq, span_range};
 use values::{check_callable, check_path, parse_clone, parse_hedge, parse_throttled};
@@ -480,44 +480,6 @@ fn set<T>(slot: &mut Option<Arg<T>>, name: &str, value: Arg<T>, end: Span) -> sy
     }
     *slot = Some(value);
     Ok(())
-}
-
-/// The first strategy at the top level of the attribute, found before
-/// parsing, for the messages about a strategy parameter written beside it.
-#[derive(Default)]
-struct Scan {
-    strategy: Option<StrategyKind>,
-    /// Whether that strategy already has parameters in parentheses.
-    with_params: bool,
-}
-
-impl Scan {
-    fn new(tokens: &TokenStream) -> Scan {
-        let mut scan = Scan::default();
-        let mut at_start = true;
-        let mut tokens = tokens.clone().into_iter().peekable();
-        while let Some(tt) = tokens.next() {
-            match &tt {
-                TokenTree::Punct(p) if p.as_char() == ',' => {
-                    at_start = true;
-                    continue;
-                }
-                TokenTree::Ident(ident) if at_start => {
-                    if let Some(kind) = StrategyKind::from_name(&ident.unraw().to_string()) {
-                        scan.strategy = Some(kind);
-                        scan.with_params = matches!(
-                            tokens.peek(),
-                            Some(TokenTree::Group(g)) if !g.stream().is_empty()
-                        );
-                        return scan;
-                    }
-                }
-                _ => {}
-            }
-            at_start = false;
-        }
-        scan
-    }
 }
 
 /// Whether an attribute written `#[retry = ...]` (its source text, from

@@ -8,9 +8,10 @@ use syn::ext::IdentExt;
 use syn::parse::ParseStream;
 use syn::{Expr, Ident, Pat, Token};
 
+use super::compose::parse_strategy;
 use super::literal::{parse_attempts, parse_jitter};
 use super::names::{JitterKind, OTHER_ARGUMENTS, StrategyKind};
-use super::strategy::{StrategyArg, parse_strategy};
+use super::strategy::StrategyArg;
 use super::syntax::{eq, in_parens};
 use super::{Arg, Attempts, arg};
 

@@ -1,17 +1,18 @@
-//! The strategy argument (`exponential(base = "100ms", ..)` and its kin) and
-//! its parameters.
+//! The strategy argument (`exponential(base = "100ms", ..)` and its kin),
+//! its parameters, and the ones only a stage of a composed form takes
+//! (`times`) or refuses (`jitter`).
 
 use proc_macro2::{Span, TokenStream};
 use syn::ext::IdentExt;
 use syn::parse::ParseStream;
-use syn::{Ident, Lit, Token};
+use syn::{Ident, Lit, LitInt, Token};
 
 use super::defaults;
 use super::literal::{DurationArg, FactorArg, Slot, parse_duration, parse_factor};
 use super::names::{
     JitterKind, OTHER_ARGUMENTS, StrategyKind, equivalent, param_home, top_level_home,
 };
-use super::suggest::{example, list, param_example, unknown};
+use super::suggest::{composed_example, example, list, param_example, unknown};
 use super::syntax::{comma_separated, eq, in_parens, named_value, optional_value, shown_value};
 use crate::duration;
 use crate::errors::Errors;
@@ -80,26 +81,14 @@ impl StrategyArg {
     }
 }
 
-/// `exponential`, `exponential(...)`, `constant("1s")`, `immediate`.
-pub(super) fn parse_strategy(
-    kind: StrategyKind,
+/// A strategy that is not composed: `exponential`, `exponential(...)`,
+/// `constant("1s")`, `immediate`.
+pub(super) fn parse_leaf(
+    strategy: StrategyArg,
     key: &Ident,
     input: ParseStream<'_>,
 ) -> syn::Result<StrategyArg> {
-    parse_strategy_at(kind, key, input, false)
-}
-
-/// [`parse_strategy`], or a stage of another form when `nested`.
-pub(super) fn parse_strategy_at(
-    kind: StrategyKind,
-    key: &Ident,
-    input: ParseStream<'_>,
-    nested: bool,
-) -> syn::Result<StrategyArg> {
-    let strategy = StrategyArg::new(kind, key.span(), nested);
-    if kind.takes_stages() || kind == StrategyKind::Steps {
-        return super::compose::parse_composed(strategy, key, input);
-    }
+    let kind = strategy.kind;
     if input.peek(Token![=]) {
         return Err(syn::Error::new(
             key.span(),
@@ -220,7 +209,7 @@ fn parse_param(
         )
     })?;
     let name = key.unraw().to_string();
-    if let Some(done) = super::compose::parse_stage_param(strategy, &key, &name, input) {
+    if let Some(done) = parse_stage_param(strategy, &key, &name, input) {
         return done;
     }
     if !kind.params().contains(&name.as_str()) {
@@ -332,4 +321,56 @@ fn unknown_param(
         );
     }
     unknown(key, &format!("`{strategy}` parameter"), kind.params())
+}
+
+/// `times = n` or `jitter = ..` inside a strategy's parentheses: `None`
+/// when `name` is neither, else the parameter parsed or its error.
+pub(super) fn parse_stage_param(
+    strategy: &mut StrategyArg,
+    key: &Ident,
+    name: &str,
+    input: ParseStream<'_>,
+) -> Option<syn::Result<()>> {
+    match name {
+        "times" => Some(parse_times(strategy, key, input)),
+        "jitter" if strategy.nested => {
+            // (The caller drops the value: the error is about the name.)
+            Some(Err(syn::Error::new(
+                key.span(),
+                "`jitter` applies once, to the composed delay, not to one stage; remove it here and write it after the whole strategy, as in `chain(..), jitter = \"full\"`",
+            )))
+        }
+        _ => None,
+    }
+}
+
+fn parse_times(strategy: &mut StrategyArg, key: &Ident, input: ParseStream<'_>) -> syn::Result<()> {
+    if !strategy.nested {
+        return Err(syn::Error::new(
+            key.span(),
+            format!(
+                "`times` belongs to a stage of `chain`, as in `{}`; for the whole call's limit write `attempts = ..`",
+                composed_example(StrategyKind::Chain)
+            ),
+        ));
+    }
+    eq(input, key, "times = 3")?;
+    let lit: LitInt = input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "`times` takes a whole number of retries, as in `times = 3`",
+        )
+    })?;
+    let value = lit.base10_parse::<u64>()?;
+    if strategy.times.is_some() {
+        return Err(syn::Error::new(
+            key.span(),
+            "duplicate parameter `times`: it is already given; keep one",
+        ));
+    }
+    strategy.times = Some(TimesArg {
+        value,
+        span: key.span(),
+    });
+    Ok(())
 }

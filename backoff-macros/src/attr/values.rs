@@ -6,9 +6,9 @@ use syn::ext::IdentExt;
 use syn::parse::ParseStream;
 use syn::{Expr, Ident, Token};
 
+use super::compose::parse_strategy;
 use super::literal::{Slot, parse_attempts, parse_duration};
 use super::names::StrategyKind;
-use super::strategy::parse_strategy;
 use super::syntax::{eq, in_parens, shown_value, ungrouped};
 use super::{Hedge, Throttled, arg};
 

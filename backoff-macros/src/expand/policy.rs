@@ -8,8 +8,8 @@ use quote::{quote, quote_spanned};
 use syn::Ident;
 
 use crate::attr::defaults;
-use crate::attr::schedule::{StopAt, stop_at};
-use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
+use crate::attr::schedule::{StopAt, arm_limit, stop_at};
+use crate::attr::{Attempts, JitterKind, OnAction, RetryArgs, StrategyArg, StrategyKind};
 
 // Input:  the strategy, attempts, jitter and max_elapsed arguments, or `policy = EXPR`.
 // Output: `static __BACKOFF_POLICY: Origin<'static, _> = Origin::new(&Policy::..., CLOCK);`
@@ -20,7 +20,7 @@ use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
 //         or for a composed schedule, `sidekiq` or `buckets`
 //         `static __BACKOFF_THROTTLED: Policy<Chain<..>> = ...;` and
 //         `.throttled_kind(Kind::of("throttled", &__BACKOFF_THROTTLED))`:
-//         the entry an `on(..)` arm builds (`kinds::kind_entry`).
+//         the entry an `on(..)` arm builds (`kind_entry`).
 pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -> TokenStream {
     if let Some(policy) = &args.policy {
         let expr = &policy.value;
@@ -73,18 +73,134 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
             .filter(|_| t.strategy.kind != StrategyKind::Decorrelated);
         let policy = Ident::new("__BACKOFF_THROTTLED", Span::call_site());
         let limit = t.attempts.as_ref().map(|a| a.value);
-        let (static_policy, kind) =
-            super::kinds::kind_entry(p, "throttled", &policy, &t.strategy, jitter, limit);
+        let (static_policy, kind) = kind_entry(p, "throttled", &policy, &t.strategy, jitter, limit);
         throttled_static = static_policy;
         chain.extend(quote!(.throttled_kind(#kind)));
     }
-    chain.extend(super::kinds::kinds_setters(args));
-    let kinds = super::kinds::kinds_static(args, p);
+    chain.extend(kinds_setters(args));
+    let kinds = kinds_static(args, p);
     quote! {
         #kinds
         #throttled_static
         static __BACKOFF_POLICY: #p::Origin<'static, #ty> = #p::Origin::new(&#chain, #clock);
     }
+}
+
+// Input:  the `on(..)` arms (none: nothing).
+// Output: static __BACKOFF_KIND_1: Policy<Chain<..>> = Policy::from_strategy(Chain::new(..)).jitter(..);
+//         static __BACKOFF_KINDS: [Kind; N] = [
+//             Kind::new("Failure::Transient", Policy::from_strategy(Builtin::Exponential(..)).jitter(..).attempts(5)),
+//             Kind::of("Failure::Conflict", &__BACKOFF_KIND_1),   // composed, `sidekiq`, `buckets`
+//             Kind::named("Failure::Permanent"),   // `stop` and `after = EXPR`
+//         ];
+//         An arm without `jitter` takes the top-level `jitter` (but for
+//         `decorrelated`, random by itself), else its strategy's default;
+//         without `attempts`, the default, 3; beside `stop_at_delay`, the
+//         attempt count the rule gives its schedule, if smaller or not given.
+pub(super) fn kinds_static(args: &RetryArgs, p: &Ident) -> TokenStream {
+    if args.on.is_empty() {
+        return TokenStream::new();
+    }
+    let top_jitter = args.jitter.as_ref().map(|j| &j.value);
+    // Arms on a strategy that is not a `Builtin` (composed, `sidekiq`,
+    // `buckets`): a `static` policy each, which the kind refers to.
+    let mut policies = TokenStream::new();
+    let kinds: Vec<TokenStream> = args
+        .on
+        .iter()
+        .enumerate()
+        .map(|(i, arm)| {
+            let name = &arm.text;
+            let OnAction::Schedule {
+                strategy,
+                attempts: limit,
+                jitter: own,
+            } = &arm.action
+            else {
+                return quote!(#p::Kind::named(#name));
+            };
+            let kind = strategy.kind;
+            let chosen = own
+                .as_ref()
+                .map(|j| &j.value)
+                .or(top_jitter.filter(|_| kind != StrategyKind::Decorrelated));
+            let stop = args.stop_at_delay.as_ref().map(|s| s.value.value);
+            let limit = arm_limit(strategy, limit.as_ref().map(|a| a.value), stop);
+            let policy = Ident::new(&format!("__BACKOFF_KIND_{i}"), Span::call_site());
+            let (static_policy, kind) = kind_entry(p, name, &policy, strategy, chosen, limit);
+            policies.extend(static_policy);
+            kind
+        })
+        .collect();
+    let n = args.on.len();
+    quote! {
+        #policies
+        static __BACKOFF_KINDS: [#p::Kind; #n] = [#(#kinds),*];
+    }
+}
+
+// Input:  a kind's name, its strategy, jitter (`None`: the strategy's
+//         default) and attempt limit.
+// Output: `Kind::new(name, Policy::from_strategy(Builtin::..(..)).jitter(..).attempts(n))`
+//         for a builtin strategy; else, beside it,
+//         `static #policy: Policy<Chain<..>> = Policy::from_strategy(..).jitter(..).attempts(n);`
+//         and `Kind::of(name, &#policy)`. An `on(..)` arm's entry, and the
+//         throttled kind.
+pub(super) fn kind_entry(
+    p: &Ident,
+    name: &str,
+    policy: &Ident,
+    strategy: &StrategyArg,
+    chosen: Option<&JitterKind>,
+    limit: Option<Attempts>,
+) -> (TokenStream, TokenStream) {
+    let (ty, ctor) = strategy_parts(p, Some(strategy));
+    let kind = strategy.kind;
+    let j = jitter(
+        p,
+        &chosen.cloned().unwrap_or_else(|| strategy.default_jitter()),
+    );
+    let a = attempts(limit);
+    if is_builtin(kind) {
+        let variant = builtin_variant(kind);
+        let entry = quote! {
+            #p::Kind::new(#name, #p::Policy::from_strategy(#p::Builtin::#variant(#ctor)).jitter(#j) #a)
+        };
+        return (TokenStream::new(), entry);
+    }
+    let static_policy = quote! {
+        static #policy: #p::Policy<#ty> = #p::Policy::from_strategy(#ctor).jitter(#j) #a;
+    };
+    (static_policy, quote!(#p::Kind::of(#name, &#policy)))
+}
+
+/// Whether the runtime's `Builtin` holds `kind`'s strategy (held by value
+/// in the kind); the others live in a `static` policy of their own (for an
+/// `on(..)` arm and for `throttled`).
+pub(super) fn is_builtin(kind: StrategyKind) -> bool {
+    matches!(
+        kind,
+        StrategyKind::Exponential
+            | StrategyKind::Linear
+            | StrategyKind::Constant
+            | StrategyKind::Fibonacci
+            | StrategyKind::Decorrelated
+            | StrategyKind::Immediate
+    )
+}
+
+// Input:  the `on(..)` arms and the top-level `attempts`.
+// Output: `.kinds(&__BACKOFF_KINDS)`, and `.unlimited_attempts()` unless
+//         `attempts` was given (the arms' limits bound the call).
+pub(super) fn kinds_setters(args: &RetryArgs) -> TokenStream {
+    if args.on.is_empty() {
+        return TokenStream::new();
+    }
+    let unlimited = args
+        .attempts
+        .is_none()
+        .then(|| quote!(.unlimited_attempts()));
+    quote!(.kinds(&__BACKOFF_KINDS) #unlimited)
 }
 
 // Input:  the strategy, attempts, jitter and max_elapsed arguments (no
@@ -328,7 +444,7 @@ fn strategy_setters(p: &Ident, strategy: Option<&StrategyArg>) -> TokenStream {
 /// check beside `attempts`, unlimited unless given.
 fn stop_rule(args: &RetryArgs) -> (Option<Attempts>, Option<Duration>) {
     let given = args.attempts.as_ref().map(|a| a.value);
-    // (Beside `on(..)`, it applies to each arm: `kinds::kinds_static`.)
+    // (Beside `on(..)`, it applies to each arm: `kinds_static`.)
     let Some(stop) = args.stop_at_delay.as_ref().filter(|_| args.on.is_empty()) else {
         return (given, None);
     };

@@ -7,7 +7,7 @@
 use crate::attr::{Attempts, JitterKind, OnAction, OnArm, RetryArgs, StrategyArg, StrategyKind};
 use crate::errors::Errors;
 
-use super::args::check_attempts;
+use super::schedule::check_attempts;
 
 /// The most `on(..)` arms: the runtime's `kind::MAX_KINDS`.
 pub(crate) const MAX_ARMS: usize = 8;

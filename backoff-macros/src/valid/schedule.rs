@@ -9,8 +9,6 @@ use crate::attr::{Arg, Attempts, JitterKind, OnAction, RetryArgs, StrategyArg, S
 use crate::duration;
 use crate::errors::Errors;
 
-use super::args::check_strategy;
-
 /// Checks the main strategy, composed or not (`throttled`'s is checked
 /// with the other arguments, as an `on(..)` arm's).
 pub(super) fn check_schedule(args: &RetryArgs, errors: &mut Errors) {
@@ -324,4 +322,84 @@ fn check_range(jitter: &Arg<JitterKind>, errors: &mut Errors) {
         return;
     };
     errors.push(syn::Error::new(jitter.span, message));
+}
+
+/// Checks one strategy's parameters.
+fn check_strategy(s: &StrategyArg, errors: &mut Errors) {
+    if matches!(s.kind, StrategyKind::Sidekiq | StrategyKind::Buckets) {
+        // (`unit` scales a formula whose own cap is `max`.)
+        if let Some(unit) = s.base.as_ref().filter(|u| u.value.is_zero()) {
+            errors.push(syn::Error::new(
+                unit.span,
+                format!(
+                    "`unit` must be above zero: `{}` counts its delays in units; to retry without waiting, write `immediate`",
+                    s.kind.name()
+                ),
+            ));
+        }
+        return;
+    }
+    if let Some(base) = &s.base {
+        if base.value.is_zero() {
+            let what = if s.kind == StrategyKind::Constant {
+                "the delay of `constant`"
+            } else {
+                "`base`"
+            };
+            errors.push(syn::Error::new(
+                base.span,
+                format!("{what} must be above zero; to retry without waiting, write `immediate`"),
+            ));
+        } else if s.kind != StrategyKind::Constant {
+            let (max, which) = match &s.max {
+                Some(max) => (max.value, "`max`".to_owned()),
+                None => (
+                    defaults::MAX,
+                    format!("the default `max` (`{}`)", defaults::literal(defaults::MAX)),
+                ),
+            };
+            if base.value > max {
+                errors.push(syn::Error::new(
+                    base.span,
+                    format!("`base` is above {which}; lower `base` or raise `max`"),
+                ));
+            }
+        }
+    } else if let Some(max) = &s.max
+        && s.kind != StrategyKind::Constant
+        && max.value < defaults::BASE
+    {
+        errors.push(syn::Error::new(
+            max.span,
+            format!(
+                "`max` is below the default `base` (`{}`); raise `max` or give a lower `base`",
+                defaults::literal(defaults::BASE)
+            ),
+        ));
+    }
+    if let Some(factor) = &s.factor
+        && (!factor.value.is_finite() || factor.value <= 1.0)
+    {
+        errors.push(syn::Error::new(
+            factor.span,
+            "`factor` must be a finite number above 1, as in `factor = 2` or `factor = 1.5`",
+        ));
+    }
+}
+
+/// Checks an attempt limit.
+pub(super) fn check_attempts(attempts: &Arg<Attempts>, errors: &mut Errors) {
+    if let Attempts::Limited(n) = attempts.value {
+        if n == 0 {
+            errors.push(syn::Error::new(
+                attempts.span,
+                "`attempts = 0` would never call the function; `attempts` counts calls, the first included, so it must be at least 1",
+            ));
+        } else if n > u64::from(u32::MAX) {
+            errors.push(syn::Error::new(
+                attempts.span,
+                crate::attr::attempts_out_of_range(n),
+            ));
+        }
+    }
 }
