@@ -380,6 +380,7 @@ async fn spread_reads_a_composed_schedule() {
 }
 
 /// A jitterer of one's own: a second more than each delay.
+#[derive(Debug)]
 struct PlusASecond;
 
 impl Jitterer for PlusASecond {
@@ -391,6 +392,7 @@ impl Jitterer for PlusASecond {
 static PLUS_A_SECOND: PlusASecond = PlusASecond;
 
 /// One that draws from the call's random source: uniform in `[d, 2d]`.
+#[derive(Debug)]
 struct UpToDouble;
 
 impl Jitterer for UpToDouble {

@@ -56,7 +56,7 @@ use crate::nanos;
 ///     assert!(d >= Duration::from_millis(750) && d <= Duration::from_millis(1250));
 /// }
 /// ```
-#[derive(Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Jitter {
     /// No randomness: sleep exactly the strategy's delay.
     None,
@@ -163,6 +163,7 @@ pub enum Jitter {
 /// use std::time::Duration;
 ///
 /// /// At least the delay, and up to a second more.
+/// #[derive(Debug)]
 /// struct PlusUpToASecond;
 ///
 /// impl Jitterer for PlusUpToASecond {
@@ -189,36 +190,16 @@ pub enum Jitter {
     label = "not a `Jitterer`",
     note = "implement `backoff_runtime::jitter::Jitterer` for your type, or write one of the jitters by name, as in `jitter = \"full\"`"
 )]
-pub trait Jitterer: Sync {
+pub trait Jitterer: Sync + core::fmt::Debug {
     /// The sleep for `delay` (the strategy's delay, at most its maximum).
     fn jitter(&self, delay: Duration, rng: &mut JitterRng) -> Duration;
 }
 
-/// Each variant with its values; a [`Jitter::Custom`] as `Custom(..)`.
-impl core::fmt::Debug for Jitter {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            Jitter::None => f.write_str("None"),
-            Jitter::Full => f.write_str("Full"),
-            Jitter::Equal => f.write_str("Equal"),
-            Jitter::Scattered(r) => f.debug_tuple("Scattered").field(r).finish(),
-            Jitter::Range(lo, hi) => f.debug_tuple("Range").field(lo).field(hi).finish(),
-            Jitter::Spread => f.write_str("Spread"),
-            Jitter::Custom(_) => f.write_str("Custom(..)"),
-        }
-    }
-}
-
-/// Equal variants with equal values; two [`Jitter::Custom`] when they
-/// point at the same value.
-impl PartialEq for Jitter {
+/// Two jitterers are equal when they are the same value (what
+/// [`Jitter`]'s `PartialEq` compares for [`Jitter::Custom`]).
+impl PartialEq for dyn Jitterer {
     fn eq(&self, other: &Self) -> bool {
-        match (self, other) {
-            (Jitter::Scattered(a), Jitter::Scattered(b)) => a == b,
-            (Jitter::Range(a, b), Jitter::Range(c, d)) => a == c && b == d,
-            (Jitter::Custom(a), Jitter::Custom(b)) => core::ptr::addr_eq(*a, *b),
-            _ => core::mem::discriminant(self) == core::mem::discriminant(other),
-        }
+        core::ptr::addr_eq(self, other)
     }
 }
 
@@ -432,23 +413,23 @@ impl JitterRng {
     /// This generator with its phase set (zero: to be drawn).
     #[inline]
     pub(crate) const fn with_phase(mut self, phase: u32) -> Self {
-        match &mut self.state {
-            RngState::Entropy { phase: p, .. }
-            | RngState::Unseeded { phase: p, .. }
-            | RngState::Seeded { phase: p, .. } => *p = phase,
-        }
+        *self.phase_mut() = phase;
         self
+    }
+
+    const fn phase_mut(&mut self) -> &mut u32 {
+        match &mut self.state {
+            RngState::Entropy { phase, .. }
+            | RngState::Unseeded { phase, .. }
+            | RngState::Seeded { phase, .. } => phase,
+        }
     }
 
     /// Draws the phase (never zero, which stands for "not drawn").
     #[cold]
     fn draw_phase(&mut self) -> u32 {
         let phase = ((self.next_u64() >> 32) as u32).max(1);
-        match &mut self.state {
-            RngState::Entropy { phase: p, .. }
-            | RngState::Unseeded { phase: p, .. }
-            | RngState::Seeded { phase: p, .. } => *p = phase,
-        }
+        *self.phase_mut() = phase;
         phase
     }
 

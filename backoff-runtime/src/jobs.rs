@@ -158,23 +158,14 @@ impl<S: Strategy> Policy<S> {
         }
         // (With `stop_at_delay`, this retry's own delay is checked: the
         // same rule as a call's for a schedule that never shrinks.)
-        match self.delay_stop() {
-            None => Some(policy::backoff(
-                strategy,
-                jitter,
-                retry,
-                &mut previous,
-                &mut rng_of(key, retry),
-            )),
-            Some(stop) => policy::backoff_before(
-                strategy,
-                jitter,
-                retry,
-                &mut previous,
-                &mut rng_of(key, retry),
-                stop,
-            ),
-        }
+        let rule = (jitter, self.delay_stop());
+        policy::backoff_within(
+            strategy,
+            rule,
+            retry,
+            &mut previous,
+            &mut rng_of(key, retry),
+        )
     }
 }
 

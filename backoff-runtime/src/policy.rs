@@ -2,7 +2,6 @@
 //! used for any number of calls.
 
 use crate::name::Name;
-use core::fmt;
 use core::time::Duration;
 
 use crate::jitter::{Jitter, JitterRng};
@@ -61,7 +60,7 @@ pub const DEFAULT_RETRY_AFTER_MAX: Duration = Duration::from_secs(5 * 60);
 /// let ms: Vec<u128> = policy.delays().map(|d| d.as_millis()).collect();
 /// assert_eq!(ms, [100, 200, 400, 600, 600]);
 /// ```
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Policy<S = Builtin> {
     strategy: S,
     settings: Settings,
@@ -70,7 +69,7 @@ pub struct Policy<S = Builtin> {
 /// A policy's settings besides its strategy, which are generic over
 /// nothing: the retry state's general path reads them through one pointer,
 /// whatever the strategy.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Settings {
     pub(crate) jitter: Jitter,
     /// Total calls allowed, the first included; `None` is unlimited.
@@ -116,37 +115,6 @@ impl Settings {
     #[inline]
     pub(crate) const fn allows_retry_after(&self, failures: u32) -> bool {
         allows(self.attempts, failures)
-    }
-}
-
-/// Flat, as one struct: the strategy and each setting.
-impl<S: fmt::Debug> fmt::Debug for Policy<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Settings {
-            jitter,
-            attempts,
-            max_elapsed,
-            retry_after_max,
-            seed,
-            throttled,
-            kinds,
-            name,
-            stop_at,
-            on_deadline,
-        } = &self.settings;
-        f.debug_struct("Policy")
-            .field("strategy", &self.strategy)
-            .field("jitter", jitter)
-            .field("attempts", attempts)
-            .field("max_elapsed", max_elapsed)
-            .field("retry_after_max", retry_after_max)
-            .field("seed", seed)
-            .field("throttled", throttled)
-            .field("kinds", kinds)
-            .field("name", name)
-            .field("stop_at", stop_at)
-            .field("on_deadline", on_deadline)
-            .finish()
     }
 }
 
@@ -769,15 +737,16 @@ fn spread<T: Strategy + ?Sized>(strategy: &T, retry: u32, rng: &mut JitterRng) -
 /// before jitter, a random strategy's [`Strategy::central_delay`]) reaches
 /// `stop` (see [`Policy::stop_at_delay`]).
 #[inline]
-pub(crate) fn backoff_before<T: Strategy + ?Sized>(
+pub(crate) fn backoff_within<T: Strategy + ?Sized>(
     strategy: &T,
-    jitter: Jitter,
+    (jitter, stop): (Jitter, Option<Duration>),
     retry: u32,
     previous: &mut Option<Duration>,
     rng: &mut JitterRng,
-    stop: Duration,
 ) -> Option<Duration> {
-    if strategy.central_delay(retry) >= stop {
+    if let Some(stop) = stop
+        && strategy.central_delay(retry) >= stop
+    {
         return None;
     }
     Some(backoff(strategy, jitter, retry, previous, rng))
@@ -826,17 +795,8 @@ impl<S: Strategy> Policy<S> {
         previous: &mut Option<Duration>,
         rng: &mut JitterRng,
     ) -> Option<Duration> {
-        match self.settings.stop_at {
-            None => Some(self.backoff(retry, previous, rng)),
-            Some(stop) => backoff_before(
-                &self.strategy,
-                self.settings.jitter,
-                retry,
-                previous,
-                rng,
-                stop,
-            ),
-        }
+        let rule = (self.settings.jitter, self.settings.stop_at);
+        backoff_within(&self.strategy, rule, retry, previous, rng)
     }
 
     /// The schedule: the sleeps a call would make if every attempt failed at
