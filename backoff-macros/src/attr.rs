@@ -89,6 +89,8 @@ pub(crate) struct RetryArgs {
     pub(crate) context_mut: Option<Token![mut]>,
     /// `clone(a, b)`: the by-value parameters each attempt clones.
     pub(crate) clone: Option<Arg<Vec<Ident>>>,
+    /// `preset = "external_api"`: its name, a row of `defaults::PRESETS`.
+    pub(crate) preset: Option<Arg<&'static str>>,
     /// `on(PATTERN, ..)`: a schedule per kind of failure, in the order
     /// written (each arm may be given any number of times).
     pub(crate) on: Vec<OnArm>,
@@ -147,7 +149,37 @@ impl RetryArgs {
         if let Err(e) = parser.parse2(tokens) {
             errors.push(e);
         }
+        args.fill_preset();
         args
+    }
+
+    /// `preset`'s strategy and `attempts` where none is written (its full
+    /// jitter is the exponential's default); beside `on(..)`, `policy` or
+    /// `hedge`, nothing: `valid` refuses it there.
+    fn fill_preset(&mut self) {
+        let Some(preset) = &self.preset else { return };
+        if !self.on.is_empty() || self.policy.is_some() || self.hedge.is_some() {
+            return;
+        }
+        let Some(&(_, base, max, attempts)) =
+            defaults::PRESETS.iter().find(|p| p.0 == preset.value)
+        else {
+            return;
+        };
+        let at = |ms| {
+            Some(DurationArg {
+                value: core::time::Duration::from_millis(ms),
+                span: preset.span,
+            })
+        };
+        if self.strategy.is_none() {
+            let mut s = StrategyArg::new(StrategyKind::Exponential, preset.span, false);
+            (s.base, s.max) = (at(base), at(max));
+            self.strategy = Some(s);
+        }
+        if self.attempts.is_none() {
+            self.attempts = Some(arg(preset.key, preset.span, Attempts::Limited(attempts)));
+        }
     }
 
     /// One argument; `end` is the span of its last token.
@@ -241,6 +273,11 @@ impl RetryArgs {
                 )
             }
             "on_deadline" => self.parse_on_deadline(&key, input, end),
+            "preset" => {
+                eq(input, &key, "preset = \"external_api\"")?;
+                let (name, span) = parse_preset(input)?;
+                set(&mut self.preset, "preset", arg(key.span(), span, name), end)
+            }
             "hedge" => {
                 eq(input, &key, "hedge = \"20ms\"")?;
                 let (value, span) = parse_hedge(input)?;
@@ -480,6 +517,42 @@ fn set<T>(slot: &mut Option<Arg<T>>, name: &str, value: Arg<T>, end: Span) -> sy
     }
     *slot = Some(value);
     Ok(())
+}
+
+/// `preset = "external_api"`: a name of `defaults::PRESETS`.
+fn parse_preset(input: ParseStream<'_>) -> syn::Result<(&'static str, Span)> {
+    let names = defaults::PRESETS.map(|p| p.0);
+    if input.peek(Ident) {
+        let ident: Ident = input.parse()?;
+        let lower = ident.to_string().to_lowercase();
+        if names.contains(&lower.as_str()) {
+            return Err(syn::Error::new(
+                ident.span(),
+                format!("write the preset in quotes: `preset = \"{lower}\"`"),
+            ));
+        }
+    }
+    let lit: LitStr = input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("`preset` takes a name in quotes, one of {}", list(&names)),
+        )
+    })?;
+    let text = lit.value();
+    if let Some(name) = names.iter().find(|n| **n == text) {
+        return Ok((name, lit.span()));
+    }
+    // (`"EXTERNAL_API"`: the name in another case.)
+    let lower = text.to_lowercase();
+    let same = names.iter().find(|n| **n == lower).copied();
+    let message = match same.or_else(|| crate::errors::closest(&lower, &names)) {
+        Some(best) => format!("unknown preset `\"{text}\"`; did you mean `\"{best}\"`?"),
+        None => format!(
+            "unknown preset `\"{text}\"`; the presets are {}",
+            list(&names)
+        ),
+    };
+    Err(syn::Error::new(lit.span(), message))
 }
 
 /// Whether an attribute written `#[retry = ...]` (its source text, from

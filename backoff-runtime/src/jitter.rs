@@ -569,7 +569,6 @@ impl Default for JitterRng {
 /// concurrent calls draw distinct numbers without locking, allocating, a
 /// system call or a generator of their own.
 static ENTROPY: AtomicU64 = AtomicU64::new(0);
-const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// The next 64 bits of the process-wide sequence: SplitMix64 (the Weyl
 /// sequence through its finalizer), as Java's `SplittableRandom` draws.
@@ -578,10 +577,7 @@ fn next_entropy() -> u64 {
     if ENTROPY.load(Ordering::Relaxed) == 0 {
         start_entropy();
     }
-    let mut z = ENTROPY.fetch_add(GOLDEN_GAMMA, Ordering::Relaxed);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    crate::jobs::mix64(ENTROPY.fetch_add(crate::jobs::GOLDEN_GAMMA, Ordering::Relaxed))
 }
 
 /// Starts the sequence from the operating system's randomness.

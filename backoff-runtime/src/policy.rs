@@ -153,13 +153,7 @@ impl Default for Policy {
 
 impl Policy<Builtin> {
     const fn builtin(strategy: Builtin) -> Self {
-        Policy {
-            strategy,
-            settings: Settings {
-                jitter: strategy.default_jitter(),
-                ..Settings::DEFAULT
-            },
-        }
+        Policy::from_strategy(strategy).jitter(strategy.default_jitter())
     }
 
     /// Exponential backoff: `base · factor^(k−1)`, factor 2 and max 10 s

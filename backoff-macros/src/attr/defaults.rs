@@ -50,6 +50,19 @@ pub(crate) const fn jitter(kind: StrategyKind) -> JitterKind {
     }
 }
 
+/// `preset = ".."`: each name, and its exponential's base and max in
+/// milliseconds and its attempts, full jitter (the runtime's `presets`,
+/// whose constants these are in lower case; `tests/presets.rs` checks the
+/// two agree).
+pub(crate) const PRESETS: [(&str, u64, u64, u64); 6] = [
+    ("internal_api", 10, 1_000, 6),
+    ("external_api", 100, 10_000, 6),
+    ("rate_limited", 500, 60_000, 11),
+    ("database", 50, 5_000, 4),
+    ("third_party", 1_000, 30_000, 6),
+    ("aws_standard", 1_000, 20_000, 3),
+];
+
 /// A duration as the attribute's literal: `"100ms"`.
 pub(crate) fn literal(d: Duration) -> String {
     format!("\"{}\"", duration::format(d))

@@ -62,6 +62,19 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
         }
     }
     super::kinds::check_kinds(args, errors);
+    if let Some(preset) = &args.preset {
+        let other = [
+            ("on(..)", args.on.first().map(|a| a.key)),
+            ("policy", args.policy.as_ref().map(|a| a.key)),
+            ("hedge", args.hedge.as_ref().map(|a| a.key)),
+        ];
+        for (name, _) in other.iter().filter(|(_, key)| key.is_some()) {
+            errors.push(syn::Error::new(
+                preset.key,
+                format!("`preset` fills the strategy, `attempts` and `jitter`, which `{name}` sets by itself; remove `preset`"),
+            ));
+        }
+    }
     check_closure_arity(args, errors);
     check_async_closures(args, errors);
     check_timeouts(args, errors);
