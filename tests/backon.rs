@@ -6,25 +6,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use backoff_runtime::retry;
+use backoff_workspace_tests::AttemptLog as Log;
 use backon::{ConstantBuilder, ExponentialBuilder, FibonacciBuilder, Retryable};
-use tokio::time::Instant;
-
-/// The instants of a call's attempts.
-#[derive(Default)]
-struct Log(Mutex<Vec<Instant>>);
-
-impl Log {
-    fn attempt(&self) -> Result<(), &'static str> {
-        self.0.lock().unwrap().push(Instant::now());
-        Err("down")
-    }
-
-    /// The sleeps between attempts.
-    fn gaps(&self) -> Vec<Duration> {
-        let times = self.0.lock().unwrap();
-        times.windows(2).map(|w| w[1] - w[0]).collect()
-    }
-}
 
 /// backon's sleeps for `builder`: the gaps between its attempts.
 async fn backon_gaps(builder: impl backon::BackoffBuilder + 'static) -> Vec<Duration> {

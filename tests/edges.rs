@@ -2,30 +2,15 @@
 //! knowing"), one test each: what a user porting a schedule from another
 //! library would otherwise find out in production.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use backoff_runtime::strategy::{Chain, Constant, Decorrelated};
 use backoff_runtime::{Jitter, Policy, retry};
+use backoff_workspace_tests::AttemptLog as Log;
 use tokio::time::Instant;
 
 const S: fn(u64) -> Duration = Duration::from_secs;
 const MS: fn(u64) -> Duration = Duration::from_millis;
-
-/// The instants of a call's attempts.
-#[derive(Default)]
-struct Log(Mutex<Vec<Instant>>);
-
-impl Log {
-    fn attempt(&self) -> Result<(), &'static str> {
-        self.0.lock().unwrap().push(Instant::now());
-        Err("down")
-    }
-
-    fn attempts(&self) -> usize {
-        self.0.lock().unwrap().len()
-    }
-}
 
 /// `range` and `scattered` at the cap: uniform between the low bound and
 /// `max`, not half the calls at exactly `max` (seed 000's `min(max, ..)`).
@@ -81,7 +66,7 @@ async fn effects_max_retries_five_is_attempts_six() {
     let log = Log::default();
     assert_eq!(call(&log).await, Err("down"));
     // The first call and five retries.
-    assert_eq!(log.attempts(), 6);
+    assert_eq!(log.count(), 6);
 }
 
 /// Effect's `upTo("10s")` checks the elapsed time before each sleep, so a
@@ -98,7 +83,7 @@ async fn max_elapsed_never_overruns_where_effects_up_to_does() {
     let began = Instant::now();
     assert_eq!(call(&log).await, Err("down"));
     // Attempts at 0, 4 and 8 s: Effect's would make a fourth at 12 s.
-    assert_eq!(log.attempts(), 3);
+    assert_eq!(log.count(), 3);
     assert_eq!(began.elapsed(), S(8));
 }
 

@@ -3,26 +3,10 @@
 //! its full jitter, never more), and a strategy, `attempts` or `jitter`
 //! written beside it replaces that part.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use backoff_runtime::{Jitter, Policy, presets, retry};
-use tokio::time::Instant;
-
-#[derive(Default)]
-struct Log(Mutex<Vec<Instant>>);
-
-impl Log {
-    fn attempt(&self) -> Result<(), &'static str> {
-        self.0.lock().unwrap().push(Instant::now());
-        Err("down")
-    }
-
-    fn gaps(&self) -> Vec<Duration> {
-        let times = self.0.lock().unwrap();
-        times.windows(2).map(|w| w[1] - w[0]).collect()
-    }
-}
+use backoff_workspace_tests::AttemptLog as Log;
 
 /// Runs each attributed `call(&Log)` and returns its gaps.
 macro_rules! gaps_of {

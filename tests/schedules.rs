@@ -4,7 +4,6 @@
 //! `Policy::from_strategy` in the runtime, and the essay's `3 + 2ⁿ`
 //! minutes.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use backoff_runtime::jitter::{JitterRng, Jitterer};
@@ -12,27 +11,8 @@ use backoff_runtime::strategy::{
     Chain, Constant, Decorrelated, Exponential, Linear, Longer, Shorter, Steps, Sum,
 };
 use backoff_runtime::{Jitter, Policy, Strategy, retry};
+use backoff_workspace_tests::AttemptLog as Log;
 use tokio::time::Instant;
-
-/// The instants of a call's attempts.
-#[derive(Default)]
-struct Log(Mutex<Vec<Instant>>);
-
-impl Log {
-    fn attempt(&self) -> Result<(), &'static str> {
-        self.0.lock().unwrap().push(Instant::now());
-        Err("down")
-    }
-
-    /// The gaps between attempts, in milliseconds.
-    fn gaps_ms(&self) -> Vec<u128> {
-        let times = self.0.lock().unwrap();
-        times
-            .windows(2)
-            .map(|w| (w[1] - w[0]).as_millis())
-            .collect()
-    }
-}
 
 const SEC: u128 = 1000;
 const MIN: u128 = 60 * SEC;
@@ -265,7 +245,7 @@ async fn the_clojure_macros_stop() {
     )]
     async fn call(log: &Log) -> Result<(), usize> {
         let _ = log.attempt();
-        Err(log.0.lock().unwrap().len())
+        Err(log.count())
     }
 
     let log = Log::default();

@@ -89,8 +89,8 @@ pub(crate) struct RetryArgs {
     pub(crate) context_mut: Option<Token![mut]>,
     /// `clone(a, b)`: the by-value parameters each attempt clones.
     pub(crate) clone: Option<Arg<Vec<Ident>>>,
-    /// `preset = "external_api"`: its name, a row of `defaults::PRESETS`.
-    pub(crate) preset: Option<Arg<&'static str>>,
+    /// `preset = "external_api"`: its row of `defaults::PRESETS`.
+    pub(crate) preset: Option<Arg<defaults::Preset>>,
     /// `on(PATTERN, ..)`: a schedule per kind of failure, in the order
     /// written (each arm may be given any number of times).
     pub(crate) on: Vec<OnArm>,
@@ -161,11 +161,7 @@ impl RetryArgs {
         if !self.on.is_empty() || self.policy.is_some() || self.hedge.is_some() {
             return;
         }
-        let Some(&(_, base, max, attempts)) =
-            defaults::PRESETS.iter().find(|p| p.0 == preset.value)
-        else {
-            return;
-        };
+        let (_, base, max, attempts) = preset.value;
         let at = |ms| {
             Some(DurationArg {
                 value: core::time::Duration::from_millis(ms),
@@ -520,18 +516,8 @@ fn set<T>(slot: &mut Option<Arg<T>>, name: &str, value: Arg<T>, end: Span) -> sy
 }
 
 /// `preset = "external_api"`: a name of `defaults::PRESETS`.
-fn parse_preset(input: ParseStream<'_>) -> syn::Result<(&'static str, Span)> {
+fn parse_preset(input: ParseStream<'_>) -> syn::Result<(defaults::Preset, Span)> {
     let names = defaults::PRESETS.map(|p| p.0);
-    if input.peek(Ident) {
-        let ident: Ident = input.parse()?;
-        let lower = ident.to_string().to_lowercase();
-        if names.contains(&lower.as_str()) {
-            return Err(syn::Error::new(
-                ident.span(),
-                format!("write the preset in quotes: `preset = \"{lower}\"`"),
-            ));
-        }
-    }
     let lit: LitStr = input.parse().map_err(|e| {
         syn::Error::new(
             e.span(),
@@ -539,8 +525,8 @@ fn parse_preset(input: ParseStream<'_>) -> syn::Result<(&'static str, Span)> {
         )
     })?;
     let text = lit.value();
-    if let Some(name) = names.iter().find(|n| **n == text) {
-        return Ok((name, lit.span()));
+    if let Some(row) = defaults::PRESETS.iter().find(|p| p.0 == text) {
+        return Ok((*row, lit.span()));
     }
     // (`"EXTERNAL_API"`: the name in another case.)
     let lower = text.to_lowercase();

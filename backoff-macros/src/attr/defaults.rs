@@ -54,7 +54,7 @@ pub(crate) const fn jitter(kind: StrategyKind) -> JitterKind {
 /// milliseconds and its attempts, full jitter (the runtime's `presets`,
 /// whose constants these are in lower case; `tests/presets.rs` checks the
 /// two agree).
-pub(crate) const PRESETS: [(&str, u64, u64, u64); 6] = [
+pub(crate) const PRESETS: [Preset; 6] = [
     ("internal_api", 10, 1_000, 6),
     ("external_api", 100, 10_000, 6),
     ("rate_limited", 500, 60_000, 11),
@@ -62,6 +62,9 @@ pub(crate) const PRESETS: [(&str, u64, u64, u64); 6] = [
     ("third_party", 1_000, 30_000, 6),
     ("aws_standard", 1_000, 20_000, 3),
 ];
+
+/// A preset: its name, base and max in milliseconds, and attempts.
+pub(crate) type Preset = (&'static str, u64, u64, u64);
 
 /// A duration as the attribute's literal: `"100ms"`.
 pub(crate) fn literal(d: Duration) -> String {

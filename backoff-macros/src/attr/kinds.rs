@@ -314,7 +314,10 @@ mod tests {
                     attempts.as_ref().map(|a| a.value),
                     Some(Attempts::Limited(5))
                 ));
-                assert_eq!(jitter.as_ref().map(|j| &j.value), Some(&JitterKind::None));
+                assert!(matches!(
+                    jitter.as_ref().map(|j| &j.value),
+                    Some(JitterKind::None)
+                ));
             }
             _ => panic!("a schedule"),
         }

@@ -153,7 +153,7 @@ pub(crate) fn arguments() -> Vec<&'static str> {
 }
 
 /// The `jitter` value.
-#[derive(Clone, PartialEq, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum JitterKind {
     None,
     Full,
@@ -169,13 +169,6 @@ pub(crate) enum JitterKind {
 /// The path of a `jitter = NAME`, as written.
 #[derive(Clone, Debug)]
 pub(crate) struct Custom(pub(crate) proc_macro2::TokenStream);
-
-/// The same path.
-impl PartialEq for Custom {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.to_string() == other.0.to_string()
-    }
-}
 
 pub(super) const JITTER_NAMES: [&str; 5] = ["full", "equal", "half", "none", "spread"];
 

@@ -72,7 +72,7 @@ impl StrategyArg {
         } else if self
             .stages
             .iter()
-            .all(|s| s.default_jitter() == JitterKind::None)
+            .all(|s| matches!(s.default_jitter(), JitterKind::None))
         {
             JitterKind::None
         } else {

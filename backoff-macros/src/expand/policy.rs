@@ -162,7 +162,7 @@ pub(super) fn kind_entry(
     );
     let a = attempts(limit);
     if is_builtin(kind) {
-        let variant = builtin_variant(kind);
+        let variant = type_name(kind, "");
         let entry = quote! {
             #p::Kind::new(#name, #p::Policy::from_strategy(#p::Builtin::#variant(#ctor)).jitter(#j) #a)
         };
@@ -257,14 +257,8 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
             if factor.is_some() {
                 return None;
             }
-            let name = match other {
-                StrategyKind::Linear => "LinearOf",
-                StrategyKind::Fibonacci => "FibonacciOf",
-                StrategyKind::Decorrelated => "DecorrelatedOf",
-                _ => "ConstantOf",
-            };
             let default = defaults::base(other);
-            let name = Ident::new(name, Span::call_site());
+            let name = type_name(other, "Of");
             let base = given(Some(base.unwrap_or(default)))?;
             let args = trimmed(vec![base, max], 1, &unset);
             quote!(#p::#name<#(#args),*>)
@@ -333,21 +327,9 @@ pub(super) fn strategy_parts(
         return composed_parts(p, s);
     }
     let default = defaults::base(kind);
-    let name = match kind {
-        StrategyKind::Exponential => "Exponential",
-        StrategyKind::Linear => "Linear",
-        StrategyKind::Fibonacci => "Fibonacci",
-        StrategyKind::Decorrelated => "Decorrelated",
-        StrategyKind::Constant => "Constant",
+    let ty = type_name(kind, "");
+    match kind {
         StrategyKind::Sidekiq | StrategyKind::Buckets => {
-            let ty = Ident::new(
-                if kind == StrategyKind::Sidekiq {
-                    "Sidekiq"
-                } else {
-                    "Buckets"
-                },
-                Span::call_site(),
-            );
             let unit = strategy
                 .and_then(|s| s.base.as_ref())
                 .map_or(defaults::UNIT, |b| b.value);
@@ -356,12 +338,9 @@ pub(super) fn strategy_parts(
             ctor.extend(strategy_setters(p, strategy));
             return (quote!(#p::#ty), ctor);
         }
-        _ => {
-            let ty = Ident::new("Immediate", Span::call_site());
-            return (quote!(#p::#ty), quote!(#p::#ty));
-        }
-    };
-    let ty = Ident::new(name, Span::call_site());
+        StrategyKind::Immediate => return (quote!(#p::#ty), quote!(#p::#ty)),
+        _ => {}
+    }
     let base = strategy
         .and_then(|s| s.base.as_ref())
         .map_or(default, |b| b.value);
@@ -384,15 +363,7 @@ fn composed_parts(p: &Ident, s: &StrategyArg) -> (TokenStream, TokenStream) {
         let delays = s.steps.iter().map(|d| duration(p, d.value));
         return (quote!(#p::Steps), quote!(#p::Steps::new(&[#(#delays),*])));
     }
-    let form = Ident::new(
-        match s.kind {
-            StrategyKind::Chain => "Chain",
-            StrategyKind::Shorter => "Shorter",
-            StrategyKind::Longer => "Longer",
-            _ => "Sum",
-        },
-        Span::call_site(),
-    );
+    let form = type_name(s.kind, "");
     let mut stages = s.stages.iter().rev();
     let Some(last) = stages.next() else {
         // (Refused when parsed: at least two stages.)
@@ -463,18 +434,13 @@ fn stop_rule(args: &RetryArgs) -> (Option<Attempts>, Option<Duration>) {
     }
 }
 
-/// The `Builtin` variant of a plain strategy, for `throttled` and `on(..)`
-/// (the others are held in a `static` policy of their own).
-pub(super) fn builtin_variant(kind: StrategyKind) -> Ident {
-    let name = match kind {
-        StrategyKind::Linear => "Linear",
-        StrategyKind::Fibonacci => "Fibonacci",
-        StrategyKind::Decorrelated => "Decorrelated",
-        StrategyKind::Constant => "Constant",
-        StrategyKind::Immediate => "Immediate",
-        _ => "Exponential",
-    };
-    Ident::new(name, Span::call_site())
+/// The runtime's name for `kind` followed by `suffix`: its strategy type
+/// (`Exponential`, `Chain`; also the `Builtin` variant of a plain one) or
+/// with `"Of"` its `Fixed` strategy (`LinearOf`).
+fn type_name(kind: StrategyKind, suffix: &str) -> Ident {
+    let name = kind.name();
+    let name = format!("{}{}{suffix}", name[..1].to_uppercase(), &name[1..]);
+    Ident::new(&name, Span::call_site())
 }
 
 /// A jitter as a const expression.
@@ -501,14 +467,8 @@ pub(super) fn jitter(p: &Ident, kind: &JitterKind) -> TokenStream {
         // (Spanned on the name: a value that is no `Jitterer` is an error
         // there.)
         JitterKind::Custom(ref path) => {
-            let span = path
-                .0
-                .clone()
-                .into_iter()
-                .next()
-                .map_or_else(Span::call_site, |t| t.span());
             let path = &path.0;
-            quote_spanned!(span=> #p::Jitter::Custom(&#path))
+            quote_spanned!(syn::spanned::Spanned::span(path)=> #p::Jitter::Custom(&#path))
         }
     }
 }

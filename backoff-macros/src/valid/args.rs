@@ -1,7 +1,7 @@
 //! Checks of the arguments against each other: strategies, attempt
 //! limits, timeouts, closures that must not be `async`.
 
-use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyKind, ungrouped};
+use crate::attr::{RetryArgs, ungrouped};
 use crate::duration;
 use crate::errors::Errors;
 
@@ -18,17 +18,12 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
         // `on(..)` arm's schedule.)
         super::schedule::check_arm_schedule(&t.value.strategy, t.value.attempts.as_ref(), errors);
         if let Some(attempts) = &t.value.attempts {
-            super::schedule::check_attempts(attempts, errors);
-            // The runtime's `kind::MAX_KIND_ATTEMPTS`: the throttled
-            // schedule is a kind of its own.
-            if let Attempts::Limited(n) = attempts.value
-                && n > 255
-            {
-                errors.push(syn::Error::new(
-                    attempts.span,
-                    format!("`throttled` allows at most 255 throttled attempts, not {n}: a call counts each kind's failures in one byte; write `attempts = 255` or less, or `attempts = unlimited` (bounded by `max_elapsed`)"),
-                ));
-            }
+            super::schedule::check_kind_attempts(
+                attempts,
+                "`throttled` allows at most 255 throttled attempts",
+                "`max_elapsed`",
+                errors,
+            );
         }
         // (Not when a `when` was written but did not parse, or an unknown
         // argument was probably meant to be `when`: that mistake is
@@ -63,12 +58,12 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
     }
     super::kinds::check_kinds(args, errors);
     if let Some(preset) = &args.preset {
-        let other = [
-            ("on(..)", args.on.first().map(|a| a.key)),
-            ("policy", args.policy.as_ref().map(|a| a.key)),
-            ("hedge", args.hedge.as_ref().map(|a| a.key)),
+        let by = [
+            ("on(..)", !args.on.is_empty()),
+            ("policy", args.policy.is_some()),
+            ("hedge", args.hedge.is_some()),
         ];
-        for (name, _) in other.iter().filter(|(_, key)| key.is_some()) {
+        for (name, _) in by.iter().filter(|(_, given)| *given) {
             errors.push(syn::Error::new(
                 preset.key,
                 format!("`preset` fills the strategy, `attempts` and `jitter`, which `{name}` sets by itself; remove `preset`"),
@@ -79,26 +74,7 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
     check_async_closures(args, errors);
     check_timeouts(args, errors);
     if let Some(jitter) = &args.jitter {
-        if let JitterKind::Scattered(r) = jitter.value
-            && !(r > 0.0 && r <= 1.0)
-        {
-            errors.push(syn::Error::new(
-                jitter.span,
-                "the ratio of `scattered` must be above 0 and at most 1, as in `scattered(0.25)`",
-            ));
-        }
-        let decorrelated = args
-            .strategy
-            .as_ref()
-            .is_some_and(|s| s.kind == StrategyKind::Decorrelated);
-        // (`"spread"` replaces its randomness: it spreads around its
-        // mid-range chain.)
-        if decorrelated && !matches!(jitter.value, JitterKind::None | JitterKind::Spread) {
-            errors.push(syn::Error::new(
-                jitter.key,
-                "`decorrelated` is random by itself and takes no other `jitter` than `\"spread\"`; remove `jitter`",
-            ));
-        }
+        super::schedule::check_jitter(jitter, args.strategy.as_ref().map(|s| s.kind), errors);
     }
     if let Some(max_elapsed) = &args.max_elapsed
         && max_elapsed.value.value.is_zero()

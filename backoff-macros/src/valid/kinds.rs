@@ -4,10 +4,10 @@
 //! needed; `throttled`, `policy`, `hedge` and a top-level strategy
 //! refused).
 
-use crate::attr::{Attempts, JitterKind, OnAction, OnArm, RetryArgs, StrategyArg, StrategyKind};
+use crate::attr::{OnAction, OnArm, RetryArgs, StrategyArg, StrategyKind};
 use crate::errors::Errors;
 
-use super::schedule::check_attempts;
+use super::schedule::{check_jitter, check_kind_attempts};
 
 /// The most `on(..)` arms: the runtime's `kind::MAX_KINDS`.
 pub(crate) const MAX_ARMS: usize = 8;
@@ -106,35 +106,15 @@ fn check_arm(arm: &OnArm, errors: &mut Errors) {
     // (Composed or not: each stage's parameters, `times`, ..)
     super::schedule::check_arm_schedule(strategy, attempts.as_ref(), errors);
     if let Some(attempts) = attempts {
-        check_attempts(attempts, errors);
-        // The runtime's `kind::MAX_KIND_ATTEMPTS`: a call counts each
-        // kind's failures in one byte.
-        if let Attempts::Limited(n) = attempts.value
-            && n > 255
-        {
-            errors.push(syn::Error::new(
-                attempts.span,
-                format!("an `on(..)` arm allows at most 255 attempts of its kind, not {n}: a call counts each kind's failures in one byte; write `attempts = 255` or less, or `attempts = unlimited` (bounded by the top-level `attempts` or `max_elapsed`)"),
-            ));
-        }
+        check_kind_attempts(
+            attempts,
+            "an `on(..)` arm allows at most 255 attempts of its kind",
+            "the top-level `attempts` or `max_elapsed`",
+            errors,
+        );
     }
     if let Some(jitter) = jitter {
-        if let JitterKind::Scattered(r) = jitter.value
-            && !(r > 0.0 && r <= 1.0)
-        {
-            errors.push(syn::Error::new(
-                jitter.span,
-                "the ratio of `scattered` must be above 0 and at most 1, as in `scattered(0.25)`",
-            ));
-        }
-        if strategy.kind == StrategyKind::Decorrelated
-            && !matches!(jitter.value, JitterKind::None | JitterKind::Spread)
-        {
-            errors.push(syn::Error::new(
-                jitter.key,
-                "`decorrelated` is random by itself and takes no other `jitter` than `\"spread\"`; remove `jitter`",
-            ));
-        }
+        check_jitter(jitter, Some(strategy.kind), errors);
     }
 }
 

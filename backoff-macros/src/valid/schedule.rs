@@ -403,3 +403,48 @@ pub(super) fn check_attempts(attempts: &Arg<Attempts>, errors: &mut Errors) {
         }
     }
 }
+
+/// An arm's or `throttled(..)`'s `attempts`: a call counts each kind's
+/// failures in one byte (the runtime's `kind::MAX_KIND_ATTEMPTS`).
+pub(super) fn check_kind_attempts(
+    attempts: &Arg<Attempts>,
+    most: &str,
+    bound: &str,
+    errors: &mut Errors,
+) {
+    check_attempts(attempts, errors);
+    if let Attempts::Limited(n) = attempts.value
+        && n > 255
+    {
+        errors.push(syn::Error::new(
+            attempts.span,
+            format!("{most}, not {n}: a call counts each kind's failures in one byte; write `attempts = 255` or less, or `attempts = unlimited` (bounded by {bound})"),
+        ));
+    }
+}
+
+/// A `jitter` (the top-level one, or an arm's) and the strategy it is for.
+pub(super) fn check_jitter(
+    jitter: &Arg<JitterKind>,
+    strategy: Option<StrategyKind>,
+    errors: &mut Errors,
+) {
+    if let JitterKind::Scattered(r) = jitter.value
+        && !(r > 0.0 && r <= 1.0)
+    {
+        errors.push(syn::Error::new(
+            jitter.span,
+            "the ratio of `scattered` must be above 0 and at most 1, as in `scattered(0.25)`",
+        ));
+    }
+    // (`"spread"` replaces its randomness: it spreads around its
+    // mid-range chain.)
+    if strategy == Some(StrategyKind::Decorrelated)
+        && !matches!(jitter.value, JitterKind::None | JitterKind::Spread)
+    {
+        errors.push(syn::Error::new(
+            jitter.key,
+            "`decorrelated` is random by itself and takes no other `jitter` than `\"spread\"`; remove `jitter`",
+        ));
+    }
+}
