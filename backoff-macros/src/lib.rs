@@ -69,7 +69,7 @@ use proc_macro::TokenStream;
 /// | `clone` | `clone(a, b, ..)`: by-value parameters (or `self`) each attempt gets its own `Clone::clone` of, so the body may move them | none |
 /// | `timeout` | D, `async fn` only: bounds the whole call, sleeps and the attempt in flight included; then `E::from(Elapsed)` | none |
 /// | `retry_after_max` | D: a `Decision::RetryAfter` longer than this gives up at once instead of sleeping | `"5m"` |
-/// | `stop_at_delay` | D: give up instead of a sleep whose delay before jitter would reach D (reason `Attempts`); `attempts` then defaults to `unlimited`. A schedule without randomness becomes an attempt count when the code compiles | none |
+/// | `stop_at_delay` | D: give up instead of a sleep whose delay before jitter would reach D (reason `Attempts`); `attempts` then defaults to `unlimited`. A schedule without randomness becomes an attempt count when the code compiles. Beside `on(..)` it applies to each arm's own delay (an attempt count per arm; an arm random by itself must take `attempts` instead) | none |
 /// | `on_deadline` | `"give_up"` or `"last_try"`, beside `max_elapsed`: with `"last_try"` the sleep that would cross the deadline is cut to end at it and one last attempt (`context.last`) runs there | `"give_up"` |
 ///
 /// With `when_ok`, `on_retry` receives the whole outcome,

@@ -105,16 +105,10 @@ fn steps_mistake(content: ParseStream<'_>) -> Option<syn::Error> {
         .fork()
         .call(syn::punctuated::Punctuated::<syn::Expr, Token![,]>::parse_terminated)
         .ok()?;
+    // (`constant("1s")`, `immediate`: a strategy's name first.)
     let strategy = items.iter().find(|item| {
-        let name = match super::syntax::ungrouped(item) {
-            syn::Expr::Call(call) => match super::syntax::ungrouped(&call.func) {
-                syn::Expr::Path(p) => p.path.get_ident().map(ToString::to_string),
-                _ => None,
-            },
-            syn::Expr::Path(p) => p.path.get_ident().map(ToString::to_string),
-            _ => None,
-        };
-        name.is_some_and(|n| StrategyKind::from_name(&n).is_some())
+        matches!(item.to_token_stream().into_iter().next(),
+            Some(proc_macro2::TokenTree::Ident(i)) if StrategyKind::from_name(&i.to_string()).is_some())
     });
     if let Some(item) = strategy {
         return Some(syn::Error::new_spanned(

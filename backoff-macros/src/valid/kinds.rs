@@ -55,6 +55,20 @@ pub(crate) fn check_kinds(args: &RetryArgs, errors: &mut Errors) {
             "`retry_after_max` bounds the waits of `on(PATTERN, after = EXPR)` arms (and a `when_ok`'s `Decision::RetryAfter`), and there is none, so it would never act; add such an arm, or remove `retry_after_max`",
         ));
     }
+    // The top-level `jitter` is for the arms on a schedule without their
+    // own (but `decorrelated`, random by itself).
+    let takes_it = |arm: &OnArm| {
+        matches!(&arm.action, OnAction::Schedule { strategy, jitter: None, .. }
+            if strategy.kind != StrategyKind::Decorrelated)
+    };
+    if let Some(j) = &args.jitter
+        && !args.on.iter().any(takes_it)
+    {
+        errors.push(syn::Error::new(
+            j.key,
+            "`jitter` beside `on(..)` applies to the arms on a schedule without a `jitter` of their own (not `decorrelated`), and there is none, so it would never act; remove it, or give it to an arm",
+        ));
+    }
     if let Some(s) = &args.strategy {
         errors.push(syn::Error::new(
             s.span,

@@ -2,7 +2,8 @@
 // compiles: refused for an arm that draws its delays at random, for an arm
 // it would stop before its first retry, and where it acts on no arm; a
 // stop rule written inside an arm; `retry_after_max` with no `after` arm
-// to bound; `after` beside an arm's strategy.
+// to bound; `after` beside an arm's strategy; a top-level `jitter` no
+// arm takes.
 use backoff_runtime::retry;
 use std::time::Duration;
 
@@ -57,6 +58,14 @@ fn retry_after_max_without_after() -> Result<(), ()> {
         on(Failure::Later(d), after = d),
         on(_, stop))]
 fn after_beside_a_strategy() -> Result<(), ()> {
+    Ok(())
+}
+
+#[retry(when = classify, jitter = "none",
+        on(Failure::A, constant("1s"), jitter = "full"),
+        on(Failure::Later(d), after = d),
+        on(_, stop))]
+fn jitter_for_no_arm() -> Result<(), ()> {
     Ok(())
 }
 
