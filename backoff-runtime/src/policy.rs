@@ -770,6 +770,7 @@ fn jittered<T: Strategy + ?Sized>(
 
 impl<S: Strategy> Policy<S> {
     /// The jittered delay before retry `retry` of the main schedule.
+    #[cfg(feature = "std")]
     #[inline]
     pub(crate) fn backoff(
         &self,

@@ -140,7 +140,7 @@ pub trait Strategy {
 
     /// The delay of retry `retry` without randomness, at most
     /// [`max_delay`](Strategy::max_delay): what
-    /// [`Jitter::Spread`](crate::Jitter::Spread) spreads around.
+    /// [`Jitter::Spread`] spreads around.
     ///
     /// # Default
     ///
