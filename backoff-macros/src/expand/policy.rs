@@ -455,7 +455,7 @@ pub(super) fn jitter(p: &Ident, kind: &JitterKind) -> TokenStream {
             quote!(#p::Jitter::Scattered(#r))
         }
         JitterKind::Range(lo, hi) => {
-            // (`f32` in the runtime: the `Jitter` enum stays 16 bytes;
+            // (`f32` in the runtime, no wider than its other variants;
             // `valid` checked both fit. `+ 0.0` writes `-0` as `0`.)
             #[allow(clippy::cast_possible_truncation)]
             let (lo, hi) = (
