@@ -186,9 +186,9 @@ pub enum Jitter {
 /// assert_eq!(policy.delay_for(3, 42), policy.delay_for(3, 42));
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a jitter: `jitter = NAME` takes a `static` whose type implements `Jitterer`",
+    message = "`{Self}` does not implement `Jitterer`: `jitter = NAME` takes a `static` whose type does",
     label = "not a `Jitterer`",
-    note = "implement `backoff_runtime::jitter::Jitterer` for your type, or write one of the jitters by name, as in `jitter = \"full\"`"
+    note = "implement `backoff_runtime::jitter::Jitterer` for your type, or write a jitter of the attribute's by name, as in `jitter = \"full\"` (a `Jitter` value goes in a `Policy`: `policy = ..`)"
 )]
 pub trait Jitterer: Sync + core::fmt::Debug {
     /// The sleep for `delay` (the strategy's delay, at most its maximum).
