@@ -242,23 +242,6 @@ impl RetryArgs {
                     end,
                 )
             }
-            "max_elapsed" => {
-                eq(input, &key, "max_elapsed = \"30s\"")?;
-                let d = parse_duration(
-                    input,
-                    &Slot::new(
-                        "max_elapsed",
-                        "\"30s\"",
-                        Some("Policy::exponential(..).max_elapsed({})"),
-                    ),
-                )?;
-                set(
-                    &mut self.max_elapsed,
-                    "max_elapsed",
-                    arg(key.span(), d.span, d),
-                    end,
-                )
-            }
             "throttled" => {
                 let value = parse_throttled(&key, input)?;
                 set(
@@ -279,7 +262,7 @@ impl RetryArgs {
                 let (value, span) = parse_hedge(input)?;
                 set(&mut self.hedge, "hedge", arg(key.span(), span, value), end)
             }
-            "attempt_timeout" | "timeout" | "retry_after_max" | "stop_at_delay" => {
+            "attempt_timeout" | "timeout" | "retry_after_max" | "stop_at_delay" | "max_elapsed" => {
                 self.parse_duration_argument(&key, &name, input, end)
             }
             "on" => {
@@ -418,6 +401,7 @@ impl RetryArgs {
             ),
             "timeout" => ("\"30s\"", None),
             "stop_at_delay" => ("\"10s\"", Some("Policy::exponential(..).stop_at_delay({})")),
+            "max_elapsed" => ("\"30s\"", Some("Policy::exponential(..).max_elapsed({})")),
             _ => ("\"5s\"", None),
         };
         eq(input, key, &format!("{name} = {example}"))?;
@@ -426,6 +410,7 @@ impl RetryArgs {
             "retry_after_max" => (&mut self.retry_after_max, "retry_after_max"),
             "timeout" => (&mut self.timeout, "timeout"),
             "stop_at_delay" => (&mut self.stop_at_delay, "stop_at_delay"),
+            "max_elapsed" => (&mut self.max_elapsed, "max_elapsed"),
             _ => (&mut self.attempt_timeout, "attempt_timeout"),
         };
         set(slot, name, arg(key.span(), d.span, d), end)

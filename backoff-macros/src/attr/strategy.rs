@@ -109,7 +109,9 @@ fn parse_params(mut strategy: StrategyArg, content: ParseStream<'_>) -> syn::Res
     let kind = strategy.kind;
     let nested = strategy.nested;
     let stage_param = move |content: ParseStream<'_>| {
-        nested && named_value(content).is_some_and(|n| n == "times" || n == "jitter")
+        nested
+            && named_value(content)
+                .is_some_and(|n| matches!(n.to_string().as_str(), "times" | "jitter" | "for"))
     };
     if kind == StrategyKind::Immediate && !stage_param(content) {
         let span = content.span();
@@ -333,6 +335,10 @@ pub(super) fn parse_stage_param(
 ) -> Option<syn::Result<()>> {
     match name {
         "times" => Some(parse_times(strategy, key, input)),
+        "for" => Some(Err(syn::Error::new(
+            key.span(),
+            "a stage that ends by time (`for = D`) is not supported yet; end it after a number of retries with `times = n`",
+        ))),
         "jitter" if strategy.nested => {
             // (The caller drops the value: the error is about the name.)
             Some(Err(syn::Error::new(
