@@ -17,7 +17,7 @@
 //! | file | policy |
 //! |---|---|
 //! | `retries-constant.svg` | `constant(5 min)`, no jitter (the essay's) |
-//! | `retries-exponential.svg` | the essay's `3 + 2ᵏ` min, no jitter: [`Sum`] of `constant(3 min)` and `exponential(2 min)` |
+//! | `retries-exponential.svg` | the essay's `3 + 2ⁿ` min (n from 0), no jitter: [`Sum`] of `constant(3 min)` and `exponential(1 min)` |
 //! | `retries-exponential-full-jitter.svg` | the same with full jitter |
 //! | `retries-chain.svg` | [`Chain`]: `exponential(1 min)` for 3 retries, then `constant(30 min)`, full jitter |
 //! | `retries-sidekiq.svg` | [`Sidekiq`]: `n⁴ + 15 + rand · 30 · (n + 1)` s |
@@ -128,11 +128,12 @@ impl Schedule {
 fn schedules() -> Vec<Schedule> {
     let minute = Duration::from_secs(60);
     let long = Duration::from_secs(12 * 3600);
-    // The essay's function, exactly: 3 + 2ᵏ minutes (5, 7, 11, 19 …), what
-    // the attribute writes `sum(constant("3m"), exponential(base = "2m", max = "12h"))`.
+    // The essay's function, exactly: 3 + 2ⁿ minutes with n from 0, as its
+    // Sidekiq and buckets functions count (4, 5, 7, 11, 19 …), what the
+    // attribute writes `sum(constant("3m"), exponential(base = "1m", max = "12h"))`.
     let essay = Policy::from_strategy(Sum::new(
-        Constant::new(3 * minute),
-        Exponential::new(2 * minute).max_delay(long),
+        Constant::new(3 * minute).max_delay(3 * minute),
+        Exponential::new(minute).max_delay(long),
     ));
     // `chain(exponential(base = "1m", times = 3), constant("30m"))`.
     let chain = Policy::from_strategy(Chain::new(
@@ -148,12 +149,12 @@ fn schedules() -> Vec<Schedule> {
         ),
         Schedule::of(
             "retries-exponential.svg",
-            "the essay's 3 + 2^k min: sum(constant(3 min), exponential(2 min)), no jitter",
+            "the essay's 3 + 2^n min: sum(constant(3 min), exponential(1 min)), no jitter",
             essay.jitter(Jitter::None),
         ),
         Schedule::of(
             "retries-exponential-full-jitter.svg",
-            "uniform(0, 3 + 2^k min), full jitter",
+            "uniform(0, 3 + 2^n min), full jitter",
             essay.jitter(Jitter::Full),
         ),
         Schedule::of(

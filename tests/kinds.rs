@@ -450,3 +450,58 @@ async fn throttled_takes_a_composed_schedule_counting_its_own_failures() {
     assert_eq!(client.delays(), [1000, 100, 1000, 100, 2000, 4000]);
     assert_eq!(took, MS(8200));
 }
+
+/// `stop_at_delay` beside `on(..)` applies to every arm's own delay before
+/// jitter: it becomes each arm's attempt count (the smaller of it and the
+/// arm's `attempts`), so a server answering 503 again and again never sees
+/// a wait that reaches it. `on_deadline = "last_try"` beside `max_elapsed`
+/// bounds the whole call as it does without arms.
+impl Client {
+    #[retry(when = classify, jitter = "none", stop_at_delay = "250ms",
+            on(Failure::Transient, exponential(base = "150ms", max = "5s")),
+            on(Failure::Throttled, linear(base = "100ms", max = "1s"), attempts = 10),
+            on(_, stop),
+            on_retry = |_, event| self.heard(event),
+            on_giveup = |_, report| *self.gave_up.borrow_mut() = Some(*report))]
+    async fn stopped_at_delay(&self) -> Result<u32, ApiError> {
+        self.next()
+    }
+
+    #[retry(when = classify, jitter = "none", max_elapsed = "1s", on_deadline = "last_try",
+            on(Failure::Transient, constant("400ms"), attempts = unlimited),
+            on(_, stop),
+            on_retry = |_, event| self.heard(event))]
+    async fn last_try_at_the_deadline(&self) -> Result<u32, ApiError> {
+        self.next()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn stop_at_delay_applies_to_each_arm() {
+    // Transient: 150 ms, then 300 ms would reach 250 ms: two attempts.
+    let client = Client::scripted(&[Transient; 5]);
+    let (result, took) = timed(client.stopped_at_delay()).await;
+    assert_eq!(result, Err(ApiError(Transient)));
+    assert_eq!(client.delays(), [150]);
+    assert_eq!(took, MS(150));
+    assert_eq!(client.report().reason, GiveUpReason::Attempts);
+
+    // Throttled: 100, 200 ms, then 300 ms would reach it, before its own
+    // `attempts = 10`: three throttled attempts.
+    let client = Client::scripted(&[Throttled; 5]);
+    let (result, took) = timed(client.stopped_at_delay()).await;
+    assert_eq!(result, Err(ApiError(Throttled)));
+    assert_eq!(client.delays(), [100, 200]);
+    assert_eq!(took, MS(300));
+}
+
+#[tokio::test(start_paused = true)]
+async fn on_deadline_applies_beside_the_arms() {
+    // Attempts at 0, 400 and 800 ms; the next sleep would end past 1 s:
+    // it is cut to end there, where one last try runs (and succeeds).
+    let client = Client::scripted(&[Transient; 3]);
+    let (result, took) = timed(client.last_try_at_the_deadline()).await;
+    assert_eq!(result, Ok(7));
+    assert_eq!(client.delays(), [400, 400, 200]);
+    assert_eq!(took, MS(1000));
+}

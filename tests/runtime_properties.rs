@@ -319,6 +319,7 @@ fn assert_jitter_bounds(jitter: Jitter, v: Duration, max: Duration, d: Duration)
         // Its waits depend on the whole schedule, not on `v` alone: its
         // bounds are backoff-runtime's `jobs` tests and tests/spread.rs.
         Jitter::Spread => unreachable!("the generators here draw no spread"),
+        Jitter::Custom(_) => unreachable!("the generators here draw no jitterer of their own"),
         Jitter::Scattered(r) if r.is_nan() || r <= 0.0 => {
             assert_eq!(d, v, "scattered({r}) is documented as no jitter");
         }

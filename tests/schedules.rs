@@ -4,34 +4,15 @@
 //! `Policy::from_strategy` in the runtime, and the essay's `3 + 2ⁿ`
 //! minutes.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
+use backoff_runtime::jitter::{JitterRng, Jitterer};
 use backoff_runtime::strategy::{
     Chain, Constant, Decorrelated, Exponential, Linear, Longer, Shorter, Steps, Sum,
 };
 use backoff_runtime::{Jitter, Policy, Strategy, retry};
+use backoff_workspace_tests::AttemptLog as Log;
 use tokio::time::Instant;
-
-/// The instants of a call's attempts.
-#[derive(Default)]
-struct Log(Mutex<Vec<Instant>>);
-
-impl Log {
-    fn attempt(&self) -> Result<(), &'static str> {
-        self.0.lock().unwrap().push(Instant::now());
-        Err("down")
-    }
-
-    /// The gaps between attempts, in milliseconds.
-    fn gaps_ms(&self) -> Vec<u128> {
-        let times = self.0.lock().unwrap();
-        times
-            .windows(2)
-            .map(|w| (w[1] - w[0]).as_millis())
-            .collect()
-    }
-}
 
 const SEC: u128 = 1000;
 const MIN: u128 = 60 * SEC;
@@ -47,7 +28,7 @@ async fn runtime_gaps<S: Strategy>(policy: Policy<S>) -> Vec<u128> {
 #[tokio::test(start_paused = true)]
 async fn the_essays_three_plus_two_to_the_n_minutes() {
     #[retry(
-        sum(constant("3m"), exponential(base = "2m", max = "1h")),
+        sum(constant("3m"), exponential(base = "1m", max = "1h")),
         attempts = 6,
         jitter = "none"
     )]
@@ -57,13 +38,14 @@ async fn the_essays_three_plus_two_to_the_n_minutes() {
 
     let log = Log::default();
     assert_eq!(call(&log).await, Err("down"));
-    let minutes = [5, 7, 11, 19, 35].map(|m| m * MIN);
+    // 3 + 2ⁿ with n from 0, as the essay counts.
+    let minutes = [4, 5, 7, 11, 19].map(|m| m * MIN);
     assert_eq!(log.gaps_ms(), minutes);
 
     const M: Duration = Duration::from_secs(60);
     let policy = Policy::from_strategy(Sum::new(
         Constant::new(M.saturating_mul(3)).max_delay(M.saturating_mul(3)),
-        Exponential::new(M.saturating_mul(2)).max_delay(M.saturating_mul(60)),
+        Exponential::new(M).max_delay(M.saturating_mul(60)),
     ))
     .attempts(6);
     assert_eq!(runtime_gaps(policy).await, minutes);
@@ -104,7 +86,9 @@ async fn a_chain_runs_each_stage_from_its_own_first_retry() {
 
 #[tokio::test(start_paused = true)]
 async fn steps_repeat_the_last() {
-    #[retry(steps("1s", "5s", "30s"), attempts = 6, jitter = "none")]
+    // Read as written: no jitter unless one is given (ZIO's
+    // `fromDurations`, tenacity's `wait_chain`).
+    #[retry(steps("1s", "5s", "30s"), attempts = 6)]
     async fn call(log: &Log) -> Result<(), &'static str> {
         log.attempt()
     }
@@ -261,7 +245,7 @@ async fn the_clojure_macros_stop() {
     )]
     async fn call(log: &Log) -> Result<(), usize> {
         let _ = log.attempt();
-        Err(log.0.lock().unwrap().len())
+        Err(log.count())
     }
 
     let log = Log::default();
@@ -307,12 +291,13 @@ async fn stop_at_delay_reads_a_composed_schedule_and_a_random_one() {
 
 #[tokio::test(start_paused = true)]
 async fn the_effect_patterns_deadline() {
-    // Attempts at 0, 4 and 8 s; the next sleep would end at 12 s, past the
-    // deadline: it is cut to end at 10 s, where one last try runs.
+    // The guide's example, as written there (and `context`). Attempts at
+    // 0, 4 and 8 s; the next sleep would end at 12 s, past the deadline:
+    // it is cut to end at 10 s, where one last try runs.
     #[retry(
         constant("4s"),
-        attempts = unlimited,
         jitter = "none",
+        attempts = unlimited,
         max_elapsed = "10s",
         on_deadline = "last_try",
         context = ctx
@@ -372,4 +357,71 @@ async fn spread_reads_a_composed_schedule() {
         assert!(gaps.iter().all(|g| *g <= 20 * SEC), "{gaps:?}");
         assert!(gaps[6] >= 8 * SEC, "{gaps:?}");
     }
+}
+
+/// A jitterer of one's own: a second more than each delay.
+#[derive(Debug)]
+struct PlusASecond;
+
+impl Jitterer for PlusASecond {
+    fn jitter(&self, delay: Duration, _: &mut JitterRng) -> Duration {
+        delay + Duration::from_secs(1)
+    }
+}
+
+static PLUS_A_SECOND: PlusASecond = PlusASecond;
+
+/// One that draws from the call's random source: uniform in `[d, 2d]`.
+#[derive(Debug)]
+struct UpToDouble;
+
+impl Jitterer for UpToDouble {
+    fn jitter(&self, delay: Duration, rng: &mut JitterRng) -> Duration {
+        rng.uniform(delay, delay.saturating_mul(2))
+    }
+}
+
+static UP_TO_DOUBLE: UpToDouble = UpToDouble;
+
+#[tokio::test(start_paused = true)]
+async fn a_jitterer_of_ones_own_is_capped_at_max() {
+    // 1, 2, 3 (the cap), 3 s, each a second more, but never above 3 s.
+    #[retry(exponential(base = "1s", max = "3s"), attempts = 5, jitter = PLUS_A_SECOND)]
+    async fn call(log: &Log) -> Result<(), &'static str> {
+        log.attempt()
+    }
+
+    let log = Log::default();
+    assert_eq!(call(&log).await, Err("down"));
+    let expected = [2 * SEC, 3 * SEC, 3 * SEC, 3 * SEC];
+    assert_eq!(log.gaps_ms(), expected);
+
+    let policy = Policy::exponential(Duration::from_secs(1))
+        .max_delay(Duration::from_secs(3))
+        .jitter_with(&PLUS_A_SECOND)
+        .attempts(5);
+    assert_eq!(runtime_gaps(policy).await, expected);
+}
+
+#[test]
+fn a_jitterer_draws_from_the_key_under_delay_for() {
+    let policy = Policy::exponential(Duration::from_millis(100))
+        .max_delay(Duration::from_secs(60))
+        .jitter_with(&UP_TO_DOUBLE)
+        .attempts(10);
+    let mut distinct = std::collections::BTreeSet::new();
+    for key in 0..50u64 {
+        for k in 1..=9u32 {
+            let d = policy.delay_for(k, key).unwrap();
+            // The same key, the same delay: a job queue can recompute it.
+            assert_eq!(Some(d), policy.delay_for(k, key));
+            let central = Duration::from_millis(100 << (k - 1));
+            assert!(d >= central && d <= central * 2, "{d:?} for retry {k}");
+            if k == 1 {
+                distinct.insert(d);
+            }
+        }
+    }
+    // Each key its own draw.
+    assert!(distinct.len() > 40, "{distinct:?}");
 }

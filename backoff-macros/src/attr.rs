@@ -3,7 +3,7 @@
 //! carries on with the next, so that all mistakes surface together; checks
 //! that involve several arguments live in `valid.rs`.
 
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{Span, TokenStream};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
@@ -24,13 +24,13 @@ mod syntax;
 mod tests;
 mod values;
 
+use compose::parse_strategy;
 pub(crate) use kinds::{OnAction, OnArm};
 pub(crate) use literal::{DurationArg, attempts_out_of_range};
 use literal::{Slot, parse_attempts, parse_duration, parse_jitter};
 pub(crate) use names::{JitterKind, StrategyKind, arguments};
 pub(crate) use strategy::StrategyArg;
-use strategy::parse_strategy;
-use suggest::{list, positional_literal, unknown_argument};
+use suggest::{Scan, list, positional_literal, unknown_argument};
 pub(crate) use syntax::ungrouped;
 use syntax::{comma_separated, eq, span_range};
 use values::{check_callable, check_path, parse_clone, parse_hedge, parse_throttled};
@@ -89,6 +89,8 @@ pub(crate) struct RetryArgs {
     pub(crate) context_mut: Option<Token![mut]>,
     /// `clone(a, b)`: the by-value parameters each attempt clones.
     pub(crate) clone: Option<Arg<Vec<Ident>>>,
+    /// `preset = "external_api"`: its row of `defaults::PRESETS`.
+    pub(crate) preset: Option<Arg<defaults::Preset>>,
     /// `on(PATTERN, ..)`: a schedule per kind of failure, in the order
     /// written (each arm may be given any number of times).
     pub(crate) on: Vec<OnArm>,
@@ -147,7 +149,33 @@ impl RetryArgs {
         if let Err(e) = parser.parse2(tokens) {
             errors.push(e);
         }
+        args.fill_preset();
         args
+    }
+
+    /// `preset`'s strategy and `attempts` where none is written (its full
+    /// jitter is the exponential's default); beside `on(..)`, `policy` or
+    /// `hedge`, nothing: `valid` refuses it there.
+    fn fill_preset(&mut self) {
+        let Some(preset) = &self.preset else { return };
+        if !self.on.is_empty() || self.policy.is_some() || self.hedge.is_some() {
+            return;
+        }
+        let (_, base, max, attempts) = preset.value;
+        let at = |ms| {
+            Some(DurationArg {
+                value: core::time::Duration::from_millis(ms),
+                span: preset.span,
+            })
+        };
+        if self.strategy.is_none() {
+            let mut s = StrategyArg::new(StrategyKind::Exponential, preset.span, false);
+            (s.base, s.max) = (at(base), at(max));
+            self.strategy = Some(s);
+        }
+        if self.attempts.is_none() {
+            self.attempts = Some(arg(preset.key, preset.span, Attempts::Limited(attempts)));
+        }
     }
 
     /// One argument; `end` is the span of its last token.
@@ -196,7 +224,7 @@ impl RetryArgs {
         match name.as_str() {
             "attempts" => {
                 eq(input, &key, "attempts = 5")?;
-                let value = parse_attempts(input, "attempts")?;
+                let value = parse_attempts(input, "attempts", true)?;
                 set(
                     &mut self.attempts,
                     "attempts",
@@ -214,23 +242,6 @@ impl RetryArgs {
                     end,
                 )
             }
-            "max_elapsed" => {
-                eq(input, &key, "max_elapsed = \"30s\"")?;
-                let d = parse_duration(
-                    input,
-                    &Slot::new(
-                        "max_elapsed",
-                        "\"30s\"",
-                        Some("Policy::exponential(..).max_elapsed({})"),
-                    ),
-                )?;
-                set(
-                    &mut self.max_elapsed,
-                    "max_elapsed",
-                    arg(key.span(), d.span, d),
-                    end,
-                )
-            }
             "throttled" => {
                 let value = parse_throttled(&key, input)?;
                 set(
@@ -241,12 +252,17 @@ impl RetryArgs {
                 )
             }
             "on_deadline" => self.parse_on_deadline(&key, input, end),
+            "preset" => {
+                eq(input, &key, "preset = \"external_api\"")?;
+                let (name, span) = parse_preset(input)?;
+                set(&mut self.preset, "preset", arg(key.span(), span, name), end)
+            }
             "hedge" => {
                 eq(input, &key, "hedge = \"20ms\"")?;
                 let (value, span) = parse_hedge(input)?;
                 set(&mut self.hedge, "hedge", arg(key.span(), span, value), end)
             }
-            "attempt_timeout" | "timeout" | "retry_after_max" | "stop_at_delay" => {
+            "attempt_timeout" | "timeout" | "retry_after_max" | "stop_at_delay" | "max_elapsed" => {
                 self.parse_duration_argument(&key, &name, input, end)
             }
             "on" => {
@@ -320,12 +336,15 @@ impl RetryArgs {
             "last_try" => true,
             "give_up" => false,
             other => {
-                return Err(syn::Error::new(
-                    lit.span(),
-                    format!(
+                let message = match crate::errors::closest(other, &["give_up", "last_try"]) {
+                    Some(best) => format!(
+                        "unknown `on_deadline` rule `\"{other}\"`; did you mean `\"{best}\"`?"
+                    ),
+                    None => format!(
                         "unknown `on_deadline` rule `\"{other}\"`; expected `\"give_up\"` or `\"last_try\"`"
                     ),
-                ));
+                };
+                return Err(syn::Error::new(lit.span(), message));
             }
         };
         set(
@@ -382,6 +401,7 @@ impl RetryArgs {
             ),
             "timeout" => ("\"30s\"", None),
             "stop_at_delay" => ("\"10s\"", Some("Policy::exponential(..).stop_at_delay({})")),
+            "max_elapsed" => ("\"30s\"", Some("Policy::exponential(..).max_elapsed({})")),
             _ => ("\"5s\"", None),
         };
         eq(input, key, &format!("{name} = {example}"))?;
@@ -390,6 +410,7 @@ impl RetryArgs {
             "retry_after_max" => (&mut self.retry_after_max, "retry_after_max"),
             "timeout" => (&mut self.timeout, "timeout"),
             "stop_at_delay" => (&mut self.stop_at_delay, "stop_at_delay"),
+            "max_elapsed" => (&mut self.max_elapsed, "max_elapsed"),
             _ => (&mut self.attempt_timeout, "attempt_timeout"),
         };
         set(slot, name, arg(key.span(), d.span, d), end)
@@ -479,42 +500,30 @@ fn set<T>(slot: &mut Option<Arg<T>>, name: &str, value: Arg<T>, end: Span) -> sy
     Ok(())
 }
 
-/// The first strategy at the top level of the attribute, found before
-/// parsing, for the messages about a strategy parameter written beside it.
-#[derive(Default)]
-struct Scan {
-    strategy: Option<StrategyKind>,
-    /// Whether that strategy already has parameters in parentheses.
-    with_params: bool,
-}
-
-impl Scan {
-    fn new(tokens: &TokenStream) -> Scan {
-        let mut scan = Scan::default();
-        let mut at_start = true;
-        let mut tokens = tokens.clone().into_iter().peekable();
-        while let Some(tt) = tokens.next() {
-            match &tt {
-                TokenTree::Punct(p) if p.as_char() == ',' => {
-                    at_start = true;
-                    continue;
-                }
-                TokenTree::Ident(ident) if at_start => {
-                    if let Some(kind) = StrategyKind::from_name(&ident.unraw().to_string()) {
-                        scan.strategy = Some(kind);
-                        scan.with_params = matches!(
-                            tokens.peek(),
-                            Some(TokenTree::Group(g)) if !g.stream().is_empty()
-                        );
-                        return scan;
-                    }
-                }
-                _ => {}
-            }
-            at_start = false;
-        }
-        scan
+/// `preset = "external_api"`: a name of `defaults::PRESETS`.
+fn parse_preset(input: ParseStream<'_>) -> syn::Result<(defaults::Preset, Span)> {
+    let names = defaults::PRESETS.map(|p| p.0);
+    let lit: LitStr = input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("`preset` takes a name in quotes, one of {}", list(&names)),
+        )
+    })?;
+    let text = lit.value();
+    if let Some(row) = defaults::PRESETS.iter().find(|p| p.0 == text) {
+        return Ok((*row, lit.span()));
     }
+    // (`"EXTERNAL_API"`: the name in another case.)
+    let lower = text.to_lowercase();
+    let same = names.iter().find(|n| **n == lower).copied();
+    let message = match same.or_else(|| crate::errors::closest(&lower, &names)) {
+        Some(best) => format!("unknown preset `\"{text}\"`; did you mean `\"{best}\"`?"),
+        None => format!(
+            "unknown preset `\"{text}\"`; the presets are {}",
+            list(&names)
+        ),
+    };
+    Err(syn::Error::new(lit.span(), message))
 }
 
 /// Whether an attribute written `#[retry = ...]` (its source text, from

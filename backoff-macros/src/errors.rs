@@ -28,7 +28,8 @@ pub(crate) fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
     known
         .iter()
         .map(|k| (distance(name, k), *k))
-        .filter(|(d, k)| *d <= threshold(k))
+        // (Never the word written: it is known here, but not in this place.)
+        .filter(|(d, k)| *d > 0 && *d <= threshold(k))
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
 }
@@ -65,6 +66,8 @@ mod tests {
         assert_eq!(closest("wen", &known), Some("when"));
         assert!(close("unlimted", "unlimited"));
         assert_eq!(closest("dealy", &["delay"]), Some("delay"));
+        // Never the word written: known, but not where it was written.
+        assert_eq!(closest("after", &["after", "stop"]), None);
     }
 
     /// Every one-edit typo of every argument name (neighbours swapped, a

@@ -142,6 +142,66 @@ pub enum Jitter {
     /// assert!(waits[2] >= Duration::from_secs(20) && waits[2] <= Duration::from_secs(40));
     /// ```
     Spread,
+    /// Your own [`Jitterer`] (a `static`): what it returns for each delay,
+    /// never above the strategy's maximum. See [`Policy::jitter_with`](crate::Policy::jitter_with).
+    Custom(&'static dyn Jitterer),
+}
+
+/// A jitter of your own (EventSauce's `Jitter` interface): the sleep for a
+/// delay, drawn from the call's random source. Give it to a policy with
+/// [`Policy::jitter_with`](crate::Policy::jitter_with), or to the attribute
+/// as `jitter = NAME`, the name of a `static` that implements it.
+///
+/// The policy caps what it returns at the strategy's maximum. `rng` is the
+/// call's generator: seeded by [`Policy::seed`](crate::Policy::seed), and
+/// drawn from the key under [`Policy::delay_for`](crate::Policy::delay_for),
+/// so a jitterer that draws only from it is as reproducible as the
+/// builtins.
+///
+/// ```
+/// use backoff_runtime::jitter::{Jitterer, JitterRng};
+/// use backoff_runtime::Policy;
+/// use std::time::Duration;
+///
+/// /// At least the delay, and up to a second more.
+/// #[derive(Debug)]
+/// struct PlusUpToASecond;
+///
+/// impl Jitterer for PlusUpToASecond {
+///     fn jitter(&self, delay: Duration, rng: &mut JitterRng) -> Duration {
+///         delay + rng.uniform(Duration::ZERO, Duration::from_secs(1))
+///     }
+/// }
+///
+/// static PLUS: PlusUpToASecond = PlusUpToASecond;
+///
+/// let policy = Policy::constant(Duration::from_secs(2))
+///     .max_delay(Duration::from_millis(2500))
+///     .jitter_with(&PLUS)
+///     .attempts(20);
+/// for d in policy.delays() {
+///     // Capped at `max`.
+///     assert!(d >= Duration::from_secs(2) && d <= Duration::from_millis(2500));
+/// }
+/// // The same key, the same sleep.
+/// assert_eq!(policy.delay_for(3, 42), policy.delay_for(3, 42));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `Jitterer`: `jitter = NAME` takes a `static` whose type does",
+    label = "not a `Jitterer`",
+    note = "implement `backoff_runtime::jitter::Jitterer` for your type, or write a jitter of the attribute's by name, as in `jitter = \"full\"` (a `Jitter` value goes in a `Policy`: `policy = ..`)"
+)]
+pub trait Jitterer: Sync + core::fmt::Debug {
+    /// The sleep for `delay` (the strategy's delay, at most its maximum).
+    fn jitter(&self, delay: Duration, rng: &mut JitterRng) -> Duration;
+}
+
+/// Two jitterers are equal when they are the same value (what
+/// [`Jitter`]'s `PartialEq` compares for [`Jitter::Custom`]).
+impl PartialEq for dyn Jitterer {
+    fn eq(&self, other: &Self) -> bool {
+        core::ptr::addr_eq(self, other)
+    }
 }
 
 impl Jitter {
@@ -239,6 +299,7 @@ impl Jitter {
             },
             Jitter::Scattered(r) => scattered(v, r, max, rng),
             Jitter::Range(lo, hi) => range(v, lo, hi, max, rng),
+            Jitter::Custom(j) => j.jitter(v, rng).min(max),
         }
     }
 }
@@ -353,23 +414,23 @@ impl JitterRng {
     /// This generator with its phase set (zero: to be drawn).
     #[inline]
     pub(crate) const fn with_phase(mut self, phase: u32) -> Self {
-        match &mut self.state {
-            RngState::Entropy { phase: p, .. }
-            | RngState::Unseeded { phase: p, .. }
-            | RngState::Seeded { phase: p, .. } => *p = phase,
-        }
+        *self.phase_mut() = phase;
         self
+    }
+
+    const fn phase_mut(&mut self) -> &mut u32 {
+        match &mut self.state {
+            RngState::Entropy { phase, .. }
+            | RngState::Unseeded { phase, .. }
+            | RngState::Seeded { phase, .. } => phase,
+        }
     }
 
     /// Draws the phase (never zero, which stands for "not drawn").
     #[cold]
     fn draw_phase(&mut self) -> u32 {
         let phase = ((self.next_u64() >> 32) as u32).max(1);
-        match &mut self.state {
-            RngState::Entropy { phase: p, .. }
-            | RngState::Unseeded { phase: p, .. }
-            | RngState::Seeded { phase: p, .. } => *p = phase,
-        }
+        *self.phase_mut() = phase;
         phase
     }
 
@@ -509,7 +570,6 @@ impl Default for JitterRng {
 /// concurrent calls draw distinct numbers without locking, allocating, a
 /// system call or a generator of their own.
 static ENTROPY: AtomicU64 = AtomicU64::new(0);
-const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// The next 64 bits of the process-wide sequence: SplitMix64 (the Weyl
 /// sequence through its finalizer), as Java's `SplittableRandom` draws.
@@ -518,10 +578,7 @@ fn next_entropy() -> u64 {
     if ENTROPY.load(Ordering::Relaxed) == 0 {
         start_entropy();
     }
-    let mut z = ENTROPY.fetch_add(GOLDEN_GAMMA, Ordering::Relaxed);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    crate::jobs::mix64(ENTROPY.fetch_add(crate::jobs::GOLDEN_GAMMA, Ordering::Relaxed))
 }
 
 /// Starts the sequence from the operating system's randomness.

@@ -26,12 +26,12 @@ use crate::strategy::Strategy;
 pub const REPLAY_WINDOW: u32 = 4096;
 
 /// The golden-ratio increment: `2⁶⁴ / φ`, odd.
-const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+pub(crate) const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// SplitMix64's finalizer: 64 well-mixed bits from any 64 bits (a
 /// bijection, so distinct inputs give distinct outputs).
 #[inline]
-const fn mix64(mut z: u64) -> u64 {
+pub(crate) const fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
@@ -158,23 +158,8 @@ impl<S: Strategy> Policy<S> {
         }
         // (With `stop_at_delay`, this retry's own delay is checked: the
         // same rule as a call's for a schedule that never shrinks.)
-        match self.delay_stop() {
-            None => Some(policy::backoff(
-                strategy,
-                jitter,
-                retry,
-                &mut previous,
-                &mut rng_of(key, retry),
-            )),
-            Some(stop) => policy::backoff_before(
-                strategy,
-                jitter,
-                retry,
-                &mut previous,
-                &mut rng_of(key, retry),
-                stop,
-            ),
-        }
+        let (rule, mut rng) = ((jitter, self.delay_stop()), rng_of(key, retry));
+        policy::backoff_within(strategy, rule, retry, &mut previous, &mut rng)
     }
 }
 

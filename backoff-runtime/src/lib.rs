@@ -310,6 +310,7 @@ pub mod kind;
 mod name;
 mod nanos;
 pub mod policy;
+pub mod presets;
 mod report;
 pub mod strategy;
 

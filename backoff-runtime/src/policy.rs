@@ -2,7 +2,6 @@
 //! used for any number of calls.
 
 use crate::name::Name;
-use core::fmt;
 use core::time::Duration;
 
 use crate::jitter::{Jitter, JitterRng};
@@ -61,7 +60,7 @@ pub const DEFAULT_RETRY_AFTER_MAX: Duration = Duration::from_secs(5 * 60);
 /// let ms: Vec<u128> = policy.delays().map(|d| d.as_millis()).collect();
 /// assert_eq!(ms, [100, 200, 400, 600, 600]);
 /// ```
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Policy<S = Builtin> {
     strategy: S,
     settings: Settings,
@@ -70,7 +69,7 @@ pub struct Policy<S = Builtin> {
 /// A policy's settings besides its strategy, which are generic over
 /// nothing: the retry state's general path reads them through one pointer,
 /// whatever the strategy.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Settings {
     pub(crate) jitter: Jitter,
     /// Total calls allowed, the first included; `None` is unlimited.
@@ -119,37 +118,6 @@ impl Settings {
     }
 }
 
-/// Flat, as one struct: the strategy and each setting.
-impl<S: fmt::Debug> fmt::Debug for Policy<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Settings {
-            jitter,
-            attempts,
-            max_elapsed,
-            retry_after_max,
-            seed,
-            throttled,
-            kinds,
-            name,
-            stop_at,
-            on_deadline,
-        } = &self.settings;
-        f.debug_struct("Policy")
-            .field("strategy", &self.strategy)
-            .field("jitter", jitter)
-            .field("attempts", attempts)
-            .field("max_elapsed", max_elapsed)
-            .field("retry_after_max", retry_after_max)
-            .field("seed", seed)
-            .field("throttled", throttled)
-            .field("kinds", kinds)
-            .field("name", name)
-            .field("stop_at", stop_at)
-            .field("on_deadline", on_deadline)
-            .finish()
-    }
-}
-
 /// What a call does when the next sleep would end past its
 /// [`max_elapsed`](Policy::max_elapsed) deadline: see
 /// [`Policy::on_deadline`].
@@ -185,47 +153,41 @@ impl Default for Policy {
 }
 
 impl Policy<Builtin> {
-    const fn builtin(strategy: Builtin, jitter: Jitter) -> Self {
-        Policy {
-            strategy,
-            settings: Settings {
-                jitter,
-                ..Settings::DEFAULT
-            },
-        }
+    const fn builtin(strategy: Builtin) -> Self {
+        Policy::from_strategy(strategy).jitter(strategy.default_jitter())
     }
 
     /// Exponential backoff: `base · factor^(k−1)`, factor 2 and max 10 s
     /// unless set. See [`Exponential`].
     pub const fn exponential(base: Duration) -> Self {
-        Self::builtin(Builtin::Exponential(Exponential::new(base)), Jitter::Full)
+        Self::builtin(Builtin::Exponential(Exponential::new(base)))
     }
 
     /// Linear backoff: `base · k`, max 10 s unless set. See [`Linear`].
     pub const fn linear(base: Duration) -> Self {
-        Self::builtin(Builtin::Linear(Linear::new(base)), Jitter::Full)
+        Self::builtin(Builtin::Linear(Linear::new(base)))
     }
 
     /// The same delay before every retry. See [`Constant`].
     pub const fn constant(delay: Duration) -> Self {
-        Self::builtin(Builtin::Constant(Constant::new(delay)), Jitter::Full)
+        Self::builtin(Builtin::Constant(Constant::new(delay)))
     }
 
     /// Fibonacci backoff: `base · fib(k)`, max 10 s unless set. See
     /// [`Fibonacci`].
     pub const fn fibonacci(base: Duration) -> Self {
-        Self::builtin(Builtin::Fibonacci(Fibonacci::new(base)), Jitter::Full)
+        Self::builtin(Builtin::Fibonacci(Fibonacci::new(base)))
     }
 
     /// AWS decorrelated jitter, max 10 s unless set; no extra jitter by
     /// default since it is random by itself. See [`Decorrelated`].
     pub const fn decorrelated(base: Duration) -> Self {
-        Self::builtin(Builtin::Decorrelated(Decorrelated::new(base)), Jitter::None)
+        Self::builtin(Builtin::Decorrelated(Decorrelated::new(base)))
     }
 
     /// Retry at once, without sleeping. See [`Immediate`].
     pub const fn immediate() -> Self {
-        Self::builtin(Builtin::Immediate(Immediate), Jitter::None)
+        Self::builtin(Builtin::Immediate(Immediate))
     }
 
     /// Sets the exponential growth factor.
@@ -321,6 +283,13 @@ impl<S> Policy<S> {
     pub const fn jitter(mut self, jitter: Jitter) -> Self {
         self.settings.jitter = jitter;
         self
+    }
+
+    /// Sets your own [`Jitterer`](crate::jitter::Jitterer): each sleep is
+    /// what it returns for the strategy's delay, capped at the maximum
+    /// (`Jitter::Custom`; see the trait for an example).
+    pub const fn jitter_with(self, jitterer: &'static dyn crate::jitter::Jitterer) -> Self {
+        self.jitter(Jitter::Custom(jitterer))
     }
 
     /// Sets the total number of calls, the first included (so `attempts(1)`
@@ -763,15 +732,16 @@ fn spread<T: Strategy + ?Sized>(strategy: &T, retry: u32, rng: &mut JitterRng) -
 /// before jitter, a random strategy's [`Strategy::central_delay`]) reaches
 /// `stop` (see [`Policy::stop_at_delay`]).
 #[inline]
-pub(crate) fn backoff_before<T: Strategy + ?Sized>(
+pub(crate) fn backoff_within<T: Strategy + ?Sized>(
     strategy: &T,
-    jitter: Jitter,
+    (jitter, stop): (Jitter, Option<Duration>),
     retry: u32,
     previous: &mut Option<Duration>,
     rng: &mut JitterRng,
-    stop: Duration,
 ) -> Option<Duration> {
-    if strategy.central_delay(retry) >= stop {
+    if let Some(stop) = stop
+        && strategy.central_delay(retry) >= stop
+    {
         return None;
     }
     Some(backoff(strategy, jitter, retry, previous, rng))
@@ -801,6 +771,7 @@ fn jittered<T: Strategy + ?Sized>(
 
 impl<S: Strategy> Policy<S> {
     /// The jittered delay before retry `retry` of the main schedule.
+    #[cfg(feature = "std")]
     #[inline]
     pub(crate) fn backoff(
         &self,
@@ -820,17 +791,8 @@ impl<S: Strategy> Policy<S> {
         previous: &mut Option<Duration>,
         rng: &mut JitterRng,
     ) -> Option<Duration> {
-        match self.settings.stop_at {
-            None => Some(self.backoff(retry, previous, rng)),
-            Some(stop) => backoff_before(
-                &self.strategy,
-                self.settings.jitter,
-                retry,
-                previous,
-                rng,
-                stop,
-            ),
-        }
+        let rule = (self.settings.jitter, self.settings.stop_at);
+        backoff_within(&self.strategy, rule, retry, previous, rng)
     }
 
     /// The schedule: the sleeps a call would make if every attempt failed at

@@ -613,10 +613,10 @@ mod failing {
         flaky(left)
     }
 
-    /// The essay's `3 + 2ᵏ` minutes (full jitter).
+    /// The essay's `3 + 2ⁿ` minutes, n from 0 (full jitter).
     #[inline(never)]
     #[retry(
-        sum(constant("3m"), exponential(base = "2m", max = "1h")),
+        sum(constant("3m"), exponential(base = "1m", max = "1h")),
         attempts = unlimited,
         sleep = noop_sync
     )]
@@ -762,7 +762,7 @@ mod failing {
     /// `with_retry_sum`'s policy.
     static SUM_POLICY: Policy<Sum<Constant, Exponential>> = Policy::from_strategy(Sum::new(
         Constant::new(Duration::from_secs(180)).max_delay(Duration::from_secs(180)),
-        Exponential::new(Duration::from_secs(120)).max_delay(Duration::from_secs(3600)),
+        Exponential::new(Duration::from_secs(60)).max_delay(Duration::from_secs(3600)),
     ))
     .jitter(Jitter::Full)
     .unlimited_attempts();

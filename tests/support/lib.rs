@@ -2,7 +2,38 @@
 //! Unpublished.
 
 use std::future::Future;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+/// The instants of a call's attempts on tokio's clock (paused, in the
+/// schedule tests), each failing with `"down"`.
+#[derive(Debug, Default)]
+pub struct AttemptLog(Mutex<Vec<tokio::time::Instant>>);
+
+impl AttemptLog {
+    /// Logs an attempt now; it fails.
+    pub fn attempt(&self) -> Result<(), &'static str> {
+        self.0.lock().unwrap().push(tokio::time::Instant::now());
+        Err("down")
+    }
+
+    /// How many attempts ran.
+    pub fn count(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+
+    /// The sleeps between the attempts.
+    pub fn gaps(&self) -> Vec<Duration> {
+        let times = self.0.lock().unwrap();
+        times.windows(2).map(|w| w[1] - w[0]).collect()
+    }
+
+    /// [`gaps`](AttemptLog::gaps) in milliseconds.
+    pub fn gaps_ms(&self) -> Vec<u128> {
+        self.gaps().iter().map(Duration::as_millis).collect()
+    }
+}
 
 /// A service that fails its first `failures` calls, then succeeds: the flaky
 /// dependency of the tests.

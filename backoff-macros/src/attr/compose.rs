@@ -1,38 +1,46 @@
-//! The composed forms: `chain(A(.., times = n), B)`, `steps("1s", "5s")`,
-//! `shorter(A, B)`, `longer(A, B)`, `sum(A, B)`, and the parameters only a
-//! stage takes (`times`) or refuses (`jitter`).
+//! A strategy where one stands, composed or not: the composed forms
+//! `chain(A(.., times = n), B)`, `steps("1s", "5s")`, `shorter(A, B)`,
+//! `longer(A, B)`, `sum(A, B)`, whose stages are strategies again; a plain
+//! strategy is `strategy::parse_leaf`'s.
 
 use syn::ext::IdentExt;
 use syn::parse::ParseStream;
-use syn::{Ident, Lit, LitInt, Token};
+use syn::{Ident, Lit, Token};
 
 use super::literal::{Slot, parse_duration};
 use super::names::{StrategyKind, combinator_home};
-use super::strategy::{StrategyArg, TimesArg, parse_strategy_at};
-use super::suggest::unknown;
-use super::syntax::{comma_separated, eq, in_parens, named_value};
+use super::strategy::{StrategyArg, parse_leaf, parse_stage_param};
+use super::suggest::{composed_example, unknown};
+use super::syntax::{comma_separated, in_parens, named_value};
 use crate::errors::Errors;
 
-/// The form written with two stages, for messages.
-pub(super) fn composed_example(kind: StrategyKind) -> String {
-    match kind {
-        StrategyKind::Chain => {
-            "chain(exponential(base = \"100ms\", times = 3), constant(\"1m\"))".to_owned()
-        }
-        StrategyKind::Steps => "steps(\"1s\", \"5s\", \"30s\")".to_owned(),
-        StrategyKind::Sum => {
-            "sum(constant(\"3m\"), exponential(base = \"2m\", max = \"1h\"))".to_owned()
-        }
-        other => format!(
-            "{}(exponential(base = \"1s\", max = \"1m\"), linear(base = \"3s\", max = \"1m\"))",
-            other.name()
-        ),
+/// A strategy, composed or not: `exponential`, `exponential(...)`,
+/// `constant("1s")`, `immediate`, `chain(..)`, `steps(..)`.
+pub(super) fn parse_strategy(
+    kind: StrategyKind,
+    key: &Ident,
+    input: ParseStream<'_>,
+) -> syn::Result<StrategyArg> {
+    parse_strategy_at(kind, key, input, false)
+}
+
+/// [`parse_strategy`], or a stage of another form when `nested`.
+fn parse_strategy_at(
+    kind: StrategyKind,
+    key: &Ident,
+    input: ParseStream<'_>,
+    nested: bool,
+) -> syn::Result<StrategyArg> {
+    let strategy = StrategyArg::new(kind, key.span(), nested);
+    if kind.takes_stages() || kind == StrategyKind::Steps {
+        return parse_composed(strategy, key, input);
     }
+    parse_leaf(strategy, key, input)
 }
 
 /// A composed form's parentheses: its stages, or for `steps` its delays;
 /// a stage's own `times = n` among them.
-pub(super) fn parse_composed(
+fn parse_composed(
     mut strategy: StrategyArg,
     key: &Ident,
     input: ParseStream<'_>,
@@ -54,6 +62,12 @@ pub(super) fn parse_composed(
         ));
     }
     in_parens(input, |content| {
+        if kind == StrategyKind::Steps
+            && let Some(mistake) = steps_mistake(content)
+        {
+            let _ = content.parse::<proc_macro2::TokenStream>();
+            return Err(mistake);
+        }
         let mut errors = Errors::default();
         comma_separated(content, &mut errors, |content, _| {
             parse_item(&mut strategy, content)
@@ -81,6 +95,57 @@ pub(super) fn parse_composed(
         }
         Ok(strategy)
     })
+}
+
+/// `steps(..)` written with numbers for delays, or with strategies: one
+/// error for the whole list, on its first such item.
+fn steps_mistake(content: ParseStream<'_>) -> Option<syn::Error> {
+    use quote::ToTokens;
+    let items = content
+        .fork()
+        .call(syn::punctuated::Punctuated::<syn::Expr, Token![,]>::parse_terminated)
+        .ok()?;
+    // (`constant("1s")`, `immediate`: a strategy's name first.)
+    let strategy = items.iter().find(|item| {
+        matches!(item.to_token_stream().into_iter().next(),
+            Some(proc_macro2::TokenTree::Ident(i)) if StrategyKind::from_name(&i.to_string()).is_some())
+    });
+    if let Some(item) = strategy {
+        return Some(syn::Error::new_spanned(
+            item,
+            format!(
+                "`steps` takes delays, as in `{}`, not strategies; to run one strategy after another, write `{}`",
+                composed_example(StrategyKind::Steps),
+                composed_example(StrategyKind::Chain)
+            ),
+        ));
+    }
+    let is_int = |item: &syn::Expr| {
+        matches!(
+            item,
+            syn::Expr::Lit(syn::ExprLit {
+                lit: Lit::Int(_),
+                ..
+            })
+        )
+    };
+    let first = items.iter().find(|item| is_int(item))?;
+    let written: Vec<String> = items
+        .iter()
+        .map(|item| match item {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: Lit::Int(i), ..
+            }) => format!("\"{}s\"", i.base10_digits()),
+            other => other.to_token_stream().to_string(),
+        })
+        .collect();
+    Some(syn::Error::new_spanned(
+        first,
+        format!(
+            "the delays of `steps` are durations with a unit: write `steps({})` for seconds, or `ms` for milliseconds",
+            written.join(", ")
+        ),
+    ))
 }
 
 /// One stage (or delay of `steps`), or the form's own `times = n`.
@@ -150,56 +215,4 @@ pub(super) fn unknown_stage(key: &Ident, name: &str) -> syn::Error {
         }
         None => unknown(key, "strategy", &StrategyKind::NAMES),
     }
-}
-
-/// `times = n` or `jitter = ..` inside a strategy's parentheses: `None`
-/// when `name` is neither, else the parameter parsed or its error.
-pub(super) fn parse_stage_param(
-    strategy: &mut StrategyArg,
-    key: &Ident,
-    name: &str,
-    input: ParseStream<'_>,
-) -> Option<syn::Result<()>> {
-    match name {
-        "times" => Some(parse_times(strategy, key, input)),
-        "jitter" if strategy.nested => {
-            // (The caller drops the value: the error is about the name.)
-            Some(Err(syn::Error::new(
-                key.span(),
-                "`jitter` applies once, to the composed delay, not to one stage; remove it here and write it after the whole strategy, as in `chain(..), jitter = \"full\"`",
-            )))
-        }
-        _ => None,
-    }
-}
-
-fn parse_times(strategy: &mut StrategyArg, key: &Ident, input: ParseStream<'_>) -> syn::Result<()> {
-    if !strategy.nested {
-        return Err(syn::Error::new(
-            key.span(),
-            format!(
-                "`times` belongs to a stage of `chain`, as in `{}`; for the whole call's limit write `attempts = ..`",
-                composed_example(StrategyKind::Chain)
-            ),
-        ));
-    }
-    eq(input, key, "times = 3")?;
-    let lit: LitInt = input.parse().map_err(|e| {
-        syn::Error::new(
-            e.span(),
-            "`times` takes a whole number of retries, as in `times = 3`",
-        )
-    })?;
-    let value = lit.base10_parse::<u64>()?;
-    if strategy.times.is_some() {
-        return Err(syn::Error::new(
-            key.span(),
-            "duplicate parameter `times`: it is already given; keep one",
-        ));
-    }
-    strategy.times = Some(TimesArg {
-        value,
-        span: key.span(),
-    });
-    Ok(())
 }

@@ -34,17 +34,37 @@ pub(crate) const fn base(kind: StrategyKind) -> Duration {
     }
 }
 
-/// The jitter a strategy has when `jitter` is not given: none for
-/// `decorrelated` (random by itself) and `immediate`, full for the others.
+/// The jitter a strategy has when `jitter` is not given: the runtime's
+/// table (`Builtin::default_jitter`, which a `Fixed` policy without a
+/// jitter reads) for its strategies, and none for `sidekiq` and `buckets`
+/// (random by themselves) and `steps` (read as written). A composed
+/// schedule's is `StrategyArg::default_jitter`'s.
 pub(crate) const fn jitter(kind: StrategyKind) -> JitterKind {
     match kind {
         StrategyKind::Decorrelated
         | StrategyKind::Immediate
         | StrategyKind::Sidekiq
-        | StrategyKind::Buckets => JitterKind::None,
+        | StrategyKind::Buckets
+        | StrategyKind::Steps => JitterKind::None,
         _ => JitterKind::Full,
     }
 }
+
+/// `preset = ".."`: each name, and its exponential's base and max in
+/// milliseconds and its attempts, full jitter (the runtime's `presets`,
+/// whose constants these are in lower case; `tests/presets.rs` checks the
+/// two agree).
+pub(crate) const PRESETS: [Preset; 6] = [
+    ("internal_api", 10, 1_000, 6),
+    ("external_api", 100, 10_000, 6),
+    ("rate_limited", 500, 60_000, 11),
+    ("database", 50, 5_000, 4),
+    ("third_party", 1_000, 30_000, 6),
+    ("aws_standard", 1_000, 20_000, 3),
+];
+
+/// A preset: its name, base and max in milliseconds, and attempts.
+pub(crate) type Preset = (&'static str, u64, u64, u64);
 
 /// A duration as the attribute's literal: `"100ms"`.
 pub(crate) fn literal(d: Duration) -> String {

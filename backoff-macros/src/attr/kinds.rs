@@ -8,9 +8,10 @@ use syn::ext::IdentExt;
 use syn::parse::ParseStream;
 use syn::{Expr, Ident, Pat, Token};
 
+use super::compose::parse_strategy;
 use super::literal::{parse_attempts, parse_jitter};
-use super::names::{JitterKind, StrategyKind};
-use super::strategy::{StrategyArg, parse_strategy};
+use super::names::{JitterKind, OTHER_ARGUMENTS, StrategyKind};
+use super::strategy::StrategyArg;
 use super::syntax::{eq, in_parens};
 use super::{Arg, Attempts, arg};
 
@@ -56,7 +57,24 @@ pub(super) fn parse_on(key: &Ident, input: ParseStream<'_>) -> syn::Result<OnArm
 }
 
 fn parse_arm(key: &Ident, content: ParseStream<'_>) -> syn::Result<OnArm> {
-    let pat = Pat::parse_multi_with_leading_vert(content)?;
+    if content.is_empty() {
+        return Err(syn::Error::new(
+            key.span(),
+            format!("`on(..)` takes a pattern and its schedule, as in {EXAMPLE}"),
+        ));
+    }
+    let pat = Pat::parse_multi_with_leading_vert(content).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("expected a pattern over `when`'s value, as in {EXAMPLE}"),
+        )
+    })?;
+    if content.peek(Token![if]) {
+        return Err(syn::Error::new(
+            content.span(),
+            "an `on(..)` arm takes a pattern without an `if` guard: the arms are matched without guards, so that a variant left out is an error; decide in `when` instead, returning a variant of its own for this case",
+        ));
+    }
     if content.parse::<Option<Token![,]>>()?.is_none() || content.is_empty() {
         return Err(syn::Error::new_spanned(
             &pat,
@@ -114,8 +132,16 @@ fn parse_setting(name: &Ident, content: ParseStream<'_>, action: &mut OnAction) 
                 format!("`{word}` has no effect beside `{what}`, which {does}; remove `{word}`"),
             ));
         }
-        _ => return Err(unknown_in_arm(name)),
+        OnAction::Stop | OnAction::After(_) => return Err(unknown_in_arm(name)),
     };
+    if word == "stop" || word == "after" {
+        return Err(syn::Error::new(
+            name.span(),
+            format!(
+                "an `on(..)` arm takes one action, and this one has a strategy already; `{word}` would replace it: keep the strategy or `{word}`"
+            ),
+        ));
+    }
     let duplicate = |slot_given: bool| {
         slot_given.then(|| {
             syn::Error::new(
@@ -130,7 +156,7 @@ fn parse_setting(name: &Ident, content: ParseStream<'_>, action: &mut OnAction) 
                 return Err(e);
             }
             eq(content, name, "attempts = 5")?;
-            let (value, span) = parse_attempts(content, "attempts")?;
+            let (value, span) = parse_attempts(content, "attempts", false)?;
             *attempts = Some(arg(name.span(), span, value));
         }
         "jitter" => {
@@ -151,6 +177,19 @@ fn unknown_in_arm(name: &Ident) -> syn::Error {
     let mut known: Vec<&str> = StrategyKind::NAMES.to_vec();
     known.extend(ARM_NAMES);
     let word = name.unraw().to_string();
+    if OTHER_ARGUMENTS.contains(&word.as_str()) {
+        let applies = match word.as_str() {
+            "stop_at_delay" => ", where it applies to every arm's schedule",
+            "max_elapsed" | "on_deadline" | "timeout" => ", where it bounds the whole call",
+            _ => "",
+        };
+        return syn::Error::new(
+            name.span(),
+            format!(
+                "`{word}` is not a setting of one `on(..)` arm; an arm takes a strategy with `attempts` and `jitter`, `stop`, or `after = EXPR`: write `{word}` beside the `on(..)` arms{applies}"
+            ),
+        );
+    }
     let message = match crate::errors::closest(&word, &known) {
         Some(best) => format!("unknown name `{word}` in `on(..)`; did you mean `{best}`?"),
         None => format!(
@@ -275,7 +314,10 @@ mod tests {
                     attempts.as_ref().map(|a| a.value),
                     Some(Attempts::Limited(5))
                 ));
-                assert_eq!(jitter.as_ref().map(|j| j.value), Some(JitterKind::None));
+                assert!(matches!(
+                    jitter.as_ref().map(|j| &j.value),
+                    Some(JitterKind::None)
+                ));
             }
             _ => panic!("a schedule"),
         }

@@ -11,7 +11,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, Lit};
 
 use super::Attempts;
-use super::names::{JITTER_NAMES, JITTERS, JitterKind};
+use super::names::{Custom, JITTER_NAMES, JITTERS, JITTERS_OR_STATIC, JitterKind};
 use super::syntax::{shown_value, ungrouped};
 use crate::duration;
 
@@ -270,13 +270,23 @@ fn signed_number(expr: &Expr) -> Option<syn::Result<(f64, &Expr)>> {
 }
 
 /// `5` or `unlimited`.
-pub(super) fn parse_attempts(input: ParseStream<'_>, what: &str) -> syn::Result<(Attempts, Span)> {
+/// `attempts = n`; `top_level` for the attribute's own (whose run-time
+/// value `policy = ..` can give), not an arm's or `throttled(..)`'s.
+pub(super) fn parse_attempts(
+    input: ParseStream<'_>,
+    what: &str,
+    top_level: bool,
+) -> syn::Result<(Attempts, Span)> {
     let message = "`attempts` takes a whole number of calls (the first included) or `unlimited`";
     let expr: Expr = input
         .parse()
         .map_err(|e| syn::Error::new(e.span(), message))?;
     let expr = ungrouped(&expr);
-    let runtime = Slot::new(what, "5", Some("Policy::exponential(..).attempts({})"));
+    let runtime = Slot::new(
+        what,
+        "5",
+        top_level.then_some("Policy::exponential(..).attempts({})"),
+    );
     if let Expr::Path(path) = expr
         && let Some(ident) = path.path.get_ident()
     {
@@ -317,10 +327,15 @@ pub(super) fn parse_attempts(input: ParseStream<'_>, what: &str) -> syn::Result<
         }
         Expr::Lit(syn::ExprLit {
             lit: Lit::Str(s), ..
-        }) => Err(syn::Error::new(
-            s.span(),
-            format!("{message}, without quotes: `{what} = {}`", s.value()),
-        )),
+        }) => {
+            let text = s.value();
+            let fix = if text == "unlimited" || text.parse::<u64>().is_ok() {
+                format!(", without quotes: `{what} = {text}`")
+            } else {
+                format!(", as in `{what} = 5`")
+            };
+            Err(syn::Error::new(s.span(), format!("{message}{fix}")))
+        }
         Expr::Unary(syn::ExprUnary {
             op: syn::UnOp::Neg(_),
             ..
@@ -345,9 +360,12 @@ pub(crate) fn attempts_out_of_range(n: impl std::fmt::Display) -> String {
 
 /// `"full"`, `"equal"`, `"half"`, `"none"` or `scattered(0.25)`.
 pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, Span)> {
-    let expr: Expr = input
-        .parse()
-        .map_err(|e| syn::Error::new(e.span(), format!("expected a jitter: one of {JITTERS}")))?;
+    let expr: Expr = input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("expected a jitter: one of {JITTERS_OR_STATIC}"),
+        )
+    })?;
     let expr = ungrouped(&expr);
     let runtime = Slot::new(
         "jitter",
@@ -364,9 +382,13 @@ pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, S
         } else if name == "scattered" {
             "`scattered` takes a ratio, as in `jitter = scattered(0.25)`".to_owned()
         } else if name.chars().any(|c| c.is_ascii_lowercase()) {
-            format!("unknown jitter `{name}`; expected one of {JITTERS}")
+            format!("unknown jitter `{name}`; expected one of {JITTERS_OR_STATIC}")
         } else {
-            return Err(runtime.not_literal(expr));
+            // A `static`'s name: your own `Jitterer`.
+            return Ok((
+                JitterKind::Custom(Custom(path.to_token_stream())),
+                path.span(),
+            ));
         };
         return Err(syn::Error::new(ident.span(), message));
     }
@@ -386,15 +408,18 @@ pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, S
                     ));
                 }
                 other => {
-                    let message = match crate::errors::closest(&other.to_lowercase(), &JITTER_NAMES)
-                    {
-                        Some(best) => {
-                            format!("unknown jitter `\"{other}\"`; did you mean `\"{best}\"`?")
-                        }
-                        None => {
-                            format!("unknown jitter `\"{other}\"`; expected one of {JITTERS}")
-                        }
-                    };
+                    // (`"Equal"`: the name in another case.)
+                    let lower = other.to_lowercase();
+                    let same = JITTER_NAMES.iter().find(|n| **n == lower).copied();
+                    let message =
+                        match same.or_else(|| crate::errors::closest(&lower, &JITTER_NAMES)) {
+                            Some(best) => {
+                                format!("unknown jitter `\"{other}\"`; did you mean `\"{best}\"`?")
+                            }
+                            None => {
+                                format!("unknown jitter `\"{other}\"`; expected one of {JITTERS}")
+                            }
+                        };
                     return Err(syn::Error::new(lit.span(), message));
                 }
             };
@@ -512,6 +537,11 @@ pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, S
         Expr::Lit(lit) => Err(syn::Error::new(
             lit.span(),
             format!("expected a jitter: one of {JITTERS}"),
+        )),
+        // `jitters::SLOW`: a `static` of another module.
+        Expr::Path(path) if path.qself.is_none() => Ok((
+            JitterKind::Custom(Custom(path.to_token_stream())),
+            path.span(),
         )),
         _ => Err(runtime.not_literal(expr)),
     }

@@ -115,7 +115,7 @@ impl StrategyKind {
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
 /// the strategies' ([`StrategyKind::NAMES`]), then these.
-pub(super) const OTHER_ARGUMENTS: [&str; 25] = [
+pub(super) const OTHER_ARGUMENTS: [&str; 26] = [
     "attempts",
     "jitter",
     "max_elapsed",
@@ -141,6 +141,7 @@ pub(super) const OTHER_ARGUMENTS: [&str; 25] = [
     "context",
     "clone",
     "on",
+    "preset",
 ];
 
 /// [`StrategyKind::NAMES`] and [`OTHER_ARGUMENTS`].
@@ -152,7 +153,7 @@ pub(crate) fn arguments() -> Vec<&'static str> {
 }
 
 /// The `jitter` value.
-#[derive(Clone, Copy, PartialEq, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum JitterKind {
     None,
     Full,
@@ -161,11 +162,20 @@ pub(crate) enum JitterKind {
     /// `range(lo, hi)`: uniform between `v·lo` and `v·hi`.
     Range(f64, f64),
     Spread,
+    /// `jitter = NAME`: a `static` implementing the runtime's `Jitterer`.
+    Custom(Custom),
 }
+
+/// The path of a `jitter = NAME`, as written.
+#[derive(Clone, Debug)]
+pub(crate) struct Custom(pub(crate) proc_macro2::TokenStream);
 
 pub(super) const JITTER_NAMES: [&str; 5] = ["full", "equal", "half", "none", "spread"];
 
 pub(super) const JITTERS: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`, `range(LO, HI)`";
+
+/// [`JITTERS`] and your own, for a value not in quotes.
+pub(super) const JITTERS_OR_STATIC: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`, `range(LO, HI)`, or the name of a `static` implementing `Jitterer`";
 
 /// Effect's names for the combinators, and the form that does the same:
 /// `union` recurs while either does (the shorter delay), `intersect` while

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use super::Attempts;
 use super::defaults;
 use super::names::StrategyKind;
 use super::strategy::StrategyArg;
@@ -42,6 +43,23 @@ pub(crate) fn stop_at(s: Option<&StrategyArg>, stop: Duration) -> StopAt {
         }
     }
     StopAt::Never { max: cap }
+}
+
+/// An `on(..)` arm's attempt limit beside the top-level `stop_at_delay`:
+/// the rule's count where it reaches the arm's schedule (the smaller of it
+/// and the arm's own `attempts`), else the arm's own `attempts`.
+pub(crate) fn arm_limit(
+    strategy: &StrategyArg,
+    given: Option<Attempts>,
+    stop: Option<Duration>,
+) -> Option<Attempts> {
+    match stop.map(|d| stop_at(Some(strategy), d)) {
+        Some(StopAt::Attempts(k)) => Some(Attempts::Limited(match given {
+            Some(Attempts::Limited(n)) => n.min(k),
+            _ => k,
+        })),
+        _ => given,
+    }
 }
 
 /// The delay of retry `k` (from 1) before jitter, `None` if random.

@@ -1,15 +1,18 @@
-//! The strategy argument (`exponential(base = "100ms", ..)` and its kin) and
-//! its parameters.
+//! The strategy argument (`exponential(base = "100ms", ..)` and its kin),
+//! its parameters, and the ones only a stage of a composed form takes
+//! (`times`) or refuses (`jitter`).
 
 use proc_macro2::{Span, TokenStream};
 use syn::ext::IdentExt;
 use syn::parse::ParseStream;
-use syn::{Ident, Lit, Token};
+use syn::{Ident, Lit, LitInt, Token};
 
 use super::defaults;
 use super::literal::{DurationArg, FactorArg, Slot, parse_duration, parse_factor};
-use super::names::{OTHER_ARGUMENTS, StrategyKind, equivalent, param_home, top_level_home};
-use super::suggest::{example, list, param_example, unknown};
+use super::names::{
+    JitterKind, OTHER_ARGUMENTS, StrategyKind, equivalent, param_home, top_level_home,
+};
+use super::suggest::{composed_example, example, list, param_example, unknown};
 use super::syntax::{comma_separated, eq, in_parens, named_value, optional_value, shown_value};
 use crate::duration;
 use crate::errors::Errors;
@@ -60,37 +63,32 @@ impl StrategyArg {
         StrategyArg::new(StrategyKind::Exponential, Span::call_site(), false)
     }
 
-    /// Whether every leaf of this strategy is random by itself or never
-    /// waits: then no jitter is its default.
-    pub(crate) fn all_leaves(&self, f: &impl Fn(StrategyKind) -> bool) -> bool {
+    /// The jitter this strategy has when `jitter` is not given: its
+    /// kind's ([`defaults::jitter`]); for a composed one, none when every
+    /// leaf has none (random by itself, or never waits), else full.
+    pub(crate) fn default_jitter(&self) -> JitterKind {
         if self.stages.is_empty() {
-            f(self.kind)
+            defaults::jitter(self.kind)
+        } else if self
+            .stages
+            .iter()
+            .all(|s| matches!(s.default_jitter(), JitterKind::None))
+        {
+            JitterKind::None
         } else {
-            self.stages.iter().all(|s| s.all_leaves(f))
+            JitterKind::Full
         }
     }
 }
 
-/// `exponential`, `exponential(...)`, `constant("1s")`, `immediate`.
-pub(super) fn parse_strategy(
-    kind: StrategyKind,
+/// A strategy that is not composed: `exponential`, `exponential(...)`,
+/// `constant("1s")`, `immediate`.
+pub(super) fn parse_leaf(
+    strategy: StrategyArg,
     key: &Ident,
     input: ParseStream<'_>,
 ) -> syn::Result<StrategyArg> {
-    parse_strategy_at(kind, key, input, false)
-}
-
-/// [`parse_strategy`], or a stage of another form when `nested`.
-pub(super) fn parse_strategy_at(
-    kind: StrategyKind,
-    key: &Ident,
-    input: ParseStream<'_>,
-    nested: bool,
-) -> syn::Result<StrategyArg> {
-    let strategy = StrategyArg::new(kind, key.span(), nested);
-    if kind.takes_stages() || kind == StrategyKind::Steps {
-        return super::compose::parse_composed(strategy, key, input);
-    }
+    let kind = strategy.kind;
     if input.peek(Token![=]) {
         return Err(syn::Error::new(
             key.span(),
@@ -111,7 +109,9 @@ fn parse_params(mut strategy: StrategyArg, content: ParseStream<'_>) -> syn::Res
     let kind = strategy.kind;
     let nested = strategy.nested;
     let stage_param = move |content: ParseStream<'_>| {
-        nested && named_value(content).is_some_and(|n| n == "times" || n == "jitter")
+        nested
+            && named_value(content)
+                .is_some_and(|n| matches!(n.to_string().as_str(), "times" | "jitter" | "for"))
     };
     if kind == StrategyKind::Immediate && !stage_param(content) {
         let span = content.span();
@@ -184,9 +184,11 @@ fn parse_param(
             Lit::Int(i) => Some(format!("{}ms", i.base10_digits())),
             _ => None,
         };
+        // (`base`, or `unit` for `sidekiq` and `buckets`.)
+        let param = kind.params().first().copied().unwrap_or("base");
         let message = match value {
             Some(value) => format!(
-                "`{}` takes named parameters: write `{}(base = \"{value}\")`",
+                "`{}` takes named parameters: write `{}({param} = \"{value}\")`",
                 kind.name(),
                 kind.name(),
             ),
@@ -209,7 +211,7 @@ fn parse_param(
         )
     })?;
     let name = key.unraw().to_string();
-    if let Some(done) = super::compose::parse_stage_param(strategy, &key, &name, input) {
+    if let Some(done) = parse_stage_param(strategy, &key, &name, input) {
         return done;
     }
     if !kind.params().contains(&name.as_str()) {
@@ -321,4 +323,60 @@ fn unknown_param(
         );
     }
     unknown(key, &format!("`{strategy}` parameter"), kind.params())
+}
+
+/// `times = n` or `jitter = ..` inside a strategy's parentheses: `None`
+/// when `name` is neither, else the parameter parsed or its error.
+pub(super) fn parse_stage_param(
+    strategy: &mut StrategyArg,
+    key: &Ident,
+    name: &str,
+    input: ParseStream<'_>,
+) -> Option<syn::Result<()>> {
+    match name {
+        "times" => Some(parse_times(strategy, key, input)),
+        "for" => Some(Err(syn::Error::new(
+            key.span(),
+            "a stage that ends by time (`for = D`) is not supported yet; end it after a number of retries with `times = n`",
+        ))),
+        "jitter" if strategy.nested => {
+            // (The caller drops the value: the error is about the name.)
+            Some(Err(syn::Error::new(
+                key.span(),
+                "`jitter` applies once, to the composed delay, not to one stage; remove it here and write it after the whole strategy, as in `chain(..), jitter = \"full\"`",
+            )))
+        }
+        _ => None,
+    }
+}
+
+fn parse_times(strategy: &mut StrategyArg, key: &Ident, input: ParseStream<'_>) -> syn::Result<()> {
+    if !strategy.nested {
+        return Err(syn::Error::new(
+            key.span(),
+            format!(
+                "`times` belongs to a stage of `chain`, as in `{}`; for the whole call's limit write `attempts = ..`",
+                composed_example(StrategyKind::Chain)
+            ),
+        ));
+    }
+    eq(input, key, "times = 3")?;
+    let lit: LitInt = input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "`times` takes a whole number of retries, as in `times = 3`",
+        )
+    })?;
+    let value = lit.base10_parse::<u64>()?;
+    if strategy.times.is_some() {
+        return Err(syn::Error::new(
+            key.span(),
+            "duplicate parameter `times`: it is already given; keep one",
+        ));
+    }
+    strategy.times = Some(TimesArg {
+        value,
+        span: key.span(),
+    });
+    Ok(())
 }

@@ -1,13 +1,13 @@
 //! The messages for unknown and misplaced arguments: "did you mean", where a
 //! name belongs, and the values repeated in suggestions.
 
+use proc_macro2::{TokenStream, TokenTree};
 use syn::ext::IdentExt;
 use syn::parse::ParseStream;
 use syn::{Expr, Ident, Lit};
 
 use crate::duration;
 
-use super::Scan;
 use super::defaults;
 use super::names::{JITTER_NAMES, StrategyKind, arguments, equivalent, param_home};
 use super::syntax::{optional_value, shown_value, ungrouped};
@@ -279,7 +279,7 @@ pub(super) fn example(kind: StrategyKind) -> String {
         StrategyKind::Constant => format!("constant({})", defaults::literal(defaults::DELAY)),
         StrategyKind::Immediate => "immediate".to_owned(),
         composed if composed.takes_stages() || composed == StrategyKind::Steps => {
-            super::compose::composed_example(composed)
+            composed_example(composed)
         }
         StrategyKind::Sidekiq | StrategyKind::Buckets => format!(
             "{}(unit = {}, max = \"1h\")",
@@ -287,5 +287,60 @@ pub(super) fn example(kind: StrategyKind) -> String {
             defaults::literal(defaults::UNIT)
         ),
         other => format!("{}(base = {base}, max = {max})", other.name()),
+    }
+}
+
+/// The form written with two stages, for messages.
+pub(super) fn composed_example(kind: StrategyKind) -> String {
+    match kind {
+        StrategyKind::Chain => {
+            "chain(exponential(base = \"100ms\", times = 3), constant(\"1m\"))".to_owned()
+        }
+        StrategyKind::Steps => "steps(\"1s\", \"5s\", \"30s\")".to_owned(),
+        StrategyKind::Sum => {
+            "sum(constant(\"3m\"), exponential(base = \"2m\", max = \"1h\"))".to_owned()
+        }
+        other => format!(
+            "{}(exponential(base = \"1s\", max = \"1m\"), linear(base = \"3s\", max = \"1m\"))",
+            other.name()
+        ),
+    }
+}
+
+/// The first strategy at the top level of the attribute, found before
+/// parsing, for the messages about a strategy parameter written beside it.
+#[derive(Default)]
+pub(super) struct Scan {
+    strategy: Option<StrategyKind>,
+    /// Whether that strategy already has parameters in parentheses.
+    with_params: bool,
+}
+
+impl Scan {
+    pub(super) fn new(tokens: &TokenStream) -> Scan {
+        let mut scan = Scan::default();
+        let mut at_start = true;
+        let mut tokens = tokens.clone().into_iter().peekable();
+        while let Some(tt) = tokens.next() {
+            match &tt {
+                TokenTree::Punct(p) if p.as_char() == ',' => {
+                    at_start = true;
+                    continue;
+                }
+                TokenTree::Ident(ident) if at_start => {
+                    if let Some(kind) = StrategyKind::from_name(&ident.unraw().to_string()) {
+                        scan.strategy = Some(kind);
+                        scan.with_params = matches!(
+                            tokens.peek(),
+                            Some(TokenTree::Group(g)) if !g.stream().is_empty()
+                        );
+                        return scan;
+                    }
+                }
+                _ => {}
+            }
+            at_start = false;
+        }
+        scan
     }
 }

@@ -6,9 +6,9 @@ use syn::ext::IdentExt;
 use syn::parse::ParseStream;
 use syn::{Expr, Ident, Token};
 
+use super::compose::parse_strategy;
 use super::literal::{Slot, parse_attempts, parse_duration};
 use super::names::StrategyKind;
-use super::strategy::parse_strategy;
 use super::syntax::{eq, in_parens, shown_value, ungrouped};
 use super::{Hedge, Throttled, arg};
 
@@ -154,7 +154,7 @@ fn parse_throttled_content(content: ParseStream<'_>, example: &str) -> syn::Resu
             ));
         }
         eq(content, &key, "attempts = 10")?;
-        let (value, span) = parse_attempts(content, "attempts")?;
+        let (value, span) = parse_attempts(content, "attempts", false)?;
         attempts = Some(arg(key.span(), span, value));
         let _ = content.parse::<Option<Token![,]>>()?;
     }

@@ -8,8 +8,8 @@ use quote::{quote, quote_spanned};
 use syn::Ident;
 
 use crate::attr::defaults;
-use crate::attr::schedule::{StopAt, stop_at};
-use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
+use crate::attr::schedule::{StopAt, arm_limit, stop_at};
+use crate::attr::{Attempts, JitterKind, OnAction, RetryArgs, StrategyArg, StrategyKind};
 
 // Input:  the strategy, attempts, jitter and max_elapsed arguments, or `policy = EXPR`.
 // Output: `static __BACKOFF_POLICY: Origin<'static, _> = Origin::new(&Policy::..., CLOCK);`
@@ -20,7 +20,7 @@ use crate::attr::{Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
 //         or for a composed schedule, `sidekiq` or `buckets`
 //         `static __BACKOFF_THROTTLED: Policy<Chain<..>> = ...;` and
 //         `.throttled_kind(Kind::of("throttled", &__BACKOFF_THROTTLED))`:
-//         the entry an `on(..)` arm builds (`kinds::kind_entry`).
+//         the entry an `on(..)` arm builds (`kind_entry`).
 pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -> TokenStream {
     if let Some(policy) = &args.policy {
         let expr = &policy.value;
@@ -40,12 +40,10 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
     // loop then computes its delay without dispatching on the strategy.
     let strategy = args.strategy.as_ref();
     let (ty, ctor) = strategy_parts(p, strategy);
-    let main_jitter = jitter(
-        p,
-        args.jitter
-            .as_ref()
-            .map_or(default_jitter(strategy), |j| j.value),
-    );
+    let main_jitter = match &args.jitter {
+        Some(j) => jitter(p, &j.value),
+        None => jitter(p, &default_jitter(strategy)),
+    };
     let mut chain = quote!(#p::Policy::<#ty>::from_strategy(#ctor).jitter(#main_jitter));
     let (limit, stop) = stop_rule(args);
     chain.extend(attempts(limit));
@@ -71,17 +69,16 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
         let jitter = args
             .jitter
             .as_ref()
-            .map(|j| j.value)
+            .map(|j| &j.value)
             .filter(|_| t.strategy.kind != StrategyKind::Decorrelated);
         let policy = Ident::new("__BACKOFF_THROTTLED", Span::call_site());
         let limit = t.attempts.as_ref().map(|a| a.value);
-        let (static_policy, kind) =
-            super::kinds::kind_entry(p, "throttled", &policy, &t.strategy, jitter, limit);
+        let (static_policy, kind) = kind_entry(p, "throttled", &policy, &t.strategy, jitter, limit);
         throttled_static = static_policy;
         chain.extend(quote!(.throttled_kind(#kind)));
     }
-    chain.extend(super::kinds::kinds_setters(args));
-    let kinds = super::kinds::kinds_static(args, p);
+    chain.extend(kinds_setters(args));
+    let kinds = kinds_static(args, p);
     quote! {
         #kinds
         #throttled_static
@@ -89,12 +86,130 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
     }
 }
 
+// Input:  the `on(..)` arms (none: nothing).
+// Output: static __BACKOFF_KIND_1: Policy<Chain<..>> = Policy::from_strategy(Chain::new(..)).jitter(..);
+//         static __BACKOFF_KINDS: [Kind; N] = [
+//             Kind::new("Failure::Transient", Policy::from_strategy(Builtin::Exponential(..)).jitter(..).attempts(5)),
+//             Kind::of("Failure::Conflict", &__BACKOFF_KIND_1),   // composed, `sidekiq`, `buckets`
+//             Kind::named("Failure::Permanent"),   // `stop` and `after = EXPR`
+//         ];
+//         An arm without `jitter` takes the top-level `jitter` (but for
+//         `decorrelated`, random by itself), else its strategy's default;
+//         without `attempts`, the default, 3; beside `stop_at_delay`, the
+//         attempt count the rule gives its schedule, if smaller or not given.
+pub(super) fn kinds_static(args: &RetryArgs, p: &Ident) -> TokenStream {
+    if args.on.is_empty() {
+        return TokenStream::new();
+    }
+    let top_jitter = args.jitter.as_ref().map(|j| &j.value);
+    // Arms on a strategy that is not a `Builtin` (composed, `sidekiq`,
+    // `buckets`): a `static` policy each, which the kind refers to.
+    let mut policies = TokenStream::new();
+    let kinds: Vec<TokenStream> = args
+        .on
+        .iter()
+        .enumerate()
+        .map(|(i, arm)| {
+            let name = &arm.text;
+            let OnAction::Schedule {
+                strategy,
+                attempts: limit,
+                jitter: own,
+            } = &arm.action
+            else {
+                return quote!(#p::Kind::named(#name));
+            };
+            let kind = strategy.kind;
+            let chosen = own
+                .as_ref()
+                .map(|j| &j.value)
+                .or(top_jitter.filter(|_| kind != StrategyKind::Decorrelated));
+            let stop = args.stop_at_delay.as_ref().map(|s| s.value.value);
+            let limit = arm_limit(strategy, limit.as_ref().map(|a| a.value), stop);
+            let policy = Ident::new(&format!("__BACKOFF_KIND_{i}"), Span::call_site());
+            let (static_policy, kind) = kind_entry(p, name, &policy, strategy, chosen, limit);
+            policies.extend(static_policy);
+            kind
+        })
+        .collect();
+    let n = args.on.len();
+    quote! {
+        #policies
+        static __BACKOFF_KINDS: [#p::Kind; #n] = [#(#kinds),*];
+    }
+}
+
+// Input:  a kind's name, its strategy, jitter (`None`: the strategy's
+//         default) and attempt limit.
+// Output: `Kind::new(name, Policy::from_strategy(Builtin::..(..)).jitter(..).attempts(n))`
+//         for a builtin strategy; else, beside it,
+//         `static #policy: Policy<Chain<..>> = Policy::from_strategy(..).jitter(..).attempts(n);`
+//         and `Kind::of(name, &#policy)`. An `on(..)` arm's entry, and the
+//         throttled kind.
+pub(super) fn kind_entry(
+    p: &Ident,
+    name: &str,
+    policy: &Ident,
+    strategy: &StrategyArg,
+    chosen: Option<&JitterKind>,
+    limit: Option<Attempts>,
+) -> (TokenStream, TokenStream) {
+    let (ty, ctor) = strategy_parts(p, Some(strategy));
+    let kind = strategy.kind;
+    let j = jitter(
+        p,
+        &chosen.cloned().unwrap_or_else(|| strategy.default_jitter()),
+    );
+    let a = attempts(limit);
+    if is_builtin(kind) {
+        let variant = type_name(kind, "");
+        let entry = quote! {
+            #p::Kind::new(#name, #p::Policy::from_strategy(#p::Builtin::#variant(#ctor)).jitter(#j) #a)
+        };
+        return (TokenStream::new(), entry);
+    }
+    let static_policy = quote! {
+        static #policy: #p::Policy<#ty> = #p::Policy::from_strategy(#ctor).jitter(#j) #a;
+    };
+    (static_policy, quote!(#p::Kind::of(#name, &#policy)))
+}
+
+/// Whether the runtime's `Builtin` holds `kind`'s strategy (held by value
+/// in the kind); the others live in a `static` policy of their own (for an
+/// `on(..)` arm and for `throttled`).
+pub(super) fn is_builtin(kind: StrategyKind) -> bool {
+    matches!(
+        kind,
+        StrategyKind::Exponential
+            | StrategyKind::Linear
+            | StrategyKind::Constant
+            | StrategyKind::Fibonacci
+            | StrategyKind::Decorrelated
+            | StrategyKind::Immediate
+    )
+}
+
+// Input:  the `on(..)` arms and the top-level `attempts`.
+// Output: `.kinds(&__BACKOFF_KINDS)`, and `.unlimited_attempts()` unless
+//         `attempts` was given (the arms' limits bound the call).
+pub(super) fn kinds_setters(args: &RetryArgs) -> TokenStream {
+    if args.on.is_empty() {
+        return TokenStream::new();
+    }
+    let unlimited = args
+        .attempts
+        .is_none()
+        .then(|| quote!(.unlimited_attempts()));
+    quote!(.kinds(&__BACKOFF_KINDS) #unlimited)
+}
+
 // Input:  the strategy, attempts, jitter and max_elapsed arguments (no
 //         `policy = EXPR`, `throttled`, `retry_after_max`).
 // Output: the runtime type naming that policy, whose constants `REF` (the
 //         policy) and `ORIGIN` (with the loop's clock) the loop uses:
 //         `Fixed<ExponentialOf<100000000>, false, 1, 5>` (the arguments
-//         at their defaults left out);
+//         at their defaults left out; a jitter not given is `u64::MAX`,
+//         the runtime's default for the strategy);
 //         `None` for what it cannot name (then `policy_binding`'s `static`).
 //
 // A type of the runtime's, not a `static` of the function's: the function
@@ -142,34 +257,24 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
             if factor.is_some() {
                 return None;
             }
-            let name = match other {
-                StrategyKind::Linear => "LinearOf",
-                StrategyKind::Fibonacci => "FibonacciOf",
-                StrategyKind::Decorrelated => "DecorrelatedOf",
-                _ => "ConstantOf",
-            };
             let default = defaults::base(other);
-            let name = Ident::new(name, Span::call_site());
+            let name = type_name(other, "Of");
             let base = given(Some(base.unwrap_or(default)))?;
             let args = trimmed(vec![base, max], 1, &unset);
             quote!(#p::#name<#(#args),*>)
         }
     };
-    let jitter = match args
-        .jitter
-        .as_ref()
-        .map_or(defaults::jitter(kind), |j| j.value)
-    {
-        JitterKind::None => 0,
-        JitterKind::Full => 1,
-        JitterKind::Equal => 2,
-        JitterKind::Spread => 3,
-        JitterKind::Scattered(r) => Some(r.to_bits()).filter(|&b| b > 3)?,
-        JitterKind::Range(..) => return None,
+    // Not given: `UNSET`, the runtime's default for the strategy.
+    let jitter = match args.jitter.as_ref().map(|j| &j.value) {
+        None => u64::MAX,
+        Some(JitterKind::None) => 0,
+        Some(JitterKind::Full) => 1,
+        Some(JitterKind::Equal) => 2,
+        Some(JitterKind::Spread) => 3,
+        Some(JitterKind::Scattered(r)) => Some(r.to_bits()).filter(|&b| b > 3)?,
+        Some(JitterKind::Range(..) | JitterKind::Custom(_)) => return None,
     };
     let jitter = Literal::u64_unsuffixed(jitter);
-    // (1, full jitter: the runtime's default for a `Fixed`.)
-    let full = Literal::u64_unsuffixed(1);
     let (limit, stop) = stop_rule(args);
     if stop.is_some() {
         return None;
@@ -185,8 +290,7 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
     // The arguments after `ASYNC` that are not at the runtime's defaults.
     let mut rest = vec![jitter, attempts, elapsed];
     while let Some(last) = rest.last() {
-        let default = if rest.len() == 1 { &full } else { &unset };
-        if last.to_string() != default.to_string() {
+        if last.to_string() != unset.to_string() {
             break;
         }
         rest.pop();
@@ -223,21 +327,9 @@ pub(super) fn strategy_parts(
         return composed_parts(p, s);
     }
     let default = defaults::base(kind);
-    let name = match kind {
-        StrategyKind::Exponential => "Exponential",
-        StrategyKind::Linear => "Linear",
-        StrategyKind::Fibonacci => "Fibonacci",
-        StrategyKind::Decorrelated => "Decorrelated",
-        StrategyKind::Constant => "Constant",
+    let ty = type_name(kind, "");
+    match kind {
         StrategyKind::Sidekiq | StrategyKind::Buckets => {
-            let ty = Ident::new(
-                if kind == StrategyKind::Sidekiq {
-                    "Sidekiq"
-                } else {
-                    "Buckets"
-                },
-                Span::call_site(),
-            );
             let unit = strategy
                 .and_then(|s| s.base.as_ref())
                 .map_or(defaults::UNIT, |b| b.value);
@@ -246,12 +338,9 @@ pub(super) fn strategy_parts(
             ctor.extend(strategy_setters(p, strategy));
             return (quote!(#p::#ty), ctor);
         }
-        _ => {
-            let ty = Ident::new("Immediate", Span::call_site());
-            return (quote!(#p::#ty), quote!(#p::#ty));
-        }
-    };
-    let ty = Ident::new(name, Span::call_site());
+        StrategyKind::Immediate => return (quote!(#p::#ty), quote!(#p::#ty)),
+        _ => {}
+    }
     let base = strategy
         .and_then(|s| s.base.as_ref())
         .map_or(default, |b| b.value);
@@ -274,15 +363,7 @@ fn composed_parts(p: &Ident, s: &StrategyArg) -> (TokenStream, TokenStream) {
         let delays = s.steps.iter().map(|d| duration(p, d.value));
         return (quote!(#p::Steps), quote!(#p::Steps::new(&[#(#delays),*])));
     }
-    let form = Ident::new(
-        match s.kind {
-            StrategyKind::Chain => "Chain",
-            StrategyKind::Shorter => "Shorter",
-            StrategyKind::Longer => "Longer",
-            _ => "Sum",
-        },
-        Span::call_site(),
-    );
+    let form = type_name(s.kind, "");
     let mut stages = s.stages.iter().rev();
     let Some(last) = stages.next() else {
         // (Refused when parsed: at least two stages.)
@@ -303,21 +384,13 @@ fn composed_parts(p: &Ident, s: &StrategyArg) -> (TokenStream, TokenStream) {
     (ty, ctor)
 }
 
-/// The jitter of a strategy when `jitter` is not given: its kind's, and
-/// for a composed one none if every leaf is random by itself or never
-/// waits, full otherwise.
+/// The jitter of a strategy (default: exponential) when `jitter` is not
+/// given.
 pub(super) fn default_jitter(strategy: Option<&StrategyArg>) -> JitterKind {
-    match strategy {
-        Some(s) if !s.stages.is_empty() => {
-            if s.all_leaves(&|k| defaults::jitter(k) == JitterKind::None) {
-                JitterKind::None
-            } else {
-                JitterKind::Full
-            }
-        }
-        Some(s) => defaults::jitter(s.kind),
-        None => defaults::jitter(StrategyKind::Exponential),
-    }
+    strategy.map_or(
+        defaults::jitter(StrategyKind::Exponential),
+        StrategyArg::default_jitter,
+    )
 }
 
 /// `.factor(f)` and `.max_delay(max)`, as given.
@@ -342,7 +415,8 @@ fn strategy_setters(p: &Ident, strategy: Option<&StrategyArg>) -> TokenStream {
 /// check beside `attempts`, unlimited unless given.
 fn stop_rule(args: &RetryArgs) -> (Option<Attempts>, Option<Duration>) {
     let given = args.attempts.as_ref().map(|a| a.value);
-    let Some(stop) = &args.stop_at_delay else {
+    // (Beside `on(..)`, it applies to each arm: `kinds_static`.)
+    let Some(stop) = args.stop_at_delay.as_ref().filter(|_| args.on.is_empty()) else {
         return (given, None);
     };
     let d = stop.value.value;
@@ -360,23 +434,18 @@ fn stop_rule(args: &RetryArgs) -> (Option<Attempts>, Option<Duration>) {
     }
 }
 
-/// The `Builtin` variant of a plain strategy, for `throttled` and `on(..)`
-/// (the others are held in a `static` policy of their own).
-pub(super) fn builtin_variant(kind: StrategyKind) -> Ident {
-    let name = match kind {
-        StrategyKind::Linear => "Linear",
-        StrategyKind::Fibonacci => "Fibonacci",
-        StrategyKind::Decorrelated => "Decorrelated",
-        StrategyKind::Constant => "Constant",
-        StrategyKind::Immediate => "Immediate",
-        _ => "Exponential",
-    };
-    Ident::new(name, Span::call_site())
+/// The runtime's name for `kind` followed by `suffix`: its strategy type
+/// (`Exponential`, `Chain`; also the `Builtin` variant of a plain one) or
+/// with `"Of"` its `Fixed` strategy (`LinearOf`).
+fn type_name(kind: StrategyKind, suffix: &str) -> Ident {
+    let name = kind.name();
+    let name = format!("{}{}{suffix}", name[..1].to_uppercase(), &name[1..]);
+    Ident::new(&name, Span::call_site())
 }
 
 /// A jitter as a const expression.
-pub(super) fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
-    match kind {
+pub(super) fn jitter(p: &Ident, kind: &JitterKind) -> TokenStream {
+    match *kind {
         JitterKind::None => quote!(#p::Jitter::None),
         JitterKind::Full => quote!(#p::Jitter::Full),
         JitterKind::Equal => quote!(#p::Jitter::Equal),
@@ -386,7 +455,7 @@ pub(super) fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
             quote!(#p::Jitter::Scattered(#r))
         }
         JitterKind::Range(lo, hi) => {
-            // (`f32` in the runtime: the `Jitter` enum stays 16 bytes;
+            // (`f32` in the runtime, no wider than its other variants;
             // `valid` checked both fit. `+ 0.0` writes `-0` as `0`.)
             #[allow(clippy::cast_possible_truncation)]
             let (lo, hi) = (
@@ -394,6 +463,12 @@ pub(super) fn jitter(p: &Ident, kind: JitterKind) -> TokenStream {
                 Literal::f32_suffixed(hi as f32 + 0.0),
             );
             quote!(#p::Jitter::Range(#lo, #hi))
+        }
+        // (Spanned on the name: a value that is no `Jitterer` is an error
+        // there.)
+        JitterKind::Custom(ref path) => {
+            let path = &path.0;
+            quote_spanned!(syn::spanned::Spanned::span(path)=> #p::Jitter::Custom(&#path))
         }
     }
 }

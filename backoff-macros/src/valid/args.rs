@@ -1,8 +1,7 @@
 //! Checks of the arguments against each other: strategies, attempt
 //! limits, timeouts, closures that must not be `async`.
 
-use crate::attr::defaults;
-use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind, ungrouped};
+use crate::attr::{RetryArgs, ungrouped};
 use crate::duration;
 use crate::errors::Errors;
 
@@ -12,24 +11,19 @@ use super::closures::{callables, check_closure_arity, closure};
 pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
     super::schedule::check_schedule(args, errors);
     if let Some(attempts) = &args.attempts {
-        check_attempts(attempts, errors);
+        super::schedule::check_attempts(attempts, errors);
     }
     if let Some(t) = &args.throttled {
         // (Composed or not: each stage's parameters, `times`, ..; as an
         // `on(..)` arm's schedule.)
-        super::schedule::check_arm_schedule(&t.value.strategy, errors);
+        super::schedule::check_arm_schedule(&t.value.strategy, t.value.attempts.as_ref(), errors);
         if let Some(attempts) = &t.value.attempts {
-            check_attempts(attempts, errors);
-            // The runtime's `kind::MAX_KIND_ATTEMPTS`: the throttled
-            // schedule is a kind of its own.
-            if let Attempts::Limited(n) = attempts.value
-                && n > 255
-            {
-                errors.push(syn::Error::new(
-                    attempts.span,
-                    format!("`throttled` allows at most 255 throttled attempts, not {n}: a call counts each kind's failures in one byte; write `attempts = 255` or less, or `attempts = unlimited` (bounded by `max_elapsed`)"),
-                ));
-            }
+            super::schedule::check_kind_attempts(
+                attempts,
+                "`throttled` allows at most 255 throttled attempts",
+                "`max_elapsed`",
+                errors,
+            );
         }
         // (Not when a `when` was written but did not parse, or an unknown
         // argument was probably meant to be `when`: that mistake is
@@ -63,30 +57,24 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
         }
     }
     super::kinds::check_kinds(args, errors);
+    if let Some(preset) = &args.preset {
+        let by = [
+            ("on(..)", !args.on.is_empty()),
+            ("policy", args.policy.is_some()),
+            ("hedge", args.hedge.is_some()),
+        ];
+        for (name, _) in by.iter().filter(|(_, given)| *given) {
+            errors.push(syn::Error::new(
+                preset.key,
+                format!("`preset` fills the strategy, `attempts` and `jitter`, which `{name}` sets by itself; remove `preset`"),
+            ));
+        }
+    }
     check_closure_arity(args, errors);
     check_async_closures(args, errors);
     check_timeouts(args, errors);
     if let Some(jitter) = &args.jitter {
-        if let JitterKind::Scattered(r) = jitter.value
-            && !(r > 0.0 && r <= 1.0)
-        {
-            errors.push(syn::Error::new(
-                jitter.span,
-                "the ratio of `scattered` must be above 0 and at most 1, as in `scattered(0.25)`",
-            ));
-        }
-        let decorrelated = args
-            .strategy
-            .as_ref()
-            .is_some_and(|s| s.kind == StrategyKind::Decorrelated);
-        // (`"spread"` replaces its randomness: it spreads around its
-        // mid-range chain.)
-        if decorrelated && !matches!(jitter.value, JitterKind::None | JitterKind::Spread) {
-            errors.push(syn::Error::new(
-                jitter.key,
-                "`decorrelated` is random by itself and takes no other `jitter` than `\"spread\"`; remove `jitter`",
-            ));
-        }
+        super::schedule::check_jitter(jitter, args.strategy.as_ref().map(|s| s.kind), errors);
     }
     if let Some(max_elapsed) = &args.max_elapsed
         && max_elapsed.value.value.is_zero()
@@ -217,86 +205,6 @@ pub(super) fn constructor(expr: &syn::Expr) -> Option<String> {
             builds.then(|| segments.join("::"))
         }
         _ => None,
-    }
-}
-
-/// Checks one strategy's parameters.
-pub(super) fn check_strategy(s: &StrategyArg, errors: &mut Errors) {
-    if matches!(s.kind, StrategyKind::Sidekiq | StrategyKind::Buckets) {
-        // (`unit` scales a formula whose own cap is `max`.)
-        if let Some(unit) = s.base.as_ref().filter(|u| u.value.is_zero()) {
-            errors.push(syn::Error::new(
-                unit.span,
-                format!(
-                    "`unit` must be above zero: `{}` counts its delays in units; to retry without waiting, write `immediate`",
-                    s.kind.name()
-                ),
-            ));
-        }
-        return;
-    }
-    if let Some(base) = &s.base {
-        if base.value.is_zero() {
-            let what = if s.kind == StrategyKind::Constant {
-                "the delay of `constant`"
-            } else {
-                "`base`"
-            };
-            errors.push(syn::Error::new(
-                base.span,
-                format!("{what} must be above zero; to retry without waiting, write `immediate`"),
-            ));
-        } else if s.kind != StrategyKind::Constant {
-            let (max, which) = match &s.max {
-                Some(max) => (max.value, "`max`".to_owned()),
-                None => (
-                    defaults::MAX,
-                    format!("the default `max` (`{}`)", defaults::literal(defaults::MAX)),
-                ),
-            };
-            if base.value > max {
-                errors.push(syn::Error::new(
-                    base.span,
-                    format!("`base` is above {which}; lower `base` or raise `max`"),
-                ));
-            }
-        }
-    } else if let Some(max) = &s.max
-        && s.kind != StrategyKind::Constant
-        && max.value < defaults::BASE
-    {
-        errors.push(syn::Error::new(
-            max.span,
-            format!(
-                "`max` is below the default `base` (`{}`); raise `max` or give a lower `base`",
-                defaults::literal(defaults::BASE)
-            ),
-        ));
-    }
-    if let Some(factor) = &s.factor
-        && (!factor.value.is_finite() || factor.value <= 1.0)
-    {
-        errors.push(syn::Error::new(
-            factor.span,
-            "`factor` must be a finite number above 1, as in `factor = 2` or `factor = 1.5`",
-        ));
-    }
-}
-
-/// Checks an attempt limit.
-pub(super) fn check_attempts(attempts: &Arg<Attempts>, errors: &mut Errors) {
-    if let Attempts::Limited(n) = attempts.value {
-        if n == 0 {
-            errors.push(syn::Error::new(
-                attempts.span,
-                "`attempts = 0` would never call the function; `attempts` counts calls, the first included, so it must be at least 1",
-            ));
-        } else if n > u64::from(u32::MAX) {
-            errors.push(syn::Error::new(
-                attempts.span,
-                crate::attr::attempts_out_of_range(n),
-            ));
-        }
     }
 }
 

@@ -66,6 +66,8 @@ pub(crate) fn check_hedge(sig: &Signature, is_async: bool, args: &RetryArgs, err
             "retry_after_max",
             args.retry_after_max.as_ref().map(|a| a.key),
         ),
+        ("stop_at_delay", args.stop_at_delay.as_ref().map(|a| a.key)),
+        ("on_deadline", args.on_deadline.as_ref().map(|a| a.key)),
     ] {
         if let Some(key) = key {
             let fix = match name {

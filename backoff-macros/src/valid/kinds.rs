@@ -4,10 +4,10 @@
 //! needed; `throttled`, `policy`, `hedge` and a top-level strategy
 //! refused).
 
-use crate::attr::{Attempts, JitterKind, OnAction, OnArm, RetryArgs, StrategyArg, StrategyKind};
+use crate::attr::{OnAction, OnArm, RetryArgs, StrategyArg, StrategyKind};
 use crate::errors::Errors;
 
-use super::args::check_attempts;
+use super::schedule::{check_jitter, check_kind_attempts};
 
 /// The most `on(..)` arms: the runtime's `kind::MAX_KINDS`.
 pub(crate) const MAX_ARMS: usize = 8;
@@ -41,6 +41,32 @@ pub(crate) fn check_kinds(args: &RetryArgs, errors: &mut Errors) {
         errors.push(syn::Error::new(
             h.key,
             "`hedge` cannot be combined with `on(..)` yet; remove one of them",
+        ));
+    }
+    if let Some(r) = &args.retry_after_max
+        && !args
+            .on
+            .iter()
+            .any(|arm| matches!(arm.action, OnAction::After(_)))
+        && args.when_ok.is_none()
+    {
+        errors.push(syn::Error::new(
+            r.key,
+            "`retry_after_max` bounds the waits of `on(PATTERN, after = EXPR)` arms (and a `when_ok`'s `Decision::RetryAfter`), and there is none, so it would never act; add such an arm, or remove `retry_after_max`",
+        ));
+    }
+    // The top-level `jitter` is for the arms on a schedule without their
+    // own (but `decorrelated`, random by itself).
+    let takes_it = |arm: &OnArm| {
+        matches!(&arm.action, OnAction::Schedule { strategy, jitter: None, .. }
+            if strategy.kind != StrategyKind::Decorrelated)
+    };
+    if let Some(j) = &args.jitter
+        && !args.on.iter().any(takes_it)
+    {
+        errors.push(syn::Error::new(
+            j.key,
+            "`jitter` beside `on(..)` applies to the arms on a schedule without a `jitter` of their own (not `decorrelated`), and there is none, so it would never act; remove it, or give it to an arm",
         ));
     }
     if let Some(s) = &args.strategy {
@@ -92,37 +118,17 @@ fn check_arm(arm: &OnArm, errors: &mut Errors) {
         return;
     };
     // (Composed or not: each stage's parameters, `times`, ..)
-    super::schedule::check_arm_schedule(strategy, errors);
+    super::schedule::check_arm_schedule(strategy, attempts.as_ref(), errors);
     if let Some(attempts) = attempts {
-        check_attempts(attempts, errors);
-        // The runtime's `kind::MAX_KIND_ATTEMPTS`: a call counts each
-        // kind's failures in one byte.
-        if let Attempts::Limited(n) = attempts.value
-            && n > 255
-        {
-            errors.push(syn::Error::new(
-                attempts.span,
-                format!("an `on(..)` arm allows at most 255 attempts of its kind, not {n}: a call counts each kind's failures in one byte; write `attempts = 255` or less, or `attempts = unlimited` (bounded by the top-level `attempts` or `max_elapsed`)"),
-            ));
-        }
+        check_kind_attempts(
+            attempts,
+            "an `on(..)` arm allows at most 255 attempts of its kind",
+            "the top-level `attempts` or `max_elapsed`",
+            errors,
+        );
     }
     if let Some(jitter) = jitter {
-        if let JitterKind::Scattered(r) = jitter.value
-            && !(r > 0.0 && r <= 1.0)
-        {
-            errors.push(syn::Error::new(
-                jitter.span,
-                "the ratio of `scattered` must be above 0 and at most 1, as in `scattered(0.25)`",
-            ));
-        }
-        if strategy.kind == StrategyKind::Decorrelated
-            && !matches!(jitter.value, JitterKind::None | JitterKind::Spread)
-        {
-            errors.push(syn::Error::new(
-                jitter.key,
-                "`decorrelated` is random by itself and takes no other `jitter` than `\"spread\"`; remove `jitter`",
-            ));
-        }
+        check_jitter(jitter, Some(strategy.kind), errors);
     }
 }
 

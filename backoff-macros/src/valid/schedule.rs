@@ -5,11 +5,9 @@
 
 use crate::attr::defaults;
 use crate::attr::schedule::{HORIZON, StopAt, stop_at};
-use crate::attr::{Arg, Attempts, JitterKind, RetryArgs, StrategyArg, StrategyKind};
+use crate::attr::{Arg, Attempts, JitterKind, OnAction, RetryArgs, StrategyArg, StrategyKind};
 use crate::duration;
 use crate::errors::Errors;
-
-use super::args::check_strategy;
 
 /// Checks the main strategy, composed or not (`throttled`'s is checked
 /// with the other arguments, as an `on(..)` arm's).
@@ -23,8 +21,11 @@ pub(super) fn check_schedule(args: &RetryArgs, errors: &mut Errors) {
     if let Some(jitter) = &args.jitter {
         check_range(jitter, errors);
     }
-    check_stop(args, errors);
-    check_on_deadline(args, errors);
+    // (`hedge` refuses both: its attempts start on its own clock.)
+    if args.hedge.is_none() {
+        check_stop(args, errors);
+        check_on_deadline(args, errors);
+    }
 }
 
 /// `on_deadline = "last_try"` needs a deadline, and time for the try.
@@ -73,6 +74,10 @@ fn check_stop(args: &RetryArgs, errors: &mut Errors) {
         ));
         return;
     }
+    if !args.on.is_empty() {
+        check_stop_arms(args, stop, &shown, errors);
+        return;
+    }
     let strategy = args.strategy.as_ref();
     let cap = crate::attr::schedule::max(strategy.unwrap_or(&StrategyArg::default_exponential()));
     match stop_at(strategy, d) {
@@ -109,6 +114,57 @@ fn check_stop(args: &RetryArgs, errors: &mut Errors) {
     }
 }
 
+/// `stop_at_delay` beside `on(..)`: each arm's schedule becomes an attempt
+/// count when the code compiles, so no arm may draw its delays at random;
+/// an arm whose first delay reaches the stop would never retry, and a rule
+/// that no arm's `attempts` lets act is refused.
+fn check_stop_arms(
+    args: &RetryArgs,
+    stop: &Arg<crate::attr::DurationArg>,
+    shown: &str,
+    errors: &mut Errors,
+) {
+    let mut acts = false;
+    let mut refused = false;
+    for arm in &args.on {
+        let OnAction::Schedule {
+            strategy, attempts, ..
+        } = &arm.action
+        else {
+            continue;
+        };
+        let own = attempts.as_ref().map(|a| a.value);
+        let message = match stop_at(Some(strategy), stop.value.value) {
+            StopAt::Random => format!(
+                "`stop_at_delay` applies to each `on(..)` arm as an attempt count computed when the code compiles, and `{}` draws its delays at random; bound this arm with `attempts = n`, or remove `stop_at_delay`",
+                strategy.kind.name()
+            ),
+            StopAt::Attempts(1) => format!(
+                "the first delay of this arm already reaches `stop_at_delay` (`\"{shown}\"`), so it would never retry; write `on({}, stop)`, or raise `stop_at_delay`",
+                arm.text
+            ),
+            StopAt::Attempts(k) if own.is_none() && k > 255 => format!(
+                "`stop_at_delay` (`\"{shown}\"`) would end this arm at attempt {k}, past the 255 attempts an arm counts; give the arm `attempts = 255` or less, or lower `stop_at_delay`"
+            ),
+            StopAt::Attempts(k) => {
+                acts |= !matches!(own, Some(Attempts::Limited(n)) if n <= k);
+                continue;
+            }
+            StopAt::Never { .. } => continue,
+        };
+        refused = true;
+        errors.push(syn::Error::new(strategy.span, message));
+    }
+    if !acts && !refused {
+        errors.push(syn::Error::new(
+            stop.span,
+            format!(
+                "`stop_at_delay` (`\"{shown}\"`) never acts: no `on(..)` arm's schedule reaches it before the arm's `attempts` end its retries; lower `stop_at_delay`, or remove it"
+            ),
+        ));
+    }
+}
+
 /// A schedule capped below the stop never reaches it.
 fn never_stops(
     stop: &Arg<crate::attr::DurationArg>,
@@ -126,9 +182,17 @@ fn never_stops(
 }
 
 /// One strategy and its stages; `within` is the form it is a stage of.
-/// Checks an `on(..)` arm's strategy, composed or not.
-pub(super) fn check_arm_schedule(s: &StrategyArg, errors: &mut Errors) {
+/// Checks an `on(..)` arm's strategy (or `throttled(..)`'s), composed or
+/// not, against the arm's own `attempts`.
+pub(super) fn check_arm_schedule(
+    s: &StrategyArg,
+    attempts: Option<&Arg<Attempts>>,
+    errors: &mut Errors,
+) {
     check_tree(s, None, errors);
+    if s.kind == StrategyKind::Chain {
+        check_reachable(s, attempts, errors);
+    }
 }
 
 fn check_tree(s: &StrategyArg, within: Option<StrategyKind>, errors: &mut Errors) {
@@ -258,4 +322,129 @@ fn check_range(jitter: &Arg<JitterKind>, errors: &mut Errors) {
         return;
     };
     errors.push(syn::Error::new(jitter.span, message));
+}
+
+/// Checks one strategy's parameters.
+fn check_strategy(s: &StrategyArg, errors: &mut Errors) {
+    if matches!(s.kind, StrategyKind::Sidekiq | StrategyKind::Buckets) {
+        // (`unit` scales a formula whose own cap is `max`.)
+        if let Some(unit) = s.base.as_ref().filter(|u| u.value.is_zero()) {
+            errors.push(syn::Error::new(
+                unit.span,
+                format!(
+                    "`unit` must be above zero: `{}` counts its delays in units; to retry without waiting, write `immediate`",
+                    s.kind.name()
+                ),
+            ));
+        }
+        return;
+    }
+    if let Some(base) = &s.base {
+        if base.value.is_zero() {
+            let what = if s.kind == StrategyKind::Constant {
+                "the delay of `constant`"
+            } else {
+                "`base`"
+            };
+            errors.push(syn::Error::new(
+                base.span,
+                format!("{what} must be above zero; to retry without waiting, write `immediate`"),
+            ));
+        } else if s.kind != StrategyKind::Constant {
+            let (max, which) = match &s.max {
+                Some(max) => (max.value, "`max`".to_owned()),
+                None => (
+                    defaults::MAX,
+                    format!("the default `max` (`{}`)", defaults::literal(defaults::MAX)),
+                ),
+            };
+            if base.value > max {
+                errors.push(syn::Error::new(
+                    base.span,
+                    format!("`base` is above {which}; lower `base` or raise `max`"),
+                ));
+            }
+        }
+    } else if let Some(max) = &s.max
+        && s.kind != StrategyKind::Constant
+        && max.value < defaults::BASE
+    {
+        errors.push(syn::Error::new(
+            max.span,
+            format!(
+                "`max` is below the default `base` (`{}`); raise `max` or give a lower `base`",
+                defaults::literal(defaults::BASE)
+            ),
+        ));
+    }
+    if let Some(factor) = &s.factor
+        && (!factor.value.is_finite() || factor.value <= 1.0)
+    {
+        errors.push(syn::Error::new(
+            factor.span,
+            "`factor` must be a finite number above 1, as in `factor = 2` or `factor = 1.5`",
+        ));
+    }
+}
+
+/// Checks an attempt limit.
+pub(super) fn check_attempts(attempts: &Arg<Attempts>, errors: &mut Errors) {
+    if let Attempts::Limited(n) = attempts.value {
+        if n == 0 {
+            errors.push(syn::Error::new(
+                attempts.span,
+                "`attempts = 0` would never call the function; `attempts` counts calls, the first included, so it must be at least 1",
+            ));
+        } else if n > u64::from(u32::MAX) {
+            errors.push(syn::Error::new(
+                attempts.span,
+                crate::attr::attempts_out_of_range(n),
+            ));
+        }
+    }
+}
+
+/// An arm's or `throttled(..)`'s `attempts`: a call counts each kind's
+/// failures in one byte (the runtime's `kind::MAX_KIND_ATTEMPTS`).
+pub(super) fn check_kind_attempts(
+    attempts: &Arg<Attempts>,
+    most: &str,
+    bound: &str,
+    errors: &mut Errors,
+) {
+    check_attempts(attempts, errors);
+    if let Attempts::Limited(n) = attempts.value
+        && n > 255
+    {
+        errors.push(syn::Error::new(
+            attempts.span,
+            format!("{most}, not {n}: a call counts each kind's failures in one byte; write `attempts = 255` or less, or `attempts = unlimited` (bounded by {bound})"),
+        ));
+    }
+}
+
+/// A `jitter` (the top-level one, or an arm's) and the strategy it is for.
+pub(super) fn check_jitter(
+    jitter: &Arg<JitterKind>,
+    strategy: Option<StrategyKind>,
+    errors: &mut Errors,
+) {
+    if let JitterKind::Scattered(r) = jitter.value
+        && !(r > 0.0 && r <= 1.0)
+    {
+        errors.push(syn::Error::new(
+            jitter.span,
+            "the ratio of `scattered` must be above 0 and at most 1, as in `scattered(0.25)`",
+        ));
+    }
+    // (`"spread"` replaces its randomness: it spreads around its
+    // mid-range chain.)
+    if strategy == Some(StrategyKind::Decorrelated)
+        && !matches!(jitter.value, JitterKind::None | JitterKind::Spread)
+    {
+        errors.push(syn::Error::new(
+            jitter.key,
+            "`decorrelated` is random by itself and takes no other `jitter` than `\"spread\"`; remove `jitter`",
+        ));
+    }
 }

@@ -97,15 +97,16 @@ impl FixedStrategy for Immediate {
 }
 
 /// A policy: the strategy `S`, whether the loop is async (its clock), a
-/// jitter (0 none, 1 full, the default, 2 equal, 3 spread, else a
-/// scattered jitter's ratio as `f64` bits), an attempt limit (`u64::MAX`:
+/// jitter (`u64::MAX`: the strategy's default, [`Builtin::default_jitter`](crate::strategy::Builtin::default_jitter);
+/// 0 none, 1 full, 2 equal, 3 spread, else a scattered jitter's ratio as
+/// `f64` bits), an attempt limit (`u64::MAX`:
 /// the default; 0: unlimited) and `max_elapsed` in nanoseconds (`u64::MAX`:
 /// none). The attribute writes the arguments up to the last one not at its
 /// default (`Fixed<ExponentialOf<100000000>, true>`).
 pub struct Fixed<
     S,
     const ASYNC: bool,
-    const JITTER: u64 = 1,
+    const JITTER: u64 = { u64::MAX },
     const ATTEMPTS: u64 = { u64::MAX },
     const ELAPSED: u64 = { u64::MAX },
 >(PhantomData<S>);
@@ -134,12 +135,13 @@ pub trait FixedOrigin {
 /// strategy: the constants' types are then concrete, which a `'static`
 /// borrow of a constant needs).
 macro_rules! fixed_policy {
-    ($($of:ty => [$($generics:tt)*] $strategy:ty, $previous:ty;)*) => {$(
+    ($($of:ty => [$($generics:tt)*] $strategy:ident, $previous:ty;)*) => {$(
         impl<$($generics)* const ASYNC: bool, const JITTER: u64, const ATTEMPTS: u64, const ELAPSED: u64>
             Fixed<$of, ASYNC, JITTER, ATTEMPTS, ELAPSED>
         {
             const POLICY: Policy<$strategy> = {
                 let jitter = match JITTER {
+                    UNSET => crate::strategy::Builtin::$strategy(<$of as FixedStrategy>::STRATEGY).default_jitter(),
                     0 => Jitter::None,
                     1 => Jitter::Full,
                     2 => Jitter::Equal,
@@ -211,6 +213,19 @@ mod tests {
         assert_eq!(
             *Fixed::<ExponentialOf<{ 100 * MS }, UNSET, UNSET>, false, 1, UNSET, UNSET>::REF,
             Policy::from_strategy(Exponential::new(ms(100))).jitter(Jitter::Full)
+        );
+        // Without a jitter, the strategy's default: the constructors'.
+        let exponential = Fixed::<ExponentialOf<{ 100 * MS }>, false>::REF;
+        assert_eq!(
+            exponential.jitter_kind(),
+            Policy::exponential(ms(100)).jitter_kind()
+        );
+        let immediate = Fixed::<Immediate, false>::REF;
+        assert_eq!(immediate.jitter_kind(), Policy::immediate().jitter_kind());
+        let decorrelated = Fixed::<DecorrelatedOf<{ 5 * MS }>, true>::REF;
+        assert_eq!(
+            decorrelated.jitter_kind(),
+            Policy::decorrelated(ms(5)).jitter_kind()
         );
         assert_eq!(
             *Fixed::<ExponentialOf<{ 10 * MS }, { 1000 * MS }, F15>, true, 2, 5, { 3000 * MS }>::REF,

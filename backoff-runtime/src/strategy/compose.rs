@@ -93,7 +93,7 @@ impl<A: Strategy, B: Strategy> Strategy for Chain<A, B> {
     /// The larger of the two stages' maxima.
     #[inline]
     fn max_delay(&self) -> Duration {
-        larger(self.first.max_delay(), self.then.max_delay())
+        self.first.max_delay().max(self.then.max_delay())
     }
 
     fn central_delay(&self, retry: u32) -> Duration {
@@ -196,7 +196,7 @@ impl Strategy for Steps {
 
 /// Combines two stages' delays retry by retry; `A` and `B` are the stages.
 macro_rules! pairwise {
-    ($(#[$doc:meta])* $name:ident, $combine:ident, $max_doc:literal) => {
+    ($(#[$doc:meta])* $name:ident, $combine:path, $max_doc:literal) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq)]
         pub struct $name<A, B> {
@@ -269,7 +269,7 @@ pairwise!(
     /// assert_eq!(secs, [1, 2, 4, 8, 15]);
     /// ```
     Shorter,
-    shorter,
+    Duration::min,
     "The smaller of the two stages' maxima."
 );
 
@@ -294,7 +294,7 @@ pairwise!(
     /// assert_eq!(ms, [300, 300, 400, 800]);
     /// ```
     Longer,
-    larger,
+    Duration::max,
     "The larger of the two stages' maxima."
 );
 
@@ -322,28 +322,13 @@ pairwise!(
     /// assert_eq!(minutes, [5, 7, 11, 19]);
     /// ```
     Sum,
-    sum,
+    Duration::saturating_add,
     "Both stages' maxima added, saturating."
 );
 
 /// Whether `a` is longer than `b`, in a `const fn`.
-const fn is_longer(a: Duration, b: Duration) -> bool {
+pub(super) const fn is_longer(a: Duration, b: Duration) -> bool {
     a.as_secs() > b.as_secs() || (a.as_secs() == b.as_secs() && a.subsec_nanos() > b.subsec_nanos())
-}
-
-#[inline]
-fn larger(a: Duration, b: Duration) -> Duration {
-    a.max(b)
-}
-
-#[inline]
-fn shorter(a: Duration, b: Duration) -> Duration {
-    a.min(b)
-}
-
-#[inline]
-fn sum(a: Duration, b: Duration) -> Duration {
-    a.saturating_add(b)
 }
 
 #[cfg(test)]

@@ -41,10 +41,7 @@ impl Constant {
     /// Sets a cap: with a delay above it, every retry waits the cap.
     pub const fn max_delay(mut self, max: Duration) -> Self {
         self.max = max;
-        self.capped = if self.delay.as_secs() > max.as_secs()
-            || (self.delay.as_secs() == max.as_secs()
-                && self.delay.subsec_nanos() > max.subsec_nanos())
-        {
+        self.capped = if super::compose::is_longer(self.delay, max) {
             max
         } else {
             self.delay

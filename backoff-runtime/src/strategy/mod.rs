@@ -40,7 +40,7 @@
 
 use core::time::Duration;
 
-use crate::jitter::JitterRng;
+use crate::jitter::{Jitter, JitterRng};
 
 /// Inside the `impl Strategy` of a strategy whose `delay` never exceeds its
 /// `max_delay`: `capped_delay` need not cap again.
@@ -140,7 +140,7 @@ pub trait Strategy {
 
     /// The delay of retry `retry` without randomness, at most
     /// [`max_delay`](Strategy::max_delay): what
-    /// [`Jitter::Spread`](crate::Jitter::Spread) spreads around.
+    /// [`Jitter::Spread`] spreads around.
     ///
     /// # Default
     ///
@@ -250,6 +250,28 @@ pub enum Builtin {
 impl Default for Builtin {
     fn default() -> Self {
         Builtin::Exponential(Exponential::new(Duration::from_millis(100)))
+    }
+}
+
+impl Builtin {
+    /// The jitter a policy over this strategy has when none is set: none
+    /// for [`Decorrelated`] (random by itself) and [`Immediate`] (it never
+    /// waits), full for the others. The [`Policy`](crate::Policy)
+    /// constructors and `#[retry]` use this table.
+    ///
+    /// ```
+    /// use backoff_runtime::{Jitter, strategy::{Builtin, Decorrelated, Linear}};
+    /// use std::time::Duration;
+    ///
+    /// let ms = Duration::from_millis(100);
+    /// assert_eq!(Builtin::Linear(Linear::new(ms)).default_jitter(), Jitter::Full);
+    /// assert_eq!(Builtin::Decorrelated(Decorrelated::new(ms)).default_jitter(), Jitter::None);
+    /// ```
+    pub const fn default_jitter(&self) -> Jitter {
+        match self {
+            Builtin::Decorrelated(_) | Builtin::Immediate(_) => Jitter::None,
+            _ => Jitter::Full,
+        }
     }
 }
 
