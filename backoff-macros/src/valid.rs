@@ -13,6 +13,7 @@ mod generic;
 mod hedge;
 mod kinds;
 mod schedule;
+mod shape;
 mod signature;
 
 pub(crate) use args::check_args;

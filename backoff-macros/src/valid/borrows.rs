@@ -14,9 +14,7 @@ use syn::{FnArg, Pat, Signature, Type};
 
 use crate::errors::Errors;
 
-use super::clone::{receiver_borrow, ungrouped_pat};
-use super::closures::ungrouped_type;
-use super::signature::ok_type;
+use super::shape::{ok_type, receiver_borrow, ungrouped_pat, ungrouped_type};
 
 /// Types of `std` that hold a unique borrow (besides the `..Mut` ones):
 /// returned with a lifetime from a `&mut`, they are one.

@@ -6,6 +6,8 @@ use syn::{Expr, ExprClosure, Pat, ReturnType, Signature, Type};
 use crate::attr::{Arg, RetryArgs, ungrouped};
 use crate::errors::Errors;
 
+use super::shape::ungrouped_type;
+
 /// A callable argument: its name, its value, its parameters.
 pub(super) type Callable<'a> = (&'static str, Option<&'a Arg<Expr>>, &'static [Param]);
 
@@ -187,14 +189,6 @@ pub(super) fn check_closure_types(sig: &Signature, args: &RetryArgs, errors: &mu
             };
             errors.push(syn::Error::new_spanned(ty, message));
         }
-    }
-}
-
-pub(super) fn ungrouped_type(ty: &Type) -> &Type {
-    match ty {
-        Type::Group(g) => ungrouped_type(&g.elem),
-        Type::Paren(p) => ungrouped_type(&p.elem),
-        other => other,
     }
 }
 

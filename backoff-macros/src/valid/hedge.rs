@@ -3,8 +3,7 @@
 
 use syn::{FnArg, Pat, Signature, Type};
 
-use super::clone::{receiver_borrow, ungrouped_pat};
-use super::closures::ungrouped_type;
+use super::shape::{receiver_borrow, ungrouped_pat, ungrouped_type};
 
 use crate::attr::{Attempts, RetryArgs};
 use crate::errors::Errors;

@@ -8,9 +8,10 @@ use syn::{Expr, Pat, ReturnType, Signature, Type};
 use crate::attr::{Arg, RetryArgs, ungrouped};
 use crate::errors::Errors;
 
-use super::clone::{check_clone, receiver_borrow, ungrouped_pat};
-use super::closures::{check_closure_types, show_type, ungrouped_type};
+use super::clone::check_clone;
+use super::closures::{check_closure_types, show_type};
 use super::hedge;
+use super::shape::{IdentFinder, ok_type, receiver_borrow, ungrouped_pat, ungrouped_type};
 
 /// Checks what the rewrite needs of the function's signature.
 //
@@ -318,19 +319,6 @@ pub(super) fn binds(sig: &Signature, name: &str) -> bool {
     })
 }
 
-/// Finds a binding named `name` in a pattern.
-pub(super) struct IdentFinder<'a> {
-    pub(super) name: &'a syn::Ident,
-    pub(super) found: bool,
-}
-
-impl<'ast> Visit<'ast> for IdentFinder<'_> {
-    fn visit_pat_ident(&mut self, node: &'ast syn::PatIdent) {
-        self.found |= node.ident == *self.name;
-        syn::visit::visit_pat_ident(self, node);
-    }
-}
-
 /// Whether `ty` is, syntactically, a `Result` (or alias) whose `Ok` type is
 /// `()`: `Result<(), E>`, `io::Result<()>`.
 pub(super) fn ok_type_is_unit(ty: &syn::Type) -> bool {
@@ -414,28 +402,6 @@ pub(super) fn check_mut_borrow_of_self(sig: &Signature, errors: &mut Errors) {
             "`#[retry]` cannot return a `&mut` borrowed from `&mut self`: each attempt borrows `self` again, and a unique borrow handed out by one attempt would still hold it (rustc: \"captured variable cannot escape `FnMut` closure body\"); return owned data, or split the method: retry the fallible work in one method and take the `&mut` in a second one, without `#[retry]`",
         ));
     }
-}
-
-/// The `Ok` type of a return type written `Result<T, ..>` (or an alias
-/// such as `io::Result<T>`).
-pub(super) fn ok_type(output: &ReturnType) -> Option<&Type> {
-    let ReturnType::Type(_, ty) = output else {
-        return None;
-    };
-    let Type::Path(path) = ungrouped_type(ty) else {
-        return None;
-    };
-    let last = path.path.segments.last()?;
-    if last.ident != "Result" {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
-        return None;
-    };
-    generics.args.iter().find_map(|a| match a {
-        syn::GenericArgument::Type(t) => Some(t),
-        _ => None,
-    })
 }
 
 /// The `&mut` references in a type: each with its lifetime (`None` when
