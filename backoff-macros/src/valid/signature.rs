@@ -94,6 +94,15 @@ pub(crate) fn check_signature(
                 ));
                 return;
             }
+            if let Some(shown) = certainly_not_a_result(ty) {
+                errors.push(syn::Error::new_spanned(
+                    ty,
+                    format!(
+                        "`#[retry]` needs a function that returns `Result`, but `{}` returns `{shown}`; `#[retry]` retries on `Err`: wrap the value in `Result<{shown}, E>` or return an alias such as `std::io::Result<T>`",
+                        sig.ident
+                    ),
+                ));
+            }
         }
     }
     if let Some(clone) = &args.clone {
@@ -181,6 +190,28 @@ pub(super) fn owns_heap_data(ty: &Type) -> bool {
             .iter()
             .any(|name| s.ident == name)
         })
+}
+
+/// A return type that is by its form no `Result` (a primitive, `Option`,
+/// `Vec`, `String`, a tuple, an array, a reference, a pointer): shown.
+/// (Another is checked by type, aliases included.)
+fn certainly_not_a_result(ty: &Type) -> Option<String> {
+    let not = match ungrouped_type(ty) {
+        Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
+            let name = p.path.segments[0].ident.to_string();
+            [
+                "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128",
+                "isize", "f32", "f64", "bool", "char", "str", "Option", "Vec", "String",
+            ]
+            .contains(&name.as_str())
+        }
+        Type::Tuple(t) => !t.elems.is_empty(),
+        Type::Array(_) | Type::Slice(_) | Type::Reference(_) | Type::Ptr(_) | Type::FnPtr(_) => {
+            true
+        }
+        _ => false,
+    };
+    not.then(|| show_type(ty).unwrap_or_else(|| "_".to_owned()))
 }
 
 /// Whether the return type may borrow from a parameter whose reference has
