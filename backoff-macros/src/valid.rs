@@ -18,6 +18,7 @@ mod shape;
 mod signature;
 
 pub(crate) use args::check_args;
+pub(crate) use closures::hook_parameter_types;
 pub(crate) use generic::generic_error;
 pub(crate) use moves::moved_arguments;
 pub(crate) use signature::{

@@ -108,6 +108,44 @@ pub(super) fn closure(arg: &Arg<Expr>) -> Option<&ExprClosure> {
     }
 }
 
+/// The types the hooks' closures declare their parameters with (`&RetryEvent`
+/// in `on_retry = |e, ev: &RetryEvent| ..`), but those with a `_` or an
+/// `impl`: beside an error, the function is emitted without them, and
+/// names them so that their imports are not reported unused.
+pub(crate) fn hook_parameter_types(args: &RetryArgs) -> Vec<&Type> {
+    struct Unnameable(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Unnameable {
+        fn visit_type_infer(&mut self, _: &'ast syn::TypeInfer) {
+            self.0 = true;
+        }
+        fn visit_type_impl_trait(&mut self, _: &'ast syn::TypeImplTrait) {
+            self.0 = true;
+        }
+    }
+    [
+        &args.when,
+        &args.when_ok,
+        &args.on_retry,
+        &args.on_hedge,
+        &args.on_giveup,
+        &args.fallback,
+        &args.sleep,
+    ]
+    .into_iter()
+    .filter_map(|arg| arg.as_ref().and_then(closure))
+    .flat_map(|c| &c.inputs)
+    .filter_map(|input| match input {
+        Pat::Type(t) => Some(&*t.ty),
+        _ => None,
+    })
+    .filter(|ty| {
+        let mut found = Unnameable(false);
+        syn::visit::Visit::visit_type(&mut found, ty);
+        !found.0
+    })
+    .collect()
+}
+
 /// A closure given to `when`, `when_ok`, `on_retry` or `on_giveup` takes as
 /// many parameters as the call passes: one error on its parameter list.
 pub(super) fn check_closure_arity(args: &RetryArgs, errors: &mut Errors) {
@@ -138,10 +176,27 @@ pub(super) fn check_closure_arity(args: &RetryArgs, errors: &mut Errors) {
             0 => "none".to_owned(),
             n => n.to_string(),
         };
+        // A hook of the event alone, under `hedge`: `on_hedge`'s form.
+        let of_the_event = |p: &Pat| match p {
+            Pat::Type(t) => quote::ToTokens::to_token_stream(&t.ty)
+                .to_string()
+                .contains("RetryEvent"),
+            Pat::Ident(i) => i.ident == "ev" || i.ident == "event",
+            _ => false,
+        };
+        let hedge = if name == "on_retry"
+            && args.hedge.is_some()
+            && closure.inputs.len() == 1
+            && closure.inputs.first().is_some_and(of_the_event)
+        {
+            "; a hook of the event alone, called when `hedge`'s delay starts an attempt, is `on_hedge = |event: &RetryEvent| ..`"
+        } else {
+            ""
+        };
         let (or1, inputs, or2) = (&closure.inputs_begin, &closure.inputs, &closure.inputs_end);
         errors.push(syn::Error::new_spanned(
             quote::quote!(#or1 #inputs #or2),
-            format!("`{name}` takes {count}, {each}; this closure takes {takes}"),
+            format!("`{name}` takes {count}, {each}; this closure takes {takes}{hedge}"),
         ));
     }
 }
