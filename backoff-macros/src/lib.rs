@@ -188,9 +188,12 @@ use proc_macro::TokenStream;
 ///   method: retry the part that does the fallible work, then borrow in a
 ///   second method. (The attribute does not refuse a shared borrow, since
 ///   many such methods compile; a unique borrow in the `Ok` type of a
-///   `&mut self` or `&mut` argument, which no loop can hand out, is refused:
-///   a `&mut T`, or, in a plain fn, a `..Mut<'_>`, `MutexGuard<'_>` or
-///   `Entry<'_>` type with its lifetime written.)
+///   `&mut self` or `&mut` argument, which no loop can hand out, is refused,
+///   in a plain fn and an `async fn` alike: a `&mut T`; a type whose name
+///   says it holds one (`IterMut<'_, T>`, `ReadyMutGuard<'a>`,
+///   `MutexGuard<'_>`, `Entry<'_>`) with its lifetime written; or any type
+///   with the `&mut`'s lifetime when the body hands the `&mut` itself over,
+///   as in `Ok(Field { multipart: self })`.)
 /// - `#[track_caller]` is a compile error beside `#[retry]`: the body runs
 ///   in a closure, which stable Rust cannot mark `#[track_caller]`, so it
 ///   would silently stop naming the caller. Two `#[retry]` on one function

@@ -18,6 +18,7 @@ mod shape;
 mod signature;
 
 pub(crate) use args::check_args;
+pub(crate) use borrows::check_borrows_handed_over;
 pub(crate) use closures::hook_parameter_types;
 pub(crate) use generic::generic_error;
 pub(crate) use moves::moved_arguments;

@@ -203,6 +203,31 @@ fn named_by_value(tokens: TokenStream, name: &str) -> bool {
     })
 }
 
+/// Whether the body names any of `names`.
+pub(super) fn names_any(block: &Block, names: &[String]) -> bool {
+    let body = block.to_token_stream();
+    names.iter().any(|name| named(body.clone(), name))
+}
+
+/// Whether the body hands one of `names` itself to something: a field, an
+/// argument, the value returned (see [`Moves`]).
+pub(super) fn hands_over(block: &Block, names: &[String]) -> bool {
+    let Ok(block) = syn::parse2::<Block>(block.to_token_stream()) else {
+        return false;
+    };
+    let mut moves = Moves {
+        params: names,
+        rebound: Vec::new(),
+        moved: Vec::new(),
+        moving: 0,
+    };
+    moves.visit_block(&block);
+    moves
+        .moved
+        .iter()
+        .any(|ident| !moves.rebound.contains(&unraw(ident)))
+}
+
 /// Whether the tokens have the word `word`.
 fn named(tokens: TokenStream, word: &str) -> bool {
     tokens.into_iter().any(|token| match token {

@@ -11,7 +11,7 @@ use crate::errors::Errors;
 use super::clone::check_clone;
 use super::closures::{check_closure_types, show_type};
 use super::hedge;
-use super::shape::{IdentFinder, ok_type, receiver_borrow, ungrouped_pat, ungrouped_type};
+use super::shape::{IdentFinder, receiver_borrow, ungrouped_pat, ungrouped_type};
 
 /// Checks what the rewrite needs of the function's signature.
 //
@@ -51,11 +51,7 @@ pub(crate) fn check_signature(
         check_known_sleep(sig, is_async, sleep, errors);
     }
     check_closure_types(sig, args, errors);
-    if is_async {
-        check_mut_borrow_of_self(sig, errors);
-    } else {
-        super::borrows::check_plain_fn_borrows(sig, errors);
-    }
+    super::borrows::check_unique_borrows(sig, is_async, errors);
     super::generic::check_generic_error(sig, is_async, args, errors);
     hedge::check_hedge(sig, is_async, args, errors);
     if let (Some(when_ok), ReturnType::Type(_, ty)) = (&args.when_ok, &sig.output)
@@ -408,60 +404,4 @@ pub(super) fn future_output(ty: &Type) -> Option<Option<&Type>> {
             _ => None,
         }))
     })
-}
-
-/// A `&mut self` method whose `Ok` type holds a `&mut` borrowed from
-/// `self`: each attempt borrows `self` anew, and no loop may hand out a
-/// unique borrow taken in one iteration while the next borrows again.
-pub(super) fn check_mut_borrow_of_self(sig: &Signature, errors: &mut Errors) {
-    let Some((self_lifetime, true)) = sig.receiver().and_then(receiver_borrow) else {
-        return;
-    };
-    let Some(ok) = ok_type(&sig.output) else {
-        return;
-    };
-    let mut found = UniqueBorrows::default();
-    found.visit_type(ok);
-    let self_lifetime = self_lifetime.map(|l| l.ident.to_string());
-    let from_self = found.all.into_iter().find(|(lifetime, _)| match lifetime {
-        None => true,
-        Some(l) => Some(l) == self_lifetime.as_ref(),
-    });
-    if let Some((_, tokens)) = from_self {
-        errors.push(syn::Error::new_spanned(
-            tokens,
-            "`#[retry]` cannot return a `&mut` borrowed from `&mut self`: each attempt borrows `self` again, and a unique borrow handed out by one attempt would still hold it (rustc: \"captured variable cannot escape `FnMut` closure body\"); return owned data, or split the method: retry the fallible work in one method and take the `&mut` in a second one, without `#[retry]`",
-        ));
-    }
-}
-
-/// The `&mut` references in a type: each with its lifetime (`None` when
-/// elided) and its `&mut` tokens.
-#[derive(Default)]
-pub(super) struct UniqueBorrows {
-    all: Vec<(Option<String>, proc_macro2::TokenStream)>,
-}
-
-impl<'ast> Visit<'ast> for UniqueBorrows {
-    fn visit_type_reference(&mut self, node: &'ast syn::TypeReference) {
-        if let Some(mutability) = &node.mutability {
-            let lifetime = node.lifetime.as_ref().map(|l| l.ident.to_string());
-            let and = &node.and_token;
-            let lt = &node.lifetime;
-            self.all.push((
-                lifetime.filter(|l| l != "_"),
-                quote::quote!(#and #lt #mutability),
-            ));
-        }
-        syn::visit::visit_type_reference(self, node);
-    }
-
-    // `impl FnMut(&mut T)` and `fn(&mut T)` bind their own lifetimes.
-    fn visit_parenthesized_generic_arguments(
-        &mut self,
-        _: &'ast syn::ParenthesizedGenericArguments,
-    ) {
-    }
-
-    fn visit_type_fn_ptr(&mut self, _: &'ast syn::TypeFnPtr) {}
 }
