@@ -202,13 +202,16 @@ use proc_macro::TokenStream;
 ///   "1.85"`: the function's own lints (`missing_docs`, `unused_mut`,
 ///   `clippy::needless_return`, `clippy::missing_safety_doc`,
 ///   `clippy::result_large_err`) fire as they would without the attribute.
-///   Two exceptions: in a plain fn, `clippy::result_large_err` on a closure
+///   Three exceptions: in a plain fn, `clippy::result_large_err` on a closure
 ///   *inside* the body is hidden (the attempts are a closure returning the
 ///   function's `Result`, which the lint would flag too, and a lint level
 ///   covers everything nested in it; the function itself is still
 ///   reported); and `clippy::doc_lazy_continuation` on the function's doc
 ///   comment is hidden, since an attribute macro receives `///` lines as
-///   `#[doc = ".."]` attributes, which the lint does not read.
+///   `#[doc = ".."]` attributes, which the lint does not read; and the
+///   pedantic `clippy::unnecessary_wraps` (a private function that always
+///   returns `Ok`) is hidden, since the lint reads the values the body
+///   returns, and under `#[retry]` the body returns what the loop gives.
 /// - An `async fn`'s future is `Send` whenever it would be without the
 ///   attribute, with one exception: an argument whose type is `Send` but not
 ///   `Sync` (a `Cell`, a `RefCell`), taken by value (not in `clone(..)`) or
