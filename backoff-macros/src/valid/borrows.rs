@@ -68,16 +68,20 @@ impl<'ast> Visit<'ast> for Unique {
             let name = last.ident.to_string();
             let holder = says_mut(&name) || UNIQUE_HOLDERS.contains(&name.as_str());
             if holder || self.any_holder {
-                let lifetime = match &last.arguments {
-                    syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|a| match a {
-                        syn::GenericArgument::Lifetime(l) => Some(l.ident.to_string()),
-                        _ => None,
-                    }),
-                    _ => None,
+                let lifetimes: Vec<String> = match &last.arguments {
+                    syn::PathArguments::AngleBracketed(a) => a
+                        .args
+                        .iter()
+                        .filter_map(|a| match a {
+                            syn::GenericArgument::Lifetime(l) => Some(l.ident.to_string()),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
                 };
                 // Only with a lifetime written (`'_` or named): without
                 // one, the type may well be owned (a log's `Entry`).
-                if let Some(lifetime) = lifetime.filter(|l| l != "static") {
+                for lifetime in lifetimes.into_iter().filter(|l| l != "static") {
                     let lifetime = Some(lifetime).filter(|l| l != "_");
                     self.all.push((lifetime, last.ident.span()));
                 }
@@ -100,7 +104,7 @@ const WAYS_OUT: &str = "return owned data, or split the function: retry the fall
 
 /// The unique borrows of the `Ok` type, by the `&mut` they come from.
 pub(super) fn check_unique_borrows(sig: &Signature, is_async: bool, errors: &mut Errors) {
-    refuse_unique_borrows(sig, is_async, false, errors);
+    refuse_unique_borrows(sig, is_async, None, errors);
 }
 
 /// Beside a body that hands a `&mut` it was given to something (a field,
@@ -144,17 +148,28 @@ pub(crate) fn check_borrows_handed_over(
         ..Unique::default()
     };
     any.visit_type(ok);
-    if named.all.is_empty() && !any.all.is_empty() && super::moves::hands_over(block, &mutable) {
-        refuse_unique_borrows(sig, is_async, true, errors);
+    if named.all.is_empty() && !any.all.is_empty() {
+        let handed = super::moves::handed_over(block, &mutable);
+        if !handed.is_empty() {
+            refuse_unique_borrows(sig, is_async, Some(&handed), errors);
+        }
     }
 }
 
-fn refuse_unique_borrows(sig: &Signature, is_async: bool, any_holder: bool, errors: &mut Errors) {
+/// `handed`: the `&mut`s the body hands over, whose lifetime any type
+/// holds (`None`: the types that say they hold one, of any `&mut`).
+fn refuse_unique_borrows(
+    sig: &Signature,
+    is_async: bool,
+    handed: Option<&[String]>,
+    errors: &mut Errors,
+) {
     let Some(ok) = ok_type(&sig.output) else {
         return;
     };
+    let eligible = |name: &str| handed.is_none_or(|h| h.iter().any(|n| n == name));
     let mut found = Unique {
-        any_holder,
+        any_holder: handed.is_some(),
         ..Unique::default()
     };
     found.visit_type(ok);
@@ -172,7 +187,7 @@ fn refuse_unique_borrows(sig: &Signature, is_async: bool, any_holder: bool, erro
         "rustc: \"captured variable cannot escape `FnMut` closure body\""
     };
     let self_borrow = sig.receiver().and_then(receiver_borrow);
-    if let Some((lifetime, true)) = self_borrow {
+    if let Some((lifetime, true)) = self_borrow.filter(|_| eligible("self")) {
         let lifetime = lifetime.map(|l| l.ident.to_string());
         if let Some((_, span)) = found
             .all
@@ -191,7 +206,11 @@ fn refuse_unique_borrows(sig: &Signature, is_async: bool, any_holder: bool, erro
         let Type::Reference(r) = ungrouped_type(&t.ty) else {
             continue;
         };
-        if r.mutability.is_none() {
+        let handed_over = match ungrouped_pat(&t.pat) {
+            Pat::Ident(p) => eligible(&p.ident.to_string()),
+            _ => handed.is_none(),
+        };
+        if r.mutability.is_none() || !handed_over {
             continue;
         }
         let lifetime = r.lifetime.as_ref().map(|l| l.ident.to_string());

@@ -209,11 +209,11 @@ pub(super) fn names_any(block: &Block, names: &[String]) -> bool {
     names.iter().any(|name| named(body.clone(), name))
 }
 
-/// Whether the body hands one of `names` itself to something: a field, an
+/// Those of `names` the body hands itself to something: a field, an
 /// argument, the value returned (see [`Moves`]).
-pub(super) fn hands_over(block: &Block, names: &[String]) -> bool {
+pub(super) fn handed_over(block: &Block, names: &[String]) -> Vec<String> {
     let Ok(block) = syn::parse2::<Block>(block.to_token_stream()) else {
-        return false;
+        return Vec::new();
     };
     let mut moves = Moves {
         params: names,
@@ -225,7 +225,9 @@ pub(super) fn hands_over(block: &Block, names: &[String]) -> bool {
     moves
         .moved
         .iter()
-        .any(|ident| !moves.rebound.contains(&unraw(ident)))
+        .map(unraw)
+        .filter(|name| !moves.rebound.contains(name))
+        .collect()
 }
 
 /// Whether the tokens have the word `word`.

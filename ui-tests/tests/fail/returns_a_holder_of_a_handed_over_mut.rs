@@ -20,4 +20,23 @@ impl<'a> Utf8Compiler<'a> {
     }
 }
 
+// serde_json's `parse_str`: the `'s` of `&'s mut self` and of the scratch
+// buffer, which the body hands to a call, is in the `Ok` value.
+pub enum Reference<'b, 'c, T: ?Sized + 'static> {
+    Borrowed(&'b T),
+    Copied(&'c T),
+}
+
+impl State {
+    fn parse_bytes<'s>(&'s mut self, scratch: &'s mut Vec<u8>) -> Result<Reference<'static, 's, [u8]>, String> {
+        scratch.extend_from_slice(&self.uncompiled);
+        Ok(Reference::Copied(&scratch[..]))
+    }
+
+    #[retry(immediate, attempts = 2)]
+    pub fn parse_str<'s>(&'s mut self, scratch: &'s mut Vec<u8>) -> Result<Reference<'static, 's, [u8]>, String> {
+        self.parse_bytes(scratch)
+    }
+}
+
 fn main() {}

@@ -12,10 +12,21 @@ pub struct View<'a> {
     text: &'a str,
 }
 
+fn fill(buf: &mut Vec<u8>) {
+    buf.push(1);
+}
+
 impl Parser {
     #[retry(immediate, attempts = 2)]
     pub fn named<'a>(&'a mut self) -> Result<View<'a>, String> {
         self.pos += 1;
+        Ok(View { text: &self.input })
+    }
+
+    // A `&mut` argument handed to a call, and a holder of `self`'s lifetime.
+    #[retry(immediate, attempts = 2)]
+    pub fn filled<'a>(&'a mut self, buf: &mut Vec<u8>) -> Result<View<'a>, String> {
+        fill(buf);
         Ok(View { text: &self.input })
     }
 
@@ -31,5 +42,7 @@ fn main() {
     assert_eq!(parser.named().map(|v| v.text.len()), Ok(2));
     let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     assert_eq!(rt.block_on(parser.asynchronous()).map(|v| v.text.len()), Ok(2));
-    assert_eq!(parser.pos, 2);
+    let mut buf = Vec::new();
+    assert_eq!(parser.filled(&mut buf).map(|v| v.text.len()), Ok(2));
+    assert_eq!((parser.pos, buf.len()), (2, 1));
 }
