@@ -295,8 +295,7 @@ fn rewrite(args: &RetryArgs, func: Function, moves_arguments: bool) -> TokenStre
     let cloned_mut = cloned_mutability(args, &mut sig);
     let retry_loop = retry_loop(args, &sig, &ret, is_async, &block, &reborrows, &cloned_mut);
     // (Not beside `#[tracing::instrument]`, whose body moves every argument.)
-    let p = Ident::new("__backoff_private", proc_macro2::Span::call_site());
-    let moved = (!moves_arguments).then(|| valid::moved_arguments(&sig, &block, args, &p));
+    let moved = (!moves_arguments).then(|| valid::moved_arguments(&sig, &block, args));
     let body = braced(quote!(#(#inner)* #moved #retry_loop));
     quote! {
         #(#outer)*

@@ -668,26 +668,3 @@ pub struct Unclassified(());
 impl WhenClassification<Unclassified> for () {
     fn classified(_: Unclassified) {}
 }
-
-// A body that moves `self` by value (`Access { de: self }`): the expansion
-// checks its type through `<() as MovedSelf<Self>>::moved()`. Nothing for
-// a `Copy` type; for another, the one error of the mistake (rustc reports
-// no borrow error beside it). (A check of `()`, not of the type: rustc
-// would suggest borrowing `self`, as a `&` reference is `Copy`. Another
-// argument gets a trait of the function's own, whose message names it.)
-
-/// A `self` the body moves, of type `T`: it must be `Copy`, or `self`
-/// named in `clone(..)`.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: the body moves `self`, and a second attempt would have none: `{T}` is not `Copy`",
-    label = "`self` moved here",
-    note = "each attempt runs the body again: give each one its own `Clone::clone` of `self` with `#[retry(clone(self))]`, or borrow it in the body (`&self`); a `self` that is a `&mut` reference is given again with a reborrow, `&mut *self`"
-)]
-pub trait MovedSelf<T: ?Sized> {
-    /// Nothing: the check is the bound.
-    #[inline(always)]
-    fn moved() {}
-}
-
-#[diagnostic::do_not_recommend]
-impl<T: Copy> MovedSelf<T> for () {}

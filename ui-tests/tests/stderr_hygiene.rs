@@ -42,7 +42,7 @@ const HIDDEN_ITEMS: [&str; 18] = [
 /// runtime makes these public items: `backoff_runtime::retry_args`,
 /// documented, each named after the argument it checks. The counts may
 /// only go down, but for a new case that needs the trait.
-const NAMED_IN_HELP: [(&str, usize); 21] = [
+const NAMED_IN_HELP: [(&str, usize); 19] = [
     ("WhenParameter", 4),
     ("WhenClassification", 1),
     ("WhenFn", 2),
@@ -62,10 +62,6 @@ const NAMED_IN_HELP: [(&str, usize); 21] = [
     ("AsyncSleepReturn", 3),
     ("FromElapsed", 4),
     ("FallbackFn", 2),
-    // A trait the expansion declares in the function (its message names
-    // the argument the body moves).
-    ("MovedArgument", 3),
-    ("MovedSelf", 1),
 ];
 
 /// Whether `text` contains `word` as a whole word (not inside a longer

@@ -136,7 +136,7 @@ pub(crate) fn check_borrows_handed_over(
     let Some(ok) = ok_type(&sig.output) else {
         return;
     };
-    if mutable.is_empty() || !super::moves::names_any(block, &mutable) {
+    if mutable.is_empty() {
         return;
     }
     // (Only where the `Ok` type has a lifetime a unique borrow could take

@@ -6,7 +6,7 @@ use syn::{Expr, ExprClosure, Pat, ReturnType, Signature, Type};
 use crate::attr::{Arg, RetryArgs, ungrouped};
 use crate::errors::Errors;
 
-use super::shape::ungrouped_type;
+use super::shape::{ungrouped_type, unnameable};
 
 /// A callable argument: its name, its value, its parameters.
 pub(super) type Callable<'a> = (&'static str, Option<&'a Arg<Expr>>, &'static [Param]);
@@ -113,15 +113,6 @@ pub(super) fn closure(arg: &Arg<Expr>) -> Option<&ExprClosure> {
 /// `impl`: beside an error, the function is emitted without them, and
 /// names them so that their imports are not reported unused.
 pub(crate) fn hook_parameter_types(args: &RetryArgs) -> Vec<&Type> {
-    struct Unnameable(bool);
-    impl<'ast> syn::visit::Visit<'ast> for Unnameable {
-        fn visit_type_infer(&mut self, _: &'ast syn::TypeInfer) {
-            self.0 = true;
-        }
-        fn visit_type_impl_trait(&mut self, _: &'ast syn::TypeImplTrait) {
-            self.0 = true;
-        }
-    }
     [
         &args.when,
         &args.when_ok,
@@ -135,13 +126,8 @@ pub(crate) fn hook_parameter_types(args: &RetryArgs) -> Vec<&Type> {
     .filter_map(|arg| arg.as_ref().and_then(closure))
     .flat_map(|c| &c.inputs)
     .filter_map(|input| match input {
-        Pat::Type(t) => Some(&*t.ty),
+        Pat::Type(t) if !unnameable(&t.ty) => Some(&*t.ty),
         _ => None,
-    })
-    .filter(|ty| {
-        let mut found = Unnameable(false);
-        syn::visit::Visit::visit_type(&mut found, ty);
-        !found.0
     })
     .collect()
 }

@@ -21,20 +21,14 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::visit::Visit;
 use syn::{Block, Expr, FnArg, Pat, ReceiverKind, Signature, Type};
 
-use super::shape::{receiver_borrow, ungrouped_pat, ungrouped_type};
+use super::shape::{receiver_borrow, ungrouped_pat, ungrouped_type, unnameable};
 use crate::attr::RetryArgs;
 
 /// The checks of the by-value arguments the body moves: for each, at its
 /// first move, `{ trait MovedArgument<T> {..} impl<T: Copy> MovedArgument<T>
 /// for () {} <() as MovedArgument<Type>>::moved(); }`, the trait's message
-/// naming the argument; for `self`, the runtime's `MovedSelf` (through `p`,
-/// its hidden module).
-pub(crate) fn moved_arguments(
-    sig: &Signature,
-    block: &Block,
-    args: &RetryArgs,
-    p: &syn::Ident,
-) -> TokenStream {
+/// naming the argument.
+pub(crate) fn moved_arguments(sig: &Signature, block: &Block, args: &RetryArgs) -> TokenStream {
     let cloned = |name: &str| {
         args.clone
             .as_ref()
@@ -62,7 +56,7 @@ pub(crate) fn moved_arguments(
                     && p.subpat.is_none()
                     && !certainly_copy(&t.ty)
                     && !cloned(&unraw(&p.ident))
-                    && !has_impl_trait(&t.ty)
+                    && !unnameable(&t.ty)
                 {
                     params.push((unraw(&p.ident), t.ty.to_token_stream()));
                 }
@@ -104,28 +98,30 @@ pub(crate) fn moved_arguments(
         // borrowing the value, as a `&` reference is `Copy`.)
         let span = ident.span();
         let ty = respan(ty.clone(), span);
-        if name == "self" {
-            checks.extend(quote_spanned! {span=> <() as #p::MovedSelf<#ty>>::moved(); });
-            continue;
-        }
         // A trait of the function's own, so that its message can name the
-        // argument.
+        // argument, with a name of its own (rustc writes a name it finds
+        // twice in the crate with its path, `f::{closure#0}::..`).
+        let trait_name = syn::Ident::new(
+            &format!("MovedArgument_{name}_of_{}", unraw(&sig.ident)),
+            span,
+        );
         let message = format!(
             "`#[retry]`: the body moves `{name}`, and a second attempt would have none: `{{T}}` is not `Copy`"
         );
         let label = format!("`{name}` moved here");
         let note = format!(
-            "each attempt runs the body again: give each one its own `Clone::clone` of `{name}` with `#[retry(clone({name}))]`, or borrow it in the body (`&{name}`); a `&mut` reference is given again with a reborrow, `&mut *{name}`"
+            "each attempt runs the body again: give each one its own `Clone::clone` of `{name}` with `#[retry(clone({name}))]`, or borrow it in the body (`&{name}`); a `{name}` that is a `&mut` reference is given again with a reborrow, `&mut *{name}`"
         );
         checks.extend(quote_spanned! {span=>
             {
                 #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
-                trait MovedArgument<T: ?::core::marker::Sized> {
+                #[allow(non_camel_case_types)]
+                trait #trait_name<T: ?::core::marker::Sized> {
                     fn moved() {}
                 }
                 #[diagnostic::do_not_recommend]
-                impl<T: ::core::marker::Copy> MovedArgument<T> for () {}
-                <() as MovedArgument<#ty>>::moved();
+                impl<T: ::core::marker::Copy> #trait_name<T> for () {}
+                <() as #trait_name<#ty>>::moved();
             }
         });
     }
@@ -147,19 +143,6 @@ fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
             token
         })
         .collect()
-}
-
-/// Whether `ty` has an `impl Trait`, which cannot be named in the body.
-fn has_impl_trait(ty: &Type) -> bool {
-    struct Finder(bool);
-    impl<'ast> Visit<'ast> for Finder {
-        fn visit_type_impl_trait(&mut self, _: &'ast syn::TypeImplTrait) {
-            self.0 = true;
-        }
-    }
-    let mut finder = Finder(false);
-    finder.visit_type(ty);
-    finder.0
 }
 
 /// Whether `ty` is, by its name, a shared reference or a primitive:
@@ -201,12 +184,6 @@ fn named_by_value(tokens: TokenStream, name: &str) -> bool {
         },
         _ => false,
     })
-}
-
-/// Whether the body names any of `names`.
-pub(super) fn names_any(block: &Block, names: &[String]) -> bool {
-    let body = block.to_token_stream();
-    names.iter().any(|name| named(body.clone(), name))
 }
 
 /// Those of `names` the body hands itself to something: a field, an
@@ -369,8 +346,7 @@ mod tests {
         let mut errors = Errors::default();
         let args = RetryArgs::parse(args.parse().unwrap(), &mut errors);
         let func: syn::ItemFn = syn::parse_str(item).unwrap();
-        let p = syn::Ident::new("p", proc_macro2::Span::call_site());
-        moved_arguments(&func.sig, &func.block, &args, &p).to_string()
+        moved_arguments(&func.sig, &func.block, &args).to_string()
     }
 
     #[test]
@@ -390,7 +366,7 @@ mod tests {
         // Inside a `move` closure, any use; `self` by value.
         let item = "fn f(self, name: String) -> R { let g = move || name.len(); Ok(run(self)) }";
         let got = checks("attempts = 2", item);
-        assert!(got.contains("MovedSelf"), "{got}");
+        assert!(got.contains("clone(self)"), "{got}");
         assert!(got.contains("clone(name)"), "{got}");
     }
 }

@@ -71,3 +71,20 @@ pub(super) fn ungrouped_type(ty: &Type) -> &Type {
         other => other,
     }
 }
+
+/// Whether `ty` has a `_` or an `impl Trait`, which the function's body
+/// cannot name.
+pub(super) fn unnameable(ty: &Type) -> bool {
+    struct Finder(bool);
+    impl<'ast> Visit<'ast> for Finder {
+        fn visit_type_infer(&mut self, _: &'ast syn::TypeInfer) {
+            self.0 = true;
+        }
+        fn visit_type_impl_trait(&mut self, _: &'ast syn::TypeImplTrait) {
+            self.0 = true;
+        }
+    }
+    let mut finder = Finder(false);
+    finder.visit_type(ty);
+    finder.0
+}
