@@ -6,7 +6,7 @@ use syn::{Expr, ExprClosure, Pat, ReturnType, Signature, Type};
 use crate::attr::{Arg, RetryArgs, ungrouped};
 use crate::errors::Errors;
 
-use super::shape::{ungrouped_type, unnameable};
+use super::shape::{COPY_PRIMITIVES, result_arguments, ungrouped_type, unnameable};
 
 /// A callable argument: its name, its value, its parameters.
 pub(super) type Callable<'a> = (&'static str, Option<&'a Arg<Expr>>, &'static [Param]);
@@ -235,23 +235,7 @@ pub(super) fn check_closure_types(sig: &Signature, args: &RetryArgs, errors: &mu
 
 /// `T` and `E` of a return type written `Result<T, E>`.
 pub(super) fn result_types(output: &ReturnType) -> Option<(&Type, &Type)> {
-    let ReturnType::Type(_, ty) = output else {
-        return None;
-    };
-    let Type::Path(path) = ungrouped_type(ty) else {
-        return None;
-    };
-    let last = path.path.segments.last()?;
-    if last.ident != "Result" {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
-        return None;
-    };
-    let mut types = generics.args.iter().filter_map(|a| match a {
-        syn::GenericArgument::Type(t) => Some(t),
-        _ => None,
-    });
+    let mut types = result_arguments(output)?;
     match (types.next(), types.next(), types.next()) {
         (Some(ok), Some(err), None) => Some((ok, err)),
         _ => None,
@@ -285,12 +269,10 @@ pub(super) fn by_value(ty: &Type, own: Option<&Type>, borrows: Borrowed) -> bool
             };
             let primitive = path.path.segments.len() == 1
                 && last.arguments.is_none()
-                && [
-                    "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128",
-                    "isize", "f32", "f64", "bool", "char", "str", "String",
-                ]
-                .iter()
-                .any(|p| last.ident == p);
+                && COPY_PRIMITIVES
+                    .iter()
+                    .chain(&["str", "String"])
+                    .any(|p| last.ident == p);
             primitive
                 || match borrows {
                     Borrowed::Named(named) => last.ident == named && last.arguments.is_none(),

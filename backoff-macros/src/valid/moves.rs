@@ -21,7 +21,7 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::visit::Visit;
 use syn::{Block, Expr, FnArg, Pat, ReceiverKind, Signature, Type};
 
-use super::shape::{receiver_borrow, ungrouped_pat, ungrouped_type, unnameable};
+use super::shape::{COPY_PRIMITIVES, receiver_borrow, ungrouped_pat, ungrouped_type, unnameable};
 use crate::attr::RetryArgs;
 
 /// The checks of the by-value arguments the body moves: for each, at its
@@ -155,12 +155,10 @@ fn certainly_copy(ty: &Type) -> bool {
         Type::Path(p) => {
             p.qself.is_none()
                 && p.path.get_ident().is_some_and(|i| {
-                    [
-                        "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64",
-                        "i128", "isize", "f32", "f64", "bool", "char", "Duration", "Instant",
-                    ]
-                    .iter()
-                    .any(|n| i == n)
+                    COPY_PRIMITIVES
+                        .iter()
+                        .chain(&["Duration", "Instant"])
+                        .any(|n| i == n)
                 })
         }
         _ => false,

@@ -21,6 +21,12 @@ impl<'ast> Visit<'ast> for IdentFinder<'_> {
 /// The `Ok` type of a return type written `Result<T, ..>` (or an alias
 /// such as `io::Result<T>`).
 pub(super) fn ok_type(output: &ReturnType) -> Option<&Type> {
+    result_arguments(output)?.next()
+}
+
+/// The types a return type written `Result<..>` is given (`T` and `E`, or
+/// `T` of an alias such as `io::Result<T>`).
+pub(super) fn result_arguments(output: &ReturnType) -> Option<impl Iterator<Item = &Type>> {
     let ReturnType::Type(_, ty) = output else {
         return None;
     };
@@ -34,10 +40,10 @@ pub(super) fn ok_type(output: &ReturnType) -> Option<&Type> {
     let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
         return None;
     };
-    generics.args.iter().find_map(|a| match a {
+    Some(generics.args.iter().filter_map(|a| match a {
         syn::GenericArgument::Type(t) => Some(t),
         _ => None,
-    })
+    }))
 }
 
 /// A `self` that is a reference (`&self`, `&'a mut self`, `self: &Self`):
@@ -88,3 +94,9 @@ pub(super) fn unnameable(ty: &Type) -> bool {
     finder.visit_type(ty);
     finder.0
 }
+
+/// The primitive types that are `Copy`, by name.
+pub(super) const COPY_PRIMITIVES: [&str; 16] = [
+    "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32",
+    "f64", "bool", "char",
+];

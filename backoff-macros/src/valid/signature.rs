@@ -11,7 +11,7 @@ use crate::errors::Errors;
 use super::clone::check_clone;
 use super::closures::{check_closure_types, show_type};
 use super::hedge;
-use super::shape::{IdentFinder, receiver_borrow, ungrouped_pat, ungrouped_type};
+use super::shape::{COPY_PRIMITIVES, IdentFinder, receiver_borrow, ungrouped_pat, ungrouped_type};
 
 /// Checks what the rewrite needs of the function's signature.
 //
@@ -194,12 +194,11 @@ pub(super) fn owns_heap_data(ty: &Type) -> bool {
 fn certainly_not_a_result(ty: &Type) -> Option<String> {
     let not = match ungrouped_type(ty) {
         Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
-            let name = p.path.segments[0].ident.to_string();
-            [
-                "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128",
-                "isize", "f32", "f64", "bool", "char", "str", "Option", "Vec", "String",
-            ]
-            .contains(&name.as_str())
+            let name = &p.path.segments[0].ident;
+            COPY_PRIMITIVES
+                .iter()
+                .chain(&["str", "Option", "Vec", "String"])
+                .any(|n| name == n)
         }
         Type::Tuple(t) => !t.elems.is_empty(),
         Type::Array(_) | Type::Slice(_) | Type::Reference(_) | Type::Ptr(_) | Type::FnPtr(_) => {
