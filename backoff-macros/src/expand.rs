@@ -64,6 +64,7 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
             &args,
             &mut errors,
         );
+        valid::check_borrows_handed_over(&func.sig, &func.block, func.is_async(), &mut errors);
         valid::check_attributes(&func.attrs, &mut errors);
         if func.sig.asyncness.is_some() && moves_arguments {
             valid::check_instrumented(&func.sig, &args, &mut errors);
@@ -79,7 +80,8 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
             // which its body names too, so that their imports are not
             // reported unused besides the error.
             if let Some(func) = func {
-                let func = with_names_used(func, &heads, &words);
+                let types = valid::hook_parameter_types(&args);
+                let func = with_names_used(func, &heads, &words, &types);
                 return quote!(#func #errors);
             }
             // On an expression (rustc lets an attribute reach a closure,
@@ -171,7 +173,12 @@ fn words(tokens: TokenStream) -> Vec<String> {
 // Only beside an error of the attribute's. (In an edition-2015 crate a
 // `use` path starts at the crate's root, so a head imported in a module is
 // an unresolved import there, a second error beside the attribute's.)
-fn with_names_used(func: Function, heads: &[Ident], words: &[String]) -> TokenStream {
+fn with_names_used(
+    func: Function,
+    heads: &[Ident],
+    words: &[String],
+    types: &[&Type],
+) -> TokenStream {
     let Function {
         attrs,
         vis,
@@ -197,13 +204,17 @@ fn with_names_used(func: Function, heads: &[Ident], words: &[String]) -> TokenSt
         syn::FnArg::Receiver(_) => None,
     });
     let params = params.map(|p| quote!(let _ = &#p;));
+    // (And the types the hooks' closures declare their parameters with.)
+    let types = types
+        .iter()
+        .map(|t| quote!(let _: ::core::marker::PhantomData<#t>;));
     let (outer, inner): (Vec<_>, Vec<_>) = attrs
         .into_iter()
         .partition(|a| matches!(a.style, AttrStyle::Outer));
     let stmts = &block.stmts;
     let mut body = Group::new(
         Delimiter::Brace,
-        quote!(#(#inner)* #(#uses)* #(#params)* #(#stmts)*),
+        quote!(#(#inner)* #(#uses)* #(#params)* #(#types)* #(#stmts)*),
     );
     body.set_span(block.brace_token.span.join());
     quote! {
@@ -283,7 +294,9 @@ fn rewrite(args: &RetryArgs, func: Function, moves_arguments: bool) -> TokenStre
     let reborrows = reborrowed(&mut sig, moves_arguments);
     let cloned_mut = cloned_mutability(args, &mut sig);
     let retry_loop = retry_loop(args, &sig, &ret, is_async, &block, &reborrows, &cloned_mut);
-    let body = braced(quote!(#(#inner)* #retry_loop));
+    // (Not beside `#[tracing::instrument]`, whose body moves every argument.)
+    let moved = (!moves_arguments).then(|| valid::moved_arguments(&sig, &block, args));
+    let body = braced(quote!(#(#inner)* #moved #retry_loop));
     quote! {
         #(#outer)*
         #vis #sig #body
@@ -468,7 +481,7 @@ mod names_used {
         })
         .unwrap();
         let heads = super::path_heads(quote!(budget = Arc::new(T::make())));
-        let out = super::with_names_used(func, &heads, &[]).to_string();
+        let out = super::with_names_used(func, &heads, &[], &[]).to_string();
         assert!(out.contains("use Arc as _ ;"), "{out}");
         assert!(!out.contains("use T as"), "{out}");
         let inner = out
@@ -488,7 +501,7 @@ mod names_used {
         })
         .unwrap();
         let args = quote!(budget = self.budgets.get(host), other = 1);
-        let out = super::with_names_used(func, &[], &super::words(args)).to_string();
+        let out = super::with_names_used(func, &[], &super::words(args), &[]).to_string();
         assert!(out.contains("let _ = & host ;"), "{out}");
         // (`other` names an argument there, not the parameter.)
         assert!(!out.contains("& other ;"), "{out}");

@@ -189,9 +189,12 @@ use proc_macro::TokenStream;
 ///   method: retry the part that does the fallible work, then borrow in a
 ///   second method. (The attribute does not refuse a shared borrow, since
 ///   many such methods compile; a unique borrow in the `Ok` type of a
-///   `&mut self` or `&mut` argument, which no loop can hand out, is refused:
-///   a `&mut T`, or, in a plain fn, a `..Mut<'_>`, `MutexGuard<'_>` or
-///   `Entry<'_>` type with its lifetime written.)
+///   `&mut self` or `&mut` argument, which no loop can hand out, is refused,
+///   in a plain fn and an `async fn` alike: a `&mut T`; a type whose name
+///   says it holds one (`IterMut<'_, T>`, `ReadyMutGuard<'a>`,
+///   `MutexGuard<'_>`, `Entry<'_>`) with its lifetime written; or any type
+///   with the `&mut`'s lifetime when the body hands the `&mut` itself over,
+///   as in `Ok(Field { multipart: self })`.)
 /// - `#[track_caller]` is a compile error beside `#[retry]`: the body runs
 ///   in a closure, which stable Rust cannot mark `#[track_caller]`, so it
 ///   would silently stop naming the caller. Two `#[retry]` on one function
@@ -200,13 +203,16 @@ use proc_macro::TokenStream;
 ///   "1.85"`: the function's own lints (`missing_docs`, `unused_mut`,
 ///   `clippy::needless_return`, `clippy::missing_safety_doc`,
 ///   `clippy::result_large_err`) fire as they would without the attribute.
-///   Two exceptions: in a plain fn, `clippy::result_large_err` on a closure
+///   Three exceptions: in a plain fn, `clippy::result_large_err` on a closure
 ///   *inside* the body is hidden (the attempts are a closure returning the
 ///   function's `Result`, which the lint would flag too, and a lint level
 ///   covers everything nested in it; the function itself is still
 ///   reported); and `clippy::doc_lazy_continuation` on the function's doc
 ///   comment is hidden, since an attribute macro receives `///` lines as
-///   `#[doc = ".."]` attributes, which the lint does not read.
+///   `#[doc = ".."]` attributes, which the lint does not read; and the
+///   pedantic `clippy::unnecessary_wraps` (a private function that always
+///   returns `Ok`) is hidden, since the lint reads the values the body
+///   returns, and under `#[retry]` the body returns what the loop gives.
 /// - An `async fn`'s future is `Send` whenever it would be without the
 ///   attribute, with one exception: an argument whose type is `Send` but not
 ///   `Sync` (a `Cell`, a `RefCell`), taken by value (not in `clone(..)`) or

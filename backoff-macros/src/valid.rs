@@ -12,11 +12,16 @@ mod closures;
 mod generic;
 mod hedge;
 mod kinds;
+mod moves;
 mod schedule;
+mod shape;
 mod signature;
 
 pub(crate) use args::check_args;
+pub(crate) use borrows::check_borrows_handed_over;
+pub(crate) use closures::hook_parameter_types;
 pub(crate) use generic::generic_error;
+pub(crate) use moves::moved_arguments;
 pub(crate) use signature::{
     blocks_on_its_body, check_attributes, check_instrumented, check_signature, output_may_borrow,
 };

@@ -171,6 +171,8 @@ impl SharedBreaker {
 
 /// `circuit = EXPR` accepts a shared breaker: every call acquires its
 /// local breaker, which the fleet holds open when the fleet is open.
+// (Not listed in a misplaced value's error: no source line of this crate in it.)
+#[diagnostic::do_not_recommend]
 impl Circuit for SharedBreaker {
     #[inline]
     fn as_circuit(&self) -> &CircuitBreaker {

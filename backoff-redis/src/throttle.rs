@@ -96,6 +96,8 @@ impl SharedThrottle {
 
 /// `throttle = EXPR` accepts a shared throttle: every attempt asks its
 /// local throttle, which counts the rest of the fleet's requests too.
+// (Not listed in a misplaced value's error: no source line of this crate in it.)
+#[diagnostic::do_not_recommend]
 impl Throttle for SharedThrottle {
     #[inline]
     fn as_throttle(&self) -> &AdaptiveThrottle {

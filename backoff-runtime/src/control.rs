@@ -86,7 +86,7 @@ use crate::throttle::AdaptiveThrottle;
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: `circuit` must give a `backoff_runtime::CircuitBreaker`, not `{Self}`",
     label = "not a `CircuitBreaker`",
-    note = "name a `static BREAKER: CircuitBreaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));`, or give one owned elsewhere, such as `circuit = self.breaker` or `circuit = &*self.shared_breaker` (an `Arc`); a type of your own that owns a breaker can implement `backoff_runtime::control::Circuit`"
+    note = "name a `static BREAKER: CircuitBreaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));`, or give one owned elsewhere, such as `circuit = self.breaker` or `circuit = &*self.shared_breaker` (an `Arc`); a type of your own that owns a breaker can implement `backoff_runtime::control::Circuit`; a budget goes to `budget = ..`, a throttle to `throttle = ..`"
 )]
 pub trait Circuit {
     /// The breaker every call through this value acquires and reports to.
@@ -129,7 +129,7 @@ pub trait Circuit {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: `budget` must give a `backoff_runtime::RetryBudget`, not `{Self}`",
     label = "not a `RetryBudget`",
-    note = "name a `static BUDGET: RetryBudget = RetryBudget::new(10, 0.1);`, or give one owned elsewhere, such as `budget = self.budget` or `budget = &*self.shared_budget` (an `Arc`); a type of your own that owns a budget can implement `backoff_runtime::control::Budget`"
+    note = "name a `static BUDGET: RetryBudget = RetryBudget::new(10, 0.1);`, or give one owned elsewhere, such as `budget = self.budget` or `budget = &*self.shared_budget` (an `Arc`); a type of your own that owns a budget can implement `backoff_runtime::control::Budget`; a breaker goes to `circuit = ..`, a throttle to `throttle = ..`"
 )]
 pub trait Budget {
     /// The bucket every retry through this value spends from.
@@ -145,7 +145,7 @@ pub trait Budget {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: `throttle` must give a `backoff_runtime::AdaptiveThrottle`, not `{Self}`",
     label = "not an `AdaptiveThrottle`",
-    note = "name a `static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(120));`, or give one owned elsewhere, such as `throttle = self.throttle` or `throttle = &*self.shared_throttle` (an `Arc`); a type of your own that owns a throttle can implement `backoff_runtime::control::Throttle`"
+    note = "name a `static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(120));`, or give one owned elsewhere, such as `throttle = self.throttle` or `throttle = &*self.shared_throttle` (an `Arc`); a type of your own that owns a throttle can implement `backoff_runtime::control::Throttle`; a breaker goes to `circuit = ..`, a budget to `budget = ..`"
 )]
 pub trait Throttle {
     /// The throttle every attempt through this value asks first.

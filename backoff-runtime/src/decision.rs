@@ -105,6 +105,7 @@ pub trait IntoDecision {
     fn into_decision(self) -> Decision;
 }
 
+#[diagnostic::do_not_recommend]
 impl IntoDecision for bool {
     #[inline]
     fn into_decision(self) -> Decision {
@@ -116,6 +117,7 @@ impl IntoDecision for bool {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl IntoDecision for Decision {
     #[inline]
     fn into_decision(self) -> Decision {

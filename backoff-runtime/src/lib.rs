@@ -377,7 +377,7 @@ pub mod tower;
 #[doc(hidden)]
 pub mod __private;
 #[cfg(feature = "std")]
-pub use __private::args as retry_args;
+pub mod retry_args;
 
 #[cfg(feature = "std")]
 pub use budget::RetryBudget;

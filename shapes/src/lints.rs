@@ -98,3 +98,27 @@ pub fn underscore_writer_hooked(mut _writer: &mut Vec<u8>) -> Result<u32, u32> {
 pub async fn underscore_writer_async(mut _writer: &mut Vec<u8>) -> Result<u32, u32> {
     Ok(1)
 }
+
+/// Lifetimes that elision would give: `clippy::needless_lifetimes` fires
+/// under `#[retry]` as without it.
+#[retry(immediate, attempts = 2)]
+#[expect(
+    clippy::needless_lifetimes,
+    reason = "checks that the lint fires under #[retry]"
+)]
+pub fn needless_lifetimes<'a>(x: &'a str) -> Result<&'a str, u8> {
+    x.strip_prefix('a').ok_or(1)
+}
+
+/// A named lifetime that could be `'_` (pedantic).
+pub struct Words<'a>(&'a str);
+
+/// Its length.
+#[retry(immediate, attempts = 2)]
+#[expect(
+    clippy::elidable_lifetime_names,
+    reason = "checks that the lint fires under #[retry]"
+)]
+pub fn words_len<'a>(words: &Words<'a>) -> Result<usize, u8> {
+    words.0.len().checked_sub(1).ok_or(0)
+}

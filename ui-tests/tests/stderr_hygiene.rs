@@ -75,7 +75,14 @@ fn contains_word(text: &str, word: &str) -> bool {
     })
 }
 
-const FORBIDDEN: [&str; 9] = [
+/// Besides the hidden names, no source line of the library's crates: a
+/// `help:` or `note:` that quotes one (an impl rustc lists, a bound in the
+/// runtime) points the user at code that is not theirs.
+const FORBIDDEN: [&str; 13] = [
+    "backoff-runtime/src",
+    "backoff-redis/src",
+    "backoff-opentelemetry/src",
+    "{closure#",
     "__private",
     "__backoff",
     "async block@",

@@ -88,7 +88,8 @@ impl<'a> Names<'a> {
     // Input:  the arguments, the signature and the body's type `R`.
     // Output: the names above; nothing is emitted yet.
     pub(super) fn new(args: &'a RetryArgs, sig: &'a Signature, ret: &Type, is_async: bool) -> Self {
-        // Inside the function, `impl Trait` in the return type is written `_`.
+        // Inside the function, `impl Trait` in the return type is written `_`
+        // and a named lifetime `'_`.
         let ret = inferred(ret);
         let p = Ident::new("__backoff_private", Span::call_site());
         // The type is inferred rather than written (`<R as RetryResult>`

@@ -156,6 +156,15 @@ pub(super) fn inferred(ty: &Type) -> Type {
     ty
 }
 
+// A named lifetime (not `'static`) is written `'_` inside the function:
+// named there, clippy would take it as used in the body and stop
+// reporting `needless_lifetimes` on the signature.
+fn anonymous(lifetime: &mut syn::Lifetime) {
+    if lifetime.ident != "static" {
+        lifetime.ident = syn::Ident::new("_", lifetime.ident.span());
+    }
+}
+
 fn infer_impl_trait(ty: &mut Type) {
     match ty {
         Type::ImplTrait(t) => {
@@ -174,13 +183,19 @@ fn infer_impl_trait(ty: &mut Type) {
                         match arg {
                             syn::GenericArgument::Type(t) => infer_impl_trait(t),
                             syn::GenericArgument::AssocType(a) => infer_impl_trait(&mut a.ty),
+                            syn::GenericArgument::Lifetime(l) => anonymous(l),
                             _ => {}
                         }
                     }
                 }
             }
         }
-        Type::Reference(r) => infer_impl_trait(&mut r.elem),
+        Type::Reference(r) => {
+            if let Some(l) = &mut r.lifetime {
+                anonymous(l);
+            }
+            infer_impl_trait(&mut r.elem);
+        }
         Type::Ptr(p) => infer_impl_trait(&mut p.elem),
         Type::Slice(s) => infer_impl_trait(&mut s.elem),
         Type::Array(a) => infer_impl_trait(&mut a.elem),

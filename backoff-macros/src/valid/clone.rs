@@ -5,8 +5,7 @@ use syn::{Pat, Signature, Type};
 
 use crate::errors::Errors;
 
-use super::closures::ungrouped_type;
-use super::signature::IdentFinder;
+use super::shape::{IdentFinder, receiver_borrow, ungrouped_pat, ungrouped_type};
 
 /// `clone(a, b)`: each name must be a by-value parameter, bound by name.
 pub(super) fn check_clone(sig: &Signature, names: &[syn::Ident], errors: &mut Errors) {
@@ -96,27 +95,5 @@ pub(super) fn check_clone(sig: &Signature, names: &[syn::Ident], errors: &mut Er
                 ));
             }
         }
-    }
-}
-
-/// A `self` that is a reference (`&self`, `&'a mut self`, `self: &Self`):
-/// its lifetime, and whether it is `mut`.
-pub(super) fn receiver_borrow(r: &syn::Receiver) -> Option<(Option<&syn::Lifetime>, bool)> {
-    match &r.kind {
-        syn::ReceiverKind::Reference(_, lifetime, mutability) => {
-            Some((lifetime.as_ref(), mutability.is_some()))
-        }
-        syn::ReceiverKind::Typed(_, ty) => match ungrouped_type(ty) {
-            Type::Reference(t) => Some((t.lifetime.as_ref(), t.mutability.is_some())),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-pub(super) fn ungrouped_pat(pat: &Pat) -> &Pat {
-    match pat {
-        Pat::Paren(p) => ungrouped_pat(&p.pat),
-        _ => pat,
     }
 }

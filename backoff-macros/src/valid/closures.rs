@@ -6,6 +6,8 @@ use syn::{Expr, ExprClosure, Pat, ReturnType, Signature, Type};
 use crate::attr::{Arg, RetryArgs, ungrouped};
 use crate::errors::Errors;
 
+use super::shape::{COPY_PRIMITIVES, result_arguments, ungrouped_type, unnameable};
+
 /// A callable argument: its name, its value, its parameters.
 pub(super) type Callable<'a> = (&'static str, Option<&'a Arg<Expr>>, &'static [Param]);
 
@@ -106,6 +108,30 @@ pub(super) fn closure(arg: &Arg<Expr>) -> Option<&ExprClosure> {
     }
 }
 
+/// The types the hooks' closures declare their parameters with (`&RetryEvent`
+/// in `on_retry = |e, ev: &RetryEvent| ..`), but those with a `_` or an
+/// `impl`: beside an error, the function is emitted without them, and
+/// names them so that their imports are not reported unused.
+pub(crate) fn hook_parameter_types(args: &RetryArgs) -> Vec<&Type> {
+    [
+        &args.when,
+        &args.when_ok,
+        &args.on_retry,
+        &args.on_hedge,
+        &args.on_giveup,
+        &args.fallback,
+        &args.sleep,
+    ]
+    .into_iter()
+    .filter_map(|arg| arg.as_ref().and_then(closure))
+    .flat_map(|c| &c.inputs)
+    .filter_map(|input| match input {
+        Pat::Type(t) if !unnameable(&t.ty) => Some(&*t.ty),
+        _ => None,
+    })
+    .collect()
+}
+
 /// A closure given to `when`, `when_ok`, `on_retry` or `on_giveup` takes as
 /// many parameters as the call passes: one error on its parameter list.
 pub(super) fn check_closure_arity(args: &RetryArgs, errors: &mut Errors) {
@@ -136,10 +162,27 @@ pub(super) fn check_closure_arity(args: &RetryArgs, errors: &mut Errors) {
             0 => "none".to_owned(),
             n => n.to_string(),
         };
+        // A hook of the event alone, under `hedge`: `on_hedge`'s form.
+        let of_the_event = |p: &Pat| match p {
+            Pat::Type(t) => quote::ToTokens::to_token_stream(&t.ty)
+                .to_string()
+                .contains("RetryEvent"),
+            Pat::Ident(i) => i.ident == "ev" || i.ident == "event",
+            _ => false,
+        };
+        let hedge = if name == "on_retry"
+            && args.hedge.is_some()
+            && closure.inputs.len() == 1
+            && closure.inputs.first().is_some_and(of_the_event)
+        {
+            "; a hook of the event alone, called when `hedge`'s delay starts an attempt, is `on_hedge = |event: &RetryEvent| ..`"
+        } else {
+            ""
+        };
         let (or1, inputs, or2) = (&closure.inputs_begin, &closure.inputs, &closure.inputs_end);
         errors.push(syn::Error::new_spanned(
             quote::quote!(#or1 #inputs #or2),
-            format!("`{name}` takes {count}, {each}; this closure takes {takes}"),
+            format!("`{name}` takes {count}, {each}; this closure takes {takes}{hedge}"),
         ));
     }
 }
@@ -190,33 +233,9 @@ pub(super) fn check_closure_types(sig: &Signature, args: &RetryArgs, errors: &mu
     }
 }
 
-pub(super) fn ungrouped_type(ty: &Type) -> &Type {
-    match ty {
-        Type::Group(g) => ungrouped_type(&g.elem),
-        Type::Paren(p) => ungrouped_type(&p.elem),
-        other => other,
-    }
-}
-
 /// `T` and `E` of a return type written `Result<T, E>`.
 pub(super) fn result_types(output: &ReturnType) -> Option<(&Type, &Type)> {
-    let ReturnType::Type(_, ty) = output else {
-        return None;
-    };
-    let Type::Path(path) = ungrouped_type(ty) else {
-        return None;
-    };
-    let last = path.path.segments.last()?;
-    if last.ident != "Result" {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
-        return None;
-    };
-    let mut types = generics.args.iter().filter_map(|a| match a {
-        syn::GenericArgument::Type(t) => Some(t),
-        _ => None,
-    });
+    let mut types = result_arguments(output)?;
     match (types.next(), types.next(), types.next()) {
         (Some(ok), Some(err), None) => Some((ok, err)),
         _ => None,
@@ -250,12 +269,10 @@ pub(super) fn by_value(ty: &Type, own: Option<&Type>, borrows: Borrowed) -> bool
             };
             let primitive = path.path.segments.len() == 1
                 && last.arguments.is_none()
-                && [
-                    "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128",
-                    "isize", "f32", "f64", "bool", "char", "str", "String",
-                ]
-                .iter()
-                .any(|p| last.ident == p);
+                && COPY_PRIMITIVES
+                    .iter()
+                    .chain(&["str", "String"])
+                    .any(|p| last.ident == p);
             primitive
                 || match borrows {
                     Borrowed::Named(named) => last.ident == named && last.arguments.is_none(),

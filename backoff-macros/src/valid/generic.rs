@@ -87,7 +87,7 @@ pub(super) fn check_generic_error(
 /// function.
 pub(crate) fn generic_error(sig: &Signature) -> Option<&Ident> {
     let (_, error) = super::closures::result_types(&sig.output)?;
-    let Type::Path(error) = super::closures::ungrouped_type(error) else {
+    let Type::Path(error) = super::shape::ungrouped_type(error) else {
         return None;
     };
     let ident = error.path.get_ident()?;

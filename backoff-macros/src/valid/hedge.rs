@@ -3,8 +3,8 @@
 
 use syn::{FnArg, Pat, Signature, Type};
 
-use super::clone::{receiver_borrow, ungrouped_pat};
-use super::closures::ungrouped_type;
+use super::closures::closure;
+use super::shape::{receiver_borrow, ungrouped_pat, ungrouped_type};
 
 use crate::attr::{Attempts, RetryArgs};
 use crate::errors::Errors;
@@ -95,6 +95,35 @@ pub(crate) fn check_hedge(sig: &Signature, is_async: bool, args: &RetryArgs, err
         }
     }
     check_unique_access(sig, args, errors);
+    check_on_retry_of_a_hedge(args, errors);
+}
+
+/// `on_retry = |e: Option<&E>, ..|`, the form it had under `hedge` when a
+/// hedge (no error) went to it too: that now goes to `on_hedge`.
+fn check_on_retry_of_a_hedge(args: &RetryArgs, errors: &mut Errors) {
+    let Some(first) = args
+        .on_retry
+        .as_ref()
+        .and_then(closure)
+        .and_then(|c| c.inputs.first())
+    else {
+        return;
+    };
+    let Pat::Type(typed) = first else { return };
+    let Type::Path(path) = ungrouped_type(&typed.ty) else {
+        return;
+    };
+    if path
+        .path
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "Option")
+    {
+        errors.push(syn::Error::new_spanned(
+            &typed.ty,
+            "under `hedge`, `on_retry` runs before an attempt that a failure started, and takes that error as `&E`, not an `Option`; an attempt that `hedge`'s delay starts goes to `on_hedge = |event: &RetryEvent| ..`",
+        ));
+    }
 }
 
 /// A body that needs `&mut` access cannot run twice at once: one error on

@@ -8,9 +8,10 @@ use syn::{Expr, Pat, ReturnType, Signature, Type};
 use crate::attr::{Arg, RetryArgs, ungrouped};
 use crate::errors::Errors;
 
-use super::clone::{check_clone, receiver_borrow, ungrouped_pat};
-use super::closures::{check_closure_types, show_type, ungrouped_type};
+use super::clone::check_clone;
+use super::closures::{check_closure_types, show_type};
 use super::hedge;
+use super::shape::{COPY_PRIMITIVES, IdentFinder, receiver_borrow, ungrouped_pat, ungrouped_type};
 
 /// Checks what the rewrite needs of the function's signature.
 //
@@ -50,11 +51,7 @@ pub(crate) fn check_signature(
         check_known_sleep(sig, is_async, sleep, errors);
     }
     check_closure_types(sig, args, errors);
-    if is_async {
-        check_mut_borrow_of_self(sig, errors);
-    } else {
-        super::borrows::check_plain_fn_borrows(sig, errors);
-    }
+    super::borrows::check_unique_borrows(sig, is_async, errors);
     super::generic::check_generic_error(sig, is_async, args, errors);
     hedge::check_hedge(sig, is_async, args, errors);
     if let (Some(when_ok), ReturnType::Type(_, ty)) = (&args.when_ok, &sig.output)
@@ -92,6 +89,15 @@ pub(crate) fn check_signature(
                     ),
                 ));
                 return;
+            }
+            if let Some(shown) = certainly_not_a_result(ty) {
+                errors.push(syn::Error::new_spanned(
+                    ty,
+                    format!(
+                        "`#[retry]` needs a function that returns `Result`, but `{}` returns `{shown}`; `#[retry]` retries on `Err`: wrap the value in `Result<{shown}, E>` or return an alias such as `std::io::Result<T>`",
+                        sig.ident
+                    ),
+                ));
             }
         }
     }
@@ -180,6 +186,27 @@ pub(super) fn owns_heap_data(ty: &Type) -> bool {
             .iter()
             .any(|name| s.ident == name)
         })
+}
+
+/// A return type that is by its form no `Result` (a primitive, `Option`,
+/// `Vec`, `String`, a tuple, an array, a reference, a pointer): shown.
+/// (Another is checked by type, aliases included.)
+fn certainly_not_a_result(ty: &Type) -> Option<String> {
+    let not = match ungrouped_type(ty) {
+        Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
+            let name = &p.path.segments[0].ident;
+            COPY_PRIMITIVES
+                .iter()
+                .chain(&["str", "Option", "Vec", "String"])
+                .any(|n| name == n)
+        }
+        Type::Tuple(t) => !t.elems.is_empty(),
+        Type::Array(_) | Type::Slice(_) | Type::Reference(_) | Type::Ptr(_) | Type::FnPtr(_) => {
+            true
+        }
+        _ => false,
+    };
+    not.then(|| show_type(ty).unwrap_or_else(|| "_".to_owned()))
 }
 
 /// Whether the return type may borrow from a parameter whose reference has
@@ -318,19 +345,6 @@ pub(super) fn binds(sig: &Signature, name: &str) -> bool {
     })
 }
 
-/// Finds a binding named `name` in a pattern.
-pub(super) struct IdentFinder<'a> {
-    pub(super) name: &'a syn::Ident,
-    pub(super) found: bool,
-}
-
-impl<'ast> Visit<'ast> for IdentFinder<'_> {
-    fn visit_pat_ident(&mut self, node: &'ast syn::PatIdent) {
-        self.found |= node.ident == *self.name;
-        syn::visit::visit_pat_ident(self, node);
-    }
-}
-
 /// Whether `ty` is, syntactically, a `Result` (or alias) whose `Ok` type is
 /// `()`: `Result<(), E>`, `io::Result<()>`.
 pub(super) fn ok_type_is_unit(ty: &syn::Type) -> bool {
@@ -389,82 +403,4 @@ pub(super) fn future_output(ty: &Type) -> Option<Option<&Type>> {
             _ => None,
         }))
     })
-}
-
-/// A `&mut self` method whose `Ok` type holds a `&mut` borrowed from
-/// `self`: each attempt borrows `self` anew, and no loop may hand out a
-/// unique borrow taken in one iteration while the next borrows again.
-pub(super) fn check_mut_borrow_of_self(sig: &Signature, errors: &mut Errors) {
-    let Some((self_lifetime, true)) = sig.receiver().and_then(receiver_borrow) else {
-        return;
-    };
-    let Some(ok) = ok_type(&sig.output) else {
-        return;
-    };
-    let mut found = UniqueBorrows::default();
-    found.visit_type(ok);
-    let self_lifetime = self_lifetime.map(|l| l.ident.to_string());
-    let from_self = found.all.into_iter().find(|(lifetime, _)| match lifetime {
-        None => true,
-        Some(l) => Some(l) == self_lifetime.as_ref(),
-    });
-    if let Some((_, tokens)) = from_self {
-        errors.push(syn::Error::new_spanned(
-            tokens,
-            "`#[retry]` cannot return a `&mut` borrowed from `&mut self`: each attempt borrows `self` again, and a unique borrow handed out by one attempt would still hold it (rustc: \"captured variable cannot escape `FnMut` closure body\"); return owned data, or split the method: retry the fallible work in one method and take the `&mut` in a second one, without `#[retry]`",
-        ));
-    }
-}
-
-/// The `Ok` type of a return type written `Result<T, ..>` (or an alias
-/// such as `io::Result<T>`).
-pub(super) fn ok_type(output: &ReturnType) -> Option<&Type> {
-    let ReturnType::Type(_, ty) = output else {
-        return None;
-    };
-    let Type::Path(path) = ungrouped_type(ty) else {
-        return None;
-    };
-    let last = path.path.segments.last()?;
-    if last.ident != "Result" {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
-        return None;
-    };
-    generics.args.iter().find_map(|a| match a {
-        syn::GenericArgument::Type(t) => Some(t),
-        _ => None,
-    })
-}
-
-/// The `&mut` references in a type: each with its lifetime (`None` when
-/// elided) and its `&mut` tokens.
-#[derive(Default)]
-pub(super) struct UniqueBorrows {
-    all: Vec<(Option<String>, proc_macro2::TokenStream)>,
-}
-
-impl<'ast> Visit<'ast> for UniqueBorrows {
-    fn visit_type_reference(&mut self, node: &'ast syn::TypeReference) {
-        if let Some(mutability) = &node.mutability {
-            let lifetime = node.lifetime.as_ref().map(|l| l.ident.to_string());
-            let and = &node.and_token;
-            let lt = &node.lifetime;
-            self.all.push((
-                lifetime.filter(|l| l != "_"),
-                quote::quote!(#and #lt #mutability),
-            ));
-        }
-        syn::visit::visit_type_reference(self, node);
-    }
-
-    // `impl FnMut(&mut T)` and `fn(&mut T)` bind their own lifetimes.
-    fn visit_parenthesized_generic_arguments(
-        &mut self,
-        _: &'ast syn::ParenthesizedGenericArguments,
-    ) {
-    }
-
-    fn visit_type_fn_ptr(&mut self, _: &'ast syn::TypeFnPtr) {}
 }

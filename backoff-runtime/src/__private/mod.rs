@@ -6,21 +6,24 @@
 //! a call's recording in `recording`); this module only re-exports it and
 //! adds what the expansion alone needs, by role:
 //!
-//! - `checks`: the traits the expansion checks the user's values against,
-//!   each with a `#[diagnostic::on_unimplemented]` message in `#[retry]`'s
-//!   terms (re-exported under readable names as `args`);
+//! - `dispatch`: the return type's dispatch to the loops (`RetryResult`),
+//!   the default sleep and timer; the traits the expansion checks the
+//!   user's values against live in the public [`crate::retry_args`],
+//!   re-exported here under the names the expansion gives them;
 //! - `policies`: the policies the attribute names by a type (`Fixed`);
 //! - `steps`: the cold steps the expansion's loop calls after a failed
 //!   attempt, over the driver;
 //! - `trace`: the `tracing` glue (macros that expand to nothing without the
 //!   feature).
 
-mod checks;
+pub(crate) mod dispatch;
 mod policies;
 mod steps;
 mod trace;
 
-pub use checks::*;
+pub use crate::control::{Budget as AsBudget, Circuit as AsCircuit, Throttle as AsThrottle};
+pub use crate::retry_args::{PolicyArgument as AsPolicy, *};
+pub use dispatch::*;
 pub use policies::*;
 pub use steps::*;
 pub use trace::*;
@@ -55,35 +58,3 @@ pub use crate::timeout::Elapsed;
 
 /// The default sleep of a plain fn; a zero delay does not sleep.
 pub use crate::sleep::blocking as sleep_blocking;
-
-/// The traits `#[retry]` checks its arguments against, under the names a
-/// compile error gives them.
-///
-/// When a value given to the attribute has the wrong type (a `when` that
-/// takes `&String` where the error is `u32`, a `sleep` that returns a
-/// value), the compiler's message is the attribute's own (`#[retry]:
-/// `when` must take `&E`...`), and its `help:` line names one of these
-/// traits: each is named after the argument and what it checks
-/// (`WhenParameter`, `OnRetryFn`, `SleepParameter`, `FromElapsed`, ...).
-/// You never implement or name them: they are implemented for exactly the
-/// values the attribute accepts, and their documentation says which.
-///
-/// ```compile_fail
-/// use backoff_runtime::retry;
-///
-/// // `when` takes `&E`, here `&u32`: the help line names `WhenParameter`.
-/// #[retry(when = |e: &String| e.is_empty())]
-/// fn f() -> Result<(), u32> { Err(1) }
-/// ```
-pub mod args {
-    pub use super::checks::{
-        AsBudget as BudgetArgument, AsCircuit as CircuitArgument, AsPolicy as PolicyArgument,
-        AsThrottle as ThrottleArgument, AsyncSleep as DefaultAsyncSleep, AsyncSleepReturn,
-        AsyncTimeout as TimeoutTimer, BlockingSleepReturn, DefaultSleep as TokioFeature,
-        FallbackFn, FromCircuitOpen, FromElapsed, FromRejected, KeptAcrossCalls, OnGiveUpFn,
-        OnGiveUpParameter, OnGiveUpRecordParameter, OnGiveUpReturn, OnRetryEventParameter,
-        OnRetryFn, OnRetryOutcomeParameter, OnRetryParameter, OnRetryReturn,
-        RetryResult as ReturnsResult, ReturnedValue, SleepFn, SleepParameter, WhenClassification,
-        WhenFn, WhenOkFn, WhenOkParameter, WhenOkReturn, WhenParameter,
-    };
-}

@@ -1,123 +1,42 @@
-//! The traits the expansion checks the user's values against, each with a
-//! `#[diagnostic::on_unimplemented]` message in `#[retry]`'s terms.
+//! The traits `#[retry]` checks its arguments against, under the names a
+//! compile error gives them.
+//!
+//! When a value given to the attribute has the wrong type (a `when` that
+//! takes `&String` where the error is `u32`, a `sleep` that returns a
+//! value), the compiler's message is the attribute's own (`#[retry]:
+//! `when` must take `&E`...`), and its `help:` line names one of these
+//! traits: each is named after the argument and what it checks
+//! (`WhenParameter`, `OnRetryFn`, `SleepParameter`, `FromElapsed`, ...).
+//! You never implement or name them: they are implemented for exactly the
+//! values the attribute accepts, and their documentation says which.
+//! (`budget`, `circuit` and `throttle` are checked against the public
+//! traits of [`crate::control`], which a type of your own may implement.)
+//!
+//! ```compile_fail
+//! use backoff_runtime::retry;
+//!
+//! // `when` takes `&E`, here `&u32`: the help line names `WhenParameter`.
+//! #[retry(when = |e: &String| e.is_empty())]
+//! fn f() -> Result<(), u32> { Err(1) }
+//! ```
 
-use super::*;
+use core::future::Future;
+use core::time::Duration;
 
-/// What `budget`, `circuit` and `throttle` may name: the public traits
-/// of [`crate::control`], under the names the expansion gives them.
-pub use crate::control::{Budget as AsBudget, Circuit as AsCircuit, Throttle as AsThrottle};
+use crate::circuit::CircuitOpen;
+use crate::decision::{Decision, IntoDecision};
+use crate::policy::Policy;
+use crate::report::GiveUp;
+use crate::strategy::Strategy;
+use crate::throttle::Rejected;
+use crate::timeout::Elapsed;
 
-/// The return type of a function under `#[retry]`: a `Result`, possibly
-/// behind an alias.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]` needs a function that returns `Result`, but this one returns `{Self}`",
-    label = "not a `Result`",
-    note = "`#[retry]` retries on `Err`; wrap the value in `Result<{Self}, E>` or return an alias such as `std::io::Result<T>`"
-)]
-pub trait RetryResult: Sized {
-    /// The success type.
-    type Ok;
-    /// The error type.
-    type Err;
-    /// Splits the outcome.
-    fn into_result(self) -> Result<Self::Ok, Self::Err>;
-    /// Rebuilds the outcome.
-    fn from_result(r: Result<Self::Ok, Self::Err>) -> Self;
-    /// The blocking loop of a plain fn under `#[retry]`, from `start` (its
-    /// policy and clock: a `Fixed::<..>::ORIGIN` or the `start` the
-    /// function builds, for a deadline or a start time): `op` is the body,
-    /// returning the function's own type, `FnMut` so that the loop can live
-    /// out of line. The first attempt runs here, inline; the rest, the retry
-    /// state and the sleeps, out of line, so that a call that succeeds at
-    /// once pays only for its test of the outcome. The call is recorded for
-    /// the installed recorder as `function` (the expansion's
-    /// `concat!(module_path!(), "::", name)`).
-    ///
-    /// (A method of this trait, not a function bounded by it: a return type
-    /// that is not a `Result` is then reported once, at the expansion's
-    /// call, spanned on that type, and never as a bound of the runtime's.)
-    fn retry_blocking<S: Strategy>(
-        start: &Origin<'_, S>,
-        function: &'static str,
-        trace: impl Trace<Self::Err>,
-        op: impl FnMut() -> Self,
-    ) -> Self;
-    /// [`retry_blocking`](Self::retry_blocking) with `when`, the verdict on
-    /// each error: a plain fn whose only hook is a `when` that borrows
-    /// nothing of the function's (a path to a function, or a closure that
-    /// names no parameter), so that it can live beside the attempts for the
-    /// whole loop. Every attempt runs behind a pointer (the body is
-    /// compiled once).
-    fn retry_blocking_when<S: Strategy>(
-        start: &Origin<'_, S>,
-        function: &'static str,
-        trace: impl Trace<Self::Err>,
-        when: impl FnMut(&Self::Err) -> Decision,
-        op: impl FnMut() -> Self,
-    ) -> Self;
-    /// The [`Trace`] of a function named `name` whose attempts are
-    /// `attempts`, showing an error with `show`.
-    #[cfg(feature = "tracing")]
-    fn traced(
-        name: &'static str,
-        attempts: &impl FnMut() -> Self,
-        show: for<'a> fn(&'a Self::Err) -> &'a dyn core::fmt::Display,
-    ) -> Traced<Self::Err>;
-}
-
-#[diagnostic::do_not_recommend]
-impl<T, E> RetryResult for Result<T, E> {
-    type Ok = T;
-    type Err = E;
-    #[inline]
-    fn into_result(self) -> Result<T, E> {
-        self
-    }
-    #[inline]
-    fn from_result(r: Result<T, E>) -> Self {
-        r
-    }
-    #[inline(always)]
-    fn retry_blocking<S: Strategy>(
-        start: &Origin<'_, S>,
-        function: &'static str,
-        trace: impl Trace<E>,
-        op: impl FnMut() -> Self,
-    ) -> Self {
-        crate::loops::blocking(start, Some(function), trace, op)
-    }
-    #[inline(always)]
-    fn retry_blocking_when<S: Strategy>(
-        start: &Origin<'_, S>,
-        function: &'static str,
-        trace: impl Trace<E>,
-        when: impl FnMut(&E) -> Decision,
-        op: impl FnMut() -> Self,
-    ) -> Self {
-        crate::loops::blocking_when(start, function, trace, when, op)
-    }
-    #[cfg(feature = "tracing")]
-    #[inline(always)]
-    fn traced(
-        name: &'static str,
-        attempts: &impl FnMut() -> Self,
-        show: for<'a> fn(&'a E) -> &'a dyn core::fmt::Display,
-    ) -> Traced<E> {
-        let _ = attempts;
-        Traced { name, show }
-    }
-}
-
-/// The error type of `R`.
-pub type ErrorOf<R> = <R as RetryResult>::Err;
-
-/// The success type of `R`.
-pub type OkOf<R> = <R as RetryResult>::Ok;
-
-/// `R` as the `Result` the hooks see (`on_giveup`, and `on_retry` with
-/// `when_ok`): one alias, so that a closure's parameter type reads as one
-/// simple path to lints (`clippy::type_complexity` weighs the written form).
-pub type OutcomeOf<R> = Result<OkOf<R>, ErrorOf<R>>;
+/// The loop's entry, the default sleep and the timer the expansion runs
+/// through: their messages name these.
+pub use crate::__private::dispatch::{
+    AsyncSleep as DefaultAsyncSleep, AsyncTimeout as TimeoutTimer, DefaultSleep as TokioFeature,
+    RetryResult as ReturnsResult,
+};
 
 // The checks of `when`, `when_ok`, `on_retry`, `on_giveup` and `sleep`.
 //
@@ -142,12 +61,15 @@ pub type OutcomeOf<R> = Result<OkOf<R>, ErrorOf<R>>;
 /// weighs both impls against the type: when neither holds, the error is the
 /// check's own trait, with its message, and what the call returns stays
 /// unknown, so its uses add no error of their own.
+#[doc(hidden)]
 pub struct Fits;
 
 /// The impl of a two-impl check that holds for no type (see [`Fits`]).
+#[doc(hidden)]
 pub struct Misfits;
 
 /// Implemented by no type.
+#[doc(hidden)]
 pub trait Never {}
 
 /// Calls `when`: a function of one parameter.
@@ -559,6 +481,7 @@ pub trait AsyncSleepReturn<M> {
 }
 
 /// The output of an async sleep: `()`.
+#[doc(hidden)]
 pub trait Unit {}
 
 impl Unit for () {}
@@ -594,13 +517,13 @@ impl<F: Never> AsyncSleepReturn<Misfits> for F {
     label = "expected a `Policy`",
     note = "build one with `Policy::exponential(..)` or another constructor, in a `static` or in a value the function can reach, such as `policy = self.policy`"
 )]
-pub trait AsPolicy<S> {
+pub trait PolicyArgument<S> {
     /// The policy.
     fn as_policy(&self) -> &Policy<S>;
 }
 
 #[diagnostic::do_not_recommend]
-impl<S: Strategy> AsPolicy<S> for Policy<S> {
+impl<S: Strategy> PolicyArgument<S> for Policy<S> {
     #[inline]
     fn as_policy(&self) -> &Policy<S> {
         self
@@ -608,36 +531,10 @@ impl<S: Strategy> AsPolicy<S> for Policy<S> {
 }
 
 #[diagnostic::do_not_recommend]
-impl<S, P: AsPolicy<S> + ?Sized> AsPolicy<S> for &P {
+impl<S, P: PolicyArgument<S> + ?Sized> PolicyArgument<S> for &P {
     #[inline]
     fn as_policy(&self) -> &Policy<S> {
         (**self).as_policy()
-    }
-}
-
-/// The default sleep of an `async fn`.
-pub struct DefaultSleep;
-
-/// An async sleep the attribute can use by default.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]` on an `async fn` needs a way to sleep",
-    label = "no default async sleep",
-    note = "enable the `tokio` feature of `backoff-runtime`, or pass `sleep = path::to::async_sleep` (a `fn(Duration) -> impl Future<Output = ()>`)"
-)]
-pub trait AsyncSleep {
-    /// Sleeps for `d`, which is not zero (the loop skips zero sleeps itself,
-    /// so the future holds nothing but the timer: a timer that may be
-    /// absent costs 26 instructions per retry, measured).
-    fn sleep(d: Duration) -> impl Future<Output = ()> + Send;
-}
-
-#[cfg(feature = "tokio")]
-impl AsyncSleep for DefaultSleep {
-    #[inline]
-    fn sleep(d: Duration) -> impl Future<Output = ()> + Send {
-        DefaultSleeping {
-            sleep: ::tokio::time::sleep(d),
-        }
     }
 }
 
@@ -676,13 +573,6 @@ impl<U: ?Sized> KeptAcrossCalls<std::sync::Arc<U>> for ReturnedValue {}
 
 #[diagnostic::do_not_recommend]
 impl<U: ?Sized> KeptAcrossCalls<std::rc::Rc<U>> for ReturnedValue {}
-
-/// A `budget` or `circuit` named by a `static`'s path: it must be a
-/// `static` (a `const` would be a new one for each call).
-#[inline]
-pub fn must_be_static<T: ?Sized>(value: &'static T) -> &'static T {
-    value
-}
 
 /// The error type of a function behind `circuit = ...`.
 #[diagnostic::on_unimplemented(
@@ -741,27 +631,6 @@ impl<E: From<Elapsed>> FromElapsed for E {
     }
 }
 
-/// Runs an attempt under `attempt_timeout`, or the whole call under
-/// `timeout`.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `timeout` and `attempt_timeout` need the `tokio` feature of `backoff-runtime`",
-    label = "no timer without the `tokio` feature"
-)]
-pub trait AsyncTimeout {
-    /// `f`, cancelled after `d` with [`Elapsed`].
-    fn timeout<F: Future>(d: Duration, f: F) -> impl Future<Output = Result<F::Output, Elapsed>>;
-}
-
-#[cfg(feature = "tokio")]
-impl AsyncTimeout for DefaultSleep {
-    #[inline]
-    fn timeout<F: Future>(d: Duration, f: F) -> impl Future<Output = Result<F::Output, Elapsed>> {
-        // `Timeout` saturates an unrepresentable deadline to its far future.
-        let timeout = ::tokio::time::timeout(d, f);
-        async move { timeout.await.map_err(|_| Elapsed) }
-    }
-}
-
 // `when` beside `on(..)`: it returns the user's own type, which the
 // expansion matches against the arms' patterns, through
 // `<_ as WhenClassification<W>>::classified(value)`: the result's type is
@@ -792,6 +661,7 @@ impl<T> WhenClassification<T> for T {
 }
 
 /// A type no one names (see [`WhenClassification`]).
+#[doc(hidden)]
 pub struct Unclassified(());
 
 #[diagnostic::do_not_recommend]

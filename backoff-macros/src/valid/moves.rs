@@ -1,0 +1,370 @@
+//! A body that moves a by-value argument: each attempt runs the body
+//! again, and a second attempt would find the argument gone. rustc's own
+//! error says so in the closure's terms ("cannot move out of a captured
+//! variable in an `FnMut` closure", with a `.clone()` at the use or a
+//! `Copy` bound as the fix); the attribute's answer is `clone(..)`.
+//!
+//! The body is read for the arguments it certainly moves if their type is
+//! not `Copy`: a parameter named where a value is taken (a call's or a
+//! method's argument, `return`, `let`, a field, `?`, `.await`, `.into()`
+//! and `.into_*()`, `for`, an arithmetic operand, anything inside a `move`
+//! closure or `async move` block). Whether the type is `Copy` only the
+//! compiler knows, so for each such parameter the function gets a check of
+//! its type, which compiles to nothing for a `Copy` one; for another it is
+//! the one error, in the attribute's terms and naming `clone(name)`, and
+//! rustc then reports no borrow error of the same mistake. Another
+//! method's receiver (`request.send()`) may or may not be moved: left to
+//! rustc.
+
+use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::visit::Visit;
+use syn::{Block, Expr, FnArg, Pat, ReceiverKind, Signature, Type};
+
+use super::shape::{COPY_PRIMITIVES, receiver_borrow, ungrouped_pat, ungrouped_type, unnameable};
+use crate::attr::RetryArgs;
+
+/// The checks of the by-value arguments the body moves: for each, at its
+/// first move, `{ trait MovedArgument<T> {..} impl<T: Copy> MovedArgument<T>
+/// for () {} <() as MovedArgument<Type>>::moved(); }`, the trait's message
+/// naming the argument.
+pub(crate) fn moved_arguments(sig: &Signature, block: &Block, args: &RetryArgs) -> TokenStream {
+    let cloned = |name: &str| {
+        args.clone
+            .as_ref()
+            .is_some_and(|c| c.value.iter().any(|n| n == name))
+    };
+    // Each parameter that may not be `Copy`, with its type as written.
+    let mut params: Vec<(String, TokenStream)> = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            FnArg::Receiver(r) => {
+                let ty = match &r.kind {
+                    ReceiverKind::Value => quote!(Self),
+                    ReceiverKind::Typed(_, ty) if receiver_borrow(r).is_none() => {
+                        ty.to_token_stream()
+                    }
+                    _ => continue,
+                };
+                if !cloned("self") {
+                    params.push(("self".to_owned(), ty));
+                }
+            }
+            FnArg::Typed(t) => {
+                if let Pat::Ident(p) = ungrouped_pat(&t.pat)
+                    && p.by_ref.is_none()
+                    && p.subpat.is_none()
+                    && !certainly_copy(&t.ty)
+                    && !cloned(&unraw(&p.ident))
+                    && !unnameable(&t.ty)
+                {
+                    params.push((unraw(&p.ident), t.ty.to_token_stream()));
+                }
+            }
+        }
+    }
+    // (The body is kept as tokens: it is parsed only when a parameter
+    // whose type may not be `Copy` appears where a value may be taken.)
+    // (A `move` closure or block takes every parameter it names.)
+    let body = block.to_token_stream();
+    if !named(body.clone(), "move") {
+        params.retain(|(name, _)| named_by_value(body.clone(), name));
+    }
+    if params.is_empty() {
+        return TokenStream::new();
+    }
+    let Ok(block) = syn::parse2::<Block>(block.to_token_stream()) else {
+        return TokenStream::new();
+    };
+    let names: Vec<String> = params.iter().map(|(n, _)| n.clone()).collect();
+    let mut moves = Moves {
+        params: &names,
+        rebound: Vec::new(),
+        moved: Vec::new(),
+        moving: 0,
+    };
+    moves.visit_block(&block);
+    let mut checks = TokenStream::new();
+    for ident in &moves.moved {
+        let name = unraw(ident);
+        if moves.rebound.contains(&name) {
+            continue;
+        }
+        let Some((_, ty)) = params.iter().find(|(n, _)| *n == name) else {
+            continue;
+        };
+        // The type, at the move: the error is reported there. (A check of
+        // `()` against the type, not of the value: rustc would suggest
+        // borrowing the value, as a `&` reference is `Copy`.)
+        let span = ident.span();
+        let ty = respan(ty.clone(), span);
+        // A trait of the function's own, so that its message can name the
+        // argument, with a name of its own (rustc writes a name it finds
+        // twice in the crate with its path, `f::{closure#0}::..`).
+        let trait_name = syn::Ident::new(
+            &format!("MovedArgument_{name}_of_{}", unraw(&sig.ident)),
+            span,
+        );
+        let message = format!(
+            "`#[retry]`: the body moves `{name}`, and a second attempt would have none: `{{T}}` is not `Copy`"
+        );
+        let label = format!("`{name}` moved here");
+        let note = format!(
+            "each attempt runs the body again: give each one its own `Clone::clone` of `{name}` with `#[retry(clone({name}))]`, or borrow it in the body (`&{name}`); a `{name}` that is a `&mut` reference is given again with a reborrow, `&mut *{name}`"
+        );
+        checks.extend(quote_spanned! {span=>
+            {
+                #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+                #[allow(non_camel_case_types)]
+                trait #trait_name<T: ?::core::marker::Sized> {
+                    fn moved() {}
+                }
+                #[diagnostic::do_not_recommend]
+                impl<T: ::core::marker::Copy> #trait_name<T> for () {}
+                <() as #trait_name<#ty>>::moved();
+            }
+        });
+    }
+    checks
+}
+
+/// `tokens`, each at `span`.
+fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let TokenTree::Group(g) = &token {
+                let mut group = Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                token = TokenTree::Group(group);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
+}
+
+/// Whether `ty` is, by its name, a shared reference or a primitive:
+/// `Copy`; or a `&mut` reference, which the attempts reborrow (or, with a
+/// named lifetime stored elsewhere, rustc reports as such).
+fn certainly_copy(ty: &Type) -> bool {
+    match ungrouped_type(ty) {
+        Type::Reference(_) => true,
+        Type::Ptr(_) => true,
+        Type::Path(p) => {
+            p.qself.is_none()
+                && p.path.get_ident().is_some_and(|i| {
+                    COPY_PRIMITIVES
+                        .iter()
+                        .chain(&["Duration", "Instant"])
+                        .any(|n| i == n)
+                })
+        }
+        _ => false,
+    }
+}
+
+/// Whether the tokens name `name` other than before `.` (a field or a
+/// method, which may borrow; `.await`, `.into()` and `.into_*()` take it)
+/// or `[` (an index).
+fn named_by_value(tokens: TokenStream, name: &str) -> bool {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    tokens.iter().enumerate().any(|(i, token)| match token {
+        TokenTree::Group(g) => named_by_value(g.stream(), name),
+        TokenTree::Ident(ident) if unraw(ident) == name => match tokens.get(i + 1) {
+            Some(TokenTree::Punct(p)) if p.as_char() == '.' => {
+                matches!(tokens.get(i + 2), Some(TokenTree::Ident(a))
+                    if a == "await" || a == "into" || a.to_string().starts_with("into_"))
+            }
+            Some(TokenTree::Group(g)) => g.delimiter() != Delimiter::Bracket,
+            _ => !matches!(tokens.get(i.wrapping_sub(1)), Some(TokenTree::Punct(p)) if p.as_char() == '&'),
+        },
+        _ => false,
+    })
+}
+
+/// Those of `names` the body hands itself to something: a field, an
+/// argument, the value returned (see [`Moves`]).
+pub(super) fn handed_over(block: &Block, names: &[String]) -> Vec<String> {
+    let Ok(block) = syn::parse2::<Block>(block.to_token_stream()) else {
+        return Vec::new();
+    };
+    let mut moves = Moves {
+        params: names,
+        rebound: Vec::new(),
+        moved: Vec::new(),
+        moving: 0,
+    };
+    moves.visit_block(&block);
+    moves
+        .moved
+        .iter()
+        .map(unraw)
+        .filter(|name| !moves.rebound.contains(name))
+        .collect()
+}
+
+/// Whether the tokens have the word `word`.
+fn named(tokens: TokenStream, word: &str) -> bool {
+    tokens.into_iter().any(|token| match token {
+        TokenTree::Group(g) => named(g.stream(), word),
+        TokenTree::Ident(ident) => ident == word,
+        _ => false,
+    })
+}
+
+fn unraw(ident: &syn::Ident) -> String {
+    let name = ident.to_string();
+    name.strip_prefix("r#")
+        .map_or_else(|| name.clone(), str::to_owned)
+}
+
+struct Moves<'a> {
+    params: &'a [String],
+    /// Parameters a pattern of the body binds again (left to rustc).
+    rebound: Vec<String>,
+    /// Each moved parameter, as its first move names it.
+    moved: Vec<syn::Ident>,
+    /// Inside a `move` closure or `async move` block: every use moves.
+    moving: usize,
+}
+
+impl Moves<'_> {
+    /// `expr`, taken by value: a move if it names a parameter.
+    fn taken(&mut self, expr: &Expr) {
+        let mut e = expr;
+        while let Expr::Paren(p) = e {
+            e = &p.expr;
+        }
+        if let Expr::Path(path) = e
+            && path.qself.is_none()
+            && let Some(ident) = path.path.get_ident()
+        {
+            let name = unraw(ident);
+            if self.params.contains(&name) && !self.moved.iter().any(|n| unraw(n) == name) {
+                self.moved.push(ident.clone());
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Moves<'_> {
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        match e {
+            Expr::Call(c) => c.args.iter().for_each(|a| self.taken(a)),
+            Expr::MethodCall(m) => {
+                // `into` and `into_*` take their receiver by value (the
+                // naming convention of the standard library and the API
+                // guidelines).
+                let method = m.method.to_string();
+                if method == "into" || method.starts_with("into_") {
+                    self.taken(&m.receiver);
+                }
+                m.args.iter().for_each(|a| self.taken(a));
+            }
+            Expr::Return(syn::ExprReturn { expr: Some(v), .. })
+            | Expr::Break(syn::ExprBreak { expr: Some(v), .. }) => self.taken(v),
+            Expr::Struct(s) => s.fields.iter().for_each(|f| self.taken(&f.expr)),
+            Expr::Tuple(t) => t.elems.iter().for_each(|v| self.taken(v)),
+            Expr::Array(a) => a.elems.iter().for_each(|v| self.taken(v)),
+            Expr::Assign(a) => self.taken(&a.right),
+            Expr::Try(t) => self.taken(&t.expr),
+            Expr::Await(a) => self.taken(&a.base),
+            Expr::ForLoop(f) => self.taken(&f.expr),
+            Expr::Binary(b) => {
+                use syn::BinOp::*;
+                if matches!(
+                    b.op,
+                    Add(_)
+                        | Sub(_)
+                        | Mul(_)
+                        | Div(_)
+                        | Rem(_)
+                        | BitAnd(_)
+                        | BitOr(_)
+                        | BitXor(_)
+                        | Shl(_)
+                        | Shr(_)
+                ) {
+                    self.taken(&b.left);
+                    self.taken(&b.right);
+                }
+            }
+            Expr::Path(_) if self.moving > 0 => self.taken(e),
+            _ => {}
+        }
+        let moving = match e {
+            Expr::Closure(c) => c.capture.is_some(),
+            Expr::Async(a) => a.capture.is_some(),
+            _ => false,
+        };
+        self.moving += usize::from(moving);
+        syn::visit::visit_expr(self, e);
+        self.moving -= usize::from(moving);
+    }
+
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        if let Some(init) = &l.init {
+            self.taken(&init.expr);
+        }
+        syn::visit::visit_local(self, l);
+    }
+
+    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+        let name = unraw(&p.ident);
+        if self.params.contains(&name) {
+            self.rebound.push(name);
+        }
+        syn::visit::visit_pat_ident(self, p);
+    }
+
+    // Items of the body (a nested `fn`) have parameters of their own, and
+    // macros' tokens are not read.
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+
+    fn visit_macro(&mut self, _: &'ast syn::Macro) {}
+
+    fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
+        // A closure's parameters rebind their names inside it only: a
+        // parameter of the function it shadows is left to rustc.
+        for input in &c.inputs {
+            self.visit_pat(input);
+        }
+        self.visit_expr(&c.body);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::errors::Errors;
+
+    fn checks(args: &str, item: &str) -> String {
+        let mut errors = Errors::default();
+        let args = RetryArgs::parse(args.parse().unwrap(), &mut errors);
+        let func: syn::ItemFn = syn::parse_str(item).unwrap();
+        moved_arguments(&func.sig, &func.block, &args).to_string()
+    }
+
+    #[test]
+    fn a_moved_argument_is_checked_once_and_a_borrowed_or_cloned_one_not() {
+        let item = "fn f(name: String, n: u32, s: &str) -> R { let _ = s.len(); Ok(consume(name) + n + take(name)) }";
+        let got = checks("attempts = 2", item);
+        // (`n: u32` is `Copy` by its name: not checked.)
+        assert_eq!(got.matches("on_unimplemented").count(), 1, "{got}");
+        assert!(got.contains("clone(name)"), "{got}");
+        assert_eq!(checks("attempts = 2, clone(name, n)", item), "");
+        // Rebound in the body: left to rustc.
+        let item = "fn f(name: String) -> R { let name = name.clone(); Ok(consume(name)) }";
+        assert_eq!(checks("attempts = 2", item), "");
+        // A method's receiver may borrow: left to rustc.
+        let item = "fn f(name: String) -> R { Ok(name.len()) }";
+        assert_eq!(checks("attempts = 2", item), "");
+        // Inside a `move` closure, any use; `self` by value.
+        let item = "fn f(self, name: String) -> R { let g = move || name.len(); Ok(run(self)) }";
+        let got = checks("attempts = 2", item);
+        assert!(got.contains("clone(self)"), "{got}");
+        assert!(got.contains("clone(name)"), "{got}");
+    }
+}
