@@ -13,7 +13,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use backoff_runtime::record::{
-    self, AttemptEnded, AttemptKind, AttemptOutcome, CallEnded, CallOutcome, Recorder,
+    self, AttemptEnded, AttemptKind, AttemptOutcome, CallEnded, CallId, CallOutcome, Recorder,
 };
 use backoff_runtime::{CircuitBreaker, CircuitState, Error, Policy, RetryBudget, retry};
 
@@ -39,9 +39,26 @@ enum Event {
 /// Keeps every event, by the name it came with.
 struct Keep(Mutex<Vec<(&'static str, Event)>>);
 
+/// The call of each attempt and call end, by name.
+static CALL_IDS: Mutex<Vec<(&'static str, CallId)>> = Mutex::new(Vec::new());
+
+/// The calls of the events told under `name`, in order.
+fn call_ids(name: &str) -> Vec<CallId> {
+    let ids = CALL_IDS.lock().unwrap();
+    ids.iter()
+        .filter(|(n, _)| *n == name)
+        .map(|(_, id)| *id)
+        .collect()
+}
+
 impl Recorder for Keep {
     fn attempt_ended(&self, a: &AttemptEnded) {
         assert!(a.end >= a.start, "an attempt ends after it starts");
+        assert!(
+            a.call.start() <= a.start,
+            "a call begins with its first attempt"
+        );
+        CALL_IDS.lock().unwrap().push((a.function, a.call));
         self.push(
             a.function,
             Event::Attempt {
@@ -53,6 +70,7 @@ impl Recorder for Keep {
         );
     }
     fn call_ended(&self, c: &CallEnded) {
+        CALL_IDS.lock().unwrap().push((c.function, c.call));
         FAILURE_KINDS
             .lock()
             .unwrap()
@@ -158,6 +176,69 @@ async fn the_compact_async_loop_tells_every_event() {
             },
         ]
     );
+}
+
+#[retry(hedge = "20ms", attempts = 3)]
+async fn third_wins(calls: &std::sync::atomic::AtomicU32) -> Result<u32, &'static str> {
+    let n = calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    // Attempts start at 0, 20 and 40 ms; the third answers first, at 50 ms.
+    tokio::time::sleep(if n == 3 { 10 * MS } else { 1000 * MS }).await;
+    Ok(n)
+}
+
+/// A hedged call's attempts still in flight when another wins are told
+/// as cancelled, with the time they ran, before the call's end; every
+/// event of the call carries the same call.
+#[tokio::test(start_paused = true)]
+async fn a_hedged_calls_losers_are_told_cancelled_before_its_end() {
+    setup();
+    let calls = std::sync::atomic::AtomicU32::new(0);
+    assert_eq!(third_wins(&calls).await, Ok(3));
+    let name = concat!(module_path!(), "::third_wins");
+    use AttemptKind::{Hedge, Original};
+    let cancelled = AttemptOutcome::Cancelled;
+    let mut told = events(name);
+    // (The losers in the order of their slots.)
+    told[1..3].sort_by_key(|e| match e {
+        Event::Attempt { number, .. } => *number,
+        _ => 0,
+    });
+    assert_eq!(
+        told,
+        [
+            attempt(Hedge, 3, AttemptOutcome::Ok, 10 * MS),
+            attempt(Original, 1, cancelled, 50 * MS),
+            attempt(Hedge, 2, cancelled, 30 * MS),
+            Event::Call {
+                outcome: CallOutcome::Ok,
+                attempts: 3,
+                took: 50 * MS
+            },
+        ]
+    );
+    let ids = call_ids(name);
+    assert_eq!(ids.len(), 4);
+    assert!(ids.iter().all(|id| *id == ids[0]), "{ids:?}");
+}
+
+/// Two calls in flight at once, begun at the same instant of the paused
+/// clock, are two calls.
+#[tokio::test(start_paused = true)]
+async fn calls_begun_at_once_are_told_apart() {
+    setup();
+    #[retry(immediate, attempts = 2)]
+    async fn twin(fail: bool) -> Result<(), &'static str> {
+        tokio::time::sleep(MS).await;
+        if fail { Err("down") } else { Ok(()) }
+    }
+    let (a, b) = tokio::join!(twin(true), twin(true));
+    assert_eq!((a, b), (Err("down"), Err("down")));
+    let mut ids = call_ids(concat!(module_path!(), "::twin"));
+    assert_eq!(ids.len(), 6, "two attempts and an end per call");
+    assert_eq!(ids[0].start(), ids[5].start(), "begun at once");
+    ids.sort_by_key(|id| format!("{id:?}"));
+    ids.dedup();
+    assert_eq!(ids.len(), 2, "{ids:?}");
 }
 
 /// `Policy::retry` under its name, giving up: the reason, and the `Ok` a

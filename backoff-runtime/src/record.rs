@@ -18,8 +18,8 @@
 //!
 //! | event | method | what it carries |
 //! |---|---|---|
-//! | an attempt ended | [`attempt_ended`](Recorder::attempt_ended) | [`AttemptEnded`]: function, [`AttemptKind`], number, [`AttemptOutcome`], start and end |
-//! | a call ended | [`call_ended`](Recorder::call_ended) | [`CallEnded`]: function, [`CallOutcome`] (with the [`GiveUpReason`]), attempts, duration |
+//! | an attempt ended | [`attempt_ended`](Recorder::attempt_ended) | [`AttemptEnded`]: function, [`CallId`], [`AttemptKind`], number, [`AttemptOutcome`], start and end |
+//! | a call ended | [`call_ended`](Recorder::call_ended) | [`CallEnded`]: function, [`CallId`], [`CallOutcome`] (with the [`GiveUpReason`]), attempts, duration |
 //! | a retry was granted | [`retry_delay`](Recorder::retry_delay) | function, the delay before the next attempt |
 //! | a named breaker changed state | [`breaker_state`](Recorder::breaker_state) | its name, the new [`CircuitState`] |
 //! | a named budget's tokens changed | [`budget_tokens`](Recorder::budget_tokens) | its name, the tokens left |
@@ -119,8 +119,10 @@ pub use crate::report::GiveUpReason;
 /// }
 /// ```
 pub trait Recorder: Send + Sync {
-    /// An attempt ended (an attempt cancelled by a `timeout`, or a hedged
-    /// call's attempt that lost the race, has no end and is not told).
+    /// An attempt ended. A hedged call's attempts still in flight when the
+    /// call ends are told as [`AttemptOutcome::Cancelled`] before the
+    /// call's end; an attempt a `timeout` cancelled has no end and is not
+    /// told.
     #[inline]
     fn attempt_ended(&self, attempt: &AttemptEnded) {
         let _ = attempt;
@@ -159,6 +161,7 @@ pub trait Recorder: Send + Sync {
 /// use backoff_runtime::record::AttemptOutcome;
 ///
 /// assert_eq!(AttemptOutcome::RejectedOk.as_str(), "rejected_ok");
+/// assert_eq!(AttemptOutcome::Cancelled.as_str(), "cancelled");
 /// assert!(AttemptOutcome::Ok.is_ok());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -169,15 +172,20 @@ pub enum AttemptOutcome {
     Error,
     /// An `Ok` that `when_ok` rejected.
     RejectedOk,
+    /// Dropped unfinished because the call ended without it: a hedged
+    /// call's attempt still in flight when another attempt's outcome ended
+    /// the call (it was a real request: hedging's extra load).
+    Cancelled,
 }
 
 impl AttemptOutcome {
-    /// `ok`, `error` or `rejected_ok`.
+    /// `ok`, `error`, `rejected_ok` or `cancelled`.
     pub const fn as_str(self) -> &'static str {
         match self {
             AttemptOutcome::Ok => "ok",
             AttemptOutcome::Error => "error",
             AttemptOutcome::RejectedOk => "rejected_ok",
+            AttemptOutcome::Cancelled => "cancelled",
         }
     }
 
@@ -249,6 +257,9 @@ pub struct AttemptEnded {
     pub kind: AttemptKind,
     /// The attempt's number in its call, from 1.
     pub number: u32,
+    /// Its call: the same for every attempt of a call and its
+    /// [`CallEnded`].
+    pub call: CallId,
     /// How it ended.
     pub outcome: AttemptOutcome,
     /// When it began.
@@ -278,6 +289,8 @@ impl AttemptEnded {
 pub struct CallEnded {
     /// The call's name (see the module's "Names").
     pub function: &'static str,
+    /// Which call it is (as its attempts' [`AttemptEnded::call`]).
+    pub call: CallId,
     /// How it ended; a call an open breaker refuses gave up with
     /// [`GiveUpReason::CircuitOpen`].
     pub outcome: CallOutcome,
@@ -292,6 +305,38 @@ pub struct CallEnded {
     /// kind of its last failure (the `on(..)` arm's pattern text); `None`
     /// otherwise.
     pub failure_kind: Option<&'static str>,
+}
+
+/// Which call an event belongs to: equal for the events of one call, and
+/// different for any two calls in flight at the same time, so a recorder
+/// can keep what it builds per call (a span, say) until the call's
+/// [`CallEnded`]. It is the call's start and a count of the calls that
+/// began while a recorder was installed (wrapping at 2³²).
+///
+/// ```
+/// use backoff_runtime::record::{AttemptEnded, CallEnded};
+///
+/// fn same_call(attempt: &AttemptEnded, call: &CallEnded) -> bool {
+///     attempt.call == call.call
+/// }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CallId {
+    start: Instant,
+    serial: u32,
+}
+
+impl CallId {
+    /// The call `serial` that began at `start`.
+    pub(crate) const fn new(start: Instant, serial: u32) -> Self {
+        CallId { start, serial }
+    }
+
+    /// When the call began, on its loop's clock (as
+    /// [`AttemptEnded::start`]).
+    pub const fn start(self) -> Instant {
+        self.start
+    }
 }
 
 /// The `function` of a call whose policy has no
