@@ -2,8 +2,9 @@
 //! test's own, which keeps every event: what each loop tells it, in order,
 //! with the attempts' kinds, numbers, outcomes and their times on tokio's
 //! paused clock, the calls' outcomes and reasons, the delays, and the
-//! named breakers' and budgets' state. (`tests/metrics.rs` checks the same
-//! events as `backoff-opentelemetry` turns them into instruments.)
+//! named breakers' and budgets' state. (`backoff-opentelemetry`'s own
+//! `tests/metrics.rs` checks the same events as that crate turns them
+//! into instruments.)
 //!
 //! The recorder is process-wide (this file is its own process) and the
 //! tests run in parallel: each names its calls uniquely and reads only its
