@@ -337,24 +337,10 @@ mod loom;
 mod loops;
 #[cfg(feature = "record")]
 pub mod record;
-/// The recording facade without the feature `record`: no recorder can be
-/// installed, so every test of [`on`](record::on) folds away.
+/// The recording facade without the feature `record` (see its module):
+/// what a call keeps to record, zero-sized, and no recorder.
 #[cfg(all(feature = "std", not(feature = "record")))]
-mod record {
-    /// Never a recorder (see the feature `record`).
-    #[inline(always)]
-    pub(crate) const fn on() -> bool {
-        false
-    }
-    /// Never called (see [`on`]).
-    #[inline(always)]
-    pub(crate) fn breaker_state(_: &'static str, _: crate::CircuitState) {}
-    /// Never called (see [`on`]).
-    #[inline(always)]
-    pub(crate) fn budget_tokens(_: &'static str, _: f64) {}
-}
-#[cfg(feature = "std")]
-mod recording;
+mod record;
 #[cfg(feature = "std")]
 pub mod retrying;
 #[cfg(feature = "std")]

@@ -3,7 +3,7 @@
 //!
 //! A leaf: no other module of the runtime names it. What the expansion and
 //! the runtime's own loops share lives in the crate's `driver` module (and
-//! a call's recording in `recording`); this module only re-exports it and
+//! a call's recording in `record`); this module only re-exports it and
 //! adds what the expansion alone needs, by role:
 //!
 //! - `checks`: the traits the expansion checks the user's values against,
@@ -43,7 +43,7 @@ pub use crate::hooks::{Classify, HookSet, NoHook, OnGiveUp, OnRetry, RetryAll};
 pub use crate::jitter::Jitter;
 pub use crate::kind::Kind;
 pub use crate::policy::{OnDeadline, Policy};
-pub use crate::recording::{AttemptBegan, CallBegan, Recording};
+pub use crate::record::call::{AttemptBegan, CallBegan, Recording};
 pub use crate::report::{GiveUp, GiveUpReason};
 pub use crate::state::{Capped, Carried, Previous, RetryState};
 pub use crate::strategy::{

@@ -24,9 +24,7 @@ use crate::record;
 use crate::report::GiveUpReason;
 
 #[cfg(feature = "record")]
-mod live;
-#[cfg(feature = "record")]
-use live::{Live, nanos, outcome, ticks};
+use super::live::{self, Live, nanos, outcome, ticks};
 
 /// A call's recording: started by [`begin`](Recording::begin) when the call
 /// begins, told of each attempt's start and end and of the call's end.
