@@ -382,3 +382,41 @@ async fn a_call_with_kinds_tells_its_last_failure_kind() {
     );
     assert_eq!(of(concat!(module_path!(), "::without_kinds")), [None]);
 }
+
+static INJECTED: backoff_runtime::Chaos<&'static str> =
+    backoff_runtime::Chaos::new(4).fault(1.0, || "injected");
+
+#[retry(immediate, attempts = 2, chaos = INJECTED)]
+fn injected() -> Result<(), &'static str> {
+    Ok(())
+}
+
+/// A fault `chaos` injects is recorded as the attempt's error, and the
+/// call's end as a real give-up.
+#[test]
+fn injected_faults_are_recorded_as_real_errors() {
+    setup();
+    assert_eq!(injected(), Err("injected"));
+    let told = events(concat!(module_path!(), "::injected"));
+    let outcomes: Vec<_> = told
+        .iter()
+        .map(|e| match e {
+            Event::Attempt {
+                number, outcome, ..
+            } => format!("attempt {number}: {outcome:?}"),
+            Event::Call {
+                outcome, attempts, ..
+            } => format!("call: {outcome:?} after {attempts}"),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            "attempt 1: Error",
+            "Delay(0ns)",
+            "attempt 2: Error",
+            "call: GaveUp(Attempts) after 2"
+        ]
+    );
+}

@@ -89,6 +89,8 @@ pub(crate) struct RetryArgs {
     pub(crate) context_mut: Option<Token![mut]>,
     /// `clone(a, b)`: the by-value parameters each attempt clones.
     pub(crate) clone: Option<Arg<Vec<Ident>>>,
+    /// `chaos = CHAOS`: a `static` `Chaos<E>` each attempt draws from.
+    pub(crate) chaos: Option<Arg<Expr>>,
     /// `on(PATTERN, ..)`: a schedule per kind of failure, in the order
     /// written (each arm may be given any number of times).
     pub(crate) on: Vec<OnArm>,
@@ -288,7 +290,7 @@ impl RetryArgs {
                 )
             }
             "when" | "when_ok" | "on_retry" | "on_hedge" | "on_giveup" | "fallback" | "policy"
-            | "sleep" | "budget" | "circuit" | "throttle" => {
+            | "sleep" | "budget" | "circuit" | "throttle" | "chaos" => {
                 self.parse_expression(&key, &name, input, end)
             }
             _ if names::combinator_home(&name).is_some() => {
@@ -397,7 +399,7 @@ impl RetryArgs {
 
     /// A callable (`when`, `when_ok`, `on_retry`, `on_giveup`), a path
     /// (`sleep`) or an expression (`policy`, `budget`, `circuit`,
-    /// `throttle`).
+    /// `throttle`, `chaos`).
     fn parse_expression(
         &mut self,
         key: &Ident,
@@ -416,6 +418,7 @@ impl RetryArgs {
             "budget" => "budget = RETRY_BUDGET",
             "circuit" => "circuit = BREAKER",
             "throttle" => "throttle = THROTTLE",
+            "chaos" => "chaos = CHAOS",
             _ => "policy = POLICY",
         };
         eq(input, key, example)?;
@@ -455,6 +458,7 @@ impl RetryArgs {
             "budget" => (&mut self.budget, "budget"),
             "circuit" => (&mut self.circuit, "circuit"),
             "throttle" => (&mut self.throttle, "throttle"),
+            "chaos" => (&mut self.chaos, "chaos"),
             _ => (&mut self.policy, "policy"),
         };
         set(slot, name, arg(key.span(), span, expr), end)

@@ -313,6 +313,8 @@ pub mod strategy;
 
 #[cfg(feature = "std")]
 pub mod budget;
+#[cfg(feature = "chaos")]
+pub mod chaos;
 #[cfg(feature = "std")]
 pub mod circuit;
 #[cfg(feature = "std")]
@@ -364,6 +366,8 @@ pub use __private::args as retry_args;
 
 #[cfg(feature = "std")]
 pub use budget::RetryBudget;
+#[cfg(feature = "chaos")]
+pub use chaos::Chaos;
 #[cfg(feature = "std")]
 pub use circuit::{CircuitBreaker, CircuitOpen, CircuitState};
 pub use decision::{Decision, IntoDecision};

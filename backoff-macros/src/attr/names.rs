@@ -115,7 +115,7 @@ impl StrategyKind {
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
 /// the strategies' ([`StrategyKind::NAMES`]), then these.
-pub(super) const OTHER_ARGUMENTS: [&str; 25] = [
+pub(super) const OTHER_ARGUMENTS: [&str; 26] = [
     "attempts",
     "jitter",
     "max_elapsed",
@@ -141,6 +141,7 @@ pub(super) const OTHER_ARGUMENTS: [&str; 25] = [
     "context",
     "clone",
     "on",
+    "chaos",
 ];
 
 /// [`StrategyKind::NAMES`] and [`OTHER_ARGUMENTS`].

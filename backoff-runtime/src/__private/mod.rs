@@ -15,11 +15,13 @@
 //! - `trace`: the `tracing` glue (macros that expand to nothing without the
 //!   feature).
 
+mod chaos;
 mod checks;
 mod policies;
 mod steps;
 mod trace;
 
+pub use chaos::*;
 pub use checks::*;
 pub use policies::*;
 pub use steps::*;
@@ -76,6 +78,7 @@ pub use crate::sleep::blocking as sleep_blocking;
 /// fn f() -> Result<(), u32> { Err(1) }
 /// ```
 pub mod args {
+    pub use super::chaos::{ChaosFeature, ChaosInjection};
     pub use super::checks::{
         AsBudget as BudgetArgument, AsCircuit as CircuitArgument, AsPolicy as PolicyArgument,
         AsThrottle as ThrottleArgument, AsyncSleep as DefaultAsyncSleep, AsyncSleepReturn,
