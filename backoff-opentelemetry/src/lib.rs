@@ -80,7 +80,8 @@
 //! 4,096 calls fill its shard of the table (one of 16), when the shard's
 //! spans are ended and forgotten. An attempt cancelled by a `timeout` has
 //! no span, as it has no count in `backoff.attempts`. With the default
-//! no-op tracer provider the spans are no-ops and no call span is kept.
+//! no-op tracer provider no span is built after the first (which has no
+//! trace), and no call span is kept.
 //!
 //! # Features
 //!
@@ -92,6 +93,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -140,6 +142,10 @@ struct Instruments {
     tracer: BoxedTracer,
     /// The `backoff.call` spans of the calls in flight (see [`CallSpans`]).
     calls: CallSpans,
+    /// Whether `tracer` builds spans: cleared at its first span that has no
+    /// trace (the no-op provider's, whose tracer stays a no-op), so that
+    /// metrics alone pay for no span.
+    spans: AtomicBool,
 }
 
 impl Instruments {
@@ -173,6 +179,7 @@ impl Instruments {
                 .build(),
             tracer,
             calls: CallSpans::default(),
+            spans: AtomicBool::new(true),
         }
     }
 }
@@ -467,6 +474,9 @@ impl Instruments {
     /// built now with its start, so the sampler decides now. Its parent is
     /// the caller's span, else its call's `backoff.call` span.
     fn span(&self, attempt: &AttemptEnded) {
+        if !self.spans.load(Ordering::Relaxed) {
+            return;
+        }
         let tracer = &self.tracer;
         let now = SystemTime::now();
         let current = Context::current();
@@ -509,6 +519,11 @@ impl Instruments {
             .with_start_time(start)
             .with_attributes(attributes)
             .start_with_context(tracer, &parent);
+        if !span.span_context().is_valid() && !parent.is_telemetry_suppressed() {
+            // (A tracer that never traces: an SDK's spans have a trace even
+            // when not sampled, unless the context suppresses telemetry.)
+            self.spans.store(false, Ordering::Relaxed);
+        }
         if !matches!(
             attempt.outcome,
             AttemptOutcome::Ok | AttemptOutcome::Cancelled

@@ -368,3 +368,24 @@ async fn calls_at_once_are_traces_of_their_own() {
         assert_eq!(children, 2);
     }
 }
+
+#[retry(immediate, attempts = 2)]
+fn suppressed() -> Result<(), &'static str> {
+    Err("down")
+}
+
+/// A call where telemetry is suppressed (an exporter's own calls) has no
+/// span, and does not stop the spans of the calls after it (the recorder
+/// stops building spans only for a tracer that never traces).
+#[test]
+fn a_suppressed_call_does_not_turn_spans_off() {
+    setup();
+    {
+        let _guard = Context::enter_telemetry_suppressed_scope();
+        assert_eq!(suppressed(), Err("down"));
+    }
+    assert!(spans("attempt_spans::suppressed").is_empty());
+    assert_eq!(suppressed(), Err("down"));
+    assert_eq!(spans("attempt_spans::suppressed").len(), 2);
+    assert_eq!(call_spans("attempt_spans::suppressed").len(), 1);
+}

@@ -293,6 +293,11 @@
 //!   by gRPC's retry design (`UNAVAILABLE`, `RESOURCE_EXHAUSTED`, the
 //!   server's `grpc-retry-pushback-ms`); tonic without its default features
 //!   (no transport, no `protoc`); implies `std`.
+//! - `chaos` (off; for `[dev-dependencies]`): the `chaos` module,
+//!   [`Chaos`](crate::chaos::Chaos) and the attribute's `chaos = CHAOS`,
+//!   seeded faults and latency injected into each attempt before its body,
+//!   to see a breaker, a budget, hedging and timeouts act in tests;
+//!   implies `tokio`.
 //!
 //! The documentation on docs.rs is built with every feature; an item that
 //! needs one that is off by default says so.
