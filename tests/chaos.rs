@@ -154,8 +154,11 @@ async fn timed(ran: &AtomicU32) -> Result<(), Error> {
 #[tokio::test(start_paused = true)]
 async fn attempt_timeout_cancels_injected_latency() {
     let ran = AtomicU32::new(0);
+    fn send<T: Send>(t: T) -> T {
+        t
+    }
     let started = tokio::time::Instant::now();
-    assert_eq!(timed(&ran).await, Err(Error::Elapsed));
+    assert_eq!(send(timed(&ran)).await, Err(Error::Elapsed));
     assert_eq!(started.elapsed(), Duration::from_millis(200));
     assert_eq!(ran.load(Ordering::Relaxed), 0);
     assert_eq!(SLOW.delays(), 2);

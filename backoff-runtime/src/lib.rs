@@ -294,7 +294,7 @@
 //!   server's `grpc-retry-pushback-ms`); tonic without its default features
 //!   (no transport, no `protoc`); implies `std`.
 //! - `chaos` (off; for `[dev-dependencies]`): the `chaos` module,
-//!   [`Chaos`](crate::chaos::Chaos) and the attribute's `chaos = CHAOS`,
+//!   `Chaos` and the attribute's `chaos = CHAOS`,
 //!   seeded faults and latency injected into each attempt before its body,
 //!   to see a breaker, a budget, hedging and timeouts act in tests;
 //!   implies `tokio`.
