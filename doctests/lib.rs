@@ -5,7 +5,8 @@
 //! cannot compile alone is marked `ignore`, and the page says why: the
 //! guide's shorthand blocks (an attribute beside the code it stands for,
 //! said once at the top of the guide) and the excerpts whose whole program
-//! is an example CI runs (an HTML comment above the block).
+//! is an example CI runs (an HTML comment above the block). `docs/metrics.md`
+//! is `backoff-opentelemetry`'s doctests, beside the crate it sets up.
 
 #[doc = include_str!("../README.md")]
 mod readme {}
@@ -15,9 +16,6 @@ mod guide {}
 
 #[doc = include_str!("../docs/fleets.md")]
 mod fleets {}
-
-#[doc = include_str!("../docs/metrics.md")]
-mod metrics {}
 
 #[doc = include_str!("../docs/sizing.md")]
 mod sizing {}

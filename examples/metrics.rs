@@ -1,16 +1,16 @@
-//! `backoff-opentelemetry`'s metrics, exported as Prometheus text: the
-//! exposition format a Prometheus server scrapes from `/metrics` (and that
-//! most collectors, the OpenTelemetry Collector's `prometheus` receiver
-//! included, read). Chosen over OTLP to stdout because the text is what an
-//! operator actually reads and alerts on, one line per series, and the
-//! exporter needs no collector running and no async runtime: the example
-//! prints exactly what a scrape would return.
+//! The Prometheus set-up of `backoff-opentelemetry`, as a service writes
+//! it: an SDK meter provider whose reader is `opentelemetry-prometheus`'s
+//! exporter into a `prometheus::Registry`, installed as the global
+//! provider; `backoff_opentelemetry::install()`; and the registry served
+//! as Prometheus text on `/metrics` (here with axum), which a Prometheus
+//! server (or the OpenTelemetry Collector's `prometheus` receiver)
+//! scrapes.
 //!
-//! It installs an SDK meter provider with the `opentelemetry-prometheus`
-//! reader as the global provider, calls `backoff_opentelemetry::install()`,
-//! then runs a flaky call under `Policy::retry`, a call that gives up, a call
-//! that `when_ok` retries, and a call through a named breaker that opens, and
-//! prints the registry through `prometheus::TextEncoder`. Run it with:
+//! It then makes a few retried calls (a flaky call under `Policy::retry`,
+//! calls through a named breaker that opens, a hedged `#[retry]` function
+//! whose hedge wins), scrapes its own `/metrics` once over HTTP, prints
+//! what a scrape returns, and exits with an error if a series a dashboard
+//! needs is missing: CI runs it (`.ci/run`). Run it with:
 //!
 //! ```text
 //! cargo run --example metrics              # the histograms' `_bucket` lines left out
@@ -22,11 +22,15 @@
 //! `backoff_call_duration_seconds`, and attributes become labels
 //! (`attempt.type` → `attempt_type`).
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use backoff_runtime::{CircuitBreaker, CircuitOpen, Policy};
+use axum::Router;
+use axum::extract::State;
+use axum::routing::get;
+use backoff_runtime::{CircuitBreaker, CircuitOpen, Policy, retry};
 use opentelemetry_sdk::metrics::SdkMeterProvider;
-use prometheus::{Encoder, TextEncoder};
+use prometheus::{Registry, TextEncoder};
 
 #[derive(Debug)]
 enum Error {
@@ -49,21 +53,42 @@ static FETCH_USER: Policy = Policy::exponential(Duration::from_millis(5))
     .attempts(4)
     .named("example::fetch_user");
 static CHARGE: Policy = Policy::immediate().attempts(2).named("example::charge");
-static POLL: Policy = Policy::constant(Duration::from_millis(2))
-    .attempts(5)
-    .named("example::poll_job");
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // The application's set-up: a registry, the Prometheus reader, the
-    // global provider; then turn the retry metrics on.
-    let registry = prometheus::Registry::new();
+/// A read whose first attempt is slow: the hedge started after 20 ms wins,
+/// and the original, cancelled, is counted too (`outcome="cancelled"`).
+#[retry(hedge = "20ms", attempts = 2)]
+async fn read_profile(calls: &AtomicU32) -> Result<&'static str, Error> {
+    let n = calls.fetch_add(1, Ordering::Relaxed);
+    tokio::time::sleep(Duration::from_millis(if n == 0 { 500 } else { 5 })).await;
+    Ok("profile")
+}
+
+/// `GET /metrics`: the registry as Prometheus text.
+async fn metrics(State(registry): State<Registry>) -> String {
+    TextEncoder::new()
+        .encode_to_string(&registry.gather())
+        .unwrap_or_else(|e| format!("# encoding failed: {e}\n"))
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The set-up: a registry, the Prometheus reader, the global provider;
+    // then turn the retry metrics on.
+    let registry = Registry::new();
     let exporter = opentelemetry_prometheus::exporter()
         .with_registry(registry.clone())
-        .without_target_info()
         .build()?;
     let provider = SdkMeterProvider::builder().with_reader(exporter).build();
     opentelemetry::global::set_meter_provider(provider.clone());
     backoff_opentelemetry::install();
+
+    // Serve it. (A service binds its own port, say 0.0.0.0:9464.)
+    let app = Router::new()
+        .route("/metrics", get(metrics))
+        .with_state(registry);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}/metrics", listener.local_addr()?);
+    tokio::spawn(async move { axum::serve(listener, app).await });
 
     // A flaky call: two errors, then a success.
     let mut calls = 0;
@@ -77,8 +102,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     println!("# fetch_user: {user:?} after {calls} attempts");
 
-    // A call that gives up twice, through the breaker, which then opens,
-    // and a third call it refuses.
+    // Two calls that give up, through the breaker, which then opens, and
+    // a third call it refuses.
     for _ in 0..3 {
         let charged: Result<(), Error> = CHARGE
             .retrying(|| Err(Error::Unavailable))
@@ -87,27 +112,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("# charge: {charged:?}, breaker {:?}", PAYMENTS.state());
     }
 
-    // A job polled until done: `when_ok` retries the `Ok("running")`s.
-    let mut polls = 0;
-    let job: Result<&str, Error> = POLL
-        .retrying(|| {
-            polls += 1;
-            Ok(if polls < 3 { "running" } else { "done" })
-        })
-        .when_ok(|status: &&str| *status == "running")
-        .call();
-    println!("# poll_job: {job:?}\n");
+    // A hedged read.
+    let profile = read_profile(&AtomicU32::new(0)).await;
+    println!("# read_profile: {profile:?}\n");
 
-    // What a scrape of `/metrics` returns (by default without the
-    // histograms' 15 `_bucket` lines per series, to stay readable).
+    // One scrape, as Prometheus makes it.
+    let scrape = reqwest::get(&url).await?.error_for_status()?.text().await?;
     let buckets = std::env::args().any(|a| a == "--buckets");
-    let mut text = Vec::new();
-    TextEncoder::new().encode(&registry.gather(), &mut text)?;
-    for line in String::from_utf8(text)?.lines() {
+    for line in scrape.lines() {
         if buckets || !line.contains("_bucket{") {
             println!("{line}");
         }
     }
+    // What a dashboard reads: each must be in the scrape.
+    let wanted = [
+        r#"backoff_attempts_total{attempt_type="retry",function="example::fetch_user",outcome="ok""#,
+        r#"backoff_attempts_total{attempt_type="original",function="metrics::read_profile",outcome="cancelled""#,
+        r#"backoff_call_duration_seconds_count{attempts="2",function="example::charge",give_up_reason="attempts",outcome="gave_up""#,
+        r#"backoff_call_duration_seconds_count{attempts="0",function="example::charge",give_up_reason="circuit_open",outcome="gave_up""#,
+        r#"backoff_breaker_state{breaker="payments""#,
+        "backoff_retry_delay_seconds_count",
+    ];
+    let missing: Vec<_> = wanted.iter().filter(|w| !scrape.contains(*w)).collect();
     provider.shutdown()?;
+    if !missing.is_empty() {
+        return Err(format!("the scrape lacks {missing:?}").into());
+    }
     Ok(())
 }

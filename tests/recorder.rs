@@ -2,8 +2,9 @@
 //! test's own, which keeps every event: what each loop tells it, in order,
 //! with the attempts' kinds, numbers, outcomes and their times on tokio's
 //! paused clock, the calls' outcomes and reasons, the delays, and the
-//! named breakers' and budgets' state. (`tests/metrics.rs` checks the same
-//! events as `backoff-opentelemetry` turns them into instruments.)
+//! named breakers' and budgets' state. (`backoff-opentelemetry`'s own
+//! `tests/metrics.rs` checks the same events as that crate turns them
+//! into instruments.)
 //!
 //! The recorder is process-wide (this file is its own process) and the
 //! tests run in parallel: each names its calls uniquely and reads only its
@@ -13,7 +14,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use backoff_runtime::record::{
-    self, AttemptEnded, AttemptKind, AttemptOutcome, CallEnded, CallOutcome, Recorder,
+    self, AttemptEnded, AttemptKind, AttemptOutcome, CallEnded, CallId, CallOutcome, Recorder,
 };
 use backoff_runtime::{CircuitBreaker, CircuitState, Error, Policy, RetryBudget, retry};
 
@@ -39,9 +40,26 @@ enum Event {
 /// Keeps every event, by the name it came with.
 struct Keep(Mutex<Vec<(&'static str, Event)>>);
 
+/// The call of each attempt and call end, by name.
+static CALL_IDS: Mutex<Vec<(&'static str, CallId)>> = Mutex::new(Vec::new());
+
+/// The calls of the events told under `name`, in order.
+fn call_ids(name: &str) -> Vec<CallId> {
+    let ids = CALL_IDS.lock().unwrap();
+    ids.iter()
+        .filter(|(n, _)| *n == name)
+        .map(|(_, id)| *id)
+        .collect()
+}
+
 impl Recorder for Keep {
     fn attempt_ended(&self, a: &AttemptEnded) {
         assert!(a.end >= a.start, "an attempt ends after it starts");
+        assert!(
+            a.call.start() <= a.start,
+            "a call begins with its first attempt"
+        );
+        CALL_IDS.lock().unwrap().push((a.function, a.call));
         self.push(
             a.function,
             Event::Attempt {
@@ -53,6 +71,7 @@ impl Recorder for Keep {
         );
     }
     fn call_ended(&self, c: &CallEnded) {
+        CALL_IDS.lock().unwrap().push((c.function, c.call));
         FAILURE_KINDS
             .lock()
             .unwrap()
@@ -158,6 +177,69 @@ async fn the_compact_async_loop_tells_every_event() {
             },
         ]
     );
+}
+
+#[retry(hedge = "20ms", attempts = 3)]
+async fn third_wins(calls: &std::sync::atomic::AtomicU32) -> Result<u32, &'static str> {
+    let n = calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    // Attempts start at 0, 20 and 40 ms; the third answers first, at 50 ms.
+    tokio::time::sleep(if n == 3 { 10 * MS } else { 1000 * MS }).await;
+    Ok(n)
+}
+
+/// A hedged call's attempts still in flight when another wins are told
+/// as cancelled, with the time they ran, before the call's end; every
+/// event of the call carries the same call.
+#[tokio::test(start_paused = true)]
+async fn a_hedged_calls_losers_are_told_cancelled_before_its_end() {
+    setup();
+    let calls = std::sync::atomic::AtomicU32::new(0);
+    assert_eq!(third_wins(&calls).await, Ok(3));
+    let name = concat!(module_path!(), "::third_wins");
+    use AttemptKind::{Hedge, Original};
+    let cancelled = AttemptOutcome::Cancelled;
+    let mut told = events(name);
+    // (The losers in the order of their slots.)
+    told[1..3].sort_by_key(|e| match e {
+        Event::Attempt { number, .. } => *number,
+        _ => 0,
+    });
+    assert_eq!(
+        told,
+        [
+            attempt(Hedge, 3, AttemptOutcome::Ok, 10 * MS),
+            attempt(Original, 1, cancelled, 50 * MS),
+            attempt(Hedge, 2, cancelled, 30 * MS),
+            Event::Call {
+                outcome: CallOutcome::Ok,
+                attempts: 3,
+                took: 50 * MS
+            },
+        ]
+    );
+    let ids = call_ids(name);
+    assert_eq!(ids.len(), 4);
+    assert!(ids.iter().all(|id| *id == ids[0]), "{ids:?}");
+}
+
+/// Two calls in flight at once, begun at the same instant of the paused
+/// clock, are two calls.
+#[tokio::test(start_paused = true)]
+async fn calls_begun_at_once_are_told_apart() {
+    setup();
+    #[retry(immediate, attempts = 2)]
+    async fn twin(fail: bool) -> Result<(), &'static str> {
+        tokio::time::sleep(MS).await;
+        if fail { Err("down") } else { Ok(()) }
+    }
+    let (a, b) = tokio::join!(twin(true), twin(true));
+    assert_eq!((a, b), (Err("down"), Err("down")));
+    let mut ids = call_ids(concat!(module_path!(), "::twin"));
+    assert_eq!(ids.len(), 6, "two attempts and an end per call");
+    assert_eq!(ids[0].start(), ids[5].start(), "begun at once");
+    ids.sort_by_key(|id| format!("{id:?}"));
+    ids.dedup();
+    assert_eq!(ids.len(), 2, "{ids:?}");
 }
 
 /// `Policy::retry` under its name, giving up: the reason, and the `Ok` a
@@ -299,4 +381,42 @@ async fn a_call_with_kinds_tells_its_last_failure_kind() {
         [Some("Busy::Gone")]
     );
     assert_eq!(of(concat!(module_path!(), "::without_kinds")), [None]);
+}
+
+static INJECTED: backoff_runtime::Chaos<&'static str> =
+    backoff_runtime::Chaos::new(4).fault(1.0, || "injected");
+
+#[retry(immediate, attempts = 2, chaos = INJECTED)]
+fn injected() -> Result<(), &'static str> {
+    Ok(())
+}
+
+/// A fault `chaos` injects is recorded as the attempt's error, and the
+/// call's end as a real give-up.
+#[test]
+fn injected_faults_are_recorded_as_real_errors() {
+    setup();
+    assert_eq!(injected(), Err("injected"));
+    let told = events(concat!(module_path!(), "::injected"));
+    let outcomes: Vec<_> = told
+        .iter()
+        .map(|e| match e {
+            Event::Attempt {
+                number, outcome, ..
+            } => format!("attempt {number}: {outcome:?}"),
+            Event::Call {
+                outcome, attempts, ..
+            } => format!("call: {outcome:?} after {attempts}"),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            "attempt 1: Error",
+            "Delay(0ns)",
+            "attempt 2: Error",
+            "call: GaveUp(Attempts) after 2"
+        ]
+    );
 }

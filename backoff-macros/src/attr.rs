@@ -91,6 +91,8 @@ pub(crate) struct RetryArgs {
     pub(crate) clone: Option<Arg<Vec<Ident>>>,
     /// `preset = "external_api"`: its row of `defaults::PRESETS`.
     pub(crate) preset: Option<Arg<defaults::Preset>>,
+    /// `chaos = CHAOS`: a `static` `Chaos<E>` each attempt draws from.
+    pub(crate) chaos: Option<Arg<Expr>>,
     /// `on(PATTERN, ..)`: a schedule per kind of failure, in the order
     /// written (each arm may be given any number of times).
     pub(crate) on: Vec<OnArm>,
@@ -304,7 +306,7 @@ impl RetryArgs {
                 )
             }
             "when" | "when_ok" | "on_retry" | "on_hedge" | "on_giveup" | "fallback" | "policy"
-            | "sleep" | "budget" | "circuit" | "throttle" => {
+            | "sleep" | "budget" | "circuit" | "throttle" | "chaos" => {
                 self.parse_expression(&key, &name, input, end)
             }
             _ if names::combinator_home(&name).is_some() => {
@@ -418,7 +420,7 @@ impl RetryArgs {
 
     /// A callable (`when`, `when_ok`, `on_retry`, `on_giveup`), a path
     /// (`sleep`) or an expression (`policy`, `budget`, `circuit`,
-    /// `throttle`).
+    /// `throttle`, `chaos`).
     fn parse_expression(
         &mut self,
         key: &Ident,
@@ -437,6 +439,7 @@ impl RetryArgs {
             "budget" => "budget = RETRY_BUDGET",
             "circuit" => "circuit = BREAKER",
             "throttle" => "throttle = THROTTLE",
+            "chaos" => "chaos = CHAOS",
             _ => "policy = POLICY",
         };
         eq(input, key, example)?;
@@ -476,6 +479,7 @@ impl RetryArgs {
             "budget" => (&mut self.budget, "budget"),
             "circuit" => (&mut self.circuit, "circuit"),
             "throttle" => (&mut self.throttle, "throttle"),
+            "chaos" => (&mut self.chaos, "chaos"),
             _ => (&mut self.policy, "policy"),
         };
         set(slot, name, arg(key.span(), span, expr), end)

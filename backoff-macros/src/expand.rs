@@ -6,6 +6,7 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::{AttrStyle, Block, Expr, Ident, Signature, Stmt, Type};
 
 mod body;
+mod chaos;
 mod fleet;
 mod function;
 mod hedge;

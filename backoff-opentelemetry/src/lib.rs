@@ -7,9 +7,9 @@
 //!
 //! | instrument | kind, unit | attributes |
 //! |---|---|---|
-//! | `backoff.attempts` | counter | `function`, `attempt.type` (`original` · `retry` · `hedge`), `outcome` (`ok` · `error` · `rejected_ok`) |
+//! | `backoff.attempts` | counter | `function`, `attempt.type` (`original` · `retry` · `hedge`), `outcome` (`ok` · `error` · `rejected_ok` · `cancelled`: a hedged call's attempt dropped because another won) |
 //! | `backoff.attempt.duration` | histogram, s | `function`, `outcome` |
-//! | `backoff.call.duration` | histogram, s | `function`, `outcome` (`ok` · `gave_up`), `give_up.reason` (only when given up), `failure.kind` (only when given up under `on(..)` kinds: the arm's pattern text), `attempts` |
+//! | `backoff.call.duration` | histogram, s | `function`, `outcome` (`ok` · `gave_up`), `give_up.reason` (only when given up), `failure.kind` (only when given up under `on(..)` kinds: the arm's pattern text), `attempts` (a bucket: `0` · `1` · `2` · `3` · `4-5` · `6-10` · `>10`) |
 //! | `backoff.retry.delay` | histogram, s | `function` |
 //! | `backoff.breaker.state` | gauge (0 closed, 1 half-open, 2 open) | `breaker` |
 //! | `backoff.budget.tokens` | gauge | `budget` |
@@ -50,28 +50,38 @@
 //!
 //! [`install`] also takes a tracer (scope [`METER`]) from the global tracer
 //! provider. Each attempt that ends is then one span of kind `Internal`,
-//! named by the call's `function`, a child of the context current where
-//! the attempt ended (the caller's span), spanning the attempt's own time
-//! on the call's clock (so on tokio's paused clock too), with status
-//! `Error` unless the attempt was accepted:
+//! named by the call's `function`, spanning the attempt's own time on the
+//! call's clock (so on tokio's paused clock too), with status `Error` for
+//! an `error` or a `rejected_ok`:
 //!
 //! | span attribute | value |
 //! |---|---|
 //! | `code.function.name` | the call's `function` |
 //! | `attempt.type` | `original` · `retry` · `hedge` |
 //! | `backoff.attempt` | the attempt's number, from 1 |
-//! | `outcome` | `ok` · `error` · `rejected_ok` |
+//! | `outcome` | `ok` · `error` · `rejected_ok` · `cancelled` |
 //! | `http.request.resend_count` | the number − 1, on the attempts after the first, with this crate's feature `http` (OpenTelemetry's HTTP conventions set it only on resends) |
 //!
-//! The span is built when the attempt ends, with the time it started: the
+//! A call is one trace. Its attempts are children of the caller's span
+//! (the context current where they end), if there is one; otherwise of a
+//! span `backoff.call` (a root, attribute `code.function.name`) that lasts
+//! the call's whole time and ends with its `outcome`, `backoff.attempts`
+//! and, when given up, `give_up.reason` and status `Error`.
+//!
+//! A span is built when its attempt ends, with the time it started: the
 //! provider's sampler decides then whether it is recorded (a
 //! `Sampler::TraceIdRatioBased` keeps that share of them), and an attempt
 //! costs nothing more while it runs, nor adds a byte to an `async fn`'s
 //! future. Because it is built afterwards, it is not the parent of spans
 //! the attempt's body makes (an HTTP client's own span is its sibling).
-//! An attempt cancelled by a `timeout` has no span, as it has no count in
-//! `backoff.attempts`. With the default no-op tracer provider the spans
-//! are no-ops.
+//! The call's span is begun when its first attempt ends and kept, by the
+//! call's [`CallId`], until the call ends; a call dropped unfinished (its
+//! caller's own timeout) is never told ended, so its span is kept until
+//! 4,096 calls fill its shard of the table (one of 16), when the shard's
+//! spans are ended and forgotten. An attempt cancelled by a `timeout` has
+//! no span, as it has no count in `backoff.attempts`. With the default
+//! no-op tracer provider no span is built after the first (which has no
+//! trace), and no call span is kept.
 //!
 //! # Features
 //!
@@ -83,15 +93,18 @@
 // docs.rs (nightly, `--cfg docsrs`): each item gated by a feature says so.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-use std::sync::RwLock;
-use std::time::{Duration, SystemTime};
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, RwLock};
+use std::time::{Duration, Instant, SystemTime};
 
 use backoff_runtime::CircuitState;
-use backoff_runtime::record::{self, AttemptEnded, AttemptOutcome, CallEnded, Recorder};
-use opentelemetry::KeyValue;
+use backoff_runtime::record::{self, AttemptEnded, AttemptOutcome, CallEnded, CallId, Recorder};
 use opentelemetry::global::BoxedTracer;
 use opentelemetry::metrics::{Counter, Gauge, Histogram, Meter};
-use opentelemetry::trace::{Span as _, SpanKind, Status, Tracer as _};
+use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt as _, Tracer as _};
+use opentelemetry::{Context, KeyValue};
 
 pub use backoff_runtime::record::SetRecorderError;
 
@@ -129,6 +142,12 @@ struct Instruments {
     budget_tokens: Gauge<f64>,
     /// The attempts' spans' tracer.
     tracer: BoxedTracer,
+    /// The `backoff.call` spans of the calls in flight (see [`CallSpans`]).
+    calls: CallSpans,
+    /// Whether `tracer` builds spans: cleared at its first span that has no
+    /// trace (the no-op provider's, whose tracer stays a no-op), so that
+    /// metrics alone pay for no span.
+    spans: AtomicBool,
 }
 
 impl Instruments {
@@ -161,6 +180,8 @@ impl Instruments {
                 .with_description("Tokens left in a retry budget")
                 .build(),
             tracer,
+            calls: CallSpans::default(),
+            spans: AtomicBool::new(true),
         }
     }
 }
@@ -253,7 +274,7 @@ impl Recorder for OpenTelemetry {
     /// span.
     fn attempt_ended(&self, attempt: &AttemptEnded) {
         self.with(|i| {
-            span(&i.tracer, attempt);
+            i.span(attempt);
             let outcome = KeyValue::new("outcome", attempt.outcome.as_str());
             let function = KeyValue::new("function", attempt.function);
             i.attempts.add(
@@ -269,11 +290,13 @@ impl Recorder for OpenTelemetry {
         });
     }
 
-    /// `backoff.call.duration`: `gave_up` with the reason, or `ok`.
+    /// `backoff.call.duration`: `gave_up` with the reason, or `ok`; and
+    /// the end of the call's `backoff.call` span, if it has one.
     fn call_ended(&self, call: &CallEnded) {
         self.with(|i| {
+            i.calls.end(call);
             let function = KeyValue::new("function", call.function);
-            let attempts = KeyValue::new("attempts", i64::from(call.attempts));
+            let attempts = KeyValue::new("attempts", attempts_bucket(call.attempts));
             let outcome = KeyValue::new("outcome", call.outcome.as_str());
             let seconds = call.duration.as_secs_f64();
             let Some(reason) = call.outcome.give_up_reason() else {
@@ -334,40 +357,208 @@ const fn gauge(state: CircuitState) -> u64 {
     }
 }
 
-/// The span of an attempt that ended now (see the crate's "Spans"): built
-/// now with its start, so the sampler decides now.
-fn span(tracer: &BoxedTracer, attempt: &AttemptEnded) {
-    let end = SystemTime::now();
-    let start = end.checked_sub(attempt.duration()).unwrap_or(end);
-    let mut attributes = Vec::with_capacity(5);
-    attributes.extend([
-        KeyValue::new("code.function.name", attempt.function),
-        KeyValue::new("attempt.type", attempt.kind.as_str()),
-        KeyValue::new("backoff.attempt", i64::from(attempt.number)),
-        KeyValue::new("outcome", attempt.outcome.as_str()),
-    ]);
-    #[cfg(feature = "http")]
-    if attempt.number > 1 {
-        attributes.push(KeyValue::new(
-            "http.request.resend_count",
-            i64::from(attempt.number - 1),
-        ));
+/// The `attempts` attribute of `backoff.call.duration`: a bucket of the
+/// attempts made, so that a call retried without bound adds no series.
+///
+/// ```text
+/// 0 (refused before its first attempt) · 1 · 2 · 3 · 4-5 · 6-10 · >10
+/// ```
+const fn attempts_bucket(attempts: u32) -> &'static str {
+    match attempts {
+        0 => "0",
+        1 => "1",
+        2 => "2",
+        3 => "3",
+        4 | 5 => "4-5",
+        6..=10 => "6-10",
+        _ => ">10",
     }
-    let mut span = tracer
-        .span_builder(attempt.function)
-        .with_kind(SpanKind::Internal)
-        .with_start_time(start)
-        .with_attributes(attributes)
-        .start(tracer);
-    if attempt.outcome != AttemptOutcome::Ok {
-        span.set_status(Status::error(attempt.outcome.as_str()));
-    }
-    span.end_with_timestamp(end);
 }
+
+/// The `backoff.call` spans of the calls in flight that began under no
+/// span of their caller's, by [`CallId`]: begun when the call's first
+/// attempt ends (the attempts' spans are built as they end, and need their
+/// parent then), ended with the call. A call whose future is dropped
+/// before it ends (a caller's own timeout) is never told ended: its span
+/// stays here until its shard holds [`CallSpans::SHARD`] calls, when the
+/// shard's spans are all ended (at that time) and forgotten, so the table
+/// stays bounded.
+struct CallSpans {
+    hasher: RandomState,
+    shards: [Mutex<HashMap<CallId, CallSpan>>; CallSpans::SHARDS],
+}
+
+/// A call's span (in its [`Context`]) and its start on the system clock.
+struct CallSpan {
+    cx: Context,
+    start: SystemTime,
+}
+
+impl Default for CallSpans {
+    fn default() -> Self {
+        CallSpans {
+            hasher: RandomState::new(),
+            shards: Default::default(),
+        }
+    }
+}
+
+impl CallSpans {
+    /// Shards, so that calls on many threads do not wait on one lock.
+    const SHARDS: usize = 16;
+    /// The calls a shard holds at most.
+    const SHARD: usize = 4096;
+
+    fn shard(&self, call: CallId) -> std::sync::MutexGuard<'_, HashMap<CallId, CallSpan>> {
+        let index = self.hasher.hash_one(call) as usize % Self::SHARDS;
+        self.shards[index].lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The parent of an attempt of `attempt.call` that ended at `now`
+    /// (under no caller's span), and the call's start on the system clock:
+    /// the call's span, begun now if this is its first attempt to end.
+    /// `None` when the tracer records nothing (the no-op provider).
+    fn parent(
+        &self,
+        tracer: &BoxedTracer,
+        attempt: &AttemptEnded,
+        now: SystemTime,
+    ) -> Option<(Context, SystemTime)> {
+        let mut calls = self.shard(attempt.call);
+        if let Some(call) = calls.get(&attempt.call) {
+            return Some((call.cx.clone(), call.start));
+        }
+        let since = attempt.end.saturating_duration_since(attempt.call.start());
+        let start = now.checked_sub(since).unwrap_or(now);
+        let span = tracer
+            .span_builder("backoff.call")
+            .with_kind(SpanKind::Internal)
+            .with_start_time(start)
+            .with_attributes([KeyValue::new("code.function.name", attempt.function)])
+            .start_with_context(tracer, &Context::current());
+        if !span.span_context().is_valid() {
+            return None;
+        }
+        let cx = Context::current().with_span(span);
+        if calls.len() >= Self::SHARD {
+            for (_, call) in calls.drain() {
+                call.cx.span().end_with_timestamp(now);
+            }
+        }
+        calls.insert(
+            attempt.call,
+            CallSpan {
+                cx: cx.clone(),
+                start,
+            },
+        );
+        Some((cx, start))
+    }
+
+    /// The call ended: its span, if it has one, ends with its outcome.
+    fn end(&self, call: &CallEnded) {
+        let Some(span) = self.shard(call.call).remove(&call.call) else {
+            return;
+        };
+        let ended = span.cx.span();
+        ended.set_attribute(KeyValue::new("outcome", call.outcome.as_str()));
+        ended.set_attribute(KeyValue::new("backoff.attempts", i64::from(call.attempts)));
+        if let Some(reason) = call.outcome.give_up_reason() {
+            ended.set_attribute(KeyValue::new("give_up.reason", reason.as_str()));
+            ended.set_status(Status::error(reason.as_str()));
+        }
+        ended.end_with_timestamp(span.start + call.duration);
+    }
+}
+
+impl Instruments {
+    /// The span of an attempt that ended now (see the crate's "Spans"):
+    /// built now with its start, so the sampler decides now. Its parent is
+    /// the caller's span, else its call's `backoff.call` span.
+    fn span(&self, attempt: &AttemptEnded) {
+        if !self.spans.load(Ordering::Relaxed) {
+            return;
+        }
+        let tracer = &self.tracer;
+        let now = SystemTime::now();
+        let current = Context::current();
+        let (parent, start, end) = match current.has_active_span() {
+            false => match self.calls.parent(tracer, attempt, now) {
+                Some((cx, call)) => {
+                    // (Placed in the call's span on the call's clock.)
+                    let at = |t: Instant| call + t.saturating_duration_since(attempt.call.start());
+                    (cx, at(attempt.start), at(attempt.end))
+                }
+                None => (
+                    current,
+                    now.checked_sub(attempt.duration()).unwrap_or(now),
+                    now,
+                ),
+            },
+            true => (
+                current,
+                now.checked_sub(attempt.duration()).unwrap_or(now),
+                now,
+            ),
+        };
+        let mut attributes = Vec::with_capacity(5);
+        attributes.extend([
+            KeyValue::new("code.function.name", attempt.function),
+            KeyValue::new("attempt.type", attempt.kind.as_str()),
+            KeyValue::new("backoff.attempt", i64::from(attempt.number)),
+            KeyValue::new("outcome", attempt.outcome.as_str()),
+        ]);
+        #[cfg(feature = "http")]
+        if attempt.number > 1 {
+            attributes.push(KeyValue::new(
+                "http.request.resend_count",
+                i64::from(attempt.number - 1),
+            ));
+        }
+        let mut span = tracer
+            .span_builder(attempt.function)
+            .with_kind(SpanKind::Internal)
+            .with_start_time(start)
+            .with_attributes(attributes)
+            .start_with_context(tracer, &parent);
+        if !span.span_context().is_valid() && !parent.is_telemetry_suppressed() {
+            // (A tracer that never traces: an SDK's spans have a trace even
+            // when not sampled, unless the context suppresses telemetry.)
+            self.spans.store(false, Ordering::Relaxed);
+        }
+        if !matches!(
+            attempt.outcome,
+            AttemptOutcome::Ok | AttemptOutcome::Cancelled
+        ) {
+            span.set_status(Status::error(attempt.outcome.as_str()));
+        }
+        span.end_with_timestamp(end);
+    }
+}
+
+/// `docs/metrics.md`, whose snippets compile and run as this crate's
+/// doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/metrics.md")]
+struct MetricsGuide;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn attempts_buckets() {
+        let buckets: Vec<_> = [0, 1, 2, 3, 4, 5, 6, 10, 11, u32::MAX]
+            .into_iter()
+            .map(attempts_bucket)
+            .collect();
+        assert_eq!(
+            buckets,
+            [
+                "0", "1", "2", "3", "4-5", "4-5", "6-10", "6-10", ">10", ">10"
+            ]
+        );
+    }
 
     #[test]
     fn breaker_gauge_values() {

@@ -56,7 +56,7 @@ use crate::clock::Clock;
 use crate::decision::Decision;
 use crate::event::RetryEvent;
 use crate::policy::Policy;
-use crate::recording::Records;
+use crate::record::Records;
 use crate::report::{GiveUp, GiveUpReason};
 use crate::state::RetryState;
 use crate::strategy::Strategy;
@@ -445,7 +445,7 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
 /// The call gives up with `outcome`: the report, built only if a hook, the
 /// trace or the recording read it, the trace, the recording (`ended`: whether
 /// an attempt just ended, with a rejected `Ok`; see
-/// [`Recording::gave_up`](crate::recording::Recording::gave_up)), `on_giveup`;
+/// [`Recording::gave_up`](crate::record::Recording::gave_up)), `on_giveup`;
 /// then the outcome, unchanged.
 #[inline]
 pub(crate) fn give_up<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(

@@ -293,6 +293,11 @@
 //!   by gRPC's retry design (`UNAVAILABLE`, `RESOURCE_EXHAUSTED`, the
 //!   server's `grpc-retry-pushback-ms`); tonic without its default features
 //!   (no transport, no `protoc`); implies `std`.
+//! - `chaos` (off; for `[dev-dependencies]`): the `chaos` module,
+//!   `Chaos` and the attribute's `chaos = CHAOS`,
+//!   seeded faults and latency injected into each attempt before its body,
+//!   to see a breaker, a budget, hedging and timeouts act in tests;
+//!   implies `tokio`.
 //!
 //! The documentation on docs.rs is built with every feature; an item that
 //! needs one that is off by default says so.
@@ -316,6 +321,8 @@ pub mod strategy;
 
 #[cfg(feature = "std")]
 pub mod budget;
+#[cfg(feature = "chaos")]
+pub mod chaos;
 #[cfg(feature = "std")]
 pub mod circuit;
 #[cfg(feature = "std")]
@@ -340,24 +347,10 @@ mod loom;
 mod loops;
 #[cfg(feature = "record")]
 pub mod record;
-/// The recording facade without the feature `record`: no recorder can be
-/// installed, so every test of [`on`](record::on) folds away.
+/// The recording facade without the feature `record` (see its module):
+/// what a call keeps to record, zero-sized, and no recorder.
 #[cfg(all(feature = "std", not(feature = "record")))]
-mod record {
-    /// Never a recorder (see the feature `record`).
-    #[inline(always)]
-    pub(crate) const fn on() -> bool {
-        false
-    }
-    /// Never called (see [`on`]).
-    #[inline(always)]
-    pub(crate) fn breaker_state(_: &'static str, _: crate::CircuitState) {}
-    /// Never called (see [`on`]).
-    #[inline(always)]
-    pub(crate) fn budget_tokens(_: &'static str, _: f64) {}
-}
-#[cfg(feature = "std")]
-mod recording;
+mod record;
 #[cfg(feature = "std")]
 pub mod retrying;
 #[cfg(feature = "std")]
@@ -381,6 +374,8 @@ pub mod retry_args;
 
 #[cfg(feature = "std")]
 pub use budget::RetryBudget;
+#[cfg(feature = "chaos")]
+pub use chaos::Chaos;
 #[cfg(feature = "std")]
 pub use circuit::{CircuitBreaker, CircuitOpen, CircuitState};
 pub use decision::{Decision, IntoDecision};

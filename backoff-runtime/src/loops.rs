@@ -11,7 +11,7 @@ use crate::clock;
 use crate::decision::Decision;
 use crate::driver::{self, Lazy, NoHooks, NoTrace, Origin, Trace};
 use crate::policy::Policy;
-use crate::recording::{NoRecording, Recording, Records};
+use crate::record::{NoRecording, Recording, Records};
 use crate::strategy::Strategy;
 
 impl<S: Strategy> Policy<S> {

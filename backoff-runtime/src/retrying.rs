@@ -48,7 +48,7 @@ use crate::driver::{self, Hooks, Lazy, NoTrace, Origin};
 use crate::event::RetryEvent;
 use crate::hooks::{Defaults, HookSet};
 use crate::policy::Policy;
-use crate::recording::Recording;
+use crate::record::Recording;
 use crate::report::GiveUp;
 #[cfg(doc)]
 use crate::report::GiveUpReason;

@@ -103,7 +103,7 @@ use crate::driver;
 #[doc(no_inline)]
 pub use crate::hooks::{AcceptAll, Classify, RetryAll};
 use crate::policy::Policy;
-use crate::recording::Recording;
+use crate::record::Recording;
 use crate::report::GiveUpReason;
 use crate::state::RetryState;
 use crate::strategy::{Builtin, Strategy};

@@ -142,6 +142,7 @@ pub(super) const OTHER_ARGUMENTS: [&str; 26] = [
     "clone",
     "on",
     "preset",
+    "chaos",
 ];
 
 /// [`StrategyKind::NAMES`] and [`OTHER_ARGUMENTS`].

@@ -39,6 +39,8 @@ pub(super) fn body(
     // What each attempt starts with: its `context`, its reborrows of the
     // `&mut` parameters, its clones of the `clone(..)` parameters.
     let mut prologue = TokenStream::new();
+    // `chaos = CHAOS`: the attempt's draw, before anything of the body.
+    prologue.extend(super::chaos::inject(n));
     // `context = ctx`: the attempt's number and whether it is the last,
     // computed before the attempt (no clock, no allocation).
     let context_value = n.args.context.as_ref().map(|ctx| {

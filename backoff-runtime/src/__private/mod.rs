@@ -3,7 +3,7 @@
 //!
 //! A leaf: no other module of the runtime names it. What the expansion and
 //! the runtime's own loops share lives in the crate's `driver` module (and
-//! a call's recording in `recording`); this module only re-exports it and
+//! a call's recording in `record`); this module only re-exports it and
 //! adds what the expansion alone needs, by role:
 //!
 //! - `dispatch`: the return type's dispatch to the loops (`RetryResult`),
@@ -17,6 +17,7 @@
 //!   feature).
 
 pub(crate) mod dispatch;
+mod chaos;
 mod policies;
 mod steps;
 mod trace;
@@ -24,6 +25,7 @@ mod trace;
 pub use crate::control::{Budget as AsBudget, Circuit as AsCircuit, Throttle as AsThrottle};
 pub use crate::retry_args::{PolicyArgument as AsPolicy, *};
 pub use dispatch::*;
+pub use chaos::*;
 pub use policies::*;
 pub use steps::*;
 pub use trace::*;
@@ -46,7 +48,7 @@ pub use crate::hooks::{Classify, HookSet, NoHook, OnGiveUp, OnRetry, RetryAll};
 pub use crate::jitter::Jitter;
 pub use crate::kind::Kind;
 pub use crate::policy::{OnDeadline, Policy};
-pub use crate::recording::{AttemptBegan, CallBegan, Recording};
+pub use crate::record::call::{AttemptBegan, CallBegan, Recording};
 pub use crate::report::{GiveUp, GiveUpReason};
 pub use crate::state::{Capped, Carried, Previous, RetryState};
 pub use crate::strategy::{

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::driver;
-use crate::recording::CompactRecording;
+use crate::record::CompactRecording;
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
 
@@ -149,7 +149,7 @@ impl<P: FixedOrigin> CompactCall<P> {
     #[inline(always)]
     pub fn accepted(&mut self, function: &'static str) {
         let (_, mut recording) = self.recording(function);
-        crate::recording::Records::succeeded(&mut recording);
+        crate::record::Records::succeeded(&mut recording);
     }
 
     /// After an attempt of `function` that failed with `error`, judged

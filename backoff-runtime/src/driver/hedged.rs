@@ -14,7 +14,7 @@ use core::time::Duration;
 use super::{Hooks, Progress, Trace, give_up};
 use crate::decision::Decision;
 use crate::event::{AttemptKind, RetryEvent};
-use crate::recording::Records;
+use crate::record::Records;
 use crate::report::GiveUp;
 
 /// How a hedged call goes on after one of its attempts ended.

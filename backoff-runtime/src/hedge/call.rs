@@ -133,6 +133,7 @@ where
             number: 0,
             began: None,
             started: self.started,
+            in_flight: &|_| {},
         };
         driver::give_up(
             &progress,
@@ -240,12 +241,14 @@ where
                 slot: &mut call.state,
                 start: &call.start,
             };
+            let in_flight = |f: &mut dyn FnMut(_, _, _)| slots.as_ref().get_ref().in_flight(f);
             let mut recording = HedgedRecording {
                 recording: &mut call.recording,
                 kind: meta.kind,
                 number: meta.number,
                 began: meta.began,
                 started: call.started,
+                in_flight: &in_flight,
             };
             match driver::after_hedged_attempt(
                 &mut progress,

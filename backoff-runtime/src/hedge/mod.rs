@@ -101,7 +101,7 @@ use crate::hooks::{
     AcceptAll, Classify, Defaults, HookSet, NoHook, OnGiveUp, OnHedge, OnRetry, RetryAll,
 };
 use crate::policy::Policy;
-use crate::recording::{HedgedRecording, Recording};
+use crate::record::{HedgedRecording, Recording};
 #[cfg(doc)]
 use crate::report::GiveUp;
 use crate::state::RetryState;

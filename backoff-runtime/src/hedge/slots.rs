@@ -1,6 +1,7 @@
 //! The slots that pin a hedged call's attempts ([`Capacity`], [`Slots`]).
 
 use super::*;
+use std::time::Instant;
 
 pub(super) mod sealed {
     use super::Latency;
@@ -83,6 +84,10 @@ pub trait Slots<'p, F: Future>: sealed_slots::Sealed {
     fn poll_any(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(F::Output, Meta<'p>)>;
     #[doc(hidden)]
     fn cancel_all(self: Pin<&mut Self>);
+    /// Calls `f` with the kind, number and start of each attempt in
+    /// flight that was timed.
+    #[doc(hidden)]
+    fn in_flight(&self, f: &mut dyn FnMut(AttemptKind, u32, Instant));
 }
 
 pub(super) mod sealed_slots {
@@ -102,6 +107,7 @@ impl<'p, F: Future> Slots<'p, F> for () {
         Poll::Pending
     }
     fn cancel_all(self: Pin<&mut Self>) {}
+    fn in_flight(&self, _: &mut dyn FnMut(AttemptKind, u32, Instant)) {}
 }
 
 impl<'p, F: Future, R: Slots<'p, F>> Slots<'p, F> for Slot<'p, F, R> {
@@ -152,6 +158,19 @@ impl<'p, F: Future, R: Slots<'p, F>> Slots<'p, F> for Slot<'p, F, R> {
             permit.release();
         }
         this.rest.cancel_all();
+    }
+
+    fn in_flight(&self, f: &mut dyn FnMut(AttemptKind, u32, Instant)) {
+        if let Some(Meta {
+            kind,
+            number,
+            began: Some(began),
+            ..
+        }) = self.meta
+        {
+            f(kind, number, began);
+        }
+        self.rest.in_flight(f);
     }
 }
 

@@ -3,11 +3,12 @@
 
 use core::time::Duration;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 use crate::clock::Clock;
 use crate::event::AttemptKind;
-use crate::record::{self, AttemptEnded, AttemptOutcome, CallEnded, CallOutcome};
+use crate::record::{self, AttemptEnded, AttemptOutcome, CallEnded, CallId, CallOutcome};
 use crate::report::GiveUpReason;
 
 /// One call's recording, started when a recorder was installed as the call
@@ -19,6 +20,17 @@ pub(crate) struct Live {
     began: Instant,
     attempt_began: Instant,
     attempts: u32,
+    /// The call's count (see [`CallId`]; in what would be padding: the
+    /// recording stays 64 bytes).
+    serial: u32,
+}
+
+/// The calls that began recording, counted (see [`CallId`]).
+static CALLS: AtomicU32 = AtomicU32::new(0);
+
+/// The next call's count (see [`CallId`]).
+pub(super) fn next_serial() -> u32 {
+    CALLS.fetch_add(1, Ordering::Relaxed)
 }
 
 /// The process-wide anchor of [`ticks`].
@@ -65,9 +77,10 @@ const fn attempt_kind(number: u32) -> AttemptKind {
     }
 }
 
-/// Tells the recorder of an attempt that ended.
+/// Tells the recorder of an attempt of `call` that ended.
 fn attempt_ended(
     function: &'static str,
+    call: CallId,
     kind: AttemptKind,
     number: u32,
     outcome: AttemptOutcome,
@@ -79,6 +92,7 @@ fn attempt_ended(
             function,
             kind,
             number,
+            call,
             outcome,
             start,
             end,
@@ -90,6 +104,7 @@ fn attempt_ended(
 /// failure's kind, for a policy with kinds).
 fn call_ended(
     function: &'static str,
+    call: CallId,
     reason: Option<GiveUpReason>,
     failure_kind: Option<&'static str>,
     attempts: u32,
@@ -102,6 +117,7 @@ fn call_ended(
     record::with(|r| {
         r.call_ended(&CallEnded {
             function,
+            call,
             outcome,
             attempts,
             duration: took,
@@ -113,11 +129,12 @@ fn call_ended(
 impl Live {
     /// A call that began at `began` (from [`ticks`]) and whose attempt
     /// began at `attempt` (else the call's), after `attempts` attempts
-    /// ended: a compact loop's recording, resumed for one step.
+    /// ended, the call's count `serial`: a compact loop's recording,
+    /// resumed for one step.
     pub(super) fn resume(
         function: &'static str,
         clock: Clock,
-        began: [u8; 7],
+        (began, serial): ([u8; 7], u32),
         attempt: Option<u64>,
         attempts: u32,
     ) -> Self {
@@ -134,7 +151,13 @@ impl Live {
             began,
             attempt_began,
             attempts,
+            serial,
         }
+    }
+
+    /// Which call this is.
+    fn call(&self) -> CallId {
+        CallId::new(self.began, self.serial)
     }
 
     /// A call beginning now.
@@ -148,6 +171,7 @@ impl Live {
             began: now,
             attempt_began: now,
             attempts: 0,
+            serial: next_serial(),
         })
     }
 
@@ -165,6 +189,7 @@ impl Live {
         self.attempts = self.attempts.saturating_add(1);
         attempt_ended(
             self.function,
+            self.call(),
             attempt_kind(self.attempts),
             self.attempts,
             outcome,
@@ -191,6 +216,7 @@ impl Live {
         self.attempt_ended(AttemptOutcome::Ok, now);
         call_ended(
             self.function,
+            self.call(),
             None,
             None,
             self.attempts,
@@ -224,6 +250,7 @@ impl Live {
         }
         call_ended(
             self.function,
+            self.call(),
             Some(reason),
             failure_kind,
             self.attempts,
@@ -247,17 +274,45 @@ impl Live {
     ) {
         self.attempts = self.attempts.saturating_add(1);
         let now = (self.clock)();
-        attempt_ended(self.function, kind, number, outcome, began, now);
+        attempt_ended(
+            self.function,
+            self.call(),
+            kind,
+            number,
+            outcome,
+            began,
+            now,
+        );
     }
 
     /// A hedged call ends, after `started` attempts (the cancelled ones
-    /// included): accepted (`None`) or given up for `reason`.
+    /// included): accepted (`None`) or given up for `reason`; `in_flight`
+    /// tells each attempt still running (its kind, number and start),
+    /// dropped now: each is told as cancelled, before the call's end.
     #[cfg(feature = "tokio")]
     #[cold]
     #[inline(never)]
-    pub(super) fn finished(&mut self, reason: Option<GiveUpReason>, started: u32) {
-        let took = (self.clock)().saturating_duration_since(self.began);
-        call_ended(self.function, reason, None, started, took);
+    pub(super) fn finished(
+        &mut self,
+        reason: Option<GiveUpReason>,
+        started: u32,
+        in_flight: &super::InFlight<'_>,
+    ) {
+        let now = (self.clock)();
+        let (function, call) = (self.function, self.call());
+        in_flight(&mut |kind, number, began| {
+            attempt_ended(
+                function,
+                call,
+                kind,
+                number,
+                AttemptOutcome::Cancelled,
+                began,
+                now,
+            );
+        });
+        let took = now.saturating_duration_since(self.began);
+        call_ended(function, call, reason, None, started, took);
     }
 }
 

@@ -12,7 +12,7 @@
 //! - [`Recording`]: a call's recording, begun with the call (64 bytes,
 //!   `Copy`), for every loop but the attribute's compact `async fn` loop;
 //! - [`CallBegan`] and [`AttemptBegan`]: the compact loop's (a
-//!   `CompactCall`), 7 bytes for the call and 8 for the running attempt;
+//!   `CompactCall`), 11 bytes for the call and 8 for the running attempt;
 //! - [`Records`]: what the driver tells of a call, implemented by those, by
 //!   [`NoRecording`] (a loop that never records) and by the hedged call's
 //!   per-attempt recording.
@@ -24,9 +24,7 @@ use crate::record;
 use crate::report::GiveUpReason;
 
 #[cfg(feature = "record")]
-mod live;
-#[cfg(feature = "record")]
-use live::{Live, nanos, outcome, ticks};
+use super::live::{self, Live, nanos, outcome, ticks};
 
 /// A call's recording: started by [`begin`](Recording::begin) when the call
 /// begins, told of each attempt's start and end and of the call's end.
@@ -156,18 +154,22 @@ impl Recording {
     }
 }
 
-/// When a call began, for its recording, in the 7 bytes an `async fn`'s
-/// future can spare (the attribute's compact loop, whose future a
-/// [`Recording`] would grow past the size its caller copies inline): the
-/// time in 55 bits of nanoseconds from a process-wide anchor on the call's
-/// clock, wrapping (every 417 days: a call's duration is right if it is
-/// shorter), and the top bit set; all zero if the call does not record.
+/// When a call began, for its recording, in 11 bytes (the attribute's
+/// compact loop, whose future a [`Recording`] would grow past the size its
+/// caller copies inline): the time in 55 bits of nanoseconds from a
+/// process-wide anchor on the call's clock, wrapping (every 417 days: a
+/// call's duration is right if it is shorter), and the top bit set; and
+/// the call's count (its `record::CallId` with the time); all zero if the
+/// call does not record.
 /// Each attempt's own start is an [`AttemptBegan`]. Without the feature
 /// `record` it is zero-sized.
 #[derive(Debug, Clone, Copy)]
 pub struct CallBegan {
     #[cfg(feature = "record")]
     ticks: [u8; 7],
+    /// The call's count (see `record::CallId`), set with `ticks`.
+    #[cfg(feature = "record")]
+    serial: u32,
 }
 
 /// An attempt's start, for the recording (see [`CallBegan`]); not `Copy`:
@@ -199,6 +201,8 @@ impl CallBegan {
         CallBegan {
             #[cfg(feature = "record")]
             ticks: [0; 7],
+            #[cfg(feature = "record")]
+            serial: 0,
         }
     }
 
@@ -226,6 +230,7 @@ impl CallBegan {
         let now = clock();
         if !self.is_live() {
             self.ticks = ticks(now);
+            self.serial = live::next_serial();
         }
         AttemptBegan {
             at: nanos(now).max(1),
@@ -264,7 +269,7 @@ impl CallBegan {
     #[cold]
     #[inline(never)]
     fn resume(&self, function: &'static str, clock: Clock, at: Option<u64>, attempts: u32) -> Live {
-        Live::resume(function, clock, self.ticks, at, attempts)
+        Live::resume(function, clock, (self.ticks, self.serial), at, attempts)
     }
 }
 
@@ -412,7 +417,15 @@ pub(crate) struct HedgedRecording<'a> {
     pub(crate) began: Option<std::time::Instant>,
     /// Attempts the call started so far.
     pub(crate) started: u32,
+    /// The attempts still in flight (dropped if this one ends the call).
+    pub(crate) in_flight: &'a InFlight<'a>,
 }
+
+/// Calls its argument with each attempt of a hedged call still in flight:
+/// its kind, its number and (while recording) its start.
+#[cfg(feature = "tokio")]
+pub(crate) type InFlight<'a> =
+    dyn Fn(&mut dyn FnMut(crate::event::AttemptKind, u32, std::time::Instant)) + 'a;
 
 #[cfg(feature = "tokio")]
 impl HedgedRecording<'_> {
@@ -436,7 +449,7 @@ impl HedgedRecording<'_> {
     fn finished(&mut self, reason: Option<GiveUpReason>) {
         #[cfg(feature = "record")]
         if let Some(live) = &mut self.recording.live {
-            live.finished(reason, self.started);
+            live.finished(reason, self.started, self.in_flight);
         }
         let _ = reason;
     }

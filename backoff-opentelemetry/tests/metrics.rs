@@ -216,6 +216,40 @@ fn giving_up_records_the_reason_and_the_calls_made() {
 
 /// Under a policy with kinds, the give-up series carries the last
 /// failure's kind (`failure.kind`).
+/// `attempts` on `backoff.call.duration` is a bucket (`1`, `2`, `3`,
+/// `4-5`, `6-10`, `>10`): a call retried without bound adds no series per
+/// count.
+#[test]
+fn the_calls_attempts_are_bucketed() {
+    setup();
+    const F: &str = "metrics::buckets";
+    static POLICY: Policy = Policy::immediate().unlimited_attempts().named(F);
+    let fails_until = |ok_at: u32| {
+        let mut calls = 0;
+        POLICY.retry(|| {
+            calls += 1;
+            if calls < ok_at {
+                Err("busy")
+            } else {
+                Ok(calls)
+            }
+        })
+    };
+    for ok_at in [1, 2, 3, 4, 5, 6, 10, 11, 12, 40] {
+        assert_eq!(fails_until(ok_at), Ok(ok_at));
+    }
+    let calls = |bucket| {
+        observations(
+            "backoff.call.duration",
+            F,
+            &[("outcome", "ok"), ("attempts", bucket)],
+        )
+    };
+    let buckets = ["1", "2", "3", "4-5", "6-10", ">10"];
+    assert_eq!(buckets.map(calls), [1, 1, 1, 2, 2, 3]);
+    assert_eq!(read("backoff.call.duration", "function", F).len(), 6);
+}
+
 #[test]
 fn giving_up_under_kinds_records_the_failure_kind() {
     use backoff_runtime::{Decision, kind::Kind};
@@ -694,7 +728,8 @@ async fn hedged_attempts_are_counted_as_hedges() {
     let calls = std::sync::atomic::AtomicU32::new(0);
     // Attempt 1 fails at 5 ms and starts attempt 2 (a retry, 100 ms) at
     // once; the delay starts attempt 3 (a hedge) at 25 ms, which wins at
-    // 35 ms; attempt 2 is cancelled, with no outcome to count.
+    // 35 ms; attempt 2, still in flight, is cancelled: a real request,
+    // counted as `cancelled` (hedging's extra load), after 30 ms.
     let result: Result<u32, &str> = policy
         .hedge_async::<3>(HedgeDelay::After(Duration::from_millis(20)))
         .call(|| {
@@ -715,6 +750,9 @@ async fn hedged_attempts_are_counted_as_hedges() {
     assert_eq!(count(F, "hedge", "ok"), 1.0);
     assert_eq!(count(F, "retry", "ok"), 0.0);
     assert_eq!(count(F, "retry", "error"), 0.0);
+    assert_eq!(count(F, "retry", "cancelled"), 1.0);
+    let cancelled = find("backoff.attempt.duration", F, &[("outcome", "cancelled")]).unwrap();
+    assert_eq!((cancelled.count, cancelled.value), (1, 0.03));
     let ok = find("backoff.attempt.duration", F, &[("outcome", "ok")]).unwrap();
     assert_eq!((ok.count, ok.value), (1, 0.01));
     let error = find("backoff.attempt.duration", F, &[("outcome", "error")]).unwrap();
@@ -875,6 +913,8 @@ mod attribute {
         let f = function("hedged_read");
         assert_eq!(count(&f, "hedge", "ok"), 1.0);
         assert_eq!(count(&f, "original", "ok"), 0.0);
+        // The original, overtaken, was a request too.
+        assert_eq!(count(&f, "original", "cancelled"), 1.0);
         let call = find(
             "backoff.call.duration",
             &f,

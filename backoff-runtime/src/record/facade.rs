@@ -1,0 +1,370 @@
+//! The facade's public part (feature `record`): the [`Recorder`] trait,
+//! its events, and the installed recorder.
+
+use core::fmt;
+use core::time::Duration;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+pub use crate::circuit::CircuitState;
+pub use crate::event::AttemptKind;
+pub use crate::report::GiveUpReason;
+
+/// What is told of retried calls, breakers and budgets: one method per
+/// event, each empty unless implemented (implement what you record).
+///
+/// A recorder is called on the thread that made the call, in the call's
+/// path: keep each method short, and never block in it. It must not make
+/// retried calls itself (they would record into it again).
+///
+/// ```
+/// use backoff_runtime::record::{AttemptEnded, Recorder};
+///
+/// /// Prints each attempt that failed.
+/// struct Print;
+///
+/// impl Recorder for Print {
+///     fn attempt_ended(&self, attempt: &AttemptEnded) {
+///         if !attempt.outcome.is_ok() {
+///             eprintln!("{} attempt {}: {}", attempt.function, attempt.number, attempt.outcome.as_str());
+///         }
+///     }
+/// }
+/// ```
+pub trait Recorder: Send + Sync {
+    /// An attempt ended. A hedged call's attempts still in flight when the
+    /// call ends are told as [`AttemptOutcome::Cancelled`] before the
+    /// call's end; an attempt a `timeout` cancelled has no end and is not
+    /// told.
+    #[inline]
+    fn attempt_ended(&self, attempt: &AttemptEnded) {
+        let _ = attempt;
+    }
+
+    /// A call ended: it returned an accepted outcome, or gave up.
+    #[inline]
+    fn call_ended(&self, call: &CallEnded) {
+        let _ = call;
+    }
+
+    /// The call of `function` is retried after `delay` (a hedged call's
+    /// next attempt, which starts at once, is granted with a zero delay).
+    #[inline]
+    fn retry_delay(&self, function: &'static str, delay: Duration) {
+        let _ = (function, delay);
+    }
+
+    /// The breaker named `breaker` changed to `state`.
+    #[inline]
+    fn breaker_state(&self, breaker: &'static str, state: CircuitState) {
+        let _ = (breaker, state);
+    }
+
+    /// The budget named `budget` has `tokens` left, after a spend or a
+    /// refill.
+    #[inline]
+    fn budget_tokens(&self, budget: &'static str, tokens: f64) {
+        let _ = (budget, tokens);
+    }
+}
+
+/// How an attempt ended.
+///
+/// ```
+/// use backoff_runtime::record::AttemptOutcome;
+///
+/// assert_eq!(AttemptOutcome::RejectedOk.as_str(), "rejected_ok");
+/// assert_eq!(AttemptOutcome::Cancelled.as_str(), "cancelled");
+/// assert!(AttemptOutcome::Ok.is_ok());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AttemptOutcome {
+    /// An accepted `Ok`: the call ends with it.
+    Ok,
+    /// An error.
+    Error,
+    /// An `Ok` that `when_ok` rejected.
+    RejectedOk,
+    /// Dropped unfinished because the call ended without it: a hedged
+    /// call's attempt still in flight when another attempt's outcome ended
+    /// the call (it was a real request: hedging's extra load).
+    Cancelled,
+}
+
+impl AttemptOutcome {
+    /// `ok`, `error`, `rejected_ok` or `cancelled`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            AttemptOutcome::Ok => "ok",
+            AttemptOutcome::Error => "error",
+            AttemptOutcome::RejectedOk => "rejected_ok",
+            AttemptOutcome::Cancelled => "cancelled",
+        }
+    }
+
+    /// Whether the attempt was accepted ([`AttemptOutcome::Ok`]).
+    pub const fn is_ok(self) -> bool {
+        matches!(self, AttemptOutcome::Ok)
+    }
+}
+
+/// How a call ended.
+///
+/// ```
+/// use backoff_runtime::GiveUpReason;
+/// use backoff_runtime::record::CallOutcome;
+///
+/// let outcome = CallOutcome::GaveUp(GiveUpReason::Attempts);
+/// assert_eq!(outcome.as_str(), "gave_up");
+/// assert_eq!(outcome.give_up_reason(), Some(GiveUpReason::Attempts));
+/// assert_eq!(CallOutcome::Ok.give_up_reason(), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CallOutcome {
+    /// It returned an accepted `Ok`.
+    Ok,
+    /// It gave up, for this reason.
+    GaveUp(GiveUpReason),
+}
+
+impl CallOutcome {
+    /// `ok` or `gave_up`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CallOutcome::Ok => "ok",
+            CallOutcome::GaveUp(_) => "gave_up",
+        }
+    }
+
+    /// Why it gave up, if it did.
+    pub const fn give_up_reason(self) -> Option<GiveUpReason> {
+        match self {
+            CallOutcome::Ok => None,
+            CallOutcome::GaveUp(reason) => Some(reason),
+        }
+    }
+}
+
+/// An attempt that ended (see [`Recorder::attempt_ended`]).
+///
+/// `start` and `end` are read from the loop's clock: `Instant::now` for
+/// blocking loops, tokio's for async ones (paused in tests, so durations
+/// are exact there). Compare them with each other, not with
+/// `Instant::now()`.
+///
+/// ```
+/// use backoff_runtime::record::AttemptEnded;
+/// use std::time::Duration;
+///
+/// fn seconds(attempt: &AttemptEnded) -> f64 {
+///     attempt.duration().as_secs_f64()
+/// }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AttemptEnded {
+    /// The call's name (see the module's "Names").
+    pub function: &'static str,
+    /// `Original` for the first attempt, `Retry` after it, `Hedge` for a
+    /// hedged call's attempts started by its delay.
+    pub kind: AttemptKind,
+    /// The attempt's number in its call, from 1.
+    pub number: u32,
+    /// Its call: the same for every attempt of a call and its
+    /// [`CallEnded`].
+    pub call: CallId,
+    /// How it ended.
+    pub outcome: AttemptOutcome,
+    /// When it began.
+    pub start: Instant,
+    /// When it ended.
+    pub end: Instant,
+}
+
+impl AttemptEnded {
+    /// The attempt's own time: `end - start`.
+    pub fn duration(&self) -> Duration {
+        self.end.saturating_duration_since(self.start)
+    }
+}
+
+/// A call that ended (see [`Recorder::call_ended`]).
+///
+/// ```
+/// use backoff_runtime::record::{CallEnded, CallOutcome};
+///
+/// fn gave_up(call: &CallEnded) -> bool {
+///     matches!(call.outcome, CallOutcome::GaveUp(_))
+/// }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CallEnded {
+    /// The call's name (see the module's "Names").
+    pub function: &'static str,
+    /// Which call it is (as its attempts' [`AttemptEnded::call`]).
+    pub call: CallId,
+    /// How it ended; a call an open breaker refuses gave up with
+    /// [`GiveUpReason::CircuitOpen`].
+    pub outcome: CallOutcome,
+    /// The attempts it made (started, for a hedged call: the cancelled ones
+    /// too); 0 for a call refused before its first attempt.
+    pub attempts: u32,
+    /// Its whole time, its attempts and sleeps included, on the loop's
+    /// clock.
+    pub duration: Duration,
+    /// For a call that gave up under a policy with a schedule per kind
+    /// ([`Policy::kinds`](crate::Policy::kinds); `#[retry(on(..))]`), the
+    /// kind of its last failure (the `on(..)` arm's pattern text); `None`
+    /// otherwise.
+    pub failure_kind: Option<&'static str>,
+}
+
+/// Which call an event belongs to: equal for the events of one call, and
+/// different for any two calls in flight at the same time, so a recorder
+/// can keep what it builds per call (a span, say) until the call's
+/// [`CallEnded`]. It is the call's start and a count of the calls that
+/// began while a recorder was installed (wrapping at 2³²).
+///
+/// ```
+/// use backoff_runtime::record::{AttemptEnded, CallEnded};
+///
+/// fn same_call(attempt: &AttemptEnded, call: &CallEnded) -> bool {
+///     attempt.call == call.call
+/// }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CallId {
+    start: Instant,
+    serial: u32,
+}
+
+impl CallId {
+    /// The call `serial` that began at `start`.
+    pub(crate) const fn new(start: Instant, serial: u32) -> Self {
+        CallId { start, serial }
+    }
+
+    /// When the call began, on its loop's clock (as
+    /// [`AttemptEnded::start`]).
+    pub const fn start(self) -> Instant {
+        self.start
+    }
+}
+
+/// The `function` of a call whose policy has no
+/// [`name`](crate::Policy::named).
+///
+/// ```
+/// use backoff_runtime::{record::UNNAMED, Policy};
+///
+/// assert_eq!(Policy::immediate().name(), UNNAMED);
+/// ```
+pub const UNNAMED: &str = crate::name::UNNAMED;
+
+/// The recorder, once installed.
+static RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
+
+/// Whether [`RECORDER`] is set (see [`on`]).
+static ON: AtomicBool = AtomicBool::new(false);
+
+/// Installs `recorder` for the whole process: every call that begins from
+/// now on tells it its events. A recorder is installed once; a second call
+/// returns an error and changes nothing.
+///
+/// ```
+/// use backoff_runtime::record::{self, Recorder};
+///
+/// struct Nothing;
+/// impl Recorder for Nothing {}
+///
+/// static NOTHING: Nothing = Nothing;
+/// assert!(record::set_recorder(&NOTHING).is_ok());
+/// assert!(record::set_recorder(&NOTHING).is_err());
+/// ```
+pub fn set_recorder(recorder: &'static dyn Recorder) -> Result<(), SetRecorderError> {
+    let mut set = false;
+    RECORDER.get_or_init(|| {
+        set = true;
+        recorder
+    });
+    if set {
+        // (After the recorder. A call that sees the flag reads the recorder
+        // through the `OnceLock`'s own acquire load; on a weak memory model
+        // a call that sees the flag in the instant it is set may still find
+        // none, and its events are dropped, as a call's before it.)
+        ON.store(true, Ordering::Release);
+        Ok(())
+    } else {
+        Err(SetRecorderError(()))
+    }
+}
+
+/// The recorder [`set_recorder`] installed, if any.
+///
+/// ```
+/// assert!(backoff_runtime::record::recorder().is_none());
+/// ```
+#[inline]
+pub fn recorder() -> Option<&'static dyn Recorder> {
+    RECORDER.get().copied()
+}
+
+/// Whether a recorder is installed: one relaxed atomic load. (A flag of its
+/// own rather than the `OnceLock`'s state: the same one load, but the
+/// compiler lays out the callers' branches as it did for the former
+/// feature's flag, where the state's test cost `sync/retry_when` 2
+/// instructions.)
+#[inline(always)]
+pub(crate) fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+/// Runs `f` with the recorder, if one is installed.
+#[inline(always)]
+pub(crate) fn with(f: impl FnOnce(&'static dyn Recorder)) {
+    if let Some(recorder) = RECORDER.get() {
+        f(*recorder);
+    }
+}
+
+/// The error of [`set_recorder`] when a recorder is already installed.
+///
+/// ```
+/// use backoff_runtime::record::{self, Recorder};
+///
+/// struct Nothing;
+/// impl Recorder for Nothing {}
+///
+/// static NOTHING: Nothing = Nothing;
+/// record::set_recorder(&NOTHING).unwrap();
+/// let error = record::set_recorder(&NOTHING).unwrap_err();
+/// assert_eq!(error.to_string(), "a recorder is already installed");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SetRecorderError(());
+
+impl fmt::Display for SetRecorderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a recorder is already installed")
+    }
+}
+
+impl std::error::Error for SetRecorderError {}
+
+/// A named breaker changed to `state`.
+#[cold]
+#[inline(never)]
+pub(crate) fn breaker_state(name: &'static str, state: CircuitState) {
+    with(|r| r.breaker_state(name, state));
+}
+
+/// A named budget has `tokens` left.
+#[cold]
+#[inline(never)]
+pub(crate) fn budget_tokens(name: &'static str, tokens: f64) {
+    with(|r| r.budget_tokens(name, tokens));
+}
