@@ -16,16 +16,16 @@
 //! - `trace`: the `tracing` glue (macros that expand to nothing without the
 //!   feature).
 
-pub(crate) mod dispatch;
 mod chaos;
+pub(crate) mod dispatch;
 mod policies;
 mod steps;
 mod trace;
 
 pub use crate::control::{Budget as AsBudget, Circuit as AsCircuit, Throttle as AsThrottle};
 pub use crate::retry_args::{PolicyArgument as AsPolicy, *};
-pub use dispatch::*;
 pub use chaos::*;
+pub use dispatch::*;
 pub use policies::*;
 pub use steps::*;
 pub use trace::*;
