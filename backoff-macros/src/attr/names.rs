@@ -115,7 +115,7 @@ impl StrategyKind {
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
 /// the strategies' ([`StrategyKind::NAMES`]), then these.
-pub(super) const OTHER_ARGUMENTS: [&str; 26] = [
+pub(super) const OTHER_ARGUMENTS: [&str; 27] = [
     "attempts",
     "jitter",
     "max_elapsed",
