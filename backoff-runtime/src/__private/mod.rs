@@ -16,7 +16,6 @@
 //! - `trace`: the `tracing` glue (macros that expand to nothing without the
 //!   feature).
 
-mod chaos;
 pub(crate) mod dispatch;
 mod policies;
 mod steps;
@@ -24,7 +23,6 @@ mod trace;
 
 pub use crate::control::{Budget as AsBudget, Circuit as AsCircuit, Throttle as AsThrottle};
 pub use crate::retry_args::{PolicyArgument as AsPolicy, *};
-pub use chaos::*;
 pub use dispatch::*;
 pub use policies::*;
 pub use steps::*;
