@@ -242,6 +242,25 @@ impl<S: Strategy> Progress for Lazy<'_, '_, S> {
     }
 }
 
+/// The progress of a call whose `timeout` passed: only its report.
+pub(crate) struct TimedOut(pub(crate) GiveUp);
+
+impl Progress for TimedOut {
+    fn step(&mut self, _: Decision) -> Option<Duration> {
+        None
+    }
+    fn succeeded(&mut self) {}
+    fn attempt(&self) -> u32 {
+        self.0.attempts
+    }
+    fn event(&self, delay: Duration) -> RetryEvent {
+        RetryEvent::new(self.0.attempts, delay, self.0.elapsed)
+    }
+    fn report(&self) -> GiveUp {
+        self.0
+    }
+}
+
 /// A state already built (a blocking loop after its first failure).
 impl<S: Strategy> Progress for RetryState<'_, S> {
     #[inline(always)]
@@ -408,17 +427,7 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
     trace: &R,
     recording: &mut M,
 ) -> ControlFlow<Result<T, E>, Duration> {
-    let (decision, outcome) = match outcome {
-        Ok(value) => match hooks.when_ok(&value) {
-            Decision::Stop => {
-                progress.succeeded();
-                recording.succeeded();
-                return ControlFlow::Break(Ok(value));
-            }
-            decision => (decision, Ok(value)),
-        },
-        Err(error) => (hooks.when(&error), Err(error)),
-    };
+    let (decision, outcome) = verdict(progress, outcome, hooks, recording)?;
     match progress.step(decision) {
         Some(delay) => {
             recording.retried(outcome.is_ok(), delay);
@@ -440,6 +449,29 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
             ControlFlow::Break(give_up(&*progress, outcome, hooks, trace, recording, ended))
         }
     }
+}
+
+/// The verdict on an attempt's `outcome` (`when` on an error, `when_ok` on
+/// an `Ok`): `Break` with an accepted `Ok`, which the breaker, the budget
+/// and the recording have heard of; else the decision and the outcome.
+#[inline(always)]
+pub(crate) fn verdict<T, E, H: Hooks<T, E>, M: Records>(
+    progress: &mut impl Progress,
+    outcome: Result<T, E>,
+    hooks: &mut H,
+    recording: &mut M,
+) -> ControlFlow<Result<T, E>, (Decision, Result<T, E>)> {
+    ControlFlow::Continue(match outcome {
+        Ok(value) => match hooks.when_ok(&value) {
+            Decision::Stop => {
+                progress.succeeded();
+                recording.succeeded();
+                return ControlFlow::Break(Ok(value));
+            }
+            decision => (decision, Ok(value)),
+        },
+        Err(error) => (hooks.when(&error), Err(error)),
+    })
 }
 
 /// The call gives up with `outcome`: the report, built only if a hook, the

@@ -412,13 +412,14 @@ where
         };
         match ::tokio::time::timeout(limit, attempts).await {
             Ok(outcome) => outcome,
-            Err(_) => {
-                let outcome = Err(from(Elapsed));
-                let report = run.start.timed_out(calls);
-                run.recording.gave_up(None, report.reason);
-                run.hooks.on_give_up(&outcome, &report);
-                run.hooks.fall_back(outcome, &report)
-            }
+            Err(_) => driver::give_up(
+                &driver::TimedOut(run.start.timed_out(calls)),
+                Err(from(Elapsed)),
+                &mut run.hooks,
+                &NoTrace,
+                &mut run.recording,
+                None,
+            ),
         }
     }
 

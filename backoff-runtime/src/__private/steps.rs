@@ -616,7 +616,7 @@ pub fn timed_out<T, E, R: Trace<E>>(
     let mut kept = None;
     let mut hooks = giving_up(&mut kept);
     let result = driver::give_up(
-        &TimedOut(report),
+        &driver::TimedOut(report),
         outcome,
         &mut hooks,
         &trace,
@@ -632,25 +632,6 @@ pub fn timed_out<T, E, R: Trace<E>>(
 pub fn timeout_report(calls: u32, clock: Clock, start: Option<std::time::Instant>) -> GiveUp {
     let elapsed = start.map_or(Duration::ZERO, |s| clock().saturating_duration_since(s));
     GiveUp::new(calls, elapsed, GiveUpReason::Timeout)
-}
-
-/// The progress of a call whose `timeout` passed: only its report.
-struct TimedOut(GiveUp);
-
-impl driver::Progress for TimedOut {
-    fn step(&mut self, _: Decision) -> Option<Duration> {
-        None
-    }
-    fn succeeded(&mut self) {}
-    fn attempt(&self) -> u32 {
-        self.0.attempts
-    }
-    fn event(&self, delay: Duration) -> RetryEvent {
-        RetryEvent::new(self.0.attempts, delay, self.0.elapsed)
-    }
-    fn report(&self) -> GiveUp {
-        self.0
-    }
 }
 
 /// An untimed state machine of `policy` (the delay benches' start: no clock

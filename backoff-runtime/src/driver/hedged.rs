@@ -9,9 +9,10 @@
 //! with a failure that is not the last one in flight dropped rather than
 //! given up with.
 
+use core::ops::ControlFlow;
 use core::time::Duration;
 
-use super::{Hooks, Progress, Trace, give_up};
+use super::{Hooks, Progress, Trace, give_up, verdict};
 use crate::decision::Decision;
 use crate::event::{AttemptKind, RetryEvent};
 use crate::recording::Records;
@@ -107,16 +108,9 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
         started,
         hedges,
     };
-    let (decision, outcome) = match outcome {
-        Ok(value) => match hooks.when_ok(&value) {
-            Decision::Stop => {
-                progress.succeeded();
-                recording.succeeded();
-                return Hedging::Done(Ok(value));
-            }
-            decision => (decision, Ok(value)),
-        },
-        Err(error) => (hooks.when(&error), Err(error)),
+    let (decision, outcome) = match verdict(&mut progress, outcome, hooks, recording) {
+        ControlFlow::Continue(judged) => judged,
+        ControlFlow::Break(accepted) => return Hedging::Done(accepted),
     };
     let stop = matches!(decision, Decision::Stop);
     // (The step always runs: it tells the breaker of the attempt's outcome.
