@@ -170,7 +170,7 @@ impl<P: FixedOrigin> CompactCall<P> {
         match driver::after_attempt(
             &mut progress,
             Err(error),
-            &mut driver::Decided(decision),
+            &mut HookSet::of(decision, crate::hooks::AcceptAll, NoHook, NoHook),
             &trace,
             &mut recording,
         ) {

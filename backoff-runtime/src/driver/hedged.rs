@@ -9,7 +9,6 @@
 //! with a failure that is not the last one in flight dropped rather than
 //! given up with.
 
-use core::ops::ControlFlow;
 use core::time::Duration;
 
 use super::{Hooks, Progress, Trace, give_up, verdict};
@@ -108,10 +107,7 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
         started,
         hedges,
     };
-    let (decision, outcome) = match verdict(&mut progress, outcome, hooks, recording) {
-        ControlFlow::Continue(judged) => judged,
-        ControlFlow::Break(accepted) => return Hedging::Done(accepted),
-    };
+    let (decision, outcome) = verdict!(progress, outcome, hooks, recording, Hedging::Done);
     let stop = matches!(decision, Decision::Stop);
     // (The step always runs: it tells the breaker of the attempt's outcome.
     // The attempt limit, at most the slots, leaves room for what it
