@@ -219,7 +219,7 @@ fn with_names_used(func: Function, heads: &[Ident], words: &[String]) -> TokenSt
 //             let ended = loop {
 //                 // a breaker's refusal: break call.refused(..)  // see `step::refusals`
 //                 let outcome: R = attempt(|| body);           // or async { body }.await
-//                 let delay = match call.after_error(tracer!(..), when(&error), error) {  // see `step`
+//                 let delay = match call.after_error("module::name", tracer!(..), when(&error), error) {  // see `step`
 //                     Continue(delay) => delay,               // the error was dropped in there
 //                     Break(ended) => break ended,
 //                 };

@@ -31,7 +31,7 @@
 //!   `on_giveup` and `fallback` run once, after the loop, on the report the
 //!   give-up step kept (`Ended::finish`). An `async fn` that keeps nothing
 //!   but its attempt count writes the same loop over a
-//!   `__private::CompactCall` (the same steps over a `Carried`);
+//!   `__private::Call` in its compact form (the same steps over a `Carried`);
 //! - the `tower` policy, which never owns the outcome, takes the verdict
 //!   and the step;
 //! - a [hedged call](crate::hedge), whose attempts overlap, ends each
@@ -123,12 +123,6 @@ impl<'p, S> Origin<'p, S> {
         self
     }
 
-    /// The budget, if any.
-    #[inline(always)]
-    pub(crate) fn budget(&self) -> Option<&'p RetryBudget> {
-        self.budget
-    }
-
     /// The same, behind a breaker.
     pub(crate) fn with_circuit(mut self, circuit: Option<&'p CircuitBreaker>) -> Self {
         self.circuit = circuit;
@@ -210,7 +204,7 @@ impl<S: Strategy> Progress for Lazy<'_, '_, S> {
         step(self.slot, self.start, decision)
     }
 
-    #[inline]
+    #[inline(always)]
     fn succeeded(&mut self) {
         succeeded(self.slot, self.start.budget);
     }

@@ -12,7 +12,7 @@
 //! - [`Recording`]: a call's recording, begun with the call (64 bytes,
 //!   `Copy`), for every loop but the attribute's compact `async fn` loop;
 //! - [`CallBegan`] and [`AttemptBegan`]: the compact loop's (a
-//!   `CompactCall`), 7 bytes for the call and 8 for the running attempt;
+//!   `Call` in its compact form), 7 bytes for the call and 8 for the running attempt;
 //! - [`Records`]: what the driver tells of a call, implemented by those, by
 //!   [`NoRecording`] (a loop that never records) and by the hedged call's
 //!   per-attempt recording.
