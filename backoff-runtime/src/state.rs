@@ -414,10 +414,7 @@ impl<'p, S> RetryState<'p, S> {
     /// assert_eq!((report.attempts, report.reason), (2, GiveUpReason::Stopped));
     /// ```
     pub fn give_up(&self) -> Option<GiveUp> {
-        self.core.gave_up.map(|reason| {
-            GiveUp::new(self.core.failures, self.elapsed(), reason)
-                .with_failure_kind(self.failure_kind())
-        })
+        self.core.gave_up.map(|_| self.report())
     }
 
     /// The report of a call that gave up, for the loops: as
@@ -993,33 +990,21 @@ impl<S: Strategy> Policy<S> {
         Some(delay)
     }
 
-    /// [`RetryState::next_delay_for`] on the state `carried` stands for
-    /// (see [`next_carried`](Policy::next_carried)).
-    #[inline(always)]
-    pub(crate) fn next_carried_for<P: Previous>(
-        &self,
-        carried: &mut Carried<P>,
-        decision: Decision,
-    ) -> Option<Duration> {
-        match decision {
-            Decision::Retry => self.next_carried(carried),
-            decision => self.carried_in_general(carried, decision),
-        }
-    }
-
-    /// [`carried_in_general`](Policy::carried_in_general) for a plain
-    /// retry, which then passes no `Decision` (24 bytes, in memory).
+    /// [`next_carried_for`](Policy::next_carried_for) for a plain retry,
+    /// which then passes no `Decision` (24 bytes, in memory).
     #[cold]
     #[inline(never)]
     fn carried_retry_in_general<P: Previous>(&self, carried: &mut Carried<P>) -> Option<Duration> {
-        self.carried_in_general(carried, Decision::Retry)
+        self.next_carried_for(carried, Decision::Retry)
     }
 
-    /// [`next_carried_for`](Policy::next_carried_for) off the common path:
-    /// out of line, so that the common path builds no state.
+    /// [`RetryState::next_delay_for`] on the state `carried` stands for
+    /// (see [`next_carried`](Policy::next_carried)), for any verdict: the
+    /// state's own step. Out of line, so that the common path builds no
+    /// state.
     #[cold]
     #[inline(never)]
-    fn carried_in_general<P: Previous>(
+    pub(crate) fn next_carried_for<P: Previous>(
         &self,
         carried: &mut Carried<P>,
         decision: Decision,
@@ -1056,7 +1041,7 @@ fn fast<S>(policy: &Policy<S>) -> u32 {
 /// The call's start, read from `clock` only if something needs the time:
 /// `timed` (a hook reads `elapsed`) or a deadline.
 #[inline]
-pub(crate) fn began<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
+pub fn began<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
     if timed || policy.elapsed_limit().is_some() {
         Some(clock())
     } else {

@@ -10,25 +10,13 @@ use core::ops::{Deref, DerefMut};
 /// The call's start, read before the first attempt only if something needs
 /// the time (`timed`, or a deadline); the state itself is built on the first
 /// failure, so a success builds nothing.
-#[inline]
-pub fn began<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<std::time::Instant> {
-    driver::began(policy, clock, timed)
-}
+pub use crate::state::began;
 
 /// The clock of a blocking loop.
 pub const SYNC_CLOCK: Clock = crate::clock::system;
 
 /// The clock of an async loop.
 pub const ASYNC_CLOCK: Clock = crate::clock::for_async();
-
-/// The number of the attempt about to run, from 1.
-#[inline]
-pub fn attempt_number<S>(slot: &Option<RetryState<'_, S>>) -> u32 {
-    match slot {
-        Some(state) => state.attempt().saturating_add(1),
-        None => 1,
-    }
-}
 
 #[cfg(feature = "tokio")]
 pin_project_lite::pin_project! {
@@ -91,18 +79,6 @@ pub fn cold() {}
 #[inline(never)]
 fn next_retry_carried<F: FixedOrigin>(carried: &mut Carried<F::Previous>) -> Option<Duration> {
     F::ORIGIN.policy.next_carried(carried)
-}
-
-/// [`next_retry_carried`] for a verdict other than a plain retry (a `when`
-/// said `Stop`, `RetryAfter` or `Throttled`), out of line, one copy per
-/// policy.
-#[cold]
-#[inline(never)]
-fn next_decided_carried<F: FixedOrigin>(
-    carried: &mut Carried<F::Previous>,
-    decision: Decision,
-) -> Option<Duration> {
-    F::ORIGIN.policy.next_carried_for(carried, decision)
 }
 
 /// The compact form of a [`Call`]: a call of the function's own loop that
@@ -171,7 +147,7 @@ impl<P: FixedOrigin> driver::Progress for Carrying<'_, P> {
         // (Without a `when`, every error is retried: the branch folds away.)
         match decision {
             Decision::Retry => next_retry_carried::<P>(self.0),
-            decision => next_decided_carried::<P>(self.0, decision),
+            decision => P::ORIGIN.policy.next_carried_for(self.0, decision),
         }
     }
 
@@ -392,7 +368,12 @@ impl Records for &mut Recording {
         Recording::gave_up(self, ended, reason);
     }
     #[inline(always)]
-    fn gave_up_as(&mut self, ended: Option<bool>, reason: GiveUpReason, kind: Option<&'static str>) {
+    fn gave_up_as(
+        &mut self,
+        ended: Option<bool>,
+        reason: GiveUpReason,
+        kind: Option<&'static str>,
+    ) {
         Recording::gave_up_as(self, ended, reason, kind);
     }
 }
@@ -508,7 +489,8 @@ impl<'p, S, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     /// The context of the attempt about to run (`context = ctx`).
     #[inline(always)]
     pub fn context(&self) -> AttemptContext {
-        let attempt = attempt_number(&self.0.state);
+        let attempt = self.0.state.as_ref().map_or(0, RetryState::attempt);
+        let attempt = attempt.saturating_add(1);
         // (`OnDeadline::LastTry`'s attempt at the deadline is the last.)
         let last_try = self.0.state.as_ref().is_some_and(RetryState::is_last_try);
         AttemptContext::new(
@@ -561,7 +543,14 @@ impl<F: Form> Call<F> {
         decision: impl Verdict<T, E>,
         outcome: Result<T, E>,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        step(&mut self.0, function, trace, decision, outcome, NoHook)
+        step(
+            &mut self.0,
+            (function, F::OUT_OF_LINE),
+            trace,
+            decision,
+            outcome,
+            NoHook,
+        )
     }
 
     /// [`Call::after`], with `on_retry`, a closure built at the call (so a
@@ -575,7 +564,14 @@ impl<F: Form> Call<F> {
         outcome: Result<T, E>,
         on_retry: impl FnOnce(&Result<T, E>, &RetryEvent),
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        step(&mut self.0, function, trace, decision, outcome, Once(Some(on_retry)))
+        step(
+            &mut self.0,
+            (function, F::OUT_OF_LINE),
+            trace,
+            decision,
+            outcome,
+            Once(Some(on_retry)),
+        )
     }
 
     /// [`Call::after`] an attempt that failed with `error` (no `when_ok`:
@@ -588,7 +584,14 @@ impl<F: Form> Call<F> {
         decision: impl Verdict<T, E>,
         error: E,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        step(&mut self.0, function, trace, decision, Err(error), NoHook)
+        step(
+            &mut self.0,
+            (function, F::OUT_OF_LINE),
+            trace,
+            decision,
+            Err(error),
+            NoHook,
+        )
     }
 
     /// [`Call::after_error`], with `on_retry`, which takes the error.
@@ -608,27 +611,40 @@ impl<F: Form> Call<F> {
             }
         };
         let on_retry = Once(Some(on_retry));
-        step(&mut self.0, function, trace, decision, Err(error), on_retry)
+        step(
+            &mut self.0,
+            (function, F::OUT_OF_LINE),
+            trace,
+            decision,
+            Err(error),
+            on_retry,
+        )
     }
 }
 
 /// After an attempt, through the driver's rule, with the one adapter of
 /// hooks ([`HookSet`]): the verdict decided, `on_retry`, and the report
-/// kept for the give-up hooks. Out of line if the form says so
+/// kept for the give-up hooks. Out of line if `out_of_line`
 /// ([`Form::OUT_OF_LINE`]).
 #[inline(always)]
 fn step<F: Form, T, E, N: OnRetry<T, E>>(
     form: &mut F,
-    function: &'static str,
+    (function, out_of_line): (&'static str, bool),
     trace: impl Trace<E>,
     decision: impl Verdict<T, E>,
     outcome: Result<T, E>,
     on_retry: N,
 ) -> ControlFlow<Ended<T, E>, Duration> {
-    if F::OUT_OF_LINE {
-        step_out_of_line(form, function, trace, decision, outcome, on_retry)
-    } else {
-        step_inline(form, function, trace, decision, outcome, on_retry)
+    if out_of_line {
+        return step_out_of_line(form, function, trace, decision, outcome, on_retry);
+    }
+    let mut report = None;
+    let mut hooks: Dispatch<'_, _, N> =
+        HookSet::of(decision, decision, on_retry, Keep(&mut report));
+    let (mut progress, mut recording) = form.parts(function);
+    match driver::after_attempt(&mut progress, outcome, &mut hooks, &trace, &mut recording) {
+        ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
+        ControlFlow::Break(result) => ControlFlow::Break(gave_up(result, report)),
     }
 }
 
@@ -642,26 +658,7 @@ fn step_out_of_line<F: Form, T, E, N: OnRetry<T, E>>(
     outcome: Result<T, E>,
     on_retry: N,
 ) -> ControlFlow<Ended<T, E>, Duration> {
-    step_inline(form, function, trace, decision, outcome, on_retry)
-}
-
-/// [`step`] inline.
-#[inline(always)]
-fn step_inline<F: Form, T, E, N: OnRetry<T, E>>(
-    form: &mut F,
-    function: &'static str,
-    trace: impl Trace<E>,
-    decision: impl Verdict<T, E>,
-    outcome: Result<T, E>,
-    on_retry: N,
-) -> ControlFlow<Ended<T, E>, Duration> {
-    let mut report = None;
-    let mut hooks: Dispatch<'_, _, N> = HookSet::of(decision, decision, on_retry, Keep(&mut report));
-    let (mut progress, mut recording) = form.parts(function);
-    match driver::after_attempt(&mut progress, outcome, &mut hooks, &trace, &mut recording) {
-        ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
-        ControlFlow::Break(result) => ControlFlow::Break(gave_up(result, report)),
-    }
+    step(form, (function, false), trace, decision, outcome, on_retry)
 }
 
 impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
