@@ -218,7 +218,11 @@ async fn an_unlimited_kind_keeps_advancing_past_its_255th_failure() {
         delays: &std::cell::RefCell<Vec<Duration>>,
     ) -> Result<u32, Busy> {
         calls.set(calls.get() + 1);
-        if calls.get() <= 300 { Err(Busy::Busy) } else { Ok(calls.get()) }
+        if calls.get() <= 300 {
+            Err(Busy::Busy)
+        } else {
+            Ok(calls.get())
+        }
     }
     let (calls, delays) = (Cell::new(0), std::cell::RefCell::new(Vec::new()));
     let start = tokio::time::Instant::now();
