@@ -13,9 +13,8 @@
 //!   `Copy`), for every loop but the attribute's compact `async fn` loop;
 //! - [`CallBegan`] and [`AttemptBegan`]: the compact loop's (a
 //!   `Call` in its compact form), 7 bytes for the call and 8 for the running attempt;
-//! - [`Records`]: what the driver tells of a call, implemented by those, by
-//!   [`NoRecording`] (a loop that never records) and by the hedged call's
-//!   per-attempt recording.
+//! - [`Records`]: what the driver tells of a call, implemented by those
+//!   and by the hedged call's per-attempt recording.
 
 use core::time::Duration;
 
