@@ -917,7 +917,8 @@ impl<P: Previous> Carried<P> {
     #[inline(always)]
     fn rng<S>(&self, policy: &Policy<S>) -> JitterRng {
         match self.phase {
-            phase @ 1.. if spreads(policy) => {
+            // (A constant for the attribute's policy types.)
+            phase @ 1.. if matches!(policy.jitter_kind(), Jitter::Spread) => {
                 policy.rng().with_phase(u32::from(phase) << 16 | 0x8000)
             }
             _ => policy.rng(),
@@ -927,7 +928,7 @@ impl<P: Previous> Carried<P> {
     /// Keeps the phase `rng` drew under `policy`, if it drew one.
     #[inline(always)]
     fn keep_phase<S>(&mut self, policy: &Policy<S>, rng: &JitterRng) {
-        if spreads(policy)
+        if matches!(policy.jitter_kind(), Jitter::Spread)
             && let phase @ 1.. = rng.phase_drawn()
         {
             self.phase = ((phase >> 16) as u16).max(1);
@@ -976,7 +977,6 @@ impl<S: Strategy> Policy<S> {
     /// back.
     #[inline(always)]
     pub(crate) fn next_carried<P: Previous>(&self, carried: &mut Carried<P>) -> Option<Duration> {
-        debug_assert!(self.elapsed_limit().is_none() && self.kind_table().is_empty());
         // (`tally` is the skipped count while below `GAVE_UP`.)
         if carried.tally >= GAVE_UP || carried.failures >= fast(self) {
             return self.carried_retry_in_general(carried);
@@ -1014,13 +1014,6 @@ impl<S: Strategy> Policy<S> {
         carried.pack(&state);
         delay
     }
-}
-
-/// Whether `policy`'s jitter is `Jitter::Spread`, whose phase a
-/// [`Carried`] keeps (a constant for the attribute's policy types).
-#[inline(always)]
-fn spreads<S>(policy: &Policy<S>) -> bool {
-    matches!(policy.jitter_kind(), Jitter::Spread)
 }
 
 /// [`Core::fast`] of a state of `policy` that nothing else checks (no

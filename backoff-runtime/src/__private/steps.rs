@@ -543,14 +543,8 @@ impl<F: Form> Call<F> {
         decision: impl Verdict<T, E>,
         outcome: Result<T, E>,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        step(
-            &mut self.0,
-            (function, F::OUT_OF_LINE),
-            trace,
-            decision,
-            outcome,
-            NoHook,
-        )
+        let at = (function, F::OUT_OF_LINE);
+        step(&mut self.0, at, trace, decision, outcome, NoHook)
     }
 
     /// [`Call::after`], with `on_retry`, a closure built at the call (so a
@@ -564,9 +558,10 @@ impl<F: Form> Call<F> {
         outcome: Result<T, E>,
         on_retry: impl FnOnce(&Result<T, E>, &RetryEvent),
     ) -> ControlFlow<Ended<T, E>, Duration> {
+        let at = (function, F::OUT_OF_LINE);
         step(
             &mut self.0,
-            (function, F::OUT_OF_LINE),
+            at,
             trace,
             decision,
             outcome,
@@ -584,14 +579,8 @@ impl<F: Form> Call<F> {
         decision: impl Verdict<T, E>,
         error: E,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        step(
-            &mut self.0,
-            (function, F::OUT_OF_LINE),
-            trace,
-            decision,
-            Err(error),
-            NoHook,
-        )
+        let at = (function, F::OUT_OF_LINE);
+        step(&mut self.0, at, trace, decision, Err(error), NoHook)
     }
 
     /// [`Call::after_error`], with `on_retry`, which takes the error.
@@ -611,14 +600,8 @@ impl<F: Form> Call<F> {
             }
         };
         let on_retry = Once(Some(on_retry));
-        step(
-            &mut self.0,
-            (function, F::OUT_OF_LINE),
-            trace,
-            decision,
-            Err(error),
-            on_retry,
-        )
+        let at = (function, F::OUT_OF_LINE);
+        step(&mut self.0, at, trace, decision, Err(error), on_retry)
     }
 }
 
