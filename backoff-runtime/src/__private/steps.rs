@@ -128,7 +128,17 @@ impl<P: FixedOrigin> Form for Compact<P> {
         (Carrying(&mut self.carried), recording)
     }
 
-    const OUT_OF_LINE: bool = false;
+    #[inline(always)]
+    fn step<T, E, N: OnRetry<T, E>>(
+        &mut self,
+        function: &'static str,
+        trace: impl Trace<E>,
+        decision: impl Verdict<T, E>,
+        outcome: Result<T, E>,
+        on_retry: N,
+    ) -> ControlFlow<Ended<T, E>, Duration> {
+        step(self, function, trace, decision, outcome, on_retry)
+    }
 
     #[inline(always)]
     fn next_attempt(&mut self) {
@@ -265,15 +275,6 @@ fn giving_up(report: &mut Option<GiveUp>) -> Dispatch<'_, Decision, NoHook> {
     HookSet::of(Decision::Stop, Decision::Stop, NoHook, Keep(report))
 }
 
-/// The give-up step's result, with the report the give-up hooks read.
-#[inline(always)]
-fn gave_up<T, E>(result: Result<T, E>, report: Option<GiveUp>) -> Ended<T, E> {
-    match report {
-        Some(report) => Ended::GaveUp(result, report),
-        None => Ended::Done(result),
-    }
-}
-
 /// A call of the function's own loop, as the driver sees it, in one of
 /// two forms (`F`): [`Full`], what the first failure builds a retry state
 /// from and that state, or [`Compact`], a [`Carried`] under a policy type.
@@ -297,10 +298,17 @@ pub(crate) trait Form {
     /// The progress and the recording of the attempt of `function` that
     /// just ended.
     fn parts(&mut self, function: &'static str) -> (Self::Progress<'_>, Self::Recording<'_>);
-    /// Whether the driver's rule after an attempt runs out of line, one
-    /// copy per function (a whole retry state's), or inline (the compact
-    /// form's, whose step is out of line already).
-    const OUT_OF_LINE: bool;
+    /// The driver's rule after an attempt ([`step`]): out of line, one
+    /// copy per function, for a whole retry state; inline for the compact
+    /// form, whose step is out of line already.
+    fn step<T, E, N: OnRetry<T, E>>(
+        &mut self,
+        function: &'static str,
+        trace: impl Trace<E>,
+        decision: impl Verdict<T, E>,
+        outcome: Result<T, E>,
+        on_retry: N,
+    ) -> ControlFlow<Ended<T, E>, Duration>;
     /// Another attempt begins.
     fn next_attempt(&mut self);
 }
@@ -341,7 +349,17 @@ impl<'p, S: Strategy + 'p, K: Kept<'p, S>> Form for Full<'p, S, K> {
         (progress, &mut self.recording)
     }
 
-    const OUT_OF_LINE: bool = true;
+    #[inline(never)]
+    fn step<T, E, N: OnRetry<T, E>>(
+        &mut self,
+        function: &'static str,
+        trace: impl Trace<E>,
+        decision: impl Verdict<T, E>,
+        outcome: Result<T, E>,
+        on_retry: N,
+    ) -> ControlFlow<Ended<T, E>, Duration> {
+        step(self, function, trace, decision, outcome, on_retry)
+    }
 
     #[inline(always)]
     fn next_attempt(&mut self) {
@@ -543,8 +561,7 @@ impl<F: Form> Call<F> {
         decision: impl Verdict<T, E>,
         outcome: Result<T, E>,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        let at = (function, F::OUT_OF_LINE);
-        step(&mut self.0, at, trace, decision, outcome, NoHook)
+        self.0.step(function, trace, decision, outcome, NoHook)
     }
 
     /// [`Call::after`], with `on_retry`, a closure built at the call (so a
@@ -558,15 +575,8 @@ impl<F: Form> Call<F> {
         outcome: Result<T, E>,
         on_retry: impl FnOnce(&Result<T, E>, &RetryEvent),
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        let at = (function, F::OUT_OF_LINE);
-        step(
-            &mut self.0,
-            at,
-            trace,
-            decision,
-            outcome,
-            Once(Some(on_retry)),
-        )
+        let on_retry = Once(Some(on_retry));
+        self.0.step(function, trace, decision, outcome, on_retry)
     }
 
     /// [`Call::after`] an attempt that failed with `error` (no `when_ok`:
@@ -579,8 +589,7 @@ impl<F: Form> Call<F> {
         decision: impl Verdict<T, E>,
         error: E,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        let at = (function, F::OUT_OF_LINE);
-        step(&mut self.0, at, trace, decision, Err(error), NoHook)
+        self.0.step(function, trace, decision, Err(error), NoHook)
     }
 
     /// [`Call::after_error`], with `on_retry`, which takes the error.
@@ -600,40 +609,15 @@ impl<F: Form> Call<F> {
             }
         };
         let on_retry = Once(Some(on_retry));
-        let at = (function, F::OUT_OF_LINE);
-        step(&mut self.0, at, trace, decision, Err(error), on_retry)
+        self.0.step(function, trace, decision, Err(error), on_retry)
     }
 }
 
 /// After an attempt, through the driver's rule, with the one adapter of
 /// hooks ([`HookSet`]): the verdict decided, `on_retry`, and the report
-/// kept for the give-up hooks. Out of line if `out_of_line`
-/// ([`Form::OUT_OF_LINE`]).
+/// kept for the give-up hooks (where: [`Form::step`]).
 #[inline(always)]
 fn step<F: Form, T, E, N: OnRetry<T, E>>(
-    form: &mut F,
-    (function, out_of_line): (&'static str, bool),
-    trace: impl Trace<E>,
-    decision: impl Verdict<T, E>,
-    outcome: Result<T, E>,
-    on_retry: N,
-) -> ControlFlow<Ended<T, E>, Duration> {
-    if out_of_line {
-        return step_out_of_line(form, function, trace, decision, outcome, on_retry);
-    }
-    let mut report = None;
-    let mut hooks: Dispatch<'_, _, N> =
-        HookSet::of(decision, decision, on_retry, Keep(&mut report));
-    let (mut progress, mut recording) = form.parts(function);
-    match driver::after_attempt(&mut progress, outcome, &mut hooks, &trace, &mut recording) {
-        ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
-        ControlFlow::Break(result) => ControlFlow::Break(gave_up(result, report)),
-    }
-}
-
-/// [`step`] out of line: one copy per function.
-#[inline(never)]
-fn step_out_of_line<F: Form, T, E, N: OnRetry<T, E>>(
     form: &mut F,
     function: &'static str,
     trace: impl Trace<E>,
@@ -641,7 +625,14 @@ fn step_out_of_line<F: Form, T, E, N: OnRetry<T, E>>(
     outcome: Result<T, E>,
     on_retry: N,
 ) -> ControlFlow<Ended<T, E>, Duration> {
-    step(form, (function, false), trace, decision, outcome, on_retry)
+    let mut report = None;
+    let mut hooks: Dispatch<'_, _, N> =
+        HookSet::of(decision, decision, on_retry, Keep(&mut report));
+    let (mut progress, mut recording) = form.parts(function);
+    match driver::after_attempt(&mut progress, outcome, &mut hooks, &trace, &mut recording) {
+        ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
+        ControlFlow::Break(result) => ControlFlow::Break(Ended::resume(result, report)),
+    }
 }
 
 impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
@@ -655,7 +646,7 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
         let mut hooks = giving_up(&mut report);
         let (progress, recording) = self.0.parts("");
         let result = driver::give_up(&progress, outcome, &mut hooks, &trace, recording, None);
-        gave_up(result, report)
+        Ended::resume(result, report)
     }
 
     /// The call gives up with `outcome` (an error) because its `timeout`
@@ -695,7 +686,7 @@ pub fn timed_out<T, E, R: Trace<E>>(
         recording,
         None,
     );
-    gave_up(result, kept)
+    Ended::resume(result, kept)
 }
 
 /// The report of a hedged call that ran past its `timeout` after `calls`
