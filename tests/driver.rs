@@ -197,3 +197,38 @@ fn every_loop_reports_giving_up_alike() {
         );
     }
 }
+
+/// Whether a failure is worth a retry, by kind.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Busy {
+    Busy,
+}
+
+/// An unlimited kind keeps advancing its schedule past its 255th failure
+/// (the count a call once kept in a byte), to its `max`: on the paused
+/// clock, the 300 failures of `linear(base = "1ms", max = "1h")` sleep
+/// 1 + 2 + ... + 300 ms, each delay one more than the one before.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn an_unlimited_kind_keeps_advancing_past_its_255th_failure() {
+    #[retry(when = |_: &Busy| Busy::Busy, jitter = "none",
+            on(Busy::Busy, linear(base = "1ms", max = "1h"), attempts = unlimited),
+            on_retry = |_, event| delays.borrow_mut().push(event.delay))]
+    async fn busy(
+        calls: &Cell<u32>,
+        delays: &std::cell::RefCell<Vec<Duration>>,
+    ) -> Result<u32, Busy> {
+        calls.set(calls.get() + 1);
+        if calls.get() <= 300 {
+            Err(Busy::Busy)
+        } else {
+            Ok(calls.get())
+        }
+    }
+    let (calls, delays) = (Cell::new(0), std::cell::RefCell::new(Vec::new()));
+    let start = tokio::time::Instant::now();
+    let result = busy(&calls, &delays).await;
+    assert_eq!((result, calls.get()), (Ok(301), 301));
+    let expected: Vec<Duration> = (1..=300).map(Duration::from_millis).collect();
+    assert_eq!(*delays.borrow(), expected);
+    assert_eq!(start.elapsed(), Duration::from_millis(300 * 301 / 2));
+}

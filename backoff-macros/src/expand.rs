@@ -226,24 +226,23 @@ fn with_names_used(
 
 // Input:  #[attrs] vis fn name(args) -> R { body }
 // Output: #[attrs] vis fn name(args) -> R {
-//             static POLICY: Policy<Exponential> = ...; let mut slot = None;   // state: on the first failure
-//             loop {
+//             static POLICY: Policy<..> = ..;                  // or a `Fixed` policy type
+//             let mut call = Call::begin(&POLICY, clock, timed, "module::name");   // see `fleet::start`
+//             let ended = loop {
+//                 // a breaker's refusal: break call.refused(..)  // see `step::refusals`
 //                 let outcome: R = attempt(|| body);           // or async { body }.await
-//                 let delay = {
-//                     let e = match outcome { Ok(v) => return Ok(v), Err(e) => e };
-//                     match next_delay(&mut slot, || state_from(&POLICY, ..), || when(&e)) {  // out of line
-//                         Some(delay) => { on_retry(&e, &event); delay }
-//                         None => return Err(e),
-//                     }
+//                 let delay = match call.after_error("module::name", tracer!(..), when(&error), error) {  // see `step`
+//                     Continue(delay) => delay,               // the error was dropped in there
+//                     Break(ended) => break ended,
 //                 };
 //                 sleep(delay);                                // or sleep(delay).await
-//             }
+//                 call.next_attempt();
+//             };
+//             from_result(ended.finish(|result, report| { on_giveup; fallback; result }))
 //         }
-//         with the call's metrics recorded (feature `opentelemetry`): a
-//         `Recording` begun before the loop, `succeeded()` where an outcome
-//         is accepted, the `*_recorded` steps, `attempt_starts()` after
-//         each sleep, and `gave_up(None, reason)` on a breaker's refusal, a
-//         throttle's rejection or the call's `timeout`.
+//         or, for a plain fn with no hook but a `when` that borrows nothing,
+//         the runtime's blocking loop (`runtime_loop`), and for `hedge` the
+//         runtime's hedged call (`hedge`).
 fn rewrite(args: &RetryArgs, func: Function, moves_arguments: bool) -> TokenStream {
     // `valid::check_signature` reports a missing return type; `()` keeps the
     // rewrite total.
@@ -344,8 +343,8 @@ fn retry_loop(
     // A plain fn whose arguments are all policy (no hook, no custom sleep,
     // no budget, breaker or context): the runtime runs the loop, with the
     // first attempt inline and the rest out of line (see `runtime_loop`).
-    // It records the call's metrics as `module_path!()::name` (feature
-    // `opentelemetry`; without it, the same loop as unrecorded).
+    // It records the call's metrics as `module_path!()::name` (through the
+    // runtime's recording facade, its feature `record`).
     // So does one whose only hook is a `when` that borrows nothing of the
     // function's (see `hooks::borrows_nothing`): it lives beside the
     // attempts for the whole loop, as a closure of the verdict.

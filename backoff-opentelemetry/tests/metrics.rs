@@ -610,7 +610,7 @@ mod expansion {
         setup();
         const F: &str = concat!(module_path!(), "::compact");
         async fn compact(calls: &mut u32) -> Result<u32, &'static str> {
-            let mut call = p::CompactCall::<Async>::begin();
+            let mut call = p::compact::<Async>();
             let ended = loop {
                 let outcome = p::attempt(async {
                     *calls += 1;
@@ -675,7 +675,7 @@ mod expansion {
                     Err("fatal") => Decision::Stop,
                     Err(_) => Decision::Retry,
                 };
-                match call.after(p::NoTrace, decision, outcome) {
+                match call.after(F, p::NoTrace, decision, outcome) {
                     p::ControlFlow::Continue(delay) => {
                         p::sleep_blocking(delay);
                         call.next_attempt();

@@ -30,9 +30,10 @@ use crate::strategy::{Builtin, Strategy};
 /// ```
 pub const MAX_KINDS: usize = 8;
 
-/// The largest attempt limit of one kind: a call counts each kind's
-/// failures in one byte, so [`Kind::new`] takes a larger limit as this
-/// one (the attribute refuses a larger `attempts` in an `on(..)` arm).
+/// The largest attempt limit of one kind: [`Kind::new`] takes a larger
+/// limit as this one (the attribute refuses a larger `attempts` in an
+/// `on(..)` arm). An unlimited kind has no such bound: its schedule keeps
+/// advancing, to its `max`, however many failures of the kind a call has.
 ///
 /// ```
 /// assert_eq!(backoff_runtime::kind::MAX_KIND_ATTEMPTS, 255);
@@ -254,15 +255,15 @@ impl Kind {
 }
 
 /// What a call's state counts for each kind: its failures so far (so the
-/// retry number of its schedule), one byte each, saturating at
-/// [`MAX_KIND_ATTEMPTS`]: the policy's [`MAX_KINDS`] kinds, and in the
+/// retry number of its schedule), saturating at `u32::MAX` (so an
+/// unlimited kind's schedule keeps advancing): the policy's [`MAX_KINDS`] kinds, and in the
 /// last place, [`THROTTLED_SLOT`], its throttled kind. (A kind's
 /// `decorrelated` schedule reads the state's one previous delay, which
 /// every schedule of the call besides the main one shares.)
 #[cfg(feature = "std")]
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Tally {
-    failures: [u8; MAX_KINDS + 1],
+    failures: [u32; MAX_KINDS + 1],
 }
 
 /// The [`Tally`] place of a policy's throttled kind
@@ -273,21 +274,20 @@ pub(crate) const THROTTLED_SLOT: usize = MAX_KINDS;
 #[cfg(feature = "std")]
 impl Tally {
     /// Counts a failure of kind `index` (at most [`THROTTLED_SLOT`]): its number
-    /// among that kind's failures, saturating at [`MAX_KIND_ATTEMPTS`].
+    /// among that kind's failures.
     pub(crate) fn count(&mut self, index: usize) -> u32 {
         match self.failures.get_mut(index) {
             Some(n) => {
                 *n = n.saturating_add(1);
-                u32::from(*n)
+                *n
             }
             None => 1,
         }
     }
 
-    /// The failures of kind `index` counted so far (saturated at
-    /// [`MAX_KIND_ATTEMPTS`]; 0 out of range).
+    /// The failures of kind `index` counted so far (0 out of range).
     pub(crate) fn failures(&self, index: usize) -> u32 {
-        self.failures.get(index).map_or(0, |&n| u32::from(n))
+        self.failures.get(index).copied().unwrap_or(0)
     }
 }
 
@@ -382,7 +382,7 @@ mod tests {
     }
 
     #[test]
-    fn the_tally_counts_each_kind_and_saturates() {
+    fn the_tally_counts_each_kind_and_saturates_at_u32_max() {
         let mut tally = Tally::default();
         assert_eq!(tally.count(3), 1);
         assert_eq!(tally.count(3), 2);
@@ -390,7 +390,9 @@ mod tests {
         for _ in 0..300 {
             tally.count(5);
         }
-        assert_eq!(tally.count(5), MAX_KIND_ATTEMPTS);
+        assert_eq!(tally.count(5), 301, "past what a kind's limit may be");
+        tally.failures[5] = u32::MAX;
+        assert_eq!(tally.count(5), u32::MAX);
         assert_eq!(
             tally.count(THROTTLED_SLOT),
             1,

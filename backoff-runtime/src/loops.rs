@@ -9,9 +9,10 @@ use core::time::Duration;
 
 use crate::clock;
 use crate::decision::Decision;
-use crate::driver::{self, Lazy, NoHooks, NoTrace, Origin, Trace};
+use crate::driver::{self, Lazy, NoTrace, Origin, Trace};
+use crate::hooks::{Classify, Defaults, RetryAll};
 use crate::policy::Policy;
-use crate::record::{NoRecording, Recording, Records};
+use crate::record::Recording;
 use crate::strategy::Strategy;
 
 impl<S: Strategy> Policy<S> {
@@ -41,7 +42,7 @@ impl<S: Strategy> Policy<S> {
             driver::began(self, clock::system, false),
             None,
         );
-        blocking(&start, Some(self.function()), NoTrace, op)
+        blocking(&start, Some(self.function()), NoTrace, RetryAll, op)
     }
 
     /// The async loop: awaits `op()` until it succeeds or the policy gives
@@ -116,7 +117,7 @@ impl<S: Strategy> Policy<S> {
             match driver::after_attempt(
                 &mut progress,
                 outcome,
-                &mut NoHooks,
+                &mut Defaults::new(),
                 &NoTrace,
                 &mut recording,
             ) {
@@ -132,153 +133,66 @@ impl<S: Strategy> Policy<S> {
 }
 
 /// The blocking loop, of [`Policy::retry`] and of a plain fn under
-/// `#[retry]`: the first attempt inline, and on its failure the rest of the
-/// loop out of line, so that a call that succeeds at once pays for its
-/// test of the outcome alone (the retry state, the sleep and the registers
-/// they need are the failure path's).
+/// `#[retry]`, with `when` the verdict on each error ([`RetryAll`]: none).
 ///
-/// While a recorder is installed (`record::set_recorder`), a call
-/// recorded as `function` (`None`: not recorded) runs out of line instead:
-/// the call that does not record pays one atomic load and its test.
+/// Without a `when`: the first attempt inline, and on its failure the rest
+/// of the loop out of line ([`blocking_after`]), so that a call that
+/// succeeds at once pays for its test of the outcome alone (the retry
+/// state, the sleep and the registers they need are the failure path's).
+/// While a recorder is installed (`record::set_recorder`), a call recorded
+/// as `function` (`None`: not recorded) runs out of line instead: the call
+/// that does not record pays one atomic load and its test.
+///
+/// With a `when` (that borrows nothing of the function's, so that it lives
+/// beside the attempts for the whole loop): every attempt behind the
+/// pointer, so that a function's body is compiled once in all (not inline
+/// for the first attempt and once more behind the pointer; nor in a loop
+/// of its own, which the optimizer peels and unswitches into copies), and
+/// the loop is compiled once per strategy and outcome types. A success
+/// pays for that call and the attempt's indirect call.
 #[inline(always)]
-pub(crate) fn blocking<S: Strategy, T, E>(
+pub(crate) fn blocking<S: Strategy, T, E, W: When<E>>(
     start: &Origin<'_, S>,
     function: Option<&'static str>,
     trace: impl Trace<E>,
+    mut when: W,
     mut op: impl FnMut() -> Result<T, E>,
 ) -> Result<T, E> {
+    if W::GIVEN {
+        let hooks = Defaults::new().when(WhenBehind(&mut when));
+        let op: &mut dyn Attempts<T, E> = &mut op;
+        return blocking_after(start, function, trace, hooks, op, None);
+    }
     if let Some(function) = function
         && Recording::is_on()
     {
-        return blocking_recorded(start, function, trace, op);
+        return blocking_after(start, Some(function), trace, Defaults::new(), op, None);
     }
     match op() {
         Ok(v) => Ok(v),
-        Err(e) => blocking_after(start, NoRecording, trace, op, e),
+        Err(e) => blocking_after(start, None, trace, Defaults::new(), op, Some(e)),
     }
 }
 
-/// [`blocking`] while a recorder is installed: the recording begins, and the
-/// attempts run behind the pointer the shared loop calls them through.
-#[cold]
-#[inline(never)]
-fn blocking_recorded<S: Strategy, T, E>(
-    start: &Origin<'_, S>,
-    function: &'static str,
-    trace: impl Trace<E>,
-    mut op: impl FnMut() -> Result<T, E>,
-) -> Result<T, E> {
-    let recording = Recording::begin(function, start.clock);
-    first_then_shared(start, recording, trace, NoHooks, &mut op)
+/// A `when` of [`blocking`]: a closure, or [`RetryAll`] for none.
+pub(crate) trait When<E>: Classify<E> {
+    /// Whether a `when` was given.
+    const GIVEN: bool = true;
 }
 
-/// [`blocking`] after the first attempt failed with `error`: the one piece
-/// of the failure path that is compiled once per function. It takes the
-/// attempts by value (so that the success path keeps their captures in
-/// registers, not in a frame of its own), and hands them to the shared
-/// loop as a pointer.
-#[cold]
-#[inline(never)]
-fn blocking_after<S: Strategy, T, E>(
-    start: &Origin<'_, S>,
-    recording: impl Records,
-    trace: impl Trace<E>,
-    mut op: impl FnMut() -> Result<T, E>,
-    error: E,
-) -> Result<T, E> {
-    blocking_shared(start, recording, trace, NoHooks, &mut op, error)
+impl<E, F: FnMut(&E) -> Decision> When<E> for F {}
+
+impl<E> When<E> for RetryAll {
+    const GIVEN: bool = false;
 }
 
-/// The blocking loop of a plain fn under `#[retry]` whose only hook is a
-/// `when` that borrows nothing of the function's: [`blocking_when_shared`]
-/// over the attempts and `when` behind pointers.
-#[inline(always)]
-pub(crate) fn blocking_when<S: Strategy, T, E>(
-    start: &Origin<'_, S>,
-    function: &'static str,
-    trace: impl Trace<E>,
-    mut when: impl FnMut(&E) -> Decision,
-    mut op: impl FnMut() -> Result<T, E>,
-) -> Result<T, E> {
-    blocking_when_shared(start, function, trace, &mut when, &mut op)
-}
+/// `when` behind a pointer, as the attempts are ([`Attempts`]).
+struct WhenBehind<'a, E>(&'a mut dyn Classify<E>);
 
-/// [`blocking_when`] behind pointers: every attempt runs behind the
-/// pointer, so that a function's body is compiled once in all (not inline
-/// for the first attempt and once more behind the pointer, as [`blocking`]
-/// does; nor in a loop of its own, which the optimizer peels and unswitches
-/// into copies), and this and the loop are compiled once per strategy and
-/// outcome types. A success pays for this call and the attempt's indirect
-/// call; a failure goes on in [`blocking_shared`], with `when` as its
-/// hooks.
-#[inline(never)]
-fn blocking_when_shared<S: Strategy, T, E>(
-    start: &Origin<'_, S>,
-    function: &'static str,
-    trace: impl Trace<E>,
-    when: &mut dyn Verdicts<E>,
-    op: &mut dyn Attempts<T, E>,
-) -> Result<T, E> {
-    if Recording::is_on() {
-        return blocking_when_recorded(start, function, trace, when, op);
-    }
-    first_then_shared(start, NoRecording, trace, WhenBehind(when), op)
-}
-
-/// [`blocking_when_shared`] while a recorder is installed.
-#[cold]
-#[inline(never)]
-fn blocking_when_recorded<S: Strategy, T, E>(
-    start: &Origin<'_, S>,
-    function: &'static str,
-    trace: impl Trace<E>,
-    when: &mut dyn Verdicts<E>,
-    op: &mut dyn Attempts<T, E>,
-) -> Result<T, E> {
-    let recording = Recording::begin(function, start.clock);
-    first_then_shared(start, recording, trace, WhenBehind(when), op)
-}
-
-/// The first attempt behind the pointer, then, on its failure, the shared
-/// loop with `hooks`: the recorded loops and [`blocking_when_shared`].
-#[inline(always)]
-fn first_then_shared<S: Strategy, T, E>(
-    start: &Origin<'_, S>,
-    mut recording: impl Records,
-    trace: impl Trace<E>,
-    hooks: impl driver::Hooks<Infallible, E>,
-    op: &mut dyn Attempts<T, E>,
-) -> Result<T, E> {
-    match op.attempt() {
-        Ok(value) => {
-            recording.succeeded();
-            Ok(value)
-        }
-        Err(error) => blocking_shared(start, recording, trace, hooks, op, error),
-    }
-}
-
-/// `when` behind a pointer: a trait of one method, as [`Attempts`] is.
-trait Verdicts<E> {
-    /// The verdict on `error`.
-    fn verdict(&mut self, error: &E) -> Decision;
-}
-
-impl<E, F: FnMut(&E) -> Decision> Verdicts<E> for F {
-    #[inline]
-    fn verdict(&mut self, error: &E) -> Decision {
-        self(error)
-    }
-}
-
-/// The hooks of [`blocking_shared`] under [`blocking_when`]: `when`, and
-/// every `Ok` accepted.
-struct WhenBehind<'a, E>(&'a mut dyn Verdicts<E>);
-
-impl<T, E> driver::Hooks<T, E> for WhenBehind<'_, E> {
+impl<E> Classify<E> for WhenBehind<'_, E> {
     #[inline(always)]
-    fn when(&mut self, error: &E) -> Decision {
-        self.0.verdict(error)
+    fn classify(&mut self, error: &E) -> Decision {
+        self.0.classify(error)
     }
 }
 
@@ -298,7 +212,63 @@ impl<T, E, F: FnMut() -> Result<T, E>> Attempts<T, E> for F {
     }
 }
 
-/// The loop of [`blocking_after`] and of [`blocking_when_shared`].
+/// The attempts by value (a function's closure), or behind the pointer
+/// already (with a `when`): the pointer the shared loop calls them through.
+trait Behind<T, E> {
+    /// The attempts behind a pointer.
+    fn behind(&mut self) -> &mut dyn Attempts<T, E>;
+}
+
+impl<T, E, F: FnMut() -> Result<T, E>> Behind<T, E> for F {
+    #[inline(always)]
+    fn behind(&mut self) -> &mut dyn Attempts<T, E> {
+        self
+    }
+}
+
+impl<T, E> Behind<T, E> for &mut dyn Attempts<T, E> {
+    #[inline(always)]
+    fn behind(&mut self) -> &mut dyn Attempts<T, E> {
+        &mut **self
+    }
+}
+
+/// [`blocking`] out of line, from the first attempt's failure `first` (or,
+/// `None`, from the first attempt, behind the pointer), recorded as
+/// `function` if given: the one piece of the failure path that is compiled
+/// once per function. It takes the attempts by value (so that the success
+/// path keeps their captures in registers, not in a frame of its own), and
+/// hands them to the shared loop as a pointer. (With a `when`, the
+/// attempts are that pointer already: one copy per strategy and outcome
+/// types.)
+#[inline(never)]
+fn blocking_after<S: Strategy, T, E>(
+    start: &Origin<'_, S>,
+    function: Option<&'static str>,
+    trace: impl Trace<E>,
+    hooks: impl driver::Hooks<Infallible, E>,
+    mut op: impl Behind<T, E>,
+    first: Option<E>,
+) -> Result<T, E> {
+    let mut recording = match function {
+        Some(function) => Recording::begin(function, start.clock),
+        None => Recording::OFF,
+    };
+    let op = op.behind();
+    let error = match first {
+        Some(error) => error,
+        None => match op.attempt() {
+            Ok(value) => {
+                recording.succeeded();
+                return Ok(value);
+            }
+            Err(error) => error,
+        },
+    };
+    blocking_shared(start, recording, trace, hooks, op, error)
+}
+
+/// The loop of [`blocking_after`].
 ///
 /// It takes the attempts as `&mut dyn Attempts`, so that it is generic over
 /// the strategy, the outcome's types, the trace and its hooks only (none,
@@ -310,7 +280,7 @@ impl<T, E, F: FnMut() -> Result<T, E>> Attempts<T, E> for F {
 #[inline(never)]
 fn blocking_shared<S: Strategy, T, E>(
     start: &Origin<'_, S>,
-    mut recording: impl Records,
+    mut recording: Recording,
     trace: impl Trace<E>,
     mut hooks: impl driver::Hooks<Infallible, E>,
     op: &mut dyn Attempts<T, E>,

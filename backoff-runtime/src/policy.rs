@@ -443,11 +443,9 @@ impl<S> Policy<S> {
     /// limits `m` and `t`, a call makes at most `m + t − 1` attempts (see
     /// [`is_last_attempt`](Policy::is_last_attempt)).
     ///
-    /// As for a kind, a call counts throttled failures in one byte: a
-    /// throttled limit above [`MAX_KIND_ATTEMPTS`](crate::kind::MAX_KIND_ATTEMPTS)
-    /// (255) is taken as 255, and under unlimited throttled attempts the
-    /// throttled failures past the 255th count against the main limit as
-    /// well. A policy with a throttled schedule has no
+    /// As for a kind, a throttled limit above
+    /// [`MAX_KIND_ATTEMPTS`](crate::kind::MAX_KIND_ATTEMPTS) (255) is taken
+    /// as 255. A policy with a throttled schedule has no
     /// [`kinds`](Policy::kinds): do not set both.
     ///
     /// ```
@@ -545,9 +543,9 @@ impl<S> Policy<S> {
     /// limits to the kinds (as `#[retry(on(..))]` does unless given
     /// `attempts`). Only the first [`MAX_KINDS`](crate::kind::MAX_KINDS)
     /// entries are used; a verdict naming no entry is a plain
-    /// [`Decision::Retry`](crate::Decision::Retry). A call counts each
-    /// kind's failures in one byte (a kind's limit is at most
-    /// [`MAX_KIND_ATTEMPTS`](crate::kind::MAX_KIND_ATTEMPTS)), and keeps one
+    /// [`Decision::Retry`](crate::Decision::Retry). A kind's limit is at
+    /// most [`MAX_KIND_ATTEMPTS`](crate::kind::MAX_KIND_ATTEMPTS); a call
+    /// keeps one
     /// previous delay for the schedules besides the main one: give at most
     /// one kind a `decorrelated` schedule (the one strategy that reads it;
     /// a [`throttled`](Policy::throttled) schedule, a kind of its own

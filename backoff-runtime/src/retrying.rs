@@ -351,18 +351,7 @@ where
                 return refused;
             }
             run.recording.attempt_starts();
-            let outcome = op();
-            let mut progress = Lazy {
-                slot: &mut slot,
-                start: &run.start,
-            };
-            match driver::after_attempt(
-                &mut progress,
-                outcome,
-                &mut run.hooks,
-                &NoTrace,
-                &mut run.recording,
-            ) {
+            match run.after(&mut slot, op()) {
                 ControlFlow::Continue(delay) => crate::sleep::blocking(delay),
                 ControlFlow::Break(outcome) => return outcome,
             }
@@ -389,18 +378,7 @@ where
                 }
                 calls = calls.saturating_add(1);
                 run.recording.attempt_starts();
-                let outcome = op().await;
-                let mut progress = Lazy {
-                    slot: &mut slot,
-                    start: &run.start,
-                };
-                match driver::after_attempt(
-                    &mut progress,
-                    outcome,
-                    &mut run.hooks,
-                    &NoTrace,
-                    &mut run.recording,
-                ) {
+                match run.after(&mut slot, op().await) {
                     ControlFlow::Continue(delay) if delay.is_zero() => {}
                     ControlFlow::Continue(delay) => ::tokio::time::sleep(delay).await,
                     ControlFlow::Break(outcome) => return outcome,
@@ -412,13 +390,14 @@ where
         };
         match ::tokio::time::timeout(limit, attempts).await {
             Ok(outcome) => outcome,
-            Err(_) => {
-                let outcome = Err(from(Elapsed));
-                let report = run.start.timed_out(calls);
-                run.recording.gave_up(None, report.reason);
-                run.hooks.on_give_up(&outcome, &report);
-                run.hooks.fall_back(outcome, &report)
-            }
+            Err(_) => driver::give_up(
+                &driver::TimedOut(run.start.timed_out(calls)),
+                Err(from(Elapsed)),
+                &mut run.hooks,
+                &NoTrace,
+                &mut run.recording,
+                None,
+            ),
         }
     }
 
@@ -460,6 +439,23 @@ struct Run<'p, S, E, H> {
 }
 
 impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
+    /// After an attempt that ended with `outcome`: the driver's rule.
+    fn after<T>(
+        &mut self,
+        slot: &mut Option<RetryState<'p, S>>,
+        outcome: Result<T, E>,
+    ) -> ControlFlow<Result<T, E>, Duration>
+    where
+        H: Hooks<T, E>,
+    {
+        let mut progress = Lazy {
+            slot,
+            start: &self.start,
+        };
+        let recording = &mut self.recording;
+        driver::after_attempt(&mut progress, outcome, &mut self.hooks, &NoTrace, recording)
+    }
+
     /// Asks the breaker, if any, before an attempt: `Err` is the refused
     /// call's outcome, already reported to `on_giveup`.
     fn before_attempt<T>(

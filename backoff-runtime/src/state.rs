@@ -183,15 +183,7 @@ impl<'p, S> RetryState<'p, S> {
                 clock,
                 start,
                 flags: if checked { CHECKED } else { 0 },
-                fast: match policy.attempt_limit() {
-                    // (With kinds, every verdict takes the general path, which
-                    // keeps the last failure's kind; with a throttled schedule,
-                    // every verdict after the first throttled one.)
-                    _ if checked || !policy.kind_table().is_empty() => 0,
-                    // (A limit is at least 1.)
-                    Some(limit) => limit.saturating_sub(1),
-                    None => u32::MAX,
-                },
+                fast: if checked { 0 } else { fast(policy) },
                 gave_up: None,
                 budget: None,
                 circuit: None,
@@ -422,10 +414,7 @@ impl<'p, S> RetryState<'p, S> {
     /// assert_eq!((report.attempts, report.reason), (2, GiveUpReason::Stopped));
     /// ```
     pub fn give_up(&self) -> Option<GiveUp> {
-        self.core.gave_up.map(|reason| {
-            GiveUp::new(self.core.failures, self.elapsed(), reason)
-                .with_failure_kind(self.failure_kind())
-        })
+        self.core.gave_up.map(|_| self.report())
     }
 
     /// The report of a call that gave up, for the loops: as
@@ -470,12 +459,12 @@ impl<S: Strategy> RetryState<'_, S> {
                 // The common path: a plain retry, no deadline, budget or
                 // breaker, not given up, and the attempt limit allows
                 // another call. No overflow: `failures < fast <= u32::MAX`.
-                self.core.failures += 1;
-                let retry = self.core.failures - self.core.skipped;
-                return Some(self.policy.backoff(
-                    retry,
-                    &mut self.core.previous,
-                    &mut self.core.rng,
+                let core = &mut self.core;
+                return Some(self.policy.common_step(
+                    &mut core.failures,
+                    core.skipped,
+                    &mut core.previous,
+                    &mut core.rng,
                 ));
             }
             return self
@@ -484,6 +473,24 @@ impl<S: Strategy> RetryState<'_, S> {
         }
         self.core
             .next_delay_in_general(self.policy.settings(), self.policy, decision)
+    }
+}
+
+impl<S: Strategy> Policy<S> {
+    /// The common path of a step (a plain retry, within the attempt limit,
+    /// nothing else to check): the failure counted, and the main
+    /// schedule's delay for retry number `failures - skipped`, whatever
+    /// form keeps the counts. No overflow: `failures < fast <= u32::MAX`.
+    #[inline(always)]
+    fn common_step(
+        &self,
+        failures: &mut u32,
+        skipped: u32,
+        previous: &mut Option<Duration>,
+        rng: &mut JitterRng,
+    ) -> Duration {
+        *failures += 1;
+        self.backoff(*failures - skipped, previous, rng)
     }
 }
 
@@ -896,17 +903,6 @@ impl<P: Previous> Carried<P> {
         }
     }
 
-    /// Ends the call for `reason` (one of the three a [`Carried`] holds).
-    #[cold]
-    fn give_up_for(&mut self, reason: GiveUpReason) {
-        self.tally = GAVE_UP
-            + match reason {
-                GiveUpReason::Attempts => 0,
-                GiveUpReason::Stopped => 1,
-                _ => 2,
-            };
-    }
-
     /// The report of a call that gave up (no start time: `elapsed` zero).
     pub fn report(&self) -> GiveUp {
         GiveUp::new(
@@ -915,98 +911,130 @@ impl<P: Previous> Carried<P> {
             self.ended().unwrap_or(GiveUpReason::Attempts),
         )
     }
+
+    /// The random source of a step under `policy`: the policy's, with the
+    /// call's `Jitter::Spread` phase if drawn.
+    #[inline(always)]
+    fn rng<S>(&self, policy: &Policy<S>) -> JitterRng {
+        match self.phase {
+            // (A constant for the attribute's policy types.)
+            phase @ 1.. if matches!(policy.jitter_kind(), Jitter::Spread) => {
+                policy.rng().with_phase(u32::from(phase) << 16 | 0x8000)
+            }
+            _ => policy.rng(),
+        }
+    }
+
+    /// Keeps the phase `rng` drew under `policy`, if it drew one.
+    #[inline(always)]
+    fn keep_phase<S>(&mut self, policy: &Policy<S>, rng: &JitterRng) {
+        if matches!(policy.jitter_kind(), Jitter::Spread)
+            && let phase @ 1.. = rng.phase_drawn()
+        {
+            self.phase = ((phase >> 16) as u16).max(1);
+        }
+    }
+
+    /// The retry state this stands for, under `policy`: untimed, its
+    /// counts, previous delay, phase and end as kept here.
+    #[inline(always)]
+    fn unpack<'p, S: Strategy>(&self, policy: &'p Policy<S>) -> RetryState<'p, S> {
+        let mut state = RetryState::starting_at(policy, clock::system, None);
+        let core = &mut state.core;
+        core.failures = self.failures;
+        core.previous = self.previous.get(policy.strategy().max_delay());
+        core.rng = self.rng(policy);
+        match self.ended() {
+            None => core.skipped = u32::from(self.tally),
+            Some(reason) => core.give_up_for(reason),
+        }
+        state
+    }
+
+    /// Keeps what `state`, [`unpack`](Carried::unpack)ed from this and
+    /// stepped, has become.
+    #[inline(always)]
+    fn pack<S: Strategy>(&mut self, state: &RetryState<'_, S>) {
+        let core = &state.core;
+        self.failures = core.failures;
+        self.previous
+            .set(core.previous, state.policy.strategy().max_delay());
+        self.keep_phase(state.policy, &core.rng);
+        self.tally = match core.gave_up {
+            None => core.skipped.min(u32::from(SKIPPED_MAX)) as u8,
+            Some(GiveUpReason::Attempts) => GAVE_UP,
+            Some(GiveUpReason::Stopped) => GAVE_UP + 1,
+            Some(_) => GAVE_UP + 2,
+        };
+    }
 }
 
 impl<S: Strategy> Policy<S> {
     /// [`RetryState::next_delay`] on the state `carried` stands for (under
-    /// this policy, which must be unseeded and without `max_elapsed`): the
-    /// same limit, the same schedule, and the same report.
-    #[inline]
+    /// this policy, which must be unseeded, without kinds and without a
+    /// deadline): the state's common path on the carried counts, else the
+    /// state's own step on the state unpacked from `carried`, then packed
+    /// back.
+    #[inline(always)]
     pub(crate) fn next_carried<P: Previous>(&self, carried: &mut Carried<P>) -> Option<Duration> {
-        debug_assert!(
-            self.elapsed_limit().is_none()
-                && self.throttled_entry().is_none()
-                && self.delay_stop().is_none()
-        );
-        if carried.tally >= GAVE_UP {
-            return None;
+        // (`tally` is the skipped count while below `GAVE_UP`.)
+        if carried.tally >= GAVE_UP || carried.failures >= fast(self) {
+            return self.carried_retry_in_general(carried);
         }
-        carried.failures = carried.failures.saturating_add(1);
-        if !self.allows_retry_after(carried.failures) {
-            carried.give_up_for(GiveUpReason::Attempts);
-            return None;
-        }
-        Some(self.carried_backoff(carried))
+        let max = self.strategy().max_delay();
+        let (mut previous, mut rng) = (carried.previous.get(max), carried.rng(self));
+        let skipped = u32::from(carried.tally);
+        let delay = self.common_step(&mut carried.failures, skipped, &mut previous, &mut rng);
+        carried.previous.set(previous, max);
+        carried.keep_phase(self, &rng);
+        Some(delay)
+    }
+
+    /// [`next_carried_for`](Policy::next_carried_for) for a plain retry,
+    /// which then passes no `Decision` (24 bytes, in memory).
+    #[cold]
+    #[inline(never)]
+    fn carried_retry_in_general<P: Previous>(&self, carried: &mut Carried<P>) -> Option<Duration> {
+        self.next_carried_for(carried, Decision::Retry)
     }
 
     /// [`RetryState::next_delay_for`] on the state `carried` stands for
-    /// (see [`next_carried`](Policy::next_carried)), for any verdict: a
-    /// `Stop` gives up, a `RetryAfter` waits its duration if it is within
-    /// the policy's `retry_after_limit` (else gives up, `Deadline`) and
-    /// leaves the main schedule where it was, a `Throttled` is a plain
-    /// retry (the policy has no throttled schedule).
-    #[inline]
+    /// (see [`next_carried`](Policy::next_carried)), for any verdict: the
+    /// state's own step. Out of line, so that the common path builds no
+    /// state.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn next_carried_for<P: Previous>(
         &self,
         carried: &mut Carried<P>,
         decision: Decision,
     ) -> Option<Duration> {
-        let delay = match decision {
-            // (A policy kept in a `Carried` has no kinds: a `Kind` names
-            // none, and is a plain retry, as in a `RetryState`.)
-            Decision::Retry | Decision::Throttled | Decision::Kind(_) => {
-                return self.next_carried(carried);
-            }
-            _ if carried.tally >= GAVE_UP => return None,
-            Decision::Stop => Err(GiveUpReason::Stopped),
-            _ if !self.allows_retry_after(carried.failures.saturating_add(1)) => {
-                Err(GiveUpReason::Attempts)
-            }
-            Decision::RetryAfter(d) | Decision::KindAfter(_, d) if d > self.retry_after_limit() => {
-                Err(GiveUpReason::Deadline)
-            }
-            Decision::RetryAfter(d) | Decision::KindAfter(_, d) => Ok(d),
-        };
-        carried.failures = carried.failures.saturating_add(1);
-        match delay {
-            Ok(d) => {
-                if carried.tally < SKIPPED_MAX {
-                    carried.tally += 1;
-                }
-                Some(d)
-            }
-            Err(reason) => {
-                carried.give_up_for(reason);
-                None
-            }
-        }
-    }
-
-    /// The main schedule's next delay for `carried`, whose failure is
-    /// counted: retry number `failures - skipped`.
-    #[inline]
-    fn carried_backoff<P: Previous>(&self, carried: &mut Carried<P>) -> Duration {
-        let max = self.strategy().max_delay();
-        let mut previous = carried.previous.get(max);
-        let mut rng = self.rng();
-        if let crate::Jitter::Spread = self.jitter_kind() {
-            if carried.phase == 0 {
-                carried.phase = ((rng.phase() >> 16) as u16).max(1);
-            }
-            rng = rng.with_phase(u32::from(carried.phase) << 16 | 0x8000);
-        }
-        // (`tally` is the skipped count here: the call has not given up.)
-        let retry = carried.failures - u32::from(carried.tally);
-        let delay = self.backoff(retry, &mut previous, &mut rng);
-        carried.previous.set(previous, max);
+        let mut state = carried.unpack(self);
+        let delay = state.next_delay_for(decision);
+        carried.pack(&state);
         delay
+    }
+}
+
+/// [`Core::fast`] of a state of `policy` that nothing else checks (no
+/// deadline, budget or breaker).
+#[inline(always)]
+fn fast<S>(policy: &Policy<S>) -> u32 {
+    match policy.attempt_limit() {
+        // (With kinds, every verdict takes the general path, which keeps
+        // the last failure's kind; with a throttled schedule, every verdict
+        // after the first throttled one.)
+        _ if !policy.kind_table().is_empty() || policy.delay_stop().is_some() => 0,
+        // (A limit is at least 1.)
+        Some(limit) => limit.saturating_sub(1),
+        None => u32::MAX,
     }
 }
 
 /// The call's start, read from `clock` only if something needs the time:
 /// `timed` (a hook reads `elapsed`) or a deadline.
 #[inline]
-pub(crate) fn began<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
+pub fn began<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
     if timed || policy.elapsed_limit().is_some() {
         Some(clock())
     } else {
@@ -1286,8 +1314,8 @@ mod tests {
             .throttled(Policy::immediate().unlimited_attempts());
         assert!(!unlimited.is_last_attempt(u32::MAX));
         let mut s = unlimited.start();
-        // (As many as a call counts exactly: see `Policy::throttled`.)
-        for _ in 0..crate::kind::MAX_KIND_ATTEMPTS {
+        // (Throttled failures never count against the main limit.)
+        for _ in 0..1_000 {
             assert_eq!(s.next_delay_for(Throttled), Some(Duration::ZERO));
         }
         assert!(s.next_delay_for(Retry).is_some());

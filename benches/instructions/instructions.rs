@@ -383,14 +383,14 @@ mod metrics {
     type DefaultAsync = p::Fixed<p::ExponentialOf<100_000_000>, true>;
 
     /// The compact `async fn` loop as the expansion writes it (the
-    /// function's own loop over a `CompactCall`), for a function named
+    /// function's own loop over a `Call` in its compact form), for a function named
     /// `$function`.
     macro_rules! compact_loop {
         ($(#[$doc:meta])* $name:ident, $function:expr) => {
             $(#[$doc])*
             #[inline(never)]
             pub(crate) async fn $name(x: u64) -> Result<u64, Fail> {
-                let mut call = p::CompactCall::<DefaultAsync>::begin();
+                let mut call = p::compact::<DefaultAsync>();
                 let ended = loop {
                     let outcome = p::attempt(async { body!(x) }).await;
                     let delay = {
@@ -641,12 +641,12 @@ mod failing {
                     let delay = {
                         let error = match outcome {
                             Ok(v) => {
-                                call.accepted();
+                                call.accepted(stringify!($name));
                                 return Ok(v);
                             }
                             Err(e) => e,
                         };
-                        match call.after_error(p::NoTrace, p::RETRY, error) {
+                        match call.after_error(stringify!($name), p::NoTrace, p::RETRY, error) {
                             p::ControlFlow::Continue(delay) => delay,
                             p::ControlFlow::Break(ended) => return ended.result(),
                         }
@@ -666,12 +666,12 @@ mod failing {
                     let delay = {
                         let error = match outcome {
                             Ok(v) => {
-                                call.accepted();
+                                call.accepted(stringify!($name));
                                 return Ok(v);
                             }
                             Err(e) => e,
                         };
-                        match call.after_error(p::NoTrace, p::RETRY, error) {
+                        match call.after_error(stringify!($name), p::NoTrace, p::RETRY, error) {
                             p::ControlFlow::Continue(delay) => delay,
                             p::ControlFlow::Break(ended) => return ended.result(),
                         }

@@ -92,7 +92,7 @@ pub(super) fn bindings(n: &Names<'_>) -> TokenStream {
 //             .with_budget(AsBudget::as_budget(b)).with_circuit(..).with_throttle(..);
 //         (`b` a binding made before, or a `static`: see `checked`)
 //         or, for an `async fn` that keeps nothing but its attempt count
-//         (a `Carried`): let mut __backoff_call = CompactCall::<P>::begin();
+//         (a `Carried`): let mut __backoff_call = compact::<P>();
 //
 // The call's start is read only if a hook reads `elapsed` or there is a
 // deadline; the retry state is built on the first failure, so a call that
@@ -103,7 +103,7 @@ pub(super) fn start(n: &Names<'_>) -> TokenStream {
     let p = &n.p;
     if n.carried {
         let fixed = &n.fixed;
-        return quote!(let mut __backoff_call = #p::CompactCall::<#fixed>::begin(););
+        return quote!(let mut __backoff_call = #p::compact::<#fixed>(););
     }
     let (policy_ref, clock, timed, function) = (&n.policy_ref, &n.clock, n.timed, n.function());
     let mut bindings = TokenStream::new();

@@ -9,6 +9,7 @@ use super::fleet;
 use super::hooks::{call_on_giveup, call_on_retry, decide_ok, decision, typed_closure};
 use super::names::{Names, local, p_at};
 use super::policy::duration;
+use super::step;
 use super::timeouts::attempt_timeout;
 use crate::attr::{Arg, Attempts, DurationArg, Hedge, defaults};
 
@@ -84,35 +85,30 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
     });
     let on_retry = on_retry(n);
     let on_hedge = on_hedge(n);
-    let give_up = call_on_giveup(n);
-    let (gave_up, on_giveup, finished) = match &give_up {
-        Some(call) => {
-            let (split, from_result) = (&n.split(), &n.rebuild_fn());
-            (
-                quote! {
-                    let mut __backoff_gave_up: ::core::option::Option<#p::GiveUp> =
-                        ::core::option::Option::None;
-                },
-                quote! {
-                    .on_giveup(|_: &#p::Result<#ok_of, #error_of>, __backoff_report: &#p::GiveUp| {
-                        __backoff_gave_up = ::core::option::Option::Some(*__backoff_report);
-                    })
-                },
-                quote! {
-                    #from_result(#p::Ended::resume(#split, __backoff_gave_up).finish(
-                        |__backoff_result, __backoff_report| {
-                            #call
-                            __backoff_result
-                        },
-                    ))
-                },
-            )
-        }
-        None => (
+    // (The give-up hooks run once, after the call, on the report it kept:
+    // the function's own loop's `finish`.)
+    let gives_up = call_on_giveup(n).is_some();
+    let finish = step::finish(n);
+    let (gave_up, on_giveup, finished) = if gives_up {
+        let (split, from_result) = (&n.split(), &n.rebuild_fn());
+        (
+            quote! {
+                let mut __backoff_gave_up: ::core::option::Option<#p::GiveUp> =
+                    ::core::option::Option::None;
+            },
+            quote! {
+                .on_giveup(|_: &#p::Result<#ok_of, #error_of>, __backoff_report: &#p::GiveUp| {
+                    __backoff_gave_up = ::core::option::Option::Some(*__backoff_report);
+                })
+            },
+            quote!(#from_result(#p::Ended::resume(#split, __backoff_gave_up).#finish)),
+        )
+    } else {
+        (
             TokenStream::new(),
             TokenStream::new(),
             quote!(__backoff_outcome),
-        ),
+        )
     };
     let bindings = fleet::bindings(n);
     let budget = args
@@ -192,7 +188,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             .traced(#p::tracer!(#name, &#p::outcome_type::<#ret>))
     };
     let (timed, outcome) = match &args.timeout {
-        Some(t) => timeout(n, t, &hedged, give_up.as_ref()),
+        Some(t) => timeout(n, t, &hedged, &finish),
         None => (TokenStream::new(), quote!(#hedged.await)),
     };
     quote! {
@@ -222,7 +218,7 @@ fn timeout(
     n: &Names<'_>,
     t: &Arg<DurationArg>,
     hedged: &TokenStream,
-    give_up: Option<&TokenStream>,
+    finish: &TokenStream,
 ) -> (TokenStream, TokenStream) {
     let (p, clock, from_result) = (&n.p, &n.clock, &n.rebuild_fn());
     let d = duration(p, t.value.value);
@@ -236,15 +232,6 @@ fn timeout(
         <#pt::DefaultSleep as #pt::AsyncTimeout>::timeout(#d, #hedged)
     };
     let tracer = n.tracer("result", "__backoff_result");
-    let finish = match give_up {
-        Some(calls) => quote! {
-            finish(|__backoff_result, __backoff_report| {
-                #calls
-                __backoff_result
-            })
-        },
-        None => quote!(result()),
-    };
     let begin_recording = n.begin_full_recording();
     (
         quote! {

@@ -82,7 +82,8 @@ fn expanded(args: TokenStream, item: TokenStream) -> usize {
 /// call per attempt brought it to 833, and checking only what the user
 /// typed (a closure the attribute typed needs no check of its arguments),
 /// the controls given inline, the policy's default arguments left out and
-/// `()` for no trace to 595. The bound guards the figure
+/// `()` for no trace to 595, and 597 when the full and the compact
+/// loop became one `Call` (told the function's name at each step). The bound guards the figure
 /// docs/performance.md states; lower it as the expansion shrinks.
 #[test]
 fn all_hooks_async_fn_expansion_stays_small() {
@@ -100,13 +101,13 @@ fn all_hooks_async_fn_expansion_stays_small() {
         },
     );
     assert!(
-        tokens <= 595,
+        tokens <= 597,
         "the all-hooks expansion grew to {tokens} tokens"
     );
 }
 
 /// A plain `async fn` with the default policy, the common case: the
-/// compact loop (295 tokens at db4ccce; 279 as the function's own loop over a `CompactCall`, with the policy's default
+/// compact loop (295 tokens at db4ccce; 279 as the function's own loop over a `CompactCall`, 277 over the one `Call`, with the policy's default
 /// arguments left out and `()` for no trace).
 #[test]
 fn plain_async_fn_expansion_stays_small() {
@@ -117,7 +118,7 @@ fn plain_async_fn_expansion_stays_small() {
         },
     );
     assert!(
-        tokens <= 279,
+        tokens <= 277,
         "the plain async expansion grew to {tokens} tokens"
     );
 }

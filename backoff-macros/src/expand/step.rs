@@ -33,10 +33,10 @@ pub(super) fn finish(n: &Names<'_>) -> TokenStream {
 // Input:  the hooks, the outcome in `__backoff_outcome`.
 // Output: let delay = {
 //             let error = match into_result(outcome) {
-//                 Ok(v) => { call.accepted(); break Ended::Done(Ok(v)) }
+//                 Ok(v) => { call.accepted(function); break Ended::Done(Ok(v)) }
 //                 Err(error) => error,
 //             };
-//             match call.after_error(tracer!(..), when(&error), error) {
+//             match call.after_error(function, tracer!(..), when(&error), error) {
 //                 Continue(delay) => delay,      // the error was dropped in there
 //                 Break(ended) => break ended,
 //             }
@@ -44,7 +44,7 @@ pub(super) fn finish(n: &Names<'_>) -> TokenStream {
 //         or, with `on_retry`, `after_error_hooked(.., error, |error, event| on_retry(error, event))`;
 //         or, with `when_ok`, on the whole outcome:
 //             let result = into_result(outcome);
-//             match call.after(tracer!(..), match &result { Ok(value) => when_ok(value), Err(error) => when(error) },
+//             match call.after(function, tracer!(..), match &result { Ok(value) => when_ok(value), Err(error) => when(error) },
 //                              result) { .. }      // or `after_hooked(.., |outcome, event| on_retry(outcome, event))`
 //         (`when` is `Decision::Retry` without a `when`.)
 //
@@ -57,9 +57,9 @@ pub(super) fn after_attempt(n: &Names<'_>) -> TokenStream {
     let on_retry =
         hooks::call_on_retry(n).map(|call| quote!(, |__backoff_outcome, __backoff_event| #call));
     let when = hooks::decision(n);
-    // (A `CompactCall` is told the function's name at each step.)
-    let function = n.carried.then(|| n.function());
-    let named = function.iter().map(|f| quote!(#f,));
+    // (A `Call` is told the function's name at each step: its compact
+    // form does not keep it.)
+    let function = n.function();
     let (value, outcome, decision, after) = match &n.args.when_ok {
         None => (
             quote! {
@@ -99,7 +99,7 @@ pub(super) fn after_attempt(n: &Names<'_>) -> TokenStream {
     quote! {
         let __backoff_delay = {
             let __backoff_outcome = #value;
-            match __backoff_call.#after(#(#named)* #tracer, #decision, __backoff_outcome #on_retry) {
+            match __backoff_call.#after(#function, #tracer, #decision, __backoff_outcome #on_retry) {
                 #p::ControlFlow::Continue(__backoff_delay) => __backoff_delay,
                 #p::ControlFlow::Break(__backoff_ended) => break __backoff_ended,
             }

@@ -95,7 +95,7 @@ impl<T, E> RetryResult for Result<T, E> {
         trace: impl Trace<E>,
         op: impl FnMut() -> Self,
     ) -> Self {
-        crate::loops::blocking(start, Some(function), trace, op)
+        crate::loops::blocking(start, Some(function), trace, crate::hooks::RetryAll, op)
     }
     #[inline(always)]
     fn retry_blocking_when<S: Strategy>(
@@ -105,7 +105,7 @@ impl<T, E> RetryResult for Result<T, E> {
         when: impl FnMut(&E) -> Decision,
         op: impl FnMut() -> Self,
     ) -> Self {
-        crate::loops::blocking_when(start, function, trace, when, op)
+        crate::loops::blocking(start, Some(function), trace, when, op)
     }
     #[cfg(feature = "tracing")]
     #[inline(always)]

@@ -3,32 +3,20 @@
 
 use super::*;
 use crate::driver;
-use crate::record::CompactRecording;
+use crate::record::{CompactRecording, Records};
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
 
 /// The call's start, read before the first attempt only if something needs
 /// the time (`timed`, or a deadline); the state itself is built on the first
 /// failure, so a success builds nothing.
-#[inline]
-pub fn began<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<std::time::Instant> {
-    driver::began(policy, clock, timed)
-}
+pub use crate::state::began;
 
 /// The clock of a blocking loop.
 pub const SYNC_CLOCK: Clock = crate::clock::system;
 
 /// The clock of an async loop.
 pub const ASYNC_CLOCK: Clock = crate::clock::for_async();
-
-/// The number of the attempt about to run, from 1.
-#[inline]
-pub fn attempt_number<S>(slot: &Option<RetryState<'_, S>>) -> u32 {
-    match slot {
-        Some(state) => state.attempt().saturating_add(1),
-        None => 1,
-    }
-}
 
 #[cfg(feature = "tokio")]
 pin_project_lite::pin_project! {
@@ -93,47 +81,43 @@ fn next_retry_carried<F: FixedOrigin>(carried: &mut Carried<F::Previous>) -> Opt
     F::ORIGIN.policy.next_carried(carried)
 }
 
-/// [`next_retry_carried`] for a verdict other than a plain retry (a `when`
-/// said `Stop`, `RetryAfter` or `Throttled`), out of line, one copy per
-/// policy.
-#[cold]
-#[inline(never)]
-fn next_decided_carried<F: FixedOrigin>(
-    carried: &mut Carried<F::Previous>,
-    decision: Decision,
-) -> Option<Duration> {
-    F::ORIGIN.policy.next_carried_for(carried, decision)
-}
-
-/// A call of the function's own loop that keeps nothing but its attempt
-/// count (an `async fn` whose policy is the type `P`, with no hook but a
-/// `when`): the same steps as [`Call`] (`begin`, `accepted`, `after_error`,
-/// `next_attempt`), over a [`Carried`] (8 bytes) rather than a whole retry
-/// state, so that the function's future stays small. Its recording's
-/// steps are told the function's name (a constant of the function's) rather
-/// than keep it.
-pub struct CompactCall<P: FixedOrigin> {
+/// The compact form of a [`Call`]: a call of the function's own loop that
+/// keeps nothing but its attempt count (an `async fn` whose policy is the
+/// type `P`, with no hook but a `when`), over a [`Carried`] (8 bytes)
+/// rather than a whole retry state, so that the function's future stays
+/// small. Its recording's steps are told the function's name rather than
+/// keep it.
+pub struct Compact<P: FixedOrigin> {
     carried: Carried<P::Previous>,
     began: CallBegan,
     attempt: AttemptBegan,
 }
 
-impl<P: FixedOrigin> CompactCall<P> {
-    /// A call begins, and its first attempt.
-    #[inline(always)]
-    pub fn begin() -> Self {
-        let mut began = CallBegan::begin();
-        let attempt = began.attempt(P::ORIGIN.clock);
-        CompactCall {
-            carried: Carried::NEW,
-            began,
-            attempt,
-        }
-    }
+/// A call in the compact form under the policy type `P` begins, and its
+/// first attempt.
+#[inline(always)]
+pub fn compact<P: FixedOrigin>() -> Call<Compact<P>> {
+    let mut began = CallBegan::begin();
+    let attempt = began.attempt(P::ORIGIN.clock);
+    Call(Compact {
+        carried: Carried::NEW,
+        began,
+        attempt,
+    })
+}
 
-    /// The recording of the attempt of `function` that just ended.
+impl<P: FixedOrigin> Form for Compact<P> {
+    type Progress<'a>
+        = Carrying<'a, P>
+    where
+        Self: 'a;
+    type Recording<'a>
+        = CompactRecording<'a>
+    where
+        Self: 'a;
+
     #[inline(always)]
-    fn recording(&mut self, function: &'static str) -> (Compact<'_, P>, CompactRecording<'_>) {
+    fn parts(&mut self, function: &'static str) -> (Carrying<'_, P>, CompactRecording<'_>) {
         let recording = CompactRecording {
             function,
             clock: P::ORIGIN.clock,
@@ -141,47 +125,23 @@ impl<P: FixedOrigin> CompactCall<P> {
             attempt: core::mem::replace(&mut self.attempt, AttemptBegan::NONE),
             attempts: self.carried.attempt(),
         };
-        (Compact(&mut self.carried), recording)
+        (Carrying(&mut self.carried), recording)
     }
 
-    /// An accepted outcome of `function`, which the loop returns at once:
-    /// the metrics hear of it.
     #[inline(always)]
-    pub fn accepted(&mut self, function: &'static str) {
-        let (_, mut recording) = self.recording(function);
-        crate::record::Records::succeeded(&mut recording);
-    }
-
-    /// After an attempt of `function` that failed with `error`, judged
-    /// `decision` (`when`'s, or [`RETRY`]): the driver's rule.
-    /// `Continue(delay)`: the error was dropped; sleep and try again.
-    /// `Break(ended)`: the call ends.
-    #[inline(always)]
-    pub fn after_error<T, E>(
+    fn step<T, E, N: OnRetry<T, E>>(
         &mut self,
         function: &'static str,
         trace: impl Trace<E>,
         decision: impl Verdict<T, E>,
-        error: E,
+        outcome: Result<T, E>,
+        on_retry: N,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        let mut decision = decision;
-        let decision = Classify::<E>::classify(&mut decision, &error);
-        let (mut progress, mut recording) = self.recording(function);
-        match driver::after_attempt(
-            &mut progress,
-            Err(error),
-            &mut driver::Decided(decision),
-            &trace,
-            &mut recording,
-        ) {
-            ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
-            ControlFlow::Break(result) => ControlFlow::Break(Ended::Done(result)),
-        }
+        step(self, function, trace, decision, outcome, on_retry)
     }
 
-    /// Another attempt begins, after a retry's sleep.
     #[inline(always)]
-    pub fn next_attempt(&mut self) {
+    fn next_attempt(&mut self) {
         self.attempt = self.began.attempt(P::ORIGIN.clock);
     }
 }
@@ -189,15 +149,15 @@ impl<P: FixedOrigin> CompactCall<P> {
 /// The driver's progress of a loop that keeps a [`Carried`] under the
 /// policy type `P`: no start time, budget or breaker, so an accepted
 /// outcome tells no one.
-struct Compact<'a, P: FixedOrigin>(&'a mut Carried<P::Previous>);
+pub(crate) struct Carrying<'a, P: FixedOrigin>(&'a mut Carried<P::Previous>);
 
-impl<P: FixedOrigin> driver::Progress for Compact<'_, P> {
+impl<P: FixedOrigin> driver::Progress for Carrying<'_, P> {
     #[inline(always)]
     fn step(&mut self, decision: Decision) -> Option<Duration> {
         // (Without a `when`, every error is retried: the branch folds away.)
         match decision {
             Decision::Retry => next_retry_carried::<P>(self.0),
-            decision => next_decided_carried::<P>(self.0, decision),
+            decision => P::ORIGIN.policy.next_carried_for(self.0, decision),
         }
     }
 
@@ -315,34 +275,130 @@ fn giving_up(report: &mut Option<GiveUp>) -> Dispatch<'_, Decision, NoHook> {
     HookSet::of(Decision::Stop, Decision::Stop, NoHook, Keep(report))
 }
 
-/// The give-up step's result, with the report the give-up hooks read.
-#[inline(always)]
-fn gave_up<T, E>(result: Result<T, E>, report: Option<GiveUp>) -> Ended<T, E> {
-    match report {
-        Some(report) => Ended::GaveUp(result, report),
-        None => Ended::Done(result),
-    }
+/// A call of the function's own loop, as the driver sees it, in one of
+/// two forms (`F`): [`Full`], what the first failure builds a retry state
+/// from and that state, or [`Compact`], a [`Carried`] under a policy type.
+/// The steps after an attempt are the same for both ([`Call::after_error`]
+/// and its kin, [`Call::accepted`], [`Call::next_attempt`]); each is told
+/// the function's name, which the compact form's recording does not keep.
+pub struct Call<F>(F);
+
+/// What a [`Call`] keeps: the driver's view of it after an attempt, and
+/// where that step runs. (The runtime's own: the expansion calls the
+/// methods of a `Call`, and never names this.)
+pub(crate) trait Form {
+    /// The call's progress, as the driver steps it.
+    type Progress<'a>: driver::Progress
+    where
+        Self: 'a;
+    /// The call's recording, as the driver tells it.
+    type Recording<'a>: Records
+    where
+        Self: 'a;
+    /// The progress and the recording of the attempt of `function` that
+    /// just ended.
+    fn parts(&mut self, function: &'static str) -> (Self::Progress<'_>, Self::Recording<'_>);
+    /// The driver's rule after an attempt ([`step`]): out of line, one
+    /// copy per function, for a whole retry state; inline for the compact
+    /// form, whose step is out of line already.
+    fn step<T, E, N: OnRetry<T, E>>(
+        &mut self,
+        function: &'static str,
+        trace: impl Trace<E>,
+        decision: impl Verdict<T, E>,
+        outcome: Result<T, E>,
+        on_retry: N,
+    ) -> ControlFlow<Ended<T, E>, Duration>;
+    /// Another attempt begins.
+    fn next_attempt(&mut self);
 }
 
-/// A call of the function's own loop, as the driver sees it: what the
-/// first failure builds the retry state from (the policy, the clock, the
-/// call's start if read, the budget, the breaker and the throttle), the
-/// state once built (from the start, beside a breaker or a throttle, which
-/// admit each attempt), and the call's recording.
+/// The full form of a [`Call`]: what the first failure builds the retry
+/// state from (the policy, the clock, the call's start if read, the
+/// budget, the breaker and the throttle), the state once built (from the
+/// start, beside a breaker or a throttle, which admit each attempt), and
+/// the call's recording.
 ///
 /// Without a breaker or a throttle the state holds nothing to release (its
 /// only `Drop` part is a breaker's permit), so it is kept in a
 /// `ManuallyDrop`: a call that returns, or an `async fn`'s future, has no
 /// drop of it to run. [`Call::with_circuit`] and [`Call::with_throttle`]
 /// keep it in an `Option`.
-pub struct Call<'p, S, K = ManuallyDrop<Option<RetryState<'p, S>>>> {
+pub struct Full<'p, S, K = ManuallyDrop<Option<RetryState<'p, S>>>> {
     start: Origin<'p, S>,
     state: K,
     recording: Recording,
 }
 
-/// Where a [`Call`] keeps its retry state: in an `Option`, dropped with
-/// the call, or behind a `ManuallyDrop` when it holds nothing to release.
+impl<'p, S: Strategy + 'p, K: Kept<'p, S>> Form for Full<'p, S, K> {
+    type Progress<'a>
+        = driver::Lazy<'a, 'p, S>
+    where
+        Self: 'a;
+    type Recording<'a>
+        = &'a mut Recording
+    where
+        Self: 'a;
+
+    #[inline(always)]
+    fn parts(&mut self, _: &'static str) -> (driver::Lazy<'_, 'p, S>, &mut Recording) {
+        let progress = driver::Lazy {
+            slot: &mut *self.state,
+            start: &self.start,
+        };
+        (progress, &mut self.recording)
+    }
+
+    #[inline(never)]
+    fn step<T, E, N: OnRetry<T, E>>(
+        &mut self,
+        function: &'static str,
+        trace: impl Trace<E>,
+        decision: impl Verdict<T, E>,
+        outcome: Result<T, E>,
+        on_retry: N,
+    ) -> ControlFlow<Ended<T, E>, Duration> {
+        step(self, function, trace, decision, outcome, on_retry)
+    }
+
+    #[inline(always)]
+    fn next_attempt(&mut self) {
+        self.recording.attempt_starts();
+    }
+}
+
+/// A full call's recording, as the driver tells it.
+impl Records for &mut Recording {
+    #[inline(always)]
+    fn is_live(&self) -> bool {
+        Recording::is_live(self)
+    }
+    #[inline(always)]
+    fn succeeded(&mut self) {
+        Recording::succeeded(self);
+    }
+    #[inline(always)]
+    fn retried(&mut self, rejected_ok: bool, delay: Duration) {
+        Recording::retried(self, rejected_ok, delay);
+    }
+    #[inline(always)]
+    fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason) {
+        Recording::gave_up(self, ended, reason);
+    }
+    #[inline(always)]
+    fn gave_up_as(
+        &mut self,
+        ended: Option<bool>,
+        reason: GiveUpReason,
+        kind: Option<&'static str>,
+    ) {
+        Recording::gave_up_as(self, ended, reason, kind);
+    }
+}
+
+/// Where a full [`Call`] keeps its retry state: in an `Option`, dropped
+/// with the call, or behind a `ManuallyDrop` when it holds nothing to
+/// release.
 pub trait Kept<'p, S: 'p>: DerefMut<Target = Option<RetryState<'p, S>>> {}
 
 impl<'p, S> Kept<'p, S> for ManuallyDrop<Option<RetryState<'p, S>>> {}
@@ -367,70 +423,73 @@ impl<T> DerefMut for Dropped<T> {
 
 impl<'p, S> Kept<'p, S> for Dropped<Option<RetryState<'p, S>>> {}
 
-impl<'p, S> Call<'p, S> {
+impl<'p, S> Call<Full<'p, S>> {
     /// A call of `function` begins under `policy`: the start is read only
     /// if `timed` (a hook reads `elapsed`) or the policy has a deadline;
     /// nothing else is built until an attempt fails.
     #[inline(always)]
     pub fn begin(policy: &'p Policy<S>, clock: Clock, timed: bool, function: &'static str) -> Self {
-        Call {
+        Call(Full {
             start: Origin::at(policy, clock, driver::began(policy, clock, timed), None),
             state: ManuallyDrop::new(None),
             recording: Recording::begin(function, clock),
-        }
+        })
     }
 
     /// With `budget`, which each retry spends from and each success
     /// refills.
     #[inline(always)]
     pub fn with_budget(mut self, budget: &'p RetryBudget) -> Self {
-        self.start = self.start.with_budget(budget);
+        self.0.start = self.0.start.with_budget(budget);
         self
     }
 
     /// Behind `circuit`, which admits each attempt: the state is built now.
     #[inline(always)]
-    pub fn with_circuit(self, circuit: &'p CircuitBreaker) -> Call<'p, S, Gated<'p, S>> {
+    pub fn with_circuit(self, circuit: &'p CircuitBreaker) -> Call<Full<'p, S, Gated<'p, S>>> {
         self.gated(|start| start.with_circuit(Some(circuit)))
     }
 
     /// Behind `throttle`, which admits each attempt: the state is built now.
     #[inline(always)]
-    pub fn with_throttle(self, throttle: &'p AdaptiveThrottle) -> Call<'p, S, Gated<'p, S>> {
+    pub fn with_throttle(self, throttle: &'p AdaptiveThrottle) -> Call<Full<'p, S, Gated<'p, S>>> {
         self.gated(|start| start.with_throttle(Some(throttle)))
     }
 
     /// The call behind a control that admits each attempt (`with`), its
     /// state built now and dropped with it (a breaker's permit).
     #[inline(always)]
-    fn gated(self, with: impl FnOnce(Origin<'p, S>) -> Origin<'p, S>) -> Call<'p, S, Gated<'p, S>> {
-        let start = with(self.start);
-        Call {
+    fn gated(
+        self,
+        with: impl FnOnce(Origin<'p, S>) -> Origin<'p, S>,
+    ) -> Call<Full<'p, S, Gated<'p, S>>> {
+        let start = with(self.0.start);
+        Call(Full {
             state: Dropped(Some(start.state())),
             start,
-            recording: self.recording,
-        }
+            recording: self.0.recording,
+        })
     }
 }
 
 /// Where a [`Call`] behind a breaker or a throttle keeps its state.
 pub type Gated<'p, S> = Dropped<Option<RetryState<'p, S>>>;
 
-impl<'p, S> Call<'p, S, Gated<'p, S>> {
+impl<'p, S> Call<Full<'p, S, Gated<'p, S>>> {
     /// Behind a throttle too.
     #[inline(always)]
     pub fn with_throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self {
-        self.start = self.start.with_throttle(Some(throttle));
-        *self.state = Some(self.start.state());
+        self.0.start = self.0.start.with_throttle(Some(throttle));
+        *self.0.state = Some(self.0.start.state());
         self
     }
 }
 
-impl<'p, S, K: Kept<'p, S>> Call<'p, S, K> {
+impl<'p, S, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     /// Before an attempt: whether the breaker admits it.
     #[inline(always)]
     pub fn admit(&mut self) -> Result<(), CircuitOpen> {
-        match &mut *self.state {
+        match &mut *self.0.state {
             Some(state) => state.before_attempt(),
             None => Ok(()),
         }
@@ -439,7 +498,7 @@ impl<'p, S, K: Kept<'p, S>> Call<'p, S, K> {
     /// Before an attempt: whether the throttle lets it run.
     #[inline(always)]
     pub fn ask_throttle(&mut self) -> Result<(), Rejected> {
-        match &mut *self.state {
+        match &mut *self.0.state {
             Some(state) => state.ask_throttle(),
             None => Ok(()),
         }
@@ -448,27 +507,32 @@ impl<'p, S, K: Kept<'p, S>> Call<'p, S, K> {
     /// The context of the attempt about to run (`context = ctx`).
     #[inline(always)]
     pub fn context(&self) -> AttemptContext {
-        let attempt = attempt_number(&self.state);
+        let attempt = self.0.state.as_ref().map_or(0, RetryState::attempt);
+        let attempt = attempt.saturating_add(1);
         // (`OnDeadline::LastTry`'s attempt at the deadline is the last.)
-        let last_try = self.state.as_ref().is_some_and(RetryState::is_last_try);
+        let last_try = self.0.state.as_ref().is_some_and(RetryState::is_last_try);
         AttemptContext::new(
             attempt,
-            last_try || self.start.policy.is_last_attempt(attempt),
+            last_try || self.0.start.policy.is_last_attempt(attempt),
         )
     }
+}
 
-    /// An accepted outcome, which the loop returns at once (no `when_ok`):
-    /// the breaker, the budget and the metrics hear of it.
+#[allow(private_bounds)]
+impl<F: Form> Call<F> {
+    /// An accepted outcome of `function`, which the loop returns at once
+    /// (no `when_ok`): the breaker, the budget and the metrics hear of it.
     #[inline(always)]
-    pub fn accepted(&mut self) {
-        driver::succeeded(&mut self.state, self.start.budget());
-        self.recording.succeeded();
+    pub fn accepted(&mut self, function: &'static str) {
+        let (mut progress, mut recording) = self.0.parts(function);
+        driver::Progress::succeeded(&mut progress);
+        recording.succeeded();
     }
 
     /// Another attempt begins, after a retry's sleep.
     #[inline(always)]
     pub fn next_attempt(&mut self) {
-        self.recording.attempt_starts();
+        self.0.next_attempt();
     }
 }
 
@@ -479,54 +543,60 @@ pub trait Verdict<T, E>: Classify<T> + Classify<E> + Copy {}
 
 impl<T, E, V: Classify<T> + Classify<E> + Copy> Verdict<T, E> for V {}
 
-impl<'p, S: Strategy, K: Kept<'p, S>> Call<'p, S, K> {
-    /// After an attempt that ended with `outcome`, judged `decision` (by
-    /// `when` or `when_ok`, in the function): the driver's rule (the step,
-    /// the trace, the metrics, giving up). `Continue(delay)`: the outcome
-    /// was dropped; sleep and try again. `Break(ended)`: the call ends
-    /// ([`Ended::finish`]).
+#[allow(private_bounds)]
+impl<F: Form> Call<F> {
+    /// After an attempt of `function` that ended with `outcome`, judged
+    /// `decision` (by `when` or `when_ok`, in the function): the driver's
+    /// rule (the step, the trace, the metrics, giving up).
+    /// `Continue(delay)`: the outcome was dropped; sleep and try again.
+    /// `Break(ended)`: the call ends ([`Ended::finish`]).
     ///
-    /// Out of line, one copy per function: the loop keeps one call and one
-    /// match.
-    #[inline(never)]
+    /// Out of line for a full call, one copy per function: the loop keeps
+    /// one call and one match.
+    #[inline(always)]
     pub fn after<T, E>(
         &mut self,
+        function: &'static str,
         trace: impl Trace<E>,
         decision: impl Verdict<T, E>,
         outcome: Result<T, E>,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        self.step(trace, decision, outcome, NoHook)
+        self.0.step(function, trace, decision, outcome, NoHook)
     }
 
     /// [`Call::after`], with `on_retry`, a closure built at the call (so a
     /// borrow it makes ends with the call), called before a retry's sleep.
-    #[inline(never)]
+    #[inline(always)]
     pub fn after_hooked<T, E>(
         &mut self,
+        function: &'static str,
         trace: impl Trace<E>,
         decision: impl Verdict<T, E>,
         outcome: Result<T, E>,
         on_retry: impl FnOnce(&Result<T, E>, &RetryEvent),
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        self.step(trace, decision, outcome, Once(Some(on_retry)))
+        let on_retry = Once(Some(on_retry));
+        self.0.step(function, trace, decision, outcome, on_retry)
     }
 
     /// [`Call::after`] an attempt that failed with `error` (no `when_ok`:
     /// every `Ok` was accepted).
-    #[inline(never)]
+    #[inline(always)]
     pub fn after_error<T, E>(
         &mut self,
+        function: &'static str,
         trace: impl Trace<E>,
         decision: impl Verdict<T, E>,
         error: E,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        self.step(trace, decision, Err(error), NoHook)
+        self.0.step(function, trace, decision, Err(error), NoHook)
     }
 
     /// [`Call::after_error`], with `on_retry`, which takes the error.
-    #[inline(never)]
+    #[inline(always)]
     pub fn after_error_hooked<T, E>(
         &mut self,
+        function: &'static str,
         trace: impl Trace<E>,
         decision: impl Verdict<T, E>,
         error: E,
@@ -538,41 +608,34 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<'p, S, K> {
                 on_retry(error, event);
             }
         };
-        self.step(trace, decision, Err(error), Once(Some(on_retry)))
+        let on_retry = Once(Some(on_retry));
+        self.0.step(function, trace, decision, Err(error), on_retry)
     }
+}
 
-    /// After an attempt, through the driver's rule, with the one adapter
-    /// of hooks ([`HookSet`]): the verdict decided, `on_retry`, and the
-    /// report kept for the give-up hooks.
-    #[inline(always)]
-    fn step<T, E, N: OnRetry<T, E>>(
-        &mut self,
-        trace: impl Trace<E>,
-        decision: impl Verdict<T, E>,
-        outcome: Result<T, E>,
-        on_retry: N,
-    ) -> ControlFlow<Ended<T, E>, Duration> {
-        let mut report = None;
-        let mut hooks: Dispatch<'_, _, N> =
-            HookSet::of(decision, decision, on_retry, Keep(&mut report));
-        let (mut progress, recording) = self.progress();
-        match driver::after_attempt(&mut progress, outcome, &mut hooks, &trace, recording) {
-            ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
-            ControlFlow::Break(result) => ControlFlow::Break(gave_up(result, report)),
-        }
+/// After an attempt, through the driver's rule, with the one adapter of
+/// hooks ([`HookSet`]): the verdict decided, `on_retry`, and the report
+/// kept for the give-up hooks (where: [`Form::step`]).
+#[inline(always)]
+fn step<F: Form, T, E, N: OnRetry<T, E>>(
+    form: &mut F,
+    function: &'static str,
+    trace: impl Trace<E>,
+    decision: impl Verdict<T, E>,
+    outcome: Result<T, E>,
+    on_retry: N,
+) -> ControlFlow<Ended<T, E>, Duration> {
+    let mut report = None;
+    let mut hooks: Dispatch<'_, _, N> =
+        HookSet::of(decision, decision, on_retry, Keep(&mut report));
+    let (mut progress, mut recording) = form.parts(function);
+    match driver::after_attempt(&mut progress, outcome, &mut hooks, &trace, &mut recording) {
+        ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
+        ControlFlow::Break(result) => ControlFlow::Break(Ended::resume(result, report)),
     }
+}
 
-    /// The driver's view of the call: its state, built from its origin on
-    /// the first failure, and its recording.
-    #[inline(always)]
-    fn progress(&mut self) -> (driver::Lazy<'_, 'p, S>, &mut Recording) {
-        let progress = driver::Lazy {
-            slot: &mut *self.state,
-            start: &self.start,
-        };
-        (progress, &mut self.recording)
-    }
-
+impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     /// The call gives up with `outcome` (an error) before an attempt ran (a
     /// breaker refused it, a throttle rejected it): the driver's give-up
     /// step.
@@ -581,9 +644,9 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<'p, S, K> {
     pub fn refused<T, E, R: Trace<E>>(&mut self, trace: R, outcome: Result<T, E>) -> Ended<T, E> {
         let mut report = None;
         let mut hooks = giving_up(&mut report);
-        let (progress, recording) = self.progress();
+        let (progress, recording) = self.0.parts("");
         let result = driver::give_up(&progress, outcome, &mut hooks, &trace, recording, None);
-        gave_up(result, report)
+        Ended::resume(result, report)
     }
 
     /// The call gives up with `outcome` (an error) because its `timeout`
@@ -597,8 +660,8 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<'p, S, K> {
         trace: R,
         outcome: Result<T, E>,
     ) -> Ended<T, E> {
-        let report = self.start.timed_out(calls);
-        timed_out(report, &mut self.recording, trace, outcome)
+        let report = self.0.start.timed_out(calls);
+        timed_out(report, &mut self.0.recording, trace, outcome)
     }
 }
 
@@ -616,14 +679,14 @@ pub fn timed_out<T, E, R: Trace<E>>(
     let mut kept = None;
     let mut hooks = giving_up(&mut kept);
     let result = driver::give_up(
-        &TimedOut(report),
+        &driver::TimedOut(report),
         outcome,
         &mut hooks,
         &trace,
         recording,
         None,
     );
-    gave_up(result, kept)
+    Ended::resume(result, kept)
 }
 
 /// The report of a hedged call that ran past its `timeout` after `calls`
@@ -632,25 +695,6 @@ pub fn timed_out<T, E, R: Trace<E>>(
 pub fn timeout_report(calls: u32, clock: Clock, start: Option<std::time::Instant>) -> GiveUp {
     let elapsed = start.map_or(Duration::ZERO, |s| clock().saturating_duration_since(s));
     GiveUp::new(calls, elapsed, GiveUpReason::Timeout)
-}
-
-/// The progress of a call whose `timeout` passed: only its report.
-struct TimedOut(GiveUp);
-
-impl driver::Progress for TimedOut {
-    fn step(&mut self, _: Decision) -> Option<Duration> {
-        None
-    }
-    fn succeeded(&mut self) {}
-    fn attempt(&self) -> u32 {
-        self.0.attempts
-    }
-    fn event(&self, delay: Duration) -> RetryEvent {
-        RetryEvent::new(self.0.attempts, delay, self.0.elapsed)
-    }
-    fn report(&self) -> GiveUp {
-        self.0
-    }
 }
 
 /// An untimed state machine of `policy` (the delay benches' start: no clock

@@ -11,7 +11,7 @@
 
 use core::time::Duration;
 
-use super::{Hooks, Progress, Trace, give_up};
+use super::{Hooks, Progress, Trace, give_up, verdict};
 use crate::decision::Decision;
 use crate::event::{AttemptKind, RetryEvent};
 use crate::record::Records;
@@ -107,17 +107,7 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
         started,
         hedges,
     };
-    let (decision, outcome) = match outcome {
-        Ok(value) => match hooks.when_ok(&value) {
-            Decision::Stop => {
-                progress.succeeded();
-                recording.succeeded();
-                return Hedging::Done(Ok(value));
-            }
-            decision => (decision, Ok(value)),
-        },
-        Err(error) => (hooks.when(&error), Err(error)),
-    };
+    let (decision, outcome) = verdict!(progress, outcome, hooks, recording, Hedging::Done);
     let stop = matches!(decision, Decision::Stop);
     // (The step always runs: it tells the breaker of the attempt's outcome.
     // The attempt limit, at most the slots, leaves room for what it

@@ -12,10 +12,9 @@
 //! - [`Recording`]: a call's recording, begun with the call (64 bytes,
 //!   `Copy`), for every loop but the attribute's compact `async fn` loop;
 //! - [`CallBegan`] and [`AttemptBegan`]: the compact loop's (a
-//!   `CompactCall`), 11 bytes for the call and 8 for the running attempt;
-//! - [`Records`]: what the driver tells of a call, implemented by those, by
-//!   [`NoRecording`] (a loop that never records) and by the hedged call's
-//!   per-attempt recording.
+//!   `Call` in its compact form), 11 bytes for the call and 8 for the running attempt;
+//! - [`Records`]: what the driver tells of a call, implemented by those
+//!   and by the hedged call's per-attempt recording.
 
 use core::time::Duration;
 
@@ -309,8 +308,6 @@ impl Records for CompactRecording<'_> {
         false
     }
     #[inline(always)]
-    fn attempt_starts(&mut self) {}
-    #[inline(always)]
     fn succeeded(&mut self) {
         #[cfg(feature = "record")]
         self.live(|live| live.succeeded());
@@ -329,14 +326,11 @@ impl Records for CompactRecording<'_> {
     }
 }
 
-/// What the driver tells of a call's recording: a [`Recording`], or
-/// [`NoRecording`] for a loop that never records (every method empty, at
-/// no cost).
+/// What the driver tells of a call's recording: a [`Recording`], the
+/// compact loop's, or a hedged attempt's.
 pub(crate) trait Records {
     /// Whether this call records.
     fn is_live(&self) -> bool;
-    /// See [`Recording::attempt_starts`].
-    fn attempt_starts(&mut self);
     /// See [`Recording::succeeded`].
     fn succeeded(&mut self);
     /// See [`Recording::retried`].
@@ -354,10 +348,6 @@ impl Records for Recording {
     #[inline(always)]
     fn is_live(&self) -> bool {
         Recording::is_live(self)
-    }
-    #[inline(always)]
-    fn attempt_starts(&mut self) {
-        Recording::attempt_starts(self);
     }
     #[inline(always)]
     fn succeeded(&mut self) {
@@ -380,24 +370,6 @@ impl Records for Recording {
     ) {
         Recording::gave_up_as(self, ended, reason, failure_kind);
     }
-}
-
-/// A loop that records nothing (see [`Records`]).
-pub(crate) struct NoRecording;
-
-impl Records for NoRecording {
-    #[inline(always)]
-    fn is_live(&self) -> bool {
-        false
-    }
-    #[inline(always)]
-    fn attempt_starts(&mut self) {}
-    #[inline(always)]
-    fn succeeded(&mut self) {}
-    #[inline(always)]
-    fn retried(&mut self, _: bool, _: Duration) {}
-    #[inline(always)]
-    fn gave_up(&mut self, _: Option<bool>, _: GiveUpReason) {}
 }
 
 /// The recording of one attempt of a hedged call (see [`Records`]): the
@@ -461,8 +433,6 @@ impl Records for HedgedRecording<'_> {
     fn is_live(&self) -> bool {
         self.recording.is_live()
     }
-    #[inline(always)]
-    fn attempt_starts(&mut self) {}
     #[inline(always)]
     fn succeeded(&mut self) {
         self.ended(None);
