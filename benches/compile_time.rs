@@ -13,11 +13,11 @@
 //!   (`syn`, `quote`, `proc-macro2`).
 //!
 //! ```text
-//! cargo bench --bench compile_time                      # 5 rounds, ~6 min (the first run also builds the dependencies)
-//! cargo bench --bench compile_time -- --rounds 9
-//! cargo bench --bench compile_time -- --variants plain,backon,retry
-//! cargo bench --bench compile_time -- --instructions --variants plain,backon,retry   # ~3 min, valgrind
-//! cargo bench --bench compile_time -- --instructions --release --variants backon_when,retry_when
+//! cargo bench -p backoff-workspace-tests --bench compile_time                      # 5 rounds, ~6 min (the first run also builds the dependencies)
+//! cargo bench -p backoff-workspace-tests --bench compile_time -- --rounds 9
+//! cargo bench -p backoff-workspace-tests --bench compile_time -- --variants plain,backon,retry
+//! cargo bench -p backoff-workspace-tests --bench compile_time -- --instructions --variants plain,backon,retry   # ~3 min, valgrind
+//! cargo bench -p backoff-workspace-tests --bench compile_time -- --instructions --release --variants backon_when,retry_when
 //! ```
 //!
 //! # How it is timed
@@ -424,7 +424,7 @@ fn main() {
             }
         }
         println!(
-            "compile_time: generated the five crates (run `cargo bench --bench compile_time` to time them)"
+            "compile_time: generated the five crates (run `cargo bench -p backoff-workspace-tests --bench compile_time` to time them)"
         );
         return;
     }

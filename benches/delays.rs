@@ -56,7 +56,7 @@
 //! reads the clock when started and at every step) and `Policy::delays()`.
 //!
 //! ```text
-//! cargo bench --bench delays -- --warm-up-time 1 --measurement-time 3
+//! cargo bench -p backoff-workspace-tests --bench delays -- --warm-up-time 1 --measurement-time 3
 //! ```
 
 mod common;

@@ -3,9 +3,9 @@
 //! outside the repository.
 //!
 //! ```text
-//! cargo bench --bench dependencies                       # 5 rounds, debug and release, ~5 min
-//! cargo bench --bench dependencies -- --rounds 9 --debug-only
-//! cargo bench --bench dependencies -- --compare /path/to/another/checkout/backoff-runtime
+//! cargo bench -p backoff-workspace-tests --bench dependencies                       # 5 rounds, debug and release, ~5 min
+//! cargo bench -p backoff-workspace-tests --bench dependencies -- --rounds 9 --debug-only
+//! cargo bench -p backoff-workspace-tests --bench dependencies -- --compare /path/to/another/checkout/backoff-runtime
 //! ```
 //!
 //! Under the system's temporary directory (`backoff-deps-bench/`), each
@@ -274,7 +274,7 @@ fn main() {
         .collect();
     if !args.iter().any(|a| a == "--bench") {
         println!(
-            "dependencies: wrote the scratch crates under {} (run `cargo bench --bench dependencies` to build them)",
+            "dependencies: wrote the scratch crates under {} (run `cargo bench -p backoff-workspace-tests --bench dependencies` to build them)",
             dir.display()
         );
         return;

@@ -29,7 +29,7 @@
 //! less.
 //!
 //! ```text
-//! cargo bench --bench failing -- --warm-up-time 1 --measurement-time 3
+//! cargo bench -p backoff-workspace-tests --bench failing -- --warm-up-time 1 --measurement-time 3
 //! ```
 
 mod common;

@@ -41,7 +41,7 @@
 //! Target: ratio ≤ 1.02.
 //!
 //! ```text
-//! cargo bench --bench overhead -- --warm-up-time 1 --measurement-time 3
+//! cargo bench -p backoff-workspace-tests --bench overhead -- --warm-up-time 1 --measurement-time 3
 //! ```
 
 mod common;

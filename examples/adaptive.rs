@@ -10,7 +10,7 @@
 //! Three scripted scenarios show each path. Run it with:
 //!
 //! ```text
-//! cargo run --example adaptive
+//! cargo run -p backoff-workspace-tests --example adaptive
 //! ```
 
 use std::fmt;

@@ -8,7 +8,7 @@
 //! did not act. CI runs it:
 //!
 //! ```text
-//! cargo run --example chaos
+//! cargo run -p backoff-workspace-tests --example chaos
 //! ```
 
 use std::sync::atomic::{AtomicU64, Ordering};

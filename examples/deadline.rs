@@ -8,7 +8,7 @@
 //! hears back within 2 s, never after.
 //!
 //! ```text
-//! cargo run --example deadline
+//! cargo run -p backoff-workspace-tests --example deadline
 //! ```
 
 use std::sync::atomic::{AtomicU32, Ordering};

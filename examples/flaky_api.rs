@@ -4,7 +4,7 @@
 //! attribute on a plain (blocking) function.
 //!
 //! ```text
-//! cargo run --example flaky_api
+//! cargo run -p backoff-workspace-tests --example flaky_api
 //! ```
 
 use std::fmt;

@@ -3,11 +3,11 @@
 //! discrete-event simulation, with every delay drawn by `backoff-runtime`.
 //!
 //! ```text
-//! cargo run --release --example herd                      # table, 100 clients, 20 runs
-//! cargo run --release --example herd -- --clients 50 --runs 100 --seed 7 --json
-//! cargo run --release --example herd -- --down            # a full outage, with and without a budget
-//! cargo run --release --example herd -- --down --requests 1000 --attempts 5 --json
-//! cargo run --release --example herd -- --overload        # a server over capacity, with and without a throttle
+//! cargo run --release -p backoff-workspace-tests --example herd                      # table, 100 clients, 20 runs
+//! cargo run --release -p backoff-workspace-tests --example herd -- --clients 50 --runs 100 --seed 7 --json
+//! cargo run --release -p backoff-workspace-tests --example herd -- --down            # a full outage, with and without a budget
+//! cargo run --release -p backoff-workspace-tests --example herd -- --down --requests 1000 --attempts 5 --json
+//! cargo run --release -p backoff-workspace-tests --example herd -- --overload        # a server over capacity, with and without a throttle
 //! ```
 //!
 //! # The experiment
@@ -104,7 +104,7 @@
 //! stay below `1 + token_ratio + max_tokens / R`: the budget's ratio bounds
 //! the extra load whatever the number of requests.
 //!
-//! `cargo run --release --example herd -- --down` (20 runs, seed 1):
+//! `cargo run --release -p backoff-workspace-tests --example herd -- --down` (20 runs, seed 1):
 //!
 //! | requests | calls per request, no budget | with the budget (10 tokens, 0.1) | bound `1 + 10 / R` |
 //! |---|---|---|---|

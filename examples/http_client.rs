@@ -15,7 +15,7 @@
 //! about two seconds.
 //!
 //! ```text
-//! cargo run --example http_client
+//! cargo run -p backoff-workspace-tests --example http_client
 //! ```
 
 use std::sync::Arc;

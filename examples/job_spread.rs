@@ -3,7 +3,7 @@
 //! `docs/job-systems.md` defines it.
 //!
 //! ```text
-//! cargo run --release --example job_spread
+//! cargo run --release -p backoff-workspace-tests --example job_spread
 //! ```
 //!
 //! Every delay comes from [`Policy::delay_for`] with the job's id as the

@@ -10,7 +10,7 @@
 //!    `Policy::retry_async` (tokio).
 //!
 //! ```text
-//! cargo run --example manual_loop
+//! cargo run -p backoff-workspace-tests --example manual_loop
 //! ```
 
 use std::collections::VecDeque;

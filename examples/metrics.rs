@@ -13,8 +13,8 @@
 //! needs is missing: CI runs it (`.ci/run`). Run it with:
 //!
 //! ```text
-//! cargo run --example metrics              # the histograms' `_bucket` lines left out
-//! cargo run --example metrics -- --buckets # the whole scrape
+//! cargo run -p backoff-workspace-tests --example metrics              # the histograms' `_bucket` lines left out
+//! cargo run -p backoff-workspace-tests --example metrics -- --buckets # the whole scrape
 //! ```
 //!
 //! Prometheus names follow OpenTelemetry's translation: `backoff.attempts`

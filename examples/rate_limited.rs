@@ -8,7 +8,7 @@
 //! error comes back at once.
 //!
 //! ```text
-//! cargo run --example rate_limited
+//! cargo run -p backoff-workspace-tests --example rate_limited
 //! ```
 
 use std::cell::Cell;

@@ -3,7 +3,7 @@
 //! so the figures are exact, reproducible and take a second to compute.
 //!
 //! ```sh
-//! cargo run --release --example tail_latency
+//! cargo run --release -p backoff-workspace-tests --example tail_latency
 //! ```
 //!
 //! Each attempt's latency is drawn from a seeded heavy-tailed mix: 98 %

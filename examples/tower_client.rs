@@ -9,7 +9,7 @@
 //! `backoff-runtime`. It runs in well under a second.
 //!
 //! ```text
-//! cargo run --example tower_client
+//! cargo run -p backoff-workspace-tests --example tower_client
 //! ```
 
 use std::sync::Arc;

@@ -2,8 +2,8 @@
 //! herd, drawn with `plotters`.
 //!
 //! ```text
-//! cargo run --release --example visualize -- docs/charts             # the README's charts
-//! cargo run --release --example visualize -- docs/charts schedules   # the retry charts only
+//! cargo run --release -p backoff-workspace-tests --example visualize -- docs/charts             # the README's charts
+//! cargo run --release -p backoff-workspace-tests --example visualize -- docs/charts schedules   # the retry charts only
 //! ```
 //!
 //! # Retry schedules

@@ -4,7 +4,7 @@
 //! [`Policy::kinds`] for one scripted call whose failures interleave.
 //!
 //! ```text
-//! cargo run --example visualize_kinds -- docs/charts   # writes kinds.svg
+//! cargo run -p backoff-workspace-tests --example visualize_kinds -- docs/charts   # writes kinds.svg
 //! ```
 //!
 //! Each retry is a dot at the time its sleep ends (x), on its kind's row
