@@ -2,7 +2,7 @@
 
 use core::fmt;
 use core::time::Duration;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -69,6 +69,8 @@ pub(crate) struct BreakerEntry {
     pub(crate) quorum: AtomicU32,
     /// What the thread last heard of the fleet.
     pub(crate) fleet: Mutex<FleetSeen>,
+    /// Whether a sync has answered for this breaker.
+    pub(crate) joined: AtomicBool,
 }
 
 #[derive(Default)]
@@ -166,6 +168,23 @@ impl SharedBreaker {
     /// ```
     pub fn fleet_open(&self) -> bool {
         self.entry.breaker.fleet_held()
+    }
+
+    /// Whether a sync has answered for this breaker: the fleet has its
+    /// counts and it hears the fleet's state.
+    ///
+    /// ```
+    /// use backoff_redis::RedisStore;
+    /// use backoff_runtime::CircuitBreaker;
+    /// use std::time::Duration;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?; // nothing listens there
+    /// let shared = store.breaker("a", CircuitBreaker::new(5, 1, Duration::from_secs(1)));
+    /// assert!(!shared.joined());
+    /// # Ok::<(), backoff_redis::RedisError>(())
+    /// ```
+    pub fn joined(&self) -> bool {
+        self.entry.joined.load(Ordering::Acquire)
     }
 }
 
@@ -391,6 +410,7 @@ pub(crate) async fn sync_breaker(
     if open == 2 {
         return Err("the server ran the sync after its deadline".into());
     }
+    entry.joined.store(true, Ordering::Release);
     if closed {
         b.fleet_release(true);
         let mut seen = lock(&entry.fleet);

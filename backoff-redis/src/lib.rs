@@ -73,22 +73,33 @@
 //!
 //! The fleet keeps one bucket of `max_tokens`. Each process holds a share of
 //! it locally (the bucket divided by the processes heard from), spends and
-//! refills that share with no round trip, and at each sync gives its
-//! balance back (spends and deposits included) and takes a new share in
-//! the same script: retries across the fleet are bounded by the one
-//! bucket. Before its first sync a process spends from a full local
-//! bucket of its own (as a budget without a fleet does). Each sync is a
+//! refills that share with no round trip. At each sync it keeps what it
+//! holds up to its fair share (spendable while the script runs), takes the
+//! rest out of its local bucket at once (so nothing it gives back can be
+//! spent meanwhile) and gives it back, and the same script tops it up to a
+//! fair share: retries across the fleet are bounded by the one bucket.
+//! Before its first answered sync a process holds only a small startup
+//! allowance ([`SharedBudget::startup_tokens`], default
+//! [`DEFAULT_STARTUP_TOKENS`], 1); what it spends of it is charged to the
+//! fleet at that sync, so N processes crash-looping at any rate spend at
+//! most the bucket plus one allowance per start.
+//! [`SharedBudget::joined`] (and `joined()` on a shared breaker or
+//! throttle) tells whether a sync has answered for it. Each sync is a
 //! numbered transaction: a late or repeated one changes nothing, and one
 //! whose answer was lost is undone by the next, so a stall neither makes
-//! nor destroys tokens. A lease is reclaimed only once its process has
-//! been unheard of for 10 × the report lifetime (at least 10 s); a process
-//! that has not reached Redis for half of that gives its share up itself,
-//! and gives back what was left of it at its next sync answered. A process
-//! back after its lease was reclaimed undoes the reclaim (what it spent
-//! while away is charged, the bucket staying below zero until refills
-//! cover it); only what a process spent after its last sync and before it
-//! died is unknown to the fleet, and reclaiming its lease may credit up to
-//! that one share.
+//! nor destroys tokens. A share is spendable only until its lease expires
+//! by the process's own monotonic clock (half a lease after the sync that
+//! granted it was sent): a process frozen past it (SIGSTOP, a paused VM)
+//! spends nothing of it, even if its calls run before its sync thread.
+//! The fleet reclaims a lease once its process has been unheard of for 10 ×
+//! the report lifetime (at least 10 s); a process that has not reached
+//! Redis for half of that gives its share up itself (then spends only
+//! what its own successes refill), and gives back what was left of it at
+//! its next sync answered. A process back after its lease was reclaimed
+//! undoes the reclaim (what it spent while away is charged, the bucket
+//! staying below zero until refills cover it); only what a process spent
+//! after its last sync and before it died is unknown to the fleet, and
+//! reclaiming its lease may credit up to that one share.
 //!
 //! # A shared throttle
 //!
@@ -181,7 +192,7 @@ mod sync;
 mod throttle;
 
 pub use breaker::SharedBreaker;
-pub use budget::SharedBudget;
+pub use budget::{DEFAULT_STARTUP_TOKENS, SharedBudget};
 pub use store::{Health, RedisStore};
 pub use throttle::SharedThrottle;
 

@@ -3,14 +3,14 @@
 
 use core::fmt;
 use core::time::Duration;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use backoff_runtime::{AdaptiveThrottle, CircuitBreaker, RetryBudget};
 
 use crate::breaker::{BreakerEntry, FleetSeen, SharedBreaker};
-use crate::budget::{BudgetEntry, Lease, SharedBudget};
+use crate::budget::{self, BudgetEntry, SharedBudget};
 use crate::sync::run;
 use crate::throttle::{SharedThrottle, ThrottleEntry};
 use crate::{
@@ -315,6 +315,7 @@ impl RedisStore {
             breaker,
             quorum: AtomicU32::new(2),
             fleet: Mutex::new(FleetSeen::default()),
+            joined: AtomicBool::new(false),
         });
         let weak = Arc::downgrade(&self.inner);
         entry.breaker.join_fleet(Box::new(move || {
@@ -343,11 +344,7 @@ impl RedisStore {
     /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn budget(&self, name: &str, budget: RetryBudget) -> SharedBudget {
-        let entry = Arc::new(BudgetEntry {
-            name: name.to_owned(),
-            budget,
-            lease: Mutex::new(Lease::default()),
-        });
+        let entry = Arc::new(budget::entry(name, budget));
         lock(&self.inner.budgets).push(Arc::clone(&entry));
         self.inner.wake.notify_one();
         SharedBudget {
@@ -377,6 +374,7 @@ impl RedisStore {
         let entry = Arc::new(ThrottleEntry {
             name: name.to_owned(),
             throttle,
+            joined: AtomicBool::new(false),
         });
         lock(&self.inner.throttles).push(Arc::clone(&entry));
         self.inner.wake.notify_one();

@@ -3,6 +3,7 @@
 use core::fmt;
 use core::time::Duration;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use backoff_runtime::AdaptiveThrottle;
@@ -65,6 +66,8 @@ pub struct SharedThrottle {
 pub(crate) struct ThrottleEntry {
     pub(crate) name: String,
     pub(crate) throttle: AdaptiveThrottle,
+    /// Whether a sync has answered for this throttle.
+    pub(crate) joined: AtomicBool,
 }
 
 impl fmt::Debug for SharedThrottle {
@@ -91,6 +94,23 @@ impl SharedThrottle {
     #[inline]
     pub fn local(&self) -> &AdaptiveThrottle {
         &self.entry.throttle
+    }
+
+    /// Whether a sync has answered for this throttle: it counts the rest
+    /// of the fleet's requests from then on.
+    ///
+    /// ```
+    /// use backoff_runtime::AdaptiveThrottle;
+    /// use backoff_redis::RedisStore;
+    /// use std::time::Duration;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?; // nothing listens there
+    /// let shared = store.throttle("a", AdaptiveThrottle::new(2.0, Duration::from_secs(60)));
+    /// assert!(!shared.joined());
+    /// # Ok::<(), backoff_redis::RedisError>(())
+    /// ```
+    pub fn joined(&self) -> bool {
+        self.entry.joined.load(Ordering::Acquire)
     }
 }
 
@@ -189,5 +209,6 @@ pub(crate) async fn sync_throttle(
         return Err("the server ran the throttle's sync after its deadline".into());
     }
     entry.throttle.set_fleet(requests, accepts);
+    entry.joined.store(true, Ordering::Release);
     Ok(())
 }

@@ -32,6 +32,8 @@
 //! `u32::MAX`. The bucket's atomics are model-checked with loom
 //! (`src/loom.rs`).
 
+use std::sync::OnceLock;
+
 use crate::name::Name;
 use crate::sync::{AtomicU64, Ordering};
 
@@ -64,6 +66,56 @@ pub struct RetryBudget {
     refill: u64,
     /// Its name, for the `backoff.budget.tokens` gauge.
     name: Name,
+    /// What a spend asks first, once set ([`RetryBudget::set_remote`]).
+    remote: OnceLock<Consulted>,
+}
+
+/// What a [`RetryBudget`] asks before each spend, once
+/// [`set_remote`](RetryBudget::set_remote) gave it one: whether the tokens
+/// it holds may be spent now.
+///
+/// A coordinator of many processes' budgets (crate `backoff-redis`, or one
+/// of your own over etcd or a database) lends each process a share of one
+/// bucket for a while: a lease. A process frozen past its lease (SIGSTOP,
+/// a paused VM) must not spend a share the coordinator has meanwhile
+/// handed to another; its remote says so by its own monotonic clock,
+/// before the process's coordinator has had a chance to run again.
+/// Consulted on spends only (a retry), never on the success path.
+///
+/// ```
+/// use backoff_runtime::RetryBudget;
+/// use backoff_runtime::budget::Remote;
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicBool, Ordering};
+///
+/// /// A lease that its coordinator revokes by hand.
+/// struct Lease(Arc<AtomicBool>);
+/// impl Remote for Lease {
+///     fn spendable(&self) -> bool {
+///         self.0.load(Ordering::Acquire)
+///     }
+/// }
+///
+/// let valid = Arc::new(AtomicBool::new(true));
+/// let budget = RetryBudget::new(10, 0.1);
+/// assert!(budget.set_remote(Box::new(Lease(valid.clone()))).is_ok());
+/// assert!(budget.try_spend());
+/// valid.store(false, Ordering::Release); // the lease expired
+/// assert!(!budget.try_spend());
+/// assert_eq!(budget.tokens(), 9.0, "nothing spent of an expired lease");
+/// ```
+pub trait Remote: Send + Sync {
+    /// Whether the budget's tokens may be spent now.
+    fn spendable(&self) -> bool;
+}
+
+/// A budget's [`Remote`], with a `Debug` of its own.
+struct Consulted(Box<dyn Remote>);
+
+impl core::fmt::Debug for Consulted {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Remote")
+    }
 }
 
 impl RetryBudget {
@@ -92,6 +144,7 @@ impl RetryBudget {
             max,
             refill,
             name: Name::NONE,
+            remote: OnceLock::new(),
         }
     }
 
@@ -136,9 +189,14 @@ impl RetryBudget {
     }
 
     /// Takes one token for a retry; `false` (and nothing taken) if fewer than
-    /// one token is left.
+    /// one token is left, or if its [`Remote`] says they may not be spent.
     #[inline]
     pub fn try_spend(&self) -> bool {
+        if let Some(remote) = self.remote.get()
+            && !remote.0.spendable()
+        {
+            return false;
+        }
         let spent = self
             .tokens
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
@@ -198,14 +256,60 @@ impl RetryBudget {
     /// Adds `delta` thousandths (a negative `delta` takes them away), the
     /// result kept between 0 and `max_tokens`: a fleet took back the
     /// balance it was told and granted a new share, and what was spent or
-    /// deposited meanwhile stays counted.
-    pub fn adjust_milli(&self, delta: i64) {
+    /// deposited meanwhile stays counted. Returns what could not be
+    /// applied: negative when the bucket would have gone below zero
+    /// (tokens spent after the balance was read, which the fleet must
+    /// still charge), positive above `max_tokens`; 0 otherwise.
+    ///
+    /// ```
+    /// use backoff_runtime::RetryBudget;
+    ///
+    /// let budget = RetryBudget::new(10, 0.0);
+    /// assert_eq!(budget.adjust_milli(-12_000), -2_000); // 2 tokens owed
+    /// assert_eq!(budget.milli(), 0);
+    /// assert_eq!(budget.adjust_milli(11_000), 1_000);
+    /// ```
+    pub fn adjust_milli(&self, delta: i64) -> i64 {
+        let mut left = 0;
         let _ = self
             .tokens
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
-                Some(t.saturating_add_signed(delta).min(self.max))
+                let want = i128::from(t) + i128::from(delta);
+                let got = want.clamp(0, i128::from(self.max));
+                left =
+                    i64::try_from(want - got).unwrap_or(if want < 0 { i64::MIN } else { i64::MAX });
+                Some(u64::try_from(got).unwrap_or(u64::MAX))
             });
         self.record_tokens();
+        left
+    }
+
+    /// Takes out every thousandth above `keep`, atomically (no spend can
+    /// race it), and returns them: what a fleet takes back at a sync.
+    ///
+    /// ```
+    /// use backoff_runtime::RetryBudget;
+    ///
+    /// let budget = RetryBudget::new(10, 0.0);
+    /// assert_eq!(budget.take_milli(4_000), 6_000);
+    /// assert_eq!(budget.take_milli(5_000), 0);
+    /// assert_eq!(budget.tokens(), 4.0);
+    /// ```
+    pub fn take_milli(&self, keep: u64) -> u64 {
+        let before = self
+            .tokens
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+                (t > keep).then_some(keep)
+            })
+            .unwrap_or(keep);
+        self.record_tokens();
+        before - keep.min(before)
+    }
+
+    /// Makes every spend ask `remote` first (see [`Remote`]); once per
+    /// budget: a second call gives `remote` back.
+    pub fn set_remote(&self, remote: Box<dyn Remote>) -> Result<(), Box<dyn Remote>> {
+        self.remote.set(Consulted(remote)).map_err(|c| c.0)
     }
 
     /// [`max_tokens`](RetryBudget::max_tokens) in thousandths.

@@ -231,6 +231,36 @@ fn loom_budget_spends_each_token_once() {
     });
 }
 
+/// A fleet's take-back at a sync (`take_milli`, everything above what the
+/// process keeps) races two spends: every token is spent once or taken
+/// once, never both, and none is lost (a take-back that read the balance
+/// and subtracted it later gave back tokens spent meanwhile: issue 45).
+#[test]
+fn loom_budget_take_back_races_spends() {
+    loom::model(|| {
+        let budget = Arc::new(RetryBudget::new(3, 0.0));
+        budget.tokens();
+        let spent = Arc::new(AtomicUsize::new(0));
+        let spenders: Vec<_> = (0..2)
+            .map(|_| {
+                let (budget, spent) = (budget.clone(), spent.clone());
+                thread::spawn(move || {
+                    if budget.try_spend() {
+                        spent.fetch_add(1, SeqCst);
+                    }
+                })
+            })
+            .collect();
+        let taken = budget.take_milli(1000);
+        for t in spenders {
+            t.join().unwrap();
+        }
+        let spent = spent.load(SeqCst) as u64;
+        assert_eq!(spent * 1000 + taken + budget.milli(), 3000);
+        assert!(budget.milli() <= 1000, "kept more than asked");
+    });
+}
+
 /// The throttle loses no count: two threads each make a request the
 /// backend rejects; the window then holds both requests and no accepts.
 #[test]
