@@ -335,7 +335,8 @@ left = left + balance
 if left + others + kept > max then left = math.max(max - others - kept, before) end
 local n = math.max(redis.call('ZCARD', seen), 1)
 -- Whole tokens (a share of 0.7 token allows no retry anywhere).
-local fair = math.max(math.min(math.ceil(math.ceil((left + kept) / n) / 1000) * 1000, left + kept), 0)
+-- A fair share of everything the fleet holds (the bucket and the leases).
+local fair = math.max(math.min(math.ceil(math.ceil((left + kept + others) / n) / 1000) * 1000, left + kept), 0)
 local share = math.max(math.min(fair - kept, left), 0)
 left = left - share
 redis.call('SET', tokens, left)

@@ -111,8 +111,9 @@
 //!
 //! # When Redis is unreachable or slow
 //!
-//! Every Redis command of the background thread has a timeout (the smaller
-//! of `sync_every` and 250 ms, at least 50 ms); on an error the thread drops
+//! Every Redis command of the background thread has a timeout of its own,
+//! [`RedisStore::command_timeout`] (default 1 s, apart from `sync_every`,
+//! so a Redis 300 ms away works with the defaults); on an error the thread drops
 //! the connection and reconnects after a backoff (this library's own
 //! [`Policy::exponential`](backoff_runtime::Policy::exponential) from
 //! 100 ms, full jitter, capped at 2 s), so a server that accepts
@@ -174,6 +175,18 @@ pub const MIN_SYNC_EVERY: Duration = Duration::from_millis(1);
 /// at least this often anyway; a fleet heard from less often would not
 /// keep its breakers in step).
 pub const MAX_SYNC_EVERY: Duration = Duration::from_secs(1);
+
+/// The default [`RedisStore::command_timeout`]: 1 s, so a Redis a few
+/// hundred milliseconds away works without configuration.
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The range of [`RedisStore::command_timeout`]: 10 ms to 30 s.
+pub const COMMAND_TIMEOUTS: core::ops::RangeInclusive<Duration> =
+    Duration::from_millis(10)..=Duration::from_secs(30);
+
+/// The longest host a store's URL may name (a DNS name has at most 253
+/// characters).
+pub const MAX_HOST_LEN: usize = 253;
 
 /// The databases a store's URL may name: Redis' default configuration has
 /// 16 (`databases 16`), numbered 0 to 15.

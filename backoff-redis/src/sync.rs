@@ -61,6 +61,7 @@ pub(crate) async fn sync_loop(inner: Arc<Inner>) {
     // The last sync that reached Redis: the fleet's hold on a breaker
     // outlives a slow command or two, not an absence.
     let mut last_ok = tokio::time::Instant::now();
+    let mut last_start = tokio::time::Instant::now();
     loop {
         // Stop once the store and every shared value are gone.
         if Arc::strong_count(&inner) == 1 {
@@ -87,8 +88,12 @@ pub(crate) async fn sync_loop(inner: Arc<Inner>) {
             // look again now and then.)
             () = tokio::time::sleep(Duration::from_secs(1)) => {}
         }
+        // The floor: at most one sync per `sync_every / 10`, however often
+        // failures wake the thread.
+        tokio::time::sleep_until(last_start + every / 10).await;
         let now = tokio::time::Instant::now();
-        let timeout = every.clamp(Duration::from_millis(50), Duration::from_millis(250));
+        last_start = now;
+        let timeout = Duration::from_millis(inner.command_timeout_ms.load(Ordering::Relaxed));
         let away = now.saturating_duration_since(last_ok) >= stale_after(every);
         if retry_at.is_some_and(|at| now < at) {
             if away {
@@ -160,6 +165,8 @@ pub(crate) fn fall_back(inner: &Inner) {
 /// [`Inner::deadline`]).
 pub(crate) async fn connect(inner: &Arc<Inner>, timeout: Duration) -> Result<Conn, String> {
     let mut con = command(timeout, inner.client.get_multiplexed_async_connection()).await?;
+    // (Its round trip is the first measured: `deadline` marks it sent.)
+    inner.deadline(timeout);
     let (secs, micros): (u64, u64) =
         command(timeout, redis::cmd("TIME").query_async(&mut con)).await?;
     inner.heard(secs.saturating_mul(1000).saturating_add(micros / 1000));

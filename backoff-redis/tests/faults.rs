@@ -351,6 +351,78 @@ fn a_url_that_can_never_work_is_refused() {
     for url in ["redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/15"] {
         assert!(RedisStore::new(url).is_ok(), "{url}");
     }
+    // Issue 45, R5: each refused, the error naming the part (all four
+    // were accepted, and never connected).
+    let long_host = format!("redis://{}:6379/", "a".repeat(10_000));
+    for (url, part) in [
+        ("redis+unix:///nonexistent/redis.sock", "unix socket path"),
+        ("redis://:hun%zzter2@127.0.0.1:6379/", "user or password"),
+        (" redis://127.0.0.1:6379/", "space"),
+        (long_host.as_str(), "host"),
+    ] {
+        let err = RedisStore::new(url).expect_err(url);
+        let message = format!("{err}");
+        assert!(message.contains(part), "{part}: {message}");
+        assert!(!message.contains("hun%zzter2"), "{message}");
+    }
+}
+
+/// Issue 45, R3: a Redis 300 ms away (a delaying proxy, 150 ms each way)
+/// works with the defaults: its commands wait for their own timeout, not
+/// `sync_every`'s (a 100 ms round trip used to give no good sync at all).
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn a_redis_300_ms_away_works_with_the_defaults() {
+    let server = server();
+    let port = backoff_redis_testing::delaying_proxy(server.port(), Duration::from_millis(150))
+        .expect("the proxy");
+    let far = RedisStore::new(&format!("redis://127.0.0.1:{port}/")).expect("a valid url");
+    let near = RedisStore::new(&server.url()).expect("a valid url");
+    let budgets = [
+        far.budget("far", backoff_runtime::RetryBudget::new(30, 0.0)),
+        near.budget("far", backoff_runtime::RetryBudget::new(30, 0.0)),
+    ];
+    assert!(
+        wait_until(Duration::from_secs(20), || budgets
+            .iter()
+            .all(|b| b.joined())),
+        "no sync answered: {:?}",
+        far.health()
+    );
+    assert_eq!(far.health().last_error, None);
+    let spent = drain(&budgets, 30);
+    assert_eq!(spent, 30, "the far process shares the bucket");
+}
+
+/// Issue 45, R4: syncs that failures trigger have a floor, one per
+/// `sync_every / 10`: a process failing as fast as it can for 1 s, with
+/// `sync_every` 100 ms, syncs about 100 times, not once per failure
+/// (2,334 syncs a second before).
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn syncs_that_failures_trigger_have_a_floor() {
+    let server = server();
+    let store = RedisStore::new(&server.url())
+        .expect("a valid url")
+        .sync_every(Duration::from_millis(100));
+    let b = store.breaker(
+        "floor",
+        CircuitBreaker::new(1_000_000, 1, Duration::from_secs(60)),
+    );
+    assert!(wait_until(LIMIT, || b.joined()));
+    let (before, start) = (store.syncs(), Instant::now());
+    let mut failures = 0;
+    while start.elapsed() < Duration::from_secs(1) {
+        fail(&b, 1);
+        failures += 1;
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let after = store.syncs();
+    let syncs = after.0 + after.1 - before.0 - before.1;
+    eprintln!("{syncs} syncs for {failures} failures in 1 s");
+    assert!(failures > 1000, "{failures} failures");
+    // 100 by the floor, 10 by the period, a few for the loop's slack.
+    assert!(syncs <= 115, "{syncs} syncs in 1 s");
 }
 
 /// Item 6: a refused password, and a server that is not Redis, are
@@ -475,8 +547,17 @@ fn budgets_with_one_to_cut(
     let budgets = stores
         .iter()
         .map(|s| s.budget(name, backoff_runtime::RetryBudget::new(30, 0.0)))
-        .collect();
-    wait_syncs(&stores, 3);
+        .collect::<Vec<backoff_redis::SharedBudget>>();
+    // Shares settle over a few syncs (each process gives back what it
+    // holds above a fair share): wait until each holds its 10.
+    assert!(
+        wait_until(LIMIT, || budgets.iter().all(|b| b.local().tokens() == 10.0)),
+        "the shares did not settle: {:?}",
+        budgets
+            .iter()
+            .map(|b| b.local().tokens())
+            .collect::<Vec<_>>()
+    );
     (stores, budgets)
 }
 
