@@ -100,9 +100,22 @@ impl Inner {
                 "the fleet's Redis answers again"
             );
         }
+        if h.failures_in_a_row > 0 {
+            self.record_reachable(true);
+        }
         h.last_error = None;
         h.failures_in_a_row = 0;
         h.last_good_sync = Some(Instant::now());
+    }
+
+    /// Tells the installed recorder (feature `record`) that Redis stopped
+    /// answering or answers again.
+    fn record_reachable(&self, reachable: bool) {
+        #[cfg(feature = "record")]
+        if let Some(r) = backoff_runtime::record::recorder() {
+            r.remote_reachable(&self.process, reachable);
+        }
+        let _ = reachable;
     }
 
     pub(crate) fn health_failed(&self, error: &str) {
@@ -115,6 +128,7 @@ impl Inner {
                 error = %error,
                 "the fleet's Redis sync failed: shared breakers, budgets and throttles run locally until it answers"
             );
+            self.record_reachable(false);
         }
         h.failures_in_a_row += 1;
         h.last_error = Some(error);
