@@ -151,13 +151,31 @@ pub(crate) fn stale_after(every: Duration) -> Duration {
 pub(crate) fn fall_back(inner: &Inner) {
     for entry in lock(&inner.breakers).iter() {
         if entry.breaker.fleet_held() {
-            entry.breaker.fleet_release(false);
+            // Each process's own trial at a random point of the next
+            // `open_for`: N processes held open together try the
+            // dependency N times per `open_for`, spread, not all at once.
+            let open_for = entry.breaker.open_for_ms().min(u64::from(u32::MAX));
+            let offset = Duration::from_millis(random_below(open_for));
+            let now = Instant::now();
+            let at = now
+                .checked_sub(Duration::from_millis(open_for))
+                .unwrap_or(now);
+            entry.breaker.fleet_release_at(at + offset);
         }
         lock(&entry.fleet).trial_free_at = None;
     }
     for entry in lock(&inner.throttles).iter() {
         entry.throttle.set_fleet(0, 0);
     }
+}
+
+/// A random number below `n` (0 if `n` is 0), from the standard library's
+/// randomly keyed hasher.
+fn random_below(n: u64) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(n);
+    h.finish().checked_rem(n).unwrap_or(0)
 }
 
 /// A new connection, with the server's clock read first: every script,

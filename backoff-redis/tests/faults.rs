@@ -766,3 +766,70 @@ fn spends_racing_a_sync_make_no_tokens() {
         assert!(spent <= 30, "round {round}: {spent} retries from 30 tokens");
     }
 }
+
+/// Issue 45 (item 3): while Redis is away, the processes' own trials are
+/// staggered. Seven processes held open by their fleet (`open_for` 1 s),
+/// then Redis killed, each calling a dead dependency every 5 ms for 4.5 s:
+/// each tries once per `open_for` from a random point of the first one
+/// after it finds Redis away, so the trials are spread over the period,
+/// and the calls reaching the dependency are one per process per
+/// `open_for`: N per `open_for` for the fleet.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn local_trials_are_staggered_while_redis_is_away() {
+    const N: usize = 7;
+    let mut server = server();
+    let stores = stores(&server, N);
+    let b: Vec<SharedBreaker> = stores
+        .iter()
+        .map(|s| s.breaker("stagger", CircuitBreaker::new(2, 1, Duration::from_secs(1))))
+        .collect();
+    assert!(wait_until(LIMIT, || b.iter().all(SharedBreaker::joined)));
+    fail(&b[0], 1);
+    fail(&b[1], 1);
+    assert!(
+        wait_until(LIMIT, || b.iter().all(|b| b.fleet_open())),
+        "the fleet did not open"
+    );
+    server.kill();
+    let start = Instant::now();
+    let trials: Vec<Vec<Duration>> = std::thread::scope(|s| {
+        let callers: Vec<_> = b
+            .iter()
+            .map(|b| {
+                s.spawn(move || {
+                    let mut trials = Vec::new();
+                    while start.elapsed() < Duration::from_millis(4500) {
+                        if let Ok(permit) = b.local().acquire(Instant::now()) {
+                            trials.push(start.elapsed());
+                            permit.failure(Instant::now());
+                        }
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    trials
+                })
+            })
+            .collect();
+        callers
+            .into_iter()
+            .map(|c| c.join().expect("a caller"))
+            .collect()
+    });
+    let calls: usize = trials.iter().map(Vec::len).sum();
+    let firsts: Vec<Duration> = trials.iter().filter_map(|t| t.first().copied()).collect();
+    let spread = *firsts.iter().max().expect("trials") - *firsts.iter().min().expect("trials");
+    eprintln!(
+        "{N} processes, Redis killed, dependency dead: {calls} calls in 4.5 s; first trials spread over {spread:?}"
+    );
+    assert_eq!(
+        firsts.len(),
+        N,
+        "every process tries on its own: {trials:?}"
+    );
+    // Each at a random point of an `open_for` after it finds Redis away
+    // (all seven within 100 ms: a chance of about 7 in a million).
+    assert!(spread >= Duration::from_millis(100), "{firsts:?}");
+    // One per process per `open_for`, the first after at least 1 s (no
+    // sync for 1 s is an absence of Redis).
+    assert!(calls <= N * 4, "{calls} calls: {trials:?}");
+}

@@ -216,6 +216,31 @@ impl CircuitBreaker {
         }
     }
 
+    /// [`fleet_release`](CircuitBreaker::fleet_release)`(false)` (the fleet
+    /// is unreachable), with this process's own trial staggered: a breaker
+    /// still open counts its `open_for` from `at` (in a new generation). A
+    /// fleet gives each process an `at` of its own, so processes that the
+    /// fleet held open together do not all try the dependency at once.
+    ///
+    /// ```
+    /// use backoff_runtime::{CircuitBreaker, CircuitState};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(1));
+    /// breaker.join_fleet(Box::new(|| {}));
+    /// let now = Instant::now();
+    /// breaker.fleet_hold(now);
+    /// breaker.fleet_release_at(now + Duration::from_millis(300));
+    /// assert!(!breaker.fleet_held());
+    /// assert!(breaker.acquire(now + Duration::from_millis(1200)).is_err());
+    /// assert!(breaker.acquire(now + Duration::from_millis(1302)).is_ok()); // its trial
+    /// ```
+    pub fn fleet_release_at(&self, at: Instant) {
+        self.fleet_release(false);
+        let ceil = self.millis(at).1;
+        self.update(|s| (s.state == OPEN).then(|| s.open(ceil)));
+    }
+
     /// This process holds the fleet's trial: the next call admitted by the
     /// breaker's own rules (open or half-open, no trial of its own in
     /// flight) may be it; a call that does not claim it gives it back. One
