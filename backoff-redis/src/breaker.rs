@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use backoff_runtime::circuit::{FleetReport, FleetTrip, TrialWanted};
+use backoff_runtime::circuit::remote::{Opens, RemoteView, Report, TrialWanted};
 use backoff_runtime::control::Circuit;
 use backoff_runtime::{CircuitBreaker, CircuitState};
 
@@ -167,7 +167,7 @@ impl SharedBreaker {
     /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn fleet_open(&self) -> bool {
-        self.entry.breaker.fleet_held()
+        RemoteView::of(&self.entry.breaker).held()
     }
 
     /// Whether a sync has answered for this breaker: the fleet has its
@@ -351,28 +351,28 @@ pub(crate) async fn sync_breaker(
     timeout: Duration,
 ) -> Result<(), String> {
     let b = &entry.breaker;
-    let held = b.fleet_held();
+    let held = RemoteView::of(b).held();
     // Held, and closed since: this process's trial (a grant) succeeded.
     let closed = held && b.state() == CircuitState::Closed;
     // (The mark is superseded by the running total of run ends.)
-    let _ = b.fleet_take_succeeded();
+    let _ = RemoteView::of(b).take_succeeded();
     // One consistent snapshot: the run ends read before and after the
     // report agree (a success in between is in the next push).
     let (mut failures, mut calls, mut ends) = (0, 0, 0);
     for _ in 0..4 {
-        let before = b.fleet_run_ends();
-        (failures, calls) = match b.fleet_report(Instant::now()) {
-            FleetReport::Count { failures, run } => (failures, run),
-            FleetReport::Rate { failures, calls } => (failures, calls),
+        let before = RemoteView::of(b).run_ends();
+        (failures, calls) = match RemoteView::of(b).report(Instant::now()) {
+            Report::Count { failures, run } => (failures, run),
+            Report::Rate { failures, calls } => (failures, calls),
         };
-        ends = b.fleet_run_ends();
+        ends = RemoteView::of(b).run_ends();
         if ends == before {
             break;
         }
     }
-    let (threshold, per_mille, min_calls) = match b.fleet_trip() {
-        FleetTrip::Count { threshold } => (threshold, 0, 0),
-        FleetTrip::Rate {
+    let (threshold, per_mille, min_calls) = match RemoteView::of(b).opens() {
+        Opens::Count { threshold } => (threshold, 0, 0),
+        Opens::Rate {
             per_mille,
             min_calls,
         } => (0, per_mille, min_calls),
@@ -412,7 +412,7 @@ pub(crate) async fn sync_breaker(
     }
     entry.joined.store(true, Ordering::Release);
     if closed {
-        b.fleet_release(true);
+        RemoteView::of(b).release(true);
         let mut seen = lock(&entry.fleet);
         seen.trial_free_at = None;
         seen.opening = 0;
@@ -425,7 +425,7 @@ pub(crate) async fn sync_breaker(
             // (the keys were lost: FLUSHALL, a restart without data) the
             // local breaker follows its own rules: a trial after `open_for`.
             let opening = lock(&entry.fleet).opening;
-            b.fleet_release(opening != 0 && closed_gen == opening);
+            RemoteView::of(b).release(opening != 0 && closed_gen == opening);
         }
         let mut seen = lock(&entry.fleet);
         seen.trial_free_at = None;
@@ -433,13 +433,13 @@ pub(crate) async fn sync_breaker(
         return Ok(());
     }
     lock(&entry.fleet).opening = open_gen;
-    b.fleet_hold(Instant::now());
+    RemoteView::of(b).hold(Instant::now());
     // Open: claim the fleet's trial if a call here wants it and no grant is
     // waiting unused.
     let TrialWanted {
         wanted: want,
         grant_unused: granted,
-    } = b.fleet_take_want();
+    } = RemoteView::of(b).take_want();
     if granted {
         return Ok(());
     }
@@ -449,7 +449,7 @@ pub(crate) async fn sync_breaker(
             want.then(|| tokio::time::Instant::now() + Duration::from_millis(trial_ttl));
         if want {
             // Keep the mark for then.
-            b.fleet_mark_want();
+            RemoteView::of(b).mark_want();
         }
         return Ok(());
     }
@@ -466,16 +466,16 @@ pub(crate) async fn sync_breaker(
         Ok(c) => c,
         Err(e) => {
             // Wanted still.
-            b.fleet_mark_want();
+            RemoteView::of(b).mark_want();
             return Err(e);
         }
     };
     if claimed.is_some() {
-        b.fleet_grant();
+        RemoteView::of(b).grant();
         lock(&entry.fleet).trial_free_at = None;
     } else {
         // Another process took it; look again when its claim lapses.
-        b.fleet_mark_want();
+        RemoteView::of(b).mark_want();
         lock(&entry.fleet).trial_free_at =
             Some(tokio::time::Instant::now() + Duration::from_millis(b.open_for_ms()));
     }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use backoff_runtime::RetryBudget;
-use backoff_runtime::budget::Remote;
+use backoff_runtime::budget::{Remote, RemoteView as BudgetView};
 use backoff_runtime::control::Budget;
 
 use crate::store::Inner;
@@ -198,10 +198,10 @@ impl SharedBudget {
         let mut lease = lock(&self.entry.lease);
         if !lease.joined {
             let b = &self.entry.budget;
-            let startup = (u64::from(tokens) * 1000).min(b.max_milli());
+            let startup = (u64::from(tokens) * 1000).min(BudgetView::of(b).max());
             let delta = i64::try_from(startup).unwrap_or(i64::MAX)
                 - i64::try_from(lease.startup).unwrap_or(i64::MAX);
-            lease.owed += b.adjust_milli(delta);
+            lease.owed += BudgetView::of(b).add(delta);
             lease.startup = startup;
         }
         drop(lease);
@@ -212,14 +212,14 @@ impl SharedBudget {
 /// A budget for the fleet: its local bucket holds the startup allowance
 /// only, and asks its lease's expiry before each spend.
 pub(crate) fn entry(name: &str, budget: RetryBudget) -> BudgetEntry {
-    let startup = (u64::from(DEFAULT_STARTUP_TOKENS) * 1000).min(budget.milli());
-    let owed = budget.adjust_milli(
+    let startup = (u64::from(DEFAULT_STARTUP_TOKENS) * 1000).min(BudgetView::of(&budget).balance());
+    let owed = BudgetView::of(&budget).add(
         i64::try_from(startup).unwrap_or(i64::MAX)
-            - i64::try_from(budget.milli()).unwrap_or(i64::MAX),
+            - i64::try_from(BudgetView::of(&budget).balance()).unwrap_or(i64::MAX),
     );
     let expiry = Arc::new(Expiry::new());
     // A budget moved in is this store's alone: no remote was set.
-    let _ = budget.set_remote(Box::new(Expires(Arc::clone(&expiry))));
+    let _ = BudgetView::attach(&budget, Box::new(Expires(Arc::clone(&expiry))));
     BudgetEntry {
         name: name.to_owned(),
         budget,
@@ -366,7 +366,7 @@ pub(crate) fn give_up_leases(inner: &Inner) {
     for entry in lock(&inner.budgets).iter() {
         let mut lease = lock(&entry.lease);
         if lease.joined && lease.dropped.is_none() {
-            lease.dropped = Some(entry.budget.take_milli(0));
+            lease.dropped = Some(BudgetView::of(&entry.budget).take(0));
             lease.fair = 0;
             // From here on it spends its own refills.
             entry.expiry.set(None);
@@ -402,9 +402,9 @@ pub(crate) async fn sync_budget(
         // before the first answer (never the fleet's: what is below it was
         // spent, and is charged).
         let kept_max = if lease.joined { lease.fair } else { 0 };
-        let taken = b.take_milli(kept_max);
+        let taken = BudgetView::of(b).take(kept_max);
         lease.pending += i64::try_from(taken).unwrap_or(i64::MAX);
-        let kept = b.milli().min(kept_max);
+        let kept = BudgetView::of(b).balance().min(kept_max);
         let dropped = i64::try_from(lease.dropped.unwrap_or(0)).unwrap_or(i64::MAX);
         let startup = i64::try_from(lease.startup).unwrap_or(i64::MAX);
         let given = lease.pending + lease.owed + dropped - startup;
@@ -428,7 +428,7 @@ pub(crate) async fn sync_budget(
         .arg(seq)
         .arg(ack)
         .arg(given)
-        .arg(b.max_milli())
+        .arg(BudgetView::of(b).max())
         .arg(millis(lease_ttl(every)))
         .arg(inner.deadline(timeout))
         .arg(kept);
@@ -448,10 +448,10 @@ pub(crate) async fn sync_budget(
     lease.fair = fair;
     // The share is added to what was kept and spent meanwhile; what the
     // bucket cannot hold (deposits meanwhile) is given back next time.
-    lease.owed = b.adjust_milli(i64::try_from(share).unwrap_or(i64::MAX));
+    lease.owed = BudgetView::of(b).add(i64::try_from(share).unwrap_or(i64::MAX));
     // Above a fair share, what it kept is given back: a process back after
     // its lease was reclaimed (and spent by others) keeps nothing of it.
-    lease.pending = i64::try_from(b.take_milli(fair)).unwrap_or(i64::MAX);
+    lease.pending = i64::try_from(BudgetView::of(b).take(fair)).unwrap_or(i64::MAX);
     entry.expiry.set(Some(sent + lease_ttl(every) / 2));
     entry.joined.store(true, Ordering::Release);
     Ok(())

@@ -17,10 +17,11 @@
 //! which each shared value implements by lending its local control. A
 //! shared throttle also dereferences to its local [`AdaptiveThrottle`].
 //!
-//! The store drives each local control through the control's public fleet
-//! hooks ([`CircuitBreaker::join_fleet`] and the `fleet_*` methods,
-//! [`RetryBudget::adjust_milli`], [`AdaptiveThrottle::set_fleet`]): nothing
-//! here reaches inside `backoff-runtime`.
+//! The store drives each local control through the core's public
+//! extension point for it ([`backoff_runtime::circuit::remote`],
+//! [`backoff_runtime::budget::RemoteView`],
+//! [`backoff_runtime::throttle::RemoteView`]): nothing here reaches inside
+//! `backoff-runtime`.
 //!
 //! # Local first
 //!

@@ -7,12 +7,14 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use backoff_runtime::circuit::remote::RemoteView;
+use backoff_runtime::throttle::RemoteView as ThrottleView;
 use backoff_runtime::{AdaptiveThrottle, CircuitBreaker, RetryBudget};
 
 use crate::breaker::{BreakerEntry, FleetSeen, SharedBreaker};
 use crate::budget::{self, BudgetEntry, SharedBudget};
 use crate::sync::run;
-use crate::throttle::{SharedThrottle, ThrottleEntry};
+use crate::throttle::{Rest, SharedThrottle, ThrottleEntry};
 use crate::{
     COMMAND_TIMEOUTS, DATABASES, DEFAULT_COMMAND_TIMEOUT, DEFAULT_SYNC_EVERY, MAX_HOST_LEN,
     MAX_SYNC_EVERY, MIN_SYNC_EVERY, RedisError, lock, millis, wall_ms,
@@ -453,11 +455,15 @@ impl RedisStore {
             joined: AtomicBool::new(false),
         });
         let weak = Arc::downgrade(&self.inner);
-        entry.breaker.join_fleet(Box::new(move || {
-            if let Some(inner) = weak.upgrade() {
-                inner.wake.notify_one();
-            }
-        }));
+        // The breaker was moved in: it has no remote yet.
+        let _ = RemoteView::attach(
+            &entry.breaker,
+            Box::new(move || {
+                if let Some(inner) = weak.upgrade() {
+                    inner.wake.notify_one();
+                }
+            }),
+        );
         lock(&self.inner.breakers).push(Arc::clone(&entry));
         self.inner.wake.notify_one();
         SharedBreaker {
@@ -506,10 +512,14 @@ impl RedisStore {
     /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn throttle(&self, name: &str, throttle: AdaptiveThrottle) -> SharedThrottle {
+        let rest = Arc::new(AtomicU64::new(0));
+        // The throttle was moved in: it has no remote yet.
+        let _ = ThrottleView::attach(&throttle, Box::new(Rest(Arc::clone(&rest))));
         let entry = Arc::new(ThrottleEntry {
             name: name.to_owned(),
             throttle,
             joined: AtomicBool::new(false),
+            rest,
         });
         lock(&self.inner.throttles).push(Arc::clone(&entry));
         self.inner.wake.notify_one();

@@ -5,6 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use backoff_runtime::circuit::remote::RemoteView;
+
 use crate::breaker::{BREAKER_SYNC, breaker_key, sync_breaker};
 use crate::budget::{BUDGET_SYNC, give_up_leases, lease_ttl, sync_budget};
 use crate::store::Inner;
@@ -150,7 +152,7 @@ pub(crate) fn stale_after(every: Duration) -> Duration {
 /// Redis is away: every breaker follows its local rules again.
 pub(crate) fn fall_back(inner: &Inner) {
     for entry in lock(&inner.breakers).iter() {
-        if entry.breaker.fleet_held() {
+        if RemoteView::of(&entry.breaker).held() {
             // Each process's own trial at a random point of the next
             // `open_for`: N processes held open together try the
             // dependency N times per `open_for`, spread, not all at once.
@@ -160,12 +162,12 @@ pub(crate) fn fall_back(inner: &Inner) {
             let at = now
                 .checked_sub(Duration::from_millis(open_for))
                 .unwrap_or(now);
-            entry.breaker.fleet_release_at(at + offset);
+            RemoteView::of(&entry.breaker).release_at(at + offset);
         }
         lock(&entry.fleet).trial_free_at = None;
     }
     for entry in lock(&inner.throttles).iter() {
-        entry.throttle.set_fleet(0, 0);
+        entry.set_rest(0, 0);
     }
 }
 
@@ -222,14 +224,14 @@ pub(crate) async fn listen(
                         if let Ok(opening) = opening.parse() {
                             lock(&entry.fleet).opening = opening;
                         }
-                        entry.breaker.fleet_hold(Instant::now());
+                        RemoteView::of(&entry.breaker).hold(Instant::now());
                     }
                     // Only the close of the opening held here.
                     Some(("close", opening))
-                        if entry.breaker.fleet_held()
+                        if RemoteView::of(&entry.breaker).held()
                             && opening.parse() == Ok(lock(&entry.fleet).opening) =>
                     {
-                        entry.breaker.fleet_release(true);
+                        RemoteView::of(&entry.breaker).release(true);
                         let mut seen = lock(&entry.fleet);
                         seen.opening = 0;
                         seen.trial_free_at = None;

@@ -66,13 +66,13 @@ pub struct RetryBudget {
     refill: u64,
     /// Its name, for the `backoff.budget.tokens` gauge.
     name: Name,
-    /// What a spend asks first, once set ([`RetryBudget::set_remote`]).
+    /// What a spend asks first, once attached ([`RemoteView::attach`]).
     remote: OnceLock<Consulted>,
 }
 
 /// What a [`RetryBudget`] asks before each spend, once
-/// [`set_remote`](RetryBudget::set_remote) gave it one: whether the tokens
-/// it holds may be spent now.
+/// [attached](RemoteView::attach): whether the tokens it holds may be
+/// spent now. The remote works the budget through its [`RemoteView`].
 ///
 /// A coordinator of many processes' budgets (crate `backoff-redis`, or one
 /// of your own over etcd or a database) lends each process a share of one
@@ -84,7 +84,7 @@ pub struct RetryBudget {
 ///
 /// ```
 /// use backoff_runtime::RetryBudget;
-/// use backoff_runtime::budget::Remote;
+/// use backoff_runtime::budget::{Remote, RemoteView};
 /// use std::sync::Arc;
 /// use std::sync::atomic::{AtomicBool, Ordering};
 ///
@@ -98,7 +98,7 @@ pub struct RetryBudget {
 ///
 /// let valid = Arc::new(AtomicBool::new(true));
 /// let budget = RetryBudget::new(10, 0.1);
-/// assert!(budget.set_remote(Box::new(Lease(valid.clone()))).is_ok());
+/// assert!(RemoteView::attach(&budget, Box::new(Lease(valid.clone()))).is_some());
 /// assert!(budget.try_spend());
 /// valid.store(false, Ordering::Release); // the lease expired
 /// assert!(!budget.try_spend());
@@ -107,6 +107,90 @@ pub struct RetryBudget {
 pub trait Remote: Send + Sync {
     /// Whether the budget's tokens may be spent now.
     fn spendable(&self) -> bool;
+}
+
+/// A budget as its [`Remote`] sees it: what a coordinator of many
+/// processes' budgets (crate `backoff-redis`, or one of your own) reads
+/// from a local [`RetryBudget`] and does to it, in thousandths of a token
+/// (every retry spends 1000, every success deposits a fraction of it).
+///
+/// ```
+/// use backoff_runtime::RetryBudget;
+/// use backoff_runtime::budget::RemoteView;
+///
+/// let budget = RetryBudget::new(10, 0.0);
+/// let view = RemoteView::of(&budget);
+/// assert_eq!((view.balance(), view.max()), (10_000, 10_000));
+/// assert_eq!(view.take(4_000), 6_000); // given back to the fleet's bucket
+/// assert_eq!(view.add(3_000), 0); // a share granted
+/// assert_eq!(budget.tokens(), 7.0);
+/// assert_eq!(view.add(-12_000), -5_000); // 5 tokens it could not take
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct RemoteView<'a>(&'a RetryBudget);
+
+impl<'a> RemoteView<'a> {
+    /// Makes every spend of `budget` ask `remote` first (see [`Remote`]),
+    /// once, and returns its view; `None` (and `remote` dropped) if it has
+    /// one already.
+    pub fn attach(budget: &'a RetryBudget, remote: Box<dyn Remote>) -> Option<Self> {
+        budget
+            .remote
+            .set(Consulted(remote))
+            .ok()
+            .map(|()| RemoteView(budget))
+    }
+
+    /// The view of `budget` (with or without a remote).
+    pub fn of(budget: &'a RetryBudget) -> Self {
+        RemoteView(budget)
+    }
+
+    /// The tokens left, in thousandths.
+    pub fn balance(&self) -> u64 {
+        self.0.tokens.load(Ordering::Acquire)
+    }
+
+    /// [`max_tokens`](RetryBudget::max_tokens), in thousandths.
+    pub fn max(&self) -> u64 {
+        self.0.max
+    }
+
+    /// Takes out every thousandth above `keep`, atomically (no spend can
+    /// race it), and returns them: what a fleet takes back at a sync (a
+    /// balance read first and subtracted later would give back tokens
+    /// spent meanwhile).
+    pub fn take(&self, keep: u64) -> u64 {
+        let b = self.0;
+        let before = b
+            .tokens
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+                (t > keep).then_some(keep)
+            })
+            .unwrap_or(keep);
+        b.record_tokens();
+        before - keep.min(before)
+    }
+
+    /// Adds `delta` thousandths (a negative `delta` takes them away), the
+    /// result kept between 0 and `max_tokens`: a share granted. Returns
+    /// what could not be applied: negative below zero, positive above
+    /// `max_tokens`; 0 otherwise.
+    pub fn add(&self, delta: i64) -> i64 {
+        let b = self.0;
+        let mut left = 0;
+        let _ = b
+            .tokens
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+                let want = i128::from(t) + i128::from(delta);
+                let got = want.clamp(0, i128::from(b.max));
+                left =
+                    i64::try_from(want - got).unwrap_or(if want < 0 { i64::MIN } else { i64::MAX });
+                Some(u64::try_from(got).unwrap_or(u64::MAX))
+            });
+        b.record_tokens();
+        left
+    }
 }
 
 /// A budget's [`Remote`], with a `Debug` of its own.
@@ -231,90 +315,6 @@ impl RetryBudget {
                 (t < self.max).then(|| t.saturating_add(self.refill).min(self.max))
             });
         self.record_tokens();
-    }
-
-    /// The tokens left, in thousandths: what a fleet (crate
-    /// `backoff-redis`, or any coordinator of many processes' budgets)
-    /// gives back to its shared bucket at a sync. (Every retry spends
-    /// 1000, every success deposits a fraction of it.)
-    ///
-    /// ```
-    /// use backoff_runtime::RetryBudget;
-    ///
-    /// let budget = RetryBudget::new(10, 0.1);
-    /// assert_eq!(budget.milli(), 10_000);
-    /// assert_eq!(budget.max_milli(), 10_000);
-    /// budget.adjust_milli(-4_500); // the fleet holds 4.5 tokens of these
-    /// assert_eq!(budget.tokens(), 5.5);
-    /// budget.adjust_milli(1_000_000); // never above the bucket's size
-    /// assert_eq!(budget.milli(), 10_000);
-    /// ```
-    pub fn milli(&self) -> u64 {
-        self.tokens.load(Ordering::Acquire)
-    }
-
-    /// Adds `delta` thousandths (a negative `delta` takes them away), the
-    /// result kept between 0 and `max_tokens`: a fleet took back the
-    /// balance it was told and granted a new share, and what was spent or
-    /// deposited meanwhile stays counted. Returns what could not be
-    /// applied: negative when the bucket would have gone below zero
-    /// (tokens spent after the balance was read, which the fleet must
-    /// still charge), positive above `max_tokens`; 0 otherwise.
-    ///
-    /// ```
-    /// use backoff_runtime::RetryBudget;
-    ///
-    /// let budget = RetryBudget::new(10, 0.0);
-    /// assert_eq!(budget.adjust_milli(-12_000), -2_000); // 2 tokens owed
-    /// assert_eq!(budget.milli(), 0);
-    /// assert_eq!(budget.adjust_milli(11_000), 1_000);
-    /// ```
-    pub fn adjust_milli(&self, delta: i64) -> i64 {
-        let mut left = 0;
-        let _ = self
-            .tokens
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
-                let want = i128::from(t) + i128::from(delta);
-                let got = want.clamp(0, i128::from(self.max));
-                left =
-                    i64::try_from(want - got).unwrap_or(if want < 0 { i64::MIN } else { i64::MAX });
-                Some(u64::try_from(got).unwrap_or(u64::MAX))
-            });
-        self.record_tokens();
-        left
-    }
-
-    /// Takes out every thousandth above `keep`, atomically (no spend can
-    /// race it), and returns them: what a fleet takes back at a sync.
-    ///
-    /// ```
-    /// use backoff_runtime::RetryBudget;
-    ///
-    /// let budget = RetryBudget::new(10, 0.0);
-    /// assert_eq!(budget.take_milli(4_000), 6_000);
-    /// assert_eq!(budget.take_milli(5_000), 0);
-    /// assert_eq!(budget.tokens(), 4.0);
-    /// ```
-    pub fn take_milli(&self, keep: u64) -> u64 {
-        let before = self
-            .tokens
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
-                (t > keep).then_some(keep)
-            })
-            .unwrap_or(keep);
-        self.record_tokens();
-        before - keep.min(before)
-    }
-
-    /// Makes every spend ask `remote` first (see [`Remote`]); once per
-    /// budget: a second call gives `remote` back.
-    pub fn set_remote(&self, remote: Box<dyn Remote>) -> Result<(), Box<dyn Remote>> {
-        self.remote.set(Consulted(remote)).map_err(|c| c.0)
-    }
-
-    /// [`max_tokens`](RetryBudget::max_tokens) in thousandths.
-    pub fn max_milli(&self) -> u64 {
-        self.max
     }
 
     /// The tokens left.

@@ -1,9 +1,79 @@
-//! A breaker in a fleet: the gate a fleet holds it by, and the public
-//! fleet hooks an integration (`backoff-redis`) drives it through.
+//! What a remote may do to a breaker: everything a fleet (crate
+//! `backoff-redis`, or a coordinator of your own over etcd, a database, a
+//! sidecar) reads from a local [`CircuitBreaker`] and does to it lives
+//! here, and nowhere else.
+//!
+//! A breaker consults its [`Remote`], once one is
+//! [attached](RemoteView::attach): it tells it ([`Remote::wake`]) of each
+//! failure, each success that ends a run of failures or a trial, and each
+//! call refused while the remote holds it open. The remote, from its own
+//! thread, works the breaker through a [`RemoteView`]:
+//!
+//! - **export** its counts: [`RemoteView::report`] (a [`Report`]: every
+//!   failure so far and the current run for a count breaker, the window's
+//!   failures and calls for a rate breaker), [`RemoteView::run_ends`] and
+//!   [`RemoteView::take_succeeded`] (successes that ended a run here), and
+//!   what opens it, [`RemoteView::opens`] (an [`Opens`]);
+//! - **import** the fleet's state: [`RemoteView::hold`] (open now, in a new
+//!   generation, and no trial of its own until released),
+//!   [`RemoteView::release`] (closing it when the fleet closed, or leaving
+//!   it to its own rules) and [`RemoteView::release_at`] (its own trial
+//!   staggered);
+//! - **the trial gate**: [`RemoteView::take_want`] (a [`TrialWanted`]: a
+//!   call was refused while held; a grant is still unused),
+//!   [`RemoteView::grant`] (this process holds the fleet's one trial: the
+//!   next call admitted by the breaker's own rules is it),
+//!   [`RemoteView::mark_want`].
+//!
+//! None of it costs the success path anything: the remote is consulted
+//! only on failures, trials and while the breaker is open.
+//!
+//! ```
+//! use backoff_runtime::CircuitBreaker;
+//! use backoff_runtime::circuit::remote::{Remote, RemoteView, Report};
+//! use std::sync::atomic::{AtomicU32, Ordering};
+//! use std::sync::Arc;
+//! use std::time::{Duration, Instant};
+//!
+//! /// Counts what it is told (a real remote would wake its sync thread).
+//! struct Wakes(Arc<AtomicU32>);
+//! impl Remote for Wakes {
+//!     fn wake(&self) {
+//!         self.0.fetch_add(1, Ordering::Relaxed);
+//!     }
+//! }
+//!
+//! let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));
+//! let wakes = Arc::new(AtomicU32::new(0));
+//! let view = RemoteView::attach(&breaker, Box::new(Wakes(wakes.clone()))).expect("its first remote");
+//! let now = Instant::now();
+//! breaker.acquire(now).unwrap().failure(now);
+//! assert_eq!(wakes.load(Ordering::Relaxed), 1);
+//! assert_eq!(view.report(now), Report::Count { failures: 1, run: 1 });
+//! view.hold(now); // the fleet opened
+//! assert!(breaker.acquire(now).is_err());
+//! ```
 
 use super::*;
 
-/// What a fleet ([`CircuitBreaker::join_fleet`]) tells a local breaker, and hears from
+/// What a breaker tells the remote [attached](RemoteView::attach) to it.
+///
+/// Implemented by closures `Fn()` too.
+pub trait Remote: Send + Sync {
+    /// Something the remote should push happened: a failure, a success
+    /// that ended a run of failures or a trial, a call refused while held.
+    /// Called from the caller's thread, so it must be quick and must not
+    /// block (a channel's `try_send`, a `Notify`).
+    fn wake(&self);
+}
+
+impl<F: Fn() + Send + Sync> Remote for F {
+    fn wake(&self) {
+        self();
+    }
+}
+
+/// What a remote ([`RemoteView::attach`]) tells a local breaker, and hears from
 /// it: whether the fleet holds it open (then a trial needs a grant),
 /// whether this process was granted the fleet's trial, and whether a call
 /// was refused while held (so the fleet's trial is wanted here).
@@ -13,7 +83,7 @@ pub(crate) struct Gate {
     /// it is: pushing it twice changes nothing).
     pub(super) failures: AtomicU64,
     /// Wakes the fleet's sync task (a failure, a refusal, a closed trial).
-    pub(super) wake: Box<dyn Fn() + Send + Sync>,
+    pub(super) wake: Box<dyn Remote>,
 }
 
 pub(super) const HELD: u64 = 1;
@@ -43,22 +113,22 @@ impl Gate {
             self.flags.fetch_or(GRANT, Ordering::AcqRel);
         }
         if held && !trial && self.flags.fetch_or(WANT, Ordering::AcqRel) & WANT == 0 {
-            (self.wake)();
+            self.wake.wake();
         }
     }
 }
 
 /// What a breaker reports to its fleet
-/// ([`CircuitBreaker::fleet_report`]): the counts a fleet adds up across
+/// ([`RemoteView::report`]): the counts a fleet adds up across
 /// its processes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FleetReport {
+pub enum Report {
     /// A count breaker's ([`CircuitBreaker::new`]).
     Count {
         /// Every failure reported to it since it joined its fleet (a
         /// running total: a fleet stores it as it is, so a push retried,
         /// lost or run late counts each failure once; with
-        /// [`CircuitBreaker::fleet_run_ends`], the fleet tells which of
+        /// [`RemoteView::run_ends`], the fleet tells which of
         /// them a success here has ended).
         failures: u64,
         /// Its current run of consecutive failures (0 unless closed).
@@ -76,9 +146,9 @@ pub enum FleetReport {
 }
 
 /// What opens a breaker, so what opens its fleet
-/// ([`CircuitBreaker::fleet_trip`]).
+/// ([`RemoteView::opens`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FleetTrip {
+pub enum Opens {
     /// A count breaker: `threshold` consecutive failures.
     Count {
         /// Its `failure_threshold` (at least 1).
@@ -94,35 +164,57 @@ pub enum FleetTrip {
     },
 }
 
-/// The trial gate's marks, as [`CircuitBreaker::fleet_take_want`] takes
+/// The trial gate's marks, as [`RemoteView::take_want`] takes
 /// them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TrialWanted {
     /// A call was refused while the fleet held the breaker open: the
     /// fleet's trial is wanted here (the mark is now cleared).
     pub wanted: bool,
-    /// A grant ([`CircuitBreaker::fleet_grant`]) is still waiting unused
+    /// A grant ([`RemoteView::grant`]) is still waiting unused
     /// (it stays).
     pub grant_unused: bool,
 }
 
-impl CircuitBreaker {
-    /// Gives this breaker to a fleet (or any coordinator outside this
-    /// process's calls), once: afterwards the `fleet_*` hooks below act on
-    /// it. `wake` is called from the caller's thread (so it must be quick
-    /// and must not block: a channel's `try_send`, a `Notify`) on each
-    /// failure, each success that ends a run of failures or a trial, and
-    /// each call refused while the fleet holds it open. `false`, and
-    /// `wake` dropped, if it already has a fleet.
-    ///
-    /// Until a breaker joins a fleet, the hooks do nothing (and report
-    /// nothing: [`fleet_report`](CircuitBreaker::fleet_report) counts
-    /// failures from the join on). A breaker that joined costs no more on
-    /// the success path: the hooks are consulted only on failures, on
-    /// trials, and while it is open.
+/// A breaker as its remote sees it: the remote's side of
+/// [what a remote may do to a breaker](self). Made by
+/// [`attach`](RemoteView::attach) once per breaker, or by
+/// [`of`](RemoteView::of) for a breaker attached before; before a breaker
+/// has a remote, its view does nothing and reports nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct RemoteView<'a>(&'a CircuitBreaker);
+
+impl<'a> RemoteView<'a> {
+    /// The view of `breaker` (of a breaker with no remote: does nothing).
     ///
     /// ```
     /// use backoff_runtime::CircuitBreaker;
+    /// use backoff_runtime::circuit::remote::RemoteView;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));
+    /// RemoteView::of(&breaker).hold(Instant::now()); // no remote: nothing
+    /// assert!(!RemoteView::of(&breaker).held());
+    /// ```
+    pub fn of(breaker: &'a CircuitBreaker) -> Self {
+        RemoteView(breaker)
+    }
+
+    /// Gives `breaker` to `remote` (a fleet, or any coordinator outside
+    /// this process's calls), once, and returns its view; `None`, and
+    /// `remote` dropped, if it has a remote already. The breaker then tells
+    /// `remote` of each failure, each success that ends a run of failures
+    /// or a trial, and each call refused while held ([`Remote::wake`]).
+    ///
+    /// Until a breaker has a remote, its view does nothing (and reports
+    /// nothing: [`report`](RemoteView::report) counts failures from the
+    /// attach on). A breaker with a remote costs no more on the success
+    /// path: the remote is consulted only on failures, on trials, and
+    /// while it is open.
+    ///
+    /// ```
+    /// use backoff_runtime::CircuitBreaker;
+    /// use backoff_runtime::circuit::remote::{RemoteView, Report};
     /// use std::sync::Arc;
     /// use std::sync::atomic::{AtomicU32, Ordering};
     /// use std::time::{Duration, Instant};
@@ -130,71 +222,75 @@ impl CircuitBreaker {
     /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));
     /// let wakes = Arc::new(AtomicU32::new(0));
     /// let w = wakes.clone();
-    /// assert!(breaker.join_fleet(Box::new(move || {
+    /// let remote = RemoteView::attach(&breaker, Box::new(move || {
     ///     w.fetch_add(1, Ordering::Relaxed);
-    /// })));
-    /// assert!(!breaker.join_fleet(Box::new(|| {})), "one fleet");
+    /// }))
+    /// .expect("its first remote");
+    /// assert!(RemoteView::attach(&breaker, Box::new(|| {})).is_none(), "one remote");
     ///
     /// let now = Instant::now();
     /// breaker.acquire(now).unwrap().failure(now);
     /// assert_eq!(wakes.load(Ordering::Relaxed), 1);
     /// // Every failure so far, and the current run of consecutive ones.
-    /// assert_eq!(
-    ///     breaker.fleet_report(now),
-    ///     backoff_runtime::circuit::FleetReport::Count { failures: 1, run: 1 }
-    /// );
+    /// assert_eq!(remote.report(now), Report::Count { failures: 1, run: 1 });
     /// ```
-    pub fn join_fleet(&self, wake: Box<dyn Fn() + Send + Sync>) -> bool {
-        self.gate
+    pub fn attach(breaker: &'a CircuitBreaker, remote: Box<dyn Remote>) -> Option<Self> {
+        breaker
+            .gate
             .set(Gate {
                 flags: AtomicU64::new(0),
                 failures: AtomicU64::new(0),
-                wake,
+                wake: remote,
             })
-            .is_ok()
+            .ok()
+            .map(|()| RemoteView(breaker))
     }
 
     /// The fleet is open: hold this breaker open (from `now`, a new
-    /// generation unless it is open already) until [`fleet_release`]; while
+    /// generation unless it is open already) until [`release`]; while
     /// held, `open_for` passing lets no trial through: a trial needs
-    /// [`fleet_grant`]. Does nothing before [`join_fleet`].
+    /// [`grant`]. Does nothing before [`attach`].
     ///
     /// ```
     /// use backoff_runtime::{CircuitBreaker, CircuitState};
+    /// use backoff_runtime::circuit::remote::RemoteView;
     /// use std::time::{Duration, Instant};
     ///
     /// let breaker = CircuitBreaker::new(5, 1, Duration::from_millis(10));
-    /// breaker.join_fleet(Box::new(|| {}));
+    /// let remote = RemoteView::attach(&breaker, Box::new(|| {})).expect("its first remote");
     /// let now = Instant::now();
-    /// breaker.fleet_hold(now);
-    /// assert!(breaker.fleet_held());
+    /// remote.hold(now);
+    /// assert!(remote.held());
     /// assert_eq!(breaker.state(), CircuitState::Open);
     /// let later = now + Duration::from_secs(60);
     /// assert!(breaker.acquire(later).is_err(), "held: no trial of its own");
     /// // The refusal marks the fleet's trial as wanted here.
-    /// assert!(breaker.fleet_take_want().wanted);
-    /// breaker.fleet_grant();
+    /// assert!(remote.take_want().wanted);
+    /// remote.grant();
     /// breaker.acquire(later).unwrap().success(); // the fleet's one trial
-    /// breaker.fleet_release(true);
+    /// remote.release(true);
     /// assert_eq!(breaker.state(), CircuitState::Closed);
     /// ```
     ///
-    /// [`fleet_release`]: CircuitBreaker::fleet_release
-    /// [`fleet_grant`]: CircuitBreaker::fleet_grant
-    /// [`join_fleet`]: CircuitBreaker::join_fleet
-    pub fn fleet_hold(&self, now: Instant) {
-        let Some(gate) = self.gate.get() else { return };
+    /// [`release`]: RemoteView::release
+    /// [`grant`]: RemoteView::grant
+    /// [`attach`]: RemoteView::attach
+    pub fn hold(&self, now: Instant) {
+        let Some(gate) = self.0.gate.get() else {
+            return;
+        };
         if gate.flags.fetch_or(HELD, Ordering::AcqRel) & HELD != 0 {
             return;
         }
-        let ceil = self.millis(now).1;
-        self.update(|s| (s.state != OPEN).then(|| s.open(ceil)));
+        let ceil = self.0.millis(now).1;
+        self.0.update(|s| (s.state != OPEN).then(|| s.open(ceil)));
     }
 
     /// Whether the fleet holds this breaker open
-    /// ([`fleet_hold`](CircuitBreaker::fleet_hold)).
-    pub fn fleet_held(&self) -> bool {
-        self.gate
+    /// ([`hold`](RemoteView::hold)).
+    pub fn held(&self) -> bool {
+        self.0
+            .gate
             .get()
             .is_some_and(|g| g.flags.load(Ordering::Acquire) & HELD != 0)
     }
@@ -203,20 +299,23 @@ impl CircuitBreaker {
     /// half-open closes (the fleet's trial succeeded); without, it keeps
     /// its local state and rules (the fleet is unreachable). An unused
     /// grant and a wanted trial are dropped.
-    pub fn fleet_release(&self, close: bool) {
-        let Some(gate) = self.gate.get() else { return };
+    pub fn release(&self, close: bool) {
+        let Some(gate) = self.0.gate.get() else {
+            return;
+        };
         gate.flags
             .fetch_and(!(HELD | GRANT | WANT), Ordering::AcqRel);
         if close {
-            let mark = match self.trip {
+            let mark = match self.0.trip {
                 Trip::Consecutive(_) => 0,
                 Trip::Rate(_) => RATE_MARK,
             };
-            self.update(|s| (s.state != CLOSED).then(|| s.reclosed(mark)));
+            self.0
+                .update(|s| (s.state != CLOSED).then(|| s.reclosed(mark)));
         }
     }
 
-    /// [`fleet_release`](CircuitBreaker::fleet_release)`(false)` (the fleet
+    /// [`release`](RemoteView::release)`(false)` (the fleet
     /// is unreachable), with this process's own trial staggered: a breaker
     /// still open counts its `open_for` from `at` (in a new generation). A
     /// fleet gives each process an `at` of its own, so processes that the
@@ -224,29 +323,30 @@ impl CircuitBreaker {
     ///
     /// ```
     /// use backoff_runtime::{CircuitBreaker, CircuitState};
+    /// use backoff_runtime::circuit::remote::RemoteView;
     /// use std::time::{Duration, Instant};
     ///
     /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(1));
-    /// breaker.join_fleet(Box::new(|| {}));
+    /// let remote = RemoteView::attach(&breaker, Box::new(|| {})).expect("its first remote");
     /// let now = Instant::now();
-    /// breaker.fleet_hold(now);
-    /// breaker.fleet_release_at(now + Duration::from_millis(300));
-    /// assert!(!breaker.fleet_held());
+    /// remote.hold(now);
+    /// remote.release_at(now + Duration::from_millis(300));
+    /// assert!(!remote.held());
     /// assert!(breaker.acquire(now + Duration::from_millis(1200)).is_err());
     /// assert!(breaker.acquire(now + Duration::from_millis(1302)).is_ok()); // its trial
     /// ```
-    pub fn fleet_release_at(&self, at: Instant) {
-        self.fleet_release(false);
-        let ceil = self.millis(at).1;
-        self.update(|s| (s.state == OPEN).then(|| s.open(ceil)));
+    pub fn release_at(&self, at: Instant) {
+        self.release(false);
+        let ceil = self.0.millis(at).1;
+        self.0.update(|s| (s.state == OPEN).then(|| s.open(ceil)));
     }
 
     /// This process holds the fleet's trial: the next call admitted by the
     /// breaker's own rules (open or half-open, no trial of its own in
     /// flight) may be it; a call that does not claim it gives it back. One
     /// grant lets one trial through, however often it was granted.
-    pub fn fleet_grant(&self) {
-        if let Some(gate) = self.gate.get() {
+    pub fn grant(&self) {
+        if let Some(gate) = self.0.gate.get() {
             gate.flags.fetch_or(GRANT, Ordering::AcqRel);
         }
     }
@@ -254,8 +354,9 @@ impl CircuitBreaker {
     /// Takes (and clears) the mark left by a success, not a trial's, that
     /// ended a run of failures here (so the fleet's run of consecutive
     /// failures ends too, even if the report that would show it is lost).
-    pub fn fleet_take_succeeded(&self) -> bool {
-        self.gate
+    pub fn take_succeeded(&self) -> bool {
+        self.0
+            .gate
             .get()
             .is_some_and(|g| g.flags.fetch_and(!SUCCEEDED, Ordering::AcqRel) & SUCCEEDED != 0)
     }
@@ -264,27 +365,29 @@ impl CircuitBreaker {
     /// consecutive failures since the breaker joined its fleet: a running
     /// total, so a fleet can push it as it is (idempotently: a push
     /// retried, or run late, changes nothing twice) where a mark taken
-    /// before the push ([`fleet_take_succeeded`]) is lost with a failed
+    /// before the push ([`take_succeeded`]) is lost with a failed
     /// one. A success from a call admitted before the breaker last opened
     /// ends nothing and is not counted.
     ///
     /// ```
     /// use backoff_runtime::CircuitBreaker;
+    /// use backoff_runtime::circuit::remote::RemoteView;
     /// use std::time::{Duration, Instant};
     ///
     /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));
-    /// breaker.join_fleet(Box::new(|| {}));
+    /// let remote = RemoteView::attach(&breaker, Box::new(|| {})).expect("its first remote");
     /// let now = Instant::now();
     /// breaker.acquire(now).unwrap().success(); // no run to end
-    /// assert_eq!(breaker.fleet_run_ends(), 0);
+    /// assert_eq!(remote.run_ends(), 0);
     /// breaker.acquire(now).unwrap().failure(now);
     /// breaker.acquire(now).unwrap().success();
-    /// assert_eq!(breaker.fleet_run_ends(), 1);
+    /// assert_eq!(remote.run_ends(), 1);
     /// ```
     ///
-    /// [`fleet_take_succeeded`]: CircuitBreaker::fleet_take_succeeded
-    pub fn fleet_run_ends(&self) -> u64 {
-        self.gate
+    /// [`take_succeeded`]: RemoteView::take_succeeded
+    pub fn run_ends(&self) -> u64 {
+        self.0
+            .gate
             .get()
             .map_or(0, |g| g.flags.load(Ordering::Acquire) >> RUN_ENDS_SHIFT)
     }
@@ -292,8 +395,8 @@ impl CircuitBreaker {
     /// Takes (and clears) the mark left by a call refused while held (the
     /// fleet's trial is wanted here), and tells whether a grant is still
     /// unused.
-    pub fn fleet_take_want(&self) -> TrialWanted {
-        self.gate.get().map_or(TrialWanted::default(), |g| {
+    pub fn take_want(&self) -> TrialWanted {
+        self.0.gate.get().map_or(TrialWanted::default(), |g| {
             let flags = g.flags.fetch_and(!WANT, Ordering::AcqRel);
             TrialWanted {
                 wanted: flags & WANT != 0,
@@ -304,52 +407,53 @@ impl CircuitBreaker {
 
     /// Marks the fleet's trial as wanted here again (a claim that must
     /// wait for an earlier one to lapse).
-    pub fn fleet_mark_want(&self) {
-        if let Some(gate) = self.gate.get() {
+    pub fn mark_want(&self) {
+        if let Some(gate) = self.0.gate.get() {
             gate.flags.fetch_or(WANT, Ordering::AcqRel);
         }
     }
 
     /// What this process reports to its fleet at `now` (see
-    /// [`FleetReport`]): for a count breaker, every failure reported here
+    /// [`Report`]): for a count breaker, every failure reported here
     /// since it joined and its current run of consecutive failures; for a
     /// rate breaker, the failures and calls in its window.
     ///
     /// ```
     /// use backoff_runtime::CircuitBreaker;
-    /// use backoff_runtime::circuit::FleetReport;
+    /// use backoff_runtime::circuit::remote::{RemoteView, Report};
     /// use std::time::{Duration, Instant};
     ///
     /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));
-    /// breaker.join_fleet(Box::new(|| {}));
+    /// let remote = RemoteView::attach(&breaker, Box::new(|| {})).expect("its first remote");
     /// let now = Instant::now();
     /// breaker.acquire(now).unwrap().failure(now);
     /// breaker.acquire(now).unwrap().failure(now);
-    /// assert_eq!(breaker.fleet_report(now), FleetReport::Count { failures: 2, run: 2 });
+    /// assert_eq!(remote.report(now), Report::Count { failures: 2, run: 2 });
     /// breaker.acquire(now).unwrap().success(); // ends the run, not the total
-    /// assert_eq!(breaker.fleet_report(now), FleetReport::Count { failures: 2, run: 0 });
-    /// assert!(breaker.fleet_take_succeeded());
+    /// assert_eq!(remote.report(now), Report::Count { failures: 2, run: 0 });
+    /// assert!(remote.take_succeeded());
     /// ```
-    pub fn fleet_report(&self, now: Instant) -> FleetReport {
-        let s = Packed::load(self.word.load(Ordering::Acquire));
-        match (&self.trip, s.state) {
-            (Trip::Consecutive(_), state) => FleetReport::Count {
+    pub fn report(&self, now: Instant) -> Report {
+        let s = Packed::load(self.0.word.load(Ordering::Acquire));
+        match (&self.0.trip, s.state) {
+            (Trip::Consecutive(_), state) => Report::Count {
                 failures: self
+                    .0
                     .gate
                     .get()
                     .map_or(0, |g| g.failures.load(Ordering::Acquire)),
                 run: if state == CLOSED { s.count } else { 0 },
             },
-            _ if self.fleet_held() => FleetReport::Rate {
+            _ if self.held() => Report::Rate {
                 failures: 0,
                 calls: 0,
             },
             (Trip::Rate(window), CLOSED) => {
-                let index = self.millis(now).0 / window.width;
+                let index = self.0.millis(now).0 / window.width;
                 let (calls, failures) = window.totals(s.generation, index);
-                FleetReport::Rate { failures, calls }
+                Report::Rate { failures, calls }
             }
-            (Trip::Rate(window), _) => FleetReport::Rate {
+            (Trip::Rate(window), _) => Report::Rate {
                 failures: window.min_calls,
                 calls: window.min_calls,
             },
@@ -361,20 +465,20 @@ impl CircuitBreaker {
     ///
     /// ```
     /// use backoff_runtime::CircuitBreaker;
-    /// use backoff_runtime::circuit::FleetTrip;
+    /// use backoff_runtime::circuit::remote::{Opens, RemoteView};
     /// use std::time::Duration;
     ///
     /// let count = CircuitBreaker::new(5, 1, Duration::from_secs(30));
-    /// assert_eq!(count.fleet_trip(), FleetTrip::Count { threshold: 5 });
+    /// assert_eq!(RemoteView::of(&count).opens(), Opens::Count { threshold: 5 });
     /// let rate = CircuitBreaker::rate(0.5, 20, Duration::from_secs(10), Duration::from_secs(30));
-    /// assert_eq!(rate.fleet_trip(), FleetTrip::Rate { per_mille: 500, min_calls: 20 });
+    /// assert_eq!(RemoteView::of(&rate).opens(), Opens::Rate { per_mille: 500, min_calls: 20 });
     /// ```
-    pub fn fleet_trip(&self) -> FleetTrip {
-        match &self.trip {
-            Trip::Consecutive(threshold) => FleetTrip::Count {
+    pub fn opens(&self) -> Opens {
+        match &self.0.trip {
+            Trip::Consecutive(threshold) => Opens::Count {
                 threshold: *threshold,
             },
-            Trip::Rate(window) => FleetTrip::Rate {
+            Trip::Rate(window) => Opens::Rate {
                 per_mille: window.per_mille,
                 min_calls: window.min_calls,
             },
