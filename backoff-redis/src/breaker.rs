@@ -83,6 +83,18 @@ pub(crate) struct FleetSeen {
     pub(crate) opening: u64,
     /// The fleet's trial key lapses then (a claim before is refused).
     pub(crate) trial_free_at: Option<tokio::time::Instant>,
+    /// The run of consecutive failures (a count breaker's) and the run
+    /// ends last pushed: a run the fleet counts that a success has since
+    /// ended is pushed at once, past the floor on syncs.
+    pub(crate) pushed: (u64, u64),
+}
+
+/// Whether a run of failures the fleet counts for this process has ended
+/// since (a success): its push must not wait (the fleet would open on a
+/// run that is over).
+pub(crate) fn run_end_unpushed(entry: &BreakerEntry) -> bool {
+    let (run, ends) = lock(&entry.fleet).pushed;
+    run > 0 && RemoteView::of(&entry.breaker).run_ends() != ends
 }
 
 impl SharedBreaker {
@@ -411,6 +423,9 @@ pub(crate) async fn sync_breaker(
         return Err("the server ran the sync after its deadline".into());
     }
     entry.joined.store(true, Ordering::Release);
+    if threshold > 0 {
+        lock(&entry.fleet).pushed = (calls, ends);
+    }
     if closed {
         RemoteView::of(b).release(true);
         let mut seen = lock(&entry.fleet);

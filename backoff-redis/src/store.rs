@@ -140,20 +140,21 @@ impl Inner {
     /// milliseconds (0 before the server's clock is known): the client's
     /// clock, plus the offset last heard (a little under the true one, by
     /// the reply's way back), plus a window and 50 ms of margin. The window
-    /// is four round trips as last measured (at least 50 ms), at most
-    /// `timeout`: a script the server runs later has been given up on, and
+    /// is four round trips as last measured, at least `sync_every` clamped
+    /// to 50..=250 ms, at most `timeout`: a script the server runs later has been given up on, and
     /// its counts are stale (a late push of a run that a success has
     /// since ended would open the fleet), so a Redis 300 ms away gets a
     /// window of its own, and a local one that stalls does not. Each
     /// connection reads the server's clock before its first script.
     pub(crate) fn deadline(&self, timeout: Duration) -> u64 {
+        // At least `sync_every` (clamped to 50..=250 ms), as the command
+        // timeout was before it had its own.
+        let every = Duration::from_millis(self.sync_every_ms.load(Ordering::Relaxed));
+        let least = every.clamp(Duration::from_millis(50), Duration::from_millis(250));
         let window = {
             let mut rtt = lock(&self.rtt);
             rtt.0 = Some(Instant::now());
-            rtt.1
-                .saturating_mul(4)
-                .max(Duration::from_millis(50))
-                .min(timeout)
+            rtt.1.saturating_mul(4).max(least).min(timeout)
         };
         match *lock(&self.clock_offset) {
             Some(offset) => u64::try_from(

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use backoff_runtime::circuit::remote::RemoteView;
 
-use crate::breaker::{BREAKER_SYNC, breaker_key, sync_breaker};
+use crate::breaker::{BREAKER_SYNC, breaker_key, run_end_unpushed, sync_breaker};
 use crate::budget::{BUDGET_SYNC, give_up_leases, lease_ttl, sync_budget};
 use crate::store::Inner;
 use crate::throttle::{THROTTLE_SYNC, sync_throttle};
@@ -91,8 +91,11 @@ pub(crate) async fn sync_loop(inner: Arc<Inner>) {
             () = tokio::time::sleep(Duration::from_secs(1)) => {}
         }
         // The floor: at most one sync per `sync_every / 10`, however often
-        // failures wake the thread.
-        tokio::time::sleep_until(last_start + every / 10).await;
+        // failures wake the thread; a success that ended a run the fleet
+        // counts is pushed at once.
+        if !lock(&inner.breakers).iter().any(|e| run_end_unpushed(e)) {
+            tokio::time::sleep_until(last_start + every / 10).await;
+        }
         let now = tokio::time::Instant::now();
         last_start = now;
         let timeout = Duration::from_millis(inner.command_timeout_ms.load(Ordering::Relaxed));
