@@ -67,7 +67,7 @@ pub struct RetryBudget {
     /// Its name, for the `backoff.budget.tokens` gauge.
     name: Name,
     /// What a spend asks first, once attached ([`RemoteView::attach`]).
-    remote: OnceLock<Consulted>,
+    remote: OnceLock<Box<dyn Remote>>,
 }
 
 /// What a [`RetryBudget`] asks before each spend, once
@@ -134,11 +134,7 @@ impl<'a> RemoteView<'a> {
     /// once, and returns its view; `None` (and `remote` dropped) if it has
     /// one already.
     pub fn attach(budget: &'a RetryBudget, remote: Box<dyn Remote>) -> Option<Self> {
-        budget
-            .remote
-            .set(Consulted(remote))
-            .ok()
-            .map(|()| RemoteView(budget))
+        budget.remote.set(remote).ok().map(|()| RemoteView(budget))
     }
 
     /// The view of `budget` (with or without a remote).
@@ -177,26 +173,23 @@ impl<'a> RemoteView<'a> {
     /// what could not be applied: negative below zero, positive above
     /// `max_tokens`; 0 otherwise.
     pub fn add(&self, delta: i64) -> i64 {
-        let b = self.0;
         let mut left = 0;
-        let _ = b
+        let _ = self
+            .0
             .tokens
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
                 let want = i128::from(t) + i128::from(delta);
-                let got = want.clamp(0, i128::from(b.max));
-                left =
-                    i64::try_from(want - got).unwrap_or(if want < 0 { i64::MIN } else { i64::MAX });
-                Some(u64::try_from(got).unwrap_or(u64::MAX))
+                let got = want.clamp(0, i128::from(self.0.max));
+                // Within i64: below zero it is `want`, above it at most `delta`.
+                left = i64::try_from(want - got).unwrap_or_default();
+                u64::try_from(got).ok()
             });
-        b.record_tokens();
+        self.0.record_tokens();
         left
     }
 }
 
-/// A budget's [`Remote`], with a `Debug` of its own.
-struct Consulted(Box<dyn Remote>);
-
-impl core::fmt::Debug for Consulted {
+impl core::fmt::Debug for dyn Remote {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str("Remote")
     }
@@ -277,7 +270,7 @@ impl RetryBudget {
     #[inline]
     pub fn try_spend(&self) -> bool {
         if let Some(remote) = self.remote.get()
-            && !remote.0.spendable()
+            && !remote.spendable()
         {
             return false;
         }

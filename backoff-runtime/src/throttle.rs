@@ -139,7 +139,7 @@ pub struct AdaptiveThrottle {
     buckets: [AtomicU64; BUCKETS as usize],
     /// What each decision adds to its own counts, once attached
     /// ([`RemoteView::attach`]).
-    remote: OnceLock<Consulted>,
+    remote: OnceLock<Box<dyn Remote>>,
 }
 
 /// What an [`AdaptiveThrottle`] asks at each decision, once
@@ -183,10 +183,7 @@ pub trait Remote: Send + Sync {
     fn rest(&self) -> (u64, u64);
 }
 
-/// A throttle's [`Remote`], with a `Debug` of its own.
-struct Consulted(Box<dyn Remote>);
-
-impl fmt::Debug for Consulted {
+impl fmt::Debug for dyn Remote {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Remote")
     }
@@ -202,7 +199,7 @@ impl<'a> RemoteView<'a> {
     pub fn attach(throttle: &'a AdaptiveThrottle, remote: Box<dyn Remote>) -> Option<Self> {
         throttle
             .remote
-            .set(Consulted(remote))
+            .set(remote)
             .ok()
             .map(|()| RemoteView(throttle))
     }
@@ -354,7 +351,7 @@ impl AdaptiveThrottle {
             return (requests, accepts);
         };
         // Each kept to `u32::MAX`, as a window's own counts are.
-        let (rest_requests, rest_accepts) = remote.0.rest();
+        let (rest_requests, rest_accepts) = remote.rest();
         let cap = u64::from(u32::MAX);
         (
             requests.saturating_add(rest_requests.min(cap)),
