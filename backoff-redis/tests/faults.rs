@@ -112,11 +112,20 @@ fn succeed(b: &CircuitBreaker, n: usize) {
 /// blocks the connection that sends it); the returned handle ends with it.
 fn debug_sleep(server: &RedisServer, secs: &'static str) -> std::thread::JoinHandle<()> {
     let mut con = admin(server);
+    let mut probe = admin(server);
     let handle = std::thread::spawn(move || {
         cmd(&mut con, &["DEBUG", "SLEEP", secs]);
     });
-    // (The command is on its way once the thread runs; a little slack.)
-    std::thread::sleep(Duration::from_millis(30));
+    // Until the stall has begun: a PING of the test's own gets no answer
+    // within 50 ms (a fixed slack was not enough on a loaded machine).
+    probe
+        .set_read_timeout(Some(Duration::from_millis(50)))
+        .expect("a read timeout");
+    let start = Instant::now();
+    while redis::cmd("PING").query::<String>(&mut probe).is_ok() {
+        assert!(start.elapsed() < LIMIT, "DEBUG SLEEP never began");
+        std::thread::sleep(Duration::from_millis(1));
+    }
     handle
 }
 
