@@ -181,7 +181,8 @@ impl SharedBudget {
     /// bucket at that sync, so a process that lives past its first sync
     /// costs the fleet nothing extra; a process that dies before it (a
     /// crash loop) spends at most this much uncounted. Without Redis the
-    /// budget runs on this allowance and its own refills.
+    /// budget runs on this allowance and its own refills. Set it where the
+    /// budget is made: once a sync has answered, it changes nothing.
     ///
     /// ```
     /// use backoff_redis::RedisStore;
