@@ -2,11 +2,11 @@
 
 use core::fmt;
 use core::time::Duration;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use backoff_runtime::circuit::{FleetReport, FleetTrip, TrialWanted};
+use backoff_runtime::circuit::remote::{Opens, RemoteView, Report, TrialWanted};
 use backoff_runtime::control::Circuit;
 use backoff_runtime::{CircuitBreaker, CircuitState};
 
@@ -69,6 +69,8 @@ pub(crate) struct BreakerEntry {
     pub(crate) quorum: AtomicU32,
     /// What the thread last heard of the fleet.
     pub(crate) fleet: Mutex<FleetSeen>,
+    /// Whether a sync has answered for this breaker.
+    pub(crate) joined: AtomicBool,
 }
 
 #[derive(Default)]
@@ -81,6 +83,18 @@ pub(crate) struct FleetSeen {
     pub(crate) opening: u64,
     /// The fleet's trial key lapses then (a claim before is refused).
     pub(crate) trial_free_at: Option<tokio::time::Instant>,
+    /// The run of consecutive failures (a count breaker's) and the run
+    /// ends last pushed: a run the fleet counts that a success has since
+    /// ended is pushed at once, past the floor on syncs.
+    pub(crate) pushed: (u64, u64),
+}
+
+/// Whether a run of failures the fleet counts for this process has ended
+/// since (a success): its push must not wait (the fleet would open on a
+/// run that is over).
+pub(crate) fn run_end_unpushed(entry: &BreakerEntry) -> bool {
+    let (run, ends) = lock(&entry.fleet).pushed;
+    run > 0 && RemoteView::of(&entry.breaker).run_ends() != ends
 }
 
 impl SharedBreaker {
@@ -165,7 +179,24 @@ impl SharedBreaker {
     /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn fleet_open(&self) -> bool {
-        self.entry.breaker.fleet_held()
+        RemoteView::of(&self.entry.breaker).held()
+    }
+
+    /// Whether a sync has answered for this breaker: the fleet has its
+    /// counts and it hears the fleet's state.
+    ///
+    /// ```
+    /// use backoff_redis::RedisStore;
+    /// use backoff_runtime::CircuitBreaker;
+    /// use std::time::Duration;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?; // nothing listens there
+    /// let shared = store.breaker("a", CircuitBreaker::new(5, 1, Duration::from_secs(1)));
+    /// assert!(!shared.joined());
+    /// # Ok::<(), backoff_redis::RedisError>(())
+    /// ```
+    pub fn joined(&self) -> bool {
+        self.entry.joined.load(Ordering::Acquire)
     }
 }
 
@@ -334,28 +365,28 @@ pub(crate) async fn sync_breaker(
     timeout: Duration,
 ) -> Result<(), String> {
     let b = &entry.breaker;
-    let held = b.fleet_held();
+    let held = RemoteView::of(b).held();
     // Held, and closed since: this process's trial (a grant) succeeded.
     let closed = held && b.state() == CircuitState::Closed;
     // (The mark is superseded by the running total of run ends.)
-    let _ = b.fleet_take_succeeded();
+    let _ = RemoteView::of(b).take_succeeded();
     // One consistent snapshot: the run ends read before and after the
     // report agree (a success in between is in the next push).
     let (mut failures, mut calls, mut ends) = (0, 0, 0);
     for _ in 0..4 {
-        let before = b.fleet_run_ends();
-        (failures, calls) = match b.fleet_report(Instant::now()) {
-            FleetReport::Count { failures, run } => (failures, run),
-            FleetReport::Rate { failures, calls } => (failures, calls),
+        let before = RemoteView::of(b).run_ends();
+        (failures, calls) = match RemoteView::of(b).report(Instant::now()) {
+            Report::Count { failures, run } => (failures, run),
+            Report::Rate { failures, calls } => (failures, calls),
         };
-        ends = b.fleet_run_ends();
+        ends = RemoteView::of(b).run_ends();
         if ends == before {
             break;
         }
     }
-    let (threshold, per_mille, min_calls) = match b.fleet_trip() {
-        FleetTrip::Count { threshold } => (threshold, 0, 0),
-        FleetTrip::Rate {
+    let (threshold, per_mille, min_calls) = match RemoteView::of(b).opens() {
+        Opens::Count { threshold } => (threshold, 0, 0),
+        Opens::Rate {
             per_mille,
             min_calls,
         } => (0, per_mille, min_calls),
@@ -393,8 +424,12 @@ pub(crate) async fn sync_breaker(
     if open == 2 {
         return Err("the server ran the sync after its deadline".into());
     }
+    entry.joined.store(true, Ordering::Release);
+    if threshold > 0 {
+        lock(&entry.fleet).pushed = (calls, ends);
+    }
     if closed {
-        b.fleet_release(true);
+        RemoteView::of(b).release(true);
         let mut seen = lock(&entry.fleet);
         seen.trial_free_at = None;
         seen.opening = 0;
@@ -407,7 +442,7 @@ pub(crate) async fn sync_breaker(
             // (the keys were lost: FLUSHALL, a restart without data) the
             // local breaker follows its own rules: a trial after `open_for`.
             let opening = lock(&entry.fleet).opening;
-            b.fleet_release(opening != 0 && closed_gen == opening);
+            RemoteView::of(b).release(opening != 0 && closed_gen == opening);
         }
         let mut seen = lock(&entry.fleet);
         seen.trial_free_at = None;
@@ -415,13 +450,13 @@ pub(crate) async fn sync_breaker(
         return Ok(());
     }
     lock(&entry.fleet).opening = open_gen;
-    b.fleet_hold(Instant::now());
+    RemoteView::of(b).hold(Instant::now());
     // Open: claim the fleet's trial if a call here wants it and no grant is
     // waiting unused.
     let TrialWanted {
         wanted: want,
         grant_unused: granted,
-    } = b.fleet_take_want();
+    } = RemoteView::of(b).take_want();
     if granted {
         return Ok(());
     }
@@ -431,7 +466,7 @@ pub(crate) async fn sync_breaker(
             want.then(|| tokio::time::Instant::now() + Duration::from_millis(trial_ttl));
         if want {
             // Keep the mark for then.
-            b.fleet_mark_want();
+            RemoteView::of(b).mark_want();
         }
         return Ok(());
     }
@@ -448,16 +483,16 @@ pub(crate) async fn sync_breaker(
         Ok(c) => c,
         Err(e) => {
             // Wanted still.
-            b.fleet_mark_want();
+            RemoteView::of(b).mark_want();
             return Err(e);
         }
     };
     if claimed.is_some() {
-        b.fleet_grant();
+        RemoteView::of(b).grant();
         lock(&entry.fleet).trial_free_at = None;
     } else {
         // Another process took it; look again when its claim lapses.
-        b.fleet_mark_want();
+        RemoteView::of(b).mark_want();
         lock(&entry.fleet).trial_free_at =
             Some(tokio::time::Instant::now() + Duration::from_millis(b.open_for_ms()));
     }

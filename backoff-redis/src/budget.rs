@@ -3,9 +3,12 @@
 
 use core::fmt;
 use core::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use backoff_runtime::RetryBudget;
+use backoff_runtime::budget::{Remote, RemoteView as BudgetView};
 use backoff_runtime::control::Budget;
 
 use crate::store::Inner;
@@ -56,7 +59,16 @@ pub(crate) struct BudgetEntry {
     pub(crate) budget: RetryBudget,
     /// This process's side of its lease on the fleet's bucket.
     pub(crate) lease: Mutex<Lease>,
+    /// When the lease expires, which every spend asks (the budget's
+    /// [`Remote`]).
+    pub(crate) expiry: Arc<Expiry>,
+    /// Whether a sync has answered for this budget.
+    pub(crate) joined: AtomicBool,
 }
+
+/// The tokens a process holds before its first answered sync, unless
+/// [`SharedBudget::startup_tokens`] says otherwise: 1.
+pub const DEFAULT_STARTUP_TOKENS: u32 = 1;
 
 /// This process's side of its lease on a fleet's bucket.
 #[derive(Default)]
@@ -67,11 +79,65 @@ pub(crate) struct Lease {
     pub(crate) ack: u64,
     /// Whether a sync has granted this process a share yet.
     pub(crate) joined: bool,
+    /// Before the first answered sync: the startup allowance this process
+    /// holds (thousandths), which the fleet never lent it. What is below
+    /// it at that sync was spent and is charged.
+    pub(crate) startup: u64,
+    /// What the local bucket could not hold of the last share (above its
+    /// size: deposits meanwhile), given back at the next sync.
+    pub(crate) owed: i64,
+    /// What syncs took out of the local bucket that no answer confirmed
+    /// (the next transaction undoes an unanswered one, and gives it back
+    /// again).
+    pub(crate) pending: i64,
+    /// The fair share the last answered sync computed: what a sync keeps
+    /// locally at most.
+    pub(crate) fair: u64,
     /// What was left of the share (in thousandths) when this process gave
     /// it up, Redis having been away for half a lease (see
     /// [`lease_ttl`]): given back at the next sync answered, whether the
     /// fleet still holds the lease or reclaimed it meanwhile.
     pub(crate) dropped: Option<u64>,
+}
+
+/// A lease's expiry by this process's monotonic clock: the budget's
+/// [`Remote`], which every spend asks. A process frozen past it (SIGSTOP,
+/// a paused VM) spends nothing of the lease before a sync answers, even if
+/// its calls run before its sync thread does.
+pub(crate) struct Expiry {
+    epoch: Instant,
+    /// Milliseconds from `epoch`; [`NO_LEASE`]: nothing to expire (the
+    /// startup allowance, or the process's own refills after it gave its
+    /// share up).
+    at_ms: AtomicU64,
+}
+
+const NO_LEASE: u64 = u64::MAX;
+
+impl Expiry {
+    pub(crate) fn new() -> Self {
+        Expiry {
+            epoch: Instant::now(),
+            at_ms: AtomicU64::new(NO_LEASE),
+        }
+    }
+
+    fn set(&self, at: Option<Instant>) {
+        let ms = at.map_or(NO_LEASE, |at| {
+            millis(at.saturating_duration_since(self.epoch))
+        });
+        self.at_ms.store(ms, Ordering::Release);
+    }
+}
+
+/// The budget's side of its [`Expiry`].
+struct Expires(Arc<Expiry>);
+
+impl Remote for Expires {
+    fn spendable(&self) -> bool {
+        let at = self.0.at_ms.load(Ordering::Acquire);
+        at == NO_LEASE || millis(self.0.epoch.elapsed()) < at
+    }
 }
 
 impl SharedBudget {
@@ -90,6 +156,81 @@ impl SharedBudget {
     #[inline]
     pub fn local(&self) -> &RetryBudget {
         &self.entry.budget
+    }
+
+    /// Whether a sync has answered for this budget: from then on it spends
+    /// a share the fleet lent it. Before, it holds only its
+    /// [startup allowance](SharedBudget::startup_tokens).
+    ///
+    /// ```
+    /// use backoff_redis::RedisStore;
+    /// use backoff_runtime::RetryBudget;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?; // nothing listens there
+    /// let shared = store.budget("a", RetryBudget::new(10, 0.5));
+    /// assert!(!shared.joined());
+    /// # Ok::<(), backoff_redis::RedisError>(())
+    /// ```
+    pub fn joined(&self) -> bool {
+        self.entry.joined.load(Ordering::Acquire)
+    }
+
+    /// The tokens this process may spend before its first answered sync
+    /// ([`DEFAULT_STARTUP_TOKENS`], 1, unless set here; at most the
+    /// bucket's size). What it spends of them is charged to the fleet's
+    /// bucket at that sync, so a process that lives past its first sync
+    /// costs the fleet nothing extra; a process that dies before it (a
+    /// crash loop) spends at most this much uncounted. Without Redis the
+    /// budget runs on this allowance and its own refills. Set it where the
+    /// budget is made: once a sync has answered, it changes nothing.
+    ///
+    /// ```
+    /// use backoff_redis::RedisStore;
+    /// use backoff_runtime::RetryBudget;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?; // nothing listens there
+    /// let shared = store.budget("a", RetryBudget::new(10, 0.0)).startup_tokens(3);
+    /// assert_eq!(shared.local().tokens(), 3.0);
+    /// let shared = store.budget("b", RetryBudget::new(10, 0.0));
+    /// assert_eq!(shared.local().tokens(), 1.0);
+    /// # Ok::<(), backoff_redis::RedisError>(())
+    /// ```
+    pub fn startup_tokens(self, tokens: u32) -> Self {
+        let mut lease = lock(&self.entry.lease);
+        if !lease.joined {
+            let b = &self.entry.budget;
+            let startup = (u64::from(tokens) * 1000).min(BudgetView::of(b).max());
+            let delta = i64::try_from(startup).unwrap_or(i64::MAX)
+                - i64::try_from(lease.startup).unwrap_or(i64::MAX);
+            lease.owed += BudgetView::of(b).add(delta);
+            lease.startup = startup;
+        }
+        drop(lease);
+        self
+    }
+}
+
+/// A budget for the fleet: its local bucket holds the startup allowance
+/// only, and asks its lease's expiry before each spend.
+pub(crate) fn entry(name: &str, budget: RetryBudget) -> BudgetEntry {
+    let startup = (u64::from(DEFAULT_STARTUP_TOKENS) * 1000).min(BudgetView::of(&budget).balance());
+    let owed = BudgetView::of(&budget).add(
+        i64::try_from(startup).unwrap_or(i64::MAX)
+            - i64::try_from(BudgetView::of(&budget).balance()).unwrap_or(i64::MAX),
+    );
+    let expiry = Arc::new(Expiry::new());
+    // A budget moved in is this store's alone: no remote was set.
+    let _ = BudgetView::attach(&budget, Box::new(Expires(Arc::clone(&expiry))));
+    BudgetEntry {
+        name: name.to_owned(),
+        budget,
+        lease: Mutex::new(Lease {
+            startup,
+            owed,
+            ..Lease::default()
+        }),
+        expiry,
+        joined: AtomicBool::new(false),
     }
 }
 
@@ -142,8 +283,11 @@ impl Drop for SharedBudget {
 ///
 /// KEYS: tokens, leases, lseq, lprev, ldelta (hashes), seen (zset),
 /// reclaimed (hash), gone (zset).
-/// ARGV: process, seq, ack, balance, max, lease_ttl_ms, deadline, dropped
-/// (-1: none).
+/// ARGV: process, seq, ack, balance (given back; negative: a startup
+/// allowance spent), max, lease_ttl_ms, deadline, kept (what the process
+/// keeps of its tokens, spendable while the script runs: its lease is
+/// `kept` + the share granted, the share making it up to a fair one).
+/// Returns `{share, left, status, server_ms, fair}`.
 pub(crate) const BUDGET_SYNC: &str = r#"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -151,7 +295,7 @@ local tokens, leases, lseq, lprev, ldelta, seen = KEYS[1], KEYS[2], KEYS[3], KEY
 local reclaimed, gone = KEYS[7], KEYS[8]
 local me, seq, ack = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local balance, max, ttl, deadline = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local dropped = tonumber(ARGV[8])
+local kept = tonumber(ARGV[8])
 if deadline > 0 and now > deadline then return {0, 0, 2, now} end
 local left = tonumber(redis.call('GET', tokens) or max)
 for _, p in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now - ttl)) do
@@ -183,7 +327,6 @@ if ack < last then
   left = left - tonumber(redis.call('HGET', ldelta, me) or 0)
   redis.call('HSET', leases, me, redis.call('HGET', lprev, me) or 0)
 end
-if dropped >= 0 then balance = balance + dropped end
 redis.call('ZADD', seen, now, me)
 local before = left
 local others = 0
@@ -192,17 +335,19 @@ for i = 1, #all, 2 do
   if all[i] ~= me then others = others + tonumber(all[i + 1]) end
 end
 left = left + balance
-if left + others > max then left = math.max(max - others, before) end
+if left + others + kept > max then left = math.max(max - others - kept, before) end
 local n = math.max(redis.call('ZCARD', seen), 1)
 -- Whole tokens (a share of 0.7 token allows no retry anywhere).
-local share = math.max(math.min(math.ceil(math.ceil(left / n) / 1000) * 1000, left), 0)
+-- A fair share of everything the fleet holds (the bucket and the leases).
+local fair = math.max(math.min(math.ceil(math.ceil((left + kept + others) / n) / 1000) * 1000, left + kept), 0)
+local share = math.max(math.min(fair - kept, left), 0)
 left = left - share
 redis.call('SET', tokens, left)
 redis.call('HSET', lprev, me, redis.call('HGET', leases, me) or 0)
-redis.call('HSET', leases, me, share)
+redis.call('HSET', leases, me, kept + share)
 redis.call('HSET', lseq, me, seq)
 redis.call('HSET', ldelta, me, left - before)
-return {share, left, 0, now}
+return {share, left, 0, now, fair}
 "#;
 
 /// How long the fleet keeps the lease of a process it does not hear from
@@ -224,11 +369,10 @@ pub(crate) fn give_up_leases(inner: &Inner) {
     for entry in lock(&inner.budgets).iter() {
         let mut lease = lock(&entry.lease);
         if lease.joined && lease.dropped.is_none() {
-            let balance = entry.budget.milli();
-            entry
-                .budget
-                .adjust_milli(-i64::try_from(balance).unwrap_or(i64::MAX));
-            lease.dropped = Some(balance);
+            lease.dropped = Some(BudgetView::of(&entry.budget).take(0));
+            lease.fair = 0;
+            // From here on it spends its own refills.
+            entry.expiry.set(None);
         }
     }
 }
@@ -248,18 +392,26 @@ pub(crate) async fn sync_budget(
     timeout: Duration,
 ) -> Result<(), String> {
     let b = &entry.budget;
-    let balance = b.milli();
-    let (seq, ack, given, dropped) = {
+    // The lease granted now runs from here, before the script runs.
+    let sent = Instant::now();
+    let (seq, ack, given, kept) = {
         let mut lease = lock(&entry.lease);
         lease.seq += 1;
-        // Before its first sync a process spends from a full bucket of
-        // its own: that is not the fleet's to take back.
-        let given = if lease.joined { balance } else { 0 };
-        // -1: nothing dropped.
-        let dropped = lease
-            .dropped
-            .map_or(-1, |d| i64::try_from(d).unwrap_or(i64::MAX));
-        (lease.seq, lease.ack, given, dropped)
+        // What it keeps (spendable while the script runs) stays its own;
+        // the rest is taken out of the local bucket at once, so nothing
+        // given back can be spent meanwhile. Given back with it: what
+        // earlier syncs took and no answer confirmed, what the bucket
+        // could not hold, what was dropped; less the startup allowance
+        // before the first answer (never the fleet's: what is below it was
+        // spent, and is charged).
+        let kept_max = if lease.joined { lease.fair } else { 0 };
+        let taken = BudgetView::of(b).take(kept_max);
+        lease.pending += i64::try_from(taken).unwrap_or(i64::MAX);
+        let kept = BudgetView::of(b).balance().min(kept_max);
+        let dropped = i64::try_from(lease.dropped.unwrap_or(0)).unwrap_or(i64::MAX);
+        let startup = i64::try_from(lease.startup).unwrap_or(i64::MAX);
+        let given = lease.pending + lease.owed + dropped - startup;
+        (lease.seq, lease.ack, given, kept)
     };
     let mut invocation = script.prepare_invoke();
     for what in [
@@ -279,13 +431,13 @@ pub(crate) async fn sync_budget(
         .arg(seq)
         .arg(ack)
         .arg(given)
-        .arg(b.max_milli())
+        .arg(BudgetView::of(b).max())
         .arg(millis(lease_ttl(every)))
         .arg(inner.deadline(timeout))
-        .arg(dropped);
+        .arg(kept);
     // Not answered: the balance stays this process's (a transaction
     // that ran is undone by the next one).
-    let (share, _left, status, server_ms): (u64, i64, u64, u64) =
+    let (share, _left, status, server_ms, fair): (u64, i64, u64, u64, u64) =
         command(timeout, invocation.invoke_async(&mut conn.con)).await?;
     inner.heard(server_ms);
     if status == 2 {
@@ -295,11 +447,15 @@ pub(crate) async fn sync_budget(
     lease.ack = seq;
     lease.joined = true;
     lease.dropped = None;
-    // The balance given back is replaced by the share; what was spent
-    // or deposited meanwhile stays counted.
-    let delta = i64::try_from(share)
-        .unwrap_or(i64::MAX)
-        .saturating_sub(i64::try_from(balance).unwrap_or(i64::MAX));
-    b.adjust_milli(delta);
+    lease.startup = 0;
+    lease.fair = fair;
+    // The share is added to what was kept and spent meanwhile; what the
+    // bucket cannot hold (deposits meanwhile) is given back next time.
+    lease.owed = BudgetView::of(b).add(i64::try_from(share).unwrap_or(i64::MAX));
+    // Above a fair share, what it kept is given back: a process back after
+    // its lease was reclaimed (and spent by others) keeps nothing of it.
+    lease.pending = i64::try_from(BudgetView::of(b).take(fair)).unwrap_or(i64::MAX);
+    entry.expiry.set(Some(sent + lease_ttl(every) / 2));
+    entry.joined.store(true, Ordering::Release);
     Ok(())
 }

@@ -17,10 +17,11 @@
 //! which each shared value implements by lending its local control. A
 //! shared throttle also dereferences to its local [`AdaptiveThrottle`].
 //!
-//! The store drives each local control through the control's public fleet
-//! hooks ([`CircuitBreaker::join_fleet`] and the `fleet_*` methods,
-//! [`RetryBudget::adjust_milli`], [`AdaptiveThrottle::set_fleet`]): nothing
-//! here reaches inside `backoff-runtime`.
+//! The store drives each local control through the core's public
+//! extension point for it ([`backoff_runtime::circuit::remote`],
+//! [`backoff_runtime::budget::RemoteView`],
+//! [`backoff_runtime::throttle::RemoteView`]): nothing here reaches inside
+//! `backoff-runtime`.
 //!
 //! # Local first
 //!
@@ -73,22 +74,33 @@
 //!
 //! The fleet keeps one bucket of `max_tokens`. Each process holds a share of
 //! it locally (the bucket divided by the processes heard from), spends and
-//! refills that share with no round trip, and at each sync gives its
-//! balance back (spends and deposits included) and takes a new share in
-//! the same script: retries across the fleet are bounded by the one
-//! bucket. Before its first sync a process spends from a full local
-//! bucket of its own (as a budget without a fleet does). Each sync is a
+//! refills that share with no round trip. At each sync it keeps what it
+//! holds up to its fair share (spendable while the script runs), takes the
+//! rest out of its local bucket at once (so nothing it gives back can be
+//! spent meanwhile) and gives it back, and the same script tops it up to a
+//! fair share: retries across the fleet are bounded by the one bucket.
+//! Before its first answered sync a process holds only a small startup
+//! allowance ([`SharedBudget::startup_tokens`], default
+//! [`DEFAULT_STARTUP_TOKENS`], 1); what it spends of it is charged to the
+//! fleet at that sync, so N processes crash-looping at any rate spend at
+//! most the bucket plus one allowance per start.
+//! [`SharedBudget::joined`] (and `joined()` on a shared breaker or
+//! throttle) tells whether a sync has answered for it. Each sync is a
 //! numbered transaction: a late or repeated one changes nothing, and one
 //! whose answer was lost is undone by the next, so a stall neither makes
-//! nor destroys tokens. A lease is reclaimed only once its process has
-//! been unheard of for 10 × the report lifetime (at least 10 s); a process
-//! that has not reached Redis for half of that gives its share up itself,
-//! and gives back what was left of it at its next sync answered. A process
-//! back after its lease was reclaimed undoes the reclaim (what it spent
-//! while away is charged, the bucket staying below zero until refills
-//! cover it); only what a process spent after its last sync and before it
-//! died is unknown to the fleet, and reclaiming its lease may credit up to
-//! that one share.
+//! nor destroys tokens. A share is spendable only until its lease expires
+//! by the process's own monotonic clock (half a lease after the sync that
+//! granted it was sent): a process frozen past it (SIGSTOP, a paused VM)
+//! spends nothing of it, even if its calls run before its sync thread.
+//! The fleet reclaims a lease once its process has been unheard of for 10 ×
+//! the report lifetime (at least 10 s); a process that has not reached
+//! Redis for half of that gives its share up itself (then spends only
+//! what its own successes refill), and gives back what was left of it at
+//! its next sync answered. A process back after its lease was reclaimed
+//! undoes the reclaim (what it spent while away is charged, the bucket
+//! staying below zero until refills cover it); only what a process spent
+//! after its last sync and before it died is unknown to the fleet, and
+//! reclaiming its lease may credit up to that one share.
 //!
 //! # A shared throttle
 //!
@@ -100,8 +112,9 @@
 //!
 //! # When Redis is unreachable or slow
 //!
-//! Every Redis command of the background thread has a timeout (the smaller
-//! of `sync_every` and 250 ms, at least 50 ms); on an error the thread drops
+//! Every Redis command of the background thread has a timeout of its own,
+//! [`RedisStore::command_timeout`] (default 1 s, apart from `sync_every`,
+//! so a Redis 300 ms away works with the defaults); on an error the thread drops
 //! the connection and reconnects after a backoff (this library's own
 //! [`Policy::exponential`](backoff_runtime::Policy::exponential) from
 //! 100 ms, full jitter, capped at 2 s), so a server that accepts
@@ -164,6 +177,18 @@ pub const MIN_SYNC_EVERY: Duration = Duration::from_millis(1);
 /// keep its breakers in step).
 pub const MAX_SYNC_EVERY: Duration = Duration::from_secs(1);
 
+/// The default [`RedisStore::command_timeout`]: 1 s, so a Redis a few
+/// hundred milliseconds away works without configuration.
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The range of [`RedisStore::command_timeout`]: 10 ms to 30 s.
+pub const COMMAND_TIMEOUTS: core::ops::RangeInclusive<Duration> =
+    Duration::from_millis(10)..=Duration::from_secs(30);
+
+/// The longest host a store's URL may name (a DNS name has at most 253
+/// characters).
+pub const MAX_HOST_LEN: usize = 253;
+
 /// The databases a store's URL may name: Redis' default configuration has
 /// 16 (`databases 16`), numbered 0 to 15.
 pub const DATABASES: core::ops::RangeInclusive<i64> = 0..=15;
@@ -181,7 +206,7 @@ mod sync;
 mod throttle;
 
 pub use breaker::SharedBreaker;
-pub use budget::SharedBudget;
+pub use budget::{DEFAULT_STARTUP_TOKENS, SharedBudget};
 pub use store::{Health, RedisStore};
 pub use throttle::SharedThrottle;
 

@@ -3,19 +3,21 @@
 
 use core::fmt;
 use core::time::Duration;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use backoff_runtime::circuit::remote::RemoteView;
+use backoff_runtime::throttle::RemoteView as ThrottleView;
 use backoff_runtime::{AdaptiveThrottle, CircuitBreaker, RetryBudget};
 
 use crate::breaker::{BreakerEntry, FleetSeen, SharedBreaker};
-use crate::budget::{BudgetEntry, Lease, SharedBudget};
+use crate::budget::{self, BudgetEntry, SharedBudget};
 use crate::sync::run;
-use crate::throttle::{SharedThrottle, ThrottleEntry};
+use crate::throttle::{Rest, SharedThrottle, ThrottleEntry};
 use crate::{
-    DATABASES, DEFAULT_SYNC_EVERY, MAX_SYNC_EVERY, MIN_SYNC_EVERY, RedisError, lock, millis,
-    wall_ms,
+    COMMAND_TIMEOUTS, DATABASES, DEFAULT_COMMAND_TIMEOUT, DEFAULT_SYNC_EVERY, MAX_HOST_LEN,
+    MAX_SYNC_EVERY, MIN_SYNC_EVERY, RedisError, lock, millis, wall_ms,
 };
 
 /// A connection to the Redis server that a fleet shares, and the background
@@ -53,6 +55,7 @@ pub(crate) struct Inner {
     /// This process's id in the fleet (random, with the OS process id).
     pub(crate) process: String,
     pub(crate) sync_every_ms: AtomicU64,
+    pub(crate) command_timeout_ms: AtomicU64,
     pub(crate) breakers: Mutex<Vec<Arc<BreakerEntry>>>,
     pub(crate) budgets: Mutex<Vec<Arc<BudgetEntry>>>,
     pub(crate) throttles: Mutex<Vec<Arc<ThrottleEntry>>>,
@@ -66,6 +69,9 @@ pub(crate) struct Inner {
     pub(crate) health: Mutex<Health>,
     /// The server's clock minus this process's, in ms, as last heard.
     pub(crate) clock_offset: Mutex<Option<i64>>,
+    /// When the last command was sent (until its answer), and the last
+    /// round trip measured.
+    pub(crate) rtt: Mutex<(Option<Instant>, Duration)>,
     /// The URL's password, never shown: taken out of every message.
     pub(crate) password: Option<String>,
 }
@@ -96,9 +102,22 @@ impl Inner {
                 "the fleet's Redis answers again"
             );
         }
+        if h.failures_in_a_row > 0 {
+            self.record_reachable(true);
+        }
         h.last_error = None;
         h.failures_in_a_row = 0;
         h.last_good_sync = Some(Instant::now());
+    }
+
+    /// Tells the installed recorder (feature `record`) that Redis stopped
+    /// answering or answers again.
+    fn record_reachable(&self, reachable: bool) {
+        #[cfg(feature = "record")]
+        if let Some(r) = backoff_runtime::record::recorder() {
+            r.remote_reachable(&self.process, reachable);
+        }
+        let _ = reachable;
     }
 
     pub(crate) fn health_failed(&self, error: &str) {
@@ -111,6 +130,7 @@ impl Inner {
                 error = %error,
                 "the fleet's Redis sync failed: shared breakers, budgets and throttles run locally until it answers"
             );
+            self.record_reachable(false);
         }
         h.failures_in_a_row += 1;
         h.last_error = Some(error);
@@ -119,21 +139,41 @@ impl Inner {
     /// The deadline of a script sent now with `timeout`, in the server's
     /// milliseconds (0 before the server's clock is known): the client's
     /// clock, plus the offset last heard (a little under the true one, by
-    /// the reply's way back), plus the timeout and 50 ms of margin. A
-    /// script the server runs later has been given up on. Each connection
-    /// reads the server's clock before its first script.
+    /// the reply's way back), plus a window and 50 ms of margin. The window
+    /// is four round trips as last measured, at least `sync_every` clamped
+    /// to 50..=250 ms, at most `timeout`: a script the server runs later has been given up on, and
+    /// its counts are stale (a late push of a run that a success has
+    /// since ended would open the fleet), so a Redis 300 ms away gets a
+    /// window of its own, and a local one that stalls does not. Each
+    /// connection reads the server's clock before its first script.
     pub(crate) fn deadline(&self, timeout: Duration) -> u64 {
+        // At least `sync_every` (clamped to 50..=250 ms), as the command
+        // timeout was before it had its own.
+        let every = Duration::from_millis(self.sync_every_ms.load(Ordering::Relaxed));
+        let least = every.clamp(Duration::from_millis(50), Duration::from_millis(250));
+        let window = {
+            let mut rtt = lock(&self.rtt);
+            rtt.0 = Some(Instant::now());
+            rtt.1.saturating_mul(4).max(least).min(timeout)
+        };
         match *lock(&self.clock_offset) {
             Some(offset) => u64::try_from(
-                i128::from(wall_ms()) + i128::from(offset) + i128::from(millis(timeout)) + 50,
+                i128::from(wall_ms()) + i128::from(offset) + i128::from(millis(window)) + 50,
             )
             .unwrap_or(0),
             None => 0,
         }
     }
 
-    /// A reply stamped `server_ms` (the server's `TIME`) arrived now.
+    /// A reply stamped `server_ms` (the server's `TIME`) arrived now, for
+    /// the command sent last (its round trip is measured).
     pub(crate) fn heard(&self, server_ms: u64) {
+        {
+            let mut rtt = lock(&self.rtt);
+            if let Some(sent) = rtt.0.take() {
+                rtt.1 = sent.elapsed();
+            }
+        }
         let offset = i128::from(server_ms) - i128::from(wall_ms());
         *lock(&self.clock_offset) = i64::try_from(offset).ok();
     }
@@ -144,6 +184,36 @@ impl Inner {
             _ => message.to_owned(),
         }
     }
+}
+
+/// What the `redis` crate accepts of a URL that can never work: spaces,
+/// and a `%` not followed by two hex digits (in the password, it would
+/// be sent as written and refused by every server). The error names the
+/// part, never its text (it may be the password).
+fn check_url(url: &str) -> Result<(), RedisError> {
+    if url.chars().any(char::is_whitespace) {
+        return Err(invalid(
+            "space in the store's URL",
+            "a URL has no spaces (a leading or trailing one included)".into(),
+        ));
+    }
+    let bytes = url.as_bytes();
+    for (i, _) in url.match_indices('%') {
+        let hex = bytes.get(i + 1..i + 3);
+        if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
+            let at = url.rfind('@').unwrap_or(0);
+            let part = if i < at {
+                "user or password"
+            } else {
+                "host, path or query"
+            };
+            return Err(invalid(
+                "bad percent-escape in the store's URL",
+                format!("in its {part}: `%` must be followed by two hex digits"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A URL that can never work: refused by [`RedisStore::new`].
@@ -157,16 +227,46 @@ impl RedisStore {
     /// connection is made (and remade) by the thread, so a server that is
     /// down now is no error, its shared values run locally until it is up.
     ///
+    /// Refused, with an error naming the part (never its text, which may
+    /// be the password): a URL the `redis` crate cannot parse, port 0, a
+    /// database outside [`DATABASES`](crate::DATABASES), a space anywhere,
+    /// a `%` not followed by two hex digits, a host longer than
+    /// [`MAX_HOST_LEN`](crate::MAX_HOST_LEN), a unix socket path that does
+    /// not exist.
+    ///
     /// ```
     /// use backoff_redis::RedisStore;
     ///
     /// assert!(RedisStore::new("not a url").is_err());
+    /// assert!(RedisStore::new(" redis://127.0.0.1/").is_err());
+    /// assert!(RedisStore::new("redis://:pa%zz@127.0.0.1/").is_err());
     /// let store = RedisStore::new("redis://127.0.0.1:1/").unwrap(); // nothing listens there
     /// # drop(store);
     /// ```
     pub fn new(url: &str) -> Result<RedisStore, RedisError> {
+        check_url(url)?;
         let client = redis::Client::open(url)?;
         let info = client.get_connection_info();
+        match info.addr() {
+            redis::ConnectionAddr::Unix(path) if !path.exists() => {
+                return Err(invalid(
+                    "unix socket path in the store's URL",
+                    format!("{} does not exist", path.display()),
+                ));
+            }
+            redis::ConnectionAddr::Tcp(host, _) | redis::ConnectionAddr::TcpTls { host, .. }
+                if host.len() > MAX_HOST_LEN =>
+            {
+                return Err(invalid(
+                    "host in the store's URL",
+                    format!(
+                        "{} characters: a host name has at most {MAX_HOST_LEN}",
+                        host.len()
+                    ),
+                ));
+            }
+            _ => {}
+        }
         if matches!(info.addr(), redis::ConnectionAddr::Tcp(_, 0)) {
             return Err(invalid(
                 "port 0 in the store's URL",
@@ -185,6 +285,7 @@ impl RedisStore {
             client,
             process: process_id(),
             sync_every_ms: AtomicU64::new(millis(DEFAULT_SYNC_EVERY)),
+            command_timeout_ms: AtomicU64::new(millis(DEFAULT_COMMAND_TIMEOUT)),
             breakers: Mutex::new(Vec::new()),
             budgets: Mutex::new(Vec::new()),
             throttles: Mutex::new(Vec::new()),
@@ -193,6 +294,7 @@ impl RedisStore {
             failed: AtomicU64::new(0),
             health: Mutex::new(Health::default()),
             clock_offset: Mutex::new(None),
+            rtt: Mutex::new((None, Duration::ZERO)),
             password,
         });
         let thread = Arc::clone(&inner);
@@ -230,6 +332,42 @@ impl RedisStore {
         );
         self.inner.wake.notify_one();
         self
+    }
+
+    /// How long the background thread waits for each Redis command (a
+    /// connection, a sync's script) before it counts the sync as failed:
+    /// [`DEFAULT_COMMAND_TIMEOUT`] (1 s) unless set here, clamped to
+    /// [`COMMAND_TIMEOUTS`] (10 ms ..= 30 s). Apart from `sync_every`: a
+    /// Redis 300 ms away syncs with the defaults. Only the thread waits:
+    /// no call ever does.
+    ///
+    /// ```
+    /// use backoff_redis::RedisStore;
+    /// use std::time::Duration;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?.command_timeout(Duration::from_secs(2));
+    /// assert_eq!(store.command_timeout_period(), Duration::from_secs(2));
+    /// # Ok::<(), backoff_redis::RedisError>(())
+    /// ```
+    pub fn command_timeout(self, timeout: Duration) -> Self {
+        let t = timeout.clamp(*COMMAND_TIMEOUTS.start(), *COMMAND_TIMEOUTS.end());
+        self.inner
+            .command_timeout_ms
+            .store(millis(t), Ordering::Relaxed);
+        self
+    }
+
+    /// The timeout set by [`command_timeout`](RedisStore::command_timeout).
+    ///
+    /// ```
+    /// use backoff_redis::{DEFAULT_COMMAND_TIMEOUT, RedisStore};
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
+    /// assert_eq!(store.command_timeout_period(), DEFAULT_COMMAND_TIMEOUT);
+    /// # Ok::<(), backoff_redis::RedisError>(())
+    /// ```
+    pub fn command_timeout_period(&self) -> Duration {
+        Duration::from_millis(self.inner.command_timeout_ms.load(Ordering::Relaxed))
     }
 
     /// The period set by [`sync_every`](RedisStore::sync_every).
@@ -315,13 +453,18 @@ impl RedisStore {
             breaker,
             quorum: AtomicU32::new(2),
             fleet: Mutex::new(FleetSeen::default()),
+            joined: AtomicBool::new(false),
         });
         let weak = Arc::downgrade(&self.inner);
-        entry.breaker.join_fleet(Box::new(move || {
-            if let Some(inner) = weak.upgrade() {
-                inner.wake.notify_one();
-            }
-        }));
+        // The breaker was moved in: it has no remote yet.
+        let _ = RemoteView::attach(
+            &entry.breaker,
+            Box::new(move || {
+                if let Some(inner) = weak.upgrade() {
+                    inner.wake.notify_one();
+                }
+            }),
+        );
         lock(&self.inner.breakers).push(Arc::clone(&entry));
         self.inner.wake.notify_one();
         SharedBreaker {
@@ -343,11 +486,7 @@ impl RedisStore {
     /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn budget(&self, name: &str, budget: RetryBudget) -> SharedBudget {
-        let entry = Arc::new(BudgetEntry {
-            name: name.to_owned(),
-            budget,
-            lease: Mutex::new(Lease::default()),
-        });
+        let entry = Arc::new(budget::entry(name, budget));
         lock(&self.inner.budgets).push(Arc::clone(&entry));
         self.inner.wake.notify_one();
         SharedBudget {
@@ -374,9 +513,14 @@ impl RedisStore {
     /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     pub fn throttle(&self, name: &str, throttle: AdaptiveThrottle) -> SharedThrottle {
+        let rest = Arc::new(AtomicU64::new(0));
+        // The throttle was moved in: it has no remote yet.
+        let _ = ThrottleView::attach(&throttle, Box::new(Rest(Arc::clone(&rest))));
         let entry = Arc::new(ThrottleEntry {
             name: name.to_owned(),
             throttle,
+            joined: AtomicBool::new(false),
+            rest,
         });
         lock(&self.inner.throttles).push(Arc::clone(&entry));
         self.inner.wake.notify_one();

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use crate::breaker::{BREAKER_SYNC, breaker_key, sync_breaker};
+use backoff_runtime::circuit::remote::RemoteView;
+
+use crate::breaker::{BREAKER_SYNC, breaker_key, run_end_unpushed, sync_breaker};
 use crate::budget::{BUDGET_SYNC, give_up_leases, lease_ttl, sync_budget};
 use crate::store::Inner;
 use crate::throttle::{THROTTLE_SYNC, sync_throttle};
@@ -61,6 +63,7 @@ pub(crate) async fn sync_loop(inner: Arc<Inner>) {
     // The last sync that reached Redis: the fleet's hold on a breaker
     // outlives a slow command or two, not an absence.
     let mut last_ok = tokio::time::Instant::now();
+    let mut last_start = tokio::time::Instant::now();
     loop {
         // Stop once the store and every shared value are gone.
         if Arc::strong_count(&inner) == 1 {
@@ -87,8 +90,15 @@ pub(crate) async fn sync_loop(inner: Arc<Inner>) {
             // look again now and then.)
             () = tokio::time::sleep(Duration::from_secs(1)) => {}
         }
+        // The floor: at most one sync per `sync_every / 10`, however often
+        // failures wake the thread; a success that ended a run the fleet
+        // counts is pushed at once.
+        if !lock(&inner.breakers).iter().any(|e| run_end_unpushed(e)) {
+            tokio::time::sleep_until(last_start + every / 10).await;
+        }
         let now = tokio::time::Instant::now();
-        let timeout = every.clamp(Duration::from_millis(50), Duration::from_millis(250));
+        last_start = now;
+        let timeout = Duration::from_millis(inner.command_timeout_ms.load(Ordering::Relaxed));
         let away = now.saturating_duration_since(last_ok) >= stale_after(every);
         if retry_at.is_some_and(|at| now < at) {
             if away {
@@ -145,14 +155,32 @@ pub(crate) fn stale_after(every: Duration) -> Duration {
 /// Redis is away: every breaker follows its local rules again.
 pub(crate) fn fall_back(inner: &Inner) {
     for entry in lock(&inner.breakers).iter() {
-        if entry.breaker.fleet_held() {
-            entry.breaker.fleet_release(false);
+        if RemoteView::of(&entry.breaker).held() {
+            // Each process's own trial at a random point of the next
+            // `open_for`: N processes held open together try the
+            // dependency N times per `open_for`, spread, not all at once.
+            let open_for = entry.breaker.open_for_ms().min(u64::from(u32::MAX));
+            let offset = Duration::from_millis(random_below(open_for));
+            let now = Instant::now();
+            let at = now
+                .checked_sub(Duration::from_millis(open_for))
+                .unwrap_or(now);
+            RemoteView::of(&entry.breaker).release_at(at + offset);
         }
         lock(&entry.fleet).trial_free_at = None;
     }
     for entry in lock(&inner.throttles).iter() {
-        entry.throttle.set_fleet(0, 0);
+        entry.set_rest(0, 0);
     }
+}
+
+/// A random number below `n` (0 if `n` is 0), from the standard library's
+/// randomly keyed hasher.
+fn random_below(n: u64) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(n);
+    h.finish().checked_rem(n).unwrap_or(0)
 }
 
 /// A new connection, with the server's clock read first: every script,
@@ -160,6 +188,8 @@ pub(crate) fn fall_back(inner: &Inner) {
 /// [`Inner::deadline`]).
 pub(crate) async fn connect(inner: &Arc<Inner>, timeout: Duration) -> Result<Conn, String> {
     let mut con = command(timeout, inner.client.get_multiplexed_async_connection()).await?;
+    // (Its round trip is the first measured: `deadline` marks it sent.)
+    inner.deadline(timeout);
     let (secs, micros): (u64, u64) =
         command(timeout, redis::cmd("TIME").query_async(&mut con)).await?;
     inner.heard(secs.saturating_mul(1000).saturating_add(micros / 1000));
@@ -197,14 +227,14 @@ pub(crate) async fn listen(
                         if let Ok(opening) = opening.parse() {
                             lock(&entry.fleet).opening = opening;
                         }
-                        entry.breaker.fleet_hold(Instant::now());
+                        RemoteView::of(&entry.breaker).hold(Instant::now());
                     }
                     // Only the close of the opening held here.
                     Some(("close", opening))
-                        if entry.breaker.fleet_held()
+                        if RemoteView::of(&entry.breaker).held()
                             && opening.parse() == Ok(lock(&entry.fleet).opening) =>
                     {
-                        entry.breaker.fleet_release(true);
+                        RemoteView::of(&entry.breaker).release(true);
                         let mut seen = lock(&entry.fleet);
                         seen.opening = 0;
                         seen.trial_free_at = None;

@@ -3,10 +3,12 @@
 use core::fmt;
 use core::time::Duration;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use backoff_runtime::AdaptiveThrottle;
 use backoff_runtime::control::Throttle;
+use backoff_runtime::throttle::{Remote, RemoteView};
 
 use crate::store::Inner;
 #[cfg(doc)]
@@ -65,6 +67,30 @@ pub struct SharedThrottle {
 pub(crate) struct ThrottleEntry {
     pub(crate) name: String,
     pub(crate) throttle: AdaptiveThrottle,
+    /// Whether a sync has answered for this throttle.
+    pub(crate) joined: AtomicBool,
+    /// The rest of the fleet's requests and accepts, as last heard (|
+    /// requests: 32 | accepts: 32 |): what the throttle's remote answers.
+    pub(crate) rest: Arc<AtomicU64>,
+}
+
+/// The throttle's [`Remote`]: the rest of the fleet's counts.
+pub(crate) struct Rest(pub(crate) Arc<AtomicU64>);
+
+impl Remote for Rest {
+    fn rest(&self) -> (u64, u64) {
+        let word = self.0.load(Ordering::Acquire);
+        (word >> 32, word & u64::from(u32::MAX))
+    }
+}
+
+impl ThrottleEntry {
+    /// What the rest of the fleet counts (each kept to `u32::MAX`); `(0,
+    /// 0)` when it cannot be heard.
+    pub(crate) fn set_rest(&self, requests: u64, accepts: u64) {
+        let word = (requests.min(u64::from(u32::MAX)) << 32) | accepts.min(u64::from(u32::MAX));
+        self.rest.store(word, Ordering::Release);
+    }
 }
 
 impl fmt::Debug for SharedThrottle {
@@ -91,6 +117,23 @@ impl SharedThrottle {
     #[inline]
     pub fn local(&self) -> &AdaptiveThrottle {
         &self.entry.throttle
+    }
+
+    /// Whether a sync has answered for this throttle: it counts the rest
+    /// of the fleet's requests from then on.
+    ///
+    /// ```
+    /// use backoff_runtime::AdaptiveThrottle;
+    /// use backoff_redis::RedisStore;
+    /// use std::time::Duration;
+    ///
+    /// let store = RedisStore::new("redis://127.0.0.1:1/")?; // nothing listens there
+    /// let shared = store.throttle("a", AdaptiveThrottle::new(2.0, Duration::from_secs(60)));
+    /// assert!(!shared.joined());
+    /// # Ok::<(), backoff_redis::RedisError>(())
+    /// ```
+    pub fn joined(&self) -> bool {
+        self.entry.joined.load(Ordering::Acquire)
     }
 }
 
@@ -173,7 +216,7 @@ pub(crate) async fn sync_throttle(
     stale: u64,
     timeout: Duration,
 ) -> Result<(), String> {
-    let (requests, accepts) = entry.throttle.own_counts(Instant::now());
+    let (requests, accepts) = RemoteView::of(&entry.throttle).own_counts(Instant::now());
     let mut invocation = script.prepare_invoke();
     invocation
         .key(throttle_key(&entry.name, "requests"))
@@ -190,6 +233,7 @@ pub(crate) async fn sync_throttle(
     if status == 2 {
         return Err("the server ran the throttle's sync after its deadline".into());
     }
-    entry.throttle.set_fleet(requests, accepts);
+    entry.set_rest(requests, accepts);
+    entry.joined.store(true, Ordering::Release);
     Ok(())
 }

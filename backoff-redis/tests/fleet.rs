@@ -440,8 +440,10 @@ async fn through_a_reference(breaker: &SharedBreaker, ok: bool) -> Result<u32, i
 async fn the_attribute_takes_shared_values_as_statics_fields_and_references() {
     let mut calls = 0;
     assert_eq!(through_statics(false, &mut calls).unwrap(), 7);
-    // Two retries from the budget of 2, then the breaker's third failure
-    // opens it: one more call is refused without running.
+    // Two retries from the budget of 2 (once it has joined its fleet:
+    // before, it holds its startup allowance, 1), then the breaker's third
+    // failure opens it: one more call is refused without running.
+    assert!(wait_until(Duration::from_secs(10), || STATIC_BUDGET.joined()));
     calls = 0;
     assert!(through_statics(true, &mut calls).is_err());
     assert_eq!(calls, 3);

@@ -32,6 +32,8 @@
 //! `u32::MAX`. The bucket's atomics are model-checked with loom
 //! (`src/loom.rs`).
 
+use std::sync::OnceLock;
+
 use crate::name::Name;
 use crate::sync::{AtomicU64, Ordering};
 
@@ -64,6 +66,133 @@ pub struct RetryBudget {
     refill: u64,
     /// Its name, for the `backoff.budget.tokens` gauge.
     name: Name,
+    /// What a spend asks first, once attached ([`RemoteView::attach`]).
+    remote: OnceLock<Box<dyn Remote>>,
+}
+
+/// What a [`RetryBudget`] asks before each spend, once
+/// [attached](RemoteView::attach): whether the tokens it holds may be
+/// spent now. The remote works the budget through its [`RemoteView`].
+///
+/// A coordinator of many processes' budgets (crate `backoff-redis`, or one
+/// of your own over etcd or a database) lends each process a share of one
+/// bucket for a while: a lease. A process frozen past its lease (SIGSTOP,
+/// a paused VM) must not spend a share the coordinator has meanwhile
+/// handed to another; its remote says so by its own monotonic clock,
+/// before the process's coordinator has had a chance to run again.
+/// Consulted on spends only (a retry), never on the success path.
+///
+/// ```
+/// use backoff_runtime::RetryBudget;
+/// use backoff_runtime::budget::{Remote, RemoteView};
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicBool, Ordering};
+///
+/// /// A lease that its coordinator revokes by hand.
+/// struct Lease(Arc<AtomicBool>);
+/// impl Remote for Lease {
+///     fn spendable(&self) -> bool {
+///         self.0.load(Ordering::Acquire)
+///     }
+/// }
+///
+/// let valid = Arc::new(AtomicBool::new(true));
+/// let budget = RetryBudget::new(10, 0.1);
+/// assert!(RemoteView::attach(&budget, Box::new(Lease(valid.clone()))).is_some());
+/// assert!(budget.try_spend());
+/// valid.store(false, Ordering::Release); // the lease expired
+/// assert!(!budget.try_spend());
+/// assert_eq!(budget.tokens(), 9.0, "nothing spent of an expired lease");
+/// ```
+pub trait Remote: Send + Sync {
+    /// Whether the budget's tokens may be spent now.
+    fn spendable(&self) -> bool;
+}
+
+/// A budget as its [`Remote`] sees it: what a coordinator of many
+/// processes' budgets (crate `backoff-redis`, or one of your own) reads
+/// from a local [`RetryBudget`] and does to it, in thousandths of a token
+/// (every retry spends 1000, every success deposits a fraction of it).
+///
+/// ```
+/// use backoff_runtime::RetryBudget;
+/// use backoff_runtime::budget::RemoteView;
+///
+/// let budget = RetryBudget::new(10, 0.0);
+/// let view = RemoteView::of(&budget);
+/// assert_eq!((view.balance(), view.max()), (10_000, 10_000));
+/// assert_eq!(view.take(4_000), 6_000); // given back to the fleet's bucket
+/// assert_eq!(view.add(3_000), 0); // a share granted
+/// assert_eq!(budget.tokens(), 7.0);
+/// assert_eq!(view.add(-12_000), -5_000); // 5 tokens it could not take
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct RemoteView<'a>(&'a RetryBudget);
+
+impl<'a> RemoteView<'a> {
+    /// Makes every spend of `budget` ask `remote` first (see [`Remote`]),
+    /// once, and returns its view; `None` (and `remote` dropped) if it has
+    /// one already.
+    pub fn attach(budget: &'a RetryBudget, remote: Box<dyn Remote>) -> Option<Self> {
+        budget.remote.set(remote).ok().map(|()| RemoteView(budget))
+    }
+
+    /// The view of `budget` (with or without a remote).
+    pub fn of(budget: &'a RetryBudget) -> Self {
+        RemoteView(budget)
+    }
+
+    /// The tokens left, in thousandths.
+    pub fn balance(&self) -> u64 {
+        self.0.tokens.load(Ordering::Acquire)
+    }
+
+    /// [`max_tokens`](RetryBudget::max_tokens), in thousandths.
+    pub fn max(&self) -> u64 {
+        self.0.max
+    }
+
+    /// Takes out every thousandth above `keep`, atomically (no spend can
+    /// race it), and returns them: what a fleet takes back at a sync (a
+    /// balance read first and subtracted later would give back tokens
+    /// spent meanwhile).
+    pub fn take(&self, keep: u64) -> u64 {
+        let b = self.0;
+        let before = b
+            .tokens
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+                (t > keep).then_some(keep)
+            })
+            .unwrap_or(keep);
+        b.record_tokens();
+        before - keep.min(before)
+    }
+
+    /// Adds `delta` thousandths (a negative `delta` takes them away), the
+    /// result kept between 0 and `max_tokens`: a share granted. Returns
+    /// what could not be applied: negative below zero, positive above
+    /// `max_tokens`; 0 otherwise.
+    pub fn add(&self, delta: i64) -> i64 {
+        let mut left = 0;
+        let _ = self
+            .0
+            .tokens
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+                let want = i128::from(t) + i128::from(delta);
+                let got = want.clamp(0, i128::from(self.0.max));
+                // Within i64: below zero it is `want`, above it at most `delta`.
+                left = i64::try_from(want - got).unwrap_or_default();
+                u64::try_from(got).ok()
+            });
+        self.0.record_tokens();
+        left
+    }
+}
+
+impl core::fmt::Debug for dyn Remote {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Remote")
+    }
 }
 
 impl RetryBudget {
@@ -92,6 +221,7 @@ impl RetryBudget {
             max,
             refill,
             name: Name::NONE,
+            remote: OnceLock::new(),
         }
     }
 
@@ -136,9 +266,14 @@ impl RetryBudget {
     }
 
     /// Takes one token for a retry; `false` (and nothing taken) if fewer than
-    /// one token is left.
+    /// one token is left, or if its [`Remote`] says they may not be spent.
     #[inline]
     pub fn try_spend(&self) -> bool {
+        if let Some(remote) = self.remote.get()
+            && !remote.spendable()
+        {
+            return false;
+        }
         let spent = self
             .tokens
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
@@ -173,44 +308,6 @@ impl RetryBudget {
                 (t < self.max).then(|| t.saturating_add(self.refill).min(self.max))
             });
         self.record_tokens();
-    }
-
-    /// The tokens left, in thousandths: what a fleet (crate
-    /// `backoff-redis`, or any coordinator of many processes' budgets)
-    /// gives back to its shared bucket at a sync. (Every retry spends
-    /// 1000, every success deposits a fraction of it.)
-    ///
-    /// ```
-    /// use backoff_runtime::RetryBudget;
-    ///
-    /// let budget = RetryBudget::new(10, 0.1);
-    /// assert_eq!(budget.milli(), 10_000);
-    /// assert_eq!(budget.max_milli(), 10_000);
-    /// budget.adjust_milli(-4_500); // the fleet holds 4.5 tokens of these
-    /// assert_eq!(budget.tokens(), 5.5);
-    /// budget.adjust_milli(1_000_000); // never above the bucket's size
-    /// assert_eq!(budget.milli(), 10_000);
-    /// ```
-    pub fn milli(&self) -> u64 {
-        self.tokens.load(Ordering::Acquire)
-    }
-
-    /// Adds `delta` thousandths (a negative `delta` takes them away), the
-    /// result kept between 0 and `max_tokens`: a fleet took back the
-    /// balance it was told and granted a new share, and what was spent or
-    /// deposited meanwhile stays counted.
-    pub fn adjust_milli(&self, delta: i64) {
-        let _ = self
-            .tokens
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
-                Some(t.saturating_add_signed(delta).min(self.max))
-            });
-        self.record_tokens();
-    }
-
-    /// [`max_tokens`](RetryBudget::max_tokens) in thousandths.
-    pub fn max_milli(&self) -> u64 {
-        self.max
     }
 
     /// The tokens left.

@@ -13,12 +13,18 @@
 //! costs what a call through the control itself costs. What the type adds
 //! is its own: a name, a registry, or another process's view of the same
 //! dependency. A fleet (crate `backoff-redis`) is such a type; it
-//! drives its local controls through their public fleet hooks
-//! ([`CircuitBreaker::join_fleet`], [`RetryBudget::adjust_milli`],
-//! [`AdaptiveThrottle::set_fleet`] and their neighbours), which any other
-//! coordinator may use the same way.
+//! consults and drives its local controls through one public extension
+//! point per control, which any other coordinator may use the same way:
+//! [`circuit::remote`](crate::circuit::remote) (a breaker's
+//! [`Remote`](crate::circuit::remote::Remote) and
+//! [`RemoteView`](crate::circuit::remote::RemoteView): what a remote may do
+//! to a breaker, in one file), [`budget::Remote`](crate::budget::Remote)
+//! and [`budget::RemoteView`](crate::budget::RemoteView),
+//! [`throttle::Remote`](crate::throttle::Remote) and
+//! [`throttle::RemoteView`](crate::throttle::RemoteView).
 //!
 //! ```
+//! use backoff_runtime::circuit::remote::RemoteView;
 //! use backoff_runtime::control::Circuit;
 //! use backoff_runtime::{CircuitBreaker, CircuitOpen, CircuitState, retry};
 //! use std::sync::LazyLock;
@@ -32,12 +38,12 @@
 //! impl Maintained {
 //!     fn new() -> Self {
 //!         let breaker = CircuitBreaker::new(3, 1, Duration::from_secs(30));
-//!         // Its gate: the hold below needs one (nothing to wake here).
-//!         breaker.join_fleet(Box::new(|| {}));
+//!         // A remote: the hold below needs one (nothing to wake here).
+//!         RemoteView::attach(&breaker, Box::new(|| {})).expect("its first remote");
 //!         Maintained { breaker }
 //!     }
 //!     fn hold_open(&self) {
-//!         self.breaker.fleet_hold(std::time::Instant::now());
+//!         RemoteView::of(&self.breaker).hold(std::time::Instant::now());
 //!     }
 //! }
 //!

@@ -225,9 +225,10 @@
 //! reference, `Box`, `Arc` or `LazyLock` of one, or a type of yours that
 //! lends one. The crate `backoff-redis` shares them across the processes
 //! of a fleet through Redis (`backoff_redis::{RedisStore, SharedBreaker,
-//! SharedBudget, SharedThrottle}`), through the controls' public fleet
-//! hooks ([`CircuitBreaker::join_fleet`] and its neighbours), which a
-//! coordinator of your own may use the same way.
+//! SharedBudget, SharedThrottle}`), through one public extension point
+//! per control ([`circuit::remote`], [`budget::RemoteView`],
+//! [`throttle::RemoteView`]), which a coordinator of your own may use the
+//! same way.
 //!
 //! # Job systems
 //!

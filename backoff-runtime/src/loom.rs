@@ -231,6 +231,42 @@ fn loom_budget_spends_each_token_once() {
     });
 }
 
+/// A fleet's take-back at a sync (`budget::RemoteView::take`, everything above what the
+/// process keeps) races two spends: every token is spent once or taken
+/// once, never both, and none is lost (a take-back that read the balance
+/// and subtracted it later gave back tokens spent meanwhile: issue 45).
+#[test]
+fn loom_budget_take_back_races_spends() {
+    loom::model(|| {
+        let budget = Arc::new(RetryBudget::new(3, 0.0));
+        budget.tokens();
+        let spent = Arc::new(AtomicUsize::new(0));
+        let spenders: Vec<_> = (0..2)
+            .map(|_| {
+                let (budget, spent) = (budget.clone(), spent.clone());
+                thread::spawn(move || {
+                    if budget.try_spend() {
+                        spent.fetch_add(1, SeqCst);
+                    }
+                })
+            })
+            .collect();
+        let taken = crate::budget::RemoteView::of(&budget).take(1000);
+        for t in spenders {
+            t.join().unwrap();
+        }
+        let spent = spent.load(SeqCst) as u64;
+        assert_eq!(
+            spent * 1000 + taken + crate::budget::RemoteView::of(&budget).balance(),
+            3000
+        );
+        assert!(
+            crate::budget::RemoteView::of(&budget).balance() <= 1000,
+            "kept more than asked"
+        );
+    });
+}
+
 /// The throttle loses no count: two threads each make a request the
 /// backend rejects; the window then holds both requests and no accepts.
 #[test]
@@ -255,7 +291,7 @@ fn loom_throttle_counts_every_request() {
     });
 }
 
-/// The fleet's trial gate (`CircuitBreaker::join_fleet` and its hooks, as
+/// The fleet's trial gate (`circuit::remote::RemoteView` and its hooks, as
 /// a fleet drives them): a breaker held open by its fleet with one grant,
 /// two threads calling at once. Exactly one call is the trial (the grant
 /// is taken once), the other is refused and marks the fleet's trial as
@@ -265,9 +301,9 @@ fn loom_fleet_grant_admits_one_trial() {
     loom::model(|| {
         let b = Arc::new(CircuitBreaker::new(1, 1, Duration::from_secs(3600)));
         b.touch();
-        assert!(b.join_fleet(Box::new(|| {})));
-        b.fleet_hold(t0());
-        b.fleet_grant();
+        assert!(crate::circuit::remote::RemoteView::attach(&b, Box::new(|| {})).is_some());
+        crate::circuit::remote::RemoteView::of(&b).hold(t0());
+        crate::circuit::remote::RemoteView::of(&b).grant();
         let trials = Arc::new(AtomicUsize::new(0));
         let threads: Vec<_> = (0..2)
             .map(|_| {
@@ -285,9 +321,9 @@ fn loom_fleet_grant_admits_one_trial() {
             t.join().unwrap();
         }
         assert_eq!(trials.load(SeqCst), 1, "one grant, one trial");
-        let want = b.fleet_take_want();
+        let want = crate::circuit::remote::RemoteView::of(&b).take_want();
         assert!(want.wanted && !want.grant_unused, "{want:?}");
-        assert!(b.fleet_held());
+        assert!(crate::circuit::remote::RemoteView::of(&b).held());
         assert!(b.acquire_on(t0).is_err(), "the trial failed: still held");
     });
 }
@@ -303,10 +339,10 @@ fn loom_fleet_grant_races_a_call() {
         RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let b = Arc::new(CircuitBreaker::new(1, 1, Duration::from_secs(3600)));
         b.touch();
-        assert!(b.join_fleet(Box::new(|| {})));
-        b.fleet_hold(t0());
+        assert!(crate::circuit::remote::RemoteView::attach(&b, Box::new(|| {})).is_some());
+        crate::circuit::remote::RemoteView::of(&b).hold(t0());
         let b2 = b.clone();
-        let fleet = thread::spawn(move || b2.fleet_grant());
+        let fleet = thread::spawn(move || crate::circuit::remote::RemoteView::of(&b2).grant());
         let trial = match b.acquire_on(t0) {
             Ok(permit) => {
                 assert!(permit.is_trial(), "held: only a trial passes");
@@ -316,7 +352,7 @@ fn loom_fleet_grant_races_a_call() {
             Err(_) => false,
         };
         fleet.join().unwrap();
-        let marks = b.fleet_take_want();
+        let marks = crate::circuit::remote::RemoteView::of(&b).take_want();
         if trial {
             assert!(!marks.grant_unused, "one grant, one trial: {marks:?}");
             assert_eq!(b.state(), CircuitState::Closed, "the trial succeeded");
@@ -331,26 +367,26 @@ fn loom_fleet_grant_races_a_call() {
     assert!(RUNS.load(std::sync::atomic::Ordering::Relaxed) > 1);
 }
 
-/// The fleet's snapshot of a count breaker (`fleet_run_ends`, then
-/// `fleet_report`, then `fleet_run_ends` again, as `backoff-redis` reads
+/// The fleet's snapshot of a count breaker (`run_ends`, then `report`,
+/// then `run_ends` again, through `circuit::remote::RemoteView`, as `backoff-redis` reads
 /// them) while a call fails and the next succeeds: when the two reads of
 /// the run ends agree, the report belongs with them (after the run-ending
 /// success, the run is 0; before it, the run is the failures counted), and
 /// the failure total only grows.
 #[test]
 fn loom_fleet_snapshot_of_a_run_and_its_end() {
-    use crate::circuit::FleetReport;
+    use crate::circuit::remote::Report;
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     loom::model(|| {
         RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let b = Arc::new(CircuitBreaker::new(5, 1, Duration::from_secs(3600)));
         b.touch();
-        assert!(b.join_fleet(Box::new(|| {})));
+        assert!(crate::circuit::remote::RemoteView::attach(&b, Box::new(|| {})).is_some());
         // (Creates the gate's loom atomics before the threads race.)
-        assert_eq!(b.fleet_run_ends(), 0);
+        assert_eq!(crate::circuit::remote::RemoteView::of(&b).run_ends(), 0);
         assert_eq!(
-            b.fleet_report(t0()),
-            FleetReport::Count {
+            crate::circuit::remote::RemoteView::of(&b).report(t0()),
+            Report::Count {
                 failures: 0,
                 run: 0
             }
@@ -360,11 +396,13 @@ fn loom_fleet_snapshot_of_a_run_and_its_end() {
             b2.acquire_on(t0).unwrap().failure(t0());
             b2.acquire_on(t0).unwrap().success();
         });
-        let before = b.fleet_run_ends();
-        let FleetReport::Count { failures, run } = b.fleet_report(t0()) else {
+        let before = crate::circuit::remote::RemoteView::of(&b).run_ends();
+        let Report::Count { failures, run } =
+            crate::circuit::remote::RemoteView::of(&b).report(t0())
+        else {
             unreachable!("a count breaker")
         };
-        let after = b.fleet_run_ends();
+        let after = crate::circuit::remote::RemoteView::of(&b).run_ends();
         if before == after {
             if after == 1 {
                 assert_eq!((failures, run), (1, 0), "after the run's end");
@@ -375,15 +413,15 @@ fn loom_fleet_snapshot_of_a_run_and_its_end() {
             }
         }
         calls.join().unwrap();
-        assert_eq!(b.fleet_run_ends(), 1);
+        assert_eq!(crate::circuit::remote::RemoteView::of(&b).run_ends(), 1);
         assert_eq!(
-            b.fleet_report(t0()),
-            FleetReport::Count {
+            crate::circuit::remote::RemoteView::of(&b).report(t0()),
+            Report::Count {
                 failures: 1,
                 run: 0
             }
         );
-        assert!(b.fleet_take_succeeded());
+        assert!(crate::circuit::remote::RemoteView::of(&b).take_succeeded());
     });
     assert!(RUNS.load(std::sync::atomic::Ordering::Relaxed) > 1);
 }

@@ -137,10 +137,84 @@ pub struct AdaptiveThrottle {
     /// The first instant this throttle saw; time is kept in ms from there.
     epoch: OnceLock<Instant>,
     buckets: [AtomicU64; BUCKETS as usize],
-    /// The rest of the fleet's requests and accepts over its window
-    /// (| requests: 32 | accepts: 32 |), set by
-    /// [`set_fleet`](AdaptiveThrottle::set_fleet).
-    fleet: AtomicU64,
+    /// What each decision adds to its own counts, once attached
+    /// ([`RemoteView::attach`]).
+    remote: OnceLock<Box<dyn Remote>>,
+}
+
+/// What an [`AdaptiveThrottle`] asks at each decision, once
+/// [attached](RemoteView::attach): the rest of its fleet's requests and
+/// accepts, which it adds to its own. A fleet (crate `backoff-redis`, or a
+/// coordinator of your own) hears them from the other processes and keeps
+/// them where this reads them quickly (one atomic load: it is asked on
+/// every attempt through the throttle); it exports this process's own
+/// through [`RemoteView::own_counts`]. A fleet that can no longer hear
+/// the others answers `(0, 0)`.
+///
+/// ```
+/// use backoff_runtime::AdaptiveThrottle;
+/// use backoff_runtime::throttle::{Remote, RemoteView};
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use std::time::{Duration, Instant};
+///
+/// /// The rest of the fleet, as last heard: | requests: 32 | accepts: 32 |.
+/// struct Rest(Arc<AtomicU64>);
+/// impl Remote for Rest {
+///     fn rest(&self) -> (u64, u64) {
+///         let word = self.0.load(Ordering::Acquire);
+///         (word >> 32, word & u64::from(u32::MAX))
+///     }
+/// }
+///
+/// let throttle = AdaptiveThrottle::new(2.0, Duration::from_secs(120));
+/// let heard = Arc::new(AtomicU64::new(0));
+/// let view = RemoteView::attach(&throttle, Box::new(Rest(heard.clone()))).expect("its first remote");
+/// let now = Instant::now();
+/// throttle.try_acquire(now).unwrap().accepted();
+/// heard.store(100 << 32 | 10, Ordering::Release); // 100 requests, 10 accepted
+/// assert_eq!(view.own_counts(now), (1, 1)); // what it exports
+/// assert_eq!(throttle.counts(now), (101, 11));
+/// assert!(throttle.reject_probability(now) > 0.7);
+/// ```
+pub trait Remote: Send + Sync {
+    /// The rest of the fleet's requests and accepts over its window (each
+    /// taken as at most `u32::MAX`).
+    fn rest(&self) -> (u64, u64);
+}
+
+impl fmt::Debug for dyn Remote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Remote")
+    }
+}
+
+/// A throttle as its remote sees it: see [`Remote`].
+#[derive(Debug, Clone, Copy)]
+pub struct RemoteView<'a>(&'a AdaptiveThrottle);
+
+impl<'a> RemoteView<'a> {
+    /// Gives `throttle` to `remote`, once, and returns its view; `None`
+    /// (and `remote` dropped) if it has one already.
+    pub fn attach(throttle: &'a AdaptiveThrottle, remote: Box<dyn Remote>) -> Option<Self> {
+        throttle
+            .remote
+            .set(remote)
+            .ok()
+            .map(|()| RemoteView(throttle))
+    }
+
+    /// The view of `throttle`.
+    pub fn of(throttle: &'a AdaptiveThrottle) -> Self {
+        RemoteView(throttle)
+    }
+
+    /// This process's own requests and accepts in the window ending at
+    /// `now`: what it reports to its fleet (see [`Remote`]).
+    pub fn own_counts(&self, now: Instant) -> (u64, u64) {
+        let t = self.0;
+        t.own_totals(t.millis(now) / t.width)
+    }
 }
 
 impl AdaptiveThrottle {
@@ -168,7 +242,7 @@ impl AdaptiveThrottle {
             width,
             epoch: OnceLock::new(),
             buckets: [const { AtomicU64::new(0) }; BUCKETS as usize],
-            fleet: AtomicU64::new(0),
+            remote: OnceLock::new(),
         }
     }
 
@@ -226,41 +300,10 @@ impl AdaptiveThrottle {
     }
 
     /// The requests and accepts in the window ending at `now`: this
-    /// process's own ([`own_counts`](AdaptiveThrottle::own_counts)) and
-    /// the rest of its fleet's, as last [set](AdaptiveThrottle::set_fleet)
+    /// process's own and the rest of its fleet's, as its [`Remote`] says
     /// (a shared throttle's, `backoff_redis::SharedThrottle`).
     pub fn counts(&self, now: Instant) -> (u64, u64) {
         self.totals(self.millis(now) / self.width)
-    }
-
-    /// This process's own requests and accepts in the window ending at
-    /// `now`, what it reports to its fleet.
-    ///
-    /// ```
-    /// use backoff_runtime::AdaptiveThrottle;
-    /// use std::time::{Duration, Instant};
-    ///
-    /// let throttle = AdaptiveThrottle::new(2.0, Duration::from_secs(120));
-    /// let now = Instant::now();
-    /// throttle.try_acquire(now).unwrap().accepted();
-    /// // The rest of the fleet: 100 requests, 10 accepted.
-    /// throttle.set_fleet(100, 10);
-    /// assert_eq!(throttle.own_counts(now), (1, 1));
-    /// assert_eq!(throttle.counts(now), (101, 11));
-    /// assert!(throttle.reject_probability(now) > 0.7);
-    /// ```
-    pub fn own_counts(&self, now: Instant) -> (u64, u64) {
-        self.own_totals(self.millis(now) / self.width)
-    }
-
-    /// The rest of the fleet's requests and accepts over its window (each
-    /// kept to `u32::MAX`), replacing what was set before: from then on
-    /// [`counts`](AdaptiveThrottle::counts), and so the rejection
-    /// probability, include them. A fleet that can no longer hear the
-    /// others sets `(0, 0)`.
-    pub fn set_fleet(&self, requests: u64, accepts: u64) {
-        let word = (requests.min(u64::from(u32::MAX)) << 32) | accepts.min(u64::from(u32::MAX));
-        self.fleet.store(word, Ordering::Release);
     }
 
     /// Milliseconds since the epoch (an earlier instant counts as the
@@ -304,10 +347,15 @@ impl AdaptiveThrottle {
     #[inline]
     fn totals(&self, index: u64) -> (u64, u64) {
         let (requests, accepts) = self.own_totals(index);
-        let fleet = self.fleet.load(Ordering::Acquire);
+        let Some(remote) = self.remote.get() else {
+            return (requests, accepts);
+        };
+        // Each kept to `u32::MAX`, as a window's own counts are.
+        let (rest_requests, rest_accepts) = remote.rest();
+        let cap = u64::from(u32::MAX);
         (
-            requests.saturating_add(fleet >> 32),
-            accepts.saturating_add(fleet & u64::from(u32::MAX)),
+            requests.saturating_add(rest_requests.min(cap)),
+            accepts.saturating_add(rest_accepts.min(cap)),
         )
     }
 

@@ -162,3 +162,55 @@ pub fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     }
     done()
 }
+
+/// A TCP proxy on 127.0.0.1 that delays every byte by `delay` each way:
+/// a Redis a round trip of `2 × delay` away. It runs until the process
+/// ends (its threads hold only the sockets they copy).
+pub fn delaying_proxy(target: u16, delay: Duration) -> io::Result<u16> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let port = listener.local_addr()?.port();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { return };
+            let Ok(server) = TcpStream::connect(("127.0.0.1", target)) else {
+                continue;
+            };
+            for (from, to) in [
+                (client.try_clone(), server.try_clone()),
+                (server.try_clone(), client.try_clone()),
+            ] {
+                if let (Ok(from), Ok(to)) = (from, to) {
+                    pipe_later(from, to, delay);
+                }
+            }
+        }
+    });
+    Ok(port)
+}
+
+/// Copies `from` to `to`, each chunk `delay` after it arrived.
+fn pipe_later(mut from: TcpStream, mut to: TcpStream, delay: Duration) {
+    use std::io::{Read, Write};
+    let (tx, rx) = std::sync::mpsc::channel::<(Instant, Vec<u8>)>();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 16 * 1024];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0
+                || tx
+                    .send((Instant::now() + delay, buf[..n].to_vec()))
+                    .is_err()
+            {
+                break;
+            }
+        }
+    });
+    std::thread::spawn(move || {
+        for (due, bytes) in rx {
+            std::thread::sleep(due.saturating_duration_since(Instant::now()));
+            if to.write_all(&bytes).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(std::net::Shutdown::Write);
+    });
+}

@@ -144,17 +144,16 @@ impl From<CircuitOpen> for std::io::Error {
     }
 }
 
-mod gate;
 mod packed;
 mod permit;
+pub mod remote;
 mod window;
 
-pub(crate) use gate::Gate;
-use gate::*;
-pub use gate::{FleetReport, FleetTrip, TrialWanted};
 use packed::*;
 pub use permit::Permit;
 use permit::*;
+pub(crate) use remote::Gate;
+use remote::*;
 use window::*;
 
 /// A lock-free circuit breaker shared by every call that names it.
@@ -241,7 +240,7 @@ pub struct CircuitBreaker {
     open_for_ms: u64,
     /// Its name, for the `backoff.breaker.state` gauge.
     name: Name,
-    /// Set by [`join_fleet`](CircuitBreaker::join_fleet): consulted only
+    /// Set by [`RemoteView::attach`](remote::RemoteView::attach): consulted only
     /// when the breaker is open or half-open, and on failures.
     gate: OnceLock<Gate>,
 }
@@ -684,7 +683,7 @@ impl CircuitBreaker {
                 }
                 gate.flags.fetch_or(SUCCEEDED, Ordering::AcqRel);
             }
-            (gate.wake)();
+            gate.wake.wake();
         }
     }
 
@@ -706,7 +705,7 @@ impl CircuitBreaker {
         }
         if let Some(gate) = self.gate.get() {
             gate.failures.fetch_add(1, Ordering::AcqRel);
-            (gate.wake)();
+            gate.wake.wake();
         }
     }
 

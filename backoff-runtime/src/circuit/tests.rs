@@ -426,39 +426,48 @@ fn the_fleet_gate() {
     let wakes = Arc::new(AtomicU32::new(0));
     let b = CircuitBreaker::new(3, 1, Duration::from_millis(100));
     let w = Arc::clone(&wakes);
-    assert!(b.join_fleet(Box::new(move || {
-        w.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
-    })));
-    assert!(!b.join_fleet(Box::new(|| {})), "one fleet");
+    assert!(
+        RemoteView::attach(
+            &b,
+            Box::new(move || {
+                w.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+            })
+        )
+        .is_some()
+    );
+    assert!(
+        RemoteView::attach(&b, Box::new(|| {})).is_none(),
+        "one fleet"
+    );
     let t = Instant::now();
     // A failure wakes the fleet's thread; the report is the count.
     b.acquire(t).unwrap().failure(t);
     assert_eq!(wakes.load(core::sync::atomic::Ordering::Relaxed), 1);
     assert_eq!(
-        b.fleet_report(t),
-        FleetReport::Count {
+        RemoteView::of(&b).report(t),
+        Report::Count {
             failures: 1,
             run: 1
         }
     );
     // A success after it is marked (once) and wakes it.
     b.acquire(t).unwrap().success();
-    assert!(b.fleet_take_succeeded());
-    assert!(!b.fleet_take_succeeded());
+    assert!(RemoteView::of(&b).take_succeeded());
+    assert!(!RemoteView::of(&b).take_succeeded());
     assert_eq!(
-        b.fleet_report(t),
-        FleetReport::Count {
+        RemoteView::of(&b).report(t),
+        Report::Count {
             failures: 1,
             run: 0
         }
     );
     // Held: open, and nothing passes, not even after open_for.
-    b.fleet_hold(t);
-    assert!(b.fleet_held());
+    RemoteView::of(&b).hold(t);
+    assert!(RemoteView::of(&b).held());
     assert_eq!(b.state(), CircuitState::Open);
     assert_eq!(
-        b.fleet_report(t),
-        FleetReport::Count {
+        RemoteView::of(&b).report(t),
+        Report::Count {
             failures: 1,
             run: 0
         },
@@ -466,19 +475,19 @@ fn the_fleet_gate() {
     );
     assert!(b.acquire(at(t, 500)).is_err());
     assert_eq!(
-        b.fleet_take_want(),
+        RemoteView::of(&b).take_want(),
         TrialWanted {
             wanted: true,
             grant_unused: false
         }
     );
     // A grant: one trial, at once (the fleet timed it).
-    b.fleet_grant();
+    RemoteView::of(&b).grant();
     let trial = b.acquire(at(t, 1)).unwrap();
     assert!(trial.is_trial());
     assert!(b.acquire(at(t, 1)).is_err());
     assert_eq!(
-        b.fleet_take_want(),
+        RemoteView::of(&b).take_want(),
         TrialWanted {
             wanted: true,
             grant_unused: false
@@ -487,12 +496,12 @@ fn the_fleet_gate() {
     trial.failure(at(t, 2));
     assert!(b.acquire(at(t, 600)).is_err(), "the grant was used");
     // A grant not used for a trial (the trial slot is taken) is kept.
-    b.fleet_grant();
+    RemoteView::of(&b).grant();
     let trial = b.acquire(at(t, 3)).unwrap();
-    b.fleet_grant();
+    RemoteView::of(&b).grant();
     assert!(b.acquire(at(t, 3)).is_err());
     assert_eq!(
-        b.fleet_take_want(),
+        RemoteView::of(&b).take_want(),
         TrialWanted {
             wanted: true,
             grant_unused: true
@@ -502,18 +511,18 @@ fn the_fleet_gate() {
     assert_eq!(b.state(), CircuitState::Closed);
     // (Held and closed: the sync thread reports the trial's success and
     // releases it.)
-    assert!(b.fleet_held());
-    b.fleet_release(true);
+    assert!(RemoteView::of(&b).held());
+    RemoteView::of(&b).release(true);
     // Released without closing: local rules again (open_for from the
     // hold).
-    b.fleet_hold(at(t, 10));
-    b.fleet_release(false);
-    assert!(!b.fleet_held());
+    RemoteView::of(&b).hold(at(t, 10));
+    RemoteView::of(&b).release(false);
+    assert!(!RemoteView::of(&b).held());
     assert!(b.acquire(at(t, 50)).is_err());
     assert!(b.acquire(at(t, 111)).unwrap().is_trial());
     // Released closing: closed, whatever it was.
-    b.fleet_hold(at(t, 200));
-    b.fleet_release(true);
+    RemoteView::of(&b).hold(at(t, 200));
+    RemoteView::of(&b).release(true);
     assert_eq!(b.state(), CircuitState::Closed);
     assert!(b.acquire(at(t, 200)).is_ok());
 }

@@ -67,6 +67,16 @@ pub trait Recorder: Send + Sync {
     fn budget_tokens(&self, budget: &'static str, tokens: f64) {
         let _ = (budget, tokens);
     }
+
+    /// A remote that shared controls sync with (a fleet's store, such as
+    /// `backoff_redis::RedisStore`, named `remote`) stopped answering
+    /// (`reachable` false: its syncs keep failing and its controls run
+    /// locally) or answers again. Told on each change, from the remote's
+    /// own thread, never from a call's.
+    #[inline]
+    fn remote_reachable(&self, remote: &str, reachable: bool) {
+        let _ = (remote, reachable);
+    }
 }
 
 /// How an attempt ended.

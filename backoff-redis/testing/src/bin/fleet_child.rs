@@ -3,7 +3,14 @@
 //! ```text
 //! fleet_child URL NAME fail N   # N failures through the shared breaker NAME
 //! fleet_child URL NAME watch    # no calls: answers what the fleet says
+//! fleet_child URL NAME budget MAX now   # spends from the shared budget at once
+//! fleet_child URL NAME budget MAX go    # spends once told `go`
 //! ```
+//!
+//! A `budget` child shares a bucket of MAX tokens that successes never
+//! refill; it prints `1` for each token spent, trying every millisecond
+//! until it is killed. With `go`, it first prints `ready` once its budget
+//! has joined the fleet, then waits for a line `go`.
 //!
 //! Each prints `ready` once its store has synced, and answers each line of
 //! its standard input: `state` (after three more syncs: `open` or
@@ -27,6 +34,9 @@ fn main() {
     let store = RedisStore::new(url)
         .expect("a valid url")
         .sync_every(Duration::from_millis(20));
+    if role == "budget" {
+        spend(&store, name, rest);
+    }
     let shared = store.breaker(name, CircuitBreaker::new(5, 1, Duration::from_secs(60)));
     let syncs = |n: u64| {
         let start = store.syncs().0;
@@ -69,5 +79,33 @@ fn main() {
         writeln!(out, "{answer}")
             .and_then(|()| out.flush())
             .expect("stdout");
+    }
+}
+
+/// The `budget` role: spends until killed, printing `1` per token.
+fn spend(store: &RedisStore, name: &str, rest: &[String]) -> ! {
+    let [max, when] = rest else {
+        eprintln!("usage: fleet_child URL NAME budget MAX (now | go)");
+        std::process::exit(2);
+    };
+    let max: u32 = max.parse().expect("budget MAX");
+    let budget = store.budget(name, backoff_runtime::RetryBudget::new(max, 0.0));
+    let mut out = std::io::stdout().lock();
+    if when == "go" {
+        assert!(wait_until(Duration::from_secs(10), || budget.joined()));
+        writeln!(out, "ready")
+            .and_then(|()| out.flush())
+            .expect("stdout");
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).expect("stdin");
+        assert_eq!(line.trim(), "go");
+    }
+    loop {
+        while budget.local().try_spend() {
+            writeln!(out, "1")
+                .and_then(|()| out.flush())
+                .expect("stdout");
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
