@@ -8,7 +8,7 @@
 //! few hundred milliseconds.
 //!
 //! ```text
-//! cargo run -p quickstart --example fetch
+//! cargo run --example fetch
 //! ```
 
 use std::fmt;
