@@ -367,35 +367,6 @@ impl<'p, S: Strategy + 'p, K: Kept<'p, S>> Form for Full<'p, S, K> {
     }
 }
 
-/// A full call's recording, as the driver tells it.
-impl Records for &mut Recording {
-    #[inline(always)]
-    fn is_live(&self) -> bool {
-        Recording::is_live(self)
-    }
-    #[inline(always)]
-    fn succeeded(&mut self) {
-        Recording::succeeded(self);
-    }
-    #[inline(always)]
-    fn retried(&mut self, rejected_ok: bool, delay: Duration) {
-        Recording::retried(self, rejected_ok, delay);
-    }
-    #[inline(always)]
-    fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason) {
-        Recording::gave_up(self, ended, reason);
-    }
-    #[inline(always)]
-    fn gave_up_as(
-        &mut self,
-        ended: Option<bool>,
-        reason: GiveUpReason,
-        kind: Option<&'static str>,
-    ) {
-        Recording::gave_up_as(self, ended, reason, kind);
-    }
-}
-
 /// Where a full [`Call`] keeps its retry state: in an `Option`, dropped
 /// with the call, or behind a `ManuallyDrop` when it holds nothing to
 /// release.

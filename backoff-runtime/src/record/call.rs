@@ -344,6 +344,36 @@ pub(crate) trait Records {
     }
 }
 
+/// A borrowed recording records as the one it borrows (a full call's
+/// recording, lent to each step).
+impl<R: Records + ?Sized> Records for &mut R {
+    #[inline(always)]
+    fn is_live(&self) -> bool {
+        (**self).is_live()
+    }
+    #[inline(always)]
+    fn succeeded(&mut self) {
+        (**self).succeeded();
+    }
+    #[inline(always)]
+    fn retried(&mut self, rejected_ok: bool, delay: Duration) {
+        (**self).retried(rejected_ok, delay);
+    }
+    #[inline(always)]
+    fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason) {
+        (**self).gave_up(ended, reason);
+    }
+    #[inline(always)]
+    fn gave_up_as(
+        &mut self,
+        ended: Option<bool>,
+        reason: GiveUpReason,
+        kind: Option<&'static str>,
+    ) {
+        (**self).gave_up_as(ended, reason, kind);
+    }
+}
+
 impl Records for Recording {
     #[inline(always)]
     fn is_live(&self) -> bool {
