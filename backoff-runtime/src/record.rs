@@ -50,7 +50,9 @@
 //!
 //! A recorder that counts attempts and calls:
 //!
-//! ```
+// (Run only with the feature: without it this module is private.)
+#![cfg_attr(feature = "record", doc = "```")]
+#![cfg_attr(not(feature = "record"), doc = "```ignore")]
 //! use backoff_runtime::record::{self, AttemptEnded, AttemptOutcome, CallEnded, Recorder};
 //! use backoff_runtime::retry;
 //! use std::sync::atomic::{AtomicU32, Ordering};
