@@ -113,11 +113,6 @@ impl AttemptOutcome {
             AttemptOutcome::Cancelled => "cancelled",
         }
     }
-
-    /// Whether the attempt was accepted ([`AttemptOutcome::Ok`]).
-    pub const fn is_ok(self) -> bool {
-        matches!(self, AttemptOutcome::Ok)
-    }
 }
 
 /// How a call ended.
@@ -264,16 +259,6 @@ impl CallId {
         self.start
     }
 }
-
-/// The `function` of a call whose policy has no
-/// [`name`](crate::Policy::named).
-///
-/// ```
-/// use backoff_runtime::{record::UNNAMED, Policy};
-///
-/// assert_eq!(Policy::immediate().name(), UNNAMED);
-/// ```
-pub const UNNAMED: &str = crate::name::UNNAMED;
 
 /// The recorder, once installed.
 static RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
