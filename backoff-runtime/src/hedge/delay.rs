@@ -13,7 +13,7 @@ use super::*;
 /// let fixed = HedgeDelay::After(Duration::from_millis(20));
 /// let learned = HedgeDelay::P95(&LATENCY);
 /// assert_eq!(fixed.get(), Duration::from_millis(20));
-/// assert_eq!(learned.get(), Latency::DEFAULT); // cold: no samples yet
+/// assert_eq!(learned.get(), Duration::from_millis(100)); // cold: no samples yet
 /// ```
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
@@ -330,7 +330,7 @@ impl Latency {
     /// for _ in 0..50 {
     ///     latency.record(Duration::from_micros(100)); // under the floor
     /// }
-    /// assert_eq!(latency.quantile(0.5), Latency::FLOOR);
+    /// assert_eq!(latency.quantile(0.5), Duration::from_millis(1));
     /// ```
     pub fn quantile(&self, q: f64) -> Duration {
         assert!(!q.is_nan(), "a latency quantile must be a number, not NaN");

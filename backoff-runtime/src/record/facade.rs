@@ -113,6 +113,11 @@ impl AttemptOutcome {
             AttemptOutcome::Cancelled => "cancelled",
         }
     }
+
+    /// Whether the attempt was accepted ([`AttemptOutcome::Ok`]).
+    pub const fn is_ok(self) -> bool {
+        matches!(self, AttemptOutcome::Ok)
+    }
 }
 
 /// How a call ended.
