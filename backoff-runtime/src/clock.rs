@@ -35,7 +35,7 @@ pub fn tokio() -> Instant {
 
 /// The clock async loops use: [`tokio()`] with the `tokio` feature, else
 /// [`system`].
-pub const fn for_async() -> Clock {
+pub(crate) const fn for_async() -> Clock {
     #[cfg(feature = "tokio")]
     {
         tokio

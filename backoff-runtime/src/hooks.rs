@@ -315,7 +315,7 @@ pub struct NoHook;
 ///
 /// ```
 /// use backoff_runtime::Policy;
-/// use backoff_runtime::hedge::{HedgeDelay, Hedged, NoCircuit};
+/// use backoff_runtime::hedge::{HedgeDelay, Hedged};
 /// use backoff_runtime::hooks::{AcceptAll, HookSet, NoHook, RetryAll};
 /// use std::time::Duration;
 ///
@@ -323,7 +323,7 @@ pub struct NoHook;
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 /// let policy = Policy::immediate().attempts(2);
-/// let call: Hedged<'_, _, _, _, u32, (), NoCircuit, Plain, _> = policy
+/// let call: Hedged<'_, _, _, _, u32, (), _, Plain, _> = policy
 ///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
 ///     .call(|| async { Ok(7) });
 /// assert_eq!(call.await, Ok(7));

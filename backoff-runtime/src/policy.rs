@@ -336,17 +336,6 @@ impl<S> Policy<S> {
         self
     }
 
-    /// The rule set with [`on_deadline`](Policy::on_deadline).
-    ///
-    /// ```
-    /// use backoff_runtime::{OnDeadline, Policy};
-    ///
-    /// assert_eq!(Policy::immediate().deadline_rule(), OnDeadline::GiveUpEarly);
-    /// ```
-    pub const fn deadline_rule(&self) -> OnDeadline {
-        self.settings.on_deadline
-    }
-
     /// Gives up instead of starting a sleep whose central delay would reach
     /// `delay`, as the Clojure retry macro's "stop once the next wait would
     /// reach 10 s". The central delay is the delay before jitter
@@ -382,16 +371,7 @@ impl<S> Policy<S> {
     }
 
     /// The delay set with [`stop_at_delay`](Policy::stop_at_delay).
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// use std::time::Duration;
-    ///
-    /// assert_eq!(Policy::immediate().delay_stop(), None);
-    /// let policy = Policy::immediate().stop_at_delay(Duration::from_secs(1));
-    /// assert_eq!(policy.delay_stop(), Some(Duration::from_secs(1)));
-    /// ```
-    pub const fn delay_stop(&self) -> Option<Duration> {
+    pub(crate) const fn delay_stop(&self) -> Option<Duration> {
         self.settings.stop_at
     }
 
@@ -579,15 +559,8 @@ impl<S> Policy<S> {
     }
 
     /// The kinds set with [`kinds`](Policy::kinds) (empty without).
-    ///
-    /// ```
-    /// use backoff_runtime::{Policy, kind::Kind};
-    ///
-    /// static KINDS: [Kind; 1] = [Kind::named("permanent")];
-    /// assert!(Policy::immediate().kind_table().is_empty());
-    /// assert_eq!(Policy::immediate().kinds(&KINDS).kind_table()[0].name(), "permanent");
-    /// ```
-    pub const fn kind_table(&self) -> &'static [Kind] {
+    #[cfg(feature = "std")]
+    pub(crate) const fn kind_table(&self) -> &'static [Kind] {
         self.settings.kinds
     }
 

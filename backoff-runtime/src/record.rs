@@ -42,7 +42,7 @@
 //! `module_path!()::name`, fixed at compile time; for
 //! [`Policy::retry`](crate::Policy::retry), `retry_async`, `retrying` and
 //! the `tower` policy, the policy's [`named`](crate::Policy::named) (or
-//! [`UNNAMED`]). Breakers and budgets report their state only when
+//! `"unnamed"`). Breakers and budgets report their state only when
 //! [`named`](crate::CircuitBreaker::named): unnamed ones would share one
 //! series.
 //!

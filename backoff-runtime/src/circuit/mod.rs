@@ -202,7 +202,7 @@ use window::*;
 /// - A permit from [`acquire`](CircuitBreaker::acquire) or
 ///   [`acquire_with`](CircuitBreaker::acquire_with) reads the time of a
 ///   dropped permit (and a rate breaker's successes) from
-///   [`clock::for_async`](crate::clock::for_async): tokio's clock inside a
+///   the async loops' clock: tokio's clock inside a
 ///   runtime with the `tokio` feature (paused time included), else
 ///   [`Instant::now`]. [`acquire_on`](CircuitBreaker::acquire_on) names
 ///   the clock.
@@ -426,7 +426,7 @@ impl CircuitBreaker {
     ///
     /// A permit dropped without a verdict (the call was cancelled or
     /// panicked) counts as a failure, timed by
-    /// [`clock::for_async`](crate::clock::for_async); see
+    /// tokio's clock with the `tokio` feature, else the system clock; see
     /// [`acquire_on`](CircuitBreaker::acquire_on) to name the clock.
     ///
     /// [`acquire_with`](CircuitBreaker::acquire_with) reads the clock only

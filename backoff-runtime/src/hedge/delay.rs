@@ -13,7 +13,7 @@ use super::*;
 /// let fixed = HedgeDelay::After(Duration::from_millis(20));
 /// let learned = HedgeDelay::P95(&LATENCY);
 /// assert_eq!(fixed.get(), Duration::from_millis(20));
-/// assert_eq!(learned.get(), Latency::DEFAULT); // cold: no samples yet
+/// assert_eq!(learned.get(), Duration::from_millis(100)); // cold: no samples yet
 /// ```
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
@@ -122,18 +122,18 @@ pub(super) const UNIT: u32 = 256;
 ///
 /// It is two histograms of atomics: bucket `i` counts latencies in
 /// `[FLOOR·2^((i−1)/2), FLOOR·2^(i/2))`, log-spaced by √2 from
-/// [`FLOOR`](Latency::FLOOR) (1 ms; bucket 0 holds everything under it)
+/// a floor of 1 ms ( bucket 0 holds everything under it)
 /// up to about 12 minutes (the last bucket holds the rest). A quantile is
 /// interpolated geometrically inside its bucket, and is never under the
 /// floor. A censored sample counts as at risk for half of its own bucket
 /// (the actuarial convention).
 ///
-/// Until [`WARM`](Latency::WARM) samples have been recorded, the estimate
-/// is [`DEFAULT`](Latency::DEFAULT) (a cold start hedges after 100 ms).
+/// Until 20 samples have been recorded, the estimate is 100 ms (a cold
+/// start hedges after 100 ms).
 ///
-/// It follows change by decay: every [`WINDOW`](Latency::WINDOW) samples
-/// each bucket is halved, so a sample's weight halves with every 1,024
-/// samples recorded after it and a shifted latency moves the estimate
+/// It follows change by decay: every 1,024 samples (a window) each bucket
+/// is halved, so a sample's weight halves with every window of samples
+/// recorded after it and a shifted latency moves the estimate
 /// within about two windows. (Concurrent records during a halving may be
 /// counted before or after it: an estimate, not a ledger.)
 ///
@@ -194,13 +194,13 @@ impl Default for Latency {
 
 impl Latency {
     /// The shortest estimate, and the first bucket's upper edge: 1 ms.
-    pub const FLOOR: Duration = Duration::from_millis(1);
-    /// The estimate before [`WARM`](Latency::WARM) samples: 100 ms.
-    pub const DEFAULT: Duration = Duration::from_millis(100);
+    pub(crate) const FLOOR: Duration = Duration::from_millis(1);
+    /// The estimate before `WARM` samples: 100 ms.
+    pub(crate) const DEFAULT: Duration = Duration::from_millis(100);
     /// Samples (answered or censored) before the estimate is learned: 20.
-    pub const WARM: u64 = 20;
+    pub(crate) const WARM: u64 = 20;
     /// Samples between two halvings of every bucket: 1,024.
-    pub const WINDOW: u32 = 1024;
+    pub(crate) const WINDOW: u32 = 1024;
 
     /// An empty estimate.
     ///
@@ -312,8 +312,7 @@ impl Latency {
     /// `HedgeDelay::Quantile(&latency, q)` hedges after (readable at any
     /// time): where the Kaplan–Meier survival of the answered and censored
     /// samples falls to `1 − q`, interpolated inside its bucket, at least
-    /// [`FLOOR`](Latency::FLOOR); [`DEFAULT`](Latency::DEFAULT) while
-    /// cold. When the survival never falls that far (the slowest samples
+    /// 1 ms; 100 ms while cold (fewer than 20 samples). When the survival never falls that far (the slowest samples
     /// were all dropped before they answered), the upper edge of the
     /// slowest bucket seen: the latency is at least that.
     ///
@@ -331,7 +330,7 @@ impl Latency {
     /// for _ in 0..50 {
     ///     latency.record(Duration::from_micros(100)); // under the floor
     /// }
-    /// assert_eq!(latency.quantile(0.5), Latency::FLOOR);
+    /// assert_eq!(latency.quantile(0.5), Duration::from_millis(1));
     /// ```
     pub fn quantile(&self, q: f64) -> Duration {
         assert!(!q.is_nan(), "a latency quantile must be a number, not NaN");

@@ -52,7 +52,7 @@
 //!
 //! The attempts run concurrently inside the call's own future: no task is
 //! spawned and nothing is allocated. The future holds `N` slots (a const
-//! generic, at most [`MAX_ATTEMPTS`]: a larger `N` does not compile), is
+//! generic, at most 8: a larger `N` does not compile), is
 //! `Send` when the attempts' futures and the hooks are, and dropping it
 //! drops every attempt in flight.
 //!
@@ -115,16 +115,11 @@ mod slots;
 pub use call::Hedged;
 use call::*;
 pub use delay::{HedgeDelay, Latency};
-pub use op::{HedgeOp, NoCircuit, Refuse, WithContext};
+use op::{HedgeOp, NoCircuit, Refuse, WithContext};
 use slots::*;
-pub use slots::{Capacity, Holds, Slot, Slots};
 
 /// The most attempts a hedged call holds (gRPC caps hedging at 5).
-///
-/// ```
-/// assert_eq!(backoff_runtime::hedge::MAX_ATTEMPTS, 8);
-/// ```
-pub const MAX_ATTEMPTS: usize = 8;
+const MAX_ATTEMPTS: usize = 8;
 
 /// A hedged call, before its operation is given: built by
 /// [`Policy::hedge_async`], with the hooks of [`Retrying`](crate::Retrying)
@@ -196,7 +191,7 @@ pub struct Hedge<
 
 impl<S> Policy<S> {
     /// A hedged call under this policy, holding `N` attempts (at most
-    /// [`MAX_ATTEMPTS`]), hedging after `delay`; see the [module](crate::hedge)
+    /// 8), hedging after `delay`; see the [module](crate::hedge)
     /// for the rule. Add hooks, a budget or a breaker, then give the
     /// operation to [`call`](Hedge::call).
     ///

@@ -7,17 +7,6 @@ use super::*;
 /// What a hedged call runs for each attempt: a closure `Fn() -> Fut`, or,
 /// given to [`Hedge::call_with_context`], `Fn(AttemptContext) -> Fut`
 /// (wrapped in a [`WithContext`]).
-///
-/// ```
-/// use backoff_runtime::hedge::{HedgeOp, WithContext};
-/// use backoff_runtime::{AttemptContext, AttemptKind};
-///
-/// let plain = || 7;
-/// assert_eq!(plain.attempt(AttemptContext::new(1, false)), 7);
-/// let told = WithContext(|c: AttemptContext| c.kind);
-/// let hedge = AttemptContext::new(2, true).with_kind(AttemptKind::Hedge);
-/// assert_eq!(told.attempt(hedge), AttemptKind::Hedge);
-/// ```
 pub trait HedgeOp<Fut> {
     /// Makes attempt `context.attempt`'s future.
     fn attempt(&self, context: AttemptContext) -> Fut;
@@ -45,14 +34,6 @@ impl<F: Fn(AttemptContext) -> Fut, Fut> HedgeOp<Fut> for WithContext<F> {
 
 /// How a breaker's refusal becomes a hedged call's error: the
 /// `fn(CircuitOpen) -> E` given to [`Hedge::circuit`], or [`NoCircuit`].
-///
-/// ```
-/// use backoff_runtime::CircuitOpen;
-/// use backoff_runtime::hedge::Refuse;
-///
-/// let from: fn(CircuitOpen) -> &'static str = |_| "open";
-/// assert_eq!(from.refuse(CircuitOpen::new()), "open");
-/// ```
 pub trait Refuse<E> {
     /// The call's error for a refusal.
     fn refuse(&self, open: CircuitOpen) -> E;
@@ -66,21 +47,28 @@ impl<E> Refuse<E> for fn(CircuitOpen) -> E {
 
 /// No breaker (a [`Hedge`] before [`circuit`](Hedge::circuit)): never
 /// refuses, it has no value.
-///
-/// ```
-/// use backoff_runtime::hedge::{Hedge, NoCircuit};
-/// use backoff_runtime::Policy;
-/// use std::time::Duration;
-///
-/// let policy = Policy::immediate().attempts(2);
-/// let _: Hedge<'_, _, 2, NoCircuit> =
-///     policy.hedge_async::<2>(backoff_runtime::hedge::HedgeDelay::After(Duration::ZERO));
-/// ```
 #[derive(Debug, Clone, Copy)]
 pub enum NoCircuit {}
 
 impl<E> Refuse<E> for NoCircuit {
     fn refuse(&self, _: CircuitOpen) -> E {
         match *self {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::AttemptKind;
+
+    #[test]
+    fn an_op_is_told_the_context_only_when_wrapped_and_a_refusal_is_the_fns() {
+        let plain = || 7;
+        assert_eq!(plain.attempt(AttemptContext::new(1, false)), 7);
+        let told = WithContext(|c: AttemptContext| c.kind);
+        let hedge = AttemptContext::new(2, true).with_kind(AttemptKind::Hedge);
+        assert_eq!(told.attempt(hedge), AttemptKind::Hedge);
+        let from: fn(CircuitOpen) -> &'static str = |_| "open";
+        assert_eq!(from.refuse(CircuitOpen::new()), "open");
     }
 }

@@ -176,14 +176,6 @@ impl<'p, F: Future, R: Slots<'p, F>> Slots<'p, F> for Slot<'p, F, R> {
 
 /// The capacity of a hedged call: `N` attempt slots, for `N` in
 /// `1..=MAX_ATTEMPTS` (see [`Holds`]).
-///
-/// ```
-/// use backoff_runtime::hedge::{Capacity, Holds, Slots};
-/// use std::future::Ready;
-///
-/// type Three = <Capacity<3> as Holds<'static, Ready<Result<u32, ()>>>>::Slots;
-/// assert_eq!(<Three as Slots<'static, Ready<Result<u32, ()>>>>::LEN, 3);
-/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Capacity<const N: usize>;
 
@@ -226,3 +218,18 @@ macro_rules! capacity {
     )*};
 }
 capacity!(2 => 1, 3 => 2, 4 => 3, 5 => 4, 6 => 5, 7 => 6, 8 => 7);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::future::Ready;
+
+    #[test]
+    fn a_capacity_holds_that_many_slots() {
+        type Fut = Ready<Result<u32, ()>>;
+        type Three = <Capacity<3> as Holds<'static, Fut>>::Slots;
+        assert_eq!(<Three as Slots<'static, Fut>>::LEN, 3);
+        type Eight = <Capacity<MAX_ATTEMPTS> as Holds<'static, Fut>>::Slots;
+        assert_eq!(<Eight as Slots<'static, Fut>>::LEN, 8);
+    }
+}

@@ -265,16 +265,6 @@ impl CallId {
     }
 }
 
-/// The `function` of a call whose policy has no
-/// [`name`](crate::Policy::named).
-///
-/// ```
-/// use backoff_runtime::{record::UNNAMED, Policy};
-///
-/// assert_eq!(Policy::immediate().name(), UNNAMED);
-/// ```
-pub const UNNAMED: &str = crate::name::UNNAMED;
-
 /// The recorder, once installed.
 static RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
 

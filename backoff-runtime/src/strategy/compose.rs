@@ -61,17 +61,6 @@ impl<A, B> Chain<A, B> {
     pub const fn new(first: A, times: u32, then: B) -> Self {
         Chain { first, times, then }
     }
-
-    /// The number of retries the first stage schedules.
-    ///
-    /// ```
-    /// use backoff_runtime::strategy::{Chain, Immediate};
-    ///
-    /// assert_eq!(Chain::new(Immediate, 4, Immediate).times(), 4);
-    /// ```
-    pub const fn times(&self) -> u32 {
-        self.times
-    }
 }
 
 impl<A: Strategy, B: Strategy> Strategy for Chain<A, B> {
@@ -126,7 +115,6 @@ impl<A: Strategy, B: Strategy> Strategy for Chain<A, B> {
 ///     .attempts(6);
 /// let secs: Vec<u64> = POLICY.delays().map(|d| d.as_secs()).collect();
 /// assert_eq!(secs, [1, 5, 30, 30, 30]);
-/// assert_eq!(POLICY.strategy().largest(), Duration::from_secs(30));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Steps {
@@ -159,18 +147,6 @@ impl Steps {
     /// ```
     pub const fn delays(&self) -> &'static [Duration] {
         self.delays
-    }
-
-    /// The largest of the delays (zero for none).
-    ///
-    /// ```
-    /// use backoff_runtime::strategy::Steps;
-    /// use std::time::Duration;
-    ///
-    /// assert_eq!(Steps::new(&[]).largest(), Duration::ZERO);
-    /// ```
-    pub const fn largest(&self) -> Duration {
-        self.largest
     }
 }
 

@@ -83,16 +83,6 @@ impl Exponential {
         };
         self
     }
-
-    /// The first delay.
-    pub const fn base(&self) -> Duration {
-        self.base
-    }
-
-    /// The growth factor.
-    pub const fn growth(&self) -> f64 {
-        self.factor
-    }
 }
 
 impl Strategy for Exponential {
@@ -153,7 +143,7 @@ mod tests {
     #[test]
     fn invalid_factor_is_ignored() {
         for f in [1.0, 0.5, -2.0, f64::NAN, f64::INFINITY] {
-            assert_eq!(Exponential::new(MS(1)).factor(f).growth(), 2.0, "{f}");
+            assert_eq!(Exponential::new(MS(1)).factor(f).factor, 2.0, "{f}");
         }
     }
 
