@@ -778,11 +778,13 @@ fn spends_racing_a_sync_make_no_tokens() {
 
 /// Issue 45 (item 3): while Redis is away, the processes' own trials are
 /// staggered. Seven processes held open by their fleet (`open_for` 1 s),
-/// then Redis killed, each calling a dead dependency every 5 ms for 4.5 s:
-/// each tries once per `open_for` from a random point of the first one
-/// after it finds Redis away, so the trials are spread over the period,
-/// and the calls reaching the dependency are one per process per
-/// `open_for`: N per `open_for` for the fleet.
+/// then Redis killed, each calling a dead dependency every 2 ms for 4.5 s.
+/// When a process finds Redis away (no answer for 1 s), the fleet's hold
+/// ends and its breaker, open since the fleet opened (over 1 s before),
+/// would let its next call through at once: all seven would try together.
+/// Each tries instead at a random point of the `open_for` that begins
+/// then, and once per `open_for` after: N calls per `open_for` reach the
+/// dependency for the fleet, spread over it.
 #[test]
 #[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
 fn local_trials_are_staggered_while_redis_is_away() {
@@ -802,20 +804,26 @@ fn local_trials_are_staggered_while_redis_is_away() {
     );
     server.kill();
     let start = Instant::now();
-    let trials: Vec<Vec<Duration>> = std::thread::scope(|s| {
+    // Per process: when it saw the fleet's hold end, and its trials.
+    let seen: Vec<(Option<Duration>, Vec<Duration>)> = std::thread::scope(|s| {
         let callers: Vec<_> = b
             .iter()
             .map(|b| {
                 s.spawn(move || {
-                    let mut trials = Vec::new();
+                    let (mut released, mut trials) = (None, Vec::new());
                     while start.elapsed() < Duration::from_millis(4500) {
+                        if released.is_none() && !b.fleet_open() {
+                            released = Some(start.elapsed());
+                        }
                         if let Ok(permit) = b.local().acquire(Instant::now()) {
+                            // (The hold may end between the two reads.)
+                            released.get_or_insert(start.elapsed());
                             trials.push(start.elapsed());
                             permit.failure(Instant::now());
                         }
-                        std::thread::sleep(Duration::from_millis(5));
+                        std::thread::sleep(Duration::from_millis(2));
                     }
-                    trials
+                    (released, trials)
                 })
             })
             .collect();
@@ -824,21 +832,24 @@ fn local_trials_are_staggered_while_redis_is_away() {
             .map(|c| c.join().expect("a caller"))
             .collect()
     });
-    let calls: usize = trials.iter().map(Vec::len).sum();
-    let firsts: Vec<Duration> = trials.iter().filter_map(|t| t.first().copied()).collect();
-    let spread = *firsts.iter().max().expect("trials") - *firsts.iter().min().expect("trials");
+    let calls: usize = seen.iter().map(|(_, t)| t.len()).sum();
+    // From the end of each process's hold to its first trial.
+    let waits: Vec<Duration> = seen
+        .iter()
+        .map(|(released, trials)| {
+            let released = released.expect("the hold ends while Redis is away");
+            let first = *trials.first().expect("every process tries on its own");
+            first - released
+        })
+        .collect();
     eprintln!(
-        "{N} processes, Redis killed, dependency dead: {calls} calls in 4.5 s; first trials spread over {spread:?}"
+        "{N} processes, Redis killed, dependency dead: {calls} calls in 4.5 s; waits {waits:?}"
     );
-    assert_eq!(
-        firsts.len(),
-        N,
-        "every process tries on its own: {trials:?}"
-    );
-    // Each at a random point of an `open_for` after it finds Redis away
-    // (all seven within 100 ms: a chance of about 7 in a million).
-    assert!(spread >= Duration::from_millis(100), "{firsts:?}");
-    // One per process per `open_for`, the first after at least 1 s (no
+    // Uniform over 1 s each: all seven below 150 ms has a chance of 2 in a
+    // million; without the stagger, each tried within a calling period.
+    let longest = *waits.iter().max().expect("N processes");
+    assert!(longest >= Duration::from_millis(150), "{waits:?}");
+    // One per process per `open_for` (the first after at least 1 s: no
     // sync for 1 s is an absence of Redis).
-    assert!(calls <= N * 4, "{calls} calls: {trials:?}");
+    assert!(calls <= N * 4, "{calls} calls: {seen:?}");
 }
