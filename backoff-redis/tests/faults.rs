@@ -434,6 +434,44 @@ fn syncs_that_failures_trigger_have_a_floor() {
     assert!(syncs <= 115, "{syncs} syncs in 1 s");
 }
 
+/// Issue 45, R4: the floor holds back no success that ends a run the
+/// fleet counts: its push goes at once. Process A (`sync_every` 1 s, so a
+/// floor of 100 ms) has pushed a run of 2 failures (threshold 4, quorum
+/// 2: a process counts for half of it at most) and succeeds just after
+/// that sync; 50 ms later process B fails twice and pushes it. Were A's
+/// success held by the floor, the fleet would count 2 + 2 from two
+/// processes and open on a run that is over.
+#[test]
+#[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
+fn a_run_ending_success_is_pushed_past_the_floor() {
+    let server = server();
+    let slow = RedisStore::new(&server.url())
+        .expect("a valid url")
+        .sync_every(Duration::from_secs(1));
+    let stores = [slow, stores(&server, 1).remove(0)];
+    let b = count_breakers(&stores, "run end", 4, 2);
+    assert!(wait_until(LIMIT, || b.iter().all(SharedBreaker::joined)));
+    let synced = stores[0].syncs().0;
+    fail(&b[0], 2);
+    // Two syncs: the second began after the failures (it carries them),
+    // a millisecond or so before it is seen to end.
+    assert!(wait_until(LIMIT, || stores[0].syncs().0 >= synced + 2));
+    succeed(&b[0], 1); // A's run ends within A's floor
+    std::thread::sleep(Duration::from_millis(50));
+    wait_syncs(&stores[1..], 1);
+    fail(&b[1], 2);
+    wait_syncs(&stores[1..], 2);
+    assert!(!b[1].fleet_open(), "the fleet opened on A's ended run");
+    wait_syncs(&stores, 1);
+    assert!(!b[0].fleet_open(), "the fleet opened on A's ended run");
+    // The fleet does count B's failures: 2 more of A's open it.
+    fail(&b[0], 2);
+    assert!(
+        wait_until(LIMIT, || b[1].fleet_open()),
+        "2 + 2 failures from two processes did not open the fleet"
+    );
+}
+
 /// Item 6: a refused password, and a server that is not Redis, are
 /// readable from the store's health, without the password.
 #[test]
