@@ -25,18 +25,112 @@ use core::time::Duration;
 
 use crate::circuit::CircuitOpen;
 use crate::decision::{Decision, IntoDecision};
+use crate::driver::{Origin, Trace};
 use crate::policy::Policy;
 use crate::report::GiveUp;
 use crate::strategy::Strategy;
 use crate::throttle::Rejected;
 use crate::timeout::Elapsed;
 
-/// The loop's entry, the default sleep and the timer the expansion runs
-/// through: their messages name these.
-pub use crate::__private::dispatch::{
-    AsyncSleep as DefaultAsyncSleep, AsyncTimeout as TimeoutTimer, DefaultSleep as TokioFeature,
-    RetryResult as ReturnsResult,
-};
+// The loop's entry, the default sleep and the timer the expansion runs
+// through, defined here so that their messages name them here; what they
+// do (their impls) is the expansion's support, `__private`'s `dispatch`.
+
+/// The return type of a function under `#[retry]`: implemented for
+/// `Result` alone (behind an alias too, such as `std::io::Result<T>`).
+/// `#[retry]` dispatches a call to the runtime's loops through it.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` needs a function that returns `Result`, but this one returns `{Self}`",
+    label = "not a `Result`",
+    note = "`#[retry]` retries on `Err`; wrap the value in `Result<{Self}, E>` or return an alias such as `std::io::Result<T>`"
+)]
+pub trait ReturnsResult: Sized {
+    /// The success type.
+    #[doc(hidden)]
+    type Ok;
+    /// The error type.
+    #[doc(hidden)]
+    type Err;
+    /// Splits the outcome.
+    #[doc(hidden)]
+    fn into_result(self) -> Result<Self::Ok, Self::Err>;
+    /// Rebuilds the outcome.
+    #[doc(hidden)]
+    fn from_result(r: Result<Self::Ok, Self::Err>) -> Self;
+    /// The blocking loop of a plain fn under `#[retry]`, from `start` (its
+    /// policy and clock: a `Fixed::<..>::ORIGIN` or the `start` the
+    /// function builds, for a deadline or a start time): `op` is the body,
+    /// returning the function's own type, `FnMut` so that the loop can live
+    /// out of line. The first attempt runs here, inline; the rest, the retry
+    /// state and the sleeps, out of line, so that a call that succeeds at
+    /// once pays only for its test of the outcome. The call is recorded for
+    /// the installed recorder as `function` (the expansion's
+    /// `concat!(module_path!(), "::", name)`).
+    ///
+    /// (A method of this trait, not a function bounded by it: a return type
+    /// that is not a `Result` is then reported once, at the expansion's
+    /// call, spanned on that type, and never as a bound of the runtime's.)
+    #[doc(hidden)]
+    fn retry_blocking<S: Strategy>(
+        start: &Origin<'_, S>,
+        function: &'static str,
+        trace: impl Trace<Self::Err>,
+        op: impl FnMut() -> Self,
+    ) -> Self;
+    /// [`retry_blocking`](Self::retry_blocking) with `when`, the verdict on
+    /// each error: a plain fn whose only hook is a `when` that borrows
+    /// nothing of the function's (a path to a function, or a closure that
+    /// names no parameter), so that it can live beside the attempts for the
+    /// whole loop. Every attempt runs behind a pointer (the body is
+    /// compiled once).
+    #[doc(hidden)]
+    fn retry_blocking_when<S: Strategy>(
+        start: &Origin<'_, S>,
+        function: &'static str,
+        trace: impl Trace<Self::Err>,
+        when: impl FnMut(&Self::Err) -> Decision,
+        op: impl FnMut() -> Self,
+    ) -> Self;
+    /// The trace of a function named `name` whose attempts are `attempts`,
+    /// showing an error with `show`.
+    #[cfg(feature = "tracing")]
+    #[doc(hidden)]
+    fn traced(
+        name: &'static str,
+        attempts: &impl FnMut() -> Self,
+        show: for<'a> fn(&'a Self::Err) -> &'a dyn core::fmt::Display,
+    ) -> impl Trace<Self::Err>;
+}
+
+/// The default sleep and timer of an `async fn`, which the `tokio` feature
+/// provides.
+pub struct TokioFeature;
+
+/// An async sleep the attribute can use by default: the `tokio` feature's.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` on an `async fn` needs a way to sleep",
+    label = "no default async sleep",
+    note = "enable the `tokio` feature of `backoff-runtime`, or pass `sleep = path::to::async_sleep` (a `fn(Duration) -> impl Future<Output = ()>`)"
+)]
+pub trait DefaultAsyncSleep {
+    /// Sleeps for `d`, which is not zero (the loop skips zero sleeps itself,
+    /// so the future holds nothing but the timer: a timer that may be
+    /// absent costs 26 instructions per retry, measured).
+    #[doc(hidden)]
+    fn sleep(d: Duration) -> impl Future<Output = ()> + Send;
+}
+
+/// Runs an attempt under `attempt_timeout`, or the whole call under
+/// `timeout`: the `tokio` feature's timer.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `timeout` and `attempt_timeout` need the `tokio` feature of `backoff-runtime`",
+    label = "no timer without the `tokio` feature"
+)]
+pub trait TimeoutTimer {
+    /// `f`, cancelled after `d` with [`Elapsed`].
+    #[doc(hidden)]
+    fn timeout<F: Future>(d: Duration, f: F) -> impl Future<Output = Result<F::Output, Elapsed>>;
+}
 
 // The checks of `when`, `when_ok`, `on_retry`, `on_giveup` and `sleep`.
 //
