@@ -95,11 +95,11 @@ pub trait ReturnsResult: Sized {
     /// showing an error with `show`.
     #[cfg(feature = "tracing")]
     #[doc(hidden)]
-    fn traced(
+    fn traced<A: FnMut() -> Self>(
         name: &'static str,
-        attempts: &impl FnMut() -> Self,
+        attempts: &A,
         show: for<'a> fn(&'a Self::Err) -> &'a dyn core::fmt::Display,
-    ) -> impl Trace<Self::Err>;
+    ) -> impl Trace<Self::Err> + use<Self, A>;
 }
 
 /// The default sleep and timer of an `async fn`, which the `tokio` feature
@@ -174,8 +174,10 @@ pub trait Never {}
 )]
 pub trait WhenFn<M, A> {
     /// What it returns.
+    #[doc(hidden)]
     type Output;
     /// Calls it.
+    #[doc(hidden)]
     fn call(&mut self, error: A) -> Self::Output;
 }
 
@@ -203,8 +205,10 @@ impl<F: Never, A> WhenFn<Misfits, A> for F {
 )]
 pub trait WhenOkFn<M, A> {
     /// What it returns.
+    #[doc(hidden)]
     type Output;
     /// Calls it.
+    #[doc(hidden)]
     fn call(&mut self, value: A) -> Self::Output;
 }
 
@@ -232,8 +236,10 @@ impl<F: Never, A> WhenOkFn<Misfits, A> for F {
 )]
 pub trait OnRetryFn<M, A, B> {
     /// What it returns.
+    #[doc(hidden)]
     type Output;
     /// Calls it.
+    #[doc(hidden)]
     fn call(&mut self, first: A, event: B) -> Self::Output;
 }
 
@@ -261,8 +267,10 @@ impl<F: Never, A, B> OnRetryFn<Misfits, A, B> for F {
 )]
 pub trait OnGiveUpFn<M, A, B> {
     /// What it returns.
+    #[doc(hidden)]
     type Output;
     /// Calls it.
+    #[doc(hidden)]
     fn call(self, outcome: A, report: B) -> Self::Output;
 }
 
@@ -290,6 +298,7 @@ impl<F: Never, A, B> OnGiveUpFn<Misfits, A, B> for F {
 )]
 pub trait FallbackFn<T, E> {
     /// Calls it.
+    #[doc(hidden)]
     fn call(self, error: E, report: &GiveUp) -> Result<T, E>;
 }
 
@@ -309,8 +318,10 @@ impl<T, E, F: FnOnce(E, &GiveUp) -> Result<T, E>> FallbackFn<T, E> for F {
 )]
 pub trait SleepFn<M, A> {
     /// What it returns.
+    #[doc(hidden)]
     type Output;
     /// Calls it.
+    #[doc(hidden)]
     fn call(&mut self, delay: A) -> Self::Output;
 }
 
@@ -338,6 +349,7 @@ impl<F: Never, A> SleepFn<Misfits, A> for F {
 )]
 pub trait WhenParameter<'a, E> {
     /// The error, as `when` takes it.
+    #[doc(hidden)]
     fn pass(error: &'a E) -> Self;
 }
 
@@ -357,6 +369,7 @@ impl<'a, E> WhenParameter<'a, E> for &'a E {
 )]
 pub trait WhenOkParameter<'a, T> {
     /// The value, as `when_ok` takes it.
+    #[doc(hidden)]
     fn pass(value: &'a T) -> Self;
 }
 
@@ -377,6 +390,7 @@ impl<'a, T> WhenOkParameter<'a, T> for &'a T {
 )]
 pub trait WhenOkReturn {
     /// The decision.
+    #[doc(hidden)]
     fn decision(self) -> Decision;
 }
 
@@ -396,6 +410,7 @@ impl<D: IntoDecision> WhenOkReturn for D {
 )]
 pub trait OnRetryParameter<'a, E> {
     /// The error, as `on_retry` takes it.
+    #[doc(hidden)]
     fn pass(error: &'a E) -> Self;
 }
 
@@ -416,6 +431,7 @@ impl<'a, E> OnRetryParameter<'a, E> for &'a E {
 )]
 pub trait OnRetryOutcomeParameter<'a, T, E> {
     /// The outcome, as `on_retry` takes it.
+    #[doc(hidden)]
     fn pass(outcome: &'a Result<T, E>) -> Self;
 }
 
@@ -435,6 +451,7 @@ impl<'a, T, E> OnRetryOutcomeParameter<'a, T, E> for &'a Result<T, E> {
 )]
 pub trait OnRetryEventParameter<'a, V> {
     /// The event, as `on_retry` takes it.
+    #[doc(hidden)]
     fn pass(event: &'a V) -> Self;
 }
 
@@ -456,6 +473,7 @@ impl<'a, V> OnRetryEventParameter<'a, V> for &'a V {
 )]
 pub trait OnRetryReturn {
     /// Nothing.
+    #[doc(hidden)]
     fn done(self);
 }
 
@@ -473,6 +491,7 @@ impl OnRetryReturn for () {
 )]
 pub trait OnGiveUpParameter<'a, T, E> {
     /// The outcome, as `on_giveup` takes it.
+    #[doc(hidden)]
     fn pass(outcome: &'a Result<T, E>) -> Self;
 }
 
@@ -492,6 +511,7 @@ impl<'a, T, E> OnGiveUpParameter<'a, T, E> for &'a Result<T, E> {
 )]
 pub trait OnGiveUpRecordParameter<'a, V> {
     /// The record, as `on_giveup` takes it.
+    #[doc(hidden)]
     fn pass(report: &'a V) -> Self;
 }
 
@@ -512,6 +532,7 @@ impl<'a, V> OnGiveUpRecordParameter<'a, V> for &'a V {
 )]
 pub trait OnGiveUpReturn {
     /// Nothing.
+    #[doc(hidden)]
     fn done(self);
 }
 
@@ -529,6 +550,7 @@ impl OnGiveUpReturn for () {
 )]
 pub trait SleepParameter {
     /// The delay, as `sleep` takes it.
+    #[doc(hidden)]
     fn pass(delay: Duration) -> Self;
 }
 
@@ -548,6 +570,7 @@ impl SleepParameter for Duration {
 )]
 pub trait BlockingSleepReturn {
     /// Nothing.
+    #[doc(hidden)]
     fn done(self);
 }
 
@@ -569,8 +592,10 @@ impl BlockingSleepReturn for () {
 )]
 pub trait AsyncSleepReturn<M> {
     /// The future to await.
+    #[doc(hidden)]
     type Sleep;
     /// The future, to await.
+    #[doc(hidden)]
     fn sleeping(self) -> Self::Sleep;
 }
 
@@ -613,6 +638,7 @@ impl<F: Never> AsyncSleepReturn<Misfits> for F {
 )]
 pub trait PolicyArgument<S> {
     /// The policy.
+    #[doc(hidden)]
     fn as_policy(&self) -> &Policy<S>;
 }
 
@@ -648,6 +674,7 @@ pub struct ReturnedValue;
 pub trait KeptAcrossCalls<T> {
     /// The handle, unchanged.
     #[inline(always)]
+    #[doc(hidden)]
     fn check(handle: T) -> T {
         handle
     }
@@ -676,6 +703,7 @@ impl<U: ?Sized> KeptAcrossCalls<std::rc::Rc<U>> for ReturnedValue {}
 )]
 pub trait FromCircuitOpen {
     /// The error of a refused call.
+    #[doc(hidden)]
     fn from_circuit_open(e: CircuitOpen) -> Self;
 }
 
@@ -695,6 +723,7 @@ impl<E: From<CircuitOpen>> FromCircuitOpen for E {
 )]
 pub trait FromRejected {
     /// The error of a rejected attempt.
+    #[doc(hidden)]
     fn from_rejected(e: Rejected) -> Self;
 }
 
@@ -714,6 +743,7 @@ impl<E: From<Rejected>> FromRejected for E {
 )]
 pub trait FromElapsed {
     /// The error of a timed-out attempt.
+    #[doc(hidden)]
     fn from_elapsed(e: Elapsed) -> Self;
 }
 
@@ -743,6 +773,7 @@ impl<E: From<Elapsed>> FromElapsed for E {
 )]
 pub trait WhenClassification<W>: Sized {
     /// The value, as the patterns see it.
+    #[doc(hidden)]
     fn classified(value: W) -> Self;
 }
 
@@ -780,10 +811,13 @@ pub struct ChaosFeature;
 )]
 pub trait ChaosInjection<C> {
     /// The error a fault is.
+    #[doc(hidden)]
     type Error;
     /// A blocking attempt's draw: sleeps the latency, returns the fault.
+    #[doc(hidden)]
     fn blocking(chaos: &C) -> Option<Self::Error>;
     /// An async attempt's draw: sleeps the latency, returns the fault.
+    #[doc(hidden)]
     fn attempt(chaos: &C) -> impl Future<Output = Option<Self::Error>>;
 }
 

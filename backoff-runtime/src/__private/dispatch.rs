@@ -57,11 +57,11 @@ impl<T, E> RetryResult for Result<T, E> {
     }
     #[cfg(feature = "tracing")]
     #[inline(always)]
-    fn traced(
+    fn traced<A: FnMut() -> Self>(
         name: &'static str,
-        attempts: &impl FnMut() -> Self,
+        attempts: &A,
         show: for<'a> fn(&'a E) -> &'a dyn core::fmt::Display,
-    ) -> impl Trace<E> {
+    ) -> impl Trace<E> + use<T, E, A> {
         let _ = attempts;
         Traced { name, show }
     }
