@@ -54,7 +54,7 @@ use crate::budget::RetryBudget;
 use crate::circuit::CircuitBreaker;
 use crate::clock::Clock;
 use crate::decision::Decision;
-use crate::event::RetryEvent;
+use crate::event::{RetryEvent, SuccessEvent};
 use crate::policy::Policy;
 use crate::record::Records;
 use crate::report::{GiveUp, GiveUpReason};
@@ -83,6 +83,8 @@ pub struct Origin<'p, S> {
     budget: Option<&'p RetryBudget>,
     circuit: Option<&'p CircuitBreaker>,
     throttle: Option<&'p AdaptiveThrottle>,
+    /// The end of the call's whole-call `timeout`, if it has one.
+    deadline: Option<Instant>,
 }
 
 impl<'p, S> Origin<'p, S> {
@@ -95,6 +97,7 @@ impl<'p, S> Origin<'p, S> {
             budget: None,
             circuit: None,
             throttle: None,
+            deadline: None,
         }
     }
 
@@ -113,7 +116,43 @@ impl<'p, S> Origin<'p, S> {
             budget,
             circuit: None,
             throttle: None,
+            deadline: None,
         }
+    }
+
+    /// The same, under a whole-call `timeout` of `limit`, which the loop's
+    /// timer enforces: the time left is counted to its end (the call's
+    /// start is read now if it was not).
+    pub(crate) fn with_timeout(mut self, limit: Duration) -> Self {
+        let began = self.began.unwrap_or_else(self.clock);
+        self.began = Some(began);
+        self.deadline = began.checked_add(limit);
+        self
+    }
+
+    /// The call's deadline before its state is built: the nearer of its
+    /// `timeout` and its policy's `max_elapsed`.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        let max_elapsed = self.policy.elapsed_limit();
+        crate::state::deadline(self.deadline, self.began, max_elapsed)
+    }
+
+    /// The context of a call's first attempt (or of any before a failure
+    /// built its state).
+    pub(crate) fn first_context(&self) -> crate::event::AttemptContext {
+        let context = crate::event::AttemptContext::new(1, self.policy.is_last_attempt(1));
+        match self.deadline() {
+            Some(deadline) => context.with_deadline(Some(deadline), (self.clock)()),
+            None => context,
+        }
+    }
+
+    /// What `on_success` is told of a call whose state (if a failure built
+    /// it) is `state`: its attempts, the one that succeeded included, and
+    /// the time since it began.
+    pub(crate) fn success(&self, state: Option<&RetryState<'p, S>>) -> SuccessEvent {
+        let attempts = state.map_or(0, RetryState::attempt).saturating_add(1);
+        SuccessEvent::new(attempts, self.elapsed())
     }
 
     /// The same, with a budget.
@@ -139,7 +178,8 @@ impl<'p, S> Origin<'p, S> {
     /// behind a breaker, is about to make its first attempt).
     #[inline]
     pub(crate) fn state(&self) -> RetryState<'p, S> {
-        let mut state = RetryState::starting_at(self.policy, self.clock, self.began);
+        let mut state = RetryState::starting_at(self.policy, self.clock, self.began)
+            .with_call_deadline(self.deadline);
         if let Some(budget) = self.budget {
             state = state.with_budget(budget);
         }

@@ -382,7 +382,7 @@ pub use circuit::{CircuitBreaker, CircuitOpen, CircuitState};
 pub use decision::{Decision, IntoDecision};
 #[cfg(feature = "std")]
 pub use error::Error;
-pub use event::{AttemptContext, AttemptKind, RetryEvent};
+pub use event::{AttemptContext, AttemptKind, RetryEvent, SuccessEvent};
 pub use jitter::{Jitter, JitterRng};
 pub use policy::{Delays, OnDeadline, Policy};
 pub use report::{GiveUp, GiveUpReason};

@@ -8,7 +8,7 @@ use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen, Permit};
 use crate::clock::{self, Clock};
 use crate::decision::Decision;
-use crate::event::RetryEvent;
+use crate::event::{AttemptContext, RetryEvent};
 use crate::jitter::{Jitter, JitterRng};
 use crate::kind::{Held, Kind, MAX_KINDS, THROTTLED_SLOT, Tally};
 use crate::policy::{self, OnDeadline, Policy, Settings};
@@ -98,6 +98,20 @@ struct Core<'p> {
     rng: JitterRng,
     clock: Clock,
     start: Option<Instant>,
+    /// The call's own deadline, its whole-call `timeout` (for the time
+    /// left, which the loop's timer enforces).
+    call_deadline: Option<Instant>,
+    /// When the schedule's current run began: the call's start, or the
+    /// failure of the attempt that began a new run (`reset_after`);
+    /// `max_elapsed` counts from it.
+    run_start: Option<Instant>,
+    /// With `reset_after`: when the attempt now running began (the end of
+    /// the sleep granted last).
+    attempt_at: Option<Instant>,
+    /// The failures of the runs before this one (`failures` counts this
+    /// run's), and how many runs began after the first.
+    before_run: u32,
+    runs: u32,
     /// [`DONE`] and [`CHECKED`]; zero on the common path.
     flags: u8,
     /// The common path of [`next_delay_for`](RetryState::next_delay_for) (a
@@ -169,7 +183,9 @@ impl<'p, S> RetryState<'p, S> {
 
     /// A state whose call began at `start` (if anything needs the time).
     pub(crate) fn starting_at(policy: &'p Policy<S>, clock: Clock, start: Option<Instant>) -> Self {
-        let checked = policy.elapsed_limit().is_some() || policy.delay_stop().is_some();
+        let checked = policy.elapsed_limit().is_some()
+            || policy.delay_stop().is_some()
+            || policy.reset_limit().is_some();
         RetryState {
             policy,
             core: Core {
@@ -182,6 +198,11 @@ impl<'p, S> RetryState<'p, S> {
                 rng: policy.rng(),
                 clock,
                 start,
+                call_deadline: None,
+                run_start: start,
+                attempt_at: start,
+                before_run: 0,
+                runs: 0,
                 flags: if checked { CHECKED } else { 0 },
                 fast: if checked { 0 } else { fast(policy) },
                 gave_up: None,
@@ -333,7 +354,57 @@ impl<'p, S> RetryState<'p, S> {
     /// Failed attempts reported so far (so after a failure, the number of the
     /// attempt that failed, from 1).
     pub fn attempt(&self) -> u32 {
-        self.core.failures
+        self.core.before_run.saturating_add(self.core.failures)
+    }
+
+    /// Which run of the schedule the call is in, from 1 (see
+    /// [`Policy::reset_after`]).
+    pub fn run(&self) -> u32 {
+        self.core.runs.saturating_add(1)
+    }
+
+    /// The call's deadline: the nearer of its whole-call `timeout` (a
+    /// loop's, such as [`Retrying::timeout`](crate::Retrying::timeout)) and
+    /// the policy's [`max_elapsed`](Policy::max_elapsed), counted from the
+    /// start of the current run; `None` without either (or when the state
+    /// was started untimed).
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// let policy = Policy::immediate().max_elapsed(Duration::from_secs(10));
+    /// let state = policy.start();
+    /// let left = state.context().remaining.unwrap();
+    /// assert!(left <= Duration::from_secs(10) && left > Duration::from_secs(9));
+    /// assert!(state.deadline().is_some());
+    /// assert_eq!(Policy::immediate().start().deadline(), None);
+    /// ```
+    pub fn deadline(&self) -> Option<Instant> {
+        let max_elapsed = self.policy.elapsed_limit();
+        deadline(self.core.call_deadline, self.core.run_start, max_elapsed)
+    }
+
+    /// The context of the attempt about to run (after a failure, the next
+    /// one): its number, whether the attempt limit makes it the last (the
+    /// current run's, under [`reset_after`](Policy::reset_after)), and the
+    /// time left until the [`deadline`](RetryState::deadline), read now
+    /// (no clock is read without a deadline).
+    pub fn context(&self) -> AttemptContext {
+        let attempt = self.attempt().saturating_add(1);
+        let last = self.is_last_try()
+            || (self.policy).is_last_attempt(self.core.failures.saturating_add(1));
+        let context = AttemptContext::new(attempt, last);
+        match self.deadline() {
+            Some(deadline) => context.with_deadline(Some(deadline), (self.core.clock)()),
+            None => context,
+        }
+    }
+
+    /// With a whole-call timeout ending at `deadline`.
+    pub(crate) fn with_call_deadline(mut self, deadline: Option<Instant>) -> Self {
+        self.core.call_deadline = deadline;
+        self
     }
 
     /// The policy this call follows.
@@ -357,8 +428,15 @@ impl<'p, S> RetryState<'p, S> {
     ///
     /// [`next_delay_for`]: RetryState::next_delay_for
     pub fn event(&self, delay: Duration) -> RetryEvent {
-        RetryEvent::new(self.core.failures, delay, self.elapsed())
+        // (One clock read, if the start was.)
+        let now = self.core.start.map(|_| (self.core.clock)());
+        let elapsed = now
+            .zip(self.core.start)
+            .map_or(Duration::ZERO, |(now, start)| now.saturating_duration_since(start));
+        let remaining = now.zip(self.deadline()).map(|(now, d)| d.saturating_duration_since(now));
+        RetryEvent::new(self.attempt(), delay, elapsed)
             .with_failure_kind(self.failure_kind())
+            .with_run(remaining, self.run())
     }
 
     /// The kind of the last failure (the name of its entry in the policy's
@@ -424,7 +502,7 @@ impl<'p, S> RetryState<'p, S> {
     /// was.
     pub(crate) fn report(&self) -> GiveUp {
         GiveUp::new(
-            self.core.failures,
+            self.attempt(),
             self.elapsed(),
             self.core.gave_up.unwrap_or(GiveUpReason::Attempts),
         )
@@ -556,6 +634,7 @@ impl Core<'_> {
         if self.flags & DONE != 0 {
             return None;
         }
+        let now = settings.reset_after.map(|after| self.new_run_if_long(after));
         // Skipped, unless `main_backoff` says otherwise.
         if self.failures < u32::MAX {
             self.skipped += 1;
@@ -593,12 +672,39 @@ impl Core<'_> {
             other => other,
         };
         match delay {
-            Ok(d) => Some(d),
+            Ok(d) => {
+                if let Some(now) = now {
+                    self.attempt_at = now.checked_add(d);
+                }
+                Some(d)
+            }
             Err(reason) => {
                 self.give_up_for(reason);
                 None
             }
         }
+    }
+
+    /// With `reset_after`, at a failure: if the attempt that failed ran at
+    /// least `after`, a new run begins with it (its failure is then counted
+    /// as the run's first: the counts, the previous delays and the last
+    /// try start over). The time now, for the next attempt's start.
+    #[cold]
+    fn new_run_if_long(&mut self, after: Duration) -> Instant {
+        let now = (self.clock)();
+        if let Some(began) = self.attempt_at
+            && self.failures > 0
+            && now.saturating_duration_since(began) >= after
+        {
+            self.before_run = self.before_run.saturating_add(self.failures);
+            self.runs = self.runs.saturating_add(1);
+            (self.failures, self.skipped) = (0, 0);
+            (self.previous, self.kinds_previous) = (None, None);
+            self.kinds = Tally::default();
+            self.run_start = Some(now);
+            self.flags &= !LAST_TRY;
+        }
+        now
     }
 
     /// Tells the breaker and the throttle how the attempt went: a `Stop`
@@ -729,7 +835,7 @@ impl Core<'_> {
             return Err(GiveUpReason::Deadline);
         }
         if let Some(limit) = settings.max_elapsed {
-            let elapsed = self.start.map_or(Duration::ZERO, |start| {
+            let elapsed = self.run_start.map_or(Duration::ZERO, |start| {
                 (self.clock)().saturating_duration_since(start)
             });
             if elapsed.saturating_add(delay) > limit {
@@ -1016,6 +1122,20 @@ impl<S: Strategy> Policy<S> {
     }
 }
 
+/// The nearer of a call's own deadline and `max_elapsed` after the start
+/// of its current run.
+pub(crate) fn deadline(
+    call: Option<Instant>,
+    run_start: Option<Instant>,
+    max_elapsed: Option<Duration>,
+) -> Option<Instant> {
+    let run = run_start.zip(max_elapsed).and_then(|(s, m)| s.checked_add(m));
+    match (call, run) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// [`Core::fast`] of a state of `policy` that nothing else checks (no
 /// deadline, budget or breaker).
 #[inline(always)]
@@ -1035,7 +1155,7 @@ fn fast<S>(policy: &Policy<S>) -> u32 {
 /// `timed` (a hook reads `elapsed`) or a deadline.
 #[inline]
 pub fn began<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
-    if timed || policy.elapsed_limit().is_some() {
+    if timed || policy.elapsed_limit().is_some() || policy.reset_limit().is_some() {
         Some(clock())
     } else {
         None

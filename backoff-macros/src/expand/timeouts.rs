@@ -15,7 +15,14 @@ use crate::attr::{Arg, DurationArg};
 //         }
 pub(super) fn attempt_timeout(n: &Names<'_>, t: &Arg<DurationArg>, body: &Group) -> TokenStream {
     let (p, ret, from_result) = (&n.p, &n.ret, &n.rebuild_fn());
-    let d = duration(p, t.value.value);
+    let mut d = duration(p, t.value.value);
+    // Cut to the time left, when the call may have a deadline (not in a
+    // hedged call, whose attempts overlap).
+    if n.args.hedge.is_none()
+        && (n.args.timeout.is_some() || n.args.max_elapsed.is_some() || n.args.policy.is_some())
+    {
+        d = quote!(__backoff_call.attempt_timeout(#d));
+    }
     // Beside `timeout`, the conversion is checked at `timeout`'s name too:
     // a missing `From<Elapsed>` is one error, not one per argument.
     let at = n.args.timeout.as_ref().map_or(t.key, |call| call.key);
@@ -37,6 +44,14 @@ pub(super) fn attempt_timeout(n: &Names<'_>, t: &Arg<DurationArg>, body: &Group)
             }
         }
     }
+}
+
+// Input:  `timeout = D` in an `async fn`.
+// Output: .with_timeout(D): the call's time left counts to its end.
+pub(super) fn with_timeout(n: &Names<'_>) -> Option<TokenStream> {
+    let t = n.args.timeout.as_ref().filter(|_| n.is_async)?;
+    let d = duration(&n.p, t.value.value);
+    Some(quote!(.with_timeout(#d)))
 }
 
 // Input:  the loop, and `timeout = D` in an `async fn`.

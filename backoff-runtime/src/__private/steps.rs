@@ -12,6 +12,9 @@ use core::ops::{Deref, DerefMut};
 /// failure, so a success builds nothing.
 pub use crate::state::began;
 
+/// What `on_success` is told (named by the expansion's typed closures).
+pub use crate::event::SuccessEvent;
+
 /// The clock of a blocking loop.
 pub const SYNC_CLOCK: Clock = crate::clock::system;
 
@@ -475,17 +478,43 @@ impl<'p, S, K: Kept<'p, S>> Call<Full<'p, S, K>> {
         }
     }
 
-    /// The context of the attempt about to run (`context = ctx`).
+    /// The context of the attempt about to run (`context = ctx`): the
+    /// state's, once a failure built it.
     #[inline(always)]
     pub fn context(&self) -> AttemptContext {
-        let attempt = self.0.state.as_ref().map_or(0, RetryState::attempt);
-        let attempt = attempt.saturating_add(1);
-        // (`OnDeadline::LastTry`'s attempt at the deadline is the last.)
-        let last_try = self.0.state.as_ref().is_some_and(RetryState::is_last_try);
-        AttemptContext::new(
-            attempt,
-            last_try || self.0.start.policy.is_last_attempt(attempt),
-        )
+        match &*self.0.state {
+            Some(state) => state.context(),
+            None => self.0.start.first_context(),
+        }
+    }
+
+    /// The whole-call `timeout` (the time left is counted to its end).
+    #[inline(always)]
+    pub fn with_timeout(mut self, limit: Duration) -> Self {
+        self.0.start = self.0.start.with_timeout(limit);
+        self
+    }
+
+    /// `attempt_timeout`'s `limit` for the attempt about to run, cut to the
+    /// time left until the call's deadline (but for the last try that
+    /// `on_deadline = "last_try"` grants at the deadline, which keeps it).
+    #[inline(never)]
+    pub fn attempt_timeout(&self, limit: Duration) -> Duration {
+        let context = self.context();
+        match context.remaining {
+            Some(left) if !self.0.state.as_ref().is_some_and(RetryState::is_last_try) => {
+                limit.min(left)
+            }
+            _ => limit,
+        }
+    }
+
+    /// `on_success`'s call, if the call `ended` with an accepted `Ok`.
+    #[inline(always)]
+    pub fn on_success<T, E>(&self, ended: &Ended<T, E>, hook: impl FnOnce(&T, &SuccessEvent)) {
+        if let Ended::Done(Ok(value)) = ended {
+            hook(value, &self.0.start.success(self.0.state.as_ref()));
+        }
     }
 }
 
