@@ -320,7 +320,8 @@ pub(super) fn call_on_giveup(n: &Names<'_>) -> Option<TokenStream> {
 }
 
 // Input:  `on_success = S`; the loop's end in `__backoff_ended`.
-// Output: call.on_success(&ended, |value: &T, event: &SuccessEvent| { let hook = S; hook(value, event) });
+// Output: call.on_success(&ended, S), `S` a closure given the parameter
+//         types `&T` and `&SuccessEvent` its user left out.
 //
 // Called once, after the loop, when the call ended with an `Ok` it
 // accepted (never on a give-up, nor for `fallback`'s value).
@@ -328,14 +329,8 @@ pub(super) fn call_on_success(n: &Names<'_>) -> Option<TokenStream> {
     let s = n.args.on_success.as_ref()?;
     let p = p_at(s.span);
     let typed = typed_closure(&s.value, || [n.ok_ty(), quote!(&#p::SuccessEvent)]);
-    let [value, event, hook] =
-        ["__backoff_value", "__backoff_event", "__backoff_hook"].map(|name| local(name, s.span));
-    let (ok_ty, event_ty) = (n.ok_ty(), quote_spanned!(s.span=> &#p::SuccessEvent));
     Some(quote_spanned! {s.span=>
-        __backoff_call.on_success(&__backoff_ended, |#value: #ok_ty, #event: #event_ty| {
-            let #hook = #typed;
-            {#hook}(#value, #event);
-        });
+        __backoff_call.on_success(&__backoff_ended, #typed);
     })
 }
 
