@@ -72,7 +72,7 @@ pub(crate) fn check_hedge(sig: &Signature, is_async: bool, args: &RetryArgs, err
     ] {
         if let Some(key) = key {
             let fix = match name {
-                "reset_after" => "; its attempts overlap, so none starts a run of its own, and a session that runs for hours is retried one attempt at a time: remove `hedge`".to_owned(),
+                "reset_after" => "; its attempts overlap, so none can start the schedule over: remove `reset_after`, or remove `hedge` to retry a long-running session one attempt at a time".to_owned(),
                 "max_elapsed" => "; bound the call with `timeout` instead".to_owned(),
                 "sleep" => "; its timer is tokio's".to_owned(),
                 _ => format!("; remove `{name}`"),
