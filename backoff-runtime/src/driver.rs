@@ -83,8 +83,6 @@ pub struct Origin<'p, S> {
     budget: Option<&'p RetryBudget>,
     circuit: Option<&'p CircuitBreaker>,
     throttle: Option<&'p AdaptiveThrottle>,
-    /// The end of the call's whole-call `timeout`, if it has one.
-    deadline: Option<Instant>,
 }
 
 impl<'p, S> Origin<'p, S> {
@@ -97,7 +95,6 @@ impl<'p, S> Origin<'p, S> {
             budget: None,
             circuit: None,
             throttle: None,
-            deadline: None,
         }
     }
 
@@ -116,25 +113,20 @@ impl<'p, S> Origin<'p, S> {
             budget,
             circuit: None,
             throttle: None,
-            deadline: None,
         }
     }
 
-    /// The same, under a whole-call `timeout` of `limit`, which the loop's
-    /// timer enforces: the time left is counted to its end (the call's
-    /// start is read now if it was not).
-    pub(crate) fn with_timeout(mut self, limit: Duration) -> Self {
-        let began = self.began.unwrap_or_else(self.clock);
-        self.began = Some(began);
-        self.deadline = began.checked_add(limit);
-        self
+    /// The call's start, if read.
+    pub(crate) fn began(&self) -> Option<Instant> {
+        self.began
     }
 
-    /// The call's deadline before its state is built: the nearer of its
-    /// `timeout` and its policy's `max_elapsed`.
+    /// The call's deadline before its state is built: its policy's
+    /// `max_elapsed` after its start.
     pub(crate) fn deadline(&self) -> Option<Instant> {
-        let max_elapsed = self.policy.elapsed_limit();
-        crate::state::deadline(self.deadline, self.began, max_elapsed)
+        self.began
+            .zip(self.policy.elapsed_limit())
+            .and_then(|(began, limit)| began.checked_add(limit))
     }
 
     /// The context of a call's first attempt (or of any before a failure
@@ -178,8 +170,7 @@ impl<'p, S> Origin<'p, S> {
     /// behind a breaker, is about to make its first attempt).
     #[inline]
     pub(crate) fn state(&self) -> RetryState<'p, S> {
-        let mut state = RetryState::starting_at(self.policy, self.clock, self.began)
-            .with_call_deadline(self.deadline);
+        let mut state = RetryState::starting_at(self.policy, self.clock, self.began);
         if let Some(budget) = self.budget {
             state = state.with_budget(budget);
         }

@@ -91,6 +91,15 @@ impl RetryEvent {
         self
     }
 
+    /// The same event, in a call under a whole-call `timeout` (which its
+    /// loop enforces, counted from the call's start): the time left is
+    /// the nearer of the two.
+    pub(crate) fn within(mut self, timeout: Duration) -> Self {
+        let left = timeout.saturating_sub(self.elapsed);
+        self.remaining = Some(self.remaining.map_or(left, |r| r.min(left)));
+        self
+    }
+
     /// The same event, for a failure of kind `kind` (see
     /// [`failure_kind`](RetryEvent::failure_kind)).
     ///

@@ -452,6 +452,19 @@ impl<W, K, N, H, G, L> HookSet<W, K, N, H, G, L> {
         }
     }
 
+    /// The same hooks with `on_retry` made of theirs by `f`.
+    #[inline]
+    pub(crate) fn map_on_retry<F>(self, f: impl FnOnce(N) -> F) -> HookSet<W, K, F, H, G, L> {
+        HookSet {
+            when: self.when,
+            when_ok: self.when_ok,
+            on_retry: f(self.on_retry),
+            on_hedge: self.on_hedge,
+            on_giveup: self.on_giveup,
+            fallback: self.fallback,
+        }
+    }
+
     /// The same hooks with `on_hedge`.
     #[cfg(feature = "tokio")]
     #[inline]

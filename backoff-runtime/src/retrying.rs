@@ -438,8 +438,10 @@ where
     /// the operation.
     #[allow(clippy::type_complexity)] // (one type parameter per hook)
     fn run(self, clock: Clock) -> (Call<'p, S, E, W, K, N, G, L>, Op, U) {
-        let timed = HookSet::<W, K, N, NoHook, G, L>::timed::<T, E>() || U::GIVEN;
-        let mut start = Origin::at(
+        let timed = HookSet::<W, K, N, NoHook, G, L>::timed::<T, E>()
+            || U::GIVEN
+            || self.timeout.is_some();
+        let start = Origin::at(
             self.policy,
             clock,
             driver::began(self.policy, clock, timed),
@@ -447,22 +449,35 @@ where
         )
         .with_circuit(self.circuit.map(|(c, _)| c))
         .with_throttle(self.throttle.map(|(t, _)| t));
-        if let Some((limit, _)) = self.timeout {
-            start = start.with_timeout(limit);
-        }
         let run = Run {
             recording: Recording::begin(self.policy.function(), clock),
             start,
             refused: self.circuit.map(|(_, from)| from),
             rejected: self.throttle.map(|(_, from)| from),
-            hooks: self.hooks,
+            hooks: (self.hooks).map_on_retry(|hook| Within(hook, self.timeout.map(|(t, _)| t))),
         };
         (run, self.op, self.on_success)
     }
 }
 
 /// A `Retrying` call's driver.
-type Call<'p, S, E, W, K, N, G, L> = Run<'p, S, E, HookSet<W, K, N, NoHook, G, L>>;
+type Call<'p, S, E, W, K, N, G, L> = Run<'p, S, E, HookSet<W, K, Within<N>, NoHook, G, L>>;
+
+/// An `on_retry` hook of a call under a whole-call `timeout` (if given):
+/// its event's time left counts to the nearer of its end and the policy's
+/// deadline.
+struct Within<N>(N, Option<Duration>);
+
+impl<T, E, N: OnRetry<T, E>> OnRetry<T, E> for Within<N> {
+    const TIMED: bool = N::TIMED;
+    #[inline]
+    fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
+        match self.1 {
+            Some(timeout) => self.0.on_retry(outcome, &event.within(timeout)),
+            None => self.0.on_retry(outcome, event),
+        }
+    }
+}
 
 /// One call's driver: what its state is built from, how a breaker's
 /// refusal becomes its error, and its hooks.

@@ -1,6 +1,7 @@
 //! The retry state machine, [`RetryState`]: one call's progress through a
 //! [`Policy`], for a loop you write yourself.
 
+use core::num::NonZeroU32;
 use core::time::Duration;
 use std::time::Instant;
 
@@ -98,20 +99,8 @@ struct Core<'p> {
     rng: JitterRng,
     clock: Clock,
     start: Option<Instant>,
-    /// The call's own deadline, its whole-call `timeout` (for the time
-    /// left, which the loop's timer enforces).
-    call_deadline: Option<Instant>,
-    /// When the schedule's current run began: the call's start, or the
-    /// failure of the attempt that began a new run (`reset_after`);
-    /// `max_elapsed` counts from it.
-    run_start: Option<Instant>,
-    /// With `reset_after`: when the attempt now running began (the end of
-    /// the sleep granted last).
-    attempt_at: Option<Instant>,
-    /// The failures of the runs before this one (`failures` counts this
-    /// run's), and how many runs began after the first.
-    before_run: u32,
-    runs: u32,
+    /// With `reset_after` (and a start time): the schedule's runs.
+    runs: Option<Runs>,
     /// [`DONE`] and [`CHECKED`]; zero on the common path.
     flags: u8,
     /// The common path of [`next_delay_for`](RetryState::next_delay_for) (a
@@ -127,6 +116,29 @@ struct Core<'p> {
     permit: Option<Permit<'p>>,
     throttle: Option<&'p AdaptiveThrottle>,
     throttle_permit: Option<ThrottlePermit<'p>>,
+}
+
+/// A call's runs of its schedule, under [`Policy::reset_after`]: times in
+/// nanoseconds after the call's start (24 bytes, all of it what a state
+/// without `reset_after` grows by).
+#[derive(Debug, Clone, Copy)]
+struct Runs {
+    /// When the current run began: at the call's start, or at the failure
+    /// that began it; `max_elapsed` counts from it.
+    began: u64,
+    /// When the attempt now running began: the end of the sleep granted
+    /// last.
+    attempt: u64,
+    /// The failures of the runs before this one (`failures` counts this
+    /// run's).
+    before: u32,
+    /// The current run, from 1.
+    run: NonZeroU32,
+}
+
+/// `d` in nanoseconds, saturating (584 years).
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// [`Core::kind`]: the last failure was throttled.
@@ -198,11 +210,12 @@ impl<'p, S> RetryState<'p, S> {
                 rng: policy.rng(),
                 clock,
                 start,
-                call_deadline: None,
-                run_start: start,
-                attempt_at: start,
-                before_run: 0,
-                runs: 0,
+                runs: policy.reset_limit().and(start).map(|_| Runs {
+                    began: 0,
+                    attempt: 0,
+                    before: 0,
+                    run: NonZeroU32::MIN,
+                }),
                 flags: if checked { CHECKED } else { 0 },
                 fast: if checked { 0 } else { fast(policy) },
                 gave_up: None,
@@ -354,20 +367,21 @@ impl<'p, S> RetryState<'p, S> {
     /// Failed attempts reported so far (so after a failure, the number of the
     /// attempt that failed, from 1).
     pub fn attempt(&self) -> u32 {
-        self.core.before_run.saturating_add(self.core.failures)
+        let before = self.core.runs.map_or(0, |runs| runs.before);
+        before.saturating_add(self.core.failures)
     }
 
     /// Which run of the schedule the call is in, from 1 (see
     /// [`Policy::reset_after`]).
     pub fn run(&self) -> u32 {
-        self.core.runs.saturating_add(1)
+        self.core.runs.map_or(1, |runs| runs.run.get())
     }
 
-    /// The call's deadline: the nearer of its whole-call `timeout` (a
-    /// loop's, such as [`Retrying::timeout`](crate::Retrying::timeout)) and
-    /// the policy's [`max_elapsed`](Policy::max_elapsed), counted from the
-    /// start of the current run; `None` without either (or when the state
-    /// was started untimed).
+    /// The call's deadline under the policy's
+    /// [`max_elapsed`](Policy::max_elapsed), counted from the start of the
+    /// current run; `None` without it. (A loop's whole-call `timeout`, such
+    /// as [`Retrying::timeout`](crate::Retrying::timeout), is the loop's:
+    /// its events and contexts count to the nearer of the two.)
     ///
     /// ```
     /// use backoff_runtime::Policy;
@@ -381,8 +395,9 @@ impl<'p, S> RetryState<'p, S> {
     /// assert_eq!(Policy::immediate().start().deadline(), None);
     /// ```
     pub fn deadline(&self) -> Option<Instant> {
-        let max_elapsed = self.policy.elapsed_limit();
-        deadline(self.core.call_deadline, self.core.run_start, max_elapsed)
+        let run = self.core.run_start();
+        run.zip(self.policy.elapsed_limit())
+            .and_then(|(run, limit)| run.checked_add(limit))
     }
 
     /// The context of the attempt about to run (after a failure, the next
@@ -401,11 +416,6 @@ impl<'p, S> RetryState<'p, S> {
         }
     }
 
-    /// With a whole-call timeout ending at `deadline`.
-    pub(crate) fn with_call_deadline(mut self, deadline: Option<Instant>) -> Self {
-        self.core.call_deadline = deadline;
-        self
-    }
 
     /// The policy this call follows.
     pub fn policy(&self) -> &'p Policy<S> {
@@ -634,7 +644,10 @@ impl Core<'_> {
         if self.flags & DONE != 0 {
             return None;
         }
-        let now = settings.reset_after.map(|after| self.new_run_if_long(after));
+        let now = match settings.reset_after {
+            Some(after) => self.new_run_if_long(after),
+            None => None,
+        };
         // Skipped, unless `main_backoff` says otherwise.
         if self.failures < u32::MAX {
             self.skipped += 1;
@@ -673,8 +686,8 @@ impl Core<'_> {
         };
         match delay {
             Ok(d) => {
-                if let Some(now) = now {
-                    self.attempt_at = now.checked_add(d);
+                if let (Some(now), Some(runs)) = (now, self.runs.as_mut()) {
+                    runs.attempt = now.saturating_add(nanos(d));
                 }
                 Some(d)
             }
@@ -685,26 +698,35 @@ impl Core<'_> {
         }
     }
 
+    /// When the current run began: the call's start, or with
+    /// `reset_after` the failure that began it.
+    fn run_start(&self) -> Option<Instant> {
+        let start = self.start?;
+        match self.runs {
+            Some(runs) => start.checked_add(Duration::from_nanos(runs.began)),
+            None => Some(start),
+        }
+    }
+
     /// With `reset_after`, at a failure: if the attempt that failed ran at
     /// least `after`, a new run begins with it (its failure is then counted
     /// as the run's first: the counts, the previous delays and the last
-    /// try start over). The time now, for the next attempt's start.
+    /// try start over). The time now, in nanoseconds after the call's
+    /// start, for the next attempt's.
     #[cold]
-    fn new_run_if_long(&mut self, after: Duration) -> Instant {
-        let now = (self.clock)();
-        if let Some(began) = self.attempt_at
-            && self.failures > 0
-            && now.saturating_duration_since(began) >= after
-        {
-            self.before_run = self.before_run.saturating_add(self.failures);
-            self.runs = self.runs.saturating_add(1);
+    fn new_run_if_long(&mut self, after: Duration) -> Option<u64> {
+        let now = nanos((self.clock)().saturating_duration_since(self.start?));
+        let runs = self.runs.as_mut()?;
+        if self.failures > 0 && now.saturating_sub(runs.attempt) >= nanos(after) {
+            runs.before = runs.before.saturating_add(self.failures);
+            runs.run = runs.run.saturating_add(1);
+            runs.began = now;
             (self.failures, self.skipped) = (0, 0);
             (self.previous, self.kinds_previous) = (None, None);
             self.kinds = Tally::default();
-            self.run_start = Some(now);
             self.flags &= !LAST_TRY;
         }
-        now
+        Some(now)
     }
 
     /// Tells the breaker and the throttle how the attempt went: a `Stop`
@@ -835,7 +857,7 @@ impl Core<'_> {
             return Err(GiveUpReason::Deadline);
         }
         if let Some(limit) = settings.max_elapsed {
-            let elapsed = self.run_start.map_or(Duration::ZERO, |start| {
+            let elapsed = self.run_start().map_or(Duration::ZERO, |start| {
                 (self.clock)().saturating_duration_since(start)
             });
             if elapsed.saturating_add(delay) > limit {
@@ -1122,15 +1144,9 @@ impl<S: Strategy> Policy<S> {
     }
 }
 
-/// The nearer of a call's own deadline and `max_elapsed` after the start
-/// of its current run.
-pub(crate) fn deadline(
-    call: Option<Instant>,
-    run_start: Option<Instant>,
-    max_elapsed: Option<Duration>,
-) -> Option<Instant> {
-    let run = run_start.zip(max_elapsed).and_then(|(s, m)| s.checked_add(m));
-    match (call, run) {
+/// The nearer of two deadlines.
+pub(crate) fn nearer(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }

@@ -121,10 +121,9 @@ pub(super) fn start(n: &Names<'_>) -> TokenStream {
     let begin = quote_spanned! {n.start_span=>
         #p::Call::begin(#policy_ref, #clock, #timed, #function)
     };
-    let with_timeout = super::timeouts::with_timeout(n);
     quote! {
         #bindings
-        let mut __backoff_call = #begin #with_timeout #with_budget #with_circuit #with_throttle;
+        let mut __backoff_call = #begin #with_budget #with_circuit #with_throttle;
     }
 }
 

@@ -120,7 +120,10 @@ impl<'a> Names<'a> {
             && args.timeout.is_none()
             && keeps_no_state_but_when(args);
         // The call's start is read if `elapsed` may be reported.
-        let timed = args.on_retry.is_some() || args.on_giveup.is_some() || args.on_success.is_some();
+        let timed = args.on_retry.is_some()
+            || args.on_giveup.is_some()
+            || args.on_success.is_some()
+            || (is_async && args.timeout.is_some());
         // Only what the loop needs after an attempt is kept in locals,
         // since an `async fn` stores those in its future.
         let policy_ref = if let Some(policy) = &args.policy {

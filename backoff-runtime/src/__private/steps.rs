@@ -15,6 +15,13 @@ pub use crate::state::began;
 /// What `on_success` is told (named by the expansion's typed closures).
 pub use crate::event::SuccessEvent;
 
+/// `on_retry`'s event under a whole-call `timeout`: the time left counted
+/// to the nearer of its end and the policy's deadline.
+#[inline(never)]
+pub fn within(event: &RetryEvent, timeout: Duration) -> RetryEvent {
+    event.within(timeout)
+}
+
 /// The clock of a blocking loop.
 pub const SYNC_CLOCK: Clock = crate::clock::system;
 
@@ -488,19 +495,23 @@ impl<'p, S, K: Kept<'p, S>> Call<Full<'p, S, K>> {
         }
     }
 
-    /// The whole-call `timeout` (the time left is counted to its end).
-    #[inline(always)]
-    pub fn with_timeout(mut self, limit: Duration) -> Self {
-        self.0.start = self.0.start.with_timeout(limit);
-        self
+    /// [`context`](Call::context) under a whole-call `timeout` (counted
+    /// from the call's start, which a `timeout` reads): its deadline the
+    /// nearer of the two.
+    #[inline(never)]
+    pub fn context_within(&self, timeout: Duration) -> AttemptContext {
+        let context = self.context();
+        let call = self.0.start.began().and_then(|b| b.checked_add(timeout));
+        let deadline = crate::state::nearer(context.deadline(), call);
+        context.with_deadline(deadline, (self.0.start.clock)())
     }
 
-    /// `attempt_timeout`'s `limit` for the attempt about to run, cut to the
-    /// time left until the call's deadline (but for the last try that
-    /// `on_deadline = "last_try"` grants at the deadline, which keeps it).
-    #[inline(never)]
-    pub fn attempt_timeout(&self, limit: Duration) -> Duration {
-        let context = self.context();
+    /// `attempt_timeout`'s `limit` for the attempt about to run, of
+    /// `context`, cut to the time left until the call's deadline (but for
+    /// the last try that `on_deadline = "last_try"` grants at the
+    /// deadline, which keeps it).
+    #[inline(always)]
+    pub fn attempt_timeout(&self, limit: Duration, context: AttemptContext) -> Duration {
         match context.remaining {
             Some(left) if !self.0.state.as_ref().is_some_and(RetryState::is_last_try) => {
                 limit.min(left)
