@@ -84,11 +84,11 @@ struct Core<'p> {
     /// off instead, so the retry number still saturates as a count of its
     /// own would.)
     skipped: u32,
-    previous: Option<Duration>,
+    previous: Previously,
     /// The previous delay of the schedules besides the main one (the
     /// kinds', the throttled one's), which they share: only `decorrelated`
     /// reads it.
-    kinds_previous: Option<Duration>,
+    kinds_previous: Previously,
     /// Each kind's failures, for a policy with [`kinds`](Policy::kinds)
     /// or a [`throttled`](Policy::throttled) schedule (in
     /// [`THROTTLED_SLOT`]).
@@ -136,6 +136,24 @@ struct Runs {
     run: NonZeroU32,
 }
 
+/// A previous delay as a state keeps it: in whole nanoseconds, `u64::MAX`
+/// for none (8 bytes rather than 16: a delay of 584 years or more is kept
+/// as the longest below; only `decorrelated` reads it).
+#[derive(Debug, Clone, Copy)]
+struct Previously(u64);
+
+impl Previously {
+    const NONE: Self = Previously(u64::MAX);
+
+    fn get(self) -> Option<Duration> {
+        (self.0 != u64::MAX).then(|| Duration::from_nanos(self.0))
+    }
+
+    fn of(d: Option<Duration>) -> Self {
+        Previously(d.map_or(u64::MAX, |d| nanos(d).min(u64::MAX - 1)))
+    }
+}
+
 /// `d` in nanoseconds, saturating (584 years).
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
@@ -153,6 +171,8 @@ const CHECKED: u8 = 2;
 /// [`Core::flags`]: the sleep granted last was cut to end at the
 /// deadline, for one last try (`OnDeadline::LastTry`).
 const LAST_TRY: u8 = 4;
+/// [`Core::flags`]: the call counts runs ([`Core::runs`] is kept).
+const RUNS: u8 = 8;
 
 impl<S> Policy<S> {
     /// Starts a call: the state machine for a hand-written loop, timed with
@@ -203,8 +223,8 @@ impl<'p, S> RetryState<'p, S> {
             core: Core {
                 failures: 0,
                 skipped: 0,
-                previous: None,
-                kinds_previous: None,
+                previous: Previously::NONE,
+                kinds_previous: Previously::NONE,
                 kinds: Tally::default(),
                 kind: 0,
                 rng: policy.rng(),
@@ -216,7 +236,11 @@ impl<'p, S> RetryState<'p, S> {
                     before: 0,
                     run: NonZeroU32::MIN,
                 }),
-                flags: if checked { CHECKED } else { 0 },
+                flags: match (checked, policy.reset_limit().and(start)) {
+                    (_, Some(_)) => CHECKED | RUNS,
+                    (true, None) => CHECKED,
+                    (false, None) => 0,
+                },
                 fast: if checked { 0 } else { fast(policy) },
                 gave_up: None,
                 budget: None,
@@ -548,12 +572,19 @@ impl<S: Strategy> RetryState<'_, S> {
                 // breaker, not given up, and the attempt limit allows
                 // another call. No overflow: `failures < fast <= u32::MAX`.
                 let core = &mut self.core;
-                return Some(self.policy.common_step(
+                let mut previous = core.previous.get();
+                let delay = self.policy.common_step(
                     &mut core.failures,
                     core.skipped,
-                    &mut core.previous,
+                    &mut previous,
                     &mut core.rng,
-                ));
+                );
+                // (Only `decorrelated` keeps it: for the others the branch,
+                // and the conversions, fold away.)
+                if self.policy.strategy().reads_previous() {
+                    core.previous = Previously::of(previous);
+                }
+                return Some(delay);
             }
             return self
                 .core
@@ -645,8 +676,8 @@ impl Core<'_> {
             return None;
         }
         let now = match settings.reset_after {
-            Some(after) => self.new_run_if_long(after),
-            None => None,
+            Some(after) if self.flags & RUNS != 0 => self.new_run_if_long(after),
+            _ => None,
         };
         // Skipped, unless `main_backoff` says otherwise.
         if self.failures < u32::MAX {
@@ -722,7 +753,7 @@ impl Core<'_> {
             runs.run = runs.run.saturating_add(1);
             runs.began = now;
             (self.failures, self.skipped) = (0, 0);
-            (self.previous, self.kinds_previous) = (None, None);
+            (self.previous, self.kinds_previous) = (Previously::NONE, Previously::NONE);
             self.kinds = Tally::default();
             self.flags &= !LAST_TRY;
         }
@@ -778,9 +809,10 @@ impl Core<'_> {
     fn main_backoff(&mut self, policy: &dyn MainSchedule) -> Result<Duration, GiveUpReason> {
         self.skipped = self.skipped.saturating_sub(1);
         let retry = self.failures - self.skipped;
-        policy
-            .main_backoff(retry, &mut self.previous, &mut self.rng)
-            .ok_or(GiveUpReason::Attempts)
+        let mut previous = self.previous.get();
+        let delay = policy.main_backoff(retry, &mut previous, &mut self.rng);
+        self.previous = Previously::of(previous);
+        delay.ok_or(GiveUpReason::Attempts)
     }
 
     /// A server's word (the attempt limit allowing another call), bounded:
@@ -834,12 +866,15 @@ impl Core<'_> {
             };
             policy::backoff(strategy, jitter, retry, previous, rng)
         }
-        let (previous, rng) = (&mut self.kinds_previous, &mut self.rng);
-        Ok(match &t.strategy {
+        let (mut kept, rng) = (self.kinds_previous.get(), &mut self.rng);
+        let previous = &mut kept;
+        let delay = match &t.strategy {
             // (A builtin without a dynamic call: the common case.)
             Held::Builtin(b) => backoff(b, t.jitter, retry, previous, rng),
             Held::Static(s) => backoff(*s, t.jitter, retry, previous, rng),
-        })
+        };
+        self.kinds_previous = Previously::of(kept);
+        Ok(delay)
     }
 
     /// The deadline, the breaker and the budget: `delay` if the sleep ends
@@ -1070,7 +1105,7 @@ impl<P: Previous> Carried<P> {
         let mut state = RetryState::starting_at(policy, clock::system, None);
         let core = &mut state.core;
         core.failures = self.failures;
-        core.previous = self.previous.get(policy.strategy().max_delay());
+        core.previous = Previously::of(self.previous.get(policy.strategy().max_delay()));
         core.rng = self.rng(policy);
         match self.ended() {
             None => core.skipped = u32::from(self.tally),
@@ -1086,7 +1121,7 @@ impl<P: Previous> Carried<P> {
         let core = &state.core;
         self.failures = core.failures;
         self.previous
-            .set(core.previous, state.policy.strategy().max_delay());
+            .set(core.previous.get(), state.policy.strategy().max_delay());
         self.keep_phase(state.policy, &core.rng);
         self.tally = match core.gave_up {
             None => core.skipped.min(u32::from(SKIPPED_MAX)) as u8,
