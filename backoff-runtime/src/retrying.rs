@@ -438,9 +438,8 @@ where
     /// the operation.
     #[allow(clippy::type_complexity)] // (one type parameter per hook)
     fn run(self, clock: Clock) -> (Call<'p, S, E, W, K, N, G, L>, Op, U) {
-        let timed = HookSet::<W, K, N, NoHook, G, L>::timed::<T, E>()
-            || U::GIVEN
-            || self.timeout.is_some();
+        let timed =
+            HookSet::<W, K, N, NoHook, G, L>::timed::<T, E>() || U::GIVEN || self.timeout.is_some();
         let start = Origin::at(
             self.policy,
             clock,

@@ -84,7 +84,7 @@ struct Core<'p> {
     /// off instead, so the retry number still saturates as a count of its
     /// own would.)
     skipped: u32,
-    previous: Previously,
+    previous: Option<Duration>,
     /// The previous delay of the schedules besides the main one (the
     /// kinds', the throttled one's), which they share: only `decorrelated`
     /// reads it.
@@ -136,9 +136,9 @@ struct Runs {
     run: NonZeroU32,
 }
 
-/// A previous delay as a state keeps it: in whole nanoseconds, `u64::MAX`
-/// for none (8 bytes rather than 16: a delay of 584 years or more is kept
-/// as the longest below; only `decorrelated` reads it).
+/// The kinds' previous delay as a state keeps it: in whole nanoseconds,
+/// `u64::MAX` for none (8 bytes rather than 16: a delay of 584 years or
+/// more is kept as the longest below; only `decorrelated` reads it).
 #[derive(Debug, Clone, Copy)]
 struct Previously(u64);
 
@@ -223,7 +223,7 @@ impl<'p, S> RetryState<'p, S> {
             core: Core {
                 failures: 0,
                 skipped: 0,
-                previous: Previously::NONE,
+                previous: None,
                 kinds_previous: Previously::NONE,
                 kinds: Tally::default(),
                 kind: 0,
@@ -440,7 +440,6 @@ impl<'p, S> RetryState<'p, S> {
         }
     }
 
-
     /// The policy this call follows.
     pub fn policy(&self) -> &'p Policy<S> {
         self.policy
@@ -466,8 +465,12 @@ impl<'p, S> RetryState<'p, S> {
         let now = self.core.start.map(|_| (self.core.clock)());
         let elapsed = now
             .zip(self.core.start)
-            .map_or(Duration::ZERO, |(now, start)| now.saturating_duration_since(start));
-        let remaining = now.zip(self.deadline()).map(|(now, d)| d.saturating_duration_since(now));
+            .map_or(Duration::ZERO, |(now, start)| {
+                now.saturating_duration_since(start)
+            });
+        let remaining = now
+            .zip(self.deadline())
+            .map(|(now, d)| d.saturating_duration_since(now));
         RetryEvent::new(self.attempt(), delay, elapsed)
             .with_failure_kind(self.failure_kind())
             .with_run(remaining, self.run())
@@ -572,19 +575,12 @@ impl<S: Strategy> RetryState<'_, S> {
                 // breaker, not given up, and the attempt limit allows
                 // another call. No overflow: `failures < fast <= u32::MAX`.
                 let core = &mut self.core;
-                let mut previous = core.previous.get();
-                let delay = self.policy.common_step(
+                return Some(self.policy.common_step(
                     &mut core.failures,
                     core.skipped,
-                    &mut previous,
+                    &mut core.previous,
                     &mut core.rng,
-                );
-                // (Only `decorrelated` keeps it: for the others the branch,
-                // and the conversions, fold away.)
-                if self.policy.strategy().reads_previous() {
-                    core.previous = Previously::of(previous);
-                }
-                return Some(delay);
+                ));
             }
             return self
                 .core
@@ -753,7 +749,7 @@ impl Core<'_> {
             runs.run = runs.run.saturating_add(1);
             runs.began = now;
             (self.failures, self.skipped) = (0, 0);
-            (self.previous, self.kinds_previous) = (Previously::NONE, Previously::NONE);
+            (self.previous, self.kinds_previous) = (None, Previously::NONE);
             self.kinds = Tally::default();
             self.flags &= !LAST_TRY;
         }
@@ -809,10 +805,9 @@ impl Core<'_> {
     fn main_backoff(&mut self, policy: &dyn MainSchedule) -> Result<Duration, GiveUpReason> {
         self.skipped = self.skipped.saturating_sub(1);
         let retry = self.failures - self.skipped;
-        let mut previous = self.previous.get();
-        let delay = policy.main_backoff(retry, &mut previous, &mut self.rng);
-        self.previous = Previously::of(previous);
-        delay.ok_or(GiveUpReason::Attempts)
+        policy
+            .main_backoff(retry, &mut self.previous, &mut self.rng)
+            .ok_or(GiveUpReason::Attempts)
     }
 
     /// A server's word (the attempt limit allowing another call), bounded:
@@ -1105,7 +1100,7 @@ impl<P: Previous> Carried<P> {
         let mut state = RetryState::starting_at(policy, clock::system, None);
         let core = &mut state.core;
         core.failures = self.failures;
-        core.previous = Previously::of(self.previous.get(policy.strategy().max_delay()));
+        core.previous = self.previous.get(policy.strategy().max_delay());
         core.rng = self.rng(policy);
         match self.ended() {
             None => core.skipped = u32::from(self.tally),
@@ -1121,7 +1116,7 @@ impl<P: Previous> Carried<P> {
         let core = &state.core;
         self.failures = core.failures;
         self.previous
-            .set(core.previous.get(), state.policy.strategy().max_delay());
+            .set(core.previous, state.policy.strategy().max_delay());
         self.keep_phase(state.policy, &core.rng);
         self.tally = match core.gave_up {
             None => core.skipped.min(u32::from(SKIPPED_MAX)) as u8,
