@@ -33,7 +33,11 @@ async fn told_once_with_the_attempts_and_the_time() {
     #[retry(exponential(base = "1s"), jitter = "none", attempts = 5, context = ctx, on_success = |value, event| TOLD.lock().unwrap().push((*value, event.attempts, event.elapsed)))]
     async fn call() -> Result<u32, Fail> {
         sleep(Duration::from_millis(500)).await;
-        if ctx.attempt < 3 { Err(Fail::Down) } else { Ok(ctx.attempt * 10) }
+        if ctx.attempt < 3 {
+            Err(Fail::Down)
+        } else {
+            Ok(ctx.attempt * 10)
+        }
     }
 
     assert_eq!(call().await, Ok(30));
@@ -89,7 +93,11 @@ fn a_plain_fn_and_a_path() {
 
     #[retry(immediate, attempts = 3, context = ctx, on_success = log_success)]
     fn call() -> Result<String, Fail> {
-        if ctx.attempt < 2 { Err(Fail::Down) } else { Ok("up".to_owned()) }
+        if ctx.attempt < 2 {
+            Err(Fail::Down)
+        } else {
+            Ok("up".to_owned())
+        }
     }
 
     assert_eq!(call(), Ok("up".to_owned()));
@@ -105,7 +113,11 @@ async fn without_the_attribute() {
     let result: Result<u32, Fail> = policy
         .retrying_async(async || {
             calls += 1;
-            if calls < 3 { Err(Fail::Down) } else { Ok(calls) }
+            if calls < 3 {
+                Err(Fail::Down)
+            } else {
+                Ok(calls)
+            }
         })
         .on_success(|v: &u32, e: &SuccessEvent| told.push((*v, e.attempts, e.elapsed)))
         .call_async()

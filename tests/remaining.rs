@@ -121,7 +121,9 @@ async fn the_last_try_reads_zero_and_keeps_its_attempt_timeout() {
 
     #[retry(constant("4s"), jitter = "none", attempts = unlimited, max_elapsed = "10s", on_deadline = "last_try", attempt_timeout = "3s", context = ctx)]
     async fn call() -> Result<&'static str, Fail> {
-        LEFT.lock().unwrap().push((ctx.remaining.unwrap(), ctx.last));
+        LEFT.lock()
+            .unwrap()
+            .push((ctx.remaining.unwrap(), ctx.last));
         if ctx.last {
             // Longer than the time left, within `attempt_timeout`.
             sleep(MS(2_500)).await;
@@ -136,7 +138,11 @@ async fn the_last_try_reads_zero_and_keeps_its_attempt_timeout() {
     // Attempts at 0, 5.5 and 10 s (the last sleep cut from 4 s to 3 s).
     assert_eq!(
         *LEFT.lock().unwrap(),
-        [(SECS(10), false), (MS(4_500), false), (Duration::ZERO, true)]
+        [
+            (SECS(10), false),
+            (MS(4_500), false),
+            (Duration::ZERO, true)
+        ]
     );
     assert_eq!(began.elapsed(), MS(12_500));
 }
@@ -177,6 +183,10 @@ async fn without_the_attribute() {
     }
     assert_eq!(
         seen,
-        [(2, SECS(6), false), (3, SECS(2), false), (4, Duration::ZERO, true)]
+        [
+            (2, SECS(6), false),
+            (3, SECS(2), false),
+            (4, Duration::ZERO, true)
+        ]
     );
 }

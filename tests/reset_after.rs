@@ -195,8 +195,5 @@ async fn each_kinds_count_starts_over() {
     assert_eq!(call().await, Err(Failure::Busy));
     // The kind allows 2 attempts per run: attempt 2 ran long and started
     // run 2, which allows attempt 3; attempt 3 is its second and last.
-    assert_eq!(
-        *SEEN.lock().unwrap(),
-        [(1, SECS(5), 1), (2, SECS(5), 2)]
-    );
+    assert_eq!(*SEEN.lock().unwrap(), [(1, SECS(5), 1), (2, SECS(5), 2)]);
 }

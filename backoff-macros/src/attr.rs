@@ -270,9 +270,7 @@ impl RetryArgs {
                 set(&mut self.hedge, "hedge", arg(key.span(), span, value), end)
             }
             "attempt_timeout" | "timeout" | "retry_after_max" | "stop_at_delay" | "max_elapsed"
-            | "reset_after" => {
-                self.parse_duration_argument(&key, &name, input, end)
-            }
+            | "reset_after" => self.parse_duration_argument(&key, &name, input, end),
             "on" => {
                 self.on.push(kinds::parse_on(&key, input)?);
                 Ok(())
