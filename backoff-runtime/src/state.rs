@@ -218,6 +218,8 @@ impl<'p, S> RetryState<'p, S> {
         let checked = policy.elapsed_limit().is_some()
             || policy.delay_stop().is_some()
             || policy.reset_limit().is_some();
+        // (Runs are counted from the call's start, read for them.)
+        let runs = policy.reset_limit().is_some() && start.is_some();
         RetryState {
             policy,
             core: Core {
@@ -230,16 +232,16 @@ impl<'p, S> RetryState<'p, S> {
                 rng: policy.rng(),
                 clock,
                 start,
-                runs: policy.reset_limit().and(start).map(|_| Runs {
+                runs: runs.then_some(Runs {
                     began: 0,
                     attempt: 0,
                     before: 0,
                     run: NonZeroU32::MIN,
                 }),
-                flags: match (checked, policy.reset_limit().and(start)) {
-                    (_, Some(_)) => CHECKED | RUNS,
-                    (true, None) => CHECKED,
-                    (false, None) => 0,
+                flags: match (checked, runs) {
+                    (_, true) => CHECKED | RUNS,
+                    (true, false) => CHECKED,
+                    (false, false) => 0,
                 },
                 fast: if checked { 0 } else { fast(policy) },
                 gave_up: None,
@@ -671,9 +673,10 @@ impl Core<'_> {
         if self.flags & DONE != 0 {
             return None;
         }
-        let now = match settings.reset_after {
-            Some(after) if self.flags & RUNS != 0 => self.new_run_if_long(after),
-            _ => None,
+        let now = if self.flags & RUNS != 0 {
+            self.new_run_if_long(settings)
+        } else {
+            None
         };
         // Skipped, unless `main_backoff` says otherwise.
         if self.failures < u32::MAX {
@@ -713,7 +716,9 @@ impl Core<'_> {
         };
         match delay {
             Ok(d) => {
-                if let (Some(now), Some(runs)) = (now, self.runs.as_mut()) {
+                if let Some(now) = now
+                    && let Some(runs) = self.runs.as_mut()
+                {
                     runs.attempt = now.saturating_add(nanos(d));
                 }
                 Some(d)
@@ -741,9 +746,9 @@ impl Core<'_> {
     /// try start over). The time now, in nanoseconds after the call's
     /// start, for the next attempt's.
     #[cold]
-    fn new_run_if_long(&mut self, after: Duration) -> Option<u64> {
+    fn new_run_if_long(&mut self, settings: &Settings) -> Option<u64> {
         let now = nanos((self.clock)().saturating_duration_since(self.start?));
-        let runs = self.runs.as_mut()?;
+        let (runs, after) = (self.runs.as_mut()?, settings.reset_after?);
         if self.failures > 0 && now.saturating_sub(runs.attempt) >= nanos(after) {
             runs.before = runs.before.saturating_add(self.failures);
             runs.run = runs.run.saturating_add(1);
@@ -850,26 +855,23 @@ impl Core<'_> {
             strategy: &T,
             jitter: Jitter,
             retry: u32,
-            slot: &mut Option<Duration>,
+            slot: &mut Previously,
             rng: &mut JitterRng,
         ) -> Duration {
-            let mut none = None;
-            let previous = if strategy.reads_previous() {
-                slot
-            } else {
-                &mut none
-            };
-            policy::backoff(strategy, jitter, retry, previous, rng)
+            if !strategy.reads_previous() {
+                return policy::backoff(strategy, jitter, retry, &mut None, rng);
+            }
+            let mut previous = slot.get();
+            let delay = policy::backoff(strategy, jitter, retry, &mut previous, rng);
+            *slot = Previously::of(previous);
+            delay
         }
-        let (mut kept, rng) = (self.kinds_previous.get(), &mut self.rng);
-        let previous = &mut kept;
-        let delay = match &t.strategy {
+        let (previous, rng) = (&mut self.kinds_previous, &mut self.rng);
+        Ok(match &t.strategy {
             // (A builtin without a dynamic call: the common case.)
             Held::Builtin(b) => backoff(b, t.jitter, retry, previous, rng),
             Held::Static(s) => backoff(*s, t.jitter, retry, previous, rng),
-        };
-        self.kinds_previous = Previously::of(kept);
-        Ok(delay)
+        })
     }
 
     /// The deadline, the breaker and the budget: `delay` if the sleep ends
