@@ -88,7 +88,7 @@ struct Core<'p> {
     /// The previous delay of the schedules besides the main one (the
     /// kinds', the throttled one's), which they share: only `decorrelated`
     /// reads it.
-    kinds_previous: Previously,
+    kinds_previous: Option<Duration>,
     /// Each kind's failures, for a policy with [`kinds`](Policy::kinds)
     /// or a [`throttled`](Policy::throttled) schedule (in
     /// [`THROTTLED_SLOT`]).
@@ -134,24 +134,6 @@ struct Runs {
     before: u32,
     /// The current run, from 1.
     run: NonZeroU32,
-}
-
-/// The kinds' previous delay as a state keeps it: in whole nanoseconds,
-/// `u64::MAX` for none (8 bytes rather than 16: a delay of 584 years or
-/// more is kept as the longest below; only `decorrelated` reads it).
-#[derive(Debug, Clone, Copy)]
-struct Previously(u64);
-
-impl Previously {
-    const NONE: Self = Previously(u64::MAX);
-
-    fn get(self) -> Option<Duration> {
-        (self.0 != u64::MAX).then(|| Duration::from_nanos(self.0))
-    }
-
-    fn of(d: Option<Duration>) -> Self {
-        Previously(d.map_or(u64::MAX, |d| nanos(d).min(u64::MAX - 1)))
-    }
 }
 
 /// `d` in nanoseconds, saturating (584 years).
@@ -226,7 +208,7 @@ impl<'p, S> RetryState<'p, S> {
                 failures: 0,
                 skipped: 0,
                 previous: None,
-                kinds_previous: Previously::NONE,
+                kinds_previous: None,
                 kinds: Tally::default(),
                 kind: 0,
                 rng: policy.rng(),
@@ -754,7 +736,7 @@ impl Core<'_> {
             runs.run = runs.run.saturating_add(1);
             runs.began = now;
             (self.failures, self.skipped) = (0, 0);
-            (self.previous, self.kinds_previous) = (None, Previously::NONE);
+            (self.previous, self.kinds_previous) = (None, None);
             self.kinds = Tally::default();
             self.flags &= !LAST_TRY;
         }
@@ -855,16 +837,16 @@ impl Core<'_> {
             strategy: &T,
             jitter: Jitter,
             retry: u32,
-            slot: &mut Previously,
+            slot: &mut Option<Duration>,
             rng: &mut JitterRng,
         ) -> Duration {
-            if !strategy.reads_previous() {
-                return policy::backoff(strategy, jitter, retry, &mut None, rng);
-            }
-            let mut previous = slot.get();
-            let delay = policy::backoff(strategy, jitter, retry, &mut previous, rng);
-            *slot = Previously::of(previous);
-            delay
+            let mut none = None;
+            let previous = if strategy.reads_previous() {
+                slot
+            } else {
+                &mut none
+            };
+            policy::backoff(strategy, jitter, retry, previous, rng)
         }
         let (previous, rng) = (&mut self.kinds_previous, &mut self.rng);
         Ok(match &t.strategy {
