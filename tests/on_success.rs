@@ -86,22 +86,24 @@ async fn never_on_a_give_up() {
 /// A plain fn (its loop the function's own) and a path to a function.
 #[test]
 fn a_plain_fn_and_a_path() {
-    static TOLD: Mutex<Vec<(String, u32)>> = Mutex::new(Vec::new());
-    fn log_success(value: &String, event: &SuccessEvent) {
-        TOLD.lock().unwrap().push((value.clone(), event.attempts));
+    #[derive(Debug, PartialEq)]
+    struct Page(&'static str);
+    static TOLD: Mutex<Vec<(&'static str, u32)>> = Mutex::new(Vec::new());
+    fn log_success(page: &Page, event: &SuccessEvent) {
+        TOLD.lock().unwrap().push((page.0, event.attempts));
     }
 
     #[retry(immediate, attempts = 3, context = ctx, on_success = log_success)]
-    fn call() -> Result<String, Fail> {
+    fn call() -> Result<Page, Fail> {
         if ctx.attempt < 2 {
             Err(Fail::Down)
         } else {
-            Ok("up".to_owned())
+            Ok(Page("up"))
         }
     }
 
-    assert_eq!(call(), Ok("up".to_owned()));
-    assert_eq!(*TOLD.lock().unwrap(), [("up".to_owned(), 2)]);
+    assert_eq!(call(), Ok(Page("up")));
+    assert_eq!(*TOLD.lock().unwrap(), [("up", 2)]);
 }
 
 /// Without the attribute: `Retrying::on_success`, blocking and async.
