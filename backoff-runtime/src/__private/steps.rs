@@ -520,11 +520,14 @@ impl<'p, S, K: Kept<'p, S>> Call<Full<'p, S, K>> {
         }
     }
 
-    /// `on_success`'s call, if the call `ended` with an accepted `Ok`.
+    /// What `on_success` is told, if the call `ended` with an accepted
+    /// `Ok` (the expansion calls the hook itself: a hook of the wrong type
+    /// is then rustc's error at it, naming no bound of the runtime's).
     #[inline(always)]
-    pub fn on_success<T, E>(&self, ended: &Ended<T, E>, hook: impl FnOnce(&T, &SuccessEvent)) {
-        if let Ended::Done(Ok(value)) = ended {
-            hook(value, &self.0.start.success(self.0.state.as_ref()));
+    pub fn success<'e, T, E>(&self, ended: &'e Ended<T, E>) -> Option<(&'e T, SuccessEvent)> {
+        match ended {
+            Ended::Done(Ok(value)) => Some((value, self.0.start.success(self.0.state.as_ref()))),
+            _ => None,
         }
     }
 }
