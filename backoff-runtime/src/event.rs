@@ -2,6 +2,7 @@
 //! about to happen, the call that succeeded, and which attempt is running.
 
 use core::time::Duration;
+#[cfg(feature = "std")]
 use std::time::Instant;
 
 /// What `on_retry` is told about the retry about to happen.
@@ -94,6 +95,7 @@ impl RetryEvent {
     /// The same event, in a call under a whole-call `timeout` (which its
     /// loop enforces, counted from the call's start): the time left is
     /// the nearer of the two.
+    #[cfg(feature = "std")]
     pub(crate) fn within(mut self, timeout: Duration) -> Self {
         let left = timeout.saturating_sub(self.elapsed);
         self.remaining = Some(self.remaining.map_or(left, |r| r.min(left)));
@@ -188,6 +190,7 @@ pub struct AttemptContext {
     /// grants starts at the deadline, and reads `Some(Duration::ZERO)`.
     pub remaining: Option<Duration>,
     /// The deadline itself, for [`deadline`](AttemptContext::deadline).
+    #[cfg(feature = "std")]
     deadline: Option<Instant>,
 }
 
@@ -204,6 +207,7 @@ impl AttemptContext {
                 AttemptKind::Retry
             },
             remaining: None,
+            #[cfg(feature = "std")]
             deadline: None,
         }
     }
@@ -222,6 +226,7 @@ impl AttemptContext {
     /// assert_eq!(ctx.deadline(), Some(now + Duration::from_secs(2)));
     /// assert_eq!(AttemptContext::new(1, false).deadline(), None);
     /// ```
+    #[cfg(feature = "std")]
     pub fn with_deadline(mut self, deadline: Option<Instant>, now: Instant) -> Self {
         self.deadline = deadline;
         self.remaining = deadline.map(|d| d.saturating_duration_since(now));
@@ -232,6 +237,7 @@ impl AttemptContext {
     /// `None` when it has none: an [`Instant`] to hand on, as
     /// `tonic::Request::set_timeout` or reqwest's `.timeout` take the
     /// [`remaining`](AttemptContext::remaining) time.
+    #[cfg(feature = "std")]
     pub const fn deadline(&self) -> Option<Instant> {
         self.deadline
     }
