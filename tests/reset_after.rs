@@ -197,3 +197,28 @@ async fn each_kinds_count_starts_over() {
     // run 2, which allows attempt 3; attempt 3 is its second and last.
     assert_eq!(*SEEN.lock().unwrap(), [(1, SECS(5), 1), (2, SECS(5), 2)]);
 }
+
+/// A `Policy` built with `reset_after`, given to the attribute as
+/// `policy = ..`: the attribute follows it.
+#[tokio::test(start_paused = true)]
+async fn a_policy_with_reset_after_under_the_attribute() {
+    static SESSION: Policy = Policy::exponential(Duration::from_secs(1))
+        .jitter(Jitter::None)
+        .attempts(2)
+        .reset_after(Duration::from_secs(60));
+    static SEEN: Seen = Mutex::new(Vec::new());
+
+    #[retry(policy = &SESSION, context = ctx, on_retry = |_e, ev| SEEN.lock().unwrap().push((ev.attempt, ev.delay, ev.run)))]
+    async fn session() -> Result<(), Fail> {
+        sleep(runs_for(ctx.attempt, &[2, 3])).await;
+        Err(Fail::Dropped)
+    }
+
+    assert_eq!(session().await, Err(Fail::Dropped));
+    // Attempts 2 and 3 each ran 90 s: each failure is a new run's first;
+    // attempt 4, the second of run 3, is its last.
+    assert_eq!(
+        *SEEN.lock().unwrap(),
+        [(1, SECS(1), 1), (2, SECS(1), 2), (3, SECS(1), 3)]
+    );
+}

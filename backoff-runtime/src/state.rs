@@ -1770,6 +1770,44 @@ mod tests {
         assert_eq!((ev.attempt, ev.delay), (1, Duration::ZERO));
     }
 
+    /// A hand-written loop under `reset_after`: a failure after a long
+    /// attempt begins a new run (the first delay again, the attempt limit
+    /// counted from it, `context().last` of the run), the attempt count
+    /// and the report spanning every run.
+    #[test]
+    fn a_hand_loop_counts_runs() {
+        use core::sync::atomic::{AtomicU64, Ordering};
+        static NOW_MS: AtomicU64 = AtomicU64::new(0);
+        fn clock() -> Instant {
+            static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+            *BASE.get_or_init(Instant::now) + MS(NOW_MS.load(Ordering::Relaxed))
+        }
+        let p = Policy::exponential(MS(100))
+            .jitter(Jitter::None)
+            .attempts(2)
+            .reset_after(MS(1_000));
+        let mut s = p.start_with_clock(clock);
+        assert_eq!((s.context().attempt, s.context().last), (1, false));
+        assert_eq!(s.next_delay(), Some(MS(100)));
+        assert_eq!(
+            (s.context().attempt, s.context().last, s.run()),
+            (2, true, 1)
+        );
+        // Attempt 2 starts at 100 ms and runs 5 s.
+        NOW_MS.store(5_100, Ordering::Relaxed);
+        assert_eq!(s.next_delay(), Some(MS(100)), "the first delay again");
+        assert_eq!((s.attempt(), s.run()), (2, 2));
+        assert_eq!((s.context().attempt, s.context().last), (3, true));
+        let ev = s.event(MS(100));
+        assert_eq!((ev.attempt, ev.run), (2, 2));
+        // Attempt 3 fails at once: run 2's second, its last.
+        NOW_MS.store(5_200, Ordering::Relaxed);
+        assert_eq!(s.next_delay(), None);
+        assert_eq!(s.give_up().unwrap().attempts, 3);
+        // Without `reset_after`: one run, and no clock for it.
+        assert_eq!(Policy::immediate().start().run(), 1);
+    }
+
     #[test]
     fn state_is_send_and_sync() {
         fn assert<T: Send + Sync>() {}
