@@ -93,6 +93,8 @@ pub(crate) struct RetryArgs {
     pub(crate) preset: Option<Arg<defaults::Preset>>,
     /// `chaos = CHAOS`: a `static` `Chaos<E>` each attempt draws from.
     pub(crate) chaos: Option<Arg<Expr>>,
+    /// `cancel = TOKEN`: a `control::Cancel` that ends the sleeps.
+    pub(crate) cancel: Option<Arg<Expr>>,
     /// `on(PATTERN, ..)`: a schedule per kind of failure, in the order
     /// written (each arm may be given any number of times).
     pub(crate) on: Vec<OnArm>,
@@ -306,7 +308,7 @@ impl RetryArgs {
                 )
             }
             "when" | "when_ok" | "on_retry" | "on_hedge" | "on_giveup" | "fallback" | "policy"
-            | "sleep" | "budget" | "circuit" | "throttle" | "chaos" => {
+            | "sleep" | "budget" | "circuit" | "throttle" | "chaos" | "cancel" => {
                 self.parse_expression(&key, &name, input, end)
             }
             _ if names::combinator_home(&name).is_some() => {
@@ -440,6 +442,7 @@ impl RetryArgs {
             "circuit" => "circuit = BREAKER",
             "throttle" => "throttle = THROTTLE",
             "chaos" => "chaos = CHAOS",
+            "cancel" => "cancel = token",
             _ => "policy = POLICY",
         };
         eq(input, key, example)?;
@@ -480,6 +483,7 @@ impl RetryArgs {
             "circuit" => (&mut self.circuit, "circuit"),
             "throttle" => (&mut self.throttle, "throttle"),
             "chaos" => (&mut self.chaos, "chaos"),
+            "cancel" => (&mut self.cancel, "cancel"),
             _ => (&mut self.policy, "policy"),
         };
         set(slot, name, arg(key.span(), span, expr), end)

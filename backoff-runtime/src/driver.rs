@@ -236,7 +236,8 @@ impl<S: Strategy> Progress for Lazy<'_, '_, S> {
     }
 }
 
-/// The progress of a call whose `timeout` passed: only its report.
+/// The progress of a call whose `timeout` passed (or that was cancelled):
+/// only its report.
 pub(crate) struct TimedOut(pub(crate) GiveUp);
 
 impl Progress for TimedOut {
@@ -428,6 +429,27 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
     trace: &R,
     recording: &mut M,
 ) -> ControlFlow<Result<T, E>, Duration> {
+    match after_attempt_kept(progress, outcome, hooks, trace, recording) {
+        // (Dropped here, before the sleep: a loop's future never holds
+        // a failed attempt's error across it.)
+        ControlFlow::Continue((delay, outcome)) => {
+            drop(outcome);
+            ControlFlow::Continue(delay)
+        }
+        ControlFlow::Break(outcome) => ControlFlow::Break(outcome),
+    }
+}
+
+/// [`after_attempt`], the outcome of a retry kept beside its delay: a loop
+/// with a `cancel` token returns it if the sleep is cancelled.
+#[inline(always)]
+pub(crate) fn after_attempt_kept<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
+    progress: &mut impl Progress,
+    outcome: Result<T, E>,
+    hooks: &mut H,
+    trace: &R,
+    recording: &mut M,
+) -> ControlFlow<Result<T, E>, (Duration, Result<T, E>)> {
     let (decision, outcome) = verdict!(progress, outcome, hooks, recording, ControlFlow::Break);
     match progress.step(decision) {
         Some(delay) => {
@@ -440,16 +462,30 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
             {
                 trace.retry(error, progress.attempt(), delay, progress.failure_kind());
             }
-            // (Dropped here, before the sleep: a loop's future never holds
-            // a failed attempt's error across it.)
-            drop(outcome);
-            ControlFlow::Continue(delay)
+            ControlFlow::Continue((delay, outcome))
         }
         None => {
             let ended = Some(outcome.is_ok());
             ControlFlow::Break(give_up(&*progress, outcome, hooks, trace, recording, ended))
         }
     }
+}
+
+/// The call gives up with `outcome` because its `cancel` token was
+/// cancelled: the give-up step, the report's reason
+/// [`Cancelled`](GiveUpReason::Cancelled).
+#[cold]
+#[inline(never)]
+pub(crate) fn cancelled<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
+    progress: &impl Progress,
+    outcome: Result<T, E>,
+    hooks: &mut H,
+    trace: &R,
+    recording: &mut M,
+) -> Result<T, E> {
+    let mut report = progress.report();
+    report.reason = GiveUpReason::Cancelled;
+    give_up(&TimedOut(report), outcome, hooks, trace, recording, None)
 }
 
 /// The call gives up with `outcome`: the report, built only if a hook, the

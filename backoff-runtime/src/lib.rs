@@ -322,6 +322,8 @@ pub mod strategy;
 
 #[cfg(feature = "std")]
 pub mod budget;
+#[cfg(feature = "std")]
+mod cancel;
 #[cfg(feature = "chaos")]
 pub mod chaos;
 #[cfg(feature = "std")]
@@ -375,6 +377,8 @@ pub mod retry_args;
 
 #[cfg(feature = "std")]
 pub use budget::RetryBudget;
+#[cfg(feature = "std")]
+pub use cancel::{CancelToken, Cancelled};
 #[cfg(feature = "chaos")]
 pub use chaos::Chaos;
 #[cfg(feature = "std")]

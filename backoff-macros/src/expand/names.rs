@@ -299,6 +299,7 @@ pub(super) fn keeps_no_state_but_when(args: &RetryArgs) -> bool {
         && args.circuit.is_none()
         && args.throttle.is_none()
         && args.context.is_none()
+        && args.cancel.is_none()
 }
 
 /// Whether the loop keeps nothing for the arguments but the policy: no

@@ -7,6 +7,9 @@ use crate::record::{CompactRecording, Records};
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
 
+mod cancelling;
+pub use cancelling::*;
+
 /// The call's start, read before the first attempt only if something needs
 /// the time (`timed`, or a deadline); the state itself is built on the first
 /// failure, so a success builds nothing.
@@ -137,7 +140,7 @@ impl<P: FixedOrigin> Form for Compact<P> {
         outcome: Result<T, E>,
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        step(self, function, trace, decision, outcome, on_retry)
+        dropped(step(self, function, trace, decision, outcome, on_retry))
     }
 
     #[inline(always)]
@@ -358,7 +361,7 @@ impl<'p, S: Strategy + 'p, K: Kept<'p, S>> Form for Full<'p, S, K> {
         outcome: Result<T, E>,
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        step(self, function, trace, decision, outcome, on_retry)
+        dropped(step(self, function, trace, decision, outcome, on_retry))
     }
 
     #[inline(always)]
@@ -586,7 +589,8 @@ impl<F: Form> Call<F> {
 
 /// After an attempt, through the driver's rule, with the one adapter of
 /// hooks ([`HookSet`]): the verdict decided, `on_retry`, and the report
-/// kept for the give-up hooks (where: [`Form::step`]).
+/// kept for the give-up hooks (where: [`Form::step`]). A retry's outcome
+/// is kept beside its delay ([`dropped`] drops it, before the sleep).
 #[inline(always)]
 fn step<F: Form, T, E, N: OnRetry<T, E>>(
     form: &mut F,
@@ -595,14 +599,26 @@ fn step<F: Form, T, E, N: OnRetry<T, E>>(
     decision: impl Verdict<T, E>,
     outcome: Result<T, E>,
     on_retry: N,
-) -> ControlFlow<Ended<T, E>, Duration> {
+) -> ControlFlow<Ended<T, E>, (Duration, Result<T, E>)> {
     let mut report = None;
     let mut hooks: Dispatch<'_, _, N> =
         HookSet::of(decision, decision, on_retry, Keep(&mut report));
     let (mut progress, mut recording) = form.parts(function);
-    match driver::after_attempt(&mut progress, outcome, &mut hooks, &trace, &mut recording) {
-        ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
+    match driver::after_attempt_kept(&mut progress, outcome, &mut hooks, &trace, &mut recording) {
+        ControlFlow::Continue(kept) => ControlFlow::Continue(kept),
         ControlFlow::Break(result) => ControlFlow::Break(Ended::resume(result, report)),
+    }
+}
+
+/// A step's answer, a retry's outcome dropped (before the sleep).
+#[inline(always)]
+fn dropped<B, T, E>(flow: ControlFlow<B, (Duration, Result<T, E>)>) -> ControlFlow<B, Duration> {
+    match flow {
+        ControlFlow::Continue((delay, outcome)) => {
+            drop(outcome);
+            ControlFlow::Continue(delay)
+        }
+        ControlFlow::Break(ended) => ControlFlow::Break(ended),
     }
 }
 
