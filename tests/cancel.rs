@@ -177,11 +177,19 @@ fn a_plain_fn_is_cancelled_from_another_thread_while_it_sleeps() {
 fn retrying_cancel_and_retry_cancellable_block_on_the_token() {
     let token = CancelToken::new();
     let canceller = token.clone();
+    let (attempted, first) = mpsc::channel();
     let mut reason = None;
     let result: Result<(), Failure> = std::thread::scope(|s| {
-        s.spawn(move || canceller.cancel());
+        // (Cancelled once the first attempt has run.)
+        s.spawn(move || {
+            first.recv().unwrap();
+            canceller.cancel();
+        });
         Policy::constant(Duration::from_secs(3600))
-            .retrying(|| Err(Failure::Down(1)))
+            .retrying(|| {
+                let _ = attempted.send(());
+                Err(Failure::Down(1))
+            })
             .on_giveup(|_, g| reason = Some(g.reason))
             .cancel(&token)
             .call()
@@ -194,4 +202,51 @@ fn retrying_cancel_and_retry_cancellable_block_on_the_token() {
         Ok(())
     });
     assert_eq!((again, calls), (Err(Failure::Cancelled), 0));
+}
+
+/// Each attempt answers after a second, with an error.
+#[retry(hedge = "100ms", attempts = 3, cancel = token, on_giveup = |_, g: &GiveUp| reports.lock().unwrap().push((g.attempts, g.reason)))]
+async fn hedged(token: &CancelToken, calls: &AtomicU32, reports: &Mutex<Vec<(u32, GiveUpReason)>>) -> Result<u32, Failure> {
+    let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err(Failure::Down(n))
+}
+
+/// Beside `hedge`, a cancel starts no further attempt and drops none in
+/// flight: the call ends when the last one does, with its outcome.
+#[tokio::test(start_paused = true)]
+async fn a_cancel_starts_no_hedge_and_drops_none() {
+    // Cancelled at 50 ms: the first attempt alone, to its end at 1 s.
+    let (calls, reports) = (AtomicU32::new(0), Mutex::new(Vec::new()));
+    let token = cancel_after(Duration::from_millis(50));
+    let start = Instant::now();
+    assert_eq!(hedged(&token, &calls, &reports).await, Err(Failure::Down(1)));
+    assert_eq!(start.elapsed(), Duration::from_secs(1));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(*reports.lock().unwrap(), [(1, GiveUpReason::Cancelled)]);
+
+    // Cancelled at 150 ms: the hedge of 100 ms runs too, no third at 200 ms;
+    // the last to end (at 1.1 s) is the call's outcome.
+    let (calls, reports) = (AtomicU32::new(0), Mutex::new(Vec::new()));
+    let token = cancel_after(Duration::from_millis(150));
+    let start = Instant::now();
+    assert_eq!(hedged(&token, &calls, &reports).await, Err(Failure::Down(2)));
+    assert_eq!(start.elapsed(), Duration::from_millis(1100));
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(*reports.lock().unwrap(), [(2, GiveUpReason::Cancelled)]);
+
+    // Not cancelled: three attempts, the last ending at 1.2 s.
+    let (calls, reports) = (AtomicU32::new(0), Mutex::new(Vec::new()));
+    let start = Instant::now();
+    assert_eq!(hedged(&CancelToken::new(), &calls, &reports).await, Err(Failure::Down(3)));
+    assert_eq!(start.elapsed(), Duration::from_millis(1200));
+    assert_eq!(*reports.lock().unwrap(), [(3, GiveUpReason::Attempts)]);
+
+    // Cancelled before: no attempt.
+    let (calls, reports) = (AtomicU32::new(0), Mutex::new(Vec::new()));
+    let token = CancelToken::new();
+    token.cancel();
+    assert_eq!(hedged(&token, &calls, &reports).await, Err(Failure::Cancelled));
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    assert_eq!(*reports.lock().unwrap(), [(0, GiveUpReason::Cancelled)]);
 }

@@ -67,6 +67,7 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
             &mut errors,
         );
         valid::check_borrows_handed_over(&func.sig, &func.block, func.is_async(), &mut errors);
+        cancel::check(&args, func.is_async(), &mut errors);
         valid::check_attributes(&func.attrs, &mut errors);
         if func.sig.asyncness.is_some() && moves_arguments {
             valid::check_instrumented(&func.sig, &args, &mut errors);

@@ -482,10 +482,11 @@ pub(crate) fn cancelled<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
     hooks: &mut H,
     trace: &R,
     recording: &mut M,
+    ended: Option<bool>,
 ) -> Result<T, E> {
     let mut report = progress.report();
     report.reason = GiveUpReason::Cancelled;
-    give_up(&TimedOut(report), outcome, hooks, trace, recording, None)
+    give_up(&TimedOut(report), outcome, hooks, trace, recording, ended)
 }
 
 /// The call gives up with `outcome`: the report, built only if a hook, the

@@ -635,7 +635,8 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
             slot,
             start: &self.start,
         };
-        driver::cancelled(&progress, outcome, &mut self.hooks, &NoTrace, &mut self.recording)
+        let recording = &mut self.recording;
+        driver::cancelled(&progress, outcome, &mut self.hooks, &NoTrace, recording, None)
     }
 
     /// The call's `timeout` passed after `calls` attempts began: it gives

@@ -129,3 +129,56 @@ pub(super) fn sleep(n: &Names<'_>, c: &Arg<Expr>, sleeping: Option<TokenStream>)
         ::core::mem::drop(__backoff_kept);
     }
 }
+
+// Input:  `cancel = TOKEN` beside `hedge`.
+// Output: .cancel(&|| AsCancel::is_cancelled(&(TOKEN)))
+//         (the hedged call starts no attempt once it is cancelled).
+pub(super) fn hedge_builder(n: &Names<'_>) -> Option<TokenStream> {
+    let c = n.args.cancel.as_ref()?;
+    let is_cancelled = ask(c, "is_cancelled", TokenStream::new());
+    Some(quote!(.cancel(&|| #is_cancelled)))
+}
+
+// Input:  `cancel = TOKEN` beside `hedge`, the hedged call's outcome
+//         expression, and whether the give-up hooks keep a report.
+// Output: if AsCancel::is_cancelled(&(TOKEN)) {
+//             gave_up = Some(GiveUp::new(0, ZERO, Cancelled));      // with `on_giveup`/`fallback`
+//             from_result(Err(E::from(Cancelled)))
+//         } else { OUTCOME }
+pub(super) fn before_hedged(n: &Names<'_>, outcome: TokenStream, gives_up: bool) -> TokenStream {
+    let Some(c) = &n.args.cancel else {
+        return outcome;
+    };
+    let (p, pk, from_result) = (&n.p, p_at(c.key), n.rebuild_fn());
+    let error = n.error_of();
+    let from = quote_spanned! {c.key=>
+        <#error as #pk::FromCancelled>::from_cancelled(#p::Cancelled)
+    };
+    let report = gives_up.then(|| {
+        quote! {
+            __backoff_gave_up = ::core::option::Option::Some(
+                #p::GiveUp::new(0, #p::Duration::ZERO, #p::GiveUpReason::Cancelled),
+            );
+        }
+    });
+    let is_cancelled = ask(c, "is_cancelled", TokenStream::new());
+    quote! {
+        if #is_cancelled {
+            #report
+            #from_result(#p::Err(#from))
+        } else {
+            #outcome
+        }
+    }
+}
+
+/// `cancel` beside `sleep` in a plain fn: the fn waits on the token
+/// between attempts, so a blocking `sleep` would have no part to play.
+pub(super) fn check(args: &crate::attr::RetryArgs, is_async: bool, errors: &mut crate::errors::Errors) {
+    if let (Some(_), Some(sleep), false) = (&args.cancel, &args.sleep, is_async) {
+        errors.push(syn::Error::new(
+            sleep.key,
+            "a plain fn with `cancel` waits on the token between attempts, not in `sleep`; remove `sleep` (an `async fn`'s `sleep` is raced against the token)",
+        ));
+    }
+}

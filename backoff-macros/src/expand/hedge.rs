@@ -174,6 +174,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             })),
         )
     };
+    let cancel = super::cancel::hedge_builder(n);
     let hedged = quote! {
         __BACKOFF_HEDGE_POLICY
             .hedge_async::<#limit_usize>(#delay)
@@ -184,6 +185,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             #on_giveup
             #budget
             #circuit
+            #cancel
             #call
             .traced(#p::tracer!(#name, &#p::outcome_type::<#ret>))
     };
@@ -191,6 +193,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
         Some(t) => timeout(n, t, &hedged, &finish),
         None => (TokenStream::new(), quote!(#hedged.await)),
     };
+    let outcome = super::cancel::before_hedged(n, outcome, gives_up);
     quote! {
         #import
         static __BACKOFF_HEDGE_POLICY: #p::Policy = #p::Policy::immediate()

@@ -187,7 +187,11 @@ pub struct Hedge<
     budget: Option<&'p RetryBudget>,
     circuit: Option<(&'p CircuitBreaker, C)>,
     hooks: HookSet<W, K, R, H, G, NoHook>,
+    cancel: Option<Cancelling<'p>>,
 }
+
+/// Whether a hedged call's token was cancelled (see [`Hedge::cancel`]).
+pub(crate) type Cancelling<'p> = &'p (dyn Fn() -> bool + Sync);
 
 impl<S> Policy<S> {
     /// A hedged call under this policy, holding `N` attempts (at most
@@ -244,6 +248,7 @@ impl<S> Policy<S> {
             budget: None,
             circuit: None,
             hooks: Defaults::new(),
+            cancel: None,
         }
     }
 }
@@ -276,6 +281,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
             budget: self.budget,
             circuit: self.circuit,
             hooks: f(self.hooks),
+            cancel: self.cancel,
         }
     }
 
@@ -483,7 +489,19 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
             budget: self.budget,
             circuit: Some((breaker.as_circuit(), from)),
             hooks: self.hooks,
+            cancel: self.cancel,
         }
+    }
+
+    /// The attribute's `cancel` beside `hedge`: once `is_cancelled` says
+    /// so, no attempt starts (no hedge, no retry) and none in flight is
+    /// dropped; when the last one in flight fails, the call gives up with
+    /// its outcome, reason [`Cancelled`](crate::GiveUpReason::Cancelled).
+    /// (The attribute asks the token before the first attempt itself.)
+    #[doc(hidden)]
+    pub fn cancel(mut self, is_cancelled: Cancelling<'p>) -> Self {
+        self.cancel = Some(is_cancelled);
+        self
     }
 
     /// [`call`](Hedge::call) with an operation that is told each attempt's
@@ -616,6 +634,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
                 armed: false,
                 arm: false,
                 done: false,
+                cancel: self.cancel,
                 outcome: PhantomData,
             },
         }

@@ -49,7 +49,7 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
         let mut report = None;
         let mut hooks = giving_up(&mut report);
         let (progress, recording) = self.0.parts("");
-        let result = driver::cancelled(&progress, outcome, &mut hooks, &trace, recording);
+        let result = driver::cancelled(&progress, outcome, &mut hooks, &trace, recording, None);
         Ended::resume(result, report)
     }
 }
