@@ -123,6 +123,7 @@ fn park_until<C: Cancel + ?Sized>(cancel: &C, timeout: Duration) -> bool {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<C: Cancel + ?Sized> Cancel for &C {
     #[inline]
     fn is_cancelled(&self) -> bool {
@@ -136,6 +137,7 @@ impl<C: Cancel + ?Sized> Cancel for &C {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<C: Cancel + ?Sized> Cancel for Arc<C> {
     #[inline]
     fn is_cancelled(&self) -> bool {
@@ -153,6 +155,7 @@ impl<C: Cancel + ?Sized> Cancel for Arc<C> {
 /// `cancelled()` future.
 #[cfg(feature = "tokio-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio-util")))]
+#[diagnostic::do_not_recommend]
 impl Cancel for tokio_util::sync::CancellationToken {
     #[inline]
     fn is_cancelled(&self) -> bool {
@@ -257,6 +260,7 @@ impl core::fmt::Debug for CancelToken {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl Cancel for CancelToken {
     #[inline]
     fn is_cancelled(&self) -> bool {

@@ -114,8 +114,8 @@ pub(super) fn sleep(n: &Names<'_>, c: &Arg<Expr>, sleeping: Option<TokenStream>)
     let wait = match sleeping {
         None => ask(c, "wait_timeout", quote!(, #delay)),
         Some(sleeping) => {
-            let cancelled = ask(c, "cancelled", TokenStream::new());
-            quote!(#p::race(#cancelled, #sleeping).await)
+            let (cancelled, pc) = (ask(c, "cancelled", TokenStream::new()), p_at(c.span));
+            quote_spanned!(c.span=> #pc::race(#cancelled, #sleeping).await)
         }
     };
     let is_cancelled = ask(c, "is_cancelled", TokenStream::new());
