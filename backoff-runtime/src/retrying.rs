@@ -622,7 +622,8 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
             start: &self.start,
         };
         let recording = &mut self.recording;
-        driver::after_attempt_kept(&mut progress, outcome, &mut self.hooks, &NoTrace, recording)
+        let hooks = &mut self.hooks;
+        driver::after_attempt_as(&mut progress, outcome, hooks, &NoTrace, recording, driver::Kept)
     }
 
     /// The call's token was cancelled: it gives up with `outcome`.

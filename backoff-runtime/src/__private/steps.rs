@@ -140,7 +140,8 @@ impl<P: FixedOrigin> Form for Compact<P> {
         outcome: Result<T, E>,
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        dropped(step(self, function, trace, decision, outcome, on_retry))
+        let dropped = driver::Dropped;
+        driver::unit(step(self, function, trace, decision, outcome, on_retry, dropped))
     }
 
     #[inline(always)]
@@ -361,7 +362,8 @@ impl<'p, S: Strategy + 'p, K: Kept<'p, S>> Form for Full<'p, S, K> {
         outcome: Result<T, E>,
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        dropped(step(self, function, trace, decision, outcome, on_retry))
+        let dropped = driver::Dropped;
+        driver::unit(step(self, function, trace, decision, outcome, on_retry, dropped))
     }
 
     #[inline(always)]
@@ -589,36 +591,26 @@ impl<F: Form> Call<F> {
 
 /// After an attempt, through the driver's rule, with the one adapter of
 /// hooks ([`HookSet`]): the verdict decided, `on_retry`, and the report
-/// kept for the give-up hooks (where: [`Form::step`]). A retry's outcome
-/// is kept beside its delay ([`dropped`] drops it, before the sleep).
+/// kept for the give-up hooks (where: [`Form::step`]). What `K` keeps of a
+/// retry's outcome is kept beside its delay (see [`driver::Keep`]).
 #[inline(always)]
-fn step<F: Form, T, E, N: OnRetry<T, E>>(
+fn step<F: Form, T, E, N: OnRetry<T, E>, K: driver::Keep<T, E>>(
     form: &mut F,
     function: &'static str,
     trace: impl Trace<E>,
     decision: impl Verdict<T, E>,
     outcome: Result<T, E>,
     on_retry: N,
-) -> ControlFlow<Ended<T, E>, (Duration, Result<T, E>)> {
+    keep: K,
+) -> ControlFlow<Ended<T, E>, (Duration, K::Kept)> {
     let mut report = None;
     let mut hooks: Dispatch<'_, _, N> =
         HookSet::of(decision, decision, on_retry, Keep(&mut report));
     let (mut progress, mut recording) = form.parts(function);
-    match driver::after_attempt_kept(&mut progress, outcome, &mut hooks, &trace, &mut recording) {
+    let (hooks, recording) = (&mut hooks, &mut recording);
+    match driver::after_attempt_as(&mut progress, outcome, hooks, &trace, recording, keep) {
         ControlFlow::Continue(kept) => ControlFlow::Continue(kept),
         ControlFlow::Break(result) => ControlFlow::Break(Ended::resume(result, report)),
-    }
-}
-
-/// A step's answer, a retry's outcome dropped (before the sleep).
-#[inline(always)]
-fn dropped<B, T, E>(flow: ControlFlow<B, (Duration, Result<T, E>)>) -> ControlFlow<B, Duration> {
-    match flow {
-        ControlFlow::Continue((delay, outcome)) => {
-            drop(outcome);
-            ControlFlow::Continue(delay)
-        }
-        ControlFlow::Break(ended) => ControlFlow::Break(ended),
     }
 }
 

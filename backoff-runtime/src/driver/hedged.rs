@@ -66,14 +66,15 @@ impl<P: Progress> Progress for HedgedProgress<'_, P> {
 }
 
 /// Where a hedged call stands as one of its attempts ends.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct HedgeCount {
+#[derive(Clone, Copy)]
+pub(crate) struct HedgeCount<'a> {
     /// Whether other attempts still run.
     pub(crate) in_flight: bool,
     /// Whether a slot is free for another.
     pub(crate) room: bool,
-    /// Whether the call's token was cancelled: no other may start.
-    pub(crate) cancelled: bool,
+    /// The call's token, if any: once it is cancelled, no other starts
+    /// (asked only after a failure).
+    pub(crate) cancel: Option<crate::hedge::Cancelling<'a>>,
     /// Attempts started so far.
     pub(crate) started: u32,
     /// Of those, how many the delay started.
@@ -93,7 +94,7 @@ pub(crate) struct HedgeCount {
 pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
     progress: &mut impl Progress,
     outcome: Result<T, E>,
-    count: HedgeCount,
+    count: HedgeCount<'_>,
     hooks: &mut H,
     trace: &R,
     recording: &mut M,
@@ -101,7 +102,7 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
     let HedgeCount {
         in_flight,
         room,
-        cancelled,
+        cancel,
         started,
         hedges,
     } = count;
@@ -112,6 +113,7 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
     };
     let (decision, outcome) = verdict!(progress, outcome, hooks, recording, Hedging::Done);
     let stop = matches!(decision, Decision::Stop);
+    let cancelled = cancel.is_some_and(|cancelled| cancelled());
     // (The step always runs: it tells the breaker of the attempt's outcome.
     // The attempt limit, at most the slots, leaves room for what it
     // grants, but for a throttled schedule's own limit: `room`.)

@@ -239,7 +239,6 @@ where
                 let state = call.state.get_or_insert_with(|| call.start.state());
                 state.put_permit(Some(permit));
             }
-            let cancelled = call.cancelled();
             let mut progress = Lazy {
                 slot: &mut call.state,
                 start: &call.start,
@@ -259,7 +258,7 @@ where
                 HedgeCount {
                     in_flight: call.in_flight > 0,
                     room: call.started < call.limit,
-                    cancelled,
+                    cancel: call.cancel,
                     started: call.started,
                     hedges: call.hedges,
                 },

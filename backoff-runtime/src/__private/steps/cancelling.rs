@@ -36,7 +36,8 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
         outcome: Result<T, E>,
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, (Duration, Result<T, E>)> {
-        step(&mut self.0, function, trace, decision, outcome, on_retry)
+        let kept = driver::Kept;
+        step(&mut self.0, function, trace, decision, outcome, on_retry, kept)
     }
 
     /// The call gives up with `outcome` because its token was cancelled
