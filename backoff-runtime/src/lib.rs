@@ -104,14 +104,17 @@
 //!   the previous attempt left them: a body that is not safe to run twice
 //!   is yours to make so.
 //! - **The caller gets the last outcome unchanged** when the call gives up:
-//!   the last error, or the last `Ok` that `when_ok` rejected. The two
+//!   the last error, or the last `Ok` that `when_ok` rejected. The
 //!   exceptions are the library's own errors: a `timeout` that passes
-//!   returns `E::from(Elapsed)`, and an attempt an open `circuit` refuses
-//!   returns `E::from(CircuitOpen)`. A call gives up because `when` or
+//!   returns `E::from(Elapsed)`, an attempt an open `circuit` refuses
+//!   returns `E::from(CircuitOpen)`, and a call whose `cancel` token was
+//!   cancelled before its first attempt returns `E::from(Cancelled)`
+//!   (cancelled later, it returns its last outcome). A call gives up because `when` or
 //!   `when_ok` said stop, the attempts ran out, the next sleep would end
 //!   past `max_elapsed`, a server's `RetryAfter` asked for more than
-//!   `retry_after_max`, the budget or the breaker refused, or `timeout`
-//!   passed; `on_giveup` is told which ([`GiveUpReason`]). A panic in the
+//!   `retry_after_max`, the budget or the breaker refused, `timeout`
+//!   passed, or the `cancel` token was cancelled; `on_giveup` is told which
+//!   ([`GiveUpReason`]). A panic in the
 //!   body is never retried: it unwinds as usual.
 //! - **An `async fn`'s future is `Send`** whenever the function's would be
 //!   without the attribute, with one exception that the
@@ -132,7 +135,9 @@
 //! - **Sleeping**: a plain fn sleeps with `std::thread::sleep`, an
 //!   `async fn` with `tokio::time::sleep`, or either with the `sleep = ...`
 //!   you name; an `async fn` with neither the `tokio` feature nor `sleep` is
-//!   a compile error naming both fixes.
+//!   a compile error naming both fixes. With a `cancel` token a plain fn
+//!   waits on the token instead, and an `async fn`'s sleep races it, so a
+//!   cancel ends the sleep at once (see [`CancelToken`]).
 //! - **Lints keep working**: the expansion adds no warning and hides none,
 //!   and uses nothing newer than Rust 1.85: the function's own lints
 //!   (`missing_docs`, `unused_mut`, `clippy::needless_return`,
@@ -165,7 +170,9 @@
 //!   overflow, no panic. Invalid builder input is ignored as documented on
 //!   each setter (a factor that is not finite or not above 1 keeps the
 //!   previous one; `attempts(0)` means 1).
-//! - **No retry loop allocates.**
+//! - **No retry loop allocates** (a [`CancelToken`] keeps the wakers of
+//!   the tasks waiting on it in a list that grows to the most that waited
+//!   at once).
 //! - **A call that succeeds at once reads no clock** and draws no random
 //!   number, unless the policy has a `max_elapsed`, or the call was given an
 //!   `on_retry`, an `on_giveup` or a `timeout` (which need the time), or was
@@ -294,6 +301,9 @@
 //!   by gRPC's retry design (`UNAVAILABLE`, `RESOURCE_EXHAUSTED`, the
 //!   server's `grpc-retry-pushback-ms`); tonic without its default features
 //!   (no transport, no `protoc`); implies `std`.
+//! - `tokio-util` (off): [`control::Cancel`] for
+//!   `tokio_util::sync::CancellationToken`, so a service's own token can be
+//!   the attribute's `cancel = ..`; implies `std`.
 //! - `chaos` (off; for `[dev-dependencies]`): the `chaos` module,
 //!   `Chaos` and the attribute's `chaos = CHAOS`,
 //!   seeded faults and latency injected into each attempt before its body,
