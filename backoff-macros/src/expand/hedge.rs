@@ -147,12 +147,16 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             quote! {
                 let __backoff_attempt = #asyncness |__backoff_context: #p::AttemptContext| -> #ret #closure_body;
             },
-            quote! {
-                .call_with_context(|__backoff_context: #p::AttemptContext| {
-                    #count_call
-                    __backoff_attempt(__backoff_context)
-                })
-            },
+            super::cancel::hedged_call(
+                n,
+                true,
+                quote! {
+                    |__backoff_context: #p::AttemptContext| {
+                        #count_call
+                        __backoff_attempt(__backoff_context)
+                    }
+                },
+            ),
         )
     } else {
         let attempt = match &args.attempt_timeout {
@@ -168,13 +172,16 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
         };
         (
             TokenStream::new(),
-            quote!(.call(|| {
-                #count_call
-                #attempt
-            })),
+            super::cancel::hedged_call(
+                n,
+                false,
+                quote!(|| {
+                    #count_call
+                    #attempt
+                }),
+            ),
         )
     };
-    let cancel = super::cancel::hedge_builder(n);
     let hedged = quote! {
         __BACKOFF_HEDGE_POLICY
             .hedge_async::<#limit_usize>(#delay)
@@ -185,7 +192,6 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             #on_giveup
             #budget
             #circuit
-            #cancel
             #call
             .traced(#p::tracer!(#name, &#p::outcome_type::<#ret>))
     };

@@ -66,15 +66,14 @@ impl<P: Progress> Progress for HedgedProgress<'_, P> {
 }
 
 /// Where a hedged call stands as one of its attempts ends.
-#[derive(Clone, Copy)]
-pub(crate) struct HedgeCount<'a> {
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HedgeCount {
     /// Whether other attempts still run.
     pub(crate) in_flight: bool,
     /// Whether a slot is free for another.
     pub(crate) room: bool,
-    /// The call's token, if any: once it is cancelled, no other starts
-    /// (asked only after a failure).
-    pub(crate) cancel: Option<crate::hedge::Cancelling<'a>>,
+    /// Whether the call's token was cancelled: no other starts.
+    pub(crate) cancelled: bool,
     /// Attempts started so far.
     pub(crate) started: u32,
     /// Of those, how many the delay started.
@@ -94,7 +93,7 @@ pub(crate) struct HedgeCount<'a> {
 pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
     progress: &mut impl Progress,
     outcome: Result<T, E>,
-    count: HedgeCount<'_>,
+    count: HedgeCount,
     hooks: &mut H,
     trace: &R,
     recording: &mut M,
@@ -102,7 +101,7 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
     let HedgeCount {
         in_flight,
         room,
-        cancel,
+        cancelled,
         started,
         hedges,
     } = count;
@@ -113,7 +112,6 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
     };
     let (decision, outcome) = verdict!(progress, outcome, hooks, recording, Hedging::Done);
     let stop = matches!(decision, Decision::Stop);
-    let cancelled = cancel.is_some_and(|cancelled| cancelled());
     // (The step always runs: it tells the breaker of the attempt's outcome.
     // The attempt limit, at most the slots, leaves room for what it
     // grants, but for a throttled schedule's own limit: `room`.)

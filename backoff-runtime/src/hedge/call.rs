@@ -59,8 +59,6 @@ pub(super) struct Call<'p, S, Op, Fut, T, E, C, H> {
     /// Whether it is to be started when the attempts next wait.
     pub(super) arm: bool,
     pub(super) done: bool,
-    /// Whether the call's token was cancelled (the attribute's `cancel`).
-    pub(super) cancel: Option<super::Cancelling<'p>>,
     pub(super) outcome: Marker<Fut, T, E>,
 }
 
@@ -195,7 +193,7 @@ where
                 && sleep.poll(cx).is_ready()
             {
                 call.armed = false;
-                let granted = !call.cancelled() && {
+                let granted = !call.op.cancelled() && {
                     let mut progress = Lazy {
                         slot: &mut call.state,
                         start: &call.start,
@@ -239,6 +237,8 @@ where
                 let state = call.state.get_or_insert_with(|| call.start.state());
                 state.put_permit(Some(permit));
             }
+            // (A constant `false` but for the attribute's `cancel`.)
+            let cancelled = call.op.cancelled();
             let mut progress = Lazy {
                 slot: &mut call.state,
                 start: &call.start,
@@ -258,7 +258,7 @@ where
                 HedgeCount {
                     in_flight: call.in_flight > 0,
                     room: call.started < call.limit,
-                    cancel: call.cancel,
+                    cancelled,
                     started: call.started,
                     hedges: call.hedges,
                 },
@@ -300,11 +300,6 @@ impl<'p, S, Op, Fut, T, E, C, H> Call<'p, S, Op, Fut, T, E, C, H> {
         self.armed = false;
         self.arm =
             self.started < self.limit && !self.state.as_ref().is_some_and(RetryState::is_done);
-    }
-
-    /// Whether the call's token was cancelled: no attempt starts.
-    fn cancelled(&self) -> bool {
-        self.cancel.is_some_and(|cancelled| cancelled())
     }
 
     /// No other hedge may start.

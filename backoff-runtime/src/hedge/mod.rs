@@ -115,7 +115,9 @@ mod slots;
 pub use call::Hedged;
 use call::*;
 pub use delay::{HedgeDelay, Latency};
-use op::{HedgeOp, NoCircuit, Refuse, WithContext};
+#[doc(hidden)]
+pub use op::{Cancellable, WithContext};
+use op::{HedgeOp, NoCircuit, Refuse};
 use slots::*;
 
 /// The most attempts a hedged call holds (gRPC caps hedging at 5).
@@ -187,11 +189,7 @@ pub struct Hedge<
     budget: Option<&'p RetryBudget>,
     circuit: Option<(&'p CircuitBreaker, C)>,
     hooks: HookSet<W, K, R, H, G, NoHook>,
-    cancel: Option<Cancelling<'p>>,
 }
-
-/// Whether a hedged call's token was cancelled (see [`Hedge::cancel`]).
-pub(crate) type Cancelling<'p> = &'p (dyn Fn() -> bool + Sync);
 
 impl<S> Policy<S> {
     /// A hedged call under this policy, holding `N` attempts (at most
@@ -248,7 +246,6 @@ impl<S> Policy<S> {
             budget: None,
             circuit: None,
             hooks: Defaults::new(),
-            cancel: None,
         }
     }
 }
@@ -281,7 +278,6 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
             budget: self.budget,
             circuit: self.circuit,
             hooks: f(self.hooks),
-            cancel: self.cancel,
         }
     }
 
@@ -489,19 +485,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
             budget: self.budget,
             circuit: Some((breaker.as_circuit(), from)),
             hooks: self.hooks,
-            cancel: self.cancel,
         }
-    }
-
-    /// The attribute's `cancel` beside `hedge`: once `is_cancelled` says
-    /// so, no attempt starts (no hedge, no retry) and none in flight is
-    /// dropped; when the last one in flight fails, the call gives up with
-    /// its outcome, reason [`Cancelled`](crate::GiveUpReason::Cancelled).
-    /// (The attribute asks the token before the first attempt itself.)
-    #[doc(hidden)]
-    pub fn cancel(mut self, is_cancelled: Cancelling<'p>) -> Self {
-        self.cancel = Some(is_cancelled);
-        self
     }
 
     /// [`call`](Hedge::call) with an operation that is told each attempt's
@@ -587,6 +571,26 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
         self.hedged(op)
     }
 
+    /// The attribute's call beside `cancel`: `op` is a [`Cancellable`]
+    /// (see there), over either kind of operation.
+    #[doc(hidden)]
+    #[allow(clippy::type_complexity)] // (the `Hedged` of `call`)
+    pub fn call_op<T, E, Op, Fut>(self, op: Op) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, H, G>
+    where
+        C: Refuse<E>,
+        S: Strategy,
+        Op: HedgeOp<Fut>,
+        Fut: Future<Output = Result<T, E>>,
+        Capacity<N>: Holds<'p, Fut>,
+        W: Classify<E>,
+        K: Classify<T>,
+        R: OnRetry<T, E>,
+        H: OnHedge,
+        G: OnGiveUp<T, E>,
+    {
+        self.hedged(op)
+    }
+
     /// The future of a call of `op` (either kind of operation).
     #[allow(clippy::type_complexity)] // (the `Hedged` of `call`)
     fn hedged<T, E, Op, Fut>(self, op: Op) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, H, G>
@@ -634,7 +638,6 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
                 armed: false,
                 arm: false,
                 done: false,
-                cancel: self.cancel,
                 outcome: PhantomData,
             },
         }

@@ -26,6 +26,9 @@ async fn slept() -> Result<u32, Error<std::num::ParseIntError>> { Ok(1) }
 #[retry(hedge = "10ms", attempts = 2, cancel = token, fallback = |_, _| Ok(0))]
 async fn hedged(token: &CancelToken) -> std::io::Result<u32> { Ok(1) }
 
+#[retry(hedge = "10ms", attempts = 2, cancel = token, context = ctx)]
+async fn hedged_with_context(token: &CancelToken) -> std::io::Result<u32> { Ok(ctx.attempt) }
+
 fn send<F: Send>(f: F) -> F { f }
 
 #[tokio::main(flavor = "current_thread")]
@@ -36,5 +39,6 @@ async fn main() {
     assert_eq!(send(slept()).await.unwrap(), 1);
     let token = CancelToken::new();
     assert_eq!(send(hedged(&token)).await.unwrap(), 1);
+    assert_eq!(send(hedged_with_context(&token)).await.unwrap(), 1);
     let _ = Duration::ZERO;
 }
