@@ -35,7 +35,11 @@ fn cancel_after(after: Duration) -> CancelToken {
 }
 
 #[retry(constant("10s"), jitter = "none", attempts = 5, cancel = token, on_giveup = |_, g: &GiveUp| reports.lock().unwrap().push((g.attempts, g.reason)))]
-async fn flaky(token: &CancelToken, calls: &AtomicU32, reports: &Mutex<Vec<(u32, GiveUpReason)>>) -> Result<u32, Failure> {
+async fn flaky(
+    token: &CancelToken,
+    calls: &AtomicU32,
+    reports: &Mutex<Vec<(u32, GiveUpReason)>>,
+) -> Result<u32, Failure> {
     Err(Failure::Down(calls.fetch_add(1, Ordering::SeqCst) + 1))
 }
 
@@ -56,7 +60,10 @@ async fn a_token_cancelled_before_the_first_attempt_runs_no_body() {
     let (calls, reports) = (AtomicU32::new(0), Mutex::new(Vec::new()));
     let token = CancelToken::new();
     token.cancel();
-    assert_eq!(flaky(&token, &calls, &reports).await, Err(Failure::Cancelled));
+    assert_eq!(
+        flaky(&token, &calls, &reports).await,
+        Err(Failure::Cancelled)
+    );
     assert_eq!(calls.load(Ordering::SeqCst), 0);
     assert_eq!(*reports.lock().unwrap(), [(0, GiveUpReason::Cancelled)]);
 }
@@ -65,7 +72,10 @@ async fn a_token_cancelled_before_the_first_attempt_runs_no_body() {
 async fn without_a_cancel_the_schedule_runs_out() {
     let (calls, reports) = (AtomicU32::new(0), Mutex::new(Vec::new()));
     let start = Instant::now();
-    assert_eq!(flaky(&CancelToken::new(), &calls, &reports).await, Err(Failure::Down(5)));
+    assert_eq!(
+        flaky(&CancelToken::new(), &calls, &reports).await,
+        Err(Failure::Down(5))
+    );
     assert_eq!(start.elapsed(), Duration::from_secs(40));
     assert_eq!(*reports.lock().unwrap(), [(5, GiveUpReason::Attempts)]);
 }
@@ -92,7 +102,11 @@ async fn fallback_sees_the_cancel() {
 #[retry(constant("1s"), jitter = "none", attempts = 3, cancel = token, when_ok = |v: &u32| *v == 0)]
 async fn slow(token: &CancelToken, value: u32) -> Result<u32, Failure> {
     tokio::time::sleep(Duration::from_secs(5)).await;
-    if value == 1 { Err(Failure::Down(1)) } else { Ok(value) }
+    if value == 1 {
+        Err(Failure::Down(1))
+    } else {
+        Ok(value)
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -145,7 +159,11 @@ async fn retry_async_cancellable_ends_the_sleep() {
 }
 
 #[retry(constant("1h"), jitter = "none", attempts = 3, cancel = token, on_retry = |_, _| { let _ = started.send(()); })]
-fn blocking(token: &CancelToken, started: &mpsc::Sender<()>, calls: &AtomicU32) -> Result<(), Failure> {
+fn blocking(
+    token: &CancelToken,
+    started: &mpsc::Sender<()>,
+    calls: &AtomicU32,
+) -> Result<(), Failure> {
     Err(Failure::Down(calls.fetch_add(1, Ordering::SeqCst) + 1))
 }
 
@@ -206,7 +224,11 @@ fn retrying_cancel_and_retry_cancellable_block_on_the_token() {
 
 /// Each attempt answers after a second, with an error.
 #[retry(hedge = "100ms", attempts = 3, cancel = token, on_giveup = |_, g: &GiveUp| reports.lock().unwrap().push((g.attempts, g.reason)))]
-async fn hedged(token: &CancelToken, calls: &AtomicU32, reports: &Mutex<Vec<(u32, GiveUpReason)>>) -> Result<u32, Failure> {
+async fn hedged(
+    token: &CancelToken,
+    calls: &AtomicU32,
+    reports: &Mutex<Vec<(u32, GiveUpReason)>>,
+) -> Result<u32, Failure> {
     let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
     tokio::time::sleep(Duration::from_secs(1)).await;
     Err(Failure::Down(n))
@@ -220,7 +242,10 @@ async fn a_cancel_starts_no_hedge_and_drops_none() {
     let (calls, reports) = (AtomicU32::new(0), Mutex::new(Vec::new()));
     let token = cancel_after(Duration::from_millis(50));
     let start = Instant::now();
-    assert_eq!(hedged(&token, &calls, &reports).await, Err(Failure::Down(1)));
+    assert_eq!(
+        hedged(&token, &calls, &reports).await,
+        Err(Failure::Down(1))
+    );
     assert_eq!(start.elapsed(), Duration::from_secs(1));
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     assert_eq!(*reports.lock().unwrap(), [(1, GiveUpReason::Cancelled)]);
@@ -230,7 +255,10 @@ async fn a_cancel_starts_no_hedge_and_drops_none() {
     let (calls, reports) = (AtomicU32::new(0), Mutex::new(Vec::new()));
     let token = cancel_after(Duration::from_millis(150));
     let start = Instant::now();
-    assert_eq!(hedged(&token, &calls, &reports).await, Err(Failure::Down(2)));
+    assert_eq!(
+        hedged(&token, &calls, &reports).await,
+        Err(Failure::Down(2))
+    );
     assert_eq!(start.elapsed(), Duration::from_millis(1100));
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     assert_eq!(*reports.lock().unwrap(), [(2, GiveUpReason::Cancelled)]);
@@ -238,7 +266,10 @@ async fn a_cancel_starts_no_hedge_and_drops_none() {
     // Not cancelled: three attempts, the last ending at 1.2 s.
     let (calls, reports) = (AtomicU32::new(0), Mutex::new(Vec::new()));
     let start = Instant::now();
-    assert_eq!(hedged(&CancelToken::new(), &calls, &reports).await, Err(Failure::Down(3)));
+    assert_eq!(
+        hedged(&CancelToken::new(), &calls, &reports).await,
+        Err(Failure::Down(3))
+    );
     assert_eq!(start.elapsed(), Duration::from_millis(1200));
     assert_eq!(*reports.lock().unwrap(), [(3, GiveUpReason::Attempts)]);
 
@@ -246,7 +277,10 @@ async fn a_cancel_starts_no_hedge_and_drops_none() {
     let (calls, reports) = (AtomicU32::new(0), Mutex::new(Vec::new()));
     let token = CancelToken::new();
     token.cancel();
-    assert_eq!(hedged(&token, &calls, &reports).await, Err(Failure::Cancelled));
+    assert_eq!(
+        hedged(&token, &calls, &reports).await,
+        Err(Failure::Cancelled)
+    );
     assert_eq!(calls.load(Ordering::SeqCst), 0);
     assert_eq!(*reports.lock().unwrap(), [(0, GiveUpReason::Cancelled)]);
 }

@@ -429,7 +429,9 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
     trace: &R,
     recording: &mut M,
 ) -> ControlFlow<Result<T, E>, Duration> {
-    unit(after_attempt_as(progress, outcome, hooks, trace, recording, Dropped))
+    unit(after_attempt_as(
+        progress, outcome, hooks, trace, recording, Dropped,
+    ))
 }
 
 /// What a loop keeps of a retry's outcome across its sleep: nothing

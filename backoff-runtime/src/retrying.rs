@@ -623,12 +623,23 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
         };
         let recording = &mut self.recording;
         let hooks = &mut self.hooks;
-        driver::after_attempt_as(&mut progress, outcome, hooks, &NoTrace, recording, driver::Kept)
+        driver::after_attempt_as(
+            &mut progress,
+            outcome,
+            hooks,
+            &NoTrace,
+            recording,
+            driver::Kept,
+        )
     }
 
     /// The call's token was cancelled: it gives up with `outcome`.
     #[cold]
-    fn cancelled<T>(&mut self, slot: &mut Option<RetryState<'p, S>>, outcome: Result<T, E>) -> Result<T, E>
+    fn cancelled<T>(
+        &mut self,
+        slot: &mut Option<RetryState<'p, S>>,
+        outcome: Result<T, E>,
+    ) -> Result<T, E>
     where
         H: Hooks<T, E>,
     {
@@ -637,7 +648,14 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
             start: &self.start,
         };
         let recording = &mut self.recording;
-        driver::cancelled(&progress, outcome, &mut self.hooks, &NoTrace, recording, None)
+        driver::cancelled(
+            &progress,
+            outcome,
+            &mut self.hooks,
+            &NoTrace,
+            recording,
+            None,
+        )
     }
 
     /// The call's `timeout` passed after `calls` attempts began: it gives
@@ -649,7 +667,14 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
         H: Hooks<T, E>,
     {
         let progress = driver::TimedOut(self.start.timed_out(calls));
-        driver::give_up(&progress, Err(error), &mut self.hooks, &NoTrace, &mut self.recording, None)
+        driver::give_up(
+            &progress,
+            Err(error),
+            &mut self.hooks,
+            &NoTrace,
+            &mut self.recording,
+            None,
+        )
     }
 
     /// Asks the breaker, if any, before an attempt: `Err` is the refused

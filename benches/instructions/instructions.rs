@@ -121,11 +121,11 @@ fn kind_of(e: &Fail) -> FailKind {
 /// would move those rows' figures: the optimizer inlines a function used
 /// once, not one used twice).
 #[derive(Debug)]
-struct Stopped(u64);
+struct Stopped;
 
 impl From<backoff_runtime::Cancelled> for Stopped {
     fn from(_: backoff_runtime::Cancelled) -> Self {
-        Stopped(u64::MAX)
+        Stopped
     }
 }
 
@@ -143,7 +143,7 @@ static ZERO: Policy<Zero> = Policy::from_strategy(Zero).unlimited_attempts();
 
 /// [`flaky`], as a [`Stopped`].
 fn flaky_stopped(left: &Cell<u64>) -> Result<u64, Stopped> {
-    flaky(left).map_err(|e| Stopped(e.0))
+    flaky(left).map_err(|_| Stopped)
 }
 
 /// The token of the `*_cancel` rows, never cancelled.

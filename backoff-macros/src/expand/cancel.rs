@@ -187,7 +187,11 @@ pub(super) fn before_hedged(n: &Names<'_>, outcome: TokenStream, gives_up: bool)
 
 /// `cancel` beside `sleep` in a plain fn: the fn waits on the token
 /// between attempts, so a blocking `sleep` would have no part to play.
-pub(super) fn check(args: &crate::attr::RetryArgs, is_async: bool, errors: &mut crate::errors::Errors) {
+pub(super) fn check(
+    args: &crate::attr::RetryArgs,
+    is_async: bool,
+    errors: &mut crate::errors::Errors,
+) {
     if let (Some(_), Some(sleep), false) = (&args.cancel, &args.sleep, is_async) {
         errors.push(syn::Error::new(
             sleep.key,

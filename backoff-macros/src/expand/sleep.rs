@@ -58,7 +58,8 @@ pub(super) fn sleep(n: &Names<'_>) -> TokenStream {
         (Some(s), true) => {
             let (p, call) = sleep_call(s);
             if let Some(c) = &args.cancel {
-                let sleeping = quote_spanned!(s.span=> <_ as #p::AsyncSleepReturn<_>>::sleeping(#call));
+                let sleeping =
+                    quote_spanned!(s.span=> <_ as #p::AsyncSleepReturn<_>>::sleeping(#call));
                 return super::cancel::sleep(n, c, Some(sleeping));
             }
             quote_spanned! {s.span=>

@@ -141,7 +141,9 @@ impl<P: FixedOrigin> Form for Compact<P> {
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, Duration> {
         let dropped = driver::Dropped;
-        driver::unit(step(self, function, trace, decision, outcome, on_retry, dropped))
+        driver::unit(step(
+            self, function, trace, decision, outcome, on_retry, dropped,
+        ))
     }
 
     #[inline(always)]
@@ -363,7 +365,9 @@ impl<'p, S: Strategy + 'p, K: Kept<'p, S>> Form for Full<'p, S, K> {
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, Duration> {
         let dropped = driver::Dropped;
-        driver::unit(step(self, function, trace, decision, outcome, on_retry, dropped))
+        driver::unit(step(
+            self, function, trace, decision, outcome, on_retry, dropped,
+        ))
     }
 
     #[inline(always)]

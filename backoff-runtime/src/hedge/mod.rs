@@ -575,7 +575,10 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
     /// (see there), over either kind of operation.
     #[doc(hidden)]
     #[allow(clippy::type_complexity)] // (the `Hedged` of `call`)
-    pub fn call_op<T, E, Op, Fut>(self, op: Op) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, H, G>
+    pub fn call_op<T, E, Op, Fut>(
+        self,
+        op: Op,
+    ) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, H, G>
     where
         C: Refuse<E>,
         S: Strategy,

@@ -37,7 +37,15 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, (Duration, Result<T, E>)> {
         let kept = driver::Kept;
-        step(&mut self.0, function, trace, decision, outcome, on_retry, kept)
+        step(
+            &mut self.0,
+            function,
+            trace,
+            decision,
+            outcome,
+            on_retry,
+            kept,
+        )
     }
 
     /// The call gives up with `outcome` because its token was cancelled
