@@ -406,8 +406,8 @@ where
                 return refused;
             }
             run.recording.attempt_starts();
-            match run.after(&mut slot, op()) {
-                ControlFlow::Continue(delay) => crate::sleep::blocking(delay),
+            match run.after(&mut slot, op(), driver::Dropped) {
+                ControlFlow::Continue((delay, ())) => crate::sleep::blocking(delay),
                 ControlFlow::Break(outcome) => return outcome,
             }
         }
@@ -433,9 +433,9 @@ where
                 }
                 calls = calls.saturating_add(1);
                 run.recording.attempt_starts();
-                match run.after(&mut slot, op().await) {
-                    ControlFlow::Continue(delay) if delay.is_zero() => {}
-                    ControlFlow::Continue(delay) => ::tokio::time::sleep(delay).await,
+                match run.after(&mut slot, op().await, driver::Dropped) {
+                    ControlFlow::Continue((delay, ())) if delay.is_zero() => {}
+                    ControlFlow::Continue((delay, ())) => ::tokio::time::sleep(delay).await,
                     ControlFlow::Break(outcome) => return outcome,
                 }
             }
@@ -476,7 +476,7 @@ where
                 return refused;
             }
             run.recording.attempt_starts();
-            match run.after_kept(&mut slot, op()) {
+            match run.after(&mut slot, op(), driver::Kept) {
                 ControlFlow::Continue((delay, outcome)) => {
                     if crate::cancel::wait_unless(cancel, delay) {
                         return run.cancelled(&mut slot, outcome);
@@ -510,7 +510,7 @@ where
                 }
                 calls = calls.saturating_add(1);
                 run.recording.attempt_starts();
-                match run.after_kept(&mut slot, op().await) {
+                match run.after(&mut slot, op().await, driver::Kept) {
                     ControlFlow::Continue((delay, outcome)) => {
                         let sleep = (!delay.is_zero()).then(|| ::tokio::time::sleep(delay));
                         if crate::cancel::sleep_unless(cancel, sleep).await {
@@ -590,12 +590,15 @@ struct Run<'p, S, E, H> {
 }
 
 impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
-    /// After an attempt that ended with `outcome`: the driver's rule.
-    fn after<T>(
+    /// After an attempt that ended with `outcome`: the driver's rule, a
+    /// retry's outcome kept beside its delay as `K` says (by a call with a
+    /// token, for its wait; see [`driver::Keep`]).
+    fn after<T, K: driver::Keep<T, E>>(
         &mut self,
         slot: &mut Option<RetryState<'p, S>>,
         outcome: Result<T, E>,
-    ) -> ControlFlow<Result<T, E>, Duration>
+        keep: K,
+    ) -> ControlFlow<Result<T, E>, (Duration, K::Kept)>
     where
         H: Hooks<T, E>,
     {
@@ -603,34 +606,8 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
             slot,
             start: &self.start,
         };
-        let recording = &mut self.recording;
-        driver::after_attempt(&mut progress, outcome, &mut self.hooks, &NoTrace, recording)
-    }
-
-    /// [`after`](Run::after), the outcome of a retry kept beside its delay
-    /// (for the token's wait).
-    fn after_kept<T>(
-        &mut self,
-        slot: &mut Option<RetryState<'p, S>>,
-        outcome: Result<T, E>,
-    ) -> ControlFlow<Result<T, E>, (Duration, Result<T, E>)>
-    where
-        H: Hooks<T, E>,
-    {
-        let mut progress = Lazy {
-            slot,
-            start: &self.start,
-        };
-        let recording = &mut self.recording;
-        let hooks = &mut self.hooks;
-        driver::after_attempt_as(
-            &mut progress,
-            outcome,
-            hooks,
-            &NoTrace,
-            recording,
-            driver::Kept,
-        )
+        let (hooks, recording) = (&mut self.hooks, &mut self.recording);
+        driver::after_attempt_as(&mut progress, outcome, hooks, &NoTrace, recording, keep)
     }
 
     /// The call's token was cancelled: it gives up with `outcome`.
