@@ -367,6 +367,7 @@ impl From<Cancelled> for std::io::Error {
 
 /// Sleeps `sleep` (`None`: no sleep) unless `cancel` is given first;
 /// whether it was. An async loop's wait between attempts.
+#[cfg(feature = "tokio")]
 pub(crate) async fn sleep_unless<C: Cancel + ?Sized, F: Future<Output = ()>>(
     cancel: &C,
     sleep: Option<F>,
