@@ -98,8 +98,8 @@ use proc_macro::TokenStream;
 /// With the runtime's `tracing` feature, each retry is a WARN event, and
 /// giving up an event carrying `attempts` and `reason` whose level says how
 /// unexpected the end is: ERROR when retrying did not help (attempts,
-/// deadline, budget, timeout), WARN for a breaker's refusal and for an
-/// error `when` stopped after retries, DEBUG for an error stopped on the
+/// deadline, budget, timeout), WARN for a breaker's refusal, for a
+/// `cancel` and for an error `when` stopped after retries, DEBUG for an error stopped on the
 /// first attempt (an answer such as a 404, not a failed retry).
 ///
 /// D is a string literal, a number and a unit (`ns us ms s m h`), without

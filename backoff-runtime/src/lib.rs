@@ -285,8 +285,8 @@
 //! - `tracing` (off): each retry of a `#[retry]` function emits a `tracing`
 //!   event at WARN (`function`, `attempt`, `delay_ms`, `error` through
 //!   `Display`), and giving up one with `attempts` and `reason`, at ERROR
-//!   when retrying did not help, WARN for a breaker's refusal or an error
-//!   stopped after retries, DEBUG for one stopped on the first attempt
+//!   when retrying did not help, WARN for a breaker's refusal, a `cancel`
+//!   or an error stopped after retries, DEBUG for one stopped on the first attempt
 //!   (an error type without `Display` compiles too, and its events say
 //!   "(an error without `Display`)"); implies `std`.
 //! - `tower` (off): the `tower` module, a `tower::retry::Policy` built
