@@ -284,3 +284,35 @@ async fn a_cancel_starts_no_hedge_and_drops_none() {
     assert_eq!(calls.load(Ordering::SeqCst), 0);
     assert_eq!(*reports.lock().unwrap(), [(0, GiveUpReason::Cancelled)]);
 }
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Small {
+    Busy,
+    Cancelled,
+}
+
+impl From<Cancelled> for Small {
+    fn from(_: Cancelled) -> Self {
+        Small::Cancelled
+    }
+}
+
+/// `Copy` outcomes (the kept outcome adds no lint), beside `when_ok` and
+/// `on_retry` in a plain fn.
+#[retry(immediate, attempts = 3, cancel = token, when_ok = |v: &u8| *v == 0, on_retry = |_, _| {})]
+fn small(token: &CancelToken, value: u8) -> Result<u8, Small> {
+    if value == 1 {
+        Err(Small::Busy)
+    } else {
+        Ok(value)
+    }
+}
+
+#[test]
+fn copy_outcomes_are_kept_and_returned() {
+    let token = CancelToken::new();
+    assert_eq!(small(&token, 1), Err(Small::Busy));
+    assert_eq!(small(&token, 0), Ok(0));
+    token.cancel();
+    assert_eq!(small(&token, 2), Err(Small::Cancelled));
+}

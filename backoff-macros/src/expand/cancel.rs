@@ -106,8 +106,7 @@ pub(super) fn after_attempt(
 //         if cancelled {
 //             let result = kept;
 //             break call.cancelled(tracer!(..), result);
-//         }
-//         drop(kept);
+//         }                                  // (else `kept` is dropped with the iteration)
 pub(super) fn sleep(n: &Names<'_>, c: &Arg<Expr>, sleeping: Option<TokenStream>) -> TokenStream {
     let p = &n.p;
     let delay = local("__backoff_delay", c.span);
@@ -126,7 +125,6 @@ pub(super) fn sleep(n: &Names<'_>, c: &Arg<Expr>, sleeping: Option<TokenStream>)
             let __backoff_result = __backoff_kept;
             break __backoff_call.cancelled(#tracer, __backoff_result);
         }
-        ::core::mem::drop(__backoff_kept);
     }
 }
 
