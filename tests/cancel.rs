@@ -316,3 +316,23 @@ fn copy_outcomes_are_kept_and_returned() {
     token.cancel();
     assert_eq!(small(&token, 2), Err(Small::Cancelled));
 }
+
+/// Beside `timeout` and a `sleep` of the user's: the sleep races the
+/// token, and the timeout still bounds the call.
+#[retry(constant("10s"), jitter = "none", attempts = unlimited, cancel = token, timeout = "25s", sleep = tokio::time::sleep)]
+async fn bounded(token: &CancelToken) -> std::io::Result<()> {
+    Err(std::io::Error::other("down"))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cancel_beside_timeout_and_sleep() {
+    let token = cancel_after(Duration::from_secs(12));
+    let start = Instant::now();
+    assert_eq!(bounded(&token).await.unwrap_err().to_string(), "down");
+    assert_eq!(start.elapsed(), Duration::from_secs(12));
+    // Not cancelled: the timeout ends it, at 25 s.
+    let start = Instant::now();
+    let e = bounded(&CancelToken::new()).await.unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+    assert_eq!(start.elapsed(), Duration::from_secs(25));
+}
