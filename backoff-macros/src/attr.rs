@@ -98,6 +98,8 @@ pub(crate) struct RetryArgs {
     pub(crate) reset_after: Option<Arg<DurationArg>>,
     /// `on_success = F`: called once with an accepted `Ok` value.
     pub(crate) on_success: Option<Arg<Expr>>,
+    /// `cancel = TOKEN`: a `control::Cancel` that ends the sleeps.
+    pub(crate) cancel: Option<Arg<Expr>>,
     /// `on(PATTERN, ..)`: a schedule per kind of failure, in the order
     /// written (each arm may be given any number of times).
     pub(crate) on: Vec<OnArm>,
@@ -310,7 +312,7 @@ impl RetryArgs {
                 )
             }
             "when" | "when_ok" | "on_retry" | "on_hedge" | "on_giveup" | "fallback" | "policy"
-            | "sleep" | "budget" | "circuit" | "throttle" | "chaos" | "on_success" => {
+            | "sleep" | "budget" | "circuit" | "throttle" | "chaos" | "on_success" | "cancel" => {
                 self.parse_expression(&key, &name, input, end)
             }
             _ if names::combinator_home(&name).is_some() => {
@@ -447,6 +449,7 @@ impl RetryArgs {
             "circuit" => "circuit = BREAKER",
             "throttle" => "throttle = THROTTLE",
             "chaos" => "chaos = CHAOS",
+            "cancel" => "cancel = token",
             _ => "policy = POLICY",
         };
         eq(input, key, example)?;
@@ -489,6 +492,7 @@ impl RetryArgs {
             "circuit" => (&mut self.circuit, "circuit"),
             "throttle" => (&mut self.throttle, "throttle"),
             "chaos" => (&mut self.chaos, "chaos"),
+            "cancel" => (&mut self.cancel, "cancel"),
             _ => (&mut self.policy, "policy"),
         };
         set(slot, name, arg(key.span(), span, expr), end)

@@ -6,6 +6,7 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::{AttrStyle, Block, Expr, Ident, Signature, Stmt, Type};
 
 mod body;
+mod cancel;
 mod chaos;
 mod fleet;
 mod function;
@@ -66,6 +67,7 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
             &mut errors,
         );
         valid::check_borrows_handed_over(&func.sig, &func.block, func.is_async(), &mut errors);
+        cancel::check(&args, func.is_async(), &mut errors);
         valid::check_attributes(&func.attrs, &mut errors);
         if func.sig.asyncness.is_some() && moves_arguments {
             valid::check_instrumented(&func.sig, &args, &mut errors);
@@ -415,6 +417,7 @@ fn retry_loop(
         }
     };
     let ended = timeouts::call_timeout(&n, retry_loop);
+    let ended = cancel::before_first_attempt(&n, ended);
     // (The call's result is spanned at the return type, where a type that
     // is not a `Result` is reported, once.)
     let (finish, from_result, ret_span) = (step::finish(&n), n.rebuild_fn(), n.ret_span);

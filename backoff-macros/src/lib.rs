@@ -71,6 +71,7 @@ use proc_macro::TokenStream;
 /// | `context` | a name, `context = ctx`: binds `ctx: AttemptContext` in the body (`ctx.attempt` from 1, `ctx.last`, `ctx.remaining`: the time left until the nearer of `timeout` and `max_elapsed`, `None` without either, and `ctx.deadline()`); `context = mut ctx` for a body that changes its copy | none |
 /// | `clone` | `clone(a, b, ..)`: by-value parameters (or `self`) each attempt gets its own `Clone::clone` of, so the body may move them | none |
 /// | `timeout` | D, `async fn` only: bounds the whole call, sleeps and the attempt in flight included; then `E::from(Elapsed)` | none |
+/// | `cancel` | an expression giving a token (`backoff_runtime::CancelToken`, tokio-util's `CancellationToken` with the runtime's feature `tokio-util`, a reference or `Arc` of one, or any `backoff_runtime::control::Cancel`), evaluated where it is used (before the first attempt, at each sleep): a cancel ends the sleep at once (a plain fn waits on the token, not in `std::thread::sleep`; an `async fn`'s sleep races it), no further attempt runs, and the call returns the last attempt's outcome, giving up with `GiveUpReason::Cancelled` (`on_giveup` and `fallback` see it). Cancelled before the first attempt: `E::from(Cancelled)` without running the body. An attempt in flight is never interrupted; beside `hedge`, no attempt starts once it is cancelled and none in flight is dropped. The outcome of a failed attempt is kept during the sleep (an `async fn`'s future holds it). Not with `sleep` in a plain fn | none |
 /// | `retry_after_max` | D: a `Decision::RetryAfter` longer than this gives up at once instead of sleeping | `"5m"` |
 /// | `stop_at_delay` | D: give up instead of a sleep whose delay before jitter would reach D (reason `Attempts`); `attempts` then defaults to `unlimited`. A schedule without randomness becomes an attempt count when the code compiles. Beside `on(..)` it applies to each arm's own delay (an attempt count per arm; an arm random by itself must take `attempts` instead) | none |
 /// | `on_deadline` | `"give_up"` or `"last_try"`, beside `max_elapsed`: with `"last_try"` the sleep that would cross the deadline is cut to end at it and one last attempt (`context.last`) runs there | `"give_up"` |
@@ -99,8 +100,8 @@ use proc_macro::TokenStream;
 /// With the runtime's `tracing` feature, each retry is a WARN event, and
 /// giving up an event carrying `attempts` and `reason` whose level says how
 /// unexpected the end is: ERROR when retrying did not help (attempts,
-/// deadline, budget, timeout), WARN for a breaker's refusal and for an
-/// error `when` stopped after retries, DEBUG for an error stopped on the
+/// deadline, budget, timeout), WARN for a breaker's refusal, for a
+/// `cancel` and for an error `when` stopped after retries, DEBUG for an error stopped on the
 /// first attempt (an answer such as a 404, not a failed retry).
 ///
 /// D is a string literal, a number and a unit (`ns us ms s m h`), without

@@ -79,6 +79,10 @@
 
 use std::sync::{Arc, LazyLock};
 
+/// What `cancel` accepts (the attribute's, [`Retrying::cancel`](crate::Retrying::cancel)'s):
+/// see [`CancelToken`](crate::CancelToken).
+pub use crate::cancel::Cancel;
+
 use crate::budget::RetryBudget;
 use crate::circuit::CircuitBreaker;
 use crate::throttle::AdaptiveThrottle;

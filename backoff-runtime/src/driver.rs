@@ -267,7 +267,8 @@ impl<S: Strategy> Progress for Lazy<'_, '_, S> {
     }
 }
 
-/// The progress of a call whose `timeout` passed: only its report.
+/// The progress of a call whose `timeout` passed (or that was cancelled):
+/// only its report.
 pub(crate) struct TimedOut(pub(crate) GiveUp);
 
 impl Progress for TimedOut {
@@ -459,6 +460,64 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
     trace: &R,
     recording: &mut M,
 ) -> ControlFlow<Result<T, E>, Duration> {
+    unit(after_attempt_as(
+        progress, outcome, hooks, trace, recording, Dropped,
+    ))
+}
+
+/// What a loop keeps of a retry's outcome across its sleep: nothing
+/// ([`Dropped`]: a loop's future never holds a failed attempt's error
+/// across the sleep), or the outcome ([`Kept`]), which a loop with a
+/// `cancel` token returns if the sleep is cancelled.
+pub(crate) trait Keep<T, E> {
+    /// What is kept.
+    type Kept;
+    /// Keeps what it keeps of `outcome`.
+    fn keep(outcome: Result<T, E>) -> Self::Kept;
+}
+
+/// Keeps nothing (see [`Keep`]).
+pub(crate) struct Dropped;
+
+/// Keeps the outcome (see [`Keep`]).
+pub(crate) struct Kept;
+
+impl<T, E> Keep<T, E> for Dropped {
+    type Kept = ();
+    #[inline(always)]
+    fn keep(outcome: Result<T, E>) {
+        drop(outcome);
+    }
+}
+
+impl<T, E> Keep<T, E> for Kept {
+    type Kept = Result<T, E>;
+    #[inline(always)]
+    fn keep(outcome: Result<T, E>) -> Result<T, E> {
+        outcome
+    }
+}
+
+/// An answer that kept nothing of the outcome, as its delay alone.
+#[inline(always)]
+pub(crate) fn unit<B>(flow: ControlFlow<B, (Duration, ())>) -> ControlFlow<B, Duration> {
+    match flow {
+        ControlFlow::Continue((delay, ())) => ControlFlow::Continue(delay),
+        ControlFlow::Break(ended) => ControlFlow::Break(ended),
+    }
+}
+
+/// [`after_attempt`], keeping what `K` keeps of a retry's outcome beside
+/// its delay (see [`Keep`]).
+#[inline(always)]
+pub(crate) fn after_attempt_as<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K: Keep<T, E>>(
+    progress: &mut impl Progress,
+    outcome: Result<T, E>,
+    hooks: &mut H,
+    trace: &R,
+    recording: &mut M,
+    _: K,
+) -> ControlFlow<Result<T, E>, (Duration, K::Kept)> {
     let (decision, outcome) = verdict!(progress, outcome, hooks, recording, ControlFlow::Break);
     match progress.step(decision) {
         Some(delay) => {
@@ -471,16 +530,32 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
             {
                 trace.retry(error, progress.attempt(), delay, progress.failure_kind());
             }
-            // (Dropped here, before the sleep: a loop's future never holds
-            // a failed attempt's error across it.)
-            drop(outcome);
-            ControlFlow::Continue(delay)
+            // (Dropped here, before the sleep, unless kept for a cancel.)
+            ControlFlow::Continue((delay, K::keep(outcome)))
         }
         None => {
             let ended = Some(outcome.is_ok());
             ControlFlow::Break(give_up(&*progress, outcome, hooks, trace, recording, ended))
         }
     }
+}
+
+/// The call gives up with `outcome` because its `cancel` token was
+/// cancelled: the give-up step, the report's reason
+/// [`Cancelled`](GiveUpReason::Cancelled).
+#[cold]
+#[inline(never)]
+pub(crate) fn cancelled<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
+    progress: &impl Progress,
+    outcome: Result<T, E>,
+    hooks: &mut H,
+    trace: &R,
+    recording: &mut M,
+    ended: Option<bool>,
+) -> Result<T, E> {
+    let mut report = progress.report();
+    report.reason = GiveUpReason::Cancelled;
+    give_up(&TimedOut(report), outcome, hooks, trace, recording, ended)
 }
 
 /// The call gives up with `outcome`: the report, built only if a hook, the

@@ -70,7 +70,7 @@
 
 use core::fmt;
 
-use crate::{CircuitOpen, Decision, Elapsed, IntoDecision, Rejected};
+use crate::{Cancelled, CircuitOpen, Decision, Elapsed, IntoDecision, Rejected};
 
 /// A function's error when it is another crate's error type `E`, or a
 /// refusal of `#[retry]`'s `circuit`, `throttle`, `timeout` and `attempt_timeout`.
@@ -83,6 +83,8 @@ use crate::{CircuitOpen, Decision, Elapsed, IntoDecision, Rejected};
 ///   [`Error::Elapsed`] (`From<Elapsed>`).
 /// - `throttle` rejects an attempt locally with [`Error::Rejected`]
 ///   (`From<Rejected>`).
+/// - `cancel` fails a call cancelled before its first attempt with
+///   [`Error::Cancelled`] (`From<Cancelled>`).
 ///
 /// The enum is `#[non_exhaustive]`: a later version may add a variant for a
 /// new refusal, so a `match` needs a wildcard arm.
@@ -130,6 +132,9 @@ pub enum Error<E> {
     /// An [`AdaptiveThrottle`](crate::AdaptiveThrottle) rejected the
     /// attempt locally: it was not sent.
     Rejected,
+    /// The call's `cancel` token was cancelled before its first attempt:
+    /// it did not run (see [`Cancelled`]).
+    Cancelled,
 }
 
 impl<E> Error<E> {
@@ -197,7 +202,7 @@ impl<E> Error<E> {
         match self {
             Error::Inner(e) => when(e).into_decision(),
             Error::Elapsed => Decision::Retry,
-            Error::CircuitOpen(_) | Error::Rejected => Decision::Stop,
+            Error::CircuitOpen(_) | Error::Rejected | Error::Cancelled => Decision::Stop,
         }
     }
 }
@@ -264,6 +269,14 @@ impl<E> From<Rejected> for Error<E> {
     }
 }
 
+/// A call cancelled before its first attempt: [`Error::Cancelled`].
+impl<E> From<Cancelled> for Error<E> {
+    #[inline]
+    fn from(_: Cancelled) -> Self {
+        Error::Cancelled
+    }
+}
+
 /// A timeout: [`Error::Elapsed`].
 impl<E> From<Elapsed> for Error<E> {
     #[inline]
@@ -279,6 +292,7 @@ impl<E: fmt::Display> fmt::Display for Error<E> {
             Error::CircuitOpen(open) => fmt::Display::fmt(open, f),
             Error::Elapsed => fmt::Display::fmt(&Elapsed, f),
             Error::Rejected => fmt::Display::fmt(&Rejected, f),
+            Error::Cancelled => fmt::Display::fmt(&Cancelled, f),
         }
     }
 }
@@ -349,6 +363,10 @@ mod tests {
         assert!(matches!(rejected, Error::Rejected));
         assert_eq!(rejected.to_string(), Rejected.to_string());
         assert_eq!(rejected.decision(|_| true), Decision::Stop);
+        let cancelled = Error::<Outer>::from(Cancelled);
+        assert!(matches!(cancelled, Error::Cancelled));
+        assert_eq!(cancelled.to_string(), "cancelled");
+        assert_eq!(cancelled.decision(|_| true), Decision::Stop);
         assert!(late.source().is_none());
         assert!(late.inner().is_none());
     }

@@ -280,6 +280,7 @@ impl From<Error<Status>> for Status {
             }
             Error::Elapsed => Status::deadline_exceeded(crate::Elapsed.to_string()),
             Error::Rejected => Status::resource_exhausted(crate::Rejected.to_string()),
+            Error::Cancelled => Status::cancelled(crate::Cancelled.to_string()),
         }
     }
 }

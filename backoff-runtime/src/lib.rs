@@ -104,14 +104,17 @@
 //!   the previous attempt left them: a body that is not safe to run twice
 //!   is yours to make so.
 //! - **The caller gets the last outcome unchanged** when the call gives up:
-//!   the last error, or the last `Ok` that `when_ok` rejected. The two
+//!   the last error, or the last `Ok` that `when_ok` rejected. The
 //!   exceptions are the library's own errors: a `timeout` that passes
-//!   returns `E::from(Elapsed)`, and an attempt an open `circuit` refuses
-//!   returns `E::from(CircuitOpen)`. A call gives up because `when` or
+//!   returns `E::from(Elapsed)`, an attempt an open `circuit` refuses
+//!   returns `E::from(CircuitOpen)`, and a call whose `cancel` token was
+//!   cancelled before its first attempt returns `E::from(Cancelled)`
+//!   (cancelled later, it returns its last outcome). A call gives up because `when` or
 //!   `when_ok` said stop, the attempts ran out, the next sleep would end
 //!   past `max_elapsed`, a server's `RetryAfter` asked for more than
-//!   `retry_after_max`, the budget or the breaker refused, or `timeout`
-//!   passed; `on_giveup` is told which ([`GiveUpReason`]). A panic in the
+//!   `retry_after_max`, the budget or the breaker refused, `timeout`
+//!   passed, or the `cancel` token was cancelled; `on_giveup` is told which
+//!   ([`GiveUpReason`]). A panic in the
 //!   body is never retried: it unwinds as usual.
 //! - **An `async fn`'s future is `Send`** whenever the function's would be
 //!   without the attribute, with one exception that the
@@ -133,7 +136,9 @@
 //! - **Sleeping**: a plain fn sleeps with `std::thread::sleep`, an
 //!   `async fn` with `tokio::time::sleep`, or either with the `sleep = ...`
 //!   you name; an `async fn` with neither the `tokio` feature nor `sleep` is
-//!   a compile error naming both fixes.
+//!   a compile error naming both fixes. With a `cancel` token a plain fn
+//!   waits on the token instead, and an `async fn`'s sleep races it, so a
+//!   cancel ends the sleep at once (see [`CancelToken`]).
 //! - **Lints keep working**: the expansion adds no warning and hides none,
 //!   and uses nothing newer than Rust 1.85: the function's own lints
 //!   (`missing_docs`, `unused_mut`, `clippy::needless_return`,
@@ -166,7 +171,9 @@
 //!   overflow, no panic. Invalid builder input is ignored as documented on
 //!   each setter (a factor that is not finite or not above 1 keeps the
 //!   previous one; `attempts(0)` means 1).
-//! - **No retry loop allocates.**
+//! - **No retry loop allocates** (a [`CancelToken`] keeps the wakers of
+//!   the tasks waiting on it in a list that grows to the most that waited
+//!   at once).
 //! - **The time left** until a call's deadline (the nearer of `timeout`
 //!   and `max_elapsed`) is what [`AttemptContext::remaining`] and
 //!   [`RetryEvent::remaining`] say, and what `attempt_timeout` is cut to:
@@ -292,8 +299,8 @@
 //! - `tracing` (off): each retry of a `#[retry]` function emits a `tracing`
 //!   event at WARN (`function`, `attempt`, `delay_ms`, `error` through
 //!   `Display`), and giving up one with `attempts` and `reason`, at ERROR
-//!   when retrying did not help, WARN for a breaker's refusal or an error
-//!   stopped after retries, DEBUG for one stopped on the first attempt
+//!   when retrying did not help, WARN for a breaker's refusal, a `cancel`
+//!   or an error stopped after retries, DEBUG for one stopped on the first attempt
 //!   (an error type without `Display` compiles too, and its events say
 //!   "(an error without `Display`)"); implies `std`.
 //! - `tower` (off): the `tower` module, a `tower::retry::Policy` built
@@ -308,6 +315,9 @@
 //!   by gRPC's retry design (`UNAVAILABLE`, `RESOURCE_EXHAUSTED`, the
 //!   server's `grpc-retry-pushback-ms`); tonic without its default features
 //!   (no transport, no `protoc`); implies `std`.
+//! - `tokio-util` (off): [`control::Cancel`] for
+//!   `tokio_util::sync::CancellationToken`, so a service's own token can be
+//!   the attribute's `cancel = ..`; implies `std`.
 //! - `chaos` (off; for `[dev-dependencies]`): the `chaos` module,
 //!   `Chaos` and the attribute's `chaos = CHAOS`,
 //!   seeded faults and latency injected into each attempt before its body,
@@ -336,6 +346,8 @@ pub mod strategy;
 
 #[cfg(feature = "std")]
 pub mod budget;
+#[cfg(feature = "std")]
+mod cancel;
 #[cfg(feature = "chaos")]
 pub mod chaos;
 #[cfg(feature = "std")]
@@ -389,6 +401,8 @@ pub mod retry_args;
 
 #[cfg(feature = "std")]
 pub use budget::RetryBudget;
+#[cfg(feature = "std")]
+pub use cancel::{CancelToken, Cancelled};
 #[cfg(feature = "chaos")]
 pub use chaos::Chaos;
 #[cfg(feature = "std")]

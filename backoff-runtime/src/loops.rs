@@ -7,6 +7,7 @@ use core::future::Future;
 use core::ops::ControlFlow;
 use core::time::Duration;
 
+use crate::cancel::{Cancel, Cancelled};
 use crate::clock;
 use crate::decision::Decision;
 use crate::driver::{self, Lazy, NoTrace, Origin, Trace};
@@ -43,6 +44,69 @@ impl<S: Strategy> Policy<S> {
             None,
         );
         blocking(&start, Some(self.function()), NoTrace, RetryAll, op)
+    }
+
+    /// [`retry`](Policy::retry) that stops when `token` is cancelled: the
+    /// thread waits on the token between attempts (not in
+    /// `std::thread::sleep`), so a cancel from another thread ends the
+    /// sleep at once, and the call returns the last attempt's outcome. A
+    /// token cancelled before the first attempt returns `E::from(Cancelled)`
+    /// without calling `op`; an attempt in flight is never interrupted.
+    /// With hooks: [`Retrying::cancel`](crate::Retrying::cancel).
+    ///
+    /// ```
+    /// use backoff_runtime::{CancelToken, Policy};
+    /// use std::time::Duration;
+    ///
+    /// let token = CancelToken::new();
+    /// let (attempted, first) = std::sync::mpsc::channel();
+    /// // A day between attempts; the other thread's cancel ends the wait.
+    /// let result: std::io::Result<()> = std::thread::scope(|s| {
+    ///     let canceller = &token;
+    ///     s.spawn(move || {
+    ///         first.recv().unwrap(); // (once the first attempt ran)
+    ///         canceller.cancel();
+    ///     });
+    ///     Policy::constant(Duration::from_secs(86_400)).retry_cancellable(&token, || {
+    ///         let _ = attempted.send(());
+    ///         Err(std::io::Error::other("down"))
+    ///     })
+    /// });
+    /// assert_eq!(result.unwrap_err().to_string(), "down"); // the last outcome
+    /// ```
+    pub fn retry_cancellable<T, E: From<Cancelled>>(
+        &self,
+        token: &(impl Cancel + ?Sized),
+        op: impl FnMut() -> Result<T, E>,
+    ) -> Result<T, E> {
+        self.retrying(op).cancel(token).call()
+    }
+
+    /// [`retry_async`](Policy::retry_async) that stops when `token` is
+    /// cancelled: each sleep races the token, and a cancel ends it at once
+    /// (see [`retry_cancellable`](Policy::retry_cancellable)). With hooks:
+    /// [`Retrying::cancel`](crate::Retrying::cancel).
+    ///
+    /// ```
+    /// use backoff_runtime::{CancelToken, Policy};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let token = CancelToken::new();
+    /// token.cancel();
+    /// let result: std::io::Result<()> = Policy::constant(Duration::from_secs(1))
+    ///     .retry_async_cancellable(&token, async || unreachable!("not run"))
+    ///     .await;
+    /// assert_eq!(result.unwrap_err().kind(), std::io::ErrorKind::Interrupted);
+    /// # }
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub async fn retry_async_cancellable<T, E: From<Cancelled>>(
+        &self,
+        token: &(impl Cancel + ?Sized),
+        op: impl AsyncFnMut() -> Result<T, E>,
+    ) -> Result<T, E> {
+        self.retrying_async(op).cancel(token).call_async().await
     }
 
     /// The async loop: awaits `op()` until it succeeds or the policy gives

@@ -37,12 +37,16 @@ pub enum GiveUpReason {
     /// attempt locally, before it was sent (the error is
     /// `E::from(Rejected)`).
     Rejected,
+    /// The call's `cancel` token was cancelled: during a sleep (the call
+    /// returns the last attempt's outcome), or before the first attempt
+    /// (`E::from(Cancelled)`; see [`Cancelled`](crate::Cancelled)).
+    Cancelled,
 }
 
 impl GiveUpReason {
     /// A short lowercase name, as `tracing` events report it: `"stopped"`,
     /// `"attempts"`, `"deadline"`, `"budget"`, `"circuit_open"`, `"timeout"`,
-    /// `"rejected"`.
+    /// `"rejected"`, `"cancelled"`.
     ///
     /// ```
     /// assert_eq!(backoff_runtime::GiveUpReason::CircuitOpen.as_str(), "circuit_open");
@@ -56,6 +60,7 @@ impl GiveUpReason {
             GiveUpReason::CircuitOpen => "circuit_open",
             GiveUpReason::Timeout => "timeout",
             GiveUpReason::Rejected => "rejected",
+            GiveUpReason::Cancelled => "cancelled",
         }
     }
 }

@@ -715,6 +715,25 @@ impl<E: From<CircuitOpen>> FromCircuitOpen for E {
     }
 }
 
+/// The error type of a function with `cancel = ...`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: with `cancel`, the error type `{Self}` must implement `From<backoff_runtime::Cancelled>`",
+    label = "no `From<Cancelled>` for `{Self}`",
+    note = "a call whose token is cancelled before its first attempt returns `E::from(Cancelled)` without running the body: give your error type an `impl From<Cancelled>` (`std::io::Error` and `backoff_runtime::Error<E>` have one); another crate's error type cannot get one in your crate, so return `backoff_runtime::Error<ThatError>`"
+)]
+pub trait FromCancelled {
+    /// The error of a call cancelled before its first attempt.
+    fn from_cancelled(e: crate::Cancelled) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: From<crate::Cancelled>> FromCancelled for E {
+    #[inline]
+    fn from_cancelled(e: crate::Cancelled) -> Self {
+        E::from(e)
+    }
+}
+
 /// The error type of a function behind `throttle = ...`.
 #[diagnostic::on_unimplemented(
     message = "`#[retry]`: with `throttle`, the error type `{Self}` must implement `From<backoff_runtime::Rejected>`",

@@ -38,6 +38,7 @@ use core::time::Duration;
 use core::ops::ControlFlow;
 
 use crate::budget::RetryBudget;
+use crate::cancel::{Cancel, Cancelled};
 use crate::circuit::{CircuitBreaker, CircuitOpen};
 use crate::clock::{self, Clock};
 use crate::control::{Budget, Circuit, Throttle};
@@ -85,6 +86,7 @@ pub struct Retrying<
     G = NoHook,
     L = NoHook,
     U = NoHook,
+    C = NoCancel,
 > {
     policy: &'p Policy<S>,
     op: Op,
@@ -94,8 +96,13 @@ pub struct Retrying<
     throttle: Option<Throttling<'p, E>>,
     timeout: Option<Deadline<E>>,
     on_success: U,
+    cancel: C,
     outcome: PhantomData<fn() -> Result<T, E>>,
 }
+
+/// The `cancel` of a [`Retrying`] call that was given none.
+#[derive(Debug, Clone, Copy)]
+pub struct NoCancel;
 
 /// A whole-call timeout and how it becomes the call's error.
 type Deadline<E> = (Duration, fn(Elapsed) -> E);
@@ -170,19 +177,21 @@ impl<'p, S, Op, T, E> Retrying<'p, S, Op, T, E> {
             throttle: None,
             timeout: None,
             on_success: NoHook,
+            cancel: NoCancel,
             outcome: PhantomData,
         }
     }
 }
 
-impl<'p, S, Op, T, E, W, K, N, G, L, U> Retrying<'p, S, Op, T, E, W, K, N, G, L, U> {
-    /// The same call with its hooks mapped by `f`: what each hook's
-    /// method changes, the rest kept.
+impl<'p, S, Op, T, E, W, K, N, G, L, U, C> Retrying<'p, S, Op, T, E, W, K, N, G, L, U, C> {
+    /// The same call with its hooks mapped by `f` and its token by
+    /// `cancel`: what each builder changes, the rest kept.
     #[inline]
-    fn with_hooks<W2, K2, N2, G2, L2>(
+    fn with_hooks<W2, K2, N2, G2, L2, C2>(
         self,
         f: impl FnOnce(HookSet<W, K, N, NoHook, G, L>) -> HookSet<W2, K2, N2, NoHook, G2, L2>,
-    ) -> Retrying<'p, S, Op, T, E, W2, K2, N2, G2, L2, U> {
+        cancel: impl FnOnce(C) -> C2,
+    ) -> Retrying<'p, S, Op, T, E, W2, K2, N2, G2, L2, U, C2> {
         Retrying {
             policy: self.policy,
             op: self.op,
@@ -192,51 +201,97 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U> Retrying<'p, S, Op, T, E, W, K, N, G, L,
             throttle: self.throttle,
             timeout: self.timeout,
             on_success: self.on_success,
+            cancel: cancel(self.cancel),
             outcome: PhantomData,
         }
     }
 
+    /// Stops the call when `token` is cancelled: a cancel during a sleep
+    /// ends it at once (a blocking call waits on the token rather than in
+    /// `std::thread::sleep`), no further attempt runs, and the call returns
+    /// the last attempt's outcome (reason
+    /// [`Cancelled`](GiveUpReason::Cancelled); `on_giveup` and `fallback`
+    /// see it). A token cancelled before the first attempt fails the call
+    /// with `E::from(Cancelled)` without running `op`. An attempt in flight
+    /// is never interrupted. While a token is given, the outcome of a
+    /// failed attempt is kept during the sleep (an async call's future
+    /// holds it across the await).
+    ///
+    /// ```
+    /// use backoff_runtime::{CancelToken, GiveUpReason, Policy};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let token = CancelToken::new();
+    /// let canceller = token.clone();
+    /// tokio::spawn(async move {
+    ///     tokio::time::sleep(Duration::from_secs(5)).await;
+    ///     canceller.cancel(); // a shutdown
+    /// });
+    /// let start = tokio::time::Instant::now();
+    /// let mut reason = None;
+    /// let result: std::io::Result<()> = Policy::constant(Duration::from_secs(60))
+    ///     .retrying_async(async || Err(std::io::Error::other("down")))
+    ///     .on_giveup(|_, g| reason = Some(g.reason))
+    ///     .cancel(&token)
+    ///     .call_async()
+    ///     .await;
+    /// assert_eq!(result.unwrap_err().to_string(), "down"); // the last outcome
+    /// assert_eq!(reason, Some(GiveUpReason::Cancelled));
+    /// assert_eq!(start.elapsed(), Duration::from_secs(5)); // not 60
+    /// # }
+    /// ```
+    pub fn cancel<X: Cancel + ?Sized>(
+        self,
+        token: &'p X,
+    ) -> Retrying<'p, S, Op, T, E, W, K, N, G, L, U, &'p X>
+    where
+        E: From<Cancelled>,
+    {
+        self.with_hooks(|hooks| hooks, |_| token)
+    }
+
     /// Which errors to retry: `f` returns `bool` (`true` retries) or a
     /// [`Decision`]. Without it, every error is retried.
-    pub fn when<D, F>(self, f: F) -> Retrying<'p, S, Op, T, E, F, K, N, G, L, U>
+    pub fn when<D, F>(self, f: F) -> Retrying<'p, S, Op, T, E, F, K, N, G, L, U, C>
     where
         F: FnMut(&E) -> D,
         D: IntoDecision,
     {
-        self.with_hooks(|hooks| hooks.when(f))
+        self.with_hooks(|hooks| hooks.when(f), |c| c)
     }
 
     /// Which `Ok` values to retry like errors (a 503 an HTTP client returns
     /// as `Ok`): `true`, [`Decision::Retry`], `RetryAfter(d)` or `Throttled`
     /// retry it; `false` or [`Decision::Stop`] accept it. On giving up, the
     /// last `Ok` value is returned unchanged.
-    pub fn when_ok<D, F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, F, N, G, L, U>
+    pub fn when_ok<D, F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, F, N, G, L, U, C>
     where
         F: FnMut(&T) -> D,
         D: IntoDecision,
     {
-        self.with_hooks(|hooks| hooks.when_ok(f))
+        self.with_hooks(|hooks| hooks.when_ok(f), |c| c)
     }
 
     /// Called after each failed attempt that will be retried, before
     /// sleeping, with the outcome (an error, or an `Ok` that `when_ok`
     /// rejected) and the [`RetryEvent`].
-    pub fn on_retry<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, F, G, L, U>
+    pub fn on_retry<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, F, G, L, U, C>
     where
         F: FnMut(&Result<T, E>, &RetryEvent),
     {
-        self.with_hooks(|hooks| hooks.on_retry(f))
+        self.with_hooks(|hooks| hooks.on_retry(f), |c| c)
     }
 
     /// Called once when the call ends with an outcome it did not accept,
     /// just before returning it, with the [`GiveUp`] report (calls made,
     /// time since the call began, the [`GiveUpReason`]). Never called on
     /// success. Giving it reads the clock when the call begins.
-    pub fn on_giveup<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, N, F, L, U>
+    pub fn on_giveup<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, N, F, L, U, C>
     where
         F: FnOnce(&Result<T, E>, &GiveUp),
     {
-        self.with_hooks(|hooks| hooks.on_giveup(f))
+        self.with_hooks(|hooks| hooks.on_giveup(f), |c| c)
     }
 
     /// The call's result when it gives up with an error: `f` gets that
@@ -260,11 +315,11 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U> Retrying<'p, S, Op, T, E, W, K, N, G, L,
     ///     .call();
     /// assert_eq!(price, Ok(42));
     /// ```
-    pub fn fallback<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, N, G, F, U>
+    pub fn fallback<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, N, G, F, U, C>
     where
         F: FnOnce(E, &GiveUp) -> Result<T, E>,
     {
-        self.with_hooks(|hooks| hooks.fallback(f))
+        self.with_hooks(|hooks| hooks.fallback(f), |c| c)
     }
 
     /// Called once when the call returns an `Ok` it accepted (that
@@ -273,7 +328,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U> Retrying<'p, S, Op, T, E, W, K, N, G, L,
     /// began. Never called when the call gives up, also not for a
     /// [`fallback`](Retrying::fallback)'s value. Giving it reads the clock
     /// when the call begins.
-    pub fn on_success<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, N, G, L, F>
+    pub fn on_success<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, N, G, L, F, C>
     where
         F: FnOnce(&T, &SuccessEvent),
     {
@@ -286,6 +341,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U> Retrying<'p, S, Op, T, E, W, K, N, G, L,
             throttle: self.throttle,
             timeout: self.timeout,
             on_success: f,
+            cancel: self.cancel,
             outcome: PhantomData,
         }
     }
@@ -381,8 +437,8 @@ where
                 return refused;
             }
             run.recording.attempt_starts();
-            match run.after(&mut slot, op()) {
-                ControlFlow::Continue(delay) => crate::sleep::blocking(delay),
+            match run.after(&mut slot, op(), driver::Dropped) {
+                ControlFlow::Continue((delay, ())) => crate::sleep::blocking(delay),
                 ControlFlow::Break(outcome) => return run.ended(&slot, outcome, on_success),
             }
         }
@@ -408,36 +464,130 @@ where
                 }
                 calls = calls.saturating_add(1);
                 run.recording.attempt_starts();
-                match run.after(&mut slot, op().await) {
-                    ControlFlow::Continue(delay) if delay.is_zero() => {}
-                    ControlFlow::Continue(delay) => ::tokio::time::sleep(delay).await,
+                match run.after(&mut slot, op().await, driver::Dropped) {
+                    ControlFlow::Continue((delay, ())) if delay.is_zero() => {}
+                    ControlFlow::Continue((delay, ())) => ::tokio::time::sleep(delay).await,
                     ControlFlow::Break(outcome) => return outcome,
                 }
             }
         };
-        let outcome = match timeout {
-            None => attempts.await,
-            Some((limit, from)) => match ::tokio::time::timeout(limit, attempts).await {
-                Ok(outcome) => outcome,
-                Err(_) => {
-                    return driver::give_up(
-                        &driver::TimedOut(run.start.timed_out(calls)),
-                        Err(from(Elapsed)),
-                        &mut run.hooks,
-                        &NoTrace,
-                        &mut run.recording,
-                        None,
-                    );
+        match bounded(timeout, attempts).await {
+            Ok(outcome) => run.ended(&slot, outcome, on_success),
+            Err(elapsed) => run.timed_out(calls, elapsed),
+        }
+    }
+}
+
+impl<'p, S, Op, T, E, W, K, N, G, L, U, X> Retrying<'p, S, Op, T, E, W, K, N, G, L, U, &'p X>
+where
+    L: Fallback<T, E>,
+    S: Strategy,
+    W: Classify<E>,
+    K: Classify<T>,
+    N: OnRetry<T, E>,
+    G: OnGiveUp<T, E>,
+    U: OnSuccess<T>,
+    X: Cancel + ?Sized,
+    E: From<Cancelled>,
+{
+    /// Runs a blocking call until it succeeds, the policy gives up or the
+    /// token is cancelled, waiting on the token between attempts (see
+    /// [`cancel`](Retrying::cancel)).
+    pub fn call(self) -> Result<T, E>
+    where
+        Op: FnMut() -> Result<T, E>,
+    {
+        let cancel = self.cancel;
+        let (mut run, mut op, on_success) = self.run(clock::system);
+        let mut slot = None;
+        if cancel.is_cancelled() {
+            return run.cancelled(&mut slot, Err(E::from(Cancelled)));
+        }
+        loop {
+            if let Err(refused) = run.before_attempt(&mut slot) {
+                return refused;
+            }
+            run.recording.attempt_starts();
+            match run.after(&mut slot, op(), driver::Kept) {
+                ControlFlow::Continue((delay, outcome)) => {
+                    if crate::cancel::wait_unless(cancel, delay) {
+                        return run.cancelled(&mut slot, outcome);
+                    }
                 }
-            },
-        };
-        run.ended(&slot, outcome, on_success)
+                ControlFlow::Break(outcome) => return run.ended(&slot, outcome, on_success),
+            }
+        }
     }
 
+    /// Runs an async call until it succeeds, the policy gives up, the
+    /// [`timeout`](Retrying::timeout) passes or the token is cancelled,
+    /// racing each sleep against the token (see
+    /// [`cancel`](Retrying::cancel)).
+    #[cfg(feature = "tokio")]
+    pub async fn call_async(self) -> Result<T, E>
+    where
+        Op: AsyncFnMut() -> Result<T, E>,
+    {
+        let (timeout, cancel) = (self.timeout, self.cancel);
+        let (mut run, mut op, on_success) = self.run(clock::for_async());
+        let mut slot = None;
+        if cancel.is_cancelled() {
+            return run.cancelled(&mut slot, Err(E::from(Cancelled)));
+        }
+        let mut calls = 0u32;
+        let attempts = async {
+            loop {
+                if let Err(refused) = run.before_attempt(&mut slot) {
+                    return refused;
+                }
+                calls = calls.saturating_add(1);
+                run.recording.attempt_starts();
+                match run.after(&mut slot, op().await, driver::Kept) {
+                    ControlFlow::Continue((delay, outcome)) => {
+                        let sleep = (!delay.is_zero()).then(|| ::tokio::time::sleep(delay));
+                        if crate::cancel::sleep_unless(cancel, sleep).await {
+                            return run.cancelled(&mut slot, outcome);
+                        }
+                    }
+                    ControlFlow::Break(outcome) => return outcome,
+                }
+            }
+        };
+        match bounded(timeout, attempts).await {
+            Ok(outcome) => run.ended(&slot, outcome, on_success),
+            Err(elapsed) => run.timed_out(calls, elapsed),
+        }
+    }
+}
+
+/// `attempts` under the whole call's `timeout`, if any: `Err` with the
+/// call's error when it passed.
+#[cfg(feature = "tokio")]
+async fn bounded<T, E>(
+    timeout: Option<Deadline<E>>,
+    attempts: impl Future<Output = Result<T, E>>,
+) -> Result<Result<T, E>, E> {
+    let Some((limit, from)) = timeout else {
+        return Ok(attempts.await);
+    };
+    ::tokio::time::timeout(limit, attempts)
+        .await
+        .map_err(|_| from(Elapsed))
+}
+
+impl<'p, S, Op, T, E, W, K, N, G, L, U: OnSuccess<T>, C> Retrying<'p, S, Op, T, E, W, K, N, G, L, U, C> {
     /// The call's driver: where its state starts from, and its hooks; and
     /// the operation.
     #[allow(clippy::type_complexity)] // (one type parameter per hook)
-    fn run(self, clock: Clock) -> (Call<'p, S, E, W, K, N, G, L>, Op, U) {
+    fn run(self, clock: Clock) -> (Call<'p, S, E, W, K, N, G, L>, Op, U)
+    where
+        S: Strategy,
+        W: Classify<E>,
+        K: Classify<T>,
+        N: OnRetry<T, E>,
+        G: OnGiveUp<T, E>,
+        L: Fallback<T, E>,
+    {
         let timed =
             HookSet::<W, K, N, NoHook, G, L>::timed::<T, E>() || U::GIVEN || self.timeout.is_some();
         let start = Origin::at(
@@ -505,12 +655,15 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
         outcome
     }
 
-    /// After an attempt that ended with `outcome`: the driver's rule.
-    fn after<T>(
+    /// After an attempt that ended with `outcome`: the driver's rule, a
+    /// retry's outcome kept beside its delay as `K` says (by a call with a
+    /// token, for its wait; see [`driver::Keep`]).
+    fn after<T, K: driver::Keep<T, E>>(
         &mut self,
         slot: &mut Option<RetryState<'p, S>>,
         outcome: Result<T, E>,
-    ) -> ControlFlow<Result<T, E>, Duration>
+        keep: K,
+    ) -> ControlFlow<Result<T, E>, (Duration, K::Kept)>
     where
         H: Hooks<T, E>,
     {
@@ -518,8 +671,52 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
             slot,
             start: &self.start,
         };
+        let (hooks, recording) = (&mut self.hooks, &mut self.recording);
+        driver::after_attempt_as(&mut progress, outcome, hooks, &NoTrace, recording, keep)
+    }
+
+    /// The call's token was cancelled: it gives up with `outcome`.
+    #[cold]
+    fn cancelled<T>(
+        &mut self,
+        slot: &mut Option<RetryState<'p, S>>,
+        outcome: Result<T, E>,
+    ) -> Result<T, E>
+    where
+        H: Hooks<T, E>,
+    {
+        let progress = Lazy {
+            slot,
+            start: &self.start,
+        };
         let recording = &mut self.recording;
-        driver::after_attempt(&mut progress, outcome, &mut self.hooks, &NoTrace, recording)
+        driver::cancelled(
+            &progress,
+            outcome,
+            &mut self.hooks,
+            &NoTrace,
+            recording,
+            None,
+        )
+    }
+
+    /// The call's `timeout` passed after `calls` attempts began: it gives
+    /// up with `error`.
+    #[cfg(feature = "tokio")]
+    #[cold]
+    fn timed_out<T>(&mut self, calls: u32, error: E) -> Result<T, E>
+    where
+        H: Hooks<T, E>,
+    {
+        let progress = driver::TimedOut(self.start.timed_out(calls));
+        driver::give_up(
+            &progress,
+            Err(error),
+            &mut self.hooks,
+            &NoTrace,
+            &mut self.recording,
+            None,
+        )
     }
 
     /// Asks the breaker, if any, before an attempt: `Err` is the refused

@@ -116,6 +116,40 @@ fn kind_of(e: &Fail) -> FailKind {
     }
 }
 
+/// The error of the `*_own_loop` and `*_cancel` rows: a type of their
+/// own, so that their loops share no instance with the other rows' (which
+/// would move those rows' figures: the optimizer inlines a function used
+/// once, not one used twice).
+#[derive(Debug)]
+struct Stopped;
+
+impl From<backoff_runtime::Cancelled> for Stopped {
+    fn from(_: backoff_runtime::Cancelled) -> Self {
+        Stopped
+    }
+}
+
+/// The schedule of the `*_own_loop` and `*_cancel` rows: no delay, as
+/// `immediate`, through a strategy of their own (the same reason).
+struct Zero;
+
+impl Strategy for Zero {
+    fn delay(&self, _: u32, _: Option<Duration>, _: &mut backoff_runtime::JitterRng) -> Duration {
+        Duration::ZERO
+    }
+}
+
+static ZERO: Policy<Zero> = Policy::from_strategy(Zero).unlimited_attempts();
+
+/// [`flaky`], as a [`Stopped`].
+fn flaky_stopped(left: &Cell<u64>) -> Result<u64, Stopped> {
+    flaky(left).map_err(|_| Stopped)
+}
+
+/// The token of the `*_cancel` rows, never cancelled.
+static TOKEN: std::sync::LazyLock<backoff_runtime::CancelToken> =
+    std::sync::LazyLock::new(backoff_runtime::CancelToken::new);
+
 impl From<CircuitOpen> for Fail {
     fn from(_: CircuitOpen) -> Self {
         Fail(u64::MAX)
@@ -591,6 +625,22 @@ mod failing {
         flaky(left)
     }
 
+    /// The function's own loop, a zero delay and a no-op sleep: the
+    /// `*_cancel` rows without the token.
+    #[inline(never)]
+    #[retry(policy = &ZERO, sleep = noop_sync)]
+    pub(crate) fn with_own_loop(left: &Cell<u64>) -> Result<u64, Stopped> {
+        flaky_stopped(left)
+    }
+
+    /// `cancel`: the function's own loop, the outcome kept across the
+    /// (zero) delay, the token asked at each retry.
+    #[inline(never)]
+    #[retry(policy = &ZERO, cancel = &*TOKEN)]
+    pub(crate) fn with_cancel(left: &Cell<u64>) -> Result<u64, Stopped> {
+        flaky_stopped(left)
+    }
+
     #[inline(never)]
     #[retry(attempts = unlimited, sleep = noop_sync)]
     pub(crate) fn with_retry_jitter(left: &Cell<u64>) -> Result<u64, Fail> {
@@ -856,6 +906,18 @@ mod failing {
     }
 
     #[inline(never)]
+    #[retry(policy = &ZERO, sleep = noop)]
+    pub(crate) async fn with_own_loop_async(left: &Cell<u64>) -> Result<u64, Stopped> {
+        flaky_stopped(left)
+    }
+
+    #[inline(never)]
+    #[retry(policy = &ZERO, cancel = &*TOKEN)]
+    pub(crate) async fn with_cancel_async(left: &Cell<u64>) -> Result<u64, Stopped> {
+        flaky_stopped(left)
+    }
+
+    #[inline(never)]
     #[retry(attempts = unlimited, sleep = noop)]
     pub(crate) async fn with_retry_jitter_async(left: &Cell<u64>) -> Result<u64, Fail> {
         flaky(left)
@@ -905,7 +967,7 @@ fn run_async<F: Future<Output = Result<u64, Fail>>>(n: u64, f: impl Fn(u64) -> F
 }
 
 /// `n` calls of a sync failure-path version, each failing `failures` times.
-fn run_failing(n: u64, failures: u64, f: impl Fn(&Cell<u64>) -> Result<u64, Fail>) -> u64 {
+fn run_failing<Er>(n: u64, failures: u64, f: impl Fn(&Cell<u64>) -> Result<u64, Er>) -> u64 {
     let left = Cell::new(0);
     let mut acc = 0u64;
     for _ in 0..n {
@@ -916,7 +978,7 @@ fn run_failing(n: u64, failures: u64, f: impl Fn(&Cell<u64>) -> Result<u64, Fail
 }
 
 /// [`run_failing`] for an async version, inside one `block_on`.
-fn run_failing_async<'a, F: Future<Output = Result<u64, Fail>> + 'a>(
+fn run_failing_async<'a, Er, F: Future<Output = Result<u64, Er>> + 'a>(
     n: u64,
     failures: u64,
     left: &'a Cell<u64>,
@@ -1050,6 +1112,8 @@ const GROUPS: &[Group] = &[
             "fail_sync/state_loop_chain",
             "fail_sync/retry_sum",
             "fail_sync/state_loop_sum",
+            "fail_sync/retry_own_loop",
+            "fail_sync/retry_cancel",
         ],
     },
     Group {
@@ -1067,6 +1131,8 @@ const GROUPS: &[Group] = &[
             "fail_async/state_loop_jitter",
             "fail_async/step_loop_jitter",
             "fail_async/backon_jitter",
+            "fail_async/retry_own_loop",
+            "fail_async/retry_cancel",
         ],
     },
 ];
@@ -1162,6 +1228,14 @@ fn run_case(case: &str, n: u64, failures: u64) -> Option<u64> {
         "fail_sync/step_loop_jitter" => run_failing(n, failures, failing::step_loop_jitter),
         "fail_sync/retry_jitter" => run_failing(n, failures, failing::with_retry_jitter),
         "fail_sync/backon_jitter" => run_failing(n, failures, failing::with_backon_jitter),
+        "fail_sync/retry_own_loop" => run_failing(n, failures, failing::with_own_loop),
+        "fail_sync/retry_cancel" => run_failing(n, failures, failing::with_cancel),
+        "fail_async/retry_own_loop" => {
+            run_failing_async(n, failures, &left, failing::with_own_loop_async)
+        }
+        "fail_async/retry_cancel" => {
+            run_failing_async(n, failures, &left, failing::with_cancel_async)
+        }
         "fail_async/hand_loop" => run_failing_async(n, failures, &left, failing::hand_async),
         "fail_async/retry" => run_failing_async(n, failures, &left, failing::with_retry_async),
         "fail_async/retry_when" => run_failing_async(n, failures, &left, failing::with_when_async),

@@ -115,7 +115,7 @@ impl StrategyKind {
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
 /// the strategies' ([`StrategyKind::NAMES`]), then these.
-pub(super) const OTHER_ARGUMENTS: [&str; 29] = [
+pub(super) const OTHER_ARGUMENTS: [&str; 30] = [
     "attempts",
     "jitter",
     "max_elapsed",
@@ -145,6 +145,7 @@ pub(super) const OTHER_ARGUMENTS: [&str; 29] = [
     "chaos",
     "reset_after",
     "on_success",
+    "cancel",
 ];
 
 /// [`StrategyKind::NAMES`] and [`OTHER_ARGUMENTS`].

@@ -147,12 +147,16 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             quote! {
                 let __backoff_attempt = #asyncness |__backoff_context: #p::AttemptContext| -> #ret #closure_body;
             },
-            quote! {
-                .call_with_context(|__backoff_context: #p::AttemptContext| {
-                    #count_call
-                    __backoff_attempt(__backoff_context)
-                })
-            },
+            super::cancel::hedged_call(
+                n,
+                true,
+                quote! {
+                    |__backoff_context: #p::AttemptContext| {
+                        #count_call
+                        __backoff_attempt(__backoff_context)
+                    }
+                },
+            ),
         )
     } else {
         let attempt = match &args.attempt_timeout {
@@ -168,10 +172,14 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
         };
         (
             TokenStream::new(),
-            quote!(.call(|| {
-                #count_call
-                #attempt
-            })),
+            super::cancel::hedged_call(
+                n,
+                false,
+                quote!(|| {
+                    #count_call
+                    #attempt
+                }),
+            ),
         )
     };
     let hedged = quote! {
@@ -191,6 +199,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
         Some(t) => timeout(n, t, &hedged, &finish),
         None => (TokenStream::new(), quote!(#hedged.await)),
     };
+    let outcome = super::cancel::before_hedged(n, outcome, gives_up);
     quote! {
         #import
         static __BACKOFF_HEDGE_POLICY: #p::Policy = #p::Policy::immediate()

@@ -306,6 +306,7 @@ pub(super) fn keeps_no_state_but_when(args: &RetryArgs) -> bool {
         && args.throttle.is_none()
         && args.context.is_none()
         && args.on_success.is_none()
+        && args.cancel.is_none()
 }
 
 /// Whether the loop keeps nothing for the arguments but the policy: no

@@ -45,6 +45,9 @@ pub(super) fn sleep(n: &Names<'_>) -> TokenStream {
         };
         (p, call)
     };
+    if let Some(c) = args.cancel.as_ref().filter(|_| !n.is_async) {
+        return super::cancel::sleep(n, c, None);
+    }
     match (&args.sleep, n.is_async) {
         (Some(s), false) => {
             let (p, call) = sleep_call(s);
@@ -54,6 +57,11 @@ pub(super) fn sleep(n: &Names<'_>) -> TokenStream {
         }
         (Some(s), true) => {
             let (p, call) = sleep_call(s);
+            if let Some(c) = &args.cancel {
+                let sleeping =
+                    quote_spanned!(s.span=> <_ as #p::AsyncSleepReturn<_>>::sleeping(#call));
+                return super::cancel::sleep(n, c, Some(sleeping));
+            }
             quote_spanned! {s.span=>
                 <_ as #p::AsyncSleepReturn<_>>::sleeping(#call).await;
             }
@@ -64,6 +72,9 @@ pub(super) fn sleep(n: &Names<'_>) -> TokenStream {
             let sleeping = quote_spanned! {sleep_span=>
                 <#ps::DefaultSleep as #ps::AsyncSleep>::sleep(#delay)
             };
+            if let Some(c) = &args.cancel {
+                return super::cancel::sleep(n, c, Some(sleeping));
+            }
             quote! {
                 // (Tested by value: a borrow of the delay would keep it in
                 // the future across the sleep.)

@@ -96,6 +96,9 @@ pub(super) fn after_attempt(n: &Names<'_>) -> TokenStream {
             )
         }
     };
+    if n.args.cancel.is_some() {
+        return super::cancel::after_attempt(n, value, decision, function);
+    }
     let tracer = n.tracer(&outcome.to_string(), "__backoff_outcome");
     let hooked = if on_retry.is_some() { "_hooked" } else { "" };
     let after = syn::Ident::new(&format!("{after}{hooked}"), proc_macro2::Span::call_site());

@@ -46,6 +46,9 @@ pub(super) fn check_generic_error(
     if args.throttle.is_some() {
         needs.push(("throttle", "Rejected"));
     }
+    if args.cancel.is_some() {
+        needs.push(("cancel", "Cancelled"));
+    }
     if is_async && (args.timeout.is_some() || args.attempt_timeout.is_some()) {
         let name = if args.timeout.is_some() {
             "timeout"

@@ -41,7 +41,7 @@ pub use crate::decision::{Decision, IntoDecision};
 pub use crate::driver::{NoTrace, Origin, Trace};
 pub use crate::event::{AttemptContext, RetryEvent};
 #[cfg(feature = "tokio")]
-pub use crate::hedge::{HedgeDelay, Latency};
+pub use crate::hedge::{Cancellable, HedgeDelay, Latency, WithContext};
 pub use crate::hooks::{Classify, HookSet, NoHook, OnGiveUp, OnRetry, RetryAll};
 pub use crate::jitter::Jitter;
 pub use crate::kind::Kind;

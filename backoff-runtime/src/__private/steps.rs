@@ -7,6 +7,9 @@ use crate::record::{CompactRecording, Records};
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
 
+mod cancelling;
+pub use cancelling::*;
+
 /// The call's start, read before the first attempt only if something needs
 /// the time (`timed`, or a deadline); the state itself is built on the first
 /// failure, so a success builds nothing.
@@ -147,7 +150,10 @@ impl<P: FixedOrigin> Form for Compact<P> {
         outcome: Result<T, E>,
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        step(self, function, trace, decision, outcome, on_retry)
+        let dropped = driver::Dropped;
+        driver::unit(step(
+            self, function, trace, decision, outcome, on_retry, dropped,
+        ))
     }
 
     #[inline(always)]
@@ -368,7 +374,10 @@ impl<'p, S: Strategy + 'p, K: Kept<'p, S>> Form for Full<'p, S, K> {
         outcome: Result<T, E>,
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        step(self, function, trace, decision, outcome, on_retry)
+        let dropped = driver::Dropped;
+        driver::unit(step(
+            self, function, trace, decision, outcome, on_retry, dropped,
+        ))
     }
 
     #[inline(always)]
@@ -629,22 +638,25 @@ impl<F: Form> Call<F> {
 
 /// After an attempt, through the driver's rule, with the one adapter of
 /// hooks ([`HookSet`]): the verdict decided, `on_retry`, and the report
-/// kept for the give-up hooks (where: [`Form::step`]).
+/// kept for the give-up hooks (where: [`Form::step`]). What `K` keeps of a
+/// retry's outcome is kept beside its delay (see [`driver::Keep`]).
 #[inline(always)]
-fn step<F: Form, T, E, N: OnRetry<T, E>>(
+fn step<F: Form, T, E, N: OnRetry<T, E>, K: driver::Keep<T, E>>(
     form: &mut F,
     function: &'static str,
     trace: impl Trace<E>,
     decision: impl Verdict<T, E>,
     outcome: Result<T, E>,
     on_retry: N,
-) -> ControlFlow<Ended<T, E>, Duration> {
+    keep: K,
+) -> ControlFlow<Ended<T, E>, (Duration, K::Kept)> {
     let mut report = None;
     let mut hooks: Dispatch<'_, _, N> =
         HookSet::of(decision, decision, on_retry, Keep(&mut report));
     let (mut progress, mut recording) = form.parts(function);
-    match driver::after_attempt(&mut progress, outcome, &mut hooks, &trace, &mut recording) {
-        ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
+    let (hooks, recording) = (&mut hooks, &mut recording);
+    match driver::after_attempt_as(&mut progress, outcome, hooks, &trace, recording, keep) {
+        ControlFlow::Continue(kept) => ControlFlow::Continue(kept),
         ControlFlow::Break(result) => ControlFlow::Break(Ended::resume(result, report)),
     }
 }

@@ -91,10 +91,12 @@ pub fn trace_give_up(function: &str, outcome: &dyn core::fmt::Display, report: &
             target: "backoff_runtime",
             function, attempts, reason, failure_kind, error = %outcome, "giving up"
         ),
-        GiveUpReason::Stopped | GiveUpReason::CircuitOpen => ::tracing::warn!(
-            target: "backoff_runtime",
-            function, attempts, reason, failure_kind, error = %outcome, "giving up"
-        ),
+        GiveUpReason::Stopped | GiveUpReason::CircuitOpen | GiveUpReason::Cancelled => {
+            ::tracing::warn!(
+                target: "backoff_runtime",
+                function, attempts, reason, failure_kind, error = %outcome, "giving up"
+            )
+        }
         _ => ::tracing::error!(
             target: "backoff_runtime",
             function, attempts, reason, failure_kind, error = %outcome, "giving up"

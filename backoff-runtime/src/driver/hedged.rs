@@ -72,6 +72,8 @@ pub(crate) struct HedgeCount {
     pub(crate) in_flight: bool,
     /// Whether a slot is free for another.
     pub(crate) room: bool,
+    /// Whether the call's token was cancelled: no other starts.
+    pub(crate) cancelled: bool,
     /// Attempts started so far.
     pub(crate) started: u32,
     /// Of those, how many the delay started.
@@ -99,6 +101,7 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
     let HedgeCount {
         in_flight,
         room,
+        cancelled,
         started,
         hedges,
     } = count;
@@ -113,7 +116,7 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
     // The attempt limit, at most the slots, leaves room for what it
     // grants, but for a throttled schedule's own limit: `room`.)
     match progress.step(decision) {
-        Some(_) if room => {
+        Some(_) if room && !cancelled => {
             recording.retried(outcome.is_ok(), Duration::ZERO);
             let event = progress.event(Duration::ZERO);
             if H::ON_RETRY {
@@ -132,7 +135,13 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
         }
         _ => {
             let ended = Some(outcome.is_ok());
-            Hedging::Done(give_up(&progress, outcome, hooks, trace, recording, ended))
+            // (With attempts left, the token ended the call: the steps the
+            // attempts it kept from starting took do not count.)
+            Hedging::Done(if cancelled && room && !stop {
+                super::cancelled(&progress, outcome, hooks, trace, recording, ended)
+            } else {
+                give_up(&progress, outcome, hooks, trace, recording, ended)
+            })
         }
     }
 }

@@ -193,7 +193,7 @@ where
                 && sleep.poll(cx).is_ready()
             {
                 call.armed = false;
-                let granted = {
+                let granted = !call.op.cancelled() && {
                     let mut progress = Lazy {
                         slot: &mut call.state,
                         start: &call.start,
@@ -237,6 +237,8 @@ where
                 let state = call.state.get_or_insert_with(|| call.start.state());
                 state.put_permit(Some(permit));
             }
+            // (A constant `false` but for the attribute's `cancel`.)
+            let cancelled = call.op.cancelled();
             let mut progress = Lazy {
                 slot: &mut call.state,
                 start: &call.start,
@@ -256,6 +258,7 @@ where
                 HedgeCount {
                     in_flight: call.in_flight > 0,
                     room: call.started < call.limit,
+                    cancelled,
                     started: call.started,
                     hedges: call.hedges,
                 },

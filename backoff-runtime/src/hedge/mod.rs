@@ -115,7 +115,9 @@ mod slots;
 pub use call::Hedged;
 use call::*;
 pub use delay::{HedgeDelay, Latency};
-use op::{HedgeOp, NoCircuit, Refuse, WithContext};
+#[doc(hidden)]
+pub use op::{Cancellable, WithContext};
+use op::{HedgeOp, NoCircuit, Refuse};
 use slots::*;
 
 /// The most attempts a hedged call holds (gRPC caps hedging at 5).
@@ -558,6 +560,29 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
         C: Refuse<E>,
         S: Strategy,
         Op: Fn() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        Capacity<N>: Holds<'p, Fut>,
+        W: Classify<E>,
+        K: Classify<T>,
+        R: OnRetry<T, E>,
+        H: OnHedge,
+        G: OnGiveUp<T, E>,
+    {
+        self.hedged(op)
+    }
+
+    /// The attribute's call beside `cancel`: `op` is a [`Cancellable`]
+    /// (see there), over either kind of operation.
+    #[doc(hidden)]
+    #[allow(clippy::type_complexity)] // (the `Hedged` of `call`)
+    pub fn call_op<T, E, Op, Fut>(
+        self,
+        op: Op,
+    ) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, H, G>
+    where
+        C: Refuse<E>,
+        S: Strategy,
+        Op: HedgeOp<Fut>,
         Fut: Future<Output = Result<T, E>>,
         Capacity<N>: Holds<'p, Fut>,
         W: Classify<E>,

@@ -10,6 +10,34 @@ use super::*;
 pub trait HedgeOp<Fut> {
     /// Makes attempt `context.attempt`'s future.
     fn attempt(&self, context: AttemptContext) -> Fut;
+
+    /// Whether the attribute's `cancel` token was cancelled: no attempt
+    /// starts then ([`Cancellable`]); never, for any other operation.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn cancelled(&self) -> bool {
+        false
+    }
+}
+
+/// The attribute's `cancel` beside `hedge`: an operation (`F`, either kind)
+/// and whether the token was cancelled. Once it is, no attempt starts (no
+/// hedge, no retry) and none in flight is dropped; when the last one in
+/// flight fails, the call gives up with its outcome, reason
+/// [`Cancelled`](crate::GiveUpReason::Cancelled). (The attribute asks the
+/// token before the first attempt itself.)
+#[doc(hidden)]
+pub struct Cancellable<'a, F>(pub F, pub &'a (dyn Fn() -> bool + Sync));
+
+impl<F: HedgeOp<Fut>, Fut> HedgeOp<Fut> for Cancellable<'_, F> {
+    #[inline]
+    fn attempt(&self, context: AttemptContext) -> Fut {
+        self.0.attempt(context)
+    }
+
+    fn cancelled(&self) -> bool {
+        (self.1)()
+    }
 }
 
 impl<F: Fn() -> Fut, Fut> HedgeOp<Fut> for F {
