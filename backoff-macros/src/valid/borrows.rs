@@ -14,11 +14,13 @@
 //! itself to something (`Ok(Field { multipart: self })`,
 //! `Ok(Compiler { builder, state })`).
 //!
-//! A shared borrow (`-> Result<&str, E>`) is left to rustc: it compiles
-//! when the body borrows distinct fields.
+//! A shared borrow (`-> Result<&str, E>`) compiles when the body borrows
+//! distinct fields; it is refused when the body certainly takes the `&mut`
+//! whole and uniquely (`&mut *self`, `buf[i] = ..`, `buf.iter_mut()`,
+//! `self.buffer()` beside `self.kind = ..`), and otherwise left to rustc.
 
 use syn::visit::Visit;
-use syn::{FnArg, Pat, Signature, Type};
+use syn::{Expr, FnArg, Pat, Signature, Type};
 
 use crate::errors::Errors;
 
@@ -44,6 +46,8 @@ struct Unique {
     all: Vec<(Option<String>, proc_macro2::Span)>,
     /// Every type with a lifetime holds one (the body hands a `&mut` over).
     any_holder: bool,
+    /// Shared references too (the body uses the `&mut` mutably).
+    shared: bool,
 }
 
 /// Whether a type's name has the word `Mut` (`IterMut`,
@@ -55,10 +59,10 @@ fn says_mut(name: &str) -> bool {
 
 impl<'ast> Visit<'ast> for Unique {
     fn visit_type_reference(&mut self, node: &'ast syn::TypeReference) {
-        if let Some(m) = node.mutability {
+        if node.mutability.is_some() || self.shared {
             let lifetime = node.lifetime.as_ref().map(|l| l.ident.to_string());
             let lifetime = lifetime.filter(|l| l != "_");
-            self.all.push((lifetime, m.span));
+            self.all.push((lifetime, node.and_token.span));
         }
         syn::visit::visit_type_reference(self, node);
     }
@@ -102,9 +106,13 @@ impl<'ast> Visit<'ast> for Unique {
 
 const WAYS_OUT: &str = "return owned data, or split the function: retry the fallible work in one function and take the borrow in a second one, without `#[retry]`";
 
+/// For a shared borrow: the body may also touch only what it does not
+/// return.
+const WAYS_OUT_SHARED: &str = "return owned data; in the body, mutate only fields the value returned does not borrow (`self.pos += 1`, not a method of `self`); or split the function: retry the fallible work in one function and take the borrow in a second one, without `#[retry]`";
+
 /// The unique borrows of the `Ok` type, by the `&mut` they come from.
 pub(super) fn check_unique_borrows(sig: &Signature, is_async: bool, errors: &mut Errors) {
-    refuse_unique_borrows(sig, is_async, None, errors);
+    refuse_unique_borrows(sig, is_async, How::Named, errors);
 }
 
 /// Beside a body that hands a `&mut` it was given to something (a field,
@@ -148,28 +156,178 @@ pub(crate) fn check_borrows_handed_over(
         ..Unique::default()
     };
     any.visit_type(ok);
-    if named.all.is_empty() && !any.all.is_empty() {
-        let handed = super::moves::handed_over(block, &mutable);
-        if !handed.is_empty() {
-            refuse_unique_borrows(sig, is_async, Some(&handed), errors);
+    if !named.all.is_empty() {
+        return;
+    }
+    let handed = super::moves::handed_over(block, &mutable);
+    if !any.all.is_empty() && !handed.is_empty() {
+        refuse_unique_borrows(sig, is_async, How::Handed(&handed), errors);
+        return;
+    }
+    // A shared borrow, beside a body that takes the `&mut` whole.
+    let mut used = Mutates {
+        names: &mutable,
+        found: Vec::new(),
+        methods: Vec::new(),
+        fields: false,
+    };
+    // (The body as tokens, parsed here: see `moves`.)
+    if let Ok(block) = syn::parse2::<syn::Block>(quote::ToTokens::to_token_stream(block)) {
+        used.visit_block(&block);
+    }
+    if used.fields {
+        // (A method of `self` beside a field it mutates: the attempts
+        // capture all of `*self` uniquely.)
+        used.found.append(&mut used.methods);
+    }
+    // (A named lifetime another parameter has too may be what the `Ok`
+    // value borrows.)
+    used.found.retain(|(name, _)| !lifetime_shared(sig, name));
+    if !used.found.is_empty() {
+        refuse_unique_borrows(sig, is_async, How::Mutated(&used.found), errors);
+    }
+}
+
+/// Whether the named lifetime of the `&mut` parameter `name` (or `self`)
+/// appears in another parameter's type.
+fn lifetime_shared(sig: &Signature, name: &str) -> bool {
+    struct Lifetimes(Vec<String>);
+    impl<'ast> Visit<'ast> for Lifetimes {
+        fn visit_lifetime(&mut self, l: &'ast syn::Lifetime) {
+            self.0.push(l.ident.to_string());
+        }
+    }
+    let mut own = None;
+    let mut others = Lifetimes(Vec::new());
+    for input in &sig.inputs {
+        let FnArg::Typed(t) = input else {
+            let lifetime = sig.receiver().and_then(receiver_borrow).and_then(|(l, _)| l);
+            match lifetime.map(|l| l.ident.to_string()) {
+                l if name == "self" => own = l,
+                l => others.0.extend(l),
+            }
+            continue;
+        };
+        let this = match ungrouped_pat(&t.pat) {
+            Pat::Ident(p) => p.ident.to_string(),
+            _ => String::new(),
+        };
+        match ungrouped_type(&t.ty) {
+            Type::Reference(r) if this == name => {
+                own = r.lifetime.as_ref().map(|l| l.ident.to_string());
+            }
+            ty => others.visit_type(ty),
+        }
+    }
+    own.is_some_and(|l| others.0.contains(&l))
+}
+
+/// Why a borrow in the `Ok` type holds a `&mut` uniquely.
+#[derive(Clone, Copy)]
+enum How<'a> {
+    /// Its type says so (`&mut T`, `IterMut<'_, T>`).
+    Named,
+    /// The body hands these `&mut`s over: any type of their lifetime.
+    Handed(&'a [String]),
+    /// The body uses these `&mut`s mutably (each with the use, as in
+    /// `self.advance()`): any borrow of their lifetime, shared too.
+    Mutated(&'a [(String, String)]),
+}
+
+/// Methods of `std` that take `&mut self` (besides the `.._mut` ones).
+const MUTATORS: &[&str] = &[
+    "push", "push_str", "insert", "clear", "extend", "extend_from_slice", "truncate",
+    "remove", "drain", "pop", "sort", "sort_unstable", "reverse", "fill", "swap",
+    "copy_from_slice", "append", "retain", "resize", "write", "write_all", "read",
+    "read_exact", "read_to_end", "read_to_string",
+];
+
+/// The uses of `names` (the `&mut`s given) that take one whole and
+/// uniquely: `&mut *x`, `&mut x[..]`, `*x = ..`, `x[i] = ..`, a mutator
+/// (`x.push(..)`, `x.iter_mut()`); and, kept apart, any method called on
+/// one (`self.advance()`, which may take `&self`), with whether a field is
+/// mutated (`self.pos += 1`, `&mut self.buf`).
+struct Mutates<'a> {
+    names: &'a [String],
+    found: Vec<(String, String)>,
+    methods: Vec<(String, String)>,
+    fields: bool,
+}
+
+impl Mutates<'_> {
+    /// The name `expr` is (`x`, `(x)`, `*x`), if one of `names`.
+    fn named(&self, expr: &Expr) -> Option<String> {
+        match expr {
+            Expr::Paren(p) => self.named(&p.expr),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => self.named(&u.expr),
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .filter(|n| self.names.contains(n)),
+            _ => None,
+        }
+    }
+
+    /// A place written through: `*x`, `x[i]` (a use of `x` whole) or
+    /// `x.field` (of a field).
+    fn written(&mut self, place: &Expr, what: &str) {
+        match place {
+            Expr::Index(i) => self.written(&i.expr, what),
+            Expr::Field(f) if self.named(&f.base).is_some() => self.fields = true,
+            Expr::Field(f) => self.written(&f.base, what),
+            _ => {
+                if let Some(name) = self.named(place) {
+                    let what = what.replace("NAME", &name);
+                    self.found.push((name, what));
+                }
+            }
         }
     }
 }
 
-/// `handed`: the `&mut`s the body hands over, whose lifetime any type
-/// holds (`None`: the types that say they hold one, of any `&mut`).
-fn refuse_unique_borrows(
-    sig: &Signature,
-    is_async: bool,
-    handed: Option<&[String]>,
-    errors: &mut Errors,
-) {
+impl<'ast> Visit<'ast> for Mutates<'_> {
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        match e {
+            Expr::Reference(r) if r.mutability.is_some() => {
+                self.written(&r.expr, "a `&mut` of `NAME`");
+            }
+            Expr::Assign(a) => self.written(&a.left, "an assignment through `NAME`"),
+            Expr::Binary(b) if matches!(b.op, syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_) | syn::BinOp::MulAssign(_) | syn::BinOp::DivAssign(_) | syn::BinOp::RemAssign(_) | syn::BinOp::BitAndAssign(_) | syn::BinOp::BitOrAssign(_) | syn::BinOp::BitXorAssign(_) | syn::BinOp::ShlAssign(_) | syn::BinOp::ShrAssign(_)) => {
+                self.written(&b.left, "an assignment through `NAME`");
+            }
+            Expr::MethodCall(m) => {
+                let method = m.method.to_string();
+                let what = format!("`NAME.{method}(..)`");
+                if method.ends_with("_mut") || MUTATORS.contains(&method.as_str()) {
+                    self.written(&m.receiver, &what);
+                } else if let Some(name) = self.named(&m.receiver) {
+                    self.methods.push((name.clone(), what.replace("NAME", &name)));
+                }
+            }
+            _ => {}
+        }
+        syn::visit::visit_expr(self, e);
+    }
+
+    // Items and closures' own parameters are left as `moves` leaves them.
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// `how`: which `&mut`s, and which borrows of the `Ok` type hold them.
+fn refuse_unique_borrows(sig: &Signature, is_async: bool, how: How<'_>, errors: &mut Errors) {
     let Some(ok) = ok_type(&sig.output) else {
         return;
     };
-    let eligible = |name: &str| handed.is_none_or(|h| h.iter().any(|n| n == name));
+    let use_of = |name: &str| match how {
+        How::Named => Some(String::new()),
+        How::Handed(h) => h.iter().any(|n| n == name).then(String::new),
+        How::Mutated(m) => m.iter().find(|(n, _)| n == name).map(|(_, u)| u.clone()),
+    };
+    let eligible = |name: &str| use_of(name).is_some();
     let mut found = Unique {
-        any_holder: handed.is_some(),
+        any_holder: !matches!(how, How::Named),
+        shared: matches!(how, How::Mutated(_)),
         ..Unique::default()
     };
     found.visit_type(ok);
@@ -194,10 +352,11 @@ fn refuse_unique_borrows(
             .iter()
             .find(|(l, _)| l.is_none() || *l == lifetime)
         {
-            errors.push(syn::Error::new(
-                *span,
-                format!("`#[retry]` cannot return a unique borrow of `self` from {kind} that takes `&mut self`: each attempt borrows `self` again, and a unique borrow handed out by one attempt would still hold it ({rustc}); {WAYS_OUT}"),
-            ));
+            let message = match use_of("self").filter(|u| !u.is_empty()) {
+                Some(used) => format!("`#[retry]` cannot return a borrow of `self` from {kind} whose body takes all of `self` uniquely ({used}): each attempt borrows `self` again, and a borrow handed out by one attempt would still hold it ({rustc}); {WAYS_OUT_SHARED}"),
+                None => format!("`#[retry]` cannot return a unique borrow of `self` from {kind} that takes `&mut self`: each attempt borrows `self` again, and a unique borrow handed out by one attempt would still hold it ({rustc}); {WAYS_OUT}"),
+            };
+            errors.push(syn::Error::new(*span, message));
             return;
         }
     }
@@ -208,7 +367,7 @@ fn refuse_unique_borrows(
         };
         let handed_over = match ungrouped_pat(&t.pat) {
             Pat::Ident(p) => eligible(&p.ident.to_string()),
-            _ => handed.is_none(),
+            _ => matches!(how, How::Named),
         };
         if r.mutability.is_none() || !handed_over {
             continue;
@@ -222,14 +381,15 @@ fn refuse_unique_borrows(
             (Some(_), None) => false,
         });
         if let Some((_, span)) = borrowed {
-            let name = match ungrouped_pat(&t.pat) {
-                Pat::Ident(p) => format!("`{}`", p.ident),
-                _ => "this `&mut` parameter".to_owned(),
+            let (name, used) = match ungrouped_pat(&t.pat) {
+                Pat::Ident(p) => (format!("`{}`", p.ident), use_of(&p.ident.to_string())),
+                _ => ("this `&mut` parameter".to_owned(), None),
             };
-            errors.push(syn::Error::new(
-                *span,
-                format!("`#[retry]` cannot return a unique borrow of {name} from {kind}: each attempt reborrows {name}, and a unique borrow handed out by one attempt would still hold it ({rustc}); {WAYS_OUT}"),
-            ));
+            let message = match used.filter(|u| !u.is_empty()) {
+                Some(used) => format!("`#[retry]` cannot return a borrow of {name} from {kind} whose body takes it uniquely ({used}): each attempt reborrows {name}, and a borrow handed out by one attempt would still hold it ({rustc}); {WAYS_OUT}"),
+                None => format!("`#[retry]` cannot return a unique borrow of {name} from {kind}: each attempt reborrows {name}, and a unique borrow handed out by one attempt would still hold it ({rustc}); {WAYS_OUT}"),
+            };
+            errors.push(syn::Error::new(*span, message));
             return;
         }
     }
