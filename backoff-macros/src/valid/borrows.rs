@@ -62,7 +62,8 @@ impl<'ast> Visit<'ast> for Unique {
         if node.mutability.is_some() || self.shared {
             let lifetime = node.lifetime.as_ref().map(|l| l.ident.to_string());
             let lifetime = lifetime.filter(|l| l != "_");
-            self.all.push((lifetime, node.and_token.span));
+            let span = node.mutability.map_or(node.and_token.span, |m| m.span);
+            self.all.push((lifetime, span));
         }
         syn::visit::visit_type_reference(self, node);
     }
