@@ -104,9 +104,8 @@ pub(crate) fn check_struct_bindings(block: &syn::Block, args: &RetryArgs, errors
     if let Ok(block) = syn::parse2::<syn::Block>(tokens) {
         bindings.visit_block(&block);
     }
-    for hook in [&args.when, &args.when_ok, &args.on_retry, &args.on_giveup, &args.fallback] {
-        if let Some(hook) = hook {
-            bindings.visit_expr(&hook.value);
-        }
+    let hooks = [&args.when, &args.when_ok, &args.on_retry, &args.on_giveup, &args.fallback];
+    for hook in hooks.into_iter().flatten() {
+        bindings.visit_expr(&hook.value);
     }
 }
