@@ -47,7 +47,10 @@ fn checked(a: &Arg<Expr>, name: &str, trait_: &str, fun: &str) -> (TokenStream, 
         // temporary at each use, which rustc refuses in a `const` block
         // (E0492) with "try replacing the temporary by an interior
         // mutable `static`"; a `static` compiles to its address.)
-        (TokenStream::new(), quote_spanned! {a.span=> const { &#expr } })
+        (
+            TokenStream::new(),
+            quote_spanned! {a.span=> const { &#expr } },
+        )
     } else {
         let value = Ident::new(&format!("__backoff_{name}_value"), a.span);
         let expr = kept_across_calls(expr, &pa);

@@ -84,7 +84,8 @@ pub(crate) fn struct_patterns(tokens: TokenStream) -> TokenStream {
             TokenTree::Ident(ident)
                 if NOT_UNIT.contains(&ident.to_string().as_str())
                     && (i == 0 || punct(tokens.get(i - 1), &["(", "|", ",", "let"]))
-                    && (i + 1 == tokens.len() || punct(tokens.get(i + 1), &[")", "|", ",", "=", "if"])) =>
+                    && (i + 1 == tokens.len()
+                        || punct(tokens.get(i + 1), &[")", "|", ",", "=", "if"])) =>
             {
                 out.extend(quote::quote_spanned!(ident.span()=> #ident { .. }));
             }
@@ -104,7 +105,13 @@ pub(crate) fn check_struct_bindings(block: &syn::Block, args: &RetryArgs, errors
     if let Ok(block) = syn::parse2::<syn::Block>(tokens) {
         bindings.visit_block(&block);
     }
-    let hooks = [&args.when, &args.when_ok, &args.on_retry, &args.on_giveup, &args.fallback];
+    let hooks = [
+        &args.when,
+        &args.when_ok,
+        &args.on_retry,
+        &args.on_giveup,
+        &args.fallback,
+    ];
     for hook in hooks.into_iter().flatten() {
         bindings.visit_expr(&hook.value);
     }

@@ -202,7 +202,10 @@ fn lifetime_shared(sig: &Signature, name: &str) -> bool {
     let mut others = Lifetimes(Vec::new());
     for input in &sig.inputs {
         let FnArg::Typed(t) = input else {
-            let lifetime = sig.receiver().and_then(receiver_borrow).and_then(|(l, _)| l);
+            let lifetime = sig
+                .receiver()
+                .and_then(receiver_borrow)
+                .and_then(|(l, _)| l);
             match lifetime.map(|l| l.ident.to_string()) {
                 l if name == "self" => own = l,
                 l => others.0.extend(l),
@@ -236,12 +239,7 @@ enum How<'a> {
 }
 
 /// Methods of `std` that take `&mut self` (besides the `.._mut` ones).
-const MUTATORS: &[&str] = &[
-    "push", "push_str", "insert", "clear", "extend", "extend_from_slice", "truncate",
-    "remove", "drain", "pop", "sort", "sort_unstable", "reverse", "fill", "swap",
-    "copy_from_slice", "append", "retain", "resize", "write", "write_all", "read",
-    "read_exact", "read_to_end", "read_to_string",
-];
+const MUTATORS: &str = "push push_str insert clear extend extend_from_slice truncate remove drain pop sort sort_unstable reverse fill swap copy_from_slice append retain resize write write_all read read_exact read_to_end read_to_string";
 
 /// The uses of `names` (the `&mut`s given) that take one whole and
 /// uniquely: `&mut *x`, `&mut x[..]`, `*x = ..`, `x[i] = ..`, a mutator
@@ -294,16 +292,23 @@ impl<'ast> Visit<'ast> for Mutates<'_> {
                 self.written(&r.expr, "a `&mut` of `NAME`");
             }
             Expr::Assign(a) => self.written(&a.left, "an assignment through `NAME`"),
-            Expr::Binary(b) if matches!(b.op, syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_) | syn::BinOp::MulAssign(_) | syn::BinOp::DivAssign(_) | syn::BinOp::RemAssign(_) | syn::BinOp::BitAndAssign(_) | syn::BinOp::BitOrAssign(_) | syn::BinOp::BitXorAssign(_) | syn::BinOp::ShlAssign(_) | syn::BinOp::ShrAssign(_)) => {
+            // (`+=`, `|=`, ..: an operator ending in `=` but a comparison.)
+            Expr::Binary(b)
+                if quote::ToTokens::to_token_stream(&b.op)
+                    .to_string()
+                    .strip_suffix('=')
+                    .is_some_and(|op| !matches!(op, "" | "=" | "!" | "<" | ">")) =>
+            {
                 self.written(&b.left, "an assignment through `NAME`");
             }
             Expr::MethodCall(m) => {
                 let method = m.method.to_string();
                 let what = format!("`NAME.{method}(..)`");
-                if method.ends_with("_mut") || MUTATORS.contains(&method.as_str()) {
+                if method.ends_with("_mut") || MUTATORS.split(' ').any(|m| m == method) {
                     self.written(&m.receiver, &what);
                 } else if let Some(name) = self.named(&m.receiver) {
-                    self.methods.push((name.clone(), what.replace("NAME", &name)));
+                    self.methods
+                        .push((name.clone(), what.replace("NAME", &name)));
                 }
             }
             _ => {}
@@ -346,31 +351,29 @@ fn refuse_unique_borrows(sig: &Signature, is_async: bool, how: How<'_>, errors: 
         "rustc: \"captured variable cannot escape `FnMut` closure body\""
     };
     let self_borrow = sig.receiver().and_then(receiver_borrow);
+    // The `&mut` whose borrow the `Ok` type holds: `self`, else a parameter.
+    let mut held = None;
     if let Some((lifetime, true)) = self_borrow.filter(|_| eligible("self")) {
         let lifetime = lifetime.map(|l| l.ident.to_string());
-        if let Some((_, span)) = found
+        held = found
             .all
             .iter()
             .find(|(l, _)| l.is_none() || *l == lifetime)
-        {
-            let message = match use_of("self").filter(|u| !u.is_empty()) {
-                Some(used) => format!("`#[retry]` cannot return a borrow of `self` from {kind} whose body takes all of `self` uniquely ({used}): each attempt borrows `self` again, and a borrow handed out by one attempt would still hold it ({rustc}); {WAYS_OUT_SHARED}"),
-                None => format!("`#[retry]` cannot return a unique borrow of `self` from {kind} that takes `&mut self`: each attempt borrows `self` again, and a unique borrow handed out by one attempt would still hold it ({rustc}); {WAYS_OUT}"),
-            };
-            errors.push(syn::Error::new(*span, message));
-            return;
-        }
+            .map(|(_, span)| ("`self`".to_owned(), use_of("self"), *span));
     }
     for input in &sig.inputs {
         let FnArg::Typed(t) = input else { continue };
         let Type::Reference(r) = ungrouped_type(&t.ty) else {
             continue;
         };
-        let handed_over = match ungrouped_pat(&t.pat) {
-            Pat::Ident(p) => eligible(&p.ident.to_string()),
-            _ => matches!(how, How::Named),
+        let (name, used) = match ungrouped_pat(&t.pat) {
+            Pat::Ident(p) => (format!("`{}`", p.ident), use_of(&p.ident.to_string())),
+            _ => (
+                "this `&mut` parameter".to_owned(),
+                matches!(how, How::Named).then(String::new),
+            ),
         };
-        if r.mutability.is_none() || !handed_over {
+        if held.is_some() || r.mutability.is_none() || used.is_none() {
             continue;
         }
         let lifetime = r.lifetime.as_ref().map(|l| l.ident.to_string());
@@ -381,17 +384,27 @@ fn refuse_unique_borrows(sig: &Signature, is_async: bool, how: How<'_>, errors: 
             (Some(out), Some(param)) => out == param,
             (Some(_), None) => false,
         });
-        if let Some((_, span)) = borrowed {
-            let (name, used) = match ungrouped_pat(&t.pat) {
-                Pat::Ident(p) => (format!("`{}`", p.ident), use_of(&p.ident.to_string())),
-                _ => ("this `&mut` parameter".to_owned(), None),
-            };
-            let message = match used.filter(|u| !u.is_empty()) {
-                Some(used) => format!("`#[retry]` cannot return a borrow of {name} from {kind} whose body takes it uniquely ({used}): each attempt reborrows {name}, and a borrow handed out by one attempt would still hold it ({rustc}); {WAYS_OUT}"),
-                None => format!("`#[retry]` cannot return a unique borrow of {name} from {kind}: each attempt reborrows {name}, and a unique borrow handed out by one attempt would still hold it ({rustc}); {WAYS_OUT}"),
-            };
-            errors.push(syn::Error::new(*span, message));
-            return;
-        }
+        held = borrowed.map(|(_, span)| (name, used, *span));
     }
+    let Some((name, used, span)) = held else {
+        return;
+    };
+    let is_self = name == "`self`";
+    let again = if is_self {
+        "borrows `self` again".to_owned()
+    } else {
+        format!("reborrows {name}")
+    };
+    let (unique, takes, ways) = match used.filter(|u| !u.is_empty()) {
+        Some(used) => {
+            let ways = if is_self { WAYS_OUT_SHARED } else { WAYS_OUT };
+            ("", format!(" whose body takes it uniquely ({used})"), ways)
+        }
+        None if is_self => ("unique ", " that takes `&mut self`".to_owned(), WAYS_OUT),
+        None => ("unique ", String::new(), WAYS_OUT),
+    };
+    errors.push(syn::Error::new(
+        span,
+        format!("`#[retry]` cannot return a {unique}borrow of {name} from {kind}{takes}: each attempt {again}, and a {unique}borrow handed out by one attempt would still hold it ({rustc}); {ways}"),
+    ));
 }
