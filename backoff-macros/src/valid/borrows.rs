@@ -113,7 +113,7 @@ const WAYS_OUT_SHARED: &str = "return owned data; in the body, mutate only field
 
 /// The unique borrows of the `Ok` type, by the `&mut` they come from.
 pub(super) fn check_unique_borrows(sig: &Signature, is_async: bool, errors: &mut Errors) {
-    refuse_unique_borrows(sig, is_async, How::Named, errors);
+    let _ = refuse_unique_borrows(sig, is_async, How::Named, errors);
 }
 
 /// Beside a body that hands a `&mut` it was given to something (a field,
@@ -154,15 +154,15 @@ pub(crate) fn check_borrows_handed_over(
     named.visit_type(ok);
     let mut any = Unique {
         any_holder: true,
+        shared: true,
         ..Unique::default()
     };
     any.visit_type(ok);
-    if !named.all.is_empty() {
+    if !named.all.is_empty() || any.all.is_empty() {
         return;
     }
     let handed = super::moves::handed_over(block, &mutable);
-    if !any.all.is_empty() && !handed.is_empty() {
-        refuse_unique_borrows(sig, is_async, How::Handed(&handed), errors);
+    if !handed.is_empty() && refuse_unique_borrows(sig, is_async, How::Handed(&handed), errors) {
         return;
     }
     // A shared borrow, beside a body that takes the `&mut` whole.
@@ -185,7 +185,7 @@ pub(crate) fn check_borrows_handed_over(
     // value borrows.)
     used.found.retain(|(name, _)| !lifetime_shared(sig, name));
     if !used.found.is_empty() {
-        refuse_unique_borrows(sig, is_async, How::Mutated(&used.found), errors);
+        let _ = refuse_unique_borrows(sig, is_async, How::Mutated(&used.found), errors);
     }
 }
 
@@ -321,9 +321,15 @@ impl<'ast> Visit<'ast> for Mutates<'_> {
 }
 
 /// `how`: which `&mut`s, and which borrows of the `Ok` type hold them.
-fn refuse_unique_borrows(sig: &Signature, is_async: bool, how: How<'_>, errors: &mut Errors) {
+/// Whether it refused.
+fn refuse_unique_borrows(
+    sig: &Signature,
+    is_async: bool,
+    how: How<'_>,
+    errors: &mut Errors,
+) -> bool {
     let Some(ok) = ok_type(&sig.output) else {
-        return;
+        return false;
     };
     let use_of = |name: &str| match how {
         How::Named => Some(String::new()),
@@ -338,7 +344,7 @@ fn refuse_unique_borrows(sig: &Signature, is_async: bool, how: How<'_>, errors: 
     };
     found.visit_type(ok);
     if found.all.is_empty() {
-        return;
+        return false;
     }
     let kind = if is_async {
         "an `async fn`"
@@ -387,7 +393,7 @@ fn refuse_unique_borrows(sig: &Signature, is_async: bool, how: How<'_>, errors: 
         held = borrowed.map(|(_, span)| (name, used, *span));
     }
     let Some((name, used, span)) = held else {
-        return;
+        return false;
     };
     let is_self = name == "`self`";
     let again = if is_self {
@@ -407,4 +413,5 @@ fn refuse_unique_borrows(sig: &Signature, is_async: bool, how: How<'_>, errors: 
         span,
         format!("`#[retry]` cannot return a {unique}borrow of {name} from {kind}{takes}: each attempt {again}, and a {unique}borrow handed out by one attempt would still hold it ({rustc}); {ways}"),
     ));
+    true
 }

@@ -137,15 +137,10 @@ fn is_from(bound: &TypeParamBound, refusal: &str) -> bool {
     let TypeParamBound::Trait(t) = bound else {
         return false;
     };
-    let Some(last) = t.path.segments.last() else {
-        return false;
-    };
-    let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
-        return false;
-    };
-    last.ident == "From"
-        && generics.args.iter().any(|a| {
-            matches!(a, syn::GenericArgument::Type(Type::Path(p))
-                if p.path.segments.last().is_some_and(|s| s.ident == refusal))
-        })
+    super::shape::last_with_types(&t.path).is_some_and(|(name, types)| {
+        name == "From"
+            && types.iter().any(|t| {
+                matches!(t, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == refusal))
+            })
+    })
 }

@@ -11,7 +11,9 @@ use crate::errors::Errors;
 use super::clone::check_clone;
 use super::closures::{check_closure_types, show_type};
 use super::hedge;
-use super::shape::{COPY_PRIMITIVES, IdentFinder, receiver_borrow, ungrouped_pat, ungrouped_type};
+use super::shape::{
+    COPY_PRIMITIVES, IdentFinder, last_with_types, receiver_borrow, ungrouped_pat, ungrouped_type,
+};
 
 /// Checks what the rewrite needs of the function's signature.
 //
@@ -351,16 +353,8 @@ pub(super) fn ok_type_is_unit(ty: &syn::Type) -> bool {
     let syn::Type::Path(path) = ty else {
         return false;
     };
-    let Some(last) = path.path.segments.last() else {
-        return false;
-    };
-    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
-        return false;
-    };
-    matches!(
-        args.args.first(),
-        Some(syn::GenericArgument::Type(syn::Type::Tuple(t))) if t.elems.is_empty()
-    )
+    let first = last_with_types(&path.path).and_then(|(_, types)| types.first().copied());
+    matches!(first, Some(syn::Type::Tuple(t)) if t.elems.is_empty())
 }
 
 /// For a return type that is a future (`impl Future<Output = R>`,
@@ -371,17 +365,10 @@ pub(super) fn future_output(ty: &Type) -> Option<Option<&Type>> {
         Type::ImplTrait(t) => &t.bounds,
         Type::TraitObject(t) => &t.bounds,
         Type::Path(path) => {
-            let last = path.path.segments.last()?;
-            let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
-                return None;
-            };
-            let mut types = generics.args.iter().filter_map(|a| match a {
-                syn::GenericArgument::Type(t) => Some(t),
-                _ => None,
-            });
-            return match last.ident.to_string().as_str() {
-                "Pin" | "Box" => future_output(types.next()?),
-                "BoxFuture" | "LocalBoxFuture" => Some(types.next()),
+            let (name, types) = last_with_types(&path.path)?;
+            return match name.to_string().as_str() {
+                "Pin" | "Box" => future_output(types.first().copied()?),
+                "BoxFuture" | "LocalBoxFuture" => types.first().copied().map(Some),
                 _ => None,
             };
         }
