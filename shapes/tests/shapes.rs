@@ -387,3 +387,15 @@ fn the_documented_hidden_lints_are_the_pinned_ones() {
     assert_eq!(clippy_lints(listed), clippy_lints(&pinned.join("\n")));
     assert!(!clippy_lints(listed).is_empty());
 }
+
+/// A `static` breaker and a `LazyLock` budget: the call retries through
+/// them; the split `Body::buffer` reads, then lends, the body.
+#[test]
+fn static_controls_and_a_split_borrow() {
+    use backoff_shapes::controls::{Body, guarded};
+    let mut failures = 2;
+    assert_eq!(guarded(&mut failures, 7), Ok(7));
+    assert_eq!(failures, 0);
+    let mut body = Body::Reader(b"abc".to_vec());
+    assert_eq!(body.buffer(), Ok(&b"abc"[..]));
+}
