@@ -192,38 +192,23 @@ pub(crate) fn check_borrows_handed_over(
 /// Whether the named lifetime of the `&mut` parameter `name` (or `self`)
 /// appears in another parameter's type.
 fn lifetime_shared(sig: &Signature, name: &str) -> bool {
-    struct Lifetimes(Vec<String>);
-    impl<'ast> Visit<'ast> for Lifetimes {
-        fn visit_lifetime(&mut self, l: &'ast syn::Lifetime) {
-            self.0.push(l.ident.to_string());
-        }
-    }
-    let mut own = None;
-    let mut others = Lifetimes(Vec::new());
-    for input in &sig.inputs {
-        let FnArg::Typed(t) = input else {
-            let lifetime = sig
-                .receiver()
-                .and_then(receiver_borrow)
-                .and_then(|(l, _)| l);
-            match lifetime.map(|l| l.ident.to_string()) {
-                l if name == "self" => own = l,
-                l => others.0.extend(l),
-            }
-            continue;
-        };
-        let this = match ungrouped_pat(&t.pat) {
-            Pat::Ident(p) => p.ident.to_string(),
-            _ => String::new(),
-        };
-        match ungrouped_type(&t.ty) {
-            Type::Reference(r) if this == name => {
-                own = r.lifetime.as_ref().map(|l| l.ident.to_string());
-            }
-            ty => others.visit_type(ty),
-        }
-    }
-    own.is_some_and(|l| others.0.contains(&l))
+    let own = |input: &FnArg| match input {
+        FnArg::Receiver(_) => name == "self",
+        FnArg::Typed(t) => matches!(ungrouped_pat(&t.pat), Pat::Ident(p) if p.ident == name),
+    };
+    let lifetimes = |input: &FnArg| {
+        let tokens = quote::ToTokens::to_token_stream(input).to_string();
+        let words = tokens.split_whitespace().filter(|w| w.starts_with('\''));
+        words.map(str::to_owned).collect::<Vec<_>>()
+    };
+    let Some(lifetime) = sig.inputs.iter().find(|i| own(i)).map(lifetimes) else {
+        return false;
+    };
+    lifetime.first().is_some_and(|l| {
+        sig.inputs
+            .iter()
+            .any(|i| !own(i) && lifetimes(i).contains(l))
+    })
 }
 
 /// Why a borrow in the `Ok` type holds a `&mut` uniquely.
