@@ -28,15 +28,8 @@ use super::shape::{ok_type, receiver_borrow, ungrouped_pat, ungrouped_type};
 
 /// Types of `std` that hold a unique borrow (besides the `..Mut` ones):
 /// returned with a lifetime from a `&mut`, they are one.
-const UNIQUE_HOLDERS: &[&str] = &[
-    "MutexGuard",
-    "RwLockWriteGuard",
-    "Entry",
-    "OccupiedEntry",
-    "VacantEntry",
-    "Drain",
-    "PeekMut",
-];
+const UNIQUE_HOLDERS: &str =
+    "MutexGuard RwLockWriteGuard Entry OccupiedEntry VacantEntry Drain PeekMut";
 
 /// The unique borrows in a type: `&mut` references, and types that hold
 /// one (`IterMut<'_, T>`, `RefMut<'_, T>`, `PathSegmentsMut<'_>`), each
@@ -71,24 +64,19 @@ impl<'ast> Visit<'ast> for Unique {
     fn visit_type_path(&mut self, node: &'ast syn::TypePath) {
         if let Some(last) = node.path.segments.last() {
             let name = last.ident.to_string();
-            let holder = says_mut(&name) || UNIQUE_HOLDERS.contains(&name.as_str());
-            if holder || self.any_holder {
-                let lifetimes: Vec<String> = match &last.arguments {
-                    syn::PathArguments::AngleBracketed(a) => a
-                        .args
-                        .iter()
-                        .filter_map(|a| match a {
-                            syn::GenericArgument::Lifetime(l) => Some(l.ident.to_string()),
-                            _ => None,
-                        })
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                // Only with a lifetime written (`'_` or named): without
-                // one, the type may well be owned (a log's `Entry`).
-                for lifetime in lifetimes.into_iter().filter(|l| l != "static") {
-                    let lifetime = Some(lifetime).filter(|l| l != "_");
-                    self.all.push((lifetime, last.ident.span()));
+            let holder = says_mut(&name) || UNIQUE_HOLDERS.split(' ').any(|h| h == name);
+            // Only with a lifetime written (`'_` or named): without one,
+            // the type may well be owned (a log's `Entry`).
+            if let syn::PathArguments::AngleBracketed(a) = &last.arguments
+                && (holder || self.any_holder)
+            {
+                for a in &a.args {
+                    if let syn::GenericArgument::Lifetime(l) = a
+                        && l.ident != "static"
+                    {
+                        let lifetime = Some(l.ident.to_string()).filter(|l| l != "_");
+                        self.all.push((lifetime, last.ident.span()));
+                    }
                 }
             }
         }
@@ -125,23 +113,22 @@ pub(crate) fn check_borrows_handed_over(
     is_async: bool,
     errors: &mut Errors,
 ) {
-    let mut mutable: Vec<String> = Vec::new();
-    for input in &sig.inputs {
-        match input {
-            FnArg::Receiver(r) if matches!(receiver_borrow(r), Some((_, true))) => {
-                mutable.push("self".to_owned());
+    // The `&mut`s given: `self`, and the parameters bound by name.
+    let mutable: Vec<String> = sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            FnArg::Receiver(r) => {
+                matches!(receiver_borrow(r), Some((_, true))).then(|| "self".into())
             }
-            FnArg::Typed(t) => {
-                if let (Type::Reference(r), Pat::Ident(p)) =
-                    (ungrouped_type(&t.ty), ungrouped_pat(&t.pat))
-                    && r.mutability.is_some()
-                {
-                    mutable.push(p.ident.to_string());
+            FnArg::Typed(t) => match (ungrouped_type(&t.ty), ungrouped_pat(&t.pat)) {
+                (Type::Reference(r), Pat::Ident(p)) if r.mutability.is_some() => {
+                    Some(p.ident.to_string())
                 }
-            }
-            FnArg::Receiver(_) => {}
-        }
-    }
+                _ => None,
+            },
+        })
+        .collect();
     let Some(ok) = ok_type(&sig.output) else {
         return;
     };
@@ -331,15 +318,15 @@ fn refuse_unique_borrows(
     if found.all.is_empty() {
         return false;
     }
-    let kind = if is_async {
-        "an `async fn`"
-    } else {
-        "a plain fn"
-    };
-    let rustc = if is_async {
-        "rustc: \"two closures require unique access\""
-    } else {
-        "rustc: \"captured variable cannot escape `FnMut` closure body\""
+    let (kind, rustc) = match is_async {
+        true => (
+            "an `async fn`",
+            "rustc: \"two closures require unique access\"",
+        ),
+        false => (
+            "a plain fn",
+            "rustc: \"captured variable cannot escape `FnMut` closure body\"",
+        ),
     };
     let self_borrow = sig.receiver().and_then(receiver_borrow);
     // The `&mut` whose borrow the `Ok` type holds: `self`, else a parameter.
