@@ -11,24 +11,7 @@ use crate::errors::Errors;
 /// library's refusals: with only these (or none), a missing `From` bound
 /// is certain. A bound by any other trait (the user's own may have
 /// `From<CircuitOpen>` as a supertrait) leaves the check to the compiler.
-const NEUTRAL: &[&str] = &[
-    "Debug",
-    "Display",
-    "Error",
-    "Send",
-    "Sync",
-    "Clone",
-    "Copy",
-    "Sized",
-    "Unpin",
-    "PartialEq",
-    "Eq",
-    "Hash",
-    "PartialOrd",
-    "Ord",
-    "Default",
-    "Any",
-];
+const NEUTRAL: &str = "Debug Display Error Send Sync Clone Copy Sized Unpin PartialEq Eq Hash PartialOrd Ord Default Any";
 
 pub(super) fn check_generic_error(
     sig: &Signature,
@@ -46,12 +29,11 @@ pub(super) fn check_generic_error(
     if args.throttle.is_some() {
         needs.push(("throttle", "Rejected"));
     }
-    if is_async && (args.timeout.is_some() || args.attempt_timeout.is_some()) {
-        let name = if args.timeout.is_some() {
-            "timeout"
-        } else {
-            "attempt_timeout"
-        };
+    let timeouts = [
+        ("timeout", &args.timeout),
+        ("attempt_timeout", &args.attempt_timeout),
+    ];
+    if is_async && let Some((name, _)) = timeouts.into_iter().find(|(_, t)| t.is_some()) {
         needs.push((name, "Elapsed"));
     }
     let bounds = bounds_of(sig, param);
@@ -126,7 +108,7 @@ fn is_neutral_or_from(bound: &TypeParamBound) -> bool {
             .path
             .segments
             .last()
-            .is_some_and(|s| s.ident == "From" || NEUTRAL.iter().any(|n| s.ident == n)),
+            .is_some_and(|s| s.ident == "From" || NEUTRAL.split(' ').any(|n| s.ident == n)),
         TypeParamBound::Lifetime(_) => true,
         _ => false,
     }
