@@ -35,12 +35,14 @@ const UNIQUE_HOLDERS: &str =
 /// one (`IterMut<'_, T>`, `RefMut<'_, T>`, `PathSegmentsMut<'_>`), each
 /// with its lifetime (`None` when elided) and span.
 #[derive(Default)]
-struct Unique {
-    all: Vec<(Option<String>, proc_macro2::Span)>,
+pub(super) struct Unique {
+    pub(super) all: Vec<(Option<String>, proc_macro2::Span)>,
     /// Every type with a lifetime holds one (the body hands a `&mut` over).
-    any_holder: bool,
+    pub(super) any_holder: bool,
     /// Shared references too (the body uses the `&mut` mutably).
-    shared: bool,
+    pub(super) shared: bool,
+    /// And every lifetime, anywhere (what the return type may borrow).
+    pub(super) every_lifetime: bool,
 }
 
 /// Whether a type's name has the word `Mut` (`IterMut`,
@@ -81,6 +83,14 @@ impl<'ast> Visit<'ast> for Unique {
             }
         }
         syn::visit::visit_type_path(self, node);
+    }
+
+    fn visit_lifetime(&mut self, node: &'ast syn::Lifetime) {
+        let name = node.ident.to_string();
+        if self.every_lifetime && name != "static" {
+            self.all
+                .push(((name != "_").then_some(name), node.apostrophe));
+        }
     }
 
     // `impl Fn(&mut T) -> &mut U` and `dyn Fn(..)` bind their own lifetimes.

@@ -219,7 +219,11 @@ pub(crate) fn output_may_borrow(sig: &Signature, lifetime: Option<&str>) -> bool
     let ReturnType::Type(_, ret) = &sig.output else {
         return false;
     };
-    let mut out = References::default();
+    let mut out = super::borrows::Unique {
+        shared: true,
+        every_lifetime: true,
+        ..Default::default()
+    };
     out.visit_type(ret);
     let self_is_a_reference = sig.receiver().is_some_and(|r| receiver_borrow(r).is_some());
     out.all.iter().any(|(l, _)| match (l, lifetime) {
@@ -227,39 +231,6 @@ pub(crate) fn output_may_borrow(sig: &Signature, lifetime: Option<&str>) -> bool
         (Some(out), Some(param)) => out == param,
         (Some(_), None) => false,
     })
-}
-
-/// References and lifetimes in a type: each with its lifetime (`None` when
-/// elided) and span.
-#[derive(Default)]
-pub(super) struct References {
-    all: Vec<(Option<String>, proc_macro2::Span)>,
-}
-
-impl<'ast> Visit<'ast> for References {
-    fn visit_type_reference(&mut self, node: &'ast syn::TypeReference) {
-        let lifetime = node.lifetime.as_ref().map(|l| l.ident.to_string());
-        let lifetime = lifetime.filter(|l| l != "_");
-        self.all.push((lifetime, node.and_token.span));
-        syn::visit::visit_type_reference(self, node);
-    }
-
-    fn visit_lifetime(&mut self, node: &'ast syn::Lifetime) {
-        let name = node.ident.to_string();
-        if name != "static" {
-            self.all
-                .push(((name != "_").then_some(name), node.apostrophe));
-        }
-    }
-
-    // `impl Fn(&T) -> &U` and `dyn Fn(..)` bind their own elided lifetimes.
-    fn visit_parenthesized_generic_arguments(
-        &mut self,
-        _: &'ast syn::ParenthesizedGenericArguments,
-    ) {
-    }
-
-    fn visit_type_fn_ptr(&mut self, _: &'ast syn::TypeFnPtr) {}
 }
 
 /// `sleep = PATH` naming a well-known sleep of the other kind: an async
