@@ -281,19 +281,11 @@ pub(super) fn check_context_name(sig: &Signature, name: &syn::Ident, errors: &mu
         ));
         return;
     }
-    let hides = sig.inputs.iter().any(|input| match input {
-        syn::FnArg::Typed(t) => {
-            let mut finder = IdentFinder { name, found: false };
-            finder.visit_pat(&t.pat);
-            finder.found
-        }
-        syn::FnArg::Receiver(_) => false,
-    });
-    if hides {
+    if binds(sig, name) {
         // A name the function does not take already.
         let free = ["ctx", "attempt_ctx", "retry_ctx"]
             .into_iter()
-            .find(|n| name != n && !binds(sig, n))
+            .find(|n| name != n && !binds(sig, &syn::Ident::new(n, name.span())))
             .unwrap_or("retry_ctx");
         errors.push(syn::Error::new(
             name.span(),
@@ -303,14 +295,10 @@ pub(super) fn check_context_name(sig: &Signature, name: &syn::Ident, errors: &mu
 }
 
 /// Whether a parameter of `sig` binds `name`.
-pub(super) fn binds(sig: &Signature, name: &str) -> bool {
-    let name = syn::Ident::new(name, proc_macro2::Span::call_site());
+pub(super) fn binds(sig: &Signature, name: &syn::Ident) -> bool {
     sig.inputs.iter().any(|input| match input {
         syn::FnArg::Typed(t) => {
-            let mut finder = IdentFinder {
-                name: &name,
-                found: false,
-            };
+            let mut finder = IdentFinder { name, found: false };
             finder.visit_pat(&t.pat);
             finder.found
         }
