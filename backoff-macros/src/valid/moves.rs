@@ -64,7 +64,11 @@ pub(crate) fn moved_arguments(sig: &Signature, block: &Block, args: &RetryArgs) 
     // whose type may not be `Copy` appears where a value may be taken.)
     // (A `move` closure or block takes every parameter it names.)
     let body = block.to_token_stream();
-    if !named(body.clone(), "move") {
+    let words = body.to_string();
+    if !words
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| w == "move")
+    {
         params.retain(|name| named_by_value(body.clone(), name));
     }
     if params.is_empty() {
@@ -165,15 +169,6 @@ fn handed_over_idents(block: &Block, names: &[String]) -> Vec<syn::Ident> {
     };
     moves.visit_block(&block);
     moves.moved
-}
-
-/// Whether the tokens have the word `word`.
-fn named(tokens: TokenStream, word: &str) -> bool {
-    tokens.into_iter().any(|token| match token {
-        TokenTree::Group(g) => named(g.stream(), word),
-        TokenTree::Ident(ident) => ident == word,
-        _ => false,
-    })
 }
 
 fn unraw(ident: &syn::Ident) -> String {
