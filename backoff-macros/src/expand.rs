@@ -68,6 +68,7 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
         );
         valid::check_borrows_handed_over(&func.sig, &func.block, func.is_async(), &mut errors);
         cancel::check(&args, func.is_async(), &mut errors);
+        valid::check_struct_bindings(&func.block, &args, &mut errors);
         valid::check_attributes(&func.attrs, &mut errors);
         if func.sig.asyncness.is_some() && moves_arguments {
             valid::check_instrumented(&func.sig, &args, &mut errors);
@@ -82,7 +83,9 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
             // (`AdaptiveThrottle` in `throttle = Arc::new(AdaptiveThrottle::new(..))`),
             // which its body names too, so that their imports are not
             // reported unused besides the error.
-            if let Some(func) = func {
+            if let Some(mut func) = func {
+                func.block = syn::parse2(valid::struct_patterns(func.block.to_token_stream()))
+                    .unwrap_or(func.block);
                 let types = valid::hook_parameter_types(&args);
                 let func = with_names_used(func, &heads, &words, &types);
                 return quote!(#func #errors);

@@ -191,8 +191,10 @@ use proc_macro::TokenStream;
 ///   that may return a borrow from one iteration and borrow anew in the next
 ///   is beyond today's borrow checker. Return owned data, or split the
 ///   method: retry the part that does the fallible work, then borrow in a
-///   second method. (The attribute does not refuse a shared borrow, since
-///   many such methods compile; a unique borrow in the `Ok` type of a
+///   second method. (The attribute refuses a shared borrow only where the
+///   body certainly takes the `&mut` whole, as in `&mut *self` or
+///   `buf.iter_mut()`, since many such methods compile; a unique borrow in
+///   the `Ok` type of a
 ///   `&mut self` or `&mut` argument, which no loop can hand out, is refused,
 ///   in a plain fn and an `async fn` alike: a `&mut T`; a type whose name
 ///   says it holds one (`IterMut<'_, T>`, `ReadyMutGuard<'a>`,

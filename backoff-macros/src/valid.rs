@@ -6,6 +6,7 @@
 //! bounds (`generic`).
 
 mod args;
+mod bindings;
 mod borrows;
 mod clone;
 mod closures;
@@ -18,6 +19,7 @@ mod shape;
 mod signature;
 
 pub(crate) use args::check_args;
+pub(crate) use bindings::{check_struct_bindings, struct_patterns};
 pub(crate) use borrows::check_borrows_handed_over;
 pub(crate) use closures::hook_parameter_types;
 pub(crate) use generic::generic_error;

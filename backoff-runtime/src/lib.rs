@@ -143,7 +143,10 @@
 //!   and uses nothing newer than Rust 1.85: the function's own lints
 //!   (`missing_docs`, `unused_mut`, `clippy::needless_return`,
 //!   `clippy::missing_safety_doc`, `clippy::result_large_err`) fire as they
-//!   would without the attribute.
+//!   would without the attribute, but for three, each hidden for a reason
+//!   the guide gives (a large error on a closure inside a plain fn,
+//!   `clippy::doc_lazy_continuation`, the pedantic
+//!   `clippy::unnecessary_wraps`).
 //! - **Mistakes are compile errors** on the offending token, all of them at
 //!   once, never naming the runtime's hidden items, and the function is
 //!   still emitted so the rest of the crate type-checks.

@@ -10,6 +10,7 @@
 //! them.
 
 pub mod builders;
+pub mod controls;
 pub mod extractors;
 pub mod files;
 pub mod lints;

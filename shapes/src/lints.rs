@@ -122,3 +122,45 @@ pub struct Words<'a>(&'a str);
 pub fn words_len<'a>(words: &Words<'a>) -> Result<usize, u8> {
     words.0.len().checked_sub(1).ok_or(0)
 }
+
+// The lints `#[retry]` hides, each documented with its reason in
+// docs/guide.md ("Lints the attribute hides"), which a test compares with
+// this list: each function below would have its lint without the
+// attribute, and `-D warnings` fails the build the day one fires again
+// (then remove it here and from the guide).
+
+/// A closure inside a plain fn's body with a large error
+/// (`clippy::result_large_err`: the attempts are a closure returning the
+/// function's `Result`, whose lint level covers closures nested in it).
+#[retry(immediate, attempts = 2)]
+#[warn(clippy::result_large_err)]
+pub fn hidden_large_error_closure(x: u32) -> Result<u32, u32> {
+    let parse = |v: u32| -> Result<u32, [u8; 1024]> { v.checked_add(1).ok_or([0; 1024]) };
+    parse(x).map_err(|e| u32::from(e[0]))
+}
+
+/// A list item whose next line is
+/// a lazy continuation (`clippy::doc_lazy_continuation`: an attribute
+/// receives `///` lines as `#[doc = ".."]`, which the lint does not read).
+///
+/// - one item
+/// continued lazily
+#[retry(immediate, attempts = 2)]
+#[warn(clippy::doc_lazy_continuation)]
+pub fn hidden_lazy_continuation(x: u32) -> Result<u32, u32> {
+    x.checked_sub(1).ok_or(0)
+}
+
+/// A private function that always returns `Ok`
+/// (`clippy::unnecessary_wraps`, pedantic: the lint reads the values the
+/// body returns, which under `#[retry]` are the loop's).
+#[retry(immediate, attempts = 2)]
+#[warn(clippy::unnecessary_wraps)]
+fn hidden_unnecessary_wraps(x: u32) -> Result<u32, u32> {
+    Ok(x)
+}
+
+/// Calls the private function above, which is otherwise unused.
+pub fn calls_hidden_unnecessary_wraps() -> Result<u32, u32> {
+    hidden_unnecessary_wraps(1)
+}

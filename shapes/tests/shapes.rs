@@ -348,3 +348,54 @@ async fn a_future_reading_a_mut_cell_is_send() {
     let mut cell = std::cell::Cell::new(3);
     assert_eq!(assert_send(read_cell(&mut cell)).await, Ok(3));
 }
+
+/// The lints the guide says `#[retry]` hides are those `src/lints.rs` pins
+/// as hidden (each under `#[warn(..)]` there, which `-D warnings` turns
+/// into a failure the day the lint fires again).
+#[test]
+fn the_documented_hidden_lints_are_the_pinned_ones() {
+    fn clippy_lints(text: &str) -> Vec<String> {
+        let mut lints: Vec<String> = text
+            .split("clippy::")
+            .skip(1)
+            .map(|rest| {
+                rest.chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                    .collect()
+            })
+            .collect();
+        lints.sort();
+        lints.dedup();
+        lints
+    }
+    let guide = include_str!("../../docs/guide.md");
+    let section = guide
+        .split("### Lints the attribute hides")
+        .nth(1)
+        .and_then(|s| s.split("\n#").next())
+        .expect("the guide's section");
+    // (Its list: the bullets after the sentence naming the lints that fire.)
+    let listed = section.split_once("\n- ").expect("a list").1;
+    let lints = include_str!("../src/lints.rs");
+    let pinned: Vec<&str> = lints
+        .split("// The lints `#[retry]` hides")
+        .nth(1)
+        .expect("the pinned exceptions")
+        .lines()
+        .filter(|l| l.starts_with("#[warn("))
+        .collect();
+    assert_eq!(clippy_lints(listed), clippy_lints(&pinned.join("\n")));
+    assert!(!clippy_lints(listed).is_empty());
+}
+
+/// A `static` breaker and a `LazyLock` budget: the call retries through
+/// them; the split `Body::buffer` reads, then lends, the body.
+#[test]
+fn static_controls_and_a_split_borrow() {
+    use backoff_shapes::controls::{Body, guarded};
+    let mut failures = 2;
+    assert_eq!(guarded(&mut failures, 7), Ok(7));
+    assert_eq!(failures, 0);
+    let mut body = Body::Reader(b"abc".to_vec());
+    assert_eq!(body.buffer(), Ok(&b"abc"[..]));
+}

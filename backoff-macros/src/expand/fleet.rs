@@ -11,7 +11,7 @@ use crate::attr::Arg;
 
 // Input:  `budget = EXPR` (`name` "budget", checked by `AsBudget::as_budget`)
 //         or `circuit = EXPR` ("circuit", `AsCircuit::as_circuit`).
-// Output: let __backoff_budget_value = &(EXPR);     // or must_be_static(&STATIC)
+// Output: let __backoff_budget_value = &(EXPR);     // or const { &STATIC }
 //         let __backoff_budget = AsBudget::as_budget(__backoff_budget_value);
 //
 // Evaluated once per call, before the first attempt. A `static`'s path (by
@@ -32,7 +32,7 @@ fn shared(arg: Option<&Arg<Expr>>, name: &str, trait_: &str, fun: &str) -> Optio
 //         or `circuit = EXPR` ("circuit", `AsCircuit::as_circuit`), ...
 // Output: let __backoff_budget_value = &(EXPR);
 //         and AsBudget::as_budget(__backoff_budget_value), or for a
-//         `static`, no binding and AsBudget::as_budget(must_be_static(&STATIC)).
+//         `static`, no binding and AsBudget::as_budget(const { &STATIC }).
 //
 // Evaluated once per call, before the first attempt. (The binding keeps a
 // temporary, such as the `&T` a method returns, alive for the call.) A
@@ -43,12 +43,13 @@ fn checked(a: &Arg<Expr>, name: &str, trait_: &str, fun: &str) -> (TokenStream, 
     let check = Ident::new(fun, a.span);
     let (pa, trait_) = (p_at(a.span), Ident::new(trait_, a.span));
     let (binding, borrowed) = if names_a_static(expr) {
-        // (A `const` here is a temporary, which rustc reports at the
-        // name: "creates a temporary value", "requires that borrow
-        // lasts for `'static`".)
+        // (A `const` of a breaker, a budget or a `LazyLock` is a new
+        // temporary at each use, which rustc refuses in a `const` block
+        // (E0492) with "try replacing the temporary by an interior
+        // mutable `static`"; a `static` compiles to its address.)
         (
             TokenStream::new(),
-            quote_spanned! {a.span=> #pa::must_be_static(&#expr) },
+            quote_spanned! {a.span=> const { &#expr } },
         )
     } else {
         let value = Ident::new(&format!("__backoff_{name}_value"), a.span);

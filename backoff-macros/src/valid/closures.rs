@@ -56,49 +56,26 @@ pub(super) enum Borrowed {
 }
 
 impl Param {
-    const ERROR: Param = Param {
-        what: "the error",
-        ty: "&E",
-        note: "",
-        borrows: Borrowed::Err,
-    };
+    const fn new(what: &'static str, ty: &'static str, borrows: Borrowed) -> Param {
+        let note = "";
+        Param {
+            what,
+            ty,
+            note,
+            borrows,
+        }
+    }
+    const ERROR: Param = Param::new("the error", "&E", Borrowed::Err);
     /// `fallback`'s: the error itself.
-    const OWNED_ERROR: Param = Param {
-        what: "the error",
-        ty: "E",
-        note: "",
-        borrows: Borrowed::Err,
-    };
-    const OK: Param = Param {
-        what: "the `Ok` value",
-        ty: "&T",
-        note: "",
-        borrows: Borrowed::Ok,
-    };
-    const OUTCOME: Param = Param {
-        what: "the outcome",
-        ty: "&Result<T, E>",
-        note: "",
-        borrows: Borrowed::Result,
-    };
+    const OWNED_ERROR: Param = Param::new("the error", "E", Borrowed::Err);
+    const OK: Param = Param::new("the `Ok` value", "&T", Borrowed::Ok);
+    const OUTCOME: Param = Param::new("the outcome", "&Result<T, E>", Borrowed::Result);
     const OUTCOME_WITH_WHEN_OK: Param = Param {
-        what: "the outcome",
-        ty: "&Result<T, E>",
         note: " (with `when_ok`)",
-        borrows: Borrowed::Result,
+        ..Param::OUTCOME
     };
-    const EVENT: Param = Param {
-        what: "the event",
-        ty: "&RetryEvent",
-        note: "",
-        borrows: Borrowed::Named("RetryEvent"),
-    };
-    const GIVE_UP: Param = Param {
-        what: "the give-up record",
-        ty: "&GiveUp",
-        note: "",
-        borrows: Borrowed::Named("GiveUp"),
-    };
+    const EVENT: Param = Param::new("the event", "&RetryEvent", Borrowed::Named("RetryEvent"));
+    const GIVE_UP: Param = Param::new("the give-up record", "&GiveUp", Borrowed::Named("GiveUp"));
 }
 
 pub(super) fn closure(arg: &Arg<Expr>) -> Option<&ExprClosure> {

@@ -11,24 +11,7 @@ use crate::errors::Errors;
 /// library's refusals: with only these (or none), a missing `From` bound
 /// is certain. A bound by any other trait (the user's own may have
 /// `From<CircuitOpen>` as a supertrait) leaves the check to the compiler.
-const NEUTRAL: &[&str] = &[
-    "Debug",
-    "Display",
-    "Error",
-    "Send",
-    "Sync",
-    "Clone",
-    "Copy",
-    "Sized",
-    "Unpin",
-    "PartialEq",
-    "Eq",
-    "Hash",
-    "PartialOrd",
-    "Ord",
-    "Default",
-    "Any",
-];
+const NEUTRAL: &str = "Debug Display Error Send Sync Clone Copy Sized Unpin PartialEq Eq Hash PartialOrd Ord Default Any";
 
 pub(super) fn check_generic_error(
     sig: &Signature,
@@ -49,12 +32,11 @@ pub(super) fn check_generic_error(
     if args.cancel.is_some() {
         needs.push(("cancel", "Cancelled"));
     }
-    if is_async && (args.timeout.is_some() || args.attempt_timeout.is_some()) {
-        let name = if args.timeout.is_some() {
-            "timeout"
-        } else {
-            "attempt_timeout"
-        };
+    let timeouts = [
+        ("timeout", &args.timeout),
+        ("attempt_timeout", &args.attempt_timeout),
+    ];
+    if is_async && let Some((name, _)) = timeouts.into_iter().find(|(_, t)| t.is_some()) {
         needs.push((name, "Elapsed"));
     }
     let bounds = bounds_of(sig, param);
@@ -129,7 +111,7 @@ fn is_neutral_or_from(bound: &TypeParamBound) -> bool {
             .path
             .segments
             .last()
-            .is_some_and(|s| s.ident == "From" || NEUTRAL.iter().any(|n| s.ident == n)),
+            .is_some_and(|s| s.ident == "From" || NEUTRAL.split(' ').any(|n| s.ident == n)),
         TypeParamBound::Lifetime(_) => true,
         _ => false,
     }
@@ -140,15 +122,10 @@ fn is_from(bound: &TypeParamBound, refusal: &str) -> bool {
     let TypeParamBound::Trait(t) = bound else {
         return false;
     };
-    let Some(last) = t.path.segments.last() else {
-        return false;
-    };
-    let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
-        return false;
-    };
-    last.ident == "From"
-        && generics.args.iter().any(|a| {
-            matches!(a, syn::GenericArgument::Type(Type::Path(p))
-                if p.path.segments.last().is_some_and(|s| s.ident == refusal))
-        })
+    super::shape::last_with_types(&t.path).is_some_and(|(name, types)| {
+        name == "From"
+            && types.iter().any(|t| {
+                matches!(t, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == refusal))
+            })
+    })
 }

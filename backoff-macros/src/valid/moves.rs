@@ -16,38 +16,36 @@
 //! method's receiver (`request.send()`) may or may not be moved: left to
 //! rustc.
 
-use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
-use quote::{ToTokens, quote, quote_spanned};
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
+use quote::{ToTokens, quote_spanned};
 use syn::visit::Visit;
 use syn::{Block, Expr, FnArg, Pat, ReceiverKind, Signature, Type};
 
-use super::shape::{COPY_PRIMITIVES, receiver_borrow, ungrouped_pat, ungrouped_type, unnameable};
+use super::shape::{COPY_PRIMITIVES, receiver_borrow, ungrouped_pat, ungrouped_type};
 use crate::attr::RetryArgs;
 
 /// The checks of the by-value arguments the body moves: for each, at its
 /// first move, `{ trait MovedArgument<T> {..} impl<T: Copy> MovedArgument<T>
-/// for () {} <() as MovedArgument<Type>>::moved(); }`, the trait's message
-/// naming the argument.
+/// for () {} <() as MovedArgument<_>>::moved(&name); }`, the trait's
+/// message naming the argument.
 pub(crate) fn moved_arguments(sig: &Signature, block: &Block, args: &RetryArgs) -> TokenStream {
     let cloned = |name: &str| {
         args.clone
             .as_ref()
             .is_some_and(|c| c.value.iter().any(|n| n == name))
     };
-    // Each parameter that may not be `Copy`, with its type as written.
-    let mut params: Vec<(String, TokenStream)> = Vec::new();
+    // Each parameter that may not be `Copy` (an `impl Trait` too).
+    let mut params: Vec<String> = Vec::new();
     for input in &sig.inputs {
         match input {
             FnArg::Receiver(r) => {
-                let ty = match &r.kind {
-                    ReceiverKind::Value => quote!(Self),
-                    ReceiverKind::Typed(_, ty) if receiver_borrow(r).is_none() => {
-                        ty.to_token_stream()
-                    }
-                    _ => continue,
+                let by_value = match &r.kind {
+                    ReceiverKind::Value => true,
+                    ReceiverKind::Typed(..) => receiver_borrow(r).is_none(),
+                    _ => false,
                 };
-                if !cloned("self") {
-                    params.push(("self".to_owned(), ty));
+                if by_value && !cloned("self") {
+                    params.push("self".to_owned());
                 }
             }
             FnArg::Typed(t) => {
@@ -56,9 +54,8 @@ pub(crate) fn moved_arguments(sig: &Signature, block: &Block, args: &RetryArgs) 
                     && p.subpat.is_none()
                     && !certainly_copy(&t.ty)
                     && !cloned(&unraw(&p.ident))
-                    && !unnameable(&t.ty)
                 {
-                    params.push((unraw(&p.ident), t.ty.to_token_stream()));
+                    params.push(unraw(&p.ident));
                 }
             }
         }
@@ -67,37 +64,23 @@ pub(crate) fn moved_arguments(sig: &Signature, block: &Block, args: &RetryArgs) 
     // whose type may not be `Copy` appears where a value may be taken.)
     // (A `move` closure or block takes every parameter it names.)
     let body = block.to_token_stream();
-    if !named(body.clone(), "move") {
-        params.retain(|(name, _)| named_by_value(body.clone(), name));
+    let words = body.to_string();
+    if !words
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| w == "move")
+    {
+        params.retain(|name| named_by_value(body.clone(), name));
     }
     if params.is_empty() {
         return TokenStream::new();
     }
-    let Ok(block) = syn::parse2::<Block>(block.to_token_stream()) else {
-        return TokenStream::new();
-    };
-    let names: Vec<String> = params.iter().map(|(n, _)| n.clone()).collect();
-    let mut moves = Moves {
-        params: &names,
-        rebound: Vec::new(),
-        moved: Vec::new(),
-        moving: 0,
-    };
-    moves.visit_block(&block);
     let mut checks = TokenStream::new();
-    for ident in &moves.moved {
-        let name = unraw(ident);
-        if moves.rebound.contains(&name) {
-            continue;
-        }
-        let Some((_, ty)) = params.iter().find(|(n, _)| *n == name) else {
-            continue;
-        };
-        // The type, at the move: the error is reported there. (A check of
-        // `()` against the type, not of the value: rustc would suggest
-        // borrowing the value, as a `&` reference is `Copy`.)
+    for ident in handed_over_idents(block, &params) {
+        let name = unraw(&ident);
+        // The value's type, at the move: the error is reported there. (A
+        // check of `()` against the type behind a reference: of the value
+        // itself, rustc would suggest borrowing it, as a `&` is `Copy`.)
         let span = ident.span();
-        let ty = respan(ty.clone(), span);
         // A trait of the function's own, so that its message can name the
         // argument, with a name of its own (rustc writes a name it finds
         // twice in the crate with its path, `f::{closure#0}::..`).
@@ -117,32 +100,15 @@ pub(crate) fn moved_arguments(sig: &Signature, block: &Block, args: &RetryArgs) 
                 #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
                 #[allow(non_camel_case_types)]
                 trait #trait_name<T: ?::core::marker::Sized> {
-                    fn moved() {}
+                    fn moved(_: &T) {}
                 }
                 #[diagnostic::do_not_recommend]
-                impl<T: ::core::marker::Copy> #trait_name<T> for () {}
-                <() as #trait_name<#ty>>::moved();
+                impl<T: ?::core::marker::Sized + ::core::marker::Copy> #trait_name<T> for () {}
+                <() as #trait_name<_>>::moved(&#ident);
             }
         });
     }
     checks
-}
-
-/// `tokens`, each at `span`.
-fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|mut token| {
-            if let TokenTree::Group(g) = &token {
-                let mut group = Group::new(g.delimiter(), respan(g.stream(), span));
-                group.set_span(span);
-                token = TokenTree::Group(group);
-            } else {
-                token.set_span(span);
-            }
-            token
-        })
-        .collect()
 }
 
 /// Whether `ty` is, by its name, a shared reference or a primitive:
@@ -187,6 +153,11 @@ fn named_by_value(tokens: TokenStream, name: &str) -> bool {
 /// Those of `names` the body hands itself to something: a field, an
 /// argument, the value returned (see [`Moves`]).
 pub(super) fn handed_over(block: &Block, names: &[String]) -> Vec<String> {
+    handed_over_idents(block, names).iter().map(unraw).collect()
+}
+
+/// The same, each as its first move names it.
+fn handed_over_idents(block: &Block, names: &[String]) -> Vec<syn::Ident> {
     let Ok(block) = syn::parse2::<Block>(block.to_token_stream()) else {
         return Vec::new();
     };
@@ -197,21 +168,7 @@ pub(super) fn handed_over(block: &Block, names: &[String]) -> Vec<String> {
         moving: 0,
     };
     moves.visit_block(&block);
-    moves
-        .moved
-        .iter()
-        .map(unraw)
-        .filter(|name| !moves.rebound.contains(name))
-        .collect()
-}
-
-/// Whether the tokens have the word `word`.
-fn named(tokens: TokenStream, word: &str) -> bool {
-    tokens.into_iter().any(|token| match token {
-        TokenTree::Group(g) => named(g.stream(), word),
-        TokenTree::Ident(ident) => ident == word,
-        _ => false,
-    })
+    moves.moved
 }
 
 fn unraw(ident: &syn::Ident) -> String {
@@ -222,7 +179,8 @@ fn unraw(ident: &syn::Ident) -> String {
 
 struct Moves<'a> {
     params: &'a [String],
-    /// Parameters a pattern of the body binds again (left to rustc).
+    /// Parameters a pattern of the body binds again (their later uses are
+    /// left to rustc).
     rebound: Vec<String>,
     /// Each moved parameter, as its first move names it.
     moved: Vec<syn::Ident>,
@@ -242,7 +200,11 @@ impl Moves<'_> {
             && let Some(ident) = path.path.get_ident()
         {
             let name = unraw(ident);
-            if self.params.contains(&name) && !self.moved.iter().any(|n| unraw(n) == name) {
+            // (Once a pattern binds the name again, it may be that one.)
+            if self.params.contains(&name)
+                && !self.rebound.contains(&name)
+                && !self.moved.iter().any(|n| unraw(n) == name)
+            {
                 self.moved.push(ident.clone());
             }
         }
@@ -304,11 +266,16 @@ impl<'ast> Visit<'ast> for Moves<'_> {
         self.moving -= usize::from(moving);
     }
 
+    // The value before the pattern, which may bind its name again.
     fn visit_local(&mut self, l: &'ast syn::Local) {
         if let Some(init) = &l.init {
             self.taken(&init.expr);
+            self.visit_expr(&init.expr);
+            if let Some((_, diverge)) = &init.diverge {
+                self.visit_expr(diverge);
+            }
         }
-        syn::visit::visit_local(self, l);
+        self.visit_pat(&l.pat);
     }
 
     fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
@@ -355,9 +322,12 @@ mod tests {
         assert_eq!(got.matches("on_unimplemented").count(), 1, "{got}");
         assert!(got.contains("clone(name)"), "{got}");
         assert_eq!(checks("attempts = 2, clone(name, n)", item), "");
-        // Rebound in the body: left to rustc.
+        // Rebound in the body: what follows is left to rustc; the move that
+        // rebinds it is checked.
         let item = "fn f(name: String) -> R { let name = name.clone(); Ok(consume(name)) }";
         assert_eq!(checks("attempts = 2", item), "");
+        let item = "fn f(name: String) -> R { let name = name.into_bytes(); Ok(consume(name)) }";
+        assert!(checks("attempts = 2", item).contains("clone(name)"));
         // A method's receiver may borrow: left to rustc.
         let item = "fn f(name: String) -> R { Ok(name.len()) }";
         assert_eq!(checks("attempts = 2", item), "");

@@ -33,17 +33,25 @@ pub(super) fn result_arguments(output: &ReturnType) -> Option<impl Iterator<Item
     let Type::Path(path) = ungrouped_type(ty) else {
         return None;
     };
-    let last = path.path.segments.last()?;
-    if last.ident != "Result" {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
-        return None;
+    let (name, types) = last_with_types(&path.path)?;
+    (name == "Result").then(|| types.into_iter())
+}
+
+/// The last segment of a path, with the types between its `<..>`.
+pub(super) fn last_with_types(path: &syn::Path) -> Option<(&syn::Ident, Vec<&Type>)> {
+    let last = path.segments.last()?;
+    let types = match &last.arguments {
+        syn::PathArguments::AngleBracketed(generics) => generics
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
     };
-    Some(generics.args.iter().filter_map(|a| match a {
-        syn::GenericArgument::Type(t) => Some(t),
-        _ => None,
-    }))
+    Some((&last.ident, types))
 }
 
 /// A `self` that is a reference (`&self`, `&'a mut self`, `self: &Self`):

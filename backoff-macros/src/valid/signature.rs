@@ -11,7 +11,9 @@ use crate::errors::Errors;
 use super::clone::check_clone;
 use super::closures::{check_closure_types, show_type};
 use super::hedge;
-use super::shape::{COPY_PRIMITIVES, IdentFinder, receiver_borrow, ungrouped_pat, ungrouped_type};
+use super::shape::{
+    COPY_PRIMITIVES, IdentFinder, last_with_types, receiver_borrow, ungrouped_pat, ungrouped_type,
+};
 
 /// Checks what the rewrite needs of the function's signature.
 //
@@ -217,7 +219,11 @@ pub(crate) fn output_may_borrow(sig: &Signature, lifetime: Option<&str>) -> bool
     let ReturnType::Type(_, ret) = &sig.output else {
         return false;
     };
-    let mut out = References::default();
+    let mut out = super::borrows::Unique {
+        shared: true,
+        every_lifetime: true,
+        ..Default::default()
+    };
     out.visit_type(ret);
     let self_is_a_reference = sig.receiver().is_some_and(|r| receiver_borrow(r).is_some());
     out.all.iter().any(|(l, _)| match (l, lifetime) {
@@ -225,39 +231,6 @@ pub(crate) fn output_may_borrow(sig: &Signature, lifetime: Option<&str>) -> bool
         (Some(out), Some(param)) => out == param,
         (Some(_), None) => false,
     })
-}
-
-/// References and lifetimes in a type: each with its lifetime (`None` when
-/// elided) and span.
-#[derive(Default)]
-pub(super) struct References {
-    all: Vec<(Option<String>, proc_macro2::Span)>,
-}
-
-impl<'ast> Visit<'ast> for References {
-    fn visit_type_reference(&mut self, node: &'ast syn::TypeReference) {
-        let lifetime = node.lifetime.as_ref().map(|l| l.ident.to_string());
-        let lifetime = lifetime.filter(|l| l != "_");
-        self.all.push((lifetime, node.and_token.span));
-        syn::visit::visit_type_reference(self, node);
-    }
-
-    fn visit_lifetime(&mut self, node: &'ast syn::Lifetime) {
-        let name = node.ident.to_string();
-        if name != "static" {
-            self.all
-                .push(((name != "_").then_some(name), node.apostrophe));
-        }
-    }
-
-    // `impl Fn(&T) -> &U` and `dyn Fn(..)` bind their own elided lifetimes.
-    fn visit_parenthesized_generic_arguments(
-        &mut self,
-        _: &'ast syn::ParenthesizedGenericArguments,
-    ) {
-    }
-
-    fn visit_type_fn_ptr(&mut self, _: &'ast syn::TypeFnPtr) {}
 }
 
 /// `sleep = PATH` naming a well-known sleep of the other kind: an async
@@ -308,19 +281,11 @@ pub(super) fn check_context_name(sig: &Signature, name: &syn::Ident, errors: &mu
         ));
         return;
     }
-    let hides = sig.inputs.iter().any(|input| match input {
-        syn::FnArg::Typed(t) => {
-            let mut finder = IdentFinder { name, found: false };
-            finder.visit_pat(&t.pat);
-            finder.found
-        }
-        syn::FnArg::Receiver(_) => false,
-    });
-    if hides {
+    if binds(sig, name) {
         // A name the function does not take already.
         let free = ["ctx", "attempt_ctx", "retry_ctx"]
             .into_iter()
-            .find(|n| name != n && !binds(sig, n))
+            .find(|n| name != n && !binds(sig, &syn::Ident::new(n, name.span())))
             .unwrap_or("retry_ctx");
         errors.push(syn::Error::new(
             name.span(),
@@ -330,14 +295,10 @@ pub(super) fn check_context_name(sig: &Signature, name: &syn::Ident, errors: &mu
 }
 
 /// Whether a parameter of `sig` binds `name`.
-pub(super) fn binds(sig: &Signature, name: &str) -> bool {
-    let name = syn::Ident::new(name, proc_macro2::Span::call_site());
+pub(super) fn binds(sig: &Signature, name: &syn::Ident) -> bool {
     sig.inputs.iter().any(|input| match input {
         syn::FnArg::Typed(t) => {
-            let mut finder = IdentFinder {
-                name: &name,
-                found: false,
-            };
+            let mut finder = IdentFinder { name, found: false };
             finder.visit_pat(&t.pat);
             finder.found
         }
@@ -351,16 +312,8 @@ pub(super) fn ok_type_is_unit(ty: &syn::Type) -> bool {
     let syn::Type::Path(path) = ty else {
         return false;
     };
-    let Some(last) = path.path.segments.last() else {
-        return false;
-    };
-    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
-        return false;
-    };
-    matches!(
-        args.args.first(),
-        Some(syn::GenericArgument::Type(syn::Type::Tuple(t))) if t.elems.is_empty()
-    )
+    let first = last_with_types(&path.path).and_then(|(_, types)| types.first().copied());
+    matches!(first, Some(syn::Type::Tuple(t)) if t.elems.is_empty())
 }
 
 /// For a return type that is a future (`impl Future<Output = R>`,
@@ -371,17 +324,10 @@ pub(super) fn future_output(ty: &Type) -> Option<Option<&Type>> {
         Type::ImplTrait(t) => &t.bounds,
         Type::TraitObject(t) => &t.bounds,
         Type::Path(path) => {
-            let last = path.path.segments.last()?;
-            let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
-                return None;
-            };
-            let mut types = generics.args.iter().filter_map(|a| match a {
-                syn::GenericArgument::Type(t) => Some(t),
-                _ => None,
-            });
-            return match last.ident.to_string().as_str() {
-                "Pin" | "Box" => future_output(types.next()?),
-                "BoxFuture" | "LocalBoxFuture" => Some(types.next()),
+            let (name, types) = last_with_types(&path.path)?;
+            return match name.to_string().as_str() {
+                "Pin" | "Box" => future_output(types.first().copied()?),
+                "BoxFuture" | "LocalBoxFuture" => types.first().copied().map(Some),
                 _ => None,
             };
         }
