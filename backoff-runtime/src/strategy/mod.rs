@@ -78,6 +78,7 @@ mod fibonacci;
 mod immediate;
 mod linear;
 mod sidekiq;
+mod stage;
 
 pub use buckets::Buckets;
 pub use compose::{Chain, Longer, Shorter, Steps, Sum};
@@ -88,6 +89,7 @@ pub use fibonacci::Fibonacci;
 pub use immediate::Immediate;
 pub use linear::Linear;
 pub use sidekiq::Sidekiq;
+pub use stage::{Leaf, MAX_MARKS, Mark, Stage, Staging};
 
 /// A backoff schedule: the delay before each retry, before jitter.
 ///
@@ -186,6 +188,31 @@ pub trait Strategy {
     fn reads_previous(&self) -> bool {
         true
     }
+
+    /// Whether this schedule ends, reads the time, or keeps marks (a
+    /// [`Stage`] or a [`Chain`] that ends by time, or one holding them).
+    #[doc(hidden)]
+    #[inline]
+    fn staging(&self) -> Staging {
+        Staging::FIXED
+    }
+
+    /// The capped delay of `retry` (through `leaf`), `now` after the
+    /// schedule began, or `None` once it has ended; `marks` are this
+    /// schedule's ([`staging`](Strategy::staging)`().marks` of them, fewer
+    /// past [`MAX_MARKS`]).
+    #[doc(hidden)]
+    #[inline]
+    fn staged(
+        &self,
+        retry: u32,
+        now: Duration,
+        marks: &mut [Mark],
+        leaf: &mut Leaf<'_>,
+    ) -> Option<Duration> {
+        let _ = (now, marks);
+        Some(leaf.of(self, retry))
+    }
 }
 
 impl<S: Strategy + ?Sized> Strategy for &S {
@@ -214,6 +241,21 @@ impl<S: Strategy + ?Sized> Strategy for &S {
 
     fn central_delay(&self, retry: u32) -> Duration {
         (**self).central_delay(retry)
+    }
+
+    #[inline]
+    fn staging(&self) -> Staging {
+        (**self).staging()
+    }
+
+    fn staged(
+        &self,
+        retry: u32,
+        now: Duration,
+        marks: &mut [Mark],
+        leaf: &mut Leaf<'_>,
+    ) -> Option<Duration> {
+        (**self).staged(retry, now, marks, leaf)
     }
 }
 

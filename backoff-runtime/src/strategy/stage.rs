@@ -1,0 +1,332 @@
+//! Stages that end: by a count of retries or after a time, and what a
+//! call keeps of them ([`Mark`]s).
+//!
+//! A schedule whose stages end is read by the policy through
+//! [`Strategy::staged`] rather than [`Strategy::delay`]: with the time
+//! since the call began (read only for a schedule that needs it) and the
+//! marks the call keeps, one per stage boundary that a count alone cannot
+//! place.
+
+use core::time::Duration;
+
+use super::Strategy;
+use crate::jitter::{Centred, Jitter, JitterRng};
+
+/// How a stage ends: after `n` retries, or at the first failure once a
+/// time has passed since it began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum End {
+    Times(u32),
+    For(Duration),
+}
+
+impl End {
+    /// Whether a stage ending so is over at its own retry `retry`, `now`
+    /// after it began.
+    #[inline]
+    pub(crate) fn reached(self, retry: u32, now: Duration) -> bool {
+        match self {
+            End::Times(n) => retry > n,
+            End::For(d) => now >= d,
+        }
+    }
+}
+
+/// The most marks a call keeps: a schedule holds at most this many
+/// boundaries placed by time (a `for` stage, or a stage after which a
+/// `for` follows, or one that ends by itself); past them a stage switches
+/// by count only, and a `for` stage never ends.
+pub const MAX_MARKS: usize = 4;
+
+/// Where a call crossed a stage boundary: the retry that began the next
+/// stage (0: not yet crossed) and the time since the enclosing schedule
+/// began.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Mark {
+    pub(crate) switched: u32,
+    pub(crate) at: Duration,
+}
+
+/// What a schedule asks of the call that follows it (see
+/// [`Strategy::staging`]).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Staging {
+    /// The schedule may end (the call then gives up, reason `Attempts`).
+    pub ends: bool,
+    /// Its stages read the time since the call began.
+    pub timed: bool,
+    /// The marks it keeps.
+    pub marks: usize,
+}
+
+impl Staging {
+    /// A schedule that is a function of the retry number alone.
+    pub const FIXED: Staging = Staging {
+        ends: false,
+        timed: false,
+        marks: 0,
+    };
+
+    /// Whether the policy must read it through [`Strategy::staged`].
+    #[inline]
+    pub const fn is_staged(self) -> bool {
+        self.ends || self.timed || self.marks > 0
+    }
+
+    /// Both `self` and `other`, side by side.
+    #[inline]
+    pub(crate) const fn and(self, other: Staging) -> Staging {
+        Staging {
+            ends: self.ends || other.ends,
+            timed: self.timed || other.timed,
+            marks: self.marks + other.marks,
+        }
+    }
+}
+
+/// What a stage computes at the bottom of a staged schedule: its capped
+/// delay from the previous one and the call's generator, or (for
+/// [`Jitter::Spread`](crate::Jitter::Spread)) its central delay.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Leaf<'a> {
+    pub(crate) previous: Option<Duration>,
+    rng: Option<&'a mut JitterRng>,
+}
+
+impl<'a> Leaf<'a> {
+    /// The delays themselves.
+    pub(crate) fn new(previous: Option<Duration>, rng: &'a mut JitterRng) -> Self {
+        Leaf {
+            previous,
+            rng: Some(rng),
+        }
+    }
+
+    /// The central delays.
+    pub(crate) fn central() -> Self {
+        Leaf {
+            previous: None,
+            rng: None,
+        }
+    }
+
+    /// `strategy`'s delay (or central delay) of `retry`.
+    #[inline]
+    pub fn of<T: Strategy + ?Sized>(&mut self, strategy: &T, retry: u32) -> Duration {
+        match &mut self.rng {
+            Some(rng) => strategy.capped_delay(retry, self.previous, rng),
+            None => strategy.central_delay(retry),
+        }
+    }
+}
+
+/// A stage that ends: after `n` retries ([`Stage::times`]) or at the first
+/// failure once a time has passed since it began ([`Stage::lasting`]).
+///
+/// Alone, or as a side of [`Shorter`](super::Shorter) or
+/// [`Longer`](super::Longer): [`Shorter`](super::Shorter) continues while
+/// either side does (with the other side's delay once one has ended),
+/// [`Longer`](super::Longer) ends when either side ends, and a schedule
+/// that ends makes the call give up, with
+/// [`GiveUpReason::Attempts`](crate::GiveUpReason::Attempts). Its time is
+/// counted from the start of the schedule it is part of (the call's, or
+/// the [`Chain`](super::Chain) stage's it stands in). Its delays are its
+/// strategy's; [`delay`](Strategy::delay), read without a call, never
+/// ends.
+///
+/// # Examples
+///
+/// Quick retries for a second, then backing off, and giving up after ten
+/// seconds:
+///
+/// ```
+/// use backoff_runtime::{Jitter, Policy, strategy::{Constant, Exponential, Longer, Shorter, Stage}};
+/// use std::time::Duration;
+///
+/// const S: Duration = Duration::from_secs(1);
+/// static POLICY: Policy<Longer<Shorter<Stage<Constant>, Exponential>, Stage<Constant>>> =
+///     Policy::from_strategy(Longer::new(
+///         Shorter::new(
+///             Stage::lasting(Constant::new(Duration::from_millis(100)), S),
+///             Exponential::new(S).max_delay(Duration::from_secs(4)),
+///         ),
+///         Stage::lasting(Constant::new(Duration::ZERO), Duration::from_secs(10)),
+///     ))
+///     .jitter(Jitter::None)
+///     .unlimited_attempts();
+/// // With instant failures: 100 ms until a second has passed, then the
+/// // exponential's delays (from its own retry 11), until ten seconds.
+/// let ms: Vec<u128> = POLICY.delays().map(|d| d.as_millis()).collect();
+/// assert_eq!(ms, [100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 4000, 4000]);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stage<S> {
+    strategy: S,
+    end: End,
+}
+
+impl<S> Stage<S> {
+    /// `strategy` for its first `times` retries.
+    pub const fn times(strategy: S, times: u32) -> Self {
+        Stage {
+            strategy,
+            end: End::Times(times),
+        }
+    }
+
+    /// `strategy` until the first failure once `d` has passed since the
+    /// stage began.
+    pub const fn lasting(strategy: S, d: Duration) -> Self {
+        Stage {
+            strategy,
+            end: End::For(d),
+        }
+    }
+}
+
+impl<S: Strategy> Strategy for Stage<S> {
+    #[inline]
+    fn delay(&self, retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
+        self.strategy.delay(retry, previous, rng)
+    }
+
+    #[inline]
+    fn capped_delay(
+        &self,
+        retry: u32,
+        previous: Option<Duration>,
+        rng: &mut JitterRng,
+    ) -> Duration {
+        self.strategy.capped_delay(retry, previous, rng)
+    }
+
+    #[inline]
+    fn max_delay(&self) -> Duration {
+        self.strategy.max_delay()
+    }
+
+    fn central_delay(&self, retry: u32) -> Duration {
+        self.strategy.central_delay(retry)
+    }
+
+    #[inline]
+    fn reads_previous(&self) -> bool {
+        self.strategy.reads_previous()
+    }
+
+    #[inline]
+    fn staging(&self) -> Staging {
+        let own = Staging {
+            ends: true,
+            timed: matches!(self.end, End::For(_)),
+            marks: 0,
+        };
+        own.and(self.strategy.staging())
+    }
+
+    fn staged(
+        &self,
+        retry: u32,
+        now: Duration,
+        marks: &mut [Mark],
+        leaf: &mut Leaf<'_>,
+    ) -> Option<Duration> {
+        if self.end.reached(retry, now) {
+            return None;
+        }
+        self.strategy.staged(retry, now, marks, leaf)
+    }
+}
+
+/// The jittered delay of `retry` of a staged schedule, `now` after the
+/// call began, or `None` once it has ended or the `stop` rule (on the
+/// central delay) gives up: the policy's step for a schedule whose
+/// [`Strategy::staging`] is staged. [`Jitter::Spread`] reads the schedule
+/// as it stands after this retry's step (its boundaries crossed so far).
+#[inline(never)]
+pub(crate) fn backoff_staged<T: Strategy + ?Sized>(
+    strategy: &T,
+    (jitter, stop): (Jitter, Option<Duration>),
+    retry: u32,
+    previous: &mut Option<Duration>,
+    rng: &mut JitterRng,
+    (now, marks): (Duration, &mut [Mark]),
+) -> Option<Duration> {
+    let raw = strategy.staged(retry, now, marks, &mut Leaf::new(*previous, rng))?;
+    let mut kept = [Mark::default(); MAX_MARKS];
+    let len = marks.len().min(MAX_MARKS);
+    kept[..len].copy_from_slice(&marks[..len]);
+    let central = AtStage {
+        strategy,
+        now,
+        marks: kept,
+        len,
+    };
+    if let Some(stop) = stop
+        && central.central(retry) >= stop
+    {
+        return None;
+    }
+    let max = strategy.max_delay();
+    if let Jitter::Spread = jitter
+        && !max.is_zero()
+    {
+        return Some(crate::jitter::spread(&central, max, retry, rng.phase()));
+    }
+    Some(crate::policy::jittered(
+        strategy, jitter, raw, previous, rng,
+    ))
+}
+
+/// A staged schedule's central delays as they stand at one step.
+struct AtStage<'a, T: ?Sized> {
+    strategy: &'a T,
+    now: Duration,
+    marks: [Mark; MAX_MARKS],
+    len: usize,
+}
+
+impl<T: Strategy + ?Sized> Centred for AtStage<'_, T> {
+    fn central(&self, retry: u32) -> Duration {
+        let mut marks = self.marks;
+        self.strategy
+            .staged(
+                retry,
+                self.now,
+                &mut marks[..self.len],
+                &mut Leaf::central(),
+            )
+            .unwrap_or_else(|| self.strategy.central_delay(retry))
+            .min(self.strategy.max_delay())
+    }
+}
+
+impl<S: Strategy> crate::Policy<S> {
+    /// The main schedule's step: [`backoff_within`](crate::Policy::backoff_within),
+    /// or for a staged schedule [`backoff_staged`], `elapsed()` after the
+    /// call began (read only if a stage ends by time), with the call's
+    /// `marks`.
+    #[inline]
+    pub(crate) fn backoff_at(
+        &self,
+        retry: u32,
+        previous: &mut Option<Duration>,
+        rng: &mut JitterRng,
+        (elapsed, marks): (&dyn Fn() -> Duration, &mut [Mark]),
+    ) -> Option<Duration> {
+        let staging = self.strategy().staging();
+        if !staging.is_staged() {
+            return self.backoff_within(retry, previous, rng);
+        }
+        let now = if staging.timed {
+            elapsed()
+        } else {
+            Duration::ZERO
+        };
+        let rule = (self.jitter_kind(), self.delay_stop());
+        backoff_staged(self.strategy(), rule, retry, previous, rng, (now, marks))
+    }
+}
