@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | [`Chain::new(a, n, b)`](Chain::new) | `a`'s delay k for k ≤ n, then `b`'s delay k − n | the larger |
 //! | [`Steps::new(&[d1, …, dm])`](Steps::new) | dk, the last repeating | the largest |
-//! | [`Shorter::new(a, b)`](Shorter::new) | the smaller of `a`'s and `b`'s delay k | the smaller |
+//! | [`Shorter::new(a, b)`](Shorter::new) | the smaller of `a`'s and `b`'s delay k | the smaller (the larger if a side ends) |
 //! | [`Longer::new(a, b)`](Longer::new) | the larger of `a`'s and `b`'s delay k | the larger |
 //! | [`Sum::new(a, b)`](Sum::new) | `a`'s plus `b`'s delay k, saturating | both added, saturating |
 //!
@@ -147,6 +147,7 @@ impl<A: Strategy, B: Strategy> Strategy for Chain<A, B> {
         // (Ends when its last stage does.)
         Staging {
             ends: self.then.staging().ends,
+            parts_end: inner.parts_end,
             timed: timed || inner.timed,
             marks: inner.marks + 1,
         }
@@ -316,7 +317,12 @@ macro_rules! pairwise {
             #[doc = $max_doc]
             #[inline]
             fn max_delay(&self) -> Duration {
-                $combine(self.a.max_delay(), self.b.max_delay())
+                let (a, b) = (self.a.max_delay(), self.b.max_delay());
+                // (A union whose side ends may wait the other side's.)
+                if $either && (self.a.staging().ends || self.b.staging().ends) {
+                    return a.max(b);
+                }
+                $combine(a, b)
             }
 
             fn central_delay(&self, retry: u32) -> Duration {
@@ -325,7 +331,10 @@ macro_rules! pairwise {
 
             #[inline]
             fn staging(&self) -> Staging {
-                self.a.staging().and(self.b.staging())
+                let (a, b) = (self.a.staging(), self.b.staging());
+                // (A union ends once both sides have.)
+                let ends = if $either { a.ends && b.ends } else { a.ends || b.ends };
+                Staging { ends, ..a.and(b) }
             }
 
             fn staged(
@@ -382,7 +391,7 @@ pairwise!(
     Shorter,
     Duration::min,
     true,
-    "The smaller of the two stages' maxima."
+    "The smaller of the two stages' maxima (the larger, if a side ends)."
 );
 
 pairwise!(

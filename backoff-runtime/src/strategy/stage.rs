@@ -55,6 +55,8 @@ pub struct Mark {
 pub struct Staging {
     /// The schedule may end (the call then gives up, reason `Attempts`).
     pub ends: bool,
+    /// A part of it may end (a side of a union, which goes on without it).
+    pub parts_end: bool,
     /// Its stages read the time since the call began.
     pub timed: bool,
     /// The marks it keeps.
@@ -65,6 +67,7 @@ impl Staging {
     /// A schedule that is a function of the retry number alone.
     pub const FIXED: Staging = Staging {
         ends: false,
+        parts_end: false,
         timed: false,
         marks: 0,
     };
@@ -72,7 +75,7 @@ impl Staging {
     /// Whether the policy must read it through [`Strategy::staged`].
     #[inline]
     pub const fn is_staged(self) -> bool {
-        self.ends || self.timed || self.marks > 0
+        self.ends || self.parts_end || self.timed || self.marks > 0
     }
 
     /// Both `self` and `other`, side by side.
@@ -80,6 +83,7 @@ impl Staging {
     pub(crate) const fn and(self, other: Staging) -> Staging {
         Staging {
             ends: self.ends || other.ends,
+            parts_end: self.parts_end || other.parts_end,
             timed: self.timed || other.timed,
             marks: self.marks + other.marks,
         }
@@ -221,6 +225,7 @@ impl<S: Strategy> Strategy for Stage<S> {
     fn staging(&self) -> Staging {
         let own = Staging {
             ends: true,
+            parts_end: true,
             timed: matches!(self.end, End::For(_)),
             marks: 0,
         };
