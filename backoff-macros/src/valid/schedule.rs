@@ -279,7 +279,7 @@ fn check_end(form: StrategyKind, stage: &StrategyArg, errors: &mut Errors) {
             errors.push(syn::Error::new(
                 span,
                 format!(
-                    "`{name}` ends a stage of `chain`, `shorter` or `longer`; every stage of `{}` applies to every retry: remove `{name}`",
+                    "`{name}` belongs to a stage of `chain`, `shorter` or `longer`; every stage of `{}` applies to every retry: remove `{name}`",
                     form.name()
                 ),
             ));
