@@ -162,9 +162,10 @@ impl<'a> Leaf<'a> {
 ///     .jitter(Jitter::None)
 ///     .unlimited_attempts();
 /// // With instant failures: 100 ms until a second has passed, then the
-/// // exponential's delays (from its own retry 11), until ten seconds.
+/// // exponential's (at its retry 11, capped), from the failures at 1, 5
+/// // and 9 s; the one at 13 s is past ten seconds.
 /// let ms: Vec<u128> = POLICY.delays().map(|d| d.as_millis()).collect();
-/// assert_eq!(ms, [100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 4000, 4000]);
+/// assert_eq!(ms, [[100; 10].as_slice(), &[4000; 3]].concat());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stage<S> {
