@@ -179,17 +179,13 @@ impl<A: Strategy, B: Strategy> Strategy for Chain<A, B> {
                 return Some(d);
             }
             // The first stage is over: this retry is the second's first.
-            *mark = Mark {
-                switched: retry.max(1),
-                at: now,
-            };
+            *mark = Mark::new(retry, now);
         }
         let own = retry.saturating_sub(mark.switched).saturating_add(1);
         if own == 1 {
             leaf.previous = None;
         }
-        self.then
-            .staged(own, now.saturating_sub(mark.at), then, leaf)
+        self.then.staged(own, mark.since(now), then, leaf)
     }
 }
 
