@@ -1053,6 +1053,7 @@ pub fn began<S: Strategy>(policy: &Policy<S>, clock: Clock, timed: bool) -> Opti
 }
 
 /// [`began`], whatever the schedule.
+#[inline]
 fn began_if<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
     if timed || policy.elapsed_limit().is_some() {
         Some(clock())
