@@ -74,10 +74,16 @@ async fn tokio_retry_fixed_interval_and_fibonacci() {
     }
     let ours = gaps_of!(fixed);
     assert_eq!(ours, [MS(250); 3]);
-    assert_eq!(tokio_retry_gaps(FixedInterval::from_millis(250).take(3)).await, ours);
+    assert_eq!(
+        tokio_retry_gaps(FixedInterval::from_millis(250).take(3)).await,
+        ours
+    );
     let ours = gaps_of!(fibonacci);
     assert_eq!(ours, [100, 100, 200, 300, 500].map(MS));
-    assert_eq!(tokio_retry_gaps(FibonacciBackoff::from_millis(100).take(5)).await, ours);
+    assert_eq!(
+        tokio_retry_gaps(FibonacciBackoff::from_millis(100).take(5)).await,
+        ours
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -97,7 +103,10 @@ async fn tokio_retry_jitter_is_full_jitter() {
         // 750 ms, give or take.
         let low = gaps.iter().filter(|d| **d < MS(250)).count();
         let high = gaps.iter().filter(|d| **d > MS(750)).count();
-        assert!((25..=75).contains(&low) && (25..=75).contains(&high), "{low} {high}");
+        assert!(
+            (25..=75).contains(&low) && (25..=75).contains(&high),
+            "{low} {high}"
+        );
     }
 }
 
@@ -120,7 +129,10 @@ async fn tokio_retry_if_is_when() {
             let _ = theirs.attempt();
             Err::<(), _>(error)
         };
-        assert_eq!(RetryIf::start(strategy, action, transient).await, Err(error));
+        assert_eq!(
+            RetryIf::start(strategy, action, transient).await,
+            Err(error)
+        );
         assert_eq!(ours.gaps(), theirs.gaps());
         assert_eq!(ours.gaps().len() + 1, attempts);
     }
@@ -235,9 +247,18 @@ async fn backoff_randomization_is_scattered_but_ours_stays_under_max() {
     }
     // At the cap (retries 3 on): ours 2 to 4 s, theirs 2 to 6 s, above 4 s
     // about half the time.
-    assert!(ours[2..].iter().all(|d| *d >= S(2) && *d <= S(4)), "{ours:?}");
-    assert!(theirs[2..].iter().all(|d| *d >= S(2) && *d <= MS(6001)), "{theirs:?}");
-    assert!(theirs[2..].iter().filter(|d| **d > S(4)).count() >= 5, "{theirs:?}");
+    assert!(
+        ours[2..].iter().all(|d| *d >= S(2) && *d <= S(4)),
+        "{ours:?}"
+    );
+    assert!(
+        theirs[2..].iter().all(|d| *d >= S(2) && *d <= MS(6001)),
+        "{theirs:?}"
+    );
+    assert!(
+        theirs[2..].iter().filter(|d| **d > S(4)).count() >= 5,
+        "{theirs:?}"
+    );
 }
 
 /// [`backoff_gaps`] of an endless schedule, stopped after `retries`.

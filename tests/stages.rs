@@ -72,7 +72,10 @@ async fn the_time_counts_the_attempts_too() {
 
     let chain = Chain::lasting(Constant::new(S(1)), S(3), Constant::new(S(60)));
     let policy = Policy::from_strategy(chain).attempts(4);
-    assert_eq!(runtime_gaps(policy, Duration::from_millis(500)).await, expected);
+    assert_eq!(
+        runtime_gaps(policy, Duration::from_millis(500)).await,
+        expected
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -132,7 +135,10 @@ async fn shorter_continues_while_either_side_does() {
     let expected = [1, 1, 1, 5, 5, 5, 5].map(|s| s * SEC);
     assert_eq!(log.gaps_ms(), expected);
     let report = told.0.borrow().expect("gave up");
-    assert_eq!((report.attempts, report.reason), (8, GiveUpReason::Attempts));
+    assert_eq!(
+        (report.attempts, report.reason),
+        (8, GiveUpReason::Attempts)
+    );
 
     let policy = Policy::from_strategy(Shorter::new(
         Stage::times(Constant::new(S(1)), 3),
@@ -162,7 +168,10 @@ async fn longer_ends_when_either_side_ends() {
     let expected = [3, 3, 4].map(|s| s * SEC);
     assert_eq!(log.gaps_ms(), expected);
     let report = told.0.borrow().expect("gave up");
-    assert_eq!((report.attempts, report.reason), (4, GiveUpReason::Attempts));
+    assert_eq!(
+        (report.attempts, report.reason),
+        (4, GiveUpReason::Attempts)
+    );
 
     let policy = Policy::from_strategy(Longer::new(
         Exponential::new(S(1)).max_delay(S(60)),
@@ -194,8 +203,12 @@ async fn spread_and_delay_for_read_a_timed_chain() {
 
     // A job queue's stateless delay replays the stages as instant failures.
     let chain = Chain::lasting(Constant::new(S(1)), S(3), Constant::new(S(60)));
-    let policy = Policy::from_strategy(chain).jitter(Jitter::None).attempts(6);
-    let delays: Vec<u64> = (1..6).map(|k| policy.delay_for(k, 42).unwrap().as_secs()).collect();
+    let policy = Policy::from_strategy(chain)
+        .jitter(Jitter::None)
+        .attempts(6);
+    let delays: Vec<u64> = (1..6)
+        .map(|k| policy.delay_for(k, 42).unwrap().as_secs())
+        .collect();
     assert_eq!(delays, [1, 1, 1, 60, 60]);
 }
 

@@ -146,7 +146,9 @@ pub(crate) fn max(s: &StrategyArg) -> Duration {
         }
         // (A side that ends leaves the other's delays.)
         StrategyKind::Shorter
-            if s.stages.iter().any(|side| side.times.is_some() || side.lasting.is_some()) =>
+            if s.stages
+                .iter()
+                .any(|side| side.times.is_some() || side.lasting.is_some()) =>
         {
             s.stages.iter().map(max).max().unwrap_or_default()
         }

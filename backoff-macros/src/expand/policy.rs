@@ -399,7 +399,11 @@ fn composed_parts(p: &Ident, s: &StrategyArg) -> (TokenStream, TokenStream) {
 // Input:  a side of `shorter`/`longer` and its type and constructor.
 // Output: those of `Stage::times(side, n)` or `Stage::lasting(side, D)`
 //         if it ends, else unchanged.
-fn side(p: &Ident, s: &StrategyArg, (ty, ctor): (TokenStream, TokenStream)) -> (TokenStream, TokenStream) {
+fn side(
+    p: &Ident,
+    s: &StrategyArg,
+    (ty, ctor): (TokenStream, TokenStream),
+) -> (TokenStream, TokenStream) {
     let ctor = match (&s.lasting, s.times) {
         (Some(lasting), _) => {
             let d = duration(p, lasting.value.value);
