@@ -17,7 +17,7 @@
 use core::time::Duration;
 
 use super::stage::End;
-use super::{Leaf, Mark, Staging, Strategy};
+use super::{At, Leaf, Mark, Staging, Strategy};
 use crate::jitter::JitterRng;
 
 /// `a` for the first `times` retries, then `b`, which starts at its own
@@ -153,13 +153,7 @@ impl<A: Strategy, B: Strategy> Strategy for Chain<A, B> {
         }
     }
 
-    fn staged(
-        &self,
-        retry: u32,
-        now: Duration,
-        marks: &mut [Mark],
-        leaf: &mut Leaf<'_>,
-    ) -> Option<Duration> {
+    fn staged(&self, retry: u32, (now, marks): At<'_>, leaf: &mut Leaf<'_>) -> Option<Duration> {
         let Some((mark, rest)) = marks.split_first_mut() else {
             // (Past `MAX_MARKS`: by count only.)
             return Some(leaf.of(self, retry));
@@ -169,12 +163,12 @@ impl<A: Strategy, B: Strategy> Strategy for Chain<A, B> {
             // (A spread's look back, before the boundary crossed.)
             return self
                 .first
-                .staged(retry, now, first, leaf)
+                .staged(retry, (now, first), leaf)
                 .or_else(|| Some(leaf.of(&self.first, retry)));
         }
         if mark.switched == 0 {
             if !self.end.reached(retry, now)
-                && let Some(d) = self.first.staged(retry, now, first, leaf)
+                && let Some(d) = self.first.staged(retry, (now, first), leaf)
             {
                 return Some(d);
             }
@@ -185,7 +179,7 @@ impl<A: Strategy, B: Strategy> Strategy for Chain<A, B> {
         if own == 1 {
             leaf.previous = None;
         }
-        self.then.staged(own, mark.since(now), then, leaf)
+        self.then.staged(own, (mark.since(now), then), leaf)
     }
 }
 
@@ -333,18 +327,12 @@ macro_rules! pairwise {
                 Staging { ends, ..a.and(b) }
             }
 
-            fn staged(
-                &self,
-                retry: u32,
-                now: Duration,
-                marks: &mut [Mark],
-                leaf: &mut Leaf<'_>,
-            ) -> Option<Duration> {
+            fn staged(&self, retry: u32, (now, marks): At<'_>, leaf: &mut Leaf<'_>) -> Option<Duration> {
                 let (a, b) = marks.split_at_mut(self.a.staging().marks.min(marks.len()));
                 leaf.previous = None;
-                let a = self.a.staged(retry, now, a, leaf);
+                let a = self.a.staged(retry, (now, a), leaf);
                 leaf.previous = None;
-                let b = self.b.staged(retry, now, b, leaf);
+                let b = self.b.staged(retry, (now, b), leaf);
                 match (a, b) {
                     (Some(a), Some(b)) => Some($combine(a, b)),
                     // (Once one side has ended: the other's, or the end.)

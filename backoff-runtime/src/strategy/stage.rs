@@ -65,6 +65,11 @@ impl Mark {
     }
 }
 
+/// Where a staged schedule is read: the time since it began, and its
+/// marks.
+#[doc(hidden)]
+pub type At<'a> = (Duration, &'a mut [Mark]);
+
 /// What a schedule asks of the call that follows it (see
 /// [`Strategy::staging`]).
 #[doc(hidden)]
@@ -209,35 +214,16 @@ impl<S> Stage<S> {
     }
 }
 
+/// Calls `$call` on a stage's strategy.
+macro_rules! its_strategy {
+    ($this:expr, $s:ident => $call:expr) => {{
+        let $s = &$this.strategy;
+        $call
+    }};
+}
+
 impl<S: Strategy> Strategy for Stage<S> {
-    #[inline]
-    fn delay(&self, retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
-        self.strategy.delay(retry, previous, rng)
-    }
-
-    #[inline]
-    fn capped_delay(
-        &self,
-        retry: u32,
-        previous: Option<Duration>,
-        rng: &mut JitterRng,
-    ) -> Duration {
-        self.strategy.capped_delay(retry, previous, rng)
-    }
-
-    #[inline]
-    fn max_delay(&self) -> Duration {
-        self.strategy.max_delay()
-    }
-
-    fn central_delay(&self, retry: u32) -> Duration {
-        self.strategy.central_delay(retry)
-    }
-
-    #[inline]
-    fn reads_previous(&self) -> bool {
-        self.strategy.reads_previous()
-    }
+    reads_through!(its_strategy);
 
     #[inline]
     fn staging(&self) -> Staging {
@@ -250,17 +236,11 @@ impl<S: Strategy> Strategy for Stage<S> {
         own.and(self.strategy.staging())
     }
 
-    fn staged(
-        &self,
-        retry: u32,
-        now: Duration,
-        marks: &mut [Mark],
-        leaf: &mut Leaf<'_>,
-    ) -> Option<Duration> {
+    fn staged(&self, retry: u32, (now, marks): At<'_>, leaf: &mut Leaf<'_>) -> Option<Duration> {
         if self.end.reached(retry, now) {
             return None;
         }
-        self.strategy.staged(retry, now, marks, leaf)
+        self.strategy.staged(retry, (now, marks), leaf)
     }
 }
 
@@ -278,16 +258,8 @@ pub(crate) fn backoff_staged<T: Strategy + ?Sized>(
     rng: &mut JitterRng,
     (now, marks): (Duration, &mut [Mark]),
 ) -> Option<Duration> {
-    let raw = strategy.staged(retry, now, marks, &mut Leaf::new(*previous, rng))?;
-    let mut kept = [Mark::default(); MAX_MARKS];
-    let len = marks.len().min(MAX_MARKS);
-    kept[..len].copy_from_slice(&marks[..len]);
-    let central = AtStage {
-        strategy,
-        now,
-        marks: kept,
-        len,
-    };
+    let raw = strategy.staged(retry, (now, &mut *marks), &mut Leaf::new(*previous, rng))?;
+    let central = AtStage(strategy, now, marks);
     if let Some(stop) = stop
         && central.central(retry) >= stop
     {
@@ -305,25 +277,18 @@ pub(crate) fn backoff_staged<T: Strategy + ?Sized>(
 }
 
 /// A staged schedule's central delays as they stand at one step.
-struct AtStage<'a, T: ?Sized> {
-    strategy: &'a T,
-    now: Duration,
-    marks: [Mark; MAX_MARKS],
-    len: usize,
-}
+struct AtStage<'a, T: ?Sized>(&'a T, Duration, &'a [Mark]);
 
 impl<T: Strategy + ?Sized> Centred for AtStage<'_, T> {
     fn central(&self, retry: u32) -> Duration {
-        let mut marks = self.marks;
-        self.strategy
-            .staged(
-                retry,
-                self.now,
-                &mut marks[..self.len],
-                &mut Leaf::central(),
-            )
-            .unwrap_or_else(|| self.strategy.central_delay(retry))
-            .min(self.strategy.max_delay())
+        let AtStage(strategy, now, kept) = *self;
+        // (A copy: the look around this retry crosses no boundary for good.)
+        let mut marks = [Mark::default(); MAX_MARKS];
+        let marks = &mut marks[..kept.len().min(MAX_MARKS)];
+        marks.copy_from_slice(&kept[..marks.len()]);
+        let d = strategy.staged(retry, (now, marks), &mut Leaf::central());
+        d.unwrap_or_else(|| strategy.central_delay(retry))
+            .min(strategy.max_delay())
     }
 }
 
@@ -344,11 +309,7 @@ impl<S: Strategy> crate::Policy<S> {
         if !staging.is_staged() {
             return self.backoff_within(retry, previous, rng);
         }
-        let now = if staging.timed {
-            elapsed()
-        } else {
-            Duration::ZERO
-        };
+        let now = staging.timed.then(elapsed).unwrap_or_default();
         let rule = (self.jitter_kind(), self.delay_stop());
         backoff_staged(self.strategy(), rule, retry, previous, rng, (now, marks))
     }
