@@ -744,6 +744,46 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// A schedule with stages that end, nested in every form, stepped
+        /// through a call at growing times: never above its cap, under every
+        /// jitter, and once ended (`None`) it stays ended.
+        #[test]
+        fn staged_forms_stay_under_their_cap(
+            steps in proptest::collection::vec(0u64..5_000, 1..40),
+            seed in proptest::num::u64::ANY,
+            times in 0u32..6,
+            spread in proptest::bool::ANY,
+        ) {
+            let staged = Chain::lasting(
+                Shorter::new(Stage::times(Exponential::new(MS(10)), times), Sum::new(Constant::new(MS(7)), Linear::new(MS(3)))),
+                MS(2_000),
+                Chain::new(
+                    Longer::new(Stage::lasting(Decorrelated::new(MS(1)), MS(3_000)), Fibonacci::new(MS(2))),
+                    times,
+                    Chain::lasting(Sidekiq::new(), MS(9_000), Stage::times(Constant::new(MS(5)), 50)),
+                ),
+            );
+            proptest::prop_assert_eq!(staged.staging().marks, 3);
+            let jitter = if spread { Jitter::Spread } else { Jitter::Full };
+            let policy = Policy::from_strategy(staged).jitter(jitter).unlimited_attempts();
+            let (mut previous, mut marks, mut now) = (None, [Mark::default(); 4], Duration::ZERO);
+            let mut rng = JitterRng::from_seed(seed);
+            let mut ended = false;
+            for (k, step) in (1..).zip(steps) {
+                let stages: (&dyn Fn() -> Duration, _) = (&move || now, &mut marks[..]);
+                match policy.backoff_at(k, &mut previous, &mut rng, stages) {
+                    Some(d) => {
+                        proptest::prop_assert!(!ended, "{k}: resumed");
+                        proptest::prop_assert!(d <= staged.max_delay(), "{k}: {d:?}");
+                        now += d + MS(step);
+                    }
+                    None => ended = true,
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_form_survives_the_last_retries() {
         let s = every_form();
