@@ -2,8 +2,9 @@
 //! records its attempts, their durations, the call's duration and outcome,
 //! and the delays slept, through the global meter provider
 //! ([`opentelemetry::global`], `opentelemetry` 0.33), meter [`METER`];
-//! named breakers and budgets record their state; each attempt is a span of
-//! the global tracer provider.
+//! named breakers and budgets record their state, and a fleet's store
+//! (`backoff_redis::RedisStore`, with its feature `record`) whether its
+//! remote answers; each attempt is a span of the global tracer provider.
 //!
 //! | instrument | kind, unit | attributes |
 //! |---|---|---|
@@ -13,6 +14,7 @@
 //! | `backoff.retry.delay` | histogram, s | `function` |
 //! | `backoff.breaker.state` | gauge (0 closed, 1 half-open, 2 open) | `breaker` |
 //! | `backoff.budget.tokens` | gauge | `budget` |
+//! | `backoff.remote.reachable` | gauge (1 answers, 0 its syncs keep failing) | `remote` |
 //!
 //! This crate implements `backoff-runtime`'s recording facade
 //! ([`backoff_runtime::record::Recorder`]); see that module for the events
@@ -140,6 +142,7 @@ struct Instruments {
     retry_delay: Histogram<f64>,
     breaker_state: Gauge<u64>,
     budget_tokens: Gauge<f64>,
+    remote_reachable: Gauge<u64>,
     /// The attempts' spans' tracer.
     tracer: BoxedTracer,
     /// The `backoff.call` spans of the calls in flight (see [`CallSpans`]).
@@ -178,6 +181,12 @@ impl Instruments {
             budget_tokens: meter
                 .f64_gauge("backoff.budget.tokens")
                 .with_description("Tokens left in a retry budget")
+                .build(),
+            remote_reachable: meter
+                .u64_gauge("backoff.remote.reachable")
+                .with_description(
+                    "Whether a fleet's remote answers: 1 yes, 0 its syncs keep failing and its controls run locally",
+                )
                 .build(),
             tracer,
             calls: CallSpans::default(),
@@ -344,6 +353,17 @@ impl Recorder for OpenTelemetry {
         self.with(|i| {
             i.budget_tokens
                 .record(tokens, &[KeyValue::new("budget", budget)]);
+        });
+    }
+
+    /// `backoff.remote.reachable`: 1 when the remote answers, 0 when its
+    /// syncs keep failing.
+    fn remote_reachable(&self, remote: &str, reachable: bool) {
+        self.with(|i| {
+            i.remote_reachable.record(
+                u64::from(reachable),
+                &[KeyValue::new("remote", remote.to_owned())],
+            );
         });
     }
 }

@@ -549,6 +549,31 @@ fn a_named_budget_records_its_tokens() {
     assert_eq!(tokens(B), Some(1.5), "a success refilled half a token");
 }
 
+/// A fleet's store tells the recorder when its remote stops answering and
+/// answers again (`backoff-redis` with its feature `record`; the store's
+/// side is tested in `backoff-redis/testing/tests/recorded.rs`): each
+/// remote is a series of `backoff.remote.reachable`, 1 or 0, its last word.
+#[test]
+fn a_remote_that_stops_answering_reads_zero_until_it_answers() {
+    setup();
+    let recorder = backoff_runtime::record::recorder().expect("installed");
+    let reachable = |remote| {
+        let points = read("backoff.remote.reachable", "remote", remote);
+        assert!(points.len() <= 1, "one series per remote: {points:?}");
+        points.first().map(|p| p.value)
+    };
+    const A: &str = "metrics::remote::a";
+    const B: &str = "metrics::remote::b";
+    assert_eq!(reachable(A), None, "nothing told yet");
+    recorder.remote_reachable(A, true);
+    recorder.remote_reachable(B, true);
+    assert_eq!((reachable(A), reachable(B)), (Some(1.0), Some(1.0)));
+    recorder.remote_reachable(A, false);
+    assert_eq!((reachable(A), reachable(B)), (Some(0.0), Some(1.0)));
+    recorder.remote_reachable(A, true);
+    assert_eq!((reachable(A), reachable(B)), (Some(1.0), Some(1.0)));
+}
+
 /// The attribute's three loops, written out by hand as its expansion
 /// emits them (the runtime side of the wiring; see `docs/metrics.md`; the
 /// `attribute` module below runs the `#[retry]` functions themselves): the

@@ -102,7 +102,8 @@ impl Inner {
                 "the fleet's Redis answers again"
             );
         }
-        if h.failures_in_a_row > 0 {
+        if h.failures_in_a_row > 0 || h.last_good_sync.is_none() {
+            // (And at the first answer, so that a gauge reads 1 from it.)
             self.record_reachable(true);
         }
         h.last_error = None;
@@ -110,8 +111,8 @@ impl Inner {
         h.last_good_sync = Some(Instant::now());
     }
 
-    /// Tells the installed recorder (feature `record`) that Redis stopped
-    /// answering or answers again.
+    /// Tells the installed recorder (feature `record`) that Redis answered
+    /// for the first time, stopped answering, or answers again.
     fn record_reachable(&self, reachable: bool) {
         #[cfg(feature = "record")]
         if let Some(r) = backoff_runtime::record::recorder() {

@@ -101,6 +101,7 @@ impl<T> Classify<T> for Decision {
 ///
 /// assert_eq!(RetryAll.classify(&std::io::Error::other("down")), Decision::Retry);
 /// ```
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RetryAll;
 
@@ -120,6 +121,7 @@ impl<T> Classify<T> for RetryAll {
 ///
 /// assert_eq!(AcceptAll.classify(&503u16), Decision::Stop);
 /// ```
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AcceptAll;
 
@@ -157,6 +159,7 @@ impl<T> Classify<T> for AcceptAll {
 pub trait OnRetry<T, E> {
     /// Whether there is a hook: the event is built, and the clock read when
     /// the call begins (for the event's elapsed time), only if so.
+    #[doc(hidden)]
     const TIMED: bool = true;
     /// Called when `outcome` is retried.
     fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent);
@@ -198,6 +201,7 @@ impl<T, E> OnRetry<T, E> for NoHook {
 pub trait OnHedge {
     /// Whether there is a hook: the event is built, and the clock read when
     /// the call begins (for the event's elapsed time), only if so.
+    #[doc(hidden)]
     const TIMED: bool = true;
     /// Called when the hedge delay starts another attempt.
     fn on_hedge(&mut self, event: &RetryEvent);
@@ -239,6 +243,7 @@ impl OnHedge for NoHook {
 pub trait OnGiveUp<T, E> {
     /// Whether there is a hook: the report is built, and the clock read
     /// when the call begins, only if so.
+    #[doc(hidden)]
     const TIMED: bool = true;
     /// Called once on giving up.
     fn on_giveup(self, outcome: &Result<T, E>, report: &GiveUp);
@@ -273,6 +278,7 @@ impl<T, E> OnGiveUp<T, E> for NoHook {
 /// ```
 pub trait Fallback<T, E> {
     /// Whether there is one (the report is then built on giving up).
+    #[doc(hidden)]
     const GIVEN: bool = true;
     /// The call's result instead of `Err(error)`.
     fn fall_back(self, error: E, report: &GiveUp) -> Result<T, E>;
@@ -303,6 +309,7 @@ impl<T, E> Fallback<T, E> for NoHook {
 /// assert!(!<NoHook as OnHedge>::TIMED);
 /// assert!(!<NoHook as OnRetry<u32, ()>>::TIMED);
 /// ```
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoHook;
 
@@ -329,6 +336,7 @@ pub struct NoHook;
 /// assert_eq!(call.await, Ok(7));
 /// # }
 /// ```
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct HookSet<W, K, N, H, G, L> {
     when: W,

@@ -357,7 +357,7 @@ pub mod retrying;
 #[cfg(feature = "std")]
 mod sleep;
 #[cfg(feature = "std")]
-pub mod state;
+mod state;
 #[cfg(feature = "std")]
 mod sync;
 #[cfg(feature = "std")]

@@ -629,6 +629,7 @@ impl<S> Policy<S> {
     /// let unlimited = policy.throttled(Policy::immediate().unlimited_attempts());
     /// assert!(!unlimited.is_last_attempt(u32::MAX));
     /// ```
+    #[doc(hidden)]
     #[inline]
     pub const fn is_last_attempt(&self, attempt: u32) -> bool {
         let limit = match (self.settings.attempts, &self.settings.throttled) {

@@ -25,18 +25,112 @@ use core::time::Duration;
 
 use crate::circuit::CircuitOpen;
 use crate::decision::{Decision, IntoDecision};
+use crate::driver::{Origin, Trace};
 use crate::policy::Policy;
 use crate::report::GiveUp;
 use crate::strategy::Strategy;
 use crate::throttle::Rejected;
 use crate::timeout::Elapsed;
 
-/// The loop's entry, the default sleep and the timer the expansion runs
-/// through: their messages name these.
-pub use crate::__private::dispatch::{
-    AsyncSleep as DefaultAsyncSleep, AsyncTimeout as TimeoutTimer, DefaultSleep as TokioFeature,
-    RetryResult as ReturnsResult,
-};
+// The loop's entry, the default sleep and the timer the expansion runs
+// through, defined here so that their messages name them here; what they
+// do (their impls) is the expansion's support, `__private`'s `dispatch`.
+
+/// The return type of a function under `#[retry]`: implemented for
+/// `Result` alone (behind an alias too, such as `std::io::Result<T>`).
+/// `#[retry]` dispatches a call to the runtime's loops through it.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` needs a function that returns `Result`, but this one returns `{Self}`",
+    label = "not a `Result`",
+    note = "`#[retry]` retries on `Err`; wrap the value in `Result<{Self}, E>` or return an alias such as `std::io::Result<T>`"
+)]
+pub trait ReturnsResult: Sized {
+    /// The success type.
+    #[doc(hidden)]
+    type Ok;
+    /// The error type.
+    #[doc(hidden)]
+    type Err;
+    /// Splits the outcome.
+    #[doc(hidden)]
+    fn into_result(self) -> Result<Self::Ok, Self::Err>;
+    /// Rebuilds the outcome.
+    #[doc(hidden)]
+    fn from_result(r: Result<Self::Ok, Self::Err>) -> Self;
+    /// The blocking loop of a plain fn under `#[retry]`, from `start` (its
+    /// policy and clock: a `Fixed::<..>::ORIGIN` or the `start` the
+    /// function builds, for a deadline or a start time): `op` is the body,
+    /// returning the function's own type, `FnMut` so that the loop can live
+    /// out of line. The first attempt runs here, inline; the rest, the retry
+    /// state and the sleeps, out of line, so that a call that succeeds at
+    /// once pays only for its test of the outcome. The call is recorded for
+    /// the installed recorder as `function` (the expansion's
+    /// `concat!(module_path!(), "::", name)`).
+    ///
+    /// (A method of this trait, not a function bounded by it: a return type
+    /// that is not a `Result` is then reported once, at the expansion's
+    /// call, spanned on that type, and never as a bound of the runtime's.)
+    #[doc(hidden)]
+    fn retry_blocking<S: Strategy>(
+        start: &Origin<'_, S>,
+        function: &'static str,
+        trace: impl Trace<Self::Err>,
+        op: impl FnMut() -> Self,
+    ) -> Self;
+    /// [`retry_blocking`](Self::retry_blocking) with `when`, the verdict on
+    /// each error: a plain fn whose only hook is a `when` that borrows
+    /// nothing of the function's (a path to a function, or a closure that
+    /// names no parameter), so that it can live beside the attempts for the
+    /// whole loop. Every attempt runs behind a pointer (the body is
+    /// compiled once).
+    #[doc(hidden)]
+    fn retry_blocking_when<S: Strategy>(
+        start: &Origin<'_, S>,
+        function: &'static str,
+        trace: impl Trace<Self::Err>,
+        when: impl FnMut(&Self::Err) -> Decision,
+        op: impl FnMut() -> Self,
+    ) -> Self;
+    /// The trace of a function named `name` whose attempts are `attempts`,
+    /// showing an error with `show`.
+    #[cfg(feature = "tracing")]
+    #[doc(hidden)]
+    fn traced<A: FnMut() -> Self>(
+        name: &'static str,
+        attempts: &A,
+        show: for<'a> fn(&'a Self::Err) -> &'a dyn core::fmt::Display,
+    ) -> impl Trace<Self::Err> + use<Self, A>;
+}
+
+/// The default sleep and timer of an `async fn`, which the `tokio` feature
+/// provides.
+pub struct TokioFeature;
+
+/// An async sleep the attribute can use by default: the `tokio` feature's.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` on an `async fn` needs a way to sleep",
+    label = "no default async sleep",
+    note = "enable the `tokio` feature of `backoff-runtime`, or pass `sleep = path::to::async_sleep` (a `fn(Duration) -> impl Future<Output = ()>`)"
+)]
+pub trait DefaultAsyncSleep {
+    /// Sleeps for `d`, which is not zero (the loop skips zero sleeps itself,
+    /// so the future holds nothing but the timer: a timer that may be
+    /// absent costs 26 instructions per retry, measured).
+    #[doc(hidden)]
+    fn sleep(d: Duration) -> impl Future<Output = ()> + Send;
+}
+
+/// Runs an attempt under `attempt_timeout`, or the whole call under
+/// `timeout`: the `tokio` feature's timer.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]`: `timeout` and `attempt_timeout` need the `tokio` feature of `backoff-runtime`",
+    label = "no timer without the `tokio` feature"
+)]
+pub trait TimeoutTimer {
+    /// `f`, cancelled after `d` with [`Elapsed`].
+    #[doc(hidden)]
+    fn timeout<F: Future>(d: Duration, f: F) -> impl Future<Output = Result<F::Output, Elapsed>>;
+}
 
 // The checks of `when`, `when_ok`, `on_retry`, `on_giveup` and `sleep`.
 //
@@ -80,8 +174,10 @@ pub trait Never {}
 )]
 pub trait WhenFn<M, A> {
     /// What it returns.
+    #[doc(hidden)]
     type Output;
     /// Calls it.
+    #[doc(hidden)]
     fn call(&mut self, error: A) -> Self::Output;
 }
 
@@ -109,8 +205,10 @@ impl<F: Never, A> WhenFn<Misfits, A> for F {
 )]
 pub trait WhenOkFn<M, A> {
     /// What it returns.
+    #[doc(hidden)]
     type Output;
     /// Calls it.
+    #[doc(hidden)]
     fn call(&mut self, value: A) -> Self::Output;
 }
 
@@ -138,8 +236,10 @@ impl<F: Never, A> WhenOkFn<Misfits, A> for F {
 )]
 pub trait OnRetryFn<M, A, B> {
     /// What it returns.
+    #[doc(hidden)]
     type Output;
     /// Calls it.
+    #[doc(hidden)]
     fn call(&mut self, first: A, event: B) -> Self::Output;
 }
 
@@ -167,8 +267,10 @@ impl<F: Never, A, B> OnRetryFn<Misfits, A, B> for F {
 )]
 pub trait OnGiveUpFn<M, A, B> {
     /// What it returns.
+    #[doc(hidden)]
     type Output;
     /// Calls it.
+    #[doc(hidden)]
     fn call(self, outcome: A, report: B) -> Self::Output;
 }
 
@@ -196,6 +298,7 @@ impl<F: Never, A, B> OnGiveUpFn<Misfits, A, B> for F {
 )]
 pub trait FallbackFn<T, E> {
     /// Calls it.
+    #[doc(hidden)]
     fn call(self, error: E, report: &GiveUp) -> Result<T, E>;
 }
 
@@ -215,8 +318,10 @@ impl<T, E, F: FnOnce(E, &GiveUp) -> Result<T, E>> FallbackFn<T, E> for F {
 )]
 pub trait SleepFn<M, A> {
     /// What it returns.
+    #[doc(hidden)]
     type Output;
     /// Calls it.
+    #[doc(hidden)]
     fn call(&mut self, delay: A) -> Self::Output;
 }
 
@@ -244,6 +349,7 @@ impl<F: Never, A> SleepFn<Misfits, A> for F {
 )]
 pub trait WhenParameter<'a, E> {
     /// The error, as `when` takes it.
+    #[doc(hidden)]
     fn pass(error: &'a E) -> Self;
 }
 
@@ -263,6 +369,7 @@ impl<'a, E> WhenParameter<'a, E> for &'a E {
 )]
 pub trait WhenOkParameter<'a, T> {
     /// The value, as `when_ok` takes it.
+    #[doc(hidden)]
     fn pass(value: &'a T) -> Self;
 }
 
@@ -283,6 +390,7 @@ impl<'a, T> WhenOkParameter<'a, T> for &'a T {
 )]
 pub trait WhenOkReturn {
     /// The decision.
+    #[doc(hidden)]
     fn decision(self) -> Decision;
 }
 
@@ -302,6 +410,7 @@ impl<D: IntoDecision> WhenOkReturn for D {
 )]
 pub trait OnRetryParameter<'a, E> {
     /// The error, as `on_retry` takes it.
+    #[doc(hidden)]
     fn pass(error: &'a E) -> Self;
 }
 
@@ -322,6 +431,7 @@ impl<'a, E> OnRetryParameter<'a, E> for &'a E {
 )]
 pub trait OnRetryOutcomeParameter<'a, T, E> {
     /// The outcome, as `on_retry` takes it.
+    #[doc(hidden)]
     fn pass(outcome: &'a Result<T, E>) -> Self;
 }
 
@@ -341,6 +451,7 @@ impl<'a, T, E> OnRetryOutcomeParameter<'a, T, E> for &'a Result<T, E> {
 )]
 pub trait OnRetryEventParameter<'a, V> {
     /// The event, as `on_retry` takes it.
+    #[doc(hidden)]
     fn pass(event: &'a V) -> Self;
 }
 
@@ -362,6 +473,7 @@ impl<'a, V> OnRetryEventParameter<'a, V> for &'a V {
 )]
 pub trait OnRetryReturn {
     /// Nothing.
+    #[doc(hidden)]
     fn done(self);
 }
 
@@ -379,6 +491,7 @@ impl OnRetryReturn for () {
 )]
 pub trait OnGiveUpParameter<'a, T, E> {
     /// The outcome, as `on_giveup` takes it.
+    #[doc(hidden)]
     fn pass(outcome: &'a Result<T, E>) -> Self;
 }
 
@@ -398,6 +511,7 @@ impl<'a, T, E> OnGiveUpParameter<'a, T, E> for &'a Result<T, E> {
 )]
 pub trait OnGiveUpRecordParameter<'a, V> {
     /// The record, as `on_giveup` takes it.
+    #[doc(hidden)]
     fn pass(report: &'a V) -> Self;
 }
 
@@ -418,6 +532,7 @@ impl<'a, V> OnGiveUpRecordParameter<'a, V> for &'a V {
 )]
 pub trait OnGiveUpReturn {
     /// Nothing.
+    #[doc(hidden)]
     fn done(self);
 }
 
@@ -435,6 +550,7 @@ impl OnGiveUpReturn for () {
 )]
 pub trait SleepParameter {
     /// The delay, as `sleep` takes it.
+    #[doc(hidden)]
     fn pass(delay: Duration) -> Self;
 }
 
@@ -454,6 +570,7 @@ impl SleepParameter for Duration {
 )]
 pub trait BlockingSleepReturn {
     /// Nothing.
+    #[doc(hidden)]
     fn done(self);
 }
 
@@ -475,8 +592,10 @@ impl BlockingSleepReturn for () {
 )]
 pub trait AsyncSleepReturn<M> {
     /// The future to await.
+    #[doc(hidden)]
     type Sleep;
     /// The future, to await.
+    #[doc(hidden)]
     fn sleeping(self) -> Self::Sleep;
 }
 
@@ -519,6 +638,7 @@ impl<F: Never> AsyncSleepReturn<Misfits> for F {
 )]
 pub trait PolicyArgument<S> {
     /// The policy.
+    #[doc(hidden)]
     fn as_policy(&self) -> &Policy<S>;
 }
 
@@ -554,6 +674,7 @@ pub struct ReturnedValue;
 pub trait KeptAcrossCalls<T> {
     /// The handle, unchanged.
     #[inline(always)]
+    #[doc(hidden)]
     fn check(handle: T) -> T {
         handle
     }
@@ -582,6 +703,7 @@ impl<U: ?Sized> KeptAcrossCalls<std::rc::Rc<U>> for ReturnedValue {}
 )]
 pub trait FromCircuitOpen {
     /// The error of a refused call.
+    #[doc(hidden)]
     fn from_circuit_open(e: CircuitOpen) -> Self;
 }
 
@@ -601,6 +723,7 @@ impl<E: From<CircuitOpen>> FromCircuitOpen for E {
 )]
 pub trait FromRejected {
     /// The error of a rejected attempt.
+    #[doc(hidden)]
     fn from_rejected(e: Rejected) -> Self;
 }
 
@@ -620,6 +743,7 @@ impl<E: From<Rejected>> FromRejected for E {
 )]
 pub trait FromElapsed {
     /// The error of a timed-out attempt.
+    #[doc(hidden)]
     fn from_elapsed(e: Elapsed) -> Self;
 }
 
@@ -649,6 +773,7 @@ impl<E: From<Elapsed>> FromElapsed for E {
 )]
 pub trait WhenClassification<W>: Sized {
     /// The value, as the patterns see it.
+    #[doc(hidden)]
     fn classified(value: W) -> Self;
 }
 
@@ -686,10 +811,13 @@ pub struct ChaosFeature;
 )]
 pub trait ChaosInjection<C> {
     /// The error a fault is.
+    #[doc(hidden)]
     type Error;
     /// A blocking attempt's draw: sleeps the latency, returns the fault.
+    #[doc(hidden)]
     fn blocking(chaos: &C) -> Option<Self::Error>;
     /// An async attempt's draw: sleeps the latency, returns the fault.
+    #[doc(hidden)]
     fn attempt(chaos: &C) -> impl Future<Output = Option<Self::Error>>;
 }
 

@@ -595,7 +595,7 @@ impl CircuitBreaker {
     /// enough for a trial, or half-open with the trial slot free or its
     /// claim lapsed by then). A retry that would only fail fast gives up at
     /// once instead.
-    pub fn admits_at(&self, at: Instant) -> bool {
+    pub(crate) fn admits_at(&self, at: Instant) -> bool {
         let s = Packed::load(self.word.load(Ordering::Acquire));
         match s.state {
             CLOSED => true,

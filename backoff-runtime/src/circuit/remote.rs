@@ -336,9 +336,11 @@ impl<'a> RemoteView<'a> {
     /// assert!(breaker.acquire(now + Duration::from_millis(1302)).is_ok()); // its trial
     /// ```
     pub fn release_at(&self, at: Instant) {
-        self.release(false);
+        // Reopened while still held: a call between the two sees either
+        // the hold or the new `open_for`, never the old one run out.
         let ceil = self.0.millis(at).1;
         self.0.update(|s| (s.state == OPEN).then(|| s.open(ceil)));
+        self.release(false);
     }
 
     /// This process holds the fleet's trial: the next call admitted by the

@@ -69,10 +69,11 @@ pub trait Recorder: Send + Sync {
     }
 
     /// A remote that shared controls sync with (a fleet's store, such as
-    /// `backoff_redis::RedisStore`, named `remote`) stopped answering
-    /// (`reachable` false: its syncs keep failing and its controls run
-    /// locally) or answers again. Told on each change, from the remote's
-    /// own thread, never from a call's.
+    /// `backoff_redis::RedisStore`, named `remote`) answered for the first
+    /// time, stopped answering (`reachable` false: its syncs keep failing
+    /// and its controls run locally) or answers again. Told at its first
+    /// answer and on each change, from the remote's own thread, never from
+    /// a call's.
     #[inline]
     fn remote_reachable(&self, remote: &str, reachable: bool) {
         let _ = (remote, reachable);

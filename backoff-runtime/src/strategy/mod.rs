@@ -278,6 +278,7 @@ impl<S: Strategy + ?Sized> Strategy for &S {
 ///
 /// assert_eq!(Builtin::default(), Builtin::Exponential(Exponential::new(Duration::from_millis(100))));
 /// ```
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub enum Builtin {
