@@ -255,11 +255,14 @@ pub(super) fn parse_for(
     Ok(())
 }
 
-/// Whether `s` holds a stage that ends by time (`for`) or a side of
-/// `shorter`/`longer` that ends: its delays depend on the call.
-pub(crate) fn ends(s: &StrategyArg) -> bool {
+/// The first stage in `s` that ends by time, or side of `shorter`/`longer`
+/// that ends: its `for` or `times` (a schedule whose delays depend on the
+/// call).
+pub(crate) fn first_end(s: &StrategyArg) -> Option<proc_macro2::Span> {
     let sides = matches!(s.kind, StrategyKind::Shorter | StrategyKind::Longer);
-    s.stages
-        .iter()
-        .any(|stage| stage.lasting.is_some() || sides && stage.times.is_some() || ends(stage))
+    s.stages.iter().find_map(|stage| {
+        let own = stage.times.filter(|_| sides).map(|t| t.span);
+        let lasting = stage.lasting.as_ref().map(|f| f.key);
+        lasting.or(own).or_else(|| first_end(stage))
+    })
 }

@@ -65,7 +65,7 @@ pub(crate) fn arm_limit(
 /// The delay of retry `k` (from 1) before jitter, `None` if random.
 pub(crate) fn central(s: &StrategyArg, k: u64) -> Option<Duration> {
     // (A stage that ends by time, or a side that ends: known at run time.)
-    if super::compose::ends(s) {
+    if super::compose::first_end(s).is_some() {
         return None;
     }
     let base = s.base.as_ref().map_or(defaults::base(s.kind), |b| b.value);

@@ -196,23 +196,12 @@ pub(super) fn check_arm_schedule(
     if s.kind == StrategyKind::Chain {
         check_reachable(s, attempts, errors);
     }
-    if let Some(span) = first_end(s) {
+    if let Some(span) = crate::attr::compose::first_end(s) {
         errors.push(syn::Error::new(
             span,
             "a stage that ends (`for`, or `times` on a side of `shorter` or `longer`) belongs to the main schedule only: this schedule's retries end with its `attempts`; remove it here, or end the stage with `times` in a `chain`",
         ));
     }
-}
-
-/// The first stage that ends by time, or side of `shorter`/`longer` that
-/// ends, in `s`: its `for` or `times`.
-fn first_end(s: &StrategyArg) -> Option<proc_macro2::Span> {
-    let sides = matches!(s.kind, StrategyKind::Shorter | StrategyKind::Longer);
-    s.stages.iter().find_map(|stage| {
-        let own = stage.times.filter(|_| sides).map(|t| t.span);
-        let lasting = stage.lasting.as_ref().map(|f| f.key);
-        lasting.or(own).or_else(|| first_end(stage))
-    })
 }
 
 /// A `for` no shorter than `max_elapsed` never acts: the deadline ends the
