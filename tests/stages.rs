@@ -231,3 +231,30 @@ async fn a_union_caps_at_the_larger_side_once_one_can_end() {
     let union = Shorter::new(Stage::times(capped(S(1)), 1), capped(S(5)));
     assert_eq!(union.max_delay(), S(5));
 }
+
+#[tokio::test(start_paused = true)]
+async fn four_boundaries_placed_by_time_fit_a_call() {
+    #[retry(
+        chain(
+            constant("1s", times = 2),
+            constant("2s", for = "4s"),
+            constant("3s", times = 1),
+            constant("4s", for = "8s"),
+            constant("1m")
+        ),
+        attempts = 10,
+        jitter = "none"
+    )]
+    async fn call(log: &Log) -> Result<(), &'static str> {
+        log.attempt()
+    }
+
+    let log = Log::default();
+    assert_eq!(call(&log).await, Err("down"));
+    // The 2 s stage from 2 s to the failure at 6 s, the 4 s one from 9 s
+    // to the failure at 17 s.
+    assert_eq!(
+        log.gaps_ms(),
+        [1, 1, 2, 2, 3, 4, 4, 60, 60].map(|s| s * SEC)
+    );
+}

@@ -20,6 +20,15 @@ pub(super) fn check_schedule(args: &RetryArgs, errors: &mut Errors) {
         if let Some(deadline) = &args.max_elapsed {
             check_for_deadline(s, deadline.value.value, errors);
         }
+        let marks = marks(s);
+        if marks > 4 {
+            errors.push(syn::Error::new(
+                s.span,
+                format!(
+                    "this schedule has {marks} stage boundaries placed by time (the end of each stage of `chain` that lasts `for` a time or comes before one that does), and a call keeps at most 4; use fewer stages up to the last `for`"
+                ),
+            ));
+        }
     }
     if let Some(jitter) = &args.jitter {
         check_range(jitter, errors);
@@ -202,6 +211,23 @@ pub(super) fn check_arm_schedule(
             "a stage that ends (`for`, or `times` on a side of `shorter` or `longer`) belongs to the main schedule only: this schedule's retries end with its `attempts`; remove it here, or end the stage with `times` in a `chain`",
         ));
     }
+}
+
+/// The boundaries of `s` a call marks, as the runtime counts them
+/// (`Strategy::staging`): one per stage of `chain` that ends by time or
+/// that a stage which ends follows.
+fn marks(s: &StrategyArg) -> usize {
+    let own = match s.kind {
+        StrategyKind::Chain => (0..s.stages.len().saturating_sub(1))
+            .filter(|&i| {
+                s.stages[i..]
+                    .iter()
+                    .any(|t| t.lasting.is_some() || crate::attr::compose::first_end(t).is_some())
+            })
+            .count(),
+        _ => 0,
+    };
+    own + s.stages.iter().map(marks).sum::<usize>()
 }
 
 /// A `for` no shorter than `max_elapsed` never acts: the deadline ends the

@@ -32,10 +32,11 @@ impl End {
     }
 }
 
-/// The most marks a call keeps: a schedule holds at most this many
-/// boundaries placed by time (a `for` stage, or a stage after which a
-/// `for` follows, or one that ends by itself); past them a stage switches
-/// by count only, and a `for` stage never ends.
+/// The most marks a call keeps: the stage boundaries of a schedule placed
+/// by time, one per [`Chain`](super::Chain) that ends by time, or whose
+/// stages hold one that does (or a [`Stage`]). Past them a chain switches
+/// by count only, and one that ends by time stays in its first stage; the
+/// attribute refuses such a schedule.
 pub const MAX_MARKS: usize = 4;
 
 /// Where a call crossed a stage boundary: the retry that began the next
@@ -161,7 +162,9 @@ impl<'a> Leaf<'a> {
 /// counted from the start of the schedule it is part of (the call's, or
 /// the [`Chain`](super::Chain) stage's it stands in). Its delays are its
 /// strategy's; [`delay`](Strategy::delay), read without a call, never
-/// ends.
+/// ends, and neither does the schedule of a [`Kind`](crate::kind::Kind)
+/// (an `on(..)` arm's or the throttled one, which end with their own
+/// attempt limits).
 ///
 /// # Examples
 ///
