@@ -258,3 +258,21 @@ async fn four_boundaries_placed_by_time_fit_a_call() {
         [1, 1, 2, 2, 3, 4, 4, 60, 60].map(|s| s * SEC)
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn stop_at_delay_reads_the_stage_a_call_is_in() {
+    // The rule is checked when the call runs (the stage depends on the
+    // time): the first 1 m delay reaches 30 s, so the call gives up there.
+    #[retry(
+        chain(constant("1s", for = "3s"), constant("1m")),
+        stop_at_delay = "30s",
+        jitter = "none"
+    )]
+    async fn call(log: &Log) -> Result<(), &'static str> {
+        log.attempt()
+    }
+
+    let log = Log::default();
+    assert_eq!(call(&log).await, Err("down"));
+    assert_eq!(log.gaps_ms(), [SEC, SEC, SEC]);
+}
