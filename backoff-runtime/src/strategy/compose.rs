@@ -154,8 +154,12 @@ impl<A: Strategy, B: Strategy> Strategy for Chain<A, B> {
     }
 
     fn staged(&self, retry: u32, (now, marks): At<'_>, leaf: &mut Leaf<'_>) -> Option<Duration> {
-        let Some((mark, rest)) = marks.split_first_mut() else {
-            // (Past `MAX_MARKS`: by count only.)
+        let Some((mark, rest)) = marks
+            .split_first_mut()
+            .filter(|_| self.staging().is_staged())
+        else {
+            // (Nothing that ends or reads the time, or past `MAX_MARKS`: by
+            // count only.)
             return Some(leaf.of(self, retry));
         };
         let (first, then) = rest.split_at_mut(self.first.staging().marks.min(rest.len()));
