@@ -276,3 +276,27 @@ async fn stop_at_delay_reads_the_stage_a_call_is_in() {
     assert_eq!(call(&log).await, Err("down"));
     assert_eq!(log.gaps_ms(), [SEC, SEC, SEC]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn reset_after_starts_the_stages_over() {
+    // The fifth attempt runs 10 s: a new run begins at its failure, with
+    // the first stage and its time again.
+    #[retry(
+        chain(constant("1s", for = "3s"), constant("1m")),
+        attempts = 5,
+        reset_after = "10s",
+        jitter = "none"
+    )]
+    async fn call(log: &Log) -> Result<(), &'static str> {
+        if log.count() == 4 {
+            tokio::time::sleep(S(10)).await;
+        }
+        log.attempt()
+    }
+
+    let log = Log::default();
+    assert_eq!(call(&log).await, Err("down"));
+    // Failures at 0, 1, 2, 3 s; 73 s (the new run's first), 74, 75, 76 and
+    // 136 s (its fifth).
+    assert_eq!(log.gaps_ms(), [1, 1, 1, 70, 1, 1, 1, 60].map(|s| s * SEC));
+}

@@ -93,6 +93,11 @@ pub(crate) struct RetryArgs {
     pub(crate) preset: Option<Arg<defaults::Preset>>,
     /// `chaos = CHAOS`: a `static` `Chaos<E>` each attempt draws from.
     pub(crate) chaos: Option<Arg<Expr>>,
+    /// `reset_after = D`: an attempt that ran at least D before it failed
+    /// starts the schedule over.
+    pub(crate) reset_after: Option<Arg<DurationArg>>,
+    /// `on_success = F`: called once with an accepted `Ok` value.
+    pub(crate) on_success: Option<Arg<Expr>>,
     /// `on(PATTERN, ..)`: a schedule per kind of failure, in the order
     /// written (each arm may be given any number of times).
     pub(crate) on: Vec<OnArm>,
@@ -264,9 +269,8 @@ impl RetryArgs {
                 let (value, span) = parse_hedge(input)?;
                 set(&mut self.hedge, "hedge", arg(key.span(), span, value), end)
             }
-            "attempt_timeout" | "timeout" | "retry_after_max" | "stop_at_delay" | "max_elapsed" => {
-                self.parse_duration_argument(&key, &name, input, end)
-            }
+            "attempt_timeout" | "timeout" | "retry_after_max" | "stop_at_delay" | "max_elapsed"
+            | "reset_after" => self.parse_duration_argument(&key, &name, input, end),
             "on" => {
                 self.on.push(kinds::parse_on(&key, input)?);
                 Ok(())
@@ -306,7 +310,7 @@ impl RetryArgs {
                 )
             }
             "when" | "when_ok" | "on_retry" | "on_hedge" | "on_giveup" | "fallback" | "policy"
-            | "sleep" | "budget" | "circuit" | "throttle" | "chaos" => {
+            | "sleep" | "budget" | "circuit" | "throttle" | "chaos" | "on_success" => {
                 self.parse_expression(&key, &name, input, end)
             }
             _ if names::combinator_home(&name).is_some() => {
@@ -404,6 +408,7 @@ impl RetryArgs {
             "timeout" => ("\"30s\"", None),
             "stop_at_delay" => ("\"10s\"", Some("Policy::exponential(..).stop_at_delay({})")),
             "max_elapsed" => ("\"30s\"", Some("Policy::exponential(..).max_elapsed({})")),
+            "reset_after" => ("\"1m\"", Some("Policy::exponential(..).reset_after({})")),
             _ => ("\"5s\"", None),
         };
         eq(input, key, &format!("{name} = {example}"))?;
@@ -413,6 +418,7 @@ impl RetryArgs {
             "timeout" => (&mut self.timeout, "timeout"),
             "stop_at_delay" => (&mut self.stop_at_delay, "stop_at_delay"),
             "max_elapsed" => (&mut self.max_elapsed, "max_elapsed"),
+            "reset_after" => (&mut self.reset_after, "reset_after"),
             _ => (&mut self.attempt_timeout, "attempt_timeout"),
         };
         set(slot, name, arg(key.span(), d.span, d), end)
@@ -434,6 +440,7 @@ impl RetryArgs {
             "on_retry" => "on_retry = log_retry",
             "on_hedge" => "on_hedge = log_hedge",
             "on_giveup" => "on_giveup = log_giveup",
+            "on_success" => "on_success = log_success",
             "fallback" => "fallback = cached_page",
             "sleep" => "sleep = tokio::time::sleep",
             "budget" => "budget = RETRY_BUDGET",
@@ -462,7 +469,8 @@ impl RetryArgs {
         // `macro_rules!` may have put around them.
         let span = ungrouped(&expr).span();
         match name {
-            "when" | "when_ok" | "on_retry" | "on_hedge" | "on_giveup" | "fallback" => {
+            "when" | "when_ok" | "on_retry" | "on_hedge" | "on_giveup" | "fallback"
+            | "on_success" => {
                 check_callable(name, &expr)?;
             }
             "sleep" => check_path(&expr)?,
@@ -474,6 +482,7 @@ impl RetryArgs {
             "on_retry" => (&mut self.on_retry, "on_retry"),
             "on_hedge" => (&mut self.on_hedge, "on_hedge"),
             "on_giveup" => (&mut self.on_giveup, "on_giveup"),
+            "on_success" => (&mut self.on_success, "on_success"),
             "fallback" => (&mut self.fallback, "fallback"),
             "sleep" => (&mut self.sleep, "sleep"),
             "budget" => (&mut self.budget, "budget"),

@@ -420,12 +420,14 @@ fn retry_loop(
     let (finish, from_result, ret_span) = (step::finish(&n), n.rebuild_fn(), n.ret_span);
     let ended_at = names::local("__backoff_ended", ret_span);
     let result = quote_spanned!(ret_span=> #from_result(#ended_at.#finish));
+    let on_success = hooks::call_on_success(&n);
     quote! {
         #import
         #policy
         #sleep_binding
         #start
         let __backoff_ended = #ended;
+        #on_success
         #result
     }
 }

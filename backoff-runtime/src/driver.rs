@@ -54,7 +54,7 @@ use crate::budget::RetryBudget;
 use crate::circuit::CircuitBreaker;
 use crate::clock::Clock;
 use crate::decision::Decision;
-use crate::event::RetryEvent;
+use crate::event::{RetryEvent, SuccessEvent};
 use crate::policy::Policy;
 use crate::record::Records;
 use crate::report::{GiveUp, GiveUpReason};
@@ -114,6 +114,37 @@ impl<'p, S> Origin<'p, S> {
             circuit: None,
             throttle: None,
         }
+    }
+
+    /// The call's start, if read.
+    pub(crate) fn began(&self) -> Option<Instant> {
+        self.began
+    }
+
+    /// The call's deadline before its state is built: its policy's
+    /// `max_elapsed` after its start.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        self.began
+            .zip(self.policy.elapsed_limit())
+            .and_then(|(began, limit)| began.checked_add(limit))
+    }
+
+    /// The context of a call's first attempt (or of any before a failure
+    /// built its state).
+    pub(crate) fn first_context(&self) -> crate::event::AttemptContext {
+        let context = crate::event::AttemptContext::new(1, self.policy.is_last_attempt(1));
+        match self.deadline() {
+            Some(deadline) => context.with_deadline(Some(deadline), (self.clock)()),
+            None => context,
+        }
+    }
+
+    /// What `on_success` is told of a call whose state (if a failure built
+    /// it) is `state`: its attempts, the one that succeeded included, and
+    /// the time since it began.
+    pub(crate) fn success(&self, state: Option<&RetryState<'p, S>>) -> SuccessEvent {
+        let attempts = state.map_or(0, RetryState::attempt).saturating_add(1);
+        SuccessEvent::new(attempts, self.elapsed())
     }
 
     /// The same, with a budget.

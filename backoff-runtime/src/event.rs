@@ -1,7 +1,9 @@
-//! What a loop tells `on_retry` and the body: the retry about to happen,
-//! and which attempt is running.
+//! What a loop tells `on_retry`, `on_success` and the body: the retry
+//! about to happen, the call that succeeded, and which attempt is running.
 
 use core::time::Duration;
+#[cfg(feature = "std")]
+use std::time::Instant;
 
 /// What `on_retry` is told about the retry about to happen.
 ///
@@ -37,6 +39,15 @@ pub struct RetryEvent {
     /// `#[retry]`, the text of the `on(..)` arm's pattern, such as
     /// `"Failure::Throttled"`); `None` otherwise.
     pub failure_kind: Option<&'static str>,
+    /// The time left until the call's deadline (the nearer of its
+    /// `timeout` and its `max_elapsed`), read when `on_retry` runs, before
+    /// the sleep; `None` when the call has no deadline.
+    pub remaining: Option<Duration>,
+    /// Which run of the schedule the failed attempt belongs to, from 1: an
+    /// attempt that ran at least the policy's
+    /// [`reset_after`](crate::Policy::reset_after) before it failed starts
+    /// run 2, and so on. Always 1 without `reset_after`.
+    pub run: u32,
 }
 
 impl RetryEvent {
@@ -58,7 +69,37 @@ impl RetryEvent {
             elapsed,
             kind: AttemptKind::Retry,
             failure_kind: None,
+            remaining: None,
+            run: 1,
         }
+    }
+
+    /// The same event, with `remaining` left until the call's deadline
+    /// and in run `run` (see [`remaining`](RetryEvent::remaining) and
+    /// [`run`](RetryEvent::run)).
+    ///
+    /// ```
+    /// use backoff_runtime::RetryEvent;
+    /// use std::time::Duration;
+    ///
+    /// let event = RetryEvent::new(1, Duration::ZERO, Duration::ZERO)
+    ///     .with_run(Some(Duration::from_secs(3)), 2);
+    /// assert_eq!((event.remaining, event.run), (Some(Duration::from_secs(3)), 2));
+    /// ```
+    pub const fn with_run(mut self, remaining: Option<Duration>, run: u32) -> Self {
+        self.remaining = remaining;
+        self.run = run;
+        self
+    }
+
+    /// The same event, in a call under a whole-call `timeout` (which its
+    /// loop enforces, counted from the call's start): the time left is
+    /// the nearer of the two.
+    #[cfg(feature = "std")]
+    pub(crate) fn within(mut self, timeout: Duration) -> Self {
+        let left = timeout.saturating_sub(self.elapsed);
+        self.remaining = Some(self.remaining.map_or(left, |r| r.min(left)));
+        self
     }
 
     /// The same event, for a failure of kind `kind` (see
@@ -142,6 +183,15 @@ pub struct AttemptContext {
     /// [`Retry`](AttemptKind::Retry) after a failure, and in a hedged call
     /// [`Hedge`](AttemptKind::Hedge) when the hedge delay did.
     pub kind: AttemptKind,
+    /// The time left until the call's deadline (the nearer of `timeout`
+    /// and `max_elapsed`) when the attempt starts, `None` when the call has
+    /// none: what to pass on to the server (gRPC's `grpc-timeout`, an HTTP
+    /// client's timeout). The last try that `on_deadline = "last_try"`
+    /// grants starts at the deadline, and reads `Some(Duration::ZERO)`.
+    pub remaining: Option<Duration>,
+    /// The deadline itself, for [`deadline`](AttemptContext::deadline).
+    #[cfg(feature = "std")]
+    deadline: Option<Instant>,
 }
 
 impl AttemptContext {
@@ -156,7 +206,40 @@ impl AttemptContext {
             } else {
                 AttemptKind::Retry
             },
+            remaining: None,
+            #[cfg(feature = "std")]
+            deadline: None,
         }
+    }
+
+    /// The same context, under the call's `deadline` (if any), read at
+    /// `now`: [`remaining`](AttemptContext::remaining) is the time from
+    /// `now` to it, zero once it has passed.
+    ///
+    /// ```
+    /// use backoff_runtime::AttemptContext;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let now = Instant::now();
+    /// let ctx = AttemptContext::new(1, false).with_deadline(Some(now + Duration::from_secs(2)), now);
+    /// assert_eq!(ctx.remaining, Some(Duration::from_secs(2)));
+    /// assert_eq!(ctx.deadline(), Some(now + Duration::from_secs(2)));
+    /// assert_eq!(AttemptContext::new(1, false).deadline(), None);
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn with_deadline(mut self, deadline: Option<Instant>, now: Instant) -> Self {
+        self.deadline = deadline;
+        self.remaining = deadline.map(|d| d.saturating_duration_since(now));
+        self
+    }
+
+    /// The call's deadline (the nearer of `timeout` and `max_elapsed`),
+    /// `None` when it has none: an [`Instant`] to hand on, as
+    /// `tonic::Request::set_timeout` or reqwest's `.timeout` take the
+    /// [`remaining`](AttemptContext::remaining) time.
+    #[cfg(feature = "std")]
+    pub const fn deadline(&self) -> Option<Instant> {
+        self.deadline
     }
 
     /// The context of attempt `attempt` (from 1) under `policy`.
@@ -177,5 +260,49 @@ impl AttemptContext {
     pub const fn with_kind(mut self, kind: AttemptKind) -> Self {
         self.kind = kind;
         self
+    }
+}
+
+/// What `on_success` is told about a call that succeeded: the attempts it
+/// took (the one that succeeded included) and the time since it began.
+///
+/// Given only when the call returns an `Ok` that `when_ok` (if any)
+/// accepted; never when it gives up, also not for a `fallback`'s value.
+///
+/// ```
+/// use backoff_runtime::{Policy, SuccessEvent};
+///
+/// let mut calls = 0;
+/// let mut told = None;
+/// let result: Result<u32, &str> = Policy::immediate()
+///     .attempts(5)
+///     .retrying(|| { calls += 1; if calls < 3 { Err("busy") } else { Ok(calls) } })
+///     .on_success(|value: &u32, event: &SuccessEvent| told = Some((*value, event.attempts)))
+///     .call();
+/// assert_eq!(result, Ok(3));
+/// assert_eq!(told, Some((3, 3)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct SuccessEvent {
+    /// The attempts the call made, the successful one included (1: it
+    /// succeeded at once).
+    pub attempts: u32,
+    /// Time since the call began.
+    pub elapsed: Duration,
+}
+
+impl SuccessEvent {
+    /// An event, for testing your own `on_success` hooks.
+    ///
+    /// ```
+    /// use backoff_runtime::SuccessEvent;
+    /// use std::time::Duration;
+    ///
+    /// let event = SuccessEvent::new(2, Duration::from_millis(150));
+    /// assert_eq!((event.attempts, event.elapsed), (2, Duration::from_millis(150)));
+    /// ```
+    pub const fn new(attempts: u32, elapsed: Duration) -> Self {
+        SuccessEvent { attempts, elapsed }
     }
 }

@@ -43,7 +43,7 @@
 
 use crate::decision::{Decision, IntoDecision};
 use crate::driver::Hooks;
-use crate::event::RetryEvent;
+use crate::event::{RetryEvent, SuccessEvent};
 use crate::report::GiveUp;
 #[cfg(doc)]
 use crate::{event::AttemptKind, report::GiveUpReason};
@@ -176,6 +176,44 @@ impl<T, E> OnRetry<T, E> for NoHook {
     const TIMED: bool = false;
     #[inline]
     fn on_retry(&mut self, _: &Result<T, E>, _: &RetryEvent) {}
+}
+
+/// An `on_success` hook: closures and functions `FnOnce(&T, &SuccessEvent)`,
+/// and [`NoHook`]. Called once, when the call returns an `Ok` it accepted,
+/// with the value and the [`SuccessEvent`]; never when it gives up.
+///
+/// ```
+/// use backoff_runtime::hooks::{NoHook, OnSuccess};
+/// use backoff_runtime::SuccessEvent;
+/// use std::time::Duration;
+///
+/// let mut told = None;
+/// let hook = |value: &u32, e: &SuccessEvent| told = Some((*value, e.attempts));
+/// hook.on_success(&7, &SuccessEvent::new(2, Duration::ZERO));
+/// assert_eq!(told, Some((7, 2)));
+///
+/// fn given<H: OnSuccess<u32>>(_: &H) -> bool { H::GIVEN }
+/// assert!(!given(&NoHook)); // none: the clock is not read for it
+/// ```
+pub trait OnSuccess<T> {
+    /// Whether there is a hook: the clock is read when the call begins
+    /// (for the event's elapsed time) only if so.
+    const GIVEN: bool = true;
+    /// Called with the accepted value.
+    fn on_success(self, value: &T, event: &SuccessEvent);
+}
+
+impl<T, F: FnOnce(&T, &SuccessEvent)> OnSuccess<T> for F {
+    #[inline]
+    fn on_success(self, value: &T, event: &SuccessEvent) {
+        self(value, event)
+    }
+}
+
+impl<T> OnSuccess<T> for NoHook {
+    const GIVEN: bool = false;
+    #[inline]
+    fn on_success(self, _: &T, _: &SuccessEvent) {}
 }
 
 /// An `on_hedge` hook of a hedged call: closures and functions
@@ -416,6 +454,19 @@ impl<W, K, N, H, G, L> HookSet<W, K, N, H, G, L> {
             when: self.when,
             when_ok: self.when_ok,
             on_retry,
+            on_hedge: self.on_hedge,
+            on_giveup: self.on_giveup,
+            fallback: self.fallback,
+        }
+    }
+
+    /// The same hooks with `on_retry` made of theirs by `f`.
+    #[inline]
+    pub(crate) fn map_on_retry<F>(self, f: impl FnOnce(N) -> F) -> HookSet<W, K, F, H, G, L> {
+        HookSet {
+            when: self.when,
+            when_ok: self.when_ok,
+            on_retry: f(self.on_retry),
             on_hedge: self.on_hedge,
             on_giveup: self.on_giveup,
             fallback: self.fallback,

@@ -121,8 +121,9 @@
 //!   the future never holds it across an await, and dropping the future
 //!   mid-sleep cancels cleanly.
 //! - **Success is free.** Without `max_elapsed` (given directly or in the
-//!   [`Policy`] of `policy = ...`), `on_retry`, `on_giveup`, `timeout` and
-//!   `attempt_timeout`, a call that succeeds at once reads no clock (a closed
+//!   [`Policy`] of `policy = ...`), `on_retry`, `on_giveup`, `on_success`,
+//!   `reset_after`, `timeout` and `attempt_timeout`, a call that succeeds at
+//!   once reads no clock (a closed
 //!   breaker included) and draws no random number. It builds no retry state
 //!   either, unless a `circuit` is named (the breaker admits the first
 //!   attempt through it). No path allocates.
@@ -166,9 +167,22 @@
 //!   each setter (a factor that is not finite or not above 1 keeps the
 //!   previous one; `attempts(0)` means 1).
 //! - **No retry loop allocates.**
+//! - **The time left** until a call's deadline (the nearer of `timeout`
+//!   and `max_elapsed`) is what [`AttemptContext::remaining`] and
+//!   [`RetryEvent::remaining`] say, and what `attempt_timeout` is cut to:
+//!   no attempt outlives its call's deadline, but the last try that
+//!   [`OnDeadline::LastTry`] grants at the deadline, which reads zero and
+//!   keeps its whole `attempt_timeout`.
+//! - **A long attempt starts a new run** under
+//!   [`Policy::reset_after`]: its failure is the run's first, for the
+//!   schedule, every attempt limit and `max_elapsed`; the call's attempt
+//!   count, its report and `timeout` still span every run.
+//! - **`on_success` is told once**, of an `Ok` the call accepted, and never
+//!   of a call that gave up ([`SuccessEvent`]).
 //! - **A call that succeeds at once reads no clock** and draws no random
-//!   number, unless the policy has a `max_elapsed`, or the call was given an
-//!   `on_retry`, an `on_giveup` or a `timeout` (which need the time), or was
+//!   number, unless the policy has a `max_elapsed` or a `reset_after`, or
+//!   the call was given an `on_retry`, an `on_giveup`, an `on_success` or a
+//!   `timeout` (which need the time), or was
 //!   started with [`Policy::start`], which is timed. A closed
 //!   [`CircuitBreaker`] reads no clock; a [`RetryBudget`] never does.
 //!   (With the feature `record`, while a recorder is installed, a call
@@ -382,7 +396,7 @@ pub use circuit::{CircuitBreaker, CircuitOpen, CircuitState};
 pub use decision::{Decision, IntoDecision};
 #[cfg(feature = "std")]
 pub use error::Error;
-pub use event::{AttemptContext, AttemptKind, RetryEvent};
+pub use event::{AttemptContext, AttemptKind, RetryEvent, SuccessEvent};
 pub use jitter::{Jitter, JitterRng};
 pub use policy::{Delays, OnDeadline, Policy};
 pub use report::{GiveUp, GiveUpReason};

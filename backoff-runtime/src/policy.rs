@@ -91,6 +91,9 @@ pub(crate) struct Settings {
     pub(crate) stop_at: Option<Duration>,
     /// What the sleep that would cross `max_elapsed` does.
     pub(crate) on_deadline: OnDeadline,
+    /// An attempt that ran this long before it failed starts the schedule
+    /// over (see `Policy::reset_after`, in `state.rs`).
+    pub(crate) reset_after: Option<Duration>,
 }
 
 impl Settings {
@@ -108,6 +111,7 @@ impl Settings {
         name: Name::NONE,
         stop_at: None,
         on_deadline: OnDeadline::GiveUpEarly,
+        reset_after: None,
     };
 
     /// Whether the policy's own attempt limit allows a retry after
@@ -334,6 +338,42 @@ impl<S> Policy<S> {
     pub const fn on_deadline(mut self, rule: OnDeadline) -> Self {
         self.settings.on_deadline = rule;
         self
+    }
+
+    /// Starts the schedule over after an attempt that ran at least `after`
+    /// before it failed, for a loop whose attempt is a session (a
+    /// websocket, a stream, a database listener) that may run for hours
+    /// and then drop: that failure counts as the first of a new run, so
+    /// the next sleep is the schedule's first delay, the attempt limit and
+    /// each kind's limit count from it, and
+    /// [`max_elapsed`](Policy::max_elapsed) from that failure (a whole-call
+    /// `timeout` still bounds the whole call). The attempts keep counting
+    /// the call's ([`RetryEvent::run`](crate::RetryEvent::run) says which
+    /// run). An attempt's time runs from the end of the sleep before it.
+    /// Zero is taken as one nanosecond.
+    ///
+    /// ```
+    /// use backoff_runtime::{Jitter, Policy};
+    /// use std::time::Duration;
+    ///
+    /// let policy = Policy::exponential(Duration::from_secs(1))
+    ///     .jitter(Jitter::None)
+    ///     .attempts(5)
+    ///     .reset_after(Duration::from_secs(60));
+    /// assert_eq!(policy.reset_limit(), Some(Duration::from_secs(60)));
+    /// ```
+    pub const fn reset_after(mut self, after: Duration) -> Self {
+        self.settings.reset_after = Some(if after.is_zero() {
+            Duration::from_nanos(1)
+        } else {
+            after
+        });
+        self
+    }
+
+    /// The duration set with [`reset_after`](Policy::reset_after).
+    pub const fn reset_limit(&self) -> Option<Duration> {
+        self.settings.reset_after
     }
 
     /// Gives up instead of starting a sleep whose central delay would reach

@@ -45,7 +45,7 @@ use crate::control::{Budget, Circuit, Throttle};
 use crate::decision::Decision;
 use crate::decision::IntoDecision;
 use crate::driver::{self, Hooks, Lazy, NoTrace, Origin};
-use crate::event::RetryEvent;
+use crate::event::{RetryEvent, SuccessEvent};
 use crate::hooks::{Defaults, HookSet};
 use crate::policy::Policy;
 use crate::record::Recording;
@@ -60,7 +60,9 @@ use crate::timeout::Elapsed;
 /// The hook traits and their defaults, re-exported from
 /// [`hooks`](crate::hooks), where they live.
 #[doc(no_inline)]
-pub use crate::hooks::{AcceptAll, Classify, Fallback, NoHook, OnGiveUp, OnRetry, RetryAll};
+pub use crate::hooks::{
+    AcceptAll, Classify, Fallback, NoHook, OnGiveUp, OnRetry, OnSuccess, RetryAll,
+};
 
 /// A call to retry, with its hooks: built by [`Policy::retrying`] (a
 /// blocking operation, run by [`call`](Retrying::call)) or
@@ -82,6 +84,7 @@ pub struct Retrying<
     N = NoHook,
     G = NoHook,
     L = NoHook,
+    U = NoHook,
 > {
     policy: &'p Policy<S>,
     op: Op,
@@ -90,6 +93,7 @@ pub struct Retrying<
     circuit: Option<Breaker<'p, E>>,
     throttle: Option<Throttling<'p, E>>,
     timeout: Option<Deadline<E>>,
+    on_success: U,
     outcome: PhantomData<fn() -> Result<T, E>>,
 }
 
@@ -165,19 +169,20 @@ impl<'p, S, Op, T, E> Retrying<'p, S, Op, T, E> {
             circuit: None,
             throttle: None,
             timeout: None,
+            on_success: NoHook,
             outcome: PhantomData,
         }
     }
 }
 
-impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
+impl<'p, S, Op, T, E, W, K, N, G, L, U> Retrying<'p, S, Op, T, E, W, K, N, G, L, U> {
     /// The same call with its hooks mapped by `f`: what each hook's
     /// method changes, the rest kept.
     #[inline]
     fn with_hooks<W2, K2, N2, G2, L2>(
         self,
         f: impl FnOnce(HookSet<W, K, N, NoHook, G, L>) -> HookSet<W2, K2, N2, NoHook, G2, L2>,
-    ) -> Retrying<'p, S, Op, T, E, W2, K2, N2, G2, L2> {
+    ) -> Retrying<'p, S, Op, T, E, W2, K2, N2, G2, L2, U> {
         Retrying {
             policy: self.policy,
             op: self.op,
@@ -186,13 +191,14 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
             circuit: self.circuit,
             throttle: self.throttle,
             timeout: self.timeout,
+            on_success: self.on_success,
             outcome: PhantomData,
         }
     }
 
     /// Which errors to retry: `f` returns `bool` (`true` retries) or a
     /// [`Decision`]. Without it, every error is retried.
-    pub fn when<D, F>(self, f: F) -> Retrying<'p, S, Op, T, E, F, K, N, G, L>
+    pub fn when<D, F>(self, f: F) -> Retrying<'p, S, Op, T, E, F, K, N, G, L, U>
     where
         F: FnMut(&E) -> D,
         D: IntoDecision,
@@ -204,7 +210,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
     /// as `Ok`): `true`, [`Decision::Retry`], `RetryAfter(d)` or `Throttled`
     /// retry it; `false` or [`Decision::Stop`] accept it. On giving up, the
     /// last `Ok` value is returned unchanged.
-    pub fn when_ok<D, F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, F, N, G, L>
+    pub fn when_ok<D, F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, F, N, G, L, U>
     where
         F: FnMut(&T) -> D,
         D: IntoDecision,
@@ -215,7 +221,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
     /// Called after each failed attempt that will be retried, before
     /// sleeping, with the outcome (an error, or an `Ok` that `when_ok`
     /// rejected) and the [`RetryEvent`].
-    pub fn on_retry<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, F, G, L>
+    pub fn on_retry<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, F, G, L, U>
     where
         F: FnMut(&Result<T, E>, &RetryEvent),
     {
@@ -226,7 +232,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
     /// just before returning it, with the [`GiveUp`] report (calls made,
     /// time since the call began, the [`GiveUpReason`]). Never called on
     /// success. Giving it reads the clock when the call begins.
-    pub fn on_giveup<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, N, F, L>
+    pub fn on_giveup<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, N, F, L, U>
     where
         F: FnOnce(&Result<T, E>, &GiveUp),
     {
@@ -254,11 +260,34 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
     ///     .call();
     /// assert_eq!(price, Ok(42));
     /// ```
-    pub fn fallback<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, N, G, F>
+    pub fn fallback<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, N, G, F, U>
     where
         F: FnOnce(E, &GiveUp) -> Result<T, E>,
     {
         self.with_hooks(|hooks| hooks.fallback(f))
+    }
+
+    /// Called once when the call returns an `Ok` it accepted (that
+    /// `when_ok`, if given, did not retry), with the value and a
+    /// [`SuccessEvent`]: the attempts it took and the time since the call
+    /// began. Never called when the call gives up, also not for a
+    /// [`fallback`](Retrying::fallback)'s value. Giving it reads the clock
+    /// when the call begins.
+    pub fn on_success<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, N, G, L, F>
+    where
+        F: FnOnce(&T, &SuccessEvent),
+    {
+        Retrying {
+            policy: self.policy,
+            op: self.op,
+            hooks: self.hooks,
+            budget: self.budget,
+            circuit: self.circuit,
+            throttle: self.throttle,
+            timeout: self.timeout,
+            on_success: f,
+            outcome: PhantomData,
+        }
     }
 
     /// Shares a [`RetryBudget`] (or any [`Budget`], such as a fleet's
@@ -329,7 +358,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L> {
     }
 }
 
-impl<'p, S, Op, T, E, W, K, N, G, L> Retrying<'p, S, Op, T, E, W, K, N, G, L>
+impl<'p, S, Op, T, E, W, K, N, G, L, U> Retrying<'p, S, Op, T, E, W, K, N, G, L, U>
 where
     L: Fallback<T, E>,
     S: Strategy,
@@ -337,6 +366,7 @@ where
     K: Classify<T>,
     N: OnRetry<T, E>,
     G: OnGiveUp<T, E>,
+    U: OnSuccess<T>,
 {
     /// Runs a blocking call: calls `op` until it succeeds or the policy
     /// gives up, sleeping with [`std::thread::sleep`] in between.
@@ -344,7 +374,7 @@ where
     where
         Op: FnMut() -> Result<T, E>,
     {
-        let (mut run, mut op) = self.run(clock::system);
+        let (mut run, mut op, on_success) = self.run(clock::system);
         let mut slot = None;
         loop {
             if let Err(refused) = run.before_attempt(&mut slot) {
@@ -353,7 +383,7 @@ where
             run.recording.attempt_starts();
             match run.after(&mut slot, op()) {
                 ControlFlow::Continue(delay) => crate::sleep::blocking(delay),
-                ControlFlow::Break(outcome) => return outcome,
+                ControlFlow::Break(outcome) => return run.ended(&slot, outcome, on_success),
             }
         }
     }
@@ -368,7 +398,7 @@ where
         Op: AsyncFnMut() -> Result<T, E>,
     {
         let timeout = self.timeout;
-        let (mut run, mut op) = self.run(clock::for_async());
+        let (mut run, mut op, on_success) = self.run(clock::for_async());
         let mut slot = None;
         let mut calls = 0u32;
         let attempts = async {
@@ -385,27 +415,31 @@ where
                 }
             }
         };
-        let Some((limit, from)) = timeout else {
-            return attempts.await;
+        let outcome = match timeout {
+            None => attempts.await,
+            Some((limit, from)) => match ::tokio::time::timeout(limit, attempts).await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    return driver::give_up(
+                        &driver::TimedOut(run.start.timed_out(calls)),
+                        Err(from(Elapsed)),
+                        &mut run.hooks,
+                        &NoTrace,
+                        &mut run.recording,
+                        None,
+                    );
+                }
+            },
         };
-        match ::tokio::time::timeout(limit, attempts).await {
-            Ok(outcome) => outcome,
-            Err(_) => driver::give_up(
-                &driver::TimedOut(run.start.timed_out(calls)),
-                Err(from(Elapsed)),
-                &mut run.hooks,
-                &NoTrace,
-                &mut run.recording,
-                None,
-            ),
-        }
+        run.ended(&slot, outcome, on_success)
     }
 
     /// The call's driver: where its state starts from, and its hooks; and
     /// the operation.
     #[allow(clippy::type_complexity)] // (one type parameter per hook)
-    fn run(self, clock: Clock) -> (Call<'p, S, E, W, K, N, G, L>, Op) {
-        let timed = HookSet::<W, K, N, NoHook, G, L>::timed::<T, E>();
+    fn run(self, clock: Clock) -> (Call<'p, S, E, W, K, N, G, L>, Op, U) {
+        let timed =
+            HookSet::<W, K, N, NoHook, G, L>::timed::<T, E>() || U::GIVEN || self.timeout.is_some();
         let start = Origin::at(
             self.policy,
             clock,
@@ -419,14 +453,30 @@ where
             start,
             refused: self.circuit.map(|(_, from)| from),
             rejected: self.throttle.map(|(_, from)| from),
-            hooks: self.hooks,
+            hooks: (self.hooks).map_on_retry(|hook| Within(hook, self.timeout.map(|(t, _)| t))),
         };
-        (run, self.op)
+        (run, self.op, self.on_success)
     }
 }
 
 /// A `Retrying` call's driver.
-type Call<'p, S, E, W, K, N, G, L> = Run<'p, S, E, HookSet<W, K, N, NoHook, G, L>>;
+type Call<'p, S, E, W, K, N, G, L> = Run<'p, S, E, HookSet<W, K, Within<N>, NoHook, G, L>>;
+
+/// An `on_retry` hook of a call under a whole-call `timeout` (if given):
+/// its event's time left counts to the nearer of its end and the policy's
+/// deadline.
+struct Within<N>(N, Option<Duration>);
+
+impl<T, E, N: OnRetry<T, E>> OnRetry<T, E> for Within<N> {
+    const TIMED: bool = N::TIMED;
+    #[inline]
+    fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
+        match self.1 {
+            Some(timeout) => self.0.on_retry(outcome, &event.within(timeout)),
+            None => self.0.on_retry(outcome, event),
+        }
+    }
+}
 
 /// One call's driver: what its state is built from, how a breaker's
 /// refusal becomes its error, and its hooks.
@@ -439,6 +489,22 @@ struct Run<'p, S, E, H> {
 }
 
 impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
+    /// The call's result, `outcome`, which `on_success` is told of if it is
+    /// an `Ok` the call accepted (a call that gave up has a state, done).
+    fn ended<T>(
+        &self,
+        slot: &Option<RetryState<'p, S>>,
+        outcome: Result<T, E>,
+        on_success: impl OnSuccess<T>,
+    ) -> Result<T, E> {
+        if let Ok(value) = &outcome
+            && !slot.as_ref().is_some_and(RetryState::is_done)
+        {
+            on_success.on_success(value, &self.start.success(slot.as_ref()));
+        }
+        outcome
+    }
+
     /// After an attempt that ended with `outcome`: the driver's rule.
     fn after<T>(
         &mut self,

@@ -1,6 +1,7 @@
 //! The retry state machine, [`RetryState`]: one call's progress through a
 //! [`Policy`], for a loop you write yourself.
 
+use core::num::NonZeroU32;
 use core::time::Duration;
 use std::time::Instant;
 
@@ -8,7 +9,7 @@ use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen, Permit};
 use crate::clock::{self, Clock};
 use crate::decision::Decision;
-use crate::event::RetryEvent;
+use crate::event::{AttemptContext, RetryEvent};
 use crate::jitter::{Jitter, JitterRng};
 use crate::kind::{Held, Kind, MAX_KINDS, THROTTLED_SLOT, Tally};
 use crate::policy::{self, OnDeadline, Policy, Settings};
@@ -98,6 +99,8 @@ struct Core<'p> {
     rng: JitterRng,
     clock: Clock,
     start: Option<Instant>,
+    /// With `reset_after` (and a start time): the schedule's runs.
+    runs: Option<Runs>,
     /// [`DONE`] and [`CHECKED`]; zero on the common path.
     flags: u8,
     /// The common path of [`next_delay_for`](RetryState::next_delay_for) (a
@@ -118,6 +121,29 @@ struct Core<'p> {
     marks: [Mark; MAX_MARKS],
 }
 
+/// A call's runs of its schedule, under [`Policy::reset_after`]: times in
+/// nanoseconds after the call's start (24 bytes, all of it what a state
+/// without `reset_after` grows by).
+#[derive(Debug, Clone, Copy)]
+struct Runs {
+    /// When the current run began: at the call's start, or at the failure
+    /// that began it; `max_elapsed` counts from it.
+    began: u64,
+    /// When the attempt now running began: the end of the sleep granted
+    /// last.
+    attempt: u64,
+    /// The failures of the runs before this one (`failures` counts this
+    /// run's).
+    before: u32,
+    /// The current run, from 1.
+    run: NonZeroU32,
+}
+
+/// `d` in nanoseconds, saturating (584 years).
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
 /// [`Core::kind`]: the last failure was throttled.
 const THROTTLED: u8 = u8::MAX;
 
@@ -130,6 +156,8 @@ const CHECKED: u8 = 2;
 /// [`Core::flags`]: the sleep granted last was cut to end at the
 /// deadline, for one last try (`OnDeadline::LastTry`).
 const LAST_TRY: u8 = 4;
+/// [`Core::flags`]: the call counts runs ([`Core::runs`] is kept).
+const RUNS: u8 = 8;
 
 impl<S> Policy<S> {
     /// Starts a call: the state machine for a hand-written loop, timed with
@@ -172,7 +200,11 @@ impl<'p, S> RetryState<'p, S> {
 
     /// A state whose call began at `start` (if anything needs the time).
     pub(crate) fn starting_at(policy: &'p Policy<S>, clock: Clock, start: Option<Instant>) -> Self {
-        let checked = policy.elapsed_limit().is_some() || policy.delay_stop().is_some();
+        let checked = policy.elapsed_limit().is_some()
+            || policy.delay_stop().is_some()
+            || policy.reset_limit().is_some();
+        // (Runs are counted from the call's start, read for them.)
+        let runs = policy.reset_limit().is_some() && start.is_some();
         RetryState {
             policy,
             core: Core {
@@ -185,7 +217,17 @@ impl<'p, S> RetryState<'p, S> {
                 rng: policy.rng(),
                 clock,
                 start,
-                flags: if checked { CHECKED } else { 0 },
+                runs: runs.then_some(Runs {
+                    began: 0,
+                    attempt: 0,
+                    before: 0,
+                    run: NonZeroU32::MIN,
+                }),
+                flags: match (checked, runs) {
+                    (_, true) => CHECKED | RUNS,
+                    (true, false) => CHECKED,
+                    (false, false) => 0,
+                },
                 fast: if checked { 0 } else { fast(policy) },
                 gave_up: None,
                 budget: None,
@@ -337,7 +379,53 @@ impl<'p, S> RetryState<'p, S> {
     /// Failed attempts reported so far (so after a failure, the number of the
     /// attempt that failed, from 1).
     pub fn attempt(&self) -> u32 {
-        self.core.failures
+        let before = self.core.runs.map_or(0, |runs| runs.before);
+        before.saturating_add(self.core.failures)
+    }
+
+    /// Which run of the schedule the call is in, from 1 (see
+    /// [`Policy::reset_after`]).
+    pub fn run(&self) -> u32 {
+        self.core.runs.map_or(1, |runs| runs.run.get())
+    }
+
+    /// The call's deadline under the policy's
+    /// [`max_elapsed`](Policy::max_elapsed), counted from the start of the
+    /// current run; `None` without it. (A loop's whole-call `timeout`, such
+    /// as [`Retrying::timeout`](crate::Retrying::timeout), is the loop's:
+    /// its events and contexts count to the nearer of the two.)
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// let policy = Policy::immediate().max_elapsed(Duration::from_secs(10));
+    /// let state = policy.start();
+    /// let left = state.context().remaining.unwrap();
+    /// assert!(left <= Duration::from_secs(10) && left > Duration::from_secs(9));
+    /// assert!(state.deadline().is_some());
+    /// assert_eq!(Policy::immediate().start().deadline(), None);
+    /// ```
+    pub fn deadline(&self) -> Option<Instant> {
+        let run = self.core.run_start();
+        run.zip(self.policy.elapsed_limit())
+            .and_then(|(run, limit)| run.checked_add(limit))
+    }
+
+    /// The context of the attempt about to run (after a failure, the next
+    /// one): its number, whether the attempt limit makes it the last (the
+    /// current run's, under [`reset_after`](Policy::reset_after)), and the
+    /// time left until the [`deadline`](RetryState::deadline), read now
+    /// (no clock is read without a deadline).
+    pub fn context(&self) -> AttemptContext {
+        let attempt = self.attempt().saturating_add(1);
+        let last = self.is_last_try()
+            || (self.policy).is_last_attempt(self.core.failures.saturating_add(1));
+        let context = AttemptContext::new(attempt, last);
+        match self.deadline() {
+            Some(deadline) => context.with_deadline(Some(deadline), (self.core.clock)()),
+            None => context,
+        }
     }
 
     /// The policy this call follows.
@@ -361,8 +449,19 @@ impl<'p, S> RetryState<'p, S> {
     ///
     /// [`next_delay_for`]: RetryState::next_delay_for
     pub fn event(&self, delay: Duration) -> RetryEvent {
-        RetryEvent::new(self.core.failures, delay, self.elapsed())
+        // (One clock read, if the start was.)
+        let now = self.core.start.map(|_| (self.core.clock)());
+        let elapsed = now
+            .zip(self.core.start)
+            .map_or(Duration::ZERO, |(now, start)| {
+                now.saturating_duration_since(start)
+            });
+        let remaining = now
+            .zip(self.deadline())
+            .map(|(now, d)| d.saturating_duration_since(now));
+        RetryEvent::new(self.attempt(), delay, elapsed)
             .with_failure_kind(self.failure_kind())
+            .with_run(remaining, self.run())
     }
 
     /// The kind of the last failure (the name of its entry in the policy's
@@ -428,7 +527,7 @@ impl<'p, S> RetryState<'p, S> {
     /// was.
     pub(crate) fn report(&self) -> GiveUp {
         GiveUp::new(
-            self.core.failures,
+            self.attempt(),
             self.elapsed(),
             self.core.gave_up.unwrap_or(GiveUpReason::Attempts),
         )
@@ -565,6 +664,11 @@ impl Core<'_> {
         if self.flags & DONE != 0 {
             return None;
         }
+        let now = if self.flags & RUNS != 0 {
+            self.new_run_if_long(settings)
+        } else {
+            None
+        };
         // Skipped, unless `main_backoff` says otherwise.
         if self.failures < u32::MAX {
             self.skipped += 1;
@@ -602,12 +706,51 @@ impl Core<'_> {
             other => other,
         };
         match delay {
-            Ok(d) => Some(d),
+            Ok(d) => {
+                if let Some(now) = now
+                    && let Some(runs) = self.runs.as_mut()
+                {
+                    runs.attempt = now.saturating_add(nanos(d));
+                }
+                Some(d)
+            }
             Err(reason) => {
                 self.give_up_for(reason);
                 None
             }
         }
+    }
+
+    /// When the current run began: the call's start, or with
+    /// `reset_after` the failure that began it.
+    fn run_start(&self) -> Option<Instant> {
+        let start = self.start?;
+        match self.runs {
+            Some(runs) => start.checked_add(Duration::from_nanos(runs.began)),
+            None => Some(start),
+        }
+    }
+
+    /// With `reset_after`, at a failure: if the attempt that failed ran at
+    /// least `after`, a new run begins with it (its failure is then counted
+    /// as the run's first: the counts, the previous delays and the last
+    /// try start over). The time now, in nanoseconds after the call's
+    /// start, for the next attempt's.
+    #[cold]
+    fn new_run_if_long(&mut self, settings: &Settings) -> Option<u64> {
+        let now = nanos((self.clock)().saturating_duration_since(self.start?));
+        let (runs, after) = (self.runs.as_mut()?, settings.reset_after?);
+        if self.failures > 0 && now.saturating_sub(runs.attempt) >= nanos(after) {
+            runs.before = runs.before.saturating_add(self.failures);
+            runs.run = runs.run.saturating_add(1);
+            runs.began = now;
+            (self.failures, self.skipped) = (0, 0);
+            (self.previous, self.kinds_previous) = (None, None);
+            self.kinds = Tally::default();
+            self.marks = [Mark::default(); MAX_MARKS];
+            self.flags &= !LAST_TRY;
+        }
+        Some(now)
     }
 
     /// Tells the breaker and the throttle how the attempt went: a `Stop`
@@ -659,7 +802,8 @@ impl Core<'_> {
     fn main_backoff(&mut self, policy: &dyn MainSchedule) -> Result<Duration, GiveUpReason> {
         self.skipped = self.skipped.saturating_sub(1);
         let retry = self.failures - self.skipped;
-        let (start, clock) = (self.start, self.clock);
+        // (A stage's time counts from the run's start, as `max_elapsed`.)
+        let (start, clock) = (self.run_start(), self.clock);
         let elapsed =
             move || start.map_or(Duration::ZERO, |s| clock().saturating_duration_since(s));
         let stages = (&elapsed as &dyn Fn() -> Duration, &mut self.marks[..]);
@@ -742,7 +886,7 @@ impl Core<'_> {
             return Err(GiveUpReason::Deadline);
         }
         if let Some(limit) = settings.max_elapsed {
-            let elapsed = self.start.map_or(Duration::ZERO, |start| {
+            let elapsed = self.run_start().map_or(Duration::ZERO, |start| {
                 (self.clock)().saturating_duration_since(start)
             });
             if elapsed.saturating_add(delay) > limit {
@@ -1029,6 +1173,14 @@ impl<S: Strategy> Policy<S> {
     }
 }
 
+/// The nearer of two deadlines.
+pub(crate) fn nearer(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// [`Core::fast`] of a state of `policy` that nothing else checks (no
 /// deadline, budget or breaker).
 #[inline(always)]
@@ -1055,7 +1207,7 @@ pub fn began<S: Strategy>(policy: &Policy<S>, clock: Clock, timed: bool) -> Opti
 /// [`began`], whatever the schedule.
 #[inline]
 fn began_if<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
-    if timed || policy.elapsed_limit().is_some() {
+    if timed || policy.elapsed_limit().is_some() || policy.reset_limit().is_some() {
         Some(clock())
     } else {
         None
@@ -1638,6 +1790,44 @@ mod tests {
         let d = s.next_delay().unwrap();
         let ev = s.event(d);
         assert_eq!((ev.attempt, ev.delay), (1, Duration::ZERO));
+    }
+
+    /// A hand-written loop under `reset_after`: a failure after a long
+    /// attempt begins a new run (the first delay again, the attempt limit
+    /// counted from it, `context().last` of the run), the attempt count
+    /// and the report spanning every run.
+    #[test]
+    fn a_hand_loop_counts_runs() {
+        use core::sync::atomic::{AtomicU64, Ordering};
+        static NOW_MS: AtomicU64 = AtomicU64::new(0);
+        fn clock() -> Instant {
+            static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+            *BASE.get_or_init(Instant::now) + MS(NOW_MS.load(Ordering::Relaxed))
+        }
+        let p = Policy::exponential(MS(100))
+            .jitter(Jitter::None)
+            .attempts(2)
+            .reset_after(MS(1_000));
+        let mut s = p.start_with_clock(clock);
+        assert_eq!((s.context().attempt, s.context().last), (1, false));
+        assert_eq!(s.next_delay(), Some(MS(100)));
+        assert_eq!(
+            (s.context().attempt, s.context().last, s.run()),
+            (2, true, 1)
+        );
+        // Attempt 2 starts at 100 ms and runs 5 s.
+        NOW_MS.store(5_100, Ordering::Relaxed);
+        assert_eq!(s.next_delay(), Some(MS(100)), "the first delay again");
+        assert_eq!((s.attempt(), s.run()), (2, 2));
+        assert_eq!((s.context().attempt, s.context().last), (3, true));
+        let ev = s.event(MS(100));
+        assert_eq!((ev.attempt, ev.run), (2, 2));
+        // Attempt 3 fails at once: run 2's second, its last.
+        NOW_MS.store(5_200, Ordering::Relaxed);
+        assert_eq!(s.next_delay(), None);
+        assert_eq!(s.give_up().unwrap().attempts, 3);
+        // Without `reset_after`: one run, and no clock for it.
+        assert_eq!(Policy::immediate().start().run(), 1);
     }
 
     #[test]

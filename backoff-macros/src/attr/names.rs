@@ -115,7 +115,7 @@ impl StrategyKind {
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
 /// the strategies' ([`StrategyKind::NAMES`]), then these.
-pub(super) const OTHER_ARGUMENTS: [&str; 27] = [
+pub(super) const OTHER_ARGUMENTS: [&str; 29] = [
     "attempts",
     "jitter",
     "max_elapsed",
@@ -143,6 +143,8 @@ pub(super) const OTHER_ARGUMENTS: [&str; 27] = [
     "on",
     "preset",
     "chaos",
+    "reset_after",
+    "on_success",
 ];
 
 /// [`StrategyKind::NAMES`] and [`OTHER_ARGUMENTS`].

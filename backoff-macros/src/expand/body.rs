@@ -48,8 +48,9 @@ pub(super) fn body(
         let ty = quote_spanned! {ctx.span=> #p::AttemptContext };
         let mutability = n.args.context_mut;
         prologue.extend(quote!(let #mutability #name: #ty = __backoff_context;));
+        let context = super::timeouts::context(n);
         quote! {
-            let __backoff_context = __backoff_call.context();
+            let __backoff_context = #context;
         }
     });
     for Reborrow { mutability, name } in reborrows {

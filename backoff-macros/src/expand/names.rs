@@ -120,7 +120,10 @@ impl<'a> Names<'a> {
             && args.timeout.is_none()
             && keeps_no_state_but_when(args);
         // The call's start is read if `elapsed` may be reported.
-        let timed = args.on_retry.is_some() || args.on_giveup.is_some();
+        let timed = args.on_retry.is_some()
+            || args.on_giveup.is_some()
+            || args.on_success.is_some()
+            || (is_async && args.timeout.is_some());
         // Only what the loop needs after an attempt is kept in locals,
         // since an `async fn` stores those in its future.
         let policy_ref = if let Some(policy) = &args.policy {
@@ -137,7 +140,10 @@ impl<'a> Names<'a> {
         // The call's start time, read now, only if something may need it:
         // an `on_retry` or `on_giveup` (`elapsed`) or a deadline
         // (`max_elapsed`, or any `policy = EXPR`).
-        let needs_start = timed || args.max_elapsed.is_some() || args.policy.is_some();
+        let needs_start = timed
+            || args.max_elapsed.is_some()
+            || args.policy.is_some()
+            || args.reset_after.is_some();
         let (started, started_value) = if needs_start {
             (
                 {
@@ -299,6 +305,7 @@ pub(super) fn keeps_no_state_but_when(args: &RetryArgs) -> bool {
         && args.circuit.is_none()
         && args.throttle.is_none()
         && args.context.is_none()
+        && args.on_success.is_none()
 }
 
 /// Whether the loop keeps nothing for the arguments but the policy: no

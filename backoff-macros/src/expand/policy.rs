@@ -62,6 +62,10 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
     if args.on_deadline.as_ref().is_some_and(|r| r.value) {
         chain.extend(quote!(.on_deadline(#p::OnDeadline::LastTry)));
     }
+    if let Some(r) = &args.reset_after {
+        let d = duration(p, r.value.value);
+        chain.extend(quote!(.reset_after(#d)));
+    }
     let mut throttled_static = TokenStream::new();
     if let Some(t) = &args.throttled {
         let t = &t.value;
@@ -220,6 +224,7 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
         || args.throttled.is_some()
         || args.retry_after_max.is_some()
         || args.on_deadline.as_ref().is_some_and(|r| r.value)
+        || args.reset_after.is_some()
         || !args.on.is_empty()
     {
         return None;

@@ -54,8 +54,11 @@ pub(super) fn finish(n: &Names<'_>) -> TokenStream {
 // decides the rest.
 pub(super) fn after_attempt(n: &Names<'_>) -> TokenStream {
     let (p, split, value) = (&n.p, n.split(), &n.value);
-    let on_retry =
-        hooks::call_on_retry(n).map(|call| quote!(, |__backoff_outcome, __backoff_event| #call));
+    let within = super::timeouts::event_within(n);
+    let on_retry = hooks::call_on_retry(n).map(|call| match within {
+        Some(within) => quote!(, |__backoff_outcome, __backoff_event| { #within #call }),
+        None => quote!(, |__backoff_outcome, __backoff_event| #call),
+    });
     let when = hooks::decision(n);
     // (A `Call` is told the function's name at each step: its compact
     // form does not keep it.)

@@ -15,7 +15,15 @@ use crate::attr::{Arg, DurationArg};
 //         }
 pub(super) fn attempt_timeout(n: &Names<'_>, t: &Arg<DurationArg>, body: &Group) -> TokenStream {
     let (p, ret, from_result) = (&n.p, &n.ret, &n.rebuild_fn());
-    let d = duration(p, t.value.value);
+    let mut d = duration(p, t.value.value);
+    // Cut to the time left, when the call may have a deadline (not in a
+    // hedged call, whose attempts overlap).
+    if n.args.hedge.is_none()
+        && (n.args.timeout.is_some() || n.args.max_elapsed.is_some() || n.args.policy.is_some())
+    {
+        let context = context(n);
+        d = quote!(__backoff_call.attempt_timeout(#d, #context));
+    }
     // Beside `timeout`, the conversion is checked at `timeout`'s name too:
     // a missing `From<Elapsed>` is one error, not one per argument.
     let at = n.args.timeout.as_ref().map_or(t.key, |call| call.key);
@@ -37,6 +45,30 @@ pub(super) fn attempt_timeout(n: &Names<'_>, t: &Arg<DurationArg>, body: &Group)
             }
         }
     }
+}
+
+// Input:  `timeout = D` in an `async fn`, or none.
+// Output: call.context_within(D), or call.context(): the context of the
+//         attempt about to run, its time left counted to the nearer of
+//         `timeout`'s end and `max_elapsed`'s.
+pub(super) fn context(n: &Names<'_>) -> TokenStream {
+    match n.args.timeout.as_ref().filter(|_| n.is_async) {
+        Some(t) => {
+            let d = duration(&n.p, t.value.value);
+            quote!(__backoff_call.context_within(#d))
+        }
+        None => quote!(__backoff_call.context()),
+    }
+}
+
+// Input:  `timeout = D` in an `async fn`, or none; `on_retry`'s event in
+//         `__backoff_event`.
+// Output: let __backoff_event = &within(__backoff_event, D);
+//         its time left counted to the nearer deadline too.
+pub(super) fn event_within(n: &Names<'_>) -> Option<TokenStream> {
+    let t = n.args.timeout.as_ref().filter(|_| n.is_async)?;
+    let (p, d) = (&n.p, duration(&n.p, t.value.value));
+    Some(quote!(let __backoff_event = &#p::within(__backoff_event, #d);))
 }
 
 // Input:  the loop, and `timeout = D` in an `async fn`.

@@ -45,6 +45,10 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
             &args.retry_after_max,
             "a `retry_after_max` of zero gives up on every `Decision::RetryAfter`",
         ),
+        (
+            &args.reset_after,
+            "a `reset_after` of zero starts the schedule over at every failure, so the call never gives up",
+        ),
     ];
     for (arg, meaning) in zero_means {
         if let Some(t) = arg
@@ -117,6 +121,7 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
             ),
             ("stop_at_delay", args.stop_at_delay.as_ref().map(|a| a.key)),
             ("on_deadline", args.on_deadline.as_ref().map(|a| a.key)),
+            ("reset_after", args.reset_after.as_ref().map(|a| a.key)),
         ];
         for (name, span) in mixed {
             if let Some(span) = span {

@@ -68,9 +68,11 @@ pub(crate) fn check_hedge(sig: &Signature, is_async: bool, args: &RetryArgs, err
         ),
         ("stop_at_delay", args.stop_at_delay.as_ref().map(|a| a.key)),
         ("on_deadline", args.on_deadline.as_ref().map(|a| a.key)),
+        ("reset_after", args.reset_after.as_ref().map(|a| a.key)),
     ] {
         if let Some(key) = key {
             let fix = match name {
+                "reset_after" => "; its attempts overlap, so none can start the schedule over: remove `reset_after`, or remove `hedge` to retry a long-running session one attempt at a time".to_owned(),
                 "max_elapsed" => "; bound the call with `timeout` instead".to_owned(),
                 "sleep" => "; its timer is tokio's".to_owned(),
                 _ => format!("; remove `{name}`"),
@@ -82,11 +84,18 @@ pub(crate) fn check_hedge(sig: &Signature, is_async: bool, args: &RetryArgs, err
         }
     }
     // What the hedged call does not take yet.
-    for (name, key, why) in [(
-        "throttle",
-        args.throttle.as_ref().map(|a| a.key),
-        "a hedge is refused by an open `circuit` and paid for by a `budget`; use those",
-    )] {
+    for (name, key, why) in [
+        (
+            "throttle",
+            args.throttle.as_ref().map(|a| a.key),
+            "a hedge is refused by an open `circuit` and paid for by a `budget`; use those",
+        ),
+        (
+            "on_success",
+            args.on_success.as_ref().map(|a| a.key),
+            "act on the function's `Ok` result where you call it",
+        ),
+    ] {
         if let Some(key) = key {
             errors.push(syn::Error::new(
                 key,

@@ -12,6 +12,16 @@ use core::ops::{Deref, DerefMut};
 /// failure, so a success builds nothing.
 pub use crate::state::began;
 
+/// What `on_success` is told (named by the expansion's typed closures).
+pub use crate::event::SuccessEvent;
+
+/// `on_retry`'s event under a whole-call `timeout`: the time left counted
+/// to the nearer of its end and the policy's deadline.
+#[inline(never)]
+pub fn within(event: &RetryEvent, timeout: Duration) -> RetryEvent {
+    event.within(timeout)
+}
+
 /// The clock of a blocking loop.
 pub const SYNC_CLOCK: Clock = crate::clock::system;
 
@@ -478,17 +488,50 @@ impl<'p, S, K: Kept<'p, S>> Call<Full<'p, S, K>> {
         }
     }
 
-    /// The context of the attempt about to run (`context = ctx`).
+    /// The context of the attempt about to run (`context = ctx`): the
+    /// state's, once a failure built it.
     #[inline(always)]
     pub fn context(&self) -> AttemptContext {
-        let attempt = self.0.state.as_ref().map_or(0, RetryState::attempt);
-        let attempt = attempt.saturating_add(1);
-        // (`OnDeadline::LastTry`'s attempt at the deadline is the last.)
-        let last_try = self.0.state.as_ref().is_some_and(RetryState::is_last_try);
-        AttemptContext::new(
-            attempt,
-            last_try || self.0.start.policy.is_last_attempt(attempt),
-        )
+        match &*self.0.state {
+            Some(state) => state.context(),
+            None => self.0.start.first_context(),
+        }
+    }
+
+    /// [`context`](Call::context) under a whole-call `timeout` (counted
+    /// from the call's start, which a `timeout` reads): its deadline the
+    /// nearer of the two.
+    #[inline(never)]
+    pub fn context_within(&self, timeout: Duration) -> AttemptContext {
+        let context = self.context();
+        let call = self.0.start.began().and_then(|b| b.checked_add(timeout));
+        let deadline = crate::state::nearer(context.deadline(), call);
+        context.with_deadline(deadline, (self.0.start.clock)())
+    }
+
+    /// `attempt_timeout`'s `limit` for the attempt about to run, of
+    /// `context`, cut to the time left until the call's deadline (but for
+    /// the last try that `on_deadline = "last_try"` grants at the
+    /// deadline, which keeps it).
+    #[inline(always)]
+    pub fn attempt_timeout(&self, limit: Duration, context: AttemptContext) -> Duration {
+        match context.remaining {
+            Some(left) if !self.0.state.as_ref().is_some_and(RetryState::is_last_try) => {
+                limit.min(left)
+            }
+            _ => limit,
+        }
+    }
+
+    /// What `on_success` is told, if the call `ended` with an accepted
+    /// `Ok` (the expansion calls the hook itself: a hook of the wrong type
+    /// is then rustc's error at it, naming no bound of the runtime's).
+    #[inline(always)]
+    pub fn success<'e, T, E>(&self, ended: &'e Ended<T, E>) -> Option<(&'e T, SuccessEvent)> {
+        match ended {
+            Ended::Done(Ok(value)) => Some((value, self.0.start.success(self.0.state.as_ref()))),
+            _ => None,
+        }
     }
 }
 
