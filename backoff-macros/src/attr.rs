@@ -11,7 +11,7 @@ use syn::{Expr, Ident, Lit, LitStr, Token};
 
 use crate::errors::Errors;
 
-mod compose;
+pub(crate) mod compose;
 pub(crate) mod defaults;
 mod kinds;
 mod literal;

@@ -19,7 +19,7 @@ use core::time::Duration;
 
 use crate::jitter::{Jitter, JitterRng};
 use crate::policy::{self, Policy};
-use crate::strategy::Strategy;
+use crate::strategy::{MAX_MARKS, Mark, Strategy};
 
 /// How many retries [`Policy::delay_for`] replays, at most, for a strategy
 /// whose delays depend on the previous one.
@@ -90,6 +90,11 @@ impl<S: Strategy> Policy<S> {
     ///   starts that many retries back, from the cap (for `decorrelated`
     ///   the same delay whenever the chain reached its cap in those
     ///   retries: it never again differs from a chain started above it).
+    /// - A schedule whose stages end ([`Stage`](crate::strategy::Stage),
+    ///   [`Chain::lasting`](crate::strategy::Chain::lasting)) is replayed
+    ///   as a call whose attempts fail at once, its time the sum of the
+    ///   delays before (at most [`REPLAY_WINDOW`] retries back); `None`
+    ///   once it has ended.
     /// - The result is at most the strategy's maximum, for any input.
     ///
     /// It reads the strategy, the jitter and the attempt limit; the
@@ -144,6 +149,9 @@ impl<S: Strategy> Policy<S> {
         let strategy = self.strategy();
         let jitter = self.jitter_kind();
         let mut previous = None;
+        if strategy.staging().is_staged() {
+            return self.staged_delay_for(retry, key);
+        }
         if strategy.reads_previous() && !matches!(jitter, Jitter::Spread) {
             let first = if retry > REPLAY_WINDOW {
                 previous = Some(strategy.max_delay());
@@ -160,6 +168,26 @@ impl<S: Strategy> Policy<S> {
         // same rule as a call's for a schedule that never shrinks.)
         let (rule, mut rng) = ((jitter, self.delay_stop()), rng_of(key, retry));
         policy::backoff_within(strategy, rule, retry, &mut previous, &mut rng)
+    }
+}
+
+impl<S: Strategy> Policy<S> {
+    /// [`delay_for`](Policy::delay_for) of a schedule whose stages end: the
+    /// retries before `retry` replayed as a call whose attempts fail at
+    /// once (their delays its time), at most [`REPLAY_WINDOW`] of them.
+    #[cold]
+    fn staged_delay_for(&self, retry: u32, key: u64) -> Option<Duration> {
+        let (mut previous, mut now) = (None, Duration::ZERO);
+        let mut marks = [Mark::default(); MAX_MARKS];
+        let mut j = retry.saturating_sub(REPLAY_WINDOW).max(1);
+        loop {
+            let stages: (&dyn Fn() -> Duration, _) = (&move || now, &mut marks[..]);
+            let d = self.backoff_at(j, &mut previous, &mut rng_of(key, j), stages)?;
+            if j == retry {
+                return Some(d);
+            }
+            (now, j) = (now.saturating_add(d), j + 1);
+        }
     }
 }
 

@@ -762,7 +762,7 @@ pub(crate) fn backoff_within<T: Strategy + ?Sized>(
 /// The jitter applied to `raw`, the strategy's capped delay, which is kept
 /// in `previous` if the strategy reads it.
 #[inline(always)]
-fn jittered<T: Strategy + ?Sized>(
+pub(crate) fn jittered<T: Strategy + ?Sized>(
     strategy: &T,
     jitter: Jitter,
     raw: Duration,
@@ -832,6 +832,7 @@ impl<S: Strategy> Policy<S> {
             rng: self.rng(),
             total: Duration::ZERO,
             done: false,
+            marks: Default::default(),
         }
     }
 }
@@ -845,6 +846,8 @@ pub struct Delays<'p, S = Builtin> {
     rng: JitterRng,
     total: Duration,
     done: bool,
+    /// A staged schedule's marks (its time: `total`, failures taking none).
+    marks: [crate::strategy::Mark; crate::strategy::MAX_MARKS],
 }
 
 impl<S: Strategy> Iterator for Delays<'_, S> {
@@ -856,9 +859,11 @@ impl<S: Strategy> Iterator for Delays<'_, S> {
             return None;
         }
         self.retry = self.retry.saturating_add(1);
-        let Some(delay) = self
-            .policy
-            .backoff_within(self.retry, &mut self.previous, &mut self.rng)
+        let total = self.total;
+        let stages: (&dyn Fn() -> Duration, _) = (&move || total, &mut self.marks[..]);
+        let Some(delay) =
+            self.policy
+                .backoff_at(self.retry, &mut self.previous, &mut self.rng, stages)
         else {
             self.done = true;
             return None;
@@ -872,8 +877,8 @@ impl<S: Strategy> Iterator for Delays<'_, S> {
                     && self.total < limit;
                 return last.then(|| limit - self.total);
             }
-            self.total = total;
         }
+        self.total = self.total.saturating_add(delay);
         Some(delay)
     }
 }

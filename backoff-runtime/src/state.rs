@@ -14,7 +14,7 @@ use crate::jitter::{Jitter, JitterRng};
 use crate::kind::{Held, Kind, MAX_KINDS, THROTTLED_SLOT, Tally};
 use crate::policy::{self, OnDeadline, Policy, Settings};
 use crate::report::{GiveUp, GiveUpReason};
-use crate::strategy::{Builtin, Strategy};
+use crate::strategy::{Builtin, MAX_MARKS, Mark, Strategy};
 use crate::throttle::{AdaptiveThrottle, Rejected, ThrottlePermit};
 
 /// One call's progress through a [`Policy`]: after each failed attempt, ask
@@ -116,6 +116,9 @@ struct Core<'p> {
     permit: Option<Permit<'p>>,
     throttle: Option<&'p AdaptiveThrottle>,
     throttle_permit: Option<ThrottlePermit<'p>>,
+    /// Where the main schedule crossed its stage boundaries (a schedule
+    /// whose stages end: see [`Strategy::staging`]).
+    marks: [Mark; MAX_MARKS],
 }
 
 /// A call's runs of its schedule, under [`Policy::reset_after`]: times in
@@ -189,10 +192,10 @@ impl<S> Policy<S> {
 }
 
 impl<'p, S> RetryState<'p, S> {
-    /// `timed`: read the clock now, for `elapsed`; it is read anyway when the
-    /// policy has a deadline.
+    /// `timed`: read the clock now, for `elapsed` (and stages that end by
+    /// time); it is read anyway when the policy has a deadline.
     pub(crate) fn new(policy: &'p Policy<S>, clock: Clock, timed: bool) -> Self {
-        Self::starting_at(policy, clock, began(policy, clock, timed))
+        Self::starting_at(policy, clock, began_if(policy, clock, timed))
     }
 
     /// A state whose call began at `start` (if anything needs the time).
@@ -232,6 +235,7 @@ impl<'p, S> RetryState<'p, S> {
                 permit: None,
                 throttle: None,
                 throttle_permit: None,
+                marks: [Mark::default(); MAX_MARKS],
             },
         }
     }
@@ -554,7 +558,9 @@ impl<S: Strategy> RetryState<'_, S> {
     #[inline]
     pub fn next_delay_for(&mut self, decision: Decision) -> Option<Duration> {
         if matches!(decision, Decision::Retry) {
-            if self.core.failures < self.core.fast {
+            // (A schedule whose stages end takes the general path.)
+            if self.core.failures < self.core.fast && !self.policy.strategy().staging().is_staged()
+            {
                 // The common path: a plain retry, no deadline, budget or
                 // breaker, not given up, and the attempt limit allows
                 // another call. No overflow: `failures < fast <= u32::MAX`.
@@ -599,11 +605,13 @@ impl<S: Strategy> Policy<S> {
 trait MainSchedule {
     /// The main schedule's delay before retry `retry`, or `None` when the
     /// policy's `stop_at_delay` gives up ([`Policy::backoff_within`]).
+    /// `elapsed` is read only for a schedule whose stages end by time.
     fn main_backoff(
         &self,
         retry: u32,
         previous: &mut Option<Duration>,
         rng: &mut JitterRng,
+        stages: (&dyn Fn() -> Duration, &mut [Mark]),
     ) -> Option<Duration>;
 }
 
@@ -613,8 +621,9 @@ impl<S: Strategy> MainSchedule for Policy<S> {
         retry: u32,
         previous: &mut Option<Duration>,
         rng: &mut JitterRng,
+        stages: (&dyn Fn() -> Duration, &mut [Mark]),
     ) -> Option<Duration> {
-        self.backoff_within(retry, previous, rng)
+        self.backoff_at(retry, previous, rng, stages)
     }
 }
 
@@ -738,6 +747,7 @@ impl Core<'_> {
             (self.failures, self.skipped) = (0, 0);
             (self.previous, self.kinds_previous) = (None, None);
             self.kinds = Tally::default();
+            self.marks = [Mark::default(); MAX_MARKS];
             self.flags &= !LAST_TRY;
         }
         Some(now)
@@ -792,8 +802,13 @@ impl Core<'_> {
     fn main_backoff(&mut self, policy: &dyn MainSchedule) -> Result<Duration, GiveUpReason> {
         self.skipped = self.skipped.saturating_sub(1);
         let retry = self.failures - self.skipped;
+        // (A stage's time counts from the run's start, as `max_elapsed`.)
+        let (start, clock) = (self.run_start(), self.clock);
+        let elapsed =
+            move || start.map_or(Duration::ZERO, |s| clock().saturating_duration_since(s));
+        let stages = (&elapsed as &dyn Fn() -> Duration, &mut self.marks[..]);
         policy
-            .main_backoff(retry, &mut self.previous, &mut self.rng)
+            .main_backoff(retry, &mut self.previous, &mut self.rng, stages)
             .ok_or(GiveUpReason::Attempts)
     }
 
@@ -1182,9 +1197,16 @@ fn fast<S>(policy: &Policy<S>) -> u32 {
 }
 
 /// The call's start, read from `clock` only if something needs the time:
-/// `timed` (a hook reads `elapsed`) or a deadline.
+/// `timed` (a hook reads `elapsed`), a deadline, or a stage that ends by
+/// time.
 #[inline]
-pub fn began<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
+pub fn began<S: Strategy>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
+    began_if(policy, clock, timed || policy.strategy().staging().timed)
+}
+
+/// [`began`], whatever the schedule.
+#[inline]
+fn began_if<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
     if timed || policy.elapsed_limit().is_some() || policy.reset_limit().is_some() {
         Some(clock())
     } else {

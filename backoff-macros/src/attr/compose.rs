@@ -7,11 +7,11 @@ use syn::ext::IdentExt;
 use syn::parse::ParseStream;
 use syn::{Ident, Lit, Token};
 
-use super::literal::{Slot, parse_duration};
+use super::literal::{DurationArg, Slot, parse_duration};
 use super::names::{StrategyKind, combinator_home};
 use super::strategy::{StrategyArg, parse_leaf, parse_stage_param};
 use super::suggest::{composed_example, unknown};
-use super::syntax::{comma_separated, in_parens, named_value};
+use super::syntax::{comma_separated, eq, in_parens, named_value};
 use crate::errors::Errors;
 
 /// A strategy, composed or not: `exponential`, `exponential(...)`,
@@ -215,4 +215,54 @@ pub(super) fn unknown_stage(key: &Ident, name: &str) -> syn::Error {
         }
         None => unknown(key, "strategy", &StrategyKind::NAMES),
     }
+}
+
+/// A stage's `for = "30s"`, with the span of its name.
+#[derive(Clone)]
+pub(crate) struct ForArg {
+    pub(crate) value: DurationArg,
+    pub(crate) key: proc_macro2::Span,
+}
+
+/// `for = D` inside a stage's parentheses: it ends at the first failure
+/// once D has passed since it began.
+pub(super) fn parse_for(
+    strategy: &mut StrategyArg,
+    key: &Ident,
+    input: ParseStream<'_>,
+) -> syn::Result<()> {
+    eq(input, key, "for = \"30s\"")?;
+    let value = parse_duration(input, &Slot::new("for", "\"30s\"", None))?;
+    if !strategy.nested {
+        return Err(syn::Error::new(
+            key.span(),
+            format!(
+                "`for` belongs to a stage of `chain`, `shorter` or `longer`, as in `{}`; for the whole call's time limit write `max_elapsed = ..`",
+                "chain(constant(\"1s\", for = \"3s\"), constant(\"1m\"))"
+            ),
+        ));
+    }
+    if strategy.lasting.is_some() {
+        return Err(syn::Error::new(
+            key.span(),
+            "duplicate parameter `for`: it is already given; keep one",
+        ));
+    }
+    strategy.lasting = Some(ForArg {
+        value,
+        key: key.span(),
+    });
+    Ok(())
+}
+
+/// The first stage in `s` that ends by time, or side of `shorter`/`longer`
+/// that ends: its `for` or `times` (a schedule whose delays depend on the
+/// call).
+pub(crate) fn first_end(s: &StrategyArg) -> Option<proc_macro2::Span> {
+    let sides = matches!(s.kind, StrategyKind::Shorter | StrategyKind::Longer);
+    s.stages.iter().find_map(|stage| {
+        let own = stage.times.filter(|_| sides).map(|t| t.span);
+        let lasting = stage.lasting.as_ref().map(|f| f.key);
+        lasting.or(own).or_else(|| first_end(stage))
+    })
 }

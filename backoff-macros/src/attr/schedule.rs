@@ -64,6 +64,10 @@ pub(crate) fn arm_limit(
 
 /// The delay of retry `k` (from 1) before jitter, `None` if random.
 pub(crate) fn central(s: &StrategyArg, k: u64) -> Option<Duration> {
+    // (A stage that ends by time, or a side that ends: known at run time.)
+    if super::compose::first_end(s).is_some() {
+        return None;
+    }
     let base = s.base.as_ref().map_or(defaults::base(s.kind), |b| b.value);
     let cap = max(s);
     let nanos = |d: Duration| d.as_nanos();
@@ -138,6 +142,14 @@ pub(crate) fn max(s: &StrategyArg) -> Duration {
         | StrategyKind::Decorrelated => given.unwrap_or(defaults::MAX),
         StrategyKind::Steps => s.steps.iter().map(|d| d.value).max().unwrap_or_default(),
         StrategyKind::Chain | StrategyKind::Longer => {
+            s.stages.iter().map(max).max().unwrap_or_default()
+        }
+        // (A side that ends leaves the other's delays.)
+        StrategyKind::Shorter
+            if s.stages
+                .iter()
+                .any(|side| side.times.is_some() || side.lasting.is_some()) =>
+        {
             s.stages.iter().map(max).max().unwrap_or_default()
         }
         StrategyKind::Shorter => s.stages.iter().map(max).min().unwrap_or_default(),

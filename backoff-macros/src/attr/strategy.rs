@@ -29,6 +29,8 @@ pub(crate) struct StrategyArg {
     pub(crate) nested: bool,
     /// A stage's `times = n`: the retries it schedules before the next.
     pub(crate) times: Option<TimesArg>,
+    /// A stage's `for = D`: it ends at the first failure once D has passed.
+    pub(crate) lasting: Option<super::compose::ForArg>,
     /// The stages of `chain`, `shorter`, `longer` and `sum`.
     pub(crate) stages: Vec<StrategyArg>,
     /// The delays of `steps`.
@@ -53,6 +55,7 @@ impl StrategyArg {
             max: None,
             nested,
             times: None,
+            lasting: None,
             stages: Vec::new(),
             steps: Vec::new(),
         }
@@ -335,10 +338,7 @@ pub(super) fn parse_stage_param(
 ) -> Option<syn::Result<()>> {
     match name {
         "times" => Some(parse_times(strategy, key, input)),
-        "for" => Some(Err(syn::Error::new(
-            key.span(),
-            "a stage that ends by time (`for = D`) is not supported yet; end it after a number of retries with `times = n`",
-        ))),
+        "for" => Some(super::compose::parse_for(strategy, key, input)),
         "jitter" if strategy.nested => {
             // (The caller drops the value: the error is about the name.)
             Some(Err(syn::Error::new(
@@ -355,7 +355,7 @@ fn parse_times(strategy: &mut StrategyArg, key: &Ident, input: ParseStream<'_>) 
         return Err(syn::Error::new(
             key.span(),
             format!(
-                "`times` belongs to a stage of `chain`, as in `{}`; for the whole call's limit write `attempts = ..`",
+                "`times` belongs to a stage of `chain`, `shorter` or `longer`, as in `{}`; for the whole call's limit write `attempts = ..`",
                 composed_example(StrategyKind::Chain)
             ),
         ));

@@ -375,18 +375,52 @@ fn composed_parts(p: &Ident, s: &StrategyArg) -> (TokenStream, TokenStream) {
         return strategy_parts(p, None);
     };
     let (mut ty, mut ctor) = strategy_parts(p, Some(last));
+    let chain = s.kind == StrategyKind::Chain;
+    if !chain {
+        (ty, ctor) = side(p, last, (ty, ctor));
+    }
     for stage in stages {
-        let (stage_ty, stage_ctor) = strategy_parts(p, Some(stage));
-        ty = quote!(#p::#form<#stage_ty, #ty>);
-        ctor = if s.kind == StrategyKind::Chain {
-            let times = stage.times.map_or(0, |t| t.value);
-            let times = Literal::u32_suffixed(u32::try_from(times).unwrap_or(u32::MAX));
-            quote!(#p::#form::new(#stage_ctor, #times, #ctor))
-        } else {
-            quote!(#p::#form::new(#stage_ctor, #ctor))
+        let (mut stage_ty, mut stage_ctor) = strategy_parts(p, Some(stage));
+        ctor = match (chain, &stage.lasting) {
+            (true, Some(lasting)) => {
+                let d = duration(p, lasting.value.value);
+                quote!(#p::#form::lasting(#stage_ctor, #d, #ctor))
+            }
+            (true, None) => {
+                let times = stage.times.map_or(0, |t| t.value);
+                let times = Literal::u32_suffixed(u32::try_from(times).unwrap_or(u32::MAX));
+                quote!(#p::#form::new(#stage_ctor, #times, #ctor))
+            }
+            (false, _) => {
+                (stage_ty, stage_ctor) = side(p, stage, (stage_ty, stage_ctor));
+                quote!(#p::#form::new(#stage_ctor, #ctor))
+            }
         };
+        ty = quote!(#p::#form<#stage_ty, #ty>);
     }
     (ty, ctor)
+}
+
+// Input:  a side of `shorter`/`longer` and its type and constructor.
+// Output: those of `Stage::times(side, n)` or `Stage::lasting(side, D)`
+//         if it ends, else unchanged.
+fn side(
+    p: &Ident,
+    s: &StrategyArg,
+    (ty, ctor): (TokenStream, TokenStream),
+) -> (TokenStream, TokenStream) {
+    let ctor = match (&s.lasting, s.times) {
+        (Some(lasting), _) => {
+            let d = duration(p, lasting.value.value);
+            quote!(#p::Stage::lasting(#ctor, #d))
+        }
+        (None, Some(t)) => {
+            let times = Literal::u32_suffixed(u32::try_from(t.value).unwrap_or(u32::MAX));
+            quote!(#p::Stage::times(#ctor, #times))
+        }
+        (None, None) => return (ty, ctor),
+    };
+    (quote!(#p::Stage<#ty>), ctor)
 }
 
 /// The jitter of a strategy (default: exponential) when `jitter` is not

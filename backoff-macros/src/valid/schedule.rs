@@ -17,6 +17,18 @@ pub(super) fn check_schedule(args: &RetryArgs, errors: &mut Errors) {
         if s.kind == StrategyKind::Chain {
             check_reachable(s, args.attempts.as_ref(), errors);
         }
+        if let Some(deadline) = &args.max_elapsed {
+            check_for_deadline(s, deadline.value.value, errors);
+        }
+        let marks = marks(s);
+        if marks > 4 {
+            errors.push(syn::Error::new(
+                s.span,
+                format!(
+                    "this schedule has {marks} stage boundaries placed by time (the end of each stage of `chain` that lasts `for` a time or comes before one that does), and a call keeps at most 4; use fewer stages up to the last `for`"
+                ),
+            ));
+        }
     }
     if let Some(jitter) = &args.jitter {
         check_range(jitter, errors);
@@ -193,6 +205,49 @@ pub(super) fn check_arm_schedule(
     if s.kind == StrategyKind::Chain {
         check_reachable(s, attempts, errors);
     }
+    if let Some(span) = crate::attr::compose::first_end(s) {
+        errors.push(syn::Error::new(
+            span,
+            "a stage that ends (`for`, or `times` on a side of `shorter` or `longer`) belongs to the main schedule only: this schedule's retries end with its `attempts`; remove it here, or end the stage with `times` in a `chain`",
+        ));
+    }
+}
+
+/// The boundaries of `s` a call marks, as the runtime counts them
+/// (`Strategy::staging`): one per stage of `chain` that ends by time or
+/// that a stage which ends follows.
+fn marks(s: &StrategyArg) -> usize {
+    let own = match s.kind {
+        StrategyKind::Chain => (0..s.stages.len().saturating_sub(1))
+            .filter(|&i| {
+                s.stages[i..]
+                    .iter()
+                    .any(|t| t.lasting.is_some() || crate::attr::compose::first_end(t).is_some())
+            })
+            .count(),
+        _ => 0,
+    };
+    own + s.stages.iter().map(marks).sum::<usize>()
+}
+
+/// A `for` no shorter than `max_elapsed` never acts: the deadline ends the
+/// call first.
+fn check_for_deadline(s: &StrategyArg, deadline: std::time::Duration, errors: &mut Errors) {
+    for stage in &s.stages {
+        if let Some(lasting) = &stage.lasting
+            && lasting.value.value >= deadline
+        {
+            errors.push(syn::Error::new(
+                lasting.value.span,
+                format!(
+                    "`for = \"{}\"` never acts: the `max_elapsed` deadline of `\"{}\"` ends the call before the stage could end; make `for` shorter than `max_elapsed`, or remove it",
+                    duration::format(lasting.value.value),
+                    duration::format(deadline),
+                ),
+            ));
+        }
+        check_for_deadline(stage, deadline, errors);
+    }
 }
 
 fn check_tree(s: &StrategyArg, within: Option<StrategyKind>, errors: &mut Errors) {
@@ -221,24 +276,59 @@ fn check_tree(s: &StrategyArg, within: Option<StrategyKind>, errors: &mut Errors
     }
     for stage in &s.stages {
         check_tree(stage, within, errors);
-        if s.kind != StrategyKind::Chain
-            && let Some(times) = &stage.times
-        {
-            errors.push(syn::Error::new(
-                times.span,
-                format!(
-                    "`times` belongs to a stage of `chain`; every stage of `{}` applies to every retry: remove `times`",
-                    s.kind.name()
-                ),
-            ));
-        }
+        check_end(s.kind, stage, errors);
     }
 }
 
-/// Every stage of a `chain` but the last takes `times`, the last none.
+/// A stage's `times` and `for`: one of them at most, and only where a
+/// stage ends (`chain`, `shorter`, `longer`; not `sum`).
+fn check_end(form: StrategyKind, stage: &StrategyArg, errors: &mut Errors) {
+    let lasting = stage.lasting.as_ref().map(|f| f.key);
+    let ends = matches!(
+        form,
+        StrategyKind::Chain | StrategyKind::Shorter | StrategyKind::Longer
+    );
+    if !ends {
+        let given = [(stage.times.map(|t| t.span), "times"), (lasting, "for")];
+        for (span, name) in given.into_iter().filter_map(|(s, n)| Some((s?, n))) {
+            errors.push(syn::Error::new(
+                span,
+                format!(
+                    "`{name}` belongs to a stage of `chain`, `shorter` or `longer`; every stage of `{}` applies to every retry: remove `{name}`",
+                    form.name()
+                ),
+            ));
+        }
+    } else if let (Some(_), Some(span)) = (stage.times, lasting) {
+        errors.push(syn::Error::new(
+            span,
+            "a stage ends after `times` retries or once `for` has passed, not both; keep one",
+        ));
+    }
+}
+
+/// Every stage of a `chain` but the last takes `times` (or `for`), the
+/// last neither.
 fn check_times(chain: &StrategyArg, errors: &mut Errors) {
     let last = chain.stages.len().saturating_sub(1);
     for (i, stage) in chain.stages.iter().enumerate() {
+        if let Some(lasting) = stage.lasting.as_ref() {
+            let message = if i == last {
+                format!(
+                    "`for` on the last stage of `chain`: `{}` runs until the call ends; remove `for` here",
+                    stage.kind.name()
+                )
+            } else if lasting.value.value.is_zero() {
+                format!(
+                    "`for = \"0s\"`: stage {} of `chain` would never run; remove the stage, or give it some time",
+                    i + 1
+                )
+            } else {
+                continue;
+            };
+            errors.push(syn::Error::new(lasting.key, message));
+            continue;
+        }
         match (&stage.times, i == last) {
             (Some(times), true) => errors.push(syn::Error::new(
                 times.span,

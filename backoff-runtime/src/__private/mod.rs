@@ -51,7 +51,7 @@ pub use crate::report::{GiveUp, GiveUpReason};
 pub use crate::state::{Capped, Carried, Previous, RetryState};
 pub use crate::strategy::{
     Buckets, Builtin, Chain, Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear,
-    Longer, Shorter, Sidekiq, Steps, Strategy, Sum,
+    Longer, Shorter, Sidekiq, Stage, Steps, Strategy, Sum,
 };
 pub use crate::throttle::{AdaptiveThrottle, Rejected};
 pub use crate::timeout::Elapsed;

@@ -418,7 +418,10 @@ impl<'p, S> Call<Full<'p, S>> {
     /// if `timed` (a hook reads `elapsed`) or the policy has a deadline;
     /// nothing else is built until an attempt fails.
     #[inline(always)]
-    pub fn begin(policy: &'p Policy<S>, clock: Clock, timed: bool, function: &'static str) -> Self {
+    pub fn begin(policy: &'p Policy<S>, clock: Clock, timed: bool, function: &'static str) -> Self
+    where
+        S: crate::Strategy,
+    {
         Call(Full {
             start: Origin::at(policy, clock, driver::began(policy, clock, timed), None),
             state: ManuallyDrop::new(None),

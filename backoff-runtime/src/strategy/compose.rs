@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | [`Chain::new(a, n, b)`](Chain::new) | `a`'s delay k for k ≤ n, then `b`'s delay k − n | the larger |
 //! | [`Steps::new(&[d1, …, dm])`](Steps::new) | dk, the last repeating | the largest |
-//! | [`Shorter::new(a, b)`](Shorter::new) | the smaller of `a`'s and `b`'s delay k | the smaller |
+//! | [`Shorter::new(a, b)`](Shorter::new) | the smaller of `a`'s and `b`'s delay k | the smaller (the larger if a side ends) |
 //! | [`Longer::new(a, b)`](Longer::new) | the larger of `a`'s and `b`'s delay k | the larger |
 //! | [`Sum::new(a, b)`](Sum::new) | `a`'s plus `b`'s delay k, saturating | both added, saturating |
 //!
@@ -16,7 +16,8 @@
 
 use core::time::Duration;
 
-use super::Strategy;
+use super::stage::End;
+use super::{At, Leaf, Mark, Staging, Strategy};
 use crate::jitter::JitterRng;
 
 /// `a` for the first `times` retries, then `b`, which starts at its own
@@ -49,33 +50,72 @@ use crate::jitter::JitterRng;
 /// let ms: Vec<u128> = POLICY.delays().map(|d| d.as_millis()).collect();
 /// assert_eq!(ms, [100, 200, 400, 60_000, 60_000]);
 /// ```
+///
+/// A chain whose first stage ends by time, [`Chain::lasting`]: it ends at
+/// the first failure once its time has passed since it began, and the
+/// second stage starts at its own first retry and its own time. A first
+/// stage that ends by itself (a [`Stage`](super::Stage), or one holding
+/// one) hands over to the second when it ends, and a chain ends when its
+/// second stage does. A chain keeps one [`Mark`] of the call's when it
+/// ends by time or holds a stage that does.
+///
+/// ```
+/// use backoff_runtime::{Jitter, Policy, strategy::{Chain, Constant}};
+/// use std::time::Duration;
+///
+/// const S: Duration = Duration::from_secs(1);
+/// static POLICY: Policy<Chain<Constant, Constant>> =
+///     Policy::from_strategy(Chain::lasting(Constant::new(S), S.saturating_mul(3), Constant::new(S.saturating_mul(60))))
+///         .jitter(Jitter::None)
+///         .attempts(6);
+/// // With instant failures: 1 s until 3 s have passed, then a minute.
+/// let secs: Vec<u64> = POLICY.delays().map(|d| d.as_secs()).collect();
+/// assert_eq!(secs, [1, 1, 1, 60, 60]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Chain<A, B> {
     first: A,
-    times: u32,
+    end: End,
     then: B,
 }
 
 impl<A, B> Chain<A, B> {
     /// `first` for the first `times` retries, then `then`.
     pub const fn new(first: A, times: u32, then: B) -> Self {
-        Chain { first, times, then }
+        Chain {
+            first,
+            end: End::Times(times),
+            then,
+        }
+    }
+
+    /// `first` until the first failure once `d` has passed since the
+    /// chain began (the call's start, for a chain that is not itself a
+    /// later stage), then `then`.
+    pub const fn lasting(first: A, d: Duration, then: B) -> Self {
+        Chain {
+            first,
+            end: End::For(d),
+            then,
+        }
     }
 }
 
 impl<A: Strategy, B: Strategy> Strategy for Chain<A, B> {
     caps_its_own_delays!();
 
+    /// Read without a call, a chain whose first stage ends by time stays
+    /// in its first stage.
     #[inline]
     fn delay(&self, retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
-        if retry <= self.times {
-            self.first.capped_delay(retry, previous, rng)
-        } else {
-            let own = retry - self.times;
+        match self.own(retry) {
+            None => self.first.capped_delay(retry, previous, rng),
             // The second stage starts afresh: the delay before its first
             // retry is the first stage's, not its own.
-            let previous = if own == 1 { None } else { previous };
-            self.then.capped_delay(own, previous, rng)
+            Some(own) => {
+                let previous = if own == 1 { None } else { previous };
+                self.then.capped_delay(own, previous, rng)
+            }
         }
     }
 
@@ -86,16 +126,77 @@ impl<A: Strategy, B: Strategy> Strategy for Chain<A, B> {
     }
 
     fn central_delay(&self, retry: u32) -> Duration {
-        if retry <= self.times {
-            self.first.central_delay(retry)
-        } else {
-            self.then.central_delay(retry - self.times)
+        match self.own(retry) {
+            None => self.first.central_delay(retry),
+            Some(own) => self.then.central_delay(own),
         }
     }
 
     #[inline]
     fn reads_previous(&self) -> bool {
         self.first.reads_previous() || self.then.reads_previous()
+    }
+
+    #[inline]
+    fn staging(&self) -> Staging {
+        let inner = self.first.staging().and(self.then.staging());
+        let timed = matches!(self.end, End::For(_));
+        if !timed && !inner.is_staged() {
+            return Staging::FIXED;
+        }
+        // (Ends when its last stage does.)
+        Staging {
+            ends: self.then.staging().ends,
+            parts_end: inner.parts_end,
+            timed: timed || inner.timed,
+            marks: inner.marks + 1,
+        }
+    }
+
+    fn staged(&self, retry: u32, (now, marks): At<'_>, leaf: &mut Leaf<'_>) -> Option<Duration> {
+        let Some((mark, rest)) = marks
+            .split_first_mut()
+            .filter(|_| self.staging().is_staged())
+        else {
+            // (Nothing that ends or reads the time, or past `MAX_MARKS`: by
+            // count only.)
+            return Some(leaf.of(self, retry));
+        };
+        let (first, then) = rest.split_at_mut(self.first.staging().marks.min(rest.len()));
+        if mark.switched != 0 && retry < mark.switched {
+            // (A spread's look back, before the boundary crossed.)
+            return self
+                .first
+                .staged(retry, (now, first), leaf)
+                .or_else(|| Some(leaf.of(&self.first, retry)));
+        }
+        if mark.switched == 0 {
+            if !self.end.reached(retry, now)
+                && let Some(d) = self.first.staged(retry, (now, first), leaf)
+            {
+                return Some(d);
+            }
+            // The first stage is over: this retry is the second's first.
+            *mark = Mark::new(retry, now);
+        }
+        let own = retry.saturating_sub(mark.switched).saturating_add(1);
+        if own == 1 {
+            leaf.previous = None;
+        }
+        self.then.staged(own, (mark.since(now), then), leaf)
+    }
+}
+
+impl<A, B> Chain<A, B> {
+    /// The second stage's own retry number of `retry`, if it is one
+    /// (counted: a chain ending by time is in its first stage without a
+    /// call).
+    #[inline]
+    fn own(&self, retry: u32) -> Option<u32> {
+        match self.end {
+            End::Times(n) if retry > n => Some(retry - n),
+            _ => None,
+        }
     }
 }
 
@@ -172,7 +273,7 @@ impl Strategy for Steps {
 
 /// Combines two stages' delays retry by retry; `A` and `B` are the stages.
 macro_rules! pairwise {
-    ($(#[$doc:meta])* $name:ident, $combine:path, $max_doc:literal) => {
+    ($(#[$doc:meta])* $name:ident, $combine:path, $either:literal, $max_doc:literal) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq)]
         pub struct $name<A, B> {
@@ -210,11 +311,38 @@ macro_rules! pairwise {
             #[doc = $max_doc]
             #[inline]
             fn max_delay(&self) -> Duration {
-                $combine(self.a.max_delay(), self.b.max_delay())
+                let (a, b) = (self.a.max_delay(), self.b.max_delay());
+                // (A union whose side ends may wait the other side's.)
+                if $either && (self.a.staging().ends || self.b.staging().ends) {
+                    return a.max(b);
+                }
+                $combine(a, b)
             }
 
             fn central_delay(&self, retry: u32) -> Duration {
                 $combine(self.a.central_delay(retry), self.b.central_delay(retry))
+            }
+
+            #[inline]
+            fn staging(&self) -> Staging {
+                let (a, b) = (self.a.staging(), self.b.staging());
+                // (A union ends once both sides have.)
+                let ends = if $either { a.ends && b.ends } else { a.ends || b.ends };
+                Staging { ends, ..a.and(b) }
+            }
+
+            fn staged(&self, retry: u32, (now, marks): At<'_>, leaf: &mut Leaf<'_>) -> Option<Duration> {
+                let (a, b) = marks.split_at_mut(self.a.staging().marks.min(marks.len()));
+                leaf.previous = None;
+                let a = self.a.staged(retry, (now, a), leaf);
+                leaf.previous = None;
+                let b = self.b.staged(retry, (now, b), leaf);
+                match (a, b) {
+                    (Some(a), Some(b)) => Some($combine(a, b)),
+                    // (Once one side has ended: the other's, or the end.)
+                    (Some(d), None) | (None, Some(d)) if $either => Some(d),
+                    _ => None,
+                }
             }
         }
     };
@@ -228,6 +356,10 @@ pairwise!(
     /// neither stage is given one: a stage that reads it (such as
     /// [`Decorrelated`](super::Decorrelated)) draws each delay as if it
     /// were its first. The attribute refuses one.
+    ///
+    /// With sides that end ([`Stage`](super::Stage)), it continues while
+    /// either side does, with the other side's delay once one has ended
+    /// (Effect's `union`), and ends when both have.
     ///
     /// # Examples
     ///
@@ -246,7 +378,8 @@ pairwise!(
     /// ```
     Shorter,
     Duration::min,
-    "The smaller of the two stages' maxima."
+    true,
+    "The smaller of the two stages' maxima (the larger, if a side ends)."
 );
 
 pairwise!(
@@ -254,6 +387,10 @@ pairwise!(
     /// is itself a schedule.
     ///
     /// Neither stage is given the previous delay (see [`Shorter`]).
+    ///
+    /// With sides that end ([`Stage`](super::Stage)), it ends when either
+    /// side ends (Effect's `intersect`): the call gives up, with
+    /// [`GiveUpReason::Attempts`](crate::GiveUpReason::Attempts).
     ///
     /// # Examples
     ///
@@ -271,6 +408,7 @@ pairwise!(
     /// ```
     Longer,
     Duration::max,
+    false,
     "The larger of the two stages' maxima."
 );
 
@@ -278,7 +416,8 @@ pairwise!(
     /// The sum of two schedules' delays, retry by retry, saturating: a
     /// fixed part plus a growing one.
     ///
-    /// Neither stage is given the previous delay (see [`Shorter`]).
+    /// Neither stage is given the previous delay (see [`Shorter`]); it
+    /// ends when either stage ends, as [`Longer`] does.
     ///
     /// # Examples
     ///
@@ -299,6 +438,7 @@ pairwise!(
     /// ```
     Sum,
     Duration::saturating_add,
+    false,
     "Both stages' maxima added, saturating."
 );
 
@@ -310,7 +450,7 @@ pub(super) const fn is_longer(a: Duration, b: Duration) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::{
-        Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear, Sidekiq,
+        Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear, Sidekiq, Stage,
     };
     use super::*;
     use crate::{Jitter, Policy};
@@ -441,6 +581,115 @@ mod tests {
         assert_eq!(random.central_delay(1), Duration::from_secs(30) + MS(1));
     }
 
+    const S: fn(u64) -> Duration = Duration::from_secs;
+
+    fn secs<S: Strategy>(policy: Policy<S>) -> Vec<u64> {
+        let policy = policy.jitter(Jitter::None);
+        policy.delays().map(|d| d.as_secs()).collect()
+    }
+
+    #[test]
+    fn a_stage_for_a_time_ends_at_the_first_failure_once_it_has_passed() {
+        // (`delays`: instant failures, so the time is the delays' sum.)
+        let chain = Chain::lasting(Constant::new(S(1)), S(3), Constant::new(S(60)));
+        assert_eq!(
+            secs(Policy::from_strategy(chain).attempts(6)),
+            [1, 1, 1, 60, 60]
+        );
+        assert_eq!(chain.staging().marks, 1);
+        // A later stage's time counts from its own start.
+        let nested = Chain::lasting(
+            Constant::new(S(1)),
+            S(3),
+            Chain::lasting(Constant::new(S(2)), S(4), Constant::new(S(10))),
+        );
+        let p = Policy::from_strategy(nested).attempts(8);
+        assert_eq!(secs(p), [1, 1, 1, 2, 2, 10, 10]);
+        // A count, then a time: the timed stage begins where the count ended.
+        let counted = Chain::new(
+            Constant::new(S(5)),
+            2,
+            Chain::lasting(Constant::new(S(1)), S(2), Constant::new(S(7))),
+        );
+        assert_eq!(counted.staging().marks, 2);
+        assert_eq!(
+            secs(Policy::from_strategy(counted).attempts(6)),
+            [5, 5, 1, 1, 7]
+        );
+        // Without a call, the first stage.
+        assert_eq!(chain.central_delay(9), S(1));
+        assert_eq!(
+            Chain::new(Immediate, 2, Constant::new(S(1))).staging(),
+            Staging::FIXED
+        );
+    }
+
+    #[test]
+    fn shorter_is_a_union_and_longer_an_intersection() {
+        let (one, five) = (Constant::new(S(1)), Constant::new(S(5)));
+        let union = Shorter::new(Stage::times(one, 3), five);
+        assert_eq!(
+            secs(Policy::from_strategy(union).attempts(7)),
+            [1, 1, 1, 5, 5, 5]
+        );
+        let both_end = Shorter::new(Stage::times(one, 2), Stage::times(five, 3));
+        assert_eq!(
+            secs(Policy::from_strategy(both_end).unlimited_attempts()),
+            [1, 1, 5]
+        );
+        let intersection = Longer::new(Stage::times(one, 3), Constant::new(S(2)));
+        assert_eq!(
+            secs(Policy::from_strategy(intersection).unlimited_attempts()),
+            [2, 2, 2]
+        );
+        let timed = Longer::new(Stage::lasting(Constant::new(S(2)), S(5)), one);
+        assert_eq!(
+            secs(Policy::from_strategy(timed).unlimited_attempts()),
+            [2, 2, 2]
+        );
+        // The call gives up when the schedule ends, reason `Attempts`.
+        let policy = Policy::from_strategy(intersection).unlimited_attempts();
+        let mut state = policy.start();
+        assert_eq!((0..4).filter_map(|_| state.next_delay()).count(), 3);
+        assert_eq!(state.give_up_reason(), Some(crate::GiveUpReason::Attempts));
+        // A first stage that ends by itself hands over to the second.
+        let handed = Chain::new(
+            Longer::new(Stage::times(one, 1), five),
+            3,
+            Constant::new(S(9)),
+        );
+        assert_eq!(secs(Policy::from_strategy(handed).attempts(4)), [5, 9, 9]);
+    }
+
+    #[test]
+    fn delay_for_and_spread_read_a_staged_schedule() {
+        let chain = Chain::lasting(Constant::new(S(1)), S(3), Constant::new(S(60)));
+        let plain = Policy::from_strategy(chain)
+            .jitter(Jitter::None)
+            .attempts(6);
+        let replayed: Vec<u64> = (1..6)
+            .map(|k| plain.delay_for(k, 7).unwrap().as_secs())
+            .collect();
+        assert_eq!(replayed, [1, 1, 1, 60, 60]);
+        assert_eq!(plain.delay_for(6, 7), None);
+        let spread = plain.jitter(Jitter::Spread);
+        for key in 0..50 {
+            let d: Vec<Duration> = (1..6).map(|k| spread.delay_for(k, key).unwrap()).collect();
+            assert_eq!(
+                d,
+                (1..6)
+                    .map(|k| spread.delay_for(k, key).unwrap())
+                    .collect::<Vec<_>>()
+            );
+            assert!(d.iter().all(|d| *d <= S(60)), "{d:?}");
+            assert!(d[..3].iter().all(|d| *d <= S(1)), "{d:?}");
+        }
+        let ended =
+            Policy::from_strategy(Stage::times(Constant::new(S(1)), 2)).unlimited_attempts();
+        assert_eq!(ended.delay_for(3, 1), None);
+        assert!(ended.delay_for(2, 1).is_some());
+    }
+
     static ODD_STEPS: [Duration; 3] = [Duration::ZERO, Duration::MAX, Duration::from_secs(3)];
 
     /// One of every form, nested, with random stages.
@@ -494,6 +743,46 @@ mod tests {
                     let mut previous = previous;
                     let d = crate::policy::backoff(s, jitter, retry, &mut previous, &mut rng);
                     proptest::prop_assert!(d <= s.max_delay(), "{jitter:?} {retry}: {d:?}");
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// A schedule with stages that end, nested in every form, stepped
+        /// through a call at growing times: never above its cap, under every
+        /// jitter, and once ended (`None`) it stays ended.
+        #[test]
+        fn staged_forms_stay_under_their_cap(
+            steps in proptest::collection::vec(0u64..5_000, 1..40),
+            seed in proptest::num::u64::ANY,
+            times in 0u32..6,
+            spread in proptest::bool::ANY,
+        ) {
+            let staged = Chain::lasting(
+                Shorter::new(Stage::times(Exponential::new(MS(10)), times), Sum::new(Constant::new(MS(7)), Linear::new(MS(3)))),
+                MS(2_000),
+                Chain::new(
+                    Longer::new(Stage::lasting(Decorrelated::new(MS(1)), MS(3_000)), Fibonacci::new(MS(2))),
+                    times,
+                    Chain::lasting(Sidekiq::new(), MS(9_000), Stage::times(Constant::new(MS(5)), 50)),
+                ),
+            );
+            proptest::prop_assert_eq!(staged.staging().marks, 3);
+            let jitter = if spread { Jitter::Spread } else { Jitter::Full };
+            let policy = Policy::from_strategy(staged).jitter(jitter).unlimited_attempts();
+            let (mut previous, mut marks, mut now) = (None, [Mark::default(); 4], Duration::ZERO);
+            let mut rng = JitterRng::from_seed(seed);
+            let mut ended = false;
+            for (k, step) in (1..).zip(steps) {
+                let stages: (&dyn Fn() -> Duration, _) = (&move || now, &mut marks[..]);
+                match policy.backoff_at(k, &mut previous, &mut rng, stages) {
+                    Some(d) => {
+                        proptest::prop_assert!(!ended, "{k}: resumed");
+                        proptest::prop_assert!(d <= staged.max_delay(), "{k}: {d:?}");
+                        now += d + MS(step);
+                    }
+                    None => ended = true,
                 }
             }
         }

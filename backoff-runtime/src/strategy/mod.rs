@@ -69,6 +69,42 @@ macro_rules! ignores_previous {
     };
 }
 
+/// Inside the `impl Strategy` of a type that reads another strategy's
+/// schedule (`$via!(self, s => s.method(..))` calls a method on it): the
+/// five methods that read it, each that strategy's.
+macro_rules! reads_through {
+    ($via:ident) => {
+        #[inline]
+        fn delay(&self, retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
+            $via!(self, s => s.delay(retry, previous, rng))
+        }
+
+        #[inline]
+        fn capped_delay(
+            &self,
+            retry: u32,
+            previous: Option<Duration>,
+            rng: &mut JitterRng,
+        ) -> Duration {
+            $via!(self, s => s.capped_delay(retry, previous, rng))
+        }
+
+        #[inline]
+        fn max_delay(&self) -> Duration {
+            $via!(self, s => s.max_delay())
+        }
+
+        fn central_delay(&self, retry: u32) -> Duration {
+            $via!(self, s => s.central_delay(retry))
+        }
+
+        #[inline]
+        fn reads_previous(&self) -> bool {
+            $via!(self, s => s.reads_previous())
+        }
+    };
+}
+
 mod buckets;
 mod compose;
 mod constant;
@@ -78,6 +114,7 @@ mod fibonacci;
 mod immediate;
 mod linear;
 mod sidekiq;
+mod stage;
 
 pub use buckets::Buckets;
 pub use compose::{Chain, Longer, Shorter, Steps, Sum};
@@ -88,6 +125,7 @@ pub use fibonacci::Fibonacci;
 pub use immediate::Immediate;
 pub use linear::Linear;
 pub use sidekiq::Sidekiq;
+pub use stage::{At, Leaf, MAX_MARKS, Mark, Stage, Staging};
 
 /// A backoff schedule: the delay before each retry, before jitter.
 ///
@@ -186,34 +224,44 @@ pub trait Strategy {
     fn reads_previous(&self) -> bool {
         true
     }
+
+    /// Whether this schedule ends, reads the time, or keeps marks (a
+    /// [`Stage`] or a [`Chain`] that ends by time, or one holding them).
+    #[doc(hidden)]
+    #[inline]
+    fn staging(&self) -> Staging {
+        Staging::FIXED
+    }
+
+    /// The capped delay of `retry` (through `leaf`), `now` after the
+    /// schedule began (`at`: `(now, marks)`), or `None` once it has ended;
+    /// `marks` are this schedule's ([`staging`](Strategy::staging)`().marks` of them, fewer
+    /// past [`MAX_MARKS`]).
+    #[doc(hidden)]
+    #[inline]
+    fn staged(&self, retry: u32, _: At<'_>, leaf: &mut Leaf<'_>) -> Option<Duration> {
+        Some(leaf.of(self, retry))
+    }
+}
+
+/// Calls `$call` on the strategy behind a reference.
+macro_rules! deref {
+    ($this:expr, $s:ident => $call:expr) => {{
+        let $s = &**$this;
+        $call
+    }};
 }
 
 impl<S: Strategy + ?Sized> Strategy for &S {
-    fn delay(&self, retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
-        (**self).delay(retry, previous, rng)
-    }
+    reads_through!(deref);
 
     #[inline]
-    fn max_delay(&self) -> Duration {
-        (**self).max_delay()
+    fn staging(&self) -> Staging {
+        (**self).staging()
     }
 
-    fn capped_delay(
-        &self,
-        retry: u32,
-        previous: Option<Duration>,
-        rng: &mut JitterRng,
-    ) -> Duration {
-        (**self).capped_delay(retry, previous, rng)
-    }
-
-    #[inline]
-    fn reads_previous(&self) -> bool {
-        (**self).reads_previous()
-    }
-
-    fn central_delay(&self, retry: u32) -> Duration {
-        (**self).central_delay(retry)
+    fn staged(&self, retry: u32, at: At<'_>, leaf: &mut Leaf<'_>) -> Option<Duration> {
+        (**self).staged(retry, at, leaf)
     }
 }
 
@@ -290,37 +338,10 @@ macro_rules! each_builtin {
     };
 }
 
+// Every builtin caps its own delays; some skip work when they know the
+// previous delay.
 impl Strategy for Builtin {
-    // Every builtin caps its own delays; some skip work when they know the
-    // previous delay.
-    #[inline]
-    fn capped_delay(
-        &self,
-        retry: u32,
-        previous: Option<Duration>,
-        rng: &mut JitterRng,
-    ) -> Duration {
-        each_builtin!(self, s => s.capped_delay(retry, previous, rng))
-    }
-
-    #[inline]
-    fn delay(&self, retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
-        each_builtin!(self, s => s.delay(retry, previous, rng))
-    }
-
-    #[inline]
-    fn max_delay(&self) -> Duration {
-        each_builtin!(self, s => s.max_delay())
-    }
-
-    fn central_delay(&self, retry: u32) -> Duration {
-        each_builtin!(self, s => s.central_delay(retry))
-    }
-
-    #[inline]
-    fn reads_previous(&self) -> bool {
-        each_builtin!(self, s => s.reads_previous())
-    }
+    reads_through!(each_builtin);
 }
 
 /// The default cap of the growing strategies: 10 s.

@@ -27,7 +27,7 @@ fn effects_intersect() -> Result<(), u32> { Err(1) }
 #[retry(chain(and_then(immediate, immediate), constant("1s")))]
 fn effects_and_then() -> Result<(), u32> { Err(1) }
 
-#[retry(shorter(exponential(times = 2), constant("1s")))]
+#[retry(sum(exponential(times = 2), constant("1s")))]
 fn times_outside_chain() -> Result<(), u32> { Err(1) }
 
 fn main() {}
