@@ -216,7 +216,8 @@ impl<'de> serde::Deserialize<'de> for Policy<DynStrategy> {
 
 /// The policy the attribute builds for `s`.
 fn from_schedule(s: &Schedule) -> DynPolicy {
-    let mut policy = Policy::from_strategy(strategy(s.strategy.as_ref())).jitter(jitter(&s.jitter()));
+    let mut policy =
+        Policy::from_strategy(strategy(s.strategy.as_ref())).jitter(jitter(&s.jitter()));
     let (limit, stop) = s.stop_rule();
     policy = match limit {
         Some(Attempts::Limited(n)) => policy.attempts(u32::try_from(n).unwrap_or(u32::MAX)),
@@ -287,7 +288,10 @@ fn strategy(s: Option<&backoff_schedule::Strategy>) -> DynStrategy {
         (StrategyKind::Steps, Some(s)) => {
             DynStrategy::new(OwnedSteps(s.steps.iter().map(|d| d.value).collect()))
         }
-        (StrategyKind::Chain | StrategyKind::Shorter | StrategyKind::Longer | StrategyKind::Sum, Some(s)) => {
+        (
+            StrategyKind::Chain | StrategyKind::Shorter | StrategyKind::Longer | StrategyKind::Sum,
+            Some(s),
+        ) => {
             let mut stages = s.stages.iter().rev();
             let mut acc = strategy(stages.next());
             for stage in stages {
@@ -295,7 +299,11 @@ fn strategy(s: Option<&backoff_schedule::Strategy>) -> DynStrategy {
                 acc = match kind {
                     StrategyKind::Chain => {
                         let times = stage.times.as_ref().map_or(0, |t| t.value);
-                        DynStrategy::new(Chain::new(a, u32::try_from(times).unwrap_or(u32::MAX), acc))
+                        DynStrategy::new(Chain::new(
+                            a,
+                            u32::try_from(times).unwrap_or(u32::MAX),
+                            acc,
+                        ))
                     }
                     StrategyKind::Shorter => DynStrategy::new(Shorter::new(a, acc)),
                     StrategyKind::Longer => DynStrategy::new(Longer::new(a, acc)),
@@ -321,7 +329,11 @@ struct OwnedSteps(Box<[Duration]>);
 impl Strategy for OwnedSteps {
     fn delay(&self, retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
         let index = usize::try_from(retry.saturating_sub(1)).unwrap_or(usize::MAX);
-        self.0.get(index).or(self.0.last()).copied().unwrap_or_default()
+        self.0
+            .get(index)
+            .or(self.0.last())
+            .copied()
+            .unwrap_or_default()
     }
 
     fn max_delay(&self) -> Duration {
@@ -330,5 +342,251 @@ impl Strategy for OwnedSteps {
 
     fn reads_previous(&self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Fuzzing `Policy::parse`: the schedule grammar mixed with mutations
+    //! (truncations, insertions of hostile characters, deletions,
+    //! repetitions), plus empty, 1 MB and deeply nested texts. It never
+    //! panics; an `Err`'s spans lie on the text's character boundaries; an
+    //! `Ok`'s policy computes its delays without panicking.
+    //!
+    //! `cargo test -p backoff-runtime --lib parse` runs a bounded pass (set
+    //! `BACKOFF_FUZZ_CASES`, default 3,000); a long run:
+    //! `BACKOFF_FUZZ_CASES=1000000 cargo test --release -p backoff-runtime --lib fuzz_parse`.
+
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+
+    use super::{Duration, Policy};
+    use crate::strategy::Strategy as _;
+
+    const FRAGMENTS: &[&str] = &[
+        "exponential",
+        "exponential(base = \"100ms\", factor = 2, max = \"5s\")",
+        "exponential(factor = 1e400)",
+        "exponential(base = 100)",
+        "exponential(bse = \"1s\")",
+        "exponential = \"1s\"",
+        "chain(exponential(times = 3), constant(\"1m\"))",
+        "chain(exponential(times = 0), sum(immediate, steps(), times = 2), decorrelated)",
+        "chain(linear(times = 99999999999999999999), fibonacci)",
+        "chain(constant(\"1s\", for = \"3s\"), constant(\"1m\"))",
+        "steps(\"1s\", \"5s\", \"30s\")",
+        "steps(1, \"x\", times = 2)",
+        "shorter(exponential(base = \"1s\"), linear(base = \"3s\", jitter = \"full\"))",
+        "longer(decorrelated, sum(constant(\"1s\"), sidekiq))",
+        "sum(constant(\"3m\"), exponential(base = \"2m\", max = \"1h\"))",
+        "sum(sum(sum(immediate, immediate), immediate), immediate)",
+        "sidekiq(unit = \"1ms\", max = \"1h\")",
+        "buckets(unit = \"0s\")",
+        "union(immediate, immediate)",
+        "and_then(",
+        "stop_at_delay = \"10s\"",
+        "stop_at_delay = \"0s\"",
+        "on_deadline = \"last_try\"",
+        "on_deadline = \"never\"",
+        "jitter = range(0.5, 1.5)",
+        "jitter = range(-0, 1e999)",
+        "jitter = scattered(0.25)",
+        "jitter = \"spread\"",
+        "jitter = SLOW",
+        "jitter = Jitter::Full",
+        "constant(\"1s\")",
+        "constant(\"1s\", \"2s\")",
+        "decorrelated(base = \"5ms\", max = \"2s\")",
+        "immediate(base = \"1s\")",
+        "attempts = 5",
+        "attempts = 0",
+        "attempts = 4294967296",
+        "attempts = unlimited",
+        "attempts = \"3\"",
+        "attempts = -1",
+        "max_elapsed = \"30s\"",
+        "max_elapsed = Duration::from_secs(2)",
+        "max_elapsed = \"1h 30m\"",
+        "max_elapsed = \"18446744073709551616s\"",
+        "retry_after_max = \"1m\"",
+        "retries = 3",
+        "when = is_transient",
+        "on_give_up = |_, _| ()",
+        "r#attempts = 2",
+        "",
+        ",",
+        "= = =",
+    ];
+
+    const HOSTILE: &[&str] = &[
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        "\"",
+        "\\",
+        ",",
+        "=",
+        ":",
+        "::",
+        "-",
+        "r#",
+        "'",
+        "é",
+        "µs",
+        "日本",
+        "\u{0}",
+        "\u{202e}",
+        "\u{1f600}",
+        "1e999",
+        "0x1F",
+        "1.",
+        ".5",
+        "\n",
+        "/*",
+        "//",
+    ];
+
+    #[derive(Debug, Clone)]
+    enum Mutation {
+        Truncate(usize),
+        Insert(usize, &'static str),
+        Delete(usize, usize),
+        Repeat(usize, usize, usize),
+    }
+
+    /// `text` with `m` applied, at character boundaries.
+    fn mutate(text: &str, m: &Mutation) -> String {
+        let at = |i: usize| {
+            let mut i = i % (text.len() + 1);
+            while !text.is_char_boundary(i) {
+                i -= 1;
+            }
+            i
+        };
+        match *m {
+            Mutation::Truncate(i) => text[..at(i)].to_owned(),
+            Mutation::Insert(i, s) => format!("{}{s}{}", &text[..at(i)], &text[at(i)..]),
+            Mutation::Delete(i, n) => {
+                let (a, b) = (at(i), at(i.saturating_add(n)));
+                let (a, b) = (a.min(b), a.max(b));
+                format!("{}{}", &text[..a], &text[b..])
+            }
+            Mutation::Repeat(i, n, times) => {
+                let (a, b) = (at(i), at(i.saturating_add(n)));
+                let (a, b) = (a.min(b), a.max(b));
+                format!("{}{}{}", &text[..a], text[a..b].repeat(times), &text[b..])
+            }
+        }
+    }
+
+    fn text() -> impl proptest::strategy::Strategy<Value = String> {
+        let fragments = proptest::collection::vec(proptest::sample::select(FRAGMENTS), 0..5)
+            .prop_map(|f| f.join(", "));
+        let mutation = prop_oneof![
+            any::<usize>().prop_map(Mutation::Truncate),
+            (any::<usize>(), proptest::sample::select(HOSTILE))
+                .prop_map(|(i, s)| Mutation::Insert(i, s)),
+            (any::<usize>(), 0usize..20).prop_map(|(i, n)| Mutation::Delete(i, n)),
+            (any::<usize>(), 0usize..20, 0usize..50)
+                .prop_map(|(i, n, t)| Mutation::Repeat(i, n, t)),
+        ];
+        prop_oneof![
+            3 => (fragments, proptest::collection::vec(mutation, 0..4))
+                .prop_map(|(t, ms)| ms.iter().fold(t, |t, m| mutate(&t, m))),
+            1 => ".{0,200}",
+        ]
+    }
+
+    /// Parses `text`: `Ok(true)` when it was accepted; an `Err` says what
+    /// was wrong with the outcome.
+    fn check(text: &str) -> Result<bool, String> {
+        match Policy::parse(text) {
+            Ok(policy) => {
+                for k in [1, 2, 3, 10, 100, 1_000, u32::MAX] {
+                    let _ = policy.strategy().central_delay(k);
+                    let _ = policy.delay_for(k, u64::from(k));
+                }
+                let _ = policy.clone().seed(1).delays().take(64).count();
+                Ok(true)
+            }
+            Err(e) => {
+                for (span, message) in e.errors() {
+                    if message.is_empty()
+                        || text.get(span.clone()).is_none()
+                        || span.start > span.end
+                    {
+                        return Err(format!("{span:?} {message:?}"));
+                    }
+                }
+                Ok(false)
+            }
+        }
+    }
+
+    fn cases() -> u32 {
+        std::env::var("BACKOFF_FUZZ_CASES")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(3_000)
+    }
+
+    #[test]
+    fn fuzz_parse_never_panics_and_spans_the_text() {
+        let mut runner = TestRunner::new(Config {
+            cases: cases(),
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let accepted = std::cell::Cell::new(0u32);
+        let result = runner.run(&text(), |text| {
+            match std::panic::catch_unwind(|| check(&text)) {
+                Err(_) => Err(TestCaseError::fail(format!(
+                    "Policy::parse panicked on {text:?}"
+                ))),
+                Ok(Err(e)) => Err(TestCaseError::fail(format!("{text:?}: {e}"))),
+                Ok(Ok(ok)) => {
+                    accepted.set(accepted.get() + u32::from(ok));
+                    Ok(())
+                }
+            }
+        });
+        eprintln!("fuzz: {} cases, {} accepted", cases(), accepted.get());
+        result.unwrap();
+        assert!(accepted.get() > 0 && accepted.get() < cases());
+    }
+
+    #[test]
+    fn empty_huge_and_deep_texts_are_answered() {
+        assert_eq!(check(""), Ok(true));
+        assert_eq!(check("  \n\t "), Ok(true));
+        let mb = 1 << 20;
+        let texts = [
+            "chain(".repeat(mb / 6),
+            "(".repeat(mb),
+            ")".repeat(mb),
+            "\"".repeat(mb),
+            "a".repeat(mb),
+            "exponential, ".repeat(mb / 13),
+            "attempts = 5, ".repeat(mb / 14),
+            format!("steps({})", "\"1s\", ".repeat(mb / 6)),
+            format!("jitter = \"{}\"", "é".repeat(mb / 2)),
+            "日本".repeat(mb / 6),
+            "1".repeat(mb),
+            ",".repeat(mb),
+        ];
+        for text in &texts {
+            assert!(check(text).is_ok(), "{}", &text[..40]);
+        }
+        let deep = Policy::parse(&"chain(".repeat(100)).unwrap_err();
+        assert_eq!(deep.to_string(), "groups nest deeper than 64 levels");
+        // The longest list of delays is accepted, as written.
+        let steps = format!("steps({}\"2s\")", "\"1s\", ".repeat(mb / 6));
+        assert_eq!(
+            Policy::parse(&steps).unwrap().strategy().max_delay(),
+            Duration::from_secs(2)
+        );
     }
 }

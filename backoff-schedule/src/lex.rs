@@ -167,6 +167,7 @@ impl Lexer<'_> {
                 }
                 Some('"') => return Ok(value),
                 Some('\\') => {
+                    let escape = self.pos - 1;
                     let c = match self.bump() {
                         Some('n') => '\n',
                         Some('t') => '\t',
@@ -181,7 +182,7 @@ impl Lexer<'_> {
                         }
                         _ => {
                             return Err(Error::new(
-                                Span::new(self.pos.saturating_sub(2), self.pos),
+                                Span::new(escape, self.pos),
                                 "unknown character escape".to_owned(),
                             ));
                         }

@@ -137,7 +137,7 @@ fn expr_primary(ts: &[Tt], src: &str) -> Option<(Expr, usize)> {
                     Some(name) => segments.push(name.to_owned()),
                     None => {
                         return Some((
-                            Expr::Other(first.span.to(ts[i.min(ts.len()) - 1].span)),
+                            Expr::Other(first.span.to(ts[i.min(ts.len()).max(1) - 1].span)),
                             i.max(1),
                         ));
                     }
