@@ -12,17 +12,13 @@ pub(crate) const HORIZON: u64 = 100_000;
 
 /// What `stop_at_delay` makes of a schedule.
 #[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum StopAt {
+pub(crate) enum StopAt {
     /// Retry `attempts` (its delay reaches the stop) never starts: the
     /// call makes at most `attempts` calls.
     Attempts(u64),
     /// No delay reaches the stop: the schedule's cap `max` is below it, or
-    /// no delay within [`HORIZON`] retries reaches it.
-    Never {
-        /// The schedule's cap.
-        max: Duration,
-    },
+    /// no delay within `HORIZON` retries reaches it.
+    Never { max: Duration },
     /// The schedule draws its delays at random: a run-time check.
     Random,
 }

@@ -68,6 +68,10 @@ pub(crate) fn lex(text: &str) -> Result<Vec<Tt>, Error> {
     }
 }
 
+/// The closing delimiter a group's trees ended at, and its offset; `None`
+/// at the text's end.
+type Closed = Option<(char, usize)>;
+
 struct Lexer<'a> {
     text: &'a str,
     pos: usize,
@@ -89,7 +93,7 @@ impl Lexer<'_> {
     }
 
     /// Trees up to a closing delimiter (returned with its offset) or the end.
-    fn trees(&mut self, depth: usize) -> Result<(Vec<Tt>, Option<(char, usize)>), Error> {
+    fn trees(&mut self, depth: usize) -> Result<(Vec<Tt>, Closed), Error> {
         let mut trees = Vec::new();
         loop {
             while self.peek().is_some_and(char::is_whitespace) {

@@ -53,7 +53,7 @@ mod names;
 mod parse;
 mod value;
 
-pub use eval::StopAt;
+use eval::StopAt;
 pub use lex::MAX_DEPTH;
 pub use names::{JitterKind, StrategyKind};
 

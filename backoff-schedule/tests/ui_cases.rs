@@ -78,8 +78,7 @@ fn top_level_names(text: &str) -> Vec<String> {
     let mut in_string = false;
     let mut at_start = true;
     let mut escaped = false;
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
+    for (i, c) in text.char_indices() {
         match c {
             _ if escaped => escaped = false,
             '\\' if in_string => escaped = true,
