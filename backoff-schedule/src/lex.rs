@@ -136,6 +136,14 @@ impl Lexer<'_> {
                     Tok::Group(c, inner)
                 }
                 '"' => Tok::Str(self.string(start)?),
+                // `r"..."`, `r#"..."#`: a raw string.
+                'r' if matches!(self.peek(), Some('"' | '#'))
+                    && self.text[self.pos..]
+                        .trim_start_matches('#')
+                        .starts_with('"') =>
+                {
+                    Tok::Str(self.raw_string(start)?)
+                }
                 'r' if self.peek() == Some('#') && self.peek2().is_some_and(is_ident_start) => {
                     self.bump();
                     Tok::Ident(self.ident_rest(self.pos))
@@ -195,6 +203,25 @@ impl Lexer<'_> {
                 }
                 Some(c) => value.push(c),
             }
+        }
+    }
+
+    /// A raw string's value, after its `r`.
+    fn raw_string(&mut self, start: usize) -> Result<String, Error> {
+        let hashes =
+            self.text[self.pos..].len() - self.text[self.pos..].trim_start_matches('#').len();
+        self.pos += hashes + 1;
+        let close = format!("\"{}", "#".repeat(hashes));
+        match self.text[self.pos..].find(&close) {
+            Some(i) => {
+                let value = self.text[self.pos..self.pos + i].to_owned();
+                self.pos += i + close.len();
+                Ok(value)
+            }
+            None => Err(Error::new(
+                Span::new(start, self.text.len()),
+                "unterminated raw string".to_owned(),
+            )),
         }
     }
 

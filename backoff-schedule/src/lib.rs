@@ -56,6 +56,8 @@ mod value;
 use eval::StopAt;
 pub use lex::MAX_DEPTH;
 pub use names::{JitterKind, StrategyKind};
+#[doc(hidden)]
+pub use value::attribute;
 
 /// The default attempt limit (the runtime's `DEFAULT_ATTEMPTS`).
 pub const DEFAULT_ATTEMPTS: u64 = 3;

@@ -334,7 +334,7 @@ impl Parsed {
                     errors,
                     "`attempts` takes a whole number of calls (the first included) or `unlimited`",
                 )?;
-                let (value, span) = lift(errors, attempts_value(&e))?;
+                let (value, span) = lift(errors, attempts_value(&e, true))?;
                 set(
                     errors,
                     &mut self.attempts,

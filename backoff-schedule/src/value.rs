@@ -424,10 +424,16 @@ pub(crate) fn attempts_out_of_range(n: impl core::fmt::Display) -> String {
 }
 
 /// `attempts = 5` or `attempts = unlimited`.
-pub(crate) fn attempts_value(expr: &Expr) -> Result<(Attempts, Span), Error> {
+/// `top_level` for the attribute's own `attempts` (whose run-time value a
+/// `Policy` can give), not an `on(..)` arm's or `throttled(..)`'s.
+pub(crate) fn attempts_value(expr: &Expr, top_level: bool) -> Result<(Attempts, Span), Error> {
     let what = "attempts";
     let message = "`attempts` takes a whole number of calls (the first included) or `unlimited`";
-    let runtime = Slot::new(what, "5", Some("Policy::exponential(..).attempts({})"));
+    let runtime = Slot::new(
+        what,
+        "5",
+        top_level.then_some("Policy::exponential(..).attempts({})"),
+    );
     if let Some(ident) = expr.ident() {
         if ident == "unlimited" {
             return Ok((Attempts::Unlimited, expr.span()));
@@ -683,4 +689,53 @@ fn jitter_variant(path: &Path) -> Option<&'static str> {
         "Spread" => "spread",
         _ => return None,
     })
+}
+
+/// The values of the attribute's arguments, for `backoff-macros`, which
+/// hands each value's tokens over as text: one expression each.
+#[doc(hidden)]
+pub mod attribute {
+    use core::time::Duration;
+
+    use super::{Expr, Slot, expr};
+    use crate::lex::lex;
+    use crate::{Attempts, Error, JitterKind, Span};
+
+    /// `text` as one expression: anything the grammar does not read is
+    /// "not a literal", the whole text.
+    fn one(text: &str) -> Expr {
+        let whole = Expr::Other(Span::new(0, text.len()));
+        let Ok(trees) = lex(text) else { return whole };
+        match expr(&trees, text) {
+            Some((e, n)) if n == trees.len() => e,
+            _ => whole,
+        }
+    }
+
+    /// A duration for `what` (`base`, `timeout`, `constant`); `example` a
+    /// literal that fits, `policy` how a `Policy` takes a run-time value
+    /// (`{}` standing for it).
+    pub fn duration(
+        text: &str,
+        what: &str,
+        example: &str,
+        policy: Option<&str>,
+    ) -> Result<(Duration, Span), Error> {
+        super::duration_value(&one(text), &Slot::new(what, example, policy))
+    }
+
+    /// `attempts`' value; see [`attempts_value`](super::attempts_value).
+    pub fn attempts(text: &str, top_level: bool) -> Result<(Attempts, Span), Error> {
+        super::attempts_value(&one(text), top_level)
+    }
+
+    /// `jitter`'s value (a `static`'s name is a `Custom`).
+    pub fn jitter(text: &str) -> Result<(JitterKind, Span), Error> {
+        super::jitter_value(&one(text))
+    }
+
+    /// `factor`'s value.
+    pub fn factor(text: &str) -> Result<(f64, Span), Error> {
+        super::factor_value(&one(text))
+    }
 }

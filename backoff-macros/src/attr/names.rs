@@ -173,8 +173,6 @@ pub(crate) struct Custom(pub(crate) proc_macro2::TokenStream);
 
 pub(super) const JITTER_NAMES: [&str; 5] = ["full", "equal", "half", "none", "spread"];
 
-pub(super) const JITTERS: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`, `range(LO, HI)`";
-
 /// [`JITTERS`] and your own, for a value not in quotes.
 pub(super) const JITTERS_OR_STATIC: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`, `range(LO, HI)`, or the name of a `static` implementing `Jitterer`";
 
