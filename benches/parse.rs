@@ -49,6 +49,9 @@ fn main() {
             })
             .min()
             .unwrap_or(Duration::ZERO);
-        println!("parse/{name}: {:.2} µs (fastest round of 201 × 200)", fastest.as_secs_f64() * 1e6);
+        println!(
+            "parse/{name}: {:.2} µs (fastest round of 201 × 200)",
+            fastest.as_secs_f64() * 1e6
+        );
     }
 }

@@ -25,7 +25,11 @@ const CALLS: usize = 300;
 
 fn body(log: &AttemptLog) -> Result<(), &'static str> {
     let failed = log.attempt();
-    if log.count() > FAILURES { Ok(()) } else { failed }
+    if log.count() > FAILURES {
+        Ok(())
+    } else {
+        failed
+    }
 }
 
 /// The gaps of one call of the policy's loop.
@@ -57,15 +61,25 @@ fn spread(calls: &[Vec<Duration>]) -> (Vec<(Duration, Duration)>, usize, usize) 
 /// delay (`decorrelated`), whose later draws are not uniform, each
 /// retry's mean within 15 % of the range instead. The fewest and most
 /// attempts agree; when a deadline makes them vary, their mean within 10 %.
-fn same_spread(text: &str, reads_previous: bool, attribute: &[Vec<Duration>], parsed: &[Vec<Duration>]) {
+fn same_spread(
+    text: &str,
+    reads_previous: bool,
+    attribute: &[Vec<Duration>],
+    parsed: &[Vec<Duration>],
+) {
     let (a, a_fewest, a_most) = spread(attribute);
     let (p, p_fewest, p_most) = spread(parsed);
     if a_fewest == a_most {
         assert_eq!((a_fewest, a_most), (p_fewest, p_most), "{text}: attempts");
     } else {
-        let count = |calls: &[Vec<Duration>]| calls.iter().map(Vec::len).sum::<usize>() as f64 / calls.len() as f64;
+        let count = |calls: &[Vec<Duration>]| {
+            calls.iter().map(Vec::len).sum::<usize>() as f64 / calls.len() as f64
+        };
         let (a, p) = (count(attribute), count(parsed));
-        assert!((a - p).abs() <= a * 0.1 + 0.5, "{text}: {a} attempts on average, parsed {p}");
+        assert!(
+            (a - p).abs() <= a * 0.1 + 0.5,
+            "{text}: {a} attempts on average, parsed {p}"
+        );
     }
     // (Retries that few calls reach are left out.)
     let reached = |k: usize| {
@@ -73,7 +87,11 @@ fn same_spread(text: &str, reads_previous: bool, attribute: &[Vec<Duration>], pa
             && parsed.iter().filter(|c| c.len() > k).count() >= CALLS / 2
     };
     let mean = |calls: &[Vec<Duration>], k: usize| {
-        let at_k: Vec<f64> = calls.iter().filter_map(|c| c.get(k)).map(Duration::as_secs_f64).collect();
+        let at_k: Vec<f64> = calls
+            .iter()
+            .filter_map(|c| c.get(k))
+            .map(Duration::as_secs_f64)
+            .collect();
         at_k.iter().sum::<f64>() / at_k.len() as f64
     };
     for (k, ((alo, ahi), (plo, phi))) in a.iter().zip(&p).enumerate().filter(|(k, _)| reached(*k)) {
@@ -84,7 +102,11 @@ fn same_spread(text: &str, reads_previous: bool, attribute: &[Vec<Duration>], pa
             let tolerance = width.mul_f64(0.06) + Duration::from_millis(1);
             alo.abs_diff(*plo) <= tolerance && ahi.abs_diff(*phi) <= tolerance
         };
-        assert!(close, "{text}: retry {}: attribute {alo:?}..{ahi:?}, parsed {plo:?}..{phi:?}", k + 1);
+        assert!(
+            close,
+            "{text}: retry {}: attribute {alo:?}..{ahi:?}, parsed {plo:?}..{phi:?}",
+            k + 1
+        );
     }
 }
 
