@@ -445,6 +445,33 @@ impl Parsed {
     }
 }
 
+/// A strategy alone, composed or not (`exponential(..)`, `chain(..)`),
+/// for the attribute, which hands over its name and parentheses: the
+/// strategy, or every error in it.
+pub(crate) fn strategy_text(text: &str) -> Result<Strategy, Vec<Error>> {
+    let trees = lex(text).map_err(|e| vec![e])?;
+    let mut input = Input {
+        src: text,
+        trees: &trees,
+        pos: 0,
+        end: Span::new(text.len(), text.len()),
+    };
+    let mut errors = Vec::new();
+    let Some((key, name)) = input.next().and_then(|t| Some((t, t.ident()?))) else {
+        return Err(vec![Error::new(
+            Span::new(0, text.len()),
+            "expected a strategy",
+        )]);
+    };
+    let Some(kind) = StrategyKind::from_name(name) else {
+        return Err(vec![unknown_stage(key, name)]);
+    };
+    match parse_strategy(kind, key, &mut input, &mut errors, false) {
+        Ok(s) if errors.is_empty() => Ok(s),
+        _ => Err(errors),
+    }
+}
+
 /// A duration value.
 fn duration_arg(
     input: &mut Input<'_>,

@@ -734,6 +734,11 @@ pub mod attribute {
         super::jitter_value(&one(text))
     }
 
+    /// A strategy, composed or not, from its name and parentheses.
+    pub fn strategy(text: &str) -> Result<crate::Strategy, Vec<Error>> {
+        crate::parse::strategy_text(text)
+    }
+
     /// `factor`'s value.
     pub fn factor(text: &str) -> Result<(f64, Span), Error> {
         super::factor_value(&one(text))

@@ -82,20 +82,6 @@ pub(super) fn parse_duration(input: ParseStream<'_>, slot: &Slot) -> syn::Result
     })
 }
 
-/// `factor = 2` or `factor = 1.5`; a negative number is kept for the range
-/// check.
-pub(super) fn parse_factor(input: ParseStream<'_>) -> syn::Result<FactorArg> {
-    let (_, text) = value(
-        input,
-        "`factor` takes a number, as in `factor = 2` or `factor = 1.5`",
-    )?;
-    let (value, span) = values::factor(&text.text).map_err(|e| text.error(&e))?;
-    Ok(FactorArg {
-        value,
-        span: text.span(span),
-    })
-}
-
 /// `attempts = n`; `top_level` for the attribute's own (whose run-time
 /// value `policy = ..` can give), not an arm's or `throttled(..)`'s.
 pub(super) fn parse_attempts(

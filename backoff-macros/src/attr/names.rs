@@ -212,18 +212,3 @@ pub(super) fn equivalent(param: &'static str, kind: StrategyKind) -> &'static st
         (param, _) => param,
     }
 }
-
-/// For an argument of the attribute written inside a strategy, or another
-/// library's name for one: the argument.
-pub(super) fn top_level_home(name: &str) -> Option<&'static str> {
-    if let Some(known) = OTHER_ARGUMENTS.iter().find(|a| **a == name) {
-        return Some(known);
-    }
-    Some(match name {
-        "max_attempts" | "tries" | "max_tries" | "max_times" | "retries" | "max_retries" => {
-            "attempts"
-        }
-        "max_elapsed_time" | "max_duration" => "max_elapsed",
-        _ => return None,
-    })
-}

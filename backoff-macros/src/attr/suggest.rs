@@ -268,45 +268,6 @@ pub(super) fn misplaced_param(
     }
 }
 
-/// The strategy written with its defaults.
-pub(super) fn example(kind: StrategyKind) -> String {
-    let (base, max) = (
-        defaults::literal(defaults::BASE),
-        defaults::literal(defaults::MAX),
-    );
-    match kind {
-        StrategyKind::Exponential => format!("exponential(base = {base}, factor = 2, max = {max})"),
-        StrategyKind::Constant => format!("constant({})", defaults::literal(defaults::DELAY)),
-        StrategyKind::Immediate => "immediate".to_owned(),
-        composed if composed.takes_stages() || composed == StrategyKind::Steps => {
-            composed_example(composed)
-        }
-        StrategyKind::Sidekiq | StrategyKind::Buckets => format!(
-            "{}(unit = {}, max = \"1h\")",
-            kind.name(),
-            defaults::literal(defaults::UNIT)
-        ),
-        other => format!("{}(base = {base}, max = {max})", other.name()),
-    }
-}
-
-/// The form written with two stages, for messages.
-pub(super) fn composed_example(kind: StrategyKind) -> String {
-    match kind {
-        StrategyKind::Chain => {
-            "chain(exponential(base = \"100ms\", times = 3), constant(\"1m\"))".to_owned()
-        }
-        StrategyKind::Steps => "steps(\"1s\", \"5s\", \"30s\")".to_owned(),
-        StrategyKind::Sum => {
-            "sum(constant(\"3m\"), exponential(base = \"2m\", max = \"1h\"))".to_owned()
-        }
-        other => format!(
-            "{}(exponential(base = \"1s\", max = \"1m\"), linear(base = \"3s\", max = \"1m\"))",
-            other.name()
-        ),
-    }
-}
-
 /// The first strategy at the top level of the attribute, found before
 /// parsing, for the messages about a strategy parameter written beside it.
 #[derive(Default)]
