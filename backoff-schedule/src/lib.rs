@@ -2,7 +2,7 @@
 //! attribute's grammar that describes a schedule, as text. Depend on
 //! `backoff-runtime` instead: its `Policy::parse` reads a text with this
 //! crate into a policy, and its `#[retry]` attribute takes the same
-//! arguments.
+//! arguments and reads its strategies and values with this crate.
 //!
 //! A schedule is a comma-separated list of arguments, each at most once:
 //!
