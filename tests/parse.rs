@@ -110,6 +110,37 @@ fn same_spread(
     }
 }
 
+/// Whether every call slept the same.
+fn exact(calls: &[Vec<Duration>]) -> bool {
+    calls.windows(2).all(|w| w[0] == w[1])
+}
+
+/// The attribute's calls against as many of the parsed policy's: the same
+/// gaps when the attribute's never vary, else the same spread (and a
+/// seeded parsed policy repeats its draws).
+async fn compare(text: &str, policy: &DynPolicy, attribute_calls: &[Vec<Duration>]) {
+    let mut parsed_calls = Vec::new();
+    for _ in 0..CALLS {
+        parsed_calls.push(runtime_gaps(policy).await);
+    }
+    if exact(attribute_calls) {
+        assert!(
+            exact(&parsed_calls),
+            "{text}: the parsed policy's delays vary"
+        );
+        assert_eq!(attribute_calls[0], parsed_calls[0], "{text}");
+    } else {
+        let reads_previous = policy.strategy().reads_previous();
+        same_spread(text, reads_previous, attribute_calls, &parsed_calls);
+        let seeded = policy.clone().seed(7);
+        assert_eq!(
+            runtime_gaps(&seeded).await,
+            runtime_gaps(&seeded).await,
+            "{text}"
+        );
+    }
+}
+
 macro_rules! same_as_the_attribute {
     ($($name:ident: [$($text:tt)*],)*) => {$(
         #[tokio::test(start_paused = true)]
@@ -135,7 +166,6 @@ macro_rules! same_as_the_attribute {
             let still_policy = Policy::parse(&still_text).unwrap_or_else(|e| panic!("{still_text}: {e}"));
             // (A random strategy without jitter still varies: compared by
             // its spread below.)
-            let exact = |a: &[Vec<Duration>]| a.windows(2).all(|w| w[0] == w[1]);
             let mut attribute_still = Vec::new();
             let mut parsed_still = Vec::new();
             for _ in 0..3 {
@@ -145,28 +175,11 @@ macro_rules! same_as_the_attribute {
             if exact(&attribute_still) {
                 assert_eq!(attribute_still, parsed_still, "{still_text}");
             }
-            let attribute_calls = {
-                let mut calls = Vec::new();
-                for _ in 0..CALLS {
-                    calls.push(gaps!(attribute));
-                }
-                calls
-            };
-            let parsed_calls = {
-                let mut calls = Vec::new();
-                for _ in 0..CALLS {
-                    calls.push(runtime_gaps(&policy).await);
-                }
-                calls
-            };
-            if exact(&attribute_calls) {
-                assert!(exact(&parsed_calls), "{text}: the parsed policy's delays vary");
-                assert_eq!(attribute_calls[0], parsed_calls[0], "{text}");
-            } else {
-                same_spread(text, policy.strategy().reads_previous(), &attribute_calls, &parsed_calls);
-                let seeded = policy.clone().seed(7);
-                assert_eq!(runtime_gaps(&seeded).await, runtime_gaps(&seeded).await, "{text}");
+            let mut attribute_calls = Vec::new();
+            for _ in 0..CALLS {
+                attribute_calls.push(gaps!(attribute));
             }
+            compare(text, &policy, &attribute_calls).await;
         }
     )*};
 }
@@ -206,7 +219,7 @@ same_as_the_attribute! {
 }
 
 // Jitters given in the text (the forced-off run above cannot add a
-// second `jitter`): compared by their spread alone.
+// second `jitter`).
 macro_rules! same_jitter_as_the_attribute {
     ($($name:ident: [$($text:tt)*],)*) => {$(
         #[tokio::test(start_paused = true)]
@@ -218,14 +231,12 @@ macro_rules! same_jitter_as_the_attribute {
             let text = stringify!($($text)*);
             let policy = Policy::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
             let mut attribute_calls = Vec::new();
-            let mut parsed_calls = Vec::new();
             for _ in 0..CALLS {
                 let log = AttemptLog::default();
                 let _ = attribute(&log).await;
                 attribute_calls.push(log.gaps());
-                parsed_calls.push(runtime_gaps(&policy).await);
             }
-            same_spread(text, policy.strategy().reads_previous(), &attribute_calls, &parsed_calls);
+            compare(text, &policy, &attribute_calls).await;
         }
     )*};
 }

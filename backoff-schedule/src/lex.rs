@@ -186,24 +186,48 @@ impl Lexer<'_> {
                         Some('r') => '\r',
                         Some('0') => '\0',
                         Some(c @ ('\\' | '"' | '\'')) => c,
+                        // `\x31`, `\u{b5}`.
+                        Some('x') => self.hex(2, escape)?,
+                        Some('u') if self.peek() == Some('{') => {
+                            self.bump();
+                            let c = self.hex(6, escape)?;
+                            if self.bump() != Some('}') {
+                                return Err(self.bad_escape(escape));
+                            }
+                            c
+                        }
                         Some('\n') => {
                             while self.peek().is_some_and(char::is_whitespace) {
                                 self.bump();
                             }
                             continue;
                         }
-                        _ => {
-                            return Err(Error::new(
-                                Span::new(escape, self.pos),
-                                "unknown character escape".to_owned(),
-                            ));
-                        }
+                        _ => return Err(self.bad_escape(escape)),
                     };
                     value.push(c);
                 }
                 Some(c) => value.push(c),
             }
         }
+    }
+
+    fn bad_escape(&self, escape: usize) -> Error {
+        Error::new(
+            Span::new(escape, self.pos),
+            "unknown character escape".to_owned(),
+        )
+    }
+
+    /// Up to `most` hex digits (at least one), as a character.
+    fn hex(&mut self, most: usize, escape: usize) -> Result<char, Error> {
+        let start = self.pos;
+        while self.pos - start < most && self.peek().is_some_and(|c| c.is_ascii_hexdigit()) {
+            self.bump();
+        }
+        u32::from_str_radix(&self.text[start..self.pos], 16)
+            .ok()
+            .and_then(char::from_u32)
+            .ok_or_else(|| self.bad_escape(escape))
     }
 
     /// A raw string's value, after its `r`.
@@ -269,4 +293,31 @@ impl Lexer<'_> {
 
 fn is_ident_start(c: char) -> bool {
     c.is_alphabetic() || c == '_'
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse;
+
+    #[test]
+    fn strings_read_as_rust_reads_them() {
+        for text in [
+            r#"constant("1s")"#,
+            r##"constant(r"1s")"##,
+            r###"constant(r#"1s"#)"###,
+            r#"constant("\x31s")"#,
+            r#"constant("\u{31}s")"#,
+        ] {
+            let base = parse(text).unwrap().strategy.unwrap().base.unwrap();
+            assert_eq!(base.value, std::time::Duration::from_secs(1), "{text}");
+        }
+        let e = parse(r##"constant(r#"1s")"##).unwrap_err();
+        assert_eq!(e.errors()[0].message(), "unterminated raw string");
+        let e = parse(r#"constant("\q1s")"#).unwrap_err();
+        assert_eq!(e.errors()[0].message(), "unknown character escape");
+        let e = parse("constant(\"1s)").unwrap_err();
+        assert_eq!(e.errors()[0].message(), "unterminated double quote string");
+        let e = parse("chain(constant(\"1s\"]").unwrap_err();
+        assert_eq!(e.errors()[0].span(), crate::Span::new(19, 20));
+    }
 }
