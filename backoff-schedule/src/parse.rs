@@ -472,6 +472,47 @@ pub(crate) fn strategy_text(text: &str) -> Result<Strategy, Vec<Error>> {
     }
 }
 
+/// An unknown argument, for the attribute: `text` is its name and
+/// `= value`; `strategy` the first strategy written beside it (and whether
+/// it has parameters). The message, and the argument it was likely meant
+/// to be.
+pub(crate) fn unknown_argument_text(
+    text: &str,
+    strategy: Option<&str>,
+    with_params: bool,
+) -> (Error, Option<&'static str>) {
+    let strategy = strategy.and_then(StrategyKind::from_name);
+    let whole = || Error::new(Span::new(0, text.len()), generic_argument_message());
+    let Ok(trees) = lex(text) else {
+        return (whole(), None);
+    };
+    let mut input = Input {
+        src: text,
+        trees: &trees,
+        pos: 0,
+        end: Span::new(text.len(), text.len()),
+    };
+    let Some((key, name)) = input.next().and_then(|t| Some((t, t.ident()?))) else {
+        return (whole(), None);
+    };
+    let scan = Scan {
+        strategy,
+        with_params,
+    };
+    unknown_argument(key, name, &mut input, &scan)
+}
+
+/// A literal where an argument's name belongs, for the attribute.
+pub(crate) fn positional_literal_text(text: &str) -> Error {
+    match lex(text)
+        .ok()
+        .and_then(|trees| expr(&trees, text).map(|(e, _)| e))
+    {
+        Some(Expr::Lit(lit)) => positional_literal(&lit),
+        _ => Error::new(Span::new(0, text.len()), generic_argument_message()),
+    }
+}
+
 /// A duration value.
 fn duration_arg(
     input: &mut Input<'_>,

@@ -739,6 +739,21 @@ pub mod attribute {
         crate::parse::strategy_text(text)
     }
 
+    /// An unknown argument (its name and `= value`) beside the first
+    /// strategy written: the message and the argument likely meant.
+    pub fn unknown_argument(
+        text: &str,
+        strategy: Option<&str>,
+        with_params: bool,
+    ) -> (Error, Option<&'static str>) {
+        crate::parse::unknown_argument_text(text, strategy, with_params)
+    }
+
+    /// A literal where an argument's name belongs.
+    pub fn positional_literal(text: &str) -> Error {
+        crate::parse::positional_literal_text(text)
+    }
+
     /// `factor`'s value.
     pub fn factor(text: &str) -> Result<(f64, Span), Error> {
         super::factor_value(&one(text))
