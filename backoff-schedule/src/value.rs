@@ -749,6 +749,11 @@ pub mod attribute {
         crate::parse::unknown_argument_text(text, strategy, with_params)
     }
 
+    /// Names for a message: `` `a`, `b` `` (a quoted or called one as is).
+    pub fn list(names: &[&str]) -> String {
+        crate::parse::list(names)
+    }
+
     /// A literal where an argument's name belongs.
     pub fn positional_literal(text: &str) -> Error {
         crate::parse::positional_literal_text(text)

@@ -41,21 +41,9 @@ pub(super) fn unknown_argument(
     (text.error(&error), meant)
 }
 
+/// Names for a message: `` `a`, `b` ``.
 pub(super) fn list(names: &[&str]) -> String {
-    if names.is_empty() {
-        return "nothing".to_owned();
-    }
-    names
-        .iter()
-        .map(|n| {
-            if n.starts_with('"') || n.contains('(') {
-                (*n).to_owned()
-            } else {
-                format!("`{n}`")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+    attribute::list(names)
 }
 
 /// The first strategy at the top level of the attribute, found before
