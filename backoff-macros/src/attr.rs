@@ -22,6 +22,7 @@ mod suggest;
 mod syntax;
 #[cfg(test)]
 mod tests;
+mod text;
 mod values;
 
 use compose::parse_strategy;
@@ -233,7 +234,7 @@ impl RetryArgs {
         match name.as_str() {
             "attempts" => {
                 eq(input, &key, "attempts = 5")?;
-                let value = parse_attempts(input, "attempts", true)?;
+                let value = parse_attempts(input, true)?;
                 set(
                     &mut self.attempts,
                     "attempts",

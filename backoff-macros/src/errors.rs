@@ -34,11 +34,6 @@ pub(crate) fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
         .map(|(_, k)| k)
 }
 
-/// Whether `name` is a likely typo of `known`.
-pub(crate) fn close(name: &str, known: &str) -> bool {
-    distance(name, known) <= threshold(known)
-}
-
 /// Edits allowed: a third of the name's length, at least one (rustc's
 /// rule for "a similar name exists").
 fn threshold(known: &str) -> usize {
@@ -64,7 +59,6 @@ mod tests {
         assert_eq!(closest("max_elapse", &known), Some("max_elapsed"));
         assert_eq!(closest("retries", &known), None);
         assert_eq!(closest("wen", &known), Some("when"));
-        assert!(close("unlimted", "unlimited"));
         assert_eq!(closest("dealy", &["delay"]), Some("delay"));
         // Never the word written: known, but not where it was written.
         assert_eq!(closest("after", &["after", "stop"]), None);

@@ -6,7 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod attr;
-mod duration;
+use backoff_schedule::duration;
 mod errors;
 mod expand;
 #[cfg(test)]

@@ -375,6 +375,8 @@ pub mod http;
 mod loom;
 #[cfg(feature = "std")]
 mod loops;
+#[cfg(feature = "std")]
+pub mod parse;
 #[cfg(feature = "record")]
 pub mod record;
 /// The recording facade without the feature `record` (see its module):
@@ -415,6 +417,8 @@ pub use decision::{Decision, IntoDecision};
 pub use error::Error;
 pub use event::{AttemptContext, AttemptKind, RetryEvent, SuccessEvent};
 pub use jitter::{Jitter, JitterRng};
+#[cfg(feature = "std")]
+pub use parse::DynPolicy;
 pub use policy::{Delays, OnDeadline, Policy};
 pub use report::{GiveUp, GiveUpReason};
 #[cfg(feature = "std")]

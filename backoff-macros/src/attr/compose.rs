@@ -1,219 +1,48 @@
-//! A strategy where one stands, composed or not: the composed forms
-//! `chain(A(.., times = n), B)`, `steps("1s", "5s")`, `shorter(A, B)`,
-//! `longer(A, B)`, `sum(A, B)`, whose stages are strategies again; a plain
-//! strategy is `strategy::parse_leaf`'s.
+//! A strategy where one stands, composed or not: `exponential(..)`,
+//! `constant("1s")`, `immediate`, and the composed forms `chain(A(..,
+//! times = n), B)`, `steps("1s", "5s")`, `shorter(A, B)`, `longer(A, B)`,
+//! `sum(A, B)`, read and checked by the schedule language's crate
+//! (`backoff-schedule`, whose messages `Policy::parse` gives too) from the
+//! strategy's tokens.
 
-use syn::ext::IdentExt;
+use proc_macro2::{TokenStream, TokenTree};
 use syn::parse::ParseStream;
-use syn::{Ident, Lit, Token};
+use syn::{Ident, Token};
 
-use super::literal::{DurationArg, Slot, parse_duration};
-use super::names::{StrategyKind, combinator_home};
-use super::strategy::{StrategyArg, parse_leaf, parse_stage_param};
-use super::suggest::{composed_example, unknown};
-use super::syntax::{comma_separated, eq, in_parens, named_value};
-use crate::errors::Errors;
+use super::literal::{DurationArg, FactorArg};
+use super::names::StrategyKind;
+use super::strategy::{StrategyArg, TimesArg};
+use super::text::Text;
 
-/// A strategy, composed or not: `exponential`, `exponential(...)`,
-/// `constant("1s")`, `immediate`, `chain(..)`, `steps(..)`.
+/// A strategy of `kind`, composed or not: its name `key` and what follows
+/// it.
 pub(super) fn parse_strategy(
     kind: StrategyKind,
     key: &Ident,
     input: ParseStream<'_>,
 ) -> syn::Result<StrategyArg> {
-    parse_strategy_at(kind, key, input, false)
-}
-
-/// [`parse_strategy`], or a stage of another form when `nested`.
-fn parse_strategy_at(
-    kind: StrategyKind,
-    key: &Ident,
-    input: ParseStream<'_>,
-    nested: bool,
-) -> syn::Result<StrategyArg> {
-    let strategy = StrategyArg::new(kind, key.span(), nested);
-    if kind.takes_stages() || kind == StrategyKind::Steps {
-        return parse_composed(strategy, key, input);
+    let mut tokens = vec![TokenTree::Ident(key.clone())];
+    // (Its parentheses; or the `=` it is told it takes none.)
+    if input.peek(syn::token::Paren) || input.peek(Token![=]) {
+        tokens.push(input.parse::<TokenTree>()?);
     }
-    parse_leaf(strategy, key, input)
-}
-
-/// A composed form's parentheses: its stages, or for `steps` its delays;
-/// a stage's own `times = n` among them.
-fn parse_composed(
-    mut strategy: StrategyArg,
-    key: &Ident,
-    input: ParseStream<'_>,
-) -> syn::Result<StrategyArg> {
-    let kind = strategy.kind;
-    if !input.peek(syn::token::Paren) {
-        let what = if kind == StrategyKind::Steps {
-            "its delays"
-        } else {
-            "its stages"
-        };
-        return Err(syn::Error::new(
-            key.span(),
-            format!(
-                "`{}` takes {what} in parentheses, as in `{}`",
-                kind.name(),
-                composed_example(kind)
-            ),
-        ));
+    let text = Text::of(&tokens.into_iter().collect::<TokenStream>());
+    match backoff_schedule::attribute::strategy(&text.text) {
+        Ok(s) => Ok(StrategyArg {
+            kind,
+            ..strategy_arg(&s, &text)
+        }),
+        Err(errors) => Err(combined(&text, &errors)),
     }
-    in_parens(input, |content| {
-        if kind == StrategyKind::Steps
-            && let Some(mistake) = steps_mistake(content)
-        {
-            let _ = content.parse::<proc_macro2::TokenStream>();
-            return Err(mistake);
-        }
-        let mut errors = Errors::default();
-        comma_separated(content, &mut errors, |content, _| {
-            parse_item(&mut strategy, content)
-        });
-        errors.finish()?;
-        let (count, least) = if kind == StrategyKind::Steps {
-            (strategy.steps.len(), 1)
-        } else {
-            (strategy.stages.len(), 2)
-        };
-        if count < least {
-            let what = if kind == StrategyKind::Steps {
-                "at least one delay"
-            } else {
-                "at least two stages"
-            };
-            return Err(syn::Error::new(
-                key.span(),
-                format!(
-                    "`{}` takes {what}, as in `{}`",
-                    kind.name(),
-                    composed_example(kind)
-                ),
-            ));
-        }
-        Ok(strategy)
-    })
-}
-
-/// `steps(..)` written with numbers for delays, or with strategies: one
-/// error for the whole list, on its first such item.
-fn steps_mistake(content: ParseStream<'_>) -> Option<syn::Error> {
-    use quote::ToTokens;
-    let items = content
-        .fork()
-        .call(syn::punctuated::Punctuated::<syn::Expr, Token![,]>::parse_terminated)
-        .ok()?;
-    // (`constant("1s")`, `immediate`: a strategy's name first.)
-    let strategy = items.iter().find(|item| {
-        matches!(item.to_token_stream().into_iter().next(),
-            Some(proc_macro2::TokenTree::Ident(i)) if StrategyKind::from_name(&i.to_string()).is_some())
-    });
-    if let Some(item) = strategy {
-        return Some(syn::Error::new_spanned(
-            item,
-            format!(
-                "`steps` takes delays, as in `{}`, not strategies; to run one strategy after another, write `{}`",
-                composed_example(StrategyKind::Steps),
-                composed_example(StrategyKind::Chain)
-            ),
-        ));
-    }
-    let is_int = |item: &syn::Expr| {
-        matches!(
-            item,
-            syn::Expr::Lit(syn::ExprLit {
-                lit: Lit::Int(_),
-                ..
-            })
-        )
-    };
-    let first = items.iter().find(|item| is_int(item))?;
-    let written: Vec<String> = items
-        .iter()
-        .map(|item| match item {
-            syn::Expr::Lit(syn::ExprLit {
-                lit: Lit::Int(i), ..
-            }) => format!("\"{}s\"", i.base10_digits()),
-            other => other.to_token_stream().to_string(),
-        })
-        .collect();
-    Some(syn::Error::new_spanned(
-        first,
-        format!(
-            "the delays of `steps` are durations with a unit: write `steps({})` for seconds, or `ms` for milliseconds",
-            written.join(", ")
-        ),
-    ))
-}
-
-/// One stage (or delay of `steps`), or the form's own `times = n`.
-fn parse_item(strategy: &mut StrategyArg, content: ParseStream<'_>) -> syn::Result<()> {
-    let kind = strategy.kind;
-    if content.peek(Token![,]) {
-        return Err(syn::Error::new(content.span(), "extra `,`; remove it"));
-    }
-    if let Some(name) = named_value(content) {
-        let text = name.unraw().to_string();
-        let key = content.call(Ident::parse_any)?;
-        if let Some(done) = parse_stage_param(strategy, &key, &text, content) {
-            return done;
-        }
-        return Err(syn::Error::new(
-            key.span(),
-            format!(
-                "`{}` takes no parameter `{text}`; give each stage its own parameters, as in `{}`",
-                kind.name(),
-                composed_example(kind)
-            ),
-        ));
-    }
-    if kind == StrategyKind::Steps {
-        let d = parse_duration(content, &Slot::new("steps", "\"1s\"", None))?;
-        strategy.steps.push(d);
-        return Ok(());
-    }
-    if content.peek(Lit) {
-        let lit: Lit = content.parse()?;
-        return Err(syn::Error::new(
-            lit.span(),
-            format!(
-                "a stage of `{}` is a strategy, as in `{}`; for a list of delays write `steps(..)`",
-                kind.name(),
-                composed_example(kind)
-            ),
-        ));
-    }
-    let key = content.call(Ident::parse_any)?;
-    let name = key.unraw().to_string();
-    let Some(stage) = StrategyKind::from_name(&name) else {
-        return Err(unknown_stage(&key, &name));
-    };
-    let stage = parse_strategy_at(stage, &key, content, true)?;
-    strategy.stages.push(stage);
-    Ok(())
 }
 
 /// An unknown name where a strategy stands: Effect's combinators are
 /// named for the form that does the same.
 pub(super) fn unknown_stage(key: &Ident, name: &str) -> syn::Error {
-    match combinator_home(name) {
-        Some(form) => {
-            let does = match form {
-                "shorter" => "waits the shorter of two schedules' delays",
-                "longer" => "waits the longer of two schedules' delays",
-                _ => "runs one schedule, then the next",
-            };
-            syn::Error::new(
-                key.span(),
-                format!(
-                    "unknown strategy `{name}`; did you mean `{form}`? it {does}, as Effect's `{name}` does: `{}`",
-                    composed_example(StrategyKind::from_name(form).unwrap_or(StrategyKind::Chain))
-                ),
-            )
-        }
-        None => unknown(key, "strategy", &StrategyKind::NAMES),
+    let text = Text::of(key);
+    match backoff_schedule::attribute::strategy(&text.text) {
+        Ok(_) => syn::Error::new(key.span(), format!("`{name}` is a strategy")),
+        Err(errors) => combined(&text, &errors),
     }
 }
 
@@ -222,37 +51,6 @@ pub(super) fn unknown_stage(key: &Ident, name: &str) -> syn::Error {
 pub(crate) struct ForArg {
     pub(crate) value: DurationArg,
     pub(crate) key: proc_macro2::Span,
-}
-
-/// `for = D` inside a stage's parentheses: it ends at the first failure
-/// once D has passed since it began.
-pub(super) fn parse_for(
-    strategy: &mut StrategyArg,
-    key: &Ident,
-    input: ParseStream<'_>,
-) -> syn::Result<()> {
-    eq(input, key, "for = \"30s\"")?;
-    let value = parse_duration(input, &Slot::new("for", "\"30s\"", None))?;
-    if !strategy.nested {
-        return Err(syn::Error::new(
-            key.span(),
-            format!(
-                "`for` belongs to a stage of `chain`, `shorter` or `longer`, as in `{}`; for the whole call's time limit write `max_elapsed = ..`",
-                "chain(constant(\"1s\", for = \"3s\"), constant(\"1m\"))"
-            ),
-        ));
-    }
-    if strategy.lasting.is_some() {
-        return Err(syn::Error::new(
-            key.span(),
-            "duplicate parameter `for`: it is already given; keep one",
-        ));
-    }
-    strategy.lasting = Some(ForArg {
-        value,
-        key: key.span(),
-    });
-    Ok(())
 }
 
 /// The first stage in `s` that ends by time, or side of `shorter`/`longer`
@@ -265,4 +63,46 @@ pub(crate) fn first_end(s: &StrategyArg) -> Option<proc_macro2::Span> {
         let lasting = stage.lasting.as_ref().map(|f| f.key);
         lasting.or(own).or_else(|| first_end(stage))
     })
+}
+
+fn combined(text: &Text, errors: &[backoff_schedule::Error]) -> syn::Error {
+    let mut all = errors.iter().map(|e| text.error(e));
+    let mut first = all
+        .next()
+        .unwrap_or_else(|| syn::Error::new(proc_macro2::Span::call_site(), "expected a strategy"));
+    for e in all {
+        first.combine(e);
+    }
+    first
+}
+
+/// The attribute's strategy for the crate's, each value on its tokens.
+fn strategy_arg(s: &backoff_schedule::Strategy, text: &Text) -> StrategyArg {
+    let kind = StrategyKind::from_name(s.kind.name()).unwrap_or(StrategyKind::Exponential);
+    let duration = |d: &backoff_schedule::Spanned<std::time::Duration>| DurationArg {
+        value: d.value,
+        span: text.span(d.span),
+    };
+    let mut arg = StrategyArg::new(kind, text.span(s.span), s.nested);
+    arg.base = s.base.as_ref().map(duration);
+    arg.max = s.max.as_ref().map(duration);
+    arg.factor = s.factor.as_ref().map(|f| FactorArg {
+        value: f.value,
+        span: text.span(f.span),
+    });
+    arg.times = s.times.as_ref().map(|t| TimesArg {
+        value: t.value,
+        span: text.span(t.span),
+    });
+    arg.lasting = s.lasting.as_ref().map(|d| ForArg {
+        value: duration(d),
+        key: text.span(d.key),
+    });
+    arg.stages = s
+        .stages
+        .iter()
+        .map(|stage| strategy_arg(stage, text))
+        .collect();
+    arg.steps = s.steps.iter().map(duration).collect();
+    arg
 }

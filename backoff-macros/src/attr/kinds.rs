@@ -156,7 +156,7 @@ fn parse_setting(name: &Ident, content: ParseStream<'_>, action: &mut OnAction) 
                 return Err(e);
             }
             eq(content, name, "attempts = 5")?;
-            let (value, span) = parse_attempts(content, "attempts", false)?;
+            let (value, span) = parse_attempts(content, false)?;
             *attempts = Some(arg(name.span(), span, value));
         }
         "jitter" => {

@@ -93,24 +93,6 @@ impl StrategyKind {
     pub(super) fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|kind| kind.name() == name)
     }
-
-    /// The parameters this strategy accepts.
-    pub(super) fn params(self) -> &'static [&'static str] {
-        match self {
-            StrategyKind::Exponential => &["base", "factor", "max"],
-            StrategyKind::Linear | StrategyKind::Fibonacci | StrategyKind::Decorrelated => {
-                &["base", "max"]
-            }
-            StrategyKind::Constant => &["delay"],
-            StrategyKind::Immediate
-            | StrategyKind::Chain
-            | StrategyKind::Steps
-            | StrategyKind::Shorter
-            | StrategyKind::Longer
-            | StrategyKind::Sum => &[],
-            StrategyKind::Sidekiq | StrategyKind::Buckets => &["unit", "max"],
-        }
-    }
 }
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
@@ -174,10 +156,6 @@ pub(crate) enum JitterKind {
 #[derive(Clone, Debug)]
 pub(crate) struct Custom(pub(crate) proc_macro2::TokenStream);
 
-pub(super) const JITTER_NAMES: [&str; 5] = ["full", "equal", "half", "none", "spread"];
-
-pub(super) const JITTERS: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`, `range(LO, HI)`";
-
 /// [`JITTERS`] and your own, for a value not in quotes.
 pub(super) const JITTERS_OR_STATIC: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`, `range(LO, HI)`, or the name of a `static` implementing `Jitterer`";
 
@@ -189,46 +167,6 @@ pub(super) fn combinator_home(name: &str) -> Option<&'static str> {
         "union" | "either" => "shorter",
         "intersect" | "both" => "longer",
         "and_then" | "andThen" | "then" => "chain",
-        _ => return None,
-    })
-}
-
-/// For a strategy parameter's name or another library's name for it: the
-/// parameter, and what it is.
-pub(super) fn param_home(name: &str) -> Option<(&'static str, &'static str)> {
-    Some(match name {
-        "base" | "initial_delay" | "initial_interval" | "initial" | "min_delay" | "min"
-        | "first_delay" | "start" => ("base", "the first delay"),
-        "max" | "max_delay" | "max_interval" | "max_backoff" | "cap" | "maximum" => {
-            ("max", "the longest delay")
-        }
-        "factor" | "multiplier" | "exp_base" | "growth" => ("factor", "the growth factor"),
-        "delay" | "interval" | "fixed_delay" | "wait" => ("delay", "the fixed delay"),
-        _ => return None,
-    })
-}
-
-/// The parameter of `kind` that plays `param`'s part: `constant`'s `delay`
-/// is the others' `base`.
-pub(super) fn equivalent(param: &'static str, kind: StrategyKind) -> &'static str {
-    match (param, kind) {
-        ("delay", k) if k != StrategyKind::Constant => "base",
-        ("base", StrategyKind::Constant) => "delay",
-        (param, _) => param,
-    }
-}
-
-/// For an argument of the attribute written inside a strategy, or another
-/// library's name for one: the argument.
-pub(super) fn top_level_home(name: &str) -> Option<&'static str> {
-    if let Some(known) = OTHER_ARGUMENTS.iter().find(|a| **a == name) {
-        return Some(known);
-    }
-    Some(match name {
-        "max_attempts" | "tries" | "max_tries" | "max_times" | "retries" | "max_retries" => {
-            "attempts"
-        }
-        "max_elapsed_time" | "max_duration" => "max_elapsed",
         _ => return None,
     })
 }

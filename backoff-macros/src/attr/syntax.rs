@@ -121,13 +121,6 @@ pub(crate) fn ungrouped(expr: &Expr) -> &Expr {
     }
 }
 
-/// Whether the input starts with `name =`.
-pub(super) fn named_value(input: ParseStream<'_>) -> Option<Ident> {
-    let fork = input.fork();
-    let name = fork.call(Ident::parse_any).ok()?;
-    (fork.peek(Token![=]) && !fork.peek(Token![==])).then_some(name)
-}
-
 /// `= value` after an unknown name, parsed for the message.
 pub(super) fn optional_value(input: ParseStream<'_>) -> Option<Expr> {
     if input.peek(Token![=]) && !input.peek(Token![==]) {

@@ -154,7 +154,7 @@ fn parse_throttled_content(content: ParseStream<'_>, example: &str) -> syn::Resu
             ));
         }
         eq(content, &key, "attempts = 10")?;
-        let (value, span) = parse_attempts(content, "attempts", false)?;
+        let (value, span) = parse_attempts(content, false)?;
         attempts = Some(arg(key.span(), span, value));
         let _ = content.parse::<Option<Token![,]>>()?;
     }

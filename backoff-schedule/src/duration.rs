@@ -107,7 +107,7 @@ fn unit_nanos(unit: &str) -> Option<(usize, u128)> {
 ///
 /// Whitespace is never part of a duration: `"1m 30s"` and `"10 ms"` are
 /// errors that show the spelling without spaces.
-pub(crate) fn parse(text: &str) -> Result<Duration, String> {
+pub fn parse(text: &str) -> Result<Duration, String> {
     if text.trim().is_empty() {
         return Err(format!("empty duration; {FORMAT}"));
     }
@@ -326,7 +326,7 @@ fn respelled_parts(parts: &[Part<'_>]) -> Option<String> {
 }
 
 /// A duration as a literal: `"1m30s"`, `"1.5s"`, `"100ms"`, `"0s"`.
-pub(crate) fn format(d: Duration) -> String {
+pub fn format(d: Duration) -> String {
     const SECOND: u128 = 1_000_000_000;
     let nanos = d.as_nanos();
     if nanos == 0 {
