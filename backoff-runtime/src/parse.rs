@@ -39,11 +39,11 @@ use backoff_schedule::{Attempts, JitterKind, Schedule, StrategyKind};
 
 use crate::jitter::{Jitter, JitterRng};
 use crate::policy::{OnDeadline, Policy};
+use crate::strategy::{At, Leaf, Staging};
 use crate::strategy::{
     Buckets, Chain, Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear, Longer,
     Shorter, Sidekiq, Stage, Strategy, Sum,
 };
-use crate::strategy::{At, Leaf, Staging};
 
 /// A policy read from text: [`Policy::parse`]'s. It works wherever a
 /// `Policy` does (`#[retry(policy = &*P)]`, the loops, `tower`,

@@ -575,7 +575,9 @@ async fn bounded<T, E>(
         .map_err(|_| from(Elapsed))
 }
 
-impl<'p, S, Op, T, E, W, K, N, G, L, U: OnSuccess<T>, C> Retrying<'p, S, Op, T, E, W, K, N, G, L, U, C> {
+impl<'p, S, Op, T, E, W, K, N, G, L, U: OnSuccess<T>, C>
+    Retrying<'p, S, Op, T, E, W, K, N, G, L, U, C>
+{
     /// The call's driver: where its state starts from, and its hooks; and
     /// the operation.
     #[allow(clippy::type_complexity)] // (one type parameter per hook)
