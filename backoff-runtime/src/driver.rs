@@ -447,6 +447,7 @@ macro_rules! verdict {
         }
     };
 }
+#[cfg(feature = "tokio")] // (`hedged` uses it by path; `driver` by name.)
 pub(crate) use verdict;
 
 /// After an attempt: `Break` with what the call returns (an accepted
