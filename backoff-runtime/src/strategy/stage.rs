@@ -37,6 +37,7 @@ impl End {
 /// stages hold one that does (or a [`Stage`]). Past them a chain switches
 /// by count only, and one that ends by time stays in its first stage; the
 /// attribute refuses such a schedule.
+#[doc(hidden)] // (for the hidden `Strategy::staging`/`staged` only)
 pub const MAX_MARKS: usize = 4;
 
 /// Where a call crossed a stage boundary: the retry that began the next
@@ -45,6 +46,7 @@ pub const MAX_MARKS: usize = 4;
 /// up to 49 days). Eight bytes: a call keeps [`MAX_MARKS`] of them.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[doc(hidden)] // (for the hidden `Strategy::staging`/`staged` only)
 pub struct Mark {
     pub(crate) switched: u32,
     at_ms: u32,
@@ -69,12 +71,14 @@ impl Mark {
 /// Where a staged schedule is read: the time since it began, and its
 /// marks.
 #[doc(hidden)]
+#[doc(hidden)] // (for the hidden `Strategy::staging`/`staged` only)
 pub type At<'a> = (Duration, &'a mut [Mark]);
 
 /// What a schedule asks of the call that follows it (see
 /// [`Strategy::staging`]).
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[doc(hidden)] // (for the hidden `Strategy::staging`/`staged` only)
 pub struct Staging {
     /// The schedule may end (the call then gives up, reason `Attempts`).
     pub ends: bool,
@@ -118,6 +122,7 @@ impl Staging {
 /// [`Jitter::Spread`](crate::Jitter::Spread)) its central delay.
 #[doc(hidden)]
 #[derive(Debug)]
+#[doc(hidden)] // (for the hidden `Strategy::staging`/`staged` only)
 pub struct Leaf<'a> {
     pub(crate) previous: Option<Duration>,
     rng: Option<&'a mut JitterRng>,
