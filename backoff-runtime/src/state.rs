@@ -89,10 +89,6 @@ struct Core<'p> {
     /// kinds', the throttled one's), which they share: only `decorrelated`
     /// reads it.
     kinds_previous: Option<Duration>,
-    /// Each kind's failures, for a policy with [`kinds`](Policy::kinds)
-    /// or a [`throttled`](Policy::throttled) schedule (in
-    /// [`THROTTLED_SLOT`]).
-    kinds: Tally,
     /// The kind of the last failure, its index plus one (0: none,
     /// [`THROTTLED`]: the throttled kind).
     kind: u8,
@@ -116,6 +112,10 @@ struct Core<'p> {
     permit: Option<Permit<'p>>,
     throttle: Option<&'p AdaptiveThrottle>,
     throttle_permit: Option<ThrottlePermit<'p>>,
+    /// Each kind's failures, for a policy with [`kinds`](Policy::kinds)
+    /// or a [`throttled`](Policy::throttled) schedule (in
+    /// [`THROTTLED_SLOT`]).
+    kinds: Tally,
 }
 
 /// A call's runs of its schedule, under [`Policy::reset_after`]: times in
