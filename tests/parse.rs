@@ -216,11 +216,37 @@ same_as_the_attribute! {
     the_effect_deadline: [constant("4s"), attempts = unlimited, max_elapsed = "10s", on_deadline = "last_try"],
     sidekiq: [sidekiq(unit = "1ms"), attempts = 6],
     buckets: [buckets(unit = "1ms", max = "1s"), attempts = 6],
-    // tests/stages.rs: stages that end by time, sides that end
-    a_stage_for_a_time: [chain(constant("1s", for = "3s"), constant("1m")), attempts = 6],
-    a_union_of_a_side_that_ends: [shorter(constant("1s", times = 3), constant("5s")), attempts = 7],
-    an_intersection_that_ends: [longer(constant("1s", times = 3), constant("2s")), attempts = 9],
-    a_timed_side: [longer(constant("2s", for = "5s"), constant("1s")), attempts = 9],
+}
+
+// Schedules whose stages end (tests/stages.rs), without jitter: where a
+// timed stage ends depends on the sleeps before it, so with jitter the
+// delays of one retry are a mixture that a spread of 300 calls does not
+// pin; without it, the parsed policy must give the attribute's gaps exactly.
+macro_rules! same_gaps_as_the_attribute {
+    ($($name:ident: [$($text:tt)*] => $secs:expr,)*) => {$(
+        #[tokio::test(start_paused = true)]
+        async fn $name() {
+            #[retry($($text)*)]
+            async fn attribute(log: &AttemptLog) -> Result<(), &'static str> {
+                body(log)
+            }
+            let text = stringify!($($text)*);
+            let policy = Policy::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let log = AttemptLog::default();
+            let _ = attribute(&log).await;
+            let secs: &[u64] = &$secs;
+            let expected: Vec<Duration> = secs.iter().map(|s| Duration::from_secs(*s)).collect();
+            assert_eq!(log.gaps(), expected, "{text}: the attribute");
+            assert_eq!(runtime_gaps(&policy).await, expected, "{text}: parsed");
+        }
+    )*};
+}
+
+same_gaps_as_the_attribute! {
+    a_stage_for_a_time: [chain(constant("1s", for = "3s"), constant("1m")), jitter = "none", attempts = 6] => [1, 1, 1, 60, 60],
+    a_union_of_a_side_that_ends: [shorter(constant("1s", times = 3), constant("5s")), jitter = "none", attempts = 7] => [1, 1, 1, 5, 5, 5],
+    an_intersection_that_ends: [longer(constant("1s", times = 3), constant("2s")), jitter = "none", attempts = 9] => [2, 2, 2],
+    a_timed_side: [longer(constant("2s", for = "5s"), constant("1s")), jitter = "none", attempts = 9] => [2, 2, 2],
 }
 
 // Jitters given in the text (the forced-off run above cannot add a

@@ -70,8 +70,9 @@ mod hedged;
 pub(crate) use hedged::{HedgeCount, Hedging, after_hedged_attempt, hedge_now};
 
 /// What a call's retry state is built from, on its first failure: the
-/// policy, the loop's clock, the call's start (if read), the budget and the
-/// breaker (if any). For a policy the attribute built, with no start time
+/// policy, the loop's clock, the call's start (if read) and the budget (if
+/// any). A call behind a breaker or a throttle builds its state before its
+/// first attempt, with them, so they are not kept here. For a policy the attribute built, with no start time
 /// or budget, it is a constant (`Fixed::ORIGIN`, or the `static` the
 /// attribute writes for `throttled` and `retry_after_max`), so the failure
 /// path passes one address, or none.
@@ -81,8 +82,6 @@ pub struct Origin<'p, S> {
     pub(crate) clock: Clock,
     began: Option<Instant>,
     budget: Option<&'p RetryBudget>,
-    circuit: Option<&'p CircuitBreaker>,
-    throttle: Option<&'p AdaptiveThrottle>,
 }
 
 impl<'p, S> Origin<'p, S> {
@@ -93,8 +92,6 @@ impl<'p, S> Origin<'p, S> {
             clock,
             began: None,
             budget: None,
-            circuit: None,
-            throttle: None,
         }
     }
 
@@ -111,8 +108,6 @@ impl<'p, S> Origin<'p, S> {
             clock,
             began,
             budget,
-            circuit: None,
-            throttle: None,
         }
     }
 
@@ -154,30 +149,30 @@ impl<'p, S> Origin<'p, S> {
         self
     }
 
-    /// The same, behind a breaker.
-    pub(crate) fn with_circuit(mut self, circuit: Option<&'p CircuitBreaker>) -> Self {
-        self.circuit = circuit;
-        self
-    }
-
-    /// The same, behind an adaptive throttle.
-    pub(crate) fn with_throttle(mut self, throttle: Option<&'p AdaptiveThrottle>) -> Self {
-        self.throttle = throttle;
-        self
-    }
-
     /// The state of a call that has just failed for the first time (or,
-    /// behind a breaker, is about to make its first attempt).
+    /// behind a breaker or a throttle, which the caller adds, is about to
+    /// make its first attempt).
     #[inline]
     pub(crate) fn state(&self) -> RetryState<'p, S> {
+        self.gated(None, None)
+    }
+
+    /// The state of a call behind a breaker or a throttle (if any), built
+    /// before its first attempt, which they admit.
+    #[inline(always)]
+    pub(crate) fn gated(
+        &self,
+        circuit: Option<&'p CircuitBreaker>,
+        throttle: Option<&'p AdaptiveThrottle>,
+    ) -> RetryState<'p, S> {
         let mut state = RetryState::starting_at(self.policy, self.clock, self.began);
         if let Some(budget) = self.budget {
             state = state.with_budget(budget);
         }
-        if let Some(circuit) = self.circuit {
+        if let Some(circuit) = circuit {
             state = state.with_circuit(circuit);
         }
-        if let Some(throttle) = self.throttle {
+        if let Some(throttle) = throttle {
             state = state.with_throttle(throttle);
         }
         state

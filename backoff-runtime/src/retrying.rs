@@ -597,12 +597,11 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U: OnSuccess<T>, C>
             clock,
             driver::began(self.policy, clock, timed),
             self.budget,
-        )
-        .with_circuit(self.circuit.map(|(c, _)| c))
-        .with_throttle(self.throttle.map(|(t, _)| t));
+        );
         let run = Run {
             recording: Recording::begin(self.policy.function(), clock),
             start,
+            gates: (self.circuit.map(|(c, _)| c), self.throttle.map(|(t, _)| t)),
             refused: self.circuit.map(|(_, from)| from),
             rejected: self.throttle.map(|(_, from)| from),
             hooks: (self.hooks).map_on_retry(|hook| Within(hook, self.timeout.map(|(t, _)| t))),
@@ -630,10 +629,12 @@ impl<T, E, N: OnRetry<T, E>> OnRetry<T, E> for Within<N> {
     }
 }
 
-/// One call's driver: what its state is built from, how a breaker's
-/// refusal becomes its error, and its hooks.
+/// One call's driver: what its state is built from, its breaker and
+/// throttle (which its state gets before the first attempt), how their
+/// refusals become its error, and its hooks.
 struct Run<'p, S, E, H> {
     start: Origin<'p, S>,
+    gates: (Option<&'p CircuitBreaker>, Option<&'p AdaptiveThrottle>),
     recording: Recording,
     refused: Option<fn(CircuitOpen) -> E>,
     rejected: Option<fn(Rejected) -> E>,
@@ -733,7 +734,7 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
         if self.refused.is_none() && self.rejected.is_none() {
             return Ok(());
         }
-        let state = slot.get_or_insert_with(|| self.start.state());
+        let state = slot.get_or_insert_with(|| self.start.gated(self.gates.0, self.gates.1));
         let refusal = match (self.refused, self.rejected) {
             (Some(from), _) if let Err(open) = state.before_attempt() => from(open),
             (_, Some(from)) if let Err(rejected) = state.ask_throttle() => from(rejected),

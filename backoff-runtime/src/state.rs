@@ -89,10 +89,6 @@ struct Core<'p> {
     /// kinds', the throttled one's), which they share: only `decorrelated`
     /// reads it.
     kinds_previous: Option<Duration>,
-    /// Each kind's failures, for a policy with [`kinds`](Policy::kinds)
-    /// or a [`throttled`](Policy::throttled) schedule (in
-    /// [`THROTTLED_SLOT`]).
-    kinds: Tally,
     /// The kind of the last failure, its index plus one (0: none,
     /// [`THROTTLED`]: the throttled kind).
     kind: u8,
@@ -119,6 +115,10 @@ struct Core<'p> {
     /// Where the main schedule crossed its stage boundaries (a schedule
     /// whose stages end: see [`Strategy::staging`]).
     marks: [Mark; MAX_MARKS],
+    /// Each kind's failures, for a policy with [`kinds`](Policy::kinds)
+    /// or a [`throttled`](Policy::throttled) schedule (in
+    /// [`THROTTLED_SLOT`]).
+    kinds: Tally,
 }
 
 /// A call's runs of its schedule, under [`Policy::reset_after`]: times in
@@ -661,14 +661,12 @@ impl Core<'_> {
         if self.permit.is_some() || self.throttle_permit.is_some() {
             self.report_to_circuit(settings, decision);
         }
-        if self.flags & DONE != 0 {
-            return None;
+        if self.flags & (DONE | RUNS) != 0 {
+            if self.flags & DONE != 0 {
+                return None;
+            }
+            self.new_run_if_long(settings);
         }
-        let now = if self.flags & RUNS != 0 {
-            self.new_run_if_long(settings)
-        } else {
-            None
-        };
         // Skipped, unless `main_backoff` says otherwise.
         if self.failures < u32::MAX {
             self.skipped += 1;
@@ -707,10 +705,11 @@ impl Core<'_> {
         };
         match delay {
             Ok(d) => {
-                if let Some(now) = now
+                if self.flags & RUNS != 0
                     && let Some(runs) = self.runs.as_mut()
                 {
-                    runs.attempt = now.saturating_add(nanos(d));
+                    // (From the failure's time, kept there.)
+                    runs.attempt = runs.attempt.saturating_add(nanos(d));
                 }
                 Some(d)
             }
@@ -735,12 +734,16 @@ impl Core<'_> {
     /// least `after`, a new run begins with it (its failure is then counted
     /// as the run's first: the counts, the previous delays and the last
     /// try start over). The time now, in nanoseconds after the call's
-    /// start, for the next attempt's.
+    /// start, is kept as the next attempt's start until the step grants
+    /// its delay, which is added to it.
     #[cold]
-    fn new_run_if_long(&mut self, settings: &Settings) -> Option<u64> {
-        let now = nanos((self.clock)().saturating_duration_since(self.start?));
-        let (runs, after) = (self.runs.as_mut()?, settings.reset_after?);
-        if self.failures > 0 && now.saturating_sub(runs.attempt) >= nanos(after) {
+    fn new_run_if_long(&mut self, settings: &Settings) {
+        let (Some(start), Some(runs)) = (self.start, self.runs.as_mut()) else {
+            return;
+        };
+        let now = nanos((self.clock)().saturating_duration_since(start));
+        let long = |after| now.saturating_sub(runs.attempt) >= nanos(after);
+        if self.failures > 0 && settings.reset_after.is_some_and(long) {
             runs.before = runs.before.saturating_add(self.failures);
             runs.run = runs.run.saturating_add(1);
             runs.began = now;
@@ -750,7 +753,7 @@ impl Core<'_> {
             self.marks = [Mark::default(); MAX_MARKS];
             self.flags &= !LAST_TRY;
         }
-        Some(now)
+        runs.attempt = now;
     }
 
     /// Tells the breaker and the throttle how the attempt went: a `Stop`

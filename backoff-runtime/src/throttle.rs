@@ -288,7 +288,7 @@ impl AdaptiveThrottle {
         }
         Ok(ThrottlePermit {
             throttle: self,
-            index: counted.then_some(index),
+            index: if counted { index } else { UNCOUNTED },
         })
     }
 
@@ -381,16 +381,22 @@ impl AdaptiveThrottle {
 #[must_use = "report whether the backend accepted the request with `accepted` or `rejected`"]
 pub struct ThrottlePermit<'a> {
     throttle: &'a AdaptiveThrottle,
-    /// The request's bucket, if it was counted.
-    index: Option<u64>,
+    /// The request's bucket, [`UNCOUNTED`] if it was not counted (8 bytes,
+    /// not an `Option`'s 16: a call's retry state keeps a permit).
+    index: u64,
 }
+
+/// [`ThrottlePermit::index`] of a request that was not counted. (A request
+/// of that bucket, `u64::MAX` milliseconds, 584 million years, or more
+/// after the throttle's first, has its accept uncounted too.)
+const UNCOUNTED: u64 = u64::MAX;
 
 impl ThrottlePermit<'_> {
     /// The backend accepted the request (it answered with anything but an
     /// overload rejection).
     pub fn accepted(self) {
-        if let Some(index) = self.index {
-            self.throttle.count(index, 1, false);
+        if self.index != UNCOUNTED {
+            self.throttle.count(self.index, 1, false);
         }
     }
 

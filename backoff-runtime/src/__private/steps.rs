@@ -440,26 +440,26 @@ impl<'p, S> Call<Full<'p, S>> {
     /// Behind `circuit`, which admits each attempt: the state is built now.
     #[inline(always)]
     pub fn with_circuit(self, circuit: &'p CircuitBreaker) -> Call<Full<'p, S, Gated<'p, S>>> {
-        self.gated(|start| start.with_circuit(Some(circuit)))
+        self.gated(Some(circuit), None)
     }
 
     /// Behind `throttle`, which admits each attempt: the state is built now.
     #[inline(always)]
     pub fn with_throttle(self, throttle: &'p AdaptiveThrottle) -> Call<Full<'p, S, Gated<'p, S>>> {
-        self.gated(|start| start.with_throttle(Some(throttle)))
+        self.gated(None, Some(throttle))
     }
 
-    /// The call behind a control that admits each attempt (`with`), its
+    /// The call behind a breaker or a throttle, which admit each attempt: its
     /// state built now and dropped with it (a breaker's permit).
     #[inline(always)]
     fn gated(
         self,
-        with: impl FnOnce(Origin<'p, S>) -> Origin<'p, S>,
+        circuit: Option<&'p CircuitBreaker>,
+        throttle: Option<&'p AdaptiveThrottle>,
     ) -> Call<Full<'p, S, Gated<'p, S>>> {
-        let start = with(self.0.start);
         Call(Full {
-            state: Dropped(Some(start.state())),
-            start,
+            state: Dropped(Some(self.0.start.gated(circuit, throttle))),
+            start: self.0.start,
             recording: self.0.recording,
         })
     }
@@ -472,8 +472,11 @@ impl<'p, S> Call<Full<'p, S, Gated<'p, S>>> {
     /// Behind a throttle too.
     #[inline(always)]
     pub fn with_throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self {
-        self.0.start = self.0.start.with_throttle(Some(throttle));
-        *self.0.state = Some(self.0.start.state());
+        *self.0.state = self
+            .0
+            .state
+            .take()
+            .map(|state| state.with_throttle(throttle));
         self
     }
 }

@@ -616,8 +616,12 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
             clock,
             driver::began(self.policy, clock, timed),
             self.budget,
-        )
-        .with_circuit(self.circuit.as_ref().map(|(c, _)| *c));
+        );
+        // (Behind a breaker the state is built now: its first attempt asks it.)
+        let state = self
+            .circuit
+            .as_ref()
+            .map(|(c, _)| start.gated(Some(c), None));
         // (Begun before the future is built: read in the literal, its branch
         // made the compiler build the 200-byte state aside and copy it in.)
         let recording = Recording::begin(self.policy.function(), clock);
@@ -628,7 +632,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
             call: Call {
                 op,
                 start,
-                state: None,
+                state,
                 hooks: self.hooks,
                 recording,
                 delay: self.delay,
