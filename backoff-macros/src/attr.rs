@@ -30,6 +30,7 @@ pub(crate) use kinds::{OnAction, OnArm};
 pub(crate) use literal::{DurationArg, attempts_out_of_range};
 use literal::{Slot, parse_attempts, parse_duration, parse_jitter};
 pub(crate) use names::{JitterKind, StrategyKind, arguments};
+
 pub(crate) use strategy::StrategyArg;
 use suggest::{Scan, list, positional_literal, unknown_argument};
 pub(crate) use syntax::ungrouped;

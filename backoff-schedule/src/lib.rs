@@ -59,6 +59,13 @@ pub use names::{JitterKind, StrategyKind};
 #[doc(hidden)]
 pub use value::attribute;
 
+/// What the `#[retry]` attribute reads through this crate besides
+/// [`attribute`]'s values: the names tables. Not a stable API.
+#[doc(hidden)]
+pub mod macro_support {
+    pub use crate::names::{JITTERS_OR_STATIC, OTHER_ARGUMENTS, arguments, combinator_home};
+}
+
 /// The default attempt limit (the runtime's `DEFAULT_ATTEMPTS`).
 pub const DEFAULT_ATTEMPTS: u64 = 3;
 

@@ -78,12 +78,11 @@ fn combined(text: &Text, errors: &[backoff_schedule::Error]) -> syn::Error {
 
 /// The attribute's strategy for the crate's, each value on its tokens.
 fn strategy_arg(s: &backoff_schedule::Strategy, text: &Text) -> StrategyArg {
-    let kind = StrategyKind::from_name(s.kind.name()).unwrap_or(StrategyKind::Exponential);
     let duration = |d: &backoff_schedule::Spanned<std::time::Duration>| DurationArg {
         value: d.value,
         span: text.span(d.span),
     };
-    let mut arg = StrategyArg::new(kind, text.span(s.span), s.nested);
+    let mut arg = StrategyArg::new(s.kind, text.span(s.span), s.nested);
     arg.base = s.base.as_ref().map(duration);
     arg.max = s.max.as_ref().map(duration);
     arg.factor = s.factor.as_ref().map(|f| FactorArg {
