@@ -182,6 +182,12 @@ impl RetryArgs {
         if self.strategy.is_none() {
             let mut s = StrategyArg::new(StrategyKind::Exponential, preset.span, false);
             (s.base, s.max) = (at(base), at(max));
+            let ms = |ms| {
+                Some(backoff_schedule::macro_support::spanned(
+                    core::time::Duration::from_millis(ms),
+                ))
+            };
+            (s.schedule.base, s.schedule.max) = (ms(base), ms(max));
             self.strategy = Some(s);
         }
         if self.attempts.is_none() {

@@ -12,21 +12,21 @@ use crate::{
 };
 
 /// The base of the growing strategies when none is given (the runtime's).
-pub(crate) const BASE: Duration = Duration::from_millis(100);
+pub const BASE: Duration = Duration::from_millis(100);
 
 /// Their `max` when none is given (the runtime's).
-pub(crate) const MAX: Duration = Duration::from_secs(10);
+pub const MAX: Duration = Duration::from_secs(10);
 
 /// `sidekiq`'s and `buckets`' unit when none is given: their formulas
 /// count in seconds.
-pub(crate) const UNIT: Duration = Duration::from_secs(1);
+pub const UNIT: Duration = Duration::from_secs(1);
 
 /// `constant`'s delay when none is given.
-pub(crate) const DELAY: Duration = Duration::from_secs(1);
+pub const DELAY: Duration = Duration::from_secs(1);
 
 /// The first delay of `kind` when none is given: `constant`'s delay, or the
 /// others' base.
-pub(crate) const fn base(kind: StrategyKind) -> Duration {
+pub const fn base(kind: StrategyKind) -> Duration {
     match kind {
         StrategyKind::Constant => DELAY,
         StrategyKind::Sidekiq | StrategyKind::Buckets => UNIT,

@@ -60,10 +60,29 @@ pub use names::{JitterKind, StrategyKind};
 pub use value::attribute;
 
 /// What the `#[retry]` attribute reads through this crate besides
-/// [`attribute`]'s values: the names tables. Not a stable API.
+/// [`attribute`]'s values: the names tables, the defaults, and the
+/// evaluator of a strategy's delays. Not a stable API.
 #[doc(hidden)]
 pub mod macro_support {
+    pub use crate::check::{BASE, DELAY, MAX, UNIT, base};
+    pub use crate::eval::{HORIZON, StopAt, central, max, stop_at};
     pub use crate::names::{JITTERS_OR_STATIC, OTHER_ARGUMENTS, arguments, combinator_home};
+    pub use crate::parse::literal;
+    use crate::{Span, Spanned, Strategy, StrategyKind};
+
+    /// `kind` with nothing given (the attribute's `preset`, and its default).
+    pub fn strategy(kind: StrategyKind, nested: bool) -> Strategy {
+        Strategy::new(kind, Span::new(0, 0), nested)
+    }
+
+    /// `value`, written nowhere in a text.
+    pub fn spanned<T>(value: T) -> Spanned<T> {
+        Spanned {
+            value,
+            span: Span::new(0, 0),
+            key: Span::new(0, 0),
+        }
+    }
 }
 
 /// The default attempt limit (the runtime's `DEFAULT_ATTEMPTS`).

@@ -103,5 +103,6 @@ fn strategy_arg(s: &backoff_schedule::Strategy, text: &Text) -> StrategyArg {
         .map(|stage| strategy_arg(stage, text))
         .collect();
     arg.steps = s.steps.iter().map(duration).collect();
+    arg.schedule = Box::new(s.clone());
     arg
 }

@@ -119,15 +119,7 @@ pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, S
         ),
     )?;
     let (value, span) = values::jitter(&text.text).map_err(|e| text.error(&e))?;
-    use backoff_schedule::JitterKind as J;
-    let value = match value {
-        J::None => JitterKind::None,
-        J::Full => JitterKind::Full,
-        J::Equal => JitterKind::Equal,
-        J::Spread => JitterKind::Spread,
-        J::Scattered(r) => JitterKind::Scattered(r),
-        J::Range(lo, hi) => JitterKind::Range(lo, hi),
-        _ => JitterKind::Custom(Custom(ungrouped(&expr).to_token_stream())),
-    };
+    let value = JitterKind::of(value)
+        .unwrap_or_else(|| JitterKind::Custom(Custom(ungrouped(&expr).to_token_stream())));
     Ok((value, text.span(span)))
 }

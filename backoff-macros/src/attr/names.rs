@@ -25,3 +25,19 @@ pub(crate) enum JitterKind {
 /// The path of a `jitter = NAME`, as written.
 #[derive(Clone, Debug)]
 pub(crate) struct Custom(pub(crate) proc_macro2::TokenStream);
+
+impl JitterKind {
+    /// The crate's jitter; `None` for a `static`'s, whose tokens it lacks.
+    pub(crate) fn of(j: backoff_schedule::JitterKind) -> Option<JitterKind> {
+        use backoff_schedule::JitterKind as J;
+        Some(match j {
+            J::None => JitterKind::None,
+            J::Full => JitterKind::Full,
+            J::Equal => JitterKind::Equal,
+            J::Spread => JitterKind::Spread,
+            J::Scattered(r) => JitterKind::Scattered(r),
+            J::Range(lo, hi) => JitterKind::Range(lo, hi),
+            _ => return None,
+        })
+    }
+}

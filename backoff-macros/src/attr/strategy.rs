@@ -3,7 +3,6 @@
 
 use proc_macro2::Span;
 
-use super::defaults;
 use super::literal::{DurationArg, FactorArg};
 use super::names::{JitterKind, StrategyKind};
 
@@ -25,6 +24,9 @@ pub(crate) struct StrategyArg {
     pub(crate) stages: Vec<StrategyArg>,
     /// The delays of `steps`.
     pub(crate) steps: Vec<DurationArg>,
+    /// The same strategy as the schedule language's crate reads it, for
+    /// its evaluator and defaults.
+    pub(crate) schedule: Box<backoff_schedule::Strategy>,
 }
 
 /// `times = 3`, with the span of its name.
@@ -48,6 +50,7 @@ impl StrategyArg {
             lasting: None,
             stages: Vec::new(),
             steps: Vec::new(),
+            schedule: Box::new(backoff_schedule::macro_support::strategy(kind, nested)),
         }
     }
 
@@ -57,19 +60,9 @@ impl StrategyArg {
     }
 
     /// The jitter this strategy has when `jitter` is not given: its
-    /// kind's ([`defaults::jitter`]); for a composed one, none when every
-    /// leaf has none (random by itself, or never waits), else full.
+    /// kind's; for a composed one, none when every leaf has none (random
+    /// by itself, or never waits), else full.
     pub(crate) fn default_jitter(&self) -> JitterKind {
-        if self.stages.is_empty() {
-            defaults::jitter(self.kind)
-        } else if self
-            .stages
-            .iter()
-            .all(|s| matches!(s.default_jitter(), JitterKind::None))
-        {
-            JitterKind::None
-        } else {
-            JitterKind::Full
-        }
+        JitterKind::of(self.schedule.default_jitter()).unwrap_or(JitterKind::Full)
     }
 }

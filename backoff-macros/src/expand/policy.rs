@@ -426,10 +426,7 @@ fn side(
 /// The jitter of a strategy (default: exponential) when `jitter` is not
 /// given.
 pub(super) fn default_jitter(strategy: Option<&StrategyArg>) -> JitterKind {
-    strategy.map_or(
-        defaults::jitter(StrategyKind::Exponential),
-        StrategyArg::default_jitter,
-    )
+    strategy.map_or(JitterKind::Full, StrategyArg::default_jitter)
 }
 
 /// `.factor(f)` and `.max_delay(max)`, as given.
