@@ -181,6 +181,15 @@ fn never_stops(stop: &Arg<Duration>, shown: &str, max: Duration) -> Error {
     )
 }
 
+/// The checks of one strategy and its stages alone (its parameters,
+/// `times` and `for` where they belong, `decorrelated` where it reads its
+/// own delay): every mistake, in the attribute's order.
+pub fn check_strategy_tree(s: &StrategyArg) -> Vec<Error> {
+    let mut errors = Vec::new();
+    check_tree(s, None, &mut errors);
+    errors
+}
+
 /// One strategy and its stages; `within` is the form it is a stage of.
 fn check_tree(s: &StrategyArg, within: Option<StrategyKind>, errors: &mut Errors) {
     if !s.kind.takes_stages() && s.kind != StrategyKind::Steps {
@@ -215,7 +224,7 @@ fn check_tree(s: &StrategyArg, within: Option<StrategyKind>, errors: &mut Errors
 /// The first stage in `s` that ends by time, or side of `shorter`/`longer`
 /// that ends: its `for` or `times` (a schedule whose delays depend on the
 /// call).
-pub(crate) fn first_end(s: &StrategyArg) -> Option<crate::Span> {
+pub fn first_end(s: &StrategyArg) -> Option<crate::Span> {
     let sides = matches!(s.kind, StrategyKind::Shorter | StrategyKind::Longer);
     s.stages.iter().find_map(|stage| {
         let own = stage.times.as_ref().filter(|_| sides).map(|t| t.span);
@@ -227,7 +236,7 @@ pub(crate) fn first_end(s: &StrategyArg) -> Option<crate::Span> {
 /// The boundaries of `s` a call marks, as the runtime counts them
 /// (`Strategy::staging`): one per stage of `chain` that ends by time or
 /// that a stage which ends follows.
-fn marks(s: &StrategyArg) -> usize {
+pub fn marks(s: &StrategyArg) -> usize {
     let own = match s.kind {
         StrategyKind::Chain => (0..s.stages.len().saturating_sub(1))
             .filter(|&i| {

@@ -60,11 +60,12 @@ pub use names::{JitterKind, StrategyKind};
 pub use value::attribute;
 
 /// What the `#[retry]` attribute reads through this crate besides
-/// [`attribute`]'s values: the names tables, the defaults, and the
-/// evaluator of a strategy's delays. Not a stable API.
+/// [`attribute`]'s values: the names tables, the defaults, the evaluator
+/// of a strategy's delays, and the checks of a strategy alone. Not a
+/// stable API.
 #[doc(hidden)]
 pub mod macro_support {
-    pub use crate::check::{BASE, DELAY, MAX, UNIT, base};
+    pub use crate::check::{BASE, DELAY, MAX, UNIT, base, check_strategy_tree, first_end, marks};
     pub use crate::eval::{HORIZON, StopAt, central, max, stop_at};
     pub use crate::names::{JITTERS_OR_STATIC, OTHER_ARGUMENTS, arguments, combinator_home};
     pub use crate::parse::literal;

@@ -4,7 +4,7 @@
 //! these values.
 
 pub(crate) use backoff_schedule::DEFAULT_ATTEMPTS as ATTEMPTS;
-pub(crate) use backoff_schedule::macro_support::{BASE, MAX, UNIT, base, literal};
+pub(crate) use backoff_schedule::macro_support::{BASE, UNIT, base};
 
 /// `preset = ".."`: each name, and its exponential's base and max in
 /// milliseconds and its attempts, full jitter (the runtime's `presets`,

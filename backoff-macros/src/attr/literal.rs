@@ -23,13 +23,6 @@ pub(crate) struct DurationArg {
     pub(crate) span: Span,
 }
 
-/// `factor = 1.5`.
-#[derive(Clone, Copy)]
-pub(crate) struct FactorArg {
-    pub(crate) value: f64,
-    pub(crate) span: Span,
-}
-
 /// Where a literal value goes, for the messages about other values.
 pub(super) struct Slot {
     /// The argument or parameter (`base`, `max_elapsed`, `constant`).

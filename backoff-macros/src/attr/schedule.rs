@@ -65,7 +65,7 @@ mod tests {
             StrategyKind::Exponential => {
                 let mut e = Exponential::new(base.unwrap_or(Duration::from_millis(100)));
                 if let Some(f) = &s.factor {
-                    e = e.factor(f.value);
+                    e = e.factor(*f);
                 }
                 if let Some(m) = given {
                     e = e.max_delay(m);
@@ -98,7 +98,7 @@ mod tests {
                     acc = match kind {
                         StrategyKind::Chain => leak(Box::new(Chain::new(
                             a,
-                            u32::try_from(stage.times.map_or(0, |t| t.value)).unwrap(),
+                            u32::try_from(stage.times.unwrap_or(0)).unwrap(),
                             acc,
                         ))),
                         StrategyKind::Shorter => leak(Box::new(Shorter::new(a, acc))),

@@ -1,10 +1,15 @@
 //! The strategy argument (`exponential(base = "100ms", ..)` and its kin),
 //! as parsed (`compose.rs`): its parameters, and a stage's `times`.
 
+use std::rc::Rc;
+
+use backoff_schedule::macro_support as schedule;
 use proc_macro2::Span;
 
-use super::literal::{DurationArg, FactorArg};
+use super::literal::DurationArg;
 use super::names::{JitterKind, StrategyKind};
+use super::text::Text;
+use crate::errors::Errors;
 
 /// The strategy argument: `exponential(base = "100ms", factor = 2, max = "5s")`.
 pub(crate) struct StrategyArg {
@@ -12,14 +17,14 @@ pub(crate) struct StrategyArg {
     pub(crate) span: Span,
     /// `base`, or the constant's `delay`.
     pub(crate) base: Option<DurationArg>,
-    pub(crate) factor: Option<FactorArg>,
+    pub(crate) factor: Option<f64>,
     pub(crate) max: Option<DurationArg>,
     /// Inside another form: a stage of `chain`, `sum`, ...
     pub(crate) nested: bool,
     /// A stage's `times = n`: the retries it schedules before the next.
-    pub(crate) times: Option<TimesArg>,
+    pub(crate) times: Option<u64>,
     /// A stage's `for = D`: it ends at the first failure once D has passed.
-    pub(crate) lasting: Option<super::compose::ForArg>,
+    pub(crate) lasting: Option<DurationArg>,
     /// The stages of `chain`, `shorter`, `longer` and `sum`.
     pub(crate) stages: Vec<StrategyArg>,
     /// The delays of `steps`.
@@ -27,13 +32,8 @@ pub(crate) struct StrategyArg {
     /// The same strategy as the schedule language's crate reads it, for
     /// its evaluator and defaults.
     pub(crate) schedule: Box<backoff_schedule::Strategy>,
-}
-
-/// `times = 3`, with the span of its name.
-#[derive(Clone, Copy)]
-pub(crate) struct TimesArg {
-    pub(crate) value: u64,
-    pub(crate) span: Span,
+    /// The attribute's tokens `schedule`'s byte ranges are in.
+    pub(super) text: Rc<Text>,
 }
 
 impl StrategyArg {
@@ -50,7 +50,8 @@ impl StrategyArg {
             lasting: None,
             stages: Vec::new(),
             steps: Vec::new(),
-            schedule: Box::new(backoff_schedule::macro_support::strategy(kind, nested)),
+            schedule: Box::new(schedule::strategy(kind, nested)),
+            text: Rc::default(),
         }
     }
 
@@ -64,5 +65,26 @@ impl StrategyArg {
     /// by itself, or never waits), else full.
     pub(crate) fn default_jitter(&self) -> JitterKind {
         JitterKind::of(self.schedule.default_jitter()).unwrap_or(JitterKind::Full)
+    }
+
+    /// The checks of this strategy and its stages alone, the schedule
+    /// language's, each on its tokens.
+    pub(crate) fn check(&self, errors: &mut Errors) {
+        for e in schedule::check_strategy_tree(&self.schedule) {
+            errors.push(syn::Error::new(self.text.span(e.span()), e.message()));
+        }
+    }
+
+    /// The first stage that ends by time, or side of `shorter`/`longer`
+    /// that ends: its `for` or `times` (a schedule whose delays depend on
+    /// the call).
+    pub(crate) fn first_end(&self) -> Option<Span> {
+        schedule::first_end(&self.schedule).map(|span| self.text.span(span))
+    }
+
+    /// The boundaries a call marks, as the runtime counts them
+    /// (`Strategy::staging`).
+    pub(crate) fn marks(&self) -> usize {
+        schedule::marks(&self.schedule)
     }
 }

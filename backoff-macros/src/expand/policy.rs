@@ -240,7 +240,7 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
     let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
     let base = strategy.and_then(|s| s.base.as_ref()).map(|b| b.value);
     let max = given(strategy.and_then(|s| s.max.as_ref()).map(|m| m.value))?;
-    let factor = strategy.and_then(|s| s.factor.as_ref()).map(|f| f.value);
+    let factor = strategy.and_then(|s| s.factor);
     let strategy = match kind {
         // (Random by themselves, uncapped by default, or composed: a
         // `static` of the function's builds them.)
@@ -383,11 +383,11 @@ fn composed_parts(p: &Ident, s: &StrategyArg) -> (TokenStream, TokenStream) {
         let (mut stage_ty, mut stage_ctor) = strategy_parts(p, Some(stage));
         ctor = match (chain, &stage.lasting) {
             (true, Some(lasting)) => {
-                let d = duration(p, lasting.value.value);
+                let d = duration(p, lasting.value);
                 quote!(#p::#form::lasting(#stage_ctor, #d, #ctor))
             }
             (true, None) => {
-                let times = stage.times.map_or(0, |t| t.value);
+                let times = stage.times.unwrap_or(0);
                 let times = Literal::u32_suffixed(u32::try_from(times).unwrap_or(u32::MAX));
                 quote!(#p::#form::new(#stage_ctor, #times, #ctor))
             }
@@ -411,11 +411,11 @@ fn side(
 ) -> (TokenStream, TokenStream) {
     let ctor = match (&s.lasting, s.times) {
         (Some(lasting), _) => {
-            let d = duration(p, lasting.value.value);
+            let d = duration(p, lasting.value);
             quote!(#p::Stage::lasting(#ctor, #d))
         }
         (None, Some(t)) => {
-            let times = Literal::u32_suffixed(u32::try_from(t.value).unwrap_or(u32::MAX));
+            let times = Literal::u32_suffixed(u32::try_from(t).unwrap_or(u32::MAX));
             quote!(#p::Stage::times(#ctor, #times))
         }
         (None, None) => return (ty, ctor),
@@ -433,8 +433,8 @@ pub(super) fn default_jitter(strategy: Option<&StrategyArg>) -> JitterKind {
 fn strategy_setters(p: &Ident, strategy: Option<&StrategyArg>) -> TokenStream {
     let mut setters = TokenStream::new();
     if let Some(s) = strategy {
-        if let Some(f) = &s.factor {
-            let f = Literal::f64_suffixed(f.value);
+        if let Some(f) = s.factor {
+            let f = Literal::f64_suffixed(f);
             setters.extend(quote!(.factor(#f)));
         }
         if let Some(max) = &s.max {

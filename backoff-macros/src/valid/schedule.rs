@@ -13,14 +13,14 @@ use crate::errors::Errors;
 /// with the other arguments, as an `on(..)` arm's).
 pub(super) fn check_schedule(args: &RetryArgs, errors: &mut Errors) {
     if let Some(s) = &args.strategy {
-        check_tree(s, None, errors);
+        s.check(errors);
         if s.kind == StrategyKind::Chain {
             check_reachable(s, args.attempts.as_ref(), errors);
         }
         if let Some(deadline) = &args.max_elapsed {
             check_for_deadline(s, deadline.value.value, errors);
         }
-        let marks = marks(s);
+        let marks = s.marks();
         if marks > 4 {
             errors.push(syn::Error::new(
                 s.span,
@@ -201,11 +201,11 @@ pub(super) fn check_arm_schedule(
     attempts: Option<&Arg<Attempts>>,
     errors: &mut Errors,
 ) {
-    check_tree(s, None, errors);
+    s.check(errors);
     if s.kind == StrategyKind::Chain {
         check_reachable(s, attempts, errors);
     }
-    if let Some(span) = crate::attr::compose::first_end(s) {
+    if let Some(span) = s.first_end() {
         errors.push(syn::Error::new(
             span,
             "a stage that ends (`for`, or `times` on a side of `shorter` or `longer`) belongs to the main schedule only: this schedule's retries end with its `attempts`; remove it here, or end the stage with `times` in a `chain`",
@@ -213,147 +213,23 @@ pub(super) fn check_arm_schedule(
     }
 }
 
-/// The boundaries of `s` a call marks, as the runtime counts them
-/// (`Strategy::staging`): one per stage of `chain` that ends by time or
-/// that a stage which ends follows.
-fn marks(s: &StrategyArg) -> usize {
-    let own = match s.kind {
-        StrategyKind::Chain => (0..s.stages.len().saturating_sub(1))
-            .filter(|&i| {
-                s.stages[i..]
-                    .iter()
-                    .any(|t| t.lasting.is_some() || crate::attr::compose::first_end(t).is_some())
-            })
-            .count(),
-        _ => 0,
-    };
-    own + s.stages.iter().map(marks).sum::<usize>()
-}
-
 /// A `for` no shorter than `max_elapsed` never acts: the deadline ends the
 /// call first.
 fn check_for_deadline(s: &StrategyArg, deadline: std::time::Duration, errors: &mut Errors) {
     for stage in &s.stages {
         if let Some(lasting) = &stage.lasting
-            && lasting.value.value >= deadline
+            && lasting.value >= deadline
         {
             errors.push(syn::Error::new(
-                lasting.value.span,
+                lasting.span,
                 format!(
                     "`for = \"{}\"` never acts: the `max_elapsed` deadline of `\"{}\"` ends the call before the stage could end; make `for` shorter than `max_elapsed`, or remove it",
-                    duration::format(lasting.value.value),
+                    duration::format(lasting.value),
                     duration::format(deadline),
                 ),
             ));
         }
         check_for_deadline(stage, deadline, errors);
-    }
-}
-
-fn check_tree(s: &StrategyArg, within: Option<StrategyKind>, errors: &mut Errors) {
-    if !s.kind.takes_stages() && s.kind != StrategyKind::Steps {
-        check_strategy(s, errors);
-    }
-    if s.kind == StrategyKind::Decorrelated
-        && let Some(form) = within.filter(|f| f.combines())
-    {
-        errors.push(syn::Error::new(
-            s.span,
-            format!(
-                "`decorrelated` cannot be a stage of `{form}`: it draws each delay from its own previous one, and inside `{form}` the previous delay is the combined one; use it as the main strategy or as a stage of `chain`, or use `exponential` here",
-                form = form.name()
-            ),
-        ));
-    }
-    // Inside `sum`, a `chain` stage's `decorrelated` is still combined.
-    let within = match (within, s.kind) {
-        (Some(outer), _) if outer.combines() => Some(outer),
-        (_, kind) if kind.takes_stages() => Some(kind),
-        (outer, _) => outer,
-    };
-    if s.kind == StrategyKind::Chain {
-        check_times(s, errors);
-    }
-    for stage in &s.stages {
-        check_tree(stage, within, errors);
-        check_end(s.kind, stage, errors);
-    }
-}
-
-/// A stage's `times` and `for`: one of them at most, and only where a
-/// stage ends (`chain`, `shorter`, `longer`; not `sum`).
-fn check_end(form: StrategyKind, stage: &StrategyArg, errors: &mut Errors) {
-    let lasting = stage.lasting.as_ref().map(|f| f.key);
-    let ends = matches!(
-        form,
-        StrategyKind::Chain | StrategyKind::Shorter | StrategyKind::Longer
-    );
-    if !ends {
-        let given = [(stage.times.map(|t| t.span), "times"), (lasting, "for")];
-        for (span, name) in given.into_iter().filter_map(|(s, n)| Some((s?, n))) {
-            errors.push(syn::Error::new(
-                span,
-                format!(
-                    "`{name}` belongs to a stage of `chain`, `shorter` or `longer`; every stage of `{}` applies to every retry: remove `{name}`",
-                    form.name()
-                ),
-            ));
-        }
-    } else if let (Some(_), Some(span)) = (stage.times, lasting) {
-        errors.push(syn::Error::new(
-            span,
-            "a stage ends after `times` retries or once `for` has passed, not both; keep one",
-        ));
-    }
-}
-
-/// Every stage of a `chain` but the last takes `times` (or `for`), the
-/// last neither.
-fn check_times(chain: &StrategyArg, errors: &mut Errors) {
-    let last = chain.stages.len().saturating_sub(1);
-    for (i, stage) in chain.stages.iter().enumerate() {
-        if let Some(lasting) = stage.lasting.as_ref() {
-            let message = if i == last {
-                format!(
-                    "`for` on the last stage of `chain`: `{}` runs until the call ends; remove `for` here",
-                    stage.kind.name()
-                )
-            } else if lasting.value.value.is_zero() {
-                format!(
-                    "`for = \"0s\"`: stage {} of `chain` would never run; remove the stage, or give it some time",
-                    i + 1
-                )
-            } else {
-                continue;
-            };
-            errors.push(syn::Error::new(lasting.key, message));
-            continue;
-        }
-        match (&stage.times, i == last) {
-            (Some(times), true) => errors.push(syn::Error::new(
-                times.span,
-                format!(
-                    "`times` on the last stage of `chain`: `{}` runs until the call ends; remove `times` here",
-                    stage.kind.name()
-                ),
-            )),
-            (None, false) => errors.push(syn::Error::new(
-                stage.span,
-                format!(
-                    "stage {} of `chain` needs `times`, the retries it schedules before the next stage, as in `{}(.., times = 3)`",
-                    i + 1,
-                    stage.kind.name()
-                ),
-            )),
-            (Some(times), false) if times.value == 0 => errors.push(syn::Error::new(
-                times.span,
-                format!(
-                    "`times = 0`: stage {} of `chain` would never run; remove the stage, or give it at least one retry",
-                    i + 1
-                ),
-            )),
-            _ => {}
-        }
     }
 }
 
@@ -390,7 +266,7 @@ fn check_reachable(chain: &StrategyArg, attempts: Option<&Arg<Attempts>>, errors
             return;
         }
         let Some(times) = &stage.times else { return };
-        start = start.saturating_add(times.value);
+        start = start.saturating_add(*times);
     }
 }
 
@@ -412,69 +288,6 @@ fn check_range(jitter: &Arg<JitterKind>, errors: &mut Errors) {
         return;
     };
     errors.push(syn::Error::new(jitter.span, message));
-}
-
-/// Checks one strategy's parameters.
-fn check_strategy(s: &StrategyArg, errors: &mut Errors) {
-    if matches!(s.kind, StrategyKind::Sidekiq | StrategyKind::Buckets) {
-        // (`unit` scales a formula whose own cap is `max`.)
-        if let Some(unit) = s.base.as_ref().filter(|u| u.value.is_zero()) {
-            errors.push(syn::Error::new(
-                unit.span,
-                format!(
-                    "`unit` must be above zero: `{}` counts its delays in units; to retry without waiting, write `immediate`",
-                    s.kind.name()
-                ),
-            ));
-        }
-        return;
-    }
-    if let Some(base) = &s.base {
-        if base.value.is_zero() {
-            let what = if s.kind == StrategyKind::Constant {
-                "the delay of `constant`"
-            } else {
-                "`base`"
-            };
-            errors.push(syn::Error::new(
-                base.span,
-                format!("{what} must be above zero; to retry without waiting, write `immediate`"),
-            ));
-        } else if s.kind != StrategyKind::Constant {
-            let (max, which) = match &s.max {
-                Some(max) => (max.value, "`max`".to_owned()),
-                None => (
-                    defaults::MAX,
-                    format!("the default `max` (`{}`)", defaults::literal(defaults::MAX)),
-                ),
-            };
-            if base.value > max {
-                errors.push(syn::Error::new(
-                    base.span,
-                    format!("`base` is above {which}; lower `base` or raise `max`"),
-                ));
-            }
-        }
-    } else if let Some(max) = &s.max
-        && s.kind != StrategyKind::Constant
-        && max.value < defaults::BASE
-    {
-        errors.push(syn::Error::new(
-            max.span,
-            format!(
-                "`max` is below the default `base` (`{}`); raise `max` or give a lower `base`",
-                defaults::literal(defaults::BASE)
-            ),
-        ));
-    }
-    if let Some(factor) = &s.factor
-        && (!factor.value.is_finite() || factor.value <= 1.0)
-    {
-        errors.push(syn::Error::new(
-            factor.span,
-            "`factor` must be a finite number above 1, as in `factor = 2` or `factor = 1.5`",
-        ));
-    }
 }
 
 /// Checks an attempt limit.
