@@ -190,6 +190,31 @@ pub fn check_strategy_tree(s: &StrategyArg) -> Vec<Error> {
     errors
 }
 
+/// The checks of a strategy beside the attempt limit (default
+/// [`DEFAULT_ATTEMPTS`](crate::DEFAULT_ATTEMPTS)) and the `max_elapsed`
+/// deadline: a stage of a top-level `chain` never reached, a `for` the
+/// deadline cuts short.
+pub fn check_strategy_beside(
+    s: &StrategyArg,
+    attempts: Option<Attempts>,
+    deadline: Option<Duration>,
+) -> Vec<Error> {
+    let mut errors = Vec::new();
+    if s.kind == StrategyKind::Chain {
+        // (Its errors are on the stages.)
+        let attempts = attempts.map(|value| Spanned {
+            value,
+            span: s.span,
+            key: s.span,
+        });
+        check_reachable(s, attempts.as_ref(), &mut errors);
+    }
+    if let Some(deadline) = deadline {
+        check_for_deadline(s, deadline, &mut errors);
+    }
+    errors
+}
+
 /// One strategy and its stages; `within` is the form it is a stage of.
 fn check_tree(s: &StrategyArg, within: Option<StrategyKind>, errors: &mut Errors) {
     if !s.kind.takes_stages() && s.kind != StrategyKind::Steps {

@@ -75,6 +75,24 @@ impl StrategyArg {
         }
     }
 
+    /// The checks of this strategy beside the attempt limit and the
+    /// `max_elapsed` deadline, the schedule language's: a stage of a
+    /// top-level `chain` never reached, a `for` the deadline cuts short.
+    pub(crate) fn check_beside(
+        &self,
+        attempts: Option<&super::Arg<super::Attempts>>,
+        deadline: Option<std::time::Duration>,
+        errors: &mut Errors,
+    ) {
+        let attempts = attempts.map(|a| match a.value {
+            super::Attempts::Limited(n) => backoff_schedule::Attempts::Limited(n),
+            super::Attempts::Unlimited => backoff_schedule::Attempts::Unlimited,
+        });
+        for e in schedule::check_strategy_beside(&self.schedule, attempts, deadline) {
+            errors.push(syn::Error::new(self.text.span(e.span()), e.message()));
+        }
+    }
+
     /// The first stage that ends by time, or side of `shorter`/`longer`
     /// that ends: its `for` or `times` (a schedule whose delays depend on
     /// the call).

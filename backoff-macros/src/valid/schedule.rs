@@ -3,7 +3,6 @@
 //! that read their own previous delay, stages the attempt limit never
 //! reaches; and `jitter = range(lo, hi)`.
 
-use crate::attr::defaults;
 use crate::attr::schedule::{HORIZON, StopAt, stop_at};
 use crate::attr::{Arg, Attempts, JitterKind, OnAction, RetryArgs, StrategyArg, StrategyKind};
 use crate::duration;
@@ -14,12 +13,8 @@ use crate::errors::Errors;
 pub(super) fn check_schedule(args: &RetryArgs, errors: &mut Errors) {
     if let Some(s) = &args.strategy {
         s.check(errors);
-        if s.kind == StrategyKind::Chain {
-            check_reachable(s, args.attempts.as_ref(), errors);
-        }
-        if let Some(deadline) = &args.max_elapsed {
-            check_for_deadline(s, deadline.value.value, errors);
-        }
+        let deadline = args.max_elapsed.as_ref().map(|d| d.value.value);
+        s.check_beside(args.attempts.as_ref(), deadline, errors);
         let marks = s.marks();
         if marks > 4 {
             errors.push(syn::Error::new(
@@ -202,71 +197,12 @@ pub(super) fn check_arm_schedule(
     errors: &mut Errors,
 ) {
     s.check(errors);
-    if s.kind == StrategyKind::Chain {
-        check_reachable(s, attempts, errors);
-    }
+    s.check_beside(attempts, None, errors);
     if let Some(span) = s.first_end() {
         errors.push(syn::Error::new(
             span,
             "a stage that ends (`for`, or `times` on a side of `shorter` or `longer`) belongs to the main schedule only: this schedule's retries end with its `attempts`; remove it here, or end the stage with `times` in a `chain`",
         ));
-    }
-}
-
-/// A `for` no shorter than `max_elapsed` never acts: the deadline ends the
-/// call first.
-fn check_for_deadline(s: &StrategyArg, deadline: std::time::Duration, errors: &mut Errors) {
-    for stage in &s.stages {
-        if let Some(lasting) = &stage.lasting
-            && lasting.value >= deadline
-        {
-            errors.push(syn::Error::new(
-                lasting.span,
-                format!(
-                    "`for = \"{}\"` never acts: the `max_elapsed` deadline of `\"{}\"` ends the call before the stage could end; make `for` shorter than `max_elapsed`, or remove it",
-                    duration::format(lasting.value),
-                    duration::format(deadline),
-                ),
-            ));
-        }
-        check_for_deadline(stage, deadline, errors);
-    }
-}
-
-/// A stage of the top-level `chain` that starts after the last retry the
-/// attempt limit allows.
-fn check_reachable(chain: &StrategyArg, attempts: Option<&Arg<Attempts>>, errors: &mut Errors) {
-    let (limit, given) = match attempts.map(|a| a.value) {
-        Some(Attempts::Unlimited) => return,
-        Some(Attempts::Limited(n)) => (n, true),
-        None => (defaults::ATTEMPTS, false),
-    };
-    if limit == 0 {
-        return;
-    }
-    let retries = limit - 1;
-    let mut start: u64 = 1;
-    for (i, stage) in chain.stages.iter().enumerate() {
-        if i > 0 && start > retries {
-            let limit_text = if given {
-                format!("`attempts = {limit}`")
-            } else {
-                format!("the default `attempts` ({limit})")
-            };
-            errors.push(syn::Error::new(
-                stage.span,
-                format!(
-                    "stage {} of `chain` (`{}`) is never reached: it starts at retry {start}, and {limit_text} allows {retries} {}; raise `attempts` to at least {}, or lower the `times` before it",
-                    i + 1,
-                    stage.kind.name(),
-                    if retries == 1 { "retry" } else { "retries" },
-                    start.saturating_add(1),
-                ),
-            ));
-            return;
-        }
-        let Some(times) = &stage.times else { return };
-        start = start.saturating_add(*times);
     }
 }
 
