@@ -27,7 +27,7 @@ mod values;
 
 use compose::parse_strategy;
 pub(crate) use kinds::{OnAction, OnArm};
-pub(crate) use literal::{DurationArg, attempts_out_of_range};
+pub(crate) use literal::DurationArg;
 use literal::{Slot, parse_attempts, parse_duration, parse_jitter};
 pub(crate) use names::{JitterKind, StrategyKind, arguments};
 
@@ -38,11 +38,7 @@ use syntax::{comma_separated, eq, span_range};
 use values::{check_callable, check_path, parse_clone, parse_hedge, parse_throttled};
 
 /// `attempts = 5` or `attempts = unlimited`.
-#[derive(Clone, Copy)]
-pub(crate) enum Attempts {
-    Limited(u64),
-    Unlimited,
-}
+pub(crate) use backoff_schedule::Attempts;
 
 /// A value with the span of the argument it came from.
 pub(crate) struct Arg<T> {

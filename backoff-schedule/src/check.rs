@@ -124,16 +124,26 @@ fn check_stop(args: &Parsed, errors: &mut Errors) {
     let Some(stop) = &args.stop_at_delay else {
         return;
     };
-    let d = stop.value;
-    let shown = duration::format(d);
-    if d.is_zero() {
+    if stop.value.is_zero() {
         errors.push(Error::new(
             stop.span,
             "a `stop_at_delay` of zero allows no retry; give a positive delay",
         ));
         return;
     }
-    let strategy = args.strategy.as_ref();
+    check_stop_rule(args.strategy.as_ref(), stop, args.attempts.as_ref(), errors);
+}
+
+/// A positive `stop_at_delay` for `strategy` (`None`: the default): the
+/// rule can act, and `attempts` does not end the call first.
+fn check_stop_rule(
+    strategy: Option<&StrategyArg>,
+    stop: &Arg<Duration>,
+    attempts: Option<&Arg<Attempts>>,
+    errors: &mut Errors,
+) {
+    let d = stop.value;
+    let shown = duration::format(d);
     let cap = crate::eval::max(strategy.unwrap_or(&StrategyArg::default_exponential()));
     match stop_at(strategy, d) {
         StopAt::Random if cap < d => errors.push(never_stops(stop, &shown, cap)),
@@ -152,7 +162,7 @@ fn check_stop(args: &Parsed, errors: &mut Errors) {
             ),
         )),
         StopAt::Attempts(k) => {
-            if let Some(attempts) = &args.attempts
+            if let Some(attempts) = attempts
                 && let Attempts::Limited(n) = attempts.value
                 && n <= k
             {
@@ -503,6 +513,67 @@ fn check_attempts(attempts: &Arg<Attempts>, errors: &mut Errors) {
                 crate::value::attempts_out_of_range(n),
             ));
         }
+    }
+}
+
+/// The checks of one value alone, for the attribute: each error is on
+/// [`VALUE`] (the value) or [`OTHER`] (the argument's name, or the other
+/// argument named).
+pub mod value_checks {
+    use core::time::Duration;
+
+    use crate::{Attempts, Error, JitterKind, Span, Spanned, Strategy, StrategyKind};
+
+    /// Where an error about the value is.
+    pub const VALUE: Span = Span::new(0, 0);
+    /// Where an error about the argument's name (`jitter`), or the other
+    /// argument (`attempts` beside `stop_at_delay`), is.
+    pub const OTHER: Span = Span::new(1, 1);
+
+    fn arg<T>(value: T) -> Spanned<T> {
+        Spanned {
+            value,
+            span: VALUE,
+            key: OTHER,
+        }
+    }
+
+    /// `jitter`'s value beside the strategy it is for.
+    pub fn jitter(jitter: JitterKind, strategy: Option<StrategyKind>) -> Vec<Error> {
+        let mut errors = Vec::new();
+        super::check_jitter(&arg(jitter), strategy, &mut errors);
+        errors
+    }
+
+    /// `range(lo, hi)`'s bounds.
+    pub fn range(jitter: JitterKind) -> Vec<Error> {
+        let mut errors = Vec::new();
+        super::check_range(&arg(jitter), &mut errors);
+        errors
+    }
+
+    /// `attempts`' value.
+    pub fn attempts(attempts: Attempts) -> Vec<Error> {
+        let mut errors = Vec::new();
+        super::check_attempts(&arg(attempts), &mut errors);
+        errors
+    }
+
+    /// A positive `stop_at_delay` for `strategy` (`None`: the default)
+    /// beside `attempts` (its errors on [`OTHER`]).
+    pub fn stop_rule(
+        strategy: Option<&Strategy>,
+        stop: Duration,
+        attempts: Option<Attempts>,
+    ) -> Vec<Error> {
+        let mut errors = Vec::new();
+        let attempts = attempts.map(|a| Spanned {
+            value: a,
+            span: OTHER,
+            key: OTHER,
+        });
+        super::check_stop_rule(strategy, &arg(stop), attempts.as_ref(), &mut errors);
+        errors
     }
 }
 

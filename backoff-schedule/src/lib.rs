@@ -67,6 +67,7 @@ pub use value::attribute;
 pub mod macro_support {
     pub use crate::check::{
         BASE, DELAY, MAX, UNIT, base, check_strategy_beside, check_strategy_tree, first_end, marks,
+        value_checks,
     };
     pub use crate::eval::{HORIZON, StopAt, central, max, stop_at};
     pub use crate::names::{JITTERS_OR_STATIC, OTHER_ARGUMENTS, arguments, combinator_home};

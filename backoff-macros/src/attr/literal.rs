@@ -86,19 +86,7 @@ pub(super) fn parse_attempts(
         "`attempts` takes a whole number of calls (the first included) or `unlimited`",
     )?;
     let (value, span) = values::attempts(&text.text, top_level).map_err(|e| text.error(&e))?;
-    let value = match value {
-        backoff_schedule::Attempts::Limited(n) => Attempts::Limited(n),
-        backoff_schedule::Attempts::Unlimited => Attempts::Unlimited,
-    };
     Ok((value, text.span(span)))
-}
-
-/// The error for an `attempts = N` above `u32::MAX`.
-pub(crate) fn attempts_out_of_range(n: impl std::fmt::Display) -> String {
-    format!(
-        "`attempts = {n}` is out of range; the most is {} (or `unlimited`)",
-        u32::MAX
-    )
 }
 
 /// `"full"`, `"equal"`, `"half"`, `"none"`, `"spread"`, `scattered(0.25)`,

@@ -27,6 +27,20 @@ pub(crate) enum JitterKind {
 pub(crate) struct Custom(pub(crate) proc_macro2::TokenStream);
 
 impl JitterKind {
+    /// As the crate writes it (a `static`'s path as text).
+    pub(crate) fn to_schedule(&self) -> backoff_schedule::JitterKind {
+        use backoff_schedule::JitterKind as J;
+        match self {
+            JitterKind::None => J::None,
+            JitterKind::Full => J::Full,
+            JitterKind::Equal => J::Equal,
+            JitterKind::Spread => J::Spread,
+            JitterKind::Scattered(r) => J::Scattered(*r),
+            JitterKind::Range(lo, hi) => J::Range(*lo, *hi),
+            JitterKind::Custom(c) => J::Custom(c.0.to_string()),
+        }
+    }
+
     /// The crate's jitter; `None` for a `static`'s, whose tokens it lacks.
     pub(crate) fn of(j: backoff_schedule::JitterKind) -> Option<JitterKind> {
         use backoff_schedule::JitterKind as J;

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use backoff_schedule::macro_support as eval;
-pub(crate) use backoff_schedule::macro_support::{HORIZON, StopAt};
+pub(crate) use backoff_schedule::macro_support::StopAt;
 
 use super::Attempts;
 use super::strategy::StrategyArg;
@@ -16,11 +16,6 @@ use super::strategy::StrategyArg;
 /// (`None`: the default exponential).
 pub(crate) fn stop_at(s: Option<&StrategyArg>, stop: Duration) -> StopAt {
     eval::stop_at(s.map(|s| &*s.schedule), stop)
-}
-
-/// The schedule's cap.
-pub(crate) fn max(s: &StrategyArg) -> Duration {
-    eval::max(&s.schedule)
 }
 
 /// An `on(..)` arm's attempt limit beside the top-level `stop_at_delay`:
@@ -51,9 +46,10 @@ mod tests {
     use proptest::prelude::*;
     use proptest::strategy::Strategy as _;
 
-    use super::{StopAt, max, stop_at};
+    use super::{StopAt, stop_at};
     use crate::attr::{RetryArgs, StrategyArg, StrategyKind};
     use crate::errors::Errors;
+    use backoff_schedule::macro_support::max;
 
     /// The runtime's strategy for a parsed one, built as the expansion
     /// builds it (stages nest to the right).
@@ -169,7 +165,7 @@ mod tests {
             let s = args.strategy.expect("a strategy");
             let r = runtime(&s);
             let mut rng = JitterRng::from_seed(0);
-            prop_assert_eq!(max(&s), r.max_delay(), "{}", text);
+            prop_assert_eq!(max(&s.schedule), r.max_delay(), "{}", text);
             for k in 1..40u32 {
                 let expected = r.central_delay(k);
                 let got = backoff_schedule::macro_support::central(&s.schedule, u64::from(k)).expect("no random stage");

@@ -55,11 +55,6 @@ impl StrategyArg {
         }
     }
 
-    /// The strategy when none is given.
-    pub(crate) fn default_exponential() -> StrategyArg {
-        StrategyArg::new(StrategyKind::Exponential, Span::call_site(), false)
-    }
-
     /// The jitter this strategy has when `jitter` is not given: its
     /// kind's; for a composed one, none when every leaf has none (random
     /// by itself, or never waits), else full.
@@ -84,10 +79,7 @@ impl StrategyArg {
         deadline: Option<std::time::Duration>,
         errors: &mut Errors,
     ) {
-        let attempts = attempts.map(|a| match a.value {
-            super::Attempts::Limited(n) => backoff_schedule::Attempts::Limited(n),
-            super::Attempts::Unlimited => backoff_schedule::Attempts::Unlimited,
-        });
+        let attempts = attempts.map(|a| a.value);
         for e in schedule::check_strategy_beside(&self.schedule, attempts, deadline) {
             errors.push(syn::Error::new(self.text.span(e.span()), e.message()));
         }

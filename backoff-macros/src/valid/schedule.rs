@@ -3,10 +3,11 @@
 //! that read their own previous delay, stages the attempt limit never
 //! reaches; and `jitter = range(lo, hi)`.
 
-use crate::attr::schedule::{HORIZON, StopAt, stop_at};
+use crate::attr::schedule::{StopAt, stop_at};
 use crate::attr::{Arg, Attempts, JitterKind, OnAction, RetryArgs, StrategyArg, StrategyKind};
 use crate::duration;
 use crate::errors::Errors;
+use backoff_schedule::macro_support::value_checks;
 
 /// Checks the main strategy, composed or not (`throttled`'s is checked
 /// with the other arguments, as an `on(..)` arm's).
@@ -26,7 +27,11 @@ pub(super) fn check_schedule(args: &RetryArgs, errors: &mut Errors) {
         }
     }
     if let Some(jitter) = &args.jitter {
-        check_range(jitter, errors);
+        on_arg(
+            value_checks::range(jitter.value.to_schedule()),
+            jitter,
+            errors,
+        );
     }
     // (`hedge` refuses both: its attempts start on its own clock.)
     if args.hedge.is_none() {
@@ -85,39 +90,14 @@ fn check_stop(args: &RetryArgs, errors: &mut Errors) {
         check_stop_arms(args, stop, &shown, errors);
         return;
     }
-    let strategy = args.strategy.as_ref();
-    let cap = crate::attr::schedule::max(strategy.unwrap_or(&StrategyArg::default_exponential()));
-    match stop_at(strategy, d) {
-        StopAt::Random if cap < d => errors.push(never_stops(stop, &shown, cap)),
-        StopAt::Random => {}
-        StopAt::Never { max } if max < d => errors.push(never_stops(stop, &shown, max)),
-        StopAt::Never { .. } => errors.push(syn::Error::new(
-            stop.span,
-            format!(
-                "no delay reaches `stop_at_delay` (`\"{shown}\"`) within {HORIZON} retries; lower `stop_at_delay`, or give `attempts` instead"
-            ),
-        )),
-        StopAt::Attempts(1) => errors.push(syn::Error::new(
-            stop.span,
-            format!(
-                "the first delay already reaches `stop_at_delay` (`\"{shown}\"`), so no retry would ever run; raise `stop_at_delay` above the first delay"
-            ),
-        )),
-        StopAt::Attempts(k) => {
-            if let Some(attempts) = &args.attempts
-                && let Attempts::Limited(n) = attempts.value
-                && n <= k
-            {
-                errors.push(syn::Error::new(
-                    attempts.span,
-                    format!(
-                        "`attempts = {n}` always ends the call before `stop_at_delay` (`\"{shown}\"`) can act: the first delay to reach it is retry {k}'s, and {n} attempts allow {} {}; remove `attempts`, or raise it above {k}",
-                        n.saturating_sub(1),
-                        if n == 2 { "retry" } else { "retries" }
-                    ),
-                ));
-            }
-        }
+    let attempts = args.attempts.as_ref().map(|a| a.value);
+    let strategy = args.strategy.as_ref().map(|s| &*s.schedule);
+    for e in value_checks::stop_rule(strategy, d, attempts) {
+        let span = match &args.attempts {
+            Some(attempts) if e.span() == value_checks::OTHER => attempts.span,
+            _ => stop.span,
+        };
+        errors.push(syn::Error::new(span, e.message()));
     }
 }
 
@@ -172,23 +152,6 @@ fn check_stop_arms(
     }
 }
 
-/// A schedule capped below the stop never reaches it.
-fn never_stops(
-    stop: &Arg<crate::attr::DurationArg>,
-    shown: &str,
-    max: std::time::Duration,
-) -> syn::Error {
-    syn::Error::new(
-        stop.span,
-        format!(
-            "`stop_at_delay` (`\"{shown}\"`) is above the schedule's `max` (`\"{}\"`), which no delay exceeds, so the rule would never stop the call; lower `stop_at_delay` to `\"{}\"` or less, or raise `max`",
-            duration::format(max),
-            duration::format(max),
-        ),
-    )
-}
-
-/// One strategy and its stages; `within` is the form it is a stage of.
 /// Checks an `on(..)` arm's strategy (or `throttled(..)`'s), composed or
 /// not, against the arm's own `attempts`.
 pub(super) fn check_arm_schedule(
@@ -206,40 +169,20 @@ pub(super) fn check_arm_schedule(
     }
 }
 
-/// `range(lo, hi)`: `0 ≤ lo ≤ hi`, both finite.
-fn check_range(jitter: &Arg<JitterKind>, errors: &mut Errors) {
-    let JitterKind::Range(lo, hi) = jitter.value else {
-        return;
-    };
-    let message = if !lo.is_finite() || !hi.is_finite() {
-        "the bounds of `range` must be finite numbers, as in `range(0.5, 1.5)`"
-    } else if lo > f64::from(f32::MAX) || hi > f64::from(f32::MAX) {
-        // (The runtime keeps them as `f32`.)
-        "the bounds of `range` multiply the delay and must be at most 3.4e38, as in `range(0.5, 1.5)`"
-    } else if lo < 0.0 || hi < 0.0 {
-        "the bounds of `range` multiply the delay and cannot be negative; write `range(0, ..)` for waits from zero"
-    } else if lo > hi {
-        "the lower bound of `range` is above the upper one; write the smaller first, as in `range(0.5, 1.5)`"
-    } else {
-        return;
-    };
-    errors.push(syn::Error::new(jitter.span, message));
+/// Checks an attempt limit (the schedule language's check).
+pub(super) fn check_attempts(attempts: &Arg<Attempts>, errors: &mut Errors) {
+    on_arg(value_checks::attempts(attempts.value), attempts, errors);
 }
 
-/// Checks an attempt limit.
-pub(super) fn check_attempts(attempts: &Arg<Attempts>, errors: &mut Errors) {
-    if let Attempts::Limited(n) = attempts.value {
-        if n == 0 {
-            errors.push(syn::Error::new(
-                attempts.span,
-                "`attempts = 0` would never call the function; `attempts` counts calls, the first included, so it must be at least 1",
-            ));
-        } else if n > u64::from(u32::MAX) {
-            errors.push(syn::Error::new(
-                attempts.span,
-                crate::attr::attempts_out_of_range(n),
-            ));
-        }
+/// The schedule language's errors about one argument, on its tokens.
+fn on_arg<T>(found: Vec<backoff_schedule::Error>, arg: &Arg<T>, errors: &mut Errors) {
+    for e in found {
+        let span = if e.span() == value_checks::OTHER {
+            arg.key
+        } else {
+            arg.span
+        };
+        errors.push(syn::Error::new(span, e.message()));
     }
 }
 
@@ -262,28 +205,16 @@ pub(super) fn check_kind_attempts(
     }
 }
 
-/// A `jitter` (the top-level one, or an arm's) and the strategy it is for.
+/// A `jitter` (the top-level one, or an arm's) and the strategy it is for
+/// (the schedule language's checks).
 pub(super) fn check_jitter(
     jitter: &Arg<JitterKind>,
     strategy: Option<StrategyKind>,
     errors: &mut Errors,
 ) {
-    if let JitterKind::Scattered(r) = jitter.value
-        && !(r > 0.0 && r <= 1.0)
-    {
-        errors.push(syn::Error::new(
-            jitter.span,
-            "the ratio of `scattered` must be above 0 and at most 1, as in `scattered(0.25)`",
-        ));
-    }
-    // (`"spread"` replaces its randomness: it spreads around its
-    // mid-range chain.)
-    if strategy == Some(StrategyKind::Decorrelated)
-        && !matches!(jitter.value, JitterKind::None | JitterKind::Spread)
-    {
-        errors.push(syn::Error::new(
-            jitter.key,
-            "`decorrelated` is random by itself and takes no other `jitter` than `\"spread\"`; remove `jitter`",
-        ));
-    }
+    on_arg(
+        value_checks::jitter(jitter.value.to_schedule(), strategy),
+        jitter,
+        errors,
+    );
 }
