@@ -517,7 +517,7 @@ fn check_attempts(attempts: &Arg<Attempts>, errors: &mut Errors) {
 }
 
 /// The checks of one value alone, for the attribute: each error is on
-/// [`VALUE`] (the value) or [`OTHER`] (the argument's name, or the other
+/// `VALUE` (the value) or `OTHER` (the argument's name, or the other
 /// argument named).
 pub mod value_checks {
     use core::time::Duration;

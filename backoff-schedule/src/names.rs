@@ -192,7 +192,7 @@ pub(crate) const JITTER_NAMES: [&str; 5] = ["full", "equal", "half", "none", "sp
 
 pub(crate) const JITTERS: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`, `range(LO, HI)`";
 
-/// [`JITTERS`] and your own, for a value not in quotes.
+/// `JITTERS` and your own, for a value not in quotes.
 pub const JITTERS_OR_STATIC: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`, `range(LO, HI)`, or the name of a `static` implementing `Jitterer`";
 
 /// Effect's names for the combinators, and the form that does the same:
