@@ -82,22 +82,9 @@ pub(crate) fn check(args: &Parsed, errors: &mut Errors) {
 /// with the other arguments, as an `on(..)` arm's).
 fn check_schedule(args: &Parsed, errors: &mut Errors) {
     if let Some(s) = &args.strategy {
-        check_tree(s, None, errors);
-        if s.kind == StrategyKind::Chain {
-            check_reachable(s, args.attempts.as_ref(), errors);
-        }
-        if let Some(deadline) = &args.max_elapsed {
-            check_for_deadline(s, deadline.value, errors);
-        }
-        let marks = marks(s);
-        if marks > 4 {
-            errors.push(Error::new(
-                s.span,
-                format!(
-                    "this schedule has {marks} stage boundaries placed by time (the end of each stage of `chain` that lasts `for` a time or comes before one that does), and a call keeps at most 4; use fewer stages up to the last `for`"
-                ),
-            ));
-        }
+        let attempts = args.attempts.as_ref().map(|a| a.value);
+        let deadline = args.max_elapsed.as_ref().map(|d| d.value);
+        errors.extend(check_strategy_in(s, attempts, true, deadline));
     }
     if let Some(jitter) = &args.jitter {
         check_range(jitter, errors);
@@ -191,36 +178,37 @@ fn never_stops(stop: &Arg<Duration>, shown: &str, max: Duration) -> Error {
     )
 }
 
-/// The checks of one strategy and its stages alone (its parameters,
-/// `times` and `for` where they belong, `decorrelated` where it reads its
-/// own delay): every mistake, in the attribute's order.
-pub fn check_strategy_tree(s: &StrategyArg) -> Vec<Error> {
-    let mut errors = Vec::new();
-    check_tree(s, None, &mut errors);
-    errors
-}
-
-/// The checks of a strategy beside the attempt limit (default
-/// [`DEFAULT_ATTEMPTS`](crate::DEFAULT_ATTEMPTS)) and the `max_elapsed`
-/// deadline: a stage of a top-level `chain` never reached, a `for` the
-/// deadline cuts short.
-pub fn check_strategy_beside(
+/// The checks of a strategy beside its attempt limit (default
+/// [`DEFAULT_ATTEMPTS`](crate::DEFAULT_ATTEMPTS)): its parameters, `times`
+/// and `for` where they belong, `decorrelated` where it reads its own
+/// delay, a stage of a top-level `chain` never reached; for the `main`
+/// schedule, also a `for` the `max_elapsed` `deadline` cuts short and the
+/// boundaries a call keeps. Every mistake, in the attribute's order.
+pub fn check_strategy_in(
     s: &StrategyArg,
     attempts: Option<Attempts>,
+    main: bool,
     deadline: Option<Duration>,
 ) -> Vec<Error> {
     let mut errors = Vec::new();
+    check_tree(s, None, &mut errors);
     if s.kind == StrategyKind::Chain {
-        // (Its errors are on the stages.)
-        let attempts = attempts.map(|value| Spanned {
-            value,
-            span: s.span,
-            key: s.span,
-        });
-        check_reachable(s, attempts.as_ref(), &mut errors);
+        check_reachable(s, attempts, &mut errors);
+    }
+    if !main {
+        return errors;
     }
     if let Some(deadline) = deadline {
         check_for_deadline(s, deadline, &mut errors);
+    }
+    let marks = marks(s);
+    if marks > 4 {
+        errors.push(Error::new(
+            s.span,
+            format!(
+                "this schedule has {marks} stage boundaries placed by time (the end of each stage of `chain` that lasts `for` a time or comes before one that does), and a call keeps at most 4; use fewer stages up to the last `for`"
+            ),
+        ));
     }
     errors
 }
@@ -271,7 +259,7 @@ pub fn first_end(s: &StrategyArg) -> Option<crate::Span> {
 /// The boundaries of `s` a call marks, as the runtime counts them
 /// (`Strategy::staging`): one per stage of `chain` that ends by time or
 /// that a stage which ends follows.
-pub fn marks(s: &StrategyArg) -> usize {
+fn marks(s: &StrategyArg) -> usize {
     let own = match s.kind {
         StrategyKind::Chain => (0..s.stages.len().saturating_sub(1))
             .filter(|&i| {
@@ -384,8 +372,8 @@ fn check_times(chain: &StrategyArg, errors: &mut Errors) {
 
 /// A stage of the top-level `chain` that starts after the last retry the
 /// attempt limit allows.
-fn check_reachable(chain: &StrategyArg, attempts: Option<&Arg<Attempts>>, errors: &mut Errors) {
-    let (limit, given) = match attempts.map(|a| a.value) {
+fn check_reachable(chain: &StrategyArg, attempts: Option<Attempts>, errors: &mut Errors) {
+    let (limit, given) = match attempts {
         Some(Attempts::Unlimited) => return,
         Some(Attempts::Limited(n)) => (n, true),
         None => (crate::DEFAULT_ATTEMPTS, false),

@@ -61,13 +61,12 @@ pub use value::attribute;
 
 /// What the `#[retry]` attribute reads through this crate besides
 /// [`attribute`]'s values: the names tables, the defaults, the evaluator
-/// of a strategy's delays, and the checks of a strategy alone. Not a
-/// stable API.
+/// of a strategy's delays, and the checks of a strategy and of a value.
+/// Not a stable API.
 #[doc(hidden)]
 pub mod macro_support {
     pub use crate::check::{
-        BASE, DELAY, MAX, UNIT, base, check_strategy_beside, check_strategy_tree, first_end, marks,
-        value_checks,
+        BASE, DELAY, MAX, UNIT, base, check_strategy_in, first_end, value_checks,
     };
     pub use crate::eval::{HORIZON, StopAt, central, max, stop_at};
     pub use crate::names::{JITTERS_OR_STATIC, OTHER_ARGUMENTS, arguments, combinator_home};

@@ -62,25 +62,18 @@ impl StrategyArg {
         JitterKind::of(self.schedule.default_jitter()).unwrap_or(JitterKind::Full)
     }
 
-    /// The checks of this strategy and its stages alone, the schedule
-    /// language's, each on its tokens.
-    pub(crate) fn check(&self, errors: &mut Errors) {
-        for e in schedule::check_strategy_tree(&self.schedule) {
-            errors.push(syn::Error::new(self.text.span(e.span()), e.message()));
-        }
-    }
-
-    /// The checks of this strategy beside the attempt limit and the
-    /// `max_elapsed` deadline, the schedule language's: a stage of a
-    /// top-level `chain` never reached, a `for` the deadline cuts short.
-    pub(crate) fn check_beside(
+    /// The checks of this strategy beside its attempt limit, the
+    /// schedule language's (`check_strategy_in`), each on its tokens; for
+    /// the `main` schedule, beside the `max_elapsed` `deadline` too.
+    pub(crate) fn check(
         &self,
         attempts: Option<&super::Arg<super::Attempts>>,
+        main: bool,
         deadline: Option<std::time::Duration>,
         errors: &mut Errors,
     ) {
         let attempts = attempts.map(|a| a.value);
-        for e in schedule::check_strategy_beside(&self.schedule, attempts, deadline) {
+        for e in schedule::check_strategy_in(&self.schedule, attempts, main, deadline) {
             errors.push(syn::Error::new(self.text.span(e.span()), e.message()));
         }
     }
@@ -90,11 +83,5 @@ impl StrategyArg {
     /// the call).
     pub(crate) fn first_end(&self) -> Option<Span> {
         schedule::first_end(&self.schedule).map(|span| self.text.span(span))
-    }
-
-    /// The boundaries a call marks, as the runtime counts them
-    /// (`Strategy::staging`).
-    pub(crate) fn marks(&self) -> usize {
-        schedule::marks(&self.schedule)
     }
 }

@@ -13,18 +13,8 @@ use backoff_schedule::macro_support::value_checks;
 /// with the other arguments, as an `on(..)` arm's).
 pub(super) fn check_schedule(args: &RetryArgs, errors: &mut Errors) {
     if let Some(s) = &args.strategy {
-        s.check(errors);
         let deadline = args.max_elapsed.as_ref().map(|d| d.value.value);
-        s.check_beside(args.attempts.as_ref(), deadline, errors);
-        let marks = s.marks();
-        if marks > 4 {
-            errors.push(syn::Error::new(
-                s.span,
-                format!(
-                    "this schedule has {marks} stage boundaries placed by time (the end of each stage of `chain` that lasts `for` a time or comes before one that does), and a call keeps at most 4; use fewer stages up to the last `for`"
-                ),
-            ));
-        }
+        s.check(args.attempts.as_ref(), true, deadline, errors);
     }
     if let Some(jitter) = &args.jitter {
         on_arg(
@@ -159,8 +149,7 @@ pub(super) fn check_arm_schedule(
     attempts: Option<&Arg<Attempts>>,
     errors: &mut Errors,
 ) {
-    s.check(errors);
-    s.check_beside(attempts, None, errors);
+    s.check(attempts, false, None, errors);
     if let Some(span) = s.first_end() {
         errors.push(syn::Error::new(
             span,
