@@ -5,7 +5,7 @@
 use core::time::Duration;
 
 use crate::check as defaults;
-use crate::{Spanned, Strategy as StrategyArg, StrategyKind};
+use crate::{Attempts, Spanned, Strategy as StrategyArg, StrategyKind};
 
 /// How far the evaluator looks for the delay that reaches the stop.
 pub const HORIZON: u64 = 100_000;
@@ -44,6 +44,31 @@ pub fn stop_at(s: Option<&StrategyArg>, stop: Duration) -> StopAt {
         }
     }
     StopAt::Never { max: cap }
+}
+
+/// The attempt limit and the delay of a run-time `stop_at_delay` (`stop`)
+/// for the schedule `s` (`None`: the default exponential) and the
+/// `attempts` given: see [`Schedule::stop_rule`](crate::Schedule::stop_rule).
+pub fn stop_rule(
+    s: Option<&StrategyArg>,
+    attempts: Option<Attempts>,
+    stop: Option<Duration>,
+) -> (Option<Attempts>, Option<Duration>) {
+    let Some(d) = stop else {
+        return (attempts, None);
+    };
+    match stop_at(s, d) {
+        StopAt::Attempts(k) => {
+            let k = match attempts {
+                Some(Attempts::Limited(n)) => n.min(k),
+                _ => k,
+            };
+            (Some(Attempts::Limited(k)), None)
+        }
+        StopAt::Random | StopAt::Never { .. } => {
+            (Some(attempts.unwrap_or(Attempts::Unlimited)), Some(d))
+        }
+    }
 }
 
 /// The delay of retry `k` (from 1) before jitter, `None` if random.

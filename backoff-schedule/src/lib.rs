@@ -53,7 +53,6 @@ mod names;
 mod parse;
 mod value;
 
-use eval::StopAt;
 pub use lex::MAX_DEPTH;
 pub use names::{JitterKind, StrategyKind};
 #[doc(hidden)]
@@ -68,7 +67,7 @@ pub mod macro_support {
     pub use crate::check::{
         BASE, DELAY, MAX, UNIT, base, check_strategy_in, first_end, value_checks,
     };
-    pub use crate::eval::{HORIZON, StopAt, central, max, stop_at};
+    pub use crate::eval::{HORIZON, StopAt, central, max, stop_at, stop_rule};
     pub use crate::names::{JITTERS_OR_STATIC, OTHER_ARGUMENTS, arguments, combinator_home};
     pub use crate::parse::literal;
     use crate::{Span, Spanned, Strategy, StrategyKind};
@@ -221,22 +220,7 @@ impl Schedule {
     /// assert_eq!(s.stop_rule(), (Some(Attempts::Unlimited), Some(Duration::from_secs(10))));
     /// ```
     pub fn stop_rule(&self) -> (Option<Attempts>, Option<Duration>) {
-        let given = self.attempts;
-        let Some(d) = self.stop_at_delay else {
-            return (given, None);
-        };
-        match eval::stop_at(self.strategy.as_ref(), d) {
-            StopAt::Attempts(k) => {
-                let k = match given {
-                    Some(Attempts::Limited(n)) => n.min(k),
-                    _ => k,
-                };
-                (Some(Attempts::Limited(k)), None)
-            }
-            StopAt::Random | StopAt::Never { .. } => {
-                (Some(given.unwrap_or(Attempts::Unlimited)), Some(d))
-            }
-        }
+        eval::stop_rule(self.strategy.as_ref(), self.attempts, self.stop_at_delay)
     }
 }
 

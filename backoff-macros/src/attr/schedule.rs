@@ -26,12 +26,10 @@ pub(crate) fn arm_limit(
     given: Option<Attempts>,
     stop: Option<Duration>,
 ) -> Option<Attempts> {
-    match stop.map(|d| stop_at(Some(strategy), d)) {
-        Some(StopAt::Attempts(k)) => Some(Attempts::Limited(match given {
-            Some(Attempts::Limited(n)) => n.min(k),
-            _ => k,
-        })),
-        _ => given,
+    match eval::stop_rule(Some(&strategy.schedule), given, stop) {
+        (limit, None) => limit,
+        // (Random, or never reached: the arm's own.)
+        (_, Some(_)) => given,
     }
 }
 

@@ -8,7 +8,7 @@ use quote::{quote, quote_spanned};
 use syn::Ident;
 
 use crate::attr::defaults;
-use crate::attr::schedule::{StopAt, arm_limit, stop_at};
+use crate::attr::schedule::arm_limit;
 use crate::attr::{Attempts, JitterKind, OnAction, RetryArgs, StrategyArg, StrategyKind};
 
 // Input:  the strategy, attempts, jitter and max_elapsed arguments, or `policy = EXPR`.
@@ -452,22 +452,12 @@ fn strategy_setters(p: &Ident, strategy: Option<&StrategyArg>) -> TokenStream {
 fn stop_rule(args: &RetryArgs) -> (Option<Attempts>, Option<Duration>) {
     let given = args.attempts.as_ref().map(|a| a.value);
     // (Beside `on(..)`, it applies to each arm: `kinds_static`.)
-    let Some(stop) = args.stop_at_delay.as_ref().filter(|_| args.on.is_empty()) else {
-        return (given, None);
-    };
-    let d = stop.value.value;
-    match stop_at(args.strategy.as_ref(), d) {
-        StopAt::Attempts(k) => {
-            let k = match given {
-                Some(Attempts::Limited(n)) => n.min(k),
-                _ => k,
-            };
-            (Some(Attempts::Limited(k)), None)
-        }
-        StopAt::Random | StopAt::Never { .. } => {
-            (Some(given.unwrap_or(Attempts::Unlimited)), Some(d))
-        }
-    }
+    let stop = args.stop_at_delay.as_ref().filter(|_| args.on.is_empty());
+    backoff_schedule::macro_support::stop_rule(
+        args.strategy.as_ref().map(|s| &*s.schedule),
+        given,
+        stop.map(|s| s.value.value),
+    )
 }
 
 /// The runtime's name for `kind` followed by `suffix`: its strategy type
