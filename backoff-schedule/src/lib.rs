@@ -67,6 +67,7 @@ pub mod macro_support {
     pub use crate::check::{
         BASE, DELAY, MAX, UNIT, base, check_strategy_in, first_end, value_checks,
     };
+    pub use crate::closest;
     pub use crate::eval::{HORIZON, StopAt, central, max, stop_at, stop_rule};
     pub use crate::names::{JITTERS_OR_STATIC, OTHER_ARGUMENTS, arguments, combinator_home};
     pub use crate::parse::literal;
@@ -354,7 +355,8 @@ pub fn parse(text: &str) -> Result<Schedule, Errors> {
 }
 
 /// The known name closest to `name`, if it is close enough to be a typo.
-pub(crate) fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+#[doc(hidden)]
+pub fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
     known
         .iter()
         .filter(|k| name.len().abs_diff(k.len()) <= threshold(k))
