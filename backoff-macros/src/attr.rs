@@ -27,9 +27,10 @@ mod values;
 
 use compose::parse_strategy;
 pub(crate) use kinds::{OnAction, OnArm};
-pub(crate) use literal::{DurationArg, attempts_out_of_range};
+pub(crate) use literal::DurationArg;
 use literal::{Slot, parse_attempts, parse_duration, parse_jitter};
 pub(crate) use names::{JitterKind, StrategyKind, arguments};
+
 pub(crate) use strategy::StrategyArg;
 use suggest::{Scan, list, positional_literal, unknown_argument};
 pub(crate) use syntax::ungrouped;
@@ -37,11 +38,7 @@ use syntax::{comma_separated, eq, span_range};
 use values::{check_callable, check_path, parse_clone, parse_hedge, parse_throttled};
 
 /// `attempts = 5` or `attempts = unlimited`.
-#[derive(Clone, Copy)]
-pub(crate) enum Attempts {
-    Limited(u64),
-    Unlimited,
-}
+pub(crate) use backoff_schedule::Attempts;
 
 /// A value with the span of the argument it came from.
 pub(crate) struct Arg<T> {
@@ -181,6 +178,12 @@ impl RetryArgs {
         if self.strategy.is_none() {
             let mut s = StrategyArg::new(StrategyKind::Exponential, preset.span, false);
             (s.base, s.max) = (at(base), at(max));
+            let ms = |ms| {
+                Some(backoff_schedule::macro_support::spanned(
+                    core::time::Duration::from_millis(ms),
+                ))
+            };
+            (s.schedule.base, s.schedule.max) = (ms(base), ms(max));
             self.strategy = Some(s);
         }
         if self.attempts.is_none() {

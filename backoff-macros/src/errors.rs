@@ -23,29 +23,10 @@ impl Errors {
     }
 }
 
-/// The known name closest to `name`, if it is close enough to be a typo.
-pub(crate) fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
-    known
-        .iter()
-        .map(|k| (distance(name, k), *k))
-        // (Never the word written: it is known here, but not in this place.)
-        .filter(|(d, k)| *d > 0 && *d <= threshold(k))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
-
-/// Edits allowed: a third of the name's length, at least one (rustc's
-/// rule for "a similar name exists").
-fn threshold(known: &str) -> usize {
-    (known.chars().count() / 3).max(1)
-}
-
-/// Optimal string alignment distance: insertions, deletions, substitutions
-/// and transpositions of neighbours each count one edit, so `dealy` is one
-/// edit from `delay` (Levenshtein counts two).
-fn distance(a: &str, b: &str) -> usize {
-    strsim::osa_distance(a, b)
-}
+/// The known name closest to `name`, if it is close enough to be a typo
+/// (the schedule language's rule: optimal string alignment distance, at
+/// most a third of the name's length, rustc's rule).
+pub(crate) use backoff_schedule::macro_support::closest;
 
 #[cfg(test)]
 mod tests {
@@ -96,7 +77,9 @@ mod tests {
                 }
                 let found = closest(&typo, &names);
                 if found != Some(name)
-                    && found.is_some_and(|f| distance(&typo, f) == distance(&typo, name))
+                    && found.is_some_and(|f| {
+                        strsim::osa_distance(&typo, f) == strsim::osa_distance(&typo, name)
+                    })
                 {
                     // A tie (`throttlee` is one edit from `throttle` and
                     // from `throttled`): either is a fair guess.

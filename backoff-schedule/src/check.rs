@@ -12,21 +12,21 @@ use crate::{
 };
 
 /// The base of the growing strategies when none is given (the runtime's).
-pub(crate) const BASE: Duration = Duration::from_millis(100);
+pub const BASE: Duration = Duration::from_millis(100);
 
 /// Their `max` when none is given (the runtime's).
-pub(crate) const MAX: Duration = Duration::from_secs(10);
+pub const MAX: Duration = Duration::from_secs(10);
 
 /// `sidekiq`'s and `buckets`' unit when none is given: their formulas
 /// count in seconds.
-pub(crate) const UNIT: Duration = Duration::from_secs(1);
+pub const UNIT: Duration = Duration::from_secs(1);
 
 /// `constant`'s delay when none is given.
-pub(crate) const DELAY: Duration = Duration::from_secs(1);
+pub const DELAY: Duration = Duration::from_secs(1);
 
 /// The first delay of `kind` when none is given: `constant`'s delay, or the
 /// others' base.
-pub(crate) const fn base(kind: StrategyKind) -> Duration {
+pub const fn base(kind: StrategyKind) -> Duration {
     match kind {
         StrategyKind::Constant => DELAY,
         StrategyKind::Sidekiq | StrategyKind::Buckets => UNIT,
@@ -82,22 +82,9 @@ pub(crate) fn check(args: &Parsed, errors: &mut Errors) {
 /// with the other arguments, as an `on(..)` arm's).
 fn check_schedule(args: &Parsed, errors: &mut Errors) {
     if let Some(s) = &args.strategy {
-        check_tree(s, None, errors);
-        if s.kind == StrategyKind::Chain {
-            check_reachable(s, args.attempts.as_ref(), errors);
-        }
-        if let Some(deadline) = &args.max_elapsed {
-            check_for_deadline(s, deadline.value, errors);
-        }
-        let marks = marks(s);
-        if marks > 4 {
-            errors.push(Error::new(
-                s.span,
-                format!(
-                    "this schedule has {marks} stage boundaries placed by time (the end of each stage of `chain` that lasts `for` a time or comes before one that does), and a call keeps at most 4; use fewer stages up to the last `for`"
-                ),
-            ));
-        }
+        let attempts = args.attempts.as_ref().map(|a| a.value);
+        let deadline = args.max_elapsed.as_ref().map(|d| d.value);
+        errors.extend(check_strategy_in(s, attempts, true, deadline));
     }
     if let Some(jitter) = &args.jitter {
         check_range(jitter, errors);
@@ -124,16 +111,26 @@ fn check_stop(args: &Parsed, errors: &mut Errors) {
     let Some(stop) = &args.stop_at_delay else {
         return;
     };
-    let d = stop.value;
-    let shown = duration::format(d);
-    if d.is_zero() {
+    if stop.value.is_zero() {
         errors.push(Error::new(
             stop.span,
             "a `stop_at_delay` of zero allows no retry; give a positive delay",
         ));
         return;
     }
-    let strategy = args.strategy.as_ref();
+    check_stop_rule(args.strategy.as_ref(), stop, args.attempts.as_ref(), errors);
+}
+
+/// A positive `stop_at_delay` for `strategy` (`None`: the default): the
+/// rule can act, and `attempts` does not end the call first.
+fn check_stop_rule(
+    strategy: Option<&StrategyArg>,
+    stop: &Arg<Duration>,
+    attempts: Option<&Arg<Attempts>>,
+    errors: &mut Errors,
+) {
+    let d = stop.value;
+    let shown = duration::format(d);
     let cap = crate::eval::max(strategy.unwrap_or(&StrategyArg::default_exponential()));
     match stop_at(strategy, d) {
         StopAt::Random if cap < d => errors.push(never_stops(stop, &shown, cap)),
@@ -152,7 +149,7 @@ fn check_stop(args: &Parsed, errors: &mut Errors) {
             ),
         )),
         StopAt::Attempts(k) => {
-            if let Some(attempts) = &args.attempts
+            if let Some(attempts) = attempts
                 && let Attempts::Limited(n) = attempts.value
                 && n <= k
             {
@@ -179,6 +176,41 @@ fn never_stops(stop: &Arg<Duration>, shown: &str, max: Duration) -> Error {
             duration::format(max),
         ),
     )
+}
+
+/// The checks of a strategy beside its attempt limit (default
+/// [`DEFAULT_ATTEMPTS`](crate::DEFAULT_ATTEMPTS)): its parameters, `times`
+/// and `for` where they belong, `decorrelated` where it reads its own
+/// delay, a stage of a top-level `chain` never reached; for the `main`
+/// schedule, also a `for` the `max_elapsed` `deadline` cuts short and the
+/// boundaries a call keeps. Every mistake, in the attribute's order.
+pub fn check_strategy_in(
+    s: &StrategyArg,
+    attempts: Option<Attempts>,
+    main: bool,
+    deadline: Option<Duration>,
+) -> Vec<Error> {
+    let mut errors = Vec::new();
+    check_tree(s, None, &mut errors);
+    if s.kind == StrategyKind::Chain {
+        check_reachable(s, attempts, &mut errors);
+    }
+    if !main {
+        return errors;
+    }
+    if let Some(deadline) = deadline {
+        check_for_deadline(s, deadline, &mut errors);
+    }
+    let marks = marks(s);
+    if marks > 4 {
+        errors.push(Error::new(
+            s.span,
+            format!(
+                "this schedule has {marks} stage boundaries placed by time (the end of each stage of `chain` that lasts `for` a time or comes before one that does), and a call keeps at most 4; use fewer stages up to the last `for`"
+            ),
+        ));
+    }
+    errors
 }
 
 /// One strategy and its stages; `within` is the form it is a stage of.
@@ -215,7 +247,7 @@ fn check_tree(s: &StrategyArg, within: Option<StrategyKind>, errors: &mut Errors
 /// The first stage in `s` that ends by time, or side of `shorter`/`longer`
 /// that ends: its `for` or `times` (a schedule whose delays depend on the
 /// call).
-pub(crate) fn first_end(s: &StrategyArg) -> Option<crate::Span> {
+pub fn first_end(s: &StrategyArg) -> Option<crate::Span> {
     let sides = matches!(s.kind, StrategyKind::Shorter | StrategyKind::Longer);
     s.stages.iter().find_map(|stage| {
         let own = stage.times.as_ref().filter(|_| sides).map(|t| t.span);
@@ -340,8 +372,8 @@ fn check_times(chain: &StrategyArg, errors: &mut Errors) {
 
 /// A stage of the top-level `chain` that starts after the last retry the
 /// attempt limit allows.
-fn check_reachable(chain: &StrategyArg, attempts: Option<&Arg<Attempts>>, errors: &mut Errors) {
-    let (limit, given) = match attempts.map(|a| a.value) {
+fn check_reachable(chain: &StrategyArg, attempts: Option<Attempts>, errors: &mut Errors) {
+    let (limit, given) = match attempts {
         Some(Attempts::Unlimited) => return,
         Some(Attempts::Limited(n)) => (n, true),
         None => (crate::DEFAULT_ATTEMPTS, false),
@@ -469,6 +501,67 @@ fn check_attempts(attempts: &Arg<Attempts>, errors: &mut Errors) {
                 crate::value::attempts_out_of_range(n),
             ));
         }
+    }
+}
+
+/// The checks of one value alone, for the attribute: each error is on
+/// `VALUE` (the value) or `OTHER` (the argument's name, or the other
+/// argument named).
+pub mod value_checks {
+    use core::time::Duration;
+
+    use crate::{Attempts, Error, JitterKind, Span, Spanned, Strategy, StrategyKind};
+
+    /// Where an error about the value is.
+    pub const VALUE: Span = Span::new(0, 0);
+    /// Where an error about the argument's name (`jitter`), or the other
+    /// argument (`attempts` beside `stop_at_delay`), is.
+    pub const OTHER: Span = Span::new(1, 1);
+
+    fn arg<T>(value: T) -> Spanned<T> {
+        Spanned {
+            value,
+            span: VALUE,
+            key: OTHER,
+        }
+    }
+
+    /// `jitter`'s value beside the strategy it is for.
+    pub fn jitter(jitter: JitterKind, strategy: Option<StrategyKind>) -> Vec<Error> {
+        let mut errors = Vec::new();
+        super::check_jitter(&arg(jitter), strategy, &mut errors);
+        errors
+    }
+
+    /// `range(lo, hi)`'s bounds.
+    pub fn range(jitter: JitterKind) -> Vec<Error> {
+        let mut errors = Vec::new();
+        super::check_range(&arg(jitter), &mut errors);
+        errors
+    }
+
+    /// `attempts`' value.
+    pub fn attempts(attempts: Attempts) -> Vec<Error> {
+        let mut errors = Vec::new();
+        super::check_attempts(&arg(attempts), &mut errors);
+        errors
+    }
+
+    /// A positive `stop_at_delay` for `strategy` (`None`: the default)
+    /// beside `attempts` (its errors on [`OTHER`]).
+    pub fn stop_rule(
+        strategy: Option<&Strategy>,
+        stop: Duration,
+        attempts: Option<Attempts>,
+    ) -> Vec<Error> {
+        let mut errors = Vec::new();
+        let attempts = attempts.map(|a| Spanned {
+            value: a,
+            span: OTHER,
+            key: OTHER,
+        });
+        super::check_stop_rule(strategy, &arg(stop), attempts.as_ref(), &mut errors);
+        errors
     }
 }
 

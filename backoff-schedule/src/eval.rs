@@ -5,27 +5,30 @@
 use core::time::Duration;
 
 use crate::check as defaults;
-use crate::{Spanned, Strategy as StrategyArg, StrategyKind};
+use crate::{Attempts, Spanned, Strategy as StrategyArg, StrategyKind};
 
 /// How far the evaluator looks for the delay that reaches the stop.
-pub(crate) const HORIZON: u64 = 100_000;
+pub const HORIZON: u64 = 100_000;
 
 /// What `stop_at_delay` makes of a schedule.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum StopAt {
+pub enum StopAt {
     /// Retry `attempts` (its delay reaches the stop) never starts: the
     /// call makes at most `attempts` calls.
     Attempts(u64),
     /// No delay reaches the stop: the schedule's cap `max` is below it, or
     /// no delay within `HORIZON` retries reaches it.
-    Never { max: Duration },
+    Never {
+        /// The cap.
+        max: Duration,
+    },
     /// The schedule draws its delays at random: a run-time check.
     Random,
 }
 
 /// The retry whose delay first reaches `stop`, for the schedule `s`
 /// (`None`: the default exponential).
-pub(crate) fn stop_at(s: Option<&StrategyArg>, stop: Duration) -> StopAt {
+pub fn stop_at(s: Option<&StrategyArg>, stop: Duration) -> StopAt {
     let default = StrategyArg::default_exponential();
     let s = s.unwrap_or(&default);
     // No delay exceeds the cap: below the stop, nothing can reach it.
@@ -43,8 +46,33 @@ pub(crate) fn stop_at(s: Option<&StrategyArg>, stop: Duration) -> StopAt {
     StopAt::Never { max: cap }
 }
 
+/// The attempt limit and the delay of a run-time `stop_at_delay` (`stop`)
+/// for the schedule `s` (`None`: the default exponential) and the
+/// `attempts` given: see [`Schedule::stop_rule`](crate::Schedule::stop_rule).
+pub fn stop_rule(
+    s: Option<&StrategyArg>,
+    attempts: Option<Attempts>,
+    stop: Option<Duration>,
+) -> (Option<Attempts>, Option<Duration>) {
+    let Some(d) = stop else {
+        return (attempts, None);
+    };
+    match stop_at(s, d) {
+        StopAt::Attempts(k) => {
+            let k = match attempts {
+                Some(Attempts::Limited(n)) => n.min(k),
+                _ => k,
+            };
+            (Some(Attempts::Limited(k)), None)
+        }
+        StopAt::Random | StopAt::Never { .. } => {
+            (Some(attempts.unwrap_or(Attempts::Unlimited)), Some(d))
+        }
+    }
+}
+
 /// The delay of retry `k` (from 1) before jitter, `None` if random.
-pub(crate) fn central(s: &StrategyArg, k: u64) -> Option<Duration> {
+pub fn central(s: &StrategyArg, k: u64) -> Option<Duration> {
     // (A stage that ends by time, or a side that ends: known at run time.)
     if crate::check::first_end(s).is_some() {
         return None;
@@ -111,7 +139,7 @@ pub(crate) fn central(s: &StrategyArg, k: u64) -> Option<Duration> {
 /// The schedule's cap: a stage's `max` (default `"10s"` for the growing
 /// strategies), `constant`'s delay inside a composition (unbounded at the
 /// top level), the largest step, and the composed forms' rule.
-pub(crate) fn max(s: &StrategyArg) -> Duration {
+pub fn max(s: &StrategyArg) -> Duration {
     let given = s.max.as_ref().map(|m| m.value);
     match s.kind {
         StrategyKind::Immediate => Duration::ZERO,

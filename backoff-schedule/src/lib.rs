@@ -53,11 +53,40 @@ mod names;
 mod parse;
 mod value;
 
-use eval::StopAt;
 pub use lex::MAX_DEPTH;
 pub use names::{JitterKind, StrategyKind};
 #[doc(hidden)]
 pub use value::attribute;
+
+/// What the `#[retry]` attribute reads through this crate besides
+/// [`attribute`]'s values: the names tables, the defaults, the evaluator
+/// of a strategy's delays, and the checks of a strategy and of a value.
+/// Not a stable API.
+#[doc(hidden)]
+pub mod macro_support {
+    pub use crate::check::{
+        BASE, DELAY, MAX, UNIT, base, check_strategy_in, first_end, value_checks,
+    };
+    pub use crate::closest;
+    pub use crate::eval::{HORIZON, StopAt, central, max, stop_at, stop_rule};
+    pub use crate::names::{JITTERS_OR_STATIC, OTHER_ARGUMENTS, arguments, combinator_home};
+    pub use crate::parse::literal;
+    use crate::{Span, Spanned, Strategy, StrategyKind};
+
+    /// `kind` with nothing given (the attribute's `preset`, and its default).
+    pub fn strategy(kind: StrategyKind, nested: bool) -> Strategy {
+        Strategy::new(kind, Span::new(0, 0), nested)
+    }
+
+    /// `value`, written nowhere in a text.
+    pub fn spanned<T>(value: T) -> Spanned<T> {
+        Spanned {
+            value,
+            span: Span::new(0, 0),
+            key: Span::new(0, 0),
+        }
+    }
+}
 
 /// The default attempt limit (the runtime's `DEFAULT_ATTEMPTS`).
 pub const DEFAULT_ATTEMPTS: u64 = 3;
@@ -192,22 +221,7 @@ impl Schedule {
     /// assert_eq!(s.stop_rule(), (Some(Attempts::Unlimited), Some(Duration::from_secs(10))));
     /// ```
     pub fn stop_rule(&self) -> (Option<Attempts>, Option<Duration>) {
-        let given = self.attempts;
-        let Some(d) = self.stop_at_delay else {
-            return (given, None);
-        };
-        match eval::stop_at(self.strategy.as_ref(), d) {
-            StopAt::Attempts(k) => {
-                let k = match given {
-                    Some(Attempts::Limited(n)) => n.min(k),
-                    _ => k,
-                };
-                (Some(Attempts::Limited(k)), None)
-            }
-            StopAt::Random | StopAt::Never { .. } => {
-                (Some(given.unwrap_or(Attempts::Unlimited)), Some(d))
-            }
-        }
+        eval::stop_rule(self.strategy.as_ref(), self.attempts, self.stop_at_delay)
     }
 }
 
@@ -341,7 +355,8 @@ pub fn parse(text: &str) -> Result<Schedule, Errors> {
 }
 
 /// The known name closest to `name`, if it is close enough to be a typo.
-pub(crate) fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+#[doc(hidden)]
+pub fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
     known
         .iter()
         .filter(|k| name.len().abs_diff(k.len()) <= threshold(k))

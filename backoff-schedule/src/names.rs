@@ -51,7 +51,8 @@ impl StrategyKind {
     ];
 
     /// The names, in the order of [`StrategyKind::ALL`].
-    pub(crate) const NAMES: [&'static str; 13] = {
+    #[doc(hidden)]
+    pub const NAMES: [&'static str; 13] = {
         let mut names = [""; 13];
         let mut i = 0;
         while i < 13 {
@@ -98,7 +99,9 @@ impl StrategyKind {
         )
     }
 
-    pub(crate) fn from_name(name: &str) -> Option<Self> {
+    /// The strategy of this name.
+    #[doc(hidden)]
+    pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|kind| kind.name() == name)
     }
 
@@ -123,7 +126,7 @@ impl StrategyKind {
 
 /// Every argument name, for "did you mean" and the unknown-argument list:
 /// the strategies' ([`StrategyKind::NAMES`]), then these.
-pub(crate) const OTHER_ARGUMENTS: [&str; 30] = [
+pub const OTHER_ARGUMENTS: [&str; 30] = [
     "attempts",
     "jitter",
     "max_elapsed",
@@ -157,7 +160,7 @@ pub(crate) const OTHER_ARGUMENTS: [&str; 30] = [
 ];
 
 /// [`StrategyKind::NAMES`] and [`OTHER_ARGUMENTS`].
-pub(crate) fn arguments() -> Vec<&'static str> {
+pub fn arguments() -> Vec<&'static str> {
     StrategyKind::NAMES
         .into_iter()
         .chain(OTHER_ARGUMENTS)
@@ -189,13 +192,13 @@ pub(crate) const JITTER_NAMES: [&str; 5] = ["full", "equal", "half", "none", "sp
 
 pub(crate) const JITTERS: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`, `range(LO, HI)`";
 
-/// [`JITTERS`] and your own, for a value not in quotes.
-pub(crate) const JITTERS_OR_STATIC: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`, `range(LO, HI)`, or the name of a `static` implementing `Jitterer`";
+/// `JITTERS` and your own, for a value not in quotes.
+pub const JITTERS_OR_STATIC: &str = "`\"full\"`, `\"equal\"`, `\"half\"`, `\"none\"`, `\"spread\"`, `scattered(R)`, `range(LO, HI)`, or the name of a `static` implementing `Jitterer`";
 
 /// Effect's names for the combinators, and the form that does the same:
 /// `union` recurs while either does (the shorter delay), `intersect` while
 /// both do (the longer), `and_then` runs one after the other.
-pub(crate) fn combinator_home(name: &str) -> Option<&'static str> {
+pub fn combinator_home(name: &str) -> Option<&'static str> {
     Some(match name {
         "union" | "either" => "shorter",
         "intersect" | "both" => "longer",

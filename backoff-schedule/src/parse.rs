@@ -1300,7 +1300,7 @@ pub(crate) fn list(names: &[&str]) -> String {
 }
 
 /// A duration as a literal: `"100ms"`.
-pub(crate) fn literal(d: Duration) -> String {
+pub fn literal(d: Duration) -> String {
     format!("\"{}\"", duration::format(d))
 }
 

@@ -724,7 +724,7 @@ pub mod attribute {
         super::duration_value(&one(text), &Slot::new(what, example, policy))
     }
 
-    /// `attempts`' value; see [`attempts_value`](super::attempts_value).
+    /// `attempts`' value (`top_level`: the attribute's own, not an arm's).
     pub fn attempts(text: &str, top_level: bool) -> Result<(Attempts, Span), Error> {
         super::attempts_value(&one(text), top_level)
     }

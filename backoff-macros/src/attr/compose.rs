@@ -5,13 +5,15 @@
 //! (`backoff-schedule`, whose messages `Policy::parse` gives too) from the
 //! strategy's tokens.
 
+use std::rc::Rc;
+
 use proc_macro2::{TokenStream, TokenTree};
 use syn::parse::ParseStream;
 use syn::{Ident, Token};
 
-use super::literal::{DurationArg, FactorArg};
+use super::literal::DurationArg;
 use super::names::StrategyKind;
-use super::strategy::{StrategyArg, TimesArg};
+use super::strategy::StrategyArg;
 use super::text::Text;
 
 /// A strategy of `kind`, composed or not: its name `key` and what follows
@@ -26,7 +28,7 @@ pub(super) fn parse_strategy(
     if input.peek(syn::token::Paren) || input.peek(Token![=]) {
         tokens.push(input.parse::<TokenTree>()?);
     }
-    let text = Text::of(&tokens.into_iter().collect::<TokenStream>());
+    let text = Rc::new(Text::of(&tokens.into_iter().collect::<TokenStream>()));
     match backoff_schedule::attribute::strategy(&text.text) {
         Ok(s) => Ok(StrategyArg {
             kind,
@@ -46,25 +48,6 @@ pub(super) fn unknown_stage(key: &Ident, name: &str) -> syn::Error {
     }
 }
 
-/// A stage's `for = "30s"`, with the span of its name.
-#[derive(Clone)]
-pub(crate) struct ForArg {
-    pub(crate) value: DurationArg,
-    pub(crate) key: proc_macro2::Span,
-}
-
-/// The first stage in `s` that ends by time, or side of `shorter`/`longer`
-/// that ends: its `for` or `times` (a schedule whose delays depend on the
-/// call).
-pub(crate) fn first_end(s: &StrategyArg) -> Option<proc_macro2::Span> {
-    let sides = matches!(s.kind, StrategyKind::Shorter | StrategyKind::Longer);
-    s.stages.iter().find_map(|stage| {
-        let own = stage.times.filter(|_| sides).map(|t| t.span);
-        let lasting = stage.lasting.as_ref().map(|f| f.key);
-        lasting.or(own).or_else(|| first_end(stage))
-    })
-}
-
 fn combined(text: &Text, errors: &[backoff_schedule::Error]) -> syn::Error {
     let mut all = errors.iter().map(|e| text.error(e));
     let mut first = all
@@ -77,32 +60,24 @@ fn combined(text: &Text, errors: &[backoff_schedule::Error]) -> syn::Error {
 }
 
 /// The attribute's strategy for the crate's, each value on its tokens.
-fn strategy_arg(s: &backoff_schedule::Strategy, text: &Text) -> StrategyArg {
-    let kind = StrategyKind::from_name(s.kind.name()).unwrap_or(StrategyKind::Exponential);
+fn strategy_arg(s: &backoff_schedule::Strategy, text: &Rc<Text>) -> StrategyArg {
     let duration = |d: &backoff_schedule::Spanned<std::time::Duration>| DurationArg {
         value: d.value,
         span: text.span(d.span),
     };
-    let mut arg = StrategyArg::new(kind, text.span(s.span), s.nested);
+    let mut arg = StrategyArg::new(s.kind, text.span(s.span), s.nested);
     arg.base = s.base.as_ref().map(duration);
     arg.max = s.max.as_ref().map(duration);
-    arg.factor = s.factor.as_ref().map(|f| FactorArg {
-        value: f.value,
-        span: text.span(f.span),
-    });
-    arg.times = s.times.as_ref().map(|t| TimesArg {
-        value: t.value,
-        span: text.span(t.span),
-    });
-    arg.lasting = s.lasting.as_ref().map(|d| ForArg {
-        value: duration(d),
-        key: text.span(d.key),
-    });
+    arg.factor = s.factor.as_ref().map(|f| f.value);
+    arg.times = s.times.as_ref().map(|t| t.value);
+    arg.lasting = s.lasting.as_ref().map(duration);
     arg.stages = s
         .stages
         .iter()
         .map(|stage| strategy_arg(stage, text))
         .collect();
     arg.steps = s.steps.iter().map(duration).collect();
+    arg.schedule = Box::new(s.clone());
+    arg.text = Rc::clone(text);
     arg
 }

@@ -23,13 +23,6 @@ pub(crate) struct DurationArg {
     pub(crate) span: Span,
 }
 
-/// `factor = 1.5`.
-#[derive(Clone, Copy)]
-pub(crate) struct FactorArg {
-    pub(crate) value: f64,
-    pub(crate) span: Span,
-}
-
 /// Where a literal value goes, for the messages about other values.
 pub(super) struct Slot {
     /// The argument or parameter (`base`, `max_elapsed`, `constant`).
@@ -93,19 +86,7 @@ pub(super) fn parse_attempts(
         "`attempts` takes a whole number of calls (the first included) or `unlimited`",
     )?;
     let (value, span) = values::attempts(&text.text, top_level).map_err(|e| text.error(&e))?;
-    let value = match value {
-        backoff_schedule::Attempts::Limited(n) => Attempts::Limited(n),
-        backoff_schedule::Attempts::Unlimited => Attempts::Unlimited,
-    };
     Ok((value, text.span(span)))
-}
-
-/// The error for an `attempts = N` above `u32::MAX`.
-pub(crate) fn attempts_out_of_range(n: impl std::fmt::Display) -> String {
-    format!(
-        "`attempts = {n}` is out of range; the most is {} (or `unlimited`)",
-        u32::MAX
-    )
 }
 
 /// `"full"`, `"equal"`, `"half"`, `"none"`, `"spread"`, `scattered(0.25)`,
@@ -119,15 +100,7 @@ pub(super) fn parse_jitter(input: ParseStream<'_>) -> syn::Result<(JitterKind, S
         ),
     )?;
     let (value, span) = values::jitter(&text.text).map_err(|e| text.error(&e))?;
-    use backoff_schedule::JitterKind as J;
-    let value = match value {
-        J::None => JitterKind::None,
-        J::Full => JitterKind::Full,
-        J::Equal => JitterKind::Equal,
-        J::Spread => JitterKind::Spread,
-        J::Scattered(r) => JitterKind::Scattered(r),
-        J::Range(lo, hi) => JitterKind::Range(lo, hi),
-        _ => JitterKind::Custom(Custom(ungrouped(&expr).to_token_stream())),
-    };
+    let value = JitterKind::of(value)
+        .unwrap_or_else(|| JitterKind::Custom(Custom(ungrouped(&expr).to_token_stream())));
     Ok((value, text.span(span)))
 }

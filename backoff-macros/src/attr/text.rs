@@ -10,6 +10,7 @@ use quote::ToTokens;
 use super::syntax::span_range;
 
 /// Tokens as text, and the span of each token's bytes.
+#[derive(Default)]
 pub(super) struct Text {
     pub(super) text: String,
     spans: Vec<(usize, usize, Span)>,

@@ -8,7 +8,7 @@ use quote::{quote, quote_spanned};
 use syn::Ident;
 
 use crate::attr::defaults;
-use crate::attr::schedule::{StopAt, arm_limit, stop_at};
+use crate::attr::schedule::arm_limit;
 use crate::attr::{Attempts, JitterKind, OnAction, RetryArgs, StrategyArg, StrategyKind};
 
 // Input:  the strategy, attempts, jitter and max_elapsed arguments, or `policy = EXPR`.
@@ -240,7 +240,7 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
     let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
     let base = strategy.and_then(|s| s.base.as_ref()).map(|b| b.value);
     let max = given(strategy.and_then(|s| s.max.as_ref()).map(|m| m.value))?;
-    let factor = strategy.and_then(|s| s.factor.as_ref()).map(|f| f.value);
+    let factor = strategy.and_then(|s| s.factor);
     let strategy = match kind {
         // (Random by themselves, uncapped by default, or composed: a
         // `static` of the function's builds them.)
@@ -383,11 +383,11 @@ fn composed_parts(p: &Ident, s: &StrategyArg) -> (TokenStream, TokenStream) {
         let (mut stage_ty, mut stage_ctor) = strategy_parts(p, Some(stage));
         ctor = match (chain, &stage.lasting) {
             (true, Some(lasting)) => {
-                let d = duration(p, lasting.value.value);
+                let d = duration(p, lasting.value);
                 quote!(#p::#form::lasting(#stage_ctor, #d, #ctor))
             }
             (true, None) => {
-                let times = stage.times.map_or(0, |t| t.value);
+                let times = stage.times.unwrap_or(0);
                 let times = Literal::u32_suffixed(u32::try_from(times).unwrap_or(u32::MAX));
                 quote!(#p::#form::new(#stage_ctor, #times, #ctor))
             }
@@ -411,11 +411,11 @@ fn side(
 ) -> (TokenStream, TokenStream) {
     let ctor = match (&s.lasting, s.times) {
         (Some(lasting), _) => {
-            let d = duration(p, lasting.value.value);
+            let d = duration(p, lasting.value);
             quote!(#p::Stage::lasting(#ctor, #d))
         }
         (None, Some(t)) => {
-            let times = Literal::u32_suffixed(u32::try_from(t.value).unwrap_or(u32::MAX));
+            let times = Literal::u32_suffixed(u32::try_from(t).unwrap_or(u32::MAX));
             quote!(#p::Stage::times(#ctor, #times))
         }
         (None, None) => return (ty, ctor),
@@ -426,18 +426,15 @@ fn side(
 /// The jitter of a strategy (default: exponential) when `jitter` is not
 /// given.
 pub(super) fn default_jitter(strategy: Option<&StrategyArg>) -> JitterKind {
-    strategy.map_or(
-        defaults::jitter(StrategyKind::Exponential),
-        StrategyArg::default_jitter,
-    )
+    strategy.map_or(JitterKind::Full, StrategyArg::default_jitter)
 }
 
 /// `.factor(f)` and `.max_delay(max)`, as given.
 fn strategy_setters(p: &Ident, strategy: Option<&StrategyArg>) -> TokenStream {
     let mut setters = TokenStream::new();
     if let Some(s) = strategy {
-        if let Some(f) = &s.factor {
-            let f = Literal::f64_suffixed(f.value);
+        if let Some(f) = s.factor {
+            let f = Literal::f64_suffixed(f);
             setters.extend(quote!(.factor(#f)));
         }
         if let Some(max) = &s.max {
@@ -455,22 +452,12 @@ fn strategy_setters(p: &Ident, strategy: Option<&StrategyArg>) -> TokenStream {
 fn stop_rule(args: &RetryArgs) -> (Option<Attempts>, Option<Duration>) {
     let given = args.attempts.as_ref().map(|a| a.value);
     // (Beside `on(..)`, it applies to each arm: `kinds_static`.)
-    let Some(stop) = args.stop_at_delay.as_ref().filter(|_| args.on.is_empty()) else {
-        return (given, None);
-    };
-    let d = stop.value.value;
-    match stop_at(args.strategy.as_ref(), d) {
-        StopAt::Attempts(k) => {
-            let k = match given {
-                Some(Attempts::Limited(n)) => n.min(k),
-                _ => k,
-            };
-            (Some(Attempts::Limited(k)), None)
-        }
-        StopAt::Random | StopAt::Never { .. } => {
-            (Some(given.unwrap_or(Attempts::Unlimited)), Some(d))
-        }
-    }
+    let stop = args.stop_at_delay.as_ref().filter(|_| args.on.is_empty());
+    backoff_schedule::macro_support::stop_rule(
+        args.strategy.as_ref().map(|s| &*s.schedule),
+        given,
+        stop.map(|s| s.value.value),
+    )
 }
 
 /// The runtime's name for `kind` followed by `suffix`: its strategy type

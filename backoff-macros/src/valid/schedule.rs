@@ -3,35 +3,25 @@
 //! that read their own previous delay, stages the attempt limit never
 //! reaches; and `jitter = range(lo, hi)`.
 
-use crate::attr::defaults;
-use crate::attr::schedule::{HORIZON, StopAt, stop_at};
+use crate::attr::schedule::{StopAt, stop_at};
 use crate::attr::{Arg, Attempts, JitterKind, OnAction, RetryArgs, StrategyArg, StrategyKind};
 use crate::duration;
 use crate::errors::Errors;
+use backoff_schedule::macro_support::value_checks;
 
 /// Checks the main strategy, composed or not (`throttled`'s is checked
 /// with the other arguments, as an `on(..)` arm's).
 pub(super) fn check_schedule(args: &RetryArgs, errors: &mut Errors) {
     if let Some(s) = &args.strategy {
-        check_tree(s, None, errors);
-        if s.kind == StrategyKind::Chain {
-            check_reachable(s, args.attempts.as_ref(), errors);
-        }
-        if let Some(deadline) = &args.max_elapsed {
-            check_for_deadline(s, deadline.value.value, errors);
-        }
-        let marks = marks(s);
-        if marks > 4 {
-            errors.push(syn::Error::new(
-                s.span,
-                format!(
-                    "this schedule has {marks} stage boundaries placed by time (the end of each stage of `chain` that lasts `for` a time or comes before one that does), and a call keeps at most 4; use fewer stages up to the last `for`"
-                ),
-            ));
-        }
+        let deadline = args.max_elapsed.as_ref().map(|d| d.value.value);
+        s.check(args.attempts.as_ref(), true, deadline, errors);
     }
     if let Some(jitter) = &args.jitter {
-        check_range(jitter, errors);
+        on_arg(
+            value_checks::range(jitter.value.to_schedule()),
+            jitter,
+            errors,
+        );
     }
     // (`hedge` refuses both: its attempts start on its own clock.)
     if args.hedge.is_none() {
@@ -90,39 +80,14 @@ fn check_stop(args: &RetryArgs, errors: &mut Errors) {
         check_stop_arms(args, stop, &shown, errors);
         return;
     }
-    let strategy = args.strategy.as_ref();
-    let cap = crate::attr::schedule::max(strategy.unwrap_or(&StrategyArg::default_exponential()));
-    match stop_at(strategy, d) {
-        StopAt::Random if cap < d => errors.push(never_stops(stop, &shown, cap)),
-        StopAt::Random => {}
-        StopAt::Never { max } if max < d => errors.push(never_stops(stop, &shown, max)),
-        StopAt::Never { .. } => errors.push(syn::Error::new(
-            stop.span,
-            format!(
-                "no delay reaches `stop_at_delay` (`\"{shown}\"`) within {HORIZON} retries; lower `stop_at_delay`, or give `attempts` instead"
-            ),
-        )),
-        StopAt::Attempts(1) => errors.push(syn::Error::new(
-            stop.span,
-            format!(
-                "the first delay already reaches `stop_at_delay` (`\"{shown}\"`), so no retry would ever run; raise `stop_at_delay` above the first delay"
-            ),
-        )),
-        StopAt::Attempts(k) => {
-            if let Some(attempts) = &args.attempts
-                && let Attempts::Limited(n) = attempts.value
-                && n <= k
-            {
-                errors.push(syn::Error::new(
-                    attempts.span,
-                    format!(
-                        "`attempts = {n}` always ends the call before `stop_at_delay` (`\"{shown}\"`) can act: the first delay to reach it is retry {k}'s, and {n} attempts allow {} {}; remove `attempts`, or raise it above {k}",
-                        n.saturating_sub(1),
-                        if n == 2 { "retry" } else { "retries" }
-                    ),
-                ));
-            }
-        }
+    let attempts = args.attempts.as_ref().map(|a| a.value);
+    let strategy = args.strategy.as_ref().map(|s| &*s.schedule);
+    for e in value_checks::stop_rule(strategy, d, attempts) {
+        let span = match &args.attempts {
+            Some(attempts) if e.span() == value_checks::OTHER => attempts.span,
+            _ => stop.span,
+        };
+        errors.push(syn::Error::new(span, e.message()));
     }
 }
 
@@ -177,23 +142,6 @@ fn check_stop_arms(
     }
 }
 
-/// A schedule capped below the stop never reaches it.
-fn never_stops(
-    stop: &Arg<crate::attr::DurationArg>,
-    shown: &str,
-    max: std::time::Duration,
-) -> syn::Error {
-    syn::Error::new(
-        stop.span,
-        format!(
-            "`stop_at_delay` (`\"{shown}\"`) is above the schedule's `max` (`\"{}\"`), which no delay exceeds, so the rule would never stop the call; lower `stop_at_delay` to `\"{}\"` or less, or raise `max`",
-            duration::format(max),
-            duration::format(max),
-        ),
-    )
-}
-
-/// One strategy and its stages; `within` is the form it is a stage of.
 /// Checks an `on(..)` arm's strategy (or `throttled(..)`'s), composed or
 /// not, against the arm's own `attempts`.
 pub(super) fn check_arm_schedule(
@@ -201,11 +149,8 @@ pub(super) fn check_arm_schedule(
     attempts: Option<&Arg<Attempts>>,
     errors: &mut Errors,
 ) {
-    check_tree(s, None, errors);
-    if s.kind == StrategyKind::Chain {
-        check_reachable(s, attempts, errors);
-    }
-    if let Some(span) = crate::attr::compose::first_end(s) {
+    s.check(attempts, false, None, errors);
+    if let Some(span) = s.first_end() {
         errors.push(syn::Error::new(
             span,
             "a stage that ends (`for`, or `times` on a side of `shorter` or `longer`) belongs to the main schedule only: this schedule's retries end with its `attempts`; remove it here, or end the stage with `times` in a `chain`",
@@ -213,284 +158,20 @@ pub(super) fn check_arm_schedule(
     }
 }
 
-/// The boundaries of `s` a call marks, as the runtime counts them
-/// (`Strategy::staging`): one per stage of `chain` that ends by time or
-/// that a stage which ends follows.
-fn marks(s: &StrategyArg) -> usize {
-    let own = match s.kind {
-        StrategyKind::Chain => (0..s.stages.len().saturating_sub(1))
-            .filter(|&i| {
-                s.stages[i..]
-                    .iter()
-                    .any(|t| t.lasting.is_some() || crate::attr::compose::first_end(t).is_some())
-            })
-            .count(),
-        _ => 0,
-    };
-    own + s.stages.iter().map(marks).sum::<usize>()
-}
-
-/// A `for` no shorter than `max_elapsed` never acts: the deadline ends the
-/// call first.
-fn check_for_deadline(s: &StrategyArg, deadline: std::time::Duration, errors: &mut Errors) {
-    for stage in &s.stages {
-        if let Some(lasting) = &stage.lasting
-            && lasting.value.value >= deadline
-        {
-            errors.push(syn::Error::new(
-                lasting.value.span,
-                format!(
-                    "`for = \"{}\"` never acts: the `max_elapsed` deadline of `\"{}\"` ends the call before the stage could end; make `for` shorter than `max_elapsed`, or remove it",
-                    duration::format(lasting.value.value),
-                    duration::format(deadline),
-                ),
-            ));
-        }
-        check_for_deadline(stage, deadline, errors);
-    }
-}
-
-fn check_tree(s: &StrategyArg, within: Option<StrategyKind>, errors: &mut Errors) {
-    if !s.kind.takes_stages() && s.kind != StrategyKind::Steps {
-        check_strategy(s, errors);
-    }
-    if s.kind == StrategyKind::Decorrelated
-        && let Some(form) = within.filter(|f| f.combines())
-    {
-        errors.push(syn::Error::new(
-            s.span,
-            format!(
-                "`decorrelated` cannot be a stage of `{form}`: it draws each delay from its own previous one, and inside `{form}` the previous delay is the combined one; use it as the main strategy or as a stage of `chain`, or use `exponential` here",
-                form = form.name()
-            ),
-        ));
-    }
-    // Inside `sum`, a `chain` stage's `decorrelated` is still combined.
-    let within = match (within, s.kind) {
-        (Some(outer), _) if outer.combines() => Some(outer),
-        (_, kind) if kind.takes_stages() => Some(kind),
-        (outer, _) => outer,
-    };
-    if s.kind == StrategyKind::Chain {
-        check_times(s, errors);
-    }
-    for stage in &s.stages {
-        check_tree(stage, within, errors);
-        check_end(s.kind, stage, errors);
-    }
-}
-
-/// A stage's `times` and `for`: one of them at most, and only where a
-/// stage ends (`chain`, `shorter`, `longer`; not `sum`).
-fn check_end(form: StrategyKind, stage: &StrategyArg, errors: &mut Errors) {
-    let lasting = stage.lasting.as_ref().map(|f| f.key);
-    let ends = matches!(
-        form,
-        StrategyKind::Chain | StrategyKind::Shorter | StrategyKind::Longer
-    );
-    if !ends {
-        let given = [(stage.times.map(|t| t.span), "times"), (lasting, "for")];
-        for (span, name) in given.into_iter().filter_map(|(s, n)| Some((s?, n))) {
-            errors.push(syn::Error::new(
-                span,
-                format!(
-                    "`{name}` belongs to a stage of `chain`, `shorter` or `longer`; every stage of `{}` applies to every retry: remove `{name}`",
-                    form.name()
-                ),
-            ));
-        }
-    } else if let (Some(_), Some(span)) = (stage.times, lasting) {
-        errors.push(syn::Error::new(
-            span,
-            "a stage ends after `times` retries or once `for` has passed, not both; keep one",
-        ));
-    }
-}
-
-/// Every stage of a `chain` but the last takes `times` (or `for`), the
-/// last neither.
-fn check_times(chain: &StrategyArg, errors: &mut Errors) {
-    let last = chain.stages.len().saturating_sub(1);
-    for (i, stage) in chain.stages.iter().enumerate() {
-        if let Some(lasting) = stage.lasting.as_ref() {
-            let message = if i == last {
-                format!(
-                    "`for` on the last stage of `chain`: `{}` runs until the call ends; remove `for` here",
-                    stage.kind.name()
-                )
-            } else if lasting.value.value.is_zero() {
-                format!(
-                    "`for = \"0s\"`: stage {} of `chain` would never run; remove the stage, or give it some time",
-                    i + 1
-                )
-            } else {
-                continue;
-            };
-            errors.push(syn::Error::new(lasting.key, message));
-            continue;
-        }
-        match (&stage.times, i == last) {
-            (Some(times), true) => errors.push(syn::Error::new(
-                times.span,
-                format!(
-                    "`times` on the last stage of `chain`: `{}` runs until the call ends; remove `times` here",
-                    stage.kind.name()
-                ),
-            )),
-            (None, false) => errors.push(syn::Error::new(
-                stage.span,
-                format!(
-                    "stage {} of `chain` needs `times`, the retries it schedules before the next stage, as in `{}(.., times = 3)`",
-                    i + 1,
-                    stage.kind.name()
-                ),
-            )),
-            (Some(times), false) if times.value == 0 => errors.push(syn::Error::new(
-                times.span,
-                format!(
-                    "`times = 0`: stage {} of `chain` would never run; remove the stage, or give it at least one retry",
-                    i + 1
-                ),
-            )),
-            _ => {}
-        }
-    }
-}
-
-/// A stage of the top-level `chain` that starts after the last retry the
-/// attempt limit allows.
-fn check_reachable(chain: &StrategyArg, attempts: Option<&Arg<Attempts>>, errors: &mut Errors) {
-    let (limit, given) = match attempts.map(|a| a.value) {
-        Some(Attempts::Unlimited) => return,
-        Some(Attempts::Limited(n)) => (n, true),
-        None => (defaults::ATTEMPTS, false),
-    };
-    if limit == 0 {
-        return;
-    }
-    let retries = limit - 1;
-    let mut start: u64 = 1;
-    for (i, stage) in chain.stages.iter().enumerate() {
-        if i > 0 && start > retries {
-            let limit_text = if given {
-                format!("`attempts = {limit}`")
-            } else {
-                format!("the default `attempts` ({limit})")
-            };
-            errors.push(syn::Error::new(
-                stage.span,
-                format!(
-                    "stage {} of `chain` (`{}`) is never reached: it starts at retry {start}, and {limit_text} allows {retries} {}; raise `attempts` to at least {}, or lower the `times` before it",
-                    i + 1,
-                    stage.kind.name(),
-                    if retries == 1 { "retry" } else { "retries" },
-                    start.saturating_add(1),
-                ),
-            ));
-            return;
-        }
-        let Some(times) = &stage.times else { return };
-        start = start.saturating_add(times.value);
-    }
-}
-
-/// `range(lo, hi)`: `0 ≤ lo ≤ hi`, both finite.
-fn check_range(jitter: &Arg<JitterKind>, errors: &mut Errors) {
-    let JitterKind::Range(lo, hi) = jitter.value else {
-        return;
-    };
-    let message = if !lo.is_finite() || !hi.is_finite() {
-        "the bounds of `range` must be finite numbers, as in `range(0.5, 1.5)`"
-    } else if lo > f64::from(f32::MAX) || hi > f64::from(f32::MAX) {
-        // (The runtime keeps them as `f32`.)
-        "the bounds of `range` multiply the delay and must be at most 3.4e38, as in `range(0.5, 1.5)`"
-    } else if lo < 0.0 || hi < 0.0 {
-        "the bounds of `range` multiply the delay and cannot be negative; write `range(0, ..)` for waits from zero"
-    } else if lo > hi {
-        "the lower bound of `range` is above the upper one; write the smaller first, as in `range(0.5, 1.5)`"
-    } else {
-        return;
-    };
-    errors.push(syn::Error::new(jitter.span, message));
-}
-
-/// Checks one strategy's parameters.
-fn check_strategy(s: &StrategyArg, errors: &mut Errors) {
-    if matches!(s.kind, StrategyKind::Sidekiq | StrategyKind::Buckets) {
-        // (`unit` scales a formula whose own cap is `max`.)
-        if let Some(unit) = s.base.as_ref().filter(|u| u.value.is_zero()) {
-            errors.push(syn::Error::new(
-                unit.span,
-                format!(
-                    "`unit` must be above zero: `{}` counts its delays in units; to retry without waiting, write `immediate`",
-                    s.kind.name()
-                ),
-            ));
-        }
-        return;
-    }
-    if let Some(base) = &s.base {
-        if base.value.is_zero() {
-            let what = if s.kind == StrategyKind::Constant {
-                "the delay of `constant`"
-            } else {
-                "`base`"
-            };
-            errors.push(syn::Error::new(
-                base.span,
-                format!("{what} must be above zero; to retry without waiting, write `immediate`"),
-            ));
-        } else if s.kind != StrategyKind::Constant {
-            let (max, which) = match &s.max {
-                Some(max) => (max.value, "`max`".to_owned()),
-                None => (
-                    defaults::MAX,
-                    format!("the default `max` (`{}`)", defaults::literal(defaults::MAX)),
-                ),
-            };
-            if base.value > max {
-                errors.push(syn::Error::new(
-                    base.span,
-                    format!("`base` is above {which}; lower `base` or raise `max`"),
-                ));
-            }
-        }
-    } else if let Some(max) = &s.max
-        && s.kind != StrategyKind::Constant
-        && max.value < defaults::BASE
-    {
-        errors.push(syn::Error::new(
-            max.span,
-            format!(
-                "`max` is below the default `base` (`{}`); raise `max` or give a lower `base`",
-                defaults::literal(defaults::BASE)
-            ),
-        ));
-    }
-    if let Some(factor) = &s.factor
-        && (!factor.value.is_finite() || factor.value <= 1.0)
-    {
-        errors.push(syn::Error::new(
-            factor.span,
-            "`factor` must be a finite number above 1, as in `factor = 2` or `factor = 1.5`",
-        ));
-    }
-}
-
-/// Checks an attempt limit.
+/// Checks an attempt limit (the schedule language's check).
 pub(super) fn check_attempts(attempts: &Arg<Attempts>, errors: &mut Errors) {
-    if let Attempts::Limited(n) = attempts.value {
-        if n == 0 {
-            errors.push(syn::Error::new(
-                attempts.span,
-                "`attempts = 0` would never call the function; `attempts` counts calls, the first included, so it must be at least 1",
-            ));
-        } else if n > u64::from(u32::MAX) {
-            errors.push(syn::Error::new(
-                attempts.span,
-                crate::attr::attempts_out_of_range(n),
-            ));
-        }
+    on_arg(value_checks::attempts(attempts.value), attempts, errors);
+}
+
+/// The schedule language's errors about one argument, on its tokens.
+fn on_arg<T>(found: Vec<backoff_schedule::Error>, arg: &Arg<T>, errors: &mut Errors) {
+    for e in found {
+        let span = if e.span() == value_checks::OTHER {
+            arg.key
+        } else {
+            arg.span
+        };
+        errors.push(syn::Error::new(span, e.message()));
     }
 }
 
@@ -513,28 +194,16 @@ pub(super) fn check_kind_attempts(
     }
 }
 
-/// A `jitter` (the top-level one, or an arm's) and the strategy it is for.
+/// A `jitter` (the top-level one, or an arm's) and the strategy it is for
+/// (the schedule language's checks).
 pub(super) fn check_jitter(
     jitter: &Arg<JitterKind>,
     strategy: Option<StrategyKind>,
     errors: &mut Errors,
 ) {
-    if let JitterKind::Scattered(r) = jitter.value
-        && !(r > 0.0 && r <= 1.0)
-    {
-        errors.push(syn::Error::new(
-            jitter.span,
-            "the ratio of `scattered` must be above 0 and at most 1, as in `scattered(0.25)`",
-        ));
-    }
-    // (`"spread"` replaces its randomness: it spreads around its
-    // mid-range chain.)
-    if strategy == Some(StrategyKind::Decorrelated)
-        && !matches!(jitter.value, JitterKind::None | JitterKind::Spread)
-    {
-        errors.push(syn::Error::new(
-            jitter.key,
-            "`decorrelated` is random by itself and takes no other `jitter` than `\"spread\"`; remove `jitter`",
-        ));
-    }
+    on_arg(
+        value_checks::jitter(jitter.value.to_schedule(), strategy),
+        jitter,
+        errors,
+    );
 }
