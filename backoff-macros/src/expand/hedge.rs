@@ -6,7 +6,9 @@ use quote::{ToTokens, quote, quote_spanned};
 
 use super::body::Body;
 use super::fleet;
-use super::hooks::{call_on_giveup, call_on_retry, decide_ok, decision, typed_closure};
+use super::hooks::{
+    call_on_giveup, call_on_retry, call_on_success, decide_ok, decision, typed_closure,
+};
 use super::names::{Names, local, p_at};
 use super::policy::duration;
 use super::step;
@@ -14,7 +16,7 @@ use super::timeouts::attempt_timeout;
 use crate::attr::{Arg, Attempts, DurationArg, Hedge, defaults};
 
 // Input:  hedge = "20ms" | "p95", attempts = N, `when`, `when_ok`,
-//         `on_retry`, `on_giveup`, `fallback`, `budget`, `circuit`,
+//         `on_retry`, `on_giveup`, `fallback`, `on_success`, `budget`, `circuit`,
 //         `attempt_timeout`, the body.
 // Output: static POLICY: Policy = Policy::immediate().attempts(N).named("module::f");
 //         static LATENCY: Latency = Latency::new();           // "pNN" only
@@ -28,11 +30,14 @@ use crate::attr::{Arg, Attempts, DurationArg, Hedge, defaults};
 //             })
 //             .on_hedge(|event: &RetryEvent| on_hedge(event))   // the delay started it
 //             .on_giveup(|_, report| gave_up = Some(*report))
+//             .on_success(|_, event| succeeded = Some(*event))   // with `on_success`
 //             .budget(b).circuit(c, |open| E::from(open))
 //             .call(|| attempt::<R, _>(async { body }))   // `context`: an async closure's
 //             .traced(tracer!(name, ..))                   // `tracing` events
 //             .await;
-//         from_result(Ended::resume(outcome, gave_up).finish(|result, report| { on_giveup; fallback; result }))
+//         let result = outcome.into_result();                  // with `on_success`:
+//         if let Some((value, event)) = result.as_ref().ok().zip(succeeded) { on_success(value, &event) }
+//         from_result(Ended::resume(result, gave_up).finish(|result, report| { on_giveup; fallback; result }))
 //
 // The hooks are closures bound before the call: a hedged body cannot hold
 // `&mut` access anyway (see `valid::hedge`). The attempts capture the
@@ -109,6 +114,40 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             TokenStream::new(),
             quote!(__backoff_outcome),
         )
+    };
+    // `on_success` runs after the call too, if it told of an accepted `Ok`.
+    let told = quote! {
+        ::core::option::Option::zip(
+            #p::Result::ok(#p::Result::as_ref(&__backoff_result)),
+            __backoff_succeeded,
+        )
+    };
+    let (succeeded, on_success, finished) = match call_on_success(n, told) {
+        Some(call) => {
+            let (split, from_result) = (&n.split(), &n.rebuild_fn());
+            let finish = if gives_up {
+                quote!(#from_result(#p::Ended::resume(__backoff_result, __backoff_gave_up).#finish))
+            } else {
+                quote!(#from_result(__backoff_result))
+            };
+            (
+                quote! {
+                    let mut __backoff_succeeded: ::core::option::Option<#p::SuccessEvent> =
+                        ::core::option::Option::None;
+                },
+                quote! {
+                    .on_success(|_: &#ok_of, __backoff_event: &#p::SuccessEvent| {
+                        __backoff_succeeded = ::core::option::Option::Some(*__backoff_event);
+                    })
+                },
+                quote! {{
+                    let __backoff_result = #split;
+                    #call
+                    #finish
+                }},
+            )
+        }
+        None => (TokenStream::new(), TokenStream::new(), finished),
     };
     let bindings = fleet::bindings(n);
     let budget = args
@@ -190,6 +229,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             #on_retry
             #on_hedge
             #on_giveup
+            #on_success
             #budget
             #circuit
             #call
@@ -208,6 +248,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
         #latency
         #bindings
         #gave_up
+        #succeeded
         #attempt_closure
         #timed
         let __backoff_outcome: #ret = #outcome;

@@ -19,8 +19,10 @@ use crate::report::GiveUp;
 
 /// How a hedged call goes on after one of its attempts ended.
 pub(crate) enum Hedging<T, E> {
-    /// The call ends with this outcome: accepted, stopped, or the failure
-    /// of the last attempt in flight when no other may start.
+    /// The call ends with this `Ok`, which it accepted (`on_success`'s).
+    Accepted(Result<T, E>),
+    /// The call ends with this outcome: stopped, or the failure of the
+    /// last attempt in flight when no other may start (it gave up).
     Done(Result<T, E>),
     /// Start another attempt now (the failure was told to `on_retry` and
     /// dropped).
@@ -110,7 +112,7 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
         started,
         hedges,
     };
-    let (decision, outcome) = verdict!(progress, outcome, hooks, recording, Hedging::Done);
+    let (decision, outcome) = verdict!(progress, outcome, hooks, recording, Hedging::Accepted);
     let stop = matches!(decision, Decision::Stop);
     // (The step always runs: it tells the breaker of the attempt's outcome.
     // The attempt limit, at most the slots, leaves room for what it

@@ -252,7 +252,7 @@ where
                 started: call.started,
                 in_flight: &in_flight,
             };
-            match driver::after_hedged_attempt(
+            let (outcome, accepted) = match driver::after_hedged_attempt(
                 &mut progress,
                 outcome,
                 HedgeCount {
@@ -266,15 +266,13 @@ where
                 trace,
                 &mut recording,
             ) {
-                Hedging::Done(outcome) => {
-                    call.done = true;
-                    // The losers are dropped now, not with the future.
-                    slots.as_mut().cancel_all();
-                    timer.set(None);
-                    return Poll::Ready(outcome);
-                }
+                Hedging::Accepted(outcome) => (outcome, true),
+                Hedging::Done(outcome) => (outcome, false),
                 Hedging::Next => match call.start(slots.as_mut(), AttemptKind::Retry) {
-                    Ok(()) => call.rearm(),
+                    Ok(()) => {
+                        call.rearm();
+                        continue;
+                    }
                     Err(open) if call.in_flight == 0 => {
                         // The breaker refused the retry at the last moment
                         // (the state had admitted it): the call ends.
@@ -282,10 +280,28 @@ where
                         timer.set(None);
                         return Poll::Ready(call.refused(open, trace));
                     }
-                    Err(_) => call.disarm(),
+                    Err(_) => {
+                        call.disarm();
+                        continue;
+                    }
                 },
-                Hedging::Wait => call.disarm(),
+                Hedging::Wait => {
+                    call.disarm();
+                    continue;
+                }
+            };
+            call.done = true;
+            // The losers are dropped now, not with the future.
+            slots.as_mut().cancel_all();
+            timer.set(None);
+            if H::ON_SUCCESS
+                && accepted
+                && let Ok(value) = &outcome
+            {
+                let event = SuccessEvent::new(call.started, call.start.elapsed());
+                call.hooks.on_success(value, &event);
             }
+            return Poll::Ready(outcome);
         }
     }
 }
