@@ -5,14 +5,19 @@
 //!   the attempts it started (the losers included) and the time since it
 //!   began; never when it gives up (an `Ok` that `when_ok` rejected to the
 //!   end, every attempt failed, its `timeout`), nor for `fallback`'s value;
-//! - the same through the runtime's `Hedge::on_success`.
+//! - the same through the runtime's `Hedge::on_success`;
+//! - each hedged attempt is told the time left until the call's deadline
+//!   (`timeout`, or the policy's `max_elapsed`), and its `attempt_timeout`
+//!   is cut to it.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use backoff_runtime::hedge::HedgeDelay;
-use backoff_runtime::{Elapsed, GiveUp, Policy, SuccessEvent, retry};
+use backoff_runtime::{
+    AttemptContext, AttemptKind, Elapsed, GiveUp, GiveUpReason, Policy, SuccessEvent, retry,
+};
 use tokio::time::{Instant, sleep};
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
@@ -149,5 +154,97 @@ async fn the_runtime_tells_on_success_or_on_giveup_once() {
     assert_eq!(
         run([Err(Error::Down), Err(Error::Down)]).await,
         (Err(Error::Down), vec![], vec![(Err(Error::Down), 2)])
+    );
+}
+
+/// `timeout = "100ms"`: attempts at 0, 20 and 40 ms (two hedges) are told
+/// 100, 80 and 60 ms left, and the same deadline, the call's end.
+#[tokio::test(start_paused = true)]
+async fn hedged_attempts_are_told_the_time_left_until_the_timeout() {
+    /// An attempt's number, kind, time left and deadline.
+    type Seen = (
+        u32,
+        AttemptKind,
+        Option<Duration>,
+        Option<std::time::Instant>,
+    );
+    static SEEN: Mutex<Vec<Seen>> = Mutex::new(Vec::new());
+
+    #[retry(hedge = "20ms", attempts = 3, timeout = "100ms", context = ctx)]
+    async fn call() -> Result<u32, Error> {
+        SEEN.lock()
+            .unwrap()
+            .push((ctx.attempt, ctx.kind, ctx.remaining, ctx.deadline()));
+        // The first two hang; the third answers after 5 ms.
+        sleep(MS(if ctx.attempt < 3 { 1000 } else { 5 })).await;
+        Ok(ctx.attempt)
+    }
+
+    let began = Instant::now();
+    assert_eq!(call().await, Ok(3));
+    assert_eq!(began.elapsed(), MS(45));
+    let end = Some(began.into_std() + MS(100));
+    assert_eq!(
+        *SEEN.lock().unwrap(),
+        [
+            (1, AttemptKind::Original, Some(MS(100)), end),
+            (2, AttemptKind::Hedge, Some(MS(80)), end),
+            (3, AttemptKind::Hedge, Some(MS(60)), end),
+        ]
+    );
+}
+
+/// `attempt_timeout = "80ms"` beside `timeout = "100ms"`: attempt 1 fails
+/// at 60 ms and the retry it starts has 40 ms left (`on_retry` is told
+/// so), to which its timer is cut: it ends by its own timer at the call's
+/// deadline, so the call gives up for its attempts, with the attempt's
+/// error, rather than being cut off by `timeout` (which an 80 ms timer,
+/// running to 140 ms, would leave it to).
+#[tokio::test(start_paused = true)]
+async fn a_hedged_attempt_timeout_is_cut_to_the_time_left() {
+    static LEFT: Mutex<Vec<Option<Duration>>> = Mutex::new(Vec::new());
+    static GAVE_UP: Mutex<Vec<(GiveUpReason, u32, Duration)>> = Mutex::new(Vec::new());
+
+    #[retry(hedge = "1s", attempts = 2, timeout = "100ms", attempt_timeout = "80ms",
+            on_retry = |_, ev| LEFT.lock().unwrap().push(ev.remaining),
+            on_giveup = |_, g| GAVE_UP.lock().unwrap().push((g.reason, g.attempts, g.elapsed)))]
+    async fn call(calls: &AtomicU32) -> Result<u32, Error> {
+        attempt(calls, &[60, 1000], &[Err(Error::Down), Ok(2)]).await
+    }
+
+    let began = Instant::now();
+    assert_eq!(call(&AtomicU32::new(0)).await, Err(Error::TimedOut));
+    assert_eq!(began.elapsed(), MS(100));
+    assert_eq!(*LEFT.lock().unwrap(), [Some(MS(40))]);
+    assert_eq!(
+        *GAVE_UP.lock().unwrap(),
+        [(GiveUpReason::Attempts, 2, MS(100))]
+    );
+}
+
+/// Through the runtime, a policy's `max_elapsed` is the hedged call's
+/// deadline: attempts at 0 and 20 ms read 100 and 80 ms left.
+#[tokio::test(start_paused = true)]
+async fn the_runtime_tells_hedged_attempts_the_time_left_until_max_elapsed() {
+    static POLICY: Policy = Policy::immediate()
+        .attempts(2)
+        .max_elapsed(Duration::from_millis(100));
+    let seen = Mutex::new(Vec::new());
+    let began = Instant::now();
+    let result: Result<u32, Error> = POLICY
+        .hedge_async::<2>(HedgeDelay::After(MS(20)))
+        .call_with_context(|ctx: AttemptContext| {
+            seen.lock().unwrap().push((ctx.remaining, ctx.deadline()));
+            async move {
+                sleep(MS(if ctx.attempt == 1 { 1000 } else { 5 })).await;
+                Ok(ctx.attempt)
+            }
+        })
+        .await;
+    assert_eq!(result, Ok(2));
+    let end = Some(began.into_std() + MS(100));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [(Some(MS(100)), end), (Some(MS(80)), end)]
     );
 }

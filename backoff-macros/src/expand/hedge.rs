@@ -23,6 +23,7 @@ use crate::attr::{Arg, Attempts, DurationArg, Hedge, defaults};
 //         budget; circuit;                                     // see `fleet`
 //         let mut gave_up: Option<GiveUp> = None;              // with `on_giveup` or `fallback`
 //         let outcome: R = POLICY.hedge_async::<N>(HedgeDelay::After(D))
+//             .within(T)                                       // `timeout = T`: the time left
 //             .when(|error: &E| verdict)                       // each hook, if given
 //             .when_ok(|value: &T| verdict)
 //             .on_retry(|outcome: &Result<T, E>, event: &RetryEvent| {
@@ -33,6 +34,7 @@ use crate::attr::{Arg, Attempts, DurationArg, Hedge, defaults};
 //             .on_success(|_, event| succeeded = Some(*event))   // with `on_success`
 //             .budget(b).circuit(c, |open| E::from(open))
 //             .call(|| attempt::<R, _>(async { body }))   // `context`: an async closure's
+//                                                          // (also for `attempt_timeout` beside `timeout`: cut(D, context))
 //             .traced(tracer!(name, ..))                   // `tracing` events
 //             .await;
 //         let result = outcome.into_result();                  // with `on_success`:
@@ -170,8 +172,11 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
         .timeout
         .as_ref()
         .map(|_| quote!(__backoff_calls.fetch_add(1, ::core::sync::atomic::Ordering::Relaxed);));
-    let (attempt_closure, call) = if args.context.is_some() {
-        // `context = ctx`: each attempt is told its context. An async
+    let (attempt_closure, call) = if args.context.is_some()
+        || (args.attempt_timeout.is_some() && args.timeout.is_some())
+    {
+        // `context = ctx`: each attempt is told its context (and
+        // `attempt_timeout` is cut to its time left). An async
         // closure owns its argument and borrows what it captures, as the
         // attempts must; the closure the call holds calls it by reference.
         let closure_body = match &args.attempt_timeout {
@@ -221,9 +226,16 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             ),
         )
     };
+    // (`timeout` bounds the call from outside: the attempts' time left
+    // counts to its end.)
+    let within = args.timeout.as_ref().map(|t| {
+        let d = duration(p, t.value.value);
+        quote!(.within(#d))
+    });
     let hedged = quote! {
         __BACKOFF_HEDGE_POLICY
             .hedge_async::<#limit_usize>(#delay)
+            #within
             #when
             #when_ok
             #on_retry
@@ -336,8 +348,10 @@ fn on_retry(n: &Names<'_>) -> Option<TokenStream> {
             }
         }
     };
+    let within = super::timeouts::event_within(n);
     Some(quote! {
         .on_retry(|__backoff_outcome: &#p::Result<#ok_of, #error_of>, __backoff_event: &#p::RetryEvent| {
+            #within
             #body
         })
     })
@@ -357,8 +371,10 @@ fn on_hedge(n: &Names<'_>) -> Option<TokenStream> {
     let call = quote_spanned! {h.span=>
         #hook(__backoff_event)
     };
+    let within = super::timeouts::event_within(n);
     Some(quote! {
         .on_hedge(|__backoff_event: &#p::RetryEvent| {
+            #within
             #[allow(unused_mut)]
             let mut #hook = #typed;
             #call;

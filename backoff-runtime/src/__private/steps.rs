@@ -25,6 +25,14 @@ pub fn within(event: &RetryEvent, timeout: Duration) -> RetryEvent {
     event.within(timeout)
 }
 
+/// `attempt_timeout`'s `limit` for an attempt of `context`, cut to its
+/// time left until the call's deadline (a hedged attempt's; a loop's
+/// through [`Call::attempt_timeout`]).
+#[inline(always)]
+pub fn cut(limit: Duration, context: AttemptContext) -> Duration {
+    context.remaining.map_or(limit, |left| limit.min(left))
+}
+
 /// The clock of a blocking loop.
 pub const SYNC_CLOCK: Clock = crate::clock::system;
 
@@ -513,8 +521,8 @@ impl<'p, S, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     #[inline(never)]
     pub fn context_within(&self, timeout: Duration) -> AttemptContext {
         let context = self.context();
-        let call = self.0.start.began().and_then(|b| b.checked_add(timeout));
-        let deadline = crate::state::nearer(context.deadline(), call);
+        let deadline =
+            crate::state::within(context.deadline(), self.0.start.began(), Some(timeout));
         context.with_deadline(deadline, (self.0.start.clock)())
     }
 
@@ -524,11 +532,10 @@ impl<'p, S, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     /// deadline, which keeps it).
     #[inline(always)]
     pub fn attempt_timeout(&self, limit: Duration, context: AttemptContext) -> Duration {
-        match context.remaining {
-            Some(left) if !self.0.state.as_ref().is_some_and(RetryState::is_last_try) => {
-                limit.min(left)
-            }
-            _ => limit,
+        if self.0.state.as_ref().is_some_and(RetryState::is_last_try) {
+            limit
+        } else {
+            cut(limit, context)
         }
     }
 

@@ -193,6 +193,8 @@ pub struct Hedge<
     circuit: Option<(&'p CircuitBreaker, C)>,
     hooks: HookSet<W, K, R, H, G, NoHook>,
     on_success: U,
+    /// A whole-call timeout enforced around the call (the attribute's).
+    timeout: Option<Duration>,
 }
 
 /// A hedged call's hooks: its [`HookSet`] and its `on_success`, taken by
@@ -296,6 +298,7 @@ impl<S> Policy<S> {
             circuit: None,
             hooks: Defaults::new(),
             on_success: NoHook,
+            timeout: None,
         }
     }
 }
@@ -329,6 +332,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
             circuit: self.circuit,
             hooks: f(self.hooks),
             on_success: self.on_success,
+            timeout: self.timeout,
         }
     }
 
@@ -511,7 +515,17 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
             circuit: self.circuit,
             hooks: self.hooks,
             on_success,
+            timeout: self.timeout,
         }
+    }
+
+    /// The attribute's `timeout`, which bounds the call from outside it:
+    /// each attempt's [`AttemptContext::remaining`] counts to the nearer
+    /// of its end and the policy's `max_elapsed`.
+    #[doc(hidden)]
+    pub fn within(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
     }
 
     /// Shares a retry budget: each attempt after the first spends a token
@@ -579,6 +593,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
             circuit: Some((breaker.as_circuit(), from)),
             hooks: self.hooks,
             on_success: self.on_success,
+            timeout: self.timeout,
         }
     }
 
@@ -711,7 +726,8 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
         U: OnSuccess<T>,
     {
         let clock = clock::for_async();
-        let timed = HookSet::<W, K, R, H, G, NoHook>::timed::<T, E>() || U::GIVEN;
+        let timed =
+            HookSet::<W, K, R, H, G, NoHook>::timed::<T, E>() || U::GIVEN || self.timeout.is_some();
         let start = Origin::at(
             self.policy,
             clock,
@@ -719,6 +735,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
             self.budget,
         )
         .with_circuit(self.circuit.as_ref().map(|(c, _)| *c));
+        let deadline = crate::state::within(start.deadline(), start.began(), self.timeout);
         // (Begun before the future is built: read in the literal, its branch
         // made the compiler build the 200-byte state aside and copy it in.)
         let recording = Recording::begin(self.policy.function(), clock);
@@ -729,6 +746,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
             call: Call {
                 op,
                 start,
+                deadline,
                 state: None,
                 hooks: Succeeding {
                     hooks: self.hooks,
