@@ -257,7 +257,7 @@ where
                 started: call.started,
                 in_flight: &in_flight,
             };
-            let (outcome, accepted) = match driver::after_hedged_attempt(
+            match driver::after_hedged_attempt(
                 &mut progress,
                 outcome,
                 HedgeCount {
@@ -271,13 +271,22 @@ where
                 trace,
                 &mut recording,
             ) {
-                Hedging::Accepted(outcome) => (outcome, true),
-                Hedging::Done(outcome) => (outcome, false),
-                Hedging::Next => match call.start(slots.as_mut(), AttemptKind::Retry) {
-                    Ok(()) => {
-                        call.rearm();
-                        continue;
+                Hedging::Done(outcome, accepted) => {
+                    call.done = true;
+                    // The losers are dropped now, not with the future.
+                    slots.as_mut().cancel_all();
+                    timer.set(None);
+                    if H::ON_SUCCESS
+                        && accepted
+                        && let Ok(value) = &outcome
+                    {
+                        let event = SuccessEvent::new(call.started, call.start.elapsed());
+                        call.hooks.on_success(value, &event);
                     }
+                    return Poll::Ready(outcome);
+                }
+                Hedging::Next => match call.start(slots.as_mut(), AttemptKind::Retry) {
+                    Ok(()) => call.rearm(),
                     Err(open) if call.in_flight == 0 => {
                         // The breaker refused the retry at the last moment
                         // (the state had admitted it): the call ends.
@@ -285,28 +294,10 @@ where
                         timer.set(None);
                         return Poll::Ready(call.refused(open, trace));
                     }
-                    Err(_) => {
-                        call.disarm();
-                        continue;
-                    }
+                    Err(_) => call.disarm(),
                 },
-                Hedging::Wait => {
-                    call.disarm();
-                    continue;
-                }
-            };
-            call.done = true;
-            // The losers are dropped now, not with the future.
-            slots.as_mut().cancel_all();
-            timer.set(None);
-            if H::ON_SUCCESS
-                && accepted
-                && let Ok(value) = &outcome
-            {
-                let event = SuccessEvent::new(call.started, call.start.elapsed());
-                call.hooks.on_success(value, &event);
+                Hedging::Wait => call.disarm(),
             }
-            return Poll::Ready(outcome);
         }
     }
 }
