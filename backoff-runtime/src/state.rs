@@ -1181,17 +1181,6 @@ pub(crate) fn nearer(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> 
     }
 }
 
-/// The nearer of `deadline` and the end of a whole-call `timeout` (which
-/// the caller enforces) counted from `began`: the time left's deadline.
-pub(crate) fn within(
-    deadline: Option<Instant>,
-    began: Option<Instant>,
-    timeout: Option<Duration>,
-) -> Option<Instant> {
-    let call = began.zip(timeout).and_then(|(b, t)| b.checked_add(t));
-    nearer(deadline, call)
-}
-
 /// [`Core::fast`] of a state of `policy` that nothing else checks (no
 /// deadline, budget or breaker).
 #[inline(always)]

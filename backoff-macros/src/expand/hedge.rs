@@ -23,7 +23,6 @@ use crate::attr::{Arg, Attempts, DurationArg, Hedge, defaults};
 //         budget; circuit;                                     // see `fleet`
 //         let mut gave_up: Option<GiveUp> = None;              // with `on_giveup` or `fallback`
 //         let outcome: R = POLICY.hedge_async::<N>(HedgeDelay::After(D))
-//             .within(T)                                       // `timeout = T`: the time left
 //             .when(|error: &E| verdict)                       // each hook, if given
 //             .when_ok(|value: &T| verdict)
 //             .on_retry(|outcome: &Result<T, E>, event: &RetryEvent| {
@@ -34,7 +33,8 @@ use crate::attr::{Arg, Attempts, DurationArg, Hedge, defaults};
 //             .on_success(|_, event| succeeded = Some(*event))   // with `on_success`
 //             .budget(b).circuit(c, |open| E::from(open))
 //             .call(|| attempt::<R, _>(async { body }))   // `context`: an async closure's
-//                                                          // (also for `attempt_timeout` beside `timeout`: cut(D, context))
+//                                                          // (also for `attempt_timeout` beside `timeout`: cut(D, context),
+//                                                          // the context within_timeout(context, started, T, clock))
 //             .traced(tracer!(name, ..))                   // `tracing` events
 //             .await;
 //         let result = outcome.into_result();                  // with `on_success`:
@@ -172,6 +172,15 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
         .timeout
         .as_ref()
         .map(|_| quote!(__backoff_calls.fetch_add(1, ::core::sync::atomic::Ordering::Relaxed);));
+    // (`timeout` bounds the call from outside: an attempt's time left
+    // counts to its end too.)
+    let within = args.timeout.as_ref().map(|t| {
+        let (d, clock) = (duration(p, t.value.value), &n.clock);
+        quote! {
+            let __backoff_context =
+                #p::within_timeout(__backoff_context, __backoff_started, #d, #clock);
+        }
+    });
     let (attempt_closure, call) = if args.context.is_some()
         || (args.attempt_timeout.is_some() && args.timeout.is_some())
     {
@@ -197,6 +206,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
                 quote! {
                     |__backoff_context: #p::AttemptContext| {
                         #count_call
+                        #within
                         __backoff_attempt(__backoff_context)
                     }
                 },
@@ -226,16 +236,9 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             ),
         )
     };
-    // (`timeout` bounds the call from outside: the attempts' time left
-    // counts to its end.)
-    let within = args.timeout.as_ref().map(|t| {
-        let d = duration(p, t.value.value);
-        quote!(.within(#d))
-    });
     let hedged = quote! {
         __BACKOFF_HEDGE_POLICY
             .hedge_async::<#limit_usize>(#delay)
-            #within
             #when
             #when_ok
             #on_retry

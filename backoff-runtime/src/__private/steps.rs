@@ -33,6 +33,20 @@ pub fn cut(limit: Duration, context: AttemptContext) -> Duration {
     context.remaining.map_or(limit, |left| limit.min(left))
 }
 
+/// `context` under a whole-call `timeout` counted from `began` (which the
+/// caller enforces): its deadline the nearer of the two, read at `clock`
+/// (a loop's through [`Call::context_within`]; a hedged attempt's).
+#[inline]
+pub fn within_timeout(
+    context: AttemptContext,
+    began: Option<std::time::Instant>,
+    timeout: Duration,
+    clock: Clock,
+) -> AttemptContext {
+    let call = began.and_then(|b| b.checked_add(timeout));
+    context.with_deadline(crate::state::nearer(context.deadline(), call), clock())
+}
+
 /// The clock of a blocking loop.
 pub const SYNC_CLOCK: Clock = crate::clock::system;
 
@@ -520,10 +534,12 @@ impl<'p, S, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     /// nearer of the two.
     #[inline(never)]
     pub fn context_within(&self, timeout: Duration) -> AttemptContext {
-        let context = self.context();
-        let deadline =
-            crate::state::within(context.deadline(), self.0.start.began(), Some(timeout));
-        context.with_deadline(deadline, (self.0.start.clock)())
+        within_timeout(
+            self.context(),
+            self.0.start.began(),
+            timeout,
+            self.0.start.clock,
+        )
     }
 
     /// `attempt_timeout`'s `limit` for the attempt about to run, of

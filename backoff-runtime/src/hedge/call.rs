@@ -42,8 +42,6 @@ pub(super) type FromOpen<E> = fn(CircuitOpen) -> E;
 pub(super) struct Call<'p, S, Op, Fut, T, E, C, H> {
     pub(super) op: Op,
     pub(super) start: Origin<'p, S>,
-    /// The call's deadline: the time left each attempt is told of.
-    pub(super) deadline: Option<std::time::Instant>,
     pub(super) state: Option<RetryState<'p, S>>,
     pub(super) hooks: H,
     pub(super) recording: Recording,
@@ -109,8 +107,10 @@ where
         };
         let mut context =
             AttemptContext::of(self.start.policy, self.started.saturating_add(1)).with_kind(kind);
-        if self.deadline.is_some() {
-            context = context.with_deadline(self.deadline, (self.start.clock)());
+        if let Some(deadline) = self.start.deadline() {
+            // (The policy's `max_elapsed`; the attribute's `timeout`, which
+            // bounds the call from outside, its op counts to.)
+            context = context.with_deadline(Some(deadline), (self.start.clock)());
         }
         slots.start(self.started, self.op.attempt(context), meta);
         self.started += 1;

@@ -193,8 +193,6 @@ pub struct Hedge<
     circuit: Option<(&'p CircuitBreaker, C)>,
     hooks: HookSet<W, K, R, H, G, NoHook>,
     on_success: U,
-    /// A whole-call timeout enforced around the call (the attribute's).
-    timeout: Option<Duration>,
 }
 
 /// A hedged call's hooks: its [`HookSet`] and its `on_success`, taken by
@@ -298,7 +296,6 @@ impl<S> Policy<S> {
             circuit: None,
             hooks: Defaults::new(),
             on_success: NoHook,
-            timeout: None,
         }
     }
 }
@@ -332,7 +329,6 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
             circuit: self.circuit,
             hooks: f(self.hooks),
             on_success: self.on_success,
-            timeout: self.timeout,
         }
     }
 
@@ -515,17 +511,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
             circuit: self.circuit,
             hooks: self.hooks,
             on_success,
-            timeout: self.timeout,
         }
-    }
-
-    /// The attribute's `timeout`, which bounds the call from outside it:
-    /// each attempt's [`AttemptContext::remaining`] counts to the nearer
-    /// of its end and the policy's `max_elapsed`.
-    #[doc(hidden)]
-    pub fn within(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
-        self
     }
 
     /// Shares a retry budget: each attempt after the first spends a token
@@ -593,7 +579,6 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
             circuit: Some((breaker.as_circuit(), from)),
             hooks: self.hooks,
             on_success: self.on_success,
-            timeout: self.timeout,
         }
     }
 
@@ -726,8 +711,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
         U: OnSuccess<T>,
     {
         let clock = clock::for_async();
-        let timed =
-            HookSet::<W, K, R, H, G, NoHook>::timed::<T, E>() || U::GIVEN || self.timeout.is_some();
+        let timed = HookSet::<W, K, R, H, G, NoHook>::timed::<T, E>() || U::GIVEN;
         let start = Origin::at(
             self.policy,
             clock,
@@ -735,7 +719,6 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
             self.budget,
         )
         .with_circuit(self.circuit.as_ref().map(|(c, _)| *c));
-        let deadline = crate::state::within(start.deadline(), start.began(), self.timeout);
         // (Begun before the future is built: read in the literal, its branch
         // made the compiler build the 200-byte state aside and copy it in.)
         let recording = Recording::begin(self.policy.function(), clock);
@@ -746,7 +729,6 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
             call: Call {
                 op,
                 start,
-                deadline,
                 state: None,
                 hooks: Succeeding {
                     hooks: self.hooks,
