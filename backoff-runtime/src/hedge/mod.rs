@@ -195,8 +195,11 @@ pub struct Hedge<
     on_success: U,
 }
 
-/// A hedged call's hooks: its [`HookSet`] and its `on_success`, taken by
-/// the one call that succeeds.
+/// A hedged call's hooks: its `HookSet` and its `on_success`, taken by
+/// the one call that succeeds. You never build it, and name it only to
+/// name a hedged call's future (see `HookSet`).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
 pub struct Succeeding<Hk, U> {
     hooks: Hk,
     on_success: Option<U>,
