@@ -426,7 +426,7 @@ fn retry_loop(
     let (finish, from_result, ret_span) = (step::finish(&n), n.rebuild_fn(), n.ret_span);
     let ended_at = names::local("__backoff_ended", ret_span);
     let result = quote_spanned!(ret_span=> #from_result(#ended_at.#finish));
-    let on_success = hooks::call_on_success(&n);
+    let on_success = hooks::call_on_success(&n, quote!(__backoff_call.success(&__backoff_ended)));
     quote! {
         #import
         #policy

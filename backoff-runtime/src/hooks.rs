@@ -355,16 +355,18 @@ pub struct NoHook;
 /// `when_ok` (`K`), `on_retry` (`N`), `on_hedge` (`H`), `on_giveup` (`G`)
 /// and `fallback` (`L`), each [`NoHook`] (or [`RetryAll`], [`AcceptAll`])
 /// unless given. A [`Retrying`](crate::Retrying) call and a
-/// [hedged call](crate::hedge::Hedge) both keep theirs in one; you never
-/// build it, and name it only to name a hedged call's future.
+/// [hedged call](crate::hedge::Hedge) both keep theirs in one (a hedged
+/// call's beside its `on_success`, in a
+/// [`Succeeding`](crate::hedge::Succeeding)); you never build it, and name
+/// it only to name a hedged call's future.
 ///
 /// ```
 /// use backoff_runtime::Policy;
-/// use backoff_runtime::hedge::{HedgeDelay, Hedged};
+/// use backoff_runtime::hedge::{HedgeDelay, Hedged, Succeeding};
 /// use backoff_runtime::hooks::{AcceptAll, HookSet, NoHook, RetryAll};
 /// use std::time::Duration;
 ///
-/// type Plain = HookSet<RetryAll, AcceptAll, NoHook, NoHook, NoHook, NoHook>;
+/// type Plain = Succeeding<HookSet<RetryAll, AcceptAll, NoHook, NoHook, NoHook, NoHook>, NoHook>;
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 /// let policy = Policy::immediate().attempts(2);

@@ -6,7 +6,9 @@ use quote::{ToTokens, quote, quote_spanned};
 
 use super::body::Body;
 use super::fleet;
-use super::hooks::{call_on_giveup, call_on_retry, decide_ok, decision, typed_closure};
+use super::hooks::{
+    call_on_giveup, call_on_retry, call_on_success, decide_ok, decision, typed_closure,
+};
 use super::names::{Names, local, p_at};
 use super::policy::duration;
 use super::step;
@@ -14,7 +16,7 @@ use super::timeouts::attempt_timeout;
 use crate::attr::{Arg, Attempts, DurationArg, Hedge, defaults};
 
 // Input:  hedge = "20ms" | "p95", attempts = N, `when`, `when_ok`,
-//         `on_retry`, `on_giveup`, `fallback`, `budget`, `circuit`,
+//         `on_retry`, `on_giveup`, `fallback`, `on_success`, `budget`, `circuit`,
 //         `attempt_timeout`, the body.
 // Output: static POLICY: Policy = Policy::immediate().attempts(N).named("module::f");
 //         static LATENCY: Latency = Latency::new();           // "pNN" only
@@ -28,11 +30,16 @@ use crate::attr::{Arg, Attempts, DurationArg, Hedge, defaults};
 //             })
 //             .on_hedge(|event: &RetryEvent| on_hedge(event))   // the delay started it
 //             .on_giveup(|_, report| gave_up = Some(*report))
+//             .on_success(|_, event| succeeded = Some(*event))   // with `on_success`
 //             .budget(b).circuit(c, |open| E::from(open))
 //             .call(|| attempt::<R, _>(async { body }))   // `context`: an async closure's
+//                                                          // (also for `attempt_timeout` beside `timeout`: cut(D, context),
+//                                                          // the context within_timeout(context, started, T, clock))
 //             .traced(tracer!(name, ..))                   // `tracing` events
 //             .await;
-//         from_result(Ended::resume(outcome, gave_up).finish(|result, report| { on_giveup; fallback; result }))
+//         let result = outcome.into_result();                  // with `on_success`:
+//         if let Some((value, event)) = result.as_ref().ok().zip(succeeded) { on_success(value, &event) }
+//         from_result(Ended::resume(result, gave_up).finish(|result, report| { on_giveup; fallback; result }))
 //
 // The hooks are closures bound before the call: a hedged body cannot hold
 // `&mut` access anyway (see `valid::hedge`). The attempts capture the
@@ -110,6 +117,40 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             quote!(__backoff_outcome),
         )
     };
+    // `on_success` runs after the call too, if it told of an accepted `Ok`.
+    let told = quote! {
+        ::core::option::Option::zip(
+            #p::Result::ok(#p::Result::as_ref(&__backoff_result)),
+            __backoff_succeeded,
+        )
+    };
+    let (succeeded, on_success, finished) = match call_on_success(n, told) {
+        Some(call) => {
+            let (split, from_result) = (&n.split(), &n.rebuild_fn());
+            let finish = if gives_up {
+                quote!(#from_result(#p::Ended::resume(__backoff_result, __backoff_gave_up).#finish))
+            } else {
+                quote!(#from_result(__backoff_result))
+            };
+            (
+                quote! {
+                    let mut __backoff_succeeded: ::core::option::Option<#p::SuccessEvent> =
+                        ::core::option::Option::None;
+                },
+                quote! {
+                    .on_success(|_: &#ok_of, __backoff_event: &#p::SuccessEvent| {
+                        __backoff_succeeded = ::core::option::Option::Some(*__backoff_event);
+                    })
+                },
+                quote! {{
+                    let __backoff_result = #split;
+                    #call
+                    #finish
+                }},
+            )
+        }
+        None => (TokenStream::new(), TokenStream::new(), finished),
+    };
     let bindings = fleet::bindings(n);
     let budget = args
         .budget
@@ -131,8 +172,20 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
         .timeout
         .as_ref()
         .map(|_| quote!(__backoff_calls.fetch_add(1, ::core::sync::atomic::Ordering::Relaxed);));
-    let (attempt_closure, call) = if args.context.is_some() {
-        // `context = ctx`: each attempt is told its context. An async
+    // (`timeout` bounds the call from outside: an attempt's time left
+    // counts to its end too.)
+    let within = args.timeout.as_ref().map(|t| {
+        let (d, clock) = (duration(p, t.value.value), &n.clock);
+        quote! {
+            let __backoff_context =
+                #p::within_timeout(__backoff_context, __backoff_started, #d, #clock);
+        }
+    });
+    let (attempt_closure, call) = if args.context.is_some()
+        || (args.attempt_timeout.is_some() && args.timeout.is_some())
+    {
+        // `context = ctx`: each attempt is told its context (and
+        // `attempt_timeout` is cut to its time left). An async
         // closure owns its argument and borrows what it captures, as the
         // attempts must; the closure the call holds calls it by reference.
         let closure_body = match &args.attempt_timeout {
@@ -153,6 +206,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
                 quote! {
                     |__backoff_context: #p::AttemptContext| {
                         #count_call
+                        #within
                         __backoff_attempt(__backoff_context)
                     }
                 },
@@ -190,6 +244,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             #on_retry
             #on_hedge
             #on_giveup
+            #on_success
             #budget
             #circuit
             #call
@@ -208,6 +263,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
         #latency
         #bindings
         #gave_up
+        #succeeded
         #attempt_closure
         #timed
         let __backoff_outcome: #ret = #outcome;
@@ -295,8 +351,10 @@ fn on_retry(n: &Names<'_>) -> Option<TokenStream> {
             }
         }
     };
+    let within = super::timeouts::event_within(n);
     Some(quote! {
         .on_retry(|__backoff_outcome: &#p::Result<#ok_of, #error_of>, __backoff_event: &#p::RetryEvent| {
+            #within
             #body
         })
     })
@@ -316,8 +374,10 @@ fn on_hedge(n: &Names<'_>) -> Option<TokenStream> {
     let call = quote_spanned! {h.span=>
         #hook(__backoff_event)
     };
+    let within = super::timeouts::event_within(n);
     Some(quote! {
         .on_hedge(|__backoff_event: &#p::RetryEvent| {
+            #within
             #[allow(unused_mut)]
             let mut #hook = #typed;
             #call;

@@ -319,8 +319,9 @@ pub(super) fn call_on_giveup(n: &Names<'_>) -> Option<TokenStream> {
     })
 }
 
-// Input:  `on_success = S`; the loop's end in `__backoff_ended`.
-// Output: if let Some((value, event)) = call.success(&ended) {
+// Input:  `on_success = S`; `told`, an `Option<(&T, SuccessEvent)>`: the
+//         loop's `call.success(&ended)`, or what a hedged call told.
+// Output: if let Some((value, event)) = told {
 //             let hook = S; let () = {hook}(value, &event);
 //         }
 //         `S` a closure given the parameter types `&T` and `&SuccessEvent`
@@ -329,7 +330,7 @@ pub(super) fn call_on_giveup(n: &Names<'_>) -> Option<TokenStream> {
 // Called once, after the loop, when the call ended with an `Ok` it
 // accepted (never on a give-up, nor for `fallback`'s value), by the
 // expansion: a hook of the wrong type is rustc's error at it.
-pub(super) fn call_on_success(n: &Names<'_>) -> Option<TokenStream> {
+pub(super) fn call_on_success(n: &Names<'_>, told: TokenStream) -> Option<TokenStream> {
     let s = n.args.on_success.as_ref()?;
     let p = p_at(s.span);
     let typed = typed_closure(&s.value, || [n.ok_ty(), quote!(&#p::SuccessEvent)]);
@@ -337,7 +338,7 @@ pub(super) fn call_on_success(n: &Names<'_>) -> Option<TokenStream> {
         ["__backoff_value", "__backoff_event", "__backoff_hook"].map(|name| local(name, s.span));
     let call = quote_spanned! {s.span=> {#hook}(#value, &#event) };
     Some(quote! {
-        if let ::core::option::Option::Some((#value, #event)) = __backoff_call.success(&__backoff_ended) {
+        if let ::core::option::Option::Some((#value, #event)) = #told {
             let #hook = #typed;
             let () = #call;
         }

@@ -16,11 +16,13 @@ use crate::attr::{Arg, DurationArg};
 pub(super) fn attempt_timeout(n: &Names<'_>, t: &Arg<DurationArg>, body: &Group) -> TokenStream {
     let (p, ret, from_result) = (&n.p, &n.ret, &n.rebuild_fn());
     let mut d = duration(p, t.value.value);
-    // Cut to the time left, when the call may have a deadline (not in a
-    // hedged call, whose attempts overlap).
-    if n.args.hedge.is_none()
-        && (n.args.timeout.is_some() || n.args.max_elapsed.is_some() || n.args.policy.is_some())
-    {
+    // Cut to the time left, when the call may have a deadline (a hedged
+    // call's: its `timeout`, the attempt told of it in its context).
+    if n.args.hedge.is_some() {
+        if n.args.timeout.is_some() {
+            d = quote!(#p::cut(#d, __backoff_context));
+        }
+    } else if n.args.timeout.is_some() || n.args.max_elapsed.is_some() || n.args.policy.is_some() {
         let context = context(n);
         d = quote!(__backoff_call.attempt_timeout(#d, #context));
     }

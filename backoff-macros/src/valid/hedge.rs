@@ -84,24 +84,11 @@ pub(crate) fn check_hedge(sig: &Signature, is_async: bool, args: &RetryArgs, err
         }
     }
     // What the hedged call does not take yet.
-    for (name, key, why) in [
-        (
-            "throttle",
-            args.throttle.as_ref().map(|a| a.key),
-            "a hedge is refused by an open `circuit` and paid for by a `budget`; use those",
-        ),
-        (
-            "on_success",
-            args.on_success.as_ref().map(|a| a.key),
-            "act on the function's `Ok` result where you call it",
-        ),
-    ] {
-        if let Some(key) = key {
-            errors.push(syn::Error::new(
-                key,
-                format!("`{name}` cannot be combined with `hedge` yet: {why}"),
-            ));
-        }
+    if let Some(throttle) = &args.throttle {
+        errors.push(syn::Error::new(
+            throttle.key,
+            "`throttle` cannot be combined with `hedge` yet: a hedge is refused by an open `circuit` and paid for by a `budget`; use those",
+        ));
     }
     check_unique_access(sig, args, errors);
     check_on_retry_of_a_hedge(args, errors);

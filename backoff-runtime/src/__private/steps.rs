@@ -25,6 +25,28 @@ pub fn within(event: &RetryEvent, timeout: Duration) -> RetryEvent {
     event.within(timeout)
 }
 
+/// `attempt_timeout`'s `limit` for an attempt of `context`, cut to its
+/// time left until the call's deadline (a hedged attempt's; a loop's
+/// through [`Call::attempt_timeout`]).
+#[inline(always)]
+pub fn cut(limit: Duration, context: AttemptContext) -> Duration {
+    context.remaining.map_or(limit, |left| limit.min(left))
+}
+
+/// `context` under a whole-call `timeout` counted from `began` (which the
+/// caller enforces): its deadline the nearer of the two, read at `clock`
+/// (a loop's through [`Call::context_within`]; a hedged attempt's).
+#[inline]
+pub fn within_timeout(
+    context: AttemptContext,
+    began: Option<std::time::Instant>,
+    timeout: Duration,
+    clock: Clock,
+) -> AttemptContext {
+    let call = began.and_then(|b| b.checked_add(timeout));
+    context.with_deadline(crate::state::nearer(context.deadline(), call), clock())
+}
+
 /// The clock of a blocking loop.
 pub const SYNC_CLOCK: Clock = crate::clock::system;
 
@@ -515,10 +537,12 @@ impl<'p, S, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     /// nearer of the two.
     #[inline(never)]
     pub fn context_within(&self, timeout: Duration) -> AttemptContext {
-        let context = self.context();
-        let call = self.0.start.began().and_then(|b| b.checked_add(timeout));
-        let deadline = crate::state::nearer(context.deadline(), call);
-        context.with_deadline(deadline, (self.0.start.clock)())
+        within_timeout(
+            self.context(),
+            self.0.start.began(),
+            timeout,
+            self.0.start.clock,
+        )
     }
 
     /// `attempt_timeout`'s `limit` for the attempt about to run, of
@@ -527,11 +551,10 @@ impl<'p, S, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     /// deadline, which keeps it).
     #[inline(always)]
     pub fn attempt_timeout(&self, limit: Duration, context: AttemptContext) -> Duration {
-        match context.remaining {
-            Some(left) if !self.0.state.as_ref().is_some_and(RetryState::is_last_try) => {
-                limit.min(left)
-            }
-            _ => limit,
+        if self.0.state.as_ref().is_some_and(RetryState::is_last_try) {
+            limit
+        } else {
+            cut(limit, context)
         }
     }
 

@@ -19,15 +19,23 @@ use crate::report::GiveUp;
 
 /// How a hedged call goes on after one of its attempts ended.
 pub(crate) enum Hedging<T, E> {
-    /// The call ends with this outcome: accepted, stopped, or the failure
-    /// of the last attempt in flight when no other may start.
-    Done(Result<T, E>),
+    /// The call ends with this outcome: accepted (`true`: the `Ok` that
+    /// `on_success` is told of), or given up with (stopped, or the failure
+    /// of the last attempt in flight when no other may start).
+    Done(Result<T, E>, bool),
     /// Start another attempt now (the failure was told to `on_retry` and
     /// dropped).
     Next,
     /// No other attempt may start: wait for those in flight (the failure
     /// was dropped; it was not the last).
     Wait,
+}
+
+impl<T, E> Hedging<T, E> {
+    /// The call ends with `outcome`, which it accepted.
+    fn accepted(outcome: Result<T, E>) -> Self {
+        Hedging::Done(outcome, true)
+    }
 }
 
 /// A hedged call's progress: the report counts its hedges.
@@ -110,7 +118,7 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
         started,
         hedges,
     };
-    let (decision, outcome) = verdict!(progress, outcome, hooks, recording, Hedging::Done);
+    let (decision, outcome) = verdict!(progress, outcome, hooks, recording, Hedging::accepted);
     let stop = matches!(decision, Decision::Stop);
     // (The step always runs: it tells the breaker of the attempt's outcome.
     // The attempt limit, at most the slots, leaves room for what it
@@ -137,11 +145,12 @@ pub(crate) fn after_hedged_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records
             let ended = Some(outcome.is_ok());
             // (With attempts left, the token ended the call: the steps the
             // attempts it kept from starting took do not count.)
-            Hedging::Done(if cancelled && room && !stop {
+            let outcome = if cancelled && room && !stop {
                 super::cancelled(&progress, outcome, hooks, trace, recording, ended)
             } else {
                 give_up(&progress, outcome, hooks, trace, recording, ended)
-            })
+            };
+            Hedging::Done(outcome, false)
         }
     }
 }

@@ -105,8 +105,13 @@ where
             quiet: self.in_flight > 0,
             learn,
         };
-        let context =
+        let mut context =
             AttemptContext::of(self.start.policy, self.started.saturating_add(1)).with_kind(kind);
+        if let Some(deadline) = self.start.deadline() {
+            // (The policy's `max_elapsed`; the attribute's `timeout`, which
+            // bounds the call from outside, its op counts to.)
+            context = context.with_deadline(Some(deadline), (self.start.clock)());
+        }
         slots.start(self.started, self.op.attempt(context), meta);
         self.started += 1;
         self.in_flight += 1;
@@ -266,11 +271,18 @@ where
                 trace,
                 &mut recording,
             ) {
-                Hedging::Done(outcome) => {
+                Hedging::Done(outcome, accepted) => {
                     call.done = true;
                     // The losers are dropped now, not with the future.
                     slots.as_mut().cancel_all();
                     timer.set(None);
+                    if H::ON_SUCCESS
+                        && accepted
+                        && let Ok(value) = &outcome
+                    {
+                        let event = SuccessEvent::new(call.started, call.start.elapsed());
+                        call.hooks.on_success(value, &event);
+                    }
                     return Poll::Ready(outcome);
                 }
                 Hedging::Next => match call.start(slots.as_mut(), AttemptKind::Retry) {

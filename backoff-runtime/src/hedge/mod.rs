@@ -22,7 +22,9 @@
 //! attempt limit (a schedule's delay still counts against `max_elapsed`).
 //!
 //! The hooks are every call's ([`hooks`](crate::hooks)): `when`,
-//! `when_ok`, `on_giveup`, and two told of the attempts after the first:
+//! `when_ok`, `on_giveup`, [`on_success`](Hedge::on_success) (once, on the
+//! accepted `Ok`, with the attempts started), and two told of the attempts
+//! after the first:
 //! [`on_retry`](Hedge::on_retry), with the outcome, when a failure (or an
 //! `Ok` that `when_ok` rejected) starts the next attempt at once, and
 //! [`on_hedge`](Hedge::on_hedge) when the delay starts one.
@@ -93,16 +95,16 @@ use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen};
 use crate::clock;
 use crate::control::{Budget, Circuit};
+use crate::decision::Decision;
 #[cfg(doc)]
-use crate::decision::{Decision, IntoDecision};
+use crate::decision::IntoDecision;
 use crate::driver::{self, HedgeCount, Hedging, Hooks, Lazy, NoTrace, Origin, Trace};
-use crate::event::{AttemptContext, AttemptKind, RetryEvent};
+use crate::event::{AttemptContext, AttemptKind, RetryEvent, SuccessEvent};
 use crate::hooks::{
-    AcceptAll, Classify, Defaults, HookSet, NoHook, OnGiveUp, OnHedge, OnRetry, RetryAll,
+    AcceptAll, Classify, Defaults, HookSet, NoHook, OnGiveUp, OnHedge, OnRetry, OnSuccess, RetryAll,
 };
 use crate::policy::Policy;
 use crate::record::{HedgedRecording, Recording};
-#[cfg(doc)]
 use crate::report::GiveUp;
 use crate::state::RetryState;
 use crate::strategy::Strategy;
@@ -125,7 +127,7 @@ const MAX_ATTEMPTS: usize = 8;
 
 /// A hedged call, before its operation is given: built by
 /// [`Policy::hedge_async`], with the hooks of [`Retrying`](crate::Retrying)
-/// (`when`, `when_ok`, `on_retry`, `on_giveup`; see [`hooks`](crate::hooks)),
+/// (`when`, `when_ok`, `on_retry`, `on_giveup`, `on_success`; see [`hooks`](crate::hooks)),
 /// its own `on_hedge`, a budget and a breaker; [`call`](Hedge::call) gives
 /// the operation and makes the future.
 ///
@@ -183,12 +185,62 @@ pub struct Hedge<
     R = NoHook,
     H = NoHook,
     G = NoHook,
+    U = NoHook,
 > {
     policy: &'p Policy<S>,
     delay: HedgeDelay<'p>,
     budget: Option<&'p RetryBudget>,
     circuit: Option<(&'p CircuitBreaker, C)>,
     hooks: HookSet<W, K, R, H, G, NoHook>,
+    on_success: U,
+}
+
+/// A hedged call's hooks: its `HookSet` and its `on_success`, taken by
+/// the one call that succeeds. You never build it, and name it only to
+/// name a hedged call's future (see `HookSet`).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct Succeeding<Hk, U> {
+    hooks: Hk,
+    on_success: Option<U>,
+}
+
+impl<T, E, Hk: Hooks<T, E>, U: OnSuccess<T>> Hooks<T, E> for Succeeding<Hk, U> {
+    const ON_RETRY: bool = Hk::ON_RETRY;
+    const ON_HEDGE: bool = Hk::ON_HEDGE;
+    const REPORTS: bool = Hk::REPORTS;
+    const ON_SUCCESS: bool = U::GIVEN;
+
+    #[inline(always)]
+    fn when(&mut self, error: &E) -> Decision {
+        self.hooks.when(error)
+    }
+    #[inline(always)]
+    fn when_ok(&mut self, value: &T) -> Decision {
+        self.hooks.when_ok(value)
+    }
+    #[inline(always)]
+    fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
+        self.hooks.on_retry(outcome, event);
+    }
+    #[inline(always)]
+    fn on_hedge(&mut self, event: &RetryEvent) {
+        self.hooks.on_hedge(event);
+    }
+    #[inline(always)]
+    fn on_give_up(&mut self, outcome: &Result<T, E>, report: &GiveUp) {
+        self.hooks.on_give_up(outcome, report);
+    }
+    #[inline(always)]
+    fn fall_back(&mut self, outcome: Result<T, E>, report: &GiveUp) -> Result<T, E> {
+        self.hooks.fall_back(outcome, report)
+    }
+    #[inline(always)]
+    fn on_success(&mut self, value: &T, event: &SuccessEvent) {
+        if let Some(hook) = self.on_success.take() {
+            hook.on_success(value, event);
+        }
+    }
 }
 
 impl<S> Policy<S> {
@@ -246,13 +298,14 @@ impl<S> Policy<S> {
             budget: None,
             circuit: None,
             hooks: Defaults::new(),
+            on_success: NoHook,
         }
     }
 }
 
 /// What [`Hedge::call`] and [`Hedge::call_with_context`] return: the
 /// hedged call's future, with this builder's hooks and `N` slots of `Fut`.
-type HedgedCall<'p, S, const N: usize, Op, Fut, T, E, C, W, K, R, H, G> = Hedged<
+type HedgedCall<'p, S, const N: usize, Op, Fut, T, E, C, W, K, R, H, G, U> = Hedged<
     'p,
     S,
     Op,
@@ -260,24 +313,25 @@ type HedgedCall<'p, S, const N: usize, Op, Fut, T, E, C, W, K, R, H, G> = Hedged
     T,
     E,
     C,
-    HookSet<W, K, R, H, G, NoHook>,
+    Succeeding<HookSet<W, K, R, H, G, NoHook>, U>,
     <Capacity<N> as Holds<'p, Fut>>::Slots,
 >;
 
-impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> {
+impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, G, U> {
     /// The same hedged call with its hooks mapped by `f`: what each hook's
     /// method changes, the rest kept.
     #[inline]
     fn with_hooks<W2, K2, R2, H2, G2>(
         self,
         f: impl FnOnce(HookSet<W, K, R, H, G, NoHook>) -> HookSet<W2, K2, R2, H2, G2, NoHook>,
-    ) -> Hedge<'p, S, N, C, W2, K2, R2, H2, G2> {
+    ) -> Hedge<'p, S, N, C, W2, K2, R2, H2, G2, U> {
         Hedge {
             policy: self.policy,
             delay: self.delay,
             budget: self.budget,
             circuit: self.circuit,
             hooks: f(self.hooks),
+            on_success: self.on_success,
         }
     }
 
@@ -299,7 +353,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
     /// assert_eq!(result, Err(404));
     /// # }
     /// ```
-    pub fn when<F>(self, when: F) -> Hedge<'p, S, N, C, F, K, R, H, G> {
+    pub fn when<F>(self, when: F) -> Hedge<'p, S, N, C, F, K, R, H, G, U> {
         self.with_hooks(|hooks| hooks.when(when))
     }
 
@@ -323,7 +377,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
     /// assert_eq!(result, Ok(200)); // the 503 started the next attempt at once
     /// # }
     /// ```
-    pub fn when_ok<F>(self, when_ok: F) -> Hedge<'p, S, N, C, W, F, R, H, G> {
+    pub fn when_ok<F>(self, when_ok: F) -> Hedge<'p, S, N, C, W, F, R, H, G, U> {
         self.with_hooks(|hooks| hooks.when_ok(when_ok))
     }
 
@@ -360,7 +414,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
     /// assert_eq!(seen, [(Err(503), AttemptKind::Retry)]);
     /// # }
     /// ```
-    pub fn on_retry<F>(self, on_retry: F) -> Hedge<'p, S, N, C, W, K, F, H, G> {
+    pub fn on_retry<F>(self, on_retry: F) -> Hedge<'p, S, N, C, W, K, F, H, G, U> {
         self.with_hooks(|hooks| hooks.on_retry(on_retry))
     }
 
@@ -390,7 +444,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
     /// assert_eq!(seen, [(1, AttemptKind::Hedge, Duration::from_millis(20))]);
     /// # }
     /// ```
-    pub fn on_hedge<F>(self, on_hedge: F) -> Hedge<'p, S, N, C, W, K, R, F, G>
+    pub fn on_hedge<F>(self, on_hedge: F) -> Hedge<'p, S, N, C, W, K, R, F, G, U>
     where
         F: FnMut(&RetryEvent),
     {
@@ -417,8 +471,50 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
     /// assert_eq!(report, Some((2, GiveUpReason::Attempts)));
     /// # }
     /// ```
-    pub fn on_giveup<F>(self, on_giveup: F) -> Hedge<'p, S, N, C, W, K, R, H, F> {
+    pub fn on_giveup<F>(self, on_giveup: F) -> Hedge<'p, S, N, C, W, K, R, H, F, U> {
         self.with_hooks(|hooks| hooks.on_giveup(on_giveup))
+    }
+
+    /// Called once when the call returns an `Ok` it accepted (the first
+    /// accepted, the losers already dropped), with the value and the
+    /// [`SuccessEvent`]: the attempts started, the winner and the losers
+    /// included, and the time since the call began. Never when it gives
+    /// up: an [`OnSuccess`] hook, as
+    /// [`Retrying::on_success`](crate::Retrying::on_success) takes it.
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::{Policy, SuccessEvent};
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let calls = AtomicU32::new(0);
+    /// let mut told = None;
+    /// let result: Result<u32, ()> = Policy::immediate()
+    ///     .attempts(3)
+    ///     .hedge_async::<3>(HedgeDelay::After(Duration::from_millis(20)))
+    ///     .on_success(|v: &u32, e: &SuccessEvent| told = Some((*v, e.attempts, e.elapsed)))
+    ///     .call(|| async {
+    ///         let n = calls.fetch_add(1, Ordering::Relaxed) + 1;
+    ///         // The first attempt hangs; the hedge answers after 10 ms.
+    ///         tokio::time::sleep(Duration::from_millis(if n == 1 { 1000 } else { 10 })).await;
+    ///         Ok(n)
+    ///     })
+    ///     .await;
+    /// assert_eq!(result, Ok(2));
+    /// assert_eq!(told, Some((2, 2, Duration::from_millis(30))));
+    /// # }
+    /// ```
+    pub fn on_success<F>(self, on_success: F) -> Hedge<'p, S, N, C, W, K, R, H, G, F> {
+        Hedge {
+            policy: self.policy,
+            delay: self.delay,
+            budget: self.budget,
+            circuit: self.circuit,
+            hooks: self.hooks,
+            on_success,
+        }
     }
 
     /// Shares a retry budget: each attempt after the first spends a token
@@ -478,13 +574,14 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
         self,
         breaker: &'p (impl Circuit + ?Sized),
         from: fn(CircuitOpen) -> E,
-    ) -> Hedge<'p, S, N, FromOpen<E>, W, K, R, H, G> {
+    ) -> Hedge<'p, S, N, FromOpen<E>, W, K, R, H, G, U> {
         Hedge {
             policy: self.policy,
             delay: self.delay,
             budget: self.budget,
             circuit: Some((breaker.as_circuit(), from)),
             hooks: self.hooks,
+            on_success: self.on_success,
         }
     }
 
@@ -516,7 +613,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
     pub fn call_with_context<T, E, Op, Fut>(
         self,
         op: Op,
-    ) -> HedgedCall<'p, S, N, WithContext<Op>, Fut, T, E, C, W, K, R, H, G>
+    ) -> HedgedCall<'p, S, N, WithContext<Op>, Fut, T, E, C, W, K, R, H, G, U>
     where
         C: Refuse<E>,
         S: Strategy,
@@ -528,6 +625,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
         R: OnRetry<T, E>,
         H: OnHedge,
         G: OnGiveUp<T, E>,
+        U: OnSuccess<T>,
     {
         self.hedged(WithContext(op))
     }
@@ -555,7 +653,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
     pub fn call<T, E, Op, Fut>(
         self,
         op: Op,
-    ) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, H, G>
+    ) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, H, G, U>
     where
         C: Refuse<E>,
         S: Strategy,
@@ -567,6 +665,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
         R: OnRetry<T, E>,
         H: OnHedge,
         G: OnGiveUp<T, E>,
+        U: OnSuccess<T>,
     {
         self.hedged(op)
     }
@@ -578,7 +677,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
     pub fn call_op<T, E, Op, Fut>(
         self,
         op: Op,
-    ) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, H, G>
+    ) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, H, G, U>
     where
         C: Refuse<E>,
         S: Strategy,
@@ -590,13 +689,17 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
         R: OnRetry<T, E>,
         H: OnHedge,
         G: OnGiveUp<T, E>,
+        U: OnSuccess<T>,
     {
         self.hedged(op)
     }
 
     /// The future of a call of `op` (either kind of operation).
     #[allow(clippy::type_complexity)] // (the `Hedged` of `call`)
-    fn hedged<T, E, Op, Fut>(self, op: Op) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, H, G>
+    fn hedged<T, E, Op, Fut>(
+        self,
+        op: Op,
+    ) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, H, G, U>
     where
         C: Refuse<E>,
         S: Strategy,
@@ -608,9 +711,10 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
         R: OnRetry<T, E>,
         H: OnHedge,
         G: OnGiveUp<T, E>,
+        U: OnSuccess<T>,
     {
         let clock = clock::for_async();
-        let timed = HookSet::<W, K, R, H, G, NoHook>::timed::<T, E>();
+        let timed = HookSet::<W, K, R, H, G, NoHook>::timed::<T, E>() || U::GIVEN;
         let start = Origin::at(
             self.policy,
             clock,
@@ -633,7 +737,10 @@ impl<'p, S, const N: usize, C, W, K, R, H, G> Hedge<'p, S, N, C, W, K, R, H, G> 
                 op,
                 start,
                 state,
-                hooks: self.hooks,
+                hooks: Succeeding {
+                    hooks: self.hooks,
+                    on_success: Some(self.on_success),
+                },
                 recording,
                 delay: self.delay,
                 hedge_after: Duration::ZERO,

@@ -15,4 +15,10 @@ async fn fetch_async() -> Result<u32, std::io::Error> {
     Ok(1)
 }
 
+// The same under `hedge`, whose hook runs after the hedged call.
+#[retry(hedge = "20ms", attempts = 2, on_success = log_page)]
+async fn fetch_hedged() -> Result<u32, std::io::Error> {
+    Ok(1)
+}
+
 fn main() {}
