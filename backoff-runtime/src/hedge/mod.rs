@@ -627,7 +627,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
         G: OnGiveUp<T, E>,
         U: OnSuccess<T>,
     {
-        self.hedged(WithContext(op))
+        self.call_op(WithContext(op))
     }
 
     /// The hedged call of `op`, which makes one attempt's future each time
@@ -667,36 +667,15 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
         G: OnGiveUp<T, E>,
         U: OnSuccess<T>,
     {
-        self.hedged(op)
+        self.call_op(op)
     }
 
-    /// The attribute's call beside `cancel`: `op` is a [`Cancellable`]
-    /// (see there), over either kind of operation.
+    /// The future of a call of `op`, either kind of operation: `call`'s
+    /// and `call_with_context`'s, and the attribute's beside `cancel` (`op`
+    /// a [`Cancellable`], see there).
     #[doc(hidden)]
     #[allow(clippy::type_complexity)] // (the `Hedged` of `call`)
     pub fn call_op<T, E, Op, Fut>(
-        self,
-        op: Op,
-    ) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, H, G, U>
-    where
-        C: Refuse<E>,
-        S: Strategy,
-        Op: HedgeOp<Fut>,
-        Fut: Future<Output = Result<T, E>>,
-        Capacity<N>: Holds<'p, Fut>,
-        W: Classify<E>,
-        K: Classify<T>,
-        R: OnRetry<T, E>,
-        H: OnHedge,
-        G: OnGiveUp<T, E>,
-        U: OnSuccess<T>,
-    {
-        self.hedged(op)
-    }
-
-    /// The future of a call of `op` (either kind of operation).
-    #[allow(clippy::type_complexity)] // (the `Hedged` of `call`)
-    fn hedged<T, E, Op, Fut>(
         self,
         op: Op,
     ) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, H, G, U>
