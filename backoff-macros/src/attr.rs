@@ -169,15 +169,8 @@ impl RetryArgs {
             return;
         }
         let (_, base, max, attempts) = preset.value;
-        let at = |ms| {
-            Some(DurationArg {
-                value: core::time::Duration::from_millis(ms),
-                span: preset.span,
-            })
-        };
         if self.strategy.is_none() {
-            let mut s = StrategyArg::new(StrategyKind::Exponential, preset.span, false);
-            (s.base, s.max) = (at(base), at(max));
+            let mut s = StrategyArg::new(StrategyKind::Exponential, preset.span);
             let ms = |ms| {
                 Some(backoff_schedule::macro_support::spanned(
                     core::time::Duration::from_millis(ms),
@@ -219,8 +212,8 @@ impl RetryArgs {
         };
         // `r#attempts` is the identifier `attempts`.
         let name = key.unraw().to_string();
-        if let Some(kind) = StrategyKind::from_name(&name) {
-            let strategy = parse_strategy(kind, &key, input)?;
+        if StrategyKind::from_name(&name).is_some() {
+            let strategy = parse_strategy(&key, input)?;
             if let Some(first) = &self.strategy {
                 return Err(span_range(
                     strategy.span,

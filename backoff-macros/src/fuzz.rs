@@ -21,6 +21,8 @@ use proc_macro2::TokenStream;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
+use backoff_schedule::fuzz::texts;
+
 use crate::expand;
 
 /// Attribute argument fragments: the grammar, and near misses.
@@ -298,78 +300,10 @@ const NOISE: &[&str] = &[
     "..=",
 ];
 
-#[derive(Debug, Clone)]
-enum Mutation {
-    None,
-    Truncate(usize),
-    Insert(usize, usize),
-    Delete(usize),
-    Swap(usize, usize),
-}
-
-fn mutation() -> impl Strategy<Value = Mutation> {
-    prop_oneof![
-        4 => Just(Mutation::None),
-        1 => any::<usize>().prop_map(Mutation::Truncate),
-        2 => (any::<usize>(), 0..NOISE.len()).prop_map(|(at, n)| Mutation::Insert(at, n)),
-        1 => any::<usize>().prop_map(Mutation::Delete),
-        1 => (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Mutation::Swap(a, b)),
-    ]
-}
-
-/// Applies a mutation to the text at a char boundary near the chosen spot.
-fn mutate(text: &str, m: &Mutation) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let at = |i: usize| {
-        if chars.is_empty() {
-            0
-        } else {
-            i % (chars.len() + 1)
-        }
-    };
-    match *m {
-        Mutation::None => text.to_owned(),
-        Mutation::Truncate(i) => chars[..at(i)].iter().collect(),
-        Mutation::Insert(i, n) => {
-            let i = at(i);
-            let mut s: String = chars[..i].iter().collect();
-            s.push(' ');
-            s.push_str(NOISE[n]);
-            s.push(' ');
-            s.extend(&chars[i..]);
-            s
-        }
-        Mutation::Delete(i) => {
-            let i = at(i);
-            chars
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .map(|(_, c)| c)
-                .collect()
-        }
-        Mutation::Swap(a, b) => {
-            let mut chars = chars.clone();
-            if !chars.is_empty() {
-                let (a, b) = (a % chars.len(), b % chars.len());
-                chars.swap(a, b);
-            }
-            chars.into_iter().collect()
-        }
-    }
-}
-
+/// Arguments and an item, each mutated (a stretch repeated at most
+/// twice: syn recurses on each group, where rustc grows its stack).
 fn input() -> impl Strategy<Value = (String, String)> {
-    let args = prop::collection::vec(0..ARGS.len(), 0..6).prop_map(|picks| {
-        picks
-            .iter()
-            .map(|&i| ARGS[i])
-            .collect::<Vec<_>>()
-            .join(", ")
-    });
-    let item = (0..ITEMS.len()).prop_map(|i| ITEMS[i].to_owned());
-    (args, mutation(), item, mutation())
-        .prop_map(|(args, ma, item, mi)| (mutate(&args, &ma), mutate(&item, &mi)))
+    (texts(ARGS, 0..6, NOISE, 3), texts(ITEMS, 1..2, NOISE, 3))
 }
 
 /// Whether `tokens` contain a `compile_error!` invocation.

@@ -473,53 +473,9 @@ mod tests {
         "//",
     ];
 
-    #[derive(Debug, Clone)]
-    enum Mutation {
-        Truncate(usize),
-        Insert(usize, &'static str),
-        Delete(usize, usize),
-        Repeat(usize, usize, usize),
-    }
-
-    /// `text` with `m` applied, at character boundaries.
-    fn mutate(text: &str, m: &Mutation) -> String {
-        let at = |i: usize| {
-            let mut i = i % (text.len() + 1);
-            while !text.is_char_boundary(i) {
-                i -= 1;
-            }
-            i
-        };
-        match *m {
-            Mutation::Truncate(i) => text[..at(i)].to_owned(),
-            Mutation::Insert(i, s) => format!("{}{s}{}", &text[..at(i)], &text[at(i)..]),
-            Mutation::Delete(i, n) => {
-                let (a, b) = (at(i), at(i.saturating_add(n)));
-                let (a, b) = (a.min(b), a.max(b));
-                format!("{}{}", &text[..a], &text[b..])
-            }
-            Mutation::Repeat(i, n, times) => {
-                let (a, b) = (at(i), at(i.saturating_add(n)));
-                let (a, b) = (a.min(b), a.max(b));
-                format!("{}{}{}", &text[..a], text[a..b].repeat(times), &text[b..])
-            }
-        }
-    }
-
     fn text() -> impl proptest::strategy::Strategy<Value = String> {
-        let fragments = proptest::collection::vec(proptest::sample::select(FRAGMENTS), 0..5)
-            .prop_map(|f| f.join(", "));
-        let mutation = prop_oneof![
-            any::<usize>().prop_map(Mutation::Truncate),
-            (any::<usize>(), proptest::sample::select(HOSTILE))
-                .prop_map(|(i, s)| Mutation::Insert(i, s)),
-            (any::<usize>(), 0usize..20).prop_map(|(i, n)| Mutation::Delete(i, n)),
-            (any::<usize>(), 0usize..20, 0usize..50)
-                .prop_map(|(i, n, t)| Mutation::Repeat(i, n, t)),
-        ];
         prop_oneof![
-            3 => (fragments, proptest::collection::vec(mutation, 0..4))
-                .prop_map(|(t, ms)| ms.iter().fold(t, |t, m| mutate(&t, m))),
+            3 => backoff_schedule::fuzz::texts(FRAGMENTS, 0..5, HOSTILE, 50),
             1 => ".{0,200}",
         ]
     }

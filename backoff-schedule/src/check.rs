@@ -95,13 +95,42 @@ fn check_schedule(args: &Parsed, errors: &mut Errors) {
 
 /// `on_deadline = "last_try"` needs a deadline, and time for the try.
 fn check_on_deadline(args: &Parsed, errors: &mut Errors) {
-    let Some(rule) = &args.on_deadline else {
+    if let Some(rule) = &args.on_deadline {
+        let excused = args.broken.contains(&"max_elapsed");
+        let max_elapsed = args.max_elapsed.as_ref().map(|m| m.value);
+        on_deadline_rule(rule, max_elapsed, None, excused, errors);
+    }
+}
+
+/// `on_deadline`'s rule beside `max_elapsed` (none `excused` when what
+/// would give it did not parse, or the attribute's `policy` does) and the
+/// attribute's `timeout`, which must leave the last try some time.
+fn on_deadline_rule(
+    rule: &Arg<bool>,
+    max_elapsed: Option<Duration>,
+    timeout: Option<Duration>,
+    excused: bool,
+    errors: &mut Errors,
+) {
+    let Some(max_elapsed) = max_elapsed else {
+        if !excused {
+            errors.push(Error::new(
+                rule.key,
+                "`on_deadline` says what happens at the `max_elapsed` deadline, and there is none; add `max_elapsed = \"30s\"`, or remove `on_deadline`",
+            ));
+        }
         return;
     };
-    if args.max_elapsed.is_none() && !args.broken.contains(&"max_elapsed") {
+    if rule.value
+        && let Some(timeout) = timeout.filter(|t| *t <= max_elapsed)
+    {
         errors.push(Error::new(
-            rule.key,
-            "`on_deadline` says what happens at the `max_elapsed` deadline, and there is none; add `max_elapsed = \"30s\"`, or remove `on_deadline`",
+            rule.span,
+            format!(
+                "`on_deadline = \"last_try\"` would have no time for its try: the `timeout` of `\"{}\"` ends the call no later than the `max_elapsed` deadline of `\"{}\"`; give `timeout` more than `max_elapsed`, or remove `on_deadline`",
+                duration::format(timeout),
+                duration::format(max_elapsed),
+            ),
         ));
     }
 }
@@ -537,6 +566,19 @@ pub mod value_checks {
     pub fn range(jitter: JitterKind) -> Vec<Error> {
         let mut errors = Vec::new();
         super::check_range(&arg(jitter), &mut errors);
+        errors
+    }
+
+    /// `on_deadline`'s rule (`last_try`) beside `max_elapsed` and
+    /// `timeout` (see `on_deadline_rule`).
+    pub fn on_deadline(
+        last_try: bool,
+        max_elapsed: Option<Duration>,
+        timeout: Option<Duration>,
+        excused: bool,
+    ) -> Vec<Error> {
+        let mut errors = Vec::new();
+        super::on_deadline_rule(&arg(last_try), max_elapsed, timeout, excused, &mut errors);
         errors
     }
 

@@ -48,6 +48,9 @@ use core::time::Duration;
 mod check;
 pub mod duration;
 mod eval;
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
+pub mod fuzz;
 mod lex;
 mod names;
 mod parse;
@@ -69,7 +72,9 @@ pub mod macro_support {
     };
     pub use crate::closest;
     pub use crate::eval::{HORIZON, StopAt, central, max, stop_at, stop_rule};
-    pub use crate::names::{JITTERS_OR_STATIC, OTHER_ARGUMENTS, arguments, combinator_home};
+    pub use crate::names::{
+        JITTERS_OR_STATIC, OTHER_ARGUMENTS, SCHEDULE_ARGUMENTS, arguments, combinator_home,
+    };
     pub use crate::parse::literal;
     use crate::{Span, Spanned, Strategy, StrategyKind};
 

@@ -159,6 +159,17 @@ pub const OTHER_ARGUMENTS: [&str; 30] = [
     "cancel",
 ];
 
+/// The arguments of [`OTHER_ARGUMENTS`] a schedule text takes; the
+/// others are the attribute's alone.
+pub const SCHEDULE_ARGUMENTS: [&str; 6] = [
+    "attempts",
+    "jitter",
+    "max_elapsed",
+    "stop_at_delay",
+    "on_deadline",
+    "retry_after_max",
+];
+
 /// [`StrategyKind::NAMES`] and [`OTHER_ARGUMENTS`].
 pub fn arguments() -> Vec<&'static str> {
     StrategyKind::NAMES

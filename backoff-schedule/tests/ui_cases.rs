@@ -7,33 +7,12 @@
 use std::fs;
 use std::path::Path;
 
-/// The attribute's arguments that are not part of a schedule text.
-const NOT_SCHEDULE: &[&str] = &[
-    "when",
-    "when_ok",
-    "on_retry",
-    "on_hedge",
-    "on_giveup",
-    "fallback",
-    "sleep",
-    "policy",
-    "crate",
-    "throttled",
-    "budget",
-    "circuit",
-    "throttle",
-    "hedge",
-    "attempt_timeout",
-    "timeout",
-    "context",
-    "clone",
-    "on",
-    "preset",
-    "chaos",
-    "cancel",
-    "reset_after",
-    "on_success",
-];
+/// Whether `name` is an argument of the attribute alone, not of a schedule
+/// text.
+fn not_schedule(name: &str) -> bool {
+    use backoff_schedule::macro_support::{OTHER_ARGUMENTS, SCHEDULE_ARGUMENTS};
+    OTHER_ARGUMENTS.contains(&name) && !SCHEDULE_ARGUMENTS.contains(&name)
+}
 
 /// `(message, start, end)`, byte offsets in the case's file.
 type Found = (String, usize, usize);
@@ -190,7 +169,7 @@ fn every_ui_failure_of_a_schedule_text_has_the_attributes_message_and_span() {
         for (start, end) in attributes(&source) {
             let text = &source[start..end];
             let names = top_level_names(text);
-            if text.contains('$') || names.iter().any(|n| NOT_SCHEDULE.contains(&n.as_str())) {
+            if text.contains('$') || names.iter().any(|n| not_schedule(n)) {
                 continue;
             }
             // The attribute's errors inside this text (none over several

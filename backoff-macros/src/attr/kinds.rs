@@ -92,8 +92,8 @@ fn parse_arm(key: &Ident, content: ParseStream<'_>) -> syn::Result<OnArm> {
             OnAction::After(content.parse()?)
         }
         _ => match StrategyKind::from_name(&word) {
-            Some(kind) => OnAction::Schedule {
-                strategy: parse_strategy(kind, &name, content)?,
+            Some(_) => OnAction::Schedule {
+                strategy: parse_strategy(&name, content)?,
                 attempts: None,
                 jitter: None,
             },

@@ -45,13 +45,13 @@ mod tests {
     use proptest::strategy::Strategy as _;
 
     use super::{StopAt, stop_at};
-    use crate::attr::{RetryArgs, StrategyArg, StrategyKind};
+    use crate::attr::{RetryArgs, StrategyKind};
     use crate::errors::Errors;
     use backoff_schedule::macro_support::max;
 
     /// The runtime's strategy for a parsed one, built as the expansion
     /// builds it (stages nest to the right).
-    fn runtime(s: &StrategyArg) -> &'static dyn Strategy {
+    fn runtime(s: &backoff_schedule::Strategy) -> &'static dyn Strategy {
         let base = s.base.as_ref().map(|b| b.value);
         let given = s.max.as_ref().map(|m| m.value);
         let leak = |b: Box<dyn Strategy>| -> &'static dyn Strategy { Box::leak(b) };
@@ -59,7 +59,7 @@ mod tests {
             StrategyKind::Exponential => {
                 let mut e = Exponential::new(base.unwrap_or(Duration::from_millis(100)));
                 if let Some(f) = &s.factor {
-                    e = e.factor(*f);
+                    e = e.factor(f.value);
                 }
                 if let Some(m) = given {
                     e = e.max_delay(m);
@@ -92,7 +92,7 @@ mod tests {
                     acc = match kind {
                         StrategyKind::Chain => leak(Box::new(Chain::new(
                             a,
-                            u32::try_from(stage.times.unwrap_or(0)).unwrap(),
+                            u32::try_from(stage.times.as_ref().map_or(0, |t| t.value)).unwrap(),
                             acc,
                         ))),
                         StrategyKind::Shorter => leak(Box::new(Shorter::new(a, acc))),

@@ -1,56 +1,42 @@
 //! The strategy argument (`exponential(base = "100ms", ..)` and its kin),
-//! as parsed (`compose.rs`): its parameters, and a stage's `times`.
+//! as the schedule language's crate read it (`compose.rs`), with the
+//! tokens its byte ranges are in.
 
+use std::ops::Deref;
 use std::rc::Rc;
 
 use backoff_schedule::macro_support as schedule;
 use proc_macro2::Span;
 
-use super::literal::DurationArg;
 use super::names::{JitterKind, StrategyKind};
 use super::text::Text;
 use crate::errors::Errors;
 
 /// The strategy argument: `exponential(base = "100ms", factor = 2, max = "5s")`.
+/// Its kind, parameters and stages are the schedule language's
+/// (`backoff_schedule::Strategy`, which it dereferences to).
 pub(crate) struct StrategyArg {
-    pub(crate) kind: StrategyKind,
+    /// Its name's span.
     pub(crate) span: Span,
-    /// `base`, or the constant's `delay`.
-    pub(crate) base: Option<DurationArg>,
-    pub(crate) factor: Option<f64>,
-    pub(crate) max: Option<DurationArg>,
-    /// Inside another form: a stage of `chain`, `sum`, ...
-    pub(crate) nested: bool,
-    /// A stage's `times = n`: the retries it schedules before the next.
-    pub(crate) times: Option<u64>,
-    /// A stage's `for = D`: it ends at the first failure once D has passed.
-    pub(crate) lasting: Option<DurationArg>,
-    /// The stages of `chain`, `shorter`, `longer` and `sum`.
-    pub(crate) stages: Vec<StrategyArg>,
-    /// The delays of `steps`.
-    pub(crate) steps: Vec<DurationArg>,
-    /// The same strategy as the schedule language's crate reads it, for
-    /// its evaluator and defaults.
     pub(crate) schedule: Box<backoff_schedule::Strategy>,
     /// The attribute's tokens `schedule`'s byte ranges are in.
     pub(super) text: Rc<Text>,
 }
 
+impl Deref for StrategyArg {
+    type Target = backoff_schedule::Strategy;
+
+    fn deref(&self) -> &backoff_schedule::Strategy {
+        &self.schedule
+    }
+}
+
 impl StrategyArg {
     /// `kind` with nothing given, written at `span`.
-    pub(crate) fn new(kind: StrategyKind, span: Span, nested: bool) -> StrategyArg {
+    pub(crate) fn new(kind: StrategyKind, span: Span) -> StrategyArg {
         StrategyArg {
-            kind,
             span,
-            base: None,
-            factor: None,
-            max: None,
-            nested,
-            times: None,
-            lasting: None,
-            stages: Vec::new(),
-            steps: Vec::new(),
-            schedule: Box::new(schedule::strategy(kind, nested)),
+            schedule: Box::new(schedule::strategy(kind, false)),
             text: Rc::default(),
         }
     }

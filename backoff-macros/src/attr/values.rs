@@ -137,13 +137,13 @@ fn parse_throttled_content(content: ParseStream<'_>, example: &str) -> syn::Resu
             format!("`throttled` starts with a strategy, as in {example}"),
         )
     })?;
-    let Some(kind) = StrategyKind::from_name(&name.unraw().to_string()) else {
+    if StrategyKind::from_name(&name.unraw().to_string()).is_none() {
         return Err(super::compose::unknown_stage(
             &name,
             &name.unraw().to_string(),
         ));
-    };
-    let strategy = parse_strategy(kind, &name, content)?;
+    }
+    let strategy = parse_strategy(&name, content)?;
     let mut attempts = None;
     if content.parse::<Option<Token![,]>>()?.is_some() && !content.is_empty() {
         let key: Ident = content.call(Ident::parse_any)?;

@@ -1,7 +1,7 @@
 //! `hedge`: the body's attempts overlap, run by the runtime's hedged call
 //! (`Policy::hedge_async`) inside the function's own future.
 
-use proc_macro2::{Literal, TokenStream};
+use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 
 use super::body::Body;
@@ -19,26 +19,15 @@ use crate::attr::{Arg, Attempts, DurationArg, Hedge, defaults};
 //         `on_retry`, `on_giveup`, `fallback`, `on_success`, `budget`, `circuit`,
 //         `attempt_timeout`, the body.
 // Output: static POLICY: Policy = Policy::immediate().attempts(N).named("module::f");
-//         static LATENCY: Latency = Latency::new();           // "pNN" only
+//         static LATENCY: Latency = Latency::new();           // "pNN" only (`delay`)
 //         budget; circuit;                                     // see `fleet`
-//         let mut gave_up: Option<GiveUp> = None;              // with `on_giveup` or `fallback`
+//         let mut gave_up: Option<GiveUp> = None;              // (`hooks`)
+//         let attempt = async |context| body;                  // (`attempts`)
 //         let outcome: R = POLICY.hedge_async::<N>(HedgeDelay::After(D))
-//             .when(|error: &E| verdict)                       // each hook, if given
-//             .when_ok(|value: &T| verdict)
-//             .on_retry(|outcome: &Result<T, E>, event: &RetryEvent| {
-//                 if let Err(error) = outcome { on_retry(error, event) }  // (outcome beside `when_ok`)
-//             })
-//             .on_hedge(|event: &RetryEvent| on_hedge(event))   // the delay started it
-//             .on_giveup(|_, report| gave_up = Some(*report))
-//             .on_success(|_, event| succeeded = Some(*event))   // with `on_success`
-//             .budget(b).circuit(c, |open| E::from(open))
-//             .call(|| attempt::<R, _>(async { body }))   // `context`: an async closure's
-//                                                          // (also for `attempt_timeout` beside `timeout`: cut(D, context),
-//                                                          // the context within_timeout(context, started, T, clock))
-//             .traced(tracer!(name, ..))                   // `tracing` events
-//             .await;
-//         let result = outcome.into_result();                  // with `on_success`:
-//         if let Some((value, event)) = result.as_ref().ok().zip(succeeded) { on_success(value, &event) }
+//             .when(..) .. .circuit(..)                        // each hook given (`hooks`)
+//             .call(|| attempt::<R, _>(async { body }))        // (`attempts`)
+//             .traced(tracer!(name, ..))                       // `tracing` events
+//             .await;                                          // under `timeout`: `timeout`
 //         from_result(Ended::resume(result, gave_up).finish(|result, report| { on_giveup; fallback; result }))
 //
 // The hooks are closures bound before the call: a hedged body cannot hold
@@ -59,7 +48,50 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
         Literal::u32_suffixed(u32::try_from(limit).unwrap_or(u32::MAX)),
         Literal::usize_unsuffixed(usize::try_from(limit).unwrap_or(usize::MAX)),
     );
-    let (latency, delay) = match hedge.value {
+    let (latency, delay) = delay(p, hedge.value);
+    let finish = step::finish(n);
+    let Hooks {
+        lets,
+        chain,
+        finished,
+        gives_up,
+    } = hooks(n, &finish);
+    let bindings = fleet::bindings(n);
+    let (attempt_closure, call) = attempts(n, body);
+    let hedged = quote! {
+        __BACKOFF_HEDGE_POLICY
+            .hedge_async::<#limit_usize>(#delay)
+            #chain
+            #call
+            .traced(#p::tracer!(#name, &#p::outcome_type::<#ret>))
+    };
+    let (timed, outcome) = match &args.timeout {
+        Some(t) => timeout(n, t, &hedged, &finish),
+        None => (TokenStream::new(), quote!(#hedged.await)),
+    };
+    let outcome = super::cancel::before_hedged(n, outcome, gives_up);
+    quote! {
+        #import
+        static __BACKOFF_HEDGE_POLICY: #p::Policy = #p::Policy::immediate()
+            .attempts(#limit_u32)
+            .named(::core::concat!(::core::module_path!(), "::", #name));
+        #latency
+        #bindings
+        #lets
+        #attempt_closure
+        #timed
+        let __backoff_outcome: #ret = #outcome;
+        #finished
+    }
+}
+
+// Input:  hedge = "20ms" | "p95" | "p99.9".
+// Output: the latency it learns from, and the delay:
+//         `HedgeDelay::After(D)`;
+//         `static LATENCY: Latency = Latency::new();` and `HedgeDelay::P95(&LATENCY)`
+//         (`HedgeDelay::Quantile(&LATENCY, q)` for another percentile).
+fn delay(p: &Ident, hedge: Hedge) -> (TokenStream, TokenStream) {
+    match hedge {
         Hedge::After(d) => {
             let d = duration(p, d);
             (TokenStream::new(), quote!(#p::HedgeDelay::After(#d)))
@@ -76,47 +108,69 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             };
             (latency, delay)
         }
-    };
+    }
+}
+
+/// A hedged call's hooks: what `hooks` writes.
+struct Hooks {
+    /// The bindings the give-up and success hooks fill, before the call.
+    lets: TokenStream,
+    /// The builder's hook methods, `.when(..)` to `.circuit(..)`.
+    chain: TokenStream,
+    /// The function's result, from `__backoff_outcome`.
+    finished: TokenStream,
+    /// Whether `on_giveup` or `fallback` runs after the call.
+    gives_up: bool,
+}
+
+// Input:  `when`, `when_ok`, `on_retry`, `on_hedge`, `on_giveup`,
+//         `fallback`, `on_success`, `budget`, `circuit`; `finish`, the give-up's end.
+// Output: lets:  let mut gave_up: Option<GiveUp> = None;      // with `on_giveup` or `fallback`
+//                let mut succeeded: Option<SuccessEvent> = None; // with `on_success`
+//         chain: .when(|error: &E| verdict)                   // each hook, if given
+//                .when_ok(|value: &T| verdict)
+//                .on_retry(..) .on_hedge(..)                  // `on_retry`, `on_hedge`
+//                .on_giveup(|_, report| gave_up = Some(*report))
+//                .on_success(|_, event| succeeded = Some(*event))
+//                .budget(b).circuit(c, |open| E::from(open))
+//         finished: from_result(Ended::resume(result, gave_up).finish(..)), after
+//                `if let Some((value, event)) = result.as_ref().ok().zip(succeeded) { on_success(value, &event) }`;
+//                or the outcome as it is.
+fn hooks(n: &Names<'_>, finish: &TokenStream) -> Hooks {
+    let (args, p) = (n.args, &n.p);
     let (ok_of, error_of) = (n.ok_of(), n.error_of());
-    let when = args.when.as_ref().map(|_| {
+    let mut chain = TokenStream::new();
+    if args.when.is_some() {
         let verdict = decision(n);
-        quote! {
+        chain.extend(quote! {
             .when(|__backoff_error: &#error_of| -> #p::Decision { #verdict })
-        }
-    });
-    let when_ok = args.when_ok.as_ref().map(|w| {
+        });
+    }
+    if let Some(w) = &args.when_ok {
         let verdict = decide_ok(n, w);
-        quote! {
+        chain.extend(quote! {
             .when_ok(|__backoff_value: &#ok_of| -> #p::Decision { #verdict })
-        }
-    });
-    let on_retry = on_retry(n);
-    let on_hedge = on_hedge(n);
+        });
+    }
+    chain.extend(on_retry(n));
+    chain.extend(on_hedge(n));
     // (The give-up hooks run once, after the call, on the report it kept:
     // the function's own loop's `finish`.)
     let gives_up = call_on_giveup(n).is_some();
-    let finish = step::finish(n);
-    let (gave_up, on_giveup, finished) = if gives_up {
-        let (split, from_result) = (&n.split(), &n.rebuild_fn());
-        (
-            quote! {
-                let mut __backoff_gave_up: ::core::option::Option<#p::GiveUp> =
-                    ::core::option::Option::None;
-            },
-            quote! {
-                .on_giveup(|_: &#p::Result<#ok_of, #error_of>, __backoff_report: &#p::GiveUp| {
-                    __backoff_gave_up = ::core::option::Option::Some(*__backoff_report);
-                })
-            },
-            quote!(#from_result(#p::Ended::resume(#split, __backoff_gave_up).#finish)),
-        )
-    } else {
-        (
-            TokenStream::new(),
-            TokenStream::new(),
-            quote!(__backoff_outcome),
-        )
-    };
+    let (split, from_result) = (&n.split(), &n.rebuild_fn());
+    let (mut lets, mut finished) = (TokenStream::new(), quote!(__backoff_outcome));
+    if gives_up {
+        lets.extend(quote! {
+            let mut __backoff_gave_up: ::core::option::Option<#p::GiveUp> =
+                ::core::option::Option::None;
+        });
+        chain.extend(quote! {
+            .on_giveup(|_: &#p::Result<#ok_of, #error_of>, __backoff_report: &#p::GiveUp| {
+                __backoff_gave_up = ::core::option::Option::Some(*__backoff_report);
+            })
+        });
+        finished = quote!(#from_result(#p::Ended::resume(#split, __backoff_gave_up).#finish));
+    }
     // `on_success` runs after the call too, if it told of an accepted `Ok`.
     let told = quote! {
         ::core::option::Option::zip(
@@ -124,54 +178,108 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
             __backoff_succeeded,
         )
     };
-    let (succeeded, on_success, finished) = match call_on_success(n, told) {
-        Some(call) => {
-            let (split, from_result) = (&n.split(), &n.rebuild_fn());
-            let finish = if gives_up {
-                quote!(#from_result(#p::Ended::resume(__backoff_result, __backoff_gave_up).#finish))
-            } else {
-                quote!(#from_result(__backoff_result))
-            };
-            (
-                quote! {
-                    let mut __backoff_succeeded: ::core::option::Option<#p::SuccessEvent> =
-                        ::core::option::Option::None;
-                },
-                quote! {
-                    .on_success(|_: &#ok_of, __backoff_event: &#p::SuccessEvent| {
-                        __backoff_succeeded = ::core::option::Option::Some(*__backoff_event);
-                    })
-                },
-                quote! {{
-                    let __backoff_result = #split;
-                    #call
-                    #finish
-                }},
-            )
-        }
-        None => (TokenStream::new(), TokenStream::new(), finished),
-    };
-    let bindings = fleet::bindings(n);
-    let budget = args
-        .budget
-        .as_ref()
-        .map(|_| quote!(.budget(__backoff_budget)));
-    let circuit = args.circuit.as_ref().map(|c| {
-        let pc = super::names::p_at(c.key);
+    if let Some(call) = call_on_success(n, told) {
+        let finish = if gives_up {
+            quote!(#from_result(#p::Ended::resume(__backoff_result, __backoff_gave_up).#finish))
+        } else {
+            quote!(#from_result(__backoff_result))
+        };
+        lets.extend(quote! {
+            let mut __backoff_succeeded: ::core::option::Option<#p::SuccessEvent> =
+                ::core::option::Option::None;
+        });
+        chain.extend(quote! {
+            .on_success(|_: &#ok_of, __backoff_event: &#p::SuccessEvent| {
+                __backoff_succeeded = ::core::option::Option::Some(*__backoff_event);
+            })
+        });
+        finished = quote! {{
+            let __backoff_result = #split;
+            #call
+            #finish
+        }};
+    }
+    chain.extend(controls(n));
+    Hooks {
+        lets,
+        chain,
+        finished,
+        gives_up,
+    }
+}
+
+// Input:  `budget = B`, `circuit = C`.
+// Output: .budget(__backoff_budget)
+//         .circuit(__backoff_circuit, |open| <E as FromCircuitOpen>::from_circuit_open(open))
+//         each if given (the bindings are `fleet::bindings`').
+fn controls(n: &Names<'_>) -> TokenStream {
+    let args = n.args;
+    let mut chain = TokenStream::new();
+    if args.budget.is_some() {
+        chain.extend(quote!(.budget(__backoff_budget)));
+    }
+    if let Some(c) = &args.circuit {
+        let pc = p_at(c.key);
         let open = local("__backoff_open", c.key);
         // (At the return type: one error there for a non-`Result` fn.)
         let error = n.error_of();
         let from = quote_spanned! {c.key=>
             <#error as #pc::FromCircuitOpen>::from_circuit_open(#open)
         };
-        quote!(.circuit(__backoff_circuit, |__backoff_open| #from))
-    });
+        chain.extend(quote!(.circuit(__backoff_circuit, |__backoff_open| #from)));
+    }
+    chain
+}
+
+// Input:  the body; `context = ctx`, `attempt_timeout = A`, `timeout = T`.
+// Output: the attempt closure bound before the call, and the call:
+//         with `context` (or `attempt_timeout` beside `timeout`):
+//           let attempt = async |context: AttemptContext| -> R { body };  // `attempt_timeout`: cut(A, context)
+//           .call(|context| { calls += 1; let context = within_timeout(context, started, T, clock); attempt(context) })
+//         else nothing, and
+//           .call(|| { calls += 1; attempt::<R, _>(async { body }) })
+//         (`calls += 1` and `within_timeout` under `timeout` only; the
+//         call as `cancel::hedged_call` writes it).
+fn attempts(n: &Names<'_>, body: &Body) -> (TokenStream, TokenStream) {
+    let (args, p, ret) = (n.args, &n.p, &n.ret);
     // Under `timeout`, each attempt counts itself, for the report of a call
     // that runs out of time.
     let count_call = args
         .timeout
         .as_ref()
         .map(|_| quote!(__backoff_calls.fetch_add(1, ::core::sync::atomic::Ordering::Relaxed);));
+    let timed = args
+        .attempt_timeout
+        .as_ref()
+        .map(|t| attempt_timeout(n, t, &body.async_block));
+    let context =
+        args.context.is_some() || (args.attempt_timeout.is_some() && args.timeout.is_some());
+    if !context {
+        let attempt = match timed {
+            Some(timed) => quote!(#p::attempt::<#ret, _>(async { #timed })),
+            None => {
+                let async_body = &body.async_block;
+                let asyncness = quote_spanned!(body.open=> async);
+                quote!(#p::attempt::<#ret, _>(#asyncness #async_body))
+            }
+        };
+        let call = quote!(|| {
+            #count_call
+            #attempt
+        });
+        return (
+            TokenStream::new(),
+            super::cancel::hedged_call(n, false, call),
+        );
+    }
+    // `context = ctx`: each attempt is told its context (and
+    // `attempt_timeout` is cut to its time left). An async closure owns
+    // its argument and borrows what it captures, as the attempts must; the
+    // closure the call holds calls it by reference.
+    let closure_body = match timed {
+        Some(timed) => quote!({ #timed }),
+        None => body.async_block.to_token_stream(),
+    };
     // (`timeout` bounds the call from outside: an attempt's time left
     // counts to its end too.)
     let within = args.timeout.as_ref().map(|t| {
@@ -181,94 +289,20 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
                 #p::within_timeout(__backoff_context, __backoff_started, #d, #clock);
         }
     });
-    let (attempt_closure, call) = if args.context.is_some()
-        || (args.attempt_timeout.is_some() && args.timeout.is_some())
-    {
-        // `context = ctx`: each attempt is told its context (and
-        // `attempt_timeout` is cut to its time left). An async
-        // closure owns its argument and borrows what it captures, as the
-        // attempts must; the closure the call holds calls it by reference.
-        let closure_body = match &args.attempt_timeout {
-            Some(t) => {
-                let timed = attempt_timeout(n, t, &body.async_block);
-                quote!({ #timed })
-            }
-            None => body.async_block.to_token_stream(),
-        };
-        let asyncness = quote_spanned!(body.open=> async);
-        (
-            quote! {
-                let __backoff_attempt = #asyncness |__backoff_context: #p::AttemptContext| -> #ret #closure_body;
-            },
-            super::cancel::hedged_call(
-                n,
-                true,
-                quote! {
-                    |__backoff_context: #p::AttemptContext| {
-                        #count_call
-                        #within
-                        __backoff_attempt(__backoff_context)
-                    }
-                },
-            ),
-        )
-    } else {
-        let attempt = match &args.attempt_timeout {
-            Some(t) => {
-                let timed = attempt_timeout(n, t, &body.async_block);
-                quote!(#p::attempt::<#ret, _>(async { #timed }))
-            }
-            None => {
-                let async_body = &body.async_block;
-                let asyncness = quote_spanned!(body.open=> async);
-                quote!(#p::attempt::<#ret, _>(#asyncness #async_body))
-            }
-        };
-        (
-            TokenStream::new(),
-            super::cancel::hedged_call(
-                n,
-                false,
-                quote!(|| {
-                    #count_call
-                    #attempt
-                }),
-            ),
-        )
+    let asyncness = quote_spanned!(body.open=> async);
+    let call = quote! {
+        |__backoff_context: #p::AttemptContext| {
+            #count_call
+            #within
+            __backoff_attempt(__backoff_context)
+        }
     };
-    let hedged = quote! {
-        __BACKOFF_HEDGE_POLICY
-            .hedge_async::<#limit_usize>(#delay)
-            #when
-            #when_ok
-            #on_retry
-            #on_hedge
-            #on_giveup
-            #on_success
-            #budget
-            #circuit
-            #call
-            .traced(#p::tracer!(#name, &#p::outcome_type::<#ret>))
-    };
-    let (timed, outcome) = match &args.timeout {
-        Some(t) => timeout(n, t, &hedged, &finish),
-        None => (TokenStream::new(), quote!(#hedged.await)),
-    };
-    let outcome = super::cancel::before_hedged(n, outcome, gives_up);
-    quote! {
-        #import
-        static __BACKOFF_HEDGE_POLICY: #p::Policy = #p::Policy::immediate()
-            .attempts(#limit_u32)
-            .named(::core::concat!(::core::module_path!(), "::", #name));
-        #latency
-        #bindings
-        #gave_up
-        #succeeded
-        #attempt_closure
-        #timed
-        let __backoff_outcome: #ret = #outcome;
-        #finished
-    }
+    (
+        quote! {
+            let __backoff_attempt = #asyncness |__backoff_context: #p::AttemptContext| -> #ret #closure_body;
+        },
+        super::cancel::hedged_call(n, true, call),
+    )
 }
 
 // Input:  `timeout = D`, the hedged call's future, `on_giveup`/`fallback`.

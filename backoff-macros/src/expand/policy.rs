@@ -10,6 +10,7 @@ use syn::Ident;
 use crate::attr::defaults;
 use crate::attr::schedule::arm_limit;
 use crate::attr::{Attempts, JitterKind, OnAction, RetryArgs, StrategyArg, StrategyKind};
+use backoff_schedule::Strategy;
 
 // Input:  the strategy, attempts, jitter and max_elapsed arguments, or `policy = EXPR`.
 // Output: `static __BACKOFF_POLICY: Origin<'static, _> = Origin::new(&Policy::..., CLOCK);`
@@ -39,7 +40,7 @@ pub(super) fn policy_binding(args: &RetryArgs, p: &Ident, clock: &TokenStream) -
     // The strategy's own type, not the `Builtin` enum: each step of the
     // loop then computes its delay without dispatching on the strategy.
     let strategy = args.strategy.as_ref();
-    let (ty, ctor) = strategy_parts(p, strategy);
+    let (ty, ctor) = strategy_parts(p, strategy.map(|s| &*s.schedule));
     let main_jitter = match &args.jitter {
         Some(j) => jitter(p, &j.value),
         None => jitter(p, &default_jitter(strategy)),
@@ -158,7 +159,7 @@ pub(super) fn kind_entry(
     chosen: Option<&JitterKind>,
     limit: Option<Attempts>,
 ) -> (TokenStream, TokenStream) {
-    let (ty, ctor) = strategy_parts(p, Some(strategy));
+    let (ty, ctor) = strategy_parts(p, Some(&*strategy.schedule));
     let kind = strategy.kind;
     let j = jitter(
         p,
@@ -240,7 +241,7 @@ pub(super) fn fixed_policy(args: &RetryArgs, p: &Ident, is_async: bool) -> Optio
     let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
     let base = strategy.and_then(|s| s.base.as_ref()).map(|b| b.value);
     let max = given(strategy.and_then(|s| s.max.as_ref()).map(|m| m.value))?;
-    let factor = strategy.and_then(|s| s.factor);
+    let factor = strategy.and_then(|s| s.factor.as_ref()).map(|f| f.value);
     let strategy = match kind {
         // (Random by themselves, uncapped by default, or composed: a
         // `static` of the function's builds them.)
@@ -321,10 +322,7 @@ fn trimmed(mut args: Vec<Literal>, keep: usize, unset: &Literal) -> Vec<Literal>
 //         `Exponential` and `Exponential::new(base).factor(f).max_delay(max)`,
 //         or `Chain<Exponential, Constant>` and `Chain::new(.., 3, ..)`;
 //         what is not given keeps the runtime's default.
-pub(super) fn strategy_parts(
-    p: &Ident,
-    strategy: Option<&StrategyArg>,
-) -> (TokenStream, TokenStream) {
+pub(super) fn strategy_parts(p: &Ident, strategy: Option<&Strategy>) -> (TokenStream, TokenStream) {
     let kind = strategy.map_or(StrategyKind::Exponential, |s| s.kind);
     if let Some(s) = strategy
         && (kind.takes_stages() || kind == StrategyKind::Steps)
@@ -363,7 +361,7 @@ pub(super) fn strategy_parts(
 // Input:  `chain(..)`, `steps(..)`, `shorter(..)`, `longer(..)` or `sum(..)`.
 // Output: the runtime's composed type and its const constructor; more than
 //         two stages nest to the right: `Chain::new(a, 2, Chain::new(b, 3, c))`.
-fn composed_parts(p: &Ident, s: &StrategyArg) -> (TokenStream, TokenStream) {
+fn composed_parts(p: &Ident, s: &Strategy) -> (TokenStream, TokenStream) {
     if s.kind == StrategyKind::Steps {
         let delays = s.steps.iter().map(|d| duration(p, d.value));
         return (quote!(#p::Steps), quote!(#p::Steps::new(&[#(#delays),*])));
@@ -387,7 +385,7 @@ fn composed_parts(p: &Ident, s: &StrategyArg) -> (TokenStream, TokenStream) {
                 quote!(#p::#form::lasting(#stage_ctor, #d, #ctor))
             }
             (true, None) => {
-                let times = stage.times.unwrap_or(0);
+                let times = stage.times.as_ref().map_or(0, |t| t.value);
                 let times = Literal::u32_suffixed(u32::try_from(times).unwrap_or(u32::MAX));
                 quote!(#p::#form::new(#stage_ctor, #times, #ctor))
             }
@@ -406,10 +404,10 @@ fn composed_parts(p: &Ident, s: &StrategyArg) -> (TokenStream, TokenStream) {
 //         if it ends, else unchanged.
 fn side(
     p: &Ident,
-    s: &StrategyArg,
+    s: &Strategy,
     (ty, ctor): (TokenStream, TokenStream),
 ) -> (TokenStream, TokenStream) {
-    let ctor = match (&s.lasting, s.times) {
+    let ctor = match (&s.lasting, s.times.as_ref().map(|t| t.value)) {
         (Some(lasting), _) => {
             let d = duration(p, lasting.value);
             quote!(#p::Stage::lasting(#ctor, #d))
@@ -430,11 +428,11 @@ pub(super) fn default_jitter(strategy: Option<&StrategyArg>) -> JitterKind {
 }
 
 /// `.factor(f)` and `.max_delay(max)`, as given.
-fn strategy_setters(p: &Ident, strategy: Option<&StrategyArg>) -> TokenStream {
+fn strategy_setters(p: &Ident, strategy: Option<&Strategy>) -> TokenStream {
     let mut setters = TokenStream::new();
     if let Some(s) = strategy {
-        if let Some(f) = s.factor {
-            let f = Literal::f64_suffixed(f);
+        if let Some(f) = &s.factor {
+            let f = Literal::f64_suffixed(f.value);
             setters.extend(quote!(.factor(#f)));
         }
         if let Some(max) = &s.max {

@@ -4,7 +4,7 @@
 //! needed; `throttled`, `policy`, `hedge` and a top-level strategy
 //! refused).
 
-use crate::attr::{OnAction, OnArm, RetryArgs, StrategyArg, StrategyKind};
+use crate::attr::{OnAction, OnArm, RetryArgs, StrategyKind};
 use crate::errors::Errors;
 
 use super::schedule::{check_jitter, check_kind_attempts};
@@ -133,6 +133,6 @@ fn check_arm(arm: &OnArm, errors: &mut Errors) {
 }
 
 /// Whether `strategy` is `decorrelated` or has a `decorrelated` stage.
-fn reads_decorrelated(strategy: &StrategyArg) -> bool {
+fn reads_decorrelated(strategy: &backoff_schedule::Strategy) -> bool {
     strategy.kind == StrategyKind::Decorrelated || strategy.stages.iter().any(reads_decorrelated)
 }

@@ -30,33 +30,20 @@ pub(super) fn check_schedule(args: &RetryArgs, errors: &mut Errors) {
     }
 }
 
-/// `on_deadline = "last_try"` needs a deadline, and time for the try.
+/// `on_deadline = "last_try"` needs a deadline, and time for the try (the
+/// schedule language's rule).
 fn check_on_deadline(args: &RetryArgs, errors: &mut Errors) {
     let Some(rule) = &args.on_deadline else {
         return;
     };
-    let Some(max_elapsed) = &args.max_elapsed else {
-        if !args.broken.contains(&"max_elapsed") && args.policy.is_none() {
-            errors.push(syn::Error::new(
-                rule.key,
-                "`on_deadline` says what happens at the `max_elapsed` deadline, and there is none; add `max_elapsed = \"30s\"`, or remove `on_deadline`",
-            ));
-        }
-        return;
-    };
-    if rule.value
-        && let Some(timeout) = &args.timeout
-        && timeout.value.value <= max_elapsed.value.value
-    {
-        errors.push(syn::Error::new(
-            rule.span,
-            format!(
-                "`on_deadline = \"last_try\"` would have no time for its try: the `timeout` of `\"{}\"` ends the call no later than the `max_elapsed` deadline of `\"{}\"`; give `timeout` more than `max_elapsed`, or remove `on_deadline`",
-                duration::format(timeout.value.value),
-                duration::format(max_elapsed.value.value),
-            ),
-        ));
-    }
+    let excused = args.broken.contains(&"max_elapsed") || args.policy.is_some();
+    let found = value_checks::on_deadline(
+        rule.value,
+        args.max_elapsed.as_ref().map(|m| m.value.value),
+        args.timeout.as_ref().map(|t| t.value.value),
+        excused,
+    );
+    on_arg(found, rule, errors);
 }
 
 /// `stop_at_delay`: a rule that can act, before any retry is lost to it.
