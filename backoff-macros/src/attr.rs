@@ -3,11 +3,16 @@
 //! carries on with the next, so that all mistakes surface together; checks
 //! that involve several arguments live in `valid.rs`.
 
+use std::rc::Rc;
+use std::time::Duration;
+
+use backoff_schedule::Spanned;
+use backoff_schedule::attribute::Parsed;
 use proc_macro2::{Span, TokenStream};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
-use syn::spanned::Spanned;
-use syn::{Expr, Ident, Lit, LitStr, Token};
+use syn::spanned::Spanned as _;
+use syn::{Expr, Ident, LitStr, Token};
 
 use crate::errors::Errors;
 
@@ -18,23 +23,22 @@ mod literal;
 mod names;
 pub(crate) mod schedule;
 mod strategy;
-mod suggest;
 mod syntax;
 #[cfg(test)]
 mod tests;
 mod text;
 mod values;
 
-use compose::parse_strategy;
 pub(crate) use kinds::{OnAction, OnArm};
 pub(crate) use literal::DurationArg;
-use literal::{Slot, parse_attempts, parse_duration, parse_jitter};
-pub(crate) use names::{JitterKind, StrategyKind, arguments};
-
+use names::Custom;
+#[cfg(test)]
+pub(crate) use names::arguments;
+pub(crate) use names::{JitterKind, StrategyKind};
 pub(crate) use strategy::StrategyArg;
-use suggest::{Scan, list, positional_literal, unknown_argument};
+use syntax::eq;
 pub(crate) use syntax::ungrouped;
-use syntax::{comma_separated, eq, span_range};
+use text::Text;
 use values::{check_callable, check_path, parse_clone, parse_hedge, parse_throttled};
 
 /// `attempts = 5` or `attempts = unlimited`.
@@ -87,8 +91,8 @@ pub(crate) struct RetryArgs {
     pub(crate) context_mut: Option<Token![mut]>,
     /// `clone(a, b)`: the by-value parameters each attempt clones.
     pub(crate) clone: Option<Arg<Vec<Ident>>>,
-    /// `preset = "external_api"`: its row of `defaults::PRESETS`.
-    pub(crate) preset: Option<Arg<defaults::Preset>>,
+    /// `preset = "external_api"`: its row of the schedule language's `PRESETS`.
+    pub(crate) preset: Option<Arg<backoff_schedule::macro_support::Preset>>,
     /// `chaos = CHAOS`: a `static` `Chaos<E>` each attempt draws from.
     pub(crate) chaos: Option<Arg<Expr>>,
     /// `reset_after = D`: an attempt that ran at least D before it failed
@@ -132,148 +136,108 @@ impl RetryArgs {
     }
 
     /// Parses the attribute's arguments, recording every problem in `errors`
-    /// and keeping whatever parsed.
+    /// and keeping whatever parsed: the schedule language's crate reads
+    /// them from their text (the schedule, `preset`, the durations, and
+    /// every message about an argument's name), handing back the others
+    /// (`other`) to be read here from their tokens.
     pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> RetryArgs {
         let mut args = RetryArgs::default();
-        let scan = Scan::new(&tokens);
-        let parser = |input: ParseStream<'_>| {
-            comma_separated(input, errors, |input, end| {
-                let name = input
-                    .fork()
-                    .call(Ident::parse_any)
-                    .map(|i| i.unraw().to_string());
-                let result = args.parse_one(input, &scan, end);
-                if result.is_err()
-                    && let Ok(name) = name
-                    && let Some(known) = arguments().into_iter().find(|k| *k == name)
-                {
-                    args.broken.push(known);
-                }
-                result
-            });
-            Ok(())
+        let text = Rc::new(Text::of(&tokens));
+        let mut other = |found: &mut Vec<backoff_schedule::Error>, at: usize| {
+            for e in found.drain(..) {
+                errors.push(text.error(&e));
+            }
+            let (first, trees) = text.trees_from(at);
+            let (given, mut left) = (trees.clone().into_iter().count(), 0);
+            let parser = |input: ParseStream<'_>| {
+                let result = args.parse_other(input);
+                left = input.parse::<TokenStream>()?.into_iter().count();
+                Ok(result)
+            };
+            let result = parser.parse2(trees).and_then(|r| r);
+            let ok = result.map_err(|e| errors.push(e)).is_ok();
+            (ok, text.offset(first + given.saturating_sub(left).max(1)))
         };
-        if let Err(e) = parser.parse2(tokens) {
-            errors.push(e);
+        let (parsed, found) = backoff_schedule::attribute::arguments(&text.text, &mut other);
+        for e in &found {
+            errors.push(text.error(e));
         }
-        args.fill_preset();
+        if let Some(mut parsed) = parsed {
+            if args.on.is_empty() && args.policy.is_none() && args.hedge.is_none() {
+                // (Beside those, `valid` refuses `preset`.)
+                parsed.fill_preset();
+            }
+            args.take(parsed, &text);
+        }
         args
     }
 
-    /// `preset`'s strategy and `attempts` where none is written (its full
-    /// jitter is the exponential's default); beside `on(..)`, `policy` or
-    /// `hedge`, nothing: `valid` refuses it there.
-    fn fill_preset(&mut self) {
-        let Some(preset) = &self.preset else { return };
-        if !self.on.is_empty() || self.policy.is_some() || self.hedge.is_some() {
-            return;
-        }
-        let (_, base, max, attempts) = preset.value;
-        if self.strategy.is_none() {
-            let mut s = StrategyArg::new(StrategyKind::Exponential, preset.span);
-            let ms = |ms| {
-                Some(backoff_schedule::macro_support::spanned(
-                    core::time::Duration::from_millis(ms),
-                ))
+    /// The schedule language's arguments, each on its tokens.
+    fn take(&mut self, parsed: Parsed, text: &Rc<Text>) {
+        let arg = |s: &Spanned<_>| (text.span(s.key), text.span(s.span));
+        let duration = |d: Spanned<Duration>| {
+            let (key, span) = arg(&d);
+            let value = DurationArg {
+                value: d.value,
+                span,
             };
-            (s.schedule.base, s.schedule.max) = (ms(base), ms(max));
-            self.strategy = Some(s);
-        }
-        if self.attempts.is_none() {
-            self.attempts = Some(arg(preset.key, preset.span, Attempts::Limited(attempts)));
-        }
+            Arg { key, span, value }
+        };
+        self.strategy = parsed.strategy.map(|s| StrategyArg {
+            span: text.span(s.span),
+            schedule: Box::new(s),
+            text: Rc::clone(text),
+        });
+        self.attempts = parsed.attempts.map(|a| Arg {
+            key: text.span(a.key),
+            span: text.span(a.span),
+            value: a.value,
+        });
+        self.jitter = parsed.jitter.map(|j| Arg {
+            key: text.span(j.key),
+            span: text.span(j.span),
+            value: JitterKind::of(j.value)
+                .unwrap_or_else(|| JitterKind::Custom(Custom(text.tokens(j.span)))),
+        });
+        self.on_deadline = parsed.on_deadline.map(|d| Arg {
+            key: text.span(d.key),
+            span: text.span(d.span),
+            value: d.value,
+        });
+        self.preset = parsed.preset.map(|p| Arg {
+            key: text.span(p.key),
+            span: text.span(p.span),
+            value: p.value,
+        });
+        self.max_elapsed = parsed.max_elapsed.map(duration);
+        self.stop_at_delay = parsed.stop_at_delay.map(duration);
+        self.retry_after_max = parsed.retry_after_max.map(duration);
+        self.timeout = parsed.timeout.map(duration);
+        self.attempt_timeout = parsed.attempt_timeout.map(duration);
+        self.reset_after = parsed.reset_after.map(duration);
+        self.broken = parsed.broken;
     }
 
-    /// One argument; `end` is the span of its last token.
-    fn parse_one(&mut self, input: ParseStream<'_>, scan: &Scan, end: Span) -> syn::Result<()> {
-        if input.peek(Token![,]) {
-            // Left for the caller's comma handling, so what follows the
-            // extra comma is still parsed.
-            return Err(syn::Error::new(input.span(), "extra `,`; remove it"));
-        }
+    /// One of the attribute's own arguments (not the schedule's); the
+    /// schedule language's crate reported a second one.
+    fn parse_other(&mut self, input: ParseStream<'_>) -> syn::Result<()> {
         if input.peek(Token![crate]) {
-            return self.parse_crate(input, end);
+            return self.parse_crate(input);
         }
-        if input.peek(Lit) {
-            let lit: Lit = input.parse()?;
-            return Err(positional_literal(&lit));
-        }
-        let key = match input.call(Ident::parse_any) {
-            Ok(key) => key,
-            Err(_) => {
-                return Err(syn::Error::new(
-                    input.span(),
-                    format!(
-                        "expected an argument name such as `attempts = 5` or a strategy such as `exponential(base = \"100ms\")`; the arguments are {}",
-                        list(&arguments())
-                    ),
-                ));
-            }
-        };
-        // `r#attempts` is the identifier `attempts`.
+        let key = input.call(Ident::parse_any)?;
+        // `r#when` is the identifier `when`.
         let name = key.unraw().to_string();
-        if StrategyKind::from_name(&name).is_some() {
-            let strategy = parse_strategy(&key, input)?;
-            if let Some(first) = &self.strategy {
-                return Err(span_range(
-                    strategy.span,
-                    end,
-                    format!(
-                        "a second strategy: `{}` is already given; keep one",
-                        first.kind.name()
-                    ),
-                ));
-            }
-            self.strategy = Some(strategy);
-            return Ok(());
-        }
         match name.as_str() {
-            "attempts" => {
-                eq(input, &key, "attempts = 5")?;
-                let value = parse_attempts(input, true)?;
-                set(
-                    &mut self.attempts,
-                    "attempts",
-                    arg(key.span(), value.1, value.0),
-                    end,
-                )
-            }
-            "jitter" => {
-                eq(input, &key, "jitter = \"full\"")?;
-                let (value, span) = parse_jitter(input)?;
-                set(
-                    &mut self.jitter,
-                    "jitter",
-                    arg(key.span(), span, value),
-                    end,
-                )
-            }
             "throttled" => {
                 let value = parse_throttled(&key, input)?;
-                set(
-                    &mut self.throttled,
-                    "throttled",
-                    arg(key.span(), key.span(), value),
-                    end,
-                )
-            }
-            "on_deadline" => self.parse_on_deadline(&key, input, end),
-            "preset" => {
-                eq(input, &key, "preset = \"external_api\"")?;
-                let (name, span) = parse_preset(input)?;
-                set(&mut self.preset, "preset", arg(key.span(), span, name), end)
+                set(&mut self.throttled, arg(key.span(), key.span(), value));
             }
             "hedge" => {
                 eq(input, &key, "hedge = \"20ms\"")?;
                 let (value, span) = parse_hedge(input)?;
-                set(&mut self.hedge, "hedge", arg(key.span(), span, value), end)
+                set(&mut self.hedge, arg(key.span(), span, value));
             }
-            "attempt_timeout" | "timeout" | "retry_after_max" | "stop_at_delay" | "max_elapsed"
-            | "reset_after" => self.parse_duration_argument(&key, &name, input, end),
-            "on" => {
-                self.on.push(kinds::parse_on(&key, input)?);
-                Ok(())
-            }
+            "on" => self.on.push(kinds::parse_on(&key, input)?),
             "context" => {
                 eq(input, &key, "context = ctx")?;
                 // `mut ctx`, as rustc suggests for a body that assigns to it.
@@ -290,78 +254,22 @@ impl RetryArgs {
                         "`context` takes one name, as in `context = ctx`",
                     ));
                 }
-                set(
-                    &mut self.context,
-                    "context",
-                    arg(key.span(), ident.span(), ident),
-                    end,
-                )?;
-                self.context_mut = mutability;
-                Ok(())
+                if self.context.is_none() {
+                    self.context = Some(arg(key.span(), ident.span(), ident));
+                    self.context_mut = mutability;
+                }
             }
             "clone" => {
                 let names = parse_clone(&key, input)?;
-                set(
-                    &mut self.clone,
-                    "clone",
-                    arg(key.span(), key.span(), names),
-                    end,
-                )
+                set(&mut self.clone, arg(key.span(), key.span(), names));
             }
-            "when" | "when_ok" | "on_retry" | "on_hedge" | "on_giveup" | "fallback" | "policy"
-            | "sleep" | "budget" | "circuit" | "throttle" | "chaos" | "on_success" | "cancel" => {
-                self.parse_expression(&key, &name, input, end)
-            }
-            _ if names::combinator_home(&name).is_some() => {
-                Err(compose::unknown_stage(&key, &name))
-            }
-            _ => {
-                let (error, meant) = unknown_argument(&key, input, scan);
-                self.broken.extend(meant);
-                Err(error)
-            }
+            _ => self.parse_expression(&key, &name, input)?,
         }
-    }
-
-    /// `on_deadline = "give_up"` or `"last_try"`.
-    fn parse_on_deadline(
-        &mut self,
-        key: &Ident,
-        input: ParseStream<'_>,
-        end: Span,
-    ) -> syn::Result<()> {
-        eq(input, key, "on_deadline = \"last_try\"")?;
-        let lit: LitStr = input.parse().map_err(|e| {
-            syn::Error::new(
-                e.span(),
-                "`on_deadline` takes `\"give_up\"` or `\"last_try\"`, as in `on_deadline = \"last_try\"`",
-            )
-        })?;
-        let last_try = match lit.value().as_str() {
-            "last_try" => true,
-            "give_up" => false,
-            other => {
-                let message = match crate::errors::closest(other, &["give_up", "last_try"]) {
-                    Some(best) => format!(
-                        "unknown `on_deadline` rule `\"{other}\"`; did you mean `\"{best}\"`?"
-                    ),
-                    None => format!(
-                        "unknown `on_deadline` rule `\"{other}\"`; expected `\"give_up\"` or `\"last_try\"`"
-                    ),
-                };
-                return Err(syn::Error::new(lit.span(), message));
-            }
-        };
-        set(
-            &mut self.on_deadline,
-            "on_deadline",
-            arg(key.span(), lit.span(), last_try),
-            end,
-        )
+        Ok(())
     }
 
     /// `crate = "path"`.
-    fn parse_crate(&mut self, input: ParseStream<'_>, end: Span) -> syn::Result<()> {
+    fn parse_crate(&mut self, input: ParseStream<'_>) -> syn::Result<()> {
         let key: Token![crate] = input.parse()?;
         if input.peek(Token![:]) && !input.peek(Token![::]) {
             let colon: Token![:] = input.parse()?;
@@ -383,44 +291,8 @@ impl RetryArgs {
                 format!("`{}` is not a path; write the runtime's path, as in `crate = \"::backoff_runtime\"`", lit.value()),
             )
         })?;
-        set(
-            &mut self.krate,
-            "crate",
-            arg(key.span, lit.span(), path),
-            end,
-        )
-    }
-
-    /// `attempt_timeout`, `timeout` or `retry_after_max`: a duration.
-    fn parse_duration_argument(
-        &mut self,
-        key: &Ident,
-        name: &str,
-        input: ParseStream<'_>,
-        end: Span,
-    ) -> syn::Result<()> {
-        let (example, setter) = match name {
-            "retry_after_max" => (
-                "\"1m\"",
-                Some("Policy::exponential(..).retry_after_max({})"),
-            ),
-            "timeout" => ("\"30s\"", None),
-            "stop_at_delay" => ("\"10s\"", Some("Policy::exponential(..).stop_at_delay({})")),
-            "max_elapsed" => ("\"30s\"", Some("Policy::exponential(..).max_elapsed({})")),
-            "reset_after" => ("\"1m\"", Some("Policy::exponential(..).reset_after({})")),
-            _ => ("\"5s\"", None),
-        };
-        eq(input, key, &format!("{name} = {example}"))?;
-        let d = parse_duration(input, &Slot::new(name, example, setter))?;
-        let (slot, name) = match name {
-            "retry_after_max" => (&mut self.retry_after_max, "retry_after_max"),
-            "timeout" => (&mut self.timeout, "timeout"),
-            "stop_at_delay" => (&mut self.stop_at_delay, "stop_at_delay"),
-            "max_elapsed" => (&mut self.max_elapsed, "max_elapsed"),
-            "reset_after" => (&mut self.reset_after, "reset_after"),
-            _ => (&mut self.attempt_timeout, "attempt_timeout"),
-        };
-        set(slot, name, arg(key.span(), d.span, d), end)
+        set(&mut self.krate, arg(key.span, lit.span(), path));
+        Ok(())
     }
 
     /// A callable (`when`, `when_ok`, `on_retry`, `on_giveup`), a path
@@ -431,7 +303,6 @@ impl RetryArgs {
         key: &Ident,
         name: &str,
         input: ParseStream<'_>,
-        end: Span,
     ) -> syn::Result<()> {
         let example = match name {
             "when" => "when = is_transient",
@@ -476,23 +347,24 @@ impl RetryArgs {
             "sleep" => check_path(&expr)?,
             _ => {}
         }
-        let (slot, name) = match name {
-            "when" => (&mut self.when, "when"),
-            "when_ok" => (&mut self.when_ok, "when_ok"),
-            "on_retry" => (&mut self.on_retry, "on_retry"),
-            "on_hedge" => (&mut self.on_hedge, "on_hedge"),
-            "on_giveup" => (&mut self.on_giveup, "on_giveup"),
-            "on_success" => (&mut self.on_success, "on_success"),
-            "fallback" => (&mut self.fallback, "fallback"),
-            "sleep" => (&mut self.sleep, "sleep"),
-            "budget" => (&mut self.budget, "budget"),
-            "circuit" => (&mut self.circuit, "circuit"),
-            "throttle" => (&mut self.throttle, "throttle"),
-            "chaos" => (&mut self.chaos, "chaos"),
-            "cancel" => (&mut self.cancel, "cancel"),
-            _ => (&mut self.policy, "policy"),
+        let slot = match name {
+            "when" => &mut self.when,
+            "when_ok" => &mut self.when_ok,
+            "on_retry" => &mut self.on_retry,
+            "on_hedge" => &mut self.on_hedge,
+            "on_giveup" => &mut self.on_giveup,
+            "on_success" => &mut self.on_success,
+            "fallback" => &mut self.fallback,
+            "sleep" => &mut self.sleep,
+            "budget" => &mut self.budget,
+            "circuit" => &mut self.circuit,
+            "throttle" => &mut self.throttle,
+            "chaos" => &mut self.chaos,
+            "cancel" => &mut self.cancel,
+            _ => &mut self.policy,
         };
-        set(slot, name, arg(key.span(), span, expr), end)
+        set(slot, arg(key.span(), span, expr));
+        Ok(())
     }
 }
 
@@ -500,44 +372,10 @@ const fn arg<T>(key: Span, span: Span, value: T) -> Arg<T> {
     Arg { key, span, value }
 }
 
-/// Stores an argument, refusing a second one of the same name: one error,
-/// on the second occurrence (its name through `end`).
-fn set<T>(slot: &mut Option<Arg<T>>, name: &str, value: Arg<T>, end: Span) -> syn::Result<()> {
-    if slot.is_some() {
-        return Err(span_range(
-            value.key,
-            end,
-            format!("duplicate argument `{name}`: it is already given; keep one"),
-        ));
-    }
-    *slot = Some(value);
-    Ok(())
-}
-
-/// `preset = "external_api"`: a name of `defaults::PRESETS`.
-fn parse_preset(input: ParseStream<'_>) -> syn::Result<(defaults::Preset, Span)> {
-    let names = defaults::PRESETS.map(|p| p.0);
-    let lit: LitStr = input.parse().map_err(|e| {
-        syn::Error::new(
-            e.span(),
-            format!("`preset` takes a name in quotes, one of {}", list(&names)),
-        )
-    })?;
-    let text = lit.value();
-    if let Some(row) = defaults::PRESETS.iter().find(|p| p.0 == text) {
-        return Ok((*row, lit.span()));
-    }
-    // (`"EXTERNAL_API"`: the name in another case.)
-    let lower = text.to_lowercase();
-    let same = names.iter().find(|n| **n == lower).copied();
-    let message = match same.or_else(|| crate::errors::closest(&lower, &names)) {
-        Some(best) => format!("unknown preset `\"{text}\"`; did you mean `\"{best}\"`?"),
-        None => format!(
-            "unknown preset `\"{text}\"`; the presets are {}",
-            list(&names)
-        ),
-    };
-    Err(syn::Error::new(lit.span(), message))
+/// Stores an argument (a second one of the same name is the schedule
+/// language's crate's error).
+fn set<T>(slot: &mut Option<Arg<T>>, value: Arg<T>) {
+    slot.get_or_insert(value);
 }
 
 /// Whether an attribute written `#[retry = ...]` (its source text, from

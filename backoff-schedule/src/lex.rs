@@ -27,6 +27,8 @@ pub(crate) enum Tok {
     /// A float literal's digits (no suffix, no `_`).
     Float(String),
     Punct(char),
+    /// A character literal (`'a'`, `'\''`), read for its extent only.
+    Char,
     /// The opening delimiter and the trees inside.
     Group(char, Vec<Tt>),
 }
@@ -136,12 +138,13 @@ impl Lexer<'_> {
                     Tok::Group(c, inner)
                 }
                 '"' => Tok::Str(self.string(start)?),
-                // `r"..."`, `r#"..."#`: a raw string.
-                'r' if matches!(self.peek(), Some('"' | '#'))
-                    && self.text[self.pos..]
-                        .trim_start_matches('#')
-                        .starts_with('"') =>
-                {
+                '\'' => self.char_or_quote(),
+                // `r"..."`, `r#"..."#`: a raw string (`br".."` and
+                // `cr".."` too, as bytes or C text).
+                'r' | 'b' | 'c' if self.raw_ahead(c) => {
+                    if c != 'r' {
+                        self.bump();
+                    }
                     Tok::Str(self.raw_string(start)?)
                 }
                 'r' if self.peek() == Some('#') && self.peek2().is_some_and(is_ident_start) => {
@@ -156,6 +159,42 @@ impl Lexer<'_> {
                 tok,
                 span: Span::new(start, self.pos),
             });
+        }
+    }
+
+    /// Whether a raw string starts here, after `c` (`r`, or `b`/`c` then `r`).
+    fn raw_ahead(&self, c: char) -> bool {
+        let rest = &self.text[self.pos..];
+        let rest = match c {
+            'r' => rest,
+            _ => match rest.strip_prefix('r') {
+                Some(rest) => rest,
+                None => return false,
+            },
+        };
+        rest.starts_with(['"', '#']) && rest.trim_start_matches('#').starts_with('"')
+    }
+
+    /// After a `'`: a character literal (`'a'`, `'\n'`), or the quote of a
+    /// lifetime or label.
+    fn char_or_quote(&mut self) -> Tok {
+        let rest = &self.text[self.pos..];
+        let mut chars = rest.char_indices();
+        let end = match (chars.next(), chars.next()) {
+            // (`'\''`: the escaped character, then the closing quote.)
+            (Some((_, '\\')), Some((i, c))) => {
+                let after = i + c.len_utf8();
+                rest[after..].find('\'').map(|j| after + j + 1)
+            }
+            (Some(_), Some((i, '\''))) => Some(i + 1),
+            _ => None,
+        };
+        match end {
+            Some(end) => {
+                self.pos += end;
+                Tok::Char
+            }
+            None => Tok::Punct('\''),
         }
     }
 

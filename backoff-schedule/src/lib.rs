@@ -73,7 +73,8 @@ pub mod macro_support {
     pub use crate::closest;
     pub use crate::eval::{HORIZON, StopAt, central, max, stop_at, stop_rule};
     pub use crate::names::{
-        JITTERS_OR_STATIC, OTHER_ARGUMENTS, SCHEDULE_ARGUMENTS, arguments, combinator_home,
+        JITTERS_OR_STATIC, OTHER_ARGUMENTS, PRESETS, Preset, SCHEDULE_ARGUMENTS, arguments,
+        combinator_home,
     };
     pub use crate::parse::literal;
     use crate::{Span, Spanned, Strategy, StrategyKind};
@@ -349,7 +350,7 @@ impl std::error::Error for Errors {}
 /// ```
 pub fn parse(text: &str) -> Result<Schedule, Errors> {
     let mut errors = Vec::new();
-    let parsed = parse::parse(text, &mut errors);
+    let parsed = parse::parse(text, &mut errors, None);
     if let Some(parsed) = &parsed {
         check::check(parsed, &mut errors);
     }

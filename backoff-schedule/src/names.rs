@@ -170,6 +170,22 @@ pub const SCHEDULE_ARGUMENTS: [&str; 6] = [
     "retry_after_max",
 ];
 
+/// A preset: its name, its exponential's base and max in milliseconds,
+/// and its attempts (full jitter).
+pub type Preset = (&'static str, u64, u64, u64);
+
+/// The attribute's `preset = ".."`: the runtime's `presets`, whose
+/// constants these are in lower case (`tests/presets.rs` checks the two
+/// agree).
+pub const PRESETS: [Preset; 6] = [
+    ("internal_api", 10, 1_000, 6),
+    ("external_api", 100, 10_000, 6),
+    ("rate_limited", 500, 60_000, 11),
+    ("database", 50, 5_000, 4),
+    ("third_party", 1_000, 30_000, 6),
+    ("aws_standard", 1_000, 20_000, 3),
+];
+
 /// [`StrategyKind::NAMES`] and [`OTHER_ARGUMENTS`].
 pub fn arguments() -> Vec<&'static str> {
     StrategyKind::NAMES

@@ -8,8 +8,8 @@ use core::time::Duration;
 
 use crate::lex::{Tok, Tt, lex};
 use crate::names::{
-    JITTER_NAMES, OTHER_ARGUMENTS, StrategyKind, arguments, combinator_home, equivalent,
-    param_home, top_level_home,
+    JITTER_NAMES, OTHER_ARGUMENTS, PRESETS, Preset, SCHEDULE_ARGUMENTS, StrategyKind, arguments,
+    combinator_home, equivalent, param_home, top_level_home,
 };
 use crate::value::{
     Expr, Lit, LitKind, Slot, attempts_value, duration_value, expr, factor_value, jitter_value,
@@ -17,23 +17,72 @@ use crate::value::{
 };
 use crate::{Attempts, Error, JitterKind, Schedule, Span, Spanned, Strategy, check, duration};
 
-/// Everything a text gave, with spans, for the checks.
+/// Everything a text gave, with spans, for the checks; in an attribute,
+/// also the attribute's own durations and `preset`.
 #[derive(Default)]
-pub(crate) struct Parsed {
-    pub(crate) strategy: Option<Strategy>,
-    pub(crate) attempts: Option<Spanned<Attempts>>,
-    pub(crate) jitter: Option<Spanned<JitterKind>>,
-    pub(crate) max_elapsed: Option<Spanned<Duration>>,
-    pub(crate) stop_at_delay: Option<Spanned<Duration>>,
-    pub(crate) on_deadline: Option<Spanned<bool>>,
-    pub(crate) retry_after_max: Option<Spanned<Duration>>,
+pub struct Parsed {
+    /// The strategy, composed or not.
+    pub strategy: Option<Strategy>,
+    /// `attempts`.
+    pub attempts: Option<Spanned<Attempts>>,
+    /// `jitter` (a `static`'s name only in an attribute).
+    pub jitter: Option<Spanned<JitterKind>>,
+    /// `max_elapsed`.
+    pub max_elapsed: Option<Spanned<Duration>>,
+    /// `stop_at_delay`.
+    pub stop_at_delay: Option<Spanned<Duration>>,
+    /// `on_deadline`: `true` for `"last_try"`.
+    pub on_deadline: Option<Spanned<bool>>,
+    /// `retry_after_max`.
+    pub retry_after_max: Option<Spanned<Duration>>,
+    /// The attribute's `timeout`.
+    pub timeout: Option<Spanned<Duration>>,
+    /// The attribute's `attempt_timeout`.
+    pub attempt_timeout: Option<Spanned<Duration>>,
+    /// The attribute's `reset_after`.
+    pub reset_after: Option<Spanned<Duration>>,
+    /// The attribute's `preset`: its row of `PRESETS`.
+    pub preset: Option<Spanned<Preset>>,
     /// Arguments that did not parse, and the names unknown arguments were
     /// likely meant to be: a check that asks for a missing argument skips
     /// these.
-    pub(crate) broken: Vec<&'static str>,
+    pub broken: Vec<&'static str>,
+    /// The attribute's arguments its reader read (`Other`).
+    others: Vec<&'static str>,
 }
 
+/// The attribute's reader of its own arguments (`when`, `on(..)`, ..):
+/// given the errors so far (for it to report first) and the byte offset of
+/// the argument's name, it reads the argument and says whether it was
+/// well-formed and the offset where it ended.
+pub type Other<'o> = dyn FnMut(&mut Vec<Error>, usize) -> (bool, usize) + 'o;
+
 impl Parsed {
+    /// `preset`'s exponential and `attempts` where none is written (its
+    /// full jitter is the exponential's default), at the preset's name.
+    pub fn fill_preset(&mut self) {
+        let Some(preset) = &self.preset else { return };
+        let (_, base, max, attempts) = preset.value;
+        let at = |value| Spanned {
+            value,
+            span: preset.span,
+            key: preset.span,
+        };
+        if self.strategy.is_none() {
+            let mut s = Strategy::new(StrategyKind::Exponential, preset.span, false);
+            s.base = Some(at(Duration::from_millis(base)));
+            s.max = Some(at(Duration::from_millis(max)));
+            self.strategy = Some(s);
+        }
+        if self.attempts.is_none() {
+            self.attempts = Some(spanned(
+                preset.key,
+                preset.span,
+                Attempts::Limited(attempts),
+            ));
+        }
+    }
+
     pub(crate) fn into_schedule(self) -> Schedule {
         Schedule {
             strategy: self.strategy,
@@ -113,6 +162,13 @@ impl<'t> Input<'t> {
         end
     }
 
+    /// Goes on from the first tree at or after byte `at`.
+    fn seek(&mut self, at: usize) {
+        while self.peek().is_some_and(|t| t.span.start < at) {
+            self.pos += 1;
+        }
+    }
+
     fn skip_to_comma(&mut self) {
         while self.peek().is_some_and(|t| !t.is_punct(',')) {
             self.pos += 1;
@@ -151,8 +207,13 @@ impl<'t> Input<'t> {
 }
 
 /// Parses `text`'s arguments, recording every problem in `errors`; `None`
-/// when the text did not split into tokens.
-pub(crate) fn parse(text: &str, errors: &mut Vec<Error>) -> Option<Parsed> {
+/// when the text did not split into tokens. `other` reads the attribute's
+/// own arguments; without it (a schedule text), they are refused.
+pub(crate) fn parse(
+    text: &str,
+    errors: &mut Vec<Error>,
+    mut other: Option<&mut Other<'_>>,
+) -> Option<Parsed> {
     let trees = match lex(text) {
         Ok(trees) => trees,
         Err(e) => {
@@ -170,7 +231,7 @@ pub(crate) fn parse(text: &str, errors: &mut Vec<Error>) -> Option<Parsed> {
     let scan = Scan::new(&trees);
     comma_separated(&mut input, errors, |input, errors, end| {
         let name = input.peek().and_then(Tt::ident).map(str::to_owned);
-        let result = parsed.parse_one(input, errors, &scan, end);
+        let result = parsed.parse_one(input, errors, &scan, end, other.as_deref_mut());
         if result.is_err()
             && let Some(name) = name
             && let Some(known) = arguments().into_iter().find(|k| *k == name)
@@ -267,16 +328,35 @@ fn set<T>(
     end: Span,
 ) -> Res<()> {
     if slot.is_some() {
-        return fail(
-            errors,
-            Error::new(
-                value.key.to(end),
-                format!("duplicate argument `{name}`: it is already given; keep one"),
-            ),
-        );
+        return fail(errors, duplicate(value.key.to(end), name));
     }
     *slot = Some(value);
     Ok(())
+}
+
+/// A second argument `name`, written at `span`.
+fn duplicate(span: Span, name: &str) -> Error {
+    Error::new(
+        span,
+        format!("duplicate argument `{name}`: it is already given; keep one"),
+    )
+}
+
+/// A duration argument's example, and how a `Policy` takes a run-time
+/// value (`{}` standing for it); the last three are the attribute's alone.
+fn duration_slot(name: &str) -> Option<(&'static str, Option<&'static str>)> {
+    Some(match name {
+        "retry_after_max" => (
+            "\"1m\"",
+            Some("Policy::exponential(..).retry_after_max({})"),
+        ),
+        "stop_at_delay" => ("\"10s\"", Some("Policy::exponential(..).stop_at_delay({})")),
+        "max_elapsed" => ("\"30s\"", Some("Policy::exponential(..).max_elapsed({})")),
+        "reset_after" => ("\"1m\"", Some("Policy::exponential(..).reset_after({})")),
+        "timeout" => ("\"30s\"", None),
+        "attempt_timeout" => ("\"5s\"", None),
+        _ => return None,
+    })
 }
 
 const fn spanned<T>(key: Span, span: Span, value: T) -> Spanned<T> {
@@ -291,6 +371,7 @@ impl Parsed {
         errors: &mut Vec<Error>,
         scan: &Scan,
         end: Span,
+        other: Option<&mut Other<'_>>,
     ) -> Res<()> {
         let Some(first) = input.peek() else {
             return Ok(());
@@ -351,7 +432,7 @@ impl Parsed {
                 );
                 let e = value(input, errors, &message)?;
                 let (value, span) = lift(errors, jitter_value(&e))?;
-                if let JitterKind::Custom(_) = value {
+                if let (JitterKind::Custom(_), None) = (&value, &other) {
                     return fail(
                         errors,
                         Error::new(
@@ -369,30 +450,50 @@ impl Parsed {
                 )
             }
             "on_deadline" => self.parse_on_deadline(key, input, errors, end),
-            "retry_after_max" | "stop_at_delay" | "max_elapsed" => {
-                let (example, setter) = match name {
-                    "retry_after_max" => ("\"1m\"", "Policy::exponential(..).retry_after_max({})"),
-                    "stop_at_delay" => ("\"10s\"", "Policy::exponential(..).stop_at_delay({})"),
-                    _ => ("\"30s\"", "Policy::exponential(..).max_elapsed({})"),
-                };
+            "preset" if other.is_some() => self.parse_preset(key, input, errors, end),
+            _ if duration_slot(name).is_some()
+                && (other.is_some() || SCHEDULE_ARGUMENTS.contains(&name)) =>
+            {
+                let (example, setter) = duration_slot(name).unwrap_or_default();
                 eq(input, errors, key, &format!("{name} = {example}"))?;
-                let d = duration_arg(input, errors, &Slot::new(name, example, Some(setter)))?;
+                let d = duration_arg(input, errors, &Slot::new(name, example, setter))?;
                 let slot = match name {
                     "retry_after_max" => &mut self.retry_after_max,
                     "stop_at_delay" => &mut self.stop_at_delay,
-                    _ => &mut self.max_elapsed,
+                    "max_elapsed" => &mut self.max_elapsed,
+                    "timeout" => &mut self.timeout,
+                    "reset_after" => &mut self.reset_after,
+                    _ => &mut self.attempt_timeout,
                 };
                 set(errors, slot, name, spanned(key.span, d.1, d.0), end)
             }
-            _ if OTHER_ARGUMENTS.contains(&name) => fail(
-                errors,
-                Error::new(
-                    key.span,
-                    format!(
-                        "`{name}` is an argument of `#[retry]`, not of a schedule; a schedule takes a strategy, `attempts`, `jitter`, `max_elapsed`, `stop_at_delay`, `on_deadline` and `retry_after_max`"
+            _ if OTHER_ARGUMENTS.contains(&name) => match other {
+                Some(other) => {
+                    let known = OTHER_ARGUMENTS
+                        .iter()
+                        .find(|a| **a == name)
+                        .map_or("", |a| a);
+                    let (ok, to) = other(errors, key.span.start);
+                    input.seek(to);
+                    if !ok {
+                        return Err(Failed);
+                    }
+                    if known != "on" && self.others.contains(&known) {
+                        return fail(errors, duplicate(key.span.to(end), name));
+                    }
+                    self.others.push(known);
+                    Ok(())
+                }
+                None => fail(
+                    errors,
+                    Error::new(
+                        key.span,
+                        format!(
+                            "`{name}` is an argument of `#[retry]`, not of a schedule; a schedule takes a strategy, `attempts`, `jitter`, `max_elapsed`, `stop_at_delay`, `on_deadline` and `retry_after_max`"
+                        ),
                     ),
                 ),
-            ),
+            },
             _ if combinator_home(name).is_some() => fail(errors, unknown_stage(key, name)),
             _ => {
                 let (error, meant) = unknown_argument(key, name, input, scan);
@@ -443,6 +544,47 @@ impl Parsed {
             end,
         )
     }
+
+    /// `preset = "external_api"`: a name of `PRESETS`.
+    fn parse_preset(
+        &mut self,
+        key: &Tt,
+        input: &mut Input<'_>,
+        errors: &mut Vec<Error>,
+        end: Span,
+    ) -> Res<()> {
+        eq(input, errors, key, "preset = \"external_api\"")?;
+        let names = PRESETS.map(|p| p.0);
+        let span = input.span();
+        let Some(Tt {
+            tok: Tok::Str(text),
+            span,
+        }) = input.next()
+        else {
+            let message = format!("`preset` takes a name in quotes, one of {}", list(&names));
+            return fail(errors, Error::new(span, message));
+        };
+        if let Some(row) = PRESETS.iter().find(|p| p.0 == text) {
+            return set(
+                errors,
+                &mut self.preset,
+                "preset",
+                spanned(key.span, *span, *row),
+                end,
+            );
+        }
+        // (`"EXTERNAL_API"`: the name in another case.)
+        let lower = text.to_lowercase();
+        let same = names.iter().find(|n| **n == lower).copied();
+        let message = match same.or_else(|| crate::closest(&lower, &names)) {
+            Some(best) => format!("unknown preset `\"{text}\"`; did you mean `\"{best}\"`?"),
+            None => format!(
+                "unknown preset `\"{text}\"`; the presets are {}",
+                list(&names)
+            ),
+        };
+        fail(errors, Error::new(*span, message))
+    }
 }
 
 /// A strategy alone, composed or not (`exponential(..)`, `chain(..)`),
@@ -469,47 +611,6 @@ pub(crate) fn strategy_text(text: &str) -> Result<Strategy, Vec<Error>> {
     match parse_strategy(kind, key, &mut input, &mut errors, false) {
         Ok(s) if errors.is_empty() => Ok(s),
         _ => Err(errors),
-    }
-}
-
-/// An unknown argument, for the attribute: `text` is its name and
-/// `= value`; `strategy` the first strategy written beside it (and whether
-/// it has parameters). The message, and the argument it was likely meant
-/// to be.
-pub(crate) fn unknown_argument_text(
-    text: &str,
-    strategy: Option<&str>,
-    with_params: bool,
-) -> (Error, Option<&'static str>) {
-    let strategy = strategy.and_then(StrategyKind::from_name);
-    let whole = || Error::new(Span::new(0, text.len()), generic_argument_message());
-    let Ok(trees) = lex(text) else {
-        return (whole(), None);
-    };
-    let mut input = Input {
-        src: text,
-        trees: &trees,
-        pos: 0,
-        end: Span::new(text.len(), text.len()),
-    };
-    let Some((key, name)) = input.next().and_then(|t| Some((t, t.ident()?))) else {
-        return (whole(), None);
-    };
-    let scan = Scan {
-        strategy,
-        with_params,
-    };
-    unknown_argument(key, name, &mut input, &scan)
-}
-
-/// A literal where an argument's name belongs, for the attribute.
-pub(crate) fn positional_literal_text(text: &str) -> Error {
-    match lex(text)
-        .ok()
-        .and_then(|trees| expr(&trees, text).map(|(e, _)| e))
-    {
-        Some(Expr::Lit(lit)) => positional_literal(&lit),
-        _ => Error::new(Span::new(0, text.len()), generic_argument_message()),
     }
 }
 

@@ -177,7 +177,7 @@ fn expr_primary(ts: &[Tt], src: &str) -> Option<(Expr, usize)> {
             }
             Some((Expr::Other(first.span.to(ts[end - 1].span)), end))
         }
-        Tok::Punct(_) => Some((Expr::Other(first.span), 1)),
+        Tok::Punct(_) | Tok::Char => Some((Expr::Other(first.span), 1)),
     }
 }
 
@@ -739,24 +739,16 @@ pub mod attribute {
         crate::parse::strategy_text(text)
     }
 
-    /// An unknown argument (its name and `= value`) beside the first
-    /// strategy written: the message and the argument likely meant.
-    pub fn unknown_argument(
-        text: &str,
-        strategy: Option<&str>,
-        with_params: bool,
-    ) -> (Error, Option<&'static str>) {
-        crate::parse::unknown_argument_text(text, strategy, with_params)
-    }
+    pub use crate::parse::{Other, Parsed};
 
-    /// Names for a message: `` `a`, `b` `` (a quoted or called one as is).
-    pub fn list(names: &[&str]) -> String {
-        crate::parse::list(names)
-    }
-
-    /// A literal where an argument's name belongs.
-    pub fn positional_literal(text: &str) -> Error {
-        crate::parse::positional_literal_text(text)
+    /// The attribute's arguments, as text: the schedule's and `preset`
+    /// and the attribute's durations read here, the others by `other`;
+    /// what it gave (`None`: the text did not split into tokens), and the
+    /// errors `other` was not handed.
+    pub fn arguments(text: &str, other: &mut Other<'_>) -> (Option<Parsed>, Vec<Error>) {
+        let mut errors = Vec::new();
+        let parsed = crate::parse::parse(text, &mut errors, Some(other));
+        (parsed, errors)
     }
 
     /// `factor`'s value.

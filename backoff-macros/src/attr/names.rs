@@ -4,9 +4,9 @@
 //! `static` keeps its tokens.
 
 pub(crate) use backoff_schedule::StrategyKind;
-pub(crate) use backoff_schedule::macro_support::{
-    JITTERS_OR_STATIC, OTHER_ARGUMENTS, arguments, combinator_home,
-};
+#[cfg(test)]
+pub(crate) use backoff_schedule::macro_support::arguments;
+pub(crate) use backoff_schedule::macro_support::{JITTERS_OR_STATIC, OTHER_ARGUMENTS};
 
 /// The `jitter` value.
 #[derive(Clone, Debug)]

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use backoff_schedule::macro_support as schedule;
 use proc_macro2::Span;
 
-use super::names::{JitterKind, StrategyKind};
+use super::names::JitterKind;
 use super::text::Text;
 use crate::errors::Errors;
 
@@ -32,15 +32,6 @@ impl Deref for StrategyArg {
 }
 
 impl StrategyArg {
-    /// `kind` with nothing given, written at `span`.
-    pub(crate) fn new(kind: StrategyKind, span: Span) -> StrategyArg {
-        StrategyArg {
-            span,
-            schedule: Box::new(schedule::strategy(kind, false)),
-            text: Rc::default(),
-        }
-    }
-
     /// The jitter this strategy has when `jitter` is not given: its
     /// kind's; for a composed one, none when every leaf has none (random
     /// by itself, or never waits), else full.

@@ -1,14 +1,12 @@
 //! syn utilities for the attribute's parser: `=` after a name, groups,
-//! comma-separated lists with error recovery, and values shown back in
-//! messages. A leaf: it imports nothing of the attribute's.
+//! and values shown back in messages. A leaf: it imports nothing of the
+//! attribute's.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::parse::ParseStream;
 use syn::{Expr, Ident, Token};
-
-use crate::errors::Errors;
 
 /// An error underlining from `start` to `end` (both in the attribute).
 pub(super) fn span_range(start: Span, end: Span, message: impl std::fmt::Display) -> syn::Error {
@@ -57,61 +55,6 @@ pub(super) fn in_parens<T>(
     result
 }
 
-/// Parses `item, item, ...` with `one` (given the span of the item's last
-/// token), recording each item's error and going on after the next comma,
-/// so that every mistake is reported.
-pub(super) fn comma_separated(
-    input: ParseStream<'_>,
-    errors: &mut Errors,
-    mut one: impl FnMut(ParseStream<'_>, Span) -> syn::Result<()>,
-) {
-    while !input.is_empty() {
-        if let Err(e) = one(input, item_end(input)) {
-            errors.push(e);
-            skip_to_comma(input);
-        }
-        if input.is_empty() {
-            break;
-        }
-        if let Err(e) = input.parse::<Token![,]>() {
-            errors.push(e);
-            skip_to_comma(input);
-            let _ = input.parse::<Option<Token![,]>>();
-        }
-    }
-}
-
-/// The span of the last token before the next top-level comma.
-fn item_end(input: ParseStream<'_>) -> Span {
-    let mut cursor = input.cursor();
-    let mut end = input.span();
-    while let Some((tt, next)) = cursor.token_tree() {
-        if matches!(&tt, TokenTree::Punct(p) if p.as_char() == ',') {
-            break;
-        }
-        end = tt.span();
-        cursor = next;
-    }
-    end
-}
-
-/// Error recovery: drops tokens up to the next top-level comma (not
-/// consuming it).
-fn skip_to_comma(input: ParseStream<'_>) {
-    let _ = input.step(|cursor| {
-        let mut rest = *cursor;
-        while let Some((tt, next)) = rest.token_tree() {
-            if let proc_macro2::TokenTree::Punct(p) = &tt
-                && p.as_char() == ','
-            {
-                return Ok(((), rest));
-            }
-            rest = next;
-        }
-        Ok(((), rest))
-    });
-}
-
 /// `expr` without the invisible groups a `macro_rules!` puts around the
 /// fragments it forwards (`$f:expr`, `$f:path`).
 pub(crate) fn ungrouped(expr: &Expr) -> &Expr {
@@ -119,15 +62,6 @@ pub(crate) fn ungrouped(expr: &Expr) -> &Expr {
         Expr::Group(group) => ungrouped(&group.expr),
         other => other,
     }
-}
-
-/// `= value` after an unknown name, parsed for the message.
-pub(super) fn optional_value(input: ParseStream<'_>) -> Option<Expr> {
-    if input.peek(Token![=]) && !input.peek(Token![==]) {
-        input.parse::<Token![=]>().ok()?;
-        return input.parse::<Expr>().ok();
-    }
-    None
 }
 
 /// A value short enough to repeat in a suggestion: a literal or a plain path.

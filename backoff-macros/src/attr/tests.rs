@@ -138,3 +138,27 @@ fn one_error_per_mistake() {
     assert!(messages(", attempts = 3")[0].contains("extra `,`"));
     assert!(messages("attempts: 3")[0].contains("write `=` here, not `:`"));
 }
+
+/// The schedule language's crate reads the whole attribute as text: the
+/// attribute's own values, whatever tokens they hold (a `'('`, a raw byte
+/// string with a quote, a closure's commas, a custom jitter's path), come
+/// back as written, and the arguments around them are still read.
+#[test]
+fn the_attributes_own_values_pass_through_the_text_whole() {
+    let args = r####"when = |e: &E| e.0 == '(' || e.1 == br#"a")"#, attempts = 4, on_retry = |a, b| log(a, b), jitter = my::JITTER, max_elapsed = "2s""####;
+    let mut errors = Errors::default();
+    let parsed = RetryArgs::parse(args.parse().unwrap(), &mut errors);
+    assert!(errors.finish().is_ok());
+    assert!(parsed.when.is_some() && parsed.on_retry.is_some());
+    assert_eq!(parsed.attempts.map(|a| a.value), Some(Attempts::Limited(4)));
+    let Some(JitterKind::Custom(path)) = parsed.jitter.map(|j| j.value) else {
+        panic!("a custom jitter");
+    };
+    assert_eq!(path.0.to_string(), "my :: JITTER");
+    let max = parsed.max_elapsed.map(|m| m.value.value);
+    assert_eq!(max, Some(std::time::Duration::from_secs(2)));
+    assert_eq!(
+        messages("when = f, attempts = 2, when = g"),
+        ["duplicate argument `when`: it is already given; keep one"]
+    );
+}

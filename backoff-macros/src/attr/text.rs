@@ -9,22 +9,49 @@ use quote::ToTokens;
 
 use super::syntax::span_range;
 
-/// Tokens as text, and the span of each token's bytes.
+/// Tokens as text, and the span of each token's bytes; and the top-level
+/// token trees, each with its first byte, to hand back the tokens of a
+/// stretch of the text.
 #[derive(Default)]
 pub(super) struct Text {
     pub(super) text: String,
     spans: Vec<(usize, usize, Span)>,
+    top: Vec<(usize, TokenTree)>,
 }
 
 impl Text {
     /// `tokens` written out, one space between tokens.
     pub(super) fn of(tokens: &impl ToTokens) -> Text {
-        let mut text = Text {
-            text: String::new(),
-            spans: Vec::new(),
-        };
-        text.write(tokens.to_token_stream());
+        let mut text = Text::default();
+        for tt in tokens.to_token_stream() {
+            let first = text.spans.len();
+            text.write(TokenStream::from(tt.clone()));
+            let start = text.spans.get(first).map_or(text.text.len(), |s| s.0);
+            text.top.push((start, tt));
+        }
         text
+    }
+
+    /// The top-level trees from the first at or after byte `at`: their
+    /// index and tokens.
+    pub(super) fn trees_from(&self, at: usize) -> (usize, TokenStream) {
+        let first = self.top.partition_point(|(start, _)| *start < at);
+        let trees = self.top[first..].iter().map(|(_, tt)| tt.clone());
+        (first, trees.collect())
+    }
+
+    /// The first byte of the top-level tree `index`, or the text's end.
+    pub(super) fn offset(&self, index: usize) -> usize {
+        self.top
+            .get(index)
+            .map_or(self.text.len(), |(start, _)| *start)
+    }
+
+    /// The top-level trees that start within `span`.
+    pub(super) fn tokens(&self, span: backoff_schedule::Span) -> TokenStream {
+        let within = |start: &usize| (span.start..span.end.max(span.start + 1)).contains(start);
+        let trees = self.top.iter().filter(|(start, _)| within(start));
+        trees.map(|(_, tt)| tt.clone()).collect()
     }
 
     fn push(&mut self, s: &str, span: Span) {
