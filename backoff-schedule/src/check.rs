@@ -15,14 +15,14 @@ use crate::{
 pub const BASE: Duration = Duration::from_millis(100);
 
 /// Their `max` when none is given (the runtime's).
-pub const MAX: Duration = Duration::from_secs(10);
+pub(crate) const MAX: Duration = Duration::from_secs(10);
 
 /// `sidekiq`'s and `buckets`' unit when none is given: their formulas
 /// count in seconds.
 pub const UNIT: Duration = Duration::from_secs(1);
 
 /// `constant`'s delay when none is given.
-pub const DELAY: Duration = Duration::from_secs(1);
+pub(crate) const DELAY: Duration = Duration::from_secs(1);
 
 /// The first delay of `kind` when none is given: `constant`'s delay, or the
 /// others' base.

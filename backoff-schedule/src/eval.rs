@@ -8,7 +8,7 @@ use crate::check as defaults;
 use crate::{Attempts, Spanned, Strategy as StrategyArg, StrategyKind};
 
 /// How far the evaluator looks for the delay that reaches the stop.
-pub const HORIZON: u64 = 100_000;
+pub(crate) const HORIZON: u64 = 100_000;
 
 /// What `stop_at_delay` makes of a schedule.
 #[derive(Clone, Copy, Debug, PartialEq)]

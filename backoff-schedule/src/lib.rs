@@ -67,31 +67,13 @@ pub use value::attribute;
 /// Not a stable API.
 #[doc(hidden)]
 pub mod macro_support {
-    pub use crate::check::{
-        BASE, DELAY, MAX, UNIT, base, check_strategy_in, first_end, value_checks,
-    };
+    pub use crate::check::{BASE, UNIT, base, check_strategy_in, first_end, value_checks};
     pub use crate::closest;
-    pub use crate::eval::{HORIZON, StopAt, central, max, stop_at, stop_rule};
+    pub use crate::eval::{StopAt, central, max, stop_at, stop_rule};
     pub use crate::names::{
         JITTERS_OR_STATIC, OTHER_ARGUMENTS, PRESETS, Preset, SCHEDULE_ARGUMENTS, arguments,
         combinator_home,
     };
-    pub use crate::parse::literal;
-    use crate::{Span, Spanned, Strategy, StrategyKind};
-
-    /// `kind` with nothing given (the attribute's `preset`, and its default).
-    pub fn strategy(kind: StrategyKind, nested: bool) -> Strategy {
-        Strategy::new(kind, Span::new(0, 0), nested)
-    }
-
-    /// `value`, written nowhere in a text.
-    pub fn spanned<T>(value: T) -> Spanned<T> {
-        Spanned {
-            value,
-            span: Span::new(0, 0),
-            key: Span::new(0, 0),
-        }
-    }
 }
 
 /// The default attempt limit (the runtime's `DEFAULT_ATTEMPTS`).

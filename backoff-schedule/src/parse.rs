@@ -1401,7 +1401,7 @@ pub(crate) fn list(names: &[&str]) -> String {
 }
 
 /// A duration as a literal: `"100ms"`.
-pub fn literal(d: Duration) -> String {
+pub(crate) fn literal(d: Duration) -> String {
     format!("\"{}\"", duration::format(d))
 }
 

@@ -691,8 +691,10 @@ fn jitter_variant(path: &Path) -> Option<&'static str> {
     })
 }
 
-/// The values of the attribute's arguments, for `backoff-macros`, which
-/// hands each value's tokens over as text: one expression each.
+/// The attribute's arguments, for `backoff-macros`, which hands them over
+/// as text: all of them (`arguments`, which gives back the attribute's own
+/// for it to read from its tokens), or one value or strategy (an `on(..)`
+/// arm's, `throttled(..)`'s, `hedge`'s).
 #[doc(hidden)]
 pub mod attribute {
     use core::time::Duration;
@@ -749,10 +751,5 @@ pub mod attribute {
         let mut errors = Vec::new();
         let parsed = crate::parse::parse(text, &mut errors, Some(other));
         (parsed, errors)
-    }
-
-    /// `factor`'s value.
-    pub fn factor(text: &str) -> Result<(f64, Span), Error> {
-        super::factor_value(&one(text))
     }
 }
