@@ -511,38 +511,17 @@ impl Parsed {
         errors: &mut Vec<Error>,
         end: Span,
     ) -> Res<()> {
-        eq(input, errors, key, "on_deadline = \"last_try\"")?;
-        let message = "`on_deadline` takes `\"give_up\"` or `\"last_try\"`, as in `on_deadline = \"last_try\"`";
-        let span = input.span();
-        let Some(Tt {
-            tok: Tok::Str(text),
-            span,
-        }) = input.next()
-        else {
-            return fail(errors, Error::new(span, message));
-        };
-        let last_try = match text.as_str() {
-            "last_try" => true,
-            "give_up" => false,
-            other => {
-                let message = match crate::closest(other, &["give_up", "last_try"]) {
-                    Some(best) => format!(
-                        "unknown `on_deadline` rule `\"{other}\"`; did you mean `\"{best}\"`?"
-                    ),
-                    None => format!(
-                        "unknown `on_deadline` rule `\"{other}\"`; expected `\"give_up\"` or `\"last_try\"`"
-                    ),
-                };
-                return fail(errors, Error::new(*span, message));
-            }
-        };
-        set(
+        let rules = ["give_up", "last_try"];
+        let (i, span) = quoted_name(
+            input,
             errors,
-            &mut self.on_deadline,
-            "on_deadline",
-            spanned(key.span, *span, last_try),
-            end,
-        )
+            key,
+            ("on_deadline = \"last_try\"", "`on_deadline` rule", &rules),
+            "`on_deadline` takes `\"give_up\"` or `\"last_try\"`, as in `on_deadline = \"last_try\"`",
+            "expected `\"give_up\"` or `\"last_try\"`",
+        )?;
+        let rule = spanned(key.span, span, i == 1);
+        set(errors, &mut self.on_deadline, "on_deadline", rule, end)
     }
 
     /// `preset = "external_api"`: a name of `PRESETS`.
@@ -553,38 +532,52 @@ impl Parsed {
         errors: &mut Vec<Error>,
         end: Span,
     ) -> Res<()> {
-        eq(input, errors, key, "preset = \"external_api\"")?;
         let names = PRESETS.map(|p| p.0);
-        let span = input.span();
-        let Some(Tt {
-            tok: Tok::Str(text),
-            span,
-        }) = input.next()
-        else {
-            let message = format!("`preset` takes a name in quotes, one of {}", list(&names));
-            return fail(errors, Error::new(span, message));
-        };
-        if let Some(row) = PRESETS.iter().find(|p| p.0 == text) {
-            return set(
-                errors,
-                &mut self.preset,
-                "preset",
-                spanned(key.span, *span, *row),
-                end,
-            );
-        }
-        // (`"EXTERNAL_API"`: the name in another case.)
-        let lower = text.to_lowercase();
-        let same = names.iter().find(|n| **n == lower).copied();
-        let message = match same.or_else(|| crate::closest(&lower, &names)) {
-            Some(best) => format!("unknown preset `\"{text}\"`; did you mean `\"{best}\"`?"),
-            None => format!(
-                "unknown preset `\"{text}\"`; the presets are {}",
-                list(&names)
-            ),
-        };
-        fail(errors, Error::new(*span, message))
+        let (i, span) = quoted_name(
+            input,
+            errors,
+            key,
+            ("preset = \"external_api\"", "preset", &names),
+            &format!("`preset` takes a name in quotes, one of {}", list(&names)),
+            &format!("the presets are {}", list(&names)),
+        )?;
+        let preset = spanned(key.span, span, PRESETS[i]);
+        set(errors, &mut self.preset, "preset", preset, end)
     }
+}
+
+/// After `key` (`example` shows it with a value), a quoted name of `what`
+/// among `names` (in another case too): its index and span. Else the
+/// error: `takes` when the value is no string, "did you mean" or
+/// `otherwise` for an unknown name.
+fn quoted_name(
+    input: &mut Input<'_>,
+    errors: &mut Vec<Error>,
+    key: &Tt,
+    (example, what, names): (&str, &str, &[&'static str]),
+    takes: &str,
+    otherwise: &str,
+) -> Res<(usize, Span)> {
+    eq(input, errors, key, example)?;
+    let span = input.span();
+    let Some(Tt {
+        tok: Tok::Str(text),
+        span,
+    }) = input.next()
+    else {
+        return fail(errors, Error::new(span, takes));
+    };
+    if let Some(i) = names.iter().position(|n| n == text) {
+        return Ok((i, *span));
+    }
+    // (`"EXTERNAL_API"`: the name in another case.)
+    let lower = text.to_lowercase();
+    let same = names.iter().find(|n| **n == lower).copied();
+    let message = match same.or_else(|| crate::closest(&lower, names)) {
+        Some(best) => format!("unknown {what} `\"{text}\"`; did you mean `\"{best}\"`?"),
+        None => format!("unknown {what} `\"{text}\"`; {otherwise}"),
+    };
+    fail(errors, Error::new(*span, message))
 }
 
 /// A strategy alone, composed or not (`exponential(..)`, `chain(..)`),
