@@ -1,7 +1,8 @@
 //! Fuzzing the expansion: random attribute arguments and items, valid
 //! grammar mixed with mutations (truncated groups, wrong literals, huge
-//! numbers, unicode, nested garbage), fed to [`expand::retry`] on
-//! `proc_macro2` tokens.
+//! numbers, unicode, nested garbage; `backoff_schedule::fuzz`, the
+//! generator of `Policy::parse`'s fuzz pass too), fed to [`expand::retry`]
+//! on `proc_macro2` tokens.
 //!
 //! Properties: the expansion never panics, and its output always parses as
 //! Rust items, carrying a `compile_error!` unless the input was valid (when

@@ -373,7 +373,8 @@ impl Strategy for OwnedSteps {
 mod tests {
     //! Fuzzing `Policy::parse`: the schedule grammar mixed with mutations
     //! (truncations, insertions of hostile characters, deletions,
-    //! repetitions), plus empty, 1 MB and deeply nested texts. It never
+    //! repetitions, swaps: `backoff_schedule::fuzz`, the expansion's fuzz
+    //! pass's generator too), plus empty, 1 MB and deeply nested texts. It never
     //! panics; an `Err`'s spans lie on the text's character boundaries; an
     //! `Ok`'s policy computes its delays without panicking.
     //!
