@@ -112,6 +112,18 @@ pub(crate) struct RetryArgs {
     pub(crate) broken: Vec<&'static str>,
 }
 
+impl<T> Arg<T> {
+    /// The same argument, its value made by `f` from the value and its span.
+    fn map<U>(self, f: impl FnOnce(T, Span) -> U) -> Arg<U> {
+        let value = f(self.value, self.span);
+        Arg {
+            key: self.key,
+            span: self.span,
+            value,
+        }
+    }
+}
+
 /// `hedge`'s value: when the next attempt starts while the others run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Hedge {
@@ -174,41 +186,21 @@ impl RetryArgs {
 
     /// The schedule language's arguments, each on its tokens.
     fn take(&mut self, parsed: Parsed, text: &Rc<Text>) {
-        let arg = |s: &Spanned<_>| (text.span(s.key), text.span(s.span));
-        let duration = |d: Spanned<Duration>| {
-            let (key, span) = arg(&d);
-            let value = DurationArg {
-                value: d.value,
-                span,
-            };
-            Arg { key, span, value }
-        };
+        let duration =
+            |d: Spanned<Duration>| text.arg(d).map(|value, span| DurationArg { value, span });
         self.strategy = parsed.strategy.map(|s| StrategyArg {
             span: text.span(s.span),
             schedule: Box::new(s),
             text: Rc::clone(text),
         });
-        self.attempts = parsed.attempts.map(|a| Arg {
-            key: text.span(a.key),
-            span: text.span(a.span),
-            value: a.value,
+        self.attempts = parsed.attempts.map(|a| text.arg(a));
+        self.jitter = parsed.jitter.map(|j| {
+            let tokens = text.tokens(j.span);
+            let custom = JitterKind::Custom(Custom(tokens));
+            text.arg(j).map(|j, _| JitterKind::of(j).unwrap_or(custom))
         });
-        self.jitter = parsed.jitter.map(|j| Arg {
-            key: text.span(j.key),
-            span: text.span(j.span),
-            value: JitterKind::of(j.value)
-                .unwrap_or_else(|| JitterKind::Custom(Custom(text.tokens(j.span)))),
-        });
-        self.on_deadline = parsed.on_deadline.map(|d| Arg {
-            key: text.span(d.key),
-            span: text.span(d.span),
-            value: d.value,
-        });
-        self.preset = parsed.preset.map(|p| Arg {
-            key: text.span(p.key),
-            span: text.span(p.span),
-            value: p.value,
-        });
+        self.on_deadline = parsed.on_deadline.map(|d| text.arg(d));
+        self.preset = parsed.preset.map(|p| text.arg(p));
         self.max_elapsed = parsed.max_elapsed.map(duration);
         self.stop_at_delay = parsed.stop_at_delay.map(duration);
         self.retry_after_max = parsed.retry_after_max.map(duration);

@@ -104,6 +104,15 @@ impl Text {
         }
     }
 
+    /// A value of the schedule language's crate, on its tokens.
+    pub(super) fn arg<T>(&self, s: backoff_schedule::Spanned<T>) -> super::Arg<T> {
+        super::Arg {
+            key: self.span(s.key),
+            span: self.span(s.span),
+            value: s.value,
+        }
+    }
+
     /// The span of the tokens of a byte range.
     pub(super) fn span(&self, span: backoff_schedule::Span) -> Span {
         self.spans
