@@ -105,14 +105,17 @@ where
             quiet: self.in_flight > 0,
             learn,
         };
-        let mut context =
-            AttemptContext::of(self.start.policy, self.started.saturating_add(1)).with_kind(kind);
-        if let Some(deadline) = self.start.deadline() {
-            // (The policy's `max_elapsed`; the attribute's `timeout`, which
-            // bounds the call from outside, its op counts to.)
-            context = context.with_deadline(Some(deadline), (self.start.clock)());
-        }
-        slots.start(self.started, self.op.attempt(context), meta);
+        let (start, number) = (&self.start, self.started.saturating_add(1));
+        let context = || {
+            let context = AttemptContext::of(start.policy, number).with_kind(kind);
+            match start.deadline() {
+                // (The policy's `max_elapsed`; the attribute's `timeout`,
+                // which bounds the call from outside, its op counts to.)
+                Some(deadline) => context.with_deadline(Some(deadline), (start.clock)()),
+                None => context,
+            }
+        };
+        slots.start(self.started, self.op.attempt_with(context), meta);
         self.started += 1;
         self.in_flight += 1;
         if kind == AttemptKind::Hedge {
