@@ -346,6 +346,24 @@ impl<'p, S> RetryState<'p, S> {
         Ok(())
     }
 
+    /// The state of a call whose first attempt the breaker and the
+    /// throttle admitted with these permits (the attribute's call keeps
+    /// them apart until it fails).
+    pub(crate) fn holding(
+        mut self,
+        permit: Option<Permit<'p>>,
+        throttle_permit: Option<ThrottlePermit<'p>>,
+    ) -> Self {
+        (self.core.permit, self.core.throttle_permit) = (permit, throttle_permit);
+        self
+    }
+
+    /// The call gives up for `reason` before an attempt (a breaker's
+    /// refusal, a throttle's rejection).
+    pub(crate) fn refuse(&mut self, reason: GiveUpReason) {
+        self.core.give_up_for(reason);
+    }
+
     /// Takes the breaker's permit [`before_attempt`](RetryState::before_attempt)
     /// left (a hedged call keeps one per attempt in flight).
     #[cfg(feature = "tokio")]

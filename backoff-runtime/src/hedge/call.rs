@@ -49,8 +49,6 @@ pub(super) struct Call<'p, S, Op, Fut, T, E, C, H> {
     /// The delay read when the call began.
     pub(super) hedge_after: Duration,
     pub(super) refused: Option<C>,
-    /// Slots: no more attempts than these start.
-    pub(super) limit: u32,
     pub(super) started: u32,
     pub(super) in_flight: u32,
     pub(super) hedges: u32,
@@ -105,14 +103,17 @@ where
             quiet: self.in_flight > 0,
             learn,
         };
-        let mut context =
-            AttemptContext::of(self.start.policy, self.started.saturating_add(1)).with_kind(kind);
-        if let Some(deadline) = self.start.deadline() {
-            // (The policy's `max_elapsed`; the attribute's `timeout`, which
-            // bounds the call from outside, its op counts to.)
-            context = context.with_deadline(Some(deadline), (self.start.clock)());
-        }
-        slots.start(self.started, self.op.attempt(context), meta);
+        let (start, number) = (&self.start, self.started.saturating_add(1));
+        let context = || {
+            let context = AttemptContext::of(start.policy, number).with_kind(kind);
+            match start.deadline() {
+                // (The policy's `max_elapsed`; the attribute's `timeout`,
+                // which bounds the call from outside, its op counts to.)
+                Some(deadline) => context.with_deadline(Some(deadline), (start.clock)()),
+                None => context,
+            }
+        };
+        slots.start(self.started, self.op.attempt_with(context), meta);
         self.started += 1;
         self.in_flight += 1;
         if kind == AttemptKind::Hedge {
@@ -190,7 +191,7 @@ where
                 call.done = true;
                 return Poll::Ready(call.refused(open, trace));
             }
-            call.rearm();
+            call.rearm(L::LEN);
         }
         loop {
             if call.armed
@@ -206,7 +207,7 @@ where
                     driver::hedge_now::<T, E, H>(&mut progress, call.hedge_after, &mut call.hooks)
                 };
                 if granted && call.start(slots.as_mut(), AttemptKind::Hedge).is_ok() {
-                    call.rearm();
+                    call.rearm(L::LEN);
                 }
                 continue;
             }
@@ -262,7 +263,7 @@ where
                 outcome,
                 HedgeCount {
                     in_flight: call.in_flight > 0,
-                    room: call.started < call.limit,
+                    room: call.started < L::LEN,
                     cancelled,
                     started: call.started,
                     hedges: call.hedges,
@@ -286,7 +287,7 @@ where
                     return Poll::Ready(outcome);
                 }
                 Hedging::Next => match call.start(slots.as_mut(), AttemptKind::Retry) {
-                    Ok(()) => call.rearm(),
+                    Ok(()) => call.rearm(L::LEN),
                     Err(open) if call.in_flight == 0 => {
                         // The breaker refused the retry at the last moment
                         // (the state had admitted it): the call ends.
@@ -304,14 +305,14 @@ where
 
 impl<'p, S, Op, Fut, T, E, C, H> Call<'p, S, Op, Fut, T, E, C, H> {
     /// After an attempt started: the timer is to run for the next hedge
-    /// (from when the attempts next wait, in this poll), if one may start.
-    pub(super) fn rearm(&mut self)
+    /// (from when the attempts next wait, in this poll), if one may start
+    /// (no more than `slots` attempts do).
+    pub(super) fn rearm(&mut self, slots: u32)
     where
         S: Strategy,
     {
         self.armed = false;
-        self.arm =
-            self.started < self.limit && !self.state.as_ref().is_some_and(RetryState::is_done);
+        self.arm = self.started < slots && !self.state.as_ref().is_some_and(RetryState::is_done);
     }
 
     /// No other hedge may start.

@@ -92,6 +92,7 @@ impl<'a> HedgeDelay<'a> {
     /// # Panics
     ///
     /// If it is a `Quantile` of a NaN.
+    #[inline]
     pub fn get(&self) -> Duration {
         match self {
             HedgeDelay::After(d) => *d,

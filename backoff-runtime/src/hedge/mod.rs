@@ -650,6 +650,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// assert_eq!(assert_send(future).await, Ok(2));
     /// # }
     /// ```
+    #[inline(always)]
     pub fn call<T, E, Op, Fut>(
         self,
         op: Op,
@@ -675,6 +676,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// a [`Cancellable`], see there).
     #[doc(hidden)]
     #[allow(clippy::type_complexity)] // (the `Hedged` of `call`)
+    #[inline(always)]
     pub fn call_op<T, E, Op, Fut>(
         self,
         op: Op,
@@ -724,7 +726,6 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
                 delay: self.delay,
                 hedge_after: Duration::ZERO,
                 refused: self.circuit.map(|(_, from)| from),
-                limit: <<Capacity<N> as Holds<'p, Fut>>::Slots as Slots<'p, Fut>>::LEN,
                 started: 0,
                 in_flight: 0,
                 hedges: 0,
