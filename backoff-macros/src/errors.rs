@@ -48,7 +48,10 @@ mod tests {
             assert_ne!(closest(name, &names), Some(name));
         }
         // A value's typo, as an argument's.
-        assert_eq!(closest("lasttry", &["give_up", "last_try"]), Some("last_try"));
+        assert_eq!(
+            closest("lasttry", &["give_up", "last_try"]),
+            Some("last_try")
+        );
     }
 
     /// Every one-edit typo of every argument name (neighbours swapped, a

@@ -81,7 +81,12 @@ fn checked(
 /// a hedged call).
 pub(super) fn bindings(n: &Names<'_>) -> TokenStream {
     let f = &n.sig.ident;
-    let budget = shared(n.args.budget.as_ref(), ("budget", f), "AsBudget", "as_budget");
+    let budget = shared(
+        n.args.budget.as_ref(),
+        ("budget", f),
+        "AsBudget",
+        "as_budget",
+    );
     let circuit = shared(
         n.args.circuit.as_ref(),
         ("circuit", f),

@@ -29,8 +29,18 @@ use syn::{Expr, Ident};
 /// and the marker of a value of its kind given to another argument.
 const CONTROLS: [(&str, &str, &str, &str); 3] = [
     ("budget", "RetryBudget", "a retry budget", "ARetryBudget"),
-    ("circuit", "CircuitBreaker", "a circuit breaker", "ACircuitBreaker"),
-    ("throttle", "AdaptiveThrottle", "a throttle", "AnAdaptiveThrottle"),
+    (
+        "circuit",
+        "CircuitBreaker",
+        "a circuit breaker",
+        "ACircuitBreaker",
+    ),
+    (
+        "throttle",
+        "AdaptiveThrottle",
+        "a throttle",
+        "AnAdaptiveThrottle",
+    ),
 ];
 
 /// Whether the expression's last name says the argument's kind: `BUDGET`,
@@ -170,7 +180,12 @@ mod tests {
 
     #[test]
     fn the_expression_is_quoted_as_written() {
-        for text in ["PAYMENTS", "&*self.breaker", "crate::fleet::PAYMENTS", "self.pick(\"a\", 2)"] {
+        for text in [
+            "PAYMENTS",
+            "&*self.breaker",
+            "crate::fleet::PAYMENTS",
+            "self.pick(\"a\", 2)",
+        ] {
             let expr: Expr = syn::parse_str(text).unwrap();
             assert_eq!(written(expr.to_token_stream()), text);
         }
@@ -180,17 +195,33 @@ mod tests {
     fn each_other_control_gets_a_message_of_its_own() {
         let budget: Expr = syn::parse_str("&*self.shared_budget").unwrap();
         let v = quote::quote!(v);
-        let (f, pa) = (Ident::new("f", Span::call_site()), Ident::new("p", Span::call_site()));
+        let (f, pa) = (
+            Ident::new("f", Span::call_site()),
+            Ident::new("p", Span::call_site()),
+        );
         let same = |name| other_control(name, &budget, &f, &pa, Span::call_site(), v.clone());
         assert_eq!(same("budget").to_string(), "v");
         assert_ne!(same("circuit").to_string(), "v");
         let expr: Expr = syn::parse_str("self.budget").unwrap();
         let f = Ident::new("f", Span::call_site());
         let pa = Ident::new("p", Span::call_site());
-        let got = other_control("circuit", &expr, &f, &pa, Span::call_site(), quote::quote!(v))
-            .to_string();
-        assert!(got.contains("did you mean `budget = self.budget`?"), "{got}");
-        assert!(got.contains("did you mean `throttle = self.budget`?"), "{got}");
+        let got = other_control(
+            "circuit",
+            &expr,
+            &f,
+            &pa,
+            Span::call_site(),
+            quote::quote!(v),
+        )
+        .to_string();
+        assert!(
+            got.contains("did you mean `budget = self.budget`?"),
+            "{got}"
+        );
+        assert!(
+            got.contains("did you mean `throttle = self.budget`?"),
+            "{got}"
+        );
         assert!(!got.contains("did you mean `circuit"), "{got}");
     }
 }

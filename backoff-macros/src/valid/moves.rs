@@ -202,7 +202,15 @@ fn read_moves<'a>(block: &Block, names: &'a [String]) -> Option<Moves<'a>> {
 /// Methods whose result's type only the call's context gives: a copy of
 /// the call without its context would need type annotations.
 const TYPED_BY_CONTEXT: [&str; 10] = [
-    "parse", "as_ref", "as_mut", "borrow", "borrow_mut", "try_into", "collect", "sum", "product",
+    "parse",
+    "as_ref",
+    "as_mut",
+    "borrow",
+    "borrow_mut",
+    "try_into",
+    "collect",
+    "sum",
+    "product",
     "json",
 ];
 
@@ -210,8 +218,18 @@ const TYPED_BY_CONTEXT: [&str; 10] = [
 /// the most common on arguments: not checked (a type of the user's with a
 /// method of the same name that takes `self` is then left to rustc).
 const BORROWING: [&str; 12] = [
-    "clone", "to_owned", "to_string", "len", "is_empty", "as_str", "as_bytes", "as_slice",
-    "iter", "iter_mut", "contains", "lock",
+    "clone",
+    "to_owned",
+    "to_string",
+    "len",
+    "is_empty",
+    "as_str",
+    "as_bytes",
+    "as_slice",
+    "iter",
+    "iter_mut",
+    "contains",
+    "lock",
 ];
 
 /// The check of a method call whose receiver is a by-value argument: a
@@ -288,12 +306,10 @@ impl Moves<'_> {
             .filter(|(ident, call)| {
                 let name = unraw(ident);
                 let key = format!("{name}.{}", call.to_token_stream());
-                !self.moved.iter().any(|m| unraw(m) == name)
-                    && !seen.contains(&key)
-                    && {
-                        seen.push(key);
-                        true
-                    }
+                !self.moved.iter().any(|m| unraw(m) == name) && !seen.contains(&key) && {
+                    seen.push(key);
+                    true
+                }
             })
             .cloned()
             .collect()
@@ -503,7 +519,10 @@ mod tests {
         // same call, but where the copy could mean something else.
         let item = "fn f(name: Name) -> R { Ok(name.size()) }";
         let got = checks("attempts = 2", item);
-        assert!(got.contains("FnMut") && got.contains("name . size ()"), "{got}");
+        assert!(
+            got.contains("FnMut") && got.contains("name . size ()"),
+            "{got}"
+        );
         for item in [
             "fn f(req: Req) -> R { let h = header(); Ok(req.header(h)) }",
             "fn f(req: Req) -> R { use x::Send; Ok(req.send()) }",
