@@ -886,40 +886,11 @@ pub struct Own;
 macro_rules! control_value {
     ($(#[$doc:meta] $value:ident, $own:ident, $lent:ty = $unused:expr,
         $first:ident: $first_kind:ident, $second:ident: $second_kind:ident;)*) => {
-        /// Which control a value is: the argument's own first (see the
-        /// impls), then the others, then anything.
+        /// Which control a value is: implemented for the argument's own
+        /// control under three references, each other control under two
+        /// and one, anything under none (see the impls).
         #[doc(hidden)]
-        pub trait Pick0<'a> {
-            /// What it is.
-            type Kind;
-            /// What the argument's check is given.
-            type Out: ?Sized + 'a;
-            /// Tells it apart.
-            fn pick(&self) -> (Self::Kind, &'a Self::Out);
-        }
-        /// The second choice of [`Pick0`].
-        #[doc(hidden)]
-        pub trait Pick1<'a> {
-            /// What it is.
-            type Kind;
-            /// What the argument's check is given.
-            type Out: ?Sized + 'a;
-            /// Tells it apart.
-            fn pick(&self) -> (Self::Kind, &'a Self::Out);
-        }
-        /// The third choice of [`Pick0`].
-        #[doc(hidden)]
-        pub trait Pick2<'a> {
-            /// What it is.
-            type Kind;
-            /// What the argument's check is given.
-            type Out: ?Sized + 'a;
-            /// Tells it apart.
-            fn pick(&self) -> (Self::Kind, &'a Self::Out);
-        }
-        /// The last choice of [`Pick0`].
-        #[doc(hidden)]
-        pub trait Pick3<'a> {
+        pub trait Pick<'a> {
             /// What it is.
             type Kind;
             /// What the argument's check is given.
@@ -932,7 +903,7 @@ macro_rules! control_value {
             #[doc(hidden)]
             #[derive(Debug)]
             pub struct $value<'a, T: ?Sized>(pub &'a T);
-            impl<'a, T: ?Sized + crate::control::$own> Pick0<'a> for &&&$value<'a, T> {
+            impl<'a, T: ?Sized + crate::control::$own> Pick<'a> for &&&$value<'a, T> {
                 type Kind = Own;
                 type Out = T;
                 #[inline(always)]
@@ -940,7 +911,7 @@ macro_rules! control_value {
                     (Own, self.0)
                 }
             }
-            impl<'a, T: ?Sized + crate::control::$first> Pick1<'a> for &&$value<'a, T> {
+            impl<'a, T: ?Sized + crate::control::$first> Pick<'a> for &&$value<'a, T> {
                 type Kind = $first_kind;
                 type Out = $lent;
                 fn pick(&self) -> ($first_kind, &'a $lent) {
@@ -948,7 +919,7 @@ macro_rules! control_value {
                     ($first_kind, &UNUSED)
                 }
             }
-            impl<'a, T: ?Sized + crate::control::$second> Pick2<'a> for &$value<'a, T> {
+            impl<'a, T: ?Sized + crate::control::$second> Pick<'a> for &$value<'a, T> {
                 type Kind = $second_kind;
                 type Out = $lent;
                 fn pick(&self) -> ($second_kind, &'a $lent) {
@@ -956,7 +927,7 @@ macro_rules! control_value {
                     ($second_kind, &UNUSED)
                 }
             }
-            impl<'a, T: ?Sized> Pick3<'a> for $value<'a, T> {
+            impl<'a, T: ?Sized> Pick<'a> for $value<'a, T> {
                 type Kind = Own;
                 type Out = T;
                 #[inline(always)]

@@ -126,9 +126,7 @@ pub(crate) fn other_control(
     let probe = format_ident!("{}Value", capitalized(name), span = span);
     quote_spanned! {span=>
         {
-            // (Only the trait whose impl is taken is used.)
-            #[allow(unused_imports)]
-            use #pa::{Pick0 as _, Pick1 as _, Pick2 as _, Pick3 as _};
+            use #pa::Pick as _;
             let (kind, value) = (&&&&#pa::#probe(#value)).pick();
             #checks
             value
