@@ -865,6 +865,18 @@ impl<E> ChaosInjection<crate::chaos::Chaos<E>> for ChaosFeature {
 
 /// A circuit breaker given to `budget` or `throttle`, as rustc names it in
 /// the help line of `#[retry]`'s "did you mean `circuit = ..`?".
+///
+/// ```compile_fail
+/// use backoff_runtime::{retry, CircuitBreaker};
+/// use std::time::Duration;
+///
+/// static PAYMENTS: CircuitBreaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));
+///
+/// // "`PAYMENTS` is a circuit breaker, not a retry budget; did you mean
+/// // `circuit = PAYMENTS`?"
+/// #[retry(budget = PAYMENTS)]
+/// fn f() -> std::io::Result<()> { Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct ACircuitBreaker;
 
