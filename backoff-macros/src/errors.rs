@@ -43,6 +43,15 @@ mod tests {
         assert_eq!(closest("dealy", &["delay"]), Some("delay"));
         // Never the word written: known, but not where it was written.
         assert_eq!(closest("after", &["after", "stop"]), None);
+        let names = crate::attr::arguments();
+        for name in names.iter().copied() {
+            assert_ne!(closest(name, &names), Some(name));
+        }
+        // A value's typo, as an argument's.
+        assert_eq!(
+            closest("lasttry", &["give_up", "last_try"]),
+            Some("last_try")
+        );
     }
 
     /// Every one-edit typo of every argument name (neighbours swapped, a

@@ -10,6 +10,7 @@ mod bindings;
 mod borrows;
 mod clone;
 mod closures;
+mod controls;
 mod generic;
 mod hedge;
 mod kinds;
@@ -22,6 +23,7 @@ pub(crate) use args::check_args;
 pub(crate) use bindings::{check_struct_bindings, struct_patterns};
 pub(crate) use borrows::check_borrows_handed_over;
 pub(crate) use closures::hook_parameter_types;
+pub(crate) use controls::other_control;
 pub(crate) use generic::generic_error;
 pub(crate) use moves::moved_arguments;
 pub(crate) use signature::{

@@ -852,3 +852,113 @@ impl<E> ChaosInjection<crate::chaos::Chaos<E>> for ChaosFeature {
         chaos.attempt()
     }
 }
+
+// `budget`, `circuit` and `throttle` given a control of another kind
+// (`budget = PAYMENTS`, a breaker): the expansion calls `pick` on
+// `&&&&BudgetValue(&value)`, and method resolution takes the first impl
+// whose bound holds, by the number of references: the argument's own
+// control (the value, unchanged), then each other control (its kind, which
+// the expansion's check refuses with "did you mean `circuit = PAYMENTS`?",
+// and a control of the right type that is never used, so that the
+// argument's own check adds no second error), then anything (the value,
+// for the argument's own check and its message).
+
+/// A circuit breaker given to `budget` or `throttle`, as rustc names it in
+/// the help line of `#[retry]`'s "did you mean `circuit = ..`?".
+///
+/// ```compile_fail
+/// use backoff_runtime::{retry, CircuitBreaker};
+/// use std::time::Duration;
+///
+/// static PAYMENTS: CircuitBreaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));
+///
+/// // "`PAYMENTS` is a circuit breaker, not a retry budget; did you mean
+/// // `circuit = PAYMENTS`?"
+/// #[retry(budget = PAYMENTS)]
+/// fn f() -> std::io::Result<()> { Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct ACircuitBreaker;
+
+/// A retry budget given to `circuit` or `throttle`, as rustc names it in
+/// the help line of `#[retry]`'s "did you mean `budget = ..`?".
+#[derive(Debug)]
+pub struct ARetryBudget;
+
+/// A throttle given to `budget` or `circuit`, as rustc names it in the
+/// help line of `#[retry]`'s "did you mean `throttle = ..`?".
+#[derive(Debug)]
+pub struct AnAdaptiveThrottle;
+
+/// A value given to the control argument it belongs to, or no control.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Own;
+
+macro_rules! control_value {
+    ($(#[$doc:meta] $value:ident, $own:ident, $lent:ty = $unused:expr,
+        $first:ident: $first_kind:ident, $second:ident: $second_kind:ident;)*) => {
+        /// Which control a value is: implemented for the argument's own
+        /// control under three references, each other control under two
+        /// and one, anything under none (see the impls).
+        #[doc(hidden)]
+        pub trait Pick<'a> {
+            /// What it is.
+            type Kind;
+            /// What the argument's check is given.
+            type Out: ?Sized + 'a;
+            /// Tells it apart.
+            fn pick(&self) -> (Self::Kind, &'a Self::Out);
+        }
+        $(
+            #[$doc]
+            #[doc(hidden)]
+            #[derive(Debug)]
+            pub struct $value<'a, T: ?Sized>(pub &'a T);
+            impl<'a, T: ?Sized + crate::control::$own> Pick<'a> for &&&$value<'a, T> {
+                type Kind = Own;
+                type Out = T;
+                #[inline(always)]
+                fn pick(&self) -> (Own, &'a T) {
+                    (Own, self.0)
+                }
+            }
+            impl<'a, T: ?Sized + crate::control::$first> Pick<'a> for &&$value<'a, T> {
+                type Kind = $first_kind;
+                type Out = $lent;
+                fn pick(&self) -> ($first_kind, &'a $lent) {
+                    static UNUSED: $lent = $unused;
+                    ($first_kind, &UNUSED)
+                }
+            }
+            impl<'a, T: ?Sized + crate::control::$second> Pick<'a> for &$value<'a, T> {
+                type Kind = $second_kind;
+                type Out = $lent;
+                fn pick(&self) -> ($second_kind, &'a $lent) {
+                    static UNUSED: $lent = $unused;
+                    ($second_kind, &UNUSED)
+                }
+            }
+            impl<'a, T: ?Sized> Pick<'a> for $value<'a, T> {
+                type Kind = Own;
+                type Out = T;
+                #[inline(always)]
+                fn pick(&self) -> (Own, &'a T) {
+                    (Own, self.0)
+                }
+            }
+        )*
+    };
+}
+
+control_value! {
+    /// The value of `budget = ..`.
+    BudgetValue, Budget, crate::budget::RetryBudget = crate::budget::RetryBudget::new(1, 1.0),
+        Circuit: ACircuitBreaker, Throttle: AnAdaptiveThrottle;
+    /// The value of `circuit = ..`.
+    CircuitValue, Circuit, crate::circuit::CircuitBreaker = crate::circuit::CircuitBreaker::new(1, 1, Duration::ZERO),
+        Budget: ARetryBudget, Throttle: AnAdaptiveThrottle;
+    /// The value of `throttle = ..`.
+    ThrottleValue, Throttle, crate::throttle::AdaptiveThrottle = crate::throttle::AdaptiveThrottle::new(2.0, Duration::from_secs(1)),
+        Circuit: ACircuitBreaker, Budget: ARetryBudget;
+}

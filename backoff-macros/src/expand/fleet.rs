@@ -17,10 +17,15 @@ use crate::attr::Arg;
 // Evaluated once per call, before the first attempt. A `static`'s path (by
 // convention in capitals) must be one: a `const` would be a fresh budget or
 // breaker for every call.
-fn shared(arg: Option<&Arg<Expr>>, name: &str, trait_: &str, fun: &str) -> Option<TokenStream> {
+fn shared(
+    arg: Option<&Arg<Expr>>,
+    (name, function): (&str, &Ident),
+    trait_: &str,
+    fun: &str,
+) -> Option<TokenStream> {
     arg.map(|a| {
         let local = Ident::new(&format!("__backoff_{name}"), Span::call_site());
-        let (value, checked) = checked(a, name, trait_, fun);
+        let (value, checked) = checked(a, (name, function), trait_, fun);
         quote! {
             #value
             let #local = #checked;
@@ -38,7 +43,12 @@ fn shared(arg: Option<&Arg<Expr>>, name: &str, trait_: &str, fun: &str) -> Optio
 // temporary, such as the `&T` a method returns, alive for the call.) A
 // `static`'s path (by convention in capitals) must be one: a `const` would
 // be a fresh budget or breaker for every call.
-fn checked(a: &Arg<Expr>, name: &str, trait_: &str, fun: &str) -> (TokenStream, TokenStream) {
+fn checked(
+    a: &Arg<Expr>,
+    (name, function): (&str, &Ident),
+    trait_: &str,
+    fun: &str,
+) -> (TokenStream, TokenStream) {
     let expr = &a.value;
     let check = Ident::new(fun, a.span);
     let (pa, trait_) = (p_at(a.span), Ident::new(trait_, a.span));
@@ -59,6 +69,8 @@ fn checked(a: &Arg<Expr>, name: &str, trait_: &str, fun: &str) -> (TokenStream, 
             quote!(#value),
         )
     };
+    // (A breaker given to `budget` is told `circuit = ..`, in its words.)
+    let borrowed = crate::valid::other_control(name, expr, function, &pa, a.span, borrowed);
     (
         binding,
         quote_spanned! {a.span=> #pa::#trait_::#check(#borrowed) },
@@ -68,16 +80,22 @@ fn checked(a: &Arg<Expr>, name: &str, trait_: &str, fun: &str) -> (TokenStream, 
 /// `budget`'s, `circuit`'s and `throttle`'s bindings, in that order (for
 /// a hedged call).
 pub(super) fn bindings(n: &Names<'_>) -> TokenStream {
-    let budget = shared(n.args.budget.as_ref(), "budget", "AsBudget", "as_budget");
+    let f = &n.sig.ident;
+    let budget = shared(
+        n.args.budget.as_ref(),
+        ("budget", f),
+        "AsBudget",
+        "as_budget",
+    );
     let circuit = shared(
         n.args.circuit.as_ref(),
-        "circuit",
+        ("circuit", f),
         "AsCircuit",
         "as_circuit",
     );
     let throttle = shared(
         n.args.throttle.as_ref(),
-        "throttle",
+        ("throttle", f),
         "AsThrottle",
         "as_throttle",
     );
@@ -110,7 +128,7 @@ pub(super) fn start(n: &Names<'_>) -> TokenStream {
     let mut bindings = TokenStream::new();
     let mut with = |arg: &Option<Arg<Expr>>, name: &str, trait_: &str, fun: &str| {
         arg.as_ref().map(|a| {
-            let (binding, checked) = checked(a, name, trait_, fun);
+            let (binding, checked) = checked(a, (name, &n.sig.ident), trait_, fun);
             bindings.extend(binding);
             let method = Ident::new(&format!("with_{name}"), Span::call_site());
             quote!(.#method(#checked))

@@ -12,9 +12,22 @@
 //! compiler knows, so for each such parameter the function gets a check of
 //! its type, which compiles to nothing for a `Copy` one; for another it is
 //! the one error, in the attribute's terms and naming `clone(name)`, and
-//! rustc then reports no borrow error of the same mistake. Another
-//! method's receiver (`request.send()`) may or may not be moved: left to
-//! rustc.
+//! rustc then reports no borrow error of the same mistake.
+//!
+//! Another method's receiver (`request.send()`) may or may not be moved:
+//! whether `send` takes `self` or `&self` only method resolution knows. For
+//! such a call the function gets a closure that makes the same call, never
+//! called: rustc infers a closure's kind from what its body moves, after
+//! method resolution and knowing `Copy`, so the closure is `FnMut` unless
+//! the call takes the argument by value, and a check that it is `FnMut` is
+//! the one error, naming `clone(name)`, exactly when rustc would refuse the
+//! body. The closure stands at the function's start, so the call is made
+//! there only where its meaning cannot differ from the body's: arguments
+//! that are literals (another expression may name the body's locals or
+//! move a value of its own), outside `unsafe` blocks, in a body without
+//! `use` items, and not for a method whose result's type only the call's
+//! context gives (`parse`, `as_ref`, `collect`, ...: without a turbofish,
+//! the copy would need type annotations). Other calls are left to rustc.
 
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::{ToTokens, quote_spanned};
@@ -75,7 +88,13 @@ pub(crate) fn moved_arguments(sig: &Signature, block: &Block, args: &RetryArgs) 
         return TokenStream::new();
     }
     let mut checks = TokenStream::new();
-    for ident in handed_over_idents(block, &params) {
+    let Some(moves) = read_moves(block, &params) else {
+        return checks;
+    };
+    for (ident, call) in moves.receivers() {
+        checks.extend(receiver_check(&ident, &call, &unraw(&sig.ident)));
+    }
+    for ident in moves.moved {
         let name = unraw(&ident);
         // The value's type, at the move: the error is reported there. (A
         // check of `()` against the type behind a reference: of the value
@@ -132,8 +151,8 @@ fn certainly_copy(ty: &Type) -> bool {
 }
 
 /// Whether the tokens name `name` other than before `.` (a field or a
-/// method, which may borrow; `.await`, `.into()` and `.into_*()` take it)
-/// or `[` (an index).
+/// method, which may borrow; `.await`, `.into()` and `.into_*()` take it;
+/// any other method's receiver is checked as well) or `[` (an index).
 fn named_by_value(tokens: TokenStream, name: &str) -> bool {
     let tokens: Vec<TokenTree> = tokens.into_iter().collect();
     tokens.iter().enumerate().any(|(i, token)| match token {
@@ -141,7 +160,9 @@ fn named_by_value(tokens: TokenStream, name: &str) -> bool {
         TokenTree::Ident(ident) if unraw(ident) == name => match tokens.get(i + 1) {
             Some(TokenTree::Punct(p)) if p.as_char() == '.' => {
                 matches!(tokens.get(i + 2), Some(TokenTree::Ident(a))
-                    if a == "await" || a == "into" || a.to_string().starts_with("into_"))
+                    if a == "await" || a == "into" || a.to_string().starts_with("into_")
+                        || matches!(tokens.get(i + 3), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis)
+                        || matches!(tokens.get(i + 3), Some(TokenTree::Punct(p)) if p.as_char() == ':'))
             }
             Some(TokenTree::Group(g)) => g.delimiter() != Delimiter::Bracket,
             _ => !matches!(tokens.get(i.wrapping_sub(1)), Some(TokenTree::Punct(p)) if p.as_char() == '&'),
@@ -158,17 +179,91 @@ pub(super) fn handed_over(block: &Block, names: &[String]) -> Vec<String> {
 
 /// The same, each as its first move names it.
 fn handed_over_idents(block: &Block, names: &[String]) -> Vec<syn::Ident> {
-    let Ok(block) = syn::parse2::<Block>(block.to_token_stream()) else {
-        return Vec::new();
-    };
+    read_moves(block, names).map_or_else(Vec::new, |m| m.moved)
+}
+
+/// The body read for `names`' moves and the method calls they receive.
+fn read_moves<'a>(block: &Block, names: &'a [String]) -> Option<Moves<'a>> {
+    let block = syn::parse2::<Block>(block.to_token_stream()).ok()?;
     let mut moves = Moves {
         params: names,
         rebound: Vec::new(),
         moved: Vec::new(),
         moving: 0,
+        calls: Vec::new(),
+        unsafe_blocks: 0,
+        imports: false,
+        in_macros: Vec::new(),
     };
     moves.visit_block(&block);
-    moves.moved
+    Some(moves)
+}
+
+/// Methods whose result's type only the call's context gives: a copy of
+/// the call without its context would need type annotations.
+const TYPED_BY_CONTEXT: [&str; 10] = [
+    "parse",
+    "as_ref",
+    "as_mut",
+    "borrow",
+    "borrow_mut",
+    "try_into",
+    "collect",
+    "sum",
+    "product",
+    "json",
+];
+
+/// Methods of the standard library's types that borrow their receiver,
+/// the most common on arguments: not checked (a type of the user's with a
+/// method of the same name that takes `self` is then left to rustc).
+const BORROWING: [&str; 12] = [
+    "clone",
+    "to_owned",
+    "to_string",
+    "len",
+    "is_empty",
+    "as_str",
+    "as_bytes",
+    "as_slice",
+    "iter",
+    "iter_mut",
+    "contains",
+    "lock",
+];
+
+/// The check of a method call whose receiver is a by-value argument: a
+/// closure making the same call, which is `FnMut` unless the call moves
+/// the argument (see the module's documentation).
+fn receiver_check(ident: &syn::Ident, call: &syn::ExprMethodCall, function: &str) -> TokenStream {
+    let (name, method) = (unraw(ident), &call.method);
+    let span = ident.span();
+    let trait_name = syn::Ident::new(
+        &format!("MovedArgument_{name}_by_{method}_of_{function}"),
+        span,
+    );
+    let message = format!(
+        "`#[retry]`: the body moves `{name}` into `{method}`, which takes it by value, and a second attempt would have none"
+    );
+    let label = format!("`{name}` moved here, by `{method}`");
+    let note = format!(
+        "each attempt runs the body again: give each one its own `Clone::clone` of `{name}` with `#[retry(clone({name}))]`; a `{name}` that is a `&mut` reference is given again with a reborrow, `(&mut *{name}).{method}(..)`"
+    );
+    quote_spanned! {span=>
+        {
+            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+            #[allow(non_camel_case_types)]
+            trait #trait_name {
+                fn moved(&self) {}
+            }
+            #[diagnostic::do_not_recommend]
+            impl<F: ?::core::marker::Sized + ::core::ops::FnMut()> #trait_name for F {}
+            fn sink<T>(_: T) {}
+            #[allow(deprecated, clippy::unit_arg)]
+            let probe = || sink(#call);
+            #trait_name::moved(&probe);
+        }
+    }
 }
 
 fn unraw(ident: &syn::Ident) -> String {
@@ -186,6 +281,77 @@ struct Moves<'a> {
     moved: Vec<syn::Ident>,
     /// Inside a `move` closure or `async move` block: every use moves.
     moving: usize,
+    /// Method calls on a parameter that may take it by value, to check.
+    calls: Vec<(syn::Ident, syn::ExprMethodCall)>,
+    /// Inside an `unsafe` block.
+    unsafe_blocks: usize,
+    /// Whether the body has a `use` item (a method it brings into scope
+    /// is not in scope at the function's start).
+    imports: bool,
+    /// Parameters named inside a macro's tokens (which may bind them
+    /// again).
+    in_macros: Vec<String>,
+}
+
+impl Moves<'_> {
+    /// The calls to check, one per parameter, method and arguments, but
+    /// for a parameter the body moves for certain (one error each).
+    fn receivers(&self) -> Vec<(syn::Ident, syn::ExprMethodCall)> {
+        if self.imports {
+            return Vec::new();
+        }
+        let mut seen: Vec<String> = Vec::new();
+        self.calls
+            .iter()
+            .filter(|(ident, call)| {
+                let name = unraw(ident);
+                let key = format!("{name}.{}", call.to_token_stream());
+                !self.moved.iter().any(|m| unraw(m) == name) && !seen.contains(&key) && {
+                    seen.push(key);
+                    true
+                }
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// `call`'s receiver, when it is a parameter the call may move and the
+    /// call means at the function's start what it means where it is.
+    fn receiver(&mut self, call: &syn::ExprMethodCall) {
+        let method = call.method.to_string();
+        if self.unsafe_blocks > 0
+            || BORROWING.contains(&method.as_str())
+            || (call.turbofish.is_none() && TYPED_BY_CONTEXT.contains(&method.as_str()))
+            || !call.args.iter().all(literal)
+        {
+            return;
+        }
+        if let Expr::Path(path) = &*call.receiver
+            && path.qself.is_none()
+            && path.attrs.is_empty()
+            && let Some(ident) = path.path.get_ident()
+        {
+            let name = unraw(ident);
+            if self.params.contains(&name)
+                && !self.rebound.contains(&name)
+                && !self.in_macros.contains(&name)
+            {
+                self.calls.push((ident.clone(), call.clone()));
+            }
+        }
+    }
+}
+
+/// A literal argument (`"x"`, `3`, `-1`, `&"x"`), which means the same
+/// anywhere.
+fn literal(expr: &Expr) -> bool {
+    match expr {
+        Expr::Lit(_) => true,
+        Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && literal(&u.expr),
+        Expr::Reference(r) => r.mutability.is_none() && literal(&r.expr),
+        Expr::Paren(p) => literal(&p.expr),
+        _ => false,
+    }
 }
 
 impl Moves<'_> {
@@ -222,6 +388,8 @@ impl<'ast> Visit<'ast> for Moves<'_> {
                 let method = m.method.to_string();
                 if method == "into" || method.starts_with("into_") {
                     self.taken(&m.receiver);
+                } else if self.moving == 0 {
+                    self.receiver(m);
                 }
                 m.args.iter().for_each(|a| self.taken(a));
             }
@@ -287,10 +455,29 @@ impl<'ast> Visit<'ast> for Moves<'_> {
     }
 
     // Items of the body (a nested `fn`) have parameters of their own, and
-    // macros' tokens are not read.
-    fn visit_item(&mut self, _: &'ast syn::Item) {}
+    // macros' tokens are not read (but for the names they may bind again).
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        self.imports |= matches!(item, syn::Item::Use(_));
+    }
 
-    fn visit_macro(&mut self, _: &'ast syn::Macro) {}
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        for name in self.params {
+            let words = m.tokens.to_string();
+            if !self.in_macros.contains(name)
+                && words
+                    .split(|c: char| !c.is_alphanumeric() && c != '_')
+                    .any(|w| w == name)
+            {
+                self.in_macros.push(name.clone());
+            }
+        }
+    }
+
+    fn visit_expr_unsafe(&mut self, u: &'ast syn::ExprUnsafe) {
+        self.unsafe_blocks += 1;
+        syn::visit::visit_expr_unsafe(self, u);
+        self.unsafe_blocks -= 1;
+    }
 
     fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
         // A closure's parameters rebind their names inside it only: a
@@ -328,9 +515,27 @@ mod tests {
         assert_eq!(checks("attempts = 2", item), "");
         let item = "fn f(name: String) -> R { let name = name.into_bytes(); Ok(consume(name)) }";
         assert!(checks("attempts = 2", item).contains("clone(name)"));
-        // A method's receiver may borrow: left to rustc.
-        let item = "fn f(name: String) -> R { Ok(name.len()) }";
-        assert_eq!(checks("attempts = 2", item), "");
+        // A method's receiver may be moved: checked by a closure making the
+        // same call, but where the copy could mean something else.
+        let item = "fn f(name: Name) -> R { Ok(name.size()) }";
+        let got = checks("attempts = 2", item);
+        assert!(
+            got.contains("FnMut") && got.contains("name . size ()"),
+            "{got}"
+        );
+        for item in [
+            "fn f(req: Req) -> R { let h = header(); Ok(req.header(h)) }",
+            "fn f(req: Req) -> R { use x::Send; Ok(req.send()) }",
+            "fn f(req: Req) -> R { Ok(unsafe { req.send() }) }",
+            "fn f(s: String) -> R { Ok(s.parse()?) }",
+            "fn f(req: Req) -> R { m!(let req = 1); Ok(req.send()) }",
+        ] {
+            assert_eq!(checks("attempts = 2", item), "", "{item}");
+        }
+        let item = "fn f(req: Req) -> R { let req = req.header(\"a\", 1); req.send() }";
+        let got = checks("attempts = 2", item);
+        assert_eq!(got.matches("on_unimplemented").count(), 1, "{got}");
+        assert!(got.contains("by_header"), "{got}");
         // Inside a `move` closure, any use; `self` by value.
         let item = "fn f(self, name: String) -> R { let g = move || name.len(); Ok(run(self)) }";
         let got = checks("attempts = 2", item);

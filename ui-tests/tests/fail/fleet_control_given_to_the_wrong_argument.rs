@@ -1,6 +1,7 @@
 // A shared control of `backoff-redis` given to the wrong argument: one
-// error each, naming the public trait and where the value goes, and never
-// a source line of `backoff-redis`.
+// error each, a control of another kind told the argument it belongs to
+// ("did you mean `circuit = PAYMENTS`?"), anything else the public trait
+// and where each control goes, and never a source line of `backoff-redis`.
 use backoff_redis::{RedisStore, SharedBreaker, SharedBudget};
 use backoff_runtime::{retry, CircuitBreaker};
 use std::sync::LazyLock;
