@@ -86,6 +86,7 @@ impl RetryEvent {
     ///     .with_run(Some(Duration::from_secs(3)), 2);
     /// assert_eq!((event.remaining, event.run), (Some(Duration::from_secs(3)), 2));
     /// ```
+    #[doc(hidden)]
     pub const fn with_run(mut self, remaining: Option<Duration>, run: u32) -> Self {
         self.remaining = remaining;
         self.run = run;
@@ -112,6 +113,7 @@ impl RetryEvent {
     /// let event = RetryEvent::new(1, Duration::ZERO, Duration::ZERO).with_failure_kind(Some("throttled"));
     /// assert_eq!(event.failure_kind, Some("throttled"));
     /// ```
+    #[doc(hidden)]
     pub const fn with_failure_kind(mut self, kind: Option<&'static str>) -> Self {
         self.failure_kind = kind;
         self
@@ -227,6 +229,7 @@ impl AttemptContext {
     /// assert_eq!(AttemptContext::new(1, false).deadline(), None);
     /// ```
     #[cfg(feature = "std")]
+    #[doc(hidden)]
     pub fn with_deadline(mut self, deadline: Option<Instant>, now: Instant) -> Self {
         self.deadline = deadline;
         self.remaining = deadline.map(|d| d.saturating_duration_since(now));

@@ -198,6 +198,7 @@ impl<T, E> OnRetry<T, E> for NoHook {
 pub trait OnSuccess<T> {
     /// Whether there is a hook: the clock is read when the call begins
     /// (for the event's elapsed time) only if so.
+    #[doc(hidden)]
     const GIVEN: bool = true;
     /// Called with the accepted value.
     fn on_success(self, value: &T, event: &SuccessEvent);

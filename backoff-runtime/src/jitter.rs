@@ -376,6 +376,7 @@ enum RngState {
 impl JitterRng {
     /// A generator that draws from the process-wide sequence: nothing to
     /// seed, and no two draws alike across the process's calls.
+    #[doc(hidden)]
     pub const fn from_entropy() -> Self {
         JitterRng {
             state: RngState::Entropy {
@@ -508,6 +509,7 @@ impl JitterRng {
     }
 
     /// 64 random bits.
+    #[doc(hidden)]
     pub fn next_u64(&mut self) -> u64 {
         self.draw(Bits)
     }

@@ -11,11 +11,11 @@ use crate::strategy::{
 };
 
 /// The default attempt limit: three calls in all, the first included.
-pub const DEFAULT_ATTEMPTS: u32 = 3;
+pub(crate) const DEFAULT_ATTEMPTS: u32 = 3;
 
 /// The default bound on one [`Decision::RetryAfter`](crate::Decision::RetryAfter)
 /// wait: five minutes. See [`Policy::retry_after_max`].
-pub const DEFAULT_RETRY_AFTER_MAX: Duration = Duration::from_secs(5 * 60);
+pub(crate) const DEFAULT_RETRY_AFTER_MAX: Duration = Duration::from_secs(5 * 60);
 
 /// How to retry: a strategy, jitter, an attempt limit and an optional
 /// deadline.
@@ -372,6 +372,7 @@ impl<S> Policy<S> {
     }
 
     /// The duration set with [`reset_after`](Policy::reset_after).
+    #[doc(hidden)]
     pub const fn reset_limit(&self) -> Option<Duration> {
         self.settings.reset_after
     }
@@ -419,7 +420,7 @@ impl<S> Policy<S> {
     /// [`Decision::RetryAfter`](crate::Decision::RetryAfter) asking for a
     /// wait longer than `max` gives up at once with the error (reason
     /// [`Deadline`](crate::GiveUpReason::Deadline)) instead of sleeping. The
-    /// default is [`DEFAULT_RETRY_AFTER_MAX`], five minutes, so that a
+    /// default is five minutes, so that a
     /// hostile or broken server cannot stall a caller for hours with one
     /// `Retry-After` header, even without [`max_elapsed`](Policy::max_elapsed).
     /// `Duration::MAX` follows any wait.
@@ -620,27 +621,32 @@ impl<S> Policy<S> {
     }
 
     /// The strategy.
+    #[doc(hidden)]
     pub const fn strategy(&self) -> &S {
         &self.strategy
     }
 
     /// The jitter.
+    #[doc(hidden)]
     pub const fn jitter_kind(&self) -> Jitter {
         self.settings.jitter
     }
 
     /// The attempt limit, `None` if unlimited.
+    #[doc(hidden)]
     pub const fn attempt_limit(&self) -> Option<u32> {
         self.settings.attempts
     }
 
     /// The deadline set with [`max_elapsed`](Policy::max_elapsed).
+    #[doc(hidden)]
     pub const fn elapsed_limit(&self) -> Option<Duration> {
         self.settings.max_elapsed
     }
 
     /// The bound on one `RetryAfter` wait set with
     /// [`retry_after_max`](Policy::retry_after_max).
+    #[doc(hidden)]
     pub const fn retry_after_limit(&self) -> Duration {
         self.settings.retry_after_max
     }

@@ -186,6 +186,7 @@ impl<S> Policy<S> {
     /// let state = policy.start_with_clock(clock::system);
     /// assert_eq!(state.attempt(), 0);
     /// ```
+    #[doc(hidden)]
     pub fn start_with_clock(&self, clock: Clock) -> RetryState<'_, S> {
         RetryState::new(self, clock, true)
     }
@@ -429,6 +430,7 @@ impl<'p, S> RetryState<'p, S> {
     }
 
     /// The policy this call follows.
+    #[doc(hidden)]
     pub fn policy(&self) -> &'p Policy<S> {
         self.policy
     }
@@ -448,6 +450,7 @@ impl<'p, S> RetryState<'p, S> {
     /// read now.
     ///
     /// [`next_delay_for`]: RetryState::next_delay_for
+    #[doc(hidden)]
     pub fn event(&self, delay: Duration) -> RetryEvent {
         // (One clock read, if the start was.)
         let now = self.core.start.map(|_| (self.core.clock)());
@@ -481,6 +484,7 @@ impl<'p, S> RetryState<'p, S> {
     /// state.next_delay_for(Decision::Kind(0));
     /// assert_eq!(state.failure_kind(), Some("busy"));
     /// ```
+    #[doc(hidden)]
     pub fn failure_kind(&self) -> Option<&'static str> {
         if self.core.kind == THROTTLED {
             return self.policy.throttled_entry().map(Kind::name);
@@ -490,6 +494,7 @@ impl<'p, S> RetryState<'p, S> {
     }
 
     /// Whether this call has given up.
+    #[doc(hidden)]
     pub fn is_done(&self) -> bool {
         self.core.flags & DONE != 0
     }
@@ -497,6 +502,7 @@ impl<'p, S> RetryState<'p, S> {
     /// Why this call gave up, once it has: after
     /// [`next_delay_for`](RetryState::next_delay_for) returned `None`, or
     /// [`before_attempt`](RetryState::before_attempt) an error.
+    #[doc(hidden)]
     pub fn give_up_reason(&self) -> Option<GiveUpReason> {
         self.core.gave_up
     }
@@ -945,6 +951,7 @@ impl<S> RetryState<'_, S> {
     /// assert!(state.is_last_try());
     /// assert_eq!(state.next_delay(), None);
     /// ```
+    #[doc(hidden)]
     pub fn is_last_try(&self) -> bool {
         self.core.flags & LAST_TRY != 0
     }
