@@ -363,7 +363,7 @@ impl CircuitBreaker {
     ///
     /// static PAYMENTS: CircuitBreaker =
     ///     CircuitBreaker::new(5, 1, Duration::from_secs(30)).named("payments");
-    /// assert!(PAYMENTS.acquire_with(std::time::Instant::now).is_ok());
+    /// assert!(PAYMENTS.acquire(std::time::Instant::now()).is_ok());
     /// ```
     pub const fn named(mut self, name: &'static str) -> Self {
         self.name = Name::of(name);
