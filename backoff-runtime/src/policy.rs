@@ -297,7 +297,7 @@ impl<S> Policy<S> {
     }
 
     /// Sets the total number of calls, the first included (so `attempts(1)`
-    /// never retries). Zero is taken as 1.
+    /// never retries); three unless set. Zero is taken as 1.
     pub const fn attempts(mut self, attempts: u32) -> Self {
         self.settings.attempts = Some(if attempts == 0 { 1 } else { attempts });
         self

@@ -502,7 +502,6 @@ impl<'p, S> RetryState<'p, S> {
     /// Why this call gave up, once it has: after
     /// [`next_delay_for`](RetryState::next_delay_for) returned `None`, or
     /// [`before_attempt`](RetryState::before_attempt) an error.
-    #[doc(hidden)]
     pub fn give_up_reason(&self) -> Option<GiveUpReason> {
         self.core.gave_up
     }
