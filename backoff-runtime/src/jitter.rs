@@ -509,8 +509,7 @@ impl JitterRng {
     }
 
     /// 64 random bits.
-    #[doc(hidden)]
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.draw(Bits)
     }
 }

@@ -257,15 +257,7 @@ impl<'p, S, W, O, C> RetryPolicy<'p, S, W, O, C> {
         W2: Fn(&E) -> D,
         D: IntoDecision,
     {
-        RetryPolicy {
-            policy: self.policy,
-            budget: self.budget,
-            when,
-            when_ok: self.when_ok,
-            clone: self.clone,
-            state: self.state,
-            recording: self.recording,
-        }
+        self.with(|(_, when_ok, clone)| (when, when_ok, clone))
     }
 
     /// Classifies the inner service's responses (its `Ok` values): `true`,
@@ -306,15 +298,7 @@ impl<'p, S, W, O, C> RetryPolicy<'p, S, W, O, C> {
         O2: Fn(&T) -> D,
         D: IntoDecision,
     {
-        RetryPolicy {
-            policy: self.policy,
-            budget: self.budget,
-            when: self.when,
-            when_ok,
-            clone: self.clone,
-            state: self.state,
-            recording: self.recording,
-        }
+        self.with(|(when, _, clone)| (when, when_ok, clone))
     }
 
     /// Copies requests with `clone` instead of [`Clone`]: for request types
@@ -357,11 +341,21 @@ impl<'p, S, W, O, C> RetryPolicy<'p, S, W, O, C> {
     where
         C2: Fn(&R) -> Option<R>,
     {
+        self.with(|(when, when_ok, _)| (when, when_ok, clone))
+    }
+
+    /// The same policy with its classifiers and cloner mapped by `f`: what
+    /// each builder changes, the rest kept.
+    fn with<W2, O2, C2>(
+        self,
+        f: impl FnOnce((W, O, C)) -> (W2, O2, C2),
+    ) -> RetryPolicy<'p, S, W2, O2, C2> {
+        let (when, when_ok, clone) = f((self.when, self.when_ok, self.clone));
         RetryPolicy {
             policy: self.policy,
             budget: self.budget,
-            when: self.when,
-            when_ok: self.when_ok,
+            when,
+            when_ok,
             clone,
             state: self.state,
             recording: self.recording,
