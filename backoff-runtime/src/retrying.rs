@@ -397,7 +397,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U, C> Retrying<'p, S, Op, T, E, W, K, N, G,
     }
 }
 
-impl<'p, S, Op, T, E, W, K, N, G, L, U, C> Retrying<'p, S, Op, T, E, W, K, N, G, L, U, C>
+impl<'p, S, Op, T, E, W, K, N, G, L, U> Retrying<'p, S, Op, T, E, W, K, N, G, L, U>
 where
     L: Fallback<T, E>,
     S: Strategy,
@@ -406,54 +406,39 @@ where
     N: OnRetry<T, E>,
     G: OnGiveUp<T, E>,
     U: OnSuccess<T>,
-    C: Waits<E>,
 {
-    /// Runs a blocking call: calls `op` until it succeeds, the policy gives
-    /// up or the [`cancel`](Retrying::cancel) token, if any, is cancelled,
-    /// sleeping with [`std::thread::sleep`] in between (waiting on the
-    /// token, if any).
+    /// Runs a blocking call: calls `op` until it succeeds or the policy
+    /// gives up, sleeping with [`std::thread::sleep`] in between.
     pub fn call(self) -> Result<T, E>
     where
         Op: FnMut() -> Result<T, E>,
     {
-        let cancel = self.cancel;
         let (mut run, mut op, on_success) = self.run(clock::system);
         let mut slot = None;
-        if let Some(refused) = cancel.cancelled_before() {
-            return run.cancelled(&mut slot, refused);
-        }
         loop {
             if let Err(refused) = run.before_attempt(&mut slot) {
                 return refused;
             }
             run.recording.attempt_starts();
-            match run.after(&mut slot, op(), driver::Kept) {
-                ControlFlow::Continue((delay, outcome)) => {
-                    if let Some(outcome) = cancel.wait(delay, outcome) {
-                        return run.cancelled(&mut slot, outcome);
-                    }
-                }
+            match run.after(&mut slot, op(), driver::Dropped) {
+                ControlFlow::Continue((delay, ())) => crate::sleep::blocking(delay),
                 ControlFlow::Break(outcome) => return run.ended(&slot, outcome, on_success),
             }
         }
     }
 
     /// Runs an async call: awaits `op()` until it succeeds, the policy gives
-    /// up, the [`timeout`](Retrying::timeout) passes or the
-    /// [`cancel`](Retrying::cancel) token, if any, is cancelled, sleeping
-    /// with `tokio::time::sleep` in between (raced against the token, if
-    /// any). Dropping the future cancels it cleanly, at any await point.
+    /// up or the [`timeout`](Retrying::timeout) passes, sleeping with
+    /// `tokio::time::sleep` in between. Dropping the future cancels it
+    /// cleanly, at any await point.
     #[cfg(feature = "tokio")]
     pub async fn call_async(self) -> Result<T, E>
     where
         Op: AsyncFnMut() -> Result<T, E>,
     {
-        let (timeout, cancel) = (self.timeout, self.cancel);
+        let timeout = self.timeout;
         let (mut run, mut op, on_success) = self.run(clock::for_async());
         let mut slot = None;
-        if let Some(refused) = cancel.cancelled_before() {
-            return run.cancelled(&mut slot, refused);
-        }
         let mut calls = 0u32;
         let attempts = async {
             loop {
@@ -462,12 +447,9 @@ where
                 }
                 calls = calls.saturating_add(1);
                 run.recording.attempt_starts();
-                match run.after(&mut slot, op().await, driver::Kept) {
-                    ControlFlow::Continue((delay, outcome)) => {
-                        if let Some(outcome) = cancel.sleep(delay, outcome).await {
-                            return run.cancelled(&mut slot, outcome);
-                        }
-                    }
+                match run.after(&mut slot, op().await, driver::Dropped) {
+                    ControlFlow::Continue((delay, ())) if delay.is_zero() => {}
+                    ControlFlow::Continue((delay, ())) => ::tokio::time::sleep(delay).await,
                     ControlFlow::Break(outcome) => return outcome,
                 }
             }
@@ -479,72 +461,84 @@ where
     }
 }
 
-/// How a [`Retrying`] call waits between attempts: [`NoCancel`] sleeps
-/// (dropping the failed outcome first), a [`cancel`](Retrying::cancel)
-/// token sleeps unless it is cancelled (keeping the outcome to return).
-pub trait Waits<E>: Copy {
-    /// The call's outcome when the token was cancelled before the first
-    /// attempt.
-    fn cancelled_before<T>(self) -> Option<Result<T, E>>;
-    /// Blocks for `delay`: `outcome` back when the token was cancelled.
-    fn wait<T>(self, delay: Duration, outcome: Result<T, E>) -> Option<Result<T, E>>;
-    /// Sleeps for `delay`: `outcome` back when the token was cancelled.
-    #[cfg(feature = "tokio")]
-    fn sleep<T>(
-        self,
-        delay: Duration,
-        outcome: Result<T, E>,
-    ) -> impl Future<Output = Option<Result<T, E>>>;
-}
-
-impl<E> Waits<E> for NoCancel {
-    #[inline(always)]
-    fn cancelled_before<T>(self) -> Option<Result<T, E>> {
-        None
-    }
-    #[inline]
-    fn wait<T>(self, delay: Duration, outcome: Result<T, E>) -> Option<Result<T, E>> {
-        drop(outcome);
-        crate::sleep::blocking(delay);
-        None
-    }
-    #[cfg(feature = "tokio")]
-    #[inline]
-    fn sleep<T>(
-        self,
-        delay: Duration,
-        outcome: Result<T, E>,
-    ) -> impl Future<Output = Option<Result<T, E>>> {
-        drop(outcome);
-        let sleep = (!delay.is_zero()).then(|| ::tokio::time::sleep(delay));
-        async move {
-            if let Some(sleep) = sleep {
-                sleep.await;
+impl<'p, S, Op, T, E, W, K, N, G, L, U, X> Retrying<'p, S, Op, T, E, W, K, N, G, L, U, &'p X>
+where
+    L: Fallback<T, E>,
+    S: Strategy,
+    W: Classify<E>,
+    K: Classify<T>,
+    N: OnRetry<T, E>,
+    G: OnGiveUp<T, E>,
+    U: OnSuccess<T>,
+    X: Cancel + ?Sized,
+    E: From<Cancelled>,
+{
+    /// Runs a blocking call until it succeeds, the policy gives up or the
+    /// token is cancelled, waiting on the token between attempts (see
+    /// [`cancel`](Retrying::cancel)).
+    pub fn call(self) -> Result<T, E>
+    where
+        Op: FnMut() -> Result<T, E>,
+    {
+        let cancel = self.cancel;
+        let (mut run, mut op, on_success) = self.run(clock::system);
+        let mut slot = None;
+        if cancel.is_cancelled() {
+            return run.cancelled(&mut slot, Err(E::from(Cancelled)));
+        }
+        loop {
+            if let Err(refused) = run.before_attempt(&mut slot) {
+                return refused;
             }
-            None
+            run.recording.attempt_starts();
+            match run.after(&mut slot, op(), driver::Kept) {
+                ControlFlow::Continue((delay, outcome)) => {
+                    if crate::cancel::wait_unless(cancel, delay) {
+                        return run.cancelled(&mut slot, outcome);
+                    }
+                }
+                ControlFlow::Break(outcome) => return run.ended(&slot, outcome, on_success),
+            }
         }
     }
-}
 
-impl<X: Cancel + ?Sized, E: From<Cancelled>> Waits<E> for &X {
-    #[inline]
-    fn cancelled_before<T>(self) -> Option<Result<T, E>> {
-        self.is_cancelled().then(|| Err(E::from(Cancelled)))
-    }
-    fn wait<T>(self, delay: Duration, outcome: Result<T, E>) -> Option<Result<T, E>> {
-        crate::cancel::wait_unless(self, delay).then_some(outcome)
-    }
+    /// Runs an async call until it succeeds, the policy gives up, the
+    /// [`timeout`](Retrying::timeout) passes or the token is cancelled,
+    /// racing each sleep against the token (see
+    /// [`cancel`](Retrying::cancel)).
     #[cfg(feature = "tokio")]
-    fn sleep<T>(
-        self,
-        delay: Duration,
-        outcome: Result<T, E>,
-    ) -> impl Future<Output = Option<Result<T, E>>> {
-        let sleep = (!delay.is_zero()).then(|| ::tokio::time::sleep(delay));
-        async move {
-            crate::cancel::sleep_unless(self, sleep)
-                .await
-                .then_some(outcome)
+    pub async fn call_async(self) -> Result<T, E>
+    where
+        Op: AsyncFnMut() -> Result<T, E>,
+    {
+        let (timeout, cancel) = (self.timeout, self.cancel);
+        let (mut run, mut op, on_success) = self.run(clock::for_async());
+        let mut slot = None;
+        if cancel.is_cancelled() {
+            return run.cancelled(&mut slot, Err(E::from(Cancelled)));
+        }
+        let mut calls = 0u32;
+        let attempts = async {
+            loop {
+                if let Err(refused) = run.before_attempt(&mut slot) {
+                    return refused;
+                }
+                calls = calls.saturating_add(1);
+                run.recording.attempt_starts();
+                match run.after(&mut slot, op().await, driver::Kept) {
+                    ControlFlow::Continue((delay, outcome)) => {
+                        let sleep = (!delay.is_zero()).then(|| ::tokio::time::sleep(delay));
+                        if crate::cancel::sleep_unless(cancel, sleep).await {
+                            return run.cancelled(&mut slot, outcome);
+                        }
+                    }
+                    ControlFlow::Break(outcome) => return outcome,
+                }
+            }
+        };
+        match bounded(timeout, attempts).await {
+            Ok(outcome) => run.ended(&slot, outcome, on_success),
+            Err(elapsed) => run.timed_out(calls, elapsed),
         }
     }
 }
