@@ -434,16 +434,15 @@ impl<W, K, N, H, G, L> HookSet<W, K, N, H, G, L> {
         self,
         f: impl FnOnce(Parts<W, K, N, H, G, L>) -> Parts<W2, K2, N2, H2, G2, L2>,
     ) -> HookSet<W2, K2, N2, H2, G2, L2> {
-        let HookSet {
-            when,
-            when_ok,
-            on_retry,
-            on_hedge,
-            on_giveup,
-            fallback,
-        } = self;
-        let (when, when_ok, on_retry, on_hedge, on_giveup, fallback) =
-            f((when, when_ok, on_retry, on_hedge, on_giveup, fallback));
+        let s = self;
+        let (when, when_ok, on_retry, on_hedge, on_giveup, fallback) = f((
+            s.when,
+            s.when_ok,
+            s.on_retry,
+            s.on_hedge,
+            s.on_giveup,
+            s.fallback,
+        ));
         HookSet {
             when,
             when_ok,
