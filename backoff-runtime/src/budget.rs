@@ -250,6 +250,7 @@ impl RetryBudget {
     ///
     /// assert_eq!(RetryBudget::new(10, 0.1).named("payments").name(), Some("payments"));
     /// ```
+    #[doc(hidden)]
     pub const fn name(&self) -> Option<&'static str> {
         self.name.get()
     }
@@ -321,6 +322,7 @@ impl RetryBudget {
     }
 
     /// The tokens a success gives back.
+    #[doc(hidden)]
     pub fn token_ratio(&self) -> f64 {
         self.refill as f64 / MILLI as f64
     }

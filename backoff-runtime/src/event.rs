@@ -120,6 +120,7 @@ impl RetryEvent {
     }
 
     /// The same event, for an attempt of kind `kind`.
+    #[doc(hidden)]
     pub const fn with_kind(mut self, kind: AttemptKind) -> Self {
         self.kind = kind;
         self
@@ -247,6 +248,7 @@ impl AttemptContext {
 
     /// The context of attempt `attempt` (from 1) under `policy`.
     #[inline]
+    #[doc(hidden)]
     pub const fn of<S>(policy: &crate::Policy<S>, attempt: u32) -> Self {
         AttemptContext::new(attempt, policy.is_last_attempt(attempt))
     }
@@ -260,6 +262,7 @@ impl AttemptContext {
     /// assert_eq!((hedge.attempt, hedge.kind), (2, AttemptKind::Hedge));
     /// assert_eq!(AttemptContext::new(1, false).kind, AttemptKind::Original);
     /// ```
+    #[doc(hidden)]
     pub const fn with_kind(mut self, kind: AttemptKind) -> Self {
         self.kind = kind;
         self

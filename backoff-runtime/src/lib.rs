@@ -338,7 +338,7 @@
 mod decision;
 mod event;
 pub mod jitter;
-pub mod jobs;
+mod jobs;
 pub mod kind;
 mod name;
 mod nanos;

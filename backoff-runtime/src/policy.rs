@@ -269,6 +269,7 @@ impl<S> Policy<S> {
     ///
     /// assert_eq!(Policy::immediate().name(), "unnamed");
     /// ```
+    #[doc(hidden)]
     pub const fn name(&self) -> &'static str {
         match self.settings.name.get() {
             Some(name) => name,
@@ -464,8 +465,7 @@ impl<S> Policy<S> {
     /// limits `m` and `t`, a call makes at most `m + t − 1` attempts (see
     /// [`is_last_attempt`](Policy::is_last_attempt)).
     ///
-    /// As for a kind, a throttled limit above
-    /// [`MAX_KIND_ATTEMPTS`](crate::kind::MAX_KIND_ATTEMPTS) (255) is taken
+    /// As for a kind, a throttled limit above 255 (a kind's most) is taken
     /// as 255. A policy with a throttled schedule has no
     /// [`kinds`](Policy::kinds): do not set both.
     ///
@@ -562,10 +562,10 @@ impl<S> Policy<S> {
     /// [`max_elapsed`](Policy::max_elapsed) still bound the whole call: set
     /// [`unlimited_attempts`](Policy::unlimited_attempts) to leave the
     /// limits to the kinds (as `#[retry(on(..))]` does unless given
-    /// `attempts`). Only the first [`MAX_KINDS`](crate::kind::MAX_KINDS)
-    /// entries are used; a verdict naming no entry is a plain
+    /// `attempts`). Only the first 8 entries are
+    /// used; a verdict naming no entry is a plain
     /// [`Decision::Retry`](crate::Decision::Retry). A kind's limit is at
-    /// most [`MAX_KIND_ATTEMPTS`](crate::kind::MAX_KIND_ATTEMPTS); a call
+    /// most 255; a call
     /// keeps one
     /// previous delay for the schedules besides the main one: give at most
     /// one kind a `decorrelated` schedule (the one strategy that reads it;

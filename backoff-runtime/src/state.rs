@@ -407,6 +407,7 @@ impl<'p, S> RetryState<'p, S> {
     /// assert!(state.deadline().is_some());
     /// assert_eq!(Policy::immediate().start().deadline(), None);
     /// ```
+    #[doc(hidden)]
     pub fn deadline(&self) -> Option<Instant> {
         let run = self.core.run_start();
         run.zip(self.policy.elapsed_limit())
@@ -416,7 +417,7 @@ impl<'p, S> RetryState<'p, S> {
     /// The context of the attempt about to run (after a failure, the next
     /// one): its number, whether the attempt limit makes it the last (the
     /// current run's, under [`reset_after`](Policy::reset_after)), and the
-    /// time left until the [`deadline`](RetryState::deadline), read now
+    /// time left until the [deadline](AttemptContext::deadline), read now
     /// (no clock is read without a deadline).
     pub fn context(&self) -> AttemptContext {
         let attempt = self.attempt().saturating_add(1);

@@ -405,6 +405,7 @@ impl<'p, S, W, O, C> RetryPolicy<'p, S, W, O, C> {
     /// static POLICY: Policy = Policy::immediate().unlimited_attempts();
     /// assert_eq!(RetryPolicy::new(&POLICY).policy().attempt_limit(), None);
     /// ```
+    #[doc(hidden)]
     pub const fn policy(&self) -> &'p Policy<S> {
         self.policy
     }

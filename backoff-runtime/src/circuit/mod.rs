@@ -379,6 +379,7 @@ impl CircuitBreaker {
     /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30)).named("payments");
     /// assert_eq!(breaker.name(), Some("payments"));
     /// ```
+    #[doc(hidden)]
     pub const fn name(&self) -> Option<&'static str> {
         self.name.get()
     }
