@@ -322,7 +322,6 @@ impl RetryBudget {
     }
 
     /// The tokens a success gives back.
-    #[doc(hidden)]
     pub fn token_ratio(&self) -> f64 {
         self.refill as f64 / MILLI as f64
     }

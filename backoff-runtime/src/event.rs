@@ -166,9 +166,11 @@ impl AttemptKind {
 /// use backoff_runtime::{AttemptContext, Policy};
 ///
 /// let policy = Policy::immediate().attempts(3);
-/// assert_eq!(AttemptContext::of(&policy, 1), AttemptContext::new(1, false));
-/// assert!(AttemptContext::of(&policy, 3).last);
-/// assert!(!AttemptContext::of(&Policy::immediate().unlimited_attempts(), 9).last);
+/// let mut state = policy.start(); // a loop of your own: see `RetryState`
+/// assert_eq!(state.context(), AttemptContext::new(1, false));
+/// state.next_delay(); // the first attempt failed
+/// state.next_delay(); // the second too
+/// assert!(state.context().last);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -116,7 +116,6 @@ impl AttemptOutcome {
     }
 
     /// Whether the attempt was accepted ([`AttemptOutcome::Ok`]).
-    #[doc(hidden)]
     pub const fn is_ok(self) -> bool {
         matches!(self, AttemptOutcome::Ok)
     }
