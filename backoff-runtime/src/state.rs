@@ -439,6 +439,7 @@ impl<'p, S> RetryState<'p, S> {
     /// Time since the call began, read from the clock now (zero if the state
     /// was started untimed, as the attribute and [`Policy::retry`] start it
     /// when nothing needs the time).
+    #[doc(hidden)]
     pub fn elapsed(&self) -> Duration {
         match self.core.start {
             Some(start) => (self.core.clock)().saturating_duration_since(start),
