@@ -15,13 +15,13 @@
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
-use backoff_runtime::policy::DEFAULT_RETRY_AFTER_MAX;
 use backoff_runtime::{Decision, GiveUp, GiveUpReason, Jitter, Policy, clock, retry};
 use tokio::time::Instant;
 
 const SECS: fn(u64) -> Duration = Duration::from_secs;
 const MIN: Duration = Duration::from_secs(60);
-const BOUND: Duration = DEFAULT_RETRY_AFTER_MAX;
+/// The default `retry_after_max`: five minutes.
+const BOUND: Duration = Duration::from_secs(5 * 60);
 const NS: Duration = Duration::from_nanos(1);
 
 thread_local! {

@@ -250,6 +250,7 @@ impl RetryBudget {
     ///
     /// assert_eq!(RetryBudget::new(10, 0.1).named("payments").name(), Some("payments"));
     /// ```
+    #[doc(hidden)]
     pub const fn name(&self) -> Option<&'static str> {
         self.name.get()
     }

@@ -123,33 +123,26 @@ fn park_until<C: Cancel + ?Sized>(cancel: &C, timeout: Duration) -> bool {
     }
 }
 
-#[diagnostic::do_not_recommend]
-impl<C: Cancel + ?Sized> Cancel for &C {
-    #[inline]
-    fn is_cancelled(&self) -> bool {
-        (**self).is_cancelled()
-    }
-    fn cancelled(&self) -> impl Future<Output = ()> + '_ {
-        (**self).cancelled()
-    }
-    fn wait_timeout(&self, timeout: Duration) -> bool {
-        (**self).wait_timeout(timeout)
-    }
+/// `Cancel` through a reference and through an `Arc`: the token's own.
+macro_rules! through {
+    ($($ty:ty),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<C: Cancel + ?Sized> Cancel for $ty {
+            #[inline]
+            fn is_cancelled(&self) -> bool {
+                (**self).is_cancelled()
+            }
+            fn cancelled(&self) -> impl Future<Output = ()> + '_ {
+                (**self).cancelled()
+            }
+            fn wait_timeout(&self, timeout: Duration) -> bool {
+                (**self).wait_timeout(timeout)
+            }
+        }
+    )*};
 }
 
-#[diagnostic::do_not_recommend]
-impl<C: Cancel + ?Sized> Cancel for Arc<C> {
-    #[inline]
-    fn is_cancelled(&self) -> bool {
-        (**self).is_cancelled()
-    }
-    fn cancelled(&self) -> impl Future<Output = ()> + '_ {
-        (**self).cancelled()
-    }
-    fn wait_timeout(&self, timeout: Duration) -> bool {
-        (**self).wait_timeout(timeout)
-    }
-}
+through!(&C, Arc<C>);
 
 /// `tokio_util`'s token: [`Cancel::wait_timeout`] parks the thread on its
 /// `cancelled()` future.

@@ -1,63 +1,64 @@
-//! Fault injection, to see a configuration act before production does
-//! (feature `chaos`, meant for `[dev-dependencies]`): a [`Chaos`] makes a
-//! share of attempts fail with an error of yours, or answer late, and
-//! `#[retry(chaos = CHAOS)]` draws from it inside each attempt, before the
-//! body. Every control and record after the attempt sees an injected
-//! outcome as a real one: `when`, the kinds of `on(..)`, `attempt_timeout`
-//! and `timeout`, the breaker, the budget, the throttle, hedging, the hooks
-//! and the metrics.
-//!
-//! ```
-//! use backoff_runtime::{Chaos, retry};
-//! use std::time::Duration;
-//!
-//! #[derive(Debug, PartialEq)]
-//! enum Error {
-//!     Unavailable,
-//! }
-//!
-//! /// A third of attempts fail; a tenth answer 50 ms late.
-//! static CHAOS: Chaos<Error> = Chaos::new(7)
-//!     .fault(0.33, || Error::Unavailable)
-//!     .latency(0.1, Duration::from_millis(50));
-//!
-//! #[retry(immediate, attempts = 10, chaos = CHAOS)]
-//! async fn read() -> Result<u32, Error> {
-//!     Ok(1)
-//! }
-//!
-//! # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-//! for _ in 0..100 {
-//!     assert_eq!(read().await, Ok(1)); // the retries absorb the faults
-//! }
-//! assert!(CHAOS.faults() > 20, "{}", CHAOS.faults());
-//! # }
-//! ```
-//!
-//! # Repeatable
-//!
-//! A `Chaos` draws from a counter-based generator seeded by
-//! [`Chaos::new`]: the `n`-th draw of two `Chaos` of the same seed is the
-//! same, so a sequence of calls meets the same injections on every run
-//! (calls that run at once take their draws in the order they reach
-//! them). A draw decides the latency and, apart, the fault: an attempt may
-//! be delayed and then fail.
-//!
-//! # Cost
-//!
-//! Without `chaos = ..` nothing is drawn. With it, each attempt pays a
-//! relaxed load of the switch, and while it is on an atomic add and a few
-//! multiplications; a blocking function's latency is
-//! `std::thread::sleep`, an `async fn`'s tokio's sleep (so tokio's paused
-//! clock skips it in tests).
-
 use core::future::Future;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use core::time::Duration;
 
-/// Faults and latency to inject into a function's attempts: see the
-/// [module](crate::chaos). Built in a `static` (every builder is
-/// `const`), given to `#[retry(chaos = NAME)]`, or wrapped around an
+/// Faults and latency to inject into a function's attempts, to see a
+/// configuration act before production does (feature `chaos`, meant for
+/// `[dev-dependencies]`): a `Chaos` makes a
+/// share of attempts fail with an error of yours, or answer late, and
+/// `#[retry(chaos = CHAOS)]` draws from it inside each attempt, before the
+/// body. Every control and record after the attempt sees an injected
+/// outcome as a real one: `when`, the kinds of `on(..)`, `attempt_timeout`
+/// and `timeout`, the breaker, the budget, the throttle, hedging, the hooks
+/// and the metrics.
+///
+/// ```
+/// use backoff_runtime::{Chaos, retry};
+/// use std::time::Duration;
+///
+/// #[derive(Debug, PartialEq)]
+/// enum Error {
+///     Unavailable,
+/// }
+///
+/// /// A third of attempts fail; a tenth answer 50 ms late.
+/// static CHAOS: Chaos<Error> = Chaos::new(7)
+///     .fault(0.33, || Error::Unavailable)
+///     .latency(0.1, Duration::from_millis(50));
+///
+/// #[retry(immediate, attempts = 10, chaos = CHAOS)]
+/// async fn read() -> Result<u32, Error> {
+///     Ok(1)
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// for _ in 0..100 {
+///     assert_eq!(read().await, Ok(1)); // the retries absorb the faults
+/// }
+/// assert!(CHAOS.faults() > 20, "{}", CHAOS.faults());
+/// # }
+/// ```
+///
+/// # Repeatable
+///
+/// A `Chaos` draws from a counter-based generator seeded by
+/// [`Chaos::new`]: the `n`-th draw of two `Chaos` of the same seed is the
+/// same, so a sequence of calls meets the same injections on every run
+/// (calls that run at once take their draws in the order they reach
+/// them). A draw decides the latency and, apart, the fault: an attempt may
+/// be delayed and then fail.
+///
+/// # Cost
+///
+/// Without `chaos = ..` nothing is drawn. With it, each attempt pays a
+/// relaxed load of the switch, and while it is on an atomic add and a few
+/// multiplications; a blocking function's latency is
+/// `std::thread::sleep`, an `async fn`'s tokio's sleep (so tokio's paused
+/// clock skips it in tests).
+///
+/// # Building one
+///
+/// Built in a `static` (every builder is `const`), given to `#[retry(chaos = NAME)]`, or wrapped around an
 /// operation by hand with [`call`](Chaos::call) and
 /// [`call_async`](Chaos::call_async).
 ///

@@ -86,6 +86,7 @@ impl RetryEvent {
     ///     .with_run(Some(Duration::from_secs(3)), 2);
     /// assert_eq!((event.remaining, event.run), (Some(Duration::from_secs(3)), 2));
     /// ```
+    #[doc(hidden)]
     pub const fn with_run(mut self, remaining: Option<Duration>, run: u32) -> Self {
         self.remaining = remaining;
         self.run = run;
@@ -112,12 +113,14 @@ impl RetryEvent {
     /// let event = RetryEvent::new(1, Duration::ZERO, Duration::ZERO).with_failure_kind(Some("throttled"));
     /// assert_eq!(event.failure_kind, Some("throttled"));
     /// ```
+    #[doc(hidden)]
     pub const fn with_failure_kind(mut self, kind: Option<&'static str>) -> Self {
         self.failure_kind = kind;
         self
     }
 
     /// The same event, for an attempt of kind `kind`.
+    #[doc(hidden)]
     pub const fn with_kind(mut self, kind: AttemptKind) -> Self {
         self.kind = kind;
         self
@@ -163,9 +166,11 @@ impl AttemptKind {
 /// use backoff_runtime::{AttemptContext, Policy};
 ///
 /// let policy = Policy::immediate().attempts(3);
-/// assert_eq!(AttemptContext::of(&policy, 1), AttemptContext::new(1, false));
-/// assert!(AttemptContext::of(&policy, 3).last);
-/// assert!(!AttemptContext::of(&Policy::immediate().unlimited_attempts(), 9).last);
+/// let mut state = policy.start(); // a loop of your own: see `RetryState`
+/// assert_eq!(state.context(), AttemptContext::new(1, false));
+/// state.next_delay(); // the first attempt failed
+/// state.next_delay(); // the second too
+/// assert!(state.context().last);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -227,6 +232,7 @@ impl AttemptContext {
     /// assert_eq!(AttemptContext::new(1, false).deadline(), None);
     /// ```
     #[cfg(feature = "std")]
+    #[doc(hidden)]
     pub fn with_deadline(mut self, deadline: Option<Instant>, now: Instant) -> Self {
         self.deadline = deadline;
         self.remaining = deadline.map(|d| d.saturating_duration_since(now));
@@ -244,6 +250,7 @@ impl AttemptContext {
 
     /// The context of attempt `attempt` (from 1) under `policy`.
     #[inline]
+    #[doc(hidden)]
     pub const fn of<S>(policy: &crate::Policy<S>, attempt: u32) -> Self {
         AttemptContext::new(attempt, policy.is_last_attempt(attempt))
     }
@@ -257,6 +264,7 @@ impl AttemptContext {
     /// assert_eq!((hedge.attempt, hedge.kind), (2, AttemptKind::Hedge));
     /// assert_eq!(AttemptContext::new(1, false).kind, AttemptKind::Original);
     /// ```
+    #[doc(hidden)]
     pub const fn with_kind(mut self, kind: AttemptKind) -> Self {
         self.kind = kind;
         self

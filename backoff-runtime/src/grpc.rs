@@ -84,8 +84,7 @@
 //!
 //! A pushback is bounded like an HTTP `Retry-After`: a wait longer than the
 //! policy's `retry_after_max` (by default
-//! [`DEFAULT_RETRY_AFTER_MAX`](crate::policy::DEFAULT_RETRY_AFTER_MAX), five
-//! minutes) gives up at once with the status
+//! five minutes) gives up at once with the status
 //! ([`GiveUpReason::Deadline`](crate::GiveUpReason::Deadline)) instead of
 //! sleeping, as does one that would end past `max_elapsed`. Raise the bound
 //! with `#[retry(retry_after_max = "1h")]` or
@@ -199,6 +198,7 @@ pub fn decision(status: &Status) -> Decision {
 /// assert_eq!(when(&Status::aborted("conflict")), Decision::Retry);
 /// assert_eq!(grpc::pushback(&Status::aborted("conflict")), None);
 /// ```
+#[doc(hidden)]
 pub fn pushback(status: &Status) -> Option<Decision> {
     pushback_in(status.metadata())
 }

@@ -35,9 +35,8 @@
 //! assert_eq!(told, [(true, AttemptKind::Retry)]);
 //!
 //! let mut hedges = 0;
-//! let mut on_hedge = |e: &RetryEvent| { assert_eq!(e.kind, AttemptKind::Hedge); hedges += 1 };
-//! let hedge = RetryEvent::new(1, Duration::from_millis(20), Duration::ZERO).with_kind(AttemptKind::Hedge);
-//! on_hedge.on_hedge(&hedge);
+//! let mut on_hedge = |_: &RetryEvent| hedges += 1;
+//! on_hedge.on_hedge(&RetryEvent::new(1, Duration::from_millis(20), Duration::ZERO));
 //! assert_eq!(hedges, 1);
 //! ```
 
@@ -198,6 +197,7 @@ impl<T, E> OnRetry<T, E> for NoHook {
 pub trait OnSuccess<T> {
     /// Whether there is a hook: the clock is read when the call begins
     /// (for the event's elapsed time) only if so.
+    #[doc(hidden)]
     const GIVEN: bool = true;
     /// Called with the accepted value.
     fn on_success(self, value: &T, event: &SuccessEvent);
@@ -224,13 +224,12 @@ impl<T> OnSuccess<T> for NoHook {
 ///
 /// ```
 /// use backoff_runtime::hooks::{NoHook, OnHedge};
-/// use backoff_runtime::{AttemptKind, RetryEvent};
+/// use backoff_runtime::RetryEvent;
 /// use std::time::Duration;
 ///
 /// let mut delays = Vec::new();
 /// let mut hook = |e: &RetryEvent| delays.push(e.delay);
-/// let event = RetryEvent::new(1, Duration::from_millis(20), Duration::ZERO);
-/// hook.on_hedge(&event.with_kind(AttemptKind::Hedge));
+/// hook.on_hedge(&RetryEvent::new(1, Duration::from_millis(20), Duration::ZERO));
 /// assert_eq!(delays, [Duration::from_millis(20)]);
 ///
 /// fn given<H: OnHedge>(_: &H) -> bool { H::TIMED }
@@ -422,97 +421,77 @@ impl<W, K, N, G> HookSet<W, K, N, NoHook, G, NoHook> {
     }
 }
 
+/// A [`HookSet`]'s hooks, in the order of its fields.
+type Parts<W, K, N, H, G, L> = (W, K, N, H, Option<G>, Option<L>);
+
 impl<W, K, N, H, G, L> HookSet<W, K, N, H, G, L> {
+    /// The same set with its hooks mapped by `f`: what each builder
+    /// changes, the rest kept.
+    #[inline(always)]
+    fn with<W2, K2, N2, H2, G2, L2>(
+        self,
+        f: impl FnOnce(Parts<W, K, N, H, G, L>) -> Parts<W2, K2, N2, H2, G2, L2>,
+    ) -> HookSet<W2, K2, N2, H2, G2, L2> {
+        let s = self;
+        let (when, when_ok, on_retry, on_hedge, on_giveup, fallback) = f((
+            s.when,
+            s.when_ok,
+            s.on_retry,
+            s.on_hedge,
+            s.on_giveup,
+            s.fallback,
+        ));
+        HookSet {
+            when,
+            when_ok,
+            on_retry,
+            on_hedge,
+            on_giveup,
+            fallback,
+        }
+    }
+
     /// The same hooks with `when`.
     #[inline]
     pub(crate) fn when<F>(self, when: F) -> HookSet<F, K, N, H, G, L> {
-        HookSet {
-            when,
-            when_ok: self.when_ok,
-            on_retry: self.on_retry,
-            on_hedge: self.on_hedge,
-            on_giveup: self.on_giveup,
-            fallback: self.fallback,
-        }
+        self.with(|(_, k, n, h, g, l)| (when, k, n, h, g, l))
     }
 
     /// The same hooks with `when_ok`.
     #[inline]
     pub(crate) fn when_ok<F>(self, when_ok: F) -> HookSet<W, F, N, H, G, L> {
-        HookSet {
-            when: self.when,
-            when_ok,
-            on_retry: self.on_retry,
-            on_hedge: self.on_hedge,
-            on_giveup: self.on_giveup,
-            fallback: self.fallback,
-        }
+        self.with(|(w, _, n, h, g, l)| (w, when_ok, n, h, g, l))
     }
 
     /// The same hooks with `on_retry`.
     #[inline]
     pub(crate) fn on_retry<F>(self, on_retry: F) -> HookSet<W, K, F, H, G, L> {
-        HookSet {
-            when: self.when,
-            when_ok: self.when_ok,
-            on_retry,
-            on_hedge: self.on_hedge,
-            on_giveup: self.on_giveup,
-            fallback: self.fallback,
-        }
+        self.map_on_retry(|_| on_retry)
     }
 
-    /// The same hooks with `on_retry` made of theirs by `f`.
+    /// The same hooks with `on_retry` mapped by `f`.
     #[inline]
     pub(crate) fn map_on_retry<F>(self, f: impl FnOnce(N) -> F) -> HookSet<W, K, F, H, G, L> {
-        HookSet {
-            when: self.when,
-            when_ok: self.when_ok,
-            on_retry: f(self.on_retry),
-            on_hedge: self.on_hedge,
-            on_giveup: self.on_giveup,
-            fallback: self.fallback,
-        }
+        self.with(|(w, k, n, h, g, l)| (w, k, f(n), h, g, l))
     }
 
     /// The same hooks with `on_hedge`.
     #[cfg(feature = "tokio")]
     #[inline]
     pub(crate) fn on_hedge<F>(self, on_hedge: F) -> HookSet<W, K, N, F, G, L> {
-        HookSet {
-            when: self.when,
-            when_ok: self.when_ok,
-            on_retry: self.on_retry,
-            on_hedge,
-            on_giveup: self.on_giveup,
-            fallback: self.fallback,
-        }
+        self.with(|(w, k, n, _, g, l)| (w, k, n, on_hedge, g, l))
     }
 
     /// The same hooks with `on_giveup`.
     #[inline]
     pub(crate) fn on_giveup<F>(self, on_giveup: F) -> HookSet<W, K, N, H, F, L> {
-        HookSet {
-            when: self.when,
-            when_ok: self.when_ok,
-            on_retry: self.on_retry,
-            on_hedge: self.on_hedge,
-            on_giveup: Some(on_giveup),
-            fallback: self.fallback,
-        }
+        self.with(|(w, k, n, h, _, l)| (w, k, n, h, Some(on_giveup), l))
     }
 
     /// The same hooks with `fallback`.
     #[inline]
     pub(crate) fn fallback<F>(self, fallback: F) -> HookSet<W, K, N, H, G, F> {
-        HookSet {
-            when: self.when,
-            when_ok: self.when_ok,
-            on_retry: self.on_retry,
-            on_hedge: self.on_hedge,
-            on_giveup: self.on_giveup,
-            fallback: Some(fallback),
-        }
+        self.with(|(w, k, n, h, g, _)| (w, k, n, h, g, Some(fallback)))
     }
 
     /// Whether a hook reads the call's elapsed time (the clock is then

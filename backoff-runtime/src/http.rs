@@ -94,8 +94,7 @@
 //! beyond the strategy's maximum, but never further than the policy
 //! allows: a [`Decision::RetryAfter`] longer than
 //! the policy's `retry_after_max` (by default
-//! [`DEFAULT_RETRY_AFTER_MAX`](crate::policy::DEFAULT_RETRY_AFTER_MAX), five
-//! minutes) gives up at once and returns the error, without sleeping
+//! five minutes) gives up at once and returns the error, without sleeping
 //! ([`GiveUpReason::Deadline`](crate::GiveUpReason::Deadline)). So a
 //! hostile or misconfigured server cannot stall a caller with one header,
 //! even on a call without `max_elapsed`:

@@ -124,8 +124,8 @@ pub enum Jitter {
     ///
     /// [`decorrelated`](crate::Policy::decorrelated), random by itself,
     /// spreads around its mid-range chain (see
-    /// [`Decorrelated`](crate::strategy::Decorrelated)). [`Jitter::apply`],
-    /// which sees one delay and no schedule, leaves it unchanged.
+    /// [`Decorrelated`](crate::strategy::Decorrelated)). A jitter applied to
+    /// one delay alone, without its schedule, leaves it unchanged.
     ///
     /// ```
     /// use backoff_runtime::{Jitter, Policy};
@@ -262,6 +262,7 @@ impl Jitter {
     /// assert!(d >= Duration::from_millis(200) && d <= max);
     /// ```
     #[inline]
+    #[doc(hidden)]
     pub fn apply(self, v: Duration, max: Duration, rng: &mut JitterRng) -> Duration {
         self.apply_capped(if v > max { max } else { v }, max, rng)
     }
@@ -376,6 +377,7 @@ enum RngState {
 impl JitterRng {
     /// A generator that draws from the process-wide sequence: nothing to
     /// seed, and no two draws alike across the process's calls.
+    #[doc(hidden)]
     pub const fn from_entropy() -> Self {
         JitterRng {
             state: RngState::Entropy {
@@ -508,7 +510,7 @@ impl JitterRng {
     }
 
     /// 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.draw(Bits)
     }
 }

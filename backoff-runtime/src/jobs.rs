@@ -23,7 +23,7 @@ use crate::strategy::{MAX_MARKS, Mark, Strategy};
 
 /// How many retries [`Policy::delay_for`] replays, at most, for a strategy
 /// whose delays depend on the previous one.
-pub const REPLAY_WINDOW: u32 = 4096;
+pub(crate) const REPLAY_WINDOW: u32 = 4096;
 
 /// The golden-ratio increment: `2⁶⁴ / φ`, odd.
 pub(crate) const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -86,14 +86,14 @@ impl<S: Strategy> Policy<S> {
     /// - A strategy whose delay depends on the previous one
     ///   ([`decorrelated`](Policy::decorrelated)) is replayed from the key:
     ///   the delay is the one a loop drawing retry `j`'s numbers from
-    ///   `(key, j)` would reach. Past [`REPLAY_WINDOW`] retries the replay
+    ///   `(key, j)` would reach. Past 4,096 retries the replay
     ///   starts that many retries back, from the cap (for `decorrelated`
     ///   the same delay whenever the chain reached its cap in those
     ///   retries: it never again differs from a chain started above it).
     /// - A schedule whose stages end ([`Stage`](crate::strategy::Stage),
     ///   [`Chain::lasting`](crate::strategy::Chain::lasting)) is replayed
     ///   as a call whose attempts fail at once, its time the sum of the
-    ///   delays before (at most [`REPLAY_WINDOW`] retries back); `None`
+    ///   delays before (at most 4,096 retries back); `None`
     ///   once it has ended.
     /// - The result is at most the strategy's maximum, for any input.
     ///
@@ -174,7 +174,7 @@ impl<S: Strategy> Policy<S> {
 impl<S: Strategy> Policy<S> {
     /// [`delay_for`](Policy::delay_for) of a schedule whose stages end: the
     /// retries before `retry` replayed as a call whose attempts fail at
-    /// once (their delays its time), at most [`REPLAY_WINDOW`] of them.
+    /// once (their delays its time), at most `REPLAY_WINDOW` of them.
     #[cold]
     fn staged_delay_for(&self, retry: u32, key: u64) -> Option<Duration> {
         let (mut previous, mut now) = (None, Duration::ZERO);

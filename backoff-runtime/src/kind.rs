@@ -28,6 +28,7 @@ use crate::strategy::{Builtin, Strategy};
 /// ```
 /// assert_eq!(backoff_runtime::kind::MAX_KINDS, 8);
 /// ```
+#[doc(hidden)]
 pub const MAX_KINDS: usize = 8;
 
 /// The largest attempt limit of one kind: [`Kind::new`] takes a larger
@@ -38,6 +39,7 @@ pub const MAX_KINDS: usize = 8;
 /// ```
 /// assert_eq!(backoff_runtime::kind::MAX_KIND_ATTEMPTS, 255);
 /// ```
+#[doc(hidden)]
 pub const MAX_KIND_ATTEMPTS: u32 = 255;
 
 /// One kind of failure: its name (what [`GiveUp`](crate::GiveUp) and
@@ -148,7 +150,7 @@ impl Kind {
     /// A kind retried on `schedule`'s strategy, jitter and attempt limit
     /// (only those three settings of `schedule` are used; its attempt limit
     /// counts this kind's failures alone, and is at most
-    /// [`MAX_KIND_ATTEMPTS`]).
+    /// 255).
     ///
     /// ```
     /// use backoff_runtime::{Policy, kind::Kind};
@@ -256,7 +258,7 @@ impl Kind {
 
 /// What a call's state counts for each kind: its failures so far (so the
 /// retry number of its schedule), saturating at `u32::MAX` (so an
-/// unlimited kind's schedule keeps advancing): the policy's [`MAX_KINDS`] kinds, and in the
+/// unlimited kind's schedule keeps advancing): the policy's `MAX_KINDS` kinds, and in the
 /// last place, [`THROTTLED_SLOT`], its throttled kind. (A kind's
 /// `decorrelated` schedule reads the state's one previous delay, which
 /// every schedule of the call besides the main one shares.)

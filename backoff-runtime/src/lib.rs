@@ -338,11 +338,11 @@
 mod decision;
 mod event;
 pub mod jitter;
-pub mod jobs;
+mod jobs;
 pub mod kind;
 mod name;
 mod nanos;
-pub mod policy;
+mod policy;
 pub mod presets;
 mod report;
 pub mod strategy;
@@ -352,10 +352,11 @@ pub mod budget;
 #[cfg(feature = "std")]
 mod cancel;
 #[cfg(feature = "chaos")]
-pub mod chaos;
+mod chaos;
 #[cfg(feature = "std")]
 pub mod circuit;
 #[cfg(feature = "std")]
+#[doc(hidden)]
 pub mod clock;
 #[cfg(feature = "std")]
 pub mod control;
@@ -384,7 +385,7 @@ pub mod record;
 #[cfg(all(feature = "std", not(feature = "record")))]
 mod record;
 #[cfg(feature = "std")]
-pub mod retrying;
+mod retrying;
 #[cfg(feature = "std")]
 mod sleep;
 #[cfg(feature = "std")]

@@ -11,11 +11,11 @@ use crate::strategy::{
 };
 
 /// The default attempt limit: three calls in all, the first included.
-pub const DEFAULT_ATTEMPTS: u32 = 3;
+pub(crate) const DEFAULT_ATTEMPTS: u32 = 3;
 
 /// The default bound on one [`Decision::RetryAfter`](crate::Decision::RetryAfter)
 /// wait: five minutes. See [`Policy::retry_after_max`].
-pub const DEFAULT_RETRY_AFTER_MAX: Duration = Duration::from_secs(5 * 60);
+pub(crate) const DEFAULT_RETRY_AFTER_MAX: Duration = Duration::from_secs(5 * 60);
 
 /// How to retry: a strategy, jitter, an attempt limit and an optional
 /// deadline.
@@ -269,6 +269,7 @@ impl<S> Policy<S> {
     ///
     /// assert_eq!(Policy::immediate().name(), "unnamed");
     /// ```
+    #[doc(hidden)]
     pub const fn name(&self) -> &'static str {
         match self.settings.name.get() {
             Some(name) => name,
@@ -297,7 +298,7 @@ impl<S> Policy<S> {
     }
 
     /// Sets the total number of calls, the first included (so `attempts(1)`
-    /// never retries). Zero is taken as 1.
+    /// never retries); three unless set. Zero is taken as 1.
     pub const fn attempts(mut self, attempts: u32) -> Self {
         self.settings.attempts = Some(if attempts == 0 { 1 } else { attempts });
         self
@@ -372,6 +373,7 @@ impl<S> Policy<S> {
     }
 
     /// The duration set with [`reset_after`](Policy::reset_after).
+    #[doc(hidden)]
     pub const fn reset_limit(&self) -> Option<Duration> {
         self.settings.reset_after
     }
@@ -419,7 +421,7 @@ impl<S> Policy<S> {
     /// [`Decision::RetryAfter`](crate::Decision::RetryAfter) asking for a
     /// wait longer than `max` gives up at once with the error (reason
     /// [`Deadline`](crate::GiveUpReason::Deadline)) instead of sleeping. The
-    /// default is [`DEFAULT_RETRY_AFTER_MAX`], five minutes, so that a
+    /// default is five minutes, so that a
     /// hostile or broken server cannot stall a caller for hours with one
     /// `Retry-After` header, even without [`max_elapsed`](Policy::max_elapsed).
     /// `Duration::MAX` follows any wait.
@@ -463,8 +465,7 @@ impl<S> Policy<S> {
     /// limits `m` and `t`, a call makes at most `m + t − 1` attempts (see
     /// [`is_last_attempt`](Policy::is_last_attempt)).
     ///
-    /// As for a kind, a throttled limit above
-    /// [`MAX_KIND_ATTEMPTS`](crate::kind::MAX_KIND_ATTEMPTS) (255) is taken
+    /// As for a kind, a throttled limit above 255 (a kind's most) is taken
     /// as 255. A policy with a throttled schedule has no
     /// [`kinds`](Policy::kinds): do not set both.
     ///
@@ -561,10 +562,10 @@ impl<S> Policy<S> {
     /// [`max_elapsed`](Policy::max_elapsed) still bound the whole call: set
     /// [`unlimited_attempts`](Policy::unlimited_attempts) to leave the
     /// limits to the kinds (as `#[retry(on(..))]` does unless given
-    /// `attempts`). Only the first [`MAX_KINDS`](crate::kind::MAX_KINDS)
-    /// entries are used; a verdict naming no entry is a plain
+    /// `attempts`). Only the first 8 entries are
+    /// used; a verdict naming no entry is a plain
     /// [`Decision::Retry`](crate::Decision::Retry). A kind's limit is at
-    /// most [`MAX_KIND_ATTEMPTS`](crate::kind::MAX_KIND_ATTEMPTS); a call
+    /// most 255; a call
     /// keeps one
     /// previous delay for the schedules besides the main one: give at most
     /// one kind a `decorrelated` schedule (the one strategy that reads it;
@@ -620,27 +621,32 @@ impl<S> Policy<S> {
     }
 
     /// The strategy.
+    #[doc(hidden)]
     pub const fn strategy(&self) -> &S {
         &self.strategy
     }
 
     /// The jitter.
+    #[doc(hidden)]
     pub const fn jitter_kind(&self) -> Jitter {
         self.settings.jitter
     }
 
     /// The attempt limit, `None` if unlimited.
+    #[doc(hidden)]
     pub const fn attempt_limit(&self) -> Option<u32> {
         self.settings.attempts
     }
 
     /// The deadline set with [`max_elapsed`](Policy::max_elapsed).
+    #[doc(hidden)]
     pub const fn elapsed_limit(&self) -> Option<Duration> {
         self.settings.max_elapsed
     }
 
     /// The bound on one `RetryAfter` wait set with
     /// [`retry_after_max`](Policy::retry_after_max).
+    #[doc(hidden)]
     pub const fn retry_after_limit(&self) -> Duration {
         self.settings.retry_after_max
     }

@@ -131,6 +131,7 @@ impl GiveUp {
     /// let report = GiveUp::new(2, Duration::ZERO, GiveUpReason::Stopped).with_failure_kind(Some("permanent"));
     /// assert_eq!(report.failure_kind, Some("permanent"));
     /// ```
+    #[doc(hidden)]
     pub const fn with_failure_kind(mut self, kind: Option<&'static str>) -> Self {
         self.failure_kind = kind;
         self

@@ -28,9 +28,7 @@
 //! ```
 //!
 //! The hook traits and their defaults live in [`hooks`](crate::hooks),
-//! shared with hedged calls; they are re-exported here, where they were
-//! first, so `backoff_runtime::retrying::{Classify, OnRetry, ..}` keeps
-//! working.
+//! shared with hedged calls.
 
 use core::marker::PhantomData;
 use core::time::Duration;
@@ -58,12 +56,7 @@ use crate::strategy::Strategy;
 use crate::throttle::{AdaptiveThrottle, Rejected};
 use crate::timeout::Elapsed;
 
-/// The hook traits and their defaults, re-exported from
-/// [`hooks`](crate::hooks), where they live.
-#[doc(no_inline)]
-pub use crate::hooks::{
-    AcceptAll, Classify, Fallback, NoHook, OnGiveUp, OnRetry, OnSuccess, RetryAll,
-};
+use crate::hooks::{AcceptAll, Classify, Fallback, NoHook, OnGiveUp, OnRetry, OnSuccess, RetryAll};
 
 /// A call to retry, with its hooks: built by [`Policy::retrying`] (a
 /// blocking operation, run by [`call`](Retrying::call)) or
@@ -184,14 +177,15 @@ impl<'p, S, Op, T, E> Retrying<'p, S, Op, T, E> {
 }
 
 impl<'p, S, Op, T, E, W, K, N, G, L, U, C> Retrying<'p, S, Op, T, E, W, K, N, G, L, U, C> {
-    /// The same call with its hooks mapped by `f` and its token by
-    /// `cancel`: what each builder changes, the rest kept.
+    /// The same call with its hooks mapped by `f` and its `on_success` hook
+    /// and token by `rest`: what each builder changes, the rest kept.
     #[inline]
-    fn with_hooks<W2, K2, N2, G2, L2, C2>(
+    fn with_hooks<W2, K2, N2, G2, L2, U2, C2>(
         self,
         f: impl FnOnce(HookSet<W, K, N, NoHook, G, L>) -> HookSet<W2, K2, N2, NoHook, G2, L2>,
-        cancel: impl FnOnce(C) -> C2,
-    ) -> Retrying<'p, S, Op, T, E, W2, K2, N2, G2, L2, U, C2> {
+        rest: impl FnOnce((U, C)) -> (U2, C2),
+    ) -> Retrying<'p, S, Op, T, E, W2, K2, N2, G2, L2, U2, C2> {
+        let (on_success, cancel) = rest((self.on_success, self.cancel));
         Retrying {
             policy: self.policy,
             op: self.op,
@@ -200,8 +194,8 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U, C> Retrying<'p, S, Op, T, E, W, K, N, G,
             circuit: self.circuit,
             throttle: self.throttle,
             timeout: self.timeout,
-            on_success: self.on_success,
-            cancel: cancel(self.cancel),
+            on_success,
+            cancel,
             outcome: PhantomData,
         }
     }
@@ -248,7 +242,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U, C> Retrying<'p, S, Op, T, E, W, K, N, G,
     where
         E: From<Cancelled>,
     {
-        self.with_hooks(|hooks| hooks, |_| token)
+        self.with_hooks(|hooks| hooks, |(on_success, _)| (on_success, token))
     }
 
     /// Which errors to retry: `f` returns `bool` (`true` retries) or a
@@ -258,7 +252,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U, C> Retrying<'p, S, Op, T, E, W, K, N, G,
         F: FnMut(&E) -> D,
         D: IntoDecision,
     {
-        self.with_hooks(|hooks| hooks.when(f), |c| c)
+        self.with_hooks(|hooks| hooks.when(f), |rest| rest)
     }
 
     /// Which `Ok` values to retry like errors (a 503 an HTTP client returns
@@ -270,7 +264,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U, C> Retrying<'p, S, Op, T, E, W, K, N, G,
         F: FnMut(&T) -> D,
         D: IntoDecision,
     {
-        self.with_hooks(|hooks| hooks.when_ok(f), |c| c)
+        self.with_hooks(|hooks| hooks.when_ok(f), |rest| rest)
     }
 
     /// Called after each failed attempt that will be retried, before
@@ -280,7 +274,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U, C> Retrying<'p, S, Op, T, E, W, K, N, G,
     where
         F: FnMut(&Result<T, E>, &RetryEvent),
     {
-        self.with_hooks(|hooks| hooks.on_retry(f), |c| c)
+        self.with_hooks(|hooks| hooks.on_retry(f), |rest| rest)
     }
 
     /// Called once when the call ends with an outcome it did not accept,
@@ -291,7 +285,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U, C> Retrying<'p, S, Op, T, E, W, K, N, G,
     where
         F: FnOnce(&Result<T, E>, &GiveUp),
     {
-        self.with_hooks(|hooks| hooks.on_giveup(f), |c| c)
+        self.with_hooks(|hooks| hooks.on_giveup(f), |rest| rest)
     }
 
     /// The call's result when it gives up with an error: `f` gets that
@@ -319,7 +313,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U, C> Retrying<'p, S, Op, T, E, W, K, N, G,
     where
         F: FnOnce(E, &GiveUp) -> Result<T, E>,
     {
-        self.with_hooks(|hooks| hooks.fallback(f), |c| c)
+        self.with_hooks(|hooks| hooks.fallback(f), |rest| rest)
     }
 
     /// Called once when the call returns an `Ok` it accepted (that
@@ -332,18 +326,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U, C> Retrying<'p, S, Op, T, E, W, K, N, G,
     where
         F: FnOnce(&T, &SuccessEvent),
     {
-        Retrying {
-            policy: self.policy,
-            op: self.op,
-            hooks: self.hooks,
-            budget: self.budget,
-            circuit: self.circuit,
-            throttle: self.throttle,
-            timeout: self.timeout,
-            on_success: f,
-            cancel: self.cancel,
-            outcome: PhantomData,
-        }
+        self.with_hooks(|hooks| hooks, |(_, cancel)| (f, cancel))
     }
 
     /// Shares a [`RetryBudget`] (or any [`Budget`], such as a fleet's

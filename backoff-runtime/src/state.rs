@@ -186,6 +186,7 @@ impl<S> Policy<S> {
     /// let state = policy.start_with_clock(clock::system);
     /// assert_eq!(state.attempt(), 0);
     /// ```
+    #[doc(hidden)]
     pub fn start_with_clock(&self, clock: Clock) -> RetryState<'_, S> {
         RetryState::new(self, clock, true)
     }
@@ -424,6 +425,7 @@ impl<'p, S> RetryState<'p, S> {
     /// assert!(state.deadline().is_some());
     /// assert_eq!(Policy::immediate().start().deadline(), None);
     /// ```
+    #[doc(hidden)]
     pub fn deadline(&self) -> Option<Instant> {
         let run = self.core.run_start();
         run.zip(self.policy.elapsed_limit())
@@ -433,7 +435,7 @@ impl<'p, S> RetryState<'p, S> {
     /// The context of the attempt about to run (after a failure, the next
     /// one): its number, whether the attempt limit makes it the last (the
     /// current run's, under [`reset_after`](Policy::reset_after)), and the
-    /// time left until the [`deadline`](RetryState::deadline), read now
+    /// time left until the [deadline](AttemptContext::deadline), read now
     /// (no clock is read without a deadline).
     pub fn context(&self) -> AttemptContext {
         let attempt = self.attempt().saturating_add(1);
@@ -447,6 +449,7 @@ impl<'p, S> RetryState<'p, S> {
     }
 
     /// The policy this call follows.
+    #[doc(hidden)]
     pub fn policy(&self) -> &'p Policy<S> {
         self.policy
     }
@@ -454,6 +457,7 @@ impl<'p, S> RetryState<'p, S> {
     /// Time since the call began, read from the clock now (zero if the state
     /// was started untimed, as the attribute and [`Policy::retry`] start it
     /// when nothing needs the time).
+    #[doc(hidden)]
     pub fn elapsed(&self) -> Duration {
         match self.core.start {
             Some(start) => (self.core.clock)().saturating_duration_since(start),
@@ -466,6 +470,7 @@ impl<'p, S> RetryState<'p, S> {
     /// read now.
     ///
     /// [`next_delay_for`]: RetryState::next_delay_for
+    #[doc(hidden)]
     pub fn event(&self, delay: Duration) -> RetryEvent {
         // (One clock read, if the start was.)
         let now = self.core.start.map(|_| (self.core.clock)());
@@ -499,6 +504,7 @@ impl<'p, S> RetryState<'p, S> {
     /// state.next_delay_for(Decision::Kind(0));
     /// assert_eq!(state.failure_kind(), Some("busy"));
     /// ```
+    #[doc(hidden)]
     pub fn failure_kind(&self) -> Option<&'static str> {
         if self.core.kind == THROTTLED {
             return self.policy.throttled_entry().map(Kind::name);
@@ -508,6 +514,7 @@ impl<'p, S> RetryState<'p, S> {
     }
 
     /// Whether this call has given up.
+    #[doc(hidden)]
     pub fn is_done(&self) -> bool {
         self.core.flags & DONE != 0
     }
@@ -963,6 +970,7 @@ impl<S> RetryState<'_, S> {
     /// assert!(state.is_last_try());
     /// assert_eq!(state.next_delay(), None);
     /// ```
+    #[doc(hidden)]
     pub fn is_last_try(&self) -> bool {
         self.core.flags & LAST_TRY != 0
     }

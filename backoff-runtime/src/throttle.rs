@@ -273,6 +273,7 @@ impl AdaptiveThrottle {
     /// // 2 requests, 0 accepts: P = 2/3.
     /// assert!(throttle.try_acquire_with(now, || 0.67).is_ok());
     /// ```
+    #[doc(hidden)]
     pub fn try_acquire_with(
         &self,
         now: Instant,

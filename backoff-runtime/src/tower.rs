@@ -66,8 +66,7 @@
 //! let policy: &'static Policy = Box::leak(Box::new(
 //!     Policy::exponential(Duration::from_millis(50)).attempts(attempts_from_config),
 //! ));
-//! let retry = RetryPolicy::new(policy);
-//! assert_eq!(retry.policy().attempt_limit(), Some(5));
+//! let retry: RetryPolicy<'static> = RetryPolicy::new(policy);
 //! ```
 //!
 //! # Requests are cloned
@@ -195,8 +194,7 @@ impl<'p, S> RetryPolicy<'p, S> {
     /// use backoff_runtime::{Policy, tower::RetryPolicy};
     ///
     /// static POLICY: Policy = Policy::immediate().attempts(2);
-    /// let retry = RetryPolicy::new(&POLICY);
-    /// assert_eq!(retry.policy().attempt_limit(), Some(2));
+    /// let retry: RetryPolicy<'static> = RetryPolicy::new(&POLICY);
     /// ```
     pub const fn new(policy: &'p Policy<S>) -> Self {
         RetryPolicy {
@@ -257,15 +255,7 @@ impl<'p, S, W, O, C> RetryPolicy<'p, S, W, O, C> {
         W2: Fn(&E) -> D,
         D: IntoDecision,
     {
-        RetryPolicy {
-            policy: self.policy,
-            budget: self.budget,
-            when,
-            when_ok: self.when_ok,
-            clone: self.clone,
-            state: self.state,
-            recording: self.recording,
-        }
+        self.with(|(_, when_ok, clone)| (when, when_ok, clone))
     }
 
     /// Classifies the inner service's responses (its `Ok` values): `true`,
@@ -306,15 +296,7 @@ impl<'p, S, W, O, C> RetryPolicy<'p, S, W, O, C> {
         O2: Fn(&T) -> D,
         D: IntoDecision,
     {
-        RetryPolicy {
-            policy: self.policy,
-            budget: self.budget,
-            when: self.when,
-            when_ok,
-            clone: self.clone,
-            state: self.state,
-            recording: self.recording,
-        }
+        self.with(|(when, _, clone)| (when, when_ok, clone))
     }
 
     /// Copies requests with `clone` instead of [`Clone`]: for request types
@@ -357,11 +339,21 @@ impl<'p, S, W, O, C> RetryPolicy<'p, S, W, O, C> {
     where
         C2: Fn(&R) -> Option<R>,
     {
+        self.with(|(when, when_ok, _)| (when, when_ok, clone))
+    }
+
+    /// The same policy with its classifiers and cloner mapped by `f`: what
+    /// each builder changes, the rest kept.
+    fn with<W2, O2, C2>(
+        self,
+        f: impl FnOnce((W, O, C)) -> (W2, O2, C2),
+    ) -> RetryPolicy<'p, S, W2, O2, C2> {
+        let (when, when_ok, clone) = f((self.when, self.when_ok, self.clone));
         RetryPolicy {
             policy: self.policy,
             budget: self.budget,
-            when: self.when,
-            when_ok: self.when_ok,
+            when,
+            when_ok,
             clone,
             state: self.state,
             recording: self.recording,
@@ -411,6 +403,7 @@ impl<'p, S, W, O, C> RetryPolicy<'p, S, W, O, C> {
     /// static POLICY: Policy = Policy::immediate().unlimited_attempts();
     /// assert_eq!(RetryPolicy::new(&POLICY).policy().attempt_limit(), None);
     /// ```
+    #[doc(hidden)]
     pub const fn policy(&self) -> &'p Policy<S> {
         self.policy
     }

@@ -199,13 +199,11 @@ use window::*;
 ///   (rounded up to a millisecond) and at most 2 ms later.
 /// - Generations are counted modulo 256: a permit that outlives 256
 ///   changes of state may report to the wrong one (as before this rule).
-/// - A permit from [`acquire`](CircuitBreaker::acquire) or
-///   [`acquire_with`](CircuitBreaker::acquire_with) reads the time of a
-///   dropped permit (and a rate breaker's successes) from
+/// - A permit from [`acquire`](CircuitBreaker::acquire) reads the time of
+///   a dropped permit (and a rate breaker's successes) from
 ///   the async loops' clock: tokio's clock inside a
 ///   runtime with the `tokio` feature (paused time included), else
-///   [`Instant::now`]. [`acquire_on`](CircuitBreaker::acquire_on) names
-///   the clock.
+///   [`Instant::now`].
 ///
 /// # Examples
 ///
@@ -365,7 +363,7 @@ impl CircuitBreaker {
     ///
     /// static PAYMENTS: CircuitBreaker =
     ///     CircuitBreaker::new(5, 1, Duration::from_secs(30)).named("payments");
-    /// assert!(PAYMENTS.acquire_with(std::time::Instant::now).is_ok());
+    /// assert!(PAYMENTS.acquire(std::time::Instant::now()).is_ok());
     /// ```
     pub const fn named(mut self, name: &'static str) -> Self {
         self.name = Name::of(name);
@@ -381,6 +379,7 @@ impl CircuitBreaker {
     /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30)).named("payments");
     /// assert_eq!(breaker.name(), Some("payments"));
     /// ```
+    #[doc(hidden)]
     pub const fn name(&self) -> Option<&'static str> {
         self.name.get()
     }
@@ -426,11 +425,7 @@ impl CircuitBreaker {
     ///
     /// A permit dropped without a verdict (the call was cancelled or
     /// panicked) counts as a failure, timed by
-    /// tokio's clock with the `tokio` feature, else the system clock; see
-    /// [`acquire_on`](CircuitBreaker::acquire_on) to name the clock.
-    ///
-    /// [`acquire_with`](CircuitBreaker::acquire_with) reads the clock only
-    /// when the breaker is not closed.
+    /// tokio's clock with the `tokio` feature, else the system clock.
     #[inline]
     pub fn acquire(&self, now: Instant) -> Result<Permit<'_>, CircuitOpen> {
         self.acquire_with(|| now)
@@ -440,23 +435,12 @@ impl CircuitBreaker {
     /// which is called only when the breaker is not closed: a call through a
     /// closed breaker reads no clock and writes nothing shared (one atomic
     /// load).
-    ///
-    /// ```
-    /// use backoff_runtime::CircuitBreaker;
-    /// use std::time::{Duration, Instant};
-    ///
-    /// static BREAKER: CircuitBreaker = CircuitBreaker::new(1, 1, Duration::from_secs(30));
-    ///
-    /// let permit = BREAKER.acquire_with(|| unreachable!("closed: no clock read")).unwrap();
-    /// permit.failure(Instant::now()); // opens the breaker
-    /// assert!(BREAKER.acquire_with(Instant::now).is_err()); // open: the clock is read
-    /// ```
     #[inline]
-    pub fn acquire_with(&self, clock: impl FnOnce() -> Instant) -> Result<Permit<'_>, CircuitOpen> {
+    fn acquire_with(&self, clock: impl FnOnce() -> Instant) -> Result<Permit<'_>, CircuitOpen> {
         self.acquire_timed(clock, crate::clock::for_async())
     }
 
-    /// [`acquire_with`](CircuitBreaker::acquire_with) whose permit keeps
+    /// `acquire_with` whose permit keeps
     /// `clock` too: a permit dropped without a verdict counts as a failure
     /// at `clock()` (and a rate breaker times its successes with it). The
     /// loops of this crate acquire with their own clock this way.
@@ -472,6 +456,7 @@ impl CircuitBreaker {
     /// assert_eq!(BREAKER.state(), CircuitState::Open);
     /// ```
     #[inline]
+    #[doc(hidden)]
     pub fn acquire_on(&self, clock: Clock) -> Result<Permit<'_>, CircuitOpen> {
         self.acquire_timed(clock, clock)
     }
@@ -712,6 +697,7 @@ impl CircuitBreaker {
     /// `open_for`, in milliseconds (at least 1, at most about 35 years):
     /// how long a fleet's trial is held before another process may claim
     /// it.
+    #[doc(hidden)]
     pub fn open_for_ms(&self) -> u64 {
         self.open_for_ms.clamp(1, TIME_HALF)
     }

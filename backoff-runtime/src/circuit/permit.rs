@@ -76,6 +76,7 @@ impl Permit<'_> {
 
     /// Whether this is the half-open trial call.
     #[inline]
+    #[doc(hidden)]
     pub fn is_trial(&self) -> bool {
         self.verdict.trial
     }

@@ -275,6 +275,7 @@ impl Latency {
     /// assert_eq!(latency.samples(), 40);
     /// assert!(latency.quantile(0.5) < Duration::from_nanos(11_313_708));
     /// ```
+    #[doc(hidden)]
     pub fn record_at_least(&self, ran: Duration) {
         self.add(&self.censored, ran);
     }
@@ -305,6 +306,7 @@ impl Latency {
     /// }
     /// assert_eq!(latency.samples(), 3);
     /// ```
+    #[doc(hidden)]
     pub fn samples(&self) -> u64 {
         self.seen.load(Ordering::Relaxed)
     }

@@ -246,6 +246,7 @@ impl Steps {
     /// static DELAYS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs(5)];
     /// assert_eq!(Steps::new(&DELAYS).delays(), &DELAYS);
     /// ```
+    #[doc(hidden)]
     pub const fn delays(&self) -> &'static [Duration] {
         self.delays
     }

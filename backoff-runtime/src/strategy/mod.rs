@@ -345,6 +345,7 @@ impl Strategy for Builtin {
 }
 
 /// The default cap of the growing strategies: 10 s.
+#[doc(hidden)]
 pub const DEFAULT_MAX: Duration = Duration::from_secs(10);
 
 #[cfg(test)]
