@@ -57,25 +57,35 @@ pub(crate) fn check(args: &Parsed, errors: &mut Errors) {
     if let Some(attempts) = &args.attempts {
         check_attempts(attempts, errors);
     }
-    if let Some(t) = &args.retry_after_max
-        && t.value.is_zero()
-    {
-        errors.push(Error::new(
-            t.span,
-            "a `retry_after_max` of zero gives up on every `Decision::RetryAfter`; give a positive limit",
-        ));
-    }
+    positive("retry_after_max", args.retry_after_max.as_ref(), errors);
     if let Some(jitter) = &args.jitter {
         check_jitter(jitter, args.strategy.as_ref().map(|s| s.kind), errors);
     }
-    if let Some(max_elapsed) = &args.max_elapsed
-        && max_elapsed.value.is_zero()
-    {
-        errors.push(Error::new(
-            max_elapsed.span,
-            "`max_elapsed` of zero allows no retry; give a positive limit",
-        ));
-    }
+    positive("max_elapsed", args.max_elapsed.as_ref(), errors);
+}
+
+/// A duration argument (`max_elapsed`, the attribute's `timeout`, ..)
+/// given as zero, which none allows: what the zero would mean.
+fn positive(name: &str, d: Option<&Arg<Duration>>, errors: &mut Errors) {
+    let Some(d) = d.filter(|d| d.value.is_zero()) else {
+        return;
+    };
+    let message = match name {
+        "retry_after_max" => {
+            "a `retry_after_max` of zero gives up on every `Decision::RetryAfter`; give a positive limit"
+        }
+        "max_elapsed" => "`max_elapsed` of zero allows no retry; give a positive limit",
+        "stop_at_delay" => "a `stop_at_delay` of zero allows no retry; give a positive delay",
+        "attempt_timeout" => {
+            "an `attempt_timeout` of zero fails every attempt; give a positive limit"
+        }
+        "timeout" => "a `timeout` of zero fails every call; give a positive limit",
+        "reset_after" => {
+            "a `reset_after` of zero starts the schedule over at every failure, so the call never gives up; give a positive limit"
+        }
+        _ => return,
+    };
+    errors.push(Error::new(d.span, message));
 }
 
 /// Checks the main strategy, composed or not (`throttled`'s is checked
@@ -141,11 +151,7 @@ fn check_stop(args: &Parsed, errors: &mut Errors) {
         return;
     };
     if stop.value.is_zero() {
-        errors.push(Error::new(
-            stop.span,
-            "a `stop_at_delay` of zero allows no retry; give a positive delay",
-        ));
-        return;
+        return positive("stop_at_delay", Some(stop), errors);
     }
     check_stop_rule(args.strategy.as_ref(), stop, args.attempts.as_ref(), errors);
 }
@@ -579,6 +585,14 @@ pub mod value_checks {
     ) -> Vec<Error> {
         let mut errors = Vec::new();
         super::on_deadline_rule(&arg(last_try), max_elapsed, timeout, excused, &mut errors);
+        errors
+    }
+
+    /// A duration argument `name` (`max_elapsed`, `timeout`, ..): above
+    /// zero.
+    pub fn positive(name: &str, d: Duration) -> Vec<Error> {
+        let mut errors = Vec::new();
+        super::positive(name, Some(&arg(d)), &mut errors);
         errors
     }
 

@@ -35,30 +35,13 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
             ));
         }
     }
-    let zero_means = [
-        (
-            &args.attempt_timeout,
-            "an `attempt_timeout` of zero fails every attempt",
-        ),
-        (&args.timeout, "a `timeout` of zero fails every call"),
-        (
-            &args.retry_after_max,
-            "a `retry_after_max` of zero gives up on every `Decision::RetryAfter`",
-        ),
-        (
-            &args.reset_after,
-            "a `reset_after` of zero starts the schedule over at every failure, so the call never gives up",
-        ),
-    ];
-    for (arg, meaning) in zero_means {
-        if let Some(t) = arg
-            && t.value.value.is_zero()
-        {
-            errors.push(syn::Error::new(
-                t.span,
-                format!("{meaning}; give a positive limit"),
-            ));
-        }
+    for (name, arg) in [
+        ("attempt_timeout", &args.attempt_timeout),
+        ("timeout", &args.timeout),
+        ("retry_after_max", &args.retry_after_max),
+        ("reset_after", &args.reset_after),
+    ] {
+        super::schedule::check_positive(name, arg.as_ref(), errors);
     }
     super::kinds::check_kinds(args, errors);
     if let Some(preset) = &args.preset {
@@ -80,14 +63,7 @@ pub(crate) fn check_args(args: &RetryArgs, errors: &mut Errors) {
     if let Some(jitter) = &args.jitter {
         super::schedule::check_jitter(jitter, args.strategy.as_ref().map(|s| s.kind), errors);
     }
-    if let Some(max_elapsed) = &args.max_elapsed
-        && max_elapsed.value.value.is_zero()
-    {
-        errors.push(syn::Error::new(
-            max_elapsed.span,
-            "`max_elapsed` of zero allows no retry; give a positive limit",
-        ));
-    }
+    super::schedule::check_positive("max_elapsed", args.max_elapsed.as_ref(), errors);
     for (name, ty, arg) in [
         ("budget", "RetryBudget", &args.budget),
         ("circuit", "CircuitBreaker", &args.circuit),

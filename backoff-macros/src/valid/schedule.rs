@@ -4,7 +4,9 @@
 //! reaches; and `jitter = range(lo, hi)`.
 
 use crate::attr::schedule::{StopAt, stop_at};
-use crate::attr::{Arg, Attempts, JitterKind, OnAction, RetryArgs, StrategyArg, StrategyKind};
+use crate::attr::{
+    Arg, Attempts, DurationArg, JitterKind, OnAction, RetryArgs, StrategyArg, StrategyKind,
+};
 use crate::duration;
 use crate::errors::Errors;
 use backoff_schedule::macro_support::value_checks;
@@ -57,11 +59,7 @@ fn check_stop(args: &RetryArgs, errors: &mut Errors) {
         return;
     }
     if d.is_zero() {
-        errors.push(syn::Error::new(
-            stop.span,
-            "a `stop_at_delay` of zero allows no retry; give a positive delay",
-        ));
-        return;
+        return check_positive("stop_at_delay", Some(stop), errors);
     }
     if !args.on.is_empty() {
         check_stop_arms(args, stop, &shown, errors);
@@ -82,12 +80,7 @@ fn check_stop(args: &RetryArgs, errors: &mut Errors) {
 /// count when the code compiles, so no arm may draw its delays at random;
 /// an arm whose first delay reaches the stop would never retry, and a rule
 /// that no arm's `attempts` lets act is refused.
-fn check_stop_arms(
-    args: &RetryArgs,
-    stop: &Arg<crate::attr::DurationArg>,
-    shown: &str,
-    errors: &mut Errors,
-) {
+fn check_stop_arms(args: &RetryArgs, stop: &Arg<DurationArg>, shown: &str, errors: &mut Errors) {
     let mut acts = false;
     let mut refused = false;
     for arm in &args.on {
@@ -148,6 +141,14 @@ pub(super) fn check_arm_schedule(
 /// Checks an attempt limit (the schedule language's check).
 pub(super) fn check_attempts(attempts: &Arg<Attempts>, errors: &mut Errors) {
     on_arg(value_checks::attempts(attempts.value), attempts, errors);
+}
+
+/// A duration argument that must be above zero (the schedule language's
+/// check).
+pub(super) fn check_positive(name: &str, d: Option<&Arg<DurationArg>>, errors: &mut Errors) {
+    if let Some(d) = d {
+        on_arg(value_checks::positive(name, d.value.value), d, errors);
+    }
 }
 
 /// The schedule language's errors about one argument, on its tokens.
