@@ -329,6 +329,30 @@ mod tests {
         }
     }
 
+    /// A zero duration: one error, on the value, in the words
+    /// `Policy::parse` uses for the schedule's arguments.
+    #[test]
+    fn a_zero_duration_is_refused_as_the_schedule_language_refuses_it() {
+        let item = "async fn f() -> Result<u32, FetchError> { Ok(1) }";
+        for name in [
+            "max_elapsed",
+            "stop_at_delay",
+            "retry_after_max",
+            "timeout",
+            "attempt_timeout",
+            "reset_after",
+        ] {
+            let all = messages(&format!("{name} = \"0s\""), item);
+            assert_eq!(all.len(), 1, "{name}: {all:?}");
+            assert!(all[0].contains(&format!("`{name}` of zero")), "{}", all[0]);
+            assert!(all[0].contains("; give a positive"), "{}", all[0]);
+            if backoff_schedule::macro_support::SCHEDULE_ARGUMENTS.contains(&name) {
+                let e = backoff_schedule::parse(&format!("{name} = \"0s\"")).unwrap_err();
+                assert_eq!(e.errors()[0].message(), all[0], "{name}");
+            }
+        }
+    }
+
     #[test]
     fn on_deadline_needs_a_deadline_and_time_for_its_try() {
         let all = messages("on_deadline = \"last_try\"", ITEM);
