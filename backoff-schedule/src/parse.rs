@@ -410,11 +410,7 @@ impl Parsed {
         match name {
             "attempts" => {
                 eq(input, errors, key, "attempts = 5")?;
-                let e = value(
-                    input,
-                    errors,
-                    "`attempts` takes a whole number of calls (the first included) or `unlimited`",
-                )?;
+                let e = value(input, errors, crate::attribute::ATTEMPTS)?;
                 let (value, span) = lift(errors, attempts_value(&e, true))?;
                 set(
                     errors,

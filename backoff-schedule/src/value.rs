@@ -428,7 +428,7 @@ pub(crate) fn attempts_out_of_range(n: impl core::fmt::Display) -> String {
 /// `Policy` can give), not an `on(..)` arm's or `throttled(..)`'s.
 pub(crate) fn attempts_value(expr: &Expr, top_level: bool) -> Result<(Attempts, Span), Error> {
     let what = "attempts";
-    let message = "`attempts` takes a whole number of calls (the first included) or `unlimited`";
+    let message = attribute::ATTEMPTS;
     let runtime = Slot::new(
         what,
         "5",
@@ -702,6 +702,11 @@ pub mod attribute {
     use super::{Expr, Slot, expr};
     use crate::lex::lex;
     use crate::{Attempts, Error, JitterKind, Span};
+
+    /// What `attempts` takes, for an `attempts` with a value of another
+    /// kind.
+    pub const ATTEMPTS: &str =
+        "`attempts` takes a whole number of calls (the first included) or `unlimited`";
 
     /// `text` as one expression: anything the grammar does not read is
     /// "not a literal", the whole text.

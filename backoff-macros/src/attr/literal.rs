@@ -81,10 +81,7 @@ pub(super) fn parse_attempts(
     input: ParseStream<'_>,
     top_level: bool,
 ) -> syn::Result<(Attempts, Span)> {
-    let (_, text) = value(
-        input,
-        "`attempts` takes a whole number of calls (the first included) or `unlimited`",
-    )?;
+    let (_, text) = value(input, values::ATTEMPTS)?;
     let (value, span) = values::attempts(&text.text, top_level).map_err(|e| text.error(&e))?;
     Ok((value, text.span(span)))
 }
