@@ -1,5 +1,6 @@
 //! What `#[retry]` costs at compile time: a generated crate of 200
-//! functions (half `async`, ten shapes: methods, `&mut` arguments, generics,
+//! functions (half `async`, ten shapes: methods (a fifth of the functions
+//! `&mut self` ones), `&mut` arguments, generics,
 //! `impl Trait`, `when`/`on_retry` closures, ...; see
 //! `benches/compile/generate.rs`) written three ways with the same bodies:
 //! with `#[retry(...)]`, wrapped in backon closures configured alike, and
@@ -415,6 +416,11 @@ fn main() {
                     "{variant:?}: function {i}"
                 );
             }
+            assert_eq!(
+                src.matches("(&mut self,").count(),
+                FUNCTIONS / 5,
+                "{variant:?}: a fifth `&mut self` methods"
+            );
             let attributes = src.matches("#[retry(").count();
             let expected = if variant.is_retry() { FUNCTIONS } else { 0 };
             assert_eq!(attributes, expected, "{variant:?}");

@@ -18,7 +18,7 @@
 //! slow machine can only widen.
 
 use std::io;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 use std::time::{Duration, Instant};
 
 use backoff_redis::{RedisStore, SharedBreaker, SharedBudget, SharedThrottle};
@@ -364,11 +364,14 @@ fn a_shared_throttle_judges_by_the_whole_fleet() {
     assert!(wait_until(LIMIT, || throttles[2].local().counts(now) == (1, 0)));
 }
 
-static STORE_URL: LazyLock<RedisServer> = LazyLock::new(server);
+/// The URL of the server behind the statics below. The attribute takes a
+/// `static`, which is never dropped, so the server is not one: the test
+/// that uses the statics starts it, owns it (dropping it stops it, on a
+/// failure too) and leaves its URL here first.
+static STORE_URL: OnceLock<String> = OnceLock::new();
 static STORE: LazyLock<RedisStore> = LazyLock::new(|| {
-    RedisStore::new(&STORE_URL.url())
-        .expect("a valid url")
-        .sync_every(SYNC)
+    let url = STORE_URL.get().expect("the test set its server's url");
+    RedisStore::new(url).expect("a valid url").sync_every(SYNC)
 });
 static STATIC_BREAKER: LazyLock<SharedBreaker> = LazyLock::new(|| {
     STORE.breaker(
@@ -438,6 +441,8 @@ async fn through_a_reference(breaker: &SharedBreaker, ok: bool) -> Result<u32, i
 #[tokio::test]
 #[ignore = "needs redis-server: cargo test -p backoff-redis -p backoff-redis-testing -- --include-ignored"]
 async fn the_attribute_takes_shared_values_as_statics_fields_and_references() {
+    let server = server();
+    STORE_URL.set(server.url()).expect("one test sets it");
     let mut calls = 0;
     assert_eq!(through_statics(false, &mut calls).unwrap(), 7);
     // Two retries from the budget of 2 (once it has joined its fleet:
@@ -452,7 +457,7 @@ async fn the_attribute_takes_shared_values_as_statics_fields_and_references() {
     assert_eq!(calls, 0);
     assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused);
 
-    let store = RedisStore::new(&STORE_URL.url()).unwrap().sync_every(SYNC);
+    let store = RedisStore::new(&server.url()).unwrap().sync_every(SYNC);
     let client = Client {
         breaker: store.breaker("field", CircuitBreaker::new(1, 1, Duration::from_secs(60))),
     };

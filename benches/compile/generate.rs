@@ -27,7 +27,10 @@
 //! | 6 | `&mut self` method | `immediate`, `attempts` |
 //! | 7 | two `u32`s, `Option` combinators | `when` closure, `attempts`, `max_elapsed` |
 //! | 8 | `self: Arc<Self>` method | `fibonacci(..)`, `attempts` |
-//! | 9 | `-> Result<(u32, String), Error>` | `decorrelated(..)`, `attempts = unlimited`, `max_elapsed` |
+//! | 9 | `&mut self` method `-> Result<(u32, String), Error>` | `decorrelated(..)`, `attempts = unlimited`, `max_elapsed` |
+//!
+//! Shapes 6 and 9 make a fifth of the functions `&mut self` methods (an
+//! `async` one keeps its borrow of `self` across the attempts' awaits).
 
 /// How the functions retry.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -285,11 +288,12 @@ const SHAPES: [Shape; 10] = [
         backon_context: None,
     },
     Shape {
-        owner: None,
+        owner: Some("Counter"),
         generics: "",
-        params: "key: u32, flag: bool",
+        params: "&mut self, key: u32, flag: bool",
         ret: "Result<(u32, String), Error>",
         body: "let v = LOOKUP(key)?;
+        SELFN += 1;
         if flag && key % 4 == #K {
             return Err(Error { transient: true, code: #I });
         }
@@ -297,7 +301,12 @@ const SHAPES: [Shape; 10] = [
         retry_args: "decorrelated(base = \"5ms\", max = \"1s\"), attempts = unlimited, max_elapsed = \"10s\"",
         backon_builder: "backon::ExponentialBuilder::new().with_min_delay(Duration::from_millis(5)).with_max_delay(Duration::from_secs(1)).without_max_times().with_total_delay(Some(Duration::from_secs(10))).with_jitter()",
         backon_extra: "",
-        backon_context: None,
+        backon_context: Some(Context {
+            ty: "u64",
+            take: "self.n",
+            put_back: "self.n = ctx;",
+            binding: "",
+        }),
     },
 ];
 

@@ -140,6 +140,15 @@ impl Spender {
     }
 }
 
+/// A child still running when its test fails is killed too: in mode `now`
+/// with nothing left to spend it would run on after the test process.
+impl Drop for Spender {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Issue 45, R1: processes that crash-loop spend from the fleet's bucket
 /// from their first call. Four processes restarting every 50–350 ms for
 /// 6 s against a 30-token bucket without refill: at most the bucket plus
