@@ -553,6 +553,13 @@ pub mod value_checks {
     /// argument (`attempts` beside `stop_at_delay`), is.
     pub const OTHER: Span = Span::new(1, 1);
 
+    /// The errors `check` pushes.
+    fn collected(check: impl FnOnce(&mut Vec<Error>)) -> Vec<Error> {
+        let mut errors = Vec::new();
+        check(&mut errors);
+        errors
+    }
+
     fn arg<T>(value: T) -> Spanned<T> {
         Spanned {
             value,
@@ -563,16 +570,12 @@ pub mod value_checks {
 
     /// `jitter`'s value beside the strategy it is for.
     pub fn jitter(jitter: JitterKind, strategy: Option<StrategyKind>) -> Vec<Error> {
-        let mut errors = Vec::new();
-        super::check_jitter(&arg(jitter), strategy, &mut errors);
-        errors
+        collected(|errors| super::check_jitter(&arg(jitter), strategy, errors))
     }
 
     /// `range(lo, hi)`'s bounds.
     pub fn range(jitter: JitterKind) -> Vec<Error> {
-        let mut errors = Vec::new();
-        super::check_range(&arg(jitter), &mut errors);
-        errors
+        collected(|errors| super::check_range(&arg(jitter), errors))
     }
 
     /// `on_deadline`'s rule (`last_try`) beside `max_elapsed` and
@@ -583,24 +586,20 @@ pub mod value_checks {
         timeout: Option<Duration>,
         excused: bool,
     ) -> Vec<Error> {
-        let mut errors = Vec::new();
-        super::on_deadline_rule(&arg(last_try), max_elapsed, timeout, excused, &mut errors);
-        errors
+        collected(|errors| {
+            super::on_deadline_rule(&arg(last_try), max_elapsed, timeout, excused, errors)
+        })
     }
 
     /// A duration argument `name` (`max_elapsed`, `timeout`, ..): above
     /// zero.
     pub fn positive(name: &str, d: Duration) -> Vec<Error> {
-        let mut errors = Vec::new();
-        super::positive(name, Some(&arg(d)), &mut errors);
-        errors
+        collected(|errors| super::positive(name, Some(&arg(d)), errors))
     }
 
     /// `attempts`' value.
     pub fn attempts(attempts: Attempts) -> Vec<Error> {
-        let mut errors = Vec::new();
-        super::check_attempts(&arg(attempts), &mut errors);
-        errors
+        collected(|errors| super::check_attempts(&arg(attempts), errors))
     }
 
     /// A positive `stop_at_delay` for `strategy` (`None`: the default)
@@ -610,14 +609,12 @@ pub mod value_checks {
         stop: Duration,
         attempts: Option<Attempts>,
     ) -> Vec<Error> {
-        let mut errors = Vec::new();
         let attempts = attempts.map(|a| Spanned {
             value: a,
             span: OTHER,
             key: OTHER,
         });
-        super::check_stop_rule(strategy, &arg(stop), attempts.as_ref(), &mut errors);
-        errors
+        collected(|errors| super::check_stop_rule(strategy, &arg(stop), attempts.as_ref(), errors))
     }
 }
 
