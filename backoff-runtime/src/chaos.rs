@@ -2,6 +2,8 @@ use core::future::Future;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use core::time::Duration;
 
+use crate::jobs::{GOLDEN_GAMMA, mix64};
+
 /// Faults and latency to inject into a function's attempts, to see a
 /// configuration act before production does (feature `chaos`, meant for
 /// `[dev-dependencies]`): a `Chaos` makes a
@@ -94,13 +96,6 @@ const fn share(rate: f64) -> u64 {
     } else {
         0 // (NaN too)
     }
-}
-
-/// SplitMix64's finalizer: a well-mixed `u64` from any counter.
-const fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 impl<E> Chaos<E> {
@@ -199,10 +194,10 @@ impl<E> Chaos<E> {
             return None;
         }
         let n = self.draws.fetch_add(1, Relaxed);
-        let x = mix(self.seed ^ mix(n.wrapping_add(0x9e37_79b9_7f4a_7c15)));
+        let x = mix64(self.seed ^ mix64(n.wrapping_add(GOLDEN_GAMMA)));
         let drawn = |share: u64, bits: u64| (bits >> 32) < share;
         let late = self.latency.filter(|(share, _)| drawn(*share, x));
-        let fails = self.fault.is_some_and(|(share, _)| drawn(share, mix(x)));
+        let fails = self.fault.is_some_and(|(share, _)| drawn(share, mix64(x)));
         if late.is_some() {
             self.delays.fetch_add(1, Relaxed);
         }

@@ -209,22 +209,13 @@ fn pushback_in(metadata: &MetadataMap) -> Option<Decision> {
     if values.next().is_some() {
         return Some(Decision::Stop);
     }
-    Some(match parse_millis(value.as_encoded_bytes()) {
-        Some(Millis::Wait(d)) => Decision::RetryAfter(d),
-        Some(Millis::Negative) | None => Decision::Stop,
-    })
-}
-
-/// A parsed pushback.
-#[derive(Debug, PartialEq)]
-enum Millis {
-    Wait(Duration),
-    Negative,
+    Some(parse_millis(value.as_encoded_bytes()).unwrap_or(Decision::Stop))
 }
 
 /// An optional sign, then one or more ASCII digits: what `strconv.Atoi`
-/// reads, without its range limit (a wait past `u64::MAX` ms saturates).
-fn parse_millis(bytes: &[u8]) -> Option<Millis> {
+/// reads, without its range limit (a wait past `u64::MAX` ms saturates);
+/// a negative wait stops.
+fn parse_millis(bytes: &[u8]) -> Option<Decision> {
     let (negative, digits) = match bytes {
         [b'-', rest @ ..] => (true, rest),
         [b'+', rest @ ..] => (false, rest),
@@ -233,13 +224,11 @@ fn parse_millis(bytes: &[u8]) -> Option<Millis> {
     if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let ms = digits.iter().fold(0_u64, |n, d| {
-        n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
-    });
+    let ms = core::str::from_utf8(digits).map_or(u64::MAX, |d| d.parse().unwrap_or(u64::MAX));
     Some(if negative && ms > 0 {
-        Millis::Negative
+        Decision::Stop
     } else {
-        Millis::Wait(Duration::from_millis(ms))
+        Decision::RetryAfter(Duration::from_millis(ms))
     })
 }
 

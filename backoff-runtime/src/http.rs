@@ -175,7 +175,9 @@ pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
         return None;
     }
     if bytes.iter().all(u8::is_ascii_digit) {
-        return Some(Duration::from_secs(delay_seconds(bytes)));
+        // (Digits alone: only a number past `u64::MAX` fails, and
+        // saturates, as RFC 9111 §1.2.2 asks of a cache.)
+        return Some(Duration::from_secs(value.parse().unwrap_or(u64::MAX)));
     }
     // An HTTP-date is visible ASCII and spaces only. Checked here because
     // the date parser would trim line breaks and other whitespace first.
@@ -184,23 +186,6 @@ pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     }
     let date = httpdate::parse_http_date(value).ok()?;
     Some(date.duration_since(now).unwrap_or(Duration::ZERO))
-}
-
-/// Reads a non-empty string of ASCII digits, saturating at `u64::MAX`
-/// (RFC 9111 §1.2.2 asks the same of a cache); stops reading once
-/// saturated.
-fn delay_seconds(digits: &[u8]) -> u64 {
-    let mut acc = 0u64;
-    for &b in digits {
-        match acc
-            .checked_mul(10)
-            .and_then(|acc| acc.checked_add(u64::from(b - b'0')))
-        {
-            Some(next) => acc = next,
-            None => return u64::MAX,
-        }
-    }
-    acc
 }
 
 /// Whether a response with this status is worth sending again; see the

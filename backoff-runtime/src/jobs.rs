@@ -143,7 +143,7 @@ impl<S: Strategy> Policy<S> {
     /// }
     /// ```
     pub fn delay_for(&self, retry: u32, key: u64) -> Option<Duration> {
-        if retry == 0 || !self.allows_retry_after(retry) {
+        if retry == 0 || !self.settings().allows_retry_after(retry) {
             return None;
         }
         let strategy = self.strategy();

@@ -39,7 +39,7 @@ use backoff_schedule::{Attempts, JitterKind, Schedule, StrategyKind};
 
 use crate::jitter::{Jitter, JitterRng};
 use crate::policy::{OnDeadline, Policy};
-use crate::strategy::{At, Leaf, Staging};
+use crate::strategy::{At, Leaf, Staging, reads_through};
 use crate::strategy::{
     Buckets, Chain, Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear, Longer,
     Shorter, Sidekiq, Stage, Strategy, Sum,
@@ -97,31 +97,16 @@ impl fmt::Debug for DynStrategy {
     }
 }
 
+/// `$call` on the strategy `$this` shares.
+macro_rules! shared {
+    ($this:expr, $s:ident => $call:expr) => {{
+        let $s = &*$this.0;
+        $call
+    }};
+}
+
 impl Strategy for DynStrategy {
-    fn delay(&self, retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
-        self.0.delay(retry, previous, rng)
-    }
-
-    fn max_delay(&self) -> Duration {
-        self.0.max_delay()
-    }
-
-    fn central_delay(&self, retry: u32) -> Duration {
-        self.0.central_delay(retry)
-    }
-
-    fn capped_delay(
-        &self,
-        retry: u32,
-        previous: Option<Duration>,
-        rng: &mut JitterRng,
-    ) -> Duration {
-        self.0.capped_delay(retry, previous, rng)
-    }
-
-    fn reads_previous(&self) -> bool {
-        self.0.reads_previous()
-    }
+    reads_through!(shared);
 
     fn staging(&self) -> Staging {
         self.0.staging()

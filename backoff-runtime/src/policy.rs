@@ -607,7 +607,6 @@ impl<S> Policy<S> {
 
     /// The settings besides the strategy, as the retry state's general
     /// path reads them.
-    #[cfg(feature = "std")]
     pub(crate) const fn settings(&self) -> &Settings {
         &self.settings
     }
@@ -697,12 +696,6 @@ impl<S> Policy<S> {
             Some(seed) => JitterRng::from_seed(seed),
             None => JitterRng::from_entropy(),
         }
-    }
-
-    /// Whether a call may retry after `failures` failed attempts.
-    #[inline]
-    pub(crate) const fn allows_retry_after(&self, failures: u32) -> bool {
-        self.settings.allows_retry_after(failures)
     }
 }
 
@@ -860,7 +853,12 @@ impl<S: Strategy> Iterator for Delays<'_, S> {
     type Item = Duration;
 
     fn next(&mut self) -> Option<Duration> {
-        if self.done || !self.policy.allows_retry_after(self.retry.saturating_add(1)) {
+        if self.done
+            || !self
+                .policy
+                .settings
+                .allows_retry_after(self.retry.saturating_add(1))
+        {
             self.done = true;
             return None;
         }

@@ -484,7 +484,7 @@ where
         let (mut run, mut op, on_success) = self.run(clock::system);
         let mut slot = None;
         if cancel.is_cancelled() {
-            return run.cancelled(&mut slot, Err(E::from(Cancelled)));
+            return run.give_up(&mut slot, true, Err(E::from(Cancelled)));
         }
         loop {
             if let Err(refused) = run.before_attempt(&mut slot) {
@@ -494,7 +494,7 @@ where
             match run.after(&mut slot, op(), driver::Kept) {
                 ControlFlow::Continue((delay, outcome)) => {
                     if crate::cancel::wait_unless(cancel, delay) {
-                        return run.cancelled(&mut slot, outcome);
+                        return run.give_up(&mut slot, true, outcome);
                     }
                 }
                 ControlFlow::Break(outcome) => return run.ended(&slot, outcome, on_success),
@@ -515,7 +515,7 @@ where
         let (mut run, mut op, on_success) = self.run(clock::for_async());
         let mut slot = None;
         if cancel.is_cancelled() {
-            return run.cancelled(&mut slot, Err(E::from(Cancelled)));
+            return run.give_up(&mut slot, true, Err(E::from(Cancelled)));
         }
         let mut calls = 0u32;
         let attempts = async {
@@ -529,7 +529,7 @@ where
                     ControlFlow::Continue((delay, outcome)) => {
                         let sleep = (!delay.is_zero()).then(|| ::tokio::time::sleep(delay));
                         if crate::cancel::sleep_unless(cancel, sleep).await {
-                            return run.cancelled(&mut slot, outcome);
+                            return run.give_up(&mut slot, true, outcome);
                         }
                     }
                     ControlFlow::Break(outcome) => return outcome,
@@ -561,8 +561,7 @@ async fn bounded<T, E>(
 impl<'p, S, Op, T, E, W, K, N, G, L, U: OnSuccess<T>, C>
     Retrying<'p, S, Op, T, E, W, K, N, G, L, U, C>
 {
-    /// The call's driver: where its state starts from, and its hooks; and
-    /// the operation.
+    /// The call's driver, built when it begins; and the operation.
     #[allow(clippy::type_complexity)] // (one type parameter per hook)
     fn run(self, clock: Clock) -> (Call<'p, S, E, W, K, N, G, L>, Op, U)
     where
@@ -575,18 +574,12 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U: OnSuccess<T>, C>
     {
         let timed =
             HookSet::<W, K, N, NoHook, G, L>::timed::<T, E>() || U::GIVEN || self.timeout.is_some();
-        let start = Origin::at(
-            self.policy,
-            clock,
-            driver::began(self.policy, clock, timed),
-            self.budget,
-        );
+        let began = driver::began(self.policy, clock, timed);
         let run = Run {
             recording: Recording::begin(self.policy.function(), clock),
-            start,
-            gates: (self.circuit.map(|(c, _)| c), self.throttle.map(|(t, _)| t)),
-            refused: self.circuit.map(|(_, from)| from),
-            rejected: self.throttle.map(|(_, from)| from),
+            start: Origin::at(self.policy, clock, began, self.budget),
+            circuit: self.circuit,
+            throttle: self.throttle,
             hooks: (self.hooks).map_on_retry(|hook| Within(hook, self.timeout.map(|(t, _)| t))),
         };
         (run, self.op, self.on_success)
@@ -613,14 +606,13 @@ impl<T, E, N: OnRetry<T, E>> OnRetry<T, E> for Within<N> {
 }
 
 /// One call's driver: what its state is built from, its breaker and
-/// throttle (which its state gets before the first attempt), how their
+/// throttle (which its state gets before the first attempt) and how their
 /// refusals become its error, and its hooks.
 struct Run<'p, S, E, H> {
     start: Origin<'p, S>,
-    gates: (Option<&'p CircuitBreaker>, Option<&'p AdaptiveThrottle>),
+    circuit: Option<Breaker<'p, E>>,
+    throttle: Option<Throttling<'p, E>>,
     recording: Recording,
-    refused: Option<fn(CircuitOpen) -> E>,
-    rejected: Option<fn(Rejected) -> E>,
     hooks: H,
 }
 
@@ -633,10 +625,11 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
         outcome: Result<T, E>,
         on_success: impl OnSuccess<T>,
     ) -> Result<T, E> {
+        let slot = slot.as_ref();
         if let Ok(value) = &outcome
-            && !slot.as_ref().is_some_and(RetryState::is_done)
+            && !slot.is_some_and(RetryState::is_done)
         {
-            on_success.on_success(value, &self.start.success(slot.as_ref()));
+            on_success.on_success(value, &self.start.success(slot));
         }
         outcome
     }
@@ -661,11 +654,13 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
         driver::after_attempt_as(&mut progress, outcome, hooks, &NoTrace, recording, keep)
     }
 
-    /// The call's token was cancelled: it gives up with `outcome`.
+    /// The call gives up with `outcome`: its token was cancelled
+    /// (`cancelled`), or its breaker or throttle refused an attempt.
     #[cold]
-    fn cancelled<T>(
+    fn give_up<T>(
         &mut self,
         slot: &mut Option<RetryState<'p, S>>,
+        cancelled: bool,
         outcome: Result<T, E>,
     ) -> Result<T, E>
     where
@@ -675,15 +670,12 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
             slot,
             start: &self.start,
         };
-        let recording = &mut self.recording;
-        driver::cancelled(
-            &progress,
-            outcome,
-            &mut self.hooks,
-            &NoTrace,
-            recording,
-            None,
-        )
+        let (hooks, recording) = (&mut self.hooks, &mut self.recording);
+        if cancelled {
+            driver::cancelled(&progress, outcome, hooks, &NoTrace, recording, None)
+        } else {
+            driver::give_up(&progress, outcome, hooks, &NoTrace, recording, None)
+        }
     }
 
     /// The call's `timeout` passed after `calls` attempts began: it gives
@@ -695,18 +687,12 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
         H: Hooks<T, E>,
     {
         let progress = driver::TimedOut(self.start.timed_out(calls));
-        driver::give_up(
-            &progress,
-            Err(error),
-            &mut self.hooks,
-            &NoTrace,
-            &mut self.recording,
-            None,
-        )
+        let (hooks, recording) = (&mut self.hooks, &mut self.recording);
+        driver::give_up(&progress, Err(error), hooks, &NoTrace, recording, None)
     }
 
-    /// Asks the breaker, if any, before an attempt: `Err` is the refused
-    /// call's outcome, already reported to `on_giveup`.
+    /// Asks the breaker and the throttle, if any, before an attempt: `Err`
+    /// is the refused call's outcome, already reported to `on_giveup`.
     fn before_attempt<T>(
         &mut self,
         slot: &mut Option<RetryState<'p, S>>,
@@ -714,26 +700,17 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
     where
         H: Hooks<T, E>,
     {
-        if self.refused.is_none() && self.rejected.is_none() {
+        let (circuit, throttle) = (self.circuit, self.throttle);
+        if circuit.is_none() && throttle.is_none() {
             return Ok(());
         }
-        let state = slot.get_or_insert_with(|| self.start.gated(self.gates.0, self.gates.1));
-        let refusal = match (self.refused, self.rejected) {
-            (Some(from), _) if let Err(open) = state.before_attempt() => from(open),
-            (_, Some(from)) if let Err(rejected) = state.ask_throttle() => from(rejected),
+        let gates = (circuit.map(|c| c.0), throttle.map(|t| t.0));
+        let state = slot.get_or_insert_with(|| self.start.gated(gates.0, gates.1));
+        let refusal = match (circuit, throttle) {
+            (Some((_, from)), _) if let Err(open) = state.before_attempt() => from(open),
+            (_, Some((_, from))) if let Err(rejected) = state.ask_throttle() => from(rejected),
             _ => return Ok(()),
         };
-        let progress = Lazy {
-            slot,
-            start: &self.start,
-        };
-        Err(driver::give_up(
-            &progress,
-            Err(refusal),
-            &mut self.hooks,
-            &NoTrace,
-            &mut self.recording,
-            None,
-        ))
+        Err(self.give_up(slot, false, Err(refusal)))
     }
 }

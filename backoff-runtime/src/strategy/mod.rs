@@ -104,6 +104,7 @@ macro_rules! reads_through {
         }
     };
 }
+pub(crate) use reads_through;
 
 mod buckets;
 mod compose;
