@@ -4,7 +4,7 @@
 use crate::name::Name;
 use core::time::Duration;
 
-use crate::jitter::{Jitter, JitterRng};
+use crate::jitter::{Jitter, JitterRng, Jitterer};
 use crate::kind::Kind;
 use crate::strategy::{
     Builtin, Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear, Strategy,
@@ -222,6 +222,18 @@ impl Policy<Builtin> {
     }
 }
 
+/// `const fn` setters of a policy's [`Settings`], each with its docs:
+/// `name(arg: Type) => field = value;` sets `settings.field` to `value`.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident($($a:ident: $ty:ty)?) => $field:ident = $value:expr;)*) => {$(
+        $(#[$doc])*
+        pub const fn $name(mut self, $($a: $ty)?) -> Self {
+            self.settings.$field = $value;
+            self
+        }
+    )*};
+}
+
 impl<S> Policy<S> {
     /// A policy over your own [`Strategy`] (or [`Sidekiq`](crate::strategy::Sidekiq),
     /// [`Buckets`](crate::strategy::Buckets), or a composed schedule:
@@ -243,22 +255,286 @@ impl<S> Policy<S> {
         }
     }
 
-    /// Names what this policy retries, for the installed recorder (see
-    /// `record`, feature `record`, and `backoff-opentelemetry`'s attribute
-    /// `function`): the `function` of the calls that
-    /// [`retry`](Policy::retry), [`retry_async`](Policy::retry_async),
-    /// [`retrying`](Policy::retrying) and the `tower` policy make with it
-    /// (`"unnamed"` without a name).
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    ///
-    /// static FETCH: Policy = Policy::immediate().attempts(3).named("app::fetch_user");
-    /// assert_eq!(FETCH.retry(|| Ok::<_, ()>(1)), Ok(1));
-    /// ```
-    pub const fn named(mut self, name: &'static str) -> Self {
-        self.settings.name = Name::of(name);
-        self
+    setters! {
+        /// Names what this policy retries, for the installed recorder (see
+        /// `record`, feature `record`, and `backoff-opentelemetry`'s attribute
+        /// `function`): the `function` of the calls that
+        /// [`retry`](Policy::retry), [`retry_async`](Policy::retry_async),
+        /// [`retrying`](Policy::retrying) and the `tower` policy make with it
+        /// (`"unnamed"` without a name).
+        ///
+        /// ```
+        /// use backoff_runtime::Policy;
+        ///
+        /// static FETCH: Policy = Policy::immediate().attempts(3).named("app::fetch_user");
+        /// assert_eq!(FETCH.retry(|| Ok::<_, ()>(1)), Ok(1));
+        /// ```
+        named(name: &'static str) => name = Name::of(name);
+
+        /// Sets the jitter applied to each delay.
+        jitter(jitter: Jitter) => jitter = jitter;
+
+        /// Sets your own [`Jitterer`](crate::jitter::Jitterer): each sleep is
+        /// what it returns for the strategy's delay, capped at the maximum
+        /// (`Jitter::Custom`; see the trait for an example).
+        jitter_with(jitterer: &'static dyn Jitterer) => jitter = Jitter::Custom(jitterer);
+
+        /// Sets the total number of calls, the first included (so `attempts(1)`
+        /// never retries); three unless set. Zero is taken as 1.
+        attempts(attempts: u32) => attempts = Some(if attempts == 0 { 1 } else { attempts });
+
+        /// Retries without an attempt limit (until success, a
+        /// [`Decision::Stop`](crate::Decision::Stop) or the deadline).
+        unlimited_attempts() => attempts = None;
+
+        /// Sets a deadline measured from the start of the call: no retry starts a
+        /// sleep that would end later than `limit` after the call began.
+        max_elapsed(limit: Duration) => max_elapsed = Some(limit);
+
+        /// Sets what the sleep that would end past
+        /// [`max_elapsed`](Policy::max_elapsed) does: give up (the default), or,
+        /// with [`OnDeadline::LastTry`], sleep only until the deadline and make
+        /// one last attempt there, as in the Effect pattern. Without
+        /// `max_elapsed` it has no effect.
+        ///
+        /// ```
+        /// use backoff_runtime::{Jitter, OnDeadline, Policy};
+        /// use std::time::Duration;
+        ///
+        /// let policy = Policy::constant(Duration::from_secs(4))
+        ///     .jitter(Jitter::None)
+        ///     .unlimited_attempts()
+        ///     .max_elapsed(Duration::from_secs(10))
+        ///     .on_deadline(OnDeadline::LastTry);
+        /// let secs: Vec<u64> = policy.delays().map(|d| d.as_secs()).collect();
+        /// assert_eq!(secs, [4, 4, 2]); // the last sleep ends at the deadline
+        /// ```
+        on_deadline(rule: OnDeadline) => on_deadline = rule;
+
+        /// Starts the schedule over after an attempt that ran at least `after`
+        /// before it failed, for a loop whose attempt is a session (a
+        /// websocket, a stream, a database listener) that may run for hours
+        /// and then drop: that failure counts as the first of a new run, so
+        /// the next sleep is the schedule's first delay, the attempt limit and
+        /// each kind's limit count from it, and
+        /// [`max_elapsed`](Policy::max_elapsed) from that failure (a whole-call
+        /// `timeout` still bounds the whole call). The attempts keep counting
+        /// the call's ([`RetryEvent::run`](crate::RetryEvent::run) says which
+        /// run). An attempt's time runs from the end of the sleep before it.
+        /// Zero is taken as one nanosecond.
+        ///
+        /// ```
+        /// use backoff_runtime::{Jitter, Policy};
+        /// use std::time::Duration;
+        ///
+        /// let policy = Policy::exponential(Duration::from_secs(1))
+        ///     .jitter(Jitter::None)
+        ///     .attempts(5)
+        ///     .reset_after(Duration::from_secs(60));
+        /// assert_eq!(policy.reset_limit(), Some(Duration::from_secs(60)));
+        /// ```
+        reset_after(after: Duration) => reset_after =
+            Some(if after.is_zero() { Duration::from_nanos(1) } else { after });
+
+        /// Gives up instead of starting a sleep whose central delay would reach
+        /// `delay`, as the Clojure retry macro's "stop once the next wait would
+        /// reach 10 s". The central delay is the delay before jitter
+        /// ([`Strategy::central_delay`]): for a strategy random by itself, the
+        /// centre it draws around ([`Decorrelated`]'s mid-range chain,
+        /// [`Sidekiq`](crate::strategy::Sidekiq)'s and
+        /// [`Buckets`](crate::strategy::Buckets)' mean), so the rule stops at
+        /// the same retry in every call. The call returns the last error,
+        /// reason [`Attempts`](crate::GiveUpReason::Attempts). It applies to
+        /// the main schedule, not to a [`throttled`](Policy::throttled) one.
+        ///
+        /// The attempt limit still applies: add
+        /// [`unlimited_attempts`](Policy::unlimited_attempts) for this rule
+        /// alone (the attribute's `stop_at_delay` does so when `attempts` is
+        /// not given, and for a schedule without randomness computes the
+        /// attempt count when the code compiles instead).
+        ///
+        /// ```
+        /// use backoff_runtime::{Jitter, Policy};
+        /// use std::time::Duration;
+        ///
+        /// let policy = Policy::exponential(Duration::from_secs(1))
+        ///     .max_delay(Duration::from_secs(60))
+        ///     .jitter(Jitter::None)
+        ///     .unlimited_attempts()
+        ///     .stop_at_delay(Duration::from_secs(10));
+        /// let secs: Vec<u64> = policy.delays().map(|d| d.as_secs()).collect();
+        /// assert_eq!(secs, [1, 2, 4, 8]);
+        /// ```
+        stop_at_delay(delay: Duration) => stop_at = Some(delay);
+
+        /// Bounds a server's word: a
+        /// [`Decision::RetryAfter`](crate::Decision::RetryAfter) asking for a
+        /// wait longer than `max` gives up at once with the error (reason
+        /// [`Deadline`](crate::GiveUpReason::Deadline)) instead of sleeping. The
+        /// default is five minutes, so that a
+        /// hostile or broken server cannot stall a caller for hours with one
+        /// `Retry-After` header, even without [`max_elapsed`](Policy::max_elapsed).
+        /// `Duration::MAX` follows any wait.
+        ///
+        /// ```
+        /// use backoff_runtime::{Decision, GiveUpReason, Policy};
+        /// use std::time::Duration;
+        ///
+        /// let policy = Policy::immediate().attempts(5).retry_after_max(Duration::from_secs(60));
+        /// let mut state = policy.start();
+        /// let minute = Duration::from_secs(60);
+        /// assert_eq!(state.next_delay_for(Decision::RetryAfter(minute)), Some(minute));
+        /// assert_eq!(state.next_delay_for(Decision::RetryAfter(minute * 60)), None);
+        /// assert_eq!(state.give_up_reason(), Some(GiveUpReason::Deadline));
+        /// ```
+        retry_after_max(max: Duration) => retry_after_max = max;
+
+        /// Adds a schedule for errors classified
+        /// [`Decision::Throttled`](crate::Decision::Throttled) (a 429, "queue
+        /// capacity"): their retries follow `schedule`'s strategy, jitter and
+        /// attempt limit, while other errors keep this policy's (the adaptive
+        /// policy of the Effect pattern). Only those three settings of
+        /// `schedule` are used. For any other strategy (a composed one,
+        /// [`Sidekiq`](crate::strategy::Sidekiq), one of your own), see
+        /// [`throttled_kind`](Policy::throttled_kind).
+        ///
+        /// The call then has two kinds of failure, as with
+        /// [`kinds`](Policy::kinds), and each counts its own: the throttled
+        /// kind, named `"throttled"` (the
+        /// [`failure_kind`](crate::GiveUp::failure_kind) that reports and
+        /// events give for it), and the main one, every other failure (no
+        /// kind). The k-th throttled retry waits `schedule`'s delay k, whatever
+        /// came between, and the throttled failure that reaches `schedule`'s
+        /// attempt limit ends the call (reason
+        /// [`Attempts`](crate::GiveUpReason::Attempts)). The other failures
+        /// count against this policy's own attempt limit, throttled ones left
+        /// out, and the main schedule's retry number skips them too. With
+        /// limits `m` and `t`, a call makes at most `m + t − 1` attempts (see
+        /// [`is_last_attempt`](Policy::is_last_attempt)).
+        ///
+        /// As for a kind, a throttled limit above 255 (a kind's most) is taken
+        /// as 255. A policy with a throttled schedule has no
+        /// [`kinds`](Policy::kinds): do not set both.
+        ///
+        /// ```
+        /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy};
+        /// use std::time::Duration;
+        ///
+        /// let policy = Policy::exponential(Duration::from_millis(100))
+        ///     .jitter(Jitter::None)
+        ///     .attempts(3)
+        ///     .throttled(
+        ///         Policy::exponential(Duration::from_millis(500))
+        ///             .max_delay(Duration::from_secs(30))
+        ///             .jitter(Jitter::None)
+        ///             .attempts(10),
+        ///     );
+        /// let mut state = policy.start();
+        /// assert_eq!(state.next_delay_for(Decision::Throttled), Some(Duration::from_millis(500)));
+        /// assert_eq!(state.failure_kind(), Some("throttled"));
+        /// assert_eq!(state.next_delay_for(Decision::Retry), Some(Duration::from_millis(100)));
+        /// assert_eq!(state.failure_kind(), None);
+        /// assert_eq!(state.next_delay_for(Decision::Throttled), Some(Duration::from_millis(1000)));
+        /// // The second transient failure of three allowed, the throttled ones
+        /// // left out.
+        /// assert_eq!(state.next_delay_for(Decision::Retry), Some(Duration::from_millis(200)));
+        /// assert_eq!(state.next_delay_for(Decision::Retry), None);
+        /// let report = state.give_up().unwrap();
+        /// assert_eq!((report.attempts, report.reason), (5, GiveUpReason::Attempts));
+        /// ```
+        throttled(schedule: Policy) => throttled = Some(Kind::new("throttled", schedule));
+
+        /// [`throttled`](Policy::throttled) on any strategy: errors classified
+        /// [`Decision::Throttled`](crate::Decision::Throttled) retry on
+        /// `kind`'s schedule and attempt limit, and are reported under `kind`'s
+        /// name. A [`Kind::of`] a `static` policy holds a composed strategy
+        /// ([`Chain`](crate::strategy::Chain), [`Sum`](crate::strategy::Sum),
+        /// ..), [`Sidekiq`](crate::strategy::Sidekiq),
+        /// [`Buckets`](crate::strategy::Buckets) or one of your own (what the
+        /// attribute's `throttled(chain(..), attempts = n)` builds); a
+        /// [`Kind::named`] without a schedule gives up at the first throttled
+        /// failure (reason [`Stopped`](crate::GiveUpReason::Stopped)). The
+        /// counting is [`throttled`](Policy::throttled)'s.
+        ///
+        /// ```
+        /// use backoff_runtime::strategy::{Chain, Constant, Exponential};
+        /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, kind::Kind};
+        /// use std::time::Duration;
+        ///
+        /// use Duration as D;
+        /// // Twice 1 s, then exponential from 2 s: 6 throttled failures at most.
+        /// static THROTTLED: Policy<Chain<Constant, Exponential>> = Policy::from_strategy(Chain::new(
+        ///     Constant::new(D::from_secs(1)),
+        ///     2,
+        ///     Exponential::new(D::from_secs(2)).max_delay(D::from_secs(60)),
+        /// ))
+        /// .jitter(Jitter::None)
+        /// .attempts(6);
+        /// static POLICY: Policy = Policy::constant(D::from_millis(100))
+        ///     .jitter(Jitter::None)
+        ///     .attempts(3)
+        ///     .throttled_kind(Kind::of("throttled", &THROTTLED));
+        ///
+        /// let mut state = POLICY.start();
+        /// let waits: Vec<u64> = std::iter::from_fn(|| state.next_delay_for(Decision::Throttled))
+        ///     .map(|d| d.as_secs())
+        ///     .collect();
+        /// assert_eq!(waits, [1, 1, 2, 4, 8]);
+        /// let report = state.give_up().unwrap();
+        /// assert_eq!((report.attempts, report.reason), (6, GiveUpReason::Attempts));
+        /// assert_eq!(report.failure_kind, Some("throttled"));
+        /// ```
+        throttled_kind(kind: Kind) => throttled = Some(kind);
+
+        /// Gives each kind of failure a schedule of its own: a
+        /// [`Decision::Kind(i)`](crate::Decision::Kind) verdict retries on
+        /// `kinds[i]`'s schedule and attempt limit, each kind counting its own
+        /// retries (the k-th retry after a failure of kind `i` waits that
+        /// schedule's delay k, whatever came between), and
+        /// [`Decision::KindAfter(i, d)`](crate::Decision::KindAfter) waits `d`
+        /// as [`Decision::RetryAfter`](crate::Decision::RetryAfter) does, under
+        /// kind `i`'s name. This policy's own attempt limit and
+        /// [`max_elapsed`](Policy::max_elapsed) still bound the whole call: set
+        /// [`unlimited_attempts`](Policy::unlimited_attempts) to leave the
+        /// limits to the kinds (as `#[retry(on(..))]` does unless given
+        /// `attempts`). Only the first 8 entries are
+        /// used; a verdict naming no entry is a plain
+        /// [`Decision::Retry`](crate::Decision::Retry). A kind's limit is at
+        /// most 255; a call
+        /// keeps one
+        /// previous delay for the schedules besides the main one: give at most
+        /// one kind a `decorrelated` schedule (the one strategy that reads it;
+        /// a [`throttled`](Policy::throttled) schedule, a kind of its own
+        /// beside these, counted apart, shares that delay too).
+        ///
+        /// ```
+        /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, kind::Kind};
+        /// use std::time::Duration;
+        ///
+        /// use Duration as D;
+        /// static KINDS: [Kind; 2] = [
+        ///     Kind::new("transient", Policy::exponential(D::from_millis(100)).jitter(Jitter::None).attempts(3)),
+        ///     Kind::new("throttled", Policy::exponential(D::from_millis(500)).jitter(Jitter::None).attempts(10)),
+        /// ];
+        /// static POLICY: Policy = Policy::immediate().unlimited_attempts().kinds(&KINDS);
+        ///
+        /// let mut state = POLICY.start();
+        /// assert_eq!(state.next_delay_for(Decision::Kind(0)), Some(D::from_millis(100)));
+        /// assert_eq!(state.next_delay_for(Decision::Kind(1)), Some(D::from_millis(500)));
+        /// assert_eq!(state.next_delay_for(Decision::Kind(1)), Some(D::from_millis(1000)));
+        /// assert_eq!(state.next_delay_for(Decision::Kind(0)), Some(D::from_millis(200)));
+        /// // The third transient failure reaches that kind's limit.
+        /// assert_eq!(state.next_delay_for(Decision::Kind(0)), None);
+        /// let report = state.give_up().unwrap();
+        /// assert_eq!((report.attempts, report.reason), (5, GiveUpReason::Attempts));
+        /// assert_eq!(report.failure_kind, Some("transient"));
+        /// ```
+        kinds(kinds: &'static [Kind]) => kinds = kinds;
+
+        /// Makes the jitter reproducible: every call that uses this policy draws
+        /// the same random sequence. For tests and simulations; in production
+        /// leave it unseeded so that clients do not retry in lockstep.
+        seed(seed: u64) => seed = Some(seed);
     }
 
     /// The name a recorder is given for the calls made with this policy:
@@ -284,132 +560,10 @@ impl<S> Policy<S> {
         self.name()
     }
 
-    /// Sets the jitter applied to each delay.
-    pub const fn jitter(mut self, jitter: Jitter) -> Self {
-        self.settings.jitter = jitter;
-        self
-    }
-
-    /// Sets your own [`Jitterer`](crate::jitter::Jitterer): each sleep is
-    /// what it returns for the strategy's delay, capped at the maximum
-    /// (`Jitter::Custom`; see the trait for an example).
-    pub const fn jitter_with(self, jitterer: &'static dyn crate::jitter::Jitterer) -> Self {
-        self.jitter(Jitter::Custom(jitterer))
-    }
-
-    /// Sets the total number of calls, the first included (so `attempts(1)`
-    /// never retries); three unless set. Zero is taken as 1.
-    pub const fn attempts(mut self, attempts: u32) -> Self {
-        self.settings.attempts = Some(if attempts == 0 { 1 } else { attempts });
-        self
-    }
-
-    /// Retries without an attempt limit (until success, a
-    /// [`Decision::Stop`](crate::Decision::Stop) or the deadline).
-    pub const fn unlimited_attempts(mut self) -> Self {
-        self.settings.attempts = None;
-        self
-    }
-
-    /// Sets a deadline measured from the start of the call: no retry starts a
-    /// sleep that would end later than `limit` after the call began.
-    pub const fn max_elapsed(mut self, limit: Duration) -> Self {
-        self.settings.max_elapsed = Some(limit);
-        self
-    }
-
-    /// Sets what the sleep that would end past
-    /// [`max_elapsed`](Policy::max_elapsed) does: give up (the default), or,
-    /// with [`OnDeadline::LastTry`], sleep only until the deadline and make
-    /// one last attempt there, as in the Effect pattern. Without
-    /// `max_elapsed` it has no effect.
-    ///
-    /// ```
-    /// use backoff_runtime::{Jitter, OnDeadline, Policy};
-    /// use std::time::Duration;
-    ///
-    /// let policy = Policy::constant(Duration::from_secs(4))
-    ///     .jitter(Jitter::None)
-    ///     .unlimited_attempts()
-    ///     .max_elapsed(Duration::from_secs(10))
-    ///     .on_deadline(OnDeadline::LastTry);
-    /// let secs: Vec<u64> = policy.delays().map(|d| d.as_secs()).collect();
-    /// assert_eq!(secs, [4, 4, 2]); // the last sleep ends at the deadline
-    /// ```
-    pub const fn on_deadline(mut self, rule: OnDeadline) -> Self {
-        self.settings.on_deadline = rule;
-        self
-    }
-
-    /// Starts the schedule over after an attempt that ran at least `after`
-    /// before it failed, for a loop whose attempt is a session (a
-    /// websocket, a stream, a database listener) that may run for hours
-    /// and then drop: that failure counts as the first of a new run, so
-    /// the next sleep is the schedule's first delay, the attempt limit and
-    /// each kind's limit count from it, and
-    /// [`max_elapsed`](Policy::max_elapsed) from that failure (a whole-call
-    /// `timeout` still bounds the whole call). The attempts keep counting
-    /// the call's ([`RetryEvent::run`](crate::RetryEvent::run) says which
-    /// run). An attempt's time runs from the end of the sleep before it.
-    /// Zero is taken as one nanosecond.
-    ///
-    /// ```
-    /// use backoff_runtime::{Jitter, Policy};
-    /// use std::time::Duration;
-    ///
-    /// let policy = Policy::exponential(Duration::from_secs(1))
-    ///     .jitter(Jitter::None)
-    ///     .attempts(5)
-    ///     .reset_after(Duration::from_secs(60));
-    /// assert_eq!(policy.reset_limit(), Some(Duration::from_secs(60)));
-    /// ```
-    pub const fn reset_after(mut self, after: Duration) -> Self {
-        self.settings.reset_after = Some(if after.is_zero() {
-            Duration::from_nanos(1)
-        } else {
-            after
-        });
-        self
-    }
-
     /// The duration set with [`reset_after`](Policy::reset_after).
     #[doc(hidden)]
     pub const fn reset_limit(&self) -> Option<Duration> {
         self.settings.reset_after
-    }
-
-    /// Gives up instead of starting a sleep whose central delay would reach
-    /// `delay`, as the Clojure retry macro's "stop once the next wait would
-    /// reach 10 s". The central delay is the delay before jitter
-    /// ([`Strategy::central_delay`]): for a strategy random by itself, the
-    /// centre it draws around ([`Decorrelated`]'s mid-range chain,
-    /// [`Sidekiq`](crate::strategy::Sidekiq)'s and
-    /// [`Buckets`](crate::strategy::Buckets)' mean), so the rule stops at
-    /// the same retry in every call. The call returns the last error,
-    /// reason [`Attempts`](crate::GiveUpReason::Attempts). It applies to
-    /// the main schedule, not to a [`throttled`](Policy::throttled) one.
-    ///
-    /// The attempt limit still applies: add
-    /// [`unlimited_attempts`](Policy::unlimited_attempts) for this rule
-    /// alone (the attribute's `stop_at_delay` does so when `attempts` is
-    /// not given, and for a schedule without randomness computes the
-    /// attempt count when the code compiles instead).
-    ///
-    /// ```
-    /// use backoff_runtime::{Jitter, Policy};
-    /// use std::time::Duration;
-    ///
-    /// let policy = Policy::exponential(Duration::from_secs(1))
-    ///     .max_delay(Duration::from_secs(60))
-    ///     .jitter(Jitter::None)
-    ///     .unlimited_attempts()
-    ///     .stop_at_delay(Duration::from_secs(10));
-    /// let secs: Vec<u64> = policy.delays().map(|d| d.as_secs()).collect();
-    /// assert_eq!(secs, [1, 2, 4, 8]);
-    /// ```
-    pub const fn stop_at_delay(mut self, delay: Duration) -> Self {
-        self.settings.stop_at = Some(delay);
-        self
     }
 
     /// The delay set with [`stop_at_delay`](Policy::stop_at_delay).
@@ -417,186 +571,11 @@ impl<S> Policy<S> {
         self.settings.stop_at
     }
 
-    /// Bounds a server's word: a
-    /// [`Decision::RetryAfter`](crate::Decision::RetryAfter) asking for a
-    /// wait longer than `max` gives up at once with the error (reason
-    /// [`Deadline`](crate::GiveUpReason::Deadline)) instead of sleeping. The
-    /// default is five minutes, so that a
-    /// hostile or broken server cannot stall a caller for hours with one
-    /// `Retry-After` header, even without [`max_elapsed`](Policy::max_elapsed).
-    /// `Duration::MAX` follows any wait.
-    ///
-    /// ```
-    /// use backoff_runtime::{Decision, GiveUpReason, Policy};
-    /// use std::time::Duration;
-    ///
-    /// let policy = Policy::immediate().attempts(5).retry_after_max(Duration::from_secs(60));
-    /// let mut state = policy.start();
-    /// let minute = Duration::from_secs(60);
-    /// assert_eq!(state.next_delay_for(Decision::RetryAfter(minute)), Some(minute));
-    /// assert_eq!(state.next_delay_for(Decision::RetryAfter(minute * 60)), None);
-    /// assert_eq!(state.give_up_reason(), Some(GiveUpReason::Deadline));
-    /// ```
-    pub const fn retry_after_max(mut self, max: Duration) -> Self {
-        self.settings.retry_after_max = max;
-        self
-    }
-
-    /// Adds a schedule for errors classified
-    /// [`Decision::Throttled`](crate::Decision::Throttled) (a 429, "queue
-    /// capacity"): their retries follow `schedule`'s strategy, jitter and
-    /// attempt limit, while other errors keep this policy's (the adaptive
-    /// policy of the Effect pattern). Only those three settings of
-    /// `schedule` are used. For any other strategy (a composed one,
-    /// [`Sidekiq`](crate::strategy::Sidekiq), one of your own), see
-    /// [`throttled_kind`](Policy::throttled_kind).
-    ///
-    /// The call then has two kinds of failure, as with
-    /// [`kinds`](Policy::kinds), and each counts its own: the throttled
-    /// kind, named `"throttled"` (the
-    /// [`failure_kind`](crate::GiveUp::failure_kind) that reports and
-    /// events give for it), and the main one, every other failure (no
-    /// kind). The k-th throttled retry waits `schedule`'s delay k, whatever
-    /// came between, and the throttled failure that reaches `schedule`'s
-    /// attempt limit ends the call (reason
-    /// [`Attempts`](crate::GiveUpReason::Attempts)). The other failures
-    /// count against this policy's own attempt limit, throttled ones left
-    /// out, and the main schedule's retry number skips them too. With
-    /// limits `m` and `t`, a call makes at most `m + t − 1` attempts (see
-    /// [`is_last_attempt`](Policy::is_last_attempt)).
-    ///
-    /// As for a kind, a throttled limit above 255 (a kind's most) is taken
-    /// as 255. A policy with a throttled schedule has no
-    /// [`kinds`](Policy::kinds): do not set both.
-    ///
-    /// ```
-    /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy};
-    /// use std::time::Duration;
-    ///
-    /// let policy = Policy::exponential(Duration::from_millis(100))
-    ///     .jitter(Jitter::None)
-    ///     .attempts(3)
-    ///     .throttled(
-    ///         Policy::exponential(Duration::from_millis(500))
-    ///             .max_delay(Duration::from_secs(30))
-    ///             .jitter(Jitter::None)
-    ///             .attempts(10),
-    ///     );
-    /// let mut state = policy.start();
-    /// assert_eq!(state.next_delay_for(Decision::Throttled), Some(Duration::from_millis(500)));
-    /// assert_eq!(state.failure_kind(), Some("throttled"));
-    /// assert_eq!(state.next_delay_for(Decision::Retry), Some(Duration::from_millis(100)));
-    /// assert_eq!(state.failure_kind(), None);
-    /// assert_eq!(state.next_delay_for(Decision::Throttled), Some(Duration::from_millis(1000)));
-    /// // The second transient failure of three allowed, the throttled ones
-    /// // left out.
-    /// assert_eq!(state.next_delay_for(Decision::Retry), Some(Duration::from_millis(200)));
-    /// assert_eq!(state.next_delay_for(Decision::Retry), None);
-    /// let report = state.give_up().unwrap();
-    /// assert_eq!((report.attempts, report.reason), (5, GiveUpReason::Attempts));
-    /// ```
-    pub const fn throttled(self, schedule: Policy) -> Self {
-        self.throttled_kind(Kind::new("throttled", schedule))
-    }
-
-    /// [`throttled`](Policy::throttled) on any strategy: errors classified
-    /// [`Decision::Throttled`](crate::Decision::Throttled) retry on
-    /// `kind`'s schedule and attempt limit, and are reported under `kind`'s
-    /// name. A [`Kind::of`] a `static` policy holds a composed strategy
-    /// ([`Chain`](crate::strategy::Chain), [`Sum`](crate::strategy::Sum),
-    /// ..), [`Sidekiq`](crate::strategy::Sidekiq),
-    /// [`Buckets`](crate::strategy::Buckets) or one of your own (what the
-    /// attribute's `throttled(chain(..), attempts = n)` builds); a
-    /// [`Kind::named`] without a schedule gives up at the first throttled
-    /// failure (reason [`Stopped`](crate::GiveUpReason::Stopped)). The
-    /// counting is [`throttled`](Policy::throttled)'s.
-    ///
-    /// ```
-    /// use backoff_runtime::strategy::{Chain, Constant, Exponential};
-    /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, kind::Kind};
-    /// use std::time::Duration;
-    ///
-    /// use Duration as D;
-    /// // Twice 1 s, then exponential from 2 s: 6 throttled failures at most.
-    /// static THROTTLED: Policy<Chain<Constant, Exponential>> = Policy::from_strategy(Chain::new(
-    ///     Constant::new(D::from_secs(1)),
-    ///     2,
-    ///     Exponential::new(D::from_secs(2)).max_delay(D::from_secs(60)),
-    /// ))
-    /// .jitter(Jitter::None)
-    /// .attempts(6);
-    /// static POLICY: Policy = Policy::constant(D::from_millis(100))
-    ///     .jitter(Jitter::None)
-    ///     .attempts(3)
-    ///     .throttled_kind(Kind::of("throttled", &THROTTLED));
-    ///
-    /// let mut state = POLICY.start();
-    /// let waits: Vec<u64> = std::iter::from_fn(|| state.next_delay_for(Decision::Throttled))
-    ///     .map(|d| d.as_secs())
-    ///     .collect();
-    /// assert_eq!(waits, [1, 1, 2, 4, 8]);
-    /// let report = state.give_up().unwrap();
-    /// assert_eq!((report.attempts, report.reason), (6, GiveUpReason::Attempts));
-    /// assert_eq!(report.failure_kind, Some("throttled"));
-    /// ```
-    pub const fn throttled_kind(mut self, kind: Kind) -> Self {
-        self.settings.throttled = Some(kind);
-        self
-    }
-
     /// The kind set with [`throttled`](Policy::throttled) or
     /// [`throttled_kind`](Policy::throttled_kind), if any.
     #[cfg(feature = "std")]
     pub(crate) const fn throttled_entry(&self) -> Option<&Kind> {
         self.settings.throttled.as_ref()
-    }
-
-    /// Gives each kind of failure a schedule of its own: a
-    /// [`Decision::Kind(i)`](crate::Decision::Kind) verdict retries on
-    /// `kinds[i]`'s schedule and attempt limit, each kind counting its own
-    /// retries (the k-th retry after a failure of kind `i` waits that
-    /// schedule's delay k, whatever came between), and
-    /// [`Decision::KindAfter(i, d)`](crate::Decision::KindAfter) waits `d`
-    /// as [`Decision::RetryAfter`](crate::Decision::RetryAfter) does, under
-    /// kind `i`'s name. This policy's own attempt limit and
-    /// [`max_elapsed`](Policy::max_elapsed) still bound the whole call: set
-    /// [`unlimited_attempts`](Policy::unlimited_attempts) to leave the
-    /// limits to the kinds (as `#[retry(on(..))]` does unless given
-    /// `attempts`). Only the first 8 entries are
-    /// used; a verdict naming no entry is a plain
-    /// [`Decision::Retry`](crate::Decision::Retry). A kind's limit is at
-    /// most 255; a call
-    /// keeps one
-    /// previous delay for the schedules besides the main one: give at most
-    /// one kind a `decorrelated` schedule (the one strategy that reads it;
-    /// a [`throttled`](Policy::throttled) schedule, a kind of its own
-    /// beside these, counted apart, shares that delay too).
-    ///
-    /// ```
-    /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, kind::Kind};
-    /// use std::time::Duration;
-    ///
-    /// use Duration as D;
-    /// static KINDS: [Kind; 2] = [
-    ///     Kind::new("transient", Policy::exponential(D::from_millis(100)).jitter(Jitter::None).attempts(3)),
-    ///     Kind::new("throttled", Policy::exponential(D::from_millis(500)).jitter(Jitter::None).attempts(10)),
-    /// ];
-    /// static POLICY: Policy = Policy::immediate().unlimited_attempts().kinds(&KINDS);
-    ///
-    /// let mut state = POLICY.start();
-    /// assert_eq!(state.next_delay_for(Decision::Kind(0)), Some(D::from_millis(100)));
-    /// assert_eq!(state.next_delay_for(Decision::Kind(1)), Some(D::from_millis(500)));
-    /// assert_eq!(state.next_delay_for(Decision::Kind(1)), Some(D::from_millis(1000)));
-    /// assert_eq!(state.next_delay_for(Decision::Kind(0)), Some(D::from_millis(200)));
-    /// // The third transient failure reaches that kind's limit.
-    /// assert_eq!(state.next_delay_for(Decision::Kind(0)), None);
-    /// let report = state.give_up().unwrap();
-    /// assert_eq!((report.attempts, report.reason), (5, GiveUpReason::Attempts));
-    /// assert_eq!(report.failure_kind, Some("transient"));
-    /// ```
-    pub const fn kinds(mut self, kinds: &'static [Kind]) -> Self {
-        self.settings.kinds = kinds;
-        self
     }
 
     /// The kinds set with [`kinds`](Policy::kinds) (empty without).
@@ -609,14 +588,6 @@ impl<S> Policy<S> {
     /// path reads them.
     pub(crate) const fn settings(&self) -> &Settings {
         &self.settings
-    }
-
-    /// Makes the jitter reproducible: every call that uses this policy draws
-    /// the same random sequence. For tests and simulations; in production
-    /// leave it unseeded so that clients do not retry in lockstep.
-    pub const fn seed(mut self, seed: u64) -> Self {
-        self.settings.seed = Some(seed);
-        self
     }
 
     /// The strategy.
