@@ -305,7 +305,7 @@ fn a_bad_text_is_the_attributes_message_with_its_span() {
             ),
         ]
     );
-    assert_eq!(&text[error.span()], "\"1s\"");
+    assert_eq!(&text[error.errors().next().unwrap().0], "\"1s\"");
 }
 
 #[test]

@@ -22,7 +22,7 @@
 //! // The attribute's message, and the bytes it is about.
 //! let error = "exponential(base = \"1s\"), atempts = 5".parse::<DynPolicy>().unwrap_err();
 //! assert_eq!(error.to_string(), "unknown argument `atempts`; did you mean `attempts`?");
-//! assert_eq!(error.span(), 26..33);
+//! assert_eq!(error.errors().next().unwrap().0, 26..33);
 //! ```
 //!
 //! Any text is an `Ok` or an `Err`, never a panic: an empty one is the
@@ -123,13 +123,8 @@ impl Strategy for DynStrategy {
 pub struct ParseError(backoff_schedule::Errors);
 
 impl ParseError {
-    /// The first mistake's byte range in the text.
-    pub fn span(&self) -> Range<usize> {
-        self.errors().next().map_or(0..0, |(span, _)| span)
-    }
-
     /// Every mistake: its byte range and its message, in the attribute's
-    /// order.
+    /// order (the first is the one [`Display`](fmt::Display) shows first).
     ///
     /// ```
     /// use backoff_runtime::Policy;

@@ -176,6 +176,23 @@ impl<'p, S, Op, T, E> Retrying<'p, S, Op, T, E> {
     }
 }
 
+/// Builders that each give a [`Retrying`] call one hook: `name(F: bound)
+/// -> [..]` takes an `F` and returns the call with the hook type
+/// parameters listed (`F` in that hook's place), with the docs written
+/// above it.
+macro_rules! hook_builders {
+    ($($(#[$a:meta])* $name:ident$(<$d:ident: $b:path>)?(F: $($f:tt)+) -> [$($p:ident),*];)*) => {$(
+        $(#[$a])*
+        pub fn $name<$($d,)? F>(self, f: F) -> Retrying<'p, S, Op, T, E, $($p),*>
+        where
+            F: $($f)+,
+            $($d: $b,)?
+        {
+            self.with_hooks(|hooks| hooks.$name(f), |rest| rest)
+        }
+    )*};
+}
+
 impl<'p, S, Op, T, E, W, K, N, G, L, U, C> Retrying<'p, S, Op, T, E, W, K, N, G, L, U, C> {
     /// The same call with its hooks mapped by `f` and its `on_success` hook
     /// and token by `rest`: what each builder changes, the rest kept.
@@ -245,75 +262,50 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U, C> Retrying<'p, S, Op, T, E, W, K, N, G,
         self.with_hooks(|hooks| hooks, |(on_success, _)| (on_success, token))
     }
 
-    /// Which errors to retry: `f` returns `bool` (`true` retries) or a
-    /// [`Decision`]. Without it, every error is retried.
-    pub fn when<D, F>(self, f: F) -> Retrying<'p, S, Op, T, E, F, K, N, G, L, U, C>
-    where
-        F: FnMut(&E) -> D,
-        D: IntoDecision,
-    {
-        self.with_hooks(|hooks| hooks.when(f), |rest| rest)
-    }
+    hook_builders! {
+        /// Which errors to retry: `f` returns `bool` (`true` retries) or a
+        /// [`Decision`]. Without it, every error is retried.
+        when<D: IntoDecision>(F: FnMut(&E) -> D) -> [F, K, N, G, L, U, C];
 
-    /// Which `Ok` values to retry like errors (a 503 an HTTP client returns
-    /// as `Ok`): `true`, [`Decision::Retry`], `RetryAfter(d)` or `Throttled`
-    /// retry it; `false` or [`Decision::Stop`] accept it. On giving up, the
-    /// last `Ok` value is returned unchanged.
-    pub fn when_ok<D, F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, F, N, G, L, U, C>
-    where
-        F: FnMut(&T) -> D,
-        D: IntoDecision,
-    {
-        self.with_hooks(|hooks| hooks.when_ok(f), |rest| rest)
-    }
+        /// Which `Ok` values to retry like errors (a 503 an HTTP client returns
+        /// as `Ok`): `true`, [`Decision::Retry`], `RetryAfter(d)` or `Throttled`
+        /// retry it; `false` or [`Decision::Stop`] accept it. On giving up, the
+        /// last `Ok` value is returned unchanged.
+        when_ok<D: IntoDecision>(F: FnMut(&T) -> D) -> [W, F, N, G, L, U, C];
 
-    /// Called after each failed attempt that will be retried, before
-    /// sleeping, with the outcome (an error, or an `Ok` that `when_ok`
-    /// rejected) and the [`RetryEvent`].
-    pub fn on_retry<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, F, G, L, U, C>
-    where
-        F: FnMut(&Result<T, E>, &RetryEvent),
-    {
-        self.with_hooks(|hooks| hooks.on_retry(f), |rest| rest)
-    }
+        /// Called after each failed attempt that will be retried, before
+        /// sleeping, with the outcome (an error, or an `Ok` that `when_ok`
+        /// rejected) and the [`RetryEvent`].
+        on_retry(F: FnMut(&Result<T, E>, &RetryEvent)) -> [W, K, F, G, L, U, C];
 
-    /// Called once when the call ends with an outcome it did not accept,
-    /// just before returning it, with the [`GiveUp`] report (calls made,
-    /// time since the call began, the [`GiveUpReason`]). Never called on
-    /// success. Giving it reads the clock when the call begins.
-    pub fn on_giveup<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, N, F, L, U, C>
-    where
-        F: FnOnce(&Result<T, E>, &GiveUp),
-    {
-        self.with_hooks(|hooks| hooks.on_giveup(f), |rest| rest)
-    }
+        /// Called once when the call ends with an outcome it did not accept,
+        /// just before returning it, with the [`GiveUp`] report (calls made,
+        /// time since the call began, the [`GiveUpReason`]). Never called on
+        /// success. Giving it reads the clock when the call begins.
+        on_giveup(F: FnOnce(&Result<T, E>, &GiveUp)) -> [W, K, N, F, L, U, C];
 
-    /// The call's result when it gives up with an error: `f` gets that
-    /// error and the [`GiveUp`] report, after `on_giveup` has seen them,
-    /// and returns the result (a cached value, a default, another error).
-    /// Never called on success, nor on an `Ok` that `when_ok` rejected
-    /// (which is returned unchanged). Called for every way of giving up:
-    /// attempts spent, `Stop`, a budget or deadline, an open breaker, a
-    /// throttle's rejection, a timeout.
-    ///
-    /// ```
-    /// use backoff_runtime::{GiveUpReason, Policy};
-    ///
-    /// let price: Result<u32, &str> = Policy::immediate()
-    ///     .attempts(3)
-    ///     .retrying(|| Err("unavailable"))
-    ///     .fallback(|e, g| {
-    ///         assert_eq!((e, g.attempts, g.reason), ("unavailable", 3, GiveUpReason::Attempts));
-    ///         Ok(42) // the last known price
-    ///     })
-    ///     .call();
-    /// assert_eq!(price, Ok(42));
-    /// ```
-    pub fn fallback<F>(self, f: F) -> Retrying<'p, S, Op, T, E, W, K, N, G, F, U, C>
-    where
-        F: FnOnce(E, &GiveUp) -> Result<T, E>,
-    {
-        self.with_hooks(|hooks| hooks.fallback(f), |rest| rest)
+        /// The call's result when it gives up with an error: `f` gets that
+        /// error and the [`GiveUp`] report, after `on_giveup` has seen them,
+        /// and returns the result (a cached value, a default, another error).
+        /// Never called on success, nor on an `Ok` that `when_ok` rejected
+        /// (which is returned unchanged). Called for every way of giving up:
+        /// attempts spent, `Stop`, a budget or deadline, an open breaker, a
+        /// throttle's rejection, a timeout.
+        ///
+        /// ```
+        /// use backoff_runtime::{GiveUpReason, Policy};
+        ///
+        /// let price: Result<u32, &str> = Policy::immediate()
+        ///     .attempts(3)
+        ///     .retrying(|| Err("unavailable"))
+        ///     .fallback(|e, g| {
+        ///         assert_eq!((e, g.attempts, g.reason), ("unavailable", 3, GiveUpReason::Attempts));
+        ///         Ok(42) // the last known price
+        ///     })
+        ///     .call();
+        /// assert_eq!(price, Ok(42));
+        /// ```
+        fallback(F: FnOnce(E, &GiveUp) -> Result<T, E>) -> [W, K, N, G, F, U, C];
     }
 
     /// Called once when the call returns an `Ok` it accepted (that

@@ -395,36 +395,20 @@ impl<'p, S, W, O, C> RetryPolicy<'p, S, W, O, C> {
         self
     }
 
-    /// The policy followed.
-    ///
-    /// ```
-    /// use backoff_runtime::{Policy, tower::RetryPolicy};
-    ///
-    /// static POLICY: Policy = Policy::immediate().unlimited_attempts();
-    /// assert_eq!(RetryPolicy::new(&POLICY).policy().attempt_limit(), None);
-    /// ```
-    #[doc(hidden)]
-    pub const fn policy(&self) -> &'p Policy<S> {
-        self.policy
-    }
-
-    /// The progress a new request starts with: a state at once if a
-    /// deadline (timed from now) or a budget (which hears of a first-attempt
-    /// success) needs it, else none until the first failure.
-    fn fresh_state(&self) -> Option<RetryState<'p, S>> {
-        (self.budget.is_some() || self.policy.elapsed_limit().is_some()).then(|| self.start())
-    }
-
-    fn start(&self) -> RetryState<'p, S> {
-        let state = self.policy.start_with_clock(clock::for_async());
-        match self.budget {
+    /// A request's progress, from its first failure (or from its start, see
+    /// [`Clone`]).
+    fn start(policy: &'p Policy<S>, budget: Option<&'p RetryBudget>) -> RetryState<'p, S> {
+        let state = policy.start_with_clock(clock::for_async());
+        match budget {
             Some(budget) => state.with_budget(budget),
             None => state,
         }
     }
 }
 
-/// A new request's policy: the same settings, a fresh count.
+/// A new request's policy: the same settings, a fresh count; a state at
+/// once if a deadline (timed from now) or a budget (which hears of a
+/// first-attempt success) needs it, else none until the first failure.
 impl<S, W: Clone, O: Clone, C: Clone> Clone for RetryPolicy<'_, S, W, O, C> {
     fn clone(&self) -> Self {
         RetryPolicy {
@@ -433,7 +417,8 @@ impl<S, W: Clone, O: Clone, C: Clone> Clone for RetryPolicy<'_, S, W, O, C> {
             when: self.when.clone(),
             when_ok: self.when_ok.clone(),
             clone: self.clone.clone(),
-            state: self.fresh_state(),
+            state: (self.budget.is_some() || self.policy.elapsed_limit().is_some())
+                .then(|| Self::start(self.policy, self.budget)),
             recording: Recording::begin(self.policy.function(), clock::for_async()),
         }
     }
@@ -470,11 +455,8 @@ where
             },
             Err(error) => self.when.classify(error),
         };
-        if self.state.is_none() {
-            self.state = Some(self.start());
-        }
         let rejected_ok = result.is_ok();
-        let state = self.state.as_mut()?;
+        let state = (self.state).get_or_insert_with(|| Self::start(self.policy, self.budget));
         let Some(delay) = state.next_delay_for(decision) else {
             if self.recording.is_live() {
                 let reason = state.give_up_reason().unwrap_or(GiveUpReason::Attempts);
