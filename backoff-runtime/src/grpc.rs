@@ -123,7 +123,6 @@
 
 use core::time::Duration;
 
-use tonic::metadata::MetadataMap;
 use tonic::{Code, Status};
 
 use crate::{Decision, Error};
@@ -200,11 +199,7 @@ pub fn decision(status: &Status) -> Decision {
 /// ```
 #[doc(hidden)]
 pub fn pushback(status: &Status) -> Option<Decision> {
-    pushback_in(status.metadata())
-}
-
-fn pushback_in(metadata: &MetadataMap) -> Option<Decision> {
-    let mut values = metadata.get_all(PUSHBACK).iter();
+    let mut values = status.metadata().get_all(PUSHBACK).iter();
     let value = values.next()?;
     if values.next().is_some() {
         return Some(Decision::Stop);
