@@ -149,11 +149,13 @@ mod permit;
 pub mod remote;
 mod window;
 
+pub(crate) use packed::Epoch;
 use packed::*;
 pub use permit::Permit;
 use permit::*;
 pub(crate) use remote::Gate;
 use remote::*;
+pub(crate) use window::Buckets;
 use window::*;
 
 /// A lock-free circuit breaker shared by every call that names it.
@@ -231,7 +233,7 @@ pub struct CircuitBreaker {
     /// The first instant this breaker saw; it keeps time in milliseconds
     /// from there (each breaker its own, so breakers on different clocks,
     /// such as tokio's paused one, do not disturb each other).
-    epoch: OnceLock<Instant>,
+    epoch: Epoch,
     trip: Trip,
     success_threshold: u64,
     /// `open_for` in ms, rounded up ([`NEVER`] if it never ends).
@@ -262,7 +264,7 @@ impl CircuitBreaker {
     pub const fn new(failure_threshold: u32, success_threshold: u32, open_for: Duration) -> Self {
         CircuitBreaker {
             word: AtomicU64::new(0),
-            epoch: OnceLock::new(),
+            epoch: Epoch::new(),
             trip: Trip::Consecutive(threshold(failure_threshold)),
             success_threshold: threshold(success_threshold),
             open_for_ms: millis_up(open_for),
@@ -333,15 +335,13 @@ impl CircuitBreaker {
         } else {
             (failure_ratio * 1000.0 + 0.5) as u64
         };
-        let width = crate::nanos::bucket_ms(window, BUCKETS);
         CircuitBreaker {
             word: AtomicU64::new(RATE_MARK << COUNT_SHIFT),
-            epoch: OnceLock::new(),
+            epoch: Epoch::new(),
             trip: Trip::Rate(Window {
                 per_mille,
                 min_calls: if min_calls == 0 { 1 } else { min_calls as u64 },
-                width,
-                buckets: [const { AtomicU64::new(0) }; BUCKETS as usize],
+                buckets: Buckets::new(window),
             }),
             success_threshold: 1,
             open_for_ms: millis_up(open_for),
@@ -489,7 +489,7 @@ impl CircuitBreaker {
     #[cold]
     #[inline(never)]
     fn acquire_not_closed(&self, now: Instant, clock: Clock) -> Result<Permit<'_>, CircuitOpen> {
-        let (floor, ceil) = self.millis(now);
+        let (floor, ceil) = self.epoch.millis(now);
         // Held open by its fleet: a trial only with the fleet's grant, taken
         // here (and given back if no trial is claimed with it).
         let (held, grant) = match self.gate.get() {
@@ -551,17 +551,6 @@ impl CircuitBreaker {
         }
     }
 
-    /// Milliseconds since this breaker's epoch, rounded down and up (an
-    /// earlier instant, from another clock, counts as the epoch), not yet
-    /// reduced to the ring.
-    fn millis(&self, now: Instant) -> (u64, u64) {
-        let epoch = *self.epoch.get_or_init(|| now);
-        let nanos = now.saturating_duration_since(epoch).as_nanos();
-        let floor = u64::try_from(nanos / 1_000_000).unwrap_or(u64::MAX);
-        let ceil = u64::try_from(nanos.div_ceil(1_000_000)).unwrap_or(u64::MAX);
-        (floor, ceil)
-    }
-
     /// Whether `open_for` has passed from `then` (rounded up) to `now`
     /// (rounded down).
     #[inline]
@@ -584,8 +573,8 @@ impl CircuitBreaker {
         let s = Packed::load(self.word.load(Ordering::Acquire));
         match s.state {
             CLOSED => true,
-            OPEN => self.passed(self.millis(at).0, s.at),
-            _ => !s.trial || self.claim_lapsed(self.millis(at).0, s.at),
+            OPEN => self.passed(self.epoch.millis(at).0, s.at),
+            _ => !s.trial || self.claim_lapsed(self.epoch.millis(at).0, s.at),
         }
     }
 
@@ -674,7 +663,7 @@ impl CircuitBreaker {
 
     fn on_failure(&self, permit: Verdict, now: Instant) {
         let generation = u64::from(permit.generation);
-        let ceil = self.millis(now).1;
+        let ceil = self.epoch.millis(now).1;
         match (&self.trip, permit.trial) {
             (Trip::Consecutive(threshold), false) => self.update(|s| match s.state {
                 _ if s.generation != generation => None,
@@ -708,7 +697,7 @@ impl CircuitBreaker {
     pub(crate) fn touch(&self) {
         self.word.load(Ordering::Acquire);
         if let Trip::Rate(window) = &self.trip {
-            window.totals(0, 0);
+            window.buckets.totals(0, 0);
         }
     }
 
@@ -721,7 +710,7 @@ impl CircuitBreaker {
         if s.state != CLOSED || s.generation != generation {
             return;
         }
-        let (floor, ceil) = self.millis(now);
+        let (floor, ceil) = self.epoch.millis(now);
         if window.trips(window.record(generation, floor, failed)) {
             // (If the word changed meanwhile, another report opened it or
             // the generation is over.)

@@ -282,7 +282,7 @@ impl<'a> RemoteView<'a> {
         if gate.flags.fetch_or(HELD, Ordering::AcqRel) & HELD != 0 {
             return;
         }
-        let ceil = self.0.millis(now).1;
+        let ceil = self.0.epoch.millis(now).1;
         self.0.update(|s| (s.state != OPEN).then(|| s.open(ceil)));
     }
 
@@ -338,7 +338,7 @@ impl<'a> RemoteView<'a> {
     pub fn release_at(&self, at: Instant) {
         // Reopened while still held: a call between the two sees either
         // the hold or the new `open_for`, never the old one run out.
-        let ceil = self.0.millis(at).1;
+        let ceil = self.0.epoch.millis(at).1;
         self.0.update(|s| (s.state == OPEN).then(|| s.open(ceil)));
         self.release(false);
     }
@@ -451,8 +451,8 @@ impl<'a> RemoteView<'a> {
                 calls: 0,
             },
             (Trip::Rate(window), CLOSED) => {
-                let index = self.0.millis(now).0 / window.width;
-                let (calls, failures) = window.totals(s.generation, index);
+                let index = self.0.epoch.millis(now).0 / window.buckets.width;
+                let (calls, failures) = window.buckets.totals(s.generation, index);
                 Report::Rate { failures, calls }
             }
             (Trip::Rate(window), _) => Report::Rate {
