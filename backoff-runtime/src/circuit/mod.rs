@@ -648,14 +648,11 @@ impl CircuitBreaker {
             }
         });
         if let Some(gate) = self.gate.get() {
-            if !trial {
-                // A success after failures: the fleet's count starts
-                // again. (Marked after the reset, so the fleet's thread
-                // never reads the count from before it with the mark.)
-                if ended.get() {
-                    gate.flags.fetch_add(1 << RUN_ENDS_SHIFT, Ordering::AcqRel);
-                }
-                gate.flags.fetch_or(SUCCEEDED, Ordering::AcqRel);
+            // A success after failures: the fleet's count starts again.
+            // (Counted after the reset, so the fleet's thread never reads
+            // the count from before it with the new total.)
+            if ended.get() {
+                gate.flags.fetch_add(1 << RUN_ENDS_SHIFT, Ordering::AcqRel);
             }
             gate.wake.wake();
         }

@@ -447,18 +447,20 @@ fn the_fleet_gate() {
         RemoteView::of(&b).report(t),
         Report::Count {
             failures: 1,
-            run: 1
+            run: 1,
+            threshold: 3,
         }
     );
-    // A success after it is marked (once) and wakes it.
+    // A success after it ends the run (counted once) and wakes it.
     b.acquire(t).unwrap().success();
-    assert!(RemoteView::of(&b).take_succeeded());
-    assert!(!RemoteView::of(&b).take_succeeded());
+    assert_eq!(wakes.load(core::sync::atomic::Ordering::Relaxed), 2);
+    assert_eq!(RemoteView::of(&b).run_ends(), 1);
     assert_eq!(
         RemoteView::of(&b).report(t),
         Report::Count {
             failures: 1,
-            run: 0
+            run: 0,
+            threshold: 3,
         }
     );
     // Held: open, and nothing passes, not even after open_for.
@@ -469,7 +471,8 @@ fn the_fleet_gate() {
         RemoteView::of(&b).report(t),
         Report::Count {
             failures: 1,
-            run: 0
+            run: 0,
+            threshold: 3,
         },
         "held: no run"
     );
