@@ -245,6 +245,15 @@ pub struct CircuitBreaker {
     gate: OnceLock<Gate>,
 }
 
+/// The public name of a packed state.
+fn state_of(state: u64) -> CircuitState {
+    match state {
+        CLOSED => CircuitState::Closed,
+        OPEN => CircuitState::Open,
+        _ => CircuitState::HalfOpen,
+    }
+}
+
 /// `n`, or 1 for 0, at most [`COUNT_MAX`].
 const fn threshold(n: u32) -> u64 {
     let n = n as u64;
@@ -370,20 +379,6 @@ impl CircuitBreaker {
         self
     }
 
-    /// Its [name](CircuitBreaker::named), if it has one.
-    ///
-    /// ```
-    /// use backoff_runtime::CircuitBreaker;
-    /// use std::time::Duration;
-    ///
-    /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30)).named("payments");
-    /// assert_eq!(breaker.name(), Some("payments"));
-    /// ```
-    #[doc(hidden)]
-    pub const fn name(&self) -> Option<&'static str> {
-        self.name.get()
-    }
-
     /// Tells the recorder of a change from the word `before` to the state
     /// `after`, if one is installed, this breaker is named and the state
     /// changed (while none is installed: one atomic load).
@@ -401,23 +396,14 @@ impl CircuitBreaker {
         if let Some(name) = self.name.get()
             && Packed::load(before).state != after
         {
-            let state = match after {
-                CLOSED => CircuitState::Closed,
-                HALF_OPEN => CircuitState::HalfOpen,
-                _ => CircuitState::Open,
-            };
-            crate::record::breaker_state(name, state);
+            crate::record::breaker_state(name, state_of(after));
         }
     }
 
     /// The current state (an open breaker whose `open_for` has passed
     /// reports `Open` until a call asks for a trial).
     pub fn state(&self) -> CircuitState {
-        match Packed::load(self.word.load(Ordering::Acquire)).state {
-            CLOSED => CircuitState::Closed,
-            OPEN => CircuitState::Open,
-            _ => CircuitState::HalfOpen,
-        }
+        state_of(Packed::load(self.word.load(Ordering::Acquire)).state)
     }
 
     /// Asks to make a call at `now`: a [`Permit`] to report the outcome to,
@@ -428,19 +414,13 @@ impl CircuitBreaker {
     /// tokio's clock with the `tokio` feature, else the system clock.
     #[inline]
     pub fn acquire(&self, now: Instant) -> Result<Permit<'_>, CircuitOpen> {
-        self.acquire_with(|| now)
+        self.acquire_timed(|| now, crate::clock::for_async())
     }
 
     /// [`acquire`](CircuitBreaker::acquire) with the time read from `clock`,
-    /// which is called only when the breaker is not closed: a call through a
-    /// closed breaker reads no clock and writes nothing shared (one atomic
-    /// load).
-    #[inline]
-    fn acquire_with(&self, clock: impl FnOnce() -> Instant) -> Result<Permit<'_>, CircuitOpen> {
-        self.acquire_timed(clock, crate::clock::for_async())
-    }
-
-    /// `acquire_with` whose permit keeps
+    /// which is called only when the breaker is not closed (a call through a
+    /// closed breaker reads no clock and writes nothing shared: one atomic
+    /// load), and whose permit keeps
     /// `clock` too: a permit dropped without a verdict counts as a failure
     /// at `clock()` (and a rate breaker times its successes with it). The
     /// loops of this crate acquire with their own clock this way.
@@ -461,6 +441,8 @@ impl CircuitBreaker {
         self.acquire_timed(clock, clock)
     }
 
+    /// `acquire_on` with the time read from `now` (called only when the
+    /// breaker is not closed), timing the permit by `clock`.
     #[inline]
     fn acquire_timed(
         &self,
@@ -539,16 +521,11 @@ impl CircuitBreaker {
     /// The refusal of a call at `now` (ms) by a breaker in state `s`: when
     /// it lets a trial through, if it knows.
     fn refusal(&self, s: Packed, now: u64, held: bool) -> CircuitOpen {
-        if held || self.open_for_ms == NEVER {
+        if held || self.open_for_ms == NEVER || s.state != OPEN {
             return CircuitOpen::new();
         }
-        match s.state {
-            // Its trial's claim lapses after `open_for` (at least 1 ms).
-            OPEN => CircuitOpen::after(Duration::from_millis(
-                self.open_for_ms.saturating_sub(since(now, s.at)),
-            )),
-            _ => CircuitOpen::new(),
-        }
+        let left = self.open_for_ms.saturating_sub(since(now, s.at));
+        CircuitOpen::after(Duration::from_millis(left))
     }
 
     /// Whether `open_for` has passed from `then` (rounded up) to `now`

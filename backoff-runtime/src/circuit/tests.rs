@@ -78,22 +78,34 @@ fn a_closed_breaker_reads_no_clock() {
         t
     };
     let b = CircuitBreaker::new(2, 1, Duration::from_millis(100));
-    b.acquire_with(clock).unwrap().success();
-    b.acquire_with(clock).unwrap().failure(t);
+    b.acquire_timed(clock, crate::clock::for_async())
+        .unwrap()
+        .success();
+    b.acquire_timed(clock, crate::clock::for_async())
+        .unwrap()
+        .failure(t);
     // Closed with a failure counted: still no clock, and a success resets.
-    b.acquire_with(clock).unwrap().success();
+    b.acquire_timed(clock, crate::clock::for_async())
+        .unwrap()
+        .success();
     assert_eq!(reads.get(), 0, "closed: no clock read");
-    b.acquire_with(clock).unwrap().failure(t);
-    b.acquire_with(clock).unwrap().failure(t);
+    b.acquire_timed(clock, crate::clock::for_async())
+        .unwrap()
+        .failure(t);
+    b.acquire_timed(clock, crate::clock::for_async())
+        .unwrap()
+        .failure(t);
     assert_eq!(
         b.state(),
         CircuitState::Open,
         "the reset count started afresh"
     );
-    assert!(b.acquire_with(clock).is_err());
+    assert!(b.acquire_timed(clock, crate::clock::for_async()).is_err());
     assert_eq!(reads.get(), 1, "open: the clock is read");
     let later = at(t, 100);
-    let trial = b.acquire_with(|| later).unwrap();
+    let trial = b
+        .acquire_timed(|| later, crate::clock::for_async())
+        .unwrap();
     assert!(trial.is_trial());
     trial.success();
     assert_eq!(b.state(), CircuitState::Closed);
