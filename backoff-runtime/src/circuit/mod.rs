@@ -454,14 +454,7 @@ impl CircuitBreaker {
             // (The state may change right after this load; the call is then
             // ordered before that change, as if the load were a no-op CAS,
             // and belongs to the generation it saw.)
-            return Ok(Permit {
-                breaker: self,
-                verdict: Verdict {
-                    clock,
-                    generation: ((word >> GEN_SHIFT) & GEN_MASK) as u8,
-                    trial: false,
-                },
-            });
+            return Ok(self.permit(clock, (word >> GEN_SHIFT) & GEN_MASK, false));
         }
         self.acquire_not_closed(now(), clock)
     }
@@ -506,14 +499,7 @@ impl CircuitBreaker {
             self.record_state(before, granted.state);
         }
         match result {
-            Ok(_) => Ok(Permit {
-                breaker: self,
-                verdict: Verdict {
-                    clock,
-                    generation: granted.generation as u8,
-                    trial: granted.trial,
-                },
-            }),
+            Ok(_) => Ok(self.permit(clock, granted.generation, granted.trial)),
             Err(word) => Err(self.refusal(Packed::load(word), floor, held)),
         }
     }
@@ -599,29 +585,23 @@ impl CircuitBreaker {
         // Whether the update that took effect ended a run (a late success,
         // from an older generation, ends none).
         let ended = core::cell::Cell::new(false);
-        self.update(|s| match (s.state, trial) {
-            _ if s.generation != generation => {
-                ended.set(false);
-                None
-            }
-            (CLOSED, false) if s.count > 0 => {
-                ended.set(true);
-                Some(s.closed(0))
-            }
-            (HALF_OPEN, true) if s.trial && s.count + 1 >= self.success_threshold => {
-                Some(s.reclosed(match self.trip {
-                    Trip::Consecutive(_) => 0,
-                    Trip::Rate(_) => RATE_MARK,
-                }))
-            }
-            (HALF_OPEN, true) if s.trial => Some(Packed {
-                count: s.count + 1,
-                trial: false,
-                ..s
-            }),
-            _ => {
-                ended.set(false);
-                None
+        self.update(|s| {
+            ended.set(false);
+            match (s.state, trial) {
+                _ if s.generation != generation => None,
+                (CLOSED, false) if s.count > 0 => {
+                    ended.set(true);
+                    Some(s.closed(0))
+                }
+                (HALF_OPEN, true) if s.trial && s.count + 1 >= self.success_threshold => {
+                    Some(s.reclosed(self.clean_count()))
+                }
+                (HALF_OPEN, true) if s.trial => Some(Packed {
+                    count: s.count + 1,
+                    trial: false,
+                    ..s
+                }),
+                _ => None,
             }
         });
         if let Some(gate) = self.gate.get() {
@@ -697,6 +677,28 @@ impl CircuitBreaker {
             if opened.is_ok() {
                 self.record_state(word, OPEN);
             }
+        }
+    }
+
+    /// The count of a breaker closed afresh: 0, or a rate breaker's mark.
+    fn clean_count(&self) -> u64 {
+        match self.trip {
+            Trip::Consecutive(_) => 0,
+            Trip::Rate(_) => RATE_MARK,
+        }
+    }
+
+    /// A permit of this breaker in `generation`, timed by `clock`.
+    #[inline(always)]
+    fn permit(&self, clock: Clock, generation: u64, trial: bool) -> Permit<'_> {
+        let generation = generation as u8;
+        Permit {
+            breaker: self,
+            verdict: Verdict {
+                clock,
+                generation,
+                trial,
+            },
         }
     }
 

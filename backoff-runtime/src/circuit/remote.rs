@@ -292,12 +292,9 @@ impl<'a> RemoteView<'a> {
         gate.flags
             .fetch_and(!(HELD | GRANT | WANT), Ordering::AcqRel);
         if close {
-            let mark = match self.0.trip {
-                Trip::Consecutive(_) => 0,
-                Trip::Rate(_) => RATE_MARK,
-            };
+            let count = self.0.clean_count();
             self.0
-                .update(|s| (s.state != CLOSED).then(|| s.reclosed(mark)));
+                .update(|s| (s.state != CLOSED).then(|| s.reclosed(count)));
         }
     }
 
