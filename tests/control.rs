@@ -115,7 +115,8 @@ fn a_field_of_a_users_breaker_type_opens_and_refuses() {
         RemoteView::of(&service.breaker.breaker).report(Instant::now()),
         Report::Count {
             failures: 2,
-            run: 0
+            run: 0,
+            threshold: 2,
         }
     );
 }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use backoff_runtime::circuit::remote::{Opens, RemoteView, Report, TrialWanted};
+use backoff_runtime::circuit::remote::{RemoteView, Report, TrialWanted};
 use backoff_runtime::control::Circuit;
 use backoff_runtime::{CircuitBreaker, CircuitState};
 
@@ -368,29 +368,30 @@ pub(crate) async fn sync_breaker(
     let held = RemoteView::of(b).held();
     // Held, and closed since: this process's trial (a grant) succeeded.
     let closed = held && b.state() == CircuitState::Closed;
-    // (The mark is superseded by the running total of run ends.)
-    let _ = RemoteView::of(b).take_succeeded();
     // One consistent snapshot: the run ends read before and after the
     // report agree (a success in between is in the next push).
-    let (mut failures, mut calls, mut ends) = (0, 0, 0);
+    let (mut failures, mut calls, mut ends, mut opens) = (0, 0, 0, (0, 0, 0));
     for _ in 0..4 {
         let before = RemoteView::of(b).run_ends();
-        (failures, calls) = match RemoteView::of(b).report(Instant::now()) {
-            Report::Count { failures, run } => (failures, run),
-            Report::Rate { failures, calls } => (failures, calls),
+        (failures, calls, opens) = match RemoteView::of(b).report(Instant::now()) {
+            Report::Count {
+                failures,
+                run,
+                threshold,
+            } => (failures, run, (threshold, 0, 0)),
+            Report::Rate {
+                failures,
+                calls,
+                per_mille,
+                min_calls,
+            } => (failures, calls, (0, per_mille, min_calls)),
         };
         ends = RemoteView::of(b).run_ends();
         if ends == before {
             break;
         }
     }
-    let (threshold, per_mille, min_calls) = match RemoteView::of(b).opens() {
-        Opens::Count { threshold } => (threshold, 0, 0),
-        Opens::Rate {
-            per_mille,
-            min_calls,
-        } => (0, per_mille, min_calls),
-    };
+    let (threshold, per_mille, min_calls) = opens;
     let (seq, held_gen) = {
         let mut seen = lock(&entry.fleet);
         seen.seq += 1;

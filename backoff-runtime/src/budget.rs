@@ -243,18 +243,6 @@ impl RetryBudget {
         self
     }
 
-    /// Its [name](RetryBudget::named), if it has one.
-    ///
-    /// ```
-    /// use backoff_runtime::RetryBudget;
-    ///
-    /// assert_eq!(RetryBudget::new(10, 0.1).named("payments").name(), Some("payments"));
-    /// ```
-    #[doc(hidden)]
-    pub const fn name(&self) -> Option<&'static str> {
-        self.name.get()
-    }
-
     /// Tells the recorder the tokens left, if one is installed and this
     /// budget is named.
     #[inline(always)]

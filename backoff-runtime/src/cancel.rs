@@ -110,15 +110,10 @@ fn park_until<C: Cancel + ?Sized>(cancel: &C, timeout: Duration) -> bool {
         if cancelled.as_mut().poll(&mut cx).is_ready() {
             return true;
         }
-        match deadline {
+        match deadline.map(|d| d.saturating_duration_since(std::time::Instant::now())) {
             None => std::thread::park(),
-            Some(deadline) => {
-                let left = deadline.saturating_duration_since(std::time::Instant::now());
-                if left.is_zero() {
-                    return cancel.is_cancelled();
-                }
-                std::thread::park_timeout(left);
-            }
+            Some(left) if left.is_zero() => return cancel.is_cancelled(),
+            Some(left) => std::thread::park_timeout(left),
         }
     }
 }
@@ -294,23 +289,17 @@ impl Future for Waiting<'_> {
         if self.inner.cancelled.load(Ordering::Acquire) {
             return Poll::Ready(());
         }
-        let waker = Some(cx.waker().clone());
-        match self.slot {
-            Some(i) => wakers[i] = waker,
-            None => match wakers.iter().position(Option::is_none) {
-                Some(i) => {
-                    wakers[i] = waker;
-                    drop(wakers);
-                    self.slot = Some(i);
-                }
-                None => {
-                    wakers.push(waker);
-                    let i = wakers.len() - 1;
-                    drop(wakers);
-                    self.slot = Some(i);
-                }
-            },
-        }
+        // Its slot: the one it had, else the first free one, else a new one.
+        let i = self
+            .slot
+            .or_else(|| wakers.iter().position(Option::is_none));
+        let i = i.unwrap_or_else(|| {
+            wakers.push(None);
+            wakers.len() - 1
+        });
+        wakers[i] = Some(cx.waker().clone());
+        drop(wakers);
+        self.slot = Some(i);
         Poll::Pending
     }
 }
@@ -387,10 +376,7 @@ pub async fn race(cancelled: impl Future<Output = ()>, sleep: impl Future<Output
 /// A blocking loop's wait between attempts: whether `cancel` was given
 /// before `delay` passed (a zero delay only asks).
 pub(crate) fn wait_unless<C: Cancel + ?Sized>(cancel: &C, delay: Duration) -> bool {
-    if delay.is_zero() || cancel.is_cancelled() {
-        return cancel.is_cancelled();
-    }
-    cancel.wait_timeout(delay)
+    cancel.is_cancelled() || (!delay.is_zero() && cancel.wait_timeout(delay))
 }
 
 #[cfg(test)]

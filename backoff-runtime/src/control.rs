@@ -162,63 +162,24 @@ pub trait Throttle {
     fn as_throttle(&self) -> &AdaptiveThrottle;
 }
 
-#[diagnostic::do_not_recommend]
-impl Circuit for CircuitBreaker {
-    #[inline]
-    fn as_circuit(&self) -> &CircuitBreaker {
-        self
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl Budget for RetryBudget {
-    #[inline]
-    fn as_budget(&self) -> &RetryBudget {
-        self
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl Throttle for AdaptiveThrottle {
-    #[inline]
-    fn as_throttle(&self) -> &AdaptiveThrottle {
-        self
-    }
-}
-
-/// The impls for handles of an implementor: `&T`, `Box<T>`, `Arc<T>` and
+/// The impls: the control lends itself, and `&T`, `Box<T>`, `Arc<T>` and
 /// `LazyLock<T, F>` lend what `T` lends.
 macro_rules! handles {
-    ($trait_:ident, $method:ident, $control:ty) => {
+    ($trait_:ident, $lend:ident, $control:ty) => {
+        handles!(@ $trait_, $lend, $control, [] $control, |c| c);
+        handles!(@ $trait_, $lend, $control, [T: $trait_ + ?Sized] &T, |c| (**c).$lend());
+        handles!(@ $trait_, $lend, $control, [T: $trait_ + ?Sized] Box<T>, |c| (**c).$lend());
+        handles!(@ $trait_, $lend, $control, [T: $trait_ + ?Sized] Arc<T>, |c| (**c).$lend());
+        handles!(@ $trait_, $lend, $control, [T: $trait_, F: FnOnce() -> T] LazyLock<T, F>,
+            |c| (**c).$lend());
+    };
+    (@ $trait_:ident, $lend:ident, $control:ty, [$($g:tt)*] $ty:ty, |$c:ident| $lent:expr) => {
         #[diagnostic::do_not_recommend]
-        impl<T: $trait_ + ?Sized> $trait_ for &T {
+        impl<$($g)*> $trait_ for $ty {
             #[inline]
-            fn $method(&self) -> &$control {
-                (**self).$method()
-            }
-        }
-
-        #[diagnostic::do_not_recommend]
-        impl<T: $trait_ + ?Sized> $trait_ for Box<T> {
-            #[inline]
-            fn $method(&self) -> &$control {
-                (**self).$method()
-            }
-        }
-
-        #[diagnostic::do_not_recommend]
-        impl<T: $trait_ + ?Sized> $trait_ for Arc<T> {
-            #[inline]
-            fn $method(&self) -> &$control {
-                (**self).$method()
-            }
-        }
-
-        #[diagnostic::do_not_recommend]
-        impl<T: $trait_, F: FnOnce() -> T> $trait_ for LazyLock<T, F> {
-            #[inline]
-            fn $method(&self) -> &$control {
-                (**self).$method()
+            fn $lend(&self) -> &$control {
+                let $c = self;
+                $lent
             }
         }
     };

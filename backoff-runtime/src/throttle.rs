@@ -27,8 +27,8 @@ use core::time::Duration;
 use std::sync::OnceLock;
 use std::time::Instant;
 
+use crate::circuit::{Buckets, Epoch};
 use crate::jitter::JitterRng;
-use crate::sync::{AtomicU64, Ordering};
 
 /// The error of a request rejected locally by an [`AdaptiveThrottle`]: it
 /// never reached the backend. Turn it into your error type with
@@ -73,13 +73,6 @@ impl From<Rejected> for std::io::Error {
         std::io::Error::new(std::io::ErrorKind::ResourceBusy, e)
     }
 }
-
-/// Buckets of the window.
-const BUCKETS: u64 = 10;
-/// A bucket: | index mod 2²⁴: 24 | requests: 20 | accepts: 20 |
-const INDEX_MASK: u64 = (1 << 24) - 1;
-const COUNT_BITS: u32 = 20;
-const COUNT_MAX: u64 = (1 << COUNT_BITS) - 1;
 
 /// Client-side adaptive throttling, shared by every call that names it.
 ///
@@ -132,11 +125,10 @@ const COUNT_MAX: u64 = (1 << COUNT_BITS) - 1;
 pub struct AdaptiveThrottle {
     /// `k` in thousandths.
     k_milli: u64,
-    /// A tenth of the window, in ms (at least 1).
-    width: u64,
     /// The first instant this throttle saw; time is kept in ms from there.
-    epoch: OnceLock<Instant>,
-    buckets: [AtomicU64; BUCKETS as usize],
+    epoch: Epoch,
+    /// Its requests (the high counts) and accepts (the low ones).
+    buckets: Buckets<20>,
     /// What each decision adds to its own counts, once attached
     /// ([`RemoteView::attach`]).
     remote: OnceLock<Box<dyn Remote>>,
@@ -213,7 +205,7 @@ impl<'a> RemoteView<'a> {
     /// `now`: what it reports to its fleet (see [`Remote`]).
     pub fn own_counts(&self, now: Instant) -> (u64, u64) {
         let t = self.0;
-        t.own_totals(t.millis(now) / t.width)
+        t.buckets.totals(0, t.index(now))
     }
 }
 
@@ -236,12 +228,10 @@ impl AdaptiveThrottle {
         } else {
             (k * 1000.0 + 0.5) as u64
         };
-        let width = crate::nanos::bucket_ms(window, BUCKETS);
         AdaptiveThrottle {
             k_milli,
-            width,
-            epoch: OnceLock::new(),
-            buckets: [const { AtomicU64::new(0) }; BUCKETS as usize],
+            epoch: Epoch::new(),
+            buckets: Buckets::new(window),
             remote: OnceLock::new(),
         }
     }
@@ -279,11 +269,11 @@ impl AdaptiveThrottle {
         now: Instant,
         unit: impl FnOnce() -> f64,
     ) -> Result<ThrottlePermit<'_>, Rejected> {
-        let index = self.millis(now) / self.width;
+        let index = self.index(now);
         let (requests, accepts) = self.totals(index);
         let over = (requests * 1000).saturating_sub(self.k_milli.saturating_mul(accepts));
         let reject = over > 0 && unit() * (((requests + 1) * 1000) as f64) < (over as f64);
-        let counted = self.count(index, 1 << COUNT_BITS, true);
+        let counted = self.buckets.add(0, index, 1 << 20, true);
         if reject {
             return Err(Rejected);
         }
@@ -304,50 +294,19 @@ impl AdaptiveThrottle {
     /// process's own and the rest of its fleet's, as its [`Remote`] says
     /// (a shared throttle's, `backoff_redis::SharedThrottle`).
     pub fn counts(&self, now: Instant) -> (u64, u64) {
-        self.totals(self.millis(now) / self.width)
+        self.totals(self.index(now))
     }
 
-    /// Milliseconds since the epoch (an earlier instant counts as the
-    /// epoch).
-    fn millis(&self, now: Instant) -> u64 {
-        let epoch = *self.epoch.get_or_init(|| now);
-        u64::try_from(now.saturating_duration_since(epoch).as_millis()).unwrap_or(u64::MAX)
-    }
-
-    /// Adds `add` (a request, or an accept) to the bucket of `index`;
-    /// `fresh` recycles a bucket of an earlier index (a request may, an
-    /// accept only counts in its request's bucket). Whether it counted.
-    fn count(&self, index: u64, add: u64, fresh: bool) -> bool {
-        let stamp = index & INDEX_MASK;
-        let bucket = &self.buckets[(index % BUCKETS) as usize];
-        bucket
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
-                let held = w >> (2 * COUNT_BITS);
-                if held == stamp {
-                    let requests = (w >> COUNT_BITS) & COUNT_MAX;
-                    let accepts = w & COUNT_MAX;
-                    let full = if add == 1 {
-                        accepts >= requests
-                    } else {
-                        requests == COUNT_MAX
-                    };
-                    (!full).then_some(w + add)
-                } else if fresh && (held.wrapping_sub(index) & INDEX_MASK) >= BUCKETS {
-                    // An earlier tenth's bucket (not a later one, which a
-                    // thread whose clock ran ahead has taken): recycle it.
-                    Some((stamp << (2 * COUNT_BITS)) | add)
-                } else {
-                    None
-                }
-            })
-            .is_ok()
+    /// The index of the bucket of `now`.
+    fn index(&self, now: Instant) -> u64 {
+        self.epoch.millis(now).0 / self.buckets.width
     }
 
     /// Requests and accepts of the window ending at `index`: this
     /// process's and the rest of its fleet's.
     #[inline]
     fn totals(&self, index: u64) -> (u64, u64) {
-        let (requests, accepts) = self.own_totals(index);
+        let (requests, accepts) = self.buckets.totals(0, index);
         let Some(remote) = self.remote.get() else {
             return (requests, accepts);
         };
@@ -358,20 +317,6 @@ impl AdaptiveThrottle {
             requests.saturating_add(rest_requests.min(cap)),
             accepts.saturating_add(rest_accepts.min(cap)),
         )
-    }
-
-    /// Requests and accepts in the buckets of the window ending at `index`.
-    fn own_totals(&self, index: u64) -> (u64, u64) {
-        let (mut requests, mut accepts) = (0, 0);
-        for bucket in &self.buckets {
-            let w = bucket.load(Ordering::Acquire);
-            let held = w >> (2 * COUNT_BITS);
-            if (index.wrapping_sub(held) & INDEX_MASK) < BUCKETS && w != 0 {
-                requests += (w >> COUNT_BITS) & COUNT_MAX;
-                accepts += w & COUNT_MAX;
-            }
-        }
-        (requests, accepts)
     }
 }
 
@@ -397,7 +342,7 @@ impl ThrottlePermit<'_> {
     /// overload rejection).
     pub fn accepted(self) {
         if self.index != UNCOUNTED {
-            self.throttle.count(self.index, 1, false);
+            self.throttle.buckets.add(0, self.index, 1, false);
         }
     }
 

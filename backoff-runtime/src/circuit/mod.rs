@@ -149,11 +149,13 @@ mod permit;
 pub mod remote;
 mod window;
 
+pub(crate) use packed::Epoch;
 use packed::*;
 pub use permit::Permit;
 use permit::*;
 pub(crate) use remote::Gate;
 use remote::*;
+pub(crate) use window::Buckets;
 use window::*;
 
 /// A lock-free circuit breaker shared by every call that names it.
@@ -231,7 +233,7 @@ pub struct CircuitBreaker {
     /// The first instant this breaker saw; it keeps time in milliseconds
     /// from there (each breaker its own, so breakers on different clocks,
     /// such as tokio's paused one, do not disturb each other).
-    epoch: OnceLock<Instant>,
+    epoch: Epoch,
     trip: Trip,
     success_threshold: u64,
     /// `open_for` in ms, rounded up ([`NEVER`] if it never ends).
@@ -241,6 +243,15 @@ pub struct CircuitBreaker {
     /// Set by [`RemoteView::attach`](remote::RemoteView::attach): consulted only
     /// when the breaker is open or half-open, and on failures.
     gate: OnceLock<Gate>,
+}
+
+/// The public name of a packed state.
+fn state_of(state: u64) -> CircuitState {
+    match state {
+        CLOSED => CircuitState::Closed,
+        OPEN => CircuitState::Open,
+        _ => CircuitState::HalfOpen,
+    }
 }
 
 /// `n`, or 1 for 0, at most [`COUNT_MAX`].
@@ -262,7 +273,7 @@ impl CircuitBreaker {
     pub const fn new(failure_threshold: u32, success_threshold: u32, open_for: Duration) -> Self {
         CircuitBreaker {
             word: AtomicU64::new(0),
-            epoch: OnceLock::new(),
+            epoch: Epoch::new(),
             trip: Trip::Consecutive(threshold(failure_threshold)),
             success_threshold: threshold(success_threshold),
             open_for_ms: millis_up(open_for),
@@ -333,15 +344,13 @@ impl CircuitBreaker {
         } else {
             (failure_ratio * 1000.0 + 0.5) as u64
         };
-        let width = crate::nanos::bucket_ms(window, BUCKETS);
         CircuitBreaker {
             word: AtomicU64::new(RATE_MARK << COUNT_SHIFT),
-            epoch: OnceLock::new(),
+            epoch: Epoch::new(),
             trip: Trip::Rate(Window {
                 per_mille,
                 min_calls: if min_calls == 0 { 1 } else { min_calls as u64 },
-                width,
-                buckets: [const { AtomicU64::new(0) }; BUCKETS as usize],
+                buckets: Buckets::new(window),
             }),
             success_threshold: 1,
             open_for_ms: millis_up(open_for),
@@ -370,20 +379,6 @@ impl CircuitBreaker {
         self
     }
 
-    /// Its [name](CircuitBreaker::named), if it has one.
-    ///
-    /// ```
-    /// use backoff_runtime::CircuitBreaker;
-    /// use std::time::Duration;
-    ///
-    /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30)).named("payments");
-    /// assert_eq!(breaker.name(), Some("payments"));
-    /// ```
-    #[doc(hidden)]
-    pub const fn name(&self) -> Option<&'static str> {
-        self.name.get()
-    }
-
     /// Tells the recorder of a change from the word `before` to the state
     /// `after`, if one is installed, this breaker is named and the state
     /// changed (while none is installed: one atomic load).
@@ -401,23 +396,14 @@ impl CircuitBreaker {
         if let Some(name) = self.name.get()
             && Packed::load(before).state != after
         {
-            let state = match after {
-                CLOSED => CircuitState::Closed,
-                HALF_OPEN => CircuitState::HalfOpen,
-                _ => CircuitState::Open,
-            };
-            crate::record::breaker_state(name, state);
+            crate::record::breaker_state(name, state_of(after));
         }
     }
 
     /// The current state (an open breaker whose `open_for` has passed
     /// reports `Open` until a call asks for a trial).
     pub fn state(&self) -> CircuitState {
-        match Packed::load(self.word.load(Ordering::Acquire)).state {
-            CLOSED => CircuitState::Closed,
-            OPEN => CircuitState::Open,
-            _ => CircuitState::HalfOpen,
-        }
+        state_of(Packed::load(self.word.load(Ordering::Acquire)).state)
     }
 
     /// Asks to make a call at `now`: a [`Permit`] to report the outcome to,
@@ -428,19 +414,13 @@ impl CircuitBreaker {
     /// tokio's clock with the `tokio` feature, else the system clock.
     #[inline]
     pub fn acquire(&self, now: Instant) -> Result<Permit<'_>, CircuitOpen> {
-        self.acquire_with(|| now)
+        self.acquire_timed(|| now, crate::clock::for_async())
     }
 
     /// [`acquire`](CircuitBreaker::acquire) with the time read from `clock`,
-    /// which is called only when the breaker is not closed: a call through a
-    /// closed breaker reads no clock and writes nothing shared (one atomic
-    /// load).
-    #[inline]
-    fn acquire_with(&self, clock: impl FnOnce() -> Instant) -> Result<Permit<'_>, CircuitOpen> {
-        self.acquire_timed(clock, crate::clock::for_async())
-    }
-
-    /// `acquire_with` whose permit keeps
+    /// which is called only when the breaker is not closed (a call through a
+    /// closed breaker reads no clock and writes nothing shared: one atomic
+    /// load), and whose permit keeps
     /// `clock` too: a permit dropped without a verdict counts as a failure
     /// at `clock()` (and a rate breaker times its successes with it). The
     /// loops of this crate acquire with their own clock this way.
@@ -461,6 +441,8 @@ impl CircuitBreaker {
         self.acquire_timed(clock, clock)
     }
 
+    /// `acquire_on` with the time read from `now` (called only when the
+    /// breaker is not closed), timing the permit by `clock`.
     #[inline]
     fn acquire_timed(
         &self,
@@ -472,14 +454,7 @@ impl CircuitBreaker {
             // (The state may change right after this load; the call is then
             // ordered before that change, as if the load were a no-op CAS,
             // and belongs to the generation it saw.)
-            return Ok(Permit {
-                breaker: self,
-                verdict: Verdict {
-                    clock,
-                    generation: ((word >> GEN_SHIFT) & GEN_MASK) as u8,
-                    trial: false,
-                },
-            });
+            return Ok(self.permit(clock, (word >> GEN_SHIFT) & GEN_MASK, false));
         }
         self.acquire_not_closed(now(), clock)
     }
@@ -489,7 +464,7 @@ impl CircuitBreaker {
     #[cold]
     #[inline(never)]
     fn acquire_not_closed(&self, now: Instant, clock: Clock) -> Result<Permit<'_>, CircuitOpen> {
-        let (floor, ceil) = self.millis(now);
+        let (floor, ceil) = self.epoch.millis(now);
         // Held open by its fleet: a trial only with the fleet's grant, taken
         // here (and given back if no trial is claimed with it).
         let (held, grant) = match self.gate.get() {
@@ -524,14 +499,7 @@ impl CircuitBreaker {
             self.record_state(before, granted.state);
         }
         match result {
-            Ok(_) => Ok(Permit {
-                breaker: self,
-                verdict: Verdict {
-                    clock,
-                    generation: granted.generation as u8,
-                    trial: granted.trial,
-                },
-            }),
+            Ok(_) => Ok(self.permit(clock, granted.generation, granted.trial)),
             Err(word) => Err(self.refusal(Packed::load(word), floor, held)),
         }
     }
@@ -539,27 +507,11 @@ impl CircuitBreaker {
     /// The refusal of a call at `now` (ms) by a breaker in state `s`: when
     /// it lets a trial through, if it knows.
     fn refusal(&self, s: Packed, now: u64, held: bool) -> CircuitOpen {
-        if held || self.open_for_ms == NEVER {
+        if held || self.open_for_ms == NEVER || s.state != OPEN {
             return CircuitOpen::new();
         }
-        match s.state {
-            // Its trial's claim lapses after `open_for` (at least 1 ms).
-            OPEN => CircuitOpen::after(Duration::from_millis(
-                self.open_for_ms.saturating_sub(since(now, s.at)),
-            )),
-            _ => CircuitOpen::new(),
-        }
-    }
-
-    /// Milliseconds since this breaker's epoch, rounded down and up (an
-    /// earlier instant, from another clock, counts as the epoch), not yet
-    /// reduced to the ring.
-    fn millis(&self, now: Instant) -> (u64, u64) {
-        let epoch = *self.epoch.get_or_init(|| now);
-        let nanos = now.saturating_duration_since(epoch).as_nanos();
-        let floor = u64::try_from(nanos / 1_000_000).unwrap_or(u64::MAX);
-        let ceil = u64::try_from(nanos.div_ceil(1_000_000)).unwrap_or(u64::MAX);
-        (floor, ceil)
+        let left = self.open_for_ms.saturating_sub(since(now, s.at));
+        CircuitOpen::after(Duration::from_millis(left))
     }
 
     /// Whether `open_for` has passed from `then` (rounded up) to `now`
@@ -584,8 +536,8 @@ impl CircuitBreaker {
         let s = Packed::load(self.word.load(Ordering::Acquire));
         match s.state {
             CLOSED => true,
-            OPEN => self.passed(self.millis(at).0, s.at),
-            _ => !s.trial || self.claim_lapsed(self.millis(at).0, s.at),
+            OPEN => self.passed(self.epoch.millis(at).0, s.at),
+            _ => !s.trial || self.claim_lapsed(self.epoch.millis(at).0, s.at),
         }
     }
 
@@ -633,40 +585,31 @@ impl CircuitBreaker {
         // Whether the update that took effect ended a run (a late success,
         // from an older generation, ends none).
         let ended = core::cell::Cell::new(false);
-        self.update(|s| match (s.state, trial) {
-            _ if s.generation != generation => {
-                ended.set(false);
-                None
-            }
-            (CLOSED, false) if s.count > 0 => {
-                ended.set(true);
-                Some(s.closed(0))
-            }
-            (HALF_OPEN, true) if s.trial && s.count + 1 >= self.success_threshold => {
-                Some(s.reclosed(match self.trip {
-                    Trip::Consecutive(_) => 0,
-                    Trip::Rate(_) => RATE_MARK,
-                }))
-            }
-            (HALF_OPEN, true) if s.trial => Some(Packed {
-                count: s.count + 1,
-                trial: false,
-                ..s
-            }),
-            _ => {
-                ended.set(false);
-                None
+        self.update(|s| {
+            ended.set(false);
+            match (s.state, trial) {
+                _ if s.generation != generation => None,
+                (CLOSED, false) if s.count > 0 => {
+                    ended.set(true);
+                    Some(s.closed(0))
+                }
+                (HALF_OPEN, true) if s.trial && s.count + 1 >= self.success_threshold => {
+                    Some(s.reclosed(self.clean_count()))
+                }
+                (HALF_OPEN, true) if s.trial => Some(Packed {
+                    count: s.count + 1,
+                    trial: false,
+                    ..s
+                }),
+                _ => None,
             }
         });
         if let Some(gate) = self.gate.get() {
-            if !trial {
-                // A success after failures: the fleet's count starts
-                // again. (Marked after the reset, so the fleet's thread
-                // never reads the count from before it with the mark.)
-                if ended.get() {
-                    gate.flags.fetch_add(1 << RUN_ENDS_SHIFT, Ordering::AcqRel);
-                }
-                gate.flags.fetch_or(SUCCEEDED, Ordering::AcqRel);
+            // A success after failures: the fleet's count starts again.
+            // (Counted after the reset, so the fleet's thread never reads
+            // the count from before it with the new total.)
+            if ended.get() {
+                gate.flags.fetch_add(1 << RUN_ENDS_SHIFT, Ordering::AcqRel);
             }
             gate.wake.wake();
         }
@@ -674,7 +617,7 @@ impl CircuitBreaker {
 
     fn on_failure(&self, permit: Verdict, now: Instant) {
         let generation = u64::from(permit.generation);
-        let ceil = self.millis(now).1;
+        let ceil = self.epoch.millis(now).1;
         match (&self.trip, permit.trial) {
             (Trip::Consecutive(threshold), false) => self.update(|s| match s.state {
                 _ if s.generation != generation => None,
@@ -708,7 +651,7 @@ impl CircuitBreaker {
     pub(crate) fn touch(&self) {
         self.word.load(Ordering::Acquire);
         if let Trip::Rate(window) = &self.trip {
-            window.totals(0, 0);
+            window.buckets.totals(0, 0);
         }
     }
 
@@ -721,7 +664,7 @@ impl CircuitBreaker {
         if s.state != CLOSED || s.generation != generation {
             return;
         }
-        let (floor, ceil) = self.millis(now);
+        let (floor, ceil) = self.epoch.millis(now);
         if window.trips(window.record(generation, floor, failed)) {
             // (If the word changed meanwhile, another report opened it or
             // the generation is over.)
@@ -734,6 +677,28 @@ impl CircuitBreaker {
             if opened.is_ok() {
                 self.record_state(word, OPEN);
             }
+        }
+    }
+
+    /// The count of a breaker closed afresh: 0, or a rate breaker's mark.
+    fn clean_count(&self) -> u64 {
+        match self.trip {
+            Trip::Consecutive(_) => 0,
+            Trip::Rate(_) => RATE_MARK,
+        }
+    }
+
+    /// A permit of this breaker in `generation`, timed by `clock`.
+    #[inline(always)]
+    fn permit(&self, clock: Clock, generation: u64, trial: bool) -> Permit<'_> {
+        let generation = generation as u8;
+        Permit {
+            breaker: self,
+            verdict: Verdict {
+                clock,
+                generation,
+                trial,
+            },
         }
     }
 

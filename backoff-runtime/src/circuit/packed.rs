@@ -126,3 +126,27 @@ pub(super) const fn millis_up(d: Duration) -> u64 {
         ms as u64
     }
 }
+
+/// The first instant a breaker or throttle saw: each keeps time in
+/// milliseconds from there (each its own, so controls on different clocks,
+/// such as tokio's paused one, do not disturb each other).
+#[derive(Debug)]
+pub(crate) struct Epoch(OnceLock<Instant>);
+
+impl Epoch {
+    pub(crate) const fn new() -> Self {
+        Epoch(OnceLock::new())
+    }
+
+    /// Milliseconds since the epoch, rounded down and up (an earlier
+    /// instant, from another clock, counts as the epoch), not yet reduced
+    /// to the ring.
+    pub(crate) fn millis(&self, now: Instant) -> (u64, u64) {
+        let nanos = now
+            .saturating_duration_since(*self.0.get_or_init(|| now))
+            .as_nanos();
+        let floor = u64::try_from(nanos / 1_000_000).unwrap_or(u64::MAX);
+        let ceil = u64::try_from(nanos.div_ceil(1_000_000)).unwrap_or(u64::MAX);
+        (floor, ceil)
+    }
+}

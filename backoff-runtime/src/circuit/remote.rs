@@ -11,9 +11,8 @@
 //!
 //! - **export** its counts: [`RemoteView::report`] (a [`Report`]: every
 //!   failure so far and the current run for a count breaker, the window's
-//!   failures and calls for a rate breaker), [`RemoteView::run_ends`] and
-//!   [`RemoteView::take_succeeded`] (successes that ended a run here), and
-//!   what opens it, [`RemoteView::opens`] (an [`Opens`]);
+//!   failures and calls for a rate breaker, with what opens it) and
+//!   [`RemoteView::run_ends`] (successes that ended a run here);
 //! - **import** the fleet's state: [`RemoteView::hold`] (open now, in a new
 //!   generation, and no trial of its own until released),
 //!   [`RemoteView::release`] (closing it when the fleet closed, or leaving
@@ -49,7 +48,7 @@
 //! let now = Instant::now();
 //! breaker.acquire(now).unwrap().failure(now);
 //! assert_eq!(wakes.load(Ordering::Relaxed), 1);
-//! assert_eq!(view.report(now), Report::Count { failures: 1, run: 1 });
+//! assert_eq!(view.report(now), Report::Count { failures: 1, run: 1, threshold: 5 });
 //! view.hold(now); // the fleet opened
 //! assert!(breaker.acquire(now).is_err());
 //! ```
@@ -89,8 +88,6 @@ pub(crate) struct Gate {
 pub(super) const HELD: u64 = 1;
 pub(super) const GRANT: u64 = 2;
 pub(super) const WANT: u64 = 4;
-/// A success ended a run of failures here (closed, count breaker).
-pub(super) const SUCCEEDED: u64 = 8;
 /// The flags' bits from here up count the successes here, not trials',
 /// that ended a run of failures (a running total the fleet stores as it
 /// is; in the same word as the marks, so a breaker is no larger for it).
@@ -120,7 +117,8 @@ impl Gate {
 
 /// What a breaker reports to its fleet
 /// ([`RemoteView::report`]): the counts a fleet adds up across
-/// its processes.
+/// its processes, and what opens it, so what opens its fleet (the same
+/// rule over the counts every process reports).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Report {
     /// A count breaker's ([`CircuitBreaker::new`]).
@@ -133,6 +131,8 @@ pub enum Report {
         failures: u64,
         /// Its current run of consecutive failures (0 unless closed).
         run: u64,
+        /// Its `failure_threshold` (at least 1): the run that opens it.
+        threshold: u64,
     },
     /// A rate breaker's ([`CircuitBreaker::rate`]): the failures and calls
     /// in its window while closed; `min_calls` of each while it is open on
@@ -142,24 +142,10 @@ pub enum Report {
         failures: u64,
         /// Calls in the window.
         calls: u64,
-    },
-}
-
-/// What opens a breaker, so what opens its fleet
-/// ([`RemoteView::opens`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Opens {
-    /// A count breaker: `threshold` consecutive failures.
-    Count {
-        /// Its `failure_threshold` (at least 1).
-        threshold: u64,
-    },
-    /// A rate breaker: at least `min_calls` calls in the window, and a
-    /// share of failures of at least `per_mille` thousandths.
-    Rate {
-        /// Its `failure_ratio`, in thousandths.
+        /// Its `failure_ratio`, in thousandths: the share of failures
+        /// that opens it ...
         per_mille: u64,
-        /// Its `min_calls` (at least 1).
+        /// ... once the window holds its `min_calls` (at least 1).
         min_calls: u64,
     },
 }
@@ -232,7 +218,7 @@ impl<'a> RemoteView<'a> {
     /// breaker.acquire(now).unwrap().failure(now);
     /// assert_eq!(wakes.load(Ordering::Relaxed), 1);
     /// // Every failure so far, and the current run of consecutive ones.
-    /// assert_eq!(remote.report(now), Report::Count { failures: 1, run: 1 });
+    /// assert_eq!(remote.report(now), Report::Count { failures: 1, run: 1, threshold: 5 });
     /// ```
     pub fn attach(breaker: &'a CircuitBreaker, remote: Box<dyn Remote>) -> Option<Self> {
         breaker
@@ -282,7 +268,7 @@ impl<'a> RemoteView<'a> {
         if gate.flags.fetch_or(HELD, Ordering::AcqRel) & HELD != 0 {
             return;
         }
-        let ceil = self.0.millis(now).1;
+        let ceil = self.0.epoch.millis(now).1;
         self.0.update(|s| (s.state != OPEN).then(|| s.open(ceil)));
     }
 
@@ -306,12 +292,9 @@ impl<'a> RemoteView<'a> {
         gate.flags
             .fetch_and(!(HELD | GRANT | WANT), Ordering::AcqRel);
         if close {
-            let mark = match self.0.trip {
-                Trip::Consecutive(_) => 0,
-                Trip::Rate(_) => RATE_MARK,
-            };
+            let count = self.0.clean_count();
             self.0
-                .update(|s| (s.state != CLOSED).then(|| s.reclosed(mark)));
+                .update(|s| (s.state != CLOSED).then(|| s.reclosed(count)));
         }
     }
 
@@ -338,7 +321,7 @@ impl<'a> RemoteView<'a> {
     pub fn release_at(&self, at: Instant) {
         // Reopened while still held: a call between the two sees either
         // the hold or the new `open_for`, never the old one run out.
-        let ceil = self.0.millis(at).1;
+        let ceil = self.0.epoch.millis(at).1;
         self.0.update(|s| (s.state == OPEN).then(|| s.open(ceil)));
         self.release(false);
     }
@@ -353,23 +336,12 @@ impl<'a> RemoteView<'a> {
         }
     }
 
-    /// Takes (and clears) the mark left by a success, not a trial's, that
-    /// ended a run of failures here (so the fleet's run of consecutive
-    /// failures ends too, even if the report that would show it is lost).
-    pub fn take_succeeded(&self) -> bool {
-        self.0
-            .gate
-            .get()
-            .is_some_and(|g| g.flags.fetch_and(!SUCCEEDED, Ordering::AcqRel) & SUCCEEDED != 0)
-    }
-
     /// How many successes here, not trials, have ended a run of
     /// consecutive failures since the breaker joined its fleet: a running
     /// total, so a fleet can push it as it is (idempotently: a push
-    /// retried, or run late, changes nothing twice) where a mark taken
-    /// before the push ([`take_succeeded`]) is lost with a failed
-    /// one. A success from a call admitted before the breaker last opened
-    /// ends nothing and is not counted.
+    /// retried, or run late, changes nothing twice, and a failed push
+    /// loses nothing). A success from a call admitted before the breaker
+    /// last opened ends nothing and is not counted.
     ///
     /// ```
     /// use backoff_runtime::CircuitBreaker;
@@ -385,8 +357,6 @@ impl<'a> RemoteView<'a> {
     /// breaker.acquire(now).unwrap().success();
     /// assert_eq!(remote.run_ends(), 1);
     /// ```
-    ///
-    /// [`take_succeeded`]: RemoteView::take_succeeded
     pub fn run_ends(&self) -> u64 {
         self.0
             .gate
@@ -418,7 +388,8 @@ impl<'a> RemoteView<'a> {
     /// What this process reports to its fleet at `now` (see
     /// [`Report`]): for a count breaker, every failure reported here
     /// since it joined and its current run of consecutive failures; for a
-    /// rate breaker, the failures and calls in its window.
+    /// rate breaker, the failures and calls in its window; and what opens
+    /// it.
     ///
     /// ```
     /// use backoff_runtime::CircuitBreaker;
@@ -430,60 +401,43 @@ impl<'a> RemoteView<'a> {
     /// let now = Instant::now();
     /// breaker.acquire(now).unwrap().failure(now);
     /// breaker.acquire(now).unwrap().failure(now);
-    /// assert_eq!(remote.report(now), Report::Count { failures: 2, run: 2 });
+    /// assert_eq!(remote.report(now), Report::Count { failures: 2, run: 2, threshold: 5 });
     /// breaker.acquire(now).unwrap().success(); // ends the run, not the total
-    /// assert_eq!(remote.report(now), Report::Count { failures: 2, run: 0 });
-    /// assert!(remote.take_succeeded());
+    /// assert_eq!(remote.report(now), Report::Count { failures: 2, run: 0, threshold: 5 });
+    /// assert_eq!(remote.run_ends(), 1);
+    ///
+    /// let rate = CircuitBreaker::rate(0.5, 20, Duration::from_secs(10), Duration::from_secs(30));
+    /// assert_eq!(
+    ///     RemoteView::of(&rate).report(now),
+    ///     Report::Rate { failures: 0, calls: 0, per_mille: 500, min_calls: 20 }
+    /// );
     /// ```
     pub fn report(&self, now: Instant) -> Report {
         let s = Packed::load(self.0.word.load(Ordering::Acquire));
-        match (&self.0.trip, s.state) {
-            (Trip::Consecutive(_), state) => Report::Count {
-                failures: self
-                    .0
-                    .gate
-                    .get()
-                    .map_or(0, |g| g.failures.load(Ordering::Acquire)),
-                run: if state == CLOSED { s.count } else { 0 },
-            },
-            _ if self.held() => Report::Rate {
-                failures: 0,
-                calls: 0,
-            },
-            (Trip::Rate(window), CLOSED) => {
-                let index = self.0.millis(now).0 / window.width;
-                let (calls, failures) = window.totals(s.generation, index);
-                Report::Rate { failures, calls }
+        let window = match &self.0.trip {
+            Trip::Consecutive(threshold) => {
+                let failures = self.0.gate.get().map(|g| &g.failures);
+                return Report::Count {
+                    failures: failures.map_or(0, |f| f.load(Ordering::Acquire)),
+                    run: if s.state == CLOSED { s.count } else { 0 },
+                    threshold: *threshold,
+                };
             }
-            (Trip::Rate(window), _) => Report::Rate {
-                failures: window.min_calls,
-                calls: window.min_calls,
-            },
-        }
-    }
-
-    /// What opens this breaker, so what opens its fleet: the same rule
-    /// over the counts every process reports.
-    ///
-    /// ```
-    /// use backoff_runtime::CircuitBreaker;
-    /// use backoff_runtime::circuit::remote::{Opens, RemoteView};
-    /// use std::time::Duration;
-    ///
-    /// let count = CircuitBreaker::new(5, 1, Duration::from_secs(30));
-    /// assert_eq!(RemoteView::of(&count).opens(), Opens::Count { threshold: 5 });
-    /// let rate = CircuitBreaker::rate(0.5, 20, Duration::from_secs(10), Duration::from_secs(30));
-    /// assert_eq!(RemoteView::of(&rate).opens(), Opens::Rate { per_mille: 500, min_calls: 20 });
-    /// ```
-    pub fn opens(&self) -> Opens {
-        match &self.0.trip {
-            Trip::Consecutive(threshold) => Opens::Count {
-                threshold: *threshold,
-            },
-            Trip::Rate(window) => Opens::Rate {
-                per_mille: window.per_mille,
-                min_calls: window.min_calls,
-            },
+            Trip::Rate(window) => window,
+        };
+        let (calls, failures) = if self.held() {
+            (0, 0)
+        } else if s.state == CLOSED {
+            let index = self.0.epoch.millis(now).0 / window.buckets.width;
+            window.buckets.totals(s.generation, index)
+        } else {
+            (window.min_calls, window.min_calls)
+        };
+        Report::Rate {
+            failures,
+            calls,
+            per_mille: window.per_mille,
+            min_calls: window.min_calls,
         }
     }
 }

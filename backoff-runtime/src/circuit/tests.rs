@@ -78,22 +78,34 @@ fn a_closed_breaker_reads_no_clock() {
         t
     };
     let b = CircuitBreaker::new(2, 1, Duration::from_millis(100));
-    b.acquire_with(clock).unwrap().success();
-    b.acquire_with(clock).unwrap().failure(t);
+    b.acquire_timed(clock, crate::clock::for_async())
+        .unwrap()
+        .success();
+    b.acquire_timed(clock, crate::clock::for_async())
+        .unwrap()
+        .failure(t);
     // Closed with a failure counted: still no clock, and a success resets.
-    b.acquire_with(clock).unwrap().success();
+    b.acquire_timed(clock, crate::clock::for_async())
+        .unwrap()
+        .success();
     assert_eq!(reads.get(), 0, "closed: no clock read");
-    b.acquire_with(clock).unwrap().failure(t);
-    b.acquire_with(clock).unwrap().failure(t);
+    b.acquire_timed(clock, crate::clock::for_async())
+        .unwrap()
+        .failure(t);
+    b.acquire_timed(clock, crate::clock::for_async())
+        .unwrap()
+        .failure(t);
     assert_eq!(
         b.state(),
         CircuitState::Open,
         "the reset count started afresh"
     );
-    assert!(b.acquire_with(clock).is_err());
+    assert!(b.acquire_timed(clock, crate::clock::for_async()).is_err());
     assert_eq!(reads.get(), 1, "open: the clock is read");
     let later = at(t, 100);
-    let trial = b.acquire_with(|| later).unwrap();
+    let trial = b
+        .acquire_timed(|| later, crate::clock::for_async())
+        .unwrap();
     assert!(trial.is_trial());
     trial.success();
     assert_eq!(b.state(), CircuitState::Closed);
@@ -447,18 +459,20 @@ fn the_fleet_gate() {
         RemoteView::of(&b).report(t),
         Report::Count {
             failures: 1,
-            run: 1
+            run: 1,
+            threshold: 3,
         }
     );
-    // A success after it is marked (once) and wakes it.
+    // A success after it ends the run (counted once) and wakes it.
     b.acquire(t).unwrap().success();
-    assert!(RemoteView::of(&b).take_succeeded());
-    assert!(!RemoteView::of(&b).take_succeeded());
+    assert_eq!(wakes.load(core::sync::atomic::Ordering::Relaxed), 2);
+    assert_eq!(RemoteView::of(&b).run_ends(), 1);
     assert_eq!(
         RemoteView::of(&b).report(t),
         Report::Count {
             failures: 1,
-            run: 0
+            run: 0,
+            threshold: 3,
         }
     );
     // Held: open, and nothing passes, not even after open_for.
@@ -469,7 +483,8 @@ fn the_fleet_gate() {
         RemoteView::of(&b).report(t),
         Report::Count {
             failures: 1,
-            run: 0
+            run: 0,
+            threshold: 3,
         },
         "held: no run"
     );

@@ -1,13 +1,13 @@
 //! What trips a breaker: consecutive failures, or a rate over a sliding
-//! window ([`Trip`], [`Window`]).
+//! window ([`Trip`], [`Window`]); the window's [`Buckets`], which an
+//! [`AdaptiveThrottle`](crate::AdaptiveThrottle) counts in too.
 
 use super::*;
 
-/// Buckets of a rate breaker's window.
-pub(super) const BUCKETS: u64 = 10;
-/// A bucket: | generation: 8 | index mod 2²⁴: 24 | calls: 16 | failures: 16 |
-pub(super) const INDEX_MASK: u64 = (1 << 24) - 1;
-pub(super) const TALLY_MAX: u64 = 0xFFFF;
+/// Buckets of a sliding window.
+pub(crate) const BUCKETS: u64 = 10;
+/// A bucket's time index is kept mod 2²⁴.
+const INDEX_MASK: u64 = (1 << 24) - 1;
 
 /// How a closed breaker decides to open.
 #[derive(Debug)]
@@ -18,63 +18,99 @@ pub(super) enum Trip {
     Rate(Window),
 }
 
-/// The sliding window of a rate breaker: [`BUCKETS`] buckets of
-/// `width` ms, each an `AtomicU64` holding its generation, its index
-/// (time / width) and its counts.
+/// The sliding window of a rate breaker: its calls (the high counts) and
+/// failures (the low ones), 16 bits each.
 #[derive(Debug)]
 pub(super) struct Window {
     /// Failures per thousand calls that open the breaker (1..=1000).
     pub(super) per_mille: u64,
     pub(super) min_calls: u64,
-    pub(super) width: u64,
-    pub(super) buckets: [AtomicU64; BUCKETS as usize],
+    pub(super) buckets: Buckets<16>,
 }
 
 impl Window {
     /// Counts one call (a failure if `failed`) of `generation` at `now`
     /// (ms since the epoch); returns the window's calls and failures, this
-    /// one included. A bucket of an earlier time or generation is
-    /// recycled; a call whose bucket already holds a later time (another
-    /// thread's clock ran ahead) is not counted.
+    /// one included.
     pub(super) fn record(&self, generation: u64, now: u64, failed: bool) -> (u64, u64) {
-        let index = now / self.width;
-        let stamp = (generation << 24) | (index & INDEX_MASK);
-        let fresh = (stamp << 32) | (1 << 16) | u64::from(failed);
-        let bucket = &self.buckets[(index % BUCKETS) as usize];
-        let _ = bucket.fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
-            let held = w >> 32;
-            if held == stamp {
-                ((w >> 16) & TALLY_MAX < TALLY_MAX).then(|| w + (1 << 16) + u64::from(failed))
-            } else if held >> 24 == generation
-                && ((held & INDEX_MASK).wrapping_sub(index) & INDEX_MASK) < BUCKETS
-            {
-                None
-            } else {
-                Some(fresh)
-            }
-        });
-        self.totals(generation, index)
-    }
-
-    /// Calls and failures of `generation` in the `BUCKETS` buckets ending
-    /// with `index`.
-    pub(super) fn totals(&self, generation: u64, index: u64) -> (u64, u64) {
-        let (mut calls, mut failures) = (0, 0);
-        for bucket in &self.buckets {
-            let w = bucket.load(Ordering::Acquire);
-            let held = w >> 32;
-            if held >> 24 == generation
-                && (index.wrapping_sub(held & INDEX_MASK) & INDEX_MASK) < BUCKETS
-            {
-                calls += (w >> 16) & TALLY_MAX;
-                failures += w & TALLY_MAX;
-            }
-        }
-        (calls, failures)
+        let index = now / self.buckets.width;
+        self.buckets
+            .add(generation, index, (1 << 16) | u64::from(failed), true);
+        self.buckets.totals(generation, index)
     }
 
     /// Whether these counts open the breaker.
     pub(super) fn trips(&self, (calls, failures): (u64, u64)) -> bool {
         calls >= self.min_calls && failures > 0 && failures * 1000 >= self.per_mille * calls
+    }
+}
+
+/// [`BUCKETS`] buckets of `width` ms, each an `AtomicU64`:
+/// | generation: 40 − 2·BITS | time index mod 2²⁴: 24 | high: BITS | low: BITS |.
+/// A low count never exceeds its bucket's high one unless both are added
+/// at once.
+#[derive(Debug)]
+pub(crate) struct Buckets<const BITS: u32> {
+    /// A tenth of the window, in ms (at least 1).
+    pub(crate) width: u64,
+    buckets: [AtomicU64; BUCKETS as usize],
+}
+
+impl<const BITS: u32> Buckets<BITS> {
+    const MAX: u64 = (1 << BITS) - 1;
+
+    /// Empty buckets of a tenth of `window` each.
+    pub(crate) const fn new(window: Duration) -> Self {
+        Buckets {
+            width: crate::nanos::bucket_ms(window, BUCKETS),
+            buckets: [const { AtomicU64::new(0) }; BUCKETS as usize],
+        }
+    }
+
+    /// Adds `add` (to the high count, or to the low one only if it stays
+    /// at most the high one) in the bucket of `index` and `generation`;
+    /// with `fresh`, a bucket of an earlier index or another generation is
+    /// recycled (a bucket already holding a later index, that a thread whose
+    /// clock ran ahead took, is not). Whether it counted.
+    pub(crate) fn add(&self, generation: u64, index: u64, add: u64, fresh: bool) -> bool {
+        let stamp = (generation << 24) | (index & INDEX_MASK);
+        let bucket = &self.buckets[(index % BUCKETS) as usize];
+        let update = bucket.fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
+            let held = w >> (2 * BITS);
+            let (high, low) = ((w >> BITS) & Self::MAX, w & Self::MAX);
+            if held == stamp {
+                let full = if add >> BITS == 0 {
+                    low >= high
+                } else {
+                    high >= Self::MAX
+                };
+                (!full).then_some(w + add)
+            } else if !fresh
+                || (held >> 24 == generation
+                    && ((held & INDEX_MASK).wrapping_sub(index) & INDEX_MASK) < BUCKETS)
+            {
+                None
+            } else {
+                Some((stamp << (2 * BITS)) | add)
+            }
+        });
+        update.is_ok()
+    }
+
+    /// The high and low counts of `generation` in the buckets of the window
+    /// ending with `index`.
+    pub(crate) fn totals(&self, generation: u64, index: u64) -> (u64, u64) {
+        let (mut high, mut low) = (0, 0);
+        for bucket in &self.buckets {
+            let w = bucket.load(Ordering::Acquire);
+            let held = w >> (2 * BITS);
+            if held >> 24 == generation
+                && (index.wrapping_sub(held & INDEX_MASK) & INDEX_MASK) < BUCKETS
+            {
+                high += (w >> BITS) & Self::MAX;
+                low += w & Self::MAX;
+            }
+        }
+        (high, low)
     }
 }
