@@ -282,37 +282,6 @@ impl Progress for TimedOut {
     }
 }
 
-/// A state already built (a blocking loop after its first failure).
-impl<S: Strategy> Progress for RetryState<'_, S> {
-    #[inline(always)]
-    fn step(&mut self, decision: Decision) -> Option<Duration> {
-        self.next_delay_for(decision)
-    }
-
-    #[inline]
-    fn succeeded(&mut self) {
-        self.on_success();
-    }
-
-    #[inline]
-    fn attempt(&self) -> u32 {
-        RetryState::attempt(self)
-    }
-
-    fn event(&self, delay: Duration) -> RetryEvent {
-        RetryState::event(self, delay)
-    }
-
-    fn report(&self) -> GiveUp {
-        RetryState::report(self)
-    }
-
-    #[inline]
-    fn failure_kind(&self) -> Option<&'static str> {
-        RetryState::failure_kind(self)
-    }
-}
-
 /// The step of every loop that keeps a [`RetryState`]: the state, built
 /// from `start` if this is the first failure, asked for the delay.
 #[inline(always)]

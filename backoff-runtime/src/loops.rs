@@ -345,10 +345,13 @@ fn blocking_shared<S: Strategy, T, E>(
 ) -> Result<T, E> {
     // (No budget or breaker here, so an `Ok` tells no one: the loop keeps
     // the error alone, as `Result<Infallible, E>`, the layout of `E`.)
-    let mut state = start.state();
+    let mut slot = None;
     loop {
         match driver::after_attempt(
-            &mut state,
+            &mut Lazy {
+                slot: &mut slot,
+                start,
+            },
             Err::<Infallible, E>(error),
             &mut hooks,
             &trace,

@@ -108,10 +108,7 @@ struct Core<'p> {
     /// Why the call gave up, once it has ([`DONE`] is set too).
     gave_up: Option<GiveUpReason>,
     budget: Option<&'p RetryBudget>,
-    circuit: Option<&'p CircuitBreaker>,
-    permit: Option<Permit<'p>>,
-    throttle: Option<&'p AdaptiveThrottle>,
-    throttle_permit: Option<ThrottlePermit<'p>>,
+    gate: Gate<'p>,
     /// Where the main schedule crossed its stage boundaries (a schedule
     /// whose stages end: see [`Strategy::staging`]).
     marks: [Mark; MAX_MARKS],
@@ -137,6 +134,58 @@ struct Runs {
     before: u32,
     /// The current run, from 1.
     run: NonZeroU32,
+}
+
+/// A call's breaker and throttle, if any, and the permits they gave the
+/// attempt now running: a [`RetryState`]'s, and the attribute's call's
+/// until a failure builds its state.
+#[derive(Debug, Default)]
+pub(crate) struct Gate<'p> {
+    pub(crate) circuit: Option<&'p CircuitBreaker>,
+    pub(crate) throttle: Option<&'p AdaptiveThrottle>,
+    pub(crate) permit: Option<Permit<'p>>,
+    pub(crate) throttle_permit: Option<ThrottlePermit<'p>>,
+}
+
+impl Gate<'_> {
+    /// Before an attempt: the breaker's leave (always, without one, and
+    /// no clock is read).
+    #[inline(always)]
+    pub(crate) fn admit(&mut self, clock: Clock) -> Result<(), CircuitOpen> {
+        if let Some(circuit) = self.circuit {
+            self.permit = Some(circuit.acquire_on(clock)?);
+        }
+        Ok(())
+    }
+
+    /// Before an attempt, after [`admit`](Gate::admit): the throttle's
+    /// leave; a rejection releases the breaker's permit unused.
+    #[inline(always)]
+    pub(crate) fn ask_throttle(&mut self, clock: Clock) -> Result<(), Rejected> {
+        if let Some(throttle) = self.throttle {
+            match throttle.try_acquire(clock()) {
+                Ok(permit) => self.throttle_permit = Some(permit),
+                Err(rejected) => {
+                    if let Some(permit) = self.permit.take() {
+                        permit.release();
+                    }
+                    return Err(rejected);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An accepted attempt: the breaker and the throttle hear of it.
+    #[inline(always)]
+    pub(crate) fn settle(&mut self) {
+        if let Some(permit) = self.permit.take() {
+            permit.success();
+        }
+        if let Some(permit) = self.throttle_permit.take() {
+            permit.accepted();
+        }
+    }
 }
 
 /// `d` in nanoseconds, saturating (584 years).
@@ -232,10 +281,7 @@ impl<'p, S> RetryState<'p, S> {
                 fast: if checked { 0 } else { fast(policy) },
                 gave_up: None,
                 budget: None,
-                circuit: None,
-                permit: None,
-                throttle: None,
-                throttle_permit: None,
+                gate: Gate::default(),
                 marks: [Mark::default(); MAX_MARKS],
             },
         }
@@ -253,7 +299,7 @@ impl<'p, S> RetryState<'p, S> {
     /// Puts the call behind a circuit breaker: call
     /// [`before_attempt`](RetryState::before_attempt) before each attempt.
     pub fn with_circuit(mut self, circuit: &'p CircuitBreaker) -> Self {
-        self.core.circuit = Some(circuit);
+        self.core.gate.circuit = Some(circuit);
         self.core.flags |= CHECKED;
         self.core.fast = 0;
         self
@@ -262,7 +308,7 @@ impl<'p, S> RetryState<'p, S> {
     /// Puts the call behind client-side adaptive throttling: call
     /// [`ask_throttle`](RetryState::ask_throttle) before each attempt.
     pub fn with_throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self {
-        self.core.throttle = Some(throttle);
+        self.core.gate.throttle = Some(throttle);
         self.core.flags |= CHECKED;
         self.core.fast = 0;
         self
@@ -297,19 +343,11 @@ impl<'p, S> RetryState<'p, S> {
     /// assert!(refused > 50, "only {refused} rejected locally");
     /// ```
     pub fn ask_throttle(&mut self) -> Result<(), Rejected> {
-        if let Some(throttle) = self.core.throttle {
-            match throttle.try_acquire((self.core.clock)()) {
-                Ok(permit) => self.core.throttle_permit = Some(permit),
-                Err(rejected) => {
-                    if let Some(permit) = self.core.permit.take() {
-                        permit.release();
-                    }
-                    self.core.give_up_for(GiveUpReason::Rejected);
-                    return Err(rejected);
-                }
-            }
+        let asked = self.core.gate.ask_throttle(self.core.clock);
+        if asked.is_err() {
+            self.core.give_up_for(GiveUpReason::Rejected);
         }
-        Ok(())
+        asked
     }
 
     /// Before each attempt: asks the circuit breaker, if any, for leave to
@@ -335,27 +373,18 @@ impl<'p, S> RetryState<'p, S> {
     /// A refusal ends the call: [`give_up_reason`](RetryState::give_up_reason)
     /// is then [`GiveUpReason::CircuitOpen`].
     pub fn before_attempt(&mut self) -> Result<(), CircuitOpen> {
-        if let Some(circuit) = self.core.circuit {
-            match circuit.acquire_on(self.core.clock) {
-                Ok(permit) => self.core.permit = Some(permit),
-                Err(open) => {
-                    self.core.give_up_for(GiveUpReason::CircuitOpen);
-                    return Err(open);
-                }
-            }
+        let admitted = self.core.gate.admit(self.core.clock);
+        if admitted.is_err() {
+            self.core.give_up_for(GiveUpReason::CircuitOpen);
         }
-        Ok(())
+        admitted
     }
 
-    /// The state of a call whose first attempt the breaker and the
-    /// throttle admitted with these permits (the attribute's call keeps
+    /// The state of a call whose first attempt `gate` (its breaker and
+    /// throttle) admitted, with their permits (the attribute's call keeps
     /// them apart until it fails).
-    pub(crate) fn holding(
-        mut self,
-        permit: Option<Permit<'p>>,
-        throttle_permit: Option<ThrottlePermit<'p>>,
-    ) -> Self {
-        (self.core.permit, self.core.throttle_permit) = (permit, throttle_permit);
+    pub(crate) fn holding(mut self, gate: Gate<'p>) -> Self {
+        self.core.gate = gate;
         self
     }
 
@@ -369,7 +398,7 @@ impl<'p, S> RetryState<'p, S> {
     /// left (a hedged call keeps one per attempt in flight).
     #[cfg(feature = "tokio")]
     pub(crate) fn take_permit(&mut self) -> Option<Permit<'p>> {
-        self.core.permit.take()
+        self.core.gate.permit.take()
     }
 
     /// Gives back an attempt's permit, to be told of its outcome by
@@ -377,19 +406,14 @@ impl<'p, S> RetryState<'p, S> {
     /// [`on_success`](RetryState::on_success).
     #[cfg(feature = "tokio")]
     pub(crate) fn put_permit(&mut self, permit: Option<Permit<'p>>) {
-        if let Some(old) = core::mem::replace(&mut self.core.permit, permit) {
+        if let Some(old) = core::mem::replace(&mut self.core.gate.permit, permit) {
             old.release();
         }
     }
 
     /// After a successful attempt: tells the breaker and refills the budget.
     pub fn on_success(&mut self) {
-        if let Some(permit) = self.core.permit.take() {
-            permit.success();
-        }
-        if let Some(permit) = self.core.throttle_permit.take() {
-            permit.accepted();
-        }
+        self.core.gate.settle();
         if let Some(budget) = self.core.budget {
             budget.deposit();
         }
@@ -683,7 +707,7 @@ impl Core<'_> {
         policy: &dyn MainSchedule,
         decision: Decision,
     ) -> Option<Duration> {
-        if self.permit.is_some() || self.throttle_permit.is_some() {
+        if self.gate.permit.is_some() || self.gate.throttle_permit.is_some() {
             self.report_to_circuit(settings, decision);
         }
         if self.flags & (DONE | RUNS) != 0 {
@@ -796,14 +820,14 @@ impl Core<'_> {
                 .is_some_and(|k| k.schedule().is_none()),
             _ => false,
         };
-        if let Some(permit) = self.permit.take() {
+        if let Some(permit) = self.gate.permit.take() {
             if answered {
                 permit.success();
             } else {
                 permit.failure((self.clock)());
             }
         }
-        if let Some(permit) = self.throttle_permit.take() {
+        if let Some(permit) = self.gate.throttle_permit.take() {
             if answered {
                 permit.accepted();
             } else {
@@ -926,7 +950,7 @@ impl Core<'_> {
                 delay = limit - elapsed;
             }
         }
-        if let Some(circuit) = self.circuit
+        if let Some(circuit) = self.gate.circuit
             && let Some(wake) = (self.clock)().checked_add(delay)
             && !circuit.admits_at(wake)
         {

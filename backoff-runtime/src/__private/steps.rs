@@ -2,10 +2,9 @@
 //! the driver, and the small pieces of glue its attempts and sleeps need.
 
 use super::*;
-use crate::circuit::Permit;
 use crate::driver;
 use crate::record::{CompactRecording, Records};
-use crate::throttle::ThrottlePermit;
+use crate::state::Gate;
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
 
@@ -450,10 +449,7 @@ impl<'p, S> Kept<'p, S> for ManuallyDrop<Option<RetryState<'p, S>>> {}
 /// tells its breaker).
 pub struct Gated<'p, S> {
     state: Option<RetryState<'p, S>>,
-    circuit: Option<&'p CircuitBreaker>,
-    throttle: Option<&'p AdaptiveThrottle>,
-    permit: Option<Permit<'p>>,
-    throttle_permit: Option<ThrottlePermit<'p>>,
+    gate: Gate<'p>,
 }
 
 impl<'p, S> Deref for Gated<'p, S> {
@@ -481,66 +477,41 @@ impl<'p, S> Kept<'p, S> for Gated<'p, S> {
 
     #[inline(always)]
     fn settle(&mut self) {
-        if let Some(permit) = self.permit.take() {
-            permit.success();
-        }
-        if let Some(permit) = self.throttle_permit.take() {
-            permit.accepted();
-        }
+        self.gate.settle();
     }
 }
 
 impl<'p, S> Gated<'p, S> {
-    /// The state, built from `start`, the breaker, the throttle and their
-    /// permits if no failure built it yet.
+    /// The state, built from `start` and the gate (the breaker, the
+    /// throttle and their permits) if no failure built it yet.
     #[cold]
     #[inline(never)]
     fn built(&mut self, start: &Origin<'p, S>) -> &mut RetryState<'p, S> {
-        let (permit, throttle_permit) = (self.permit.take(), self.throttle_permit.take());
-        let (circuit, throttle) = (self.circuit, self.throttle);
+        let gate = &mut self.gate;
         self.state.get_or_insert_with(|| {
-            start
-                .gated(circuit, throttle)
-                .holding(permit, throttle_permit)
+            let (circuit, throttle) = (gate.circuit, gate.throttle);
+            start.gated(circuit, throttle).holding(core::mem::take(gate))
         })
     }
 
-    /// Before an attempt: whether the breaker admits it (as the state's
-    /// `before_attempt`, whose work it does until a failure builds it).
+    /// Before an attempt: whether the breaker admits it (the state's
+    /// `before_attempt`, whose gate this is until a failure builds it).
     #[inline(always)]
     fn admit(&mut self, start: &Origin<'p, S>) -> Result<(), CircuitOpen> {
-        match (&mut self.state, self.circuit) {
-            (Some(state), _) => state.before_attempt(),
-            (None, Some(circuit)) => match circuit.acquire_on(start.clock) {
-                Ok(permit) => {
-                    self.permit = Some(permit);
-                    Ok(())
-                }
-                Err(open) => Err(self.refused(start, GiveUpReason::CircuitOpen, open)),
-            },
-            (None, None) => Ok(()),
+        match &mut self.state {
+            Some(state) => state.before_attempt(),
+            None => (self.gate.admit(start.clock))
+                .map_err(|open| self.refused(start, GiveUpReason::CircuitOpen, open)),
         }
     }
 
     /// Before an attempt: whether the throttle lets it run.
     #[inline(always)]
     fn ask_throttle(&mut self, start: &Origin<'p, S>) -> Result<(), Rejected> {
-        match (&mut self.state, self.throttle) {
-            (Some(state), _) => state.ask_throttle(),
-            (None, Some(throttle)) => match throttle.try_acquire((start.clock)()) {
-                Ok(permit) => {
-                    self.throttle_permit = Some(permit);
-                    Ok(())
-                }
-                Err(rejected) => {
-                    // (The breaker's permit for the attempt, unused.)
-                    if let Some(permit) = self.permit.take() {
-                        permit.release();
-                    }
-                    Err(self.refused(start, GiveUpReason::Rejected, rejected))
-                }
-            },
-            (None, None) => Ok(()),
+        match &mut self.state {
+            Some(state) => state.ask_throttle(),
+            None => (self.gate.ask_throttle(start.clock))
+                .map_err(|rejected| self.refused(start, GiveUpReason::Rejected, rejected)),
         }
     }
 
@@ -597,13 +568,12 @@ impl<'p, S> Call<Full<'p, S>> {
         circuit: Option<&'p CircuitBreaker>,
         throttle: Option<&'p AdaptiveThrottle>,
     ) -> Call<Full<'p, S, Gated<'p, S>>> {
-        let state = Gated {
-            state: None,
+        let gate = Gate {
             circuit,
             throttle,
-            permit: None,
-            throttle_permit: None,
+            ..Gate::default()
         };
+        let state = Gated { state: None, gate };
         Call(Full {
             state,
             start: self.0.start,
@@ -616,7 +586,7 @@ impl<'p, S> Call<Full<'p, S, Gated<'p, S>>> {
     /// Behind a throttle too.
     #[inline(always)]
     pub fn with_throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self {
-        self.0.state.throttle = Some(throttle);
+        self.0.state.gate.throttle = Some(throttle);
         self
     }
 
