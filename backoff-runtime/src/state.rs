@@ -153,7 +153,10 @@ impl Gate<'_> {
     #[inline(always)]
     pub(crate) fn admit(&mut self, clock: Clock) -> Result<(), CircuitOpen> {
         if let Some(circuit) = self.circuit {
-            self.permit = Some(circuit.acquire_on(clock)?);
+            match circuit.acquire_on(clock) {
+                Ok(permit) => self.permit = Some(permit),
+                Err(open) => return Err(open),
+            }
         }
         Ok(())
     }
@@ -1037,27 +1040,26 @@ pub(crate) const SKIPPED_MAX: u8 = GAVE_UP - 1;
 const GAVE_UP: u8 = u8::MAX - 2;
 
 /// What a [`Carried`] keeps of the previous delay: all of it for a
-/// strategy whose delays depend on it (`decorrelated`), whether it was the
-/// cap for `exponential` (which then skips recomputing it), nothing for
-/// the others.
+/// strategy whose delays depend on it (`decorrelated`), nothing for the
+/// others.
 #[doc(hidden)]
 pub trait Previous: Copy {
     /// Before the first retry.
     const NONE: Self;
-    /// The previous delay as the strategy reads it, under the cap `max`.
-    fn get(self, max: Duration) -> Option<Duration>;
+    /// The previous delay as the strategy reads it.
+    fn get(self) -> Option<Duration>;
     /// Keeps the delay just granted.
-    fn set(&mut self, delay: Option<Duration>, max: Duration);
+    fn set(&mut self, delay: Option<Duration>);
 }
 
 impl Previous for Option<Duration> {
     const NONE: Self = None;
     #[inline(always)]
-    fn get(self, _: Duration) -> Option<Duration> {
+    fn get(self) -> Option<Duration> {
         self
     }
     #[inline(always)]
-    fn set(&mut self, delay: Option<Duration>, _: Duration) {
+    fn set(&mut self, delay: Option<Duration>) {
         *self = delay;
     }
 }
@@ -1065,28 +1067,11 @@ impl Previous for Option<Duration> {
 impl Previous for () {
     const NONE: Self = ();
     #[inline(always)]
-    fn get(self, _: Duration) -> Option<Duration> {
+    fn get(self) -> Option<Duration> {
         None
     }
     #[inline(always)]
-    fn set(&mut self, _: Option<Duration>, _: Duration) {}
-}
-
-/// Whether the previous delay was the cap (see [`Previous`]).
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub struct Capped(bool);
-
-impl Previous for Capped {
-    const NONE: Self = Capped(false);
-    #[inline(always)]
-    fn get(self, max: Duration) -> Option<Duration> {
-        self.0.then_some(max)
-    }
-    #[inline(always)]
-    fn set(&mut self, delay: Option<Duration>, max: Duration) {
-        self.0 = delay == Some(max);
-    }
+    fn set(&mut self, _: Option<Duration>) {}
 }
 
 impl<P: Previous> Carried<P> {
@@ -1152,7 +1137,7 @@ impl<P: Previous> Carried<P> {
         let mut state = RetryState::starting_at(policy, clock::system, None);
         let core = &mut state.core;
         core.failures = self.failures;
-        core.previous = self.previous.get(policy.strategy().max_delay());
+        core.previous = self.previous.get();
         core.rng = self.rng(policy);
         match self.ended() {
             None => core.skipped = u32::from(self.tally),
@@ -1167,8 +1152,7 @@ impl<P: Previous> Carried<P> {
     fn pack<S: Strategy>(&mut self, state: &RetryState<'_, S>) {
         let core = &state.core;
         self.failures = core.failures;
-        self.previous
-            .set(core.previous, state.policy.strategy().max_delay());
+        self.previous.set(core.previous);
         self.keep_phase(state.policy, &core.rng);
         self.tally = match core.gave_up {
             None => core.skipped.min(u32::from(SKIPPED_MAX)) as u8,
@@ -1191,11 +1175,10 @@ impl<S: Strategy> Policy<S> {
         if carried.tally >= GAVE_UP || carried.failures >= fast(self) {
             return self.carried_retry_in_general(carried);
         }
-        let max = self.strategy().max_delay();
-        let (mut previous, mut rng) = (carried.previous.get(max), carried.rng(self));
+        let (mut previous, mut rng) = (carried.previous.get(), carried.rng(self));
         let skipped = u32::from(carried.tally);
         let delay = self.common_step(&mut carried.failures, skipped, &mut previous, &mut rng);
-        carried.previous.set(previous, max);
+        carried.previous.set(previous);
         carried.keep_phase(self, &rng);
         Some(delay)
     }
@@ -1286,7 +1269,6 @@ mod tests {
             let mut state = RetryState::starting_at(policy, clock::system, None);
             let mut carried = Carried::<Option<Duration>>::NEW;
             let mut lean = Carried::<()>::NEW;
-            let mut capped = Carried::<Capped>::NEW;
             for step in 0..steps {
                 let (a, b) = (state.next_delay(), policy.next_carried(&mut carried));
                 assert_eq!(a, b, "step {step}");
@@ -1295,8 +1277,6 @@ mod tests {
                     policy.next_carried(&mut lean),
                     "step {step}, no previous kept"
                 );
-                let c = policy.next_carried(&mut capped);
-                assert_eq!(a, c, "step {step}, whether capped");
                 assert_eq!(state.attempt(), carried.attempt());
             }
             assert_eq!(state.give_up(), Some(carried.report()));
@@ -1333,7 +1313,6 @@ mod tests {
         let mut state = RetryState::starting_at(policy, clock::system, None);
         let mut carried = Carried::<Option<Duration>>::NEW;
         let mut lean = Carried::<()>::NEW;
-        let mut capped = Carried::<Capped>::NEW;
         for (step, &decision) in decisions.iter().enumerate() {
             let a = state.next_delay_for(decision);
             assert_eq!(
@@ -1346,19 +1325,13 @@ mod tests {
                 policy.next_carried_for(&mut lean, decision),
                 "step {step}, lean"
             );
-            assert_eq!(
-                a,
-                policy.next_carried_for(&mut capped, decision),
-                "step {step}, capped"
-            );
             assert_eq!(state.attempt(), carried.attempt(), "step {step}");
-            assert_eq!(state.attempt(), capped.attempt(), "step {step}");
+            assert_eq!(state.attempt(), lean.attempt(), "step {step}");
         }
         match state.give_up() {
             Some(report) => {
                 assert_eq!(report, carried.report());
                 assert_eq!(report, lean.report());
-                assert_eq!(report, capped.report());
             }
             None => assert_eq!(carried.ended(), None),
         }
@@ -1370,7 +1343,6 @@ mod tests {
         use Decision::{Retry, RetryAfter, Stop, Throttled};
         // (The skipped count is in what was padding.)
         assert_eq!(size_of::<Carried<()>>(), 8);
-        assert_eq!(size_of::<Carried<Capped>>(), 8);
         assert_eq!(size_of::<Carried<Option<Duration>>>(), 24);
         let p = Policy::from_strategy(Exponential::new(MS(10)).max_delay(MS(1000)))
             .jitter(Jitter::None)

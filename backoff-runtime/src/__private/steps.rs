@@ -308,10 +308,20 @@ impl<T, E> OnGiveUp<T, E> for Keep<'_> {
     }
 }
 
-/// The expansion's hooks of a give-up step with no attempt just ended (a
-/// breaker's refusal, a throttle's rejection, a `timeout`).
-fn giving_up(report: &mut Option<GiveUp>) -> Dispatch<'_, Decision, NoHook> {
-    HookSet::of(Decision::Stop, Decision::Stop, NoHook, Keep(report))
+/// The driver's give-up step with no attempt just ended (a breaker's
+/// refusal, a throttle's rejection, a `timeout`, a cancel), for
+/// `progress`'s report, which is kept for the give-up hooks.
+#[inline(always)]
+fn give_up<T, E, R: Trace<E>, M: Records>(
+    progress: &impl driver::Progress,
+    recording: &mut M,
+    trace: R,
+    outcome: Result<T, E>,
+) -> Ended<T, E> {
+    let mut report = None;
+    let mut hooks = HookSet::of(Decision::Stop, Decision::Stop, NoHook, Keep(&mut report));
+    let result = driver::give_up(progress, outcome, &mut hooks, &trace, recording, None);
+    Ended::resume(result, report)
 }
 
 /// A call of the function's own loop, as the driver sees it, in one of
@@ -490,7 +500,9 @@ impl<'p, S> Gated<'p, S> {
         let gate = &mut self.gate;
         self.state.get_or_insert_with(|| {
             let (circuit, throttle) = (gate.circuit, gate.throttle);
-            start.gated(circuit, throttle).holding(core::mem::take(gate))
+            start
+                .gated(circuit, throttle)
+                .holding(core::mem::take(gate))
         })
     }
 
@@ -500,8 +512,10 @@ impl<'p, S> Gated<'p, S> {
     fn admit(&mut self, start: &Origin<'p, S>) -> Result<(), CircuitOpen> {
         match &mut self.state {
             Some(state) => state.before_attempt(),
-            None => (self.gate.admit(start.clock))
-                .map_err(|open| self.refused(start, GiveUpReason::CircuitOpen, open)),
+            None => match self.gate.admit(start.clock) {
+                Ok(()) => Ok(()),
+                Err(open) => Err(self.refused(start, GiveUpReason::CircuitOpen, open)),
+            },
         }
     }
 
@@ -510,8 +524,10 @@ impl<'p, S> Gated<'p, S> {
     fn ask_throttle(&mut self, start: &Origin<'p, S>) -> Result<(), Rejected> {
         match &mut self.state {
             Some(state) => state.ask_throttle(),
-            None => (self.gate.ask_throttle(start.clock))
-                .map_err(|rejected| self.refused(start, GiveUpReason::Rejected, rejected)),
+            None => match self.gate.ask_throttle(start.clock) {
+                Ok(()) => Ok(()),
+                Err(rejected) => Err(self.refused(start, GiveUpReason::Rejected, rejected)),
+            },
         }
     }
 
@@ -781,11 +797,8 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     #[cold]
     #[inline(never)]
     pub fn refused<T, E, R: Trace<E>>(&mut self, trace: R, outcome: Result<T, E>) -> Ended<T, E> {
-        let mut report = None;
-        let mut hooks = giving_up(&mut report);
         let (progress, recording) = self.0.parts("");
-        let result = driver::give_up(&progress, outcome, &mut hooks, &trace, recording, None);
-        Ended::resume(result, report)
+        give_up(&progress, recording, trace, outcome)
     }
 
     /// The call gives up with `outcome` (an error) because its `timeout`
@@ -815,17 +828,7 @@ pub fn timed_out<T, E, R: Trace<E>>(
     trace: R,
     outcome: Result<T, E>,
 ) -> Ended<T, E> {
-    let mut kept = None;
-    let mut hooks = giving_up(&mut kept);
-    let result = driver::give_up(
-        &driver::TimedOut(report),
-        outcome,
-        &mut hooks,
-        &trace,
-        recording,
-        None,
-    );
-    Ended::resume(result, kept)
+    give_up(&driver::TimedOut(report), recording, trace, outcome)
 }
 
 /// The report of a hedged call that ran past its `timeout` after `calls`
