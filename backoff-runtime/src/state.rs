@@ -475,12 +475,6 @@ impl<'p, S> RetryState<'p, S> {
         }
     }
 
-    /// The policy this call follows.
-    #[doc(hidden)]
-    pub fn policy(&self) -> &'p Policy<S> {
-        self.policy
-    }
-
     /// Time since the call began, read from the clock now (zero if the state
     /// was started untimed, as the attribute and [`Policy::retry`] start it
     /// when nothing needs the time).
@@ -1206,14 +1200,6 @@ impl<S: Strategy> Policy<S> {
         let delay = state.next_delay_for(decision);
         carried.pack(&state);
         delay
-    }
-}
-
-/// The nearer of two deadlines.
-pub(crate) fn nearer(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }
 

@@ -45,7 +45,9 @@ pub fn within_timeout(
     clock: Clock,
 ) -> AttemptContext {
     let call = began.and_then(|b| b.checked_add(timeout));
-    context.with_deadline(crate::state::nearer(context.deadline(), call), clock())
+    let (a, b) = (context.deadline(), call);
+    let nearer = a.zip(b).map(|(a, b)| a.min(b)).or(a).or(b);
+    context.with_deadline(nearer, clock())
 }
 
 /// The clock of a blocking loop.
@@ -100,13 +102,6 @@ pub fn attempt<R, Fut: Future<Output = R>>(fut: Fut) -> Fut {
 pub fn attempt_sync<R, F: FnOnce() -> R>(f: F) -> R {
     f()
 }
-
-/// Marks the path that calls it as unlikely (the failure path): the
-/// expansion's stand-in for `core::hint::cold_path`, which is newer than the
-/// oldest Rust the generated code supports (1.85).
-#[cold]
-#[inline(never)]
-pub fn cold() {}
 
 /// The step of a loop that keeps a [`Carried`] between attempts (an
 /// `async fn`'s, whose future it keeps small), out of line, one copy per

@@ -1,6 +1,7 @@
-//! The `tracing` glue: what a trace shows of an error or an outcome, the
-//! events, and the macros that expand to nothing without the feature.
+//! The `tracing` glue: what a trace shows of an error, the events, and
+//! the macros that expand to nothing without the feature.
 
+#[cfg(feature = "tracing")]
 use super::*;
 
 /// The error of a traced retry, shown through `Display` when it has one
