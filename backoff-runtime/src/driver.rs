@@ -180,9 +180,7 @@ impl<'p, S> Origin<'p, S> {
 
     /// Time since the call began: zero if nothing read the start.
     pub(crate) fn elapsed(&self) -> Duration {
-        self.began.map_or(Duration::ZERO, |s| {
-            (self.clock)().saturating_duration_since(s)
-        })
+        crate::state::since(self.clock, self.began)
     }
 
     /// The report of a call that ran past its whole-call timeout after

@@ -191,6 +191,13 @@ impl Gate<'_> {
     }
 }
 
+/// The time since `start`, read from `clock` now; zero without a start
+/// (nothing needed the time).
+#[inline]
+pub(crate) fn since(clock: Clock, start: Option<Instant>) -> Duration {
+    start.map_or(Duration::ZERO, |s| clock().saturating_duration_since(s))
+}
+
 /// `d` in nanoseconds, saturating (584 years).
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
@@ -480,10 +487,7 @@ impl<'p, S> RetryState<'p, S> {
     /// when nothing needs the time).
     #[doc(hidden)]
     pub fn elapsed(&self) -> Duration {
-        match self.core.start {
-            Some(start) => (self.core.clock)().saturating_duration_since(start),
-            None => Duration::ZERO,
-        }
+        since(self.core.clock, self.core.start)
     }
 
     /// The event describing the retry that [`next_delay_for`] just granted
@@ -853,8 +857,7 @@ impl Core<'_> {
         let retry = self.failures - self.skipped;
         // (A stage's time counts from the run's start, as `max_elapsed`.)
         let (start, clock) = (self.run_start(), self.clock);
-        let elapsed =
-            move || start.map_or(Duration::ZERO, |s| clock().saturating_duration_since(s));
+        let elapsed = move || since(clock, start);
         let stages = (&elapsed as &dyn Fn() -> Duration, &mut self.marks[..]);
         policy
             .main_backoff(retry, &mut self.previous, &mut self.rng, stages)
@@ -935,9 +938,7 @@ impl Core<'_> {
             return Err(GiveUpReason::Deadline);
         }
         if let Some(limit) = settings.max_elapsed {
-            let elapsed = self.run_start().map_or(Duration::ZERO, |start| {
-                (self.clock)().saturating_duration_since(start)
-            });
+            let elapsed = since(self.clock, self.run_start());
             if elapsed.saturating_add(delay) > limit {
                 if !matches!(settings.on_deadline, OnDeadline::LastTry) || elapsed >= limit {
                     return Err(GiveUpReason::Deadline);

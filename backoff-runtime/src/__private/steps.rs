@@ -830,8 +830,11 @@ pub fn timed_out<T, E, R: Trace<E>>(
 /// attempts began, `start` being its start.
 #[cold]
 pub fn timeout_report(calls: u32, clock: Clock, start: Option<std::time::Instant>) -> GiveUp {
-    let elapsed = start.map_or(Duration::ZERO, |s| clock().saturating_duration_since(s));
-    GiveUp::new(calls, elapsed, GiveUpReason::Timeout)
+    GiveUp::new(
+        calls,
+        crate::state::since(clock, start),
+        GiveUpReason::Timeout,
+    )
 }
 
 /// An untimed state machine of `policy` (the delay benches' start: no clock
