@@ -422,22 +422,6 @@ macro_rules! verdict {
 #[cfg(feature = "tokio")] // (`hedged` uses it by path; `driver` by name.)
 pub(crate) use verdict;
 
-/// After an attempt: `Break` with what the call returns (an accepted
-/// outcome, or the one it gives up with), or `Continue` with the delay to
-/// sleep before the next attempt, the outcome already dropped.
-#[inline(always)]
-pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
-    progress: &mut impl Progress,
-    outcome: Result<T, E>,
-    hooks: &mut H,
-    trace: &R,
-    recording: &mut M,
-) -> ControlFlow<Result<T, E>, Duration> {
-    unit(after_attempt_as(
-        progress, outcome, hooks, trace, recording, Dropped,
-    ))
-}
-
 /// What a loop keeps of a retry's outcome across its sleep: nothing
 /// ([`Dropped`]: a loop's future never holds a failed attempt's error
 /// across the sleep), or the outcome ([`Kept`]), which a loop with a
@@ -480,10 +464,12 @@ pub(crate) fn unit<B>(flow: ControlFlow<B, (Duration, ())>) -> ControlFlow<B, Du
     }
 }
 
-/// [`after_attempt`], keeping what `K` keeps of a retry's outcome beside
-/// its delay (see [`Keep`]).
+/// After an attempt: `Break` with what the call returns (an accepted
+/// outcome, or the one it gives up with), or `Continue` with the delay to
+/// sleep before the next attempt, the outcome already dropped (or what `K`
+/// keeps of it beside the delay, see [`Keep`]).
 #[inline(always)]
-pub(crate) fn after_attempt_as<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K: Keep<T, E>>(
+pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K: Keep<T, E>>(
     progress: &mut impl Progress,
     outcome: Result<T, E>,
     hooks: &mut H,

@@ -184,9 +184,10 @@ impl<S: Strategy> Policy<S> {
                 &mut Defaults::new(),
                 &NoTrace,
                 &mut recording,
+                driver::Dropped,
             ) {
                 // (The error was dropped in there, before this sleep.)
-                ControlFlow::Continue(delay) => {
+                ControlFlow::Continue((delay, ())) => {
                     sleep(delay).await;
                     recording.attempt_starts();
                 }
@@ -340,9 +341,10 @@ fn blocking_shared<S: Strategy, T, E>(
             &mut hooks,
             &trace,
             &mut recording,
+            driver::Dropped,
         ) {
             // (The error was dropped in there, before this sleep.)
-            ControlFlow::Continue(delay) => crate::sleep::blocking(delay),
+            ControlFlow::Continue((delay, ())) => crate::sleep::blocking(delay),
             ControlFlow::Break(Err(error)) => return Err(error),
             ControlFlow::Break(Ok(never)) => match never {},
         }

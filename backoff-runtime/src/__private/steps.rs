@@ -779,7 +779,7 @@ fn step<F: Form, T, E, N: OnRetry<T, E>, K: driver::Keep<T, E>>(
         HookSet::of(decision, decision, on_retry, Keep(&mut report));
     let (mut progress, mut recording) = form.parts(function);
     let (hooks, recording) = (&mut hooks, &mut recording);
-    match driver::after_attempt_as(&mut progress, outcome, hooks, &trace, recording, keep) {
+    match driver::after_attempt(&mut progress, outcome, hooks, &trace, recording, keep) {
         ControlFlow::Continue(kept) => ControlFlow::Continue(kept),
         ControlFlow::Break(result) => ControlFlow::Break(Ended::resume(result, report)),
     }
