@@ -225,7 +225,11 @@ pub(crate) struct Lazy<'a, 'p, S> {
 impl<S: Strategy> Progress for Lazy<'_, '_, S> {
     #[inline]
     fn step(&mut self, decision: Decision) -> Option<Duration> {
-        step(self.slot, self.start, decision)
+        // (The state built from `start` if this is the first failure.)
+        let start = self.start;
+        self.slot
+            .get_or_insert_with(|| start.state())
+            .next_delay_for(decision)
     }
 
     #[inline(always)]
@@ -278,18 +282,6 @@ impl Progress for TimedOut {
     fn report(&self) -> GiveUp {
         self.0
     }
-}
-
-/// The step of every loop that keeps a [`RetryState`]: the state, built
-/// from `start` if this is the first failure, asked for the delay.
-#[inline(always)]
-pub(crate) fn step<'p, S: Strategy>(
-    slot: &mut Option<RetryState<'p, S>>,
-    start: &Origin<'p, S>,
-    decision: Decision,
-) -> Option<Duration> {
-    slot.get_or_insert_with(|| start.state())
-        .next_delay_for(decision)
 }
 
 /// An accepted attempt: the state, if a failure built it, reports it (to
