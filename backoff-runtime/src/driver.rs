@@ -180,9 +180,7 @@ impl<'p, S> Origin<'p, S> {
 
     /// Time since the call began: zero if nothing read the start.
     pub(crate) fn elapsed(&self) -> Duration {
-        self.began.map_or(Duration::ZERO, |s| {
-            (self.clock)().saturating_duration_since(s)
-        })
+        crate::state::since(self.clock, self.began)
     }
 
     /// The report of a call that ran past its whole-call timeout after
@@ -227,7 +225,11 @@ pub(crate) struct Lazy<'a, 'p, S> {
 impl<S: Strategy> Progress for Lazy<'_, '_, S> {
     #[inline]
     fn step(&mut self, decision: Decision) -> Option<Duration> {
-        step(self.slot, self.start, decision)
+        // (The state built from `start` if this is the first failure.)
+        let start = self.start;
+        self.slot
+            .get_or_insert_with(|| start.state())
+            .next_delay_for(decision)
     }
 
     #[inline(always)]
@@ -280,49 +282,6 @@ impl Progress for TimedOut {
     fn report(&self) -> GiveUp {
         self.0
     }
-}
-
-/// A state already built (a blocking loop after its first failure).
-impl<S: Strategy> Progress for RetryState<'_, S> {
-    #[inline(always)]
-    fn step(&mut self, decision: Decision) -> Option<Duration> {
-        self.next_delay_for(decision)
-    }
-
-    #[inline]
-    fn succeeded(&mut self) {
-        self.on_success();
-    }
-
-    #[inline]
-    fn attempt(&self) -> u32 {
-        RetryState::attempt(self)
-    }
-
-    fn event(&self, delay: Duration) -> RetryEvent {
-        RetryState::event(self, delay)
-    }
-
-    fn report(&self) -> GiveUp {
-        RetryState::report(self)
-    }
-
-    #[inline]
-    fn failure_kind(&self) -> Option<&'static str> {
-        RetryState::failure_kind(self)
-    }
-}
-
-/// The step of every loop that keeps a [`RetryState`]: the state, built
-/// from `start` if this is the first failure, asked for the delay.
-#[inline(always)]
-pub(crate) fn step<'p, S: Strategy>(
-    slot: &mut Option<RetryState<'p, S>>,
-    start: &Origin<'p, S>,
-    decision: Decision,
-) -> Option<Duration> {
-    slot.get_or_insert_with(|| start.state())
-        .next_delay_for(decision)
 }
 
 /// An accepted attempt: the state, if a failure built it, reports it (to
@@ -455,22 +414,6 @@ macro_rules! verdict {
 #[cfg(feature = "tokio")] // (`hedged` uses it by path; `driver` by name.)
 pub(crate) use verdict;
 
-/// After an attempt: `Break` with what the call returns (an accepted
-/// outcome, or the one it gives up with), or `Continue` with the delay to
-/// sleep before the next attempt, the outcome already dropped.
-#[inline(always)]
-pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
-    progress: &mut impl Progress,
-    outcome: Result<T, E>,
-    hooks: &mut H,
-    trace: &R,
-    recording: &mut M,
-) -> ControlFlow<Result<T, E>, Duration> {
-    unit(after_attempt_as(
-        progress, outcome, hooks, trace, recording, Dropped,
-    ))
-}
-
 /// What a loop keeps of a retry's outcome across its sleep: nothing
 /// ([`Dropped`]: a loop's future never holds a failed attempt's error
 /// across the sleep), or the outcome ([`Kept`]), which a loop with a
@@ -513,10 +456,12 @@ pub(crate) fn unit<B>(flow: ControlFlow<B, (Duration, ())>) -> ControlFlow<B, Du
     }
 }
 
-/// [`after_attempt`], keeping what `K` keeps of a retry's outcome beside
-/// its delay (see [`Keep`]).
+/// After an attempt: `Break` with what the call returns (an accepted
+/// outcome, or the one it gives up with), or `Continue` with the delay to
+/// sleep before the next attempt, the outcome already dropped (or what `K`
+/// keeps of it beside the delay, see [`Keep`]).
 #[inline(always)]
-pub(crate) fn after_attempt_as<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K: Keep<T, E>>(
+pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K: Keep<T, E>>(
     progress: &mut impl Progress,
     outcome: Result<T, E>,
     hooks: &mut H,

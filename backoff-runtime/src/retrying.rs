@@ -643,7 +643,7 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
             start: &self.start,
         };
         let (hooks, recording) = (&mut self.hooks, &mut self.recording);
-        driver::after_attempt_as(&mut progress, outcome, hooks, &NoTrace, recording, keep)
+        driver::after_attempt(&mut progress, outcome, hooks, &NoTrace, recording, keep)
     }
 
     /// The call gives up with `outcome`: its token was cancelled

@@ -108,10 +108,7 @@ struct Core<'p> {
     /// Why the call gave up, once it has ([`DONE`] is set too).
     gave_up: Option<GiveUpReason>,
     budget: Option<&'p RetryBudget>,
-    circuit: Option<&'p CircuitBreaker>,
-    permit: Option<Permit<'p>>,
-    throttle: Option<&'p AdaptiveThrottle>,
-    throttle_permit: Option<ThrottlePermit<'p>>,
+    gate: Gate<'p>,
     /// Where the main schedule crossed its stage boundaries (a schedule
     /// whose stages end: see [`Strategy::staging`]).
     marks: [Mark; MAX_MARKS],
@@ -137,6 +134,68 @@ struct Runs {
     before: u32,
     /// The current run, from 1.
     run: NonZeroU32,
+}
+
+/// A call's breaker and throttle, if any, and the permits they gave the
+/// attempt now running: a [`RetryState`]'s, and the attribute's call's
+/// until a failure builds its state.
+#[derive(Debug, Default)]
+pub(crate) struct Gate<'p> {
+    pub(crate) circuit: Option<&'p CircuitBreaker>,
+    pub(crate) throttle: Option<&'p AdaptiveThrottle>,
+    pub(crate) permit: Option<Permit<'p>>,
+    pub(crate) throttle_permit: Option<ThrottlePermit<'p>>,
+}
+
+impl Gate<'_> {
+    /// Before an attempt: the breaker's leave (always, without one, and
+    /// no clock is read).
+    #[inline(always)]
+    pub(crate) fn admit(&mut self, clock: Clock) -> Result<(), CircuitOpen> {
+        if let Some(circuit) = self.circuit {
+            match circuit.acquire_on(clock) {
+                Ok(permit) => self.permit = Some(permit),
+                Err(open) => return Err(open),
+            }
+        }
+        Ok(())
+    }
+
+    /// Before an attempt, after [`admit`](Gate::admit): the throttle's
+    /// leave; a rejection releases the breaker's permit unused.
+    #[inline(always)]
+    pub(crate) fn ask_throttle(&mut self, clock: Clock) -> Result<(), Rejected> {
+        if let Some(throttle) = self.throttle {
+            match throttle.try_acquire(clock()) {
+                Ok(permit) => self.throttle_permit = Some(permit),
+                Err(rejected) => {
+                    if let Some(permit) = self.permit.take() {
+                        permit.release();
+                    }
+                    return Err(rejected);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An accepted attempt: the breaker and the throttle hear of it.
+    #[inline(always)]
+    pub(crate) fn settle(&mut self) {
+        if let Some(permit) = self.permit.take() {
+            permit.success();
+        }
+        if let Some(permit) = self.throttle_permit.take() {
+            permit.accepted();
+        }
+    }
+}
+
+/// The time since `start`, read from `clock` now; zero without a start
+/// (nothing needed the time).
+#[inline]
+pub(crate) fn since(clock: Clock, start: Option<Instant>) -> Duration {
+    start.map_or(Duration::ZERO, |s| clock().saturating_duration_since(s))
 }
 
 /// `d` in nanoseconds, saturating (584 years).
@@ -232,10 +291,7 @@ impl<'p, S> RetryState<'p, S> {
                 fast: if checked { 0 } else { fast(policy) },
                 gave_up: None,
                 budget: None,
-                circuit: None,
-                permit: None,
-                throttle: None,
-                throttle_permit: None,
+                gate: Gate::default(),
                 marks: [Mark::default(); MAX_MARKS],
             },
         }
@@ -253,7 +309,7 @@ impl<'p, S> RetryState<'p, S> {
     /// Puts the call behind a circuit breaker: call
     /// [`before_attempt`](RetryState::before_attempt) before each attempt.
     pub fn with_circuit(mut self, circuit: &'p CircuitBreaker) -> Self {
-        self.core.circuit = Some(circuit);
+        self.core.gate.circuit = Some(circuit);
         self.core.flags |= CHECKED;
         self.core.fast = 0;
         self
@@ -262,7 +318,7 @@ impl<'p, S> RetryState<'p, S> {
     /// Puts the call behind client-side adaptive throttling: call
     /// [`ask_throttle`](RetryState::ask_throttle) before each attempt.
     pub fn with_throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self {
-        self.core.throttle = Some(throttle);
+        self.core.gate.throttle = Some(throttle);
         self.core.flags |= CHECKED;
         self.core.fast = 0;
         self
@@ -297,19 +353,11 @@ impl<'p, S> RetryState<'p, S> {
     /// assert!(refused > 50, "only {refused} rejected locally");
     /// ```
     pub fn ask_throttle(&mut self) -> Result<(), Rejected> {
-        if let Some(throttle) = self.core.throttle {
-            match throttle.try_acquire((self.core.clock)()) {
-                Ok(permit) => self.core.throttle_permit = Some(permit),
-                Err(rejected) => {
-                    if let Some(permit) = self.core.permit.take() {
-                        permit.release();
-                    }
-                    self.core.give_up_for(GiveUpReason::Rejected);
-                    return Err(rejected);
-                }
-            }
+        let asked = self.core.gate.ask_throttle(self.core.clock);
+        if asked.is_err() {
+            self.core.give_up_for(GiveUpReason::Rejected);
         }
-        Ok(())
+        asked
     }
 
     /// Before each attempt: asks the circuit breaker, if any, for leave to
@@ -335,27 +383,18 @@ impl<'p, S> RetryState<'p, S> {
     /// A refusal ends the call: [`give_up_reason`](RetryState::give_up_reason)
     /// is then [`GiveUpReason::CircuitOpen`].
     pub fn before_attempt(&mut self) -> Result<(), CircuitOpen> {
-        if let Some(circuit) = self.core.circuit {
-            match circuit.acquire_on(self.core.clock) {
-                Ok(permit) => self.core.permit = Some(permit),
-                Err(open) => {
-                    self.core.give_up_for(GiveUpReason::CircuitOpen);
-                    return Err(open);
-                }
-            }
+        let admitted = self.core.gate.admit(self.core.clock);
+        if admitted.is_err() {
+            self.core.give_up_for(GiveUpReason::CircuitOpen);
         }
-        Ok(())
+        admitted
     }
 
-    /// The state of a call whose first attempt the breaker and the
-    /// throttle admitted with these permits (the attribute's call keeps
+    /// The state of a call whose first attempt `gate` (its breaker and
+    /// throttle) admitted, with their permits (the attribute's call keeps
     /// them apart until it fails).
-    pub(crate) fn holding(
-        mut self,
-        permit: Option<Permit<'p>>,
-        throttle_permit: Option<ThrottlePermit<'p>>,
-    ) -> Self {
-        (self.core.permit, self.core.throttle_permit) = (permit, throttle_permit);
+    pub(crate) fn holding(mut self, gate: Gate<'p>) -> Self {
+        self.core.gate = gate;
         self
     }
 
@@ -369,7 +408,7 @@ impl<'p, S> RetryState<'p, S> {
     /// left (a hedged call keeps one per attempt in flight).
     #[cfg(feature = "tokio")]
     pub(crate) fn take_permit(&mut self) -> Option<Permit<'p>> {
-        self.core.permit.take()
+        self.core.gate.permit.take()
     }
 
     /// Gives back an attempt's permit, to be told of its outcome by
@@ -377,19 +416,14 @@ impl<'p, S> RetryState<'p, S> {
     /// [`on_success`](RetryState::on_success).
     #[cfg(feature = "tokio")]
     pub(crate) fn put_permit(&mut self, permit: Option<Permit<'p>>) {
-        if let Some(old) = core::mem::replace(&mut self.core.permit, permit) {
+        if let Some(old) = core::mem::replace(&mut self.core.gate.permit, permit) {
             old.release();
         }
     }
 
     /// After a successful attempt: tells the breaker and refills the budget.
     pub fn on_success(&mut self) {
-        if let Some(permit) = self.core.permit.take() {
-            permit.success();
-        }
-        if let Some(permit) = self.core.throttle_permit.take() {
-            permit.accepted();
-        }
+        self.core.gate.settle();
         if let Some(budget) = self.core.budget {
             budget.deposit();
         }
@@ -448,21 +482,12 @@ impl<'p, S> RetryState<'p, S> {
         }
     }
 
-    /// The policy this call follows.
-    #[doc(hidden)]
-    pub fn policy(&self) -> &'p Policy<S> {
-        self.policy
-    }
-
     /// Time since the call began, read from the clock now (zero if the state
     /// was started untimed, as the attribute and [`Policy::retry`] start it
     /// when nothing needs the time).
     #[doc(hidden)]
     pub fn elapsed(&self) -> Duration {
-        match self.core.start {
-            Some(start) => (self.core.clock)().saturating_duration_since(start),
-            None => Duration::ZERO,
-        }
+        since(self.core.clock, self.core.start)
     }
 
     /// The event describing the retry that [`next_delay_for`] just granted
@@ -683,7 +708,7 @@ impl Core<'_> {
         policy: &dyn MainSchedule,
         decision: Decision,
     ) -> Option<Duration> {
-        if self.permit.is_some() || self.throttle_permit.is_some() {
+        if self.gate.permit.is_some() || self.gate.throttle_permit.is_some() {
             self.report_to_circuit(settings, decision);
         }
         if self.flags & (DONE | RUNS) != 0 {
@@ -796,14 +821,14 @@ impl Core<'_> {
                 .is_some_and(|k| k.schedule().is_none()),
             _ => false,
         };
-        if let Some(permit) = self.permit.take() {
+        if let Some(permit) = self.gate.permit.take() {
             if answered {
                 permit.success();
             } else {
                 permit.failure((self.clock)());
             }
         }
-        if let Some(permit) = self.throttle_permit.take() {
+        if let Some(permit) = self.gate.throttle_permit.take() {
             if answered {
                 permit.accepted();
             } else {
@@ -832,8 +857,7 @@ impl Core<'_> {
         let retry = self.failures - self.skipped;
         // (A stage's time counts from the run's start, as `max_elapsed`.)
         let (start, clock) = (self.run_start(), self.clock);
-        let elapsed =
-            move || start.map_or(Duration::ZERO, |s| clock().saturating_duration_since(s));
+        let elapsed = move || since(clock, start);
         let stages = (&elapsed as &dyn Fn() -> Duration, &mut self.marks[..]);
         policy
             .main_backoff(retry, &mut self.previous, &mut self.rng, stages)
@@ -914,9 +938,7 @@ impl Core<'_> {
             return Err(GiveUpReason::Deadline);
         }
         if let Some(limit) = settings.max_elapsed {
-            let elapsed = self.run_start().map_or(Duration::ZERO, |start| {
-                (self.clock)().saturating_duration_since(start)
-            });
+            let elapsed = since(self.clock, self.run_start());
             if elapsed.saturating_add(delay) > limit {
                 if !matches!(settings.on_deadline, OnDeadline::LastTry) || elapsed >= limit {
                     return Err(GiveUpReason::Deadline);
@@ -926,7 +948,7 @@ impl Core<'_> {
                 delay = limit - elapsed;
             }
         }
-        if let Some(circuit) = self.circuit
+        if let Some(circuit) = self.gate.circuit
             && let Some(wake) = (self.clock)().checked_add(delay)
             && !circuit.admits_at(wake)
         {
@@ -1013,27 +1035,26 @@ pub(crate) const SKIPPED_MAX: u8 = GAVE_UP - 1;
 const GAVE_UP: u8 = u8::MAX - 2;
 
 /// What a [`Carried`] keeps of the previous delay: all of it for a
-/// strategy whose delays depend on it (`decorrelated`), whether it was the
-/// cap for `exponential` (which then skips recomputing it), nothing for
-/// the others.
+/// strategy whose delays depend on it (`decorrelated`), nothing for the
+/// others.
 #[doc(hidden)]
 pub trait Previous: Copy {
     /// Before the first retry.
     const NONE: Self;
-    /// The previous delay as the strategy reads it, under the cap `max`.
-    fn get(self, max: Duration) -> Option<Duration>;
+    /// The previous delay as the strategy reads it.
+    fn get(self) -> Option<Duration>;
     /// Keeps the delay just granted.
-    fn set(&mut self, delay: Option<Duration>, max: Duration);
+    fn set(&mut self, delay: Option<Duration>);
 }
 
 impl Previous for Option<Duration> {
     const NONE: Self = None;
     #[inline(always)]
-    fn get(self, _: Duration) -> Option<Duration> {
+    fn get(self) -> Option<Duration> {
         self
     }
     #[inline(always)]
-    fn set(&mut self, delay: Option<Duration>, _: Duration) {
+    fn set(&mut self, delay: Option<Duration>) {
         *self = delay;
     }
 }
@@ -1041,28 +1062,11 @@ impl Previous for Option<Duration> {
 impl Previous for () {
     const NONE: Self = ();
     #[inline(always)]
-    fn get(self, _: Duration) -> Option<Duration> {
+    fn get(self) -> Option<Duration> {
         None
     }
     #[inline(always)]
-    fn set(&mut self, _: Option<Duration>, _: Duration) {}
-}
-
-/// Whether the previous delay was the cap (see [`Previous`]).
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub struct Capped(bool);
-
-impl Previous for Capped {
-    const NONE: Self = Capped(false);
-    #[inline(always)]
-    fn get(self, max: Duration) -> Option<Duration> {
-        self.0.then_some(max)
-    }
-    #[inline(always)]
-    fn set(&mut self, delay: Option<Duration>, max: Duration) {
-        self.0 = delay == Some(max);
-    }
+    fn set(&mut self, _: Option<Duration>) {}
 }
 
 impl<P: Previous> Carried<P> {
@@ -1128,7 +1132,7 @@ impl<P: Previous> Carried<P> {
         let mut state = RetryState::starting_at(policy, clock::system, None);
         let core = &mut state.core;
         core.failures = self.failures;
-        core.previous = self.previous.get(policy.strategy().max_delay());
+        core.previous = self.previous.get();
         core.rng = self.rng(policy);
         match self.ended() {
             None => core.skipped = u32::from(self.tally),
@@ -1143,8 +1147,7 @@ impl<P: Previous> Carried<P> {
     fn pack<S: Strategy>(&mut self, state: &RetryState<'_, S>) {
         let core = &state.core;
         self.failures = core.failures;
-        self.previous
-            .set(core.previous, state.policy.strategy().max_delay());
+        self.previous.set(core.previous);
         self.keep_phase(state.policy, &core.rng);
         self.tally = match core.gave_up {
             None => core.skipped.min(u32::from(SKIPPED_MAX)) as u8,
@@ -1167,11 +1170,10 @@ impl<S: Strategy> Policy<S> {
         if carried.tally >= GAVE_UP || carried.failures >= fast(self) {
             return self.carried_retry_in_general(carried);
         }
-        let max = self.strategy().max_delay();
-        let (mut previous, mut rng) = (carried.previous.get(max), carried.rng(self));
+        let (mut previous, mut rng) = (carried.previous.get(), carried.rng(self));
         let skipped = u32::from(carried.tally);
         let delay = self.common_step(&mut carried.failures, skipped, &mut previous, &mut rng);
-        carried.previous.set(previous, max);
+        carried.previous.set(previous);
         carried.keep_phase(self, &rng);
         Some(delay)
     }
@@ -1199,14 +1201,6 @@ impl<S: Strategy> Policy<S> {
         let delay = state.next_delay_for(decision);
         carried.pack(&state);
         delay
-    }
-}
-
-/// The nearer of two deadlines.
-pub(crate) fn nearer(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }
 
@@ -1262,7 +1256,6 @@ mod tests {
             let mut state = RetryState::starting_at(policy, clock::system, None);
             let mut carried = Carried::<Option<Duration>>::NEW;
             let mut lean = Carried::<()>::NEW;
-            let mut capped = Carried::<Capped>::NEW;
             for step in 0..steps {
                 let (a, b) = (state.next_delay(), policy.next_carried(&mut carried));
                 assert_eq!(a, b, "step {step}");
@@ -1271,8 +1264,6 @@ mod tests {
                     policy.next_carried(&mut lean),
                     "step {step}, no previous kept"
                 );
-                let c = policy.next_carried(&mut capped);
-                assert_eq!(a, c, "step {step}, whether capped");
                 assert_eq!(state.attempt(), carried.attempt());
             }
             assert_eq!(state.give_up(), Some(carried.report()));
@@ -1309,7 +1300,6 @@ mod tests {
         let mut state = RetryState::starting_at(policy, clock::system, None);
         let mut carried = Carried::<Option<Duration>>::NEW;
         let mut lean = Carried::<()>::NEW;
-        let mut capped = Carried::<Capped>::NEW;
         for (step, &decision) in decisions.iter().enumerate() {
             let a = state.next_delay_for(decision);
             assert_eq!(
@@ -1322,19 +1312,13 @@ mod tests {
                 policy.next_carried_for(&mut lean, decision),
                 "step {step}, lean"
             );
-            assert_eq!(
-                a,
-                policy.next_carried_for(&mut capped, decision),
-                "step {step}, capped"
-            );
             assert_eq!(state.attempt(), carried.attempt(), "step {step}");
-            assert_eq!(state.attempt(), capped.attempt(), "step {step}");
+            assert_eq!(state.attempt(), lean.attempt(), "step {step}");
         }
         match state.give_up() {
             Some(report) => {
                 assert_eq!(report, carried.report());
                 assert_eq!(report, lean.report());
-                assert_eq!(report, capped.report());
             }
             None => assert_eq!(carried.ended(), None),
         }
@@ -1346,7 +1330,6 @@ mod tests {
         use Decision::{Retry, RetryAfter, Stop, Throttled};
         // (The skipped count is in what was padding.)
         assert_eq!(size_of::<Carried<()>>(), 8);
-        assert_eq!(size_of::<Carried<Capped>>(), 8);
         assert_eq!(size_of::<Carried<Option<Duration>>>(), 24);
         let p = Policy::from_strategy(Exponential::new(MS(10)).max_delay(MS(1000)))
             .jitter(Jitter::None)

@@ -1,6 +1,6 @@
 //! What the expansion runs a call through: the return type's dispatch to
 //! the runtime's loops (`RetryResult`), the default sleep and timer of an
-//! `async fn`, and the check that a control named by a path is a `static`.
+//! `async fn`.
 //!
 //! The traits are defined in [`crate::retry_args`], under the names a
 //! message gives them (`ReturnsResult`, `DefaultAsyncSleep`,
@@ -43,17 +43,17 @@ impl<T, E> RetryResult for Result<T, E> {
         trace: impl Trace<E>,
         op: impl FnMut() -> Self,
     ) -> Self {
-        crate::loops::blocking(start, Some(function), trace, crate::hooks::RetryAll, op)
+        crate::loops::blocking(start, Some(function), trace, None, op)
     }
     #[inline(always)]
     fn retry_blocking_when<S: Strategy>(
         start: &Origin<'_, S>,
         function: &'static str,
         trace: impl Trace<E>,
-        when: impl FnMut(&E) -> Decision,
+        mut when: impl FnMut(&E) -> Decision,
         op: impl FnMut() -> Self,
     ) -> Self {
-        crate::loops::blocking(start, Some(function), trace, when, op)
+        crate::loops::blocking(start, Some(function), trace, Some(&mut when), op)
     }
     #[cfg(feature = "tracing")]
     #[inline(always)]
@@ -73,11 +73,6 @@ pub type ErrorOf<R> = <R as RetryResult>::Err;
 /// The success type of `R`.
 pub type OkOf<R> = <R as RetryResult>::Ok;
 
-/// `R` as the `Result` the hooks see (`on_giveup`, and `on_retry` with
-/// `when_ok`): one alias, so that a closure's parameter type reads as one
-/// simple path to lints (`clippy::type_complexity` weighs the written form).
-pub type OutcomeOf<R> = Result<OkOf<R>, ErrorOf<R>>;
-
 #[cfg(feature = "tokio")]
 impl AsyncSleep for DefaultSleep {
     #[inline]
@@ -86,13 +81,6 @@ impl AsyncSleep for DefaultSleep {
             sleep: ::tokio::time::sleep(d),
         }
     }
-}
-
-/// A `budget` or `circuit` named by a `static`'s path: it must be a
-/// `static` (a `const` would be a new one for each call).
-#[inline]
-pub fn must_be_static<T: ?Sized>(value: &'static T) -> &'static T {
-    value
 }
 
 #[cfg(feature = "tokio")]

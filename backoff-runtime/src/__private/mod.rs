@@ -48,7 +48,7 @@ pub use crate::kind::Kind;
 pub use crate::policy::{OnDeadline, Policy};
 pub use crate::record::call::{AttemptBegan, CallBegan, Recording};
 pub use crate::report::{GiveUp, GiveUpReason};
-pub use crate::state::{Capped, Carried, Previous, RetryState};
+pub use crate::state::{Carried, Previous, RetryState};
 pub use crate::strategy::{
     Buckets, Builtin, Chain, Constant, Decorrelated, Exponential, Fibonacci, Immediate, Linear,
     Longer, Shorter, Sidekiq, Stage, Steps, Strategy, Sum,

@@ -181,9 +181,8 @@ macro_rules! fixed_policy {
 }
 
 fixed_policy! {
-    // (Only `decorrelated`'s delays depend on the previous one; an
-    // exponential one only skips recomputing a capped delay with it.)
-    ExponentialOf<BASE, MAX, FACTOR> => [const BASE: u64, const MAX: u64, const FACTOR: u64,] Exponential, crate::state::Capped;
+    // (Only `decorrelated`'s delays depend on the previous one.)
+    ExponentialOf<BASE, MAX, FACTOR> => [const BASE: u64, const MAX: u64, const FACTOR: u64,] Exponential, ();
     LinearOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Linear, ();
     FibonacciOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Fibonacci, ();
     DecorrelatedOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Decorrelated, Option<Duration>;

@@ -2,10 +2,9 @@
 //! the driver, and the small pieces of glue its attempts and sleeps need.
 
 use super::*;
-use crate::circuit::Permit;
 use crate::driver;
 use crate::record::{CompactRecording, Records};
-use crate::throttle::ThrottlePermit;
+use crate::state::Gate;
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
 
@@ -46,7 +45,9 @@ pub fn within_timeout(
     clock: Clock,
 ) -> AttemptContext {
     let call = began.and_then(|b| b.checked_add(timeout));
-    context.with_deadline(crate::state::nearer(context.deadline(), call), clock())
+    let (a, b) = (context.deadline(), call);
+    let nearer = a.zip(b).map(|(a, b)| a.min(b)).or(a).or(b);
+    context.with_deadline(nearer, clock())
 }
 
 /// The clock of a blocking loop.
@@ -101,13 +102,6 @@ pub fn attempt<R, Fut: Future<Output = R>>(fut: Fut) -> Fut {
 pub fn attempt_sync<R, F: FnOnce() -> R>(f: F) -> R {
     f()
 }
-
-/// Marks the path that calls it as unlikely (the failure path): the
-/// expansion's stand-in for `core::hint::cold_path`, which is newer than the
-/// oldest Rust the generated code supports (1.85).
-#[cold]
-#[inline(never)]
-pub fn cold() {}
 
 /// The step of a loop that keeps a [`Carried`] between attempts (an
 /// `async fn`'s, whose future it keeps small), out of line, one copy per
@@ -309,10 +303,20 @@ impl<T, E> OnGiveUp<T, E> for Keep<'_> {
     }
 }
 
-/// The expansion's hooks of a give-up step with no attempt just ended (a
-/// breaker's refusal, a throttle's rejection, a `timeout`).
-fn giving_up(report: &mut Option<GiveUp>) -> Dispatch<'_, Decision, NoHook> {
-    HookSet::of(Decision::Stop, Decision::Stop, NoHook, Keep(report))
+/// The driver's give-up step with no attempt just ended (a breaker's
+/// refusal, a throttle's rejection, a `timeout`, a cancel), for
+/// `progress`'s report, which is kept for the give-up hooks.
+#[inline(always)]
+fn give_up<T, E, R: Trace<E>, M: Records>(
+    progress: &impl driver::Progress,
+    recording: &mut M,
+    trace: R,
+    outcome: Result<T, E>,
+) -> Ended<T, E> {
+    let mut report = None;
+    let mut hooks = HookSet::of(Decision::Stop, Decision::Stop, NoHook, Keep(&mut report));
+    let result = driver::give_up(progress, outcome, &mut hooks, &trace, recording, None);
+    Ended::resume(result, report)
 }
 
 /// A call of the function's own loop, as the driver sees it, in one of
@@ -450,10 +454,7 @@ impl<'p, S> Kept<'p, S> for ManuallyDrop<Option<RetryState<'p, S>>> {}
 /// tells its breaker).
 pub struct Gated<'p, S> {
     state: Option<RetryState<'p, S>>,
-    circuit: Option<&'p CircuitBreaker>,
-    throttle: Option<&'p AdaptiveThrottle>,
-    permit: Option<Permit<'p>>,
-    throttle_permit: Option<ThrottlePermit<'p>>,
+    gate: Gate<'p>,
 }
 
 impl<'p, S> Deref for Gated<'p, S> {
@@ -481,66 +482,47 @@ impl<'p, S> Kept<'p, S> for Gated<'p, S> {
 
     #[inline(always)]
     fn settle(&mut self) {
-        if let Some(permit) = self.permit.take() {
-            permit.success();
-        }
-        if let Some(permit) = self.throttle_permit.take() {
-            permit.accepted();
-        }
+        self.gate.settle();
     }
 }
 
 impl<'p, S> Gated<'p, S> {
-    /// The state, built from `start`, the breaker, the throttle and their
-    /// permits if no failure built it yet.
+    /// The state, built from `start` and the gate (the breaker, the
+    /// throttle and their permits) if no failure built it yet.
     #[cold]
     #[inline(never)]
     fn built(&mut self, start: &Origin<'p, S>) -> &mut RetryState<'p, S> {
-        let (permit, throttle_permit) = (self.permit.take(), self.throttle_permit.take());
-        let (circuit, throttle) = (self.circuit, self.throttle);
+        let gate = &mut self.gate;
         self.state.get_or_insert_with(|| {
+            let (circuit, throttle) = (gate.circuit, gate.throttle);
             start
                 .gated(circuit, throttle)
-                .holding(permit, throttle_permit)
+                .holding(core::mem::take(gate))
         })
     }
 
-    /// Before an attempt: whether the breaker admits it (as the state's
-    /// `before_attempt`, whose work it does until a failure builds it).
+    /// Before an attempt: whether the breaker admits it (the state's
+    /// `before_attempt`, whose gate this is until a failure builds it).
     #[inline(always)]
     fn admit(&mut self, start: &Origin<'p, S>) -> Result<(), CircuitOpen> {
-        match (&mut self.state, self.circuit) {
-            (Some(state), _) => state.before_attempt(),
-            (None, Some(circuit)) => match circuit.acquire_on(start.clock) {
-                Ok(permit) => {
-                    self.permit = Some(permit);
-                    Ok(())
-                }
+        match &mut self.state {
+            Some(state) => state.before_attempt(),
+            None => match self.gate.admit(start.clock) {
+                Ok(()) => Ok(()),
                 Err(open) => Err(self.refused(start, GiveUpReason::CircuitOpen, open)),
             },
-            (None, None) => Ok(()),
         }
     }
 
     /// Before an attempt: whether the throttle lets it run.
     #[inline(always)]
     fn ask_throttle(&mut self, start: &Origin<'p, S>) -> Result<(), Rejected> {
-        match (&mut self.state, self.throttle) {
-            (Some(state), _) => state.ask_throttle(),
-            (None, Some(throttle)) => match throttle.try_acquire((start.clock)()) {
-                Ok(permit) => {
-                    self.throttle_permit = Some(permit);
-                    Ok(())
-                }
-                Err(rejected) => {
-                    // (The breaker's permit for the attempt, unused.)
-                    if let Some(permit) = self.permit.take() {
-                        permit.release();
-                    }
-                    Err(self.refused(start, GiveUpReason::Rejected, rejected))
-                }
+        match &mut self.state {
+            Some(state) => state.ask_throttle(),
+            None => match self.gate.ask_throttle(start.clock) {
+                Ok(()) => Ok(()),
+                Err(rejected) => Err(self.refused(start, GiveUpReason::Rejected, rejected)),
             },
-            (None, None) => Ok(()),
         }
     }
 
@@ -597,13 +579,12 @@ impl<'p, S> Call<Full<'p, S>> {
         circuit: Option<&'p CircuitBreaker>,
         throttle: Option<&'p AdaptiveThrottle>,
     ) -> Call<Full<'p, S, Gated<'p, S>>> {
-        let state = Gated {
-            state: None,
+        let gate = Gate {
             circuit,
             throttle,
-            permit: None,
-            throttle_permit: None,
+            ..Gate::default()
         };
+        let state = Gated { state: None, gate };
         Call(Full {
             state,
             start: self.0.start,
@@ -616,7 +597,7 @@ impl<'p, S> Call<Full<'p, S, Gated<'p, S>>> {
     /// Behind a throttle too.
     #[inline(always)]
     pub fn with_throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self {
-        self.0.state.throttle = Some(throttle);
+        self.0.state.gate.throttle = Some(throttle);
         self
     }
 
@@ -798,7 +779,7 @@ fn step<F: Form, T, E, N: OnRetry<T, E>, K: driver::Keep<T, E>>(
         HookSet::of(decision, decision, on_retry, Keep(&mut report));
     let (mut progress, mut recording) = form.parts(function);
     let (hooks, recording) = (&mut hooks, &mut recording);
-    match driver::after_attempt_as(&mut progress, outcome, hooks, &trace, recording, keep) {
+    match driver::after_attempt(&mut progress, outcome, hooks, &trace, recording, keep) {
         ControlFlow::Continue(kept) => ControlFlow::Continue(kept),
         ControlFlow::Break(result) => ControlFlow::Break(Ended::resume(result, report)),
     }
@@ -811,11 +792,8 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     #[cold]
     #[inline(never)]
     pub fn refused<T, E, R: Trace<E>>(&mut self, trace: R, outcome: Result<T, E>) -> Ended<T, E> {
-        let mut report = None;
-        let mut hooks = giving_up(&mut report);
         let (progress, recording) = self.0.parts("");
-        let result = driver::give_up(&progress, outcome, &mut hooks, &trace, recording, None);
-        Ended::resume(result, report)
+        give_up(&progress, recording, trace, outcome)
     }
 
     /// The call gives up with `outcome` (an error) because its `timeout`
@@ -845,25 +823,18 @@ pub fn timed_out<T, E, R: Trace<E>>(
     trace: R,
     outcome: Result<T, E>,
 ) -> Ended<T, E> {
-    let mut kept = None;
-    let mut hooks = giving_up(&mut kept);
-    let result = driver::give_up(
-        &driver::TimedOut(report),
-        outcome,
-        &mut hooks,
-        &trace,
-        recording,
-        None,
-    );
-    Ended::resume(result, kept)
+    give_up(&driver::TimedOut(report), recording, trace, outcome)
 }
 
 /// The report of a hedged call that ran past its `timeout` after `calls`
 /// attempts began, `start` being its start.
 #[cold]
 pub fn timeout_report(calls: u32, clock: Clock, start: Option<std::time::Instant>) -> GiveUp {
-    let elapsed = start.map_or(Duration::ZERO, |s| clock().saturating_duration_since(s));
-    GiveUp::new(calls, elapsed, GiveUpReason::Timeout)
+    GiveUp::new(
+        calls,
+        crate::state::since(clock, start),
+        GiveUpReason::Timeout,
+    )
 }
 
 /// An untimed state machine of `policy` (the delay benches' start: no clock

@@ -1,6 +1,7 @@
-//! The `tracing` glue: what a trace shows of an error or an outcome, the
-//! events, and the macros that expand to nothing without the feature.
+//! The `tracing` glue: what a trace shows of an error, the events, and
+//! the macros that expand to nothing without the feature.
 
+#[cfg(feature = "tracing")]
 use super::*;
 
 /// The error of a traced retry, shown through `Display` when it has one
@@ -33,19 +34,6 @@ impl<'a, T> TraceFallback<'a> for &TraceError<'a, T> {
     #[inline]
     fn trace_display(&self) -> &'a dyn core::fmt::Display {
         &"(an error without `Display`)"
-    }
-}
-
-/// What a trace shows of an outcome: the error through `show`, or a note
-/// for an `Ok` that `when_ok` rejected.
-#[inline]
-pub fn shown<'a, T, E>(
-    outcome: &'a Result<T, E>,
-    show: impl FnOnce(&'a E) -> &'a dyn core::fmt::Display,
-) -> &'a dyn core::fmt::Display {
-    match outcome {
-        Err(e) => show(e),
-        Ok(_) => &"an `Ok` value that `when_ok` rejected",
     }
 }
 
@@ -105,8 +93,7 @@ pub fn trace_give_up(function: &str, outcome: &dyn core::fmt::Display, report: &
 }
 
 /// What a trace shows of `error: &E` (through `Display` when `E` has it,
-/// see [`TraceError`]) or of `outcome: &Result<T, E>` (an `Ok` that
-/// `when_ok` rejected is named as such): a `&dyn Display`.
+/// see [`TraceError`]): a `&dyn Display`.
 #[cfg(feature = "tracing")]
 #[doc(hidden)]
 #[macro_export]
@@ -116,63 +103,7 @@ macro_rules! __backoff_shown {
         use $crate::__private::{TraceDisplay as _, TraceFallback as _};
         (&$crate::__private::TraceError($error)).trace_display()
     }};
-    (outcome: $outcome:expr) => {
-        $crate::__private::shown($outcome, |__backoff_error| {
-            $crate::__backoff_shown!(error: __backoff_error)
-        })
-    };
 }
-
-/// Traces a retry to `tracing` (feature `tracing`) with the function's
-/// name, the error (`error: &E`) or the outcome `when_ok` rejected
-/// (`outcome: &Result<T, E>`), the attempt that failed and the delay.
-/// Without the feature it expands to nothing: the generated code has no
-/// trace to type-check.
-#[cfg(feature = "tracing")]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __backoff_traced_retry {
-    ($name:expr, $kind:ident: $shown:expr, $attempt:expr, $delay:expr) => {
-        $crate::__private::trace_retry(
-            $name,
-            $crate::__backoff_shown!($kind: $shown),
-            $attempt,
-            $delay,
-            None,
-        );
-    };
-}
-
-/// Without the `tracing` feature: nothing.
-#[cfg(not(feature = "tracing"))]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __backoff_traced_retry {
-    ($($ignored:tt)*) => {};
-}
-
-/// Traces giving up (feature `tracing`) with the function's name, the
-/// error (`error: &E`) or the outcome returned (`outcome: &Result<T, E>`)
-/// and the report. Without the feature it expands to nothing.
-#[cfg(feature = "tracing")]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __backoff_traced_give_up {
-    ($name:expr, $kind:ident: $shown:expr, $report:expr) => {
-        $crate::__private::trace_give_up($name, $crate::__backoff_shown!($kind: $shown), $report);
-    };
-}
-
-/// Without the `tracing` feature: nothing.
-#[cfg(not(feature = "tracing"))]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __backoff_traced_give_up {
-    ($($ignored:tt)*) => {};
-}
-
-pub use crate::__backoff_traced_give_up as traced_give_up;
-pub use crate::__backoff_traced_retry as traced_retry;
 
 /// Traces to `tracing` (see [`Trace`]): the function's name, and its
 /// error's `Display` (or a placeholder for an error without one, chosen

@@ -55,10 +55,9 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     #[cold]
     #[inline(never)]
     pub fn cancelled<T, E, R: Trace<E>>(&mut self, trace: R, outcome: Result<T, E>) -> Ended<T, E> {
-        let mut report = None;
-        let mut hooks = giving_up(&mut report);
         let (progress, recording) = self.0.parts("");
-        let result = driver::cancelled(&progress, outcome, &mut hooks, &trace, recording, None);
-        Ended::resume(result, report)
+        let mut report = driver::Progress::report(&progress);
+        report.reason = GiveUpReason::Cancelled;
+        give_up(&driver::TimedOut(report), recording, trace, outcome)
     }
 }
