@@ -229,7 +229,7 @@ impl Steps {
         let mut largest = Duration::ZERO;
         let mut i = 0;
         while i < delays.len() {
-            if is_longer(delays[i], largest) {
+            if delays[i].as_nanos() > largest.as_nanos() {
                 largest = delays[i];
             }
             i += 1;
@@ -442,11 +442,6 @@ pairwise!(
     false,
     "Both stages' maxima added, saturating."
 );
-
-/// Whether `a` is longer than `b`, in a `const fn`.
-pub(super) const fn is_longer(a: Duration, b: Duration) -> bool {
-    a.as_secs() > b.as_secs() || (a.as_secs() == b.as_secs() && a.subsec_nanos() > b.subsec_nanos())
-}
 
 #[cfg(test)]
 mod tests {

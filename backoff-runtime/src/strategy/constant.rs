@@ -41,7 +41,7 @@ impl Constant {
     /// Sets a cap: with a delay above it, every retry waits the cap.
     pub const fn max_delay(mut self, max: Duration) -> Self {
         self.max = max;
-        self.capped = if super::compose::is_longer(self.delay, max) {
+        self.capped = if self.delay.as_nanos() > max.as_nanos() {
             max
         } else {
             self.delay

@@ -59,18 +59,13 @@ impl Decorrelated {
 }
 
 impl Strategy for Decorrelated {
-    caps_its_own_delays!();
+    caps_its_own_delays!(max);
 
     fn delay(&self, _retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
         let previous = previous.unwrap_or(self.base);
-        let hi = nanos::to_duration(nanos::of(previous).saturating_mul(3));
+        let hi = nanos::to_duration(previous.as_nanos().saturating_mul(3));
         let d = rng.uniform(self.base, hi);
         if d > self.max { self.max } else { d }
-    }
-
-    #[inline]
-    fn max_delay(&self) -> Duration {
-        self.max
     }
 
     /// The mid-range chain, `base · (2 · 1.5^k − 1)`, capped.

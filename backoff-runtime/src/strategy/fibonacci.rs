@@ -66,7 +66,7 @@ const FIB: [u64; 94] = {
 
 impl Strategy for Fibonacci {
     ignores_previous!();
-    caps_its_own_delays!();
+    caps_its_own_delays!(max);
 
     #[inline]
     fn delay(&self, retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
@@ -82,19 +82,14 @@ impl Strategy for Fibonacci {
         }
         self.delay_wide(retry)
     }
-
-    #[inline]
-    fn max_delay(&self) -> Duration {
-        self.max
-    }
 }
 
 impl Fibonacci {
     /// The delay in `u128` nanoseconds, for bases or caps beyond ~584 years.
     #[cold]
     fn delay_wide(&self, retry: u32) -> Duration {
-        let base = nanos::of(self.base);
-        let max = nanos::of(self.max);
+        let base = self.base.as_nanos();
+        let max = self.max.as_nanos();
         if base == 0 {
             return Duration::ZERO;
         }

@@ -43,7 +43,7 @@ impl Linear {
 
 impl Strategy for Linear {
     ignores_previous!();
-    caps_its_own_delays!();
+    caps_its_own_delays!(max);
 
     #[inline]
     fn delay(&self, retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
@@ -55,13 +55,8 @@ impl Strategy for Linear {
             };
         }
         // u128 nanoseconds: Duration::MAX · u32::MAX still fits.
-        let n = nanos::of(self.base) * u128::from(k);
-        nanos::to_duration(n.min(nanos::of(self.max)))
-    }
-
-    #[inline]
-    fn max_delay(&self) -> Duration {
-        self.max
+        let n = self.base.as_nanos() * u128::from(k);
+        nanos::to_duration(n.min(self.max.as_nanos()))
     }
 }
 

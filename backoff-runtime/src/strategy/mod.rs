@@ -43,7 +43,8 @@ use core::time::Duration;
 use crate::jitter::{Jitter, JitterRng};
 
 /// Inside the `impl Strategy` of a strategy whose `delay` never exceeds its
-/// `max_delay`: `capped_delay` need not cap again.
+/// `max_delay`: `capped_delay` need not cap again. Given a field, the
+/// strategy's `max_delay` is that field.
 macro_rules! caps_its_own_delays {
     () => {
         #[inline]
@@ -54,6 +55,14 @@ macro_rules! caps_its_own_delays {
             rng: &mut JitterRng,
         ) -> Duration {
             self.delay(retry, previous, rng)
+        }
+    };
+    ($max:ident) => {
+        caps_its_own_delays!();
+
+        #[inline]
+        fn max_delay(&self) -> Duration {
+            self.$max
         }
     };
 }
@@ -101,6 +110,48 @@ macro_rules! reads_through {
         #[inline]
         fn reads_previous(&self) -> bool {
             $via!(self, s => s.reads_previous())
+        }
+    };
+}
+
+/// A schedule in `unit`s, by default seconds and uncapped ([`Sidekiq`],
+/// [`Buckets`]): the type, `new`, its two builder steps and `Default`.
+macro_rules! in_units {
+    ($(#[$doc:meta])* $name:ident, $(#[$new_doc:meta])*) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        pub struct $name {
+            unit: Duration,
+            max: Duration,
+        }
+
+        impl $name {
+            $(#[$new_doc])*
+            pub const fn new() -> Self {
+                $name {
+                    unit: Duration::from_secs(1),
+                    max: Duration::MAX,
+                }
+            }
+
+            /// Scales the schedule: the formula counts in `unit`s instead of
+            /// seconds (handy for simulations and tests).
+            pub const fn unit(mut self, unit: Duration) -> Self {
+                self.unit = unit;
+                self
+            }
+
+            /// Sets the cap on every delay.
+            pub const fn max_delay(mut self, max: Duration) -> Self {
+                self.max = max;
+                self
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name::new()
+            }
         }
     };
 }

@@ -44,7 +44,6 @@ pub const MAX_MARKS: usize = 4;
 /// stage (0: not yet crossed) and the time since the enclosing schedule
 /// began, in whole milliseconds rounded up (so a stage never ends early;
 /// up to 49 days). Eight bytes: a call keeps [`MAX_MARKS`] of them.
-#[doc(hidden)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[doc(hidden)] // (for the hidden `Strategy::staging`/`staged` only)
 pub struct Mark {
@@ -70,13 +69,11 @@ impl Mark {
 
 /// Where a staged schedule is read: the time since it began, and its
 /// marks.
-#[doc(hidden)]
 #[doc(hidden)] // (for the hidden `Strategy::staging`/`staged` only)
 pub type At<'a> = (Duration, &'a mut [Mark]);
 
 /// What a schedule asks of the call that follows it (see
 /// [`Strategy::staging`]).
-#[doc(hidden)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[doc(hidden)] // (for the hidden `Strategy::staging`/`staged` only)
 pub struct Staging {
@@ -120,7 +117,6 @@ impl Staging {
 /// What a stage computes at the bottom of a staged schedule: its capped
 /// delay from the previous one and the call's generator, or (for
 /// [`Jitter::Spread`](crate::Jitter::Spread)) its central delay.
-#[doc(hidden)]
 #[derive(Debug)]
 #[doc(hidden)] // (for the hidden `Strategy::staging`/`staged` only)
 pub struct Leaf<'a> {
