@@ -142,7 +142,7 @@ impl<A: Strategy, B: Strategy> Strategy for Chain<A, B> {
         let inner = self.first.staging().and(self.then.staging());
         let timed = matches!(self.end, End::For(_));
         if !timed && !inner.is_staged() {
-            return Staging::FIXED;
+            return Staging::default();
         }
         // (Ends when its last stage does.)
         Staging {
@@ -235,20 +235,6 @@ impl Steps {
             i += 1;
         }
         Steps { delays, largest }
-    }
-
-    /// The delays, in order.
-    ///
-    /// ```
-    /// use backoff_runtime::strategy::Steps;
-    /// use std::time::Duration;
-    ///
-    /// static DELAYS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs(5)];
-    /// assert_eq!(Steps::new(&DELAYS).delays(), &DELAYS);
-    /// ```
-    #[doc(hidden)]
-    pub const fn delays(&self) -> &'static [Duration] {
-        self.delays
     }
 }
 
@@ -616,7 +602,7 @@ mod tests {
         assert_eq!(chain.central_delay(9), S(1));
         assert_eq!(
             Chain::new(Immediate, 2, Constant::new(S(1))).staging(),
-            Staging::FIXED
+            Staging::default()
         );
     }
 

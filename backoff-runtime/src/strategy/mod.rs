@@ -281,7 +281,7 @@ pub trait Strategy {
     #[doc(hidden)]
     #[inline]
     fn staging(&self) -> Staging {
-        Staging::FIXED
+        Staging::default()
     }
 
     /// The capped delay of `retry` (through `leaf`), `now` after the
