@@ -260,7 +260,7 @@ impl Strategy for Steps {
 
 /// Combines two stages' delays retry by retry; `A` and `B` are the stages.
 macro_rules! pairwise {
-    ($(#[$doc:meta])* $name:ident, $combine:path, $either:literal, $max_doc:literal) => {
+    ($($(#[$doc:meta])* $name:ident, $combine:path, $either:literal, $max_doc:literal;)*) => {$(
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq)]
         pub struct $name<A, B> {
@@ -332,10 +332,10 @@ macro_rules! pairwise {
                 }
             }
         }
-    };
+    )*};
 }
 
-pairwise!(
+pairwise! {
     /// The smaller of two schedules' delays, retry by retry: a cap that
     /// is itself a schedule.
     ///
@@ -363,13 +363,8 @@ pairwise!(
     /// let secs: Vec<u64> = policy.delays().map(|d| d.as_secs()).collect();
     /// assert_eq!(secs, [1, 2, 4, 8, 15]);
     /// ```
-    Shorter,
-    Duration::min,
-    true,
-    "The smaller of the two stages' maxima (the larger, if a side ends)."
-);
-
-pairwise!(
+    Shorter, Duration::min, true,
+        "The smaller of the two stages' maxima (the larger, if a side ends).";
     /// The larger of two schedules' delays, retry by retry: a floor that
     /// is itself a schedule.
     ///
@@ -393,13 +388,8 @@ pairwise!(
     /// let ms: Vec<u128> = policy.delays().map(|d| d.as_millis()).collect();
     /// assert_eq!(ms, [300, 300, 400, 800]);
     /// ```
-    Longer,
-    Duration::max,
-    false,
-    "The larger of the two stages' maxima."
-);
-
-pairwise!(
+    Longer, Duration::max, false,
+        "The larger of the two stages' maxima.";
     /// The sum of two schedules' delays, retry by retry, saturating: a
     /// fixed part plus a growing one.
     ///
@@ -423,11 +413,9 @@ pairwise!(
     /// let minutes: Vec<u64> = POLICY.delays().map(|d| d.as_secs() / 60).collect();
     /// assert_eq!(minutes, [5, 7, 11, 19]);
     /// ```
-    Sum,
-    Duration::saturating_add,
-    false,
-    "Both stages' maxima added, saturating."
-);
+    Sum, Duration::saturating_add, false,
+        "Both stages' maxima added, saturating.";
+}
 
 #[cfg(test)]
 mod tests {
