@@ -72,10 +72,8 @@ impl Strategy for Fibonacci {
     fn delay(&self, retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
         let k = retry.max(1) as usize;
         if let Some((base, max)) = self.nanos {
-            return match FIB
-                .get(k)
-                .and_then(|f| base.checked_mul(u64::try_from(*f).ok()?))
-            {
+            let fib = FIB.get(k).and_then(|f| u64::try_from(*f).ok());
+            return match fib.and_then(|f| base.checked_mul(f)) {
                 Some(n) => Duration::from_nanos(n.min(max)),
                 // Past fib(93), a zero base still gives zero.
                 None if base == 0 => Duration::ZERO,
