@@ -583,6 +583,26 @@ pub struct AnAdaptiveThrottle;
 pub struct Own;
 
 macro_rules! control_value {
+    (@own [$($refs:tt)*] $value:ident $(: $own:ident)?) => {
+        impl<'a, T: ?Sized $(+ crate::control::$own)?> Pick<'a> for $($refs)* $value<'a, T> {
+            type Kind = Own;
+            type Out = T;
+            #[inline(always)]
+            fn pick(&self) -> (Own, &'a T) {
+                (Own, self.0)
+            }
+        }
+    };
+    (@other [$($refs:tt)*] $value:ident: $other:ident, $kind:ident, $lent:ty = $unused:expr) => {
+        impl<'a, T: ?Sized + crate::control::$other> Pick<'a> for $($refs)* $value<'a, T> {
+            type Kind = $kind;
+            type Out = $lent;
+            fn pick(&self) -> ($kind, &'a $lent) {
+                static UNUSED: $lent = $unused;
+                ($kind, &UNUSED)
+            }
+        }
+    };
     ($(#[$doc:meta] $value:ident, $own:ident, $lent:ty = $unused:expr,
         $first:ident: $first_kind:ident, $second:ident: $second_kind:ident;)*) => {
         /// Which control a value is: implemented for the argument's own
@@ -602,38 +622,10 @@ macro_rules! control_value {
             #[doc(hidden)]
             #[derive(Debug)]
             pub struct $value<'a, T: ?Sized>(pub &'a T);
-            impl<'a, T: ?Sized + crate::control::$own> Pick<'a> for &&&$value<'a, T> {
-                type Kind = Own;
-                type Out = T;
-                #[inline(always)]
-                fn pick(&self) -> (Own, &'a T) {
-                    (Own, self.0)
-                }
-            }
-            impl<'a, T: ?Sized + crate::control::$first> Pick<'a> for &&$value<'a, T> {
-                type Kind = $first_kind;
-                type Out = $lent;
-                fn pick(&self) -> ($first_kind, &'a $lent) {
-                    static UNUSED: $lent = $unused;
-                    ($first_kind, &UNUSED)
-                }
-            }
-            impl<'a, T: ?Sized + crate::control::$second> Pick<'a> for &$value<'a, T> {
-                type Kind = $second_kind;
-                type Out = $lent;
-                fn pick(&self) -> ($second_kind, &'a $lent) {
-                    static UNUSED: $lent = $unused;
-                    ($second_kind, &UNUSED)
-                }
-            }
-            impl<'a, T: ?Sized> Pick<'a> for $value<'a, T> {
-                type Kind = Own;
-                type Out = T;
-                #[inline(always)]
-                fn pick(&self) -> (Own, &'a T) {
-                    (Own, self.0)
-                }
-            }
+            control_value!(@own [&&&] $value: $own);
+            control_value!(@other [&&] $value: $first, $first_kind, $lent = $unused);
+            control_value!(@other [&] $value: $second, $second_kind, $lent = $unused);
+            control_value!(@own [] $value);
         )*
     };
 }

@@ -3,7 +3,7 @@ use core::time::Duration;
 use super::Strategy;
 use crate::{jitter::JitterRng, nanos};
 
-in_units! {
+two_durations! {
     /// "Buckets": retry `k` waits uniformly between `n³` and `(n + 2)³` units
     /// (seconds by default), with `n = k − 1`.
     ///
@@ -26,7 +26,7 @@ in_units! {
     /// let d = Buckets::new().delay(2, None, &mut rng);
     /// assert!(d >= Duration::from_secs(1) && d <= Duration::from_secs(27));
     /// ```
-    Buckets,
+    Buckets(unit),
     /// The buckets schedule in seconds, uncapped.
 }
 

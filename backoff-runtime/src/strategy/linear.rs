@@ -1,44 +1,27 @@
 use core::time::Duration;
 
-use super::{DEFAULT_MAX, Strategy};
+use super::Strategy;
 use crate::{jitter::JitterRng, nanos};
 
-/// Linear backoff: retry `k` waits `base · k`, capped at `max`.
-///
-/// # Default
-///
-/// `max` 10 s.
-///
-/// # Examples
-///
-/// ```
-/// use backoff_runtime::{JitterRng, Strategy, strategy::Linear};
-/// use std::time::Duration;
-///
-/// let s = Linear::new(Duration::from_millis(100));
-/// let mut rng = JitterRng::from_seed(0);
-/// assert_eq!(s.delay(3, None, &mut rng), Duration::from_millis(300));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Linear {
-    base: Duration,
-    max: Duration,
-}
-
-impl Linear {
+two_durations! {
+    /// Linear backoff: retry `k` waits `base · k`, capped at `max`.
+    ///
+    /// # Default
+    ///
+    /// `max` 10 s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use backoff_runtime::{JitterRng, Strategy, strategy::Linear};
+    /// use std::time::Duration;
+    ///
+    /// let s = Linear::new(Duration::from_millis(100));
+    /// let mut rng = JitterRng::from_seed(0);
+    /// assert_eq!(s.delay(3, None, &mut rng), Duration::from_millis(300));
+    /// ```
+    Linear(base),
     /// Grows by `base` each retry, up to 10 s.
-    pub const fn new(base: Duration) -> Self {
-        Linear {
-            base,
-            max: DEFAULT_MAX,
-        }
-    }
-
-    /// Sets the cap on every delay.
-    pub const fn max_delay(mut self, max: Duration) -> Self {
-        self.max = max;
-        self
-    }
 }
 
 impl Strategy for Linear {

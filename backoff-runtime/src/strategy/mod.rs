@@ -114,16 +114,42 @@ macro_rules! reads_through {
     };
 }
 
-/// A schedule in `unit`s, by default seconds and uncapped ([`Sidekiq`],
-/// [`Buckets`]): the type, `new`, its two builder steps and `Default`.
-macro_rules! in_units {
-    ($(#[$doc:meta])* $name:ident, $(#[$new_doc:meta])*) => {
+/// A strategy of two durations, `base` or `unit` and the cap `max`: the
+/// type, `new` and the builder step of the cap; for a schedule in `unit`s
+/// (by default seconds, uncapped: [`Sidekiq`], [`Buckets`]), the step of
+/// the unit and `Default` too.
+macro_rules! two_durations {
+    (@type $(#[$doc:meta])* $name:ident($first:ident)) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq)]
         pub struct $name {
-            unit: Duration,
+            $first: Duration,
             max: Duration,
         }
+
+        impl $name {
+            /// Sets the cap on every delay.
+            pub const fn max_delay(mut self, max: Duration) -> Self {
+                self.max = max;
+                self
+            }
+        }
+    };
+    ($(#[$doc:meta])* $name:ident(base), $(#[$new_doc:meta])*) => {
+        two_durations!(@type $(#[$doc])* $name(base));
+
+        impl $name {
+            $(#[$new_doc])*
+            pub const fn new(base: Duration) -> Self {
+                $name {
+                    base,
+                    max: $crate::strategy::DEFAULT_MAX,
+                }
+            }
+        }
+    };
+    ($(#[$doc:meta])* $name:ident(unit), $(#[$new_doc:meta])*) => {
+        two_durations!(@type $(#[$doc])* $name(unit));
 
         impl $name {
             $(#[$new_doc])*
@@ -138,12 +164,6 @@ macro_rules! in_units {
             /// seconds (handy for simulations and tests).
             pub const fn unit(mut self, unit: Duration) -> Self {
                 self.unit = unit;
-                self
-            }
-
-            /// Sets the cap on every delay.
-            pub const fn max_delay(mut self, max: Duration) -> Self {
-                self.max = max;
                 self
             }
         }

@@ -3,7 +3,7 @@ use core::time::Duration;
 use super::Strategy;
 use crate::{jitter::JitterRng, nanos};
 
-in_units! {
+two_durations! {
     /// Sidekiq's retry schedule: retry `k` waits `n⁴ + 15 + rand · 30 · (n + 1)`
     /// units (seconds by default), with `n = k − 1` as Sidekiq counts.
     ///
@@ -27,7 +27,7 @@ in_units! {
     /// let d = s.delay(3, None, &mut rng);
     /// assert!(d >= Duration::from_secs(31) && d <= Duration::from_secs(121));
     /// ```
-    Sidekiq,
+    Sidekiq(unit),
     /// Sidekiq's schedule in seconds, uncapped.
 }
 
