@@ -32,7 +32,7 @@ use core::time::Duration;
 
 use rand::distr::uniform::{SampleUniform, UniformSampler};
 use rand::rngs::SmallRng;
-use rand::{Rng, RngExt, SeedableRng, TryRng};
+use rand::{RngExt, SeedableRng, TryRng};
 
 use crate::nanos;
 
@@ -298,27 +298,34 @@ impl Jitter {
                 Some(n) => Duration::from_nanos(rng.range_u64(n / 2, n)),
                 None => rng.uniform(v / 2, v),
             },
-            // (`r > 0` is false for NaN too.)
-            Jitter::Scattered(r) if r > 0.0 => {
-                let r = r.min(1.0);
-                range(v, 1.0 - r, 1.0 + r, max, rng)
-            }
-            Jitter::Scattered(_) => v,
-            Jitter::Range(lo, hi) => range(v, f64::from(lo), f64::from(hi), max, rng),
+            Jitter::Scattered(r) => scattered(v, r, max, rng),
+            Jitter::Range(lo, hi) => range(v, lo, hi, max, rng),
             Jitter::Custom(j) => j.jitter(v, rng).min(max),
         }
     }
 }
 
-/// [`Jitter::Range`] with bounds `lo`, `hi` applied to `v` (at most `max`);
-/// [`Jitter::Scattered`] is the range `1 ± r`.
+/// [`Jitter::Range`] with bounds `lo`, `hi` applied to `v` (at most `max`).
 #[inline(never)]
-fn range(v: Duration, lo: f64, hi: f64, max: Duration, rng: &mut JitterRng) -> Duration {
+fn range(v: Duration, lo: f32, hi: f32, max: Duration, rng: &mut JitterRng) -> Duration {
+    let (lo, hi) = (f64::from(lo), f64::from(hi));
     // (`!(x >= 0)` is true for NaN too.)
     let lo = if lo >= 0.0 { lo } else { 0.0 };
     let hi = if hi >= lo { hi } else { lo };
     let lo = nanos::mul_f64_capped(v, lo, max);
     let hi = nanos::mul_f64_capped(v, hi, max);
+    rng.uniform(lo, hi)
+}
+
+/// [`Jitter::Scattered`] with ratio `r` applied to `v` (at most `max`).
+#[inline(never)]
+fn scattered(v: Duration, r: f64, max: Duration, rng: &mut JitterRng) -> Duration {
+    if r.is_nan() || r <= 0.0 {
+        return v;
+    }
+    let r = if r > 1.0 { 1.0 } else { r };
+    let lo = nanos::mul_f64_capped(v, 1.0 - r, v);
+    let hi = nanos::mul_f64_capped(v, 1.0 + r, max);
     rng.uniform(lo, hi)
 }
 
@@ -429,6 +436,21 @@ impl JitterRng {
         phase
     }
 
+    /// Runs `draw` on this generator's source: the process-wide sequence,
+    /// or its own generator (seeded now if it has not drawn yet). Each
+    /// source gets a copy of `draw` of its own, with no dispatch per number.
+    #[inline(always)]
+    fn draw<T>(&mut self, draw: impl DrawWith<T>) -> T {
+        match self.state {
+            RngState::Seeded { ref mut rng, .. } => draw.with(rng),
+            RngState::Entropy { ref mut drawn, .. } => {
+                *drawn = true;
+                draw.with(&mut ProcessWide)
+            }
+            RngState::Unseeded { seed, phase } => draw.with(self.seed_now(seed, phase)),
+        }
+    }
+
     /// A seeded generator's first draw's seeding.
     #[cold]
     fn seed_now(&mut self, seed: u64, phase: u32) -> &mut SmallRng {
@@ -471,26 +493,70 @@ impl JitterRng {
     fn range_u64(&mut self, lo: u64, hi: u64) -> u64 {
         // What `random_range(lo..=hi)` runs (the same draws, the same
         // result), without building the range and checking it again.
-        <u64 as SampleUniform>::Sampler::sample_single_inclusive(lo, hi, &mut Source(self))
-            .unwrap_or(lo)
+        self.draw(InclusiveRange(lo, hi))
     }
 
     /// [`uniform`](JitterRng::uniform) beyond `u64` nanoseconds (~584 years).
     #[cold]
     fn uniform_wide(&mut self, lo: Duration, hi: Duration) -> Duration {
-        let n = Source(self).random_range(lo.as_nanos()..=hi.as_nanos());
+        let n = self.draw(WideRange(lo.as_nanos(), hi.as_nanos()));
         nanos::to_duration(n)
     }
 
     /// A number drawn uniformly from `[0, 1)`.
     #[inline]
     pub fn unit_f64(&mut self) -> f64 {
-        Source(self).random::<f64>()
+        self.draw(Unit)
     }
 
     /// 64 random bits.
     pub(crate) fn next_u64(&mut self) -> u64 {
-        Source(self).random::<u64>()
+        self.draw(Bits)
+    }
+}
+
+/// A draw that [`JitterRng::draw`] runs on any source.
+trait DrawWith<T> {
+    fn with<R: rand::Rng>(self, rng: &mut R) -> T;
+}
+
+/// A number uniform in `lo ..= hi`, which must not be empty (what
+/// `random_range(lo..=hi)` runs: the same draws, the same result).
+struct InclusiveRange(u64, u64);
+
+impl DrawWith<u64> for InclusiveRange {
+    #[inline(always)]
+    fn with<R: rand::Rng>(self, rng: &mut R) -> u64 {
+        <u64 as SampleUniform>::Sampler::sample_single_inclusive(self.0, self.1, rng)
+            .unwrap_or(self.0)
+    }
+}
+
+/// A `u128` uniform in `lo ..= hi`.
+struct WideRange(u128, u128);
+
+impl DrawWith<u128> for WideRange {
+    fn with<R: rand::Rng>(self, rng: &mut R) -> u128 {
+        rng.random_range(self.0..=self.1)
+    }
+}
+
+/// A number uniform in `[0, 1)`.
+struct Unit;
+
+impl DrawWith<f64> for Unit {
+    #[inline]
+    fn with<R: rand::Rng>(self, rng: &mut R) -> f64 {
+        rng.random::<f64>()
+    }
+}
+
+/// 64 random bits.
+struct Bits;
+
+impl DrawWith<u64> for Bits {
+    fn with<R: rand::Rng>(self, rng: &mut R) -> u64 {
+        rng.random::<u64>()
     }
 }
 
@@ -524,34 +590,25 @@ fn start_entropy() {
     let _ = ENTROPY.compare_exchange(0, os_seed() | 1, Ordering::Relaxed, Ordering::Relaxed);
 }
 
-/// A generator as `rand` draws from it: each word from its source, the
-/// process-wide sequence or its own generator (seeded at its first word).
-struct Source<'a>(&'a mut JitterRng);
+/// The process-wide sequence, as a random source.
+struct ProcessWide;
 
-impl TryRng for Source<'_> {
+impl TryRng for ProcessWide {
     type Error = core::convert::Infallible;
 
     #[inline]
     fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
-        // (As xoshiro256++ does: the upper bits.)
-        Ok((self.try_next_u64()? >> 32) as u32)
+        Ok((next_entropy() >> 32) as u32)
     }
 
-    #[inline(always)]
+    #[inline]
     fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-        Ok(match self.0.state {
-            RngState::Seeded { ref mut rng, .. } => rng.next_u64(),
-            RngState::Entropy { ref mut drawn, .. } => {
-                *drawn = true;
-                next_entropy()
-            }
-            RngState::Unseeded { seed, phase } => self.0.seed_now(seed, phase).next_u64(),
-        })
+        Ok(next_entropy())
     }
 
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
         for chunk in dst.chunks_mut(8) {
-            chunk.copy_from_slice(&self.try_next_u64()?.to_le_bytes()[..chunk.len()]);
+            chunk.copy_from_slice(&next_entropy().to_le_bytes()[..chunk.len()]);
         }
         Ok(())
     }
@@ -757,7 +814,7 @@ mod tests {
         let mean = draws.iter().sum::<u128>() / 2000;
         assert!((400..=600).contains(&mean), "mean {mean} ms");
         let mut bytes = [0u8; 13];
-        Source(&mut rng).fill_bytes(&mut bytes);
+        rand::Rng::fill_bytes(&mut ProcessWide, &mut bytes);
         assert_ne!(bytes, [0u8; 13]);
     }
 
