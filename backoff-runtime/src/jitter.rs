@@ -499,7 +499,7 @@ impl JitterRng {
     /// [`uniform`](JitterRng::uniform) beyond `u64` nanoseconds (~584 years).
     #[cold]
     fn uniform_wide(&mut self, lo: Duration, hi: Duration) -> Duration {
-        let n = self.draw(WideRange(nanos::of(lo), nanos::of(hi)));
+        let n = self.draw(WideRange(lo.as_nanos(), hi.as_nanos()));
         nanos::to_duration(n)
     }
 

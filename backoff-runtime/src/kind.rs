@@ -77,7 +77,10 @@ pub const MAX_KIND_ATTEMPTS: u32 = 255;
 /// assert_eq!(report.reason, GiveUpReason::Stopped);
 /// assert_eq!(report.failure_kind, Some("permanent"));
 /// ```
-#[derive(Clone, Copy)]
+///
+/// Equal kinds have the same name and schedule (a strategy in a `static`
+/// policy: the same `static`).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Kind {
     name: &'static str,
     schedule: Option<Schedule>,
@@ -86,7 +89,7 @@ pub struct Kind {
 /// A kind's schedule: a builtin strategy held by value ([`Kind::new`]) or
 /// any strategy in a `static` policy ([`Kind::of`]), with its jitter and
 /// attempt limit.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Schedule {
     pub(crate) strategy: Held,
     pub(crate) jitter: Jitter,
@@ -100,49 +103,23 @@ pub(crate) enum Held {
     Static(&'static (dyn Strategy + Sync)),
 }
 
-impl fmt::Debug for Kind {
+impl fmt::Debug for Held {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("Kind");
-        d.field("name", &self.name);
-        match &self.schedule {
-            None => d.field("schedule", &"none"),
-            Some(s) => match &s.strategy {
-                Held::Builtin(b) => d.field("strategy", b),
-                Held::Static(_) => d.field("strategy", &"static"),
-            }
-            .field("jitter", &s.jitter)
-            .field("attempts", &s.attempts),
-        };
-        d.finish()
+        match self {
+            Held::Builtin(b) => b.fmt(f),
+            Held::Static(_) => f.write_str("static"),
+        }
     }
 }
 
-/// Equal kinds have the same name and schedule (a strategy in a `static`
-/// policy: the same `static`).
-impl PartialEq for Kind {
-    fn eq(&self, other: &Kind) -> bool {
-        self.name == other.name
-            && match (&self.schedule, &other.schedule) {
-                (None, None) => true,
-                (Some(a), Some(b)) => {
-                    a.jitter == b.jitter
-                        && a.attempts == b.attempts
-                        && match (&a.strategy, &b.strategy) {
-                            (Held::Builtin(x), Held::Builtin(y)) => x == y,
-                            (Held::Static(x), Held::Static(y)) => core::ptr::addr_eq(*x, *y),
-                            _ => false,
-                        }
-                }
-                _ => false,
-            }
-    }
-}
-
-/// A limit within what a call counts.
-const fn clamped(limit: Option<u32>) -> Option<u32> {
-    match limit {
-        Some(n) if n > MAX_KIND_ATTEMPTS => Some(MAX_KIND_ATTEMPTS),
-        limit => limit,
+/// The same builtin, or the same `static`.
+impl PartialEq for Held {
+    fn eq(&self, other: &Held) -> bool {
+        match (self, other) {
+            (Held::Builtin(x), Held::Builtin(y)) => x == y,
+            (Held::Static(x), Held::Static(y)) => core::ptr::addr_eq(*x, *y),
+            _ => false,
+        }
     }
 }
 
@@ -160,14 +137,7 @@ impl Kind {
     /// assert_eq!(CONFLICT.name(), "conflict");
     /// ```
     pub const fn new(name: &'static str, schedule: Policy) -> Kind {
-        Kind {
-            name,
-            schedule: Some(Schedule {
-                strategy: Held::Builtin(*schedule.strategy()),
-                jitter: schedule.jitter_kind(),
-                attempts: clamped(schedule.attempt_limit()),
-            }),
-        }
+        Kind::scheduled(name, Held::Builtin(*schedule.strategy()), &schedule)
     }
 
     /// A kind retried on the strategy, jitter and attempt limit of a
@@ -200,12 +170,22 @@ impl Kind {
         name: &'static str,
         policy: &'static Policy<S>,
     ) -> Kind {
+        Kind::scheduled(name, Held::Static(policy.strategy()), policy)
+    }
+
+    /// A kind retried on `strategy` with `policy`'s jitter and attempt
+    /// limit, within what a call counts.
+    const fn scheduled<S>(name: &'static str, strategy: Held, policy: &Policy<S>) -> Kind {
+        let attempts = match policy.attempt_limit() {
+            Some(n) if n > MAX_KIND_ATTEMPTS => Some(MAX_KIND_ATTEMPTS),
+            limit => limit,
+        };
         Kind {
             name,
             schedule: Some(Schedule {
-                strategy: Held::Static(policy.strategy()),
+                strategy,
                 jitter: policy.jitter_kind(),
-                attempts: clamped(policy.attempt_limit()),
+                attempts,
             }),
         }
     }

@@ -6,14 +6,6 @@
 
 use core::time::Duration;
 
-const NANOS_PER_SEC: u128 = 1_000_000_000;
-
-/// The whole nanoseconds in `d`, exactly.
-#[inline]
-pub(crate) const fn of(d: Duration) -> u128 {
-    d.as_secs() as u128 * NANOS_PER_SEC + d.subsec_nanos() as u128
-}
-
 /// The whole nanoseconds in `d` if they fit a `u64` (up to ~584 years): the
 /// fast path, avoiding 128-bit arithmetic.
 #[inline]
@@ -30,11 +22,8 @@ pub(crate) const fn to_duration(n: u128) -> Duration {
     if n <= u64::MAX as u128 {
         return Duration::from_nanos(n as u64);
     }
-    let secs = n / NANOS_PER_SEC;
-    if secs > u64::MAX as u128 {
-        return Duration::MAX;
-    }
-    Duration::new(secs as u64, (n % NANOS_PER_SEC) as u32)
+    let max = Duration::MAX.as_nanos();
+    Duration::from_nanos_u128(if n < max { n } else { max })
 }
 
 /// `base · x`, rounded to the nanosecond and capped at `cap`.
@@ -92,8 +81,8 @@ impl Scale {
 /// [`mul_f64_capped`] for durations beyond `u64` nanoseconds.
 #[cold]
 fn mul_f64_capped_wide(base: Duration, x: f64, cap: Duration) -> Duration {
-    let product = of(base) as f64 * x;
-    let cap_nanos = of(cap);
+    let product = base.as_nanos() as f64 * x;
+    let cap_nanos = cap.as_nanos();
     if product.is_nan() || product <= 0.0 {
         return Duration::ZERO;
     }
@@ -140,9 +129,10 @@ mod tests {
 
     #[test]
     fn round_trips_duration_max() {
-        assert_eq!(to_duration(of(Duration::MAX)), Duration::MAX);
+        assert_eq!(to_duration(Duration::MAX.as_nanos()), Duration::MAX);
         assert_eq!(to_duration(u128::MAX), Duration::MAX);
-        assert_eq!(of(Duration::new(3, 7)), 3_000_000_007);
+        let past_u64 = Duration::from_nanos(u64::MAX) + Duration::from_nanos(1);
+        assert_eq!(to_duration(u128::from(u64::MAX) + 1), past_u64);
     }
 
     #[test]

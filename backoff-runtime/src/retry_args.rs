@@ -23,6 +23,7 @@
 use core::future::Future;
 use core::time::Duration;
 
+use crate::Cancelled;
 use crate::circuit::CircuitOpen;
 use crate::decision::{Decision, IntoDecision};
 use crate::driver::{Origin, Trace};
@@ -166,418 +167,166 @@ pub struct Misfits;
 #[doc(hidden)]
 pub trait Never {}
 
-/// Calls `when`: a function of one parameter.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `when` must be a function of one parameter, the error, not `{Self}`",
-    label = "expected a function of one parameter",
-    note = "`when` is called with a reference to each error and returns `true` to retry it (or a `Decision`): declare it as `fn(&E) -> bool`"
-)]
-pub trait WhenFn<M, A> {
-    /// What it returns.
-    #[doc(hidden)]
-    type Output;
-    /// Calls it.
-    #[doc(hidden)]
-    fn call(&mut self, error: A) -> Self::Output;
+/// The checks that call the user's function, each of two impls (see
+/// [`Fits`]): `$name` calls a function `$Fn($A, ..)` through `&mut self`
+/// or `self`, and holds for no other type.
+macro_rules! fn_check {
+    ($($(#[$doc:meta])* $name:ident: $Fn:ident($(&$mut:ident)? $self:ident, $($arg:ident: $A:ident),+),
+        $message:literal, $label:literal, $note:literal;)*) => {$(
+        $(#[$doc])*
+        #[diagnostic::on_unimplemented(message = $message, label = $label, note = $note)]
+        pub trait $name<M, $($A),+> {
+            /// What it returns.
+            #[doc(hidden)]
+            type Output;
+            /// Calls it.
+            #[doc(hidden)]
+            fn call($(&$mut)? $self, $($arg: $A),+) -> Self::Output;
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl<F: $Fn($($A),+) -> O, $($A,)+ O> $name<Fits, $($A),+> for F {
+            type Output = O;
+            #[inline(always)]
+            fn call($(&$mut)? $self, $($arg: $A),+) -> O {
+                $self($($arg),+)
+            }
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl<F: Never, $($A),+> $name<Misfits, $($A),+> for F {
+            type Output = ();
+            #[inline(always)]
+            fn call($(&$mut)? $self, $(_: $A),+) {}
+        }
+    )*};
 }
 
-#[diagnostic::do_not_recommend]
-impl<F: FnMut(A) -> O, A, O> WhenFn<Fits, A> for F {
-    type Output = O;
-    #[inline(always)]
-    fn call(&mut self, error: A) -> O {
-        self(error)
-    }
+fn_check! {
+    /// Calls `when`: a function of one parameter.
+    WhenFn: FnMut(&mut self, error: A),
+        "`#[retry]`: `when` must be a function of one parameter, the error, not `{Self}`",
+        "expected a function of one parameter",
+        "`when` is called with a reference to each error and returns `true` to retry it (or a `Decision`): declare it as `fn(&E) -> bool`";
+    /// Calls `when_ok`: a function of one parameter.
+    WhenOkFn: FnMut(&mut self, value: A),
+        "`#[retry]`: `when_ok` must be a function of one parameter, the `Ok` value, not `{Self}`",
+        "expected a function of one parameter",
+        "`when_ok` is called with a reference to each `Ok` value and returns `true` to retry it (or a `Decision`): declare it as `fn(&T) -> bool`";
+    /// Calls `on_retry`: a function of two parameters.
+    OnRetryFn: FnMut(&mut self, first: A, event: B),
+        "`#[retry]`: `on_retry` must be a function of two parameters, not `{Self}`",
+        "expected a function of two parameters",
+        "`on_retry` is called before each sleep with the error (beside `when_ok`, the whole outcome) and the event: declare it as `fn(&E, &RetryEvent)`, or beside `when_ok` as `fn(&Result<T, E>, &RetryEvent)`";
+    /// Calls `on_giveup`, once: a function of two parameters.
+    OnGiveUpFn: FnOnce(self, outcome: A, report: B),
+        "`#[retry]`: `on_giveup` must be a function of two parameters, not `{Self}`",
+        "expected a function of two parameters",
+        "`on_giveup` is called once, on giving up, with the outcome the call returns and the give-up record: declare it as `fn(&Result<T, E>, &GiveUp)`";
+    /// Calls `sleep`: a function of one parameter.
+    SleepFn: FnMut(&mut self, delay: A),
+        "`#[retry]`: `sleep` must be a function of one parameter, the delay, not `{Self}`",
+        "expected a function of one parameter",
+        "`sleep` is called with each delay, a `std::time::Duration`: name a function such as `std::thread::sleep` (a plain fn) or `tokio::time::sleep` (an `async fn`)";
 }
 
-#[diagnostic::do_not_recommend]
-impl<F: Never, A> WhenFn<Misfits, A> for F {
-    type Output = ();
-    #[inline(always)]
-    fn call(&mut self, _: A) {}
+/// The checks of one impl: `$name[generics]`, implemented for `$ty` alone
+/// (with the impl's generics in brackets), whose method gives the value
+/// the generated code passes on (unchanged, or converted).
+macro_rules! check {
+    ($($(#[$doc:meta])* $name:ident[$($g:tt)*] for [$($ig:tt)*] $ty:ty:
+        fn $method:ident($($param:tt)*) $(-> $ret:ty)? $body:block,
+        $message:literal, $label:literal, $note:literal;)*) => {$(
+        $(#[$doc])*
+        #[diagnostic::on_unimplemented(message = $message, label = $label, note = $note)]
+        pub trait $name<$($g)*> {
+            /// The value, as the generated code passes it on.
+            #[doc(hidden)]
+            fn $method($($param)*) $(-> $ret)?;
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl<$($ig)*> $name<$($g)*> for $ty {
+            #[inline(always)]
+            fn $method($($param)*) $(-> $ret)? $body
+        }
+    )*};
 }
 
-/// Calls `when_ok`: a function of one parameter.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `when_ok` must be a function of one parameter, the `Ok` value, not `{Self}`",
-    label = "expected a function of one parameter",
-    note = "`when_ok` is called with a reference to each `Ok` value and returns `true` to retry it (or a `Decision`): declare it as `fn(&T) -> bool`"
-)]
-pub trait WhenOkFn<M, A> {
-    /// What it returns.
-    #[doc(hidden)]
-    type Output;
-    /// Calls it.
-    #[doc(hidden)]
-    fn call(&mut self, value: A) -> Self::Output;
-}
-
-#[diagnostic::do_not_recommend]
-impl<F: FnMut(A) -> O, A, O> WhenOkFn<Fits, A> for F {
-    type Output = O;
-    #[inline(always)]
-    fn call(&mut self, value: A) -> O {
-        self(value)
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<F: Never, A> WhenOkFn<Misfits, A> for F {
-    type Output = ();
-    #[inline(always)]
-    fn call(&mut self, _: A) {}
-}
-
-/// Calls `on_retry`: a function of two parameters.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `on_retry` must be a function of two parameters, not `{Self}`",
-    label = "expected a function of two parameters",
-    note = "`on_retry` is called before each sleep with the error (beside `when_ok`, the whole outcome) and the event: declare it as `fn(&E, &RetryEvent)`, or beside `when_ok` as `fn(&Result<T, E>, &RetryEvent)`"
-)]
-pub trait OnRetryFn<M, A, B> {
-    /// What it returns.
-    #[doc(hidden)]
-    type Output;
-    /// Calls it.
-    #[doc(hidden)]
-    fn call(&mut self, first: A, event: B) -> Self::Output;
-}
-
-#[diagnostic::do_not_recommend]
-impl<F: FnMut(A, B) -> O, A, B, O> OnRetryFn<Fits, A, B> for F {
-    type Output = O;
-    #[inline(always)]
-    fn call(&mut self, first: A, event: B) -> O {
-        self(first, event)
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<F: Never, A, B> OnRetryFn<Misfits, A, B> for F {
-    type Output = ();
-    #[inline(always)]
-    fn call(&mut self, _: A, _: B) {}
-}
-
-/// Calls `on_giveup`, once: a function of two parameters.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `on_giveup` must be a function of two parameters, not `{Self}`",
-    label = "expected a function of two parameters",
-    note = "`on_giveup` is called once, on giving up, with the outcome the call returns and the give-up record: declare it as `fn(&Result<T, E>, &GiveUp)`"
-)]
-pub trait OnGiveUpFn<M, A, B> {
-    /// What it returns.
-    #[doc(hidden)]
-    type Output;
-    /// Calls it.
-    #[doc(hidden)]
-    fn call(self, outcome: A, report: B) -> Self::Output;
-}
-
-#[diagnostic::do_not_recommend]
-impl<F: FnOnce(A, B) -> O, A, B, O> OnGiveUpFn<Fits, A, B> for F {
-    type Output = O;
-    #[inline(always)]
-    fn call(self, outcome: A, report: B) -> O {
-        self(outcome, report)
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<F: Never, A, B> OnGiveUpFn<Misfits, A, B> for F {
-    type Output = ();
-    #[inline(always)]
-    fn call(self, _: A, _: B) {}
-}
-
-/// Calls `fallback`, once: `FnOnce(E, &GiveUp) -> Result<T, E>`.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `fallback` must be a function `fn(E, &GiveUp) -> Result<T, E>` of the function's own `T` and `E`, here `fn({E}, &GiveUp) -> Result<{T}, {E}>`, not `{Self}`",
-    label = "expected `fn({E}, &GiveUp) -> Result<{T}, {E}>`",
-    note = "`fallback` is called once, when the call gives up with an error: it gets that error and the give-up record, and its result is the call's result"
-)]
-pub trait FallbackFn<T, E> {
-    /// Calls it.
-    #[doc(hidden)]
-    fn call(self, error: E, report: &GiveUp) -> Result<T, E>;
-}
-
-#[diagnostic::do_not_recommend]
-impl<T, E, F: FnOnce(E, &GiveUp) -> Result<T, E>> FallbackFn<T, E> for F {
-    #[inline(always)]
-    fn call(self, error: E, report: &GiveUp) -> Result<T, E> {
-        self(error, report)
-    }
-}
-
-/// Calls `sleep`: a function of one parameter.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `sleep` must be a function of one parameter, the delay, not `{Self}`",
-    label = "expected a function of one parameter",
-    note = "`sleep` is called with each delay, a `std::time::Duration`: name a function such as `std::thread::sleep` (a plain fn) or `tokio::time::sleep` (an `async fn`)"
-)]
-pub trait SleepFn<M, A> {
-    /// What it returns.
-    #[doc(hidden)]
-    type Output;
-    /// Calls it.
-    #[doc(hidden)]
-    fn call(&mut self, delay: A) -> Self::Output;
-}
-
-#[diagnostic::do_not_recommend]
-impl<F: FnMut(A) -> O, A, O> SleepFn<Fits, A> for F {
-    type Output = O;
-    #[inline(always)]
-    fn call(&mut self, delay: A) -> O {
-        self(delay)
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<F: Never, A> SleepFn<Misfits, A> for F {
-    type Output = ();
-    #[inline(always)]
-    fn call(&mut self, _: A) {}
-}
-
-/// `when`'s parameter: the error, `&E`.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `when` must take the error as `&{E}`, not `{Self}`",
-    label = "this takes `{Self}`",
-    note = "`when` is called with a reference to each error and returns `true` to retry it (or a `Decision`): declare its parameter as `&{E}`; a `when` of another crate's error, inside `backoff_runtime::Error<E>`, is `when = |e| e.decision(that_when)`"
-)]
-pub trait WhenParameter<'a, E> {
-    /// The error, as `when` takes it.
-    #[doc(hidden)]
-    fn pass(error: &'a E) -> Self;
-}
-
-#[diagnostic::do_not_recommend]
-impl<'a, E> WhenParameter<'a, E> for &'a E {
-    #[inline(always)]
-    fn pass(error: &'a E) -> Self {
-        error
-    }
-}
-
-/// `when_ok`'s parameter: the `Ok` value, `&T`.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `when_ok` must take the `Ok` value as `&{T}`, not `{Self}`",
-    label = "this takes `{Self}`",
-    note = "`when_ok` is called with a reference to each `Ok` value and returns `true` to retry it (or a `Decision`): declare its parameter as `&{T}`"
-)]
-pub trait WhenOkParameter<'a, T> {
-    /// The value, as `when_ok` takes it.
-    #[doc(hidden)]
-    fn pass(value: &'a T) -> Self;
-}
-
-#[diagnostic::do_not_recommend]
-impl<'a, T> WhenOkParameter<'a, T> for &'a T {
-    #[inline(always)]
-    fn pass(value: &'a T) -> Self {
-        value
-    }
-}
-
-/// What `when_ok` returns. (`when` returns an [`IntoDecision`], whose own
-/// message names `when`.)
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `when_ok` must return `bool` or `backoff_runtime::Decision`, not `{Self}`",
-    label = "this returns `{Self}`",
-    note = "return `true` to retry the `Ok` value and `false` to accept it, or a `Decision` for finer control"
-)]
-pub trait WhenOkReturn {
-    /// The decision.
-    #[doc(hidden)]
-    fn decision(self) -> Decision;
-}
-
-#[diagnostic::do_not_recommend]
-impl<D: IntoDecision> WhenOkReturn for D {
-    #[inline(always)]
-    fn decision(self) -> Decision {
-        self.into_decision()
-    }
-}
-
-/// `on_retry`'s first parameter without `when_ok`: the error, `&E`.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `on_retry` must take the error as `&{E}` first, not `{Self}`",
-    label = "this takes `{Self}` first",
-    note = "`on_retry` is called before each sleep with the error and the event: declare it as `fn(&{E}, &RetryEvent)`"
-)]
-pub trait OnRetryParameter<'a, E> {
-    /// The error, as `on_retry` takes it.
-    #[doc(hidden)]
-    fn pass(error: &'a E) -> Self;
-}
-
-#[diagnostic::do_not_recommend]
-impl<'a, E> OnRetryParameter<'a, E> for &'a E {
-    #[inline(always)]
-    fn pass(error: &'a E) -> Self {
-        error
-    }
-}
-
-/// `on_retry`'s first parameter beside `when_ok`: the outcome,
-/// `&Result<T, E>`.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: beside `when_ok`, `on_retry` must take the outcome as `&Result<{T}, {E}>` first, not `{Self}`",
-    label = "this takes `{Self}` first",
-    note = "with `when_ok`, an `Ok` value may be retried too, so `on_retry` sees the whole outcome: declare it as `fn(&Result<{T}, {E}>, &RetryEvent)`"
-)]
-pub trait OnRetryOutcomeParameter<'a, T, E> {
-    /// The outcome, as `on_retry` takes it.
-    #[doc(hidden)]
-    fn pass(outcome: &'a Result<T, E>) -> Self;
-}
-
-#[diagnostic::do_not_recommend]
-impl<'a, T, E> OnRetryOutcomeParameter<'a, T, E> for &'a Result<T, E> {
-    #[inline(always)]
-    fn pass(outcome: &'a Result<T, E>) -> Self {
-        outcome
-    }
-}
-
-/// `on_retry`'s second parameter: `&RetryEvent`.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `on_retry` must take the event as `&RetryEvent` second, not `{Self}`",
-    label = "this takes `{Self}` second",
-    note = "declare the second parameter as `&RetryEvent`: `backoff_runtime::RetryEvent` tells the attempt that failed, the delay before the next one and the time elapsed"
-)]
-pub trait OnRetryEventParameter<'a, V> {
-    /// The event, as `on_retry` takes it.
-    #[doc(hidden)]
-    fn pass(event: &'a V) -> Self;
-}
-
-// (Generic in `V`, which is `RetryEvent`, so that rustc does not point
-// at this impl as one for `&RetryEvent` when the event is taken by value.)
-#[diagnostic::do_not_recommend]
-impl<'a, V> OnRetryEventParameter<'a, V> for &'a V {
-    #[inline(always)]
-    fn pass(event: &'a V) -> Self {
-        event
-    }
-}
-
-/// What `on_retry` returns: nothing.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `on_retry` must return `()`, not `{Self}`",
-    label = "this returns `{Self}`",
-    note = "`on_retry` is called before each sleep and what it returns is dropped: make it a plain function that returns nothing (the future of an `async fn` would never run)"
-)]
-pub trait OnRetryReturn {
-    /// Nothing.
-    #[doc(hidden)]
-    fn done(self);
-}
-
-#[diagnostic::do_not_recommend]
-impl OnRetryReturn for () {
-    #[inline(always)]
-    fn done(self) {}
-}
-
-/// `on_giveup`'s first parameter: the outcome, `&Result<T, E>`.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `on_giveup` must take the outcome as `&Result<{T}, {E}>` first, not `{Self}`",
-    label = "this takes `{Self}` first",
-    note = "`on_giveup` is called once, on giving up, with the outcome the call returns and the give-up record: declare it as `fn(&Result<{T}, {E}>, &GiveUp)`"
-)]
-pub trait OnGiveUpParameter<'a, T, E> {
-    /// The outcome, as `on_giveup` takes it.
-    #[doc(hidden)]
-    fn pass(outcome: &'a Result<T, E>) -> Self;
-}
-
-#[diagnostic::do_not_recommend]
-impl<'a, T, E> OnGiveUpParameter<'a, T, E> for &'a Result<T, E> {
-    #[inline(always)]
-    fn pass(outcome: &'a Result<T, E>) -> Self {
-        outcome
-    }
-}
-
-/// `on_giveup`'s second parameter: `&GiveUp`.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `on_giveup` must take the give-up record as `&GiveUp` second, not `{Self}`",
-    label = "this takes `{Self}` second",
-    note = "declare the second parameter as `&GiveUp`: `backoff_runtime::GiveUp` tells the calls made, the time elapsed and why the call gave up"
-)]
-pub trait OnGiveUpRecordParameter<'a, V> {
-    /// The record, as `on_giveup` takes it.
-    #[doc(hidden)]
-    fn pass(report: &'a V) -> Self;
-}
-
-// (Generic in `V`, which is `GiveUp`: see `OnRetryEventParameter`.)
-#[diagnostic::do_not_recommend]
-impl<'a, V> OnGiveUpRecordParameter<'a, V> for &'a V {
-    #[inline(always)]
-    fn pass(report: &'a V) -> Self {
-        report
-    }
-}
-
-/// What `on_giveup` returns: nothing.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `on_giveup` must return `()`, not `{Self}`",
-    label = "this returns `{Self}`",
-    note = "`on_giveup` is called once, on giving up, and what it returns is dropped: make it a plain function that returns nothing (the future of an `async fn` would never run)"
-)]
-pub trait OnGiveUpReturn {
-    /// Nothing.
-    #[doc(hidden)]
-    fn done(self);
-}
-
-#[diagnostic::do_not_recommend]
-impl OnGiveUpReturn for () {
-    #[inline(always)]
-    fn done(self) {}
-}
-
-/// `sleep`'s parameter: the delay, a [`Duration`].
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `sleep` must take a `Duration`, not `{Self}`",
-    label = "this takes `{Self}`",
-    note = "`sleep` is called with each delay, a `std::time::Duration`"
-)]
-pub trait SleepParameter {
-    /// The delay, as `sleep` takes it.
-    #[doc(hidden)]
-    fn pass(delay: Duration) -> Self;
-}
-
-#[diagnostic::do_not_recommend]
-impl SleepParameter for Duration {
-    #[inline(always)]
-    fn pass(delay: Duration) -> Self {
-        delay
-    }
-}
-
-/// What a plain fn's `sleep` returns: nothing (it blocks).
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `sleep` of a plain fn must block and return `()`, not `{Self}`",
-    label = "this returns `{Self}`",
-    note = "this function is not `async`, so it sleeps by blocking, as `std::thread::sleep` does: make it an `async fn` to use an async sleep such as `tokio::time::sleep`"
-)]
-pub trait BlockingSleepReturn {
-    /// Nothing.
-    #[doc(hidden)]
-    fn done(self);
-}
-
-#[diagnostic::do_not_recommend]
-impl BlockingSleepReturn for () {
-    #[inline(always)]
-    fn done(self) {}
+check! {
+    /// Calls `fallback`, once: `FnOnce(E, &GiveUp) -> Result<T, E>`.
+    FallbackFn[T, E] for [T, E, F: FnOnce(E, &GiveUp) -> Result<T, E>] F:
+        fn call(self, error: E, report: &GiveUp) -> Result<T, E> { self(error, report) },
+        "`#[retry]`: `fallback` must be a function `fn(E, &GiveUp) -> Result<T, E>` of the function's own `T` and `E`, here `fn({E}, &GiveUp) -> Result<{T}, {E}>`, not `{Self}`",
+        "expected `fn({E}, &GiveUp) -> Result<{T}, {E}>`",
+        "`fallback` is called once, when the call gives up with an error: it gets that error and the give-up record, and its result is the call's result";
+    /// `when`'s parameter: the error, `&E`.
+    WhenParameter['a, E] for ['a, E] &'a E: fn pass(error: &'a E) -> Self { error },
+        "`#[retry]`: `when` must take the error as `&{E}`, not `{Self}`",
+        "this takes `{Self}`",
+        "`when` is called with a reference to each error and returns `true` to retry it (or a `Decision`): declare its parameter as `&{E}`; a `when` of another crate's error, inside `backoff_runtime::Error<E>`, is `when = |e| e.decision(that_when)`";
+    /// `when_ok`'s parameter: the `Ok` value, `&T`.
+    WhenOkParameter['a, T] for ['a, T] &'a T: fn pass(value: &'a T) -> Self { value },
+        "`#[retry]`: `when_ok` must take the `Ok` value as `&{T}`, not `{Self}`",
+        "this takes `{Self}`",
+        "`when_ok` is called with a reference to each `Ok` value and returns `true` to retry it (or a `Decision`): declare its parameter as `&{T}`";
+    /// What `when_ok` returns. (`when` returns an [`IntoDecision`], whose own
+    /// message names `when`.)
+    WhenOkReturn[] for [D: IntoDecision] D: fn decision(self) -> Decision { self.into_decision() },
+        "`#[retry]`: `when_ok` must return `bool` or `backoff_runtime::Decision`, not `{Self}`",
+        "this returns `{Self}`",
+        "return `true` to retry the `Ok` value and `false` to accept it, or a `Decision` for finer control";
+    /// `on_retry`'s first parameter without `when_ok`: the error, `&E`.
+    OnRetryParameter['a, E] for ['a, E] &'a E: fn pass(error: &'a E) -> Self { error },
+        "`#[retry]`: `on_retry` must take the error as `&{E}` first, not `{Self}`",
+        "this takes `{Self}` first",
+        "`on_retry` is called before each sleep with the error and the event: declare it as `fn(&{E}, &RetryEvent)`";
+    /// `on_retry`'s first parameter beside `when_ok`: the outcome,
+    /// `&Result<T, E>`.
+    OnRetryOutcomeParameter['a, T, E] for ['a, T, E] &'a Result<T, E>:
+        fn pass(outcome: &'a Result<T, E>) -> Self { outcome },
+        "`#[retry]`: beside `when_ok`, `on_retry` must take the outcome as `&Result<{T}, {E}>` first, not `{Self}`",
+        "this takes `{Self}` first",
+        "with `when_ok`, an `Ok` value may be retried too, so `on_retry` sees the whole outcome: declare it as `fn(&Result<{T}, {E}>, &RetryEvent)`";
+    // (Generic in `V`, which is `RetryEvent`, so that rustc does not point
+    // at this impl as one for `&RetryEvent` when the event is taken by value.)
+    /// `on_retry`'s second parameter: `&RetryEvent`.
+    OnRetryEventParameter['a, V] for ['a, V] &'a V: fn pass(event: &'a V) -> Self { event },
+        "`#[retry]`: `on_retry` must take the event as `&RetryEvent` second, not `{Self}`",
+        "this takes `{Self}` second",
+        "declare the second parameter as `&RetryEvent`: `backoff_runtime::RetryEvent` tells the attempt that failed, the delay before the next one and the time elapsed";
+    /// What `on_retry` returns: nothing.
+    OnRetryReturn[] for [] (): fn done(self) {},
+        "`#[retry]`: `on_retry` must return `()`, not `{Self}`",
+        "this returns `{Self}`",
+        "`on_retry` is called before each sleep and what it returns is dropped: make it a plain function that returns nothing (the future of an `async fn` would never run)";
+    /// `on_giveup`'s first parameter: the outcome, `&Result<T, E>`.
+    OnGiveUpParameter['a, T, E] for ['a, T, E] &'a Result<T, E>:
+        fn pass(outcome: &'a Result<T, E>) -> Self { outcome },
+        "`#[retry]`: `on_giveup` must take the outcome as `&Result<{T}, {E}>` first, not `{Self}`",
+        "this takes `{Self}` first",
+        "`on_giveup` is called once, on giving up, with the outcome the call returns and the give-up record: declare it as `fn(&Result<{T}, {E}>, &GiveUp)`";
+    // (Generic in `V`, which is `GiveUp`: see `OnRetryEventParameter`.)
+    /// `on_giveup`'s second parameter: `&GiveUp`.
+    OnGiveUpRecordParameter['a, V] for ['a, V] &'a V: fn pass(report: &'a V) -> Self { report },
+        "`#[retry]`: `on_giveup` must take the give-up record as `&GiveUp` second, not `{Self}`",
+        "this takes `{Self}` second",
+        "declare the second parameter as `&GiveUp`: `backoff_runtime::GiveUp` tells the calls made, the time elapsed and why the call gave up";
+    /// What `on_giveup` returns: nothing.
+    OnGiveUpReturn[] for [] (): fn done(self) {},
+        "`#[retry]`: `on_giveup` must return `()`, not `{Self}`",
+        "this returns `{Self}`",
+        "`on_giveup` is called once, on giving up, and what it returns is dropped: make it a plain function that returns nothing (the future of an `async fn` would never run)";
+    /// `sleep`'s parameter: the delay, a [`Duration`].
+    SleepParameter[] for [] Duration: fn pass(delay: Duration) -> Self { delay },
+        "`#[retry]`: `sleep` must take a `Duration`, not `{Self}`",
+        "this takes `{Self}`",
+        "`sleep` is called with each delay, a `std::time::Duration`";
+    /// What a plain fn's `sleep` returns: nothing (it blocks).
+    BlockingSleepReturn[] for [] (): fn done(self) {},
+        "`#[retry]`: `sleep` of a plain fn must block and return `()`, not `{Self}`",
+        "this returns `{Self}`",
+        "this function is not `async`, so it sleeps by blocking, as `std::thread::sleep` does: make it an `async fn` to use an async sleep such as `tokio::time::sleep`";
 }
 
 /// What an `async fn`'s `sleep` returns: a future of `()`.
@@ -680,98 +429,36 @@ pub trait KeptAcrossCalls<T> {
     }
 }
 
-#[diagnostic::do_not_recommend]
-impl<U: ?Sized> KeptAcrossCalls<&U> for ReturnedValue {}
-
-#[diagnostic::do_not_recommend]
-impl<U: ?Sized> KeptAcrossCalls<&mut U> for ReturnedValue {}
-
-#[diagnostic::do_not_recommend]
-impl<U: ?Sized> KeptAcrossCalls<Option<&U>> for ReturnedValue {}
-
-#[diagnostic::do_not_recommend]
-impl<U: ?Sized> KeptAcrossCalls<std::sync::Arc<U>> for ReturnedValue {}
-
-#[diagnostic::do_not_recommend]
-impl<U: ?Sized> KeptAcrossCalls<std::rc::Rc<U>> for ReturnedValue {}
-
-/// The error type of a function behind `circuit = ...`.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: with `circuit`, the error type `{Self}` must implement `From<backoff_runtime::CircuitOpen>`",
-    label = "no `From<CircuitOpen>` for `{Self}`",
-    note = "an open breaker fails calls fast with `E::from(CircuitOpen)`: give your error type an `impl From<CircuitOpen>` (`std::io::Error`, `Box<dyn Error + Send + Sync>` and `backoff_runtime::Error<E>` have one); another crate's error type cannot get one in your crate, so return `backoff_runtime::Error<ThatError>` (see its docs for `?` on the client's errors)"
-)]
-pub trait FromCircuitOpen {
-    /// The error of a refused call.
-    #[doc(hidden)]
-    fn from_circuit_open(e: CircuitOpen) -> Self;
+macro_rules! kept_across_calls {
+    ($($handle:ty),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<U: ?Sized> KeptAcrossCalls<$handle> for ReturnedValue {}
+    )*};
 }
 
-#[diagnostic::do_not_recommend]
-impl<E: From<CircuitOpen>> FromCircuitOpen for E {
-    #[inline]
-    fn from_circuit_open(e: CircuitOpen) -> Self {
-        E::from(e)
-    }
-}
+kept_across_calls!(&U, &mut U, Option<&U>, std::sync::Arc<U>, std::rc::Rc<U>);
 
-/// The error type of a function with `cancel = ...`.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: with `cancel`, the error type `{Self}` must implement `From<backoff_runtime::Cancelled>`",
-    label = "no `From<Cancelled>` for `{Self}`",
-    note = "a call whose token is cancelled before its first attempt returns `E::from(Cancelled)` without running the body: give your error type an `impl From<Cancelled>` (`std::io::Error` and `backoff_runtime::Error<E>` have one); another crate's error type cannot get one in your crate, so return `backoff_runtime::Error<ThatError>`"
-)]
-pub trait FromCancelled {
-    /// The error of a call cancelled before its first attempt.
-    fn from_cancelled(e: crate::Cancelled) -> Self;
-}
-
-#[diagnostic::do_not_recommend]
-impl<E: From<crate::Cancelled>> FromCancelled for E {
-    #[inline]
-    fn from_cancelled(e: crate::Cancelled) -> Self {
-        E::from(e)
-    }
-}
-
-/// The error type of a function behind `throttle = ...`.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: with `throttle`, the error type `{Self}` must implement `From<backoff_runtime::Rejected>`",
-    label = "no `From<Rejected>` for `{Self}`",
-    note = "an attempt the throttle rejects locally fails fast with `E::from(Rejected)`: give your error type an `impl From<Rejected>` (`std::io::Error`, `Box<dyn Error + Send + Sync>` and `backoff_runtime::Error<E>` have one); another crate's error type cannot get one in your crate, so return `backoff_runtime::Error<ThatError>` (see its docs for `?` on the client's errors)"
-)]
-pub trait FromRejected {
-    /// The error of a rejected attempt.
-    #[doc(hidden)]
-    fn from_rejected(e: Rejected) -> Self;
-}
-
-#[diagnostic::do_not_recommend]
-impl<E: From<Rejected>> FromRejected for E {
-    #[inline]
-    fn from_rejected(e: Rejected) -> Self {
-        E::from(e)
-    }
-}
-
-/// The error type of a function with `attempt_timeout = ...`.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: with `timeout` or `attempt_timeout`, the error type `{Self}` must implement `From<backoff_runtime::Elapsed>`",
-    label = "no `From<Elapsed>` for `{Self}`",
-    note = "a timed-out call fails with `E::from(Elapsed)`: give your error type an `impl From<Elapsed>` (`std::io::Error`, `Box<dyn Error + Send + Sync>` and `backoff_runtime::Error<E>` have one); another crate's error type cannot get one in your crate, so return `backoff_runtime::Error<ThatError>` (see its docs for `?` on the client's errors)"
-)]
-pub trait FromElapsed {
-    /// The error of a timed-out attempt.
-    #[doc(hidden)]
-    fn from_elapsed(e: Elapsed) -> Self;
-}
-
-#[diagnostic::do_not_recommend]
-impl<E: From<Elapsed>> FromElapsed for E {
-    #[inline]
-    fn from_elapsed(e: Elapsed) -> Self {
-        E::from(e)
-    }
+check! {
+    /// The error type of a function behind `circuit = ...`.
+    FromCircuitOpen[] for [E: From<CircuitOpen>] E: fn from_circuit_open(e: CircuitOpen) -> Self { E::from(e) },
+        "`#[retry]`: with `circuit`, the error type `{Self}` must implement `From<backoff_runtime::CircuitOpen>`",
+        "no `From<CircuitOpen>` for `{Self}`",
+        "an open breaker fails calls fast with `E::from(CircuitOpen)`: give your error type an `impl From<CircuitOpen>` (`std::io::Error`, `Box<dyn Error + Send + Sync>` and `backoff_runtime::Error<E>` have one); another crate's error type cannot get one in your crate, so return `backoff_runtime::Error<ThatError>` (see its docs for `?` on the client's errors)";
+    /// The error type of a function with `cancel = ...`.
+    FromCancelled[] for [E: From<Cancelled>] E: fn from_cancelled(e: Cancelled) -> Self { E::from(e) },
+        "`#[retry]`: with `cancel`, the error type `{Self}` must implement `From<backoff_runtime::Cancelled>`",
+        "no `From<Cancelled>` for `{Self}`",
+        "a call whose token is cancelled before its first attempt returns `E::from(Cancelled)` without running the body: give your error type an `impl From<Cancelled>` (`std::io::Error` and `backoff_runtime::Error<E>` have one); another crate's error type cannot get one in your crate, so return `backoff_runtime::Error<ThatError>`";
+    /// The error type of a function behind `throttle = ...`.
+    FromRejected[] for [E: From<Rejected>] E: fn from_rejected(e: Rejected) -> Self { E::from(e) },
+        "`#[retry]`: with `throttle`, the error type `{Self}` must implement `From<backoff_runtime::Rejected>`",
+        "no `From<Rejected>` for `{Self}`",
+        "an attempt the throttle rejects locally fails fast with `E::from(Rejected)`: give your error type an `impl From<Rejected>` (`std::io::Error`, `Box<dyn Error + Send + Sync>` and `backoff_runtime::Error<E>` have one); another crate's error type cannot get one in your crate, so return `backoff_runtime::Error<ThatError>` (see its docs for `?` on the client's errors)";
+    /// The error type of a function with `attempt_timeout = ...`.
+    FromElapsed[] for [E: From<Elapsed>] E: fn from_elapsed(e: Elapsed) -> Self { E::from(e) },
+        "`#[retry]`: with `timeout` or `attempt_timeout`, the error type `{Self}` must implement `From<backoff_runtime::Elapsed>`",
+        "no `From<Elapsed>` for `{Self}`",
+        "a timed-out call fails with `E::from(Elapsed)`: give your error type an `impl From<Elapsed>` (`std::io::Error`, `Box<dyn Error + Send + Sync>` and `backoff_runtime::Error<E>` have one); another crate's error type cannot get one in your crate, so return `backoff_runtime::Error<ThatError>` (see its docs for `?` on the client's errors)";
 }
 
 // `when` beside `on(..)`: it returns the user's own type, which the
@@ -896,6 +583,26 @@ pub struct AnAdaptiveThrottle;
 pub struct Own;
 
 macro_rules! control_value {
+    (@own [$($refs:tt)*] $value:ident $(: $own:ident)?) => {
+        impl<'a, T: ?Sized $(+ crate::control::$own)?> Pick<'a> for $($refs)* $value<'a, T> {
+            type Kind = Own;
+            type Out = T;
+            #[inline(always)]
+            fn pick(&self) -> (Own, &'a T) {
+                (Own, self.0)
+            }
+        }
+    };
+    (@other [$($refs:tt)*] $value:ident: $other:ident, $kind:ident, $lent:ty = $unused:expr) => {
+        impl<'a, T: ?Sized + crate::control::$other> Pick<'a> for $($refs)* $value<'a, T> {
+            type Kind = $kind;
+            type Out = $lent;
+            fn pick(&self) -> ($kind, &'a $lent) {
+                static UNUSED: $lent = $unused;
+                ($kind, &UNUSED)
+            }
+        }
+    };
     ($(#[$doc:meta] $value:ident, $own:ident, $lent:ty = $unused:expr,
         $first:ident: $first_kind:ident, $second:ident: $second_kind:ident;)*) => {
         /// Which control a value is: implemented for the argument's own
@@ -915,38 +622,10 @@ macro_rules! control_value {
             #[doc(hidden)]
             #[derive(Debug)]
             pub struct $value<'a, T: ?Sized>(pub &'a T);
-            impl<'a, T: ?Sized + crate::control::$own> Pick<'a> for &&&$value<'a, T> {
-                type Kind = Own;
-                type Out = T;
-                #[inline(always)]
-                fn pick(&self) -> (Own, &'a T) {
-                    (Own, self.0)
-                }
-            }
-            impl<'a, T: ?Sized + crate::control::$first> Pick<'a> for &&$value<'a, T> {
-                type Kind = $first_kind;
-                type Out = $lent;
-                fn pick(&self) -> ($first_kind, &'a $lent) {
-                    static UNUSED: $lent = $unused;
-                    ($first_kind, &UNUSED)
-                }
-            }
-            impl<'a, T: ?Sized + crate::control::$second> Pick<'a> for &$value<'a, T> {
-                type Kind = $second_kind;
-                type Out = $lent;
-                fn pick(&self) -> ($second_kind, &'a $lent) {
-                    static UNUSED: $lent = $unused;
-                    ($second_kind, &UNUSED)
-                }
-            }
-            impl<'a, T: ?Sized> Pick<'a> for $value<'a, T> {
-                type Kind = Own;
-                type Out = T;
-                #[inline(always)]
-                fn pick(&self) -> (Own, &'a T) {
-                    (Own, self.0)
-                }
-            }
+            control_value!(@own [&&&] $value: $own);
+            control_value!(@other [&&] $value: $first, $first_kind, $lent = $unused);
+            control_value!(@other [&] $value: $second, $second_kind, $lent = $unused);
+            control_value!(@own [] $value);
         )*
     };
 }

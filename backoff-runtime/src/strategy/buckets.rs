@@ -3,76 +3,42 @@ use core::time::Duration;
 use super::Strategy;
 use crate::{jitter::JitterRng, nanos};
 
-/// "Buckets": retry `k` waits uniformly between `n³` and `(n + 2)³` units
-/// (seconds by default), with `n = k − 1`.
-///
-/// Overlapping buckets spread a fleet's retries evenly over time, at the cost
-/// of widely varying waits. From the essay "Visualization of backoff
-/// functions".
-///
-/// # Default
-///
-/// Unit 1 s, no cap.
-///
-/// # Examples
-///
-/// ```
-/// use backoff_runtime::{JitterRng, Strategy, strategy::Buckets};
-/// use std::time::Duration;
-///
-/// let mut rng = JitterRng::from_seed(2);
-/// // n = 1: between 1 s and 27 s.
-/// let d = Buckets::new().delay(2, None, &mut rng);
-/// assert!(d >= Duration::from_secs(1) && d <= Duration::from_secs(27));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Buckets {
-    unit: Duration,
-    max: Duration,
-}
-
-impl Buckets {
+two_durations! {
+    /// "Buckets": retry `k` waits uniformly between `n³` and `(n + 2)³` units
+    /// (seconds by default), with `n = k − 1`.
+    ///
+    /// Overlapping buckets spread a fleet's retries evenly over time, at the cost
+    /// of widely varying waits. From the essay "Visualization of backoff
+    /// functions".
+    ///
+    /// # Default
+    ///
+    /// Unit 1 s, no cap.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use backoff_runtime::{JitterRng, Strategy, strategy::Buckets};
+    /// use std::time::Duration;
+    ///
+    /// let mut rng = JitterRng::from_seed(2);
+    /// // n = 1: between 1 s and 27 s.
+    /// let d = Buckets::new().delay(2, None, &mut rng);
+    /// assert!(d >= Duration::from_secs(1) && d <= Duration::from_secs(27));
+    /// ```
+    Buckets(unit),
     /// The buckets schedule in seconds, uncapped.
-    pub const fn new() -> Self {
-        Buckets {
-            unit: Duration::from_secs(1),
-            max: Duration::MAX,
-        }
-    }
-
-    /// Scales the schedule: the formula counts in `unit`s instead of seconds.
-    pub const fn unit(mut self, unit: Duration) -> Self {
-        self.unit = unit;
-        self
-    }
-
-    /// Sets the cap on every delay.
-    pub const fn max_delay(mut self, max: Duration) -> Self {
-        self.max = max;
-        self
-    }
-}
-
-impl Default for Buckets {
-    fn default() -> Self {
-        Buckets::new()
-    }
 }
 
 impl Strategy for Buckets {
     ignores_previous!();
-    caps_its_own_delays!();
+    caps_its_own_delays!(max);
 
     fn delay(&self, retry: u32, _previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
         let n = f64::from(retry.saturating_sub(1));
         let lo = nanos::mul_f64_capped(self.unit, nanos::powi(n, 3), self.max);
         let hi = nanos::mul_f64_capped(self.unit, nanos::powi(n + 2.0, 3), self.max);
         rng.uniform(lo, hi)
-    }
-
-    #[inline]
-    fn max_delay(&self) -> Duration {
-        self.max
     }
 
     /// The middle of the bucket: `(n³ + (n + 2)³) / 2` units, capped.

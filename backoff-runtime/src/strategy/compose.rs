@@ -142,7 +142,7 @@ impl<A: Strategy, B: Strategy> Strategy for Chain<A, B> {
         let inner = self.first.staging().and(self.then.staging());
         let timed = matches!(self.end, End::For(_));
         if !timed && !inner.is_staged() {
-            return Staging::FIXED;
+            return Staging::default();
         }
         // (Ends when its last stage does.)
         Staging {
@@ -229,26 +229,12 @@ impl Steps {
         let mut largest = Duration::ZERO;
         let mut i = 0;
         while i < delays.len() {
-            if is_longer(delays[i], largest) {
+            if delays[i].as_nanos() > largest.as_nanos() {
                 largest = delays[i];
             }
             i += 1;
         }
         Steps { delays, largest }
-    }
-
-    /// The delays, in order.
-    ///
-    /// ```
-    /// use backoff_runtime::strategy::Steps;
-    /// use std::time::Duration;
-    ///
-    /// static DELAYS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs(5)];
-    /// assert_eq!(Steps::new(&DELAYS).delays(), &DELAYS);
-    /// ```
-    #[doc(hidden)]
-    pub const fn delays(&self) -> &'static [Duration] {
-        self.delays
     }
 }
 
@@ -274,7 +260,7 @@ impl Strategy for Steps {
 
 /// Combines two stages' delays retry by retry; `A` and `B` are the stages.
 macro_rules! pairwise {
-    ($(#[$doc:meta])* $name:ident, $combine:path, $either:literal, $max_doc:literal) => {
+    ($($(#[$doc:meta])* $name:ident, $combine:path, $either:literal, $max_doc:literal;)*) => {$(
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq)]
         pub struct $name<A, B> {
@@ -346,10 +332,10 @@ macro_rules! pairwise {
                 }
             }
         }
-    };
+    )*};
 }
 
-pairwise!(
+pairwise! {
     /// The smaller of two schedules' delays, retry by retry: a cap that
     /// is itself a schedule.
     ///
@@ -377,13 +363,8 @@ pairwise!(
     /// let secs: Vec<u64> = policy.delays().map(|d| d.as_secs()).collect();
     /// assert_eq!(secs, [1, 2, 4, 8, 15]);
     /// ```
-    Shorter,
-    Duration::min,
-    true,
-    "The smaller of the two stages' maxima (the larger, if a side ends)."
-);
-
-pairwise!(
+    Shorter, Duration::min, true,
+        "The smaller of the two stages' maxima (the larger, if a side ends).";
     /// The larger of two schedules' delays, retry by retry: a floor that
     /// is itself a schedule.
     ///
@@ -407,13 +388,8 @@ pairwise!(
     /// let ms: Vec<u128> = policy.delays().map(|d| d.as_millis()).collect();
     /// assert_eq!(ms, [300, 300, 400, 800]);
     /// ```
-    Longer,
-    Duration::max,
-    false,
-    "The larger of the two stages' maxima."
-);
-
-pairwise!(
+    Longer, Duration::max, false,
+        "The larger of the two stages' maxima.";
     /// The sum of two schedules' delays, retry by retry, saturating: a
     /// fixed part plus a growing one.
     ///
@@ -437,15 +413,8 @@ pairwise!(
     /// let minutes: Vec<u64> = POLICY.delays().map(|d| d.as_secs() / 60).collect();
     /// assert_eq!(minutes, [5, 7, 11, 19]);
     /// ```
-    Sum,
-    Duration::saturating_add,
-    false,
-    "Both stages' maxima added, saturating."
-);
-
-/// Whether `a` is longer than `b`, in a `const fn`.
-pub(super) const fn is_longer(a: Duration, b: Duration) -> bool {
-    a.as_secs() > b.as_secs() || (a.as_secs() == b.as_secs() && a.subsec_nanos() > b.subsec_nanos())
+    Sum, Duration::saturating_add, false,
+        "Both stages' maxima added, saturating.";
 }
 
 #[cfg(test)]
@@ -621,7 +590,7 @@ mod tests {
         assert_eq!(chain.central_delay(9), S(1));
         assert_eq!(
             Chain::new(Immediate, 2, Constant::new(S(1))).staging(),
-            Staging::FIXED
+            Staging::default()
         );
     }
 

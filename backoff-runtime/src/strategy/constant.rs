@@ -41,7 +41,7 @@ impl Constant {
     /// Sets a cap: with a delay above it, every retry waits the cap.
     pub const fn max_delay(mut self, max: Duration) -> Self {
         self.max = max;
-        self.capped = if super::compose::is_longer(self.delay, max) {
+        self.capped = if self.delay.as_nanos() > max.as_nanos() {
             max
         } else {
             self.delay
@@ -65,6 +65,37 @@ impl Strategy for Constant {
     #[inline]
     fn max_delay(&self) -> Duration {
         self.max
+    }
+}
+
+/// No backoff: retry at once.
+///
+/// Only sensible with a small attempt limit and errors known to be
+/// momentary; it gives a struggling service no room to recover.
+///
+/// # Examples
+///
+/// ```
+/// use backoff_runtime::{JitterRng, Strategy, strategy::Immediate};
+/// use std::time::Duration;
+///
+/// assert_eq!(Immediate.delay(3, None, &mut JitterRng::from_seed(0)), Duration::ZERO);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Immediate;
+
+impl Strategy for Immediate {
+    ignores_previous!();
+    caps_its_own_delays!();
+
+    #[inline]
+    fn delay(&self, _retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
+        Duration::ZERO
+    }
+
+    #[inline]
+    fn max_delay(&self) -> Duration {
+        Duration::ZERO
     }
 }
 

@@ -1,76 +1,54 @@
 use core::time::Duration;
 
-use super::{DEFAULT_MAX, Strategy};
+use super::Strategy;
 use crate::{jitter::JitterRng, nanos};
 
-/// AWS "decorrelated jitter": retry `k` waits
-/// `min(max, uniform(base, 3 · previous))`, where `previous` is the delay of
-/// retry `k − 1` and starts at `base`.
-///
-/// It is random by itself, so a policy built on it defaults to
-/// [`Jitter::None`](crate::Jitter::None).
-///
-/// Under [`Jitter::Spread`](crate::Jitter::Spread) it spreads around its
-/// mid-range chain: each delay the middle of the range it would be drawn
-/// from if the previous delay had been the middle of its own,
-/// `c(k) = (base + 3 · c(k − 1)) / 2` from `c(0) = base`, that is
-/// `base · (2 · 1.5^k − 1)`, capped at `max` (2, 3.5, 5.75 … times base).
-/// Spread keeps the growth of the chain and drops its randomness, which
-/// spread replaces with the call's phase.
-///
-/// # Default
-///
-/// `max` 10 s.
-///
-/// # Examples
-///
-/// ```
-/// use backoff_runtime::{JitterRng, Strategy, strategy::Decorrelated};
-/// use std::time::Duration;
-///
-/// let base = Duration::from_millis(100);
-/// let s = Decorrelated::new(base);
-/// let mut rng = JitterRng::from_seed(1);
-/// let first = s.delay(1, None, &mut rng);
-/// assert!(first >= base && first <= 3 * base);
-/// let second = s.delay(2, Some(first), &mut rng);
-/// assert!(second >= base && second <= 3 * first);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Decorrelated {
-    base: Duration,
-    max: Duration,
-}
-
-impl Decorrelated {
+two_durations! {
+    /// AWS "decorrelated jitter": retry `k` waits
+    /// `min(max, uniform(base, 3 · previous))`, where `previous` is the delay of
+    /// retry `k − 1` and starts at `base`.
+    ///
+    /// It is random by itself, so a policy built on it defaults to
+    /// [`Jitter::None`](crate::Jitter::None).
+    ///
+    /// Under [`Jitter::Spread`](crate::Jitter::Spread) it spreads around its
+    /// mid-range chain: each delay the middle of the range it would be drawn
+    /// from if the previous delay had been the middle of its own,
+    /// `c(k) = (base + 3 · c(k − 1)) / 2` from `c(0) = base`, that is
+    /// `base · (2 · 1.5^k − 1)`, capped at `max` (2, 3.5, 5.75 … times base).
+    /// Spread keeps the growth of the chain and drops its randomness, which
+    /// spread replaces with the call's phase.
+    ///
+    /// # Default
+    ///
+    /// `max` 10 s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use backoff_runtime::{JitterRng, Strategy, strategy::Decorrelated};
+    /// use std::time::Duration;
+    ///
+    /// let base = Duration::from_millis(100);
+    /// let s = Decorrelated::new(base);
+    /// let mut rng = JitterRng::from_seed(1);
+    /// let first = s.delay(1, None, &mut rng);
+    /// assert!(first >= base && first <= 3 * base);
+    /// let second = s.delay(2, Some(first), &mut rng);
+    /// assert!(second >= base && second <= 3 * first);
+    /// ```
+    Decorrelated(base),
     /// Draws between `base` and three times the previous delay, up to 10 s.
-    pub const fn new(base: Duration) -> Self {
-        Decorrelated {
-            base,
-            max: DEFAULT_MAX,
-        }
-    }
-
-    /// Sets the cap on every delay.
-    pub const fn max_delay(mut self, max: Duration) -> Self {
-        self.max = max;
-        self
-    }
 }
 
 impl Strategy for Decorrelated {
-    caps_its_own_delays!();
+    caps_its_own_delays!(max);
 
     fn delay(&self, _retry: u32, previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
         let previous = previous.unwrap_or(self.base);
-        let hi = nanos::to_duration(nanos::of(previous).saturating_mul(3));
+        let hi = nanos::to_duration(previous.as_nanos().saturating_mul(3));
         let d = rng.uniform(self.base, hi);
         if d > self.max { self.max } else { d }
-    }
-
-    #[inline]
-    fn max_delay(&self) -> Duration {
-        self.max
     }
 
     /// The mid-range chain, `base · (2 · 1.5^k − 1)`, capped.

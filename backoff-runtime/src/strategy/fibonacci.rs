@@ -52,12 +52,12 @@ impl Fibonacci {
     }
 }
 
-/// fib(k) for k = 0 ..= 93, the last that fits a `u64`.
-const FIB: [u64; 94] = {
-    let mut table = [0u64; 94];
+/// fib(k) for k = 0 ..= 186, the last that fits a `u128`.
+const FIB: [u128; 187] = {
+    let mut table = [0u128; 187];
     table[1] = 1;
     let mut k = 2;
-    while k < 94 {
+    while k < 187 {
         table[k] = table[k - 1] + table[k - 2];
         k += 1;
     }
@@ -66,13 +66,14 @@ const FIB: [u64; 94] = {
 
 impl Strategy for Fibonacci {
     ignores_previous!();
-    caps_its_own_delays!();
+    caps_its_own_delays!(max);
 
     #[inline]
     fn delay(&self, retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
         let k = retry.max(1) as usize;
         if let Some((base, max)) = self.nanos {
-            return match FIB.get(k).and_then(|f| base.checked_mul(*f)) {
+            let fib = FIB.get(k).and_then(|f| u64::try_from(*f).ok());
+            return match fib.and_then(|f| base.checked_mul(f)) {
                 Some(n) => Duration::from_nanos(n.min(max)),
                 // Past fib(93), a zero base still gives zero.
                 None if base == 0 => Duration::ZERO,
@@ -80,35 +81,21 @@ impl Strategy for Fibonacci {
                 None => self.max,
             };
         }
-        self.delay_wide(retry)
-    }
-
-    #[inline]
-    fn max_delay(&self) -> Duration {
-        self.max
+        self.delay_wide(k)
     }
 }
 
 impl Fibonacci {
-    /// The delay in `u128` nanoseconds, for bases or caps beyond ~584 years.
+    /// The delay in `u128` nanoseconds, for bases or caps beyond ~584 years
+    /// (past fib(186) or `u128` nanoseconds: far beyond any cap, ~1.8e28 ns).
     #[cold]
-    fn delay_wide(&self, retry: u32) -> Duration {
-        let base = nanos::of(self.base);
-        let max = nanos::of(self.max);
-        if base == 0 {
-            return Duration::ZERO;
+    fn delay_wide(&self, k: usize) -> Duration {
+        let (base, max) = (self.base.as_nanos(), self.max.as_nanos());
+        match FIB.get(k).and_then(|f| base.checked_mul(*f)) {
+            Some(n) => nanos::to_duration(n.min(max)),
+            None if base == 0 => Duration::ZERO,
+            None => self.max,
         }
-        // fib(k) · base grows by at least 1.6× a step, so the product passes
-        // any cap (at most ~1.8e28 ns) within ~140 steps: bounded work even
-        // for k = u32::MAX, and no overflow since we stop at the cap.
-        let (mut a, mut b) = (1u128, 1u128);
-        for _ in 1..retry {
-            if a.saturating_mul(base) >= max {
-                return self.max;
-            }
-            (a, b) = (b, a.saturating_add(b));
-        }
-        nanos::to_duration(a.saturating_mul(base).min(max))
     }
 }
 
@@ -132,8 +119,12 @@ mod tests {
         let s = Fibonacci::new(Duration::from_nanos(3)).max_delay(Duration::from_secs(1 << 40));
         let mut rng = JitterRng::from_seed(0);
         for k in 1..200 {
-            assert_eq!(s.delay(k, None, &mut rng), s.delay_wide(k), "{k}");
+            assert_eq!(s.delay(k, None, &mut rng), s.delay_wide(k as usize), "{k}");
         }
+        // Past fib(93), exactly, in `u128` nanoseconds.
+        let s = Fibonacci::new(Duration::from_nanos(1)).max_delay(Duration::MAX);
+        let fib_100 = Duration::from_nanos_u128(354224848179261915075);
+        assert_eq!(s.delay(100, None, &mut rng), fib_100);
     }
 
     #[test]

@@ -1,49 +1,32 @@
 use core::time::Duration;
 
-use super::{DEFAULT_MAX, Strategy};
+use super::Strategy;
 use crate::{jitter::JitterRng, nanos};
 
-/// Linear backoff: retry `k` waits `base · k`, capped at `max`.
-///
-/// # Default
-///
-/// `max` 10 s.
-///
-/// # Examples
-///
-/// ```
-/// use backoff_runtime::{JitterRng, Strategy, strategy::Linear};
-/// use std::time::Duration;
-///
-/// let s = Linear::new(Duration::from_millis(100));
-/// let mut rng = JitterRng::from_seed(0);
-/// assert_eq!(s.delay(3, None, &mut rng), Duration::from_millis(300));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Linear {
-    base: Duration,
-    max: Duration,
-}
-
-impl Linear {
+two_durations! {
+    /// Linear backoff: retry `k` waits `base · k`, capped at `max`.
+    ///
+    /// # Default
+    ///
+    /// `max` 10 s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use backoff_runtime::{JitterRng, Strategy, strategy::Linear};
+    /// use std::time::Duration;
+    ///
+    /// let s = Linear::new(Duration::from_millis(100));
+    /// let mut rng = JitterRng::from_seed(0);
+    /// assert_eq!(s.delay(3, None, &mut rng), Duration::from_millis(300));
+    /// ```
+    Linear(base),
     /// Grows by `base` each retry, up to 10 s.
-    pub const fn new(base: Duration) -> Self {
-        Linear {
-            base,
-            max: DEFAULT_MAX,
-        }
-    }
-
-    /// Sets the cap on every delay.
-    pub const fn max_delay(mut self, max: Duration) -> Self {
-        self.max = max;
-        self
-    }
 }
 
 impl Strategy for Linear {
     ignores_previous!();
-    caps_its_own_delays!();
+    caps_its_own_delays!(max);
 
     #[inline]
     fn delay(&self, retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
@@ -55,13 +38,8 @@ impl Strategy for Linear {
             };
         }
         // u128 nanoseconds: Duration::MAX · u32::MAX still fits.
-        let n = nanos::of(self.base) * u128::from(k);
-        nanos::to_duration(n.min(nanos::of(self.max)))
-    }
-
-    #[inline]
-    fn max_delay(&self) -> Duration {
-        self.max
+        let n = self.base.as_nanos() * u128::from(k);
+        nanos::to_duration(n.min(self.max.as_nanos()))
     }
 }
 

@@ -43,7 +43,8 @@ use core::time::Duration;
 use crate::jitter::{Jitter, JitterRng};
 
 /// Inside the `impl Strategy` of a strategy whose `delay` never exceeds its
-/// `max_delay`: `capped_delay` need not cap again.
+/// `max_delay`: `capped_delay` need not cap again. Given a field, the
+/// strategy's `max_delay` is that field.
 macro_rules! caps_its_own_delays {
     () => {
         #[inline]
@@ -54,6 +55,14 @@ macro_rules! caps_its_own_delays {
             rng: &mut JitterRng,
         ) -> Duration {
             self.delay(retry, previous, rng)
+        }
+    };
+    ($max:ident) => {
+        caps_its_own_delays!();
+
+        #[inline]
+        fn max_delay(&self) -> Duration {
+            self.$max
         }
     };
 }
@@ -106,24 +115,84 @@ macro_rules! reads_through {
 }
 pub(crate) use reads_through;
 
+/// A strategy of two durations, `base` or `unit` and the cap `max`: the
+/// type, `new` and the builder step of the cap; for a schedule in `unit`s
+/// (by default seconds, uncapped: [`Sidekiq`], [`Buckets`]), the step of
+/// the unit and `Default` too.
+macro_rules! two_durations {
+    (@type $(#[$doc:meta])* $name:ident($first:ident)) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        pub struct $name {
+            $first: Duration,
+            max: Duration,
+        }
+
+        impl $name {
+            /// Sets the cap on every delay.
+            pub const fn max_delay(mut self, max: Duration) -> Self {
+                self.max = max;
+                self
+            }
+        }
+    };
+    ($(#[$doc:meta])* $name:ident(base), $(#[$new_doc:meta])*) => {
+        two_durations!(@type $(#[$doc])* $name(base));
+
+        impl $name {
+            $(#[$new_doc])*
+            pub const fn new(base: Duration) -> Self {
+                $name {
+                    base,
+                    max: $crate::strategy::DEFAULT_MAX,
+                }
+            }
+        }
+    };
+    ($(#[$doc:meta])* $name:ident(unit), $(#[$new_doc:meta])*) => {
+        two_durations!(@type $(#[$doc])* $name(unit));
+
+        impl $name {
+            $(#[$new_doc])*
+            pub const fn new() -> Self {
+                $name {
+                    unit: Duration::from_secs(1),
+                    max: Duration::MAX,
+                }
+            }
+
+            /// Scales the schedule: the formula counts in `unit`s instead of
+            /// seconds (handy for simulations and tests).
+            pub const fn unit(mut self, unit: Duration) -> Self {
+                self.unit = unit;
+                self
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name::new()
+            }
+        }
+    };
+}
+
 mod buckets;
 mod compose;
 mod constant;
 mod decorrelated;
 mod exponential;
 mod fibonacci;
-mod immediate;
 mod linear;
 mod sidekiq;
 mod stage;
 
 pub use buckets::Buckets;
 pub use compose::{Chain, Longer, Shorter, Steps, Sum};
-pub use constant::Constant;
+pub use constant::{Constant, Immediate};
 pub use decorrelated::Decorrelated;
 pub use exponential::Exponential;
 pub use fibonacci::Fibonacci;
-pub use immediate::Immediate;
 pub use linear::Linear;
 pub use sidekiq::Sidekiq;
 pub use stage::{At, Leaf, MAX_MARKS, Mark, Stage, Staging};
@@ -231,7 +300,7 @@ pub trait Strategy {
     #[doc(hidden)]
     #[inline]
     fn staging(&self) -> Staging {
-        Staging::FIXED
+        Staging::default()
     }
 
     /// The capped delay of `retry` (through `leaf`), `now` after the

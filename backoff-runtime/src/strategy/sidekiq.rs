@@ -3,77 +3,42 @@ use core::time::Duration;
 use super::Strategy;
 use crate::{jitter::JitterRng, nanos};
 
-/// Sidekiq's retry schedule: retry `k` waits `n⁴ + 15 + rand · 30 · (n + 1)`
-/// units (seconds by default), with `n = k − 1` as Sidekiq counts.
-///
-/// Random by itself; the polynomial grows fast but far slower than an
-/// exponential, so a fleet's retries spread out without gaps of hours.
-/// From the essay "Visualization of backoff functions".
-///
-/// # Default
-///
-/// Unit 1 s, no cap.
-///
-/// # Examples
-///
-/// ```
-/// use backoff_runtime::{JitterRng, Strategy, strategy::Sidekiq};
-/// use std::time::Duration;
-///
-/// let s = Sidekiq::new();
-/// let mut rng = JitterRng::from_seed(2);
-/// // n = 2: 16 + 15 + up to 90 seconds.
-/// let d = s.delay(3, None, &mut rng);
-/// assert!(d >= Duration::from_secs(31) && d <= Duration::from_secs(121));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Sidekiq {
-    unit: Duration,
-    max: Duration,
-}
-
-impl Sidekiq {
+two_durations! {
+    /// Sidekiq's retry schedule: retry `k` waits `n⁴ + 15 + rand · 30 · (n + 1)`
+    /// units (seconds by default), with `n = k − 1` as Sidekiq counts.
+    ///
+    /// Random by itself; the polynomial grows fast but far slower than an
+    /// exponential, so a fleet's retries spread out without gaps of hours.
+    /// From the essay "Visualization of backoff functions".
+    ///
+    /// # Default
+    ///
+    /// Unit 1 s, no cap.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use backoff_runtime::{JitterRng, Strategy, strategy::Sidekiq};
+    /// use std::time::Duration;
+    ///
+    /// let s = Sidekiq::new();
+    /// let mut rng = JitterRng::from_seed(2);
+    /// // n = 2: 16 + 15 + up to 90 seconds.
+    /// let d = s.delay(3, None, &mut rng);
+    /// assert!(d >= Duration::from_secs(31) && d <= Duration::from_secs(121));
+    /// ```
+    Sidekiq(unit),
     /// Sidekiq's schedule in seconds, uncapped.
-    pub const fn new() -> Self {
-        Sidekiq {
-            unit: Duration::from_secs(1),
-            max: Duration::MAX,
-        }
-    }
-
-    /// Scales the schedule: the formula counts in `unit`s instead of seconds
-    /// (handy for simulations and tests).
-    pub const fn unit(mut self, unit: Duration) -> Self {
-        self.unit = unit;
-        self
-    }
-
-    /// Sets the cap on every delay.
-    pub const fn max_delay(mut self, max: Duration) -> Self {
-        self.max = max;
-        self
-    }
-}
-
-impl Default for Sidekiq {
-    fn default() -> Self {
-        Sidekiq::new()
-    }
 }
 
 impl Strategy for Sidekiq {
     ignores_previous!();
-    caps_its_own_delays!();
+    caps_its_own_delays!(max);
 
     fn delay(&self, retry: u32, _previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
         let n = f64::from(retry.saturating_sub(1));
         let units = nanos::powi(n, 4) + 15.0 + rng.unit_f64() * 30.0 * (n + 1.0);
         nanos::mul_f64_capped(self.unit, units, self.max)
-    }
-
-    #[inline]
-    fn max_delay(&self) -> Duration {
-        self.max
     }
 
     /// The mean: `n⁴ + 15 + 15 · (n + 1)` units, capped.

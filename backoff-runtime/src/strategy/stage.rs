@@ -44,7 +44,6 @@ pub const MAX_MARKS: usize = 4;
 /// stage (0: not yet crossed) and the time since the enclosing schedule
 /// began, in whole milliseconds rounded up (so a stage never ends early;
 /// up to 49 days). Eight bytes: a call keeps [`MAX_MARKS`] of them.
-#[doc(hidden)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[doc(hidden)] // (for the hidden `Strategy::staging`/`staged` only)
 pub struct Mark {
@@ -70,13 +69,11 @@ impl Mark {
 
 /// Where a staged schedule is read: the time since it began, and its
 /// marks.
-#[doc(hidden)]
 #[doc(hidden)] // (for the hidden `Strategy::staging`/`staged` only)
 pub type At<'a> = (Duration, &'a mut [Mark]);
 
 /// What a schedule asks of the call that follows it (see
 /// [`Strategy::staging`]).
-#[doc(hidden)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[doc(hidden)] // (for the hidden `Strategy::staging`/`staged` only)
 pub struct Staging {
@@ -91,14 +88,6 @@ pub struct Staging {
 }
 
 impl Staging {
-    /// A schedule that is a function of the retry number alone.
-    pub const FIXED: Staging = Staging {
-        ends: false,
-        parts_end: false,
-        timed: false,
-        marks: 0,
-    };
-
     /// Whether the policy must read it through [`Strategy::staged`].
     #[inline]
     pub const fn is_staged(self) -> bool {
@@ -120,31 +109,15 @@ impl Staging {
 /// What a stage computes at the bottom of a staged schedule: its capped
 /// delay from the previous one and the call's generator, or (for
 /// [`Jitter::Spread`](crate::Jitter::Spread)) its central delay.
-#[doc(hidden)]
-#[derive(Debug)]
+/// (By default, the central delays.)
+#[derive(Debug, Default)]
 #[doc(hidden)] // (for the hidden `Strategy::staging`/`staged` only)
 pub struct Leaf<'a> {
     pub(crate) previous: Option<Duration>,
-    rng: Option<&'a mut JitterRng>,
+    pub(crate) rng: Option<&'a mut JitterRng>,
 }
 
-impl<'a> Leaf<'a> {
-    /// The delays themselves.
-    pub(crate) fn new(previous: Option<Duration>, rng: &'a mut JitterRng) -> Self {
-        Leaf {
-            previous,
-            rng: Some(rng),
-        }
-    }
-
-    /// The central delays.
-    pub(crate) fn central() -> Self {
-        Leaf {
-            previous: None,
-            rng: None,
-        }
-    }
-
+impl Leaf<'_> {
     /// `strategy`'s delay (or central delay) of `retry`.
     #[inline]
     pub fn of<T: Strategy + ?Sized>(&mut self, strategy: &T, retry: u32) -> Duration {
@@ -266,7 +239,11 @@ pub(crate) fn backoff_staged<T: Strategy + ?Sized>(
     rng: &mut JitterRng,
     (now, marks): (Duration, &mut [Mark]),
 ) -> Option<Duration> {
-    let raw = strategy.staged(retry, (now, &mut *marks), &mut Leaf::new(*previous, rng))?;
+    let leaf = &mut Leaf {
+        previous: *previous,
+        rng: Some(rng),
+    };
+    let raw = strategy.staged(retry, (now, &mut *marks), leaf)?;
     let central = AtStage(strategy, now, marks);
     if let Some(stop) = stop
         && central.central(retry) >= stop
@@ -294,7 +271,7 @@ impl<T: Strategy + ?Sized> Centred for AtStage<'_, T> {
         let mut marks = [Mark::default(); MAX_MARKS];
         let marks = &mut marks[..kept.len().min(MAX_MARKS)];
         marks.copy_from_slice(&kept[..marks.len()]);
-        let d = strategy.staged(retry, (now, marks), &mut Leaf::central());
+        let d = strategy.staged(retry, (now, marks), &mut Leaf::default());
         d.unwrap_or_else(|| strategy.central_delay(retry))
             .min(strategy.max_delay())
     }
