@@ -599,8 +599,7 @@ async fn a_traced_call_reports_its_retries_and_its_giving_up() {
     let result = Policy::immediate()
         .attempts(3)
         .hedge_async::<3>(HedgeDelay::After(MS(20)))
-        .call(|| service.attempt())
-        .traced(&traces)
+        .call_op(|| service.attempt(), &traces)
         .await;
     assert_eq!(result, Err(1));
     assert_eq!(

@@ -384,16 +384,6 @@ pub(crate) trait Hooks<T, E> {
     fn fall_back(&mut self, outcome: Result<T, E>, _: &GiveUp) -> Result<T, E> {
         outcome
     }
-
-    /// Whether a hedged call has an `on_success` (the clock is read at
-    /// its start, and the event built, only if so).
-    #[cfg(feature = "tokio")]
-    const ON_SUCCESS: bool = false;
-
-    /// A hedged call returns `value`, which it accepted.
-    #[cfg(feature = "tokio")]
-    #[inline(always)]
-    fn on_success(&mut self, _: &T, _: &SuccessEvent) {}
 }
 
 /// What a loop reports to `tracing`: [`NoTrace`] without the `tracing`

@@ -4,8 +4,9 @@ use super::*;
 
 pin_project! {
     /// A hedged call's future: see the [module](crate::hedge). Built by
-    /// [`Hedge::call`]; it holds its attempts' futures in `L`, `N` slots.
-    /// Dropping it drops every attempt in flight.
+    /// [`Hedge::call`]; it holds its attempts' futures in `L`, `N` slots,
+    /// and reports its retries and its giving up to `Tr` (the attribute's
+    /// `tracing` events). Dropping it drops every attempt in flight.
     ///
     /// ```
     /// use backoff_runtime::hedge::HedgeDelay;
@@ -22,12 +23,12 @@ pin_project! {
     /// # }
     /// ```
     #[must_use = "futures do nothing unless you `.await` or poll them"]
-    pub struct Hedged<'p, S, Op, Fut, T, E, C, H, L, Tr = NoTrace> {
+    pub struct Hedged<'p, S, Op, Fut, T, E, C, H, U, L, Tr> {
         #[pin]
         pub(super) slots: L,
         #[pin]
         pub(super) timer: Option<tokio::time::Sleep>,
-        pub(super) call: Call<'p, S, Op, Fut, T, E, C, H>,
+        pub(super) call: Call<'p, S, Op, Fut, T, E, C, H, U>,
         pub(super) trace: Tr,
     }
 }
@@ -39,11 +40,13 @@ pub(super) type Marker<Fut, T, E> = PhantomData<fn() -> (Fut, Result<T, E>)>;
 pub(super) type FromOpen<E> = fn(CircuitOpen) -> E;
 
 /// What a hedged call keeps besides its pinned attempts and timer.
-pub(super) struct Call<'p, S, Op, Fut, T, E, C, H> {
+pub(super) struct Call<'p, S, Op, Fut, T, E, C, H, U> {
     pub(super) op: Op,
     pub(super) start: Origin<'p, S>,
     pub(super) state: Option<RetryState<'p, S>>,
     pub(super) hooks: H,
+    /// Taken by the one call that succeeds.
+    pub(super) on_success: Option<U>,
     pub(super) recording: Recording,
     pub(super) delay: HedgeDelay<'p>,
     /// The delay read when the call began.
@@ -60,21 +63,16 @@ pub(super) struct Call<'p, S, Op, Fut, T, E, C, H> {
     pub(super) outcome: Marker<Fut, T, E>,
 }
 
-impl<'p, S: Strategy, Op, Fut, T, E, C, H> Call<'p, S, Op, Fut, T, E, C, H>
+impl<'p, S: Strategy, Op, Fut, T, E, C, H, U> Call<'p, S, Op, Fut, T, E, C, H, U>
 where
     C: Refuse<E>,
     Op: HedgeOp<Fut>,
     Fut: Future<Output = Result<T, E>>,
     H: Hooks<T, E>,
 {
-    /// Whether the call needs each attempt's start time.
-    pub(super) fn timed(&self) -> bool {
-        self.recording.is_live()
-            || matches!(self.delay, HedgeDelay::P95(_) | HedgeDelay::Quantile(..))
-    }
-
     /// Starts attempt `started + 1` of kind `kind` in its slot, with a
-    /// permit from the breaker, if any: `Err(open)` if it refused.
+    /// permit from the breaker, if any (`Err(open)` if it refused), and
+    /// rearms the timer for the next hedge.
     pub(super) fn start<L: Slots<'p, Fut>>(
         &mut self,
         slots: Pin<&mut L>,
@@ -86,24 +84,17 @@ where
             state.before_attempt()?;
             permit = state.take_permit();
         }
-        let began = if self.timed() {
-            Some((self.start.clock)())
-        } else {
-            None
-        };
-        let learn = match self.delay {
-            HedgeDelay::P95(latency) | HedgeDelay::Quantile(latency, _) => Some(latency),
-            HedgeDelay::After(_) => None,
-        };
+        let learn = self.delay.latency();
+        let (start, number) = (&self.start, self.started.saturating_add(1));
         let meta = Meta {
             kind,
-            number: self.started.saturating_add(1),
-            began,
+            number,
+            // (Timed when recording or learning the latency.)
+            began: (self.recording.is_live() || learn.is_some()).then(|| (start.clock)()),
             permit,
             quiet: self.in_flight > 0,
             learn,
         };
-        let (start, number) = (&self.start, self.started.saturating_add(1));
         let context = || {
             let context = AttemptContext::of(start.policy, number).with_kind(kind);
             match start.deadline() {
@@ -116,15 +107,25 @@ where
         slots.start(self.started, self.op.attempt_with(context), meta);
         self.started += 1;
         self.in_flight += 1;
-        if kind == AttemptKind::Hedge {
-            self.hedges += 1;
-        }
+        self.hedges += u32::from(kind == AttemptKind::Hedge);
+        // The timer is to run for the next hedge (from when the attempts
+        // next wait, in this poll), if one may start (no more than the
+        // slots do).
+        self.armed = false;
+        self.arm = self.started < L::LEN && !self.state.as_ref().is_some_and(RetryState::is_done);
         Ok(())
+    }
+
+    /// No other hedge may start.
+    pub(super) fn disarm(&mut self) {
+        self.armed = false;
+        self.arm = false;
     }
 
     /// The call gives up: the breaker refused its next attempt (its first,
     /// or a retry with none in flight).
     pub(super) fn refused(&mut self, open: CircuitOpen, trace: &impl Trace<E>) -> Result<T, E> {
+        self.done = true;
         let error = match &self.refused {
             Some(from) => from.refuse(open),
             None => unreachable!("refused without a breaker"),
@@ -152,21 +153,7 @@ where
     }
 }
 
-impl<'p, S, Op, Fut, T, E, C, H, L> Hedged<'p, S, Op, Fut, T, E, C, H, L> {
-    #[doc(hidden)]
-    /// The same call, reporting its retries and its giving up to `trace`
-    /// (the attribute's `tracing` events).
-    pub fn traced<Tr: Trace<E>>(self, trace: Tr) -> Hedged<'p, S, Op, Fut, T, E, C, H, L, Tr> {
-        Hedged {
-            slots: self.slots,
-            timer: self.timer,
-            call: self.call,
-            trace,
-        }
-    }
-}
-
-impl<'p, S, Op, Fut, T, E, C, H, L, Tr> Future for Hedged<'p, S, Op, Fut, T, E, C, H, L, Tr>
+impl<'p, S, Op, Fut, T, E, C, H, U, L, Tr> Future for Hedged<'p, S, Op, Fut, T, E, C, H, U, L, Tr>
 where
     Tr: Trace<E>,
     C: Refuse<E>,
@@ -174,6 +161,7 @@ where
     Op: HedgeOp<Fut>,
     Fut: Future<Output = Result<T, E>>,
     H: Hooks<T, E>,
+    U: OnSuccess<T>,
     L: Slots<'p, Fut>,
 {
     type Output = Result<T, E>;
@@ -188,10 +176,8 @@ where
         if call.started == 0 {
             call.hedge_after = call.delay.get();
             if let Err(open) = call.start(slots.as_mut(), AttemptKind::Original) {
-                call.done = true;
                 return Poll::Ready(call.refused(open, trace));
             }
-            call.rearm(L::LEN);
         }
         loop {
             if call.armed
@@ -206,8 +192,8 @@ where
                     };
                     driver::hedge_now::<T, E, H>(&mut progress, call.hedge_after, &mut call.hooks)
                 };
-                if granted && call.start(slots.as_mut(), AttemptKind::Hedge).is_ok() {
-                    call.rearm(L::LEN);
+                if granted {
+                    let _ = call.start(slots.as_mut(), AttemptKind::Hedge);
                 }
                 continue;
             }
@@ -277,47 +263,32 @@ where
                     // The losers are dropped now, not with the future.
                     slots.as_mut().cancel_all();
                     timer.set(None);
-                    if H::ON_SUCCESS
+                    if U::GIVEN
                         && accepted
                         && let Ok(value) = &outcome
+                        && let Some(hook) = call.on_success.take()
                     {
-                        let event = SuccessEvent::new(call.started, call.start.elapsed());
-                        call.hooks.on_success(value, &event);
+                        hook.on_success(
+                            value,
+                            &SuccessEvent::new(call.started, call.start.elapsed()),
+                        );
                     }
                     return Poll::Ready(outcome);
                 }
-                Hedging::Next => match call.start(slots.as_mut(), AttemptKind::Retry) {
-                    Ok(()) => call.rearm(L::LEN),
-                    Err(open) if call.in_flight == 0 => {
-                        // The breaker refused the retry at the last moment
-                        // (the state had admitted it): the call ends.
-                        call.done = true;
-                        timer.set(None);
-                        return Poll::Ready(call.refused(open, trace));
+                Hedging::Next => {
+                    if let Err(open) = call.start(slots.as_mut(), AttemptKind::Retry) {
+                        if call.in_flight == 0 {
+                            // The breaker refused the retry at the last
+                            // moment (the state had admitted it): the call
+                            // ends.
+                            timer.set(None);
+                            return Poll::Ready(call.refused(open, trace));
+                        }
+                        call.disarm();
                     }
-                    Err(_) => call.disarm(),
-                },
+                }
                 Hedging::Wait => call.disarm(),
             }
         }
-    }
-}
-
-impl<'p, S, Op, Fut, T, E, C, H> Call<'p, S, Op, Fut, T, E, C, H> {
-    /// After an attempt started: the timer is to run for the next hedge
-    /// (from when the attempts next wait, in this poll), if one may start
-    /// (no more than `slots` attempts do).
-    pub(super) fn rearm(&mut self, slots: u32)
-    where
-        S: Strategy,
-    {
-        self.armed = false;
-        self.arm = self.started < slots && !self.state.as_ref().is_some_and(RetryState::is_done);
-    }
-
-    /// No other hedge may start.
-    pub(super) fn disarm(&mut self) {
-        self.armed = false;
-        self.arm = false;
     }
 }

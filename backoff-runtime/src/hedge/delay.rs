@@ -100,6 +100,14 @@ impl<'a> HedgeDelay<'a> {
             HedgeDelay::Quantile(latency, q) => latency.quantile(*q),
         }
     }
+
+    /// The estimate the call's attempts teach, if the delay is learned.
+    pub(super) fn latency(&self) -> Option<&'a Latency> {
+        match *self {
+            HedgeDelay::P95(latency) | HedgeDelay::Quantile(latency, _) => Some(latency),
+            HedgeDelay::After(_) => None,
+        }
+    }
 }
 
 /// Number of buckets of a [`Latency`].

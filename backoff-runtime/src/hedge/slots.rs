@@ -1,62 +1,54 @@
 //! The slots that pin a hedged call's attempts ([`Capacity`], [`Slots`]).
 
 use super::*;
+use crate::circuit::Permit;
 use std::time::Instant;
 
-pub(super) mod sealed {
-    use super::Latency;
-    use crate::circuit::Permit;
-    use crate::clock;
-    use crate::event::AttemptKind;
-    use std::time::Instant;
+/// What a slot keeps of its attempt besides the future. Dropped with its
+/// attempt unfinished (the caller dropped the call), it tells the breaker
+/// and the latency estimate: see [`Drop`].
+pub struct Meta<'p> {
+    pub kind: AttemptKind,
+    /// Its number in the call, from 1, as its `context` says.
+    pub number: u32,
+    /// When it began (read when recording or learning latency).
+    pub began: Option<Instant>,
+    /// The breaker's permit for it.
+    pub permit: Option<Permit<'p>>,
+    /// Whether another attempt was in flight when it started: dropped
+    /// unfinished, its permit is released (the call's cancellation is
+    /// the older attempt's failure, counted once).
+    pub quiet: bool,
+    /// The estimate its latency teaches (timed by the async clock, as
+    /// `began` was).
+    pub learn: Option<&'p Latency>,
+}
 
-    /// What a slot keeps of its attempt besides the future. Dropped with
-    /// its attempt unfinished (the caller dropped the call), it tells the
-    /// breaker and the latency estimate: see [`Drop`].
-    pub struct Meta<'p> {
-        pub kind: AttemptKind,
-        /// Its number in the call, from 1, as its `context` says.
-        pub number: u32,
-        /// When it began (read when recording or learning latency).
-        pub began: Option<Instant>,
-        /// The breaker's permit for it.
-        pub permit: Option<Permit<'p>>,
-        /// Whether another attempt was in flight when it started: dropped
-        /// unfinished, its permit is released (the call's cancellation is
-        /// the older attempt's failure, counted once).
-        pub quiet: bool,
-        /// The estimate its latency teaches (timed by the async clock, as
-        /// `began` was).
-        pub learn: Option<&'p Latency>,
-    }
-
-    impl Drop for Meta<'_> {
-        #[inline]
-        fn drop(&mut self) {
-            if self.permit.is_some() || self.learn.is_some() {
-                self.unfinished();
-            }
-        }
-    }
-
-    impl Meta<'_> {
-        /// Dropped with its attempt unfinished: the permit is a failure
-        /// unless `quiet` (then released), the latency "at least" what ran.
-        #[cold]
-        #[inline(never)]
-        fn unfinished(&mut self) {
-            if let Some(permit) = self.permit.take()
-                && self.quiet
-            {
-                permit.release();
-            } // (else dropped: one failure, as a cancelled plain call)
-            if let (Some(latency), Some(began)) = (self.learn.take(), self.began) {
-                latency.record_at_least(clock::for_async()().saturating_duration_since(began));
-            }
+impl Drop for Meta<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        if self.permit.is_some() || self.learn.is_some() {
+            self.unfinished();
         }
     }
 }
-pub(super) use sealed::Meta;
+
+impl Meta<'_> {
+    /// Dropped with its attempt unfinished: the permit is a failure
+    /// unless `quiet` (then released), the latency "at least" what ran.
+    #[cold]
+    #[inline(never)]
+    fn unfinished(&mut self) {
+        if let Some(permit) = self.permit.take()
+            && self.quiet
+        {
+            permit.release();
+        } // (else dropped: one failure, as a cancelled plain call)
+        if let (Some(latency), Some(began)) = (self.learn.take(), self.began) {
+            latency.record_at_least(clock::for_async()().saturating_duration_since(began));
+        }
+    }
+}
 
 pin_project! {
     /// One attempt's slot of a hedged call and the slots after it (a cons
@@ -72,29 +64,21 @@ pin_project! {
 }
 
 /// The slots of a hedged call: `()` (none) or a [`Slot`] and the rest.
-/// Implemented for them alone.
-pub trait Slots<'p, F: Future>: sealed_slots::Sealed {
+/// (Unnameable outside the crate, as the module is private.)
+pub trait Slots<'p, F: Future> {
     /// How many.
     const LEN: u32;
-    #[doc(hidden)]
+    /// None started.
     fn empty() -> Self;
-    #[doc(hidden)]
+    /// Starts `attempt` in slot `index`.
     fn start(self: Pin<&mut Self>, index: u32, attempt: F, meta: Meta<'p>);
-    #[doc(hidden)]
+    /// Polls each attempt in flight: the first that ended, and its meta.
     fn poll_any(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(F::Output, Meta<'p>)>;
-    #[doc(hidden)]
+    /// Drops every attempt in flight, releasing its permit.
     fn cancel_all(self: Pin<&mut Self>);
     /// Calls `f` with the kind, number and start of each attempt in
     /// flight that was timed.
-    #[doc(hidden)]
     fn in_flight(&self, f: &mut dyn FnMut(AttemptKind, u32, Instant));
-}
-
-pub(super) mod sealed_slots {
-    /// Sealed: [`Slots`](super::Slots) is implemented here alone.
-    pub trait Sealed {}
-    impl Sealed for () {}
-    impl<F, R> Sealed for super::Slot<'_, F, R> {}
 }
 
 impl<'p, F: Future> Slots<'p, F> for () {
@@ -174,13 +158,13 @@ impl<'p, F: Future, R: Slots<'p, F>> Slots<'p, F> for Slot<'p, F, R> {
     }
 }
 
-/// The capacity of a hedged call: `N` attempt slots, for `N` in
-/// `1..=MAX_ATTEMPTS` (see [`Holds`]).
+/// The capacity of a hedged call: `N` attempt slots, for `N` in `1..=8`
+/// (see [`Holds`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Capacity<const N: usize>;
 
-/// The slots `Capacity<N>` stands for: implemented for `N` in
-/// `1..=`[`MAX_ATTEMPTS`] alone, so a larger `N` is a compile error.
+/// The slots `Capacity<N>` stands for: implemented for `N` in `1..=8`
+/// alone (gRPC caps hedging at 5), so a larger `N` is a compile error.
 ///
 /// ```compile_fail
 /// use backoff_runtime::Policy;
@@ -189,7 +173,7 @@ pub struct Capacity<const N: usize>;
 ///
 /// # async fn f() {
 /// let policy = Policy::immediate().attempts(9);
-/// // error: a hedged call holds 1 to 8 attempts
+/// // error: a hedged call holds at most 8 attempts: `Capacity<9>` is too many
 /// let _ = policy
 ///     .hedge_async::<9>(HedgeDelay::After(Duration::from_millis(20)))
 ///     .call(|| async { Ok::<u32, ()>(1) })
@@ -219,6 +203,9 @@ macro_rules! capacity {
 }
 capacity!(2 => 1, 3 => 2, 4 => 3, 5 => 4, 6 => 5, 7 => 6, 8 => 7);
 
+/// The slots of a call of `N` attempts of `F`.
+pub(super) type SlotsOf<'p, const N: usize, F> = <Capacity<N> as Holds<'p, F>>::Slots;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,7 +216,7 @@ mod tests {
         type Fut = Ready<Result<u32, ()>>;
         type Three = <Capacity<3> as Holds<'static, Fut>>::Slots;
         assert_eq!(<Three as Slots<'static, Fut>>::LEN, 3);
-        type Eight = <Capacity<MAX_ATTEMPTS> as Holds<'static, Fut>>::Slots;
+        type Eight = <Capacity<8> as Holds<'static, Fut>>::Slots;
         assert_eq!(<Eight as Slots<'static, Fut>>::LEN, 8);
     }
 }
