@@ -35,8 +35,8 @@
 //! - the `tower` policy, which never owns the outcome, takes the verdict
 //!   and the step;
 //! - a [hedged call](crate::hedge), whose attempts overlap, ends each
-//!   attempt in [`after_hedged_attempt`] and grants each hedge with
-//!   [`hedge_now`] (both in `driver/hedged.rs`): the same verdict and the
+//!   attempt in `Call::ended` and grants each hedge with `Call::hedge_now`
+//!   (both in `hedge/call.rs`): the same verdict ([`verdict!`]) and the
 //!   same step (attempt limit, deadline, breaker, budget), with a failure
 //!   that is not the last one in flight dropped rather than given up with.
 //!
@@ -63,11 +63,6 @@ use crate::strategy::Strategy;
 use crate::throttle::AdaptiveThrottle;
 
 pub(crate) use crate::state::began;
-
-#[cfg(feature = "tokio")]
-mod hedged;
-#[cfg(feature = "tokio")]
-pub(crate) use hedged::{HedgeCount, Hedging, after_hedged_attempt, hedge_now};
 
 /// What a call's retry state is built from, on its first failure: the
 /// policy, the loop's clock, the call's start (if read) and the budget (if
@@ -442,7 +437,7 @@ macro_rules! verdict {
         }
     };
 }
-#[cfg(feature = "tokio")] // (`hedged` uses it by path; `driver` by name.)
+#[cfg(feature = "tokio")] // (`hedge` uses it by path; `driver` by name.)
 pub(crate) use verdict;
 
 /// After an attempt: `Break` with what the call returns (an accepted

@@ -39,6 +39,27 @@ pub(super) type Marker<Fut, T, E> = PhantomData<fn() -> (Fut, Result<T, E>)>;
 /// How [`Hedge::circuit`] makes a refusal the call's error.
 pub(super) type FromOpen<E> = fn(CircuitOpen) -> E;
 
+/// How a hedged call goes on after one of its attempts ended.
+pub(super) enum Hedging<T, E> {
+    /// The call ends with this outcome: accepted (`true`: the `Ok` that
+    /// `on_success` is told of), or given up with (stopped, or the failure
+    /// of the last attempt in flight when no other may start).
+    Done(Result<T, E>, bool),
+    /// Start another attempt now (the failure was told to `on_retry` and
+    /// dropped).
+    Next,
+    /// No other attempt may start: wait for those in flight (the failure
+    /// was dropped; it was not the last).
+    Wait,
+}
+
+impl<T, E> Hedging<T, E> {
+    /// The call ends with `outcome`, which it accepted.
+    fn accepted(outcome: Result<T, E>) -> Self {
+        Hedging::Done(outcome, true)
+    }
+}
+
 /// What a hedged call keeps besides its pinned attempts and timer.
 pub(super) struct Call<'p, S, Op, Fut, T, E, C, H, U> {
     pub(super) op: Op,
@@ -104,7 +125,7 @@ where
                 None => context,
             }
         };
-        slots.start(self.started, self.op.attempt_with(context), meta);
+        slots.start(self.started, self.op.attempt(context), meta);
         self.started += 1;
         self.in_flight += 1;
         self.hedges += u32::from(kind == AttemptKind::Hedge);
@@ -151,6 +172,127 @@ where
             None,
         )
     }
+
+    /// The hedge delay ran out with attempts in flight and none ended:
+    /// whether a hedge may start now (the same step as a retry: attempt
+    /// limit, deadline, breaker, budget; refused, the state has given up
+    /// for its reason, and the call waits for the attempts in flight).
+    /// `on_hedge` hears of it with the event of kind
+    /// [`AttemptKind::Hedge`] and the delay that ran out.
+    fn hedge_now(&mut self) -> bool {
+        let mut progress = Lazy {
+            slot: &mut self.state,
+            start: &self.start,
+        };
+        // (No other starts once the attribute's `cancel` token was cancelled.)
+        if self.op.cancelled() || progress.step(Decision::Retry).is_none() {
+            return false;
+        }
+        if H::ON_HEDGE {
+            let event = progress.event(self.hedge_after);
+            self.hooks.on_hedge(&event.with_kind(AttemptKind::Hedge));
+        }
+        true
+    }
+
+    /// After one attempt (`meta`, from `slots`) ended with `outcome`: the
+    /// driver's rule ([`after_attempt`](crate::driver)), with one
+    /// difference. Each further attempt is a step of the same state (so
+    /// the attempt limit, the deadline, the breaker and the budget grant
+    /// it), and the granted delay is not slept: a failure to retry starts
+    /// the next attempt at once. A failure that cannot be followed by
+    /// another attempt gives the call up only if it is the last in flight;
+    /// otherwise it is dropped and the call waits for the others (the last
+    /// error is the one returned).
+    #[inline]
+    fn ended<L: Slots<'p, Fut>, Tr: Trace<E>>(
+        &mut self,
+        slots: &L,
+        outcome: Result<T, E>,
+        mut meta: Meta<'p>,
+        trace: &Tr,
+    ) -> Hedging<T, E> {
+        self.in_flight -= 1;
+        if let (Some(latency), Some(began)) = (meta.learn.take(), meta.began) {
+            // An answer after `took`; a failure says only "at least".
+            let took = (self.start.clock)().saturating_duration_since(began);
+            if outcome.is_ok() {
+                latency.record(took);
+            } else {
+                latency.record_at_least(took);
+            }
+        }
+        if let Some(permit) = meta.permit.take() {
+            // (Told of the outcome by the state's step or success.)
+            let state = self.state.get_or_insert_with(|| self.start.state());
+            state.put_permit(Some(permit));
+        }
+        // (A constant `false` but for the attribute's `cancel`.)
+        let cancelled = self.op.cancelled();
+        // (Whether a slot is free for another: the attempt limit, at most
+        // the slots, leaves room for what the step grants, but for a
+        // throttled schedule's own limit.)
+        let room = self.started < L::LEN;
+        let mut progress = Lazy {
+            slot: &mut self.state,
+            start: &self.start,
+        };
+        let in_flight = |f: &mut dyn FnMut(_, _, _)| slots.in_flight(f);
+        let mut recording = HedgedRecording {
+            recording: &mut self.recording,
+            kind: meta.kind,
+            number: meta.number,
+            began: meta.began,
+            started: self.started,
+            in_flight: &in_flight,
+        };
+        let hooks = &mut self.hooks;
+        let (decision, outcome) = verdict!(progress, outcome, hooks, recording, Hedging::accepted);
+        let stop = matches!(decision, Decision::Stop);
+        // (The step always runs: it tells the breaker of the attempt's outcome.)
+        match progress.step(decision) {
+            Some(_) if room && !cancelled => {
+                recording.retried(outcome.is_ok(), Duration::ZERO);
+                let event = progress.event(Duration::ZERO);
+                if H::ON_RETRY {
+                    hooks.on_retry(&outcome, &event);
+                }
+                if let Err(error) = &outcome {
+                    trace.retry(error, event.attempt, Duration::ZERO, event.failure_kind);
+                }
+                Hedging::Next
+            }
+            _ if self.in_flight > 0 && !stop => {
+                recording.retried(outcome.is_ok(), Duration::ZERO);
+                Hedging::Wait
+            }
+            // (Nothing reads the report: the call gives up with the outcome.)
+            _ if !(H::REPORTS || Tr::ENABLED || recording.is_live()) => {
+                Hedging::Done(outcome, false)
+            }
+            _ => {
+                // The report counts every attempt started, and the hedges.
+                let mut report = progress.report();
+                report.attempts = self.started;
+                report.hedges = self.hedges;
+                // (With attempts left, the token ended the call: the steps
+                // the attempts it kept from starting took do not count.)
+                if cancelled && room && !stop {
+                    report.reason = GiveUpReason::Cancelled;
+                }
+                let ended = Some(outcome.is_ok());
+                let outcome = driver::give_up(
+                    &TimedOut(report),
+                    outcome,
+                    hooks,
+                    trace,
+                    &mut recording,
+                    ended,
+                );
+                Hedging::Done(outcome, false)
+            }
+        }
+    }
 }
 
 impl<'p, S, Op, Fut, T, E, C, H, U, L, Tr> Future for Hedged<'p, S, Op, Fut, T, E, C, H, U, L, Tr>
@@ -185,19 +327,12 @@ where
                 && sleep.poll(cx).is_ready()
             {
                 call.armed = false;
-                let granted = !call.op.cancelled() && {
-                    let mut progress = Lazy {
-                        slot: &mut call.state,
-                        start: &call.start,
-                    };
-                    driver::hedge_now::<T, E, H>(&mut progress, call.hedge_after, &mut call.hooks)
-                };
-                if granted {
+                if call.hedge_now() {
                     let _ = call.start(slots.as_mut(), AttemptKind::Hedge);
                 }
                 continue;
             }
-            let Poll::Ready((outcome, mut meta)) = slots.as_mut().poll_any(cx) else {
+            let Poll::Ready((outcome, meta)) = slots.as_mut().poll_any(cx) else {
                 if call.arm {
                     // The attempts wait: the timer starts now, in the poll
                     // that started the attempt (so an attempt that is ready
@@ -214,50 +349,7 @@ where
                 }
                 return Poll::Pending;
             };
-            call.in_flight -= 1;
-            if let (Some(latency), Some(began)) = (meta.learn.take(), meta.began) {
-                // An answer after `took`; a failure says only "at least".
-                let took = (call.start.clock)().saturating_duration_since(began);
-                if outcome.is_ok() {
-                    latency.record(took);
-                } else {
-                    latency.record_at_least(took);
-                }
-            }
-            if let Some(permit) = meta.permit.take() {
-                // (Told of the outcome by the state's step or success.)
-                let state = call.state.get_or_insert_with(|| call.start.state());
-                state.put_permit(Some(permit));
-            }
-            // (A constant `false` but for the attribute's `cancel`.)
-            let cancelled = call.op.cancelled();
-            let mut progress = Lazy {
-                slot: &mut call.state,
-                start: &call.start,
-            };
-            let in_flight = |f: &mut dyn FnMut(_, _, _)| slots.as_ref().get_ref().in_flight(f);
-            let mut recording = HedgedRecording {
-                recording: &mut call.recording,
-                kind: meta.kind,
-                number: meta.number,
-                began: meta.began,
-                started: call.started,
-                in_flight: &in_flight,
-            };
-            match driver::after_hedged_attempt(
-                &mut progress,
-                outcome,
-                HedgeCount {
-                    in_flight: call.in_flight > 0,
-                    room: call.started < L::LEN,
-                    cancelled,
-                    started: call.started,
-                    hedges: call.hedges,
-                },
-                &mut call.hooks,
-                trace,
-                &mut recording,
-            ) {
+            match call.ended(slots.as_ref().get_ref(), outcome, meta, trace) {
                 Hedging::Done(outcome, accepted) => {
                     call.done = true;
                     // The losers are dropped now, not with the future.

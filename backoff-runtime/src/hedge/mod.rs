@@ -49,8 +49,7 @@
 //! every attempt teaches the [`Latency`]: one that answered `Ok` after `t`
 //! is a sample `t`; one that failed, lost the race or was dropped with
 //! the call after running `t` is a censored sample, "at least `t`". The
-//! learned delay is readable with [`HedgeDelay::get`] or
-//! [`Latency::quantile`].
+//! learned delay is readable with [`Latency::quantile`].
 //!
 //! The attempts run concurrently inside the call's own future: no task is
 //! spawned and nothing is allocated. The future holds `N` slots (a const
@@ -95,17 +94,20 @@ use crate::budget::RetryBudget;
 use crate::circuit::{CircuitBreaker, CircuitOpen};
 use crate::clock;
 use crate::control::{Budget, Circuit};
-use crate::driver::{self, HedgeCount, Hedging, Hooks, Lazy, NoTrace, Origin, Trace};
+use crate::decision::Decision;
+use crate::driver::{self, Hooks, Lazy, NoTrace, Origin, Progress, TimedOut, Trace, verdict};
 use crate::event::{AttemptContext, AttemptKind, RetryEvent, SuccessEvent};
 use crate::hooks::{
     AcceptAll, Classify, Defaults, HookSet, NoHook, OnGiveUp, OnHedge, OnRetry, OnSuccess, RetryAll,
 };
 use crate::policy::Policy;
+use crate::record::Records;
 use crate::record::{HedgedRecording, Recording};
+use crate::report::GiveUpReason;
 use crate::state::RetryState;
 use crate::strategy::Strategy;
 #[cfg(doc)]
-use crate::{GiveUp, decision::Decision, decision::IntoDecision};
+use crate::{GiveUp, decision::IntoDecision};
 
 mod call;
 mod delay;
@@ -681,9 +683,13 @@ mod tests {
         for _ in 0..Latency::WARM - 1 {
             latency.record(MS(10));
         }
-        assert_eq!(latency.p95(), Latency::DEFAULT);
+        assert_eq!(latency.quantile(0.95), Latency::DEFAULT);
         latency.record(MS(10));
-        assert!(in_bucket(latency.p95(), 7), "{:?}", latency.p95());
+        assert!(
+            in_bucket(latency.quantile(0.95), 7),
+            "{:?}",
+            latency.quantile(0.95)
+        );
     }
 
     #[test]
@@ -694,13 +700,13 @@ mod tests {
             latency.record(MS(if i % 50 == 0 { 1000 } else { 10 }));
         }
         assert!(in_bucket(latency.quantile(0.5), 7));
-        assert!(in_bucket(latency.p95(), 7));
+        assert!(in_bucket(latency.quantile(0.95), 7));
         assert!(in_bucket(latency.quantile(0.98), 7));
         assert!(in_bucket(latency.quantile(0.99), 20));
         assert_eq!(latency.quantile(1.0), MS(1024));
         assert_eq!(latency.quantile(2.0), MS(1024));
         assert!(in_bucket(latency.quantile(-1.0), 7));
-        assert!(latency.quantile(0.5) < latency.p95());
+        assert!(latency.quantile(0.5) < latency.quantile(0.95));
     }
 
     #[test]
@@ -725,11 +731,11 @@ mod tests {
             }
         }
         // The winners say p95 is 20 ms; the truth is "over 30 ms".
-        assert!(winners.p95() < MS(23));
+        assert!(winners.quantile(0.95) < MS(23));
         assert!(
-            every.p95() >= Duration::from_nanos(22_627_417),
+            every.quantile(0.95) >= Duration::from_nanos(22_627_417),
             "{:?}",
-            every.p95()
+            every.quantile(0.95)
         );
         // p50 is unmoved.
         assert!(in_bucket(every.quantile(0.5), 7));
@@ -755,7 +761,7 @@ mod tests {
         for _ in 0..100 {
             latency.record(Duration::from_micros(10));
         }
-        assert_eq!(latency.p95(), Latency::FLOOR);
+        assert_eq!(latency.quantile(0.95), Latency::FLOOR);
     }
 
     #[test]
