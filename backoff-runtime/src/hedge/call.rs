@@ -66,12 +66,11 @@ pub(super) struct Call<'p, S, Op, Fut, T, E, C, H, U> {
     pub(super) start: Origin<'p, S>,
     pub(super) state: Option<RetryState<'p, S>>,
     pub(super) hooks: H,
-    /// Taken by the one call that succeeds.
-    pub(super) on_success: Option<U>,
     pub(super) recording: Recording,
-    pub(super) delay: HedgeDelay<'p>,
-    /// The delay read when the call began.
+    /// The delay, read when the call was made.
     pub(super) hedge_after: Duration,
+    /// The estimate each attempt teaches, if the delay is learned.
+    pub(super) learn: Option<&'p Latency>,
     pub(super) refused: Option<C>,
     pub(super) started: u32,
     pub(super) in_flight: u32,
@@ -81,6 +80,8 @@ pub(super) struct Call<'p, S, Op, Fut, T, E, C, H, U> {
     /// Whether it is to be started when the attempts next wait.
     pub(super) arm: bool,
     pub(super) done: bool,
+    /// Taken by the one call that succeeds.
+    pub(super) on_success: Option<U>,
     pub(super) outcome: Marker<Fut, T, E>,
 }
 
@@ -94,6 +95,7 @@ where
     /// Starts attempt `started + 1` of kind `kind` in its slot, with a
     /// permit from the breaker, if any (`Err(open)` if it refused), and
     /// rearms the timer for the next hedge.
+    #[inline(always)]
     pub(super) fn start<L: Slots<'p, Fut>>(
         &mut self,
         slots: Pin<&mut L>,
@@ -105,7 +107,7 @@ where
             state.before_attempt()?;
             permit = state.take_permit();
         }
-        let learn = self.delay.latency();
+        let learn = self.learn;
         let (start, number) = (&self.start, self.started.saturating_add(1));
         let meta = Meta {
             kind,
@@ -315,11 +317,10 @@ where
         let mut slots = this.slots;
         let mut timer = this.timer;
         assert!(!call.done, "`Hedged` polled after it completed");
-        if call.started == 0 {
-            call.hedge_after = call.delay.get();
-            if let Err(open) = call.start(slots.as_mut(), AttemptKind::Original) {
-                return Poll::Ready(call.refused(open, trace));
-            }
+        if call.started == 0
+            && let Err(open) = call.start(slots.as_mut(), AttemptKind::Original)
+        {
+            return Poll::Ready(call.refused(open, trace));
         }
         loop {
             if call.armed

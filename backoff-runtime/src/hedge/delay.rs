@@ -23,7 +23,7 @@ pub enum HedgeDelay<'a> {
     /// A fixed delay (`hedge = "20ms"`).
     After(Duration),
     /// The 95th percentile of every attempt's latency, learned
-    /// (`hedge = "p95"`): read when the call begins; each attempt's latency
+    /// (`hedge = "p95"`): read when the call is made; each attempt's latency
     /// is recorded into it, an attempt dropped unfinished as "at least"
     /// what it ran (see [`Latency`]).
     P95(&'a Latency),
