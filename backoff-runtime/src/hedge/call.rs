@@ -33,9 +33,6 @@ pin_project! {
     }
 }
 
-/// The types a [`Call`] names without holding.
-pub(super) type Marker<Fut, T, E> = PhantomData<fn() -> (Fut, Result<T, E>)>;
-
 /// How [`Hedge::circuit`] makes a refusal the call's error.
 pub(super) type FromOpen<E> = fn(CircuitOpen) -> E;
 
@@ -59,6 +56,9 @@ impl<T, E> Hedging<T, E> {
         Hedging::Done(outcome, true)
     }
 }
+
+/// The types a [`Call`] names without holding.
+pub(super) type Marker<Fut, T, E> = PhantomData<fn() -> (Fut, Result<T, E>)>;
 
 /// What a hedged call keeps besides its pinned attempts and timer.
 pub(super) struct Call<'p, S, Op, Fut, T, E, C, H, U> {
@@ -149,9 +149,8 @@ where
     /// or a retry with none in flight).
     pub(super) fn refused(&mut self, open: CircuitOpen, trace: &impl Trace<E>) -> Result<T, E> {
         self.done = true;
-        let error = match &self.refused {
-            Some(from) => from.refuse(open),
-            None => unreachable!("refused without a breaker"),
+        let Some(from) = &self.refused else {
+            unreachable!("refused without a breaker")
         };
         let progress = Lazy {
             slot: &mut self.state,
@@ -167,7 +166,7 @@ where
         };
         driver::give_up(
             &progress,
-            Err(error),
+            Err(from.refuse(open)),
             &mut self.hooks,
             trace,
             &mut recording,
@@ -215,15 +214,8 @@ where
         trace: &Tr,
     ) -> Hedging<T, E> {
         self.in_flight -= 1;
-        if let (Some(latency), Some(began)) = (meta.learn.take(), meta.began) {
-            // An answer after `took`; a failure says only "at least".
-            let took = (self.start.clock)().saturating_duration_since(began);
-            if outcome.is_ok() {
-                latency.record(took);
-            } else {
-                latency.record_at_least(took);
-            }
-        }
+        // An answer after `took`; a failure says only "at least".
+        meta.teach(outcome.is_ok());
         if let Some(permit) = meta.permit.take() {
             // (Told of the outcome by the state's step or success.)
             let state = self.state.get_or_insert_with(|| self.start.state());

@@ -76,26 +76,19 @@ impl<'a> HedgeDelay<'a> {
         HedgeDelay::Quantile(latency, q)
     }
 
-    /// The delay now: the fixed one, or the learned quantile (what the next
-    /// call hedges after; [`Latency::quantile`] reads it at any time).
+    /// The delay now (the fixed one, or the learned quantile, which
+    /// [`Latency::quantile`] reads at any time), and the estimate the
+    /// call's attempts teach, if the delay is learned.
     ///
     /// # Panics
     ///
     /// If it is a `Quantile` of a NaN.
     #[inline]
-    pub(super) fn get(&self) -> Duration {
+    pub(super) fn read(&self) -> (Duration, Option<&'a Latency>) {
         match *self {
-            HedgeDelay::After(d) => d,
-            HedgeDelay::P95(latency) => latency.quantile(0.95),
-            HedgeDelay::Quantile(latency, q) => latency.quantile(q),
-        }
-    }
-
-    /// The estimate the call's attempts teach, if the delay is learned.
-    pub(super) fn latency(&self) -> Option<&'a Latency> {
-        match *self {
-            HedgeDelay::P95(latency) | HedgeDelay::Quantile(latency, _) => Some(latency),
-            HedgeDelay::After(_) => None,
+            HedgeDelay::After(d) => (d, None),
+            HedgeDelay::P95(latency) => (latency.quantile(0.95), Some(latency)),
+            HedgeDelay::Quantile(latency, q) => (latency.quantile(q), Some(latency)),
         }
     }
 }
@@ -220,11 +213,9 @@ impl Latency {
 
     /// The bucket of `latency`.
     pub(super) fn bucket(latency: Duration) -> usize {
-        let mut i = 0;
-        while i + 1 < BUCKETS && latency >= Self::edge(i) {
-            i += 1;
-        }
-        i
+        (0..BUCKETS - 1)
+            .find(|&i| latency < Self::edge(i))
+            .unwrap_or(BUCKETS - 1)
     }
 
     /// The upper edge of bucket `i`: `FLOOR·2^(i/2)` (√2 steps, the odd

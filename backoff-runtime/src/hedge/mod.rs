@@ -625,6 +625,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
         // (Begun before the future is built: read in the literal, its branch
         // made the compiler build the 200-byte state aside and copy it in.)
         let recording = Recording::begin(self.policy.function(), clock);
+        let (hedge_after, learn) = self.delay.read();
         Hedged {
             slots: <SlotsOf<'p, N, Fut> as Slots<'p, Fut>>::empty(),
             timer: None,
@@ -636,8 +637,8 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
                 hooks: self.hooks,
                 on_success: Some(self.on_success),
                 recording,
-                hedge_after: self.delay.get(),
-                learn: self.delay.latency(),
+                hedge_after,
+                learn,
                 refused: self.circuit.map(|(_, from)| from),
                 started: 0,
                 in_flight: 0,

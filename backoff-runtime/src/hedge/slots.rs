@@ -44,8 +44,19 @@ impl Meta<'_> {
         {
             permit.release();
         } // (else dropped: one failure, as a cancelled plain call)
+        self.teach(false);
+    }
+
+    /// Teaches the estimate, if any, what the attempt ran: its latency if
+    /// it `answered`, else (it failed, or was dropped) at least that.
+    #[inline]
+    pub(super) fn teach(&mut self, answered: bool) {
         if let (Some(latency), Some(began)) = (self.learn.take(), self.began) {
-            latency.record_at_least(clock::for_async()().saturating_duration_since(began));
+            let ran = clock::for_async()().saturating_duration_since(began);
+            latency.add(
+                [&latency.censored, &latency.answered][usize::from(answered)],
+                ran,
+            );
         }
     }
 }
