@@ -35,8 +35,8 @@
 //! - the `tower` policy, which never owns the outcome, takes the verdict
 //!   and the step;
 //! - a [hedged call](crate::hedge), whose attempts overlap, ends each
-//!   attempt in `Call::ended` and grants each hedge with `Call::hedge_now`
-//!   (both in `hedge/call.rs`): the same verdict ([`verdict!`]) and the
+//!   attempt in `Call::ended` and grants each hedge in its `poll` (both in
+//!   `hedge/call.rs`): the same verdict ([`verdict!`]) and the
 //!   same step (attempt limit, deadline, breaker, budget), with a failure
 //!   that is not the last one in flight dropped rather than given up with.
 //!

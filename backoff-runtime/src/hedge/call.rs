@@ -50,13 +50,6 @@ pub(super) enum Hedging<T, E> {
     Wait,
 }
 
-impl<T, E> Hedging<T, E> {
-    /// The call ends with `outcome`, which it accepted.
-    fn accepted(outcome: Result<T, E>) -> Self {
-        Hedging::Done(outcome, true)
-    }
-}
-
 /// The types a [`Call`] names without holding.
 pub(super) type Marker<Fut, T, E> = PhantomData<fn() -> (Fut, Result<T, E>)>;
 
@@ -174,28 +167,6 @@ where
         )
     }
 
-    /// The hedge delay ran out with attempts in flight and none ended:
-    /// whether a hedge may start now (the same step as a retry: attempt
-    /// limit, deadline, breaker, budget; refused, the state has given up
-    /// for its reason, and the call waits for the attempts in flight).
-    /// `on_hedge` hears of it with the event of kind
-    /// [`AttemptKind::Hedge`] and the delay that ran out.
-    fn hedge_now(&mut self) -> bool {
-        let mut progress = Lazy {
-            slot: &mut self.state,
-            start: &self.start,
-        };
-        // (No other starts once the attribute's `cancel` token was cancelled.)
-        if self.op.cancelled() || progress.step(Decision::Retry).is_none() {
-            return false;
-        }
-        if H::ON_HEDGE {
-            let event = progress.event(self.hedge_after);
-            self.hooks.on_hedge(&event.with_kind(AttemptKind::Hedge));
-        }
-        true
-    }
-
     /// After one attempt (`meta`, from `slots`) ended with `outcome`: the
     /// driver's rule ([`after_attempt`](crate::driver)), with one
     /// difference. Each further attempt is a step of the same state (so
@@ -241,7 +212,9 @@ where
             in_flight: &in_flight,
         };
         let hooks = &mut self.hooks;
-        let (decision, outcome) = verdict!(progress, outcome, hooks, recording, Hedging::accepted);
+        let (decision, outcome) = verdict!(progress, outcome, hooks, recording, |accepted| {
+            Hedging::Done(accepted, true)
+        });
         let stop = matches!(decision, Decision::Stop);
         // (The step always runs: it tells the breaker of the attempt's outcome.)
         match progress.step(decision) {
@@ -319,8 +292,23 @@ where
                 && let Some(sleep) = timer.as_mut().as_pin_mut()
                 && sleep.poll(cx).is_ready()
             {
+                // The delay ran out with attempts in flight and none ended:
+                // a hedge starts if the step grants it (as a retry: attempt
+                // limit, deadline, breaker, budget; refused, the state has
+                // given up for its reason, and the call waits for the
+                // attempts in flight), and none once the attribute's
+                // `cancel` token was cancelled. `on_hedge` hears of it with
+                // the event of kind `Hedge` and the delay that ran out.
                 call.armed = false;
-                if call.hedge_now() {
+                let mut progress = Lazy {
+                    slot: &mut call.state,
+                    start: &call.start,
+                };
+                if !call.op.cancelled() && progress.step(Decision::Retry).is_some() {
+                    if H::ON_HEDGE {
+                        let event = progress.event(call.hedge_after);
+                        call.hooks.on_hedge(&event.with_kind(AttemptKind::Hedge));
+                    }
                     let _ = call.start(slots.as_mut(), AttemptKind::Hedge);
                 }
                 continue;

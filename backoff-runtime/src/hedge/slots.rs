@@ -117,10 +117,9 @@ impl<'p, F: Future, R: Slots<'p, F>> Slots<'p, F> for Slot<'p, F, R> {
     }
 
     fn start(self: Pin<&mut Self>, index: u32, attempt: F, meta: Meta<'p>) {
-        let this = self.project();
+        let mut this = self.project();
         if index == 0 {
-            let mut head = this.head;
-            head.set(Some(attempt));
+            this.head.set(Some(attempt));
             *this.meta = Some(meta);
         } else {
             this.rest.start(index - 1, attempt, meta);
@@ -128,12 +127,11 @@ impl<'p, F: Future, R: Slots<'p, F>> Slots<'p, F> for Slot<'p, F, R> {
     }
 
     fn poll_any(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(F::Output, Meta<'p>)> {
-        let this = self.project();
-        let mut head = this.head;
-        if let Some(attempt) = head.as_mut().as_pin_mut()
+        let mut this = self.project();
+        if let Some(attempt) = this.head.as_mut().as_pin_mut()
             && let Poll::Ready(output) = attempt.poll(cx)
         {
-            head.set(None);
+            this.head.set(None);
             if let Some(meta) = this.meta.take() {
                 return Poll::Ready((output, meta));
             }
@@ -142,28 +140,22 @@ impl<'p, F: Future, R: Slots<'p, F>> Slots<'p, F> for Slot<'p, F, R> {
     }
 
     fn cancel_all(self: Pin<&mut Self>) {
-        let this = self.project();
-        let mut head = this.head;
-        head.set(None);
-        if let Some(mut meta) = this.meta.take()
-            && let Some(permit) = meta.permit.take()
-        {
-            // Cancelled because another attempt won: not a failure. (The
-            // meta, dropped, teaches the estimate "at least this long".)
-            permit.release();
+        let mut this = self.project();
+        this.head.set(None);
+        if let Some(mut meta) = this.meta.take() {
+            // Cancelled because another attempt won: not a failure (the
+            // meta, dropped, releases its permit and teaches the estimate
+            // "at least this long").
+            meta.quiet = true;
         }
         this.rest.cancel_all();
     }
 
     fn in_flight(&self, f: &mut dyn FnMut(AttemptKind, u32, Instant)) {
-        if let Some(Meta {
-            kind,
-            number,
-            began: Some(began),
-            ..
-        }) = self.meta
+        if let Some(meta) = &self.meta
+            && let Some(began) = meta.began
         {
-            f(kind, number, began);
+            f(meta.kind, meta.number, began);
         }
         self.rest.in_flight(f);
     }
