@@ -230,8 +230,8 @@ fn main() {
         row("outage, hedge = p95", &learned);
         println!(
             "\nlearned p95: {:.2} ms (heavy tail), {:.2} ms (outage)",
-            LEARNED.p95().as_secs_f64() * 1e3,
-            OUTAGE.p95().as_secs_f64() * 1e3
+            LEARNED.quantile(0.95).as_secs_f64() * 1e3,
+            OUTAGE.quantile(0.95).as_secs_f64() * 1e3
         );
         let ratio = none.p999.as_secs_f64() / p95.p999.as_secs_f64();
         println!(

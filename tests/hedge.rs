@@ -488,7 +488,7 @@ async fn the_learned_delay_follows_every_attempts_latency() {
         assert_eq!(result, Ok(1));
         assert_eq!(service.started(), [0]);
     }
-    let p95 = HedgeDelay::P95(&LATENCY).get(); // readable at run time
+    let p95 = LATENCY.quantile(0.95); // readable at run time
     assert!(
         p95 > MS(11) && p95 < Duration::from_nanos(11_313_708),
         "{p95:?}"
@@ -599,8 +599,7 @@ async fn a_traced_call_reports_its_retries_and_its_giving_up() {
     let result = Policy::immediate()
         .attempts(3)
         .hedge_async::<3>(HedgeDelay::After(MS(20)))
-        .call(|| service.attempt())
-        .traced(&traces)
+        .call_op(|| service.attempt(), &traces)
         .await;
     assert_eq!(result, Err(1));
     assert_eq!(

@@ -35,8 +35,8 @@
 //! - the `tower` policy, which never owns the outcome, takes the verdict
 //!   and the step;
 //! - a [hedged call](crate::hedge), whose attempts overlap, ends each
-//!   attempt in [`after_hedged_attempt`] and grants each hedge with
-//!   [`hedge_now`] (both in `driver/hedged.rs`): the same verdict and the
+//!   attempt in `Call::ended` and grants each hedge in its `poll` (both in
+//!   `hedge/call.rs`): the same verdict ([`verdict!`]) and the
 //!   same step (attempt limit, deadline, breaker, budget), with a failure
 //!   that is not the last one in flight dropped rather than given up with.
 //!
@@ -63,11 +63,6 @@ use crate::strategy::Strategy;
 use crate::throttle::AdaptiveThrottle;
 
 pub(crate) use crate::state::began;
-
-#[cfg(feature = "tokio")]
-mod hedged;
-#[cfg(feature = "tokio")]
-pub(crate) use hedged::{HedgeCount, Hedging, after_hedged_attempt, hedge_now};
 
 /// What a call's retry state is built from, on its first failure: the
 /// policy, the loop's clock, the call's start (if read) and the budget (if
@@ -343,16 +338,6 @@ pub(crate) trait Hooks<T, E> {
     fn fall_back(&mut self, outcome: Result<T, E>, _: &GiveUp) -> Result<T, E> {
         outcome
     }
-
-    /// Whether a hedged call has an `on_success` (the clock is read at
-    /// its start, and the event built, only if so).
-    #[cfg(feature = "tokio")]
-    const ON_SUCCESS: bool = false;
-
-    /// A hedged call returns `value`, which it accepted.
-    #[cfg(feature = "tokio")]
-    #[inline(always)]
-    fn on_success(&mut self, _: &T, _: &SuccessEvent) {}
 }
 
 /// What a loop reports to `tracing`: [`NoTrace`] without the `tracing`
@@ -411,7 +396,7 @@ macro_rules! verdict {
         }
     };
 }
-#[cfg(feature = "tokio")] // (`hedged` uses it by path; `driver` by name.)
+#[cfg(feature = "tokio")] // (`hedge` uses it by path; `driver` by name.)
 pub(crate) use verdict;
 
 /// What a loop keeps of a retry's outcome across its sleep: nothing

@@ -355,26 +355,7 @@ pub struct NoHook;
 /// and `fallback` (`L`), each [`NoHook`] (or [`RetryAll`], [`AcceptAll`])
 /// unless given. A [`Retrying`](crate::Retrying) call and a
 /// [hedged call](crate::hedge::Hedge) both keep theirs in one (a hedged
-/// call's beside its `on_success`, in a
-/// [`Succeeding`](crate::hedge::Succeeding)); you never build it, and name
-/// it only to name a hedged call's future.
-///
-/// ```
-/// use backoff_runtime::Policy;
-/// use backoff_runtime::hedge::{HedgeDelay, Hedged, Succeeding};
-/// use backoff_runtime::hooks::{AcceptAll, HookSet, NoHook, RetryAll};
-/// use std::time::Duration;
-///
-/// type Plain = Succeeding<HookSet<RetryAll, AcceptAll, NoHook, NoHook, NoHook, NoHook>, NoHook>;
-///
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// let policy = Policy::immediate().attempts(2);
-/// let call: Hedged<'_, _, _, _, u32, (), _, Plain, _> = policy
-///     .hedge_async::<2>(HedgeDelay::After(Duration::from_millis(20)))
-///     .call(|| async { Ok(7) });
-/// assert_eq!(call.await, Ok(7));
-/// # }
-/// ```
+/// call's beside its `on_success`); you never build it or name it.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct HookSet<W, K, N, H, G, L> {

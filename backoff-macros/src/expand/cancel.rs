@@ -130,24 +130,20 @@ pub(super) fn sleep(n: &Names<'_>, c: &Arg<Expr>, sleeping: Option<TokenStream>)
 
 // Input:  the hedged call's operation (a closure of the context, if
 //         `with_context`), and `cancel = TOKEN`.
-// Output: .call(OP) or .call_with_context(OP), or beside `cancel`
-//         .call_op(Cancellable(OP, &|| AsCancel::is_cancelled(&(TOKEN))))
-//         (`WithContext(OP)` for a closure of the context): the hedged
-//         call starts no attempt once it is cancelled.
+// Output: OP, or `WithContext(OP)` for a closure of the context, and
+//         beside `cancel` that in `Cancellable(.., &|| AsCancel::is_cancelled(&(TOKEN)))`:
+//         the hedged call starts no attempt once it is cancelled.
 pub(super) fn hedged_call(n: &Names<'_>, with_context: bool, op: TokenStream) -> TokenStream {
     let p = &n.p;
-    let Some(c) = &n.args.cancel else {
-        return match with_context {
-            true => quote!(.call_with_context(#op)),
-            false => quote!(.call(#op)),
-        };
-    };
     let op = match with_context {
         true => quote!(#p::WithContext(#op)),
         false => op,
     };
+    let Some(c) = &n.args.cancel else {
+        return op;
+    };
     let is_cancelled = ask(c, "is_cancelled", TokenStream::new());
-    quote!(.call_op(#p::Cancellable(#op, &|| #is_cancelled)))
+    quote!(#p::Cancellable(#op, &|| #is_cancelled))
 }
 
 // Input:  `cancel = TOKEN` beside `hedge`, the hedged call's outcome

@@ -25,8 +25,8 @@ use crate::attr::{Arg, Attempts, DurationArg, Hedge, defaults};
 //         let attempt = async |context| body;                  // (`attempts`)
 //         let outcome: R = POLICY.hedge_async::<N>(HedgeDelay::After(D))
 //             .when(..) .. .circuit(..)                        // each hook given (`hooks`)
-//             .call(|| attempt::<R, _>(async { body }))        // (`attempts`)
-//             .traced(tracer!(name, ..))                       // `tracing` events
+//             .call_op(|| attempt::<R, _>(async { body }),     // (`attempts`)
+//                      tracer!(name, ..))                      // `tracing` events
 //             .await;                                          // under `timeout`: `timeout`
 //         from_result(Ended::resume(result, gave_up).finish(|result, report| { on_giveup; fallback; result }))
 //
@@ -62,8 +62,7 @@ pub(super) fn hedged(n: &Names<'_>, body: &Body, import: &TokenStream) -> TokenS
         __BACKOFF_HEDGE_POLICY
             .hedge_async::<#limit_usize>(#delay)
             #chain
-            #call
-            .traced(#p::tracer!(#name, &#p::outcome_type::<#ret>))
+            .call_op(#call, #p::tracer!(#name, &#p::outcome_type::<#ret>))
     };
     let (timed, outcome) = match &args.timeout {
         Some(t) => timeout(n, t, &hedged, &finish),
@@ -235,9 +234,9 @@ fn controls(n: &Names<'_>) -> TokenStream {
 // Output: the attempt closure bound before the call, and the call:
 //         with `context` (or `attempt_timeout` beside `timeout`):
 //           let attempt = async |context: AttemptContext| -> R { body };  // `attempt_timeout`: cut(A, context)
-//           .call(|context| { calls += 1; let context = within_timeout(context, started, T, clock); attempt(context) })
+//           WithContext(|context| { calls += 1; let context = within_timeout(context, started, T, clock); attempt(context) })
 //         else nothing, and
-//           .call(|| { calls += 1; attempt::<R, _>(async { body }) })
+//           || { calls += 1; attempt::<R, _>(async { body }) }
 //         (`calls += 1` and `within_timeout` under `timeout` only; the
 //         call as `cancel::hedged_call` writes it).
 fn attempts(n: &Names<'_>, body: &Body) -> (TokenStream, TokenStream) {

@@ -12,8 +12,10 @@ use super::*;
 /// static LATENCY: Latency = Latency::new();
 /// let fixed = HedgeDelay::After(Duration::from_millis(20));
 /// let learned = HedgeDelay::P95(&LATENCY);
-/// assert_eq!(fixed.get(), Duration::from_millis(20));
-/// assert_eq!(learned.get(), Duration::from_millis(100)); // cold: no samples yet
+/// assert!(matches!(fixed, HedgeDelay::After(d) if d == Duration::from_millis(20)));
+/// // What `learned` hedges after, cold (no samples yet):
+/// assert_eq!(LATENCY.quantile(0.95), Duration::from_millis(100));
+/// # let _ = learned;
 /// ```
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
@@ -21,7 +23,7 @@ pub enum HedgeDelay<'a> {
     /// A fixed delay (`hedge = "20ms"`).
     After(Duration),
     /// The 95th percentile of every attempt's latency, learned
-    /// (`hedge = "p95"`): read when the call begins; each attempt's latency
+    /// (`hedge = "p95"`): read when the call is made; each attempt's latency
     /// is recorded into it, an attempt dropped unfinished as "at least"
     /// what it ran (see [`Latency`]).
     P95(&'a Latency),
@@ -74,30 +76,19 @@ impl<'a> HedgeDelay<'a> {
         HedgeDelay::Quantile(latency, q)
     }
 
-    /// The delay now: the fixed one, or the learned quantile (what the next
-    /// call hedges after). Readable at any time, from any thread.
-    ///
-    /// ```
-    /// use backoff_runtime::hedge::{HedgeDelay, Latency};
-    /// use std::time::Duration;
-    ///
-    /// static LATENCY: Latency = Latency::new();
-    /// for _ in 0..100 {
-    ///     LATENCY.record(Duration::from_millis(10));
-    /// }
-    /// let delay = HedgeDelay::quantile(&LATENCY, 0.99).get();
-    /// assert!(delay > Duration::from_millis(8) && delay < Duration::from_millis(12));
-    /// ```
+    /// The delay now (the fixed one, or the learned quantile, which
+    /// [`Latency::quantile`] reads at any time), and the estimate the
+    /// call's attempts teach, if the delay is learned.
     ///
     /// # Panics
     ///
     /// If it is a `Quantile` of a NaN.
     #[inline]
-    pub fn get(&self) -> Duration {
-        match self {
-            HedgeDelay::After(d) => *d,
-            HedgeDelay::P95(latency) => latency.p95(),
-            HedgeDelay::Quantile(latency, q) => latency.quantile(*q),
+    pub(super) fn read(&self) -> (Duration, Option<&'a Latency>) {
+        match *self {
+            HedgeDelay::After(d) => (d, None),
+            HedgeDelay::P95(latency) => (latency.quantile(0.95), Some(latency)),
+            HedgeDelay::Quantile(latency, q) => (latency.quantile(q), Some(latency)),
         }
     }
 }
@@ -150,7 +141,7 @@ pub(super) const UNIT: u32 = 256;
 ///     LATENCY.record(Duration::from_millis(if i % 20 == 0 { 1000 } else { 10 }));
 /// }
 /// // Inside the bucket [8 ms, 11.3 ms) of the 10 ms samples.
-/// let p95 = LATENCY.p95();
+/// let p95 = LATENCY.quantile(0.95);
 /// assert!(p95 > Duration::from_millis(8) && p95 <= Duration::from_nanos(11_313_708));
 /// // p99 is among the slow ones.
 /// assert!(LATENCY.quantile(0.99) > Duration::from_millis(724));
@@ -173,7 +164,7 @@ pub(super) const UNIT: u32 = 256;
 ///     }
 /// }
 /// // p95 is beyond every answer: at least the 50 ms the losers ran.
-/// assert!(latency.p95() >= Duration::from_millis(45));
+/// assert!(latency.quantile(0.95) >= Duration::from_millis(45));
 /// ```
 #[derive(Debug)]
 pub struct Latency {
@@ -222,11 +213,9 @@ impl Latency {
 
     /// The bucket of `latency`.
     pub(super) fn bucket(latency: Duration) -> usize {
-        let mut i = 0;
-        while i + 1 < BUCKETS && latency >= Self::edge(i) {
-            i += 1;
-        }
-        i
+        (0..BUCKETS - 1)
+            .find(|&i| latency < Self::edge(i))
+            .unwrap_or(BUCKETS - 1)
     }
 
     /// The upper edge of bucket `i`: `FLOOR·2^(i/2)` (√2 steps, the odd
@@ -335,20 +324,32 @@ impl Latency {
     /// }
     /// assert_eq!(latency.quantile(0.5), Duration::from_millis(1));
     /// ```
+    ///
+    /// The 95th percentile (what `HedgeDelay::P95(&latency)` hedges after):
+    ///
+    /// ```
+    /// use backoff_runtime::hedge::Latency;
+    /// use std::time::Duration;
+    ///
+    /// let latency = Latency::new();
+    /// for ms in 1..=100 {
+    ///     latency.record(Duration::from_millis(ms));
+    /// }
+    /// // The 95th sample, 95 ms, is in the bucket [90.5 ms, 128 ms), with
+    /// // 91..=100 ms: half of them are above p95, which is interpolated
+    /// // halfway (geometrically) into the bucket.
+    /// assert_eq!(latency.quantile(0.95).as_millis(), 107);
+    /// ```
     pub fn quantile(&self, q: f64) -> Duration {
         assert!(!q.is_nan(), "a latency quantile must be a number, not NaN");
         if self.samples() < Self::WARM {
             return Self::DEFAULT;
         }
-        let answered: [u32; BUCKETS] =
-            core::array::from_fn(|i| self.answered[i].load(Ordering::Relaxed));
-        let censored: [u32; BUCKETS] =
-            core::array::from_fn(|i| self.censored[i].load(Ordering::Relaxed));
-        let mut at_risk: f64 = answered
-            .iter()
-            .chain(&censored)
-            .map(|&c| f64::from(c))
-            .sum();
+        let load = |b: &[AtomicU32; BUCKETS]| -> [f64; BUCKETS] {
+            core::array::from_fn(|i| f64::from(b[i].load(Ordering::Relaxed)))
+        };
+        let (answered, censored) = (load(&self.answered), load(&self.censored));
+        let mut at_risk: f64 = answered.iter().chain(&censored).sum();
         if at_risk == 0.0 {
             return Self::DEFAULT;
         }
@@ -357,7 +358,7 @@ impl Latency {
         let mut survival = 1.0f64;
         let mut slowest = 0;
         for i in 0..BUCKETS {
-            let (d, c) = (f64::from(answered[i]), f64::from(censored[i]));
+            let (d, c) = (answered[i], censored[i]);
             if d + c > 0.0 {
                 slowest = i;
             }
@@ -387,25 +388,5 @@ impl Latency {
             }
         }
         Self::edge(slowest).max(Self::FLOOR)
-    }
-
-    /// The 95th percentile (see [`quantile`](Latency::quantile)).
-    ///
-    /// ```
-    /// use backoff_runtime::hedge::Latency;
-    /// use std::time::Duration;
-    ///
-    /// let latency = Latency::new();
-    /// for ms in 1..=100 {
-    ///     latency.record(Duration::from_millis(ms));
-    /// }
-    /// // The 95th sample, 95 ms, is in the bucket [90.5 ms, 128 ms), with
-    /// // 91..=100 ms: half of them are above p95, which is interpolated
-    /// // halfway (geometrically) into the bucket.
-    /// let p95 = latency.p95();
-    /// assert_eq!(p95.as_millis(), 107);
-    /// ```
-    pub fn p95(&self) -> Duration {
-        self.quantile(0.95)
     }
 }

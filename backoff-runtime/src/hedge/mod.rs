@@ -49,8 +49,7 @@
 //! every attempt teaches the [`Latency`]: one that answered `Ok` after `t`
 //! is a sample `t`; one that failed, lost the race or was dropped with
 //! the call after running `t` is a censored sample, "at least `t`". The
-//! learned delay is readable with [`HedgeDelay::get`] or
-//! [`Latency::quantile`].
+//! learned delay is readable with [`Latency::quantile`].
 //!
 //! The attempts run concurrently inside the call's own future: no task is
 //! spawned and nothing is allocated. The future holds `N` slots (a const
@@ -96,34 +95,31 @@ use crate::circuit::{CircuitBreaker, CircuitOpen};
 use crate::clock;
 use crate::control::{Budget, Circuit};
 use crate::decision::Decision;
-#[cfg(doc)]
-use crate::decision::IntoDecision;
-use crate::driver::{self, HedgeCount, Hedging, Hooks, Lazy, NoTrace, Origin, Trace};
+use crate::driver::{self, Hooks, Lazy, NoTrace, Origin, Progress, TimedOut, Trace, verdict};
 use crate::event::{AttemptContext, AttemptKind, RetryEvent, SuccessEvent};
 use crate::hooks::{
     AcceptAll, Classify, Defaults, HookSet, NoHook, OnGiveUp, OnHedge, OnRetry, OnSuccess, RetryAll,
 };
 use crate::policy::Policy;
+use crate::record::Records;
 use crate::record::{HedgedRecording, Recording};
-use crate::report::GiveUp;
+use crate::report::GiveUpReason;
 use crate::state::RetryState;
 use crate::strategy::Strategy;
+#[cfg(doc)]
+use crate::{GiveUp, decision::IntoDecision};
 
 mod call;
 mod delay;
 mod op;
 mod slots;
 
-pub use call::Hedged;
 use call::*;
 pub use delay::{HedgeDelay, Latency};
 #[doc(hidden)]
 pub use op::{Cancellable, WithContext};
 use op::{HedgeOp, NoCircuit, Refuse};
 use slots::*;
-
-/// The most attempts a hedged call holds (gRPC caps hedging at 5).
-const MAX_ATTEMPTS: usize = 8;
 
 /// A hedged call, before its operation is given: built by
 /// [`Policy::hedge_async`], with the hooks of [`Retrying`](crate::Retrying)
@@ -195,54 +191,6 @@ pub struct Hedge<
     on_success: U,
 }
 
-/// A hedged call's hooks: its `HookSet` and its `on_success`, taken by
-/// the one call that succeeds. You never build it, and name it only to
-/// name a hedged call's future (see `HookSet`).
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub struct Succeeding<Hk, U> {
-    hooks: Hk,
-    on_success: Option<U>,
-}
-
-impl<T, E, Hk: Hooks<T, E>, U: OnSuccess<T>> Hooks<T, E> for Succeeding<Hk, U> {
-    const ON_RETRY: bool = Hk::ON_RETRY;
-    const ON_HEDGE: bool = Hk::ON_HEDGE;
-    const REPORTS: bool = Hk::REPORTS;
-    const ON_SUCCESS: bool = U::GIVEN;
-
-    #[inline(always)]
-    fn when(&mut self, error: &E) -> Decision {
-        self.hooks.when(error)
-    }
-    #[inline(always)]
-    fn when_ok(&mut self, value: &T) -> Decision {
-        self.hooks.when_ok(value)
-    }
-    #[inline(always)]
-    fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
-        self.hooks.on_retry(outcome, event);
-    }
-    #[inline(always)]
-    fn on_hedge(&mut self, event: &RetryEvent) {
-        self.hooks.on_hedge(event);
-    }
-    #[inline(always)]
-    fn on_give_up(&mut self, outcome: &Result<T, E>, report: &GiveUp) {
-        self.hooks.on_give_up(outcome, report);
-    }
-    #[inline(always)]
-    fn fall_back(&mut self, outcome: Result<T, E>, report: &GiveUp) -> Result<T, E> {
-        self.hooks.fall_back(outcome, report)
-    }
-    #[inline(always)]
-    fn on_success(&mut self, value: &T, event: &SuccessEvent) {
-        if let Some(hook) = self.on_success.take() {
-            hook.on_success(value, event);
-        }
-    }
-}
-
 impl<S> Policy<S> {
     /// A hedged call under this policy, holding `N` attempts (at most
     /// 8), hedging after `delay`; see the [module](crate::hedge)
@@ -276,12 +224,6 @@ impl<S> Policy<S> {
     /// ```
     #[track_caller]
     pub fn hedge_async<'p, const N: usize>(&'p self, delay: HedgeDelay<'p>) -> Hedge<'p, S, N> {
-        const {
-            assert!(
-                N >= 1 && N <= MAX_ATTEMPTS,
-                "a hedged call holds 1 to 8 attempts"
-            )
-        };
         match self.attempt_limit() {
             Some(limit) => assert!(
                 limit as usize <= N,
@@ -303,35 +245,30 @@ impl<S> Policy<S> {
     }
 }
 
-/// What [`Hedge::call`] and [`Hedge::call_with_context`] return: the
-/// hedged call's future, with this builder's hooks and `N` slots of `Fut`.
-type HedgedCall<'p, S, const N: usize, Op, Fut, T, E, C, W, K, R, H, G, U> = Hedged<
-    'p,
-    S,
-    Op,
-    Fut,
-    T,
-    E,
-    C,
-    Succeeding<HookSet<W, K, R, H, G, NoHook>, U>,
-    <Capacity<N> as Holds<'p, Fut>>::Slots,
->;
+/// What a [`Hedge`] changes as it is built: its breaker, its hooks and its
+/// `on_success`.
+type Parts<'p, C, W, K, R, H, G, U> = (
+    Option<(&'p CircuitBreaker, C)>,
+    HookSet<W, K, R, H, G, NoHook>,
+    U,
+);
 
 impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, G, U> {
-    /// The same hedged call with its hooks mapped by `f`: what each hook's
-    /// method changes, the rest kept.
+    /// The same hedged call with what it changes mapped by `f`, the rest
+    /// kept.
     #[inline]
-    fn with_hooks<W2, K2, R2, H2, G2>(
+    fn with<C2, W2, K2, R2, H2, G2, U2>(
         self,
-        f: impl FnOnce(HookSet<W, K, R, H, G, NoHook>) -> HookSet<W2, K2, R2, H2, G2, NoHook>,
-    ) -> Hedge<'p, S, N, C, W2, K2, R2, H2, G2, U> {
+        f: impl FnOnce(Parts<'p, C, W, K, R, H, G, U>) -> Parts<'p, C2, W2, K2, R2, H2, G2, U2>,
+    ) -> Hedge<'p, S, N, C2, W2, K2, R2, H2, G2, U2> {
+        let (circuit, hooks, on_success) = f((self.circuit, self.hooks, self.on_success));
         Hedge {
             policy: self.policy,
             delay: self.delay,
             budget: self.budget,
-            circuit: self.circuit,
-            hooks: f(self.hooks),
-            on_success: self.on_success,
+            circuit,
+            hooks,
+            on_success,
         }
     }
 
@@ -354,7 +291,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// # }
     /// ```
     pub fn when<F>(self, when: F) -> Hedge<'p, S, N, C, F, K, R, H, G, U> {
-        self.with_hooks(|hooks| hooks.when(when))
+        self.with(|(c, hooks, u)| (c, hooks.when(when), u))
     }
 
     /// Which `Ok` values to treat like errors (see
@@ -378,7 +315,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// # }
     /// ```
     pub fn when_ok<F>(self, when_ok: F) -> Hedge<'p, S, N, C, W, F, R, H, G, U> {
-        self.with_hooks(|hooks| hooks.when_ok(when_ok))
+        self.with(|(c, hooks, u)| (c, hooks.when_ok(when_ok), u))
     }
 
     /// Called when a failed attempt (an error `when` retries, or an `Ok`
@@ -415,7 +352,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// # }
     /// ```
     pub fn on_retry<F>(self, on_retry: F) -> Hedge<'p, S, N, C, W, K, F, H, G, U> {
-        self.with_hooks(|hooks| hooks.on_retry(on_retry))
+        self.with(|(c, hooks, u)| (c, hooks.on_retry(on_retry), u))
     }
 
     /// Called when the hedge delay runs out with no attempt ended and
@@ -448,7 +385,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     where
         F: FnMut(&RetryEvent),
     {
-        self.with_hooks(|hooks| hooks.on_hedge(on_hedge))
+        self.with(|(c, hooks, u)| (c, hooks.on_hedge(on_hedge), u))
     }
 
     /// Called once when the call gives up, with the outcome returned and
@@ -472,7 +409,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// # }
     /// ```
     pub fn on_giveup<F>(self, on_giveup: F) -> Hedge<'p, S, N, C, W, K, R, H, F, U> {
-        self.with_hooks(|hooks| hooks.on_giveup(on_giveup))
+        self.with(|(c, hooks, u)| (c, hooks.on_giveup(on_giveup), u))
     }
 
     /// Called once when the call returns an `Ok` it accepted (the first
@@ -507,14 +444,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// # }
     /// ```
     pub fn on_success<F>(self, on_success: F) -> Hedge<'p, S, N, C, W, K, R, H, G, F> {
-        Hedge {
-            policy: self.policy,
-            delay: self.delay,
-            budget: self.budget,
-            circuit: self.circuit,
-            hooks: self.hooks,
-            on_success,
-        }
+        self.with(|(c, hooks, _)| (c, hooks, on_success))
     }
 
     /// Shares a retry budget: each attempt after the first spends a token
@@ -575,14 +505,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
         breaker: &'p (impl Circuit + ?Sized),
         from: fn(CircuitOpen) -> E,
     ) -> Hedge<'p, S, N, FromOpen<E>, W, K, R, H, G, U> {
-        Hedge {
-            policy: self.policy,
-            delay: self.delay,
-            budget: self.budget,
-            circuit: Some((breaker.as_circuit(), from)),
-            hooks: self.hooks,
-            on_success: self.on_success,
-        }
+        self.with(|(_, hooks, u)| (Some((breaker.as_circuit(), from)), hooks, u))
     }
 
     /// [`call`](Hedge::call) with an operation that is told each attempt's
@@ -609,11 +532,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// assert_eq!(result, Ok(AttemptKind::Hedge));
     /// # }
     /// ```
-    #[allow(clippy::type_complexity)] // (the `Hedged` of `call`)
-    pub fn call_with_context<T, E, Op, Fut>(
-        self,
-        op: Op,
-    ) -> HedgedCall<'p, S, N, WithContext<Op>, Fut, T, E, C, W, K, R, H, G, U>
+    pub fn call_with_context<T, E, Op, Fut>(self, op: Op) -> impl Future<Output = Result<T, E>>
     where
         C: Refuse<E>,
         S: Strategy,
@@ -627,7 +546,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
         G: OnGiveUp<T, E>,
         U: OnSuccess<T>,
     {
-        self.call_op(WithContext(op))
+        self.call_op(WithContext(op), NoTrace)
     }
 
     /// The hedged call of `op`, which makes one attempt's future each time
@@ -651,10 +570,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// # }
     /// ```
     #[inline(always)]
-    pub fn call<T, E, Op, Fut>(
-        self,
-        op: Op,
-    ) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, H, G, U>
+    pub fn call<T, E, Op, Fut>(self, op: Op) -> impl Future<Output = Result<T, E>>
     where
         C: Refuse<E>,
         S: Strategy,
@@ -668,27 +584,26 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
         G: OnGiveUp<T, E>,
         U: OnSuccess<T>,
     {
-        self.call_op(op)
+        self.call_op(op, NoTrace)
     }
 
     /// The future of a call of `op`, either kind of operation: `call`'s
-    /// and `call_with_context`'s, and the attribute's beside `cancel` (`op`
-    /// a [`Cancellable`], see there).
+    /// and `call_with_context`'s, and the attribute's (beside `cancel`, `op`
+    /// a [`Cancellable`], see there), reporting its retries and its giving
+    /// up to `trace` (the attribute's `tracing` events).
     #[doc(hidden)]
-    #[allow(clippy::type_complexity)] // (the `Hedged` of `call`)
+    #[allow(clippy::type_complexity)]
     #[inline(always)]
-    pub fn call_op<T, E, Op, Fut>(
+    pub fn call_op<T, E, Op, Fut, Tr>(
         self,
         op: Op,
-    ) -> HedgedCall<'p, S, N, Op, Fut, T, E, C, W, K, R, H, G, U>
+        trace: Tr,
+    ) -> Hedged<'p, S, Op, Fut, T, E, C, HookSet<W, K, R, H, G, NoHook>, U, SlotsOf<'p, N, Fut>, Tr>
     where
-        C: Refuse<E>,
         S: Strategy,
         Op: HedgeOp<Fut>,
         Fut: Future<Output = Result<T, E>>,
         Capacity<N>: Holds<'p, Fut>,
-        W: Classify<E>,
-        K: Classify<T>,
         R: OnRetry<T, E>,
         H: OnHedge,
         G: OnGiveUp<T, E>,
@@ -710,21 +625,20 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
         // (Begun before the future is built: read in the literal, its branch
         // made the compiler build the 200-byte state aside and copy it in.)
         let recording = Recording::begin(self.policy.function(), clock);
+        let (hedge_after, learn) = self.delay.read();
         Hedged {
-            slots: <<Capacity<N> as Holds<'p, Fut>>::Slots as Slots<'p, Fut>>::empty(),
+            slots: <SlotsOf<'p, N, Fut> as Slots<'p, Fut>>::empty(),
             timer: None,
-            trace: NoTrace,
+            trace,
             call: Call {
                 op,
                 start,
                 state,
-                hooks: Succeeding {
-                    hooks: self.hooks,
-                    on_success: Some(self.on_success),
-                },
+                hooks: self.hooks,
+                on_success: Some(self.on_success),
                 recording,
-                delay: self.delay,
-                hedge_after: Duration::ZERO,
+                hedge_after,
+                learn,
                 refused: self.circuit.map(|(_, from)| from),
                 started: 0,
                 in_flight: 0,
@@ -771,9 +685,13 @@ mod tests {
         for _ in 0..Latency::WARM - 1 {
             latency.record(MS(10));
         }
-        assert_eq!(latency.p95(), Latency::DEFAULT);
+        assert_eq!(latency.quantile(0.95), Latency::DEFAULT);
         latency.record(MS(10));
-        assert!(in_bucket(latency.p95(), 7), "{:?}", latency.p95());
+        assert!(
+            in_bucket(latency.quantile(0.95), 7),
+            "{:?}",
+            latency.quantile(0.95)
+        );
     }
 
     #[test]
@@ -784,13 +702,13 @@ mod tests {
             latency.record(MS(if i % 50 == 0 { 1000 } else { 10 }));
         }
         assert!(in_bucket(latency.quantile(0.5), 7));
-        assert!(in_bucket(latency.p95(), 7));
+        assert!(in_bucket(latency.quantile(0.95), 7));
         assert!(in_bucket(latency.quantile(0.98), 7));
         assert!(in_bucket(latency.quantile(0.99), 20));
         assert_eq!(latency.quantile(1.0), MS(1024));
         assert_eq!(latency.quantile(2.0), MS(1024));
         assert!(in_bucket(latency.quantile(-1.0), 7));
-        assert!(latency.quantile(0.5) < latency.p95());
+        assert!(latency.quantile(0.5) < latency.quantile(0.95));
     }
 
     #[test]
@@ -815,11 +733,11 @@ mod tests {
             }
         }
         // The winners say p95 is 20 ms; the truth is "over 30 ms".
-        assert!(winners.p95() < MS(23));
+        assert!(winners.quantile(0.95) < MS(23));
         assert!(
-            every.p95() >= Duration::from_nanos(22_627_417),
+            every.quantile(0.95) >= Duration::from_nanos(22_627_417),
             "{:?}",
-            every.p95()
+            every.quantile(0.95)
         );
         // p50 is unmoved.
         assert!(in_bucket(every.quantile(0.5), 7));
@@ -845,7 +763,7 @@ mod tests {
         for _ in 0..100 {
             latency.record(Duration::from_micros(10));
         }
-        assert_eq!(latency.p95(), Latency::FLOOR);
+        assert_eq!(latency.quantile(0.95), Latency::FLOOR);
     }
 
     #[test]

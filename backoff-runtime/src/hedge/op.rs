@@ -8,21 +8,13 @@ use super::*;
 /// given to [`Hedge::call_with_context`], `Fn(AttemptContext) -> Fut`
 /// (wrapped in a [`WithContext`]).
 pub trait HedgeOp<Fut> {
-    /// Makes attempt `context.attempt`'s future.
-    fn attempt(&self, context: AttemptContext) -> Fut;
-
-    /// [`attempt`](HedgeOp::attempt) with the context built by `context`,
-    /// which an operation not told it never calls (its policy and clock
-    /// are not read, 15 instructions per attempt).
-    #[doc(hidden)]
-    #[inline(always)]
-    fn attempt_with(&self, context: impl FnOnce() -> AttemptContext) -> Fut {
-        self.attempt(context())
-    }
+    /// Makes attempt `context.attempt`'s future, its context built by
+    /// `context`, which an operation not told it never calls (its policy
+    /// and clock are not read, 15 instructions per attempt).
+    fn attempt(&self, context: impl FnOnce() -> AttemptContext) -> Fut;
 
     /// Whether the attribute's `cancel` token was cancelled: no attempt
     /// starts then ([`Cancellable`]); never, for any other operation.
-    #[doc(hidden)]
     #[inline(always)]
     fn cancelled(&self) -> bool {
         false
@@ -39,14 +31,9 @@ pub trait HedgeOp<Fut> {
 pub struct Cancellable<'a, F>(pub F, pub &'a (dyn Fn() -> bool + Sync));
 
 impl<F: HedgeOp<Fut>, Fut> HedgeOp<Fut> for Cancellable<'_, F> {
-    #[inline]
-    fn attempt(&self, context: AttemptContext) -> Fut {
-        self.0.attempt(context)
-    }
-
     #[inline(always)]
-    fn attempt_with(&self, context: impl FnOnce() -> AttemptContext) -> Fut {
-        self.0.attempt_with(context)
+    fn attempt(&self, context: impl FnOnce() -> AttemptContext) -> Fut {
+        self.0.attempt(context)
     }
 
     fn cancelled(&self) -> bool {
@@ -55,13 +42,8 @@ impl<F: HedgeOp<Fut>, Fut> HedgeOp<Fut> for Cancellable<'_, F> {
 }
 
 impl<F: Fn() -> Fut, Fut> HedgeOp<Fut> for F {
-    #[inline]
-    fn attempt(&self, _: AttemptContext) -> Fut {
-        self()
-    }
-
     #[inline(always)]
-    fn attempt_with(&self, _: impl FnOnce() -> AttemptContext) -> Fut {
+    fn attempt(&self, _: impl FnOnce() -> AttemptContext) -> Fut {
         self()
     }
 }
@@ -73,9 +55,9 @@ impl<F: Fn() -> Fut, Fut> HedgeOp<Fut> for F {
 pub struct WithContext<F>(pub F);
 
 impl<F: Fn(AttemptContext) -> Fut, Fut> HedgeOp<Fut> for WithContext<F> {
-    #[inline]
-    fn attempt(&self, context: AttemptContext) -> Fut {
-        (self.0)(context)
+    #[inline(always)]
+    fn attempt(&self, context: impl FnOnce() -> AttemptContext) -> Fut {
+        (self.0)(context())
     }
 }
 
@@ -111,9 +93,9 @@ mod tests {
     #[test]
     fn an_op_is_told_the_context_only_when_wrapped_and_a_refusal_is_the_fns() {
         let plain = || 7;
-        assert_eq!(plain.attempt(AttemptContext::new(1, false)), 7);
+        assert_eq!(plain.attempt(|| unreachable!("not told")), 7);
         let told = WithContext(|c: AttemptContext| c.kind);
-        let hedge = AttemptContext::new(2, true).with_kind(AttemptKind::Hedge);
+        let hedge = || AttemptContext::new(2, true).with_kind(AttemptKind::Hedge);
         assert_eq!(told.attempt(hedge), AttemptKind::Hedge);
         let from: fn(CircuitOpen) -> &'static str = |_| "open";
         assert_eq!(from.refuse(CircuitOpen::new()), "open");

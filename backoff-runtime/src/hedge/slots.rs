@@ -1,62 +1,65 @@
 //! The slots that pin a hedged call's attempts ([`Capacity`], [`Slots`]).
 
 use super::*;
+use crate::circuit::Permit;
 use std::time::Instant;
 
-pub(super) mod sealed {
-    use super::Latency;
-    use crate::circuit::Permit;
-    use crate::clock;
-    use crate::event::AttemptKind;
-    use std::time::Instant;
+/// What a slot keeps of its attempt besides the future. Dropped with its
+/// attempt unfinished (the caller dropped the call), it tells the breaker
+/// and the latency estimate: see [`Drop`].
+pub struct Meta<'p> {
+    pub kind: AttemptKind,
+    /// Its number in the call, from 1, as its `context` says.
+    pub number: u32,
+    /// When it began (read when recording or learning latency).
+    pub began: Option<Instant>,
+    /// The breaker's permit for it.
+    pub permit: Option<Permit<'p>>,
+    /// Whether another attempt was in flight when it started: dropped
+    /// unfinished, its permit is released (the call's cancellation is
+    /// the older attempt's failure, counted once).
+    pub quiet: bool,
+    /// The estimate its latency teaches (timed by the async clock, as
+    /// `began` was).
+    pub learn: Option<&'p Latency>,
+}
 
-    /// What a slot keeps of its attempt besides the future. Dropped with
-    /// its attempt unfinished (the caller dropped the call), it tells the
-    /// breaker and the latency estimate: see [`Drop`].
-    pub struct Meta<'p> {
-        pub kind: AttemptKind,
-        /// Its number in the call, from 1, as its `context` says.
-        pub number: u32,
-        /// When it began (read when recording or learning latency).
-        pub began: Option<Instant>,
-        /// The breaker's permit for it.
-        pub permit: Option<Permit<'p>>,
-        /// Whether another attempt was in flight when it started: dropped
-        /// unfinished, its permit is released (the call's cancellation is
-        /// the older attempt's failure, counted once).
-        pub quiet: bool,
-        /// The estimate its latency teaches (timed by the async clock, as
-        /// `began` was).
-        pub learn: Option<&'p Latency>,
-    }
-
-    impl Drop for Meta<'_> {
-        #[inline]
-        fn drop(&mut self) {
-            if self.permit.is_some() || self.learn.is_some() {
-                self.unfinished();
-            }
-        }
-    }
-
-    impl Meta<'_> {
-        /// Dropped with its attempt unfinished: the permit is a failure
-        /// unless `quiet` (then released), the latency "at least" what ran.
-        #[cold]
-        #[inline(never)]
-        fn unfinished(&mut self) {
-            if let Some(permit) = self.permit.take()
-                && self.quiet
-            {
-                permit.release();
-            } // (else dropped: one failure, as a cancelled plain call)
-            if let (Some(latency), Some(began)) = (self.learn.take(), self.began) {
-                latency.record_at_least(clock::for_async()().saturating_duration_since(began));
-            }
+impl Drop for Meta<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        if self.permit.is_some() || self.learn.is_some() {
+            self.unfinished();
         }
     }
 }
-pub(super) use sealed::Meta;
+
+impl Meta<'_> {
+    /// Dropped with its attempt unfinished: the permit is a failure
+    /// unless `quiet` (then released), the latency "at least" what ran.
+    #[cold]
+    #[inline(never)]
+    fn unfinished(&mut self) {
+        if let Some(permit) = self.permit.take()
+            && self.quiet
+        {
+            permit.release();
+        } // (else dropped: one failure, as a cancelled plain call)
+        self.teach(false);
+    }
+
+    /// Teaches the estimate, if any, what the attempt ran: its latency if
+    /// it `answered`, else (it failed, or was dropped) at least that.
+    #[inline]
+    pub(super) fn teach(&mut self, answered: bool) {
+        if let (Some(latency), Some(began)) = (self.learn.take(), self.began) {
+            let ran = clock::for_async()().saturating_duration_since(began);
+            latency.add(
+                [&latency.censored, &latency.answered][usize::from(answered)],
+                ran,
+            );
+        }
+    }
+}
 
 pin_project! {
     /// One attempt's slot of a hedged call and the slots after it (a cons
@@ -72,29 +75,21 @@ pin_project! {
 }
 
 /// The slots of a hedged call: `()` (none) or a [`Slot`] and the rest.
-/// Implemented for them alone.
-pub trait Slots<'p, F: Future>: sealed_slots::Sealed {
+/// (Unnameable outside the crate, as the module is private.)
+pub trait Slots<'p, F: Future> {
     /// How many.
     const LEN: u32;
-    #[doc(hidden)]
+    /// None started.
     fn empty() -> Self;
-    #[doc(hidden)]
+    /// Starts `attempt` in slot `index`.
     fn start(self: Pin<&mut Self>, index: u32, attempt: F, meta: Meta<'p>);
-    #[doc(hidden)]
+    /// Polls each attempt in flight: the first that ended, and its meta.
     fn poll_any(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(F::Output, Meta<'p>)>;
-    #[doc(hidden)]
+    /// Drops every attempt in flight, releasing its permit.
     fn cancel_all(self: Pin<&mut Self>);
     /// Calls `f` with the kind, number and start of each attempt in
     /// flight that was timed.
-    #[doc(hidden)]
     fn in_flight(&self, f: &mut dyn FnMut(AttemptKind, u32, Instant));
-}
-
-pub(super) mod sealed_slots {
-    /// Sealed: [`Slots`](super::Slots) is implemented here alone.
-    pub trait Sealed {}
-    impl Sealed for () {}
-    impl<F, R> Sealed for super::Slot<'_, F, R> {}
 }
 
 impl<'p, F: Future> Slots<'p, F> for () {
@@ -122,10 +117,9 @@ impl<'p, F: Future, R: Slots<'p, F>> Slots<'p, F> for Slot<'p, F, R> {
     }
 
     fn start(self: Pin<&mut Self>, index: u32, attempt: F, meta: Meta<'p>) {
-        let this = self.project();
+        let mut this = self.project();
         if index == 0 {
-            let mut head = this.head;
-            head.set(Some(attempt));
+            this.head.set(Some(attempt));
             *this.meta = Some(meta);
         } else {
             this.rest.start(index - 1, attempt, meta);
@@ -133,12 +127,11 @@ impl<'p, F: Future, R: Slots<'p, F>> Slots<'p, F> for Slot<'p, F, R> {
     }
 
     fn poll_any(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(F::Output, Meta<'p>)> {
-        let this = self.project();
-        let mut head = this.head;
-        if let Some(attempt) = head.as_mut().as_pin_mut()
+        let mut this = self.project();
+        if let Some(attempt) = this.head.as_mut().as_pin_mut()
             && let Poll::Ready(output) = attempt.poll(cx)
         {
-            head.set(None);
+            this.head.set(None);
             if let Some(meta) = this.meta.take() {
                 return Poll::Ready((output, meta));
             }
@@ -147,40 +140,34 @@ impl<'p, F: Future, R: Slots<'p, F>> Slots<'p, F> for Slot<'p, F, R> {
     }
 
     fn cancel_all(self: Pin<&mut Self>) {
-        let this = self.project();
-        let mut head = this.head;
-        head.set(None);
-        if let Some(mut meta) = this.meta.take()
-            && let Some(permit) = meta.permit.take()
-        {
-            // Cancelled because another attempt won: not a failure. (The
-            // meta, dropped, teaches the estimate "at least this long".)
-            permit.release();
+        let mut this = self.project();
+        this.head.set(None);
+        if let Some(mut meta) = this.meta.take() {
+            // Cancelled because another attempt won: not a failure (the
+            // meta, dropped, releases its permit and teaches the estimate
+            // "at least this long").
+            meta.quiet = true;
         }
         this.rest.cancel_all();
     }
 
     fn in_flight(&self, f: &mut dyn FnMut(AttemptKind, u32, Instant)) {
-        if let Some(Meta {
-            kind,
-            number,
-            began: Some(began),
-            ..
-        }) = self.meta
+        if let Some(meta) = &self.meta
+            && let Some(began) = meta.began
         {
-            f(kind, number, began);
+            f(meta.kind, meta.number, began);
         }
         self.rest.in_flight(f);
     }
 }
 
-/// The capacity of a hedged call: `N` attempt slots, for `N` in
-/// `1..=MAX_ATTEMPTS` (see [`Holds`]).
+/// The capacity of a hedged call: `N` attempt slots, for `N` in `1..=8`
+/// (see [`Holds`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Capacity<const N: usize>;
 
-/// The slots `Capacity<N>` stands for: implemented for `N` in
-/// `1..=`[`MAX_ATTEMPTS`] alone, so a larger `N` is a compile error.
+/// The slots `Capacity<N>` stands for: implemented for `N` in `1..=8`
+/// alone (gRPC caps hedging at 5), so a larger `N` is a compile error.
 ///
 /// ```compile_fail
 /// use backoff_runtime::Policy;
@@ -189,7 +176,7 @@ pub struct Capacity<const N: usize>;
 ///
 /// # async fn f() {
 /// let policy = Policy::immediate().attempts(9);
-/// // error: a hedged call holds 1 to 8 attempts
+/// // error: a hedged call holds at most 8 attempts: `Capacity<9>` is too many
 /// let _ = policy
 ///     .hedge_async::<9>(HedgeDelay::After(Duration::from_millis(20)))
 ///     .call(|| async { Ok::<u32, ()>(1) })
@@ -219,6 +206,9 @@ macro_rules! capacity {
 }
 capacity!(2 => 1, 3 => 2, 4 => 3, 5 => 4, 6 => 5, 7 => 6, 8 => 7);
 
+/// The slots of a call of `N` attempts of `F`.
+pub(super) type SlotsOf<'p, const N: usize, F> = <Capacity<N> as Holds<'p, F>>::Slots;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,7 +219,7 @@ mod tests {
         type Fut = Ready<Result<u32, ()>>;
         type Three = <Capacity<3> as Holds<'static, Fut>>::Slots;
         assert_eq!(<Three as Slots<'static, Fut>>::LEN, 3);
-        type Eight = <Capacity<MAX_ATTEMPTS> as Holds<'static, Fut>>::Slots;
+        type Eight = <Capacity<8> as Holds<'static, Fut>>::Slots;
         assert_eq!(<Eight as Slots<'static, Fut>>::LEN, 8);
     }
 }
