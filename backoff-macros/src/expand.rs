@@ -38,8 +38,8 @@ use runtime_loop::{RuntimeLoopParts, runtime_loop};
 /// followed by one `compile_error!` per mistake.
 pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    let heads = path_heads(args.clone());
-    let words = words(args.clone());
+    // (Kept for the error path, which alone reads `path_heads` and `words`.)
+    let tokens = args.clone();
     let args = RetryArgs::parse(args, &mut errors);
     valid::check_args(&args, &mut errors);
     let func = match parse_function(&item) {
@@ -87,6 +87,7 @@ pub(crate) fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
                 func.block = syn::parse2(valid::struct_patterns(func.block.to_token_stream()))
                     .unwrap_or(func.block);
                 let types = valid::hook_parameter_types(&args);
+                let (heads, words) = (path_heads(tokens.clone()), words(tokens));
                 let func = with_names_used(func, &heads, &words, &types);
                 return quote!(#func #errors);
             }
@@ -377,7 +378,7 @@ fn retry_loop(
             &RuntimeLoopParts {
                 name: n.name(),
                 ret: &n.ret,
-                body: body.block.clone(),
+                body: body.block(),
                 bars: quote_spanned!(body.open=> ||),
                 run,
                 start,

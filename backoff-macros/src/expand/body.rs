@@ -15,12 +15,47 @@ pub(super) struct Body {
     /// `let __backoff_context = AttemptContext::of(..);`, before the
     /// attempt, with `context = ctx`.
     pub(super) context_value: Option<TokenStream>,
-    /// The body in the user's braces, after what the attempt starts with.
-    pub(super) block: Group,
-    /// The same for an `async fn`, whose type is fixed first.
-    pub(super) async_block: Group,
+    /// The items the body starts with, what each attempt starts with, and
+    /// the body's other statements: see `block` and `async_block`, one of
+    /// which an expansion builds.
+    items: TokenStream,
+    prologue: TokenStream,
+    stmts: TokenStream,
+    /// The user's braces.
+    braces: Span,
     /// The body's opening brace.
     pub(super) open: Span,
+}
+
+impl Body {
+    fn braced(&self, inner: TokenStream) -> Group {
+        let mut group = Group::new(Delimiter::Brace, inner);
+        group.set_span(self.braces);
+        group
+    }
+
+    /// The body in the user's braces, after what the attempt starts with.
+    pub(super) fn block(&self) -> Group {
+        let (items, prologue, stmts) = (&self.items, &self.prologue, &self.stmts);
+        self.braced(quote!(#items #prologue #stmts))
+    }
+
+    /// The same for an `async fn`, whose type is fixed first.
+    pub(super) fn async_block(&self, n: &Names<'_>) -> Group {
+        let (p, ret) = (&n.p, &n.ret);
+        let (items, prologue, stmts) = (&self.items, &self.prologue, &self.stmts);
+        // An async body's type is fixed before the body is checked (a
+        // `return` never taken, as `async-trait` does): a `return` of the
+        // wrong type in the body is then one error, at that `return`.
+        self.braced(quote! {
+            #items
+            if false {
+                return #p::outcome_type::<#ret>();
+            }
+            #prologue
+            #stmts
+        })
+    }
 }
 
 // Input:  `{ items; stmts }`, the reborrowed `&mut` parameters, the
@@ -35,7 +70,7 @@ pub(super) fn body(
     reborrows: &[Reborrow],
     cloned_mut: &[Ident],
 ) -> Body {
-    let (p, ret) = (&n.p, &n.ret);
+    let p = &n.p;
     // What each attempt starts with: its `context`, its reborrows of the
     // `&mut` parameters, its clones of the `clone(..)` parameters.
     let mut prologue = TokenStream::new();
@@ -81,26 +116,12 @@ pub(super) fn body(
         stmt.to_tokens(&mut stmts);
     }
     clones(n, cloned_mut, &mut prologue, &mut stmts);
-    let braces = block.brace_token.span.join();
-    let braced = |inner: TokenStream| {
-        let mut group = Group::new(Delimiter::Brace, inner);
-        group.set_span(braces);
-        group
-    };
     Body {
         context_value,
-        block: braced(quote!(#items #prologue #stmts)),
-        // An async body's type is fixed before the body is checked (a
-        // `return` never taken, as `async-trait` does): a `return` of the
-        // wrong type in the body is then one error, at that `return`.
-        async_block: braced(quote! {
-            #items
-            if false {
-                return #p::outcome_type::<#ret>();
-            }
-            #prologue
-            #stmts
-        }),
+        items,
+        prologue,
+        stmts,
+        braces: block.brace_token.span.join(),
         open: block.brace_token.span.open(),
     }
 }
@@ -151,10 +172,10 @@ fn clones(
 pub(super) fn attempt(n: &Names<'_>, body: &Body) -> TokenStream {
     let (p, ret) = (&n.p, &n.ret);
     match (&n.args.attempt_timeout, n.is_async) {
-        (Some(t), true) => attempt_timeout(n, t, &body.async_block),
+        (Some(t), true) => attempt_timeout(n, t, &body.async_block(n)),
         (_, true) => {
             let asyncness = quote_spanned!(body.open=> async);
-            let async_body = &body.async_block;
+            let async_body = body.async_block(n);
             // (The block's output type is fixed inside it: see `body`.)
             quote!(#asyncness #async_body.await)
         }
@@ -162,7 +183,7 @@ pub(super) fn attempt(n: &Names<'_>, body: &Body) -> TokenStream {
             // The closure starts where the body does, so it is the user's
             // code to the lints (`clippy::needless_return` in the body).
             let bars = quote_spanned!(body.open=> ||);
-            let block = &body.block;
+            let block = body.block();
             quote!(#p::attempt_sync::<#ret, _>(#bars #block))
         }
     }

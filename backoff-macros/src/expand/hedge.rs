@@ -250,14 +250,14 @@ fn attempts(n: &Names<'_>, body: &Body) -> (TokenStream, TokenStream) {
     let timed = args
         .attempt_timeout
         .as_ref()
-        .map(|t| attempt_timeout(n, t, &body.async_block));
+        .map(|t| attempt_timeout(n, t, &body.async_block(n)));
     let context =
         args.context.is_some() || (args.attempt_timeout.is_some() && args.timeout.is_some());
     if !context {
         let attempt = match timed {
             Some(timed) => quote!(#p::attempt::<#ret, _>(async { #timed })),
             None => {
-                let async_body = &body.async_block;
+                let async_body = body.async_block(n);
                 let asyncness = quote_spanned!(body.open=> async);
                 quote!(#p::attempt::<#ret, _>(#asyncness #async_body))
             }
@@ -277,7 +277,7 @@ fn attempts(n: &Names<'_>, body: &Body) -> (TokenStream, TokenStream) {
     // closure the call holds calls it by reference.
     let closure_body = match timed {
         Some(timed) => quote!({ #timed }),
-        None => body.async_block.to_token_stream(),
+        None => body.async_block(n).to_token_stream(),
     };
     // (`timeout` bounds the call from outside: an attempt's time left
     // counts to its end too.)

@@ -141,9 +141,11 @@ pub(super) fn borrows_nothing(value: &Expr, sig: &syn::Signature) -> bool {
             });
         }
     }
+    // (Each identifier made a string once, not once per name.)
     let mut borrows = false;
     collect_idents(value.to_token_stream(), &mut |i| {
-        borrows |= names.iter().any(|name| i == name);
+        let i = i.to_string();
+        borrows |= names.contains(&i);
     });
     !borrows
 }

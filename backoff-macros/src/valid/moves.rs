@@ -73,6 +73,9 @@ pub(crate) fn moved_arguments(sig: &Signature, block: &Block, args: &RetryArgs) 
             }
         }
     }
+    if params.is_empty() {
+        return TokenStream::new();
+    }
     // (The body is kept as tokens: it is parsed only when a parameter
     // whose type may not be `Copy` appears where a value may be taken.)
     // (A `move` closure or block takes every parameter it names.)
