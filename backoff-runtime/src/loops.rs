@@ -13,7 +13,7 @@ use crate::decision::Decision;
 use crate::driver::{self, Lazy, NoTrace, Origin, Trace};
 use crate::hooks::{Classify, Defaults, RetryAll};
 use crate::policy::Policy;
-use crate::record::Recording;
+use crate::record::{Recording, Records};
 use crate::strategy::Strategy;
 
 impl<S: Strategy> Policy<S> {

@@ -93,18 +93,35 @@
 //!
 //! The module is also, with the feature or without it, what the loops
 //! (and the attribute's expansion, through `__private`) keep of a call to
-//! tell the recorder: `call`'s `Recording` and the compact loop's
-//! `CallBegan` and `AttemptBegan`, zero-sized without the feature (every
-//! method empty, no flag loaded), and `live`, the clock reads and events
-//! of a call that records.
+//! tell the recorder, and what that costs while none is installed (one
+//! atomic load when the call begins, no clock read):
+//!
+//! - `Recording`: a call's recording, begun with the call (64 bytes,
+//!   `Copy`), for every loop but the attribute's compact `async fn` loop;
+//! - `CallBegan` and `AttemptBegan`: the compact loop's, 11 bytes for the
+//!   call and 8 for the running attempt;
+//! - `Records`: what the driver tells of a call, implemented by those and
+//!   by the hedged call's per-attempt recording.
+//!
+//! Without the feature they are zero-sized and every method is empty (no
+//! flag is loaded), so the loops are what they were before the facade.
+//! With it, a call that records keeps a `Live`: the clock reads and the
+//! events told to the recorder.
 
-pub(crate) mod call;
+use core::time::Duration;
+#[cfg(feature = "record")]
+use std::sync::OnceLock;
+#[cfg(feature = "record")]
+use std::sync::atomic::{AtomicU32, Ordering};
+#[cfg(feature = "record")]
+use std::time::Instant;
+
+use crate::clock::Clock;
+use crate::report::GiveUpReason;
+
 #[cfg(feature = "record")]
 mod facade;
-#[cfg(feature = "record")]
-mod live;
 
-pub(crate) use call::*;
 #[cfg(feature = "record")]
 pub use facade::*;
 
@@ -125,3 +142,679 @@ pub(crate) fn breaker_state(_: &'static str, _: crate::CircuitState) {}
 #[cfg(not(feature = "record"))]
 #[inline(always)]
 pub(crate) fn budget_tokens(_: &'static str, _: f64) {}
+
+/// A call's recording: started by [`begin`](Recording::begin) when the call
+/// begins, told of each attempt's start and end and of the call's end
+/// (through [`Records`]). Recording is live only if a recorder was
+/// installed (`record::set_recorder`) before the call began; otherwise each
+/// method is one branch, and no clock is read. Without the feature `record`
+/// it is zero-sized and every method is empty.
+///
+/// `Copy`, with no drop glue: a loop or an `async fn`'s future that keeps
+/// it tests it where it records, and nowhere else (64 bytes with the
+/// feature).
+#[derive(Debug, Clone, Copy)]
+pub struct Recording {
+    #[cfg(feature = "record")]
+    live: Option<Live>,
+}
+
+impl Recording {
+    /// Records nothing.
+    pub const OFF: Recording = Recording {
+        #[cfg(feature = "record")]
+        live: None,
+    };
+
+    /// A call of `function` begins: `clock` is read if a recorder is
+    /// installed (and times the call's attempts).
+    #[inline(always)]
+    pub fn begin(function: &'static str, clock: Clock) -> Self {
+        #[cfg(feature = "record")]
+        if on() {
+            return Recording {
+                live: Live::begin(function, clock),
+            };
+        }
+        let _ = (function, clock);
+        // (Written out rather than `Recording::OFF`, which the compiler
+        // copies whole from a constant: 8 instructions more per call.)
+        Recording {
+            #[cfg(feature = "record")]
+            live: None,
+        }
+    }
+
+    /// Whether a recorder is installed, so that calls that begin now record
+    /// (always `false` without the feature `record`).
+    #[inline(always)]
+    pub fn is_on() -> bool {
+        on()
+    }
+
+    /// Another attempt is about to run: call it after each retry's sleep
+    /// (the first attempt's start is the call's, so the success path never
+    /// calls it).
+    #[inline(always)]
+    pub fn attempt_starts(&mut self) {
+        #[cfg(feature = "record")]
+        if let Some(live) = &mut self.live {
+            live.attempt_starts();
+        }
+    }
+
+    /// The call gave up for `reason` after `attempts` attempts, none of
+    /// which this recording saw end: a hedged call past its `timeout`
+    /// (the hedged call's own recording counted the attempts that ended).
+    #[inline(always)]
+    pub fn gave_up_after(&mut self, attempts: u32, reason: GiveUpReason) {
+        #[cfg(feature = "record")]
+        if let Some(live) = &mut self.live {
+            live.attempts = attempts;
+            live.ended(None, Some(reason), None);
+        }
+        let _ = (attempts, reason);
+    }
+}
+
+/// What the driver tells of a call's recording: a [`Recording`], the
+/// compact loop's, or a hedged attempt's.
+pub(crate) trait Records {
+    /// Whether this call records (the driver then builds the report on
+    /// giving up, for its reason).
+    fn is_live(&self) -> bool;
+    /// The attempt ended with an accepted `Ok`: the call succeeded.
+    fn succeeded(&mut self);
+    /// The attempt ended with an error (or, `rejected_ok`, an `Ok` that
+    /// `when_ok` rejected) and is retried after `delay`.
+    fn retried(&mut self, rejected_ok: bool, delay: Duration);
+    /// The call gave up for `reason`, after an attempt that ended with an
+    /// error (or, `Some(true)`, a rejected `Ok`), or with none ended
+    /// (`None`: a breaker refused it, or a timeout cancelled the attempt
+    /// in flight); its last failure of kind `failure_kind` (for a policy
+    /// with kinds).
+    fn gave_up(
+        &mut self,
+        ended: Option<bool>,
+        reason: GiveUpReason,
+        failure_kind: Option<&'static str>,
+    );
+}
+
+/// A borrowed recording records as the one it borrows (a full call's
+/// recording, lent to each step).
+impl<R: Records + ?Sized> Records for &mut R {
+    #[inline(always)]
+    fn is_live(&self) -> bool {
+        (**self).is_live()
+    }
+    #[inline(always)]
+    fn succeeded(&mut self) {
+        (**self).succeeded();
+    }
+    #[inline(always)]
+    fn retried(&mut self, rejected_ok: bool, delay: Duration) {
+        (**self).retried(rejected_ok, delay);
+    }
+    #[inline(always)]
+    fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason, kind: Option<&'static str>) {
+        (**self).gave_up(ended, reason, kind);
+    }
+}
+
+impl Records for Recording {
+    #[inline(always)]
+    fn is_live(&self) -> bool {
+        #[cfg(feature = "record")]
+        return self.live.is_some();
+        #[cfg(not(feature = "record"))]
+        false
+    }
+    #[inline(always)]
+    fn succeeded(&mut self) {
+        #[cfg(feature = "record")]
+        if let Some(live) = &mut self.live {
+            live.ended(Some(AttemptOutcome::Ok), None, None);
+        }
+    }
+    #[inline(always)]
+    fn retried(&mut self, rejected_ok: bool, delay: Duration) {
+        #[cfg(feature = "record")]
+        if let Some(live) = &mut self.live {
+            live.retrying(outcome(rejected_ok), delay);
+        }
+        let _ = (rejected_ok, delay);
+    }
+    #[inline(always)]
+    fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason, kind: Option<&'static str>) {
+        #[cfg(feature = "record")]
+        if let Some(live) = &mut self.live {
+            live.ended(ended.map(outcome), Some(reason), kind);
+        }
+        let _ = (ended, reason, kind);
+    }
+}
+
+/// When a call began, for its recording, in 11 bytes (the attribute's
+/// compact loop, whose future a [`Recording`] would grow past the size its
+/// caller copies inline): the time in 55 bits of nanoseconds from a
+/// process-wide anchor on the call's clock, wrapping (every 417 days: a
+/// call's duration is right if it is shorter), and the top bit set; and
+/// the call's count (its `record::CallId` with the time); all zero if the
+/// call does not record.
+/// Each attempt's own start is an [`AttemptBegan`]. Without the feature
+/// `record` it is zero-sized.
+#[derive(Debug, Clone, Copy)]
+pub struct CallBegan {
+    #[cfg(feature = "record")]
+    ticks: [u8; 7],
+    /// The call's count (see `record::CallId`), set with `ticks`.
+    #[cfg(feature = "record")]
+    serial: u32,
+}
+
+/// An attempt's start, for the recording (see [`CallBegan`]); not `Copy`:
+/// the step after the attempt takes it. Without the feature `record` it is
+/// zero-sized.
+#[derive(Debug)]
+pub struct AttemptBegan {
+    /// Nanoseconds from the process's anchor (see [`CallBegan`]), wrapping,
+    /// never 0; 0 if the call does not record.
+    #[cfg(feature = "record")]
+    at: u64,
+}
+
+impl AttemptBegan {
+    /// No attempt's start (one already told, or a call that does not
+    /// record).
+    pub(crate) const NONE: AttemptBegan = AttemptBegan {
+        #[cfg(feature = "record")]
+        at: 0,
+    };
+}
+
+impl CallBegan {
+    /// A call begins (its recording begins with its first attempt: see
+    /// [`attempt`](CallBegan::attempt), which reads the clock if it
+    /// records).
+    #[inline(always)]
+    pub const fn begin() -> Self {
+        CallBegan {
+            #[cfg(feature = "record")]
+            ticks: [0; 7],
+            #[cfg(feature = "record")]
+            serial: 0,
+        }
+    }
+
+    /// An attempt begins: if a recorder is installed, `clock` is read
+    /// (and, at the call's first attempt after it was installed, the
+    /// call's start is this attempt's).
+    #[inline(always)]
+    pub fn attempt(&mut self, clock: Clock) -> AttemptBegan {
+        #[cfg(feature = "record")]
+        if on() {
+            return self.recorded(clock);
+        }
+        let _ = clock;
+        AttemptBegan {
+            #[cfg(feature = "record")]
+            at: 0,
+        }
+    }
+
+    /// [`attempt`](CallBegan::attempt), recording.
+    #[cfg(feature = "record")]
+    #[cold]
+    #[inline(never)]
+    fn recorded(&mut self, clock: Clock) -> AttemptBegan {
+        let now = clock();
+        if self.ticks[6] & 0x80 == 0 {
+            // (The flag of a call that records: see `ticks`.)
+            self.ticks = ticks(now);
+            self.serial = CALLS.fetch_add(1, Ordering::Relaxed);
+        }
+        AttemptBegan {
+            at: nanos(now).max(1),
+        }
+    }
+}
+
+/// The [`Records`] of a compact loop's step: the call's start, the
+/// attempt's, the attempts ended before it (read only with the feature
+/// `record`).
+#[cfg_attr(not(feature = "record"), allow(dead_code))]
+pub(crate) struct CompactRecording<'a> {
+    pub(crate) function: &'static str,
+    pub(crate) clock: Clock,
+    pub(crate) began: &'a CallBegan,
+    pub(crate) attempt: AttemptBegan,
+    pub(crate) attempts: u32,
+}
+
+#[cfg(feature = "record")]
+impl CompactRecording<'_> {
+    /// Runs `then` with the call's recording, resumed for this step, if
+    /// the call records.
+    #[inline(always)]
+    fn live(&self, then: impl FnOnce(&mut Live)) {
+        if self.attempt.at != 0 {
+            then(&mut self.resume());
+        }
+    }
+
+    /// The call's recording, resumed with the attempt begun at
+    /// `attempt.at` after `attempts` attempts ended: the times rebuilt
+    /// from the clock read now.
+    #[cold]
+    #[inline(never)]
+    fn resume(&self) -> Live {
+        let now = (self.clock)();
+        let ago = |elapsed: Duration| now.checked_sub(elapsed).unwrap_or(now);
+        let began = ago(since(self.began.ticks, ticks(now)));
+        let since_attempt = nanos(now).wrapping_sub(self.attempt.at);
+        Live {
+            function: self.function,
+            clock: self.clock,
+            began,
+            attempt_began: ago(Duration::from_nanos(since_attempt)),
+            attempts: self.attempts,
+            serial: self.began.serial,
+        }
+    }
+}
+
+impl Records for CompactRecording<'_> {
+    #[inline(always)]
+    fn is_live(&self) -> bool {
+        #[cfg(feature = "record")]
+        return self.attempt.at != 0;
+        #[cfg(not(feature = "record"))]
+        false
+    }
+    #[inline(always)]
+    fn succeeded(&mut self) {
+        #[cfg(feature = "record")]
+        self.live(|live| live.ended(Some(AttemptOutcome::Ok), None, None));
+    }
+    #[inline(always)]
+    fn retried(&mut self, rejected_ok: bool, delay: Duration) {
+        #[cfg(feature = "record")]
+        self.live(|live| live.retrying(outcome(rejected_ok), delay));
+        let _ = (rejected_ok, delay);
+    }
+    #[inline(always)]
+    fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason, kind: Option<&'static str>) {
+        #[cfg(feature = "record")]
+        self.live(|live| live.ended(ended.map(outcome), Some(reason), kind));
+        let _ = (ended, reason, kind);
+    }
+}
+
+/// The recording of one attempt of a hedged call (see [`Records`]): the
+/// attempts overlap, so each ends with its own kind and start (read only
+/// with the feature `record`).
+#[cfg(feature = "tokio")]
+#[cfg_attr(not(feature = "record"), allow(dead_code))]
+pub(crate) struct HedgedRecording<'a> {
+    /// The call's recording.
+    pub(crate) recording: &'a mut Recording,
+    /// The attempt's kind.
+    pub(crate) kind: crate::event::AttemptKind,
+    /// Its number in the call, from 1, as its `context` says (not the
+    /// order in which the overlapping attempts end).
+    pub(crate) number: u32,
+    /// When it began (read only while recording).
+    pub(crate) began: Option<std::time::Instant>,
+    /// Attempts the call started so far.
+    pub(crate) started: u32,
+    /// The attempts still in flight (dropped if this one ends the call).
+    pub(crate) in_flight: &'a InFlight<'a>,
+}
+
+/// Calls its argument with each attempt of a hedged call still in flight:
+/// its kind, its number and (while recording) its start.
+#[cfg(feature = "tokio")]
+pub(crate) type InFlight<'a> =
+    dyn Fn(&mut dyn FnMut(crate::event::AttemptKind, u32, std::time::Instant)) + 'a;
+
+#[cfg(feature = "tokio")]
+impl HedgedRecording<'_> {
+    /// The attempt ended (`Some(rejected_ok)`: with an error, or an `Ok`
+    /// rejected; `None`: an accepted `Ok`).
+    #[inline(always)]
+    fn ended(&mut self, rejected_ok: Option<bool>) {
+        #[cfg(feature = "record")]
+        if let (Some(live), Some(began)) = (&mut self.recording.live, self.began) {
+            let outcome = rejected_ok.map_or(AttemptOutcome::Ok, outcome);
+            live.hedged_attempt(self.kind, self.number, began, outcome);
+        }
+        let _ = rejected_ok;
+    }
+
+    /// The call ends: accepted (`None`) or given up.
+    #[inline(always)]
+    fn finished(&mut self, reason: Option<GiveUpReason>) {
+        #[cfg(feature = "record")]
+        if let Some(live) = &mut self.recording.live {
+            live.finished(reason, self.started, self.in_flight);
+        }
+        let _ = reason;
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl Records for HedgedRecording<'_> {
+    #[inline(always)]
+    fn is_live(&self) -> bool {
+        self.recording.is_live()
+    }
+    #[inline(always)]
+    fn succeeded(&mut self) {
+        self.ended(None);
+        self.finished(None);
+    }
+    #[inline(always)]
+    fn retried(&mut self, rejected_ok: bool, _: Duration) {
+        self.ended(Some(rejected_ok));
+    }
+    #[inline(always)]
+    fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason, _: Option<&'static str>) {
+        if ended.is_some() {
+            self.ended(ended);
+        }
+        self.finished(Some(reason));
+    }
+}
+
+/// One call's recording, started when a recorder was installed as the call
+/// began: the function, the times, the attempts counted.
+#[cfg(feature = "record")]
+#[derive(Debug, Clone, Copy)]
+struct Live {
+    function: &'static str,
+    clock: Clock,
+    began: Instant,
+    attempt_began: Instant,
+    attempts: u32,
+    /// The call's count (see [`CallId`]; in what would be padding: the
+    /// recording stays 64 bytes).
+    serial: u32,
+}
+
+/// The calls that began recording, counted (see [`CallId`]).
+#[cfg(feature = "record")]
+static CALLS: AtomicU32 = AtomicU32::new(0);
+
+/// The process-wide anchor of [`nanos`].
+#[cfg(feature = "record")]
+static ANCHOR: OnceLock<Instant> = OnceLock::new();
+
+/// `now` as 55 bits of nanoseconds from a process-wide anchor (see
+/// [`nanos`]), wrapping, with the top bit of the 56 set (the flag of a
+/// call that records).
+#[cfg(feature = "record")]
+fn ticks(now: Instant) -> [u8; 7] {
+    let t = (nanos(now) & TICKS | 1 << 55).to_le_bytes();
+    [t[0], t[1], t[2], t[3], t[4], t[5], t[6]]
+}
+
+/// `now` in nanoseconds from a process-wide anchor, wrapping (before the
+/// anchor, as it wraps: tokio's paused clock can read earlier than an
+/// anchor another runtime set).
+#[cfg(feature = "record")]
+fn nanos(now: Instant) -> u64 {
+    // (A second before the first reading: a reading near it counts up.)
+    let anchor = *ANCHOR.get_or_init(|| now.checked_sub(Duration::from_secs(1)).unwrap_or(now));
+    match now.checked_duration_since(anchor) {
+        Some(after) => after.as_nanos() as u64,
+        None => 0u64.wrapping_sub(anchor.duration_since(now).as_nanos() as u64),
+    }
+}
+
+/// The 55 bits of [`ticks`] that count.
+#[cfg(feature = "record")]
+const TICKS: u64 = (1 << 55) - 1;
+
+/// The time from `then` to `now` (both from [`ticks`]): right for spans
+/// under 2⁵⁵ ns (417 days).
+#[cfg(feature = "record")]
+fn since(then: [u8; 7], now: [u8; 7]) -> Duration {
+    let value = |t: [u8; 7]| u64::from_le_bytes([t[0], t[1], t[2], t[3], t[4], t[5], t[6], 0]);
+    Duration::from_nanos(value(now).wrapping_sub(value(then)) & TICKS)
+}
+
+/// The outcome of a failed attempt.
+#[cfg(feature = "record")]
+#[inline(always)]
+fn outcome(rejected_ok: bool) -> AttemptOutcome {
+    if rejected_ok {
+        AttemptOutcome::RejectedOk
+    } else {
+        AttemptOutcome::Error
+    }
+}
+
+#[cfg(feature = "record")]
+impl Live {
+    /// A call beginning now.
+    #[cold]
+    #[inline(never)]
+    fn begin(function: &'static str, clock: Clock) -> Option<Self> {
+        let now = clock();
+        Some(Live {
+            function,
+            clock,
+            began: now,
+            attempt_began: now,
+            attempts: 0,
+            serial: CALLS.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
+    /// Another attempt begins now (the first began with the call).
+    #[cold]
+    #[inline(never)]
+    fn attempt_starts(&mut self) {
+        if self.attempts > 0 {
+            self.attempt_began = (self.clock)();
+        }
+    }
+
+    /// Tells the recorder of an attempt of this call that ended.
+    fn tell_attempt(
+        &self,
+        kind: crate::AttemptKind,
+        number: u32,
+        outcome: AttemptOutcome,
+        start: Instant,
+        end: Instant,
+    ) {
+        let call = CallId::new(self.began, self.serial);
+        let function = self.function;
+        with(|r| {
+            r.attempt_ended(&AttemptEnded {
+                function,
+                kind,
+                number,
+                call,
+                outcome,
+                start,
+                end,
+            });
+        });
+    }
+
+    /// Tells the recorder that the call ended at `now`, after
+    /// `self.attempts` attempts: accepted (`reason` `None`) or given up
+    /// (`failure_kind`: its last failure's kind, for a policy with kinds).
+    fn tell_call(
+        &self,
+        reason: Option<GiveUpReason>,
+        failure_kind: Option<&'static str>,
+        now: Instant,
+    ) {
+        let ended = CallEnded {
+            function: self.function,
+            call: CallId::new(self.began, self.serial),
+            outcome: reason.map_or(CallOutcome::Ok, CallOutcome::GaveUp),
+            attempts: self.attempts,
+            duration: now.saturating_duration_since(self.began),
+            failure_kind,
+        };
+        with(|r| r.call_ended(&ended));
+    }
+
+    /// The attempt in flight ended with `outcome`, at `now` (its kind
+    /// `Original` for the first, else `Retry`).
+    fn attempt_ended(&mut self, outcome: AttemptOutcome, now: Instant) {
+        self.attempts = self.attempts.saturating_add(1);
+        let kind = crate::AttemptContext::new(self.attempts, false).kind;
+        self.tell_attempt(kind, self.attempts, outcome, self.attempt_began, now);
+    }
+
+    /// The attempt ended with `outcome` and the call goes on, after
+    /// `delay`.
+    #[cold]
+    #[inline(never)]
+    fn retrying(&mut self, outcome: AttemptOutcome, delay: Duration) {
+        self.attempt_ended(outcome, (self.clock)());
+        let function = self.function;
+        with(|r| r.retry_delay(function, delay));
+    }
+
+    /// The call ended, accepted (`reason` `None`) or given up for
+    /// `reason`; `outcome` is its last attempt's, or `None` if no attempt
+    /// ended (a breaker refused it, or a timeout cancelled the attempt in
+    /// flight).
+    #[cold]
+    #[inline(never)]
+    fn ended(
+        &mut self,
+        outcome: Option<AttemptOutcome>,
+        reason: Option<GiveUpReason>,
+        failure_kind: Option<&'static str>,
+    ) {
+        let now = (self.clock)();
+        if let Some(outcome) = outcome {
+            self.attempt_ended(outcome, now);
+        }
+        self.tell_call(reason, failure_kind, now);
+    }
+
+    /// A hedged call's attempt of kind `kind`, number `number` (as its
+    /// `context` says), begun at `began`, ended now with `outcome` (the
+    /// attempts of a hedged call overlap, so each keeps its own start and
+    /// number).
+    #[cfg(feature = "tokio")]
+    #[cold]
+    #[inline(never)]
+    fn hedged_attempt(
+        &mut self,
+        kind: crate::AttemptKind,
+        number: u32,
+        began: Instant,
+        outcome: AttemptOutcome,
+    ) {
+        self.attempts = self.attempts.saturating_add(1);
+        self.tell_attempt(kind, number, outcome, began, (self.clock)());
+    }
+
+    /// A hedged call ends, after `started` attempts (the cancelled ones
+    /// included): accepted (`None`) or given up for `reason`; `in_flight`
+    /// tells each attempt still running (its kind, number and start),
+    /// dropped now: each is told as cancelled, before the call's end.
+    #[cfg(feature = "tokio")]
+    #[cold]
+    #[inline(never)]
+    fn finished(&mut self, reason: Option<GiveUpReason>, started: u32, in_flight: &InFlight<'_>) {
+        let now = (self.clock)();
+        in_flight(&mut |kind, number, began| {
+            self.tell_attempt(kind, number, AttemptOutcome::Cancelled, began, now);
+        });
+        self.attempts = started;
+        self.tell_call(reason, None, now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::sync::atomic::{AtomicU32, Ordering};
+    use std::time::Instant;
+
+    static READS: AtomicU32 = AtomicU32::new(0);
+
+    fn counting() -> Instant {
+        READS.fetch_add(1, Ordering::Relaxed);
+        Instant::now()
+    }
+
+    /// Nothing in this crate's unit tests installs a recorder: a call that
+    /// records nothing reads no clock, whatever it is told (with the
+    /// feature `record` or without it).
+    #[test]
+    fn a_call_not_recorded_reads_no_clock() {
+        #[cfg(feature = "record")]
+        assert!(recorder().is_none());
+        let mut recording = Recording::begin("tests::off", counting);
+        assert!(!recording.is_live());
+        recording.attempt_starts();
+        recording.retried(false, Duration::ZERO);
+        recording.succeeded();
+        recording.gave_up(Some(true), GiveUpReason::Attempts, None);
+        recording.gave_up(None, GiveUpReason::CircuitOpen, Some("busy"));
+        recording.gave_up_after(2, GiveUpReason::Timeout);
+        let mut began = CallBegan::begin();
+        let attempt = began.attempt(counting);
+        let mut compact = CompactRecording {
+            function: "tests::off",
+            clock: counting,
+            began: &began,
+            attempt,
+            attempts: 0,
+        };
+        assert!(!compact.is_live());
+        compact.retried(true, Duration::ZERO);
+        compact.succeeded();
+        compact.gave_up(None, GiveUpReason::Timeout, None);
+        assert_eq!(READS.load(Ordering::Relaxed), 0);
+    }
+
+    /// A compact loop's 7-byte start measures a call to the nanosecond,
+    /// whether the reading is after the process's anchor or (tokio's paused
+    /// clock of another runtime) before it, and across the 56-bit wrap.
+    #[cfg(feature = "record")]
+    #[test]
+    fn call_began_ticks_measure_exactly_around_the_anchor() {
+        let anchor = Instant::now();
+        assert_ne!(
+            ticks(anchor)[6] & 0x80,
+            0,
+            "the flag of a call that records"
+        );
+        let ns = Duration::from_nanos;
+        for (from, took) in [
+            (anchor, ns(1_234_567_891)),
+            (anchor - Duration::from_secs(3_600), ns(7)),
+            (anchor - ns(10), ns(20)),
+            (
+                anchor + Duration::from_secs(86_400 * 400),
+                Duration::from_secs(5),
+            ),
+        ] {
+            assert_eq!(since(ticks(from), ticks(from + took)), took);
+        }
+        let (max, wrap) = ([0xff; 7], [0, 0, 0, 0, 0, 0, 0x80]);
+        assert_eq!(since(max, wrap), ns(1));
+    }
+
+    #[cfg(feature = "record")]
+    #[test]
+    fn failed_attempt_outcomes() {
+        assert_eq!(
+            [outcome(false), outcome(true)],
+            [AttemptOutcome::Error, AttemptOutcome::RejectedOk]
+        );
+    }
+}

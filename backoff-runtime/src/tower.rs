@@ -102,7 +102,7 @@ use crate::driver;
 #[doc(no_inline)]
 pub use crate::hooks::{AcceptAll, Classify, RetryAll};
 use crate::policy::Policy;
-use crate::record::Recording;
+use crate::record::{Recording, Records};
 use crate::report::GiveUpReason;
 use crate::state::RetryState;
 use crate::strategy::{Builtin, Strategy};
@@ -478,7 +478,7 @@ where
         let Some(delay) = state.next_delay_for(decision) else {
             if self.recording.is_live() {
                 let reason = state.give_up_reason().unwrap_or(GiveUpReason::Attempts);
-                self.recording.gave_up(Some(rejected_ok), reason);
+                self.recording.gave_up(Some(rejected_ok), reason, None);
             }
             return None;
         };

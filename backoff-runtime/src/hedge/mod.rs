@@ -104,7 +104,7 @@ use crate::hooks::{
     AcceptAll, Classify, Defaults, HookSet, NoHook, OnGiveUp, OnHedge, OnRetry, OnSuccess, RetryAll,
 };
 use crate::policy::Policy;
-use crate::record::{HedgedRecording, Recording};
+use crate::record::{HedgedRecording, Recording, Records};
 use crate::report::GiveUp;
 use crate::state::RetryState;
 use crate::strategy::Strategy;

@@ -7,9 +7,9 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-pub use crate::circuit::CircuitState;
-pub use crate::event::AttemptKind;
-pub use crate::report::GiveUpReason;
+use crate::circuit::CircuitState;
+use crate::event::AttemptKind;
+use crate::report::GiveUpReason;
 
 /// What is told of retried calls, breakers and budgets: one method per
 /// event, each empty unless implemented (implement what you record).
