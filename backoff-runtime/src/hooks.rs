@@ -377,16 +377,20 @@ pub struct NoHook;
 /// ```
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
-pub struct HookSet<W, K, N, H, G, L> {
-    when: W,
-    when_ok: K,
-    on_retry: N,
-    on_hedge: H,
-    /// Taken by the one call that gives up.
-    on_giveup: Option<G>,
-    /// The same.
-    fallback: Option<L>,
-}
+pub struct HookSet<W, K, N, H, G, L>(
+    /// `when`.
+    W,
+    /// `when_ok`.
+    K,
+    /// `on_retry`.
+    N,
+    /// `on_hedge`.
+    H,
+    /// `on_giveup`, taken by the one call that gives up.
+    Option<G>,
+    /// `fallback`, the same.
+    Option<L>,
+);
 
 /// No hooks given yet.
 pub(crate) type Defaults = HookSet<RetryAll, AcceptAll, NoHook, NoHook, NoHook, NoHook>;
@@ -394,14 +398,14 @@ pub(crate) type Defaults = HookSet<RetryAll, AcceptAll, NoHook, NoHook, NoHook, 
 impl Defaults {
     /// The defaults: every error retried, every `Ok` accepted, nothing told.
     pub(crate) const fn new() -> Self {
-        HookSet {
-            when: RetryAll,
-            when_ok: AcceptAll,
-            on_retry: NoHook,
-            on_hedge: NoHook,
-            on_giveup: Some(NoHook),
-            fallback: Some(NoHook),
-        }
+        HookSet(
+            RetryAll,
+            AcceptAll,
+            NoHook,
+            NoHook,
+            Some(NoHook),
+            Some(NoHook),
+        )
     }
 }
 
@@ -410,57 +414,28 @@ impl<W, K, N, G> HookSet<W, K, N, NoHook, G, NoHook> {
     /// runs it itself, as the attribute's function does after its loop).
     #[inline(always)]
     pub(crate) const fn of(when: W, when_ok: K, on_retry: N, on_giveup: G) -> Self {
-        HookSet {
+        HookSet(
             when,
             when_ok,
             on_retry,
-            on_hedge: NoHook,
-            on_giveup: Some(on_giveup),
-            fallback: Some(NoHook),
-        }
+            NoHook,
+            Some(on_giveup),
+            Some(NoHook),
+        )
     }
 }
 
-/// A [`HookSet`]'s hooks, in the order of its fields.
-type Parts<W, K, N, H, G, L> = (W, K, N, H, Option<G>, Option<L>);
-
 impl<W, K, N, H, G, L> HookSet<W, K, N, H, G, L> {
-    /// The same set with its hooks mapped by `f`: what each builder
-    /// changes, the rest kept.
-    #[inline(always)]
-    fn with<W2, K2, N2, H2, G2, L2>(
-        self,
-        f: impl FnOnce(Parts<W, K, N, H, G, L>) -> Parts<W2, K2, N2, H2, G2, L2>,
-    ) -> HookSet<W2, K2, N2, H2, G2, L2> {
-        let s = self;
-        let (when, when_ok, on_retry, on_hedge, on_giveup, fallback) = f((
-            s.when,
-            s.when_ok,
-            s.on_retry,
-            s.on_hedge,
-            s.on_giveup,
-            s.fallback,
-        ));
-        HookSet {
-            when,
-            when_ok,
-            on_retry,
-            on_hedge,
-            on_giveup,
-            fallback,
-        }
-    }
-
     /// The same hooks with `when`.
     #[inline]
     pub(crate) fn when<F>(self, when: F) -> HookSet<F, K, N, H, G, L> {
-        self.with(|(_, k, n, h, g, l)| (when, k, n, h, g, l))
+        HookSet(when, self.1, self.2, self.3, self.4, self.5)
     }
 
     /// The same hooks with `when_ok`.
     #[inline]
     pub(crate) fn when_ok<F>(self, when_ok: F) -> HookSet<W, F, N, H, G, L> {
-        self.with(|(w, _, n, h, g, l)| (w, when_ok, n, h, g, l))
+        HookSet(self.0, when_ok, self.2, self.3, self.4, self.5)
     }
 
     /// The same hooks with `on_retry`.
@@ -472,26 +447,26 @@ impl<W, K, N, H, G, L> HookSet<W, K, N, H, G, L> {
     /// The same hooks with `on_retry` mapped by `f`.
     #[inline]
     pub(crate) fn map_on_retry<F>(self, f: impl FnOnce(N) -> F) -> HookSet<W, K, F, H, G, L> {
-        self.with(|(w, k, n, h, g, l)| (w, k, f(n), h, g, l))
+        HookSet(self.0, self.1, f(self.2), self.3, self.4, self.5)
     }
 
     /// The same hooks with `on_hedge`.
     #[cfg(feature = "tokio")]
     #[inline]
     pub(crate) fn on_hedge<F>(self, on_hedge: F) -> HookSet<W, K, N, F, G, L> {
-        self.with(|(w, k, n, _, g, l)| (w, k, n, on_hedge, g, l))
+        HookSet(self.0, self.1, self.2, on_hedge, self.4, self.5)
     }
 
     /// The same hooks with `on_giveup`.
     #[inline]
     pub(crate) fn on_giveup<F>(self, on_giveup: F) -> HookSet<W, K, N, H, F, L> {
-        self.with(|(w, k, n, h, _, l)| (w, k, n, h, Some(on_giveup), l))
+        HookSet(self.0, self.1, self.2, self.3, Some(on_giveup), self.5)
     }
 
     /// The same hooks with `fallback`.
     #[inline]
     pub(crate) fn fallback<F>(self, fallback: F) -> HookSet<W, K, N, H, G, F> {
-        self.with(|(w, k, n, h, g, _)| (w, k, n, h, g, Some(fallback)))
+        HookSet(self.0, self.1, self.2, self.3, self.4, Some(fallback))
     }
 
     /// Whether a hook reads the call's elapsed time (the clock is then
@@ -523,35 +498,35 @@ where
 
     #[inline]
     fn when(&mut self, error: &E) -> Decision {
-        self.when.classify(error)
+        self.0.classify(error)
     }
 
     #[inline]
     fn when_ok(&mut self, value: &T) -> Decision {
-        self.when_ok.classify(value)
+        self.1.classify(value)
     }
 
     #[inline]
     fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
-        self.on_retry.on_retry(outcome, event);
+        self.2.on_retry(outcome, event);
     }
 
     #[cfg(feature = "tokio")]
     #[inline]
     fn on_hedge(&mut self, event: &RetryEvent) {
-        self.on_hedge.on_hedge(event);
+        self.3.on_hedge(event);
     }
 
     #[inline]
     fn on_give_up(&mut self, outcome: &Result<T, E>, report: &GiveUp) {
-        if let Some(hook) = self.on_giveup.take() {
+        if let Some(hook) = self.4.take() {
             hook.on_giveup(outcome, report);
         }
     }
 
     #[inline]
     fn fall_back(&mut self, outcome: Result<T, E>, report: &GiveUp) -> Result<T, E> {
-        match (outcome, self.fallback.take()) {
+        match (outcome, self.5.take()) {
             (Err(error), Some(hook)) => hook.fall_back(error, report),
             (outcome, _) => outcome,
         }
