@@ -164,19 +164,6 @@ pub trait OnRetry<T, E> {
     fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent);
 }
 
-impl<T, E, F: FnMut(&Result<T, E>, &RetryEvent)> OnRetry<T, E> for F {
-    #[inline]
-    fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
-        self(outcome, event)
-    }
-}
-
-impl<T, E> OnRetry<T, E> for NoHook {
-    const TIMED: bool = false;
-    #[inline]
-    fn on_retry(&mut self, _: &Result<T, E>, _: &RetryEvent) {}
-}
-
 /// An `on_success` hook: closures and functions `FnOnce(&T, &SuccessEvent)`,
 /// and [`NoHook`]. Called once, when the call returns an `Ok` it accepted,
 /// with the value and the [`SuccessEvent`]; never when it gives up.
@@ -201,19 +188,6 @@ pub trait OnSuccess<T> {
     const GIVEN: bool = true;
     /// Called with the accepted value.
     fn on_success(self, value: &T, event: &SuccessEvent);
-}
-
-impl<T, F: FnOnce(&T, &SuccessEvent)> OnSuccess<T> for F {
-    #[inline]
-    fn on_success(self, value: &T, event: &SuccessEvent) {
-        self(value, event)
-    }
-}
-
-impl<T> OnSuccess<T> for NoHook {
-    const GIVEN: bool = false;
-    #[inline]
-    fn on_success(self, _: &T, _: &SuccessEvent) {}
 }
 
 /// An `on_hedge` hook of a hedged call: closures and functions
@@ -242,19 +216,6 @@ pub trait OnHedge {
     const TIMED: bool = true;
     /// Called when the hedge delay starts another attempt.
     fn on_hedge(&mut self, event: &RetryEvent);
-}
-
-impl<F: FnMut(&RetryEvent)> OnHedge for F {
-    #[inline]
-    fn on_hedge(&mut self, event: &RetryEvent) {
-        self(event)
-    }
-}
-
-impl OnHedge for NoHook {
-    const TIMED: bool = false;
-    #[inline]
-    fn on_hedge(&mut self, _: &RetryEvent) {}
 }
 
 /// An `on_giveup` hook: closures and functions
@@ -286,19 +247,6 @@ pub trait OnGiveUp<T, E> {
     fn on_giveup(self, outcome: &Result<T, E>, report: &GiveUp);
 }
 
-impl<T, E, F: FnOnce(&Result<T, E>, &GiveUp)> OnGiveUp<T, E> for F {
-    #[inline]
-    fn on_giveup(self, outcome: &Result<T, E>, report: &GiveUp) {
-        self(outcome, report)
-    }
-}
-
-impl<T, E> OnGiveUp<T, E> for NoHook {
-    const TIMED: bool = false;
-    #[inline]
-    fn on_giveup(self, _: &Result<T, E>, _: &GiveUp) {}
-}
-
 /// A `fallback` hook ([`Retrying::fallback`](crate::Retrying::fallback)):
 /// closures and functions `FnOnce(E, &GiveUp) -> Result<T, E>`, and
 /// [`NoHook`] (none: the error is returned).
@@ -321,20 +269,52 @@ pub trait Fallback<T, E> {
     fn fall_back(self, error: E, report: &GiveUp) -> Result<T, E>;
 }
 
-impl<T, E, F: FnOnce(E, &GiveUp) -> Result<T, E>> Fallback<T, E> for F {
-    #[inline]
-    fn fall_back(self, error: E, report: &GiveUp) -> Result<T, E> {
-        self(error, report)
-    }
+/// A hook's two impls: for the closures and functions `F` of its
+/// signature, which it calls, and for [`NoHook`], whose const says there is
+/// none and which does `$none` instead.
+macro_rules! hook {
+    (
+        impl<$($g:ident),*> $hook:ty, $given:ident, [$($f:tt)+],
+        fn $method:ident($($recv:tt)*)($($arg:ident: $ty:ty),*) $(-> $ret:ty)? = $none:expr
+    ) => {
+        impl<$($g,)* F: $($f)+> $hook for F {
+            #[inline]
+            fn $method($($recv)* self, $($arg: $ty),*) $(-> $ret)? {
+                self($($arg),*)
+            }
+        }
+
+        impl<$($g),*> $hook for NoHook {
+            const $given: bool = false;
+            #[inline]
+            #[allow(unused_variables)]
+            fn $method($($recv)* self, $($arg: $ty),*) $(-> $ret)? {
+                $none
+            }
+        }
+    };
 }
 
-impl<T, E> Fallback<T, E> for NoHook {
-    const GIVEN: bool = false;
-    #[inline]
-    fn fall_back(self, error: E, _: &GiveUp) -> Result<T, E> {
-        Err(error)
-    }
-}
+hook!(
+    impl<T, E> OnRetry<T, E>, TIMED, [FnMut(&Result<T, E>, &RetryEvent)],
+    fn on_retry(&mut)(outcome: &Result<T, E>, event: &RetryEvent) = ()
+);
+hook!(
+    impl<T> OnSuccess<T>, GIVEN, [FnOnce(&T, &SuccessEvent)],
+    fn on_success()(value: &T, event: &SuccessEvent) = ()
+);
+hook!(
+    impl<> OnHedge, TIMED, [FnMut(&RetryEvent)],
+    fn on_hedge(&mut)(event: &RetryEvent) = ()
+);
+hook!(
+    impl<T, E> OnGiveUp<T, E>, TIMED, [FnOnce(&Result<T, E>, &GiveUp)],
+    fn on_giveup()(outcome: &Result<T, E>, report: &GiveUp) = ()
+);
+hook!(
+    impl<T, E> Fallback<T, E>, GIVEN, [FnOnce(E, &GiveUp) -> Result<T, E>],
+    fn fall_back()(error: E, report: &GiveUp) -> Result<T, E> = Err(error)
+);
 
 /// No hook: the default `on_retry`, `on_hedge`, `on_giveup` and
 /// `fallback`. Its consts say there is none, so nothing is built or timed

@@ -194,9 +194,7 @@ impl Recording {
     #[inline(always)]
     pub fn attempt_starts(&mut self) {
         #[cfg(feature = "record")]
-        if let Some(live) = &mut self.live {
-            live.attempt_starts();
-        }
+        self.live(|live| live.attempt_starts());
     }
 
     /// The call gave up for `reason` after `attempts` attempts, none of
@@ -205,10 +203,10 @@ impl Recording {
     #[inline(always)]
     pub fn gave_up_after(&mut self, attempts: u32, reason: GiveUpReason) {
         #[cfg(feature = "record")]
-        if let Some(live) = &mut self.live {
+        self.live(|live| {
             live.attempts = attempts;
             live.ended(None, Some(reason), None);
-        }
+        });
         let _ = (attempts, reason);
     }
 }
@@ -219,22 +217,38 @@ pub(crate) trait Records {
     /// Whether this call records (the driver then builds the report on
     /// giving up, for its reason).
     fn is_live(&self) -> bool;
+
+    /// Runs `then` with the call's live recording, if it records.
+    #[cfg(feature = "record")]
+    fn live(&mut self, then: impl FnOnce(&mut Live));
+
     /// The attempt ended with an accepted `Ok`: the call succeeded.
-    fn succeeded(&mut self);
+    #[inline(always)]
+    fn succeeded(&mut self) {
+        #[cfg(feature = "record")]
+        self.live(|live| live.ended(Some(AttemptOutcome::Ok), None, None));
+    }
+
     /// The attempt ended with an error (or, `rejected_ok`, an `Ok` that
     /// `when_ok` rejected) and is retried after `delay`.
-    fn retried(&mut self, rejected_ok: bool, delay: Duration);
+    #[inline(always)]
+    fn retried(&mut self, rejected_ok: bool, delay: Duration) {
+        #[cfg(feature = "record")]
+        self.live(|live| live.retrying(outcome(rejected_ok), delay));
+        let _ = (rejected_ok, delay);
+    }
+
     /// The call gave up for `reason`, after an attempt that ended with an
     /// error (or, `Some(true)`, a rejected `Ok`), or with none ended
     /// (`None`: a breaker refused it, or a timeout cancelled the attempt
-    /// in flight); its last failure of kind `failure_kind` (for a policy
-    /// with kinds).
-    fn gave_up(
-        &mut self,
-        ended: Option<bool>,
-        reason: GiveUpReason,
-        failure_kind: Option<&'static str>,
-    );
+    /// in flight); its last failure of kind `kind` (for a policy with
+    /// kinds).
+    #[inline(always)]
+    fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason, kind: Option<&'static str>) {
+        #[cfg(feature = "record")]
+        self.live(|live| live.ended(ended.map(outcome), Some(reason), kind));
+        let _ = (ended, reason, kind);
+    }
 }
 
 /// A borrowed recording records as the one it borrows (a full call's
@@ -243,6 +257,11 @@ impl<R: Records + ?Sized> Records for &mut R {
     #[inline(always)]
     fn is_live(&self) -> bool {
         (**self).is_live()
+    }
+    #[cfg(feature = "record")]
+    #[inline(always)]
+    fn live(&mut self, then: impl FnOnce(&mut Live)) {
+        (**self).live(then);
     }
     #[inline(always)]
     fn succeeded(&mut self) {
@@ -266,28 +285,12 @@ impl Records for Recording {
         #[cfg(not(feature = "record"))]
         false
     }
+    #[cfg(feature = "record")]
     #[inline(always)]
-    fn succeeded(&mut self) {
-        #[cfg(feature = "record")]
+    fn live(&mut self, then: impl FnOnce(&mut Live)) {
         if let Some(live) = &mut self.live {
-            live.ended(Some(AttemptOutcome::Ok), None, None);
+            then(live);
         }
-    }
-    #[inline(always)]
-    fn retried(&mut self, rejected_ok: bool, delay: Duration) {
-        #[cfg(feature = "record")]
-        if let Some(live) = &mut self.live {
-            live.retrying(outcome(rejected_ok), delay);
-        }
-        let _ = (rejected_ok, delay);
-    }
-    #[inline(always)]
-    fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason, kind: Option<&'static str>) {
-        #[cfg(feature = "record")]
-        if let Some(live) = &mut self.live {
-            live.ended(ended.map(outcome), Some(reason), kind);
-        }
-        let _ = (ended, reason, kind);
     }
 }
 
@@ -390,15 +393,6 @@ pub(crate) struct CompactRecording<'a> {
 
 #[cfg(feature = "record")]
 impl CompactRecording<'_> {
-    /// Runs `then` with the call's recording, resumed for this step, if
-    /// the call records.
-    #[inline(always)]
-    fn live(&self, then: impl FnOnce(&mut Live)) {
-        if self.attempt.at != 0 {
-            then(&mut self.resume());
-        }
-    }
-
     /// The call's recording, resumed with the attempt begun at
     /// `attempt.at` after `attempts` attempts ended: the times rebuilt
     /// from the clock read now.
@@ -428,22 +422,13 @@ impl Records for CompactRecording<'_> {
         #[cfg(not(feature = "record"))]
         false
     }
+    /// The call's recording, resumed for this step.
+    #[cfg(feature = "record")]
     #[inline(always)]
-    fn succeeded(&mut self) {
-        #[cfg(feature = "record")]
-        self.live(|live| live.ended(Some(AttemptOutcome::Ok), None, None));
-    }
-    #[inline(always)]
-    fn retried(&mut self, rejected_ok: bool, delay: Duration) {
-        #[cfg(feature = "record")]
-        self.live(|live| live.retrying(outcome(rejected_ok), delay));
-        let _ = (rejected_ok, delay);
-    }
-    #[inline(always)]
-    fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason, kind: Option<&'static str>) {
-        #[cfg(feature = "record")]
-        self.live(|live| live.ended(ended.map(outcome), Some(reason), kind));
-        let _ = (ended, reason, kind);
+    fn live(&mut self, then: impl FnOnce(&mut Live)) {
+        if self.attempt.at != 0 {
+            then(&mut self.resume());
+        }
     }
 }
 
@@ -504,6 +489,11 @@ impl Records for HedgedRecording<'_> {
     #[inline(always)]
     fn is_live(&self) -> bool {
         self.recording.is_live()
+    }
+    #[cfg(feature = "record")]
+    #[inline(always)]
+    fn live(&mut self, then: impl FnOnce(&mut Live)) {
+        self.recording.live(then);
     }
     #[inline(always)]
     fn succeeded(&mut self) {

@@ -362,7 +362,7 @@ pub(crate) fn budget_tokens(name: &'static str, tokens: f64) {
 /// One call's recording, started when a recorder was installed as the call
 /// began: the function, the times, the attempts counted.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Live {
+pub(crate) struct Live {
     pub(super) function: &'static str,
     pub(super) clock: Clock,
     pub(super) began: Instant,
