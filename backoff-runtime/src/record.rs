@@ -253,7 +253,7 @@ pub(crate) trait Records {
 
 /// A borrowed recording records as the one it borrows (a full call's
 /// recording, lent to each step).
-impl<R: Records + ?Sized> Records for &mut R {
+impl Records for &mut Recording {
     #[inline(always)]
     fn is_live(&self) -> bool {
         (**self).is_live()
@@ -262,18 +262,6 @@ impl<R: Records + ?Sized> Records for &mut R {
     #[inline(always)]
     fn live(&mut self, then: impl FnOnce(&mut Live)) {
         (**self).live(then);
-    }
-    #[inline(always)]
-    fn succeeded(&mut self) {
-        (**self).succeeded();
-    }
-    #[inline(always)]
-    fn retried(&mut self, rejected_ok: bool, delay: Duration) {
-        (**self).retried(rejected_ok, delay);
-    }
-    #[inline(always)]
-    fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason, kind: Option<&'static str>) {
-        (**self).gave_up(ended, reason, kind);
     }
 }
 
