@@ -28,7 +28,6 @@
 //! call (so it follows tokio's paused time in tests). The atomics are
 //! model-checked with loom (`src/loom.rs`).
 
-use crate::name::Name;
 use core::fmt;
 use core::mem::ManuallyDrop;
 use core::time::Duration;
@@ -237,7 +236,7 @@ pub struct CircuitBreaker {
     /// `open_for` in ms, rounded up ([`NEVER`] if it never ends).
     open_for_ms: u64,
     /// Its name, for the `backoff.breaker.state` gauge.
-    name: Name,
+    name: Option<&'static str>,
     /// Set by [`RemoteView::attach`](remote::RemoteView::attach): consulted only
     /// when the breaker is open or half-open, and on failures.
     gate: OnceLock<Gate>,
@@ -266,7 +265,7 @@ impl CircuitBreaker {
             trip: Trip::Consecutive(threshold(failure_threshold)),
             success_threshold: threshold(success_threshold),
             open_for_ms: millis_up(open_for),
-            name: Name::NONE,
+            name: None,
             gate: OnceLock::new(),
         }
     }
@@ -345,7 +344,7 @@ impl CircuitBreaker {
             }),
             success_threshold: 1,
             open_for_ms: millis_up(open_for),
-            name: Name::NONE,
+            name: None,
             gate: OnceLock::new(),
         }
     }
@@ -366,7 +365,7 @@ impl CircuitBreaker {
     /// assert!(PAYMENTS.acquire(std::time::Instant::now()).is_ok());
     /// ```
     pub const fn named(mut self, name: &'static str) -> Self {
-        self.name = Name::of(name);
+        self.name = Some(name);
         self
     }
 
@@ -381,7 +380,7 @@ impl CircuitBreaker {
     /// ```
     #[doc(hidden)]
     pub const fn name(&self) -> Option<&'static str> {
-        self.name.get()
+        self.name
     }
 
     /// Tells the recorder of a change from the word `before` to the state
@@ -398,7 +397,7 @@ impl CircuitBreaker {
     #[cold]
     #[inline(never)]
     fn record_state_changed(&self, before: u64, after: u64) {
-        if let Some(name) = self.name.get()
+        if let Some(name) = self.name
             && Packed::load(before).state != after
         {
             let state = match after {
