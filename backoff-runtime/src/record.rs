@@ -18,10 +18,10 @@
 //!
 //! | event | method | what it carries |
 //! |---|---|---|
-//! | an attempt ended | [`attempt_ended`](Recorder::attempt_ended) | [`AttemptEnded`]: function, [`CallId`], [`AttemptKind`], number, [`AttemptOutcome`], start and end |
+//! | an attempt ended | [`attempt_ended`](Recorder::attempt_ended) | [`AttemptEnded`]: function, [`CallId`], [`AttemptKind`](crate::AttemptKind), number, [`AttemptOutcome`], start and end |
 //! | a call ended | [`call_ended`](Recorder::call_ended) | [`CallEnded`]: function, [`CallId`], [`CallOutcome`] (with the [`GiveUpReason`]), attempts, duration |
 //! | a retry was granted | [`retry_delay`](Recorder::retry_delay) | function, the delay before the next attempt |
-//! | a named breaker changed state | [`breaker_state`](Recorder::breaker_state) | its name, the new [`CircuitState`] |
+//! | a named breaker changed state | [`breaker_state`](Recorder::breaker_state) | its name, the new [`CircuitState`](crate::CircuitState) |
 //! | a named budget's tokens changed | [`budget_tokens`](Recorder::budget_tokens) | its name, the tokens left |
 //!
 //! # Cost
@@ -141,7 +141,7 @@ pub(crate) fn budget_tokens(_: &'static str, _: f64) {}
 
 /// A call's recording: started by [`begin`](Recording::begin) when the call
 /// begins, told of each attempt's start and end and of the call's end
-/// (through [`Records`]). Recording is live only if a recorder was
+/// (through `Records`). Recording is live only if a recorder was
 /// installed (`record::set_recorder`) before the call began; otherwise each
 /// method is one branch, and no clock is read. Without the feature `record`
 /// it is zero-sized and every method is empty.
