@@ -447,25 +447,22 @@ impl Live {
     /// Tells the recorder of an attempt of this call that ended.
     pub(super) fn tell_attempt(
         &self,
-        kind: crate::AttemptKind,
+        kind: AttemptKind,
         number: u32,
         outcome: AttemptOutcome,
         start: Instant,
         end: Instant,
     ) {
-        let call = CallId::new(self.began, self.serial);
-        let function = self.function;
-        with(|r| {
-            r.attempt_ended(&AttemptEnded {
-                function,
-                kind,
-                number,
-                call,
-                outcome,
-                start,
-                end,
-            });
-        });
+        let ended = AttemptEnded {
+            function: self.function,
+            kind,
+            number,
+            call: CallId::new(self.began, self.serial),
+            outcome,
+            start,
+            end,
+        };
+        with(|r| r.attempt_ended(&ended));
     }
 
     /// Tells the recorder that the call ended at `now`, after
@@ -534,7 +531,7 @@ impl Live {
     #[inline(never)]
     pub(super) fn hedged_attempt(
         &mut self,
-        kind: crate::AttemptKind,
+        kind: AttemptKind,
         number: u32,
         began: Instant,
         outcome: AttemptOutcome,
