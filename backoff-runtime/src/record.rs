@@ -181,6 +181,13 @@ impl Recording {
         }
     }
 
+    /// Whether a recorder is installed, so that calls that begin now record
+    /// (always `false` without the feature `record`).
+    #[inline(always)]
+    pub fn is_on() -> bool {
+        on()
+    }
+
     /// Another attempt is about to run: call it after each retry's sleep
     /// (the first attempt's start is the call's, so the success path never
     /// calls it).
@@ -280,11 +287,11 @@ impl Records for Recording {
 /// caller copies inline): the time in 55 bits of nanoseconds from a
 /// process-wide anchor on the call's clock, wrapping (every 417 days: a
 /// call's duration is right if it is shorter), and the top bit set; and
-/// the call's count (its `record::CallId` with the time); all zero (the
-/// default, as a call begins) until an attempt records (see
-/// [`attempt`](CallBegan::attempt)). Each attempt's own start is an
-/// [`AttemptBegan`]. Without the feature `record` it is zero-sized.
-#[derive(Debug, Clone, Copy, Default)]
+/// the call's count (its `record::CallId` with the time); all zero if the
+/// call does not record.
+/// Each attempt's own start is an [`AttemptBegan`]. Without the feature
+/// `record` it is zero-sized.
+#[derive(Debug, Clone, Copy)]
 pub struct CallBegan {
     #[cfg(feature = "record")]
     ticks: [u8; 7],
@@ -294,10 +301,9 @@ pub struct CallBegan {
 }
 
 /// An attempt's start, for the recording (see [`CallBegan`]); not `Copy`:
-/// the step after the attempt takes it, leaving the default (none: one
-/// already told, or a call that does not record). Without the feature
-/// `record` it is zero-sized.
-#[derive(Debug, Default)]
+/// the step after the attempt takes it. Without the feature `record` it is
+/// zero-sized.
+#[derive(Debug)]
 pub struct AttemptBegan {
     /// Nanoseconds from the process's anchor (see [`CallBegan`]), wrapping,
     /// never 0; 0 if the call does not record.
@@ -305,7 +311,29 @@ pub struct AttemptBegan {
     at: u64,
 }
 
+impl AttemptBegan {
+    /// No attempt's start (one already told, or a call that does not
+    /// record).
+    pub(crate) const NONE: AttemptBegan = AttemptBegan {
+        #[cfg(feature = "record")]
+        at: 0,
+    };
+}
+
 impl CallBegan {
+    /// A call begins (its recording begins with its first attempt: see
+    /// [`attempt`](CallBegan::attempt), which reads the clock if it
+    /// records).
+    #[inline(always)]
+    pub const fn begin() -> Self {
+        CallBegan {
+            #[cfg(feature = "record")]
+            ticks: [0; 7],
+            #[cfg(feature = "record")]
+            serial: 0,
+        }
+    }
+
     /// An attempt begins: if a recorder is installed, `clock` is read
     /// (and, at the call's first attempt after it was installed, the
     /// call's start is this attempt's).
@@ -316,7 +344,10 @@ impl CallBegan {
             return self.recorded(clock);
         }
         let _ = clock;
-        AttemptBegan::default()
+        AttemptBegan {
+            #[cfg(feature = "record")]
+            at: 0,
+        }
     }
 
     /// [`attempt`](CallBegan::attempt), recording.
@@ -498,7 +529,7 @@ mod tests {
         recording.gave_up(Some(true), GiveUpReason::Attempts, None);
         recording.gave_up(None, GiveUpReason::CircuitOpen, Some("busy"));
         recording.gave_up_after(2, GiveUpReason::Timeout);
-        let mut began = CallBegan::default();
+        let mut began = CallBegan::begin();
         let attempt = began.attempt(counting);
         let mut compact = CompactRecording {
             function: "tests::off",
