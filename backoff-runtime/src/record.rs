@@ -380,24 +380,25 @@ pub(crate) struct CompactRecording<'a> {
 }
 
 #[cfg(feature = "record")]
-impl CompactRecording<'_> {
-    /// The call's recording, resumed with the attempt begun at
-    /// `attempt.at` after `attempts` attempts ended: the times rebuilt
-    /// from the clock read now.
+impl CallBegan {
+    /// The call's recording, resumed with the attempt begun at `at` after
+    /// `attempts` attempts ended: the times rebuilt from the clock read
+    /// now. (Its parts passed apart, not a `CompactRecording` by
+    /// reference: 9 instructions less on the compact loop's success path.)
     #[cold]
     #[inline(never)]
-    fn resume(&self) -> Live {
-        let now = (self.clock)();
+    fn resume(&self, function: &'static str, clock: Clock, at: u64, attempts: u32) -> Live {
+        let now = clock();
         let ago = |elapsed: Duration| now.checked_sub(elapsed).unwrap_or(now);
-        let began = ago(since(self.began.ticks, ticks(now)));
-        let since_attempt = nanos(now).wrapping_sub(self.attempt.at);
+        let began = ago(since(self.ticks, ticks(now)));
+        let since_attempt = nanos(now).wrapping_sub(at);
         Live {
-            function: self.function,
-            clock: self.clock,
+            function,
+            clock,
             began,
             attempt_began: ago(Duration::from_nanos(since_attempt)),
-            attempts: self.attempts,
-            serial: self.began.serial,
+            attempts,
+            serial: self.serial,
         }
     }
 }
@@ -415,7 +416,8 @@ impl Records for CompactRecording<'_> {
     #[inline(always)]
     fn live(&mut self, then: impl FnOnce(&mut Live)) {
         if self.attempt.at != 0 {
-            then(&mut self.resume());
+            let (function, clock, at) = (self.function, self.clock, self.attempt.at);
+            then(&mut self.began.resume(function, clock, at, self.attempts));
         }
     }
 }
