@@ -227,7 +227,7 @@ pub(crate) fn blocking<S: Strategy, T, E, W: When<E>>(
         return blocking_first(start, function, trace, hooks, &mut op, None);
     }
     if let Some(function) = function
-        && Recording::is_on()
+        && crate::record::on()
     {
         return blocking_after(start, Some(function), trace, Defaults::new(), op, None);
     }

@@ -181,13 +181,6 @@ impl Recording {
         }
     }
 
-    /// Whether a recorder is installed, so that calls that begin now record
-    /// (always `false` without the feature `record`).
-    #[inline(always)]
-    pub fn is_on() -> bool {
-        on()
-    }
-
     /// Another attempt is about to run: call it after each retry's sleep
     /// (the first attempt's start is the call's, so the success path never
     /// calls it).
@@ -287,11 +280,11 @@ impl Records for Recording {
 /// caller copies inline): the time in 55 bits of nanoseconds from a
 /// process-wide anchor on the call's clock, wrapping (every 417 days: a
 /// call's duration is right if it is shorter), and the top bit set; and
-/// the call's count (its `record::CallId` with the time); all zero if the
-/// call does not record.
-/// Each attempt's own start is an [`AttemptBegan`]. Without the feature
-/// `record` it is zero-sized.
-#[derive(Debug, Clone, Copy)]
+/// the call's count (its `record::CallId` with the time); all zero (the
+/// default, as a call begins) until an attempt records (see
+/// [`attempt`](CallBegan::attempt)). Each attempt's own start is an
+/// [`AttemptBegan`]. Without the feature `record` it is zero-sized.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct CallBegan {
     #[cfg(feature = "record")]
     ticks: [u8; 7],
@@ -301,9 +294,10 @@ pub struct CallBegan {
 }
 
 /// An attempt's start, for the recording (see [`CallBegan`]); not `Copy`:
-/// the step after the attempt takes it. Without the feature `record` it is
-/// zero-sized.
-#[derive(Debug)]
+/// the step after the attempt takes it, leaving the default (none: one
+/// already told, or a call that does not record). Without the feature
+/// `record` it is zero-sized.
+#[derive(Debug, Default)]
 pub struct AttemptBegan {
     /// Nanoseconds from the process's anchor (see [`CallBegan`]), wrapping,
     /// never 0; 0 if the call does not record.
@@ -311,29 +305,7 @@ pub struct AttemptBegan {
     at: u64,
 }
 
-impl AttemptBegan {
-    /// No attempt's start (one already told, or a call that does not
-    /// record).
-    pub(crate) const NONE: AttemptBegan = AttemptBegan {
-        #[cfg(feature = "record")]
-        at: 0,
-    };
-}
-
 impl CallBegan {
-    /// A call begins (its recording begins with its first attempt: see
-    /// [`attempt`](CallBegan::attempt), which reads the clock if it
-    /// records).
-    #[inline(always)]
-    pub const fn begin() -> Self {
-        CallBegan {
-            #[cfg(feature = "record")]
-            ticks: [0; 7],
-            #[cfg(feature = "record")]
-            serial: 0,
-        }
-    }
-
     /// An attempt begins: if a recorder is installed, `clock` is read
     /// (and, at the call's first attempt after it was installed, the
     /// call's start is this attempt's).
@@ -344,10 +316,7 @@ impl CallBegan {
             return self.recorded(clock);
         }
         let _ = clock;
-        AttemptBegan {
-            #[cfg(feature = "record")]
-            at: 0,
-        }
+        AttemptBegan::default()
     }
 
     /// [`attempt`](CallBegan::attempt), recording.
@@ -531,7 +500,7 @@ mod tests {
         recording.gave_up(Some(true), GiveUpReason::Attempts, None);
         recording.gave_up(None, GiveUpReason::CircuitOpen, Some("busy"));
         recording.gave_up_after(2, GiveUpReason::Timeout);
-        let mut began = CallBegan::begin();
+        let mut began = CallBegan::default();
         let attempt = began.attempt(counting);
         let mut compact = CompactRecording {
             function: "tests::off",

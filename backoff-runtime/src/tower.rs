@@ -494,7 +494,7 @@ where
         let next = self.state.as_ref().map_or(0, RetryState::attempt);
         let about_to_start = next.saturating_add(1);
         if self.budget.is_none()
-            && !Recording::is_on()
+            && !crate::record::on()
             && self.policy.is_last_attempt(about_to_start)
         {
             return None;
