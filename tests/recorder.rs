@@ -14,9 +14,11 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use backoff_runtime::record::{
-    self, AttemptEnded, AttemptKind, AttemptOutcome, CallEnded, CallId, CallOutcome, Recorder,
+    self, AttemptEnded, AttemptOutcome, CallEnded, CallId, CallOutcome, Recorder,
 };
-use backoff_runtime::{CircuitBreaker, CircuitState, Error, Policy, RetryBudget, retry};
+use backoff_runtime::{
+    AttemptKind, CircuitBreaker, CircuitState, Error, Policy, RetryBudget, retry,
+};
 
 /// One event, as the recorder was told it (times as durations).
 #[derive(Debug, Clone, PartialEq)]

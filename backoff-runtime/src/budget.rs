@@ -34,7 +34,6 @@
 
 use std::sync::OnceLock;
 
-use crate::name::Name;
 use crate::sync::{AtomicU64, Ordering};
 
 /// Thousandths of a token.
@@ -65,7 +64,7 @@ pub struct RetryBudget {
     max: u64,
     refill: u64,
     /// Its name, for the `backoff.budget.tokens` gauge.
-    name: Name,
+    name: Option<&'static str>,
     /// What a spend asks first, once attached ([`RemoteView::attach`]).
     remote: OnceLock<Box<dyn Remote>>,
 }
@@ -220,7 +219,7 @@ impl RetryBudget {
             tokens: AtomicU64::new(max),
             max,
             refill,
-            name: Name::NONE,
+            name: None,
             remote: OnceLock::new(),
         }
     }
@@ -239,7 +238,7 @@ impl RetryBudget {
     /// assert!(PAYMENTS.try_spend());
     /// ```
     pub const fn named(mut self, name: &'static str) -> Self {
-        self.name = Name::of(name);
+        self.name = Some(name);
         self
     }
 
@@ -248,7 +247,7 @@ impl RetryBudget {
     #[inline(always)]
     fn record_tokens(&self) {
         if crate::record::on()
-            && let Some(name) = self.name.get()
+            && let Some(name) = self.name
         {
             crate::record::budget_tokens(name, self.tokens());
         }

@@ -497,7 +497,7 @@ pub(crate) fn cancelled<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
 /// The call gives up with `outcome`: the report, built only if a hook, the
 /// trace or the recording read it, the trace, the recording (`ended`: whether
 /// an attempt just ended, with a rejected `Ok`; see
-/// [`Recording::gave_up`](crate::record::Recording::gave_up)), `on_giveup`;
+/// [`Records::gave_up`](crate::record::Records::gave_up)), `on_giveup`;
 /// then the outcome, unchanged.
 #[inline]
 pub(crate) fn give_up<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
@@ -510,7 +510,7 @@ pub(crate) fn give_up<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
 ) -> Result<T, E> {
     if H::REPORTS || R::ENABLED || recording.is_live() {
         let report = progress.report();
-        recording.gave_up_as(ended, report.reason, report.failure_kind);
+        recording.gave_up(ended, report.reason, report.failure_kind);
         if let Err(error) = &outcome {
             trace.give_up(error, &report);
         }

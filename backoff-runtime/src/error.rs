@@ -262,28 +262,19 @@ impl<E> From<CircuitOpen> for Error<E> {
 }
 
 /// A throttle's rejection: [`Error::Rejected`].
-impl<E> From<Rejected> for Error<E> {
-    #[inline]
-    fn from(_: Rejected) -> Self {
-        Error::Rejected
-    }
+/// `From` each refusal that carries nothing into its own variant.
+macro_rules! refusals {
+    ($($refusal:ident),*) => {$(
+        impl<E> From<$refusal> for Error<E> {
+            #[inline]
+            fn from(_: $refusal) -> Self {
+                Error::$refusal
+            }
+        }
+    )*};
 }
 
-/// A call cancelled before its first attempt: [`Error::Cancelled`].
-impl<E> From<Cancelled> for Error<E> {
-    #[inline]
-    fn from(_: Cancelled) -> Self {
-        Error::Cancelled
-    }
-}
-
-/// A timeout: [`Error::Elapsed`].
-impl<E> From<Elapsed> for Error<E> {
-    #[inline]
-    fn from(_: Elapsed) -> Self {
-        Error::Elapsed
-    }
-}
+refusals!(Rejected, Cancelled, Elapsed);
 
 impl<E: fmt::Display> fmt::Display for Error<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

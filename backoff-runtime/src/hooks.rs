@@ -164,19 +164,6 @@ pub trait OnRetry<T, E> {
     fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent);
 }
 
-impl<T, E, F: FnMut(&Result<T, E>, &RetryEvent)> OnRetry<T, E> for F {
-    #[inline]
-    fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
-        self(outcome, event)
-    }
-}
-
-impl<T, E> OnRetry<T, E> for NoHook {
-    const TIMED: bool = false;
-    #[inline]
-    fn on_retry(&mut self, _: &Result<T, E>, _: &RetryEvent) {}
-}
-
 /// An `on_success` hook: closures and functions `FnOnce(&T, &SuccessEvent)`,
 /// and [`NoHook`]. Called once, when the call returns an `Ok` it accepted,
 /// with the value and the [`SuccessEvent`]; never when it gives up.
@@ -201,19 +188,6 @@ pub trait OnSuccess<T> {
     const GIVEN: bool = true;
     /// Called with the accepted value.
     fn on_success(self, value: &T, event: &SuccessEvent);
-}
-
-impl<T, F: FnOnce(&T, &SuccessEvent)> OnSuccess<T> for F {
-    #[inline]
-    fn on_success(self, value: &T, event: &SuccessEvent) {
-        self(value, event)
-    }
-}
-
-impl<T> OnSuccess<T> for NoHook {
-    const GIVEN: bool = false;
-    #[inline]
-    fn on_success(self, _: &T, _: &SuccessEvent) {}
 }
 
 /// An `on_hedge` hook of a hedged call: closures and functions
@@ -242,19 +216,6 @@ pub trait OnHedge {
     const TIMED: bool = true;
     /// Called when the hedge delay starts another attempt.
     fn on_hedge(&mut self, event: &RetryEvent);
-}
-
-impl<F: FnMut(&RetryEvent)> OnHedge for F {
-    #[inline]
-    fn on_hedge(&mut self, event: &RetryEvent) {
-        self(event)
-    }
-}
-
-impl OnHedge for NoHook {
-    const TIMED: bool = false;
-    #[inline]
-    fn on_hedge(&mut self, _: &RetryEvent) {}
 }
 
 /// An `on_giveup` hook: closures and functions
@@ -286,19 +247,6 @@ pub trait OnGiveUp<T, E> {
     fn on_giveup(self, outcome: &Result<T, E>, report: &GiveUp);
 }
 
-impl<T, E, F: FnOnce(&Result<T, E>, &GiveUp)> OnGiveUp<T, E> for F {
-    #[inline]
-    fn on_giveup(self, outcome: &Result<T, E>, report: &GiveUp) {
-        self(outcome, report)
-    }
-}
-
-impl<T, E> OnGiveUp<T, E> for NoHook {
-    const TIMED: bool = false;
-    #[inline]
-    fn on_giveup(self, _: &Result<T, E>, _: &GiveUp) {}
-}
-
 /// A `fallback` hook ([`Retrying::fallback`](crate::Retrying::fallback)):
 /// closures and functions `FnOnce(E, &GiveUp) -> Result<T, E>`, and
 /// [`NoHook`] (none: the error is returned).
@@ -321,20 +269,52 @@ pub trait Fallback<T, E> {
     fn fall_back(self, error: E, report: &GiveUp) -> Result<T, E>;
 }
 
-impl<T, E, F: FnOnce(E, &GiveUp) -> Result<T, E>> Fallback<T, E> for F {
-    #[inline]
-    fn fall_back(self, error: E, report: &GiveUp) -> Result<T, E> {
-        self(error, report)
-    }
+/// A hook's two impls: for the closures and functions `F` of its
+/// signature, which it calls, and for [`NoHook`], whose const says there is
+/// none and which does `$none` instead.
+macro_rules! hook {
+    (
+        impl<$($g:ident),*> $hook:ty, $given:ident, [$($f:tt)+],
+        fn $method:ident($($recv:tt)*)($($arg:ident: $ty:ty),*) $(-> $ret:ty)? = $none:expr
+    ) => {
+        impl<$($g,)* F: $($f)+> $hook for F {
+            #[inline]
+            fn $method($($recv)* self, $($arg: $ty),*) $(-> $ret)? {
+                self($($arg),*)
+            }
+        }
+
+        impl<$($g),*> $hook for NoHook {
+            const $given: bool = false;
+            #[inline]
+            #[allow(unused_variables)]
+            fn $method($($recv)* self, $($arg: $ty),*) $(-> $ret)? {
+                $none
+            }
+        }
+    };
 }
 
-impl<T, E> Fallback<T, E> for NoHook {
-    const GIVEN: bool = false;
-    #[inline]
-    fn fall_back(self, error: E, _: &GiveUp) -> Result<T, E> {
-        Err(error)
-    }
-}
+hook!(
+    impl<T, E> OnRetry<T, E>, TIMED, [FnMut(&Result<T, E>, &RetryEvent)],
+    fn on_retry(&mut)(outcome: &Result<T, E>, event: &RetryEvent) = ()
+);
+hook!(
+    impl<T> OnSuccess<T>, GIVEN, [FnOnce(&T, &SuccessEvent)],
+    fn on_success()(value: &T, event: &SuccessEvent) = ()
+);
+hook!(
+    impl<> OnHedge, TIMED, [FnMut(&RetryEvent)],
+    fn on_hedge(&mut)(event: &RetryEvent) = ()
+);
+hook!(
+    impl<T, E> OnGiveUp<T, E>, TIMED, [FnOnce(&Result<T, E>, &GiveUp)],
+    fn on_giveup()(outcome: &Result<T, E>, report: &GiveUp) = ()
+);
+hook!(
+    impl<T, E> Fallback<T, E>, GIVEN, [FnOnce(E, &GiveUp) -> Result<T, E>],
+    fn fall_back()(error: E, report: &GiveUp) -> Result<T, E> = Err(error)
+);
 
 /// No hook: the default `on_retry`, `on_hedge`, `on_giveup` and
 /// `fallback`. Its consts say there is none, so nothing is built or timed
@@ -358,16 +338,20 @@ pub struct NoHook;
 /// call's beside its `on_success`); you never build it or name it.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
-pub struct HookSet<W, K, N, H, G, L> {
-    when: W,
-    when_ok: K,
-    on_retry: N,
-    on_hedge: H,
-    /// Taken by the one call that gives up.
-    on_giveup: Option<G>,
-    /// The same.
-    fallback: Option<L>,
-}
+pub struct HookSet<W, K, N, H, G, L>(
+    /// `when`.
+    W,
+    /// `when_ok`.
+    K,
+    /// `on_retry`.
+    N,
+    /// `on_hedge`.
+    H,
+    /// `on_giveup`, taken by the one call that gives up.
+    Option<G>,
+    /// `fallback`, the same.
+    Option<L>,
+);
 
 /// No hooks given yet.
 pub(crate) type Defaults = HookSet<RetryAll, AcceptAll, NoHook, NoHook, NoHook, NoHook>;
@@ -375,14 +359,14 @@ pub(crate) type Defaults = HookSet<RetryAll, AcceptAll, NoHook, NoHook, NoHook, 
 impl Defaults {
     /// The defaults: every error retried, every `Ok` accepted, nothing told.
     pub(crate) const fn new() -> Self {
-        HookSet {
-            when: RetryAll,
-            when_ok: AcceptAll,
-            on_retry: NoHook,
-            on_hedge: NoHook,
-            on_giveup: Some(NoHook),
-            fallback: Some(NoHook),
-        }
+        HookSet(
+            RetryAll,
+            AcceptAll,
+            NoHook,
+            NoHook,
+            Some(NoHook),
+            Some(NoHook),
+        )
     }
 }
 
@@ -391,57 +375,28 @@ impl<W, K, N, G> HookSet<W, K, N, NoHook, G, NoHook> {
     /// runs it itself, as the attribute's function does after its loop).
     #[inline(always)]
     pub(crate) const fn of(when: W, when_ok: K, on_retry: N, on_giveup: G) -> Self {
-        HookSet {
+        HookSet(
             when,
             when_ok,
             on_retry,
-            on_hedge: NoHook,
-            on_giveup: Some(on_giveup),
-            fallback: Some(NoHook),
-        }
+            NoHook,
+            Some(on_giveup),
+            Some(NoHook),
+        )
     }
 }
 
-/// A [`HookSet`]'s hooks, in the order of its fields.
-type Parts<W, K, N, H, G, L> = (W, K, N, H, Option<G>, Option<L>);
-
 impl<W, K, N, H, G, L> HookSet<W, K, N, H, G, L> {
-    /// The same set with its hooks mapped by `f`: what each builder
-    /// changes, the rest kept.
-    #[inline(always)]
-    fn with<W2, K2, N2, H2, G2, L2>(
-        self,
-        f: impl FnOnce(Parts<W, K, N, H, G, L>) -> Parts<W2, K2, N2, H2, G2, L2>,
-    ) -> HookSet<W2, K2, N2, H2, G2, L2> {
-        let s = self;
-        let (when, when_ok, on_retry, on_hedge, on_giveup, fallback) = f((
-            s.when,
-            s.when_ok,
-            s.on_retry,
-            s.on_hedge,
-            s.on_giveup,
-            s.fallback,
-        ));
-        HookSet {
-            when,
-            when_ok,
-            on_retry,
-            on_hedge,
-            on_giveup,
-            fallback,
-        }
-    }
-
     /// The same hooks with `when`.
     #[inline]
     pub(crate) fn when<F>(self, when: F) -> HookSet<F, K, N, H, G, L> {
-        self.with(|(_, k, n, h, g, l)| (when, k, n, h, g, l))
+        HookSet(when, self.1, self.2, self.3, self.4, self.5)
     }
 
     /// The same hooks with `when_ok`.
     #[inline]
     pub(crate) fn when_ok<F>(self, when_ok: F) -> HookSet<W, F, N, H, G, L> {
-        self.with(|(w, _, n, h, g, l)| (w, when_ok, n, h, g, l))
+        HookSet(self.0, when_ok, self.2, self.3, self.4, self.5)
     }
 
     /// The same hooks with `on_retry`.
@@ -453,26 +408,26 @@ impl<W, K, N, H, G, L> HookSet<W, K, N, H, G, L> {
     /// The same hooks with `on_retry` mapped by `f`.
     #[inline]
     pub(crate) fn map_on_retry<F>(self, f: impl FnOnce(N) -> F) -> HookSet<W, K, F, H, G, L> {
-        self.with(|(w, k, n, h, g, l)| (w, k, f(n), h, g, l))
+        HookSet(self.0, self.1, f(self.2), self.3, self.4, self.5)
     }
 
     /// The same hooks with `on_hedge`.
     #[cfg(feature = "tokio")]
     #[inline]
     pub(crate) fn on_hedge<F>(self, on_hedge: F) -> HookSet<W, K, N, F, G, L> {
-        self.with(|(w, k, n, _, g, l)| (w, k, n, on_hedge, g, l))
+        HookSet(self.0, self.1, self.2, on_hedge, self.4, self.5)
     }
 
     /// The same hooks with `on_giveup`.
     #[inline]
     pub(crate) fn on_giveup<F>(self, on_giveup: F) -> HookSet<W, K, N, H, F, L> {
-        self.with(|(w, k, n, h, _, l)| (w, k, n, h, Some(on_giveup), l))
+        HookSet(self.0, self.1, self.2, self.3, Some(on_giveup), self.5)
     }
 
     /// The same hooks with `fallback`.
     #[inline]
     pub(crate) fn fallback<F>(self, fallback: F) -> HookSet<W, K, N, H, G, F> {
-        self.with(|(w, k, n, h, g, _)| (w, k, n, h, g, Some(fallback)))
+        HookSet(self.0, self.1, self.2, self.3, self.4, Some(fallback))
     }
 
     /// Whether a hook reads the call's elapsed time (the clock is then
@@ -504,35 +459,35 @@ where
 
     #[inline]
     fn when(&mut self, error: &E) -> Decision {
-        self.when.classify(error)
+        self.0.classify(error)
     }
 
     #[inline]
     fn when_ok(&mut self, value: &T) -> Decision {
-        self.when_ok.classify(value)
+        self.1.classify(value)
     }
 
     #[inline]
     fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
-        self.on_retry.on_retry(outcome, event);
+        self.2.on_retry(outcome, event);
     }
 
     #[cfg(feature = "tokio")]
     #[inline]
     fn on_hedge(&mut self, event: &RetryEvent) {
-        self.on_hedge.on_hedge(event);
+        self.3.on_hedge(event);
     }
 
     #[inline]
     fn on_give_up(&mut self, outcome: &Result<T, E>, report: &GiveUp) {
-        if let Some(hook) = self.on_giveup.take() {
+        if let Some(hook) = self.4.take() {
             hook.on_giveup(outcome, report);
         }
     }
 
     #[inline]
     fn fall_back(&mut self, outcome: Result<T, E>, report: &GiveUp) -> Result<T, E> {
-        match (outcome, self.fallback.take()) {
+        match (outcome, self.5.take()) {
             (Err(error), Some(hook)) => hook.fall_back(error, report),
             (outcome, _) => outcome,
         }

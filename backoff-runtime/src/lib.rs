@@ -340,7 +340,6 @@ mod event;
 pub mod jitter;
 mod jobs;
 pub mod kind;
-mod name;
 mod nanos;
 mod policy;
 pub mod presets;

@@ -13,7 +13,7 @@ use crate::decision::Decision;
 use crate::driver::{self, Lazy, NoTrace, Origin, Trace};
 use crate::hooks::{Classify, Defaults};
 use crate::policy::Policy;
-use crate::record::Recording;
+use crate::record::{Recording, Records};
 use crate::strategy::Strategy;
 
 impl<S: Strategy> Policy<S> {
@@ -229,7 +229,7 @@ pub(crate) fn blocking<S: Strategy, T, E>(
         return blocking_first(start, function, trace, hooks, &mut op, None);
     }
     if let Some(function) = function
-        && Recording::is_on()
+        && crate::record::on()
     {
         return blocking_after(start, Some(function), trace, Defaults::new(), op, None);
     }

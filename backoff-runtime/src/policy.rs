@@ -1,7 +1,6 @@
 //! [`Policy`]: a strategy plus jitter and stop conditions, built once and
 //! used for any number of calls.
 
-use crate::name::Name;
 use core::time::Duration;
 
 use crate::jitter::{Jitter, JitterRng, Jitterer};
@@ -86,7 +85,7 @@ pub(crate) struct Settings {
     /// without.
     pub(crate) kinds: &'static [Kind],
     /// What a recorder calls the function this policy retries.
-    pub(crate) name: Name,
+    pub(crate) name: Option<&'static str>,
     /// Give up instead of a sleep whose delay before jitter reaches this.
     pub(crate) stop_at: Option<Duration>,
     /// What the sleep that would cross `max_elapsed` does.
@@ -108,7 +107,7 @@ impl Settings {
         seed: None,
         throttled: None,
         kinds: &[],
-        name: Name::NONE,
+        name: None,
         stop_at: None,
         on_deadline: OnDeadline::GiveUpEarly,
         reset_after: None,
@@ -269,7 +268,7 @@ impl<S> Policy<S> {
         /// static FETCH: Policy = Policy::immediate().attempts(3).named("app::fetch_user");
         /// assert_eq!(FETCH.retry(|| Ok::<_, ()>(1)), Ok(1));
         /// ```
-        named(name: &'static str) => name = Name::of(name);
+        named(name: &'static str) => name = Some(name);
 
         /// Sets the jitter applied to each delay.
         jitter(jitter: Jitter) => jitter = jitter;
@@ -547,9 +546,9 @@ impl<S> Policy<S> {
     /// ```
     #[doc(hidden)]
     pub const fn name(&self) -> &'static str {
-        match self.settings.name.get() {
+        match self.settings.name {
             Some(name) => name,
-            None => crate::name::UNNAMED,
+            None => "unnamed",
         }
     }
 

@@ -102,7 +102,7 @@ use crate::driver;
 #[doc(no_inline)]
 pub use crate::hooks::{AcceptAll, Classify, RetryAll};
 use crate::policy::Policy;
-use crate::record::Recording;
+use crate::record::{Recording, Records};
 use crate::report::GiveUpReason;
 use crate::state::RetryState;
 use crate::strategy::{Builtin, Strategy};
@@ -460,7 +460,7 @@ where
         let Some(delay) = state.next_delay_for(decision) else {
             if self.recording.is_live() {
                 let reason = state.give_up_reason().unwrap_or(GiveUpReason::Attempts);
-                self.recording.gave_up(Some(rejected_ok), reason);
+                self.recording.gave_up(Some(rejected_ok), reason, None);
             }
             return None;
         };
@@ -476,7 +476,7 @@ where
         let next = self.state.as_ref().map_or(0, RetryState::attempt);
         let about_to_start = next.saturating_add(1);
         if self.budget.is_none()
-            && !Recording::is_on()
+            && !crate::record::on()
             && self.policy.is_last_attempt(about_to_start)
         {
             return None;

@@ -46,7 +46,7 @@ pub use crate::hooks::{Classify, HookSet, NoHook, OnGiveUp, OnRetry, RetryAll};
 pub use crate::jitter::Jitter;
 pub use crate::kind::Kind;
 pub use crate::policy::{OnDeadline, Policy};
-pub use crate::record::call::{AttemptBegan, CallBegan, Recording};
+pub use crate::record::{AttemptBegan, CallBegan, Recording};
 pub use crate::report::{GiveUp, GiveUpReason};
 pub use crate::state::{Carried, Previous, RetryState};
 pub use crate::strategy::{

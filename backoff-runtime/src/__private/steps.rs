@@ -128,7 +128,7 @@ pub struct Compact<P: FixedOrigin> {
 /// first attempt.
 #[inline(always)]
 pub fn compact<P: FixedOrigin>() -> Call<Compact<P>> {
-    let mut began = CallBegan::begin();
+    let mut began = CallBegan::default();
     let attempt = began.attempt(P::ORIGIN.clock);
     Call(Compact {
         carried: Carried::NEW,
@@ -153,7 +153,7 @@ impl<P: FixedOrigin> Form for Compact<P> {
             function,
             clock: P::ORIGIN.clock,
             began: &self.began,
-            attempt: core::mem::replace(&mut self.attempt, AttemptBegan::NONE),
+            attempt: core::mem::take(&mut self.attempt),
             attempts: self.carried.attempt(),
         };
         (Carrying(&mut self.carried), recording)

@@ -28,7 +28,6 @@
 //! call (so it follows tokio's paused time in tests). The atomics are
 //! model-checked with loom (`src/loom.rs`).
 
-use crate::name::Name;
 use core::fmt;
 use core::mem::ManuallyDrop;
 use core::time::Duration;
@@ -239,7 +238,7 @@ pub struct CircuitBreaker {
     /// `open_for` in ms, rounded up ([`NEVER`] if it never ends).
     open_for_ms: u64,
     /// Its name, for the `backoff.breaker.state` gauge.
-    name: Name,
+    name: Option<&'static str>,
     /// Set by [`RemoteView::attach`](remote::RemoteView::attach): consulted only
     /// when the breaker is open or half-open, and on failures.
     gate: OnceLock<Gate>,
@@ -277,7 +276,7 @@ impl CircuitBreaker {
             trip: Trip::Consecutive(threshold(failure_threshold)),
             success_threshold: threshold(success_threshold),
             open_for_ms: millis_up(open_for),
-            name: Name::NONE,
+            name: None,
             gate: OnceLock::new(),
         }
     }
@@ -354,7 +353,7 @@ impl CircuitBreaker {
             }),
             success_threshold: 1,
             open_for_ms: millis_up(open_for),
-            name: Name::NONE,
+            name: None,
             gate: OnceLock::new(),
         }
     }
@@ -375,7 +374,7 @@ impl CircuitBreaker {
     /// assert!(PAYMENTS.acquire(std::time::Instant::now()).is_ok());
     /// ```
     pub const fn named(mut self, name: &'static str) -> Self {
-        self.name = Name::of(name);
+        self.name = Some(name);
         self
     }
 
@@ -393,7 +392,7 @@ impl CircuitBreaker {
     #[cold]
     #[inline(never)]
     fn record_state_changed(&self, before: u64, after: u64) {
-        if let Some(name) = self.name.get()
+        if let Some(name) = self.name
             && Packed::load(before).state != after
         {
             crate::record::breaker_state(name, state_of(after));

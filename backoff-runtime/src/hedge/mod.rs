@@ -101,8 +101,7 @@ use crate::hooks::{
     AcceptAll, Classify, Defaults, HookSet, NoHook, OnGiveUp, OnHedge, OnRetry, OnSuccess, RetryAll,
 };
 use crate::policy::Policy;
-use crate::record::Records;
-use crate::record::{HedgedRecording, Recording};
+use crate::record::{HedgedRecording, Recording, Records};
 use crate::report::GiveUpReason;
 use crate::state::RetryState;
 use crate::strategy::Strategy;

@@ -1,15 +1,18 @@
-//! The facade's public part (feature `record`): the [`Recorder`] trait,
-//! its events, and the installed recorder.
+//! The feature `record`'s half of the module: the facade (the
+//! [`Recorder`] trait, its events, the installed recorder) and a call's
+//! live recording ([`Live`]: the clock reads and the events it tells).
 
 use core::fmt;
 use core::time::Duration;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Instant;
 
-pub use crate::circuit::CircuitState;
-pub use crate::event::AttemptKind;
-pub use crate::report::GiveUpReason;
+use crate::clock::Clock;
+
+use crate::circuit::CircuitState;
+use crate::event::AttemptKind;
+use crate::report::GiveUpReason;
 
 /// What is told of retried calls, breakers and budgets: one method per
 /// event, each empty unless implemented (implement what you record).
@@ -19,14 +22,14 @@ pub use crate::report::GiveUpReason;
 /// retried calls itself (they would record into it again).
 ///
 /// ```
-/// use backoff_runtime::record::{AttemptEnded, Recorder};
+/// use backoff_runtime::record::{AttemptEnded, AttemptOutcome, Recorder};
 ///
 /// /// Prints each attempt that failed.
 /// struct Print;
 ///
 /// impl Recorder for Print {
 ///     fn attempt_ended(&self, attempt: &AttemptEnded) {
-///         if !attempt.outcome.is_ok() {
+///         if attempt.outcome != AttemptOutcome::Ok {
 ///             eprintln!("{} attempt {}: {}", attempt.function, attempt.number, attempt.outcome.as_str());
 ///         }
 ///     }
@@ -87,7 +90,6 @@ pub trait Recorder: Send + Sync {
 ///
 /// assert_eq!(AttemptOutcome::RejectedOk.as_str(), "rejected_ok");
 /// assert_eq!(AttemptOutcome::Cancelled.as_str(), "cancelled");
-/// assert!(AttemptOutcome::Ok.is_ok());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -113,11 +115,6 @@ impl AttemptOutcome {
             AttemptOutcome::RejectedOk => "rejected_ok",
             AttemptOutcome::Cancelled => "cancelled",
         }
-    }
-
-    /// Whether the attempt was accepted ([`AttemptOutcome::Ok`]).
-    pub const fn is_ok(self) -> bool {
-        matches!(self, AttemptOutcome::Ok)
     }
 }
 
@@ -287,21 +284,13 @@ static ON: AtomicBool = AtomicBool::new(false);
 /// assert!(record::set_recorder(&NOTHING).is_err());
 /// ```
 pub fn set_recorder(recorder: &'static dyn Recorder) -> Result<(), SetRecorderError> {
-    let mut set = false;
-    RECORDER.get_or_init(|| {
-        set = true;
-        recorder
-    });
-    if set {
-        // (After the recorder. A call that sees the flag reads the recorder
-        // through the `OnceLock`'s own acquire load; on a weak memory model
-        // a call that sees the flag in the instant it is set may still find
-        // none, and its events are dropped, as a call's before it.)
-        ON.store(true, Ordering::Release);
-        Ok(())
-    } else {
-        Err(SetRecorderError(()))
-    }
+    RECORDER.set(recorder).map_err(|_| SetRecorderError(()))?;
+    // (After the recorder. A call that sees the flag reads the recorder
+    // through the `OnceLock`'s own acquire load; on a weak memory model a
+    // call that sees the flag in the instant it is set may still find none,
+    // and its events are dropped, as a call's before it.)
+    ON.store(true, Ordering::Release);
+    Ok(())
 }
 
 /// The recorder [`set_recorder`] installed, if any.
@@ -368,4 +357,247 @@ pub(crate) fn breaker_state(name: &'static str, state: CircuitState) {
 #[inline(never)]
 pub(crate) fn budget_tokens(name: &'static str, tokens: f64) {
     with(|r| r.budget_tokens(name, tokens));
+}
+
+/// One call's recording, started when a recorder was installed as the call
+/// began: the function, the times, the attempts counted.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Live {
+    pub(super) function: &'static str,
+    pub(super) clock: Clock,
+    pub(super) began: Instant,
+    pub(super) attempt_began: Instant,
+    pub(super) attempts: u32,
+    /// The call's count (see [`CallId`]; in what would be padding: the
+    /// recording stays 64 bytes).
+    pub(super) serial: u32,
+}
+
+/// The calls that began recording, counted (see [`CallId`]).
+pub(super) static CALLS: AtomicU32 = AtomicU32::new(0);
+
+/// The process-wide anchor of [`nanos`].
+static ANCHOR: OnceLock<Instant> = OnceLock::new();
+
+/// `now` as 55 bits of nanoseconds from a process-wide anchor (see
+/// [`nanos`]), wrapping, with the top bit of the 56 set (the flag of a
+/// call that records).
+pub(super) fn ticks(now: Instant) -> [u8; 7] {
+    let t = (nanos(now) & TICKS | 1 << 55).to_le_bytes();
+    [t[0], t[1], t[2], t[3], t[4], t[5], t[6]]
+}
+
+/// `now` in nanoseconds from a process-wide anchor, wrapping (before the
+/// anchor, as it wraps: tokio's paused clock can read earlier than an
+/// anchor another runtime set).
+pub(super) fn nanos(now: Instant) -> u64 {
+    // (A second before the first reading: a reading near it counts up.)
+    let anchor = *ANCHOR.get_or_init(|| now.checked_sub(Duration::from_secs(1)).unwrap_or(now));
+    match now.checked_duration_since(anchor) {
+        Some(after) => after.as_nanos() as u64,
+        None => 0u64.wrapping_sub(anchor.duration_since(now).as_nanos() as u64),
+    }
+}
+
+/// The 55 bits of [`ticks`] that count.
+const TICKS: u64 = (1 << 55) - 1;
+
+/// The time from `then` to `now` (both from [`ticks`]): right for spans
+/// under 2⁵⁵ ns (417 days).
+pub(super) fn since(then: [u8; 7], now: [u8; 7]) -> Duration {
+    let value = |t: [u8; 7]| u64::from_le_bytes([t[0], t[1], t[2], t[3], t[4], t[5], t[6], 0]);
+    Duration::from_nanos(value(now).wrapping_sub(value(then)) & TICKS)
+}
+
+/// The outcome of a failed attempt.
+#[inline(always)]
+pub(super) fn outcome(rejected_ok: bool) -> AttemptOutcome {
+    if rejected_ok {
+        AttemptOutcome::RejectedOk
+    } else {
+        AttemptOutcome::Error
+    }
+}
+
+impl Live {
+    /// A call beginning now.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn begin(function: &'static str, clock: Clock) -> Option<Self> {
+        let now = clock();
+        Some(Live {
+            function,
+            clock,
+            began: now,
+            attempt_began: now,
+            attempts: 0,
+            serial: CALLS.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
+    /// Another attempt begins now (the first began with the call).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn attempt_starts(&mut self) {
+        if self.attempts > 0 {
+            self.attempt_began = (self.clock)();
+        }
+    }
+
+    /// Tells the recorder of an attempt of this call that ended.
+    pub(super) fn tell_attempt(
+        &self,
+        kind: AttemptKind,
+        number: u32,
+        outcome: AttemptOutcome,
+        start: Instant,
+        end: Instant,
+    ) {
+        let ended = AttemptEnded {
+            function: self.function,
+            kind,
+            number,
+            call: CallId::new(self.began, self.serial),
+            outcome,
+            start,
+            end,
+        };
+        with(|r| r.attempt_ended(&ended));
+    }
+
+    /// Tells the recorder that the call ended at `now`, after
+    /// `self.attempts` attempts: accepted (`reason` `None`) or given up
+    /// (`failure_kind`: its last failure's kind, for a policy with kinds).
+    fn tell_call(
+        &self,
+        reason: Option<GiveUpReason>,
+        failure_kind: Option<&'static str>,
+        now: Instant,
+    ) {
+        let ended = CallEnded {
+            function: self.function,
+            call: CallId::new(self.began, self.serial),
+            outcome: reason.map_or(CallOutcome::Ok, CallOutcome::GaveUp),
+            attempts: self.attempts,
+            duration: now.saturating_duration_since(self.began),
+            failure_kind,
+        };
+        with(|r| r.call_ended(&ended));
+    }
+
+    /// The attempt in flight ended with `outcome`, at `now` (its kind
+    /// `Original` for the first, else `Retry`).
+    fn attempt_ended(&mut self, outcome: AttemptOutcome, now: Instant) {
+        self.attempts = self.attempts.saturating_add(1);
+        let kind = crate::AttemptContext::new(self.attempts, false).kind;
+        self.tell_attempt(kind, self.attempts, outcome, self.attempt_began, now);
+    }
+
+    /// The attempt ended with `outcome` and the call goes on, after
+    /// `delay`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn retrying(&mut self, outcome: AttemptOutcome, delay: Duration) {
+        self.attempt_ended(outcome, (self.clock)());
+        let function = self.function;
+        with(|r| r.retry_delay(function, delay));
+    }
+
+    /// The call ended, accepted (`reason` `None`) or given up for
+    /// `reason`; `outcome` is its last attempt's, or `None` if no attempt
+    /// ended (a breaker refused it, or a timeout cancelled the attempt in
+    /// flight).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn ended(
+        &mut self,
+        outcome: Option<AttemptOutcome>,
+        reason: Option<GiveUpReason>,
+        failure_kind: Option<&'static str>,
+    ) {
+        let now = (self.clock)();
+        if let Some(outcome) = outcome {
+            self.attempt_ended(outcome, now);
+        }
+        self.tell_call(reason, failure_kind, now);
+    }
+
+    /// A hedged call's attempt of kind `kind`, number `number` (as its
+    /// `context` says), begun at `began`, ended now with `outcome` (the
+    /// attempts of a hedged call overlap, so each keeps its own start and
+    /// number).
+    #[cfg(feature = "tokio")]
+    #[cold]
+    #[inline(never)]
+    pub(super) fn hedged_attempt(
+        &mut self,
+        kind: AttemptKind,
+        number: u32,
+        began: Instant,
+        outcome: AttemptOutcome,
+    ) {
+        self.attempts = self.attempts.saturating_add(1);
+        self.tell_attempt(kind, number, outcome, began, (self.clock)());
+    }
+
+    /// A hedged call ends, after `started` attempts (the cancelled ones
+    /// included): accepted (`None`) or given up for `reason`; `in_flight`
+    /// tells each attempt still running (its kind, number and start),
+    /// dropped now: each is told as cancelled, before the call's end.
+    #[cfg(feature = "tokio")]
+    #[cold]
+    #[inline(never)]
+    pub(super) fn finished(
+        &mut self,
+        reason: Option<GiveUpReason>,
+        started: u32,
+        in_flight: &super::InFlight<'_>,
+    ) {
+        let now = (self.clock)();
+        in_flight(&mut |kind, number, began| {
+            self.tell_attempt(kind, number, AttemptOutcome::Cancelled, began, now);
+        });
+        self.attempts = started;
+        self.tell_call(reason, None, now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A compact loop's 7-byte start measures a call to the nanosecond,
+    /// whether the reading is after the process's anchor or (tokio's paused
+    /// clock of another runtime) before it, and across the 56-bit wrap.
+    #[test]
+    fn call_began_ticks_measure_exactly_around_the_anchor() {
+        let anchor = Instant::now();
+        assert_ne!(
+            ticks(anchor)[6] & 0x80,
+            0,
+            "the flag of a call that records"
+        );
+        let ns = Duration::from_nanos;
+        for (from, took) in [
+            (anchor, ns(1_234_567_891)),
+            (anchor - Duration::from_secs(3_600), ns(7)),
+            (anchor - ns(10), ns(20)),
+            (
+                anchor + Duration::from_secs(86_400 * 400),
+                Duration::from_secs(5),
+            ),
+        ] {
+            assert_eq!(since(ticks(from), ticks(from + took)), took);
+        }
+        let (max, wrap) = ([0xff; 7], [0, 0, 0, 0, 0, 0, 0x80]);
+        assert_eq!(since(max, wrap), ns(1));
+    }
+
+    #[test]
+    fn failed_attempt_outcomes() {
+        assert_eq!(
+            [outcome(false), outcome(true)],
+            [AttemptOutcome::Error, AttemptOutcome::RejectedOk]
+        );
+    }
 }
