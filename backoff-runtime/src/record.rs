@@ -149,6 +149,7 @@ pub(crate) fn budget_tokens(_: &'static str, _: f64) {}
 /// `Copy`, with no drop glue: a loop or an `async fn`'s future that keeps
 /// it tests it where it records, and nowhere else (64 bytes with the
 /// feature).
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct Recording {
     #[cfg(feature = "record")]
@@ -284,6 +285,7 @@ impl Records for Recording {
 /// default, as a call begins) until an attempt records (see
 /// [`attempt`](CallBegan::attempt)). Each attempt's own start is an
 /// [`AttemptBegan`]. Without the feature `record` it is zero-sized.
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CallBegan {
     #[cfg(feature = "record")]
@@ -297,6 +299,7 @@ pub struct CallBegan {
 /// the step after the attempt takes it, leaving the default (none: one
 /// already told, or a call that does not record). Without the feature
 /// `record` it is zero-sized.
+#[doc(hidden)]
 #[derive(Debug, Default)]
 pub struct AttemptBegan {
     /// Nanoseconds from the process's anchor (see [`CallBegan`]), wrapping,
