@@ -11,7 +11,7 @@ use crate::cancel::{Cancel, Cancelled};
 use crate::clock;
 use crate::decision::Decision;
 use crate::driver::{self, Lazy, NoTrace, Origin, Trace};
-use crate::hooks::{Classify, Defaults};
+use crate::hooks::{Classify, Defaults, RetryAll};
 use crate::policy::Policy;
 use crate::record::{Recording, Records};
 use crate::strategy::Strategy;
@@ -43,7 +43,7 @@ impl<S: Strategy> Policy<S> {
             driver::began(self, clock::system, false),
             None,
         );
-        blocking(&start, Some(self.function()), NoTrace, None, op)
+        blocking(&start, Some(self.function()), NoTrace, RetryAll, op)
     }
 
     /// [`retry`](Policy::retry) that stops when `token` is cancelled: the
@@ -198,8 +198,7 @@ impl<S: Strategy> Policy<S> {
 }
 
 /// The blocking loop, of [`Policy::retry`] and of a plain fn under
-/// `#[retry]`, with `when` the verdict on each error (`None`: every error
-/// is retried).
+/// `#[retry]`, with `when` the verdict on each error ([`RetryAll`]: none).
 ///
 /// Without a `when`: the first attempt inline, and on its failure the rest
 /// of the loop out of line ([`blocking_after`]), so that a call that
@@ -217,15 +216,15 @@ impl<S: Strategy> Policy<S> {
 /// the loop is compiled once per strategy and outcome types. A success
 /// pays for that call and the attempt's indirect call.
 #[inline(always)]
-pub(crate) fn blocking<S: Strategy, T, E>(
+pub(crate) fn blocking<S: Strategy, T, E, W: When<E>>(
     start: &Origin<'_, S>,
     function: Option<&'static str>,
     trace: impl Trace<E>,
-    when: Option<&mut dyn Classify<E>>,
+    mut when: W,
     mut op: impl FnMut() -> Result<T, E>,
 ) -> Result<T, E> {
-    if let Some(when) = when {
-        let hooks = Defaults::new().when(WhenBehind(when));
+    if W::GIVEN {
+        let hooks = Defaults::new().when(WhenBehind(&mut when));
         return blocking_first(start, function, trace, hooks, &mut op, None);
     }
     if let Some(function) = function
@@ -237,6 +236,18 @@ pub(crate) fn blocking<S: Strategy, T, E>(
         Ok(v) => Ok(v),
         Err(e) => blocking_after(start, None, trace, Defaults::new(), op, Some(e)),
     }
+}
+
+/// A `when` of [`blocking`]: a closure, or [`RetryAll`] for none.
+pub(crate) trait When<E>: Classify<E> {
+    /// Whether a `when` was given.
+    const GIVEN: bool = true;
+}
+
+impl<E, F: FnMut(&E) -> Decision> When<E> for F {}
+
+impl<E> When<E> for RetryAll {
+    const GIVEN: bool = false;
 }
 
 /// `when` behind a pointer, as the attempts are ([`Attempts`]).

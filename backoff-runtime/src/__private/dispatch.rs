@@ -43,17 +43,17 @@ impl<T, E> RetryResult for Result<T, E> {
         trace: impl Trace<E>,
         op: impl FnMut() -> Self,
     ) -> Self {
-        crate::loops::blocking(start, Some(function), trace, None, op)
+        crate::loops::blocking(start, Some(function), trace, crate::hooks::RetryAll, op)
     }
     #[inline(always)]
     fn retry_blocking_when<S: Strategy>(
         start: &Origin<'_, S>,
         function: &'static str,
         trace: impl Trace<E>,
-        mut when: impl FnMut(&E) -> Decision,
+        when: impl FnMut(&E) -> Decision,
         op: impl FnMut() -> Self,
     ) -> Self {
-        crate::loops::blocking(start, Some(function), trace, Some(&mut when), op)
+        crate::loops::blocking(start, Some(function), trace, when, op)
     }
     #[cfg(feature = "tracing")]
     #[inline(always)]
