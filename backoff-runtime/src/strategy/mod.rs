@@ -113,6 +113,7 @@ macro_rules! reads_through {
         }
     };
 }
+#[cfg(feature = "std")]
 pub(crate) use reads_through;
 
 /// A strategy of two durations, `base` or `unit` and the cap `max`: the
