@@ -504,6 +504,34 @@ async fn the_learned_delay_follows_every_attempts_latency() {
     assert_eq!(service.started(), [0, 12]);
 }
 
+/// A learned delay is read when `call` makes the future, not at its first
+/// poll: latencies recorded in between move the next call's delay only.
+#[tokio::test(start_paused = true)]
+async fn a_learned_delay_is_read_when_call_makes_the_future() {
+    static LATENCY: Latency = Latency::new();
+    let service = Service::new(&[ok(150, 1), ok(10, 2)]);
+    let policy = Policy::immediate().attempts(2);
+    // Cold: the call reads the default delay (100 ms) here...
+    let call = policy
+        .hedge_async::<2>(HedgeDelay::P95(&LATENCY))
+        .call(|| service.attempt());
+    // ...and 10 ms latencies learned before its first poll do not move it.
+    for _ in 0..40 {
+        LATENCY.record(MS(10));
+    }
+    assert!(LATENCY.quantile(0.95) < MS(12));
+    assert_eq!(call.await, Ok(2));
+    assert_eq!(service.started(), [0, 100]);
+    // The next call reads the learned delay.
+    let service = Service::new(&[ok(1000, 1), ok(10, 2)]);
+    let result = policy
+        .hedge_async::<2>(HedgeDelay::P95(&LATENCY))
+        .call(|| service.attempt())
+        .await;
+    assert_eq!(result, Ok(2));
+    assert_eq!(service.started(), [0, 12]);
+}
+
 #[test]
 fn the_hedged_future_is_send_and_runs_on_a_multi_thread_runtime() {
     fn assert_send<T: Send>(t: T) -> T {
