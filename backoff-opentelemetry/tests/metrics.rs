@@ -476,8 +476,10 @@ fn breaker_state(name: &str) -> Option<f64> {
     points.first().map(|p| p.value)
 }
 
-#[test]
-fn breaker_state_through_a_full_cycle_and_a_refused_call() {
+// On tokio's paused clock (the async loop reads it, and so does the
+// breaker through it): a real 40 ms cooldown raced the machine's load.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn breaker_state_through_a_full_cycle_and_a_refused_call() {
     setup();
     const F: &str = "metrics::breaker";
     const B: &str = "metrics::breaker::payments";
@@ -487,15 +489,20 @@ fn breaker_state_through_a_full_cycle_and_a_refused_call() {
 
     // A failure opens it.
     let result: Result<(), Error> = policy
-        .retrying(|| Err(Error::Down))
+        .retrying_async(async || Err(Error::Down))
         .circuit(&BREAKER)
-        .call();
+        .call_async()
+        .await;
     assert_eq!(result, Err(Error::Down));
     assert_eq!(breaker_state(B), Some(2.0), "open");
 
     // Open: the call is refused, recorded as given up with `circuit_open`
     // after no attempt.
-    let result: Result<(), Error> = policy.retrying(|| Ok(())).circuit(&BREAKER).call();
+    let result: Result<(), Error> = policy
+        .retrying_async(async || Ok(()))
+        .circuit(&BREAKER)
+        .call_async()
+        .await;
     assert_eq!(result, Err(Error::Open));
     assert_eq!(
         observations(
@@ -512,15 +519,16 @@ fn breaker_state_through_a_full_cycle_and_a_refused_call() {
 
     // After `open_for`, the trial call finds it half-open, and its success
     // closes it.
-    std::thread::sleep(Duration::from_millis(60));
+    tokio::time::sleep(Duration::from_millis(60)).await;
     let mut during = None;
     let result: Result<(), Error> = policy
-        .retrying(|| {
+        .retrying_async(async || {
             during = breaker_state(B);
             Ok(())
         })
         .circuit(&BREAKER)
-        .call();
+        .call_async()
+        .await;
     assert_eq!(result, Ok(()));
     assert_eq!(during, Some(1.0), "half-open during the trial");
     assert_eq!(breaker_state(B), Some(0.0), "closed");
