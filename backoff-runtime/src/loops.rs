@@ -345,13 +345,10 @@ fn blocking_shared<S: Strategy, T, E>(
 ) -> Result<T, E> {
     // (No budget or breaker here, so an `Ok` tells no one: the loop keeps
     // the error alone, as `Result<Infallible, E>`, the layout of `E`.)
-    let mut slot = None;
+    let mut state = start.state();
     loop {
         match driver::after_attempt(
-            &mut Lazy {
-                slot: &mut slot,
-                start,
-            },
+            &mut state,
             Err::<Infallible, E>(error),
             &mut hooks,
             &trace,
@@ -371,5 +368,39 @@ fn blocking_shared<S: Strategy, T, E>(
             }
             Err(error) => error,
         };
+    }
+}
+
+/// The state of a blocking loop after its first failure, built then (its
+/// own impl, not a [`Lazy`] with a full slot: `Lazy`'s building and empty
+/// branches, instantiated per strategy in every plain fn, made a crate of
+/// 200 `#[retry]` fns 1.5% dearer to build in release).
+impl<S: Strategy> driver::Progress for crate::state::RetryState<'_, S> {
+    #[inline(always)]
+    fn step(&mut self, decision: Decision) -> Option<Duration> {
+        self.next_delay_for(decision)
+    }
+
+    #[inline]
+    fn succeeded(&mut self) {
+        self.on_success();
+    }
+
+    #[inline]
+    fn attempt(&self) -> u32 {
+        Self::attempt(self)
+    }
+
+    fn event(&self, delay: Duration) -> crate::RetryEvent {
+        Self::event(self, delay)
+    }
+
+    fn report(&self) -> crate::GiveUp {
+        Self::report(self)
+    }
+
+    #[inline]
+    fn failure_kind(&self) -> Option<&'static str> {
+        Self::failure_kind(self)
     }
 }
