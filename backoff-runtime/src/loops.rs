@@ -316,7 +316,13 @@ fn blocking_first<S: Strategy, T, E>(
         Some(function) => Recording::begin(function, start.clock),
         None => Recording::OFF,
     };
-    match first.map_or_else(|| op.attempt(), Err) {
+    // (A `match`, not `map_or_else(|| op.attempt(), Err)`: that instantiated
+    // `map_or_else`, a closure and `Err` as a function in every plain fn.)
+    let outcome = match first {
+        Some(error) => Err(error),
+        None => op.attempt(),
+    };
+    match outcome {
         Ok(value) => {
             recording.succeeded();
             Ok(value)
