@@ -75,24 +75,20 @@ pub struct Origin<'p, S> {
     /// The policy.
     pub policy: &'p Policy<S>,
     pub(crate) clock: Clock,
-    began: Option<Instant>,
-    budget: Option<&'p RetryBudget>,
+    /// The call's start, if read.
+    pub(crate) began: Option<Instant>,
+    pub(crate) budget: Option<&'p RetryBudget>,
 }
 
 impl<'p, S> Origin<'p, S> {
     /// A policy and a clock: no start time, no budget.
     pub const fn new(policy: &'p Policy<S>, clock: Clock) -> Self {
-        Origin {
-            policy,
-            clock,
-            began: None,
-            budget: None,
-        }
+        Origin::at(policy, clock, None, None)
     }
 
     /// A policy, a clock, the call's start and a budget.
     #[inline(always)]
-    pub fn at(
+    pub const fn at(
         policy: &'p Policy<S>,
         clock: Clock,
         began: Option<Instant>,
@@ -104,11 +100,6 @@ impl<'p, S> Origin<'p, S> {
             began,
             budget,
         }
-    }
-
-    /// The call's start, if read.
-    pub(crate) fn began(&self) -> Option<Instant> {
-        self.began
     }
 
     /// The call's deadline before its state is built: its policy's
@@ -123,10 +114,7 @@ impl<'p, S> Origin<'p, S> {
     /// built its state).
     pub(crate) fn first_context(&self) -> crate::event::AttemptContext {
         let context = crate::event::AttemptContext::new(1, self.policy.is_last_attempt(1));
-        match self.deadline() {
-            Some(deadline) => context.with_deadline(Some(deadline), (self.clock)()),
-            None => context,
-        }
+        (self.deadline()).map_or(context, |d| context.with_deadline(Some(d), (self.clock)()))
     }
 
     /// What `on_success` is told of a call whose state (if a failure built
@@ -135,13 +123,6 @@ impl<'p, S> Origin<'p, S> {
     pub(crate) fn success(&self, state: Option<&RetryState<'p, S>>) -> SuccessEvent {
         let attempts = state.map_or(0, RetryState::attempt).saturating_add(1);
         SuccessEvent::new(attempts, self.elapsed())
-    }
-
-    /// The same, with a budget.
-    #[inline(always)]
-    pub(crate) fn with_budget(mut self, budget: &'p RetryBudget) -> Self {
-        self.budget = Some(budget);
-        self
     }
 
     /// The state of a call that has just failed for the first time (or,
@@ -353,20 +334,11 @@ pub trait Trace<E> {
     fn give_up(&self, error: &E, report: &GiveUp);
 }
 
-/// No traces (see [`Trace`]).
-#[derive(Clone, Copy)]
-pub struct NoTrace;
+/// No traces (see [`Trace`]): `()`, as the attribute's expansion writes it
+/// without the `tracing` feature (two tokens).
+#[allow(non_upper_case_globals)]
+pub const NoTrace: () = ();
 
-impl<E> Trace<E> for NoTrace {
-    const ENABLED: bool = false;
-    #[inline(always)]
-    fn retry(&self, _: &E, _: u32, _: Duration, _: Option<&'static str>) {}
-    #[inline(always)]
-    fn give_up(&self, _: &E, _: &GiveUp) {}
-}
-
-/// No traces, as the attribute's expansion writes it without the `tracing`
-/// feature: `()`, two tokens (the same as [`NoTrace`]).
 impl<E> Trace<E> for () {
     const ENABLED: bool = false;
     #[inline(always)]

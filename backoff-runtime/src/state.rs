@@ -153,10 +153,7 @@ impl Gate<'_> {
     #[inline(always)]
     pub(crate) fn admit(&mut self, clock: Clock) -> Result<(), CircuitOpen> {
         if let Some(circuit) = self.circuit {
-            match circuit.acquire_on(clock) {
-                Ok(permit) => self.permit = Some(permit),
-                Err(open) => return Err(open),
-            }
+            self.permit = Some(circuit.acquire_on(clock)?);
         }
         Ok(())
     }
@@ -166,27 +163,35 @@ impl Gate<'_> {
     #[inline(always)]
     pub(crate) fn ask_throttle(&mut self, clock: Clock) -> Result<(), Rejected> {
         if let Some(throttle) = self.throttle {
-            match throttle.try_acquire(clock()) {
-                Ok(permit) => self.throttle_permit = Some(permit),
-                Err(rejected) => {
-                    if let Some(permit) = self.permit.take() {
-                        permit.release();
-                    }
-                    return Err(rejected);
-                }
+            let permit = throttle.try_acquire(clock());
+            if permit.is_err()
+                && let Some(permit) = self.permit.take()
+            {
+                permit.release();
             }
+            self.throttle_permit = Some(permit?);
         }
         Ok(())
     }
 
-    /// An accepted attempt: the breaker and the throttle hear of it.
+    /// The attempt's outcome reaches the breaker and the throttle:
+    /// `answered`, the service answered (an accepted outcome, a `Stop`),
+    /// or not (the clock is read only then, and only for a breaker).
     #[inline(always)]
-    pub(crate) fn settle(&mut self) {
+    pub(crate) fn settle(&mut self, answered: bool, clock: Clock) {
         if let Some(permit) = self.permit.take() {
-            permit.success();
+            if answered {
+                permit.success();
+            } else {
+                permit.failure(clock());
+            }
         }
         if let Some(permit) = self.throttle_permit.take() {
-            permit.accepted();
+            if answered {
+                permit.accepted();
+            } else {
+                permit.rejected();
+            }
         }
     }
 }
@@ -283,11 +288,8 @@ impl<'p, S> RetryState<'p, S> {
                     before: 0,
                     run: NonZeroU32::MIN,
                 }),
-                flags: match (checked, runs) {
-                    (_, true) => CHECKED | RUNS,
-                    (true, false) => CHECKED,
-                    (false, false) => 0,
-                },
+                // (`runs` implies `checked`.)
+                flags: u8::from(checked) * CHECKED | u8::from(runs) * RUNS,
                 fast: if checked { 0 } else { fast(policy) },
                 gave_up: None,
                 budget: None,
@@ -301,24 +303,26 @@ impl<'p, S> RetryState<'p, S> {
     /// none left the call gives up), each success deposits.
     pub fn with_budget(mut self, budget: &'p RetryBudget) -> Self {
         self.core.budget = Some(budget);
-        self.core.flags |= CHECKED;
-        self.core.fast = 0;
-        self
+        self.checked()
     }
 
     /// Puts the call behind a circuit breaker: call
     /// [`before_attempt`](RetryState::before_attempt) before each attempt.
     pub fn with_circuit(mut self, circuit: &'p CircuitBreaker) -> Self {
         self.core.gate.circuit = Some(circuit);
-        self.core.flags |= CHECKED;
-        self.core.fast = 0;
-        self
+        self.checked()
     }
 
     /// Puts the call behind client-side adaptive throttling: call
     /// [`ask_throttle`](RetryState::ask_throttle) before each attempt.
     pub fn with_throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self {
         self.core.gate.throttle = Some(throttle);
+        self.checked()
+    }
+
+    /// A granted delay must pass [`Core::admit`] (a budget, a breaker or a
+    /// throttle was added).
+    fn checked(mut self) -> Self {
         self.core.flags |= CHECKED;
         self.core.fast = 0;
         self
@@ -354,10 +358,7 @@ impl<'p, S> RetryState<'p, S> {
     /// ```
     pub fn ask_throttle(&mut self) -> Result<(), Rejected> {
         let asked = self.core.gate.ask_throttle(self.core.clock);
-        if asked.is_err() {
-            self.core.give_up_for(GiveUpReason::Rejected);
-        }
-        asked
+        asked.inspect_err(|_| self.core.give_up_for(GiveUpReason::Rejected))
     }
 
     /// Before each attempt: asks the circuit breaker, if any, for leave to
@@ -384,10 +385,7 @@ impl<'p, S> RetryState<'p, S> {
     /// is then [`GiveUpReason::CircuitOpen`].
     pub fn before_attempt(&mut self) -> Result<(), CircuitOpen> {
         let admitted = self.core.gate.admit(self.core.clock);
-        if admitted.is_err() {
-            self.core.give_up_for(GiveUpReason::CircuitOpen);
-        }
-        admitted
+        admitted.inspect_err(|_| self.core.give_up_for(GiveUpReason::CircuitOpen))
     }
 
     /// The state of a call whose first attempt `gate` (its breaker and
@@ -423,7 +421,7 @@ impl<'p, S> RetryState<'p, S> {
 
     /// After a successful attempt: tells the breaker and refills the budget.
     pub fn on_success(&mut self) {
-        self.core.gate.settle();
+        self.core.gate.settle(true, self.core.clock);
         if let Some(budget) = self.core.budget {
             budget.deposit();
         }
@@ -476,10 +474,9 @@ impl<'p, S> RetryState<'p, S> {
         let last = self.is_last_try()
             || (self.policy).is_last_attempt(self.core.failures.saturating_add(1));
         let context = AttemptContext::new(attempt, last);
-        match self.deadline() {
-            Some(deadline) => context.with_deadline(Some(deadline), (self.core.clock)()),
-            None => context,
-        }
+        (self.deadline()).map_or(context, |d| {
+            context.with_deadline(Some(d), (self.core.clock)())
+        })
     }
 
     /// Time since the call began, read from the clock now (zero if the state
@@ -821,20 +818,7 @@ impl Core<'_> {
                 .is_some_and(|k| k.schedule().is_none()),
             _ => false,
         };
-        if let Some(permit) = self.gate.permit.take() {
-            if answered {
-                permit.success();
-            } else {
-                permit.failure((self.clock)());
-            }
-        }
-        if let Some(permit) = self.gate.throttle_permit.take() {
-            if answered {
-                permit.accepted();
-            } else {
-                permit.rejected();
-            }
-        }
+        self.gate.settle(answered, self.clock);
     }
 
     /// The failures the policy's own attempt limit counts: all of them,
@@ -1085,12 +1069,11 @@ impl<P: Previous> Carried<P> {
 
     /// Why the call gave up, once it has.
     fn ended(&self) -> Option<GiveUpReason> {
-        match self.tally.checked_sub(GAVE_UP) {
-            None => None,
-            Some(0) => Some(GiveUpReason::Attempts),
-            Some(1) => Some(GiveUpReason::Stopped),
-            Some(_) => Some(GiveUpReason::Deadline),
-        }
+        Some(match self.tally.checked_sub(GAVE_UP)? {
+            0 => GiveUpReason::Attempts,
+            1 => GiveUpReason::Stopped,
+            _ => GiveUpReason::Deadline,
+        })
     }
 
     /// The report of a call that gave up (no start time: `elapsed` zero).

@@ -160,21 +160,6 @@ impl<P: FixedOrigin> Form for Compact<P> {
     }
 
     #[inline(always)]
-    fn step<T, E, N: OnRetry<T, E>>(
-        &mut self,
-        function: &'static str,
-        trace: impl Trace<E>,
-        decision: impl Verdict<T, E>,
-        outcome: Result<T, E>,
-        on_retry: N,
-    ) -> ControlFlow<Ended<T, E>, Duration> {
-        let dropped = driver::Dropped;
-        driver::unit(step(
-            self, function, trace, decision, outcome, on_retry, dropped,
-        ))
-    }
-
-    #[inline(always)]
     fn next_attempt(&mut self) {
         self.attempt = self.began.attempt(P::ORIGIN.clock);
     }
@@ -330,7 +315,7 @@ pub struct Call<F>(F);
 /// What a [`Call`] keeps: the driver's view of it after an attempt, and
 /// where that step runs. (The runtime's own: the expansion calls the
 /// methods of a `Call`, and never names this.)
-pub(crate) trait Form {
+pub(crate) trait Form: Sized {
     /// The call's progress, as the driver steps it.
     type Progress<'a>: driver::Progress
     where
@@ -346,7 +331,9 @@ pub(crate) trait Form {
     /// copy per function) for a whole retry state, inline for the compact
     /// form, whose step is out of line already. (One out-of-line copy for
     /// both cost the compact form 31 instructions per retry, 38 -> 69,
-    /// measured: so the two impls differ only in that attribute.)
+    /// measured: so the full form's override differs only in that
+    /// attribute.)
+    #[inline(always)]
     fn step<T, E, N: OnRetry<T, E>>(
         &mut self,
         function: &'static str,
@@ -354,7 +341,12 @@ pub(crate) trait Form {
         decision: impl Verdict<T, E>,
         outcome: Result<T, E>,
         on_retry: N,
-    ) -> ControlFlow<Ended<T, E>, Duration>;
+    ) -> ControlFlow<Ended<T, E>, Duration> {
+        let dropped = driver::Dropped;
+        driver::unit(step(
+            self, function, trace, decision, outcome, on_retry, dropped,
+        ))
+    }
     /// Another attempt begins.
     fn next_attempt(&mut self);
     /// Before the driver's rule after an attempt: what it steps is ready.
@@ -428,7 +420,7 @@ impl<'p, S: Strategy + 'p, K: Kept<'p, S>> Form for Full<'p, S, K> {
 
     #[inline(always)]
     fn accepting(&mut self) {
-        self.state.settle();
+        self.state.settle(&self.start);
     }
 }
 
@@ -442,7 +434,7 @@ pub trait Kept<'p, S: 'p>: DerefMut<Target = Option<RetryState<'p, S>>> {
     /// An accepted attempt: the breaker and the throttle hear of it if no
     /// state keeps their permits.
     #[inline(always)]
-    fn settle(&mut self) {}
+    fn settle(&mut self, _: &Origin<'p, S>) {}
 }
 
 impl<'p, S> Kept<'p, S> for ManuallyDrop<Option<RetryState<'p, S>>> {}
@@ -481,8 +473,8 @@ impl<'p, S> Kept<'p, S> for Gated<'p, S> {
     }
 
     #[inline(always)]
-    fn settle(&mut self) {
-        self.gate.settle();
+    fn settle(&mut self, start: &Origin<'p, S>) {
+        self.gate.settle(true, start.clock);
     }
 }
 
@@ -499,31 +491,6 @@ impl<'p, S> Gated<'p, S> {
                 .gated(circuit, throttle)
                 .holding(core::mem::take(gate))
         })
-    }
-
-    /// Before an attempt: whether the breaker admits it (the state's
-    /// `before_attempt`, whose gate this is until a failure builds it).
-    #[inline(always)]
-    fn admit(&mut self, start: &Origin<'p, S>) -> Result<(), CircuitOpen> {
-        match &mut self.state {
-            Some(state) => state.before_attempt(),
-            None => match self.gate.admit(start.clock) {
-                Ok(()) => Ok(()),
-                Err(open) => Err(self.refused(start, GiveUpReason::CircuitOpen, open)),
-            },
-        }
-    }
-
-    /// Before an attempt: whether the throttle lets it run.
-    #[inline(always)]
-    fn ask_throttle(&mut self, start: &Origin<'p, S>) -> Result<(), Rejected> {
-        match &mut self.state {
-            Some(state) => state.ask_throttle(),
-            None => match self.gate.ask_throttle(start.clock) {
-                Ok(()) => Ok(()),
-                Err(rejected) => Err(self.refused(start, GiveUpReason::Rejected, rejected)),
-            },
-        }
     }
 
     /// The first attempt was refused for `reason`: the call's state gives
@@ -556,7 +523,7 @@ impl<'p, S> Call<Full<'p, S>> {
     /// refills.
     #[inline(always)]
     pub fn with_budget(mut self, budget: &'p RetryBudget) -> Self {
-        self.0.start = self.0.start.with_budget(budget);
+        self.0.start.budget = Some(budget);
         self
     }
 
@@ -601,16 +568,27 @@ impl<'p, S> Call<Full<'p, S, Gated<'p, S>>> {
         self
     }
 
-    /// Before an attempt: whether the breaker admits it.
+    /// Before an attempt: whether the breaker admits it (the state's
+    /// `before_attempt`, whose gate this is until a failure builds it).
     #[inline(always)]
     pub fn admit(&mut self) -> Result<(), CircuitOpen> {
-        self.0.state.admit(&self.0.start)
+        let Full { start, state, .. } = &mut self.0;
+        match &mut state.state {
+            Some(state) => state.before_attempt(),
+            None => (state.gate.admit(start.clock))
+                .map_err(|open| state.refused(start, GiveUpReason::CircuitOpen, open)),
+        }
     }
 
     /// Before an attempt: whether the throttle lets it run.
     #[inline(always)]
     pub fn ask_throttle(&mut self) -> Result<(), Rejected> {
-        self.0.state.ask_throttle(&self.0.start)
+        let Full { start, state, .. } = &mut self.0;
+        match &mut state.state {
+            Some(state) => state.ask_throttle(),
+            None => (state.gate.ask_throttle(start.clock))
+                .map_err(|rejected| state.refused(start, GiveUpReason::Rejected, rejected)),
+        }
     }
 }
 
@@ -632,7 +610,7 @@ impl<'p, S, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     pub fn context_within(&self, timeout: Duration) -> AttemptContext {
         within_timeout(
             self.context(),
-            self.0.start.began(),
+            self.0.start.began,
             timeout,
             self.0.start.clock,
         )
