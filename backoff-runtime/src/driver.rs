@@ -114,7 +114,10 @@ impl<'p, S> Origin<'p, S> {
     /// built its state).
     pub(crate) fn first_context(&self) -> crate::event::AttemptContext {
         let context = crate::event::AttemptContext::new(1, self.policy.is_last_attempt(1));
-        (self.deadline()).map_or(context, |d| context.with_deadline(Some(d), (self.clock)()))
+        match self.deadline() {
+            Some(deadline) => context.with_deadline(Some(deadline), (self.clock)()),
+            None => context,
+        }
     }
 
     /// What `on_success` is told of a call whose state (if a failure built

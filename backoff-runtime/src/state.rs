@@ -236,7 +236,7 @@ impl<S> Policy<S> {
     /// assert!(state.next_delay().is_none()); // attempt 2 failed: give up
     /// ```
     pub fn start(&self) -> RetryState<'_, S> {
-        RetryState::new(self, clock::system, true)
+        self.start_with_clock(clock::system)
     }
 
     /// Starts a call timed by `clock` (for instance
@@ -252,17 +252,11 @@ impl<S> Policy<S> {
     /// ```
     #[doc(hidden)]
     pub fn start_with_clock(&self, clock: Clock) -> RetryState<'_, S> {
-        RetryState::new(self, clock, true)
+        RetryState::starting_at(self, clock, Some(clock()))
     }
 }
 
 impl<'p, S> RetryState<'p, S> {
-    /// `timed`: read the clock now, for `elapsed` (and stages that end by
-    /// time); it is read anyway when the policy has a deadline.
-    pub(crate) fn new(policy: &'p Policy<S>, clock: Clock, timed: bool) -> Self {
-        Self::starting_at(policy, clock, began_if(policy, clock, timed))
-    }
-
     /// A state whose call began at `start` (if anything needs the time).
     pub(crate) fn starting_at(policy: &'p Policy<S>, clock: Clock, start: Option<Instant>) -> Self {
         let checked = policy.elapsed_limit().is_some()
@@ -1207,17 +1201,8 @@ fn fast<S>(policy: &Policy<S>) -> u32 {
 /// time.
 #[inline]
 pub fn began<S: Strategy>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
-    began_if(policy, clock, timed || policy.strategy().staging().timed)
-}
-
-/// [`began`], whatever the schedule.
-#[inline]
-fn began_if<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
-    if timed || policy.elapsed_limit().is_some() || policy.reset_limit().is_some() {
-        Some(clock())
-    } else {
-        None
-    }
+    let deadline = policy.elapsed_limit().is_some() || policy.reset_limit().is_some();
+    (timed || deadline || policy.strategy().staging().timed).then(clock)
 }
 
 #[cfg(test)]
@@ -1745,11 +1730,11 @@ mod tests {
     fn untimed_success_reads_no_clock_and_draws_nothing() {
         let (counting, reads) = counting_clock!();
         let p = Policy::default();
-        let s = RetryState::new(&p, counting, false);
+        let s = RetryState::starting_at(&p, counting, began(&p, counting, false));
         assert_eq!(reads(), 0);
         assert!(!s.core.rng.has_drawn());
         let timed = Policy::default().max_elapsed(MS(5));
-        let _ = RetryState::new(&timed, counting, false);
+        let _ = RetryState::starting_at(&timed, counting, began(&timed, counting, false));
         assert_eq!(reads(), 1);
     }
 
@@ -1758,7 +1743,8 @@ mod tests {
         let (counting, reads) = counting_clock!();
         static BREAKER: CircuitBreaker = CircuitBreaker::new(1, 1, Duration::from_secs(60));
         let p = Policy::default();
-        let mut s = RetryState::new(&p, counting, false).with_circuit(&BREAKER);
+        let mut s = RetryState::starting_at(&p, counting, began(&p, counting, false))
+            .with_circuit(&BREAKER);
         s.before_attempt().unwrap();
         s.on_success();
         assert_eq!(reads(), 0);
@@ -1768,7 +1754,7 @@ mod tests {
     fn the_give_up_report_reads_the_clock_once() {
         let (counting, reads) = counting_clock!();
         let p = Policy::immediate();
-        let mut s = RetryState::new(&p, counting, true);
+        let mut s = RetryState::starting_at(&p, counting, began(&p, counting, true));
         assert_eq!(s.next_delay_for(Decision::Stop), None);
         let before = reads();
         let report = s.report();
