@@ -243,26 +243,6 @@ impl<S: Strategy> Progress for Lazy<'_, '_, S> {
     }
 }
 
-/// The progress of a call whose `timeout` passed (or that was cancelled):
-/// only its report.
-pub(crate) struct TimedOut(pub(crate) GiveUp);
-
-impl Progress for TimedOut {
-    fn step(&mut self, _: Decision) -> Option<Duration> {
-        None
-    }
-    fn succeeded(&mut self) {}
-    fn attempt(&self) -> u32 {
-        self.0.attempts
-    }
-    fn event(&self, delay: Duration) -> RetryEvent {
-        RetryEvent::new(self.0.attempts, delay, self.0.elapsed)
-    }
-    fn report(&self) -> GiveUp {
-        self.0
-    }
-}
-
 /// An accepted attempt: the state, if a failure built it, reports it (to
 /// the breaker, and deposits); else the budget is paid directly, and a call
 /// that succeeded at once builds no state.
@@ -445,8 +425,8 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K: Ke
             ControlFlow::Continue((delay, K::keep(outcome)))
         }
         None => {
-            let ended = Some(outcome.is_ok());
-            ControlFlow::Break(give_up(&*progress, outcome, hooks, trace, recording, ended))
+            let (ended, report) = (Some(outcome.is_ok()), || progress.report());
+            ControlFlow::Break(give_up(report, outcome, hooks, trace, recording, ended))
         }
     }
 }
@@ -466,17 +446,17 @@ pub(crate) fn cancelled<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
 ) -> Result<T, E> {
     let mut report = progress.report();
     report.reason = GiveUpReason::Cancelled;
-    give_up(&TimedOut(report), outcome, hooks, trace, recording, ended)
+    give_up(|| report, outcome, hooks, trace, recording, ended)
 }
 
-/// The call gives up with `outcome`: the report, built only if a hook, the
-/// trace or the recording read it, the trace, the recording (`ended`: whether
+/// The call gives up with `outcome`: the `report`, built only if a hook,
+/// the trace or the recording read it, the trace, the recording (`ended`: whether
 /// an attempt just ended, with a rejected `Ok`; see
 /// [`Records::gave_up`](crate::record::Records::gave_up)), `on_giveup`;
 /// then the outcome, unchanged.
 #[inline]
 pub(crate) fn give_up<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
-    progress: &impl Progress,
+    report: impl FnOnce() -> GiveUp,
     outcome: Result<T, E>,
     hooks: &mut H,
     trace: &R,
@@ -484,7 +464,7 @@ pub(crate) fn give_up<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
     ended: Option<bool>,
 ) -> Result<T, E> {
     if H::REPORTS || R::ENABLED || recording.is_live() {
-        let report = progress.report();
+        let report = report();
         recording.gave_up(ended, report.reason, report.failure_kind);
         if let Err(error) = &outcome {
             trace.give_up(error, &report);

@@ -289,19 +289,19 @@ impl<T, E> OnGiveUp<T, E> for Keep<'_> {
 }
 
 /// The driver's give-up step with no attempt just ended (a breaker's
-/// refusal, a throttle's rejection, a `timeout`, a cancel), for
-/// `progress`'s report, which is kept for the give-up hooks.
+/// refusal, a throttle's rejection, a `timeout`, a cancel), for `report`,
+/// which is kept for the give-up hooks.
 #[inline(always)]
 fn give_up<T, E, R: Trace<E>, M: Records>(
-    progress: &impl driver::Progress,
+    report: impl FnOnce() -> GiveUp,
     recording: &mut M,
     trace: R,
     outcome: Result<T, E>,
 ) -> Ended<T, E> {
-    let mut report = None;
-    let mut hooks = HookSet::of(Decision::Stop, Decision::Stop, NoHook, Keep(&mut report));
-    let result = driver::give_up(progress, outcome, &mut hooks, &trace, recording, None);
-    Ended::resume(result, report)
+    let mut kept = None;
+    let mut hooks = HookSet::of(Decision::Stop, Decision::Stop, NoHook, Keep(&mut kept));
+    let result = driver::give_up(report, outcome, &mut hooks, &trace, recording, None);
+    Ended::resume(result, kept)
 }
 
 /// A call of the function's own loop, as the driver sees it, in one of
@@ -771,7 +771,8 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     #[inline(never)]
     pub fn refused<T, E, R: Trace<E>>(&mut self, trace: R, outcome: Result<T, E>) -> Ended<T, E> {
         let (progress, recording) = self.0.parts("");
-        give_up(&progress, recording, trace, outcome)
+        let report = || driver::Progress::report(&progress);
+        give_up(report, recording, trace, outcome)
     }
 
     /// The call gives up with `outcome` (an error) because its `timeout`
@@ -801,7 +802,7 @@ pub fn timed_out<T, E, R: Trace<E>>(
     trace: R,
     outcome: Result<T, E>,
 ) -> Ended<T, E> {
-    give_up(&driver::TimedOut(report), recording, trace, outcome)
+    give_up(|| report, recording, trace, outcome)
 }
 
 /// The report of a hedged call that ran past its `timeout` after `calls`

@@ -58,6 +58,6 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
         let (progress, recording) = self.0.parts("");
         let mut report = driver::Progress::report(&progress);
         report.reason = GiveUpReason::Cancelled;
-        give_up(&driver::TimedOut(report), recording, trace, outcome)
+        give_up(|| report, recording, trace, outcome)
     }
 }
