@@ -258,50 +258,33 @@ pub(crate) fn succeeded<S>(slot: &mut Option<RetryState<'_, S>>, budget: Option<
     }
 }
 
-/// A loop's hooks, as the driver calls them. Each has a default: every
-/// error is retried, every `Ok` accepted, nothing is told.
+/// A loop's hooks, as the driver calls them (their one adapter is
+/// [`HookSet`](crate::hooks::HookSet), whose unset hooks retry every error,
+/// accept every `Ok` and tell nothing).
 pub(crate) trait Hooks<T, E> {
     /// Whether there is an `on_retry` (the event is built only if so).
-    const ON_RETRY: bool = false;
+    const ON_RETRY: bool;
     /// Whether there is an `on_hedge` (the same).
     #[cfg(feature = "tokio")]
-    const ON_HEDGE: bool = false;
+    const ON_HEDGE: bool;
     /// Whether a hook reads the [`GiveUp`] report.
-    const REPORTS: bool = false;
-
+    const REPORTS: bool;
     /// The verdict on an error.
-    #[inline(always)]
-    fn when(&mut self, _: &E) -> Decision {
-        Decision::Retry
-    }
-
+    fn when(&mut self, error: &E) -> Decision;
     /// The verdict on an `Ok` value: [`Decision::Stop`] accepts it.
-    #[inline(always)]
-    fn when_ok(&mut self, _: &T) -> Decision {
-        Decision::Stop
-    }
-
+    fn when_ok(&mut self, value: &T) -> Decision;
     /// A retry was granted after `outcome`.
-    #[inline(always)]
-    fn on_retry(&mut self, _: &Result<T, E>, _: &RetryEvent) {}
-
+    fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent);
     /// A hedged call's hedge was granted by its delay, no attempt having
     /// ended (`event.kind` is
     /// [`AttemptKind::Hedge`](crate::AttemptKind::Hedge)).
     #[cfg(feature = "tokio")]
-    #[inline(always)]
-    fn on_hedge(&mut self, _: &RetryEvent) {}
-
+    fn on_hedge(&mut self, event: &RetryEvent);
     /// The call gives up with `outcome`.
-    #[inline(always)]
-    fn on_give_up(&mut self, _: &Result<T, E>, _: &GiveUp) {}
-
+    fn on_give_up(&mut self, outcome: &Result<T, E>, report: &GiveUp);
     /// The call's result when it gives up with `outcome`, after
     /// `on_give_up` (a fallback's; only called if [`REPORTS`](Hooks::REPORTS)).
-    #[inline(always)]
-    fn fall_back(&mut self, outcome: Result<T, E>, _: &GiveUp) -> Result<T, E> {
-        outcome
-    }
+    fn fall_back(&mut self, outcome: Result<T, E>, report: &GiveUp) -> Result<T, E>;
 }
 
 /// What a loop reports to `tracing`: [`NoTrace`] without the `tracing`

@@ -74,21 +74,19 @@ pub fn trace_give_up(function: &str, outcome: &dyn core::fmt::Display, report: &
     let (attempts, reason) = (report.attempts, report.reason.as_str());
     // (Recorded only for a policy with kinds: `on(..)`'s pattern text.)
     let failure_kind = report.failure_kind;
-    match report.reason {
-        GiveUpReason::Stopped if report.attempts <= 1 => ::tracing::debug!(
-            target: "backoff_runtime",
-            function, attempts, reason, failure_kind, error = %outcome, "giving up"
-        ),
-        GiveUpReason::Stopped | GiveUpReason::CircuitOpen | GiveUpReason::Cancelled => {
-            ::tracing::warn!(
+    macro_rules! giving_up {
+        ($level:ident) => {
+            ::tracing::$level!(
                 target: "backoff_runtime",
                 function, attempts, reason, failure_kind, error = %outcome, "giving up"
             )
-        }
-        _ => ::tracing::error!(
-            target: "backoff_runtime",
-            function, attempts, reason, failure_kind, error = %outcome, "giving up"
-        ),
+        };
+    }
+    match report.reason {
+        GiveUpReason::Stopped if report.attempts <= 1 => giving_up!(debug),
+        GiveUpReason::Stopped | GiveUpReason::CircuitOpen => giving_up!(warn),
+        GiveUpReason::Cancelled => giving_up!(warn),
+        _ => giving_up!(error),
     }
 }
 
