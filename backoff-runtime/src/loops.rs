@@ -312,10 +312,7 @@ fn blocking_first<S: Strategy, T, E>(
     op: &mut dyn Attempts<T, E>,
     first: Option<E>,
 ) -> Result<T, E> {
-    let mut recording = match function {
-        Some(function) => Recording::begin(function, start.clock),
-        None => Recording::OFF,
-    };
+    let mut recording = function.map_or(Recording::OFF, |f| Recording::begin(f, start.clock));
     match first.map_or_else(|| op.attempt(), Err) {
         Ok(value) => {
             recording.succeeded();

@@ -732,9 +732,7 @@ impl Core<'_> {
                 self.fast = 0;
                 self.kind_delay(settings, throttled, THROTTLED_SLOT, false)
             }
-            _ if !settings.allows_retry_after(self.main_failures(settings)) => {
-                Err(GiveUpReason::Attempts)
-            }
+            _ if !settings.allows_retry_after(self.main_failures()) => Err(GiveUpReason::Attempts),
             (Decision::RetryAfter(d), _) => self.retry_after(settings, d),
             // (`Retry`, `Throttled` without a throttled schedule, a `Kind`
             // naming no kind.)
@@ -818,13 +816,9 @@ impl Core<'_> {
     /// The failures the policy's own attempt limit counts: all of them,
     /// but for the throttled ones of a policy with a throttled schedule
     /// (a kind of its own, with its own limit).
-    fn main_failures(&self, settings: &Settings) -> u32 {
-        match settings.throttled.as_ref() {
-            Some(_) => self
-                .failures
-                .saturating_sub(self.kinds.failures(THROTTLED_SLOT)),
-            None => self.failures,
-        }
+    fn main_failures(&self) -> u32 {
+        // (None are counted there without a throttled schedule.)
+        (self.failures).saturating_sub(self.kinds.failures(THROTTLED_SLOT))
     }
 
     /// The next delay of the main schedule (the caller checked the limit),
@@ -845,7 +839,7 @@ impl Core<'_> {
     /// A server's word (the attempt limit allowing another call), bounded:
     /// a longer wait than `retry_after_max` gives up, never sleeps.
     fn retry_after(&self, settings: &Settings, d: Duration) -> Result<Duration, GiveUpReason> {
-        if !settings.allows_retry_after(self.main_failures(settings)) {
+        if !settings.allows_retry_after(self.main_failures()) {
             Err(GiveUpReason::Attempts)
         } else if d > settings.retry_after_max {
             Err(GiveUpReason::Deadline)
@@ -875,29 +869,15 @@ impl Core<'_> {
         {
             return Err(GiveUpReason::Attempts);
         }
-        // Only `decorrelated` reads its previous delay: the slot of the
-        // schedules besides the main one. The others start from nothing,
-        // so no delay of another schedule is taken for theirs.
-        fn backoff<T: Strategy + ?Sized>(
-            strategy: &T,
-            jitter: Jitter,
-            retry: u32,
-            slot: &mut Option<Duration>,
-            rng: &mut JitterRng,
-        ) -> Duration {
-            let mut none = None;
-            let previous = if strategy.reads_previous() {
-                slot
-            } else {
-                &mut none
-            };
-            policy::backoff(strategy, jitter, retry, previous, rng)
-        }
+        // (The slot of the schedules besides the main one: only
+        // `decorrelated` reads it, and only a strategy that reads it keeps
+        // its delay there, so no delay of another schedule is taken for
+        // the others'.)
         let (previous, rng) = (&mut self.kinds_previous, &mut self.rng);
         Ok(match &t.strategy {
             // (A builtin without a dynamic call: the common case.)
-            Held::Builtin(b) => backoff(b, t.jitter, retry, previous, rng),
-            Held::Static(s) => backoff(*s, t.jitter, retry, previous, rng),
+            Held::Builtin(b) => policy::backoff(b, t.jitter, retry, previous, rng),
+            Held::Static(s) => policy::backoff(*s, t.jitter, retry, previous, rng),
         })
     }
 
