@@ -138,17 +138,8 @@ pub fn compact<P: FixedOrigin>() -> Call<Compact<P>> {
 }
 
 impl<P: FixedOrigin> Form for Compact<P> {
-    type Progress<'a>
-        = Carrying<'a, P>
-    where
-        Self: 'a;
-    type Recording<'a>
-        = CompactRecording<'a>
-    where
-        Self: 'a;
-
     #[inline(always)]
-    fn parts(&mut self, function: &'static str) -> (Carrying<'_, P>, CompactRecording<'_>) {
+    fn parts(&mut self, function: &'static str) -> (impl driver::Progress, impl Records) {
         let recording = CompactRecording {
             function,
             clock: P::ORIGIN.clock,
@@ -156,7 +147,7 @@ impl<P: FixedOrigin> Form for Compact<P> {
             attempt: core::mem::take(&mut self.attempt),
             attempts: self.carried.attempt(),
         };
-        (Carrying(&mut self.carried), recording)
+        (Carrying::<P>(&mut self.carried), recording)
     }
 
     #[inline(always)]
@@ -316,17 +307,9 @@ pub struct Call<F>(F);
 /// where that step runs. (The runtime's own: the expansion calls the
 /// methods of a `Call`, and never names this.)
 pub(crate) trait Form: Sized {
-    /// The call's progress, as the driver steps it.
-    type Progress<'a>: driver::Progress
-    where
-        Self: 'a;
-    /// The call's recording, as the driver tells it.
-    type Recording<'a>: Records
-    where
-        Self: 'a;
-    /// The progress and the recording of the attempt of `function` that
-    /// just ended.
-    fn parts(&mut self, function: &'static str) -> (Self::Progress<'_>, Self::Recording<'_>);
+    /// The call's progress, as the driver steps it, and its recording, as
+    /// the driver tells it, of the attempt of `function` that just ended.
+    fn parts(&mut self, function: &'static str) -> (impl driver::Progress, impl Records);
     /// The driver's rule after an attempt: [`step`], out of line (one
     /// copy per function) for a whole retry state, inline for the compact
     /// form, whose step is out of line already. (One out-of-line copy for
@@ -375,17 +358,8 @@ pub struct Full<'p, S, K = ManuallyDrop<Option<RetryState<'p, S>>>> {
 }
 
 impl<'p, S: Strategy + 'p, K: Kept<'p, S>> Form for Full<'p, S, K> {
-    type Progress<'a>
-        = driver::Lazy<'a, 'p, S>
-    where
-        Self: 'a;
-    type Recording<'a>
-        = &'a mut Recording
-    where
-        Self: 'a;
-
     #[inline(always)]
-    fn parts(&mut self, _: &'static str) -> (driver::Lazy<'_, 'p, S>, &mut Recording) {
+    fn parts(&mut self, _: &'static str) -> (impl driver::Progress, impl Records) {
         let progress = driver::Lazy {
             slot: &mut *self.state,
             start: &self.start,
@@ -770,9 +744,9 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     #[cold]
     #[inline(never)]
     pub fn refused<T, E, R: Trace<E>>(&mut self, trace: R, outcome: Result<T, E>) -> Ended<T, E> {
-        let (progress, recording) = self.0.parts("");
+        let (progress, mut recording) = self.0.parts("");
         let report = || driver::Progress::report(&progress);
-        give_up(report, recording, trace, outcome)
+        give_up(report, &mut recording, trace, outcome)
     }
 
     /// The call gives up with `outcome` (an error) because its `timeout`
