@@ -177,8 +177,10 @@ pub(crate) trait Progress {
     /// After a failed attempt (or an `Ok` to retry), given the verdict: the
     /// delay before the next attempt, or `None` to give up.
     fn step(&mut self, decision: Decision) -> Option<Duration>;
-    /// An attempt was accepted: the breaker and the budget hear of it.
-    fn succeeded(&mut self);
+    /// An attempt was accepted: the breaker and the budget hear of it
+    /// (the compact form has neither).
+    #[inline(always)]
+    fn succeeded(&mut self) {}
     /// Failed attempts so far (after a failure, the one that failed).
     fn attempt(&self) -> u32;
     /// The event of the retry just granted with `delay`.

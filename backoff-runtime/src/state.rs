@@ -574,6 +574,32 @@ impl<'p, S> RetryState<'p, S> {
         )
         .with_failure_kind(self.failure_kind())
     }
+
+    /// Whether the attempt about to run is the last try that
+    /// [`OnDeadline::LastTry`] grants at the deadline: its sleep was cut to
+    /// end there, and whatever it returns is the call's outcome.
+    ///
+    /// ```
+    /// use backoff_runtime::{OnDeadline, Policy, clock::Clock};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// fn frozen() -> Instant {
+    ///     static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    ///     *START.get_or_init(Instant::now)
+    /// }
+    /// let policy = Policy::constant(Duration::from_secs(4))
+    ///     .jitter(backoff_runtime::Jitter::None)
+    ///     .max_elapsed(Duration::from_secs(3))
+    ///     .on_deadline(OnDeadline::LastTry);
+    /// let mut state = policy.start_with_clock(frozen as Clock);
+    /// assert_eq!(state.next_delay(), Some(Duration::from_secs(3)));
+    /// assert!(state.is_last_try());
+    /// assert_eq!(state.next_delay(), None);
+    /// ```
+    #[doc(hidden)]
+    pub fn is_last_try(&self) -> bool {
+        self.core.flags & LAST_TRY != 0
+    }
 }
 
 impl<S: Strategy> RetryState<'_, S> {
@@ -619,24 +645,6 @@ impl<S: Strategy> RetryState<'_, S> {
         }
         self.core
             .next_delay_in_general(self.policy.settings(), self.policy, decision)
-    }
-}
-
-impl<S: Strategy> Policy<S> {
-    /// The common path of a step (a plain retry, within the attempt limit,
-    /// nothing else to check): the failure counted, and the main
-    /// schedule's delay for retry number `failures - skipped`, whatever
-    /// form keeps the counts. No overflow: `failures < fast <= u32::MAX`.
-    #[inline(always)]
-    fn common_step(
-        &self,
-        failures: &mut u32,
-        skipped: u32,
-        previous: &mut Option<Duration>,
-        rng: &mut JitterRng,
-    ) -> Duration {
-        *failures += 1;
-        self.backoff(*failures - skipped, previous, rng)
     }
 }
 
@@ -928,34 +936,6 @@ impl Core<'_> {
     }
 }
 
-impl<S> RetryState<'_, S> {
-    /// Whether the attempt about to run is the last try that
-    /// [`OnDeadline::LastTry`] grants at the deadline: its sleep was cut to
-    /// end there, and whatever it returns is the call's outcome.
-    ///
-    /// ```
-    /// use backoff_runtime::{OnDeadline, Policy, clock::Clock};
-    /// use std::time::{Duration, Instant};
-    ///
-    /// fn frozen() -> Instant {
-    ///     static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    ///     *START.get_or_init(Instant::now)
-    /// }
-    /// let policy = Policy::constant(Duration::from_secs(4))
-    ///     .jitter(backoff_runtime::Jitter::None)
-    ///     .max_elapsed(Duration::from_secs(3))
-    ///     .on_deadline(OnDeadline::LastTry);
-    /// let mut state = policy.start_with_clock(frozen as Clock);
-    /// assert_eq!(state.next_delay(), Some(Duration::from_secs(3)));
-    /// assert!(state.is_last_try());
-    /// assert_eq!(state.next_delay(), None);
-    /// ```
-    #[doc(hidden)]
-    pub fn is_last_try(&self) -> bool {
-        self.core.flags & LAST_TRY != 0
-    }
-}
-
 /// What a loop keeps of its [`RetryState`] between attempts when the
 /// policy, the clock and the random source need no keeping: the policy is
 /// a type (`Fixed`), unseeded (its jitter draws from the process-wide
@@ -1116,6 +1096,22 @@ impl<P: Previous> Carried<P> {
 }
 
 impl<S: Strategy> Policy<S> {
+    /// The common path of a step (a plain retry, within the attempt limit,
+    /// nothing else to check): the failure counted, and the main
+    /// schedule's delay for retry number `failures - skipped`, whatever
+    /// form keeps the counts. No overflow: `failures < fast <= u32::MAX`.
+    #[inline(always)]
+    fn common_step(
+        &self,
+        failures: &mut u32,
+        skipped: u32,
+        previous: &mut Option<Duration>,
+        rng: &mut JitterRng,
+    ) -> Duration {
+        *failures += 1;
+        self.backoff(*failures - skipped, previous, rng)
+    }
+
     /// [`RetryState::next_delay`] on the state `carried` stands for (under
     /// this policy, which must be unseeded, without kinds and without a
     /// deadline): the state's common path on the carried counts, else the

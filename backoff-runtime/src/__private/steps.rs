@@ -172,9 +172,6 @@ impl<P: FixedOrigin> driver::Progress for Carrying<'_, P> {
     }
 
     #[inline(always)]
-    fn succeeded(&mut self) {}
-
-    #[inline(always)]
     fn attempt(&self) -> u32 {
         self.0.attempt()
     }
