@@ -563,54 +563,12 @@ impl<'p, S> Call<Full<'p, S, Gated<'p, S>>> {
     }
 }
 
-impl<'p, S, K: Kept<'p, S>> Call<Full<'p, S, K>> {
-    /// The context of the attempt about to run (`context = ctx`): the
-    /// state's, once a failure built it.
-    #[inline(always)]
-    pub fn context(&self) -> AttemptContext {
-        match &*self.0.state {
-            Some(state) => state.context(),
-            None => self.0.start.first_context(),
-        }
-    }
+/// A verdict as the function's own loop hands it to the driver: `when`'s
+/// (or `when_ok`'s) [`Decision`], or [`RETRY`] without either, a constant
+/// the driver's step folds.
+pub trait Verdict<T, E>: Classify<T> + Classify<E> + Copy {}
 
-    /// [`context`](Call::context) under a whole-call `timeout` (counted
-    /// from the call's start, which a `timeout` reads): its deadline the
-    /// nearer of the two.
-    #[inline(never)]
-    pub fn context_within(&self, timeout: Duration) -> AttemptContext {
-        within_timeout(
-            self.context(),
-            self.0.start.began,
-            timeout,
-            self.0.start.clock,
-        )
-    }
-
-    /// `attempt_timeout`'s `limit` for the attempt about to run, of
-    /// `context`, cut to the time left until the call's deadline (but for
-    /// the last try that `on_deadline = "last_try"` grants at the
-    /// deadline, which keeps it).
-    #[inline(always)]
-    pub fn attempt_timeout(&self, limit: Duration, context: AttemptContext) -> Duration {
-        if self.0.state.as_ref().is_some_and(RetryState::is_last_try) {
-            limit
-        } else {
-            cut(limit, context)
-        }
-    }
-
-    /// What `on_success` is told, if the call `ended` with an accepted
-    /// `Ok` (the expansion calls the hook itself: a hook of the wrong type
-    /// is then rustc's error at it, naming no bound of the runtime's).
-    #[inline(always)]
-    pub fn success<'e, T, E>(&self, ended: &'e Ended<T, E>) -> Option<(&'e T, SuccessEvent)> {
-        match ended {
-            Ended::Done(Ok(value)) => Some((value, self.0.start.success(self.0.state.as_ref()))),
-            _ => None,
-        }
-    }
-}
+impl<T, E, V: Classify<T> + Classify<E> + Copy> Verdict<T, E> for V {}
 
 #[allow(private_bounds)]
 impl<F: Form> Call<F> {
@@ -629,17 +587,7 @@ impl<F: Form> Call<F> {
     pub fn next_attempt(&mut self) {
         self.0.next_attempt();
     }
-}
 
-/// A verdict as the function's own loop hands it to the driver: `when`'s
-/// (or `when_ok`'s) [`Decision`], or [`RETRY`] without either, a constant
-/// the driver's step folds.
-pub trait Verdict<T, E>: Classify<T> + Classify<E> + Copy {}
-
-impl<T, E, V: Classify<T> + Classify<E> + Copy> Verdict<T, E> for V {}
-
-#[allow(private_bounds)]
-impl<F: Form> Call<F> {
     /// After an attempt of `function` that ended with `outcome`, judged
     /// `decision` (by `when` or `when_ok`, in the function): the driver's
     /// rule (the step, the trace, the metrics, giving up).
@@ -735,6 +683,53 @@ fn step<F: Form, T, E, N: OnRetry<T, E>, K: driver::Keep<T, E>>(
 }
 
 impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
+    /// The context of the attempt about to run (`context = ctx`): the
+    /// state's, once a failure built it.
+    #[inline(always)]
+    pub fn context(&self) -> AttemptContext {
+        match &*self.0.state {
+            Some(state) => state.context(),
+            None => self.0.start.first_context(),
+        }
+    }
+
+    /// [`context`](Call::context) under a whole-call `timeout` (counted
+    /// from the call's start, which a `timeout` reads): its deadline the
+    /// nearer of the two.
+    #[inline(never)]
+    pub fn context_within(&self, timeout: Duration) -> AttemptContext {
+        within_timeout(
+            self.context(),
+            self.0.start.began,
+            timeout,
+            self.0.start.clock,
+        )
+    }
+
+    /// `attempt_timeout`'s `limit` for the attempt about to run, of
+    /// `context`, cut to the time left until the call's deadline (but for
+    /// the last try that `on_deadline = "last_try"` grants at the
+    /// deadline, which keeps it).
+    #[inline(always)]
+    pub fn attempt_timeout(&self, limit: Duration, context: AttemptContext) -> Duration {
+        if self.0.state.as_ref().is_some_and(RetryState::is_last_try) {
+            limit
+        } else {
+            cut(limit, context)
+        }
+    }
+
+    /// What `on_success` is told, if the call `ended` with an accepted
+    /// `Ok` (the expansion calls the hook itself: a hook of the wrong type
+    /// is then rustc's error at it, naming no bound of the runtime's).
+    #[inline(always)]
+    pub fn success<'e, T, E>(&self, ended: &'e Ended<T, E>) -> Option<(&'e T, SuccessEvent)> {
+        match ended {
+            Ended::Done(Ok(value)) => Some((value, self.0.start.success(self.0.state.as_ref()))),
+            _ => None,
+        }
+    }
+
     /// The call gives up with `outcome` (an error) before an attempt ran (a
     /// breaker refused it, a throttle rejected it): the driver's give-up
     /// step.
