@@ -250,13 +250,10 @@ impl<S: Strategy> Progress for Lazy<'_, '_, S> {
 /// that succeeded at once builds no state.
 #[inline]
 pub(crate) fn succeeded<S>(slot: &mut Option<RetryState<'_, S>>, budget: Option<&RetryBudget>) {
-    match slot {
-        Some(state) => state.on_success(),
-        None => {
-            if let Some(budget) = budget {
-                budget.deposit();
-            }
-        }
+    match (slot, budget) {
+        (Some(state), _) => state.on_success(),
+        (None, Some(budget)) => budget.deposit(),
+        (None, None) => {}
     }
 }
 

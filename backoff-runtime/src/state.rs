@@ -567,12 +567,8 @@ impl<'p, S> RetryState<'p, S> {
     /// The clock is read once, for `elapsed`, and only if the call's start
     /// was.
     pub(crate) fn report(&self) -> GiveUp {
-        GiveUp::new(
-            self.attempt(),
-            self.elapsed(),
-            self.core.gave_up.unwrap_or(GiveUpReason::Attempts),
-        )
-        .with_failure_kind(self.failure_kind())
+        let reason = self.core.gave_up.unwrap_or(GiveUpReason::Attempts);
+        GiveUp::new(self.attempt(), self.elapsed(), reason).with_failure_kind(self.failure_kind())
     }
 
     /// Whether the attempt about to run is the last try that
@@ -1032,11 +1028,8 @@ impl<P: Previous> Carried<P> {
 
     /// The report of a call that gave up (no start time: `elapsed` zero).
     pub fn report(&self) -> GiveUp {
-        GiveUp::new(
-            self.failures,
-            Duration::ZERO,
-            self.ended().unwrap_or(GiveUpReason::Attempts),
-        )
+        let reason = self.ended().unwrap_or(GiveUpReason::Attempts);
+        GiveUp::new(self.failures, Duration::ZERO, reason)
     }
 
     /// The random source of a step under `policy`: the policy's, with the

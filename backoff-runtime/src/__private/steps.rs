@@ -4,7 +4,7 @@
 use super::*;
 use crate::driver;
 use crate::record::{CompactRecording, Records};
-use crate::state::Gate;
+use crate::state::{Gate, since};
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
 
@@ -698,12 +698,8 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     /// nearer of the two.
     #[inline(never)]
     pub fn context_within(&self, timeout: Duration) -> AttemptContext {
-        within_timeout(
-            self.context(),
-            self.0.start.began,
-            timeout,
-            self.0.start.clock,
-        )
+        let start = &self.0.start;
+        within_timeout(self.context(), start.began, timeout, start.clock)
     }
 
     /// `attempt_timeout`'s `limit` for the attempt about to run, of
@@ -775,11 +771,7 @@ pub fn timed_out<T, E, R: Trace<E>>(
 /// attempts began, `start` being its start.
 #[cold]
 pub fn timeout_report(calls: u32, clock: Clock, start: Option<std::time::Instant>) -> GiveUp {
-    GiveUp::new(
-        calls,
-        crate::state::since(clock, start),
-        GiveUpReason::Timeout,
-    )
+    GiveUp::new(calls, since(clock, start), GiveUpReason::Timeout)
 }
 
 /// An untimed state machine of `policy` (the delay benches' start: no clock

@@ -36,16 +36,8 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
         outcome: Result<T, E>,
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, (Duration, Result<T, E>)> {
-        let kept = driver::Kept;
-        step(
-            &mut self.0,
-            function,
-            trace,
-            decision,
-            outcome,
-            on_retry,
-            kept,
-        )
+        let (form, kept) = (&mut self.0, driver::Kept);
+        step(form, function, trace, decision, outcome, on_retry, kept)
     }
 
     /// The call gives up with `outcome` because its token was cancelled
