@@ -329,9 +329,6 @@ pub(crate) trait Form: Sized {
     }
     /// Another attempt begins.
     fn next_attempt(&mut self);
-    /// Before the driver's rule after an attempt: what it steps is ready.
-    #[inline(always)]
-    fn stepping(&mut self) {}
     /// Before an accepted outcome reaches the progress.
     #[inline(always)]
     fn accepting(&mut self) {}
@@ -373,6 +370,8 @@ impl<'p, S: Strategy + 'p, K: Kept<'p, S>> Form for Full<'p, S, K> {
         outcome: Result<T, E>,
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, Duration> {
+        // (The state built first, if more than the start builds it.)
+        self.state.build(&self.start);
         let dropped = driver::Dropped;
         driver::unit(step(
             self, function, trace, decision, outcome, on_retry, dropped,
@@ -382,11 +381,6 @@ impl<'p, S: Strategy + 'p, K: Kept<'p, S>> Form for Full<'p, S, K> {
     #[inline(always)]
     fn next_attempt(&mut self) {
         self.recording.attempt_starts();
-    }
-
-    #[inline(always)]
-    fn stepping(&mut self) {
-        self.state.build(&self.start);
     }
 
     #[inline(always)]
@@ -670,7 +664,6 @@ fn step<F: Form, T, E, N: OnRetry<T, E>, K: driver::Keep<T, E>>(
     on_retry: N,
     keep: K,
 ) -> ControlFlow<Ended<T, E>, (Duration, K::Kept)> {
-    form.stepping();
     let mut report = None;
     let mut hooks: Dispatch<'_, _, N> =
         HookSet::of(decision, decision, on_retry, Keep(&mut report));

@@ -36,6 +36,7 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
         outcome: Result<T, E>,
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, (Duration, Result<T, E>)> {
+        self.0.state.build(&self.0.start);
         let (form, kept) = (&mut self.0, driver::Kept);
         step(form, function, trace, decision, outcome, on_retry, kept)
     }
