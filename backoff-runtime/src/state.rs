@@ -498,13 +498,11 @@ impl<'p, S> RetryState<'p, S> {
         let now = self.core.start.map(|_| (self.core.clock)());
         let elapsed = now
             .zip(self.core.start)
-            .map_or(Duration::ZERO, |(now, start)| {
-                now.saturating_duration_since(start)
-            });
+            .map(|(now, s)| now.saturating_duration_since(s));
         let remaining = now
             .zip(self.deadline())
             .map(|(now, d)| d.saturating_duration_since(now));
-        RetryEvent::new(self.attempt(), delay, elapsed)
+        RetryEvent::new(self.attempt(), delay, elapsed.unwrap_or_default())
             .with_failure_kind(self.failure_kind())
             .with_run(remaining, self.run())
     }

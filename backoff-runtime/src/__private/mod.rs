@@ -30,11 +30,8 @@ pub use steps::*;
 #[cfg(feature = "tracing")]
 pub use trace::*;
 
-pub use core::future::Future;
-pub use core::ops::ControlFlow;
-pub use core::result::Result;
-pub use core::result::Result::{Err, Ok};
-pub use core::time::Duration;
+pub use core::result::Result::{self, Err, Ok};
+pub use core::{future::Future, ops::ControlFlow, time::Duration};
 
 pub use crate::budget::RetryBudget;
 pub use crate::circuit::{CircuitBreaker, CircuitOpen};

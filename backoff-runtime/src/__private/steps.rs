@@ -451,10 +451,8 @@ impl<'p, S> Gated<'p, S> {
     fn built(&mut self, start: &Origin<'p, S>) -> &mut RetryState<'p, S> {
         let gate = &mut self.gate;
         self.state.get_or_insert_with(|| {
-            let (circuit, throttle) = (gate.circuit, gate.throttle);
-            start
-                .gated(circuit, throttle)
-                .holding(core::mem::take(gate))
+            let state = start.gated(gate.circuit, gate.throttle);
+            state.holding(core::mem::take(gate))
         })
     }
 
