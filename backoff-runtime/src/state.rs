@@ -289,7 +289,7 @@ impl<'p, S> RetryState<'p, S> {
                     run: NonZeroU32::MIN,
                 }),
                 // (`runs` implies `checked`.)
-                flags: u8::from(checked) * CHECKED | u8::from(runs) * RUNS,
+                flags: (u8::from(checked) * CHECKED) | (u8::from(runs) * RUNS),
                 fast: if checked { 0 } else { fast(policy) },
                 gave_up: None,
                 budget: None,
