@@ -75,24 +75,20 @@ pub struct Origin<'p, S> {
     /// The policy.
     pub policy: &'p Policy<S>,
     pub(crate) clock: Clock,
-    began: Option<Instant>,
-    budget: Option<&'p RetryBudget>,
+    /// The call's start, if read.
+    pub(crate) began: Option<Instant>,
+    pub(crate) budget: Option<&'p RetryBudget>,
 }
 
 impl<'p, S> Origin<'p, S> {
     /// A policy and a clock: no start time, no budget.
     pub const fn new(policy: &'p Policy<S>, clock: Clock) -> Self {
-        Origin {
-            policy,
-            clock,
-            began: None,
-            budget: None,
-        }
+        Origin::at(policy, clock, None, None)
     }
 
     /// A policy, a clock, the call's start and a budget.
     #[inline(always)]
-    pub fn at(
+    pub const fn at(
         policy: &'p Policy<S>,
         clock: Clock,
         began: Option<Instant>,
@@ -104,11 +100,6 @@ impl<'p, S> Origin<'p, S> {
             began,
             budget,
         }
-    }
-
-    /// The call's start, if read.
-    pub(crate) fn began(&self) -> Option<Instant> {
-        self.began
     }
 
     /// The call's deadline before its state is built: its policy's
@@ -135,13 +126,6 @@ impl<'p, S> Origin<'p, S> {
     pub(crate) fn success(&self, state: Option<&RetryState<'p, S>>) -> SuccessEvent {
         let attempts = state.map_or(0, RetryState::attempt).saturating_add(1);
         SuccessEvent::new(attempts, self.elapsed())
-    }
-
-    /// The same, with a budget.
-    #[inline(always)]
-    pub(crate) fn with_budget(mut self, budget: &'p RetryBudget) -> Self {
-        self.budget = Some(budget);
-        self
     }
 
     /// The state of a call that has just failed for the first time (or,
@@ -193,8 +177,10 @@ pub(crate) trait Progress {
     /// After a failed attempt (or an `Ok` to retry), given the verdict: the
     /// delay before the next attempt, or `None` to give up.
     fn step(&mut self, decision: Decision) -> Option<Duration>;
-    /// An attempt was accepted: the breaker and the budget hear of it.
-    fn succeeded(&mut self);
+    /// An attempt was accepted: the breaker and the budget hear of it
+    /// (the compact form has neither).
+    #[inline(always)]
+    fn succeeded(&mut self) {}
     /// Failed attempts so far (after a failure, the one that failed).
     fn attempt(&self) -> u32;
     /// The event of the retry just granted with `delay`.
@@ -259,85 +245,45 @@ impl<S: Strategy> Progress for Lazy<'_, '_, S> {
     }
 }
 
-/// The progress of a call whose `timeout` passed (or that was cancelled):
-/// only its report.
-pub(crate) struct TimedOut(pub(crate) GiveUp);
-
-impl Progress for TimedOut {
-    fn step(&mut self, _: Decision) -> Option<Duration> {
-        None
-    }
-    fn succeeded(&mut self) {}
-    fn attempt(&self) -> u32 {
-        self.0.attempts
-    }
-    fn event(&self, delay: Duration) -> RetryEvent {
-        RetryEvent::new(self.0.attempts, delay, self.0.elapsed)
-    }
-    fn report(&self) -> GiveUp {
-        self.0
-    }
-}
-
 /// An accepted attempt: the state, if a failure built it, reports it (to
 /// the breaker, and deposits); else the budget is paid directly, and a call
 /// that succeeded at once builds no state.
 #[inline]
 pub(crate) fn succeeded<S>(slot: &mut Option<RetryState<'_, S>>, budget: Option<&RetryBudget>) {
-    match slot {
-        Some(state) => state.on_success(),
-        None => {
-            if let Some(budget) = budget {
-                budget.deposit();
-            }
-        }
+    match (slot, budget) {
+        (Some(state), _) => state.on_success(),
+        (None, Some(budget)) => budget.deposit(),
+        (None, None) => {}
     }
 }
 
-/// A loop's hooks, as the driver calls them. Each has a default: every
-/// error is retried, every `Ok` accepted, nothing is told.
+/// A loop's hooks, as the driver calls them (their one adapter is
+/// [`HookSet`](crate::hooks::HookSet), whose unset hooks retry every error,
+/// accept every `Ok` and tell nothing).
 pub(crate) trait Hooks<T, E> {
     /// Whether there is an `on_retry` (the event is built only if so).
-    const ON_RETRY: bool = false;
+    const ON_RETRY: bool;
     /// Whether there is an `on_hedge` (the same).
     #[cfg(feature = "tokio")]
-    const ON_HEDGE: bool = false;
+    const ON_HEDGE: bool;
     /// Whether a hook reads the [`GiveUp`] report.
-    const REPORTS: bool = false;
-
+    const REPORTS: bool;
     /// The verdict on an error.
-    #[inline(always)]
-    fn when(&mut self, _: &E) -> Decision {
-        Decision::Retry
-    }
-
+    fn when(&mut self, error: &E) -> Decision;
     /// The verdict on an `Ok` value: [`Decision::Stop`] accepts it.
-    #[inline(always)]
-    fn when_ok(&mut self, _: &T) -> Decision {
-        Decision::Stop
-    }
-
+    fn when_ok(&mut self, value: &T) -> Decision;
     /// A retry was granted after `outcome`.
-    #[inline(always)]
-    fn on_retry(&mut self, _: &Result<T, E>, _: &RetryEvent) {}
-
+    fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent);
     /// A hedged call's hedge was granted by its delay, no attempt having
     /// ended (`event.kind` is
     /// [`AttemptKind::Hedge`](crate::AttemptKind::Hedge)).
     #[cfg(feature = "tokio")]
-    #[inline(always)]
-    fn on_hedge(&mut self, _: &RetryEvent) {}
-
+    fn on_hedge(&mut self, event: &RetryEvent);
     /// The call gives up with `outcome`.
-    #[inline(always)]
-    fn on_give_up(&mut self, _: &Result<T, E>, _: &GiveUp) {}
-
+    fn on_give_up(&mut self, outcome: &Result<T, E>, report: &GiveUp);
     /// The call's result when it gives up with `outcome`, after
     /// `on_give_up` (a fallback's; only called if [`REPORTS`](Hooks::REPORTS)).
-    #[inline(always)]
-    fn fall_back(&mut self, outcome: Result<T, E>, _: &GiveUp) -> Result<T, E> {
-        outcome
-    }
+    fn fall_back(&mut self, outcome: Result<T, E>, report: &GiveUp) -> Result<T, E>;
 }
 
 /// What a loop reports to `tracing`: [`NoTrace`] without the `tracing`
@@ -353,20 +299,11 @@ pub trait Trace<E> {
     fn give_up(&self, error: &E, report: &GiveUp);
 }
 
-/// No traces (see [`Trace`]).
-#[derive(Clone, Copy)]
-pub struct NoTrace;
+/// No traces (see [`Trace`]): `()`, as the attribute's expansion writes it
+/// without the `tracing` feature (two tokens).
+#[allow(non_upper_case_globals)]
+pub const NoTrace: () = ();
 
-impl<E> Trace<E> for NoTrace {
-    const ENABLED: bool = false;
-    #[inline(always)]
-    fn retry(&self, _: &E, _: u32, _: Duration, _: Option<&'static str>) {}
-    #[inline(always)]
-    fn give_up(&self, _: &E, _: &GiveUp) {}
-}
-
-/// No traces, as the attribute's expansion writes it without the `tracing`
-/// feature: `()`, two tokens (the same as [`NoTrace`]).
 impl<E> Trace<E> for () {
     const ENABLED: bool = false;
     #[inline(always)]
@@ -470,8 +407,8 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K: Ke
             ControlFlow::Continue((delay, K::keep(outcome)))
         }
         None => {
-            let ended = Some(outcome.is_ok());
-            ControlFlow::Break(give_up(&*progress, outcome, hooks, trace, recording, ended))
+            let (ended, report) = (Some(outcome.is_ok()), || progress.report());
+            ControlFlow::Break(give_up(report, outcome, hooks, trace, recording, ended))
         }
     }
 }
@@ -491,17 +428,17 @@ pub(crate) fn cancelled<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
 ) -> Result<T, E> {
     let mut report = progress.report();
     report.reason = GiveUpReason::Cancelled;
-    give_up(&TimedOut(report), outcome, hooks, trace, recording, ended)
+    give_up(|| report, outcome, hooks, trace, recording, ended)
 }
 
-/// The call gives up with `outcome`: the report, built only if a hook, the
-/// trace or the recording read it, the trace, the recording (`ended`: whether
+/// The call gives up with `outcome`: the `report`, built only if a hook,
+/// the trace or the recording read it, the trace, the recording (`ended`: whether
 /// an attempt just ended, with a rejected `Ok`; see
 /// [`Records::gave_up`](crate::record::Records::gave_up)), `on_giveup`;
 /// then the outcome, unchanged.
 #[inline]
 pub(crate) fn give_up<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
-    progress: &impl Progress,
+    report: impl FnOnce() -> GiveUp,
     outcome: Result<T, E>,
     hooks: &mut H,
     trace: &R,
@@ -509,7 +446,7 @@ pub(crate) fn give_up<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
     ended: Option<bool>,
 ) -> Result<T, E> {
     if H::REPORTS || R::ENABLED || recording.is_live() {
-        let report = progress.report();
+        let report = report();
         recording.gave_up(ended, report.reason, report.failure_kind);
         if let Err(error) = &outcome {
             trace.give_up(error, &report);

@@ -666,7 +666,8 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
         if cancelled {
             driver::cancelled(&progress, outcome, hooks, &NoTrace, recording, None)
         } else {
-            driver::give_up(&progress, outcome, hooks, &NoTrace, recording, None)
+            let report = || driver::Progress::report(&progress);
+            driver::give_up(report, outcome, hooks, &NoTrace, recording, None)
         }
     }
 
@@ -678,9 +679,9 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
     where
         H: Hooks<T, E>,
     {
-        let progress = driver::TimedOut(self.start.timed_out(calls));
+        let report = || self.start.timed_out(calls);
         let (hooks, recording) = (&mut self.hooks, &mut self.recording);
-        driver::give_up(&progress, Err(error), hooks, &NoTrace, recording, None)
+        driver::give_up(report, Err(error), hooks, &NoTrace, recording, None)
     }
 
     /// Asks the breaker and the throttle, if any, before an attempt: `Err`

@@ -149,7 +149,8 @@ pub(crate) struct Gate<'p> {
 
 impl Gate<'_> {
     /// Before an attempt: the breaker's leave (always, without one, and
-    /// no clock is read).
+    /// no clock is read). (Not by `?`: that cost the breaker's success
+    /// path 20 instructions, measured.)
     #[inline(always)]
     pub(crate) fn admit(&mut self, clock: Clock) -> Result<(), CircuitOpen> {
         if let Some(circuit) = self.circuit {
@@ -179,14 +180,24 @@ impl Gate<'_> {
         Ok(())
     }
 
-    /// An accepted attempt: the breaker and the throttle hear of it.
+    /// The attempt's outcome reaches the breaker and the throttle:
+    /// `answered`, the service answered (an accepted outcome, a `Stop`),
+    /// or not (the clock is read only then, and only for a breaker).
     #[inline(always)]
-    pub(crate) fn settle(&mut self) {
+    pub(crate) fn settle(&mut self, answered: bool, clock: Clock) {
         if let Some(permit) = self.permit.take() {
-            permit.success();
+            if answered {
+                permit.success();
+            } else {
+                permit.failure(clock());
+            }
         }
         if let Some(permit) = self.throttle_permit.take() {
-            permit.accepted();
+            if answered {
+                permit.accepted();
+            } else {
+                permit.rejected();
+            }
         }
     }
 }
@@ -231,7 +242,7 @@ impl<S> Policy<S> {
     /// assert!(state.next_delay().is_none()); // attempt 2 failed: give up
     /// ```
     pub fn start(&self) -> RetryState<'_, S> {
-        RetryState::new(self, clock::system, true)
+        self.start_with_clock(clock::system)
     }
 
     /// Starts a call timed by `clock` (for instance
@@ -247,17 +258,11 @@ impl<S> Policy<S> {
     /// ```
     #[doc(hidden)]
     pub fn start_with_clock(&self, clock: Clock) -> RetryState<'_, S> {
-        RetryState::new(self, clock, true)
+        RetryState::starting_at(self, clock, Some(clock()))
     }
 }
 
 impl<'p, S> RetryState<'p, S> {
-    /// `timed`: read the clock now, for `elapsed` (and stages that end by
-    /// time); it is read anyway when the policy has a deadline.
-    pub(crate) fn new(policy: &'p Policy<S>, clock: Clock, timed: bool) -> Self {
-        Self::starting_at(policy, clock, began_if(policy, clock, timed))
-    }
-
     /// A state whose call began at `start` (if anything needs the time).
     pub(crate) fn starting_at(policy: &'p Policy<S>, clock: Clock, start: Option<Instant>) -> Self {
         let checked = policy.elapsed_limit().is_some()
@@ -283,11 +288,8 @@ impl<'p, S> RetryState<'p, S> {
                     before: 0,
                     run: NonZeroU32::MIN,
                 }),
-                flags: match (checked, runs) {
-                    (_, true) => CHECKED | RUNS,
-                    (true, false) => CHECKED,
-                    (false, false) => 0,
-                },
+                // (`runs` implies `checked`.)
+                flags: (u8::from(checked) * CHECKED) | (u8::from(runs) * RUNS),
                 fast: if checked { 0 } else { fast(policy) },
                 gave_up: None,
                 budget: None,
@@ -301,24 +303,26 @@ impl<'p, S> RetryState<'p, S> {
     /// none left the call gives up), each success deposits.
     pub fn with_budget(mut self, budget: &'p RetryBudget) -> Self {
         self.core.budget = Some(budget);
-        self.core.flags |= CHECKED;
-        self.core.fast = 0;
-        self
+        self.checked()
     }
 
     /// Puts the call behind a circuit breaker: call
     /// [`before_attempt`](RetryState::before_attempt) before each attempt.
     pub fn with_circuit(mut self, circuit: &'p CircuitBreaker) -> Self {
         self.core.gate.circuit = Some(circuit);
-        self.core.flags |= CHECKED;
-        self.core.fast = 0;
-        self
+        self.checked()
     }
 
     /// Puts the call behind client-side adaptive throttling: call
     /// [`ask_throttle`](RetryState::ask_throttle) before each attempt.
     pub fn with_throttle(mut self, throttle: &'p AdaptiveThrottle) -> Self {
         self.core.gate.throttle = Some(throttle);
+        self.checked()
+    }
+
+    /// A granted delay must pass [`Core::admit`] (a budget, a breaker or a
+    /// throttle was added).
+    fn checked(mut self) -> Self {
         self.core.flags |= CHECKED;
         self.core.fast = 0;
         self
@@ -354,10 +358,7 @@ impl<'p, S> RetryState<'p, S> {
     /// ```
     pub fn ask_throttle(&mut self) -> Result<(), Rejected> {
         let asked = self.core.gate.ask_throttle(self.core.clock);
-        if asked.is_err() {
-            self.core.give_up_for(GiveUpReason::Rejected);
-        }
-        asked
+        asked.inspect_err(|_| self.core.give_up_for(GiveUpReason::Rejected))
     }
 
     /// Before each attempt: asks the circuit breaker, if any, for leave to
@@ -384,10 +385,7 @@ impl<'p, S> RetryState<'p, S> {
     /// is then [`GiveUpReason::CircuitOpen`].
     pub fn before_attempt(&mut self) -> Result<(), CircuitOpen> {
         let admitted = self.core.gate.admit(self.core.clock);
-        if admitted.is_err() {
-            self.core.give_up_for(GiveUpReason::CircuitOpen);
-        }
-        admitted
+        admitted.inspect_err(|_| self.core.give_up_for(GiveUpReason::CircuitOpen))
     }
 
     /// The state of a call whose first attempt `gate` (its breaker and
@@ -423,7 +421,7 @@ impl<'p, S> RetryState<'p, S> {
 
     /// After a successful attempt: tells the breaker and refills the budget.
     pub fn on_success(&mut self) {
-        self.core.gate.settle();
+        self.core.gate.settle(true, self.core.clock);
         if let Some(budget) = self.core.budget {
             budget.deposit();
         }
@@ -476,10 +474,9 @@ impl<'p, S> RetryState<'p, S> {
         let last = self.is_last_try()
             || (self.policy).is_last_attempt(self.core.failures.saturating_add(1));
         let context = AttemptContext::new(attempt, last);
-        match self.deadline() {
-            Some(deadline) => context.with_deadline(Some(deadline), (self.core.clock)()),
-            None => context,
-        }
+        (self.deadline()).map_or(context, |d| {
+            context.with_deadline(Some(d), (self.core.clock)())
+        })
     }
 
     /// Time since the call began, read from the clock now (zero if the state
@@ -501,13 +498,11 @@ impl<'p, S> RetryState<'p, S> {
         let now = self.core.start.map(|_| (self.core.clock)());
         let elapsed = now
             .zip(self.core.start)
-            .map_or(Duration::ZERO, |(now, start)| {
-                now.saturating_duration_since(start)
-            });
+            .map(|(now, s)| now.saturating_duration_since(s));
         let remaining = now
             .zip(self.deadline())
             .map(|(now, d)| d.saturating_duration_since(now));
-        RetryEvent::new(self.attempt(), delay, elapsed)
+        RetryEvent::new(self.attempt(), delay, elapsed.unwrap_or_default())
             .with_failure_kind(self.failure_kind())
             .with_run(remaining, self.run())
     }
@@ -576,12 +571,34 @@ impl<'p, S> RetryState<'p, S> {
     /// The clock is read once, for `elapsed`, and only if the call's start
     /// was.
     pub(crate) fn report(&self) -> GiveUp {
-        GiveUp::new(
-            self.attempt(),
-            self.elapsed(),
-            self.core.gave_up.unwrap_or(GiveUpReason::Attempts),
-        )
-        .with_failure_kind(self.failure_kind())
+        let reason = self.core.gave_up.unwrap_or(GiveUpReason::Attempts);
+        GiveUp::new(self.attempt(), self.elapsed(), reason).with_failure_kind(self.failure_kind())
+    }
+
+    /// Whether the attempt about to run is the last try that
+    /// [`OnDeadline::LastTry`] grants at the deadline: its sleep was cut to
+    /// end there, and whatever it returns is the call's outcome.
+    ///
+    /// ```
+    /// use backoff_runtime::{OnDeadline, Policy, clock::Clock};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// fn frozen() -> Instant {
+    ///     static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    ///     *START.get_or_init(Instant::now)
+    /// }
+    /// let policy = Policy::constant(Duration::from_secs(4))
+    ///     .jitter(backoff_runtime::Jitter::None)
+    ///     .max_elapsed(Duration::from_secs(3))
+    ///     .on_deadline(OnDeadline::LastTry);
+    /// let mut state = policy.start_with_clock(frozen as Clock);
+    /// assert_eq!(state.next_delay(), Some(Duration::from_secs(3)));
+    /// assert!(state.is_last_try());
+    /// assert_eq!(state.next_delay(), None);
+    /// ```
+    #[doc(hidden)]
+    pub fn is_last_try(&self) -> bool {
+        self.core.flags & LAST_TRY != 0
     }
 }
 
@@ -628,24 +645,6 @@ impl<S: Strategy> RetryState<'_, S> {
         }
         self.core
             .next_delay_in_general(self.policy.settings(), self.policy, decision)
-    }
-}
-
-impl<S: Strategy> Policy<S> {
-    /// The common path of a step (a plain retry, within the attempt limit,
-    /// nothing else to check): the failure counted, and the main
-    /// schedule's delay for retry number `failures - skipped`, whatever
-    /// form keeps the counts. No overflow: `failures < fast <= u32::MAX`.
-    #[inline(always)]
-    fn common_step(
-        &self,
-        failures: &mut u32,
-        skipped: u32,
-        previous: &mut Option<Duration>,
-        rng: &mut JitterRng,
-    ) -> Duration {
-        *failures += 1;
-        self.backoff(*failures - skipped, previous, rng)
     }
 }
 
@@ -741,9 +740,7 @@ impl Core<'_> {
                 self.fast = 0;
                 self.kind_delay(settings, throttled, THROTTLED_SLOT, false)
             }
-            _ if !settings.allows_retry_after(self.main_failures(settings)) => {
-                Err(GiveUpReason::Attempts)
-            }
+            _ if !settings.allows_retry_after(self.main_failures()) => Err(GiveUpReason::Attempts),
             (Decision::RetryAfter(d), _) => self.retry_after(settings, d),
             // (`Retry`, `Throttled` without a throttled schedule, a `Kind`
             // naming no kind.)
@@ -821,32 +818,15 @@ impl Core<'_> {
                 .is_some_and(|k| k.schedule().is_none()),
             _ => false,
         };
-        if let Some(permit) = self.gate.permit.take() {
-            if answered {
-                permit.success();
-            } else {
-                permit.failure((self.clock)());
-            }
-        }
-        if let Some(permit) = self.gate.throttle_permit.take() {
-            if answered {
-                permit.accepted();
-            } else {
-                permit.rejected();
-            }
-        }
+        self.gate.settle(answered, self.clock);
     }
 
     /// The failures the policy's own attempt limit counts: all of them,
     /// but for the throttled ones of a policy with a throttled schedule
     /// (a kind of its own, with its own limit).
-    fn main_failures(&self, settings: &Settings) -> u32 {
-        match settings.throttled.as_ref() {
-            Some(_) => self
-                .failures
-                .saturating_sub(self.kinds.failures(THROTTLED_SLOT)),
-            None => self.failures,
-        }
+    fn main_failures(&self) -> u32 {
+        // (None are counted there without a throttled schedule.)
+        (self.failures).saturating_sub(self.kinds.failures(THROTTLED_SLOT))
     }
 
     /// The next delay of the main schedule (the caller checked the limit),
@@ -867,7 +847,7 @@ impl Core<'_> {
     /// A server's word (the attempt limit allowing another call), bounded:
     /// a longer wait than `retry_after_max` gives up, never sleeps.
     fn retry_after(&self, settings: &Settings, d: Duration) -> Result<Duration, GiveUpReason> {
-        if !settings.allows_retry_after(self.main_failures(settings)) {
+        if !settings.allows_retry_after(self.main_failures()) {
             Err(GiveUpReason::Attempts)
         } else if d > settings.retry_after_max {
             Err(GiveUpReason::Deadline)
@@ -897,29 +877,15 @@ impl Core<'_> {
         {
             return Err(GiveUpReason::Attempts);
         }
-        // Only `decorrelated` reads its previous delay: the slot of the
-        // schedules besides the main one. The others start from nothing,
-        // so no delay of another schedule is taken for theirs.
-        fn backoff<T: Strategy + ?Sized>(
-            strategy: &T,
-            jitter: Jitter,
-            retry: u32,
-            slot: &mut Option<Duration>,
-            rng: &mut JitterRng,
-        ) -> Duration {
-            let mut none = None;
-            let previous = if strategy.reads_previous() {
-                slot
-            } else {
-                &mut none
-            };
-            policy::backoff(strategy, jitter, retry, previous, rng)
-        }
+        // (The slot of the schedules besides the main one: only
+        // `decorrelated` reads it, and only a strategy that reads it keeps
+        // its delay there, so no delay of another schedule is taken for
+        // the others'.)
         let (previous, rng) = (&mut self.kinds_previous, &mut self.rng);
         Ok(match &t.strategy {
             // (A builtin without a dynamic call: the common case.)
-            Held::Builtin(b) => backoff(b, t.jitter, retry, previous, rng),
-            Held::Static(s) => backoff(*s, t.jitter, retry, previous, rng),
+            Held::Builtin(b) => policy::backoff(b, t.jitter, retry, previous, rng),
+            Held::Static(s) => policy::backoff(*s, t.jitter, retry, previous, rng),
         })
     }
 
@@ -967,34 +933,6 @@ impl Core<'_> {
         self.flags |= DONE;
         self.fast = 0;
         self.gave_up = Some(reason);
-    }
-}
-
-impl<S> RetryState<'_, S> {
-    /// Whether the attempt about to run is the last try that
-    /// [`OnDeadline::LastTry`] grants at the deadline: its sleep was cut to
-    /// end there, and whatever it returns is the call's outcome.
-    ///
-    /// ```
-    /// use backoff_runtime::{OnDeadline, Policy, clock::Clock};
-    /// use std::time::{Duration, Instant};
-    ///
-    /// fn frozen() -> Instant {
-    ///     static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    ///     *START.get_or_init(Instant::now)
-    /// }
-    /// let policy = Policy::constant(Duration::from_secs(4))
-    ///     .jitter(backoff_runtime::Jitter::None)
-    ///     .max_elapsed(Duration::from_secs(3))
-    ///     .on_deadline(OnDeadline::LastTry);
-    /// let mut state = policy.start_with_clock(frozen as Clock);
-    /// assert_eq!(state.next_delay(), Some(Duration::from_secs(3)));
-    /// assert!(state.is_last_try());
-    /// assert_eq!(state.next_delay(), None);
-    /// ```
-    #[doc(hidden)]
-    pub fn is_last_try(&self) -> bool {
-        self.core.flags & LAST_TRY != 0
     }
 }
 
@@ -1085,21 +1023,17 @@ impl<P: Previous> Carried<P> {
 
     /// Why the call gave up, once it has.
     fn ended(&self) -> Option<GiveUpReason> {
-        match self.tally.checked_sub(GAVE_UP) {
-            None => None,
-            Some(0) => Some(GiveUpReason::Attempts),
-            Some(1) => Some(GiveUpReason::Stopped),
-            Some(_) => Some(GiveUpReason::Deadline),
-        }
+        Some(match self.tally.checked_sub(GAVE_UP)? {
+            0 => GiveUpReason::Attempts,
+            1 => GiveUpReason::Stopped,
+            _ => GiveUpReason::Deadline,
+        })
     }
 
     /// The report of a call that gave up (no start time: `elapsed` zero).
     pub fn report(&self) -> GiveUp {
-        GiveUp::new(
-            self.failures,
-            Duration::ZERO,
-            self.ended().unwrap_or(GiveUpReason::Attempts),
-        )
+        let reason = self.ended().unwrap_or(GiveUpReason::Attempts);
+        GiveUp::new(self.failures, Duration::ZERO, reason)
     }
 
     /// The random source of a step under `policy`: the policy's, with the
@@ -1159,6 +1093,22 @@ impl<P: Previous> Carried<P> {
 }
 
 impl<S: Strategy> Policy<S> {
+    /// The common path of a step (a plain retry, within the attempt limit,
+    /// nothing else to check): the failure counted, and the main
+    /// schedule's delay for retry number `failures - skipped`, whatever
+    /// form keeps the counts. No overflow: `failures < fast <= u32::MAX`.
+    #[inline(always)]
+    fn common_step(
+        &self,
+        failures: &mut u32,
+        skipped: u32,
+        previous: &mut Option<Duration>,
+        rng: &mut JitterRng,
+    ) -> Duration {
+        *failures += 1;
+        self.backoff(*failures - skipped, previous, rng)
+    }
+
     /// [`RetryState::next_delay`] on the state `carried` stands for (under
     /// this policy, which must be unseeded, without kinds and without a
     /// deadline): the state's common path on the carried counts, else the
@@ -1224,17 +1174,8 @@ fn fast<S>(policy: &Policy<S>) -> u32 {
 /// time.
 #[inline]
 pub fn began<S: Strategy>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
-    began_if(policy, clock, timed || policy.strategy().staging().timed)
-}
-
-/// [`began`], whatever the schedule.
-#[inline]
-fn began_if<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
-    if timed || policy.elapsed_limit().is_some() || policy.reset_limit().is_some() {
-        Some(clock())
-    } else {
-        None
-    }
+    let deadline = policy.elapsed_limit().is_some() || policy.reset_limit().is_some();
+    (timed || deadline || policy.strategy().staging().timed).then(clock)
 }
 
 #[cfg(test)]
@@ -1762,11 +1703,11 @@ mod tests {
     fn untimed_success_reads_no_clock_and_draws_nothing() {
         let (counting, reads) = counting_clock!();
         let p = Policy::default();
-        let s = RetryState::new(&p, counting, false);
+        let s = RetryState::starting_at(&p, counting, began(&p, counting, false));
         assert_eq!(reads(), 0);
         assert!(!s.core.rng.has_drawn());
         let timed = Policy::default().max_elapsed(MS(5));
-        let _ = RetryState::new(&timed, counting, false);
+        let _ = RetryState::starting_at(&timed, counting, began(&timed, counting, false));
         assert_eq!(reads(), 1);
     }
 
@@ -1775,7 +1716,8 @@ mod tests {
         let (counting, reads) = counting_clock!();
         static BREAKER: CircuitBreaker = CircuitBreaker::new(1, 1, Duration::from_secs(60));
         let p = Policy::default();
-        let mut s = RetryState::new(&p, counting, false).with_circuit(&BREAKER);
+        let mut s = RetryState::starting_at(&p, counting, began(&p, counting, false))
+            .with_circuit(&BREAKER);
         s.before_attempt().unwrap();
         s.on_success();
         assert_eq!(reads(), 0);
@@ -1785,7 +1727,7 @@ mod tests {
     fn the_give_up_report_reads_the_clock_once() {
         let (counting, reads) = counting_clock!();
         let p = Policy::immediate();
-        let mut s = RetryState::new(&p, counting, true);
+        let mut s = RetryState::starting_at(&p, counting, began(&p, counting, true));
         assert_eq!(s.next_delay_for(Decision::Stop), None);
         let before = reads();
         let report = s.report();

@@ -13,12 +13,13 @@
 //! - `policies`: the policies the attribute names by a type (`Fixed`);
 //! - `steps`: the cold steps the expansion's loop calls after a failed
 //!   attempt, over the driver;
-//! - `trace`: the `tracing` glue (macros that expand to nothing without the
-//!   feature).
+//! - `trace`: the `tracing` glue (feature `tracing`; without it, the
+//!   expansion's `tracer!` is `()`).
 
 pub(crate) mod dispatch;
 mod policies;
 mod steps;
+#[cfg(feature = "tracing")]
 mod trace;
 
 pub use crate::control::{Budget as AsBudget, Circuit as AsCircuit, Throttle as AsThrottle};
@@ -26,13 +27,11 @@ pub use crate::retry_args::{PolicyArgument as AsPolicy, *};
 pub use dispatch::*;
 pub use policies::*;
 pub use steps::*;
+#[cfg(feature = "tracing")]
 pub use trace::*;
 
-pub use core::future::Future;
-pub use core::ops::ControlFlow;
-pub use core::result::Result;
-pub use core::result::Result::{Err, Ok};
-pub use core::time::Duration;
+pub use core::result::Result::{self, Err, Ok};
+pub use core::{future::Future, ops::ControlFlow, time::Duration};
 
 pub use crate::budget::RetryBudget;
 pub use crate::circuit::{CircuitBreaker, CircuitOpen};
@@ -58,3 +57,17 @@ pub use crate::timeout::Elapsed;
 
 /// The default sleep of a plain fn; a zero delay does not sleep.
 pub use crate::sleep::blocking as sleep_blocking;
+
+/// Without the `tracing` feature: `()`, which traces nothing (as
+/// [`NoTrace`] does) in the fewest tokens.
+#[cfg(not(feature = "tracing"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __backoff_tracer {
+    ($($ignored:tt)*) => {
+        ()
+    };
+}
+
+/// The [`Trace`] of a function, as the expansion makes it.
+pub use crate::__backoff_tracer as tracer;

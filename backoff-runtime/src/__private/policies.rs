@@ -38,42 +38,26 @@ const fn nanos(n: u64) -> Duration {
     Duration::from_nanos(n)
 }
 
-/// `exponential(base, max, factor)`.
-pub struct ExponentialOf<
-    const BASE: u64,
-    const MAX: u64 = { u64::MAX },
-    const FACTOR: u64 = { u64::MAX },
->;
-
-impl<const BASE: u64, const MAX: u64, const FACTOR: u64> FixedStrategy
-    for ExponentialOf<BASE, MAX, FACTOR>
-{
-    type Strategy = Exponential;
-    const STRATEGY: Exponential = {
-        let s = Exponential::new(nanos(BASE));
-        let s = if FACTOR == UNSET {
-            s
-        } else {
-            s.factor(f64::from_bits(FACTOR))
-        };
-        if MAX == UNSET {
-            s
-        } else {
-            s.max_delay(nanos(MAX))
-        }
-    };
-}
-
-/// `linear(base, max)`, `fibonacci(..)`, `decorrelated(..)`, `constant(..)`.
+/// `exponential(base, max, factor)`, `linear(base, max)`, ...: a strategy
+/// of a base delay and a cap (and exponential's factor).
 macro_rules! with_base_and_max {
-    ($(#[$doc:meta] $name:ident => $strategy:ident,)*) => {$(
+    ($(#[$doc:meta] $name:ident => $strategy:ident $(.$factor:ident)?,)*) => {$(
         #[$doc]
-        pub struct $name<const BASE: u64, const MAX: u64 = { u64::MAX }>;
+        pub struct $name<
+            const BASE: u64,
+            const MAX: u64 = { u64::MAX },
+            const FACTOR: u64 = { u64::MAX },
+        >;
 
-        impl<const BASE: u64, const MAX: u64> FixedStrategy for $name<BASE, MAX> {
+        impl<const BASE: u64, const MAX: u64, const FACTOR: u64> FixedStrategy
+            for $name<BASE, MAX, FACTOR>
+        {
             type Strategy = $strategy;
             const STRATEGY: $strategy = {
                 let s = $strategy::new(nanos(BASE));
+                $(
+                    let s = if FACTOR == UNSET { s } else { s.$factor(f64::from_bits(FACTOR)) };
+                )?
                 if MAX == UNSET { s } else { s.max_delay(nanos(MAX)) }
             };
         }
@@ -81,6 +65,8 @@ macro_rules! with_base_and_max {
 }
 
 with_base_and_max! {
+    /// `exponential(base, max, factor)`.
+    ExponentialOf => Exponential.factor,
     /// `linear(base, max)`.
     LinearOf => Linear,
     /// `fibonacci(base, max)`.

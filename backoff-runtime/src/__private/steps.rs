@@ -4,7 +4,7 @@
 use super::*;
 use crate::driver;
 use crate::record::{CompactRecording, Records};
-use crate::state::Gate;
+use crate::state::{Gate, since};
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
 
@@ -138,17 +138,8 @@ pub fn compact<P: FixedOrigin>() -> Call<Compact<P>> {
 }
 
 impl<P: FixedOrigin> Form for Compact<P> {
-    type Progress<'a>
-        = Carrying<'a, P>
-    where
-        Self: 'a;
-    type Recording<'a>
-        = CompactRecording<'a>
-    where
-        Self: 'a;
-
     #[inline(always)]
-    fn parts(&mut self, function: &'static str) -> (Carrying<'_, P>, CompactRecording<'_>) {
+    fn parts(&mut self, function: &'static str) -> (impl driver::Progress, impl Records) {
         let recording = CompactRecording {
             function,
             clock: P::ORIGIN.clock,
@@ -156,22 +147,7 @@ impl<P: FixedOrigin> Form for Compact<P> {
             attempt: core::mem::take(&mut self.attempt),
             attempts: self.carried.attempt(),
         };
-        (Carrying(&mut self.carried), recording)
-    }
-
-    #[inline(always)]
-    fn step<T, E, N: OnRetry<T, E>>(
-        &mut self,
-        function: &'static str,
-        trace: impl Trace<E>,
-        decision: impl Verdict<T, E>,
-        outcome: Result<T, E>,
-        on_retry: N,
-    ) -> ControlFlow<Ended<T, E>, Duration> {
-        let dropped = driver::Dropped;
-        driver::unit(step(
-            self, function, trace, decision, outcome, on_retry, dropped,
-        ))
+        (Carrying::<P>(&mut self.carried), recording)
     }
 
     #[inline(always)]
@@ -194,9 +170,6 @@ impl<P: FixedOrigin> driver::Progress for Carrying<'_, P> {
             decision => P::ORIGIN.policy.next_carried_for(self.0, decision),
         }
     }
-
-    #[inline(always)]
-    fn succeeded(&mut self) {}
 
     #[inline(always)]
     fn attempt(&self) -> u32 {
@@ -304,19 +277,19 @@ impl<T, E> OnGiveUp<T, E> for Keep<'_> {
 }
 
 /// The driver's give-up step with no attempt just ended (a breaker's
-/// refusal, a throttle's rejection, a `timeout`, a cancel), for
-/// `progress`'s report, which is kept for the give-up hooks.
+/// refusal, a throttle's rejection, a `timeout`, a cancel), for `report`,
+/// which is kept for the give-up hooks.
 #[inline(always)]
 fn give_up<T, E, R: Trace<E>, M: Records>(
-    progress: &impl driver::Progress,
+    report: impl FnOnce() -> GiveUp,
     recording: &mut M,
     trace: R,
     outcome: Result<T, E>,
 ) -> Ended<T, E> {
-    let mut report = None;
-    let mut hooks = HookSet::of(Decision::Stop, Decision::Stop, NoHook, Keep(&mut report));
-    let result = driver::give_up(progress, outcome, &mut hooks, &trace, recording, None);
-    Ended::resume(result, report)
+    let mut kept = None;
+    let mut hooks = HookSet::of(Decision::Stop, Decision::Stop, NoHook, Keep(&mut kept));
+    let result = driver::give_up(report, outcome, &mut hooks, &trace, recording, None);
+    Ended::resume(result, kept)
 }
 
 /// A call of the function's own loop, as the driver sees it, in one of
@@ -330,23 +303,17 @@ pub struct Call<F>(F);
 /// What a [`Call`] keeps: the driver's view of it after an attempt, and
 /// where that step runs. (The runtime's own: the expansion calls the
 /// methods of a `Call`, and never names this.)
-pub(crate) trait Form {
-    /// The call's progress, as the driver steps it.
-    type Progress<'a>: driver::Progress
-    where
-        Self: 'a;
-    /// The call's recording, as the driver tells it.
-    type Recording<'a>: Records
-    where
-        Self: 'a;
-    /// The progress and the recording of the attempt of `function` that
-    /// just ended.
-    fn parts(&mut self, function: &'static str) -> (Self::Progress<'_>, Self::Recording<'_>);
+pub(crate) trait Form: Sized {
+    /// The call's progress, as the driver steps it, and its recording, as
+    /// the driver tells it, of the attempt of `function` that just ended.
+    fn parts(&mut self, function: &'static str) -> (impl driver::Progress, impl Records);
     /// The driver's rule after an attempt: [`step`], out of line (one
     /// copy per function) for a whole retry state, inline for the compact
     /// form, whose step is out of line already. (One out-of-line copy for
     /// both cost the compact form 31 instructions per retry, 38 -> 69,
-    /// measured: so the two impls differ only in that attribute.)
+    /// measured: so the full form's override differs only in that
+    /// attribute.)
+    #[inline(always)]
     fn step<T, E, N: OnRetry<T, E>>(
         &mut self,
         function: &'static str,
@@ -354,12 +321,14 @@ pub(crate) trait Form {
         decision: impl Verdict<T, E>,
         outcome: Result<T, E>,
         on_retry: N,
-    ) -> ControlFlow<Ended<T, E>, Duration>;
+    ) -> ControlFlow<Ended<T, E>, Duration> {
+        let dropped = driver::Dropped;
+        driver::unit(step(
+            self, function, trace, decision, outcome, on_retry, dropped,
+        ))
+    }
     /// Another attempt begins.
     fn next_attempt(&mut self);
-    /// Before the driver's rule after an attempt: what it steps is ready.
-    #[inline(always)]
-    fn stepping(&mut self) {}
     /// Before an accepted outcome reaches the progress.
     #[inline(always)]
     fn accepting(&mut self) {}
@@ -383,17 +352,8 @@ pub struct Full<'p, S, K = ManuallyDrop<Option<RetryState<'p, S>>>> {
 }
 
 impl<'p, S: Strategy + 'p, K: Kept<'p, S>> Form for Full<'p, S, K> {
-    type Progress<'a>
-        = driver::Lazy<'a, 'p, S>
-    where
-        Self: 'a;
-    type Recording<'a>
-        = &'a mut Recording
-    where
-        Self: 'a;
-
     #[inline(always)]
-    fn parts(&mut self, _: &'static str) -> (driver::Lazy<'_, 'p, S>, &mut Recording) {
+    fn parts(&mut self, _: &'static str) -> (impl driver::Progress, impl Records) {
         let progress = driver::Lazy {
             slot: &mut *self.state,
             start: &self.start,
@@ -410,6 +370,8 @@ impl<'p, S: Strategy + 'p, K: Kept<'p, S>> Form for Full<'p, S, K> {
         outcome: Result<T, E>,
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, Duration> {
+        // (The state built first, if more than the start builds it.)
+        self.state.build(&self.start);
         let dropped = driver::Dropped;
         driver::unit(step(
             self, function, trace, decision, outcome, on_retry, dropped,
@@ -422,13 +384,8 @@ impl<'p, S: Strategy + 'p, K: Kept<'p, S>> Form for Full<'p, S, K> {
     }
 
     #[inline(always)]
-    fn stepping(&mut self) {
-        self.state.build(&self.start);
-    }
-
-    #[inline(always)]
     fn accepting(&mut self) {
-        self.state.settle();
+        self.state.settle(&self.start);
     }
 }
 
@@ -442,7 +399,7 @@ pub trait Kept<'p, S: 'p>: DerefMut<Target = Option<RetryState<'p, S>>> {
     /// An accepted attempt: the breaker and the throttle hear of it if no
     /// state keeps their permits.
     #[inline(always)]
-    fn settle(&mut self) {}
+    fn settle(&mut self, _: &Origin<'p, S>) {}
 }
 
 impl<'p, S> Kept<'p, S> for ManuallyDrop<Option<RetryState<'p, S>>> {}
@@ -481,8 +438,8 @@ impl<'p, S> Kept<'p, S> for Gated<'p, S> {
     }
 
     #[inline(always)]
-    fn settle(&mut self) {
-        self.gate.settle();
+    fn settle(&mut self, start: &Origin<'p, S>) {
+        self.gate.settle(true, start.clock);
     }
 }
 
@@ -494,36 +451,9 @@ impl<'p, S> Gated<'p, S> {
     fn built(&mut self, start: &Origin<'p, S>) -> &mut RetryState<'p, S> {
         let gate = &mut self.gate;
         self.state.get_or_insert_with(|| {
-            let (circuit, throttle) = (gate.circuit, gate.throttle);
-            start
-                .gated(circuit, throttle)
-                .holding(core::mem::take(gate))
+            let state = start.gated(gate.circuit, gate.throttle);
+            state.holding(core::mem::take(gate))
         })
-    }
-
-    /// Before an attempt: whether the breaker admits it (the state's
-    /// `before_attempt`, whose gate this is until a failure builds it).
-    #[inline(always)]
-    fn admit(&mut self, start: &Origin<'p, S>) -> Result<(), CircuitOpen> {
-        match &mut self.state {
-            Some(state) => state.before_attempt(),
-            None => match self.gate.admit(start.clock) {
-                Ok(()) => Ok(()),
-                Err(open) => Err(self.refused(start, GiveUpReason::CircuitOpen, open)),
-            },
-        }
-    }
-
-    /// Before an attempt: whether the throttle lets it run.
-    #[inline(always)]
-    fn ask_throttle(&mut self, start: &Origin<'p, S>) -> Result<(), Rejected> {
-        match &mut self.state {
-            Some(state) => state.ask_throttle(),
-            None => match self.gate.ask_throttle(start.clock) {
-                Ok(()) => Ok(()),
-                Err(rejected) => Err(self.refused(start, GiveUpReason::Rejected, rejected)),
-            },
-        }
     }
 
     /// The first attempt was refused for `reason`: the call's state gives
@@ -556,7 +486,7 @@ impl<'p, S> Call<Full<'p, S>> {
     /// refills.
     #[inline(always)]
     pub fn with_budget(mut self, budget: &'p RetryBudget) -> Self {
-        self.0.start = self.0.start.with_budget(budget);
+        self.0.start.budget = Some(budget);
         self
     }
 
@@ -601,67 +531,36 @@ impl<'p, S> Call<Full<'p, S, Gated<'p, S>>> {
         self
     }
 
-    /// Before an attempt: whether the breaker admits it.
+    /// Before an attempt: whether the breaker admits it (the state's
+    /// `before_attempt`, whose gate this is until a failure builds it).
     #[inline(always)]
     pub fn admit(&mut self) -> Result<(), CircuitOpen> {
-        self.0.state.admit(&self.0.start)
+        let Full { start, state, .. } = &mut self.0;
+        match &mut state.state {
+            Some(state) => state.before_attempt(),
+            None => (state.gate.admit(start.clock))
+                .map_err(|open| state.refused(start, GiveUpReason::CircuitOpen, open)),
+        }
     }
 
     /// Before an attempt: whether the throttle lets it run.
     #[inline(always)]
     pub fn ask_throttle(&mut self) -> Result<(), Rejected> {
-        self.0.state.ask_throttle(&self.0.start)
-    }
-}
-
-impl<'p, S, K: Kept<'p, S>> Call<Full<'p, S, K>> {
-    /// The context of the attempt about to run (`context = ctx`): the
-    /// state's, once a failure built it.
-    #[inline(always)]
-    pub fn context(&self) -> AttemptContext {
-        match &*self.0.state {
-            Some(state) => state.context(),
-            None => self.0.start.first_context(),
-        }
-    }
-
-    /// [`context`](Call::context) under a whole-call `timeout` (counted
-    /// from the call's start, which a `timeout` reads): its deadline the
-    /// nearer of the two.
-    #[inline(never)]
-    pub fn context_within(&self, timeout: Duration) -> AttemptContext {
-        within_timeout(
-            self.context(),
-            self.0.start.began(),
-            timeout,
-            self.0.start.clock,
-        )
-    }
-
-    /// `attempt_timeout`'s `limit` for the attempt about to run, of
-    /// `context`, cut to the time left until the call's deadline (but for
-    /// the last try that `on_deadline = "last_try"` grants at the
-    /// deadline, which keeps it).
-    #[inline(always)]
-    pub fn attempt_timeout(&self, limit: Duration, context: AttemptContext) -> Duration {
-        if self.0.state.as_ref().is_some_and(RetryState::is_last_try) {
-            limit
-        } else {
-            cut(limit, context)
-        }
-    }
-
-    /// What `on_success` is told, if the call `ended` with an accepted
-    /// `Ok` (the expansion calls the hook itself: a hook of the wrong type
-    /// is then rustc's error at it, naming no bound of the runtime's).
-    #[inline(always)]
-    pub fn success<'e, T, E>(&self, ended: &'e Ended<T, E>) -> Option<(&'e T, SuccessEvent)> {
-        match ended {
-            Ended::Done(Ok(value)) => Some((value, self.0.start.success(self.0.state.as_ref()))),
-            _ => None,
+        let Full { start, state, .. } = &mut self.0;
+        match &mut state.state {
+            Some(state) => state.ask_throttle(),
+            None => (state.gate.ask_throttle(start.clock))
+                .map_err(|rejected| state.refused(start, GiveUpReason::Rejected, rejected)),
         }
     }
 }
+
+/// A verdict as the function's own loop hands it to the driver: `when`'s
+/// (or `when_ok`'s) [`Decision`], or [`RETRY`] without either, a constant
+/// the driver's step folds.
+pub trait Verdict<T, E>: Classify<T> + Classify<E> + Copy {}
+
+impl<T, E, V: Classify<T> + Classify<E> + Copy> Verdict<T, E> for V {}
 
 #[allow(private_bounds)]
 impl<F: Form> Call<F> {
@@ -680,17 +579,7 @@ impl<F: Form> Call<F> {
     pub fn next_attempt(&mut self) {
         self.0.next_attempt();
     }
-}
 
-/// A verdict as the function's own loop hands it to the driver: `when`'s
-/// (or `when_ok`'s) [`Decision`], or [`RETRY`] without either, a constant
-/// the driver's step folds.
-pub trait Verdict<T, E>: Classify<T> + Classify<E> + Copy {}
-
-impl<T, E, V: Classify<T> + Classify<E> + Copy> Verdict<T, E> for V {}
-
-#[allow(private_bounds)]
-impl<F: Form> Call<F> {
     /// After an attempt of `function` that ended with `outcome`, judged
     /// `decision` (by `when` or `when_ok`, in the function): the driver's
     /// rule (the step, the trace, the metrics, giving up).
@@ -773,7 +662,6 @@ fn step<F: Form, T, E, N: OnRetry<T, E>, K: driver::Keep<T, E>>(
     on_retry: N,
     keep: K,
 ) -> ControlFlow<Ended<T, E>, (Duration, K::Kept)> {
-    form.stepping();
     let mut report = None;
     let mut hooks: Dispatch<'_, _, N> =
         HookSet::of(decision, decision, on_retry, Keep(&mut report));
@@ -786,14 +674,58 @@ fn step<F: Form, T, E, N: OnRetry<T, E>, K: driver::Keep<T, E>>(
 }
 
 impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
+    /// The context of the attempt about to run (`context = ctx`): the
+    /// state's, once a failure built it.
+    #[inline(always)]
+    pub fn context(&self) -> AttemptContext {
+        match &*self.0.state {
+            Some(state) => state.context(),
+            None => self.0.start.first_context(),
+        }
+    }
+
+    /// [`context`](Call::context) under a whole-call `timeout` (counted
+    /// from the call's start, which a `timeout` reads): its deadline the
+    /// nearer of the two.
+    #[inline(never)]
+    pub fn context_within(&self, timeout: Duration) -> AttemptContext {
+        let start = &self.0.start;
+        within_timeout(self.context(), start.began, timeout, start.clock)
+    }
+
+    /// `attempt_timeout`'s `limit` for the attempt about to run, of
+    /// `context`, cut to the time left until the call's deadline (but for
+    /// the last try that `on_deadline = "last_try"` grants at the
+    /// deadline, which keeps it).
+    #[inline(always)]
+    pub fn attempt_timeout(&self, limit: Duration, context: AttemptContext) -> Duration {
+        if self.0.state.as_ref().is_some_and(RetryState::is_last_try) {
+            limit
+        } else {
+            cut(limit, context)
+        }
+    }
+
+    /// What `on_success` is told, if the call `ended` with an accepted
+    /// `Ok` (the expansion calls the hook itself: a hook of the wrong type
+    /// is then rustc's error at it, naming no bound of the runtime's).
+    #[inline(always)]
+    pub fn success<'e, T, E>(&self, ended: &'e Ended<T, E>) -> Option<(&'e T, SuccessEvent)> {
+        match ended {
+            Ended::Done(Ok(value)) => Some((value, self.0.start.success(self.0.state.as_ref()))),
+            _ => None,
+        }
+    }
+
     /// The call gives up with `outcome` (an error) before an attempt ran (a
     /// breaker refused it, a throttle rejected it): the driver's give-up
     /// step.
     #[cold]
     #[inline(never)]
     pub fn refused<T, E, R: Trace<E>>(&mut self, trace: R, outcome: Result<T, E>) -> Ended<T, E> {
-        let (progress, recording) = self.0.parts("");
-        give_up(&progress, recording, trace, outcome)
+        let (progress, mut recording) = self.0.parts("");
+        let report = || driver::Progress::report(&progress);
+        give_up(report, &mut recording, trace, outcome)
     }
 
     /// The call gives up with `outcome` (an error) because its `timeout`
@@ -823,18 +755,14 @@ pub fn timed_out<T, E, R: Trace<E>>(
     trace: R,
     outcome: Result<T, E>,
 ) -> Ended<T, E> {
-    give_up(&driver::TimedOut(report), recording, trace, outcome)
+    give_up(|| report, recording, trace, outcome)
 }
 
 /// The report of a hedged call that ran past its `timeout` after `calls`
 /// attempts began, `start` being its start.
 #[cold]
 pub fn timeout_report(calls: u32, clock: Clock, start: Option<std::time::Instant>) -> GiveUp {
-    GiveUp::new(
-        calls,
-        crate::state::since(clock, start),
-        GiveUpReason::Timeout,
-    )
+    GiveUp::new(calls, since(clock, start), GiveUpReason::Timeout)
 }
 
 /// An untimed state machine of `policy` (the delay benches' start: no clock

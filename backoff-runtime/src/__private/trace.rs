@@ -1,7 +1,6 @@
-//! The `tracing` glue: what a trace shows of an error, the events, and
-//! the macros that expand to nothing without the feature.
+//! The `tracing` glue (feature `tracing`): what a trace shows of an error,
+//! the events, and the macros the expansion traces through.
 
-#[cfg(feature = "tracing")]
 use super::*;
 
 /// The error of a traced retry, shown through `Display` when it has one
@@ -40,7 +39,6 @@ impl<'a, T> TraceFallback<'a> for &TraceError<'a, T> {
 /// Reports a retry to `tracing` (feature `tracing`): a WARN event with the
 /// function, the attempt that failed, the delay, the failure's kind (for a
 /// policy with kinds) and the error.
-#[cfg(feature = "tracing")]
 #[inline]
 pub fn trace_retry(
     function: &str,
@@ -68,33 +66,29 @@ pub fn trace_retry(
 /// breaker that refused (failing fast is its job) and for an outcome `when`
 /// stopped after retries; DEBUG for one stopped on the first attempt, which
 /// is an answer (a 404, a unique violation), not a failed retry.
-#[cfg(feature = "tracing")]
 #[inline]
 pub fn trace_give_up(function: &str, outcome: &dyn core::fmt::Display, report: &GiveUp) {
     let (attempts, reason) = (report.attempts, report.reason.as_str());
     // (Recorded only for a policy with kinds: `on(..)`'s pattern text.)
     let failure_kind = report.failure_kind;
-    match report.reason {
-        GiveUpReason::Stopped if report.attempts <= 1 => ::tracing::debug!(
-            target: "backoff_runtime",
-            function, attempts, reason, failure_kind, error = %outcome, "giving up"
-        ),
-        GiveUpReason::Stopped | GiveUpReason::CircuitOpen | GiveUpReason::Cancelled => {
-            ::tracing::warn!(
+    macro_rules! giving_up {
+        ($level:ident) => {
+            ::tracing::$level!(
                 target: "backoff_runtime",
                 function, attempts, reason, failure_kind, error = %outcome, "giving up"
             )
-        }
-        _ => ::tracing::error!(
-            target: "backoff_runtime",
-            function, attempts, reason, failure_kind, error = %outcome, "giving up"
-        ),
+        };
+    }
+    match report.reason {
+        GiveUpReason::Stopped if report.attempts <= 1 => giving_up!(debug),
+        GiveUpReason::Stopped | GiveUpReason::CircuitOpen => giving_up!(warn),
+        GiveUpReason::Cancelled => giving_up!(warn),
+        _ => giving_up!(error),
     }
 }
 
 /// What a trace shows of `error: &E` (through `Display` when `E` has it,
 /// see [`TraceError`]): a `&dyn Display`.
-#[cfg(feature = "tracing")]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __backoff_shown {
@@ -108,7 +102,6 @@ macro_rules! __backoff_shown {
 /// Traces to `tracing` (see [`Trace`]): the function's name, and its
 /// error's `Display` (or a placeholder for an error without one, chosen
 /// where the error's type is known).
-#[cfg(feature = "tracing")]
 pub struct Traced<E> {
     /// The function's name.
     pub name: &'static str,
@@ -116,7 +109,6 @@ pub struct Traced<E> {
     pub show: for<'a> fn(&'a E) -> &'a dyn core::fmt::Display,
 }
 
-#[cfg(feature = "tracing")]
 impl<E> Traced<E> {
     /// The trace of the function `name`, made where `result`, an attempt's
     /// outcome, gives the error's type.
@@ -142,7 +134,6 @@ impl<E> Traced<E> {
     }
 }
 
-#[cfg(feature = "tracing")]
 impl<E> Trace<E> for Traced<E> {
     #[inline]
     fn retry(&self, error: &E, attempt: u32, delay: Duration, failure_kind: Option<&'static str>) {
@@ -158,7 +149,6 @@ impl<E> Trace<E> for Traced<E> {
 /// `$attempts` (a `&impl FnMut() -> R`, whose `R` gives the error's type),
 /// or made after an attempt whose outcome is `result: &Result<T, E>`:
 /// [`Traced`] with the `tracing` feature, else [`NoTrace`].
-#[cfg(feature = "tracing")]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __backoff_tracer {
@@ -178,16 +168,3 @@ macro_rules! __backoff_tracer {
         })
     };
 }
-
-/// Without the `tracing` feature: `()`, which traces nothing (as
-/// [`NoTrace`] does) in the fewest tokens.
-#[cfg(not(feature = "tracing"))]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __backoff_tracer {
-    ($($ignored:tt)*) => {
-        ()
-    };
-}
-
-pub use crate::__backoff_tracer as tracer;

@@ -158,7 +158,7 @@ where
             in_flight: &|_| {},
         };
         driver::give_up(
-            &progress,
+            || progress.report(),
             Err(from.refuse(open)),
             &mut self.hooks,
             trace,
@@ -248,14 +248,8 @@ where
                     report.reason = GiveUpReason::Cancelled;
                 }
                 let ended = Some(outcome.is_ok());
-                let outcome = driver::give_up(
-                    &TimedOut(report),
-                    outcome,
-                    hooks,
-                    trace,
-                    &mut recording,
-                    ended,
-                );
+                let outcome =
+                    driver::give_up(|| report, outcome, hooks, trace, &mut recording, ended);
                 Hedging::Done(outcome, false)
             }
         }

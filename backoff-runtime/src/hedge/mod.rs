@@ -95,7 +95,7 @@ use crate::circuit::{CircuitBreaker, CircuitOpen};
 use crate::clock;
 use crate::control::{Budget, Circuit};
 use crate::decision::Decision;
-use crate::driver::{self, Hooks, Lazy, NoTrace, Origin, Progress, TimedOut, Trace, verdict};
+use crate::driver::{self, Hooks, Lazy, NoTrace, Origin, Progress, Trace, verdict};
 use crate::event::{AttemptContext, AttemptKind, RetryEvent, SuccessEvent};
 use crate::hooks::{
     AcceptAll, Classify, Defaults, HookSet, NoHook, OnGiveUp, OnHedge, OnRetry, OnSuccess, RetryAll,

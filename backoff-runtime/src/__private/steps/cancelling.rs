@@ -36,16 +36,9 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
         outcome: Result<T, E>,
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, (Duration, Result<T, E>)> {
-        let kept = driver::Kept;
-        step(
-            &mut self.0,
-            function,
-            trace,
-            decision,
-            outcome,
-            on_retry,
-            kept,
-        )
+        self.0.state.build(&self.0.start);
+        let (form, kept) = (&mut self.0, driver::Kept);
+        step(form, function, trace, decision, outcome, on_retry, kept)
     }
 
     /// The call gives up with `outcome` because its token was cancelled
@@ -55,9 +48,9 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     #[cold]
     #[inline(never)]
     pub fn cancelled<T, E, R: Trace<E>>(&mut self, trace: R, outcome: Result<T, E>) -> Ended<T, E> {
-        let (progress, recording) = self.0.parts("");
+        let (progress, mut recording) = self.0.parts("");
         let mut report = driver::Progress::report(&progress);
         report.reason = GiveUpReason::Cancelled;
-        give_up(&driver::TimedOut(report), recording, trace, outcome)
+        give_up(|| report, &mut recording, trace, outcome)
     }
 }
