@@ -32,7 +32,7 @@ use core::time::Duration;
 
 use rand::distr::uniform::{SampleUniform, UniformSampler};
 use rand::rngs::SmallRng;
-use rand::{RngExt, SeedableRng, TryRng};
+use rand::{Rng, RngExt, SeedableRng, TryRng};
 
 use crate::nanos;
 
@@ -436,32 +436,11 @@ impl JitterRng {
         phase
     }
 
-    /// Runs `draw` on this generator's source: the process-wide sequence,
-    /// or its own generator (seeded now if it has not drawn yet). Each
-    /// source gets a copy of `draw` of its own, with no dispatch per number.
+    /// This generator's source of numbers: its own generator (seeded at its
+    /// first draw), or the process-wide sequence.
     #[inline(always)]
-    fn draw<T>(&mut self, draw: impl DrawWith<T>) -> T {
-        match self.state {
-            RngState::Seeded { ref mut rng, .. } => draw.with(rng),
-            RngState::Entropy { ref mut drawn, .. } => {
-                *drawn = true;
-                draw.with(&mut ProcessWide)
-            }
-            RngState::Unseeded { seed, phase } => draw.with(self.seed_now(seed, phase)),
-        }
-    }
-
-    /// A seeded generator's first draw's seeding.
-    #[cold]
-    fn seed_now(&mut self, seed: u64, phase: u32) -> &mut SmallRng {
-        self.state = RngState::Seeded {
-            phase,
-            rng: SmallRng::seed_from_u64(seed),
-        };
-        match &mut self.state {
-            RngState::Seeded { rng, .. } => rng,
-            _ => unreachable!("the generator was seeded just above"),
-        }
+    fn source(&mut self) -> Source<'_> {
+        Source(&mut self.state)
     }
 
     /// Whether a number has been drawn.
@@ -493,70 +472,26 @@ impl JitterRng {
     fn range_u64(&mut self, lo: u64, hi: u64) -> u64 {
         // What `random_range(lo..=hi)` runs (the same draws, the same
         // result), without building the range and checking it again.
-        self.draw(InclusiveRange(lo, hi))
+        <u64 as SampleUniform>::Sampler::sample_single_inclusive(lo, hi, &mut self.source())
+            .unwrap_or(lo)
     }
 
     /// [`uniform`](JitterRng::uniform) beyond `u64` nanoseconds (~584 years).
     #[cold]
     fn uniform_wide(&mut self, lo: Duration, hi: Duration) -> Duration {
-        let n = self.draw(WideRange(lo.as_nanos(), hi.as_nanos()));
+        let n = self.source().random_range(lo.as_nanos()..=hi.as_nanos());
         nanos::to_duration(n)
     }
 
     /// A number drawn uniformly from `[0, 1)`.
     #[inline]
     pub fn unit_f64(&mut self) -> f64 {
-        self.draw(Unit)
+        self.source().random::<f64>()
     }
 
     /// 64 random bits.
     pub(crate) fn next_u64(&mut self) -> u64 {
-        self.draw(Bits)
-    }
-}
-
-/// A draw that [`JitterRng::draw`] runs on any source.
-trait DrawWith<T> {
-    fn with<R: rand::Rng>(self, rng: &mut R) -> T;
-}
-
-/// A number uniform in `lo ..= hi`, which must not be empty (what
-/// `random_range(lo..=hi)` runs: the same draws, the same result).
-struct InclusiveRange(u64, u64);
-
-impl DrawWith<u64> for InclusiveRange {
-    #[inline(always)]
-    fn with<R: rand::Rng>(self, rng: &mut R) -> u64 {
-        <u64 as SampleUniform>::Sampler::sample_single_inclusive(self.0, self.1, rng)
-            .unwrap_or(self.0)
-    }
-}
-
-/// A `u128` uniform in `lo ..= hi`.
-struct WideRange(u128, u128);
-
-impl DrawWith<u128> for WideRange {
-    fn with<R: rand::Rng>(self, rng: &mut R) -> u128 {
-        rng.random_range(self.0..=self.1)
-    }
-}
-
-/// A number uniform in `[0, 1)`.
-struct Unit;
-
-impl DrawWith<f64> for Unit {
-    #[inline]
-    fn with<R: rand::Rng>(self, rng: &mut R) -> f64 {
-        rng.random::<f64>()
-    }
-}
-
-/// 64 random bits.
-struct Bits;
-
-impl DrawWith<u64> for Bits {
-    fn with<R: rand::Rng>(self, rng: &mut R) -> u64 {
-        rng.random::<u64>()
+        self.source().next_u64()
     }
 }
 
@@ -590,27 +525,47 @@ fn start_entropy() {
     let _ = ENTROPY.compare_exchange(0, os_seed() | 1, Ordering::Relaxed, Ordering::Relaxed);
 }
 
-/// The process-wide sequence, as a random source.
-struct ProcessWide;
+/// Where a [`JitterRng`] draws from: the state's own generator, seeded at
+/// its first draw, or the process-wide sequence. One dispatch per number
+/// drawn (a jittered delay draws one).
+struct Source<'a>(&'a mut RngState);
 
-impl TryRng for ProcessWide {
+impl TryRng for Source<'_> {
     type Error = core::convert::Infallible;
 
     #[inline]
     fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
-        Ok((next_entropy() >> 32) as u32)
+        // (As `SmallRng` draws a `u32`: the high half of a `u64`.)
+        self.try_next_u64().map(|n| (n >> 32) as u32)
     }
 
     #[inline]
     fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-        Ok(next_entropy())
+        Ok(match *self.0 {
+            RngState::Seeded { ref mut rng, .. } => rng.next_u64(),
+            RngState::Entropy { ref mut drawn, .. } => {
+                *drawn = true;
+                next_entropy()
+            }
+            RngState::Unseeded { seed, phase } => seed_now(self.0, seed, phase).next_u64(),
+        })
     }
 
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
-        for chunk in dst.chunks_mut(8) {
-            chunk.copy_from_slice(&next_entropy().to_le_bytes()[..chunk.len()]);
-        }
-        Ok(())
+        rand::rand_core::utils::fill_bytes_via_next_word(dst, || self.try_next_u64())
+    }
+}
+
+/// A seeded generator's first draw's seeding.
+#[cold]
+fn seed_now(state: &mut RngState, seed: u64, phase: u32) -> &mut SmallRng {
+    *state = RngState::Seeded {
+        phase,
+        rng: SmallRng::seed_from_u64(seed),
+    };
+    match state {
+        RngState::Seeded { rng, .. } => rng,
+        _ => unreachable!("the generator was seeded just above"),
     }
 }
 
@@ -814,7 +769,7 @@ mod tests {
         let mean = draws.iter().sum::<u128>() / 2000;
         assert!((400..=600).contains(&mean), "mean {mean} ms");
         let mut bytes = [0u8; 13];
-        rand::Rng::fill_bytes(&mut ProcessWide, &mut bytes);
+        rand::Rng::fill_bytes(&mut JitterRng::from_entropy().source(), &mut bytes);
         assert_ne!(bytes, [0u8; 13]);
     }
 
