@@ -287,17 +287,9 @@ impl Jitter {
     fn drawn(self, v: Duration, max: Duration, rng: &mut JitterRng) -> Duration {
         match self {
             Jitter::None | Jitter::Spread => v,
-            Jitter::Full => match nanos::of_u64(v) {
-                Some(0) => v,
-                Some(n) => Duration::from_nanos(rng.range_u64(0, n)),
-                None => rng.uniform(Duration::ZERO, v),
-            },
+            Jitter::Full => rng.uniform(Duration::ZERO, v),
             // v/2 + uniform(0, v − v/2) = uniform(v/2, v), in whole nanoseconds.
-            Jitter::Equal => match nanos::of_u64(v) {
-                Some(0) => v,
-                Some(n) => Duration::from_nanos(rng.range_u64(n / 2, n)),
-                None => rng.uniform(v / 2, v),
-            },
+            Jitter::Equal => rng.uniform(v / 2, v),
             Jitter::Scattered(r) => scattered(v, r, max, rng),
             Jitter::Range(lo, hi) => range(v, lo, hi, max, rng),
             Jitter::Custom(j) => j.jitter(v, rng).min(max),

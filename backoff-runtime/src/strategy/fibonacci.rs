@@ -47,7 +47,10 @@ impl Strategy for Fibonacci {
     #[inline]
     fn delay(&self, retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
         let (base, max) = (self.base.as_nanos(), self.max.as_nanos());
-        match FIB.get(retry.max(1) as usize).and_then(|f| base.checked_mul(*f)) {
+        match FIB
+            .get(retry.max(1) as usize)
+            .and_then(|f| base.checked_mul(*f))
+        {
             Some(n) => nanos::to_duration(n.min(max)),
             // Past fib(186), a zero base still gives zero.
             None if base == 0 => Duration::ZERO,
