@@ -118,29 +118,19 @@ impl CircuitOpen {
     }
 }
 
-impl fmt::Display for CircuitOpen {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("circuit breaker is open")
-    }
-}
-
-impl std::error::Error for CircuitOpen {}
-
-/// So `io::Result` functions can use `circuit` directly: a refused call is
-/// an error of kind [`ConnectionRefused`](std::io::ErrorKind::ConnectionRefused)
-/// whose source is the [`CircuitOpen`].
-///
-/// ```
-/// use backoff_runtime::CircuitOpen;
-///
-/// let e = std::io::Error::from(CircuitOpen::new());
-/// assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
-/// assert!(e.get_ref().unwrap().is::<CircuitOpen>());
-/// ```
-impl From<CircuitOpen> for std::io::Error {
-    fn from(e: CircuitOpen) -> Self {
-        std::io::Error::new(std::io::ErrorKind::ConnectionRefused, e)
-    }
+crate::control::control_error! {
+    /// So `io::Result` functions can use `circuit` directly: a refused call is
+    /// an error of kind [`ConnectionRefused`](std::io::ErrorKind::ConnectionRefused)
+    /// whose source is the [`CircuitOpen`].
+    ///
+    /// ```
+    /// use backoff_runtime::CircuitOpen;
+    ///
+    /// let e = std::io::Error::from(CircuitOpen::new());
+    /// assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+    /// assert!(e.get_ref().unwrap().is::<CircuitOpen>());
+    /// ```
+    CircuitOpen: "circuit breaker is open", ConnectionRefused
 }
 
 mod packed;
