@@ -189,10 +189,10 @@ handles!(Circuit, as_circuit, CircuitBreaker);
 handles!(Budget, as_budget, RetryBudget);
 handles!(Throttle, as_throttle, AdaptiveThrottle);
 
-/// A control's error type `$ty`: `Display` as `$message`, `std::error::Error`,
-/// and, so that `io::Result` functions can use the control directly, an
-/// `std::io::Error` of kind `$kind` whose source is the value (the docs given
-/// go on that conversion).
+/// The error type `$ty` of a control's refusal or of a timeout: `Display`
+/// as `$message`, `std::error::Error`, and, so that `io::Result` functions
+/// can use the argument directly, an `std::io::Error` of kind `$kind` whose
+/// source is the value (the docs given go on that conversion).
 macro_rules! control_error {
     ($(#[$doc:meta])* $ty:ident: $message:literal, $kind:ident) => {
         impl core::fmt::Display for $ty {
