@@ -22,17 +22,16 @@
 //! stateless form a job queue uses.
 //!
 //! The randomness comes from a [`JitterRng`], a small fast generator
-//! (xoshiro256++ from `rand`) that is `Send`, lives inside the retry loop and
-//! is seeded only when the first jittered delay is drawn, so a call that
-//! succeeds at once draws nothing. [`Policy::seed`](crate::Policy::seed) makes
-//! a schedule reproducible.
+//! (SplitMix64) that is `Send`, lives inside the retry loop and draws only
+//! when a jittered delay is drawn, so a call that succeeds at once draws
+//! nothing. [`Policy::seed`](crate::Policy::seed) makes a schedule
+//! reproducible.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 
 use rand::distr::uniform::{SampleUniform, UniformSampler};
-use rand::rngs::SmallRng;
-use rand::{Rng, RngExt, SeedableRng, TryRng};
+use rand::{Rng, RngExt, TryRng};
 
 use crate::nanos;
 
@@ -327,8 +326,8 @@ fn scattered(v: Duration, r: f64, max: Duration, rng: &mut JitterRng) -> Duratio
 /// sequence (SplitMix64) that starts from the operating system's randomness
 /// (with the `std` feature; without it, from a fixed value, so seed
 /// explicitly): it holds nothing, and concurrent calls draw distinct
-/// numbers. Seeded, it is a generator of its own (Xoshiro256++, seeded at
-/// its first draw), whose sequence a seed always repeats.
+/// numbers. Seeded, it is a sequence of its own (SplitMix64 from the seed),
+/// which a seed always repeats.
 ///
 /// It is `Send` and `Sync`, so holding one across an `.await` keeps a future
 /// `Send`.
@@ -346,24 +345,14 @@ fn scattered(v: Duration, r: f64, max: Duration, rng: &mut JitterRng) -> Duratio
 /// ```
 #[derive(Debug, Clone)]
 pub struct JitterRng {
-    state: RngState,
-}
-
-/// A [`JitterRng`]'s source: the process-wide sequence, or a generator of
-/// its own seeded at the first draw (until then only the seed is kept, in
-/// the generator's place, so the retry state stays small).
-#[derive(Debug, Clone)]
-///
-/// Each state also keeps the call's [`Jitter::Spread`] phase, zero until it
-/// is drawn (in the padding beside the tag: the state stays 40 bytes).
-enum RngState {
-    /// Unseeded: each draw is the next of the process-wide sequence;
-    /// `drawn` once one was drawn.
-    Entropy { drawn: bool, phase: u32 },
-    /// Seeded, nothing drawn yet: the seed.
-    Unseeded { seed: u64, phase: u32 },
-    /// Seeded, drawing.
-    Seeded { phase: u32, rng: SmallRng },
+    /// Seeded: its own sequence's position (SplitMix64's, as the
+    /// process-wide sequence counts); `None`: it draws from the process-wide
+    /// sequence.
+    seeded: Option<u64>,
+    /// The call's [`Jitter::Spread`] phase, zero until it is drawn.
+    phase: u32,
+    /// Whether a number has been drawn.
+    drawn: bool,
 }
 
 impl JitterRng {
@@ -372,76 +361,52 @@ impl JitterRng {
     #[doc(hidden)]
     pub const fn from_entropy() -> Self {
         JitterRng {
-            state: RngState::Entropy {
-                drawn: false,
-                phase: 0,
-            },
+            seeded: None,
+            ..JitterRng::from_seed(0)
         }
     }
 
     /// A generator that always produces the same sequence for the same seed.
     pub const fn from_seed(seed: u64) -> Self {
         JitterRng {
-            state: RngState::Unseeded { seed, phase: 0 },
+            seeded: Some(seed),
+            phase: 0,
+            drawn: false,
         }
     }
 
     /// The call's [`Jitter::Spread`] phase, in `1 ..= u32::MAX` (the
     /// fraction `phase / 2³²`): drawn at the first call, the same after.
     pub(crate) fn phase(&mut self) -> u32 {
-        match self.phase_drawn() {
-            0 => self.draw_phase(),
-            phase => phase,
+        if self.phase == 0 {
+            self.phase = ((self.next_u64() >> 32) as u32).max(1);
         }
+        self.phase
     }
 
     /// The phase if it was drawn or set, else zero.
     #[inline]
     pub(crate) const fn phase_drawn(&self) -> u32 {
-        match self.state {
-            RngState::Entropy { phase, .. }
-            | RngState::Unseeded { phase, .. }
-            | RngState::Seeded { phase, .. } => phase,
-        }
+        self.phase
     }
 
     /// This generator with its phase set (zero: to be drawn).
     #[inline]
     pub(crate) const fn with_phase(mut self, phase: u32) -> Self {
-        *self.phase_mut() = phase;
+        self.phase = phase;
         self
     }
 
-    const fn phase_mut(&mut self) -> &mut u32 {
-        match &mut self.state {
-            RngState::Entropy { phase, .. }
-            | RngState::Unseeded { phase, .. }
-            | RngState::Seeded { phase, .. } => phase,
-        }
-    }
-
-    /// Draws the phase (never zero, which stands for "not drawn").
-    #[cold]
-    fn draw_phase(&mut self) -> u32 {
-        let phase = ((self.next_u64() >> 32) as u32).max(1);
-        *self.phase_mut() = phase;
-        phase
-    }
-
-    /// This generator's source of numbers: its own generator (seeded at its
-    /// first draw), or the process-wide sequence.
+    /// This generator's source of numbers.
     #[inline(always)]
     fn source(&mut self) -> Source<'_> {
-        Source(&mut self.state)
+        Source(self)
     }
 
     /// Whether a number has been drawn.
     #[cfg(test)]
     pub(crate) fn has_drawn(&self) -> bool {
-        matches!(
-            self.state,
-            RngState::Seeded { .. } | RngState::Entropy { drawn: true, .. }
-        )
+        self.drawn
     }
 
     /// A duration drawn uniformly from `lo ..= hi` (nanosecond resolution).
@@ -517,47 +482,34 @@ fn start_entropy() {
     let _ = ENTROPY.compare_exchange(0, os_seed() | 1, Ordering::Relaxed, Ordering::Relaxed);
 }
 
-/// Where a [`JitterRng`] draws from: the state's own generator, seeded at
-/// its first draw, or the process-wide sequence. One dispatch per number
-/// drawn (a jittered delay draws one).
-struct Source<'a>(&'a mut RngState);
+/// Where a [`JitterRng`] draws from: its own sequence, or the process-wide
+/// one, each SplitMix64 (a Weyl sequence through its finalizer). One
+/// dispatch per number drawn (a jittered delay draws one).
+struct Source<'a>(&'a mut JitterRng);
 
 impl TryRng for Source<'_> {
     type Error = core::convert::Infallible;
 
     #[inline]
     fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
-        // (As `SmallRng` draws a `u32`: the high half of a `u64`.)
+        // (The high half, as the process-wide sequence's.)
         self.try_next_u64().map(|n| (n >> 32) as u32)
     }
 
     #[inline]
     fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-        Ok(match *self.0 {
-            RngState::Seeded { ref mut rng, .. } => rng.next_u64(),
-            RngState::Entropy { ref mut drawn, .. } => {
-                *drawn = true;
-                next_entropy()
+        self.0.drawn = true;
+        Ok(match &mut self.0.seeded {
+            Some(position) => {
+                *position = position.wrapping_add(crate::jobs::GOLDEN_GAMMA);
+                crate::jobs::mix64(*position)
             }
-            RngState::Unseeded { seed, phase } => seed_now(self.0, seed, phase).next_u64(),
+            None => next_entropy(),
         })
     }
 
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
         rand::rand_core::utils::fill_bytes_via_next_word(dst, || self.try_next_u64())
-    }
-}
-
-/// A seeded generator's first draw's seeding.
-#[cold]
-fn seed_now(state: &mut RngState, seed: u64, phase: u32) -> &mut SmallRng {
-    *state = RngState::Seeded {
-        phase,
-        rng: SmallRng::seed_from_u64(seed),
-    };
-    match state {
-        RngState::Seeded { rng, .. } => rng,
-        _ => unreachable!("the generator was seeded just above"),
     }
 }
 
@@ -789,7 +741,7 @@ mod tests {
         assert_eq!(set.phase(), 77);
         assert_eq!(set.next_u64(), JitterRng::from_seed(3).next_u64());
         assert_eq!(set.phase(), 77);
-        assert_eq!(size_of::<JitterRng>(), 40);
+        assert_eq!(size_of::<JitterRng>(), 24);
     }
 
     #[test]
