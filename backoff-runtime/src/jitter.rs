@@ -349,8 +349,8 @@ pub struct JitterRng {
     /// process-wide sequence counts); `None`: it draws from the process-wide
     /// sequence.
     seeded: Option<u64>,
-    /// The call's [`Jitter::Spread`] phase, zero until it is drawn.
-    phase: u32,
+    /// The call's [`Jitter::Spread`] phase, zero until it is drawn or set.
+    pub(crate) phase: u32,
     /// Whether a number has been drawn.
     drawn: bool,
 }
@@ -381,12 +381,6 @@ impl JitterRng {
         if self.phase == 0 {
             self.phase = ((self.next_u64() >> 32) as u32).max(1);
         }
-        self.phase
-    }
-
-    /// The phase if it was drawn or set, else zero.
-    #[inline]
-    pub(crate) const fn phase_drawn(&self) -> u32 {
         self.phase
     }
 
@@ -722,12 +716,12 @@ mod tests {
     #[test]
     fn the_phase_is_drawn_once_and_kept() {
         for mut rng in [JitterRng::from_seed(3), JitterRng::from_entropy()] {
-            assert_eq!(rng.phase_drawn(), 0);
+            assert_eq!(rng.phase, 0);
             let phase = rng.phase();
             assert_ne!(phase, 0);
             rng.next_u64();
             assert_eq!(rng.phase(), phase);
-            assert_eq!(rng.clone().phase_drawn(), phase);
+            assert_eq!(rng.clone().phase, phase);
         }
         // Seeded, the phase is the seed's.
         assert_eq!(
