@@ -343,7 +343,9 @@ fn scattered(v: Duration, r: f64, max: Duration, rng: &mut JitterRng) -> Duratio
 /// assert_eq!(d, b.uniform(lo, hi));
 /// assert!(lo <= d && d <= hi);
 /// ```
-#[derive(Debug, Clone)]
+///
+/// Its [`Default`] is [`JitterRng::from_entropy`]'s, unseeded.
+#[derive(Debug, Clone, Default)]
 pub struct JitterRng {
     /// Seeded: its own sequence's position (SplitMix64's, as the
     /// process-wide sequence counts); `None`: it draws from the process-wide
@@ -443,13 +445,6 @@ impl JitterRng {
     /// 64 random bits.
     pub(crate) fn next_u64(&mut self) -> u64 {
         self.source().next_u64()
-    }
-}
-
-impl Default for JitterRng {
-    /// [`JitterRng::from_entropy`].
-    fn default() -> Self {
-        JitterRng::from_entropy()
     }
 }
 
@@ -689,7 +684,9 @@ mod tests {
     #[test]
     fn unseeded_generators_differ() {
         let mut a = JitterRng::from_entropy();
-        let mut b = JitterRng::from_entropy();
+        // (The default is unseeded too.)
+        let mut b = JitterRng::default();
+        assert_eq!(b.seeded, None);
         assert_ne!(a.next_u64(), b.next_u64());
     }
 
