@@ -456,13 +456,11 @@ impl CircuitBreaker {
         let (floor, ceil) = self.epoch.millis(now);
         // Held open by its fleet: a trial only with the fleet's grant, taken
         // here (and given back if no trial is claimed with it).
-        let (held, grant) = match self.gate.get() {
-            Some(gate) => {
-                let flags = gate.flags.fetch_and(!GRANT, Ordering::AcqRel);
-                (flags & HELD != 0, flags & GRANT != 0)
-            }
-            None => (false, false),
-        };
+        let flags = self
+            .gate
+            .get()
+            .map_or(0, |g| g.flags.fetch_and(!GRANT, Ordering::AcqRel));
+        let (held, grant) = (flags & HELD != 0, flags & GRANT != 0);
         let mut granted = Packed::load(0);
         let result = self
             .word
