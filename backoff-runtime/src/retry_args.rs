@@ -559,25 +559,24 @@ pub struct AnAdaptiveThrottle;
 pub struct Own;
 
 macro_rules! control_value {
-    (@own [$($refs:tt)*] $value:ident $(: $own:ident)?) => {
-        impl<'a, T: ?Sized $(+ crate::control::$own)?> Pick<'a> for $($refs)* $value<'a, T> {
-            type Kind = Own;
-            type Out = T;
+    // (The value itself, or for another control an unused one of the right
+    // type.)
+    (@pick [$($refs:tt)*] $value:ident $(: $bound:ident)?, $kind:ident, $out:ty, |$v:ident| $picked:expr) => {
+        impl<'a, T: ?Sized $(+ crate::control::$bound)?> Pick<'a> for $($refs)* $value<'a, T> {
+            type Kind = $kind;
+            type Out = $out;
             #[inline(always)]
-            fn pick(&self) -> (Own, &'a T) {
-                (Own, self.0)
+            fn pick(&self) -> ($kind, &'a $out) {
+                let $v = self;
+                ($kind, $picked)
             }
         }
     };
     (@other [$($refs:tt)*] $value:ident: $other:ident, $kind:ident, $lent:ty = $unused:expr) => {
-        impl<'a, T: ?Sized + crate::control::$other> Pick<'a> for $($refs)* $value<'a, T> {
-            type Kind = $kind;
-            type Out = $lent;
-            fn pick(&self) -> ($kind, &'a $lent) {
-                static UNUSED: $lent = $unused;
-                ($kind, &UNUSED)
-            }
-        }
+        control_value!(@pick [$($refs)*] $value: $other, $kind, $lent, |_v| {
+            static UNUSED: $lent = $unused;
+            &UNUSED
+        });
     };
     ($(#[$doc:meta] $value:ident, $own:ident, $lent:ty = $unused:expr,
         $first:ident: $first_kind:ident, $second:ident: $second_kind:ident;)*) => {
@@ -598,10 +597,10 @@ macro_rules! control_value {
             #[doc(hidden)]
             #[derive(Debug)]
             pub struct $value<'a, T: ?Sized>(pub &'a T);
-            control_value!(@own [&&&] $value: $own);
+            control_value!(@pick [&&&] $value: $own, Own, T, |v| v.0);
             control_value!(@other [&&] $value: $first, $first_kind, $lent = $unused);
             control_value!(@other [&] $value: $second, $second_kind, $lent = $unused);
-            control_value!(@own [] $value);
+            control_value!(@pick [] $value, Own, T, |v| v.0);
         )*
     };
 }
