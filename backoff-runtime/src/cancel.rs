@@ -333,18 +333,8 @@ impl Drop for Waiting<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Cancelled;
 
-impl core::fmt::Display for Cancelled {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("cancelled")
-    }
-}
-
-impl std::error::Error for Cancelled {}
-
-impl From<Cancelled> for std::io::Error {
-    fn from(e: Cancelled) -> Self {
-        std::io::Error::new(std::io::ErrorKind::Interrupted, e)
-    }
+crate::control::control_error! {
+    Cancelled: "cancelled", Interrupted
 }
 
 /// Sleeps `sleep` (`None`: no sleep) unless `cancel` is given first;

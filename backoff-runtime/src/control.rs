@@ -188,3 +188,27 @@ macro_rules! handles {
 handles!(Circuit, as_circuit, CircuitBreaker);
 handles!(Budget, as_budget, RetryBudget);
 handles!(Throttle, as_throttle, AdaptiveThrottle);
+
+/// The error type `$ty` of a control's refusal or of a timeout: `Display`
+/// as `$message`, `std::error::Error`, and, so that `io::Result` functions
+/// can use the argument directly, an `std::io::Error` of kind `$kind` whose
+/// source is the value (the docs given go on that conversion).
+macro_rules! control_error {
+    ($(#[$doc:meta])* $ty:ident: $message:literal, $kind:ident) => {
+        impl core::fmt::Display for $ty {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str($message)
+            }
+        }
+
+        impl std::error::Error for $ty {}
+
+        $(#[$doc])*
+        impl From<$ty> for std::io::Error {
+            fn from(e: $ty) -> Self {
+                std::io::Error::new(std::io::ErrorKind::$kind, e)
+            }
+        }
+    };
+}
+pub(crate) use control_error;

@@ -22,17 +22,16 @@
 //! stateless form a job queue uses.
 //!
 //! The randomness comes from a [`JitterRng`], a small fast generator
-//! (xoshiro256++ from `rand`) that is `Send`, lives inside the retry loop and
-//! is seeded only when the first jittered delay is drawn, so a call that
-//! succeeds at once draws nothing. [`Policy::seed`](crate::Policy::seed) makes
-//! a schedule reproducible.
+//! (SplitMix64) that is `Send`, lives inside the retry loop and draws only
+//! when a jittered delay is drawn, so a call that succeeds at once draws
+//! nothing. [`Policy::seed`](crate::Policy::seed) makes a schedule
+//! reproducible.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 
 use rand::distr::uniform::{SampleUniform, UniformSampler};
-use rand::rngs::SmallRng;
-use rand::{RngExt, SeedableRng, TryRng};
+use rand::{Rng, RngExt, TryRng};
 
 use crate::nanos;
 
@@ -287,17 +286,9 @@ impl Jitter {
     fn drawn(self, v: Duration, max: Duration, rng: &mut JitterRng) -> Duration {
         match self {
             Jitter::None | Jitter::Spread => v,
-            Jitter::Full => match nanos::of_u64(v) {
-                Some(0) => v,
-                Some(n) => Duration::from_nanos(rng.range_u64(0, n)),
-                None => rng.uniform(Duration::ZERO, v),
-            },
+            Jitter::Full => rng.uniform(Duration::ZERO, v),
             // v/2 + uniform(0, v − v/2) = uniform(v/2, v), in whole nanoseconds.
-            Jitter::Equal => match nanos::of_u64(v) {
-                Some(0) => v,
-                Some(n) => Duration::from_nanos(rng.range_u64(n / 2, n)),
-                None => rng.uniform(v / 2, v),
-            },
+            Jitter::Equal => rng.uniform(v / 2, v),
             Jitter::Scattered(r) => scattered(v, r, max, rng),
             Jitter::Range(lo, hi) => range(v, lo, hi, max, rng),
             Jitter::Custom(j) => j.jitter(v, rng).min(max),
@@ -335,8 +326,8 @@ fn scattered(v: Duration, r: f64, max: Duration, rng: &mut JitterRng) -> Duratio
 /// sequence (SplitMix64) that starts from the operating system's randomness
 /// (with the `std` feature; without it, from a fixed value, so seed
 /// explicitly): it holds nothing, and concurrent calls draw distinct
-/// numbers. Seeded, it is a generator of its own (Xoshiro256++, seeded at
-/// its first draw), whose sequence a seed always repeats.
+/// numbers. Seeded, it is a sequence of its own (SplitMix64 from the seed),
+/// which a seed always repeats.
 ///
 /// It is `Send` and `Sync`, so holding one across an `.await` keeps a future
 /// `Send`.
@@ -352,26 +343,18 @@ fn scattered(v: Duration, r: f64, max: Duration, rng: &mut JitterRng) -> Duratio
 /// assert_eq!(d, b.uniform(lo, hi));
 /// assert!(lo <= d && d <= hi);
 /// ```
-#[derive(Debug, Clone)]
-pub struct JitterRng {
-    state: RngState,
-}
-
-/// A [`JitterRng`]'s source: the process-wide sequence, or a generator of
-/// its own seeded at the first draw (until then only the seed is kept, in
-/// the generator's place, so the retry state stays small).
-#[derive(Debug, Clone)]
 ///
-/// Each state also keeps the call's [`Jitter::Spread`] phase, zero until it
-/// is drawn (in the padding beside the tag: the state stays 40 bytes).
-enum RngState {
-    /// Unseeded: each draw is the next of the process-wide sequence;
-    /// `drawn` once one was drawn.
-    Entropy { drawn: bool, phase: u32 },
-    /// Seeded, nothing drawn yet: the seed.
-    Unseeded { seed: u64, phase: u32 },
-    /// Seeded, drawing.
-    Seeded { phase: u32, rng: SmallRng },
+/// Its [`Default`] is [`JitterRng::from_entropy`]'s, unseeded.
+#[derive(Debug, Clone, Default)]
+pub struct JitterRng {
+    /// Seeded: its own sequence's position (SplitMix64's, as the
+    /// process-wide sequence counts); `None`: it draws from the process-wide
+    /// sequence.
+    seeded: Option<u64>,
+    /// The call's [`Jitter::Spread`] phase, zero until it is drawn or set.
+    pub(crate) phase: u32,
+    /// Whether a number has been drawn.
+    drawn: bool,
 }
 
 impl JitterRng {
@@ -380,97 +363,46 @@ impl JitterRng {
     #[doc(hidden)]
     pub const fn from_entropy() -> Self {
         JitterRng {
-            state: RngState::Entropy {
-                drawn: false,
-                phase: 0,
-            },
+            seeded: None,
+            ..JitterRng::from_seed(0)
         }
     }
 
     /// A generator that always produces the same sequence for the same seed.
     pub const fn from_seed(seed: u64) -> Self {
         JitterRng {
-            state: RngState::Unseeded { seed, phase: 0 },
+            seeded: Some(seed),
+            phase: 0,
+            drawn: false,
         }
     }
 
     /// The call's [`Jitter::Spread`] phase, in `1 ..= u32::MAX` (the
     /// fraction `phase / 2³²`): drawn at the first call, the same after.
     pub(crate) fn phase(&mut self) -> u32 {
-        match self.phase_drawn() {
-            0 => self.draw_phase(),
-            phase => phase,
+        if self.phase == 0 {
+            self.phase = ((self.next_u64() >> 32) as u32).max(1);
         }
-    }
-
-    /// The phase if it was drawn or set, else zero.
-    #[inline]
-    pub(crate) const fn phase_drawn(&self) -> u32 {
-        match self.state {
-            RngState::Entropy { phase, .. }
-            | RngState::Unseeded { phase, .. }
-            | RngState::Seeded { phase, .. } => phase,
-        }
+        self.phase
     }
 
     /// This generator with its phase set (zero: to be drawn).
     #[inline]
     pub(crate) const fn with_phase(mut self, phase: u32) -> Self {
-        *self.phase_mut() = phase;
+        self.phase = phase;
         self
     }
 
-    const fn phase_mut(&mut self) -> &mut u32 {
-        match &mut self.state {
-            RngState::Entropy { phase, .. }
-            | RngState::Unseeded { phase, .. }
-            | RngState::Seeded { phase, .. } => phase,
-        }
-    }
-
-    /// Draws the phase (never zero, which stands for "not drawn").
-    #[cold]
-    fn draw_phase(&mut self) -> u32 {
-        let phase = ((self.next_u64() >> 32) as u32).max(1);
-        *self.phase_mut() = phase;
-        phase
-    }
-
-    /// Runs `draw` on this generator's source: the process-wide sequence,
-    /// or its own generator (seeded now if it has not drawn yet). Each
-    /// source gets a copy of `draw` of its own, with no dispatch per number.
+    /// This generator's source of numbers.
     #[inline(always)]
-    fn draw<T>(&mut self, draw: impl DrawWith<T>) -> T {
-        match self.state {
-            RngState::Seeded { ref mut rng, .. } => draw.with(rng),
-            RngState::Entropy { ref mut drawn, .. } => {
-                *drawn = true;
-                draw.with(&mut ProcessWide)
-            }
-            RngState::Unseeded { seed, phase } => draw.with(self.seed_now(seed, phase)),
-        }
-    }
-
-    /// A seeded generator's first draw's seeding.
-    #[cold]
-    fn seed_now(&mut self, seed: u64, phase: u32) -> &mut SmallRng {
-        self.state = RngState::Seeded {
-            phase,
-            rng: SmallRng::seed_from_u64(seed),
-        };
-        match &mut self.state {
-            RngState::Seeded { rng, .. } => rng,
-            _ => unreachable!("the generator was seeded just above"),
-        }
+    fn source(&mut self) -> Source<'_> {
+        Source(self)
     }
 
     /// Whether a number has been drawn.
     #[cfg(test)]
     pub(crate) fn has_drawn(&self) -> bool {
-        matches!(
-            self.state,
-            RngState::Seeded { .. } | RngState::Entropy { drawn: true, .. }
-        )
+        self.drawn
     }
 
     /// A duration drawn uniformly from `lo ..= hi` (nanosecond resolution).
@@ -493,77 +425,26 @@ impl JitterRng {
     fn range_u64(&mut self, lo: u64, hi: u64) -> u64 {
         // What `random_range(lo..=hi)` runs (the same draws, the same
         // result), without building the range and checking it again.
-        self.draw(InclusiveRange(lo, hi))
+        <u64 as SampleUniform>::Sampler::sample_single_inclusive(lo, hi, &mut self.source())
+            .unwrap_or(lo)
     }
 
     /// [`uniform`](JitterRng::uniform) beyond `u64` nanoseconds (~584 years).
     #[cold]
     fn uniform_wide(&mut self, lo: Duration, hi: Duration) -> Duration {
-        let n = self.draw(WideRange(lo.as_nanos(), hi.as_nanos()));
+        let n = self.source().random_range(lo.as_nanos()..=hi.as_nanos());
         nanos::to_duration(n)
     }
 
     /// A number drawn uniformly from `[0, 1)`.
     #[inline]
     pub fn unit_f64(&mut self) -> f64 {
-        self.draw(Unit)
+        self.source().random::<f64>()
     }
 
     /// 64 random bits.
     pub(crate) fn next_u64(&mut self) -> u64 {
-        self.draw(Bits)
-    }
-}
-
-/// A draw that [`JitterRng::draw`] runs on any source.
-trait DrawWith<T> {
-    fn with<R: rand::Rng>(self, rng: &mut R) -> T;
-}
-
-/// A number uniform in `lo ..= hi`, which must not be empty (what
-/// `random_range(lo..=hi)` runs: the same draws, the same result).
-struct InclusiveRange(u64, u64);
-
-impl DrawWith<u64> for InclusiveRange {
-    #[inline(always)]
-    fn with<R: rand::Rng>(self, rng: &mut R) -> u64 {
-        <u64 as SampleUniform>::Sampler::sample_single_inclusive(self.0, self.1, rng)
-            .unwrap_or(self.0)
-    }
-}
-
-/// A `u128` uniform in `lo ..= hi`.
-struct WideRange(u128, u128);
-
-impl DrawWith<u128> for WideRange {
-    fn with<R: rand::Rng>(self, rng: &mut R) -> u128 {
-        rng.random_range(self.0..=self.1)
-    }
-}
-
-/// A number uniform in `[0, 1)`.
-struct Unit;
-
-impl DrawWith<f64> for Unit {
-    #[inline]
-    fn with<R: rand::Rng>(self, rng: &mut R) -> f64 {
-        rng.random::<f64>()
-    }
-}
-
-/// 64 random bits.
-struct Bits;
-
-impl DrawWith<u64> for Bits {
-    fn with<R: rand::Rng>(self, rng: &mut R) -> u64 {
-        rng.random::<u64>()
-    }
-}
-
-impl Default for JitterRng {
-    /// [`JitterRng::from_entropy`].
-    fn default() -> Self {
-        JitterRng::from_entropy()
+        self.source().next_u64()
     }
 }
 
@@ -590,27 +471,36 @@ fn start_entropy() {
     let _ = ENTROPY.compare_exchange(0, os_seed() | 1, Ordering::Relaxed, Ordering::Relaxed);
 }
 
-/// The process-wide sequence, as a random source.
-struct ProcessWide;
+/// Where a [`JitterRng`] draws from: its own sequence, or the process-wide
+/// one, each SplitMix64 (a Weyl sequence through its finalizer). One
+/// dispatch per number drawn (a jittered delay draws one).
+struct Source<'a>(&'a mut JitterRng);
 
-impl TryRng for ProcessWide {
+impl TryRng for Source<'_> {
     type Error = core::convert::Infallible;
 
     #[inline]
     fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
-        Ok((next_entropy() >> 32) as u32)
+        // (The high half, as the process-wide sequence's.)
+        self.try_next_u64().map(|n| (n >> 32) as u32)
     }
 
-    #[inline]
+    // (Out of line: inlined, it keeps `uniform` out of `Jitter::drawn`,
+    // about 30 instructions more per jittered delay.)
+    #[inline(never)]
     fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-        Ok(next_entropy())
+        self.0.drawn = true;
+        Ok(match &mut self.0.seeded {
+            Some(position) => {
+                *position = position.wrapping_add(crate::jobs::GOLDEN_GAMMA);
+                crate::jobs::mix64(*position)
+            }
+            None => next_entropy(),
+        })
     }
 
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
-        for chunk in dst.chunks_mut(8) {
-            chunk.copy_from_slice(&next_entropy().to_le_bytes()[..chunk.len()]);
-        }
-        Ok(())
+        rand::rand_core::utils::fill_bytes_via_next_word(dst, || self.try_next_u64())
     }
 }
 
@@ -794,7 +684,9 @@ mod tests {
     #[test]
     fn unseeded_generators_differ() {
         let mut a = JitterRng::from_entropy();
-        let mut b = JitterRng::from_entropy();
+        // (The default is unseeded too.)
+        let mut b = JitterRng::default();
+        assert_eq!(b.seeded, None);
         assert_ne!(a.next_u64(), b.next_u64());
     }
 
@@ -814,19 +706,19 @@ mod tests {
         let mean = draws.iter().sum::<u128>() / 2000;
         assert!((400..=600).contains(&mean), "mean {mean} ms");
         let mut bytes = [0u8; 13];
-        rand::Rng::fill_bytes(&mut ProcessWide, &mut bytes);
+        rand::Rng::fill_bytes(&mut JitterRng::from_entropy().source(), &mut bytes);
         assert_ne!(bytes, [0u8; 13]);
     }
 
     #[test]
     fn the_phase_is_drawn_once_and_kept() {
         for mut rng in [JitterRng::from_seed(3), JitterRng::from_entropy()] {
-            assert_eq!(rng.phase_drawn(), 0);
+            assert_eq!(rng.phase, 0);
             let phase = rng.phase();
             assert_ne!(phase, 0);
             rng.next_u64();
             assert_eq!(rng.phase(), phase);
-            assert_eq!(rng.clone().phase_drawn(), phase);
+            assert_eq!(rng.clone().phase, phase);
         }
         // Seeded, the phase is the seed's.
         assert_eq!(
@@ -842,7 +734,7 @@ mod tests {
         assert_eq!(set.phase(), 77);
         assert_eq!(set.next_u64(), JitterRng::from_seed(3).next_u64());
         assert_eq!(set.phase(), 77);
-        assert_eq!(size_of::<JitterRng>(), 40);
+        assert_eq!(size_of::<JitterRng>(), 24);
     }
 
     #[test]

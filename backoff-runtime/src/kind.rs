@@ -258,13 +258,10 @@ impl Tally {
     /// Counts a failure of kind `index` (at most [`THROTTLED_SLOT`]): its number
     /// among that kind's failures.
     pub(crate) fn count(&mut self, index: usize) -> u32 {
-        match self.failures.get_mut(index) {
-            Some(n) => {
-                *n = n.saturating_add(1);
-                *n
-            }
-            None => 1,
-        }
+        self.failures.get_mut(index).map_or(1, |n| {
+            *n = n.saturating_add(1);
+            *n
+        })
     }
 
     /// The failures of kind `index` counted so far (0 out of range).

@@ -109,20 +109,6 @@ pub(crate) fn powi(x: f64, n: u32) -> f64 {
     acc
 }
 
-/// The width in milliseconds of one of `buckets` tenths of a sliding
-/// `window` (a rate breaker's, a throttle's): at least 1, saturating.
-#[cfg(feature = "std")]
-pub(crate) const fn bucket_ms(window: Duration, buckets: u64) -> u64 {
-    let width = window.as_millis().div_ceil(buckets as u128);
-    if width == 0 {
-        1
-    } else if width > u64::MAX as u128 {
-        u64::MAX
-    } else {
-        width as u64
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -376,27 +376,15 @@ impl<F: Never> AsyncSleepReturn<Misfits> for F {
     }
 }
 
-/// What `policy = EXPR` may give: a [`Policy`] or a reference to one. The
-/// strategy is a parameter, not an associated type, so that a value of
-/// another type is one error: the policy's uses after it are left
-/// ambiguous, which rustc does not report beside an error.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: `policy` must be a `backoff_runtime::Policy` or `&Policy`, not `{Self}`",
-    label = "expected a `Policy`",
-    note = "build one with `Policy::exponential(..)` or another constructor, in a `static` or in a value the function can reach, such as `policy = self.policy`"
-)]
-pub trait PolicyArgument<S> {
-    /// The policy.
-    #[doc(hidden)]
-    fn as_policy(&self) -> &Policy<S>;
-}
-
-#[diagnostic::do_not_recommend]
-impl<S: Strategy> PolicyArgument<S> for Policy<S> {
-    #[inline]
-    fn as_policy(&self) -> &Policy<S> {
-        self
-    }
+check! {
+    /// What `policy = EXPR` may give: a [`Policy`] or a reference to one. The
+    /// strategy is a parameter, not an associated type, so that a value of
+    /// another type is one error: the policy's uses after it are left
+    /// ambiguous, which rustc does not report beside an error.
+    PolicyArgument[S] for [S: Strategy] Policy<S>: fn as_policy(&self) -> &Policy<S> { self },
+        "`#[retry]`: `policy` must be a `backoff_runtime::Policy` or `&Policy`, not `{Self}`",
+        "expected a `Policy`",
+        "build one with `Policy::exponential(..)` or another constructor, in a `static` or in a value the function can reach, such as `policy = self.policy`";
 }
 
 #[diagnostic::do_not_recommend]
@@ -470,25 +458,13 @@ check! {
 // per arm). The second impl, for a type no one names, keeps rustc from
 // taking the identity as the only impl before it has seen the patterns.
 
-/// The type of the `on(..)` arms' patterns, given `when`'s value of type
-/// `W`: implemented for `W` itself.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]`: beside `on(..)`, `when` must return your own classification type, such as `{Self}`, not `{W}`",
-    label = "this returns `{W}`",
-    note = "each `on(PATTERN, ..)` arm matches `when`'s value: make `when` return the type of the patterns, or remove the `on(..)` arms and return `{W}`"
-)]
-pub trait WhenClassification<W>: Sized {
-    /// The value, as the patterns see it.
-    #[doc(hidden)]
-    fn classified(value: W) -> Self;
-}
-
-#[diagnostic::do_not_recommend]
-impl<T> WhenClassification<T> for T {
-    #[inline(always)]
-    fn classified(value: T) -> T {
-        value
-    }
+check! {
+    /// The type of the `on(..)` arms' patterns, given `when`'s value of type
+    /// `W`: implemented for `W` itself.
+    WhenClassification[W] for [W] W: fn classified(value: W) -> Self { value },
+        "`#[retry]`: beside `on(..)`, `when` must return your own classification type, such as `{Self}`, not `{W}`",
+        "this returns `{W}`",
+        "each `on(PATTERN, ..)` arm matches `when`'s value: make `when` return the type of the patterns, or remove the `on(..)` arms and return `{W}`";
 }
 
 /// A type no one names (see [`WhenClassification`]).
@@ -583,25 +559,24 @@ pub struct AnAdaptiveThrottle;
 pub struct Own;
 
 macro_rules! control_value {
-    (@own [$($refs:tt)*] $value:ident $(: $own:ident)?) => {
-        impl<'a, T: ?Sized $(+ crate::control::$own)?> Pick<'a> for $($refs)* $value<'a, T> {
-            type Kind = Own;
-            type Out = T;
+    // (The value itself, or for another control an unused one of the right
+    // type.)
+    (@pick [$($refs:tt)*] $value:ident $(: $bound:ident)?, $kind:ident, $out:ty, |$v:ident| $picked:expr) => {
+        impl<'a, T: ?Sized $(+ crate::control::$bound)?> Pick<'a> for $($refs)* $value<'a, T> {
+            type Kind = $kind;
+            type Out = $out;
             #[inline(always)]
-            fn pick(&self) -> (Own, &'a T) {
-                (Own, self.0)
+            fn pick(&self) -> ($kind, &'a $out) {
+                let $v = self;
+                ($kind, $picked)
             }
         }
     };
     (@other [$($refs:tt)*] $value:ident: $other:ident, $kind:ident, $lent:ty = $unused:expr) => {
-        impl<'a, T: ?Sized + crate::control::$other> Pick<'a> for $($refs)* $value<'a, T> {
-            type Kind = $kind;
-            type Out = $lent;
-            fn pick(&self) -> ($kind, &'a $lent) {
-                static UNUSED: $lent = $unused;
-                ($kind, &UNUSED)
-            }
-        }
+        control_value!(@pick [$($refs)*] $value: $other, $kind, $lent, |_v| {
+            static UNUSED: $lent = $unused;
+            &UNUSED
+        });
     };
     ($(#[$doc:meta] $value:ident, $own:ident, $lent:ty = $unused:expr,
         $first:ident: $first_kind:ident, $second:ident: $second_kind:ident;)*) => {
@@ -622,10 +597,10 @@ macro_rules! control_value {
             #[doc(hidden)]
             #[derive(Debug)]
             pub struct $value<'a, T: ?Sized>(pub &'a T);
-            control_value!(@own [&&&] $value: $own);
+            control_value!(@pick [&&&] $value: $own, Own, T, |v| v.0);
             control_value!(@other [&&] $value: $first, $first_kind, $lent = $unused);
             control_value!(@other [&] $value: $second, $second_kind, $lent = $unused);
-            control_value!(@own [] $value);
+            control_value!(@pick [] $value, Own, T, |v| v.0);
         )*
     };
 }

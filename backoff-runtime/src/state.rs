@@ -1053,7 +1053,7 @@ impl<P: Previous> Carried<P> {
     #[inline(always)]
     fn keep_phase<S>(&mut self, policy: &Policy<S>, rng: &JitterRng) {
         if matches!(policy.jitter_kind(), Jitter::Spread)
-            && let phase @ 1.. = rng.phase_drawn()
+            && let phase @ 1.. = rng.phase
         {
             self.phase = ((phase >> 16) as u16).max(1);
         }

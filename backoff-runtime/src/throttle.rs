@@ -49,29 +49,19 @@ use crate::jitter::JitterRng;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Rejected;
 
-impl fmt::Display for Rejected {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("rejected locally by adaptive throttling")
-    }
-}
-
-impl std::error::Error for Rejected {}
-
-/// So `io::Result` functions can use a throttle directly: an error of kind
-/// [`ResourceBusy`](std::io::ErrorKind::ResourceBusy) whose source is the
-/// [`Rejected`].
-///
-/// ```
-/// use backoff_runtime::Rejected;
-///
-/// let e = std::io::Error::from(Rejected);
-/// assert_eq!(e.kind(), std::io::ErrorKind::ResourceBusy);
-/// assert!(e.get_ref().unwrap().is::<Rejected>());
-/// ```
-impl From<Rejected> for std::io::Error {
-    fn from(e: Rejected) -> Self {
-        std::io::Error::new(std::io::ErrorKind::ResourceBusy, e)
-    }
+crate::control::control_error! {
+    /// So `io::Result` functions can use a throttle directly: an error of kind
+    /// [`ResourceBusy`](std::io::ErrorKind::ResourceBusy) whose source is the
+    /// [`Rejected`].
+    ///
+    /// ```
+    /// use backoff_runtime::Rejected;
+    ///
+    /// let e = std::io::Error::from(Rejected);
+    /// assert_eq!(e.kind(), std::io::ErrorKind::ResourceBusy);
+    /// assert!(e.get_ref().unwrap().is::<Rejected>());
+    /// ```
+    Rejected: "rejected locally by adaptive throttling", ResourceBusy
 }
 
 /// Client-side adaptive throttling, shared by every call that names it.

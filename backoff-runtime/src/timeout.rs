@@ -1,8 +1,6 @@
 //! [`Elapsed`]: the error of an attempt cut short by `attempt_timeout`, or of
 //! a call cut short by `timeout`.
 
-use core::fmt;
-
 /// The error of an attempt that ran longer than `attempt_timeout` (the
 /// attempt counts as failed), or of a call that ran longer than `timeout`
 /// (the call ends); the attribute turns it into the function's error with
@@ -35,27 +33,17 @@ use core::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Elapsed;
 
-impl fmt::Display for Elapsed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("timed out")
-    }
-}
-
-impl std::error::Error for Elapsed {}
-
-/// So `io::Result` functions can use `attempt_timeout` and `timeout`
-/// directly: an error of kind [`TimedOut`](std::io::ErrorKind::TimedOut)
-/// whose source is the [`Elapsed`].
-///
-/// ```
-/// use backoff_runtime::Elapsed;
-///
-/// let e = std::io::Error::from(Elapsed);
-/// assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
-/// assert!(e.get_ref().unwrap().is::<Elapsed>());
-/// ```
-impl From<Elapsed> for std::io::Error {
-    fn from(e: Elapsed) -> Self {
-        std::io::Error::new(std::io::ErrorKind::TimedOut, e)
-    }
+crate::control::control_error! {
+    /// So `io::Result` functions can use `attempt_timeout` and `timeout`
+    /// directly: an error of kind [`TimedOut`](std::io::ErrorKind::TimedOut)
+    /// whose source is the [`Elapsed`].
+    ///
+    /// ```
+    /// use backoff_runtime::Elapsed;
+    ///
+    /// let e = std::io::Error::from(Elapsed);
+    /// assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+    /// assert!(e.get_ref().unwrap().is::<Elapsed>());
+    /// ```
+    Elapsed: "timed out", TimedOut
 }

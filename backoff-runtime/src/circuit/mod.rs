@@ -118,29 +118,19 @@ impl CircuitOpen {
     }
 }
 
-impl fmt::Display for CircuitOpen {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("circuit breaker is open")
-    }
-}
-
-impl std::error::Error for CircuitOpen {}
-
-/// So `io::Result` functions can use `circuit` directly: a refused call is
-/// an error of kind [`ConnectionRefused`](std::io::ErrorKind::ConnectionRefused)
-/// whose source is the [`CircuitOpen`].
-///
-/// ```
-/// use backoff_runtime::CircuitOpen;
-///
-/// let e = std::io::Error::from(CircuitOpen::new());
-/// assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
-/// assert!(e.get_ref().unwrap().is::<CircuitOpen>());
-/// ```
-impl From<CircuitOpen> for std::io::Error {
-    fn from(e: CircuitOpen) -> Self {
-        std::io::Error::new(std::io::ErrorKind::ConnectionRefused, e)
-    }
+crate::control::control_error! {
+    /// So `io::Result` functions can use `circuit` directly: a refused call is
+    /// an error of kind [`ConnectionRefused`](std::io::ErrorKind::ConnectionRefused)
+    /// whose source is the [`CircuitOpen`].
+    ///
+    /// ```
+    /// use backoff_runtime::CircuitOpen;
+    ///
+    /// let e = std::io::Error::from(CircuitOpen::new());
+    /// assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+    /// assert!(e.get_ref().unwrap().is::<CircuitOpen>());
+    /// ```
+    CircuitOpen: "circuit breaker is open", ConnectionRefused
 }
 
 mod packed;
@@ -466,13 +456,11 @@ impl CircuitBreaker {
         let (floor, ceil) = self.epoch.millis(now);
         // Held open by its fleet: a trial only with the fleet's grant, taken
         // here (and given back if no trial is claimed with it).
-        let (held, grant) = match self.gate.get() {
-            Some(gate) => {
-                let flags = gate.flags.fetch_and(!GRANT, Ordering::AcqRel);
-                (flags & HELD != 0, flags & GRANT != 0)
-            }
-            None => (false, false),
-        };
+        let flags = self
+            .gate
+            .get()
+            .map_or(0, |g| g.flags.fetch_and(!GRANT, Ordering::AcqRel));
+        let (held, grant) = (flags & HELD != 0, flags & GRANT != 0);
         let mut granted = Packed::load(0);
         let result = self
             .word
@@ -481,10 +469,8 @@ impl CircuitBreaker {
                 granted = match s.state {
                     CLOSED => s,
                     OPEN if held && grant => s.claimed(0, ceil),
-                    OPEN if !held && self.passed(floor, s.at) => s.claimed(0, ceil),
-                    HALF_OPEN
-                        if (!held || grant) && (!s.trial || self.claim_lapsed(floor, s.at)) =>
-                    {
+                    OPEN if !held && self.lapsed(floor, s) => s.claimed(0, ceil),
+                    HALF_OPEN if (!held || grant) && (!s.trial || self.lapsed(floor, s)) => {
                         s.claimed(s.count, ceil)
                     }
                     _ => return None,
@@ -513,18 +499,13 @@ impl CircuitBreaker {
         CircuitOpen::after(Duration::from_millis(left))
     }
 
-    /// Whether `open_for` has passed from `then` (rounded up) to `now`
-    /// (rounded down).
+    /// Whether `open_for` has passed from `s.at` (rounded up) to `now`
+    /// (rounded down): for an open breaker, the wait before a trial; for a
+    /// half-open one, the trial's claim (at least 1 ms).
     #[inline]
-    fn passed(&self, now: u64, then: u64) -> bool {
-        self.open_for_ms != NEVER && since(now, then) >= self.open_for_ms
-    }
-
-    /// Whether a trial claimed at `then` has had its `open_for` (at least
-    /// 1 ms) by `now`.
-    #[inline]
-    fn claim_lapsed(&self, now: u64, then: u64) -> bool {
-        self.open_for_ms != NEVER && since(now, then) >= self.open_for_ms.max(1)
+    fn lapsed(&self, now: u64, s: Packed) -> bool {
+        let least = u64::from(s.state == HALF_OPEN);
+        self.open_for_ms != NEVER && since(now, s.at) >= self.open_for_ms.max(least)
     }
 
     /// Whether a call at `at` would be let through (closed, or open long
@@ -533,11 +514,9 @@ impl CircuitBreaker {
     /// once instead.
     pub(crate) fn admits_at(&self, at: Instant) -> bool {
         let s = Packed::load(self.word.load(Ordering::Acquire));
-        match s.state {
-            CLOSED => true,
-            OPEN => self.passed(self.epoch.millis(at).0, s.at),
-            _ => !s.trial || self.claim_lapsed(self.epoch.millis(at).0, s.at),
-        }
+        s.state == CLOSED
+            || (s.state == HALF_OPEN && !s.trial)
+            || self.lapsed(self.epoch.millis(at).0, s)
     }
 
     fn update(&self, f: impl Fn(Packed) -> Option<Packed>) {

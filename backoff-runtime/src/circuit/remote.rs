@@ -262,10 +262,10 @@ impl<'a> RemoteView<'a> {
     /// [`grant`]: RemoteView::grant
     /// [`attach`]: RemoteView::attach
     pub fn hold(&self, now: Instant) {
-        let Some(gate) = self.0.gate.get() else {
-            return;
-        };
-        if gate.flags.fetch_or(HELD, Ordering::AcqRel) & HELD != 0 {
+        if self
+            .flags()
+            .is_none_or(|f| f.fetch_or(HELD, Ordering::AcqRel) & HELD != 0)
+        {
             return;
         }
         let ceil = self.0.epoch.millis(now).1;
@@ -275,10 +275,8 @@ impl<'a> RemoteView<'a> {
     /// Whether the fleet holds this breaker open
     /// ([`hold`](RemoteView::hold)).
     pub fn held(&self) -> bool {
-        self.0
-            .gate
-            .get()
-            .is_some_and(|g| g.flags.load(Ordering::Acquire) & HELD != 0)
+        self.flags()
+            .is_some_and(|f| f.load(Ordering::Acquire) & HELD != 0)
     }
 
     /// The fleet no longer holds it: with `close`, a breaker still open or
@@ -286,11 +284,10 @@ impl<'a> RemoteView<'a> {
     /// its local state and rules (the fleet is unreachable). An unused
     /// grant and a wanted trial are dropped.
     pub fn release(&self, close: bool) {
-        let Some(gate) = self.0.gate.get() else {
+        let Some(flags) = self.flags() else {
             return;
         };
-        gate.flags
-            .fetch_and(!(HELD | GRANT | WANT), Ordering::AcqRel);
+        flags.fetch_and(!(HELD | GRANT | WANT), Ordering::AcqRel);
         if close {
             let count = self.0.clean_count();
             self.0
@@ -331,8 +328,8 @@ impl<'a> RemoteView<'a> {
     /// flight) may be it; a call that does not claim it gives it back. One
     /// grant lets one trial through, however often it was granted.
     pub fn grant(&self) {
-        if let Some(gate) = self.0.gate.get() {
-            gate.flags.fetch_or(GRANT, Ordering::AcqRel);
+        if let Some(flags) = self.flags() {
+            flags.fetch_or(GRANT, Ordering::AcqRel);
         }
     }
 
@@ -358,18 +355,16 @@ impl<'a> RemoteView<'a> {
     /// assert_eq!(remote.run_ends(), 1);
     /// ```
     pub fn run_ends(&self) -> u64 {
-        self.0
-            .gate
-            .get()
-            .map_or(0, |g| g.flags.load(Ordering::Acquire) >> RUN_ENDS_SHIFT)
+        self.flags()
+            .map_or(0, |f| f.load(Ordering::Acquire) >> RUN_ENDS_SHIFT)
     }
 
     /// Takes (and clears) the mark left by a call refused while held (the
     /// fleet's trial is wanted here), and tells whether a grant is still
     /// unused.
     pub fn take_want(&self) -> TrialWanted {
-        self.0.gate.get().map_or(TrialWanted::default(), |g| {
-            let flags = g.flags.fetch_and(!WANT, Ordering::AcqRel);
+        self.flags().map_or(TrialWanted::default(), |f| {
+            let flags = f.fetch_and(!WANT, Ordering::AcqRel);
             TrialWanted {
                 wanted: flags & WANT != 0,
                 grant_unused: flags & GRANT != 0,
@@ -380,8 +375,8 @@ impl<'a> RemoteView<'a> {
     /// Marks the fleet's trial as wanted here again (a claim that must
     /// wait for an earlier one to lapse).
     pub fn mark_want(&self) {
-        if let Some(gate) = self.0.gate.get() {
-            gate.flags.fetch_or(WANT, Ordering::AcqRel);
+        if let Some(flags) = self.flags() {
+            flags.fetch_or(WANT, Ordering::AcqRel);
         }
     }
 
@@ -439,5 +434,10 @@ impl<'a> RemoteView<'a> {
             per_mille: window.per_mille,
             min_calls: window.min_calls,
         }
+    }
+
+    /// The gate's flags, once the breaker has a remote.
+    fn flags(&self) -> Option<&AtomicU64> {
+        self.0.gate.get().map(|g| &g.flags)
     }
 }

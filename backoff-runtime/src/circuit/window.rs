@@ -59,10 +59,17 @@ pub(crate) struct Buckets<const BITS: u32> {
 impl<const BITS: u32> Buckets<BITS> {
     const MAX: u64 = (1 << BITS) - 1;
 
-    /// Empty buckets of a tenth of `window` each.
+    /// Empty buckets of a tenth of `window` each (at least 1 ms, saturating).
     pub(crate) const fn new(window: Duration) -> Self {
+        let width = window.as_millis().div_ceil(BUCKETS as u128);
         Buckets {
-            width: crate::nanos::bucket_ms(window, BUCKETS),
+            width: if width == 0 {
+                1
+            } else if width > u64::MAX as u128 {
+                u64::MAX
+            } else {
+                width as u64
+            },
             buckets: [const { AtomicU64::new(0) }; BUCKETS as usize],
         }
     }

@@ -28,25 +28,7 @@ two_durations! {
     /// ```
     Buckets(unit),
     /// The buckets schedule in seconds, uncapped.
-}
-
-impl Strategy for Buckets {
-    ignores_previous!();
-    caps_its_own_delays!(max);
-
-    fn delay(&self, retry: u32, _previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
-        let n = f64::from(retry.saturating_sub(1));
-        let lo = nanos::mul_f64_capped(self.unit, nanos::powi(n, 3), self.max);
-        let hi = nanos::mul_f64_capped(self.unit, nanos::powi(n + 2.0, 3), self.max);
-        rng.uniform(lo, hi)
-    }
-
-    /// The middle of the bucket: `(n³ + (n + 2)³) / 2` units, capped.
-    fn central_delay(&self, retry: u32) -> Duration {
-        let n = f64::from(retry.saturating_sub(1));
-        let units = (nanos::powi(n, 3) + nanos::powi(n + 2.0, 3)) / 2.0;
-        nanos::mul_f64_capped(self.unit, units, self.max)
-    }
+    |n| (nanos::powi(n, 3), nanos::powi(n + 2.0, 3))
 }
 
 #[cfg(test)]

@@ -30,15 +30,8 @@ impl Strategy for Linear {
 
     #[inline]
     fn delay(&self, retry: u32, _previous: Option<Duration>, _rng: &mut JitterRng) -> Duration {
-        let k = retry.max(1);
-        if let (Some(base), Some(max)) = (nanos::of_u64(self.base), nanos::of_u64(self.max)) {
-            return match base.checked_mul(u64::from(k)) {
-                Some(n) => Duration::from_nanos(n.min(max)),
-                None => self.max,
-            };
-        }
         // u128 nanoseconds: Duration::MAX · u32::MAX still fits.
-        let n = self.base.as_nanos() * u128::from(k);
+        let n = self.base.as_nanos() * u128::from(retry.max(1));
         nanos::to_duration(n.min(self.max.as_nanos()))
     }
 }

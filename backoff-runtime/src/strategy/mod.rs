@@ -150,8 +150,29 @@ macro_rules! two_durations {
             }
         }
     };
-    ($(#[$doc:meta])* $name:ident(unit), $(#[$new_doc:meta])*) => {
+    // (A schedule in `unit`s: retry `k` draws uniformly from a window of
+    // `n = k − 1`, whose middle is its central delay.)
+    ($(#[$doc:meta])* $name:ident(unit), $(#[$new_doc:meta])* |$n:ident| $window:expr) => {
         two_durations!(@type $(#[$doc])* $name(unit));
+
+        impl Strategy for $name {
+            ignores_previous!();
+            caps_its_own_delays!(max);
+
+            fn delay(&self, retry: u32, _previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
+                let $n = f64::from(retry.saturating_sub(1));
+                let (lo, hi) = $window;
+                let units = |x| crate::nanos::mul_f64_capped(self.unit, x, self.max);
+                rng.uniform(units(lo), units(hi))
+            }
+
+            /// The middle of the window, capped.
+            fn central_delay(&self, retry: u32) -> Duration {
+                let $n = f64::from(retry.saturating_sub(1));
+                let (lo, hi) = $window;
+                crate::nanos::mul_f64_capped(self.unit, (lo + hi) / 2.0, self.max)
+            }
+        }
 
         impl $name {
             $(#[$new_doc])*

@@ -29,23 +29,9 @@ two_durations! {
     /// ```
     Sidekiq(unit),
     /// Sidekiq's schedule in seconds, uncapped.
-}
-
-impl Strategy for Sidekiq {
-    ignores_previous!();
-    caps_its_own_delays!(max);
-
-    fn delay(&self, retry: u32, _previous: Option<Duration>, rng: &mut JitterRng) -> Duration {
-        let n = f64::from(retry.saturating_sub(1));
-        let units = nanos::powi(n, 4) + 15.0 + rng.unit_f64() * 30.0 * (n + 1.0);
-        nanos::mul_f64_capped(self.unit, units, self.max)
-    }
-
-    /// The mean: `n⁴ + 15 + 15 · (n + 1)` units, capped.
-    fn central_delay(&self, retry: u32) -> Duration {
-        let n = f64::from(retry.saturating_sub(1));
-        let units = nanos::powi(n, 4) + 15.0 + 15.0 * (n + 1.0);
-        nanos::mul_f64_capped(self.unit, units, self.max)
+    |n| {
+        let floor = nanos::powi(n, 4) + 15.0;
+        (floor, floor + 30.0 * (n + 1.0))
     }
 }
 
