@@ -166,7 +166,7 @@ impl<S: Strategy> Policy<S> {
         }
         // (With `stop_at_delay`, this retry's own delay is checked: the
         // same rule as a call's for a schedule that never shrinks.)
-        let (rule, mut rng) = ((jitter, self.delay_stop()), rng_of(key, retry));
+        let (rule, mut rng) = ((jitter, self.settings().stop_at), rng_of(key, retry));
         policy::backoff_within(strategy, rule, retry, &mut previous, &mut rng)
     }
 }

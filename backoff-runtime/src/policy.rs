@@ -552,35 +552,10 @@ impl<S> Policy<S> {
         }
     }
 
-    /// The `function` recorded for this policy's calls.
-    #[cfg(feature = "std")]
-    #[inline(always)]
-    pub(crate) const fn function(&self) -> &'static str {
-        self.name()
-    }
-
     /// The duration set with [`reset_after`](Policy::reset_after).
     #[doc(hidden)]
     pub const fn reset_limit(&self) -> Option<Duration> {
         self.settings.reset_after
-    }
-
-    /// The delay set with [`stop_at_delay`](Policy::stop_at_delay).
-    pub(crate) const fn delay_stop(&self) -> Option<Duration> {
-        self.settings.stop_at
-    }
-
-    /// The kind set with [`throttled`](Policy::throttled) or
-    /// [`throttled_kind`](Policy::throttled_kind), if any.
-    #[cfg(feature = "std")]
-    pub(crate) const fn throttled_entry(&self) -> Option<&Kind> {
-        self.settings.throttled.as_ref()
-    }
-
-    /// The kinds set with [`kinds`](Policy::kinds) (empty without).
-    #[cfg(feature = "std")]
-    pub(crate) const fn kind_table(&self) -> &'static [Kind] {
-        self.settings.kinds
     }
 
     /// The settings besides the strategy, as the retry state's general

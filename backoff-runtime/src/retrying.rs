@@ -568,7 +568,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U: OnSuccess<T>, C>
             HookSet::<W, K, N, NoHook, G, L>::timed::<T, E>() || U::GIVEN || self.timeout.is_some();
         let began = driver::began(self.policy, clock, timed);
         let run = Run {
-            recording: Recording::begin(self.policy.function(), clock),
+            recording: Recording::begin(self.policy.name(), clock),
             start: Origin::at(self.policy, clock, began, self.budget),
             circuit: self.circuit,
             throttle: self.throttle,

@@ -419,7 +419,7 @@ impl<S, W: Clone, O: Clone, C: Clone> Clone for RetryPolicy<'_, S, W, O, C> {
             clone: self.clone.clone(),
             state: (self.budget.is_some() || self.policy.elapsed_limit().is_some())
                 .then(|| Self::start(self.policy, self.budget)),
-            recording: Recording::begin(self.policy.function(), clock::for_async()),
+            recording: Recording::begin(self.policy.name(), clock::for_async()),
         }
     }
 }

@@ -623,7 +623,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
             .map(|(c, _)| start.gated(Some(c), None));
         // (Begun before the future is built: read in the literal, its branch
         // made the compiler build the 200-byte state aside and copy it in.)
-        let recording = Recording::begin(self.policy.function(), clock);
+        let recording = Recording::begin(self.policy.name(), clock);
         let (hedge_after, learn) = self.delay.read();
         Hedged {
             slots: <SlotsOf<'p, N, Fut> as Slots<'p, Fut>>::empty(),
