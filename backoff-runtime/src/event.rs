@@ -118,13 +118,6 @@ impl RetryEvent {
         self.failure_kind = kind;
         self
     }
-
-    /// The same event, for an attempt of kind `kind`.
-    #[doc(hidden)]
-    pub const fn with_kind(mut self, kind: AttemptKind) -> Self {
-        self.kind = kind;
-        self
-    }
 }
 
 /// How an attempt came to be made, as `on_retry` hooks and the metrics'
@@ -196,7 +189,7 @@ pub struct AttemptContext {
     pub remaining: Option<Duration>,
     /// The deadline itself, for [`deadline`](AttemptContext::deadline).
     #[cfg(feature = "std")]
-    deadline: Option<Instant>,
+    pub(crate) deadline: Option<Instant>,
 }
 
 impl AttemptContext {
@@ -246,28 +239,6 @@ impl AttemptContext {
     #[cfg(feature = "std")]
     pub const fn deadline(&self) -> Option<Instant> {
         self.deadline
-    }
-
-    /// The context of attempt `attempt` (from 1) under `policy`.
-    #[inline]
-    #[doc(hidden)]
-    pub const fn of<S>(policy: &crate::Policy<S>, attempt: u32) -> Self {
-        AttemptContext::new(attempt, policy.is_last_attempt(attempt))
-    }
-
-    /// The same context, started as `kind`.
-    ///
-    /// ```
-    /// use backoff_runtime::{AttemptContext, AttemptKind};
-    ///
-    /// let hedge = AttemptContext::new(2, true).with_kind(AttemptKind::Hedge);
-    /// assert_eq!((hedge.attempt, hedge.kind), (2, AttemptKind::Hedge));
-    /// assert_eq!(AttemptContext::new(1, false).kind, AttemptKind::Original);
-    /// ```
-    #[doc(hidden)]
-    pub const fn with_kind(mut self, kind: AttemptKind) -> Self {
-        self.kind = kind;
-        self
     }
 }
 
