@@ -18,7 +18,7 @@
 use core::time::Duration;
 
 use crate::jitter::{Jitter, JitterRng};
-use crate::policy::{self, Policy};
+use crate::policy::Policy;
 use crate::strategy::{MAX_MARKS, Mark, Strategy};
 
 /// How many retries [`Policy::delay_for`] replays, at most, for a strategy
@@ -147,12 +147,11 @@ impl<S: Strategy> Policy<S> {
             return None;
         }
         let strategy = self.strategy();
-        let jitter = self.jitter_kind();
         let mut previous = None;
         if strategy.staging().is_staged() {
             return self.staged_delay_for(retry, key);
         }
-        if strategy.reads_previous() && !matches!(jitter, Jitter::Spread) {
+        if strategy.reads_previous() && !matches!(self.jitter_kind(), Jitter::Spread) {
             let first = if retry > REPLAY_WINDOW {
                 previous = Some(strategy.max_delay());
                 retry - REPLAY_WINDOW
@@ -166,12 +165,8 @@ impl<S: Strategy> Policy<S> {
         }
         // (With `stop_at_delay`, this retry's own delay is checked: the
         // same rule as a call's for a schedule that never shrinks.)
-        let (rule, mut rng) = ((jitter, self.settings().stop_at), rng_of(key, retry));
-        policy::backoff_within(strategy, rule, retry, &mut previous, &mut rng)
+        self.backoff_within(retry, &mut previous, &mut rng_of(key, retry))
     }
-}
-
-impl<S: Strategy> Policy<S> {
     /// [`delay_for`](Policy::delay_for) of a schedule whose stages end: the
     /// retries before `retry` replayed as a call whose attempts fail at
     /// once (their delays its time), at most `REPLAY_WINDOW` of them.

@@ -684,25 +684,6 @@ fn spread<T: Strategy + ?Sized>(strategy: &T, retry: u32, rng: &mut JitterRng) -
     crate::jitter::spread(&central, strategy.max_delay(), retry, rng.phase())
 }
 
-/// [`backoff`], or `None` when the central delay of `retry` (the delay
-/// before jitter, a random strategy's [`Strategy::central_delay`]) reaches
-/// `stop` (see [`Policy::stop_at_delay`]).
-#[inline]
-pub(crate) fn backoff_within<T: Strategy + ?Sized>(
-    strategy: &T,
-    (jitter, stop): (Jitter, Option<Duration>),
-    retry: u32,
-    previous: &mut Option<Duration>,
-    rng: &mut JitterRng,
-) -> Option<Duration> {
-    if let Some(stop) = stop
-        && strategy.central_delay(retry) >= stop
-    {
-        return None;
-    }
-    Some(backoff(strategy, jitter, retry, previous, rng))
-}
-
 /// The jitter applied to `raw`, the strategy's capped delay, which is kept
 /// in `previous` if the strategy reads it.
 #[inline(always)]
@@ -738,8 +719,10 @@ impl<S: Strategy> Policy<S> {
         backoff(&self.strategy, self.settings.jitter, retry, previous, rng)
     }
 
-    /// [`backoff`](Policy::backoff), or `None` when the
-    /// [`stop_at_delay`](Policy::stop_at_delay) rule gives up.
+    /// [`backoff`](Policy::backoff), or `None` when the central delay of
+    /// `retry` (the delay before jitter, a random strategy's
+    /// [`Strategy::central_delay`]) reaches the
+    /// [`stop_at_delay`](Policy::stop_at_delay).
     #[inline]
     pub(crate) fn backoff_within(
         &self,
@@ -747,8 +730,18 @@ impl<S: Strategy> Policy<S> {
         previous: &mut Option<Duration>,
         rng: &mut JitterRng,
     ) -> Option<Duration> {
-        let rule = (self.settings.jitter, self.settings.stop_at);
-        backoff_within(&self.strategy, rule, retry, previous, rng)
+        if let Some(stop) = self.settings.stop_at
+            && self.strategy.central_delay(retry) >= stop
+        {
+            return None;
+        }
+        Some(backoff(
+            &self.strategy,
+            self.settings.jitter,
+            retry,
+            previous,
+            rng,
+        ))
     }
 
     /// The schedule: the sleeps a call would make if every attempt failed at
