@@ -359,14 +359,7 @@ pub(crate) type Defaults = HookSet<RetryAll, AcceptAll, NoHook, NoHook, NoHook, 
 impl Defaults {
     /// The defaults: every error retried, every `Ok` accepted, nothing told.
     pub(crate) const fn new() -> Self {
-        HookSet(
-            RetryAll,
-            AcceptAll,
-            NoHook,
-            NoHook,
-            Some(NoHook),
-            Some(NoHook),
-        )
+        HookSet::of(RetryAll, AcceptAll, NoHook, NoHook)
     }
 }
 
