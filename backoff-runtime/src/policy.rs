@@ -326,11 +326,12 @@ impl<S> Policy<S> {
         /// use backoff_runtime::{Jitter, Policy};
         /// use std::time::Duration;
         ///
+        /// // A listener that ran a minute before it dropped starts over at 1 s.
         /// let policy = Policy::exponential(Duration::from_secs(1))
         ///     .jitter(Jitter::None)
         ///     .attempts(5)
         ///     .reset_after(Duration::from_secs(60));
-        /// assert_eq!(policy.reset_limit(), Some(Duration::from_secs(60)));
+        /// # let _ = policy;
         /// ```
         reset_after(after: Duration) => reset_after =
             Some(if after.is_zero() { Duration::from_nanos(1) } else { after });
@@ -550,12 +551,6 @@ impl<S> Policy<S> {
             Some(name) => name,
             None => "unnamed",
         }
-    }
-
-    /// The duration set with [`reset_after`](Policy::reset_after).
-    #[doc(hidden)]
-    pub const fn reset_limit(&self) -> Option<Duration> {
-        self.settings.reset_after
     }
 
     /// The settings besides the strategy, as the retry state's general

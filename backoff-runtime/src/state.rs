@@ -262,9 +262,9 @@ impl<'p, S> RetryState<'p, S> {
     pub(crate) fn starting_at(policy: &'p Policy<S>, clock: Clock, start: Option<Instant>) -> Self {
         let checked = policy.elapsed_limit().is_some()
             || policy.settings().stop_at.is_some()
-            || policy.reset_limit().is_some();
+            || policy.settings().reset_after.is_some();
         // (Runs are counted from the call's start, read for them.)
-        let runs = policy.reset_limit().is_some() && start.is_some();
+        let runs = policy.settings().reset_after.is_some() && start.is_some();
         RetryState {
             policy,
             core: Core {
@@ -1230,7 +1230,7 @@ pub fn began<S: Strategy>(policy: &Policy<S>, clock: Clock, timed: bool) -> Opti
 /// [`began`], whatever the schedule.
 #[inline]
 fn began_if<S>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
-    if timed || policy.elapsed_limit().is_some() || policy.reset_limit().is_some() {
+    if timed || policy.elapsed_limit().is_some() || policy.settings().reset_after.is_some() {
         Some(clock())
     } else {
         None

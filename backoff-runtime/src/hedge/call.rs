@@ -139,9 +139,7 @@ where
     /// or a retry with none in flight).
     pub(super) fn refused(&mut self, open: CircuitOpen, trace: &impl Trace<E>) -> Result<T, E> {
         self.done = true;
-        let Some(from) = &self.refused else {
-            unreachable!("refused without a breaker")
-        };
+        let from = self.refused.as_ref().expect("refused without a breaker");
         let progress = Lazy {
             slot: &mut self.state,
             start: &self.start,
