@@ -124,6 +124,10 @@ mod facade;
 #[cfg(feature = "record")]
 pub use facade::*;
 
+/// Never built without the feature `record`: no recording is live.
+#[cfg(not(feature = "record"))]
+type Live = core::convert::Infallible;
+
 /// Never a recorder without the feature `record`: every test of `on`
 /// folds away.
 #[cfg(not(feature = "record"))]
@@ -155,16 +159,12 @@ pub(crate) fn budget_tokens(_: &'static str, _: f64) {}
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct Recording {
-    #[cfg(feature = "record")]
     live: Option<Live>,
 }
 
 impl Recording {
     /// Records nothing.
-    pub const OFF: Recording = Recording {
-        #[cfg(feature = "record")]
-        live: None,
-    };
+    pub const OFF: Recording = Recording { live: None };
 
     /// A call of `function` begins: `clock` is read if a recorder is
     /// installed (and times the call's attempts).
@@ -178,10 +178,7 @@ impl Recording {
         }
         // (Written out rather than `Recording::OFF`, which the compiler
         // copies whole from a constant: 8 instructions more per call.)
-        Recording {
-            #[cfg(feature = "record")]
-            live: None,
-        }
+        Recording { live: None }
     }
 
     /// Another attempt is about to run: call it after each retry's sleep
@@ -261,10 +258,7 @@ impl Records for &mut Recording {
 impl Records for Recording {
     #[inline(always)]
     fn is_live(&self) -> bool {
-        #[cfg(feature = "record")]
-        return self.live.is_some();
-        #[cfg(not(feature = "record"))]
-        false
+        self.live.is_some()
     }
     #[cfg(feature = "record")]
     #[inline(always)]
