@@ -786,36 +786,24 @@ impl<S: Strategy> Iterator for Delays<'_, S> {
     type Item = Duration;
 
     fn next(&mut self) -> Option<Duration> {
-        if self.done
-            || !self
-                .policy
-                .settings
-                .allows_retry_after(self.retry.saturating_add(1))
-        {
-            self.done = true;
-            return None;
-        }
+        let (policy, total) = (self.policy, self.total);
         self.retry = self.retry.saturating_add(1);
-        let total = self.total;
         let stages: (&dyn Fn() -> Duration, _) = (&move || total, &mut self.marks[..]);
-        let Some(delay) =
-            self.policy
-                .backoff_at(self.retry, &mut self.previous, &mut self.rng, stages)
-        else {
+        let delay = (!self.done && policy.settings.allows_retry_after(self.retry))
+            .then(|| policy.backoff_at(self.retry, &mut self.previous, &mut self.rng, stages));
+        let Some(delay) = delay.flatten() else {
             self.done = true;
             return None;
         };
-        if let Some(limit) = self.policy.settings.max_elapsed {
-            let total = self.total.saturating_add(delay);
-            if total > limit {
-                self.done = true;
-                // The last try: a sleep cut to end at the deadline.
-                let last = matches!(self.policy.settings.on_deadline, OnDeadline::LastTry)
-                    && self.total < limit;
-                return last.then(|| limit - self.total);
-            }
+        if let Some(limit) = policy.settings.max_elapsed
+            && total.saturating_add(delay) > limit
+        {
+            self.done = true;
+            // The last try: a sleep cut to end at the deadline.
+            let last = matches!(policy.settings.on_deadline, OnDeadline::LastTry) && total < limit;
+            return last.then(|| limit - total);
         }
-        self.total = self.total.saturating_add(delay);
+        self.total = total.saturating_add(delay);
         Some(delay)
     }
 }
