@@ -703,7 +703,6 @@ pub(crate) fn jittered<T: Strategy + ?Sized>(
 
 impl<S: Strategy> Policy<S> {
     /// The jittered delay before retry `retry` of the main schedule.
-    #[cfg(feature = "std")]
     #[inline]
     pub(crate) fn backoff(
         &self,
@@ -730,13 +729,7 @@ impl<S: Strategy> Policy<S> {
         {
             return None;
         }
-        Some(backoff(
-            &self.strategy,
-            self.settings.jitter,
-            retry,
-            previous,
-            rng,
-        ))
+        Some(self.backoff(retry, previous, rng))
     }
 
     /// The schedule: the sleeps a call would make if every attempt failed at
