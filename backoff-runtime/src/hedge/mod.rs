@@ -610,12 +610,8 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     {
         let clock = clock::for_async();
         let timed = HookSet::<W, K, R, H, G, NoHook>::timed::<T, E>() || U::GIVEN;
-        let start = Origin::at(
-            self.policy,
-            clock,
-            driver::began(self.policy, clock, timed),
-            self.budget,
-        );
+        let began = driver::began(self.policy, clock, timed);
+        let start = Origin::at(self.policy, clock, began, self.budget);
         // (Behind a breaker the state is built now: its first attempt asks it.)
         let state = self
             .circuit
