@@ -51,17 +51,12 @@ pub(crate) const fn phase_of(key: u64) -> u32 {
     if phase == 0 { 1 } else { phase }
 }
 
-/// The seed of the draws of retry `retry` of job `key`.
-#[inline]
-const fn seed_of(key: u64, retry: u32) -> u64 {
-    mix64(mix64(key) ^ (retry as u64).wrapping_mul(GOLDEN_GAMMA))
-}
-
 /// The generator of retry `retry` of job `key`: its own seed, and the
 /// job's phase.
 #[inline]
 const fn rng_of(key: u64, retry: u32) -> JitterRng {
-    JitterRng::from_seed(seed_of(key, retry)).with_phase(phase_of(key))
+    let seed = mix64(mix64(key) ^ (retry as u64).wrapping_mul(GOLDEN_GAMMA));
+    JitterRng::from_seed(seed).with_phase(phase_of(key))
 }
 
 impl<S: Strategy> Policy<S> {
