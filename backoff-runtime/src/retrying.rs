@@ -590,10 +590,8 @@ impl<T, E, N: OnRetry<T, E>> OnRetry<T, E> for Within<N> {
     const TIMED: bool = N::TIMED;
     #[inline]
     fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
-        match self.1 {
-            Some(timeout) => self.0.on_retry(outcome, &event.within(timeout)),
-            None => self.0.on_retry(outcome, event),
-        }
+        let event = self.1.map_or(*event, |timeout| event.within(timeout));
+        self.0.on_retry(outcome, &event);
     }
 }
 
