@@ -58,9 +58,10 @@ impl RetryEvent {
     /// use backoff_runtime::{AttemptKind, RetryEvent};
     /// use std::time::Duration;
     ///
-    /// let event = RetryEvent::new(1, Duration::from_millis(10), Duration::ZERO);
+    /// let mut event = RetryEvent::new(1, Duration::from_millis(10), Duration::ZERO);
     /// assert_eq!(event.kind, AttemptKind::Retry);
-    /// assert_eq!(event.with_kind(AttemptKind::Hedge).kind, AttemptKind::Hedge);
+    /// event.kind = AttemptKind::Hedge; // a hedge's, for a hook that tells them apart
+    /// assert_eq!(event.kind, AttemptKind::Hedge);
     /// ```
     pub const fn new(attempt: u32, delay: Duration, elapsed: Duration) -> Self {
         RetryEvent {
