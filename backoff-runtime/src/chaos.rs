@@ -187,9 +187,9 @@ impl<E> Chaos<E> {
         self.delays.load(Relaxed)
     }
 
-    /// The next draw: the latency to add, and whether to fail (`None` while
-    /// disabled: nothing drawn).
-    fn draw(&self) -> Option<(Option<Duration>, bool)> {
+    /// The next draw: the latency to add, and the fault to fail with
+    /// (`None` while disabled: nothing drawn).
+    fn draw(&self) -> Option<(Option<Duration>, Option<E>)> {
         if !self.is_enabled() {
             return None;
         }
@@ -197,29 +197,17 @@ impl<E> Chaos<E> {
         let x = mix64(self.seed ^ mix64(n.wrapping_add(GOLDEN_GAMMA)));
         let drawn = |share: u64, bits: u64| (bits >> 32) < share;
         let late = self.latency.filter(|(share, _)| drawn(*share, x));
-        let fails = self.fault.is_some_and(|(share, _)| drawn(share, mix64(x)));
-        if late.is_some() {
-            self.delays.fetch_add(1, Relaxed);
-        }
-        if fails {
-            self.faults.fetch_add(1, Relaxed);
-        }
-        Some((late.map(|(_, delay)| delay), fails))
-    }
-
-    /// The injected error, if the draw says to fail.
-    fn error(&self, fails: bool) -> Option<E> {
-        self.fault.filter(|_| fails).map(|(_, make)| make())
+        let fault = self.fault.filter(|(share, _)| drawn(*share, mix64(x)));
+        self.delays.fetch_add(u64::from(late.is_some()), Relaxed);
+        self.faults.fetch_add(u64::from(fault.is_some()), Relaxed);
+        Some((late.map(|(_, delay)| delay), fault.map(|(_, make)| make())))
     }
 
     /// Runs `f` as an attempt under chaos: after the drawn latency
     /// (`std::thread::sleep`), fails with the drawn fault without running
     /// `f`, or runs it.
     pub fn call<T>(&self, f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
-        match self.blocking() {
-            Some(error) => Err(error),
-            None => f(),
-        }
+        self.blocking().map_or_else(f, Err)
     }
 
     /// [`call`](Chaos::call) for a future: the latency is tokio's sleep.
@@ -241,20 +229,20 @@ impl<E> Chaos<E> {
 
     /// Draws for a blocking attempt: sleeps the latency, returns the fault.
     pub(crate) fn blocking(&self) -> Option<E> {
-        let (late, fails) = self.draw()?;
+        let (late, fault) = self.draw()?;
         if let Some(delay) = late {
             std::thread::sleep(delay);
         }
-        self.error(fails)
+        fault
     }
 
     /// Draws for an async attempt: sleeps the latency, returns the fault.
     pub(crate) async fn attempt(&self) -> Option<E> {
-        let (late, fails) = self.draw()?;
+        let (late, fault) = self.draw()?;
         if let Some(delay) = late {
             tokio::time::sleep(delay).await;
         }
-        self.error(fails)
+        fault
     }
 }
 

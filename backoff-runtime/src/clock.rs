@@ -37,11 +37,7 @@ pub fn tokio() -> Instant {
 /// [`system`].
 pub(crate) const fn for_async() -> Clock {
     #[cfg(feature = "tokio")]
-    {
-        tokio
-    }
+    return tokio;
     #[cfg(not(feature = "tokio"))]
-    {
-        system
-    }
+    system
 }

@@ -110,10 +110,11 @@ impl<'p, S> Origin<'p, S> {
             .and_then(|(began, limit)| began.checked_add(limit))
     }
 
-    /// The context of a call's first attempt (or of any before a failure
-    /// built its state).
-    pub(crate) fn first_context(&self) -> crate::event::AttemptContext {
-        let context = crate::event::AttemptContext::new(1, self.policy.is_last_attempt(1));
+    /// The context of attempt `attempt` of a call whose state no failure
+    /// has built (a hedged call's attempts too).
+    pub(crate) fn context(&self, attempt: u32) -> crate::event::AttemptContext {
+        let last = self.policy.is_last_attempt(attempt);
+        let context = crate::event::AttemptContext::new(attempt, last);
         match self.deadline() {
             Some(deadline) => context.with_deadline(Some(deadline), (self.clock)()),
             None => context,

@@ -58,9 +58,10 @@ impl RetryEvent {
     /// use backoff_runtime::{AttemptKind, RetryEvent};
     /// use std::time::Duration;
     ///
-    /// let event = RetryEvent::new(1, Duration::from_millis(10), Duration::ZERO);
+    /// let mut event = RetryEvent::new(1, Duration::from_millis(10), Duration::ZERO);
     /// assert_eq!(event.kind, AttemptKind::Retry);
-    /// assert_eq!(event.with_kind(AttemptKind::Hedge).kind, AttemptKind::Hedge);
+    /// event.kind = AttemptKind::Hedge; // a hedge's, for a hook that tells them apart
+    /// assert_eq!(event.kind, AttemptKind::Hedge);
     /// ```
     pub const fn new(attempt: u32, delay: Duration, elapsed: Duration) -> Self {
         RetryEvent {
@@ -116,13 +117,6 @@ impl RetryEvent {
     #[doc(hidden)]
     pub const fn with_failure_kind(mut self, kind: Option<&'static str>) -> Self {
         self.failure_kind = kind;
-        self
-    }
-
-    /// The same event, for an attempt of kind `kind`.
-    #[doc(hidden)]
-    pub const fn with_kind(mut self, kind: AttemptKind) -> Self {
-        self.kind = kind;
         self
     }
 }
@@ -196,7 +190,7 @@ pub struct AttemptContext {
     pub remaining: Option<Duration>,
     /// The deadline itself, for [`deadline`](AttemptContext::deadline).
     #[cfg(feature = "std")]
-    deadline: Option<Instant>,
+    pub(crate) deadline: Option<Instant>,
 }
 
 impl AttemptContext {
@@ -246,28 +240,6 @@ impl AttemptContext {
     #[cfg(feature = "std")]
     pub const fn deadline(&self) -> Option<Instant> {
         self.deadline
-    }
-
-    /// The context of attempt `attempt` (from 1) under `policy`.
-    #[inline]
-    #[doc(hidden)]
-    pub const fn of<S>(policy: &crate::Policy<S>, attempt: u32) -> Self {
-        AttemptContext::new(attempt, policy.is_last_attempt(attempt))
-    }
-
-    /// The same context, started as `kind`.
-    ///
-    /// ```
-    /// use backoff_runtime::{AttemptContext, AttemptKind};
-    ///
-    /// let hedge = AttemptContext::new(2, true).with_kind(AttemptKind::Hedge);
-    /// assert_eq!((hedge.attempt, hedge.kind), (2, AttemptKind::Hedge));
-    /// assert_eq!(AttemptContext::new(1, false).kind, AttemptKind::Original);
-    /// ```
-    #[doc(hidden)]
-    pub const fn with_kind(mut self, kind: AttemptKind) -> Self {
-        self.kind = kind;
-        self
     }
 }
 

@@ -359,14 +359,7 @@ pub(crate) type Defaults = HookSet<RetryAll, AcceptAll, NoHook, NoHook, NoHook, 
 impl Defaults {
     /// The defaults: every error retried, every `Ok` accepted, nothing told.
     pub(crate) const fn new() -> Self {
-        HookSet(
-            RetryAll,
-            AcceptAll,
-            NoHook,
-            NoHook,
-            Some(NoHook),
-            Some(NoHook),
-        )
+        HookSet::of(RetryAll, AcceptAll, NoHook, NoHook)
     }
 }
 
@@ -555,7 +548,13 @@ mod tests {
         assert_eq!(Hooks::<u32, u32>::when(&mut set, &30), Decision::Stop);
         assert_eq!(Hooks::<u32, u32>::when_ok(&mut set, &3), Decision::Stop);
         Hooks::<u32, u32>::on_retry(&mut set, &Err(3), &event);
-        Hooks::<u32, u32>::on_hedge(&mut set, &event.with_kind(crate::AttemptKind::Hedge));
+        Hooks::<u32, u32>::on_hedge(
+            &mut set,
+            &RetryEvent {
+                kind: crate::AttemptKind::Hedge,
+                ..event
+            },
+        );
         let report = GiveUp::new(2, Duration::ZERO, crate::GiveUpReason::Attempts);
         Hooks::<u32, u32>::on_give_up(&mut set, &Err(4), &report);
         Hooks::<u32, u32>::on_give_up(&mut set, &Err(5), &report); // taken: once

@@ -188,17 +188,6 @@ pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     Some(date.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
-/// Whether a response with this status is worth sending again; see the
-/// [module docs](self#the-status-codes) for the table.
-fn is_retryable(status: u16) -> bool {
-    match status {
-        408 | 425 | 429 => true,
-        501 | 505 | 506 | 507 | 508 | 510 | 511 => false,
-        500..=599 => true,
-        _ => false,
-    }
-}
-
 /// What to do after a response with this status: the `when` verdict for an
 /// HTTP error.
 ///
@@ -233,7 +222,11 @@ fn is_retryable(status: u16) -> bool {
 /// assert_eq!(decision(200, None, now), Decision::Stop);
 /// ```
 pub fn decision(status: u16, retry_after: Option<&str>, now: SystemTime) -> Decision {
-    if !is_retryable(status) {
+    // (Whether a response with this status is worth sending again: the
+    // module docs' table.)
+    let retryable = matches!(status, 408 | 425 | 429 | 500..=599)
+        && !matches!(status, 501 | 505 | 506 | 507 | 508 | 510 | 511);
+    if !retryable {
         return Decision::Stop;
     }
     match retry_after.and_then(|v| self::retry_after(v, now)) {

@@ -18,7 +18,7 @@
 use core::time::Duration;
 
 use crate::jitter::{Jitter, JitterRng};
-use crate::policy::{self, Policy};
+use crate::policy::Policy;
 use crate::strategy::{MAX_MARKS, Mark, Strategy};
 
 /// How many retries [`Policy::delay_for`] replays, at most, for a strategy
@@ -51,17 +51,12 @@ pub(crate) const fn phase_of(key: u64) -> u32 {
     if phase == 0 { 1 } else { phase }
 }
 
-/// The seed of the draws of retry `retry` of job `key`.
-#[inline]
-const fn seed_of(key: u64, retry: u32) -> u64 {
-    mix64(mix64(key) ^ (retry as u64).wrapping_mul(GOLDEN_GAMMA))
-}
-
 /// The generator of retry `retry` of job `key`: its own seed, and the
 /// job's phase.
 #[inline]
 const fn rng_of(key: u64, retry: u32) -> JitterRng {
-    JitterRng::from_seed(seed_of(key, retry)).with_phase(phase_of(key))
+    let seed = mix64(mix64(key) ^ (retry as u64).wrapping_mul(GOLDEN_GAMMA));
+    JitterRng::from_seed(seed).with_phase(phase_of(key))
 }
 
 impl<S: Strategy> Policy<S> {
@@ -147,12 +142,11 @@ impl<S: Strategy> Policy<S> {
             return None;
         }
         let strategy = self.strategy();
-        let jitter = self.jitter_kind();
         let mut previous = None;
         if strategy.staging().is_staged() {
             return self.staged_delay_for(retry, key);
         }
-        if strategy.reads_previous() && !matches!(jitter, Jitter::Spread) {
+        if strategy.reads_previous() && !matches!(self.jitter_kind(), Jitter::Spread) {
             let first = if retry > REPLAY_WINDOW {
                 previous = Some(strategy.max_delay());
                 retry - REPLAY_WINDOW
@@ -166,12 +160,8 @@ impl<S: Strategy> Policy<S> {
         }
         // (With `stop_at_delay`, this retry's own delay is checked: the
         // same rule as a call's for a schedule that never shrinks.)
-        let (rule, mut rng) = ((jitter, self.delay_stop()), rng_of(key, retry));
-        policy::backoff_within(strategy, rule, retry, &mut previous, &mut rng)
+        self.backoff_within(retry, &mut previous, &mut rng_of(key, retry))
     }
-}
-
-impl<S: Strategy> Policy<S> {
     /// [`delay_for`](Policy::delay_for) of a schedule whose stages end: the
     /// retries before `retry` replayed as a call whose attempts fail at
     /// once (their delays its time), at most `REPLAY_WINDOW` of them.

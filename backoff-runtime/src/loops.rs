@@ -43,7 +43,7 @@ impl<S: Strategy> Policy<S> {
             driver::began(self, clock::system, false),
             None,
         );
-        blocking(&start, Some(self.function()), NoTrace, RetryAll, op)
+        blocking(&start, Some(self.name()), NoTrace, RetryAll, op)
     }
 
     /// [`retry`](Policy::retry) that stops when `token` is cancelled: the
@@ -170,7 +170,7 @@ impl<S: Strategy> Policy<S> {
     {
         let clock = clock::for_async();
         let start = Origin::at(self, clock, driver::began(self, clock, false), None);
-        let mut recording = Recording::begin(self.function(), clock);
+        let mut recording = Recording::begin(self.name(), clock);
         let mut slot = None;
         loop {
             let outcome = op().await;

@@ -35,7 +35,7 @@ use core::str::FromStr;
 use core::time::Duration;
 use std::sync::Arc;
 
-use backoff_schedule::{Attempts, JitterKind, Schedule, StrategyKind};
+use backoff_schedule::{Attempts, JitterKind, StrategyKind};
 
 use crate::jitter::{Jitter, JitterRng};
 use crate::policy::{OnDeadline, Policy};
@@ -166,9 +166,29 @@ impl Policy<DynStrategy> {
     /// assert_eq!(secs, [1, 1, 60, 60]);
     /// ```
     pub fn parse(text: &str) -> Result<DynPolicy, ParseError> {
-        backoff_schedule::parse(text)
-            .map(|s| from_schedule(&s))
-            .map_err(ParseError)
+        // (The policy the attribute builds for the same schedule.)
+        let s = backoff_schedule::parse(text).map_err(ParseError)?;
+        let mut policy =
+            Policy::from_strategy(strategy(s.strategy.as_ref())).jitter(jitter(&s.jitter()));
+        let (limit, stop) = s.stop_rule();
+        policy = match limit {
+            Some(Attempts::Limited(n)) => policy.attempts(saturate(n)),
+            Some(Attempts::Unlimited) => policy.unlimited_attempts(),
+            None => policy,
+        };
+        if let Some(d) = stop {
+            policy = policy.stop_at_delay(d);
+        }
+        if let Some(d) = s.max_elapsed {
+            policy = policy.max_elapsed(d);
+        }
+        if let Some(d) = s.retry_after_max {
+            policy = policy.retry_after_max(d);
+        }
+        if s.on_deadline == Some(true) {
+            policy = policy.on_deadline(OnDeadline::LastTry);
+        }
+        Ok(policy)
     }
 }
 
@@ -201,31 +221,6 @@ impl<'de> serde::Deserialize<'de> for Policy<DynStrategy> {
         }
         deserializer.deserialize_str(Text)
     }
-}
-
-/// The policy the attribute builds for `s`.
-fn from_schedule(s: &Schedule) -> DynPolicy {
-    let mut policy =
-        Policy::from_strategy(strategy(s.strategy.as_ref())).jitter(jitter(&s.jitter()));
-    let (limit, stop) = s.stop_rule();
-    policy = match limit {
-        Some(Attempts::Limited(n)) => policy.attempts(u32::try_from(n).unwrap_or(u32::MAX)),
-        Some(Attempts::Unlimited) => policy.unlimited_attempts(),
-        None => policy,
-    };
-    if let Some(d) = stop {
-        policy = policy.stop_at_delay(d);
-    }
-    if let Some(d) = s.max_elapsed {
-        policy = policy.max_elapsed(d);
-    }
-    if let Some(d) = s.retry_after_max {
-        policy = policy.retry_after_max(d);
-    }
-    if s.on_deadline == Some(true) {
-        policy = policy.on_deadline(OnDeadline::LastTry);
-    }
-    policy
 }
 
 /// A jitter of the text (a text names no `static`: refused when parsed).

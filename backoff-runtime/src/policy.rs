@@ -326,11 +326,12 @@ impl<S> Policy<S> {
         /// use backoff_runtime::{Jitter, Policy};
         /// use std::time::Duration;
         ///
+        /// // A listener that ran a minute before it dropped starts over at 1 s.
         /// let policy = Policy::exponential(Duration::from_secs(1))
         ///     .jitter(Jitter::None)
         ///     .attempts(5)
         ///     .reset_after(Duration::from_secs(60));
-        /// assert_eq!(policy.reset_limit(), Some(Duration::from_secs(60)));
+        /// # let _ = policy;
         /// ```
         reset_after(after: Duration) => reset_after =
             Some(if after.is_zero() { Duration::from_nanos(1) } else { after });
@@ -552,37 +553,6 @@ impl<S> Policy<S> {
         }
     }
 
-    /// The `function` recorded for this policy's calls.
-    #[cfg(feature = "std")]
-    #[inline(always)]
-    pub(crate) const fn function(&self) -> &'static str {
-        self.name()
-    }
-
-    /// The duration set with [`reset_after`](Policy::reset_after).
-    #[doc(hidden)]
-    pub const fn reset_limit(&self) -> Option<Duration> {
-        self.settings.reset_after
-    }
-
-    /// The delay set with [`stop_at_delay`](Policy::stop_at_delay).
-    pub(crate) const fn delay_stop(&self) -> Option<Duration> {
-        self.settings.stop_at
-    }
-
-    /// The kind set with [`throttled`](Policy::throttled) or
-    /// [`throttled_kind`](Policy::throttled_kind), if any.
-    #[cfg(feature = "std")]
-    pub(crate) const fn throttled_entry(&self) -> Option<&Kind> {
-        self.settings.throttled.as_ref()
-    }
-
-    /// The kinds set with [`kinds`](Policy::kinds) (empty without).
-    #[cfg(feature = "std")]
-    pub(crate) const fn kind_table(&self) -> &'static [Kind] {
-        self.settings.kinds
-    }
-
     /// The settings besides the strategy, as the retry state's general
     /// path reads them.
     pub(crate) const fn settings(&self) -> &Settings {
@@ -709,25 +679,6 @@ fn spread<T: Strategy + ?Sized>(strategy: &T, retry: u32, rng: &mut JitterRng) -
     crate::jitter::spread(&central, strategy.max_delay(), retry, rng.phase())
 }
 
-/// [`backoff`], or `None` when the central delay of `retry` (the delay
-/// before jitter, a random strategy's [`Strategy::central_delay`]) reaches
-/// `stop` (see [`Policy::stop_at_delay`]).
-#[inline]
-pub(crate) fn backoff_within<T: Strategy + ?Sized>(
-    strategy: &T,
-    (jitter, stop): (Jitter, Option<Duration>),
-    retry: u32,
-    previous: &mut Option<Duration>,
-    rng: &mut JitterRng,
-) -> Option<Duration> {
-    if let Some(stop) = stop
-        && strategy.central_delay(retry) >= stop
-    {
-        return None;
-    }
-    Some(backoff(strategy, jitter, retry, previous, rng))
-}
-
 /// The jitter applied to `raw`, the strategy's capped delay, which is kept
 /// in `previous` if the strategy reads it.
 #[inline(always)]
@@ -752,7 +703,6 @@ pub(crate) fn jittered<T: Strategy + ?Sized>(
 
 impl<S: Strategy> Policy<S> {
     /// The jittered delay before retry `retry` of the main schedule.
-    #[cfg(feature = "std")]
     #[inline]
     pub(crate) fn backoff(
         &self,
@@ -763,8 +713,10 @@ impl<S: Strategy> Policy<S> {
         backoff(&self.strategy, self.settings.jitter, retry, previous, rng)
     }
 
-    /// [`backoff`](Policy::backoff), or `None` when the
-    /// [`stop_at_delay`](Policy::stop_at_delay) rule gives up.
+    /// [`backoff`](Policy::backoff), or `None` when the central delay of
+    /// `retry` (the delay before jitter, a random strategy's
+    /// [`Strategy::central_delay`]) reaches the
+    /// [`stop_at_delay`](Policy::stop_at_delay).
     #[inline]
     pub(crate) fn backoff_within(
         &self,
@@ -772,8 +724,12 @@ impl<S: Strategy> Policy<S> {
         previous: &mut Option<Duration>,
         rng: &mut JitterRng,
     ) -> Option<Duration> {
-        let rule = (self.settings.jitter, self.settings.stop_at);
-        backoff_within(&self.strategy, rule, retry, previous, rng)
+        if let Some(stop) = self.settings.stop_at
+            && self.strategy.central_delay(retry) >= stop
+        {
+            return None;
+        }
+        Some(self.backoff(retry, previous, rng))
     }
 
     /// The schedule: the sleeps a call would make if every attempt failed at
@@ -823,36 +779,24 @@ impl<S: Strategy> Iterator for Delays<'_, S> {
     type Item = Duration;
 
     fn next(&mut self) -> Option<Duration> {
-        if self.done
-            || !self
-                .policy
-                .settings
-                .allows_retry_after(self.retry.saturating_add(1))
-        {
-            self.done = true;
-            return None;
-        }
+        let (policy, total) = (self.policy, self.total);
         self.retry = self.retry.saturating_add(1);
-        let total = self.total;
         let stages: (&dyn Fn() -> Duration, _) = (&move || total, &mut self.marks[..]);
-        let Some(delay) =
-            self.policy
-                .backoff_at(self.retry, &mut self.previous, &mut self.rng, stages)
-        else {
+        let delay = (!self.done && policy.settings.allows_retry_after(self.retry))
+            .then(|| policy.backoff_at(self.retry, &mut self.previous, &mut self.rng, stages));
+        let Some(delay) = delay.flatten() else {
             self.done = true;
             return None;
         };
-        if let Some(limit) = self.policy.settings.max_elapsed {
-            let total = self.total.saturating_add(delay);
-            if total > limit {
-                self.done = true;
-                // The last try: a sleep cut to end at the deadline.
-                let last = matches!(self.policy.settings.on_deadline, OnDeadline::LastTry)
-                    && self.total < limit;
-                return last.then(|| limit - self.total);
-            }
+        if let Some(limit) = policy.settings.max_elapsed
+            && total.saturating_add(delay) > limit
+        {
+            self.done = true;
+            // The last try: a sleep cut to end at the deadline.
+            let last = matches!(policy.settings.on_deadline, OnDeadline::LastTry) && total < limit;
+            return last.then(|| limit - total);
         }
-        self.total = self.total.saturating_add(delay);
+        self.total = total.saturating_add(delay);
         Some(delay)
     }
 }

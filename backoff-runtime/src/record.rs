@@ -108,6 +108,9 @@
 //! With it, a call that records keeps a `Live`: the clock reads and the
 //! events told to the recorder.
 
+// (Without the feature every method is empty: its arguments go unused.)
+#![cfg_attr(not(feature = "record"), allow(unused_variables))]
+
 use core::time::Duration;
 #[cfg(feature = "record")]
 use std::sync::atomic::Ordering;
@@ -120,6 +123,10 @@ mod facade;
 
 #[cfg(feature = "record")]
 pub use facade::*;
+
+/// Never built without the feature `record`: no recording is live.
+#[cfg(not(feature = "record"))]
+type Live = core::convert::Infallible;
 
 /// Never a recorder without the feature `record`: every test of `on`
 /// folds away.
@@ -152,16 +159,12 @@ pub(crate) fn budget_tokens(_: &'static str, _: f64) {}
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct Recording {
-    #[cfg(feature = "record")]
     live: Option<Live>,
 }
 
 impl Recording {
     /// Records nothing.
-    pub const OFF: Recording = Recording {
-        #[cfg(feature = "record")]
-        live: None,
-    };
+    pub const OFF: Recording = Recording { live: None };
 
     /// A call of `function` begins: `clock` is read if a recorder is
     /// installed (and times the call's attempts).
@@ -173,13 +176,9 @@ impl Recording {
                 live: Live::begin(function, clock),
             };
         }
-        let _ = (function, clock);
         // (Written out rather than `Recording::OFF`, which the compiler
         // copies whole from a constant: 8 instructions more per call.)
-        Recording {
-            #[cfg(feature = "record")]
-            live: None,
-        }
+        Recording { live: None }
     }
 
     /// Another attempt is about to run: call it after each retry's sleep
@@ -201,7 +200,6 @@ impl Recording {
             live.attempts = attempts;
             live.ended(None, Some(reason), None);
         });
-        let _ = (attempts, reason);
     }
 }
 
@@ -229,7 +227,6 @@ pub(crate) trait Records {
     fn retried(&mut self, rejected_ok: bool, delay: Duration) {
         #[cfg(feature = "record")]
         self.live(|live| live.retrying(outcome(rejected_ok), delay));
-        let _ = (rejected_ok, delay);
     }
 
     /// The call gave up for `reason`, after an attempt that ended with an
@@ -241,7 +238,6 @@ pub(crate) trait Records {
     fn gave_up(&mut self, ended: Option<bool>, reason: GiveUpReason, kind: Option<&'static str>) {
         #[cfg(feature = "record")]
         self.live(|live| live.ended(ended.map(outcome), Some(reason), kind));
-        let _ = (ended, reason, kind);
     }
 }
 
@@ -262,10 +258,7 @@ impl Records for &mut Recording {
 impl Records for Recording {
     #[inline(always)]
     fn is_live(&self) -> bool {
-        #[cfg(feature = "record")]
-        return self.live.is_some();
-        #[cfg(not(feature = "record"))]
-        false
+        self.live.is_some()
     }
     #[cfg(feature = "record")]
     #[inline(always)]
@@ -318,7 +311,6 @@ impl CallBegan {
         if on() {
             return self.recorded(clock);
         }
-        let _ = clock;
         AttemptBegan::default()
     }
 
@@ -432,7 +424,6 @@ impl HedgedRecording<'_> {
             let outcome = rejected_ok.map_or(AttemptOutcome::Ok, outcome);
             live.hedged_attempt(self.kind, self.number, began, outcome);
         }
-        let _ = rejected_ok;
     }
 
     /// The call ends: accepted (`None`) or given up.
@@ -442,7 +433,6 @@ impl HedgedRecording<'_> {
         if let Some(live) = &mut self.recording.live {
             live.finished(reason, self.started, self.in_flight);
         }
-        let _ = reason;
     }
 }
 

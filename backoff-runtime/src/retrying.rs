@@ -568,7 +568,7 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U: OnSuccess<T>, C>
             HookSet::<W, K, N, NoHook, G, L>::timed::<T, E>() || U::GIVEN || self.timeout.is_some();
         let began = driver::began(self.policy, clock, timed);
         let run = Run {
-            recording: Recording::begin(self.policy.function(), clock),
+            recording: Recording::begin(self.policy.name(), clock),
             start: Origin::at(self.policy, clock, began, self.budget),
             circuit: self.circuit,
             throttle: self.throttle,
@@ -590,10 +590,8 @@ impl<T, E, N: OnRetry<T, E>> OnRetry<T, E> for Within<N> {
     const TIMED: bool = N::TIMED;
     #[inline]
     fn on_retry(&mut self, outcome: &Result<T, E>, event: &RetryEvent) {
-        match self.1 {
-            Some(timeout) => self.0.on_retry(outcome, &event.within(timeout)),
-            None => self.0.on_retry(outcome, event),
-        }
+        let event = self.1.map_or(*event, |timeout| event.within(timeout));
+        self.0.on_retry(outcome, &event);
     }
 }
 

@@ -266,10 +266,10 @@ impl<'p, S> RetryState<'p, S> {
     /// A state whose call began at `start` (if anything needs the time).
     pub(crate) fn starting_at(policy: &'p Policy<S>, clock: Clock, start: Option<Instant>) -> Self {
         let checked = policy.elapsed_limit().is_some()
-            || policy.delay_stop().is_some()
-            || policy.reset_limit().is_some();
+            || policy.settings().stop_at.is_some()
+            || policy.settings().reset_after.is_some();
         // (Runs are counted from the call's start, read for them.)
-        let runs = policy.reset_limit().is_some() && start.is_some();
+        let runs = policy.settings().reset_after.is_some() && start.is_some();
         RetryState {
             policy,
             core: Core {
@@ -527,10 +527,10 @@ impl<'p, S> RetryState<'p, S> {
     #[doc(hidden)]
     pub fn failure_kind(&self) -> Option<&'static str> {
         if self.core.kind == THROTTLED {
-            return self.policy.throttled_entry().map(Kind::name);
+            return self.policy.settings().throttled.as_ref().map(Kind::name);
         }
         let index = usize::from(self.core.kind.checked_sub(1)?);
-        self.policy.kind_table().get(index).map(Kind::name)
+        self.policy.settings().kinds.get(index).map(Kind::name)
     }
 
     /// Whether this call has given up.
@@ -1162,7 +1162,7 @@ fn fast<S>(policy: &Policy<S>) -> u32 {
         // (With kinds, every verdict takes the general path, which keeps
         // the last failure's kind; with a throttled schedule, every verdict
         // after the first throttled one.)
-        _ if !policy.kind_table().is_empty() || policy.delay_stop().is_some() => 0,
+        _ if !policy.settings().kinds.is_empty() || policy.settings().stop_at.is_some() => 0,
         // (A limit is at least 1.)
         Some(limit) => limit.saturating_sub(1),
         None => u32::MAX,
@@ -1174,7 +1174,7 @@ fn fast<S>(policy: &Policy<S>) -> u32 {
 /// time.
 #[inline]
 pub fn began<S: Strategy>(policy: &Policy<S>, clock: Clock, timed: bool) -> Option<Instant> {
-    let deadline = policy.elapsed_limit().is_some() || policy.reset_limit().is_some();
+    let deadline = policy.elapsed_limit().is_some() || policy.settings().reset_after.is_some();
     (timed || deadline || policy.strategy().staging().timed).then(clock)
 }
 

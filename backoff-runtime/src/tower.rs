@@ -398,11 +398,8 @@ impl<'p, S, W, O, C> RetryPolicy<'p, S, W, O, C> {
     /// A request's progress, from its first failure (or from its start, see
     /// [`Clone`]).
     fn start(policy: &'p Policy<S>, budget: Option<&'p RetryBudget>) -> RetryState<'p, S> {
-        let state = policy.start_with_clock(clock::for_async());
-        match budget {
-            Some(budget) => state.with_budget(budget),
-            None => state,
-        }
+        let clock = clock::for_async();
+        driver::Origin::at(policy, clock, Some(clock()), budget).state()
     }
 }
 
@@ -419,7 +416,7 @@ impl<S, W: Clone, O: Clone, C: Clone> Clone for RetryPolicy<'_, S, W, O, C> {
             clone: self.clone.clone(),
             state: (self.budget.is_some() || self.policy.elapsed_limit().is_some())
                 .then(|| Self::start(self.policy, self.budget)),
-            recording: Recording::begin(self.policy.function(), clock::for_async()),
+            recording: Recording::begin(self.policy.name(), clock::for_async()),
         }
     }
 }

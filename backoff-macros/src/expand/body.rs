@@ -12,7 +12,7 @@ use super::timeouts::attempt_timeout;
 
 /// The body, ready to be an attempt.
 pub(super) struct Body {
-    /// `let __backoff_context = AttemptContext::of(..);`, before the
+    /// `let __backoff_context = __backoff_call.context();`, before the
     /// attempt, with `context = ctx`.
     pub(super) context_value: Option<TokenStream>,
     /// The items the body starts with, what each attempt starts with, and

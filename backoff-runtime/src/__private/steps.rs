@@ -680,7 +680,7 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     pub fn context(&self) -> AttemptContext {
         match &*self.0.state {
             Some(state) => state.context(),
-            None => self.0.start.first_context(),
+            None => self.0.start.context(1),
         }
     }
 

@@ -111,14 +111,11 @@ where
             quiet: self.in_flight > 0,
             learn,
         };
-        let context = || {
-            let context = AttemptContext::of(start.policy, number).with_kind(kind);
-            match start.deadline() {
-                // (The policy's `max_elapsed`; the attribute's `timeout`,
-                // which bounds the call from outside, its op counts to.)
-                Some(deadline) => context.with_deadline(Some(deadline), (start.clock)()),
-                None => context,
-            }
+        // (The deadline is the policy's `max_elapsed`; the attribute's
+        // `timeout`, which bounds the call from outside, its op counts to.)
+        let context = || AttemptContext {
+            kind,
+            ..start.context(number)
         };
         slots.start(self.started, self.op.attempt(context), meta);
         self.started += 1;
@@ -142,9 +139,7 @@ where
     /// or a retry with none in flight).
     pub(super) fn refused(&mut self, open: CircuitOpen, trace: &impl Trace<E>) -> Result<T, E> {
         self.done = true;
-        let Some(from) = &self.refused else {
-            unreachable!("refused without a breaker")
-        };
+        let from = self.refused.as_ref().expect("refused without a breaker");
         let progress = Lazy {
             slot: &mut self.state,
             start: &self.start,
@@ -301,7 +296,8 @@ where
                 if !call.op.cancelled() && progress.step(Decision::Retry).is_some() {
                     if H::ON_HEDGE {
                         let event = progress.event(call.hedge_after);
-                        call.hooks.on_hedge(&event.with_kind(AttemptKind::Hedge));
+                        let kind = AttemptKind::Hedge;
+                        call.hooks.on_hedge(&RetryEvent { kind, ..event });
                     }
                     let _ = call.start(slots.as_mut(), AttemptKind::Hedge);
                 }

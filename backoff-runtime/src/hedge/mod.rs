@@ -610,12 +610,8 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     {
         let clock = clock::for_async();
         let timed = HookSet::<W, K, R, H, G, NoHook>::timed::<T, E>() || U::GIVEN;
-        let start = Origin::at(
-            self.policy,
-            clock,
-            driver::began(self.policy, clock, timed),
-            self.budget,
-        );
+        let began = driver::began(self.policy, clock, timed);
+        let start = Origin::at(self.policy, clock, began, self.budget);
         // (Behind a breaker the state is built now: its first attempt asks it.)
         let state = self
             .circuit
@@ -623,7 +619,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
             .map(|(c, _)| start.gated(Some(c), None));
         // (Begun before the future is built: read in the literal, its branch
         // made the compiler build the 200-byte state aside and copy it in.)
-        let recording = Recording::begin(self.policy.function(), clock);
+        let recording = Recording::begin(self.policy.name(), clock);
         let (hedge_after, learn) = self.delay.read();
         Hedged {
             slots: <SlotsOf<'p, N, Fut> as Slots<'p, Fut>>::empty(),

@@ -95,7 +95,10 @@ mod tests {
         let plain = || 7;
         assert_eq!(plain.attempt(|| unreachable!("not told")), 7);
         let told = WithContext(|c: AttemptContext| c.kind);
-        let hedge = || AttemptContext::new(2, true).with_kind(AttemptKind::Hedge);
+        let hedge = || AttemptContext {
+            kind: AttemptKind::Hedge,
+            ..AttemptContext::new(2, true)
+        };
         assert_eq!(told.attempt(hedge), AttemptKind::Hedge);
         let from: fn(CircuitOpen) -> &'static str = |_| "open";
         assert_eq!(from.refuse(CircuitOpen::new()), "open");

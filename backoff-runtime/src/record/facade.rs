@@ -35,41 +35,27 @@ use crate::report::GiveUpReason;
 ///     }
 /// }
 /// ```
+#[allow(unused_variables)] // (the defaults ignore what they are told)
 pub trait Recorder: Send + Sync {
     /// An attempt ended. A hedged call's attempts still in flight when the
     /// call ends are told as [`AttemptOutcome::Cancelled`] before the
     /// call's end; an attempt a `timeout` cancelled has no end and is not
     /// told.
-    #[inline]
-    fn attempt_ended(&self, attempt: &AttemptEnded) {
-        let _ = attempt;
-    }
+    fn attempt_ended(&self, attempt: &AttemptEnded) {}
 
     /// A call ended: it returned an accepted outcome, or gave up.
-    #[inline]
-    fn call_ended(&self, call: &CallEnded) {
-        let _ = call;
-    }
+    fn call_ended(&self, call: &CallEnded) {}
 
     /// The call of `function` is retried after `delay` (a hedged call's
     /// next attempt, which starts at once, is granted with a zero delay).
-    #[inline]
-    fn retry_delay(&self, function: &'static str, delay: Duration) {
-        let _ = (function, delay);
-    }
+    fn retry_delay(&self, function: &'static str, delay: Duration) {}
 
     /// The breaker named `breaker` changed to `state`.
-    #[inline]
-    fn breaker_state(&self, breaker: &'static str, state: CircuitState) {
-        let _ = (breaker, state);
-    }
+    fn breaker_state(&self, breaker: &'static str, state: CircuitState) {}
 
     /// The budget named `budget` has `tokens` left, after a spend or a
     /// refill.
-    #[inline]
-    fn budget_tokens(&self, budget: &'static str, tokens: f64) {
-        let _ = (budget, tokens);
-    }
+    fn budget_tokens(&self, budget: &'static str, tokens: f64) {}
 
     /// A remote that shared controls sync with (a fleet's store, such as
     /// `backoff_redis::RedisStore`, named `remote`) answered for the first
@@ -77,10 +63,7 @@ pub trait Recorder: Send + Sync {
     /// and its controls run locally) or answers again. Told at its first
     /// answer and on each change, from the remote's own thread, never from
     /// a call's.
-    #[inline]
-    fn remote_reachable(&self, remote: &str, reachable: bool) {
-        let _ = (remote, reachable);
-    }
+    fn remote_reachable(&self, remote: &str, reachable: bool) {}
 }
 
 /// How an attempt ended.

@@ -295,7 +295,7 @@ impl<S: Strategy> crate::Policy<S> {
             return self.backoff_within(retry, previous, rng);
         }
         let now = staging.timed.then(elapsed).unwrap_or_default();
-        let rule = (self.jitter_kind(), self.delay_stop());
+        let rule = (self.jitter_kind(), self.settings().stop_at);
         backoff_staged(self.strategy(), rule, retry, previous, rng, (now, marks))
     }
 }
