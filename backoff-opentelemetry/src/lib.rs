@@ -102,7 +102,9 @@ use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use backoff_runtime::CircuitState;
-use backoff_runtime::record::{self, AttemptEnded, AttemptOutcome, CallEnded, CallId, Recorder};
+use backoff_runtime::record::{
+    self, AttemptEnded, AttemptOutcome, CallEnded, CallId, CallOutcome, Recorder,
+};
 use opentelemetry::global::BoxedTracer;
 use opentelemetry::metrics::{Counter, Gauge, Histogram, Meter};
 use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt as _, Tracer as _};
@@ -308,7 +310,7 @@ impl Recorder for OpenTelemetry {
             let attempts = KeyValue::new("attempts", attempts_bucket(call.attempts));
             let outcome = KeyValue::new("outcome", call.outcome.as_str());
             let seconds = call.duration.as_secs_f64();
-            let Some(reason) = call.outcome.give_up_reason() else {
+            let CallOutcome::GaveUp(reason) = call.outcome else {
                 i.call_duration
                     .record(seconds, &[function, outcome, attempts]);
                 return;
@@ -483,7 +485,7 @@ impl CallSpans {
         let ended = span.cx.span();
         ended.set_attribute(KeyValue::new("outcome", call.outcome.as_str()));
         ended.set_attribute(KeyValue::new("backoff.attempts", i64::from(call.attempts)));
-        if let Some(reason) = call.outcome.give_up_reason() {
+        if let CallOutcome::GaveUp(reason) = call.outcome {
             ended.set_attribute(KeyValue::new("give_up.reason", reason.as_str()));
             ended.set_status(Status::error(reason.as_str()));
         }

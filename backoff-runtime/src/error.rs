@@ -107,7 +107,7 @@ use crate::{Cancelled, CircuitOpen, Decision, Elapsed, IntoDecision, Rejected};
 ///     Ok(text)
 /// }
 /// let e = read().unwrap_err();
-/// assert_eq!(e.inner().unwrap().kind(), io::ErrorKind::NotFound);
+/// assert_eq!(e.into_inner().unwrap().kind(), io::ErrorKind::NotFound);
 ///
 /// let refused: Error<io::Error> = CircuitOpen::new().into();
 /// assert!(matches!(refused, Error::CircuitOpen(_)));
@@ -138,22 +138,6 @@ pub enum Error<E> {
 }
 
 impl<E> Error<E> {
-    /// The inner error, if this is one.
-    ///
-    /// ```
-    /// use backoff_runtime::{CircuitOpen, Error};
-    ///
-    /// let e: Error<std::io::Error> = std::io::Error::other("reset").into();
-    /// assert_eq!(e.inner().unwrap().to_string(), "reset");
-    /// assert!(Error::<std::io::Error>::from(CircuitOpen::new()).inner().is_none());
-    /// ```
-    pub fn inner(&self) -> Option<&E> {
-        match self {
-            Error::Inner(e) => Some(e),
-            _ => None,
-        }
-    }
-
     /// The inner error, if this is one.
     ///
     /// ```
@@ -359,7 +343,7 @@ mod tests {
         assert_eq!(cancelled.to_string(), "cancelled");
         assert_eq!(cancelled.decision(|_| true), Decision::Stop);
         assert!(late.source().is_none());
-        assert!(late.inner().is_none());
+        assert!(late.into_inner().is_none());
     }
 
     #[test]

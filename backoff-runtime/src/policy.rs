@@ -384,7 +384,7 @@ impl<S> Policy<S> {
         /// let minute = Duration::from_secs(60);
         /// assert_eq!(state.next_delay_for(Decision::RetryAfter(minute)), Some(minute));
         /// assert_eq!(state.next_delay_for(Decision::RetryAfter(minute * 60)), None);
-        /// assert_eq!(state.give_up_reason(), Some(GiveUpReason::Deadline));
+        /// assert_eq!(state.give_up().unwrap().reason, GiveUpReason::Deadline);
         /// ```
         retry_after_max(max: Duration) => retry_after_max = max;
 

@@ -12,7 +12,7 @@ use core::time::Duration;
 /// let mut state = policy.start();
 /// assert!(state.next_delay().is_some());
 /// assert!(state.next_delay().is_none());
-/// assert_eq!(state.give_up_reason(), Some(GiveUpReason::Attempts));
+/// assert_eq!(state.give_up().unwrap().reason, GiveUpReason::Attempts);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -126,8 +126,7 @@ impl AttemptOutcome {
 ///
 /// let outcome = CallOutcome::GaveUp(GiveUpReason::Attempts);
 /// assert_eq!(outcome.as_str(), "gave_up");
-/// assert_eq!(outcome.give_up_reason(), Some(GiveUpReason::Attempts));
-/// assert_eq!(CallOutcome::Ok.give_up_reason(), None);
+/// assert!(matches!(outcome, CallOutcome::GaveUp(GiveUpReason::Attempts)));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -144,14 +143,6 @@ impl CallOutcome {
         match self {
             CallOutcome::Ok => "ok",
             CallOutcome::GaveUp(_) => "gave_up",
-        }
-    }
-
-    /// Why it gave up, if it did.
-    pub const fn give_up_reason(self) -> Option<GiveUpReason> {
-        match self {
-            CallOutcome::Ok => None,
-            CallOutcome::GaveUp(reason) => Some(reason),
         }
     }
 }
