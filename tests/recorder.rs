@@ -68,7 +68,7 @@ impl Recorder for Keep {
                 kind: a.kind,
                 number: a.number,
                 outcome: a.outcome,
-                took: a.duration(),
+                took: a.end.saturating_duration_since(a.start),
             },
         );
     }

@@ -269,6 +269,11 @@ pub fn is_installed() -> bool {
     record::recorder().is_some_and(|r| core::ptr::addr_eq(r, &RECORDER))
 }
 
+/// An attempt's own time: `end - start`.
+fn took(attempt: &AttemptEnded) -> Duration {
+    attempt.end.saturating_duration_since(attempt.start)
+}
+
 impl OpenTelemetry {
     /// Runs `f` with the instruments, if built.
     #[inline]
@@ -297,7 +302,7 @@ impl Recorder for OpenTelemetry {
                 ],
             );
             i.attempt_duration
-                .record(attempt.duration().as_secs_f64(), &[function, outcome]);
+                .record(took(attempt).as_secs_f64(), &[function, outcome]);
         });
     }
 
@@ -513,13 +518,13 @@ impl Instruments {
                 }
                 None => (
                     current,
-                    now.checked_sub(attempt.duration()).unwrap_or(now),
+                    now.checked_sub(took(attempt)).unwrap_or(now),
                     now,
                 ),
             },
             true => (
                 current,
-                now.checked_sub(attempt.duration()).unwrap_or(now),
+                now.checked_sub(took(attempt)).unwrap_or(now),
                 now,
             ),
         };

@@ -150,7 +150,7 @@ impl SharedBudget {
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.budget("a", RetryBudget::new(10, 0.5));
-    /// assert_eq!(shared.local().max_tokens(), 10.0);
+    /// assert_eq!(shared.local().tokens(), 10.0);
     /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     #[inline]

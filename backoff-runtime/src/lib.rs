@@ -419,7 +419,7 @@ pub use event::{AttemptContext, AttemptKind, RetryEvent, SuccessEvent};
 pub use jitter::{Jitter, JitterRng};
 #[cfg(feature = "std")]
 pub use parse::DynPolicy;
-pub use policy::{Delays, OnDeadline, Policy};
+pub use policy::{OnDeadline, Policy};
 pub use report::{GiveUp, GiveUpReason};
 #[cfg(feature = "std")]
 pub use retrying::Retrying;

@@ -793,7 +793,7 @@ impl<S: Strategy> Policy<S> {
     /// let secs: Vec<u64> = policy.delays().map(|d| d.as_secs()).collect();
     /// assert_eq!(secs, [1, 2, 3, 4]); // a fifth, 5 s, would end at 15 s
     /// ```
-    pub fn delays(&self) -> Delays<'_, S> {
+    pub fn delays(&self) -> impl core::iter::FusedIterator<Item = Duration> {
         Delays {
             policy: self,
             retry: 0,
@@ -808,7 +808,7 @@ impl<S: Strategy> Policy<S> {
 
 /// The iterator returned by [`Policy::delays`].
 #[derive(Debug, Clone)]
-pub struct Delays<'p, S = Builtin> {
+struct Delays<'p, S = Builtin> {
     policy: &'p Policy<S>,
     retry: u32,
     previous: Option<Duration>,

@@ -183,13 +183,6 @@ pub struct AttemptEnded {
     pub end: Instant,
 }
 
-impl AttemptEnded {
-    /// The attempt's own time: `end - start`.
-    pub fn duration(&self) -> Duration {
-        self.end.saturating_duration_since(self.start)
-    }
-}
-
 /// A call that ended (see [`Recorder::call_ended`]).
 ///
 /// ```
