@@ -252,7 +252,7 @@ fn the_calls_attempts_are_bucketed() {
 
 #[test]
 fn giving_up_under_kinds_records_the_failure_kind() {
-    use backoff_runtime::{Decision, kind::Kind};
+    use backoff_runtime::{Decision, Kind};
     setup();
     const F: &str = "metrics::give_up_kinds";
     static KINDS: [Kind; 2] = [

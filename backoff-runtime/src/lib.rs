@@ -339,7 +339,7 @@ mod decision;
 mod event;
 pub mod jitter;
 mod jobs;
-pub mod kind;
+mod kind;
 mod nanos;
 mod policy;
 pub mod presets;
@@ -362,7 +362,7 @@ pub mod control;
 #[cfg(feature = "std")]
 mod driver;
 #[cfg(feature = "std")]
-pub mod error;
+mod error;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 #[cfg(feature = "tokio")]
@@ -376,7 +376,7 @@ mod loom;
 #[cfg(feature = "std")]
 mod loops;
 #[cfg(feature = "std")]
-pub mod parse;
+mod parse;
 #[cfg(feature = "record")]
 pub mod record;
 /// The recording facade without the feature `record` (see its module):
@@ -414,11 +414,12 @@ pub use chaos::Chaos;
 pub use circuit::{CircuitBreaker, CircuitOpen, CircuitState};
 pub use decision::{Decision, IntoDecision};
 #[cfg(feature = "std")]
-pub use error::Error;
+pub use error::{Error, ForeignError};
 pub use event::{AttemptContext, AttemptKind, RetryEvent, SuccessEvent};
 pub use jitter::{Jitter, JitterRng};
+pub use kind::Kind;
 #[cfg(feature = "std")]
-pub use parse::DynPolicy;
+pub use parse::{DynPolicy, DynStrategy, ParseError};
 pub use policy::{OnDeadline, Policy};
 pub use report::{GiveUp, GiveUpReason};
 #[cfg(feature = "std")]

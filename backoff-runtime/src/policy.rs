@@ -457,7 +457,7 @@ impl<S> Policy<S> {
         ///
         /// ```
         /// use backoff_runtime::strategy::{Chain, Constant, Exponential};
-        /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, kind::Kind};
+        /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, Kind};
         /// use std::time::Duration;
         ///
         /// use Duration as D;
@@ -507,7 +507,7 @@ impl<S> Policy<S> {
         /// beside these, counted apart, shares that delay too).
         ///
         /// ```
-        /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, kind::Kind};
+        /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, Kind};
         /// use std::time::Duration;
         ///
         /// use Duration as D;

@@ -520,7 +520,7 @@ impl<'p, S> RetryState<'p, S> {
     /// [`throttled_kind`](Policy::throttled_kind).
     ///
     /// ```
-    /// use backoff_runtime::{Decision, Policy, kind::Kind};
+    /// use backoff_runtime::{Decision, Policy, Kind};
     ///
     /// static KINDS: [Kind; 1] = [Kind::new("busy", Policy::immediate())];
     /// static POLICY: Policy = Policy::immediate().kinds(&KINDS);
