@@ -73,7 +73,7 @@ fn status_question_mark_then_circuit_open() {
         // Refused without running the body.
         let e = status_call(0, Code::Ok).await.unwrap_err();
         assert!(matches!(e, Error::CircuitOpen(_)), "{e:?}");
-        assert_eq!(e.to_string(), CircuitOpen::new().to_string());
+        assert_eq!(e.to_string(), CircuitOpen::default().to_string());
         assert!(e.source().is_none());
         assert_eq!(STATUS_CALLS.load(Ordering::SeqCst), 3);
         let status: Status = e.into();
@@ -199,7 +199,7 @@ fn boxed_errors_in_a_plain_fn() {
     // Displayed like any other (it is not a `std::error::Error` itself, as
     // the box is not).
     assert_eq!(
-        Error::<BoxError>::CircuitOpen(CircuitOpen::new()).to_string(),
+        Error::<BoxError>::CircuitOpen(CircuitOpen::default()).to_string(),
         "circuit breaker is open"
     );
 }

@@ -146,7 +146,8 @@ impl<'a> RemoteView<'a> {
         self.0.tokens.load(Ordering::Acquire)
     }
 
-    /// [`max_tokens`](RetryBudget::max_tokens), in thousandths.
+    /// The bucket's size ([`RetryBudget::new`]'s `max_tokens`), in
+    /// thousandths.
     pub fn max(&self) -> u64 {
         self.0.max
     }

@@ -81,7 +81,7 @@ use crate::{Cancelled, CircuitOpen, Decision, Elapsed, IntoDecision, Rejected};
 /// let e = read().unwrap_err();
 /// assert_eq!(e.into_inner().unwrap().kind(), io::ErrorKind::NotFound);
 ///
-/// let refused: Error<io::Error> = CircuitOpen::new().into();
+/// let refused: Error<io::Error> = CircuitOpen::default().into();
 /// assert!(matches!(refused, Error::CircuitOpen(_)));
 /// assert_eq!(refused.to_string(), "circuit breaker is open");
 /// assert!(refused.source().is_none());

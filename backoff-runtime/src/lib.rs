@@ -250,7 +250,7 @@
 //! lends one. The crate `backoff-redis` shares them across the processes
 //! of a fleet through Redis (`backoff_redis::{RedisStore, SharedBreaker,
 //! SharedBudget, SharedThrottle}`), through one public extension point
-//! per control ([`circuit::remote`], [`budget::RemoteView`],
+//! per control ([`circuit::RemoteView`], [`budget::RemoteView`],
 //! [`throttle::RemoteView`]), which a coordinator of your own may use the
 //! same way.
 //!

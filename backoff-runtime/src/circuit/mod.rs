@@ -80,15 +80,9 @@ pub struct CircuitOpen {
 }
 
 impl CircuitOpen {
-    /// A refusal that does not say when a call may pass again (what a
-    /// breaker of your own, or a test, builds).
-    ///
-    /// ```
-    /// use backoff_runtime::CircuitOpen;
-    ///
-    /// assert_eq!(CircuitOpen::new().retry_in(), None);
-    /// ```
-    pub const fn new() -> Self {
+    /// A refusal that does not say when a call may pass again (outside
+    /// the crate: `CircuitOpen::default()`).
+    pub(crate) const fn new() -> Self {
         CircuitOpen { retry_in: None }
     }
 
@@ -133,7 +127,7 @@ impl std::error::Error for CircuitOpen {}
 /// ```
 /// use backoff_runtime::CircuitOpen;
 ///
-/// let e = std::io::Error::from(CircuitOpen::new());
+/// let e = std::io::Error::from(CircuitOpen::default());
 /// assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
 /// assert!(e.get_ref().unwrap().is::<CircuitOpen>());
 /// ```
@@ -145,12 +139,13 @@ impl From<CircuitOpen> for std::io::Error {
 
 mod packed;
 mod permit;
-pub mod remote;
+mod remote;
 mod window;
 
 pub(crate) use packed::Epoch;
 use packed::*;
 pub use permit::Permit;
+pub use remote::{Remote, RemoteView, Report, TrialWanted};
 use permit::*;
 pub(crate) use remote::Gate;
 use remote::*;
@@ -239,7 +234,7 @@ pub struct CircuitBreaker {
     open_for_ms: u64,
     /// Its name, for the `backoff.breaker.state` gauge.
     name: Option<&'static str>,
-    /// Set by [`RemoteView::attach`](remote::RemoteView::attach): consulted only
+    /// Set by [`RemoteView::attach`]: consulted only
     /// when the breaker is open or half-open, and on failures.
     gate: OnceLock<Gate>,
 }
