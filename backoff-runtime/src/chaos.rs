@@ -181,7 +181,8 @@ impl<E> Chaos<E> {
         self.faults.load(Relaxed)
     }
 
-    /// The latencies injected so far.
+    /// The latencies injected so far. (For the crate's tests.)
+    #[doc(hidden)]
     pub fn delays(&self) -> u64 {
         self.delays.load(Relaxed)
     }

@@ -79,7 +79,7 @@ use crate::{Cancelled, CircuitOpen, Decision, Elapsed, IntoDecision, Rejected};
 ///     Ok(text)
 /// }
 /// let e = read().unwrap_err();
-/// assert_eq!(e.into_inner().unwrap().kind(), io::ErrorKind::NotFound);
+/// assert!(matches!(e, Error::Inner(inner) if inner.kind() == io::ErrorKind::NotFound));
 ///
 /// let refused: Error<io::Error> = CircuitOpen::default().into();
 /// assert!(matches!(refused, Error::CircuitOpen(_)));
@@ -110,22 +110,6 @@ pub enum Error<E> {
 }
 
 impl<E> Error<E> {
-    /// The inner error, if this is one.
-    ///
-    /// ```
-    /// use backoff_runtime::{Elapsed, Error};
-    ///
-    /// let e: Error<std::io::Error> = std::io::Error::other("reset").into();
-    /// assert_eq!(e.into_inner().unwrap().to_string(), "reset");
-    /// assert!(Error::<std::io::Error>::from(Elapsed).into_inner().is_none());
-    /// ```
-    pub fn into_inner(self) -> Option<E> {
-        match self {
-            Error::Inner(e) => Some(e),
-            _ => None,
-        }
-    }
-
     /// A `when` for `Error<E>` made of one for `E`: the inner error is
     /// classified by `when`, an attempt cut short by `attempt_timeout`
     /// ([`Error::Elapsed`]) is retried, and any other refusal stops.
@@ -336,7 +320,7 @@ mod tests {
         assert_eq!(cancelled.to_string(), "cancelled");
         assert_eq!(cancelled.decision(|_| true), Decision::Stop);
         assert!(late.source().is_none());
-        assert!(late.into_inner().is_none());
+        assert!(!matches!(late, Error::Inner(_)));
     }
 
     #[test]

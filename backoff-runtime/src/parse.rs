@@ -45,15 +45,7 @@ pub struct DynStrategy(Arc<dyn Strategy + Send + Sync>);
 
 impl DynStrategy {
     /// Wraps any strategy.
-    ///
-    /// ```
-    /// use backoff_runtime::{DynStrategy, Strategy, strategy::Linear};
-    /// use std::time::Duration;
-    ///
-    /// let s = DynStrategy::new(Linear::new(Duration::from_secs(1)));
-    /// assert_eq!(s.central_delay(3), Duration::from_secs(3));
-    /// ```
-    pub fn new<S: Strategy + Send + Sync + 'static>(strategy: S) -> DynStrategy {
+    pub(crate) fn new<S: Strategy + Send + Sync + 'static>(strategy: S) -> DynStrategy {
         DynStrategy(Arc::new(strategy))
     }
 }
