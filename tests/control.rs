@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use backoff_runtime::circuit::{RemoteView, Report};
 use backoff_runtime::control::{Budget, Circuit, Throttle};
-use backoff_runtime::hedge::HedgeDelay;
+use backoff_runtime::HedgeDelay;
 use backoff_runtime::{
     AdaptiveThrottle, CircuitBreaker, CircuitOpen, CircuitState, Policy, Rejected, RetryBudget,
     retry,

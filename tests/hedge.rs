@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use backoff_workspace_tests::LogNormal;
 
-use backoff_runtime::hedge::{HedgeDelay, Latency};
+use backoff_runtime::{HedgeDelay, Latency};
 use backoff_runtime::{
     AttemptContext, AttemptKind, CircuitBreaker, CircuitOpen, CircuitState, Decision, GiveUp,
     GiveUpReason, Policy, RetryBudget,

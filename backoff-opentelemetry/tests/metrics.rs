@@ -746,7 +746,7 @@ mod expansion {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn hedged_attempts_are_counted_as_hedges() {
-    use backoff_runtime::hedge::HedgeDelay;
+    use backoff_runtime::HedgeDelay;
     setup();
     const F: &str = "metrics::hedged";
     let policy = Policy::immediate().attempts(3).named(F);

@@ -1,7 +1,7 @@
 //! What `circuit`, `budget` and `throttle` accept: one trait per control.
 //!
 //! `#[retry(circuit = EXPR)]`, [`Retrying::circuit`](crate::Retrying::circuit)
-//! and [`Hedge::circuit`](crate::hedge::Hedge::circuit) take any value whose
+//! and [`Hedge::circuit`](crate::Hedge::circuit) take any value whose
 //! type implements [`Circuit`]; `budget` takes a [`Budget`] and `throttle` a
 //! [`Throttle`]. The core's own controls implement them
 //! ([`CircuitBreaker`], [`RetryBudget`], [`AdaptiveThrottle`]), and so do

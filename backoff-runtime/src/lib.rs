@@ -224,7 +224,7 @@
 //! `fallback` a [`hooks::Fallback`], and a hedged call's `on_hedge` an
 //! [`hooks::OnHedge`] (`FnMut(&RetryEvent)`, told of each attempt the hedge
 //! delay started); [`hooks::NoHook`] is the default of each. [`Retrying`]
-//! and the `hedge` module's `Hedge` (feature `tokio`) take them by the
+//! and [`Hedge`] (feature `tokio`) take them by the
 //! same names, and keep them in one [`hooks::HookSet`].
 //!
 //! ```
@@ -293,7 +293,7 @@
 //!
 //! - `macros` (default): the `#[retry]` attribute.
 //! - `tokio` (default): async sleeping and clocks from `tokio::time`, and
-//!   hedged calls (the `hedge` module: gRPC A6 hedging, a learned p95).
+//!   hedged calls ([`Hedge`]: gRPC A6 hedging, a learned p95).
 //! - `std` (default): the retry state machine, loops, clocks and OS-seeded
 //!   jitter. Without it the crate is `no_std` and offers the strategies,
 //!   [`Jitter`], [`Policy`] and its [`delays`](Policy::delays) schedule.
@@ -366,7 +366,7 @@ mod error;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 #[cfg(feature = "tokio")]
-pub mod hedge;
+mod hedge;
 #[cfg(feature = "std")]
 pub mod hooks;
 #[cfg(feature = "http")]
@@ -416,6 +416,8 @@ pub use decision::{Decision, IntoDecision};
 #[cfg(feature = "std")]
 pub use error::{Error, ForeignError};
 pub use event::{AttemptContext, AttemptKind, RetryEvent, SuccessEvent};
+#[cfg(feature = "tokio")]
+pub use hedge::{Hedge, HedgeDelay, Latency};
 pub use jitter::{Jitter, JitterRng};
 pub use kind::Kind;
 #[cfg(feature = "std")]

@@ -98,7 +98,7 @@ pub struct GiveUp {
     pub elapsed: Duration,
     /// Why the call stopped.
     pub reason: GiveUpReason,
-    /// Of `attempts`, how many a [hedged call](crate::hedge) started by its
+    /// Of `attempts`, how many a [hedged call](crate::Hedge) started by its
     /// hedge delay ([`AttemptKind::Hedge`](crate::AttemptKind::Hedge));
     /// zero in every other loop.
     pub hedges: u32,
