@@ -283,7 +283,9 @@ impl AdaptiveThrottle {
         })
     }
 
-    /// The probability that a request at `now` is rejected locally.
+    /// The probability that a request at `now` is rejected locally. (For
+    /// tests, as [`counts`](AdaptiveThrottle::counts).)
+    #[doc(hidden)]
     pub fn reject_probability(&self, now: Instant) -> f64 {
         let (requests, accepts) = self.counts(now);
         let over = (requests * 1000).saturating_sub(self.k_milli.saturating_mul(accepts));

@@ -277,11 +277,10 @@ pub fn set_recorder(recorder: &'static dyn Recorder) -> Result<(), SetRecorderEr
     Ok(())
 }
 
-/// The recorder [`set_recorder`] installed, if any.
-///
-/// ```
-/// assert!(backoff_runtime::record::recorder().is_none());
-/// ```
+/// The recorder [`set_recorder`] installed, if any. (For the crates that
+/// report events of their own, `backoff-redis`, and
+/// `backoff-opentelemetry`'s `is_installed`.)
+#[doc(hidden)]
 #[inline]
 pub fn recorder() -> Option<&'static dyn Recorder> {
     RECORDER.get().copied()
