@@ -16,10 +16,9 @@ use std::time::{Duration, Instant};
 
 use backoff_runtime::circuit::{RemoteView, Report};
 use backoff_runtime::control::{Budget, Circuit, Throttle};
-use backoff_runtime::HedgeDelay;
 use backoff_runtime::{
-    AdaptiveThrottle, CircuitBreaker, CircuitOpen, CircuitState, Policy, Rejected, RetryBudget,
-    retry,
+    AdaptiveThrottle, CircuitBreaker, CircuitOpen, CircuitState, HedgeDelay, Policy, Rejected,
+    RetryBudget, retry,
 };
 use backoff_workspace_tests::block_on_paused;
 

@@ -67,7 +67,10 @@ fn status_question_mark_then_circuit_open() {
         // The third consecutive failure opens the breaker: the call's second
         // attempt is not made, and the call returns its last error.
         let e = status_call(u32::MAX, Code::Unavailable).await.unwrap_err();
-        assert!(matches!(&e, Error::Inner(s) if s.code() == Code::Unavailable), "{e:?}");
+        assert!(
+            matches!(&e, Error::Inner(s) if s.code() == Code::Unavailable),
+            "{e:?}"
+        );
         assert_eq!(STATUS_CALLS.load(Ordering::SeqCst), 3);
 
         // Refused without running the body.

@@ -516,17 +516,9 @@ impl Instruments {
                     let at = |t: Instant| call + t.saturating_duration_since(attempt.call.start());
                     (cx, at(attempt.start), at(attempt.end))
                 }
-                None => (
-                    current,
-                    now.checked_sub(took(attempt)).unwrap_or(now),
-                    now,
-                ),
+                None => (current, now.checked_sub(took(attempt)).unwrap_or(now), now),
             },
-            true => (
-                current,
-                now.checked_sub(took(attempt)).unwrap_or(now),
-                now,
-            ),
+            true => (current, now.checked_sub(took(attempt)).unwrap_or(now), now),
         };
         let mut attributes = Vec::with_capacity(5);
         attributes.extend([

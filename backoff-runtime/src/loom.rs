@@ -398,8 +398,7 @@ fn loom_fleet_snapshot_of_a_run_and_its_end() {
             b2.acquire_on(t0).unwrap().success();
         });
         let before = crate::circuit::RemoteView::of(&b).run_ends();
-        let Report::Count { failures, run, .. } =
-            crate::circuit::RemoteView::of(&b).report(t0())
+        let Report::Count { failures, run, .. } = crate::circuit::RemoteView::of(&b).report(t0())
         else {
             unreachable!("a count breaker")
         };

@@ -145,10 +145,10 @@ mod window;
 pub(crate) use packed::Epoch;
 use packed::*;
 pub use permit::Permit;
-pub use remote::{Remote, RemoteView, Report, TrialWanted};
 use permit::*;
 pub(crate) use remote::Gate;
 use remote::*;
+pub use remote::{Remote, RemoteView, Report, TrialWanted};
 pub(crate) use window::Buckets;
 use window::*;
 
