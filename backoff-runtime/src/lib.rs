@@ -421,7 +421,7 @@ pub use hedge::{Hedge, HedgeDelay, Latency};
 pub use jitter::{Jitter, JitterRng};
 pub use kind::Kind;
 #[cfg(feature = "std")]
-pub use parse::{DynPolicy, DynStrategy, ParseError};
+pub use parse::{DynPolicy, ParseError};
 pub use policy::{OnDeadline, Policy};
 pub use report::{GiveUp, GiveUpReason};
 #[cfg(feature = "std")]

@@ -283,9 +283,7 @@ impl AdaptiveThrottle {
         })
     }
 
-    /// The probability that a request at `now` is rejected locally. (For
-    /// tests, as [`counts`](AdaptiveThrottle::counts).)
-    #[doc(hidden)]
+    /// The probability that a request at `now` is rejected locally.
     pub fn reject_probability(&self, now: Instant) -> f64 {
         let (requests, accepts) = self.counts(now);
         let over = (requests * 1000).saturating_sub(self.k_milli.saturating_mul(accepts));

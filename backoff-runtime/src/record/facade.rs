@@ -156,10 +156,9 @@ impl CallOutcome {
 ///
 /// ```
 /// use backoff_runtime::record::AttemptEnded;
-/// use std::time::Duration;
 ///
 /// fn seconds(attempt: &AttemptEnded) -> f64 {
-///     attempt.duration().as_secs_f64()
+///     attempt.end.saturating_duration_since(attempt.start).as_secs_f64()
 /// }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
