@@ -26,7 +26,7 @@
 use std::cell::Cell;
 use std::time::Duration;
 
-use backoff_runtime::hedge::{HedgeDelay, Latency};
+use backoff_runtime::{HedgeDelay, Latency};
 use backoff_runtime::{Policy, RetryBudget};
 
 /// SplitMix64: a small seeded generator, so every run draws the same.

@@ -15,7 +15,7 @@ use std::error::Error;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use backoff_runtime::kind::Kind;
+use backoff_runtime::Kind;
 use backoff_runtime::{Decision, Jitter, Policy};
 use plotters::prelude::*;
 

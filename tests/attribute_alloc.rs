@@ -414,7 +414,7 @@ fn async_retry_path_with_tokio_sleep_allocates_nothing() {
 /// A hedged call whose first attempt is slow: the hedge starts after
 /// 20 ms and wins; the slow one is dropped; with a budget and a breaker.
 async fn hedged(first_ms: u64) -> Result<u32, u32> {
-    use backoff_runtime::hedge::HedgeDelay;
+    use backoff_runtime::HedgeDelay;
     use backoff_runtime::{CircuitBreaker, RetryBudget};
     static POLICY: Policy = Policy::immediate().attempts(3);
     static BUDGET: RetryBudget = RetryBudget::new(100, 1.0);

@@ -141,17 +141,19 @@ async fn a_tokio_util_token_cancels_too() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn retry_async_cancellable_ends_the_sleep() {
+async fn a_cancel_ends_the_async_sleep() {
     let token = cancel_after(Duration::from_secs(7));
     let start = Instant::now();
     let mut calls = 0;
     let result: Result<(), Failure> = Policy::constant(Duration::from_secs(3))
         .jitter(Jitter::None)
         .unlimited_attempts()
-        .retry_async_cancellable(&token, async || {
+        .retrying_async(async || {
             calls += 1;
             Err(Failure::Down(calls))
         })
+        .cancel(&token)
+        .call_async()
         .await;
     // Attempts at 0, 3 and 6 s; the cancel at 7 s.
     assert_eq!(result, Err(Failure::Down(3)));

@@ -4,7 +4,7 @@
 //! attribute (as a field, a reference argument, a `static` in a `LazyLock`)
 //! and in the runtime's loops (`Retrying`, `Hedge`). The types here are
 //! what a user writes: each owns the core's control and drives it through
-//! the control's public extension point (`circuit::remote`,
+//! the control's public extension point (`circuit::{Remote, RemoteView}`,
 //! `budget::{Remote, RemoteView}`, `throttle::{Remote, RemoteView}`: an
 //! operator's hold, a coordinator's counts), as `backoff-redis` does, with
 //! no Redis; the last test is a whole fleet kept in memory.
@@ -14,12 +14,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
-use backoff_runtime::circuit::remote::{RemoteView, Report};
+use backoff_runtime::circuit::{RemoteView, Report};
 use backoff_runtime::control::{Budget, Circuit, Throttle};
-use backoff_runtime::hedge::HedgeDelay;
 use backoff_runtime::{
-    AdaptiveThrottle, CircuitBreaker, CircuitOpen, CircuitState, Policy, Rejected, RetryBudget,
-    retry,
+    AdaptiveThrottle, CircuitBreaker, CircuitOpen, CircuitState, HedgeDelay, Policy, Rejected,
+    RetryBudget, retry,
 };
 use backoff_workspace_tests::block_on_paused;
 
@@ -306,7 +305,7 @@ fn the_runtimes_loops_take_a_users_types() {
 
 /// A fleet of two processes kept in memory, written from the extension
 /// points' docs alone: each process's breaker tells the fleet of its
-/// failures ([`Remote::wake`](backoff_runtime::circuit::remote::Remote)),
+/// failures ([`Remote::wake`](backoff_runtime::circuit::Remote)),
 /// the fleet adds up their reports and holds every breaker open at the
 /// threshold; their budgets share one bucket (each sync takes back what a
 /// process holds and grants it its part of the bucket).

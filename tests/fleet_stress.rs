@@ -503,7 +503,7 @@ impl Model {
                     open_for - (now - at),
                 )));
             }
-            _ => return Err(CircuitOpen::new()),
+            _ => return Err(CircuitOpen::default()),
         }
         Ok((true, self.generation))
     }

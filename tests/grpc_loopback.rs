@@ -35,6 +35,8 @@ use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
 
+/// gRPC's pushback metadata key (proposal A6).
+const PUSHBACK: &str = "grpc-retry-pushback-ms";
 const MS: fn(u64) -> Duration = Duration::from_millis;
 const SECS: fn(u64) -> Duration = Duration::from_secs;
 const HOUR: Duration = Duration::from_secs(3600);
@@ -126,7 +128,7 @@ impl Script {
             Reply::Pushback(code, values) => {
                 let mut metadata = MetadataMap::new();
                 for v in values {
-                    metadata.append(grpc::PUSHBACK, MetadataValue::from_static(v));
+                    metadata.append(PUSHBACK, MetadataValue::from_static(v));
                 }
                 Err(Status::with_metadata(code, "scripted", metadata))
             }
@@ -438,7 +440,7 @@ fn an_hour_of_pushback_is_bounded_by_retry_after_max() {
         let status = result.unwrap_err();
         assert_eq!(status.code(), code);
         assert_eq!(
-            status.metadata().get(grpc::PUSHBACK).unwrap(),
+            status.metadata().get(PUSHBACK).unwrap(),
             "3600000",
             "the server's status, unchanged"
         );

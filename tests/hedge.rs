@@ -11,10 +11,9 @@ use std::time::Duration;
 
 use backoff_workspace_tests::LogNormal;
 
-use backoff_runtime::hedge::{HedgeDelay, Latency};
 use backoff_runtime::{
     AttemptContext, AttemptKind, CircuitBreaker, CircuitOpen, CircuitState, Decision, GiveUp,
-    GiveUpReason, Policy, RetryBudget,
+    GiveUpReason, HedgeDelay, Latency, Policy, RetryBudget,
 };
 use tokio::time::{Instant, sleep};
 

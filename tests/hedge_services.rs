@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use backoff_runtime::hedge::HedgeDelay;
+use backoff_runtime::HedgeDelay;
 use backoff_runtime::{
     AttemptContext, AttemptKind, Elapsed, GiveUp, GiveUpReason, Policy, SuccessEvent, retry,
 };

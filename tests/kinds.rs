@@ -14,7 +14,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use backoff_runtime::kind::Kind;
+use backoff_runtime::Kind;
 use backoff_runtime::{Decision, GiveUp, GiveUpReason, Jitter, Policy, RetryEvent, retry};
 
 const MS: fn(u64) -> Duration = Duration::from_millis;

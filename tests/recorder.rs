@@ -68,7 +68,7 @@ impl Recorder for Keep {
                 kind: a.kind,
                 number: a.number,
                 outcome: a.outcome,
-                took: a.duration(),
+                took: a.end.saturating_duration_since(a.start),
             },
         );
     }
@@ -267,7 +267,10 @@ fn a_policy_that_gives_up_tells_its_reason() {
             } => format!(
                 "{} {:?} after {attempts}",
                 outcome.as_str(),
-                outcome.give_up_reason()
+                match outcome {
+                    CallOutcome::GaveUp(reason) => Some(reason),
+                    _ => None,
+                }
             ),
             Event::Delay(d) => format!("delay {d:?}"),
             other => panic!("not a call's event: {other:?}"),

@@ -102,7 +102,9 @@ use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use backoff_runtime::CircuitState;
-use backoff_runtime::record::{self, AttemptEnded, AttemptOutcome, CallEnded, CallId, Recorder};
+use backoff_runtime::record::{
+    self, AttemptEnded, AttemptOutcome, CallEnded, CallId, CallOutcome, Recorder,
+};
 use opentelemetry::global::BoxedTracer;
 use opentelemetry::metrics::{Counter, Gauge, Histogram, Meter};
 use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt as _, Tracer as _};
@@ -267,6 +269,11 @@ pub fn is_installed() -> bool {
     record::recorder().is_some_and(|r| core::ptr::addr_eq(r, &RECORDER))
 }
 
+/// An attempt's own time: `end - start`.
+fn took(attempt: &AttemptEnded) -> Duration {
+    attempt.end.saturating_duration_since(attempt.start)
+}
+
 impl OpenTelemetry {
     /// Runs `f` with the instruments, if built.
     #[inline]
@@ -295,7 +302,7 @@ impl Recorder for OpenTelemetry {
                 ],
             );
             i.attempt_duration
-                .record(attempt.duration().as_secs_f64(), &[function, outcome]);
+                .record(took(attempt).as_secs_f64(), &[function, outcome]);
         });
     }
 
@@ -308,7 +315,7 @@ impl Recorder for OpenTelemetry {
             let attempts = KeyValue::new("attempts", attempts_bucket(call.attempts));
             let outcome = KeyValue::new("outcome", call.outcome.as_str());
             let seconds = call.duration.as_secs_f64();
-            let Some(reason) = call.outcome.give_up_reason() else {
+            let CallOutcome::GaveUp(reason) = call.outcome else {
                 i.call_duration
                     .record(seconds, &[function, outcome, attempts]);
                 return;
@@ -483,7 +490,7 @@ impl CallSpans {
         let ended = span.cx.span();
         ended.set_attribute(KeyValue::new("outcome", call.outcome.as_str()));
         ended.set_attribute(KeyValue::new("backoff.attempts", i64::from(call.attempts)));
-        if let Some(reason) = call.outcome.give_up_reason() {
+        if let CallOutcome::GaveUp(reason) = call.outcome {
             ended.set_attribute(KeyValue::new("give_up.reason", reason.as_str()));
             ended.set_status(Status::error(reason.as_str()));
         }
@@ -509,17 +516,9 @@ impl Instruments {
                     let at = |t: Instant| call + t.saturating_duration_since(attempt.call.start());
                     (cx, at(attempt.start), at(attempt.end))
                 }
-                None => (
-                    current,
-                    now.checked_sub(attempt.duration()).unwrap_or(now),
-                    now,
-                ),
+                None => (current, now.checked_sub(took(attempt)).unwrap_or(now), now),
             },
-            true => (
-                current,
-                now.checked_sub(attempt.duration()).unwrap_or(now),
-                now,
-            ),
+            true => (current, now.checked_sub(took(attempt)).unwrap_or(now), now),
         };
         let mut attributes = Vec::with_capacity(5);
         attributes.extend([

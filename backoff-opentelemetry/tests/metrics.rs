@@ -252,7 +252,7 @@ fn the_calls_attempts_are_bucketed() {
 
 #[test]
 fn giving_up_under_kinds_records_the_failure_kind() {
-    use backoff_runtime::{Decision, kind::Kind};
+    use backoff_runtime::{Decision, Kind};
     setup();
     const F: &str = "metrics::give_up_kinds";
     static KINDS: [Kind; 2] = [
@@ -754,7 +754,7 @@ mod expansion {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn hedged_attempts_are_counted_as_hedges() {
-    use backoff_runtime::hedge::HedgeDelay;
+    use backoff_runtime::HedgeDelay;
     setup();
     const F: &str = "metrics::hedged";
     let policy = Policy::immediate().attempts(3).named(F);

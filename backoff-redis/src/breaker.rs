@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use backoff_runtime::circuit::remote::{RemoteView, Report, TrialWanted};
+use backoff_runtime::circuit::{RemoteView, Report, TrialWanted};
 use backoff_runtime::control::Circuit;
 use backoff_runtime::{CircuitBreaker, CircuitState};
 

@@ -147,10 +147,11 @@ impl SharedBudget {
     /// ```
     /// use backoff_redis::RedisStore;
     /// use backoff_runtime::RetryBudget;
+    /// use backoff_runtime::budget::RemoteView;
     ///
     /// let store = RedisStore::new("redis://127.0.0.1:1/")?;
     /// let shared = store.budget("a", RetryBudget::new(10, 0.5));
-    /// assert_eq!(shared.local().max_tokens(), 10.0);
+    /// assert_eq!(RemoteView::of(shared.local()).max(), 10_000); // in thousandths
     /// # Ok::<(), backoff_redis::RedisError>(())
     /// ```
     #[inline]

@@ -18,7 +18,7 @@
 //! shared throttle also dereferences to its local [`AdaptiveThrottle`].
 //!
 //! The store drives each local control through the core's public
-//! extension point for it ([`backoff_runtime::circuit::remote`],
+//! extension point for it ([`backoff_runtime::circuit::RemoteView`],
 //! [`backoff_runtime::budget::RemoteView`],
 //! [`backoff_runtime::throttle::RemoteView`]): nothing here reaches inside
 //! `backoff-runtime`.

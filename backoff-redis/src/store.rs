@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use backoff_runtime::circuit::remote::RemoteView;
+use backoff_runtime::circuit::RemoteView;
 use backoff_runtime::throttle::RemoteView as ThrottleView;
 use backoff_runtime::{AdaptiveThrottle, CircuitBreaker, RetryBudget};
 

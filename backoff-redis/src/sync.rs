@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use backoff_runtime::circuit::remote::RemoteView;
+use backoff_runtime::circuit::RemoteView;
 
 use crate::breaker::{BREAKER_SYNC, breaker_key, run_end_unpushed, sync_breaker};
 use crate::budget::{BUDGET_SYNC, give_up_leases, lease_ttl, sync_budget};

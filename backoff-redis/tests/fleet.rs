@@ -101,7 +101,7 @@ fn the_fleet_opens_for_every_process_on_failures_from_a_quorum() {
         // Held open by the fleet: the refusal cannot say when its trial runs.
         assert_eq!(
             b.local().acquire(Instant::now()).unwrap_err(),
-            CircuitOpen::new()
+            CircuitOpen::default()
         );
     }
 }
@@ -598,7 +598,7 @@ fn the_runtimes_loops_take_shared_values() {
         .call();
     assert_eq!(
         refused.unwrap_err().kind(),
-        io::Error::from(CircuitOpen::new()).kind()
+        io::Error::from(CircuitOpen::default()).kind()
     );
     assert!(!ran, "an open fleet refuses before the operation runs");
 }

@@ -146,7 +146,8 @@ impl<'a> RemoteView<'a> {
         self.0.tokens.load(Ordering::Acquire)
     }
 
-    /// [`max_tokens`](RetryBudget::max_tokens), in thousandths.
+    /// The bucket's size ([`RetryBudget::new`]'s `max_tokens`), in
+    /// thousandths.
     pub fn max(&self) -> u64 {
         self.0.max
     }
@@ -206,8 +207,15 @@ impl RetryBudget {
     /// ```
     /// use backoff_runtime::RetryBudget;
     ///
-    /// assert_eq!(RetryBudget::new(1, 1.001).token_ratio(), 1.001);
-    /// assert_eq!(RetryBudget::new(1, 0.0004).token_ratio(), 0.0);
+    /// let budget = RetryBudget::new(2, 1.001);
+    /// assert!(budget.try_spend() && budget.try_spend());
+    /// budget.deposit();
+    /// assert_eq!(budget.tokens(), 1.001);
+    ///
+    /// let budget = RetryBudget::new(1, 0.0004);
+    /// assert!(budget.try_spend());
+    /// budget.deposit();
+    /// assert_eq!(budget.tokens(), 0.0);
     /// ```
     pub const fn new(max_tokens: u32, token_ratio: f64) -> Self {
         let max = max_tokens as u64 * MILLI;
@@ -302,16 +310,6 @@ impl RetryBudget {
     pub fn tokens(&self) -> f64 {
         self.tokens.load(Ordering::Acquire) as f64 / MILLI as f64
     }
-
-    /// The bucket's size.
-    pub fn max_tokens(&self) -> f64 {
-        self.max as f64 / MILLI as f64
-    }
-
-    /// The tokens a success gives back.
-    pub fn token_ratio(&self) -> f64 {
-        self.refill as f64 / MILLI as f64
-    }
 }
 
 #[cfg(test)]
@@ -346,9 +344,12 @@ mod tests {
         for r in [f64::NAN, -1.0, 0.0, f64::INFINITY, 1e300] {
             let b = RetryBudget::new(u32::MAX, r);
             b.deposit();
-            assert!(b.tokens() <= b.max_tokens());
+            assert!(b.tokens() <= f64::from(u32::MAX));
         }
-        assert_eq!(RetryBudget::new(1, f64::NAN).token_ratio(), 0.0);
+        let b = RetryBudget::new(1, f64::NAN);
+        assert!(b.try_spend());
+        b.deposit();
+        assert_eq!(b.tokens(), 0.0);
     }
 
     #[test]

@@ -105,7 +105,6 @@ impl<E> Chaos<E> {
     /// use backoff_runtime::Chaos;
     ///
     /// static QUIET: Chaos<()> = Chaos::new(42);
-    /// assert!(QUIET.is_enabled());
     /// assert_eq!(QUIET.call(|| Ok::<_, ()>(1)), Ok(1));
     /// ```
     pub const fn new(seed: u64) -> Self {
@@ -173,7 +172,7 @@ impl<E> Chaos<E> {
     }
 
     /// Whether it injects.
-    pub fn is_enabled(&self) -> bool {
+    fn is_enabled(&self) -> bool {
         self.on.load(Relaxed)
     }
 
@@ -182,7 +181,8 @@ impl<E> Chaos<E> {
         self.faults.load(Relaxed)
     }
 
-    /// The latencies injected so far.
+    /// The latencies injected so far. (For the crate's tests.)
+    #[doc(hidden)]
     pub fn delays(&self) -> u64 {
         self.delays.load(Relaxed)
     }

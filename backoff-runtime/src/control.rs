@@ -1,7 +1,7 @@
 //! What `circuit`, `budget` and `throttle` accept: one trait per control.
 //!
 //! `#[retry(circuit = EXPR)]`, [`Retrying::circuit`](crate::Retrying::circuit)
-//! and [`Hedge::circuit`](crate::hedge::Hedge::circuit) take any value whose
+//! and [`Hedge::circuit`](crate::Hedge::circuit) take any value whose
 //! type implements [`Circuit`]; `budget` takes a [`Budget`] and `throttle` a
 //! [`Throttle`]. The core's own controls implement them
 //! ([`CircuitBreaker`], [`RetryBudget`], [`AdaptiveThrottle`]), and so do
@@ -15,16 +15,15 @@
 //! dependency. A fleet (crate `backoff-redis`) is such a type; it
 //! consults and drives its local controls through one public extension
 //! point per control, which any other coordinator may use the same way:
-//! [`circuit::remote`](crate::circuit::remote) (a breaker's
-//! [`Remote`](crate::circuit::remote::Remote) and
-//! [`RemoteView`](crate::circuit::remote::RemoteView): what a remote may do
+//! [`circuit::Remote`](crate::circuit::Remote) and
+//! [`circuit::RemoteView`](crate::circuit::RemoteView) (what a remote may do
 //! to a breaker, in one file), [`budget::Remote`](crate::budget::Remote)
 //! and [`budget::RemoteView`](crate::budget::RemoteView),
 //! [`throttle::Remote`](crate::throttle::Remote) and
 //! [`throttle::RemoteView`](crate::throttle::RemoteView).
 //!
 //! ```
-//! use backoff_runtime::circuit::remote::RemoteView;
+//! use backoff_runtime::circuit::RemoteView;
 //! use backoff_runtime::control::Circuit;
 //! use backoff_runtime::{CircuitBreaker, CircuitOpen, CircuitState, retry};
 //! use std::sync::LazyLock;

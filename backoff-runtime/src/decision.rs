@@ -52,11 +52,11 @@ pub enum Decision {
     /// [`Policy::kinds`](crate::Policy::kinds)): retry on that kind's own
     /// schedule and attempt limit, or give up (reason
     /// [`Stopped`](crate::GiveUpReason::Stopped)) if the kind has none
-    /// ([`Kind::named`](crate::kind::Kind::named)). What
+    /// ([`Kind::named`](crate::Kind::named)). What
     /// `#[retry(on(..))]` makes of `when`'s value.
     ///
     /// ```
-    /// use backoff_runtime::{Decision, Policy, kind::Kind};
+    /// use backoff_runtime::{Decision, Policy, Kind};
     /// use std::time::Duration;
     ///
     /// static KINDS: [Kind; 1] = [Kind::new("busy", Policy::constant(Duration::from_millis(5)).attempts(2))];
@@ -72,7 +72,7 @@ pub enum Decision {
     /// `#[retry(on(PATTERN, after = EXPR))]`.
     ///
     /// ```
-    /// use backoff_runtime::{Decision, Policy, kind::Kind};
+    /// use backoff_runtime::{Decision, Policy, Kind};
     /// use std::time::Duration;
     ///
     /// static KINDS: [Kind; 1] = [Kind::named("retry_after")];

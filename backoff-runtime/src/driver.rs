@@ -34,7 +34,7 @@
 //!   `__private::Call` in its compact form (the same steps over a `Carried`);
 //! - the `tower` policy, which never owns the outcome, takes the verdict
 //!   and the step;
-//! - a [hedged call](crate::hedge), whose attempts overlap, ends each
+//! - a [hedged call](crate::Hedge), whose attempts overlap, ends each
 //!   attempt in `Call::ended` and grants each hedge in its `poll` (both in
 //!   `hedge/call.rs`): the same verdict ([`verdict!`]) and the
 //!   same step (attempt limit, deadline, breaker, budget), with a failure

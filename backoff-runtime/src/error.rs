@@ -1,73 +1,3 @@
-//! [`Error`]: a ready error type for a `#[retry]` function whose error is
-//! another crate's (`redis::RedisError`, `tonic::Status`, `sqlx::Error`)
-//! and which uses `circuit`, `throttle`, `timeout` or `attempt_timeout`.
-//!
-//! Those arguments fail a call with `E::from(CircuitOpen)`,
-//! `E::from(Elapsed)` or `E::from(Rejected)`, and your crate cannot give
-//! another crate's error type
-//! those `From` impls (the orphan rule). Return
-//! `Result<T, backoff_runtime::Error<ThatError>>` instead: `?` on the
-//! client's errors still works, and the refusals get variants of their own.
-//!
-//! ```
-//! use backoff_runtime::{CircuitBreaker, Error, retry};
-//! use std::time::Duration;
-//! # mod redis {
-//! #     #[derive(Debug)] pub struct RedisError;
-//! #     impl std::fmt::Display for RedisError {
-//! #         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { f.write_str("redis") }
-//! #     }
-//! #     impl std::error::Error for RedisError {}
-//! #     impl From<std::io::Error> for RedisError { fn from(_: std::io::Error) -> Self { RedisError } }
-//! #     pub async fn get(key: &str) -> Result<String, RedisError> { Ok(format!("value of {key}")) }
-//! # }
-//!
-//! static REDIS: CircuitBreaker = CircuitBreaker::new(5, 1, Duration::from_secs(10));
-//!
-//! // No error enum of your own: `?` wraps a `redis::RedisError` in
-//! // `Error::Inner`, an open breaker is `Error::CircuitOpen`, and a call past
-//! // its second is `Error::Elapsed`.
-//! #[retry(attempts = 3, circuit = REDIS, timeout = "1s")]
-//! async fn cached(key: &str) -> Result<String, Error<redis::RedisError>> {
-//!     let value = redis::get(key).await?;
-//!     Ok(value)
-//! }
-//!
-//! # #[tokio::main(flavor = "current_thread")] async fn main() {
-//! match cached("user:1").await {
-//!     Ok(value) => assert_eq!(value, "value of user:1"),
-//!     Err(Error::Inner(e)) => eprintln!("redis failed: {e}"),
-//!     Err(Error::CircuitOpen(_)) => eprintln!("redis is down, not calling it"),
-//!     Err(Error::Elapsed) => eprintln!("redis took more than a second"),
-//!     Err(e) => eprintln!("{e}"), // refusals added later (the enum is non-exhaustive)
-//! }
-//! # }
-//! ```
-//!
-//! # Which errors `?` converts
-//!
-//! `?` converts an error `E` into `Error<E>` when `E` implements
-//! [`ForeignError`], which every type that a [`std::io::Error`] converts
-//! into does (`E: From<std::io::Error>`): the errors of I/O clients, such as
-//! `redis::RedisError`, `tonic::Status`, `sqlx::Error`, `std::io::Error`
-//! itself, and `Box<dyn std::error::Error + Send + Sync>`. For any other
-//! error type, wrap it by hand: `.map_err(Error::Inner)?`.
-//!
-//! The bound is what lets `?` and the refusals coexist. `?` needs an impl
-//! `From<E> for Error<E>`, and `circuit` needs `From<CircuitOpen> for
-//! Error<E>` for every `E`. Left unbounded, the first would also cover
-//! `E = CircuitOpen`, where the two impls disagree (is `CircuitOpen` the
-//! inner error or the refusal?), so Rust rejects the pair. Bounding `E` by
-//! `std::error::Error`, as `anyhow` does, does not help: [`CircuitOpen`] and
-//! [`Elapsed`] are errors too (so that `Box<dyn Error>`, `anyhow::Error` and
-//! `std::io::Error` take them as they are). Nor does any bound that every
-//! error type meets: the refusal types have every trait error types share,
-//! and Rust cannot say "any type but these". A bound the refusal types
-//! provably do not meet does help: nothing converts an `io::Error` into a
-//! `CircuitOpen` or an `Elapsed`, while the clients whose calls need a
-//! breaker or a timeout convert one into their error as a rule. (A new
-//! refusal type must not get `From<std::io::Error>` either.)
-
 use core::fmt;
 
 use crate::{Cancelled, CircuitOpen, Decision, Elapsed, IntoDecision, Rejected};
@@ -75,8 +5,50 @@ use crate::{Cancelled, CircuitOpen, Decision, Elapsed, IntoDecision, Rejected};
 /// A function's error when it is another crate's error type `E`, or a
 /// refusal of `#[retry]`'s `circuit`, `throttle`, `timeout` and `attempt_timeout`.
 ///
+/// Those arguments fail a call with `E::from(CircuitOpen)`,
+/// `E::from(Elapsed)` or `E::from(Rejected)`, and your crate cannot give
+/// another crate's error type
+/// those `From` impls (the orphan rule). Return
+/// `Result<T, backoff_runtime::Error<ThatError>>` instead: `?` on the
+/// client's errors still works, and the refusals get variants of their own.
+///
+/// ```
+/// use backoff_runtime::{CircuitBreaker, Error, retry};
+/// use std::time::Duration;
+/// # mod redis {
+/// #     #[derive(Debug)] pub struct RedisError;
+/// #     impl std::fmt::Display for RedisError {
+/// #         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { f.write_str("redis") }
+/// #     }
+/// #     impl std::error::Error for RedisError {}
+/// #     impl From<std::io::Error> for RedisError { fn from(_: std::io::Error) -> Self { RedisError } }
+/// #     pub async fn get(key: &str) -> Result<String, RedisError> { Ok(format!("value of {key}")) }
+/// # }
+///
+/// static REDIS: CircuitBreaker = CircuitBreaker::new(5, 1, Duration::from_secs(10));
+///
+/// // No error enum of your own: `?` wraps a `redis::RedisError` in
+/// // `Error::Inner`, an open breaker is `Error::CircuitOpen`, and a call past
+/// // its second is `Error::Elapsed`.
+/// #[retry(attempts = 3, circuit = REDIS, timeout = "1s")]
+/// async fn cached(key: &str) -> Result<String, Error<redis::RedisError>> {
+///     let value = redis::get(key).await?;
+///     Ok(value)
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// match cached("user:1").await {
+///     Ok(value) => assert_eq!(value, "value of user:1"),
+///     Err(Error::Inner(e)) => eprintln!("redis failed: {e}"),
+///     Err(Error::CircuitOpen(_)) => eprintln!("redis is down, not calling it"),
+///     Err(Error::Elapsed) => eprintln!("redis took more than a second"),
+///     Err(e) => eprintln!("{e}"), // refusals added later (the enum is non-exhaustive)
+/// }
+/// # }
+/// ```
+///
 /// - `?` on an `E` gives [`Error::Inner`] (for the `E`s that implement
-///   [`ForeignError`]: see [the module docs](crate::error)).
+///   [`ForeignError`], which says why the bound is there).
 /// - `circuit` refuses a call with [`Error::CircuitOpen`]
 ///   (`From<CircuitOpen>`).
 /// - `timeout` and `attempt_timeout` cut a call or attempt short with
@@ -107,9 +79,9 @@ use crate::{Cancelled, CircuitOpen, Decision, Elapsed, IntoDecision, Rejected};
 ///     Ok(text)
 /// }
 /// let e = read().unwrap_err();
-/// assert_eq!(e.inner().unwrap().kind(), io::ErrorKind::NotFound);
+/// assert!(matches!(e, Error::Inner(inner) if inner.kind() == io::ErrorKind::NotFound));
 ///
-/// let refused: Error<io::Error> = CircuitOpen::new().into();
+/// let refused: Error<io::Error> = CircuitOpen::default().into();
 /// assert!(matches!(refused, Error::CircuitOpen(_)));
 /// assert_eq!(refused.to_string(), "circuit breaker is open");
 /// assert!(refused.source().is_none());
@@ -138,38 +110,6 @@ pub enum Error<E> {
 }
 
 impl<E> Error<E> {
-    /// The inner error, if this is one.
-    ///
-    /// ```
-    /// use backoff_runtime::{CircuitOpen, Error};
-    ///
-    /// let e: Error<std::io::Error> = std::io::Error::other("reset").into();
-    /// assert_eq!(e.inner().unwrap().to_string(), "reset");
-    /// assert!(Error::<std::io::Error>::from(CircuitOpen::new()).inner().is_none());
-    /// ```
-    pub fn inner(&self) -> Option<&E> {
-        match self {
-            Error::Inner(e) => Some(e),
-            _ => None,
-        }
-    }
-
-    /// The inner error, if this is one.
-    ///
-    /// ```
-    /// use backoff_runtime::{Elapsed, Error};
-    ///
-    /// let e: Error<std::io::Error> = std::io::Error::other("reset").into();
-    /// assert_eq!(e.into_inner().unwrap().to_string(), "reset");
-    /// assert!(Error::<std::io::Error>::from(Elapsed).into_inner().is_none());
-    /// ```
-    pub fn into_inner(self) -> Option<E> {
-        match self {
-            Error::Inner(e) => Some(e),
-            _ => None,
-        }
-    }
-
     /// A `when` for `Error<E>` made of one for `E`: the inner error is
     /// classified by `when`, an attempt cut short by `attempt_timeout`
     /// ([`Error::Elapsed`]) is retried, and any other refusal stops.
@@ -211,9 +151,30 @@ impl<E> Error<E> {
 /// `From<std::io::Error>` (the errors of I/O clients), and types of your
 /// own crate that implement this trait.
 ///
-/// The [module docs](crate::error) say why the bound is there. For another
-/// crate's error type without `From<std::io::Error>`, wrap it by hand with
-/// `.map_err(Error::Inner)?`:
+/// `?` converts an error `E` into `Error<E>` when `E` implements
+/// [`ForeignError`], which every type that a [`std::io::Error`] converts
+/// into does (`E: From<std::io::Error>`): the errors of I/O clients, such as
+/// `redis::RedisError`, `tonic::Status`, `sqlx::Error`, `std::io::Error`
+/// itself, and `Box<dyn std::error::Error + Send + Sync>`. For any other
+/// error type, wrap it by hand: `.map_err(Error::Inner)?`.
+///
+/// The bound is what lets `?` and the refusals coexist. `?` needs an impl
+/// `From<E> for Error<E>`, and `circuit` needs `From<CircuitOpen> for
+/// Error<E>` for every `E`. Left unbounded, the first would also cover
+/// `E = CircuitOpen`, where the two impls disagree (is `CircuitOpen` the
+/// inner error or the refusal?), so Rust rejects the pair. Bounding `E` by
+/// `std::error::Error`, as `anyhow` does, does not help: [`CircuitOpen`] and
+/// [`Elapsed`] are errors too (so that `Box<dyn Error>`, `anyhow::Error` and
+/// `std::io::Error` take them as they are). Nor does any bound that every
+/// error type meets: the refusal types have every trait error types share,
+/// and Rust cannot say "any type but these". A bound the refusal types
+/// provably do not meet does help: nothing converts an `io::Error` into a
+/// `CircuitOpen` or an `Elapsed`, while the clients whose calls need a
+/// breaker or a timeout convert one into their error as a rule. (A new
+/// refusal type must not get `From<std::io::Error>` either.)
+///
+/// For another crate's error type without `From<std::io::Error>`, wrap it
+/// by hand with `.map_err(Error::Inner)?`:
 ///
 /// ```
 /// use backoff_runtime::Error;
@@ -238,7 +199,7 @@ impl<E> Error<E> {
 #[diagnostic::on_unimplemented(
     message = "`?` cannot convert `{Self}` into `backoff_runtime::Error<{Self}>`",
     label = "`{Self}` has no `From<std::io::Error>`: wrap it with `.map_err(backoff_runtime::Error::Inner)?`",
-    note = "`backoff_runtime::Error<E>` converts with `?` only the error types that an `io::Error` converts into (see the docs of `backoff_runtime::error`)"
+    note = "`backoff_runtime::Error<E>` converts with `?` only the error types that an `io::Error` converts into (see the docs of `backoff_runtime::ForeignError`)"
 )]
 pub trait ForeignError {}
 
@@ -359,7 +320,7 @@ mod tests {
         assert_eq!(cancelled.to_string(), "cancelled");
         assert_eq!(cancelled.decision(|_| true), Decision::Stop);
         assert!(late.source().is_none());
-        assert!(late.inner().is_none());
+        assert!(!matches!(late, Error::Inner(_)));
     }
 
     #[test]

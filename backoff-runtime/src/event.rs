@@ -31,7 +31,7 @@ pub struct RetryEvent {
     /// Time since the call began.
     pub elapsed: Duration,
     /// What the next attempt is: [`AttemptKind::Retry`] in every loop but a
-    /// [hedged call](crate::hedge), whose attempts started by the hedge
+    /// [hedged call](crate::Hedge), whose attempts started by the hedge
     /// delay are [`AttemptKind::Hedge`].
     pub kind: AttemptKind,
     /// The kind of the failure that is retried, for a policy with a

@@ -67,8 +67,7 @@
 //!
 //! # The server's pushback
 //!
-//! A server may answer with the metadata `grpc-retry-pushback-ms`
-//! ([`PUSHBACK`]): how many milliseconds to wait before the next attempt,
+//! A server may answer with the metadata `grpc-retry-pushback-ms`: how many milliseconds to wait before the next attempt,
 //! or, as a negative or unreadable value, "do not retry". For a retried
 //! code ([`pushback`] is not read for the others):
 //!
@@ -127,18 +126,8 @@ use tonic::{Code, Status};
 
 use crate::{Decision, Error};
 
-/// The metadata key of a server's pushback: `grpc-retry-pushback-ms`.
-///
-/// ```
-/// use backoff_runtime::{Decision, grpc};
-/// use std::time::Duration;
-/// use tonic::{Status, metadata::MetadataValue};
-///
-/// let mut status = Status::unavailable("draining");
-/// status.metadata_mut().insert(grpc::PUSHBACK, MetadataValue::from_static("1500"));
-/// assert_eq!(grpc::decision(&status), Decision::RetryAfter(Duration::from_millis(1500)));
-/// ```
-pub const PUSHBACK: &str = "grpc-retry-pushback-ms";
+/// The metadata key of a server's pushback.
+pub(crate) const PUSHBACK: &str = "grpc-retry-pushback-ms";
 
 /// What to do after a call failed with `status`, by gRPC's retry design
 /// (A6): `UNAVAILABLE` retries, `RESOURCE_EXHAUSTED` is
@@ -160,10 +149,10 @@ pub const PUSHBACK: &str = "grpc-retry-pushback-ms";
 /// assert_eq!(grpc::decision(&Status::new(Code::DeadlineExceeded, "slow")), Decision::Stop);
 ///
 /// let mut busy = Status::resource_exhausted("queue full");
-/// busy.metadata_mut().insert(grpc::PUSHBACK, MetadataValue::from_static("250"));
+/// busy.metadata_mut().insert("grpc-retry-pushback-ms", MetadataValue::from_static("250"));
 /// assert_eq!(grpc::decision(&busy), Decision::RetryAfter(Duration::from_millis(250)));
 ///
-/// busy.metadata_mut().insert(grpc::PUSHBACK, MetadataValue::from_static("-1"));
+/// busy.metadata_mut().insert("grpc-retry-pushback-ms", MetadataValue::from_static("-1"));
 /// assert_eq!(grpc::decision(&busy), Decision::Stop, "the server says: do not retry");
 /// ```
 pub fn decision(status: &Status) -> Decision {
@@ -176,7 +165,7 @@ pub fn decision(status: &Status) -> Decision {
 }
 
 /// The server's pushback on `status` as a decision, whatever its code:
-/// `None` without the [`PUSHBACK`] key, [`RetryAfter`](Decision::RetryAfter)
+/// `None` without the `grpc-retry-pushback-ms` key, [`RetryAfter`](Decision::RetryAfter)
 /// for a valid wait, [`Stop`](Decision::Stop) for a negative or unparsable
 /// one, or for the key twice. The [module docs](self) list the forms.
 ///

@@ -1,6 +1,6 @@
 //! The hooks, one vocabulary for every call that takes them: a
 //! [`Retrying`](crate::Retrying) call ([`Policy::retrying`](crate::Policy::retrying)),
-//! a hedged call ([`Hedge`](crate::hedge::Hedge), feature `tokio`) and, for
+//! a hedged call ([`Hedge`](crate::Hedge), feature `tokio`) and, for
 //! the verdicts, the `tower` policy.
 //!
 //! - [`Classify`]: `when`, the verdict on an error, and `when_ok`, the
@@ -334,7 +334,7 @@ pub struct NoHook;
 /// `when_ok` (`K`), `on_retry` (`N`), `on_hedge` (`H`), `on_giveup` (`G`)
 /// and `fallback` (`L`), each [`NoHook`] (or [`RetryAll`], [`AcceptAll`])
 /// unless given. A [`Retrying`](crate::Retrying) call and a
-/// [hedged call](crate::hedge::Hedge) both keep theirs in one (a hedged
+/// [hedged call](crate::Hedge) both keep theirs in one (a hedged
 /// call's beside its `on_success`); you never build it or name it.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]

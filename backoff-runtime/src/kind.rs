@@ -1,19 +1,3 @@
-//! A schedule per kind of failure: [`Kind`], the table a
-//! [`Policy::kinds`](crate::Policy::kinds) holds, and what a
-//! [`RetryState`](crate::RetryState) counts for each.
-//!
-//! `#[retry(when = classify, on(Failure::Transient, ..), on(..))]` builds
-//! such a table, one entry per `on(..)` arm in the order written, and
-//! turns `classify`'s value into [`Decision::Kind`](crate::Decision::Kind)
-//! or [`Decision::KindAfter`](crate::Decision::KindAfter) with a `match`
-//! over the arms' patterns.
-//!
-//! A policy's [`throttled`](crate::Policy::throttled) schedule is a kind
-//! too, named `"throttled"` ([`Policy::throttled_kind`](crate::Policy::throttled_kind)
-//! takes any): a [`Decision::Throttled`](crate::Decision::Throttled) is
-//! stepped as a kind's failure, and the policy's own attempt limit counts
-//! the other failures alone.
-
 use core::fmt;
 
 use crate::jitter::Jitter;
@@ -24,23 +8,13 @@ use crate::strategy::{Builtin, Strategy};
 /// of [`Policy::kinds`] are used (the attribute refuses more `on(..)` arms
 /// when the code compiles). The state of a call keeps a retry count and a
 /// previous delay per kind, without allocating.
-///
-/// ```
-/// assert_eq!(backoff_runtime::kind::MAX_KINDS, 8);
-/// ```
-#[doc(hidden)]
-pub const MAX_KINDS: usize = 8;
+pub(crate) const MAX_KINDS: usize = 8;
 
 /// The largest attempt limit of one kind: [`Kind::new`] takes a larger
 /// limit as this one (the attribute refuses a larger `attempts` in an
 /// `on(..)` arm). An unlimited kind has no such bound: its schedule keeps
 /// advancing, to its `max`, however many failures of the kind a call has.
-///
-/// ```
-/// assert_eq!(backoff_runtime::kind::MAX_KIND_ATTEMPTS, 255);
-/// ```
-#[doc(hidden)]
-pub const MAX_KIND_ATTEMPTS: u32 = 255;
+pub(crate) const MAX_KIND_ATTEMPTS: u32 = 255;
 
 /// One kind of failure: its name (what [`GiveUp`](crate::GiveUp) and
 /// [`RetryEvent`](crate::RetryEvent) report, for the attribute the text of
@@ -52,10 +26,22 @@ pub const MAX_KIND_ATTEMPTS: u32 = 255;
 /// the kind's attempt limit ends the call at its n-th failure of that kind
 /// (reason [`Attempts`](crate::GiveUpReason::Attempts)).
 ///
+/// `#[retry(when = classify, on(Failure::Transient, ..), on(..))]` builds
+/// such a table, one entry per `on(..)` arm in the order written, and
+/// turns `classify`'s value into [`Decision::Kind`](crate::Decision::Kind)
+/// or [`Decision::KindAfter`](crate::Decision::KindAfter) with a `match`
+/// over the arms' patterns.
+///
+/// A policy's [`throttled`](crate::Policy::throttled) schedule is a kind
+/// too, named `"throttled"` ([`Policy::throttled_kind`](crate::Policy::throttled_kind)
+/// takes any): a [`Decision::Throttled`](crate::Decision::Throttled) is
+/// stepped as a kind's failure, and the policy's own attempt limit counts
+/// the other failures alone.
+///
 /// # Examples
 ///
 /// ```
-/// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, kind::Kind};
+/// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, Kind};
 /// use std::time::Duration;
 ///
 /// use Duration as D;
@@ -130,7 +116,7 @@ impl Kind {
     /// 255).
     ///
     /// ```
-    /// use backoff_runtime::{Policy, kind::Kind};
+    /// use backoff_runtime::{Policy, Kind};
     /// use std::time::Duration;
     ///
     /// const CONFLICT: Kind = Kind::new("conflict", Policy::immediate().attempts(20));
@@ -148,7 +134,7 @@ impl Kind {
     ///
     /// ```
     /// use backoff_runtime::strategy::{Chain, Constant, Immediate};
-    /// use backoff_runtime::{Decision, Jitter, Policy, kind::Kind};
+    /// use backoff_runtime::{Decision, Jitter, Policy, Kind};
     /// use std::time::Duration;
     ///
     /// // Twice at once, then every second, 5 failures of this kind at most.
@@ -198,7 +184,7 @@ impl Kind {
     /// The attribute's `on(PATTERN, stop)` and `on(PATTERN, after = EXPR)`.
     ///
     /// ```
-    /// use backoff_runtime::{Decision, Policy, kind::Kind};
+    /// use backoff_runtime::{Decision, Policy, Kind};
     /// use std::time::Duration;
     ///
     /// static KINDS: [Kind; 1] = [Kind::named("retry_after")];

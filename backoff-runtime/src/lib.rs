@@ -224,7 +224,7 @@
 //! `fallback` a [`hooks::Fallback`], and a hedged call's `on_hedge` an
 //! [`hooks::OnHedge`] (`FnMut(&RetryEvent)`, told of each attempt the hedge
 //! delay started); [`hooks::NoHook`] is the default of each. [`Retrying`]
-//! and the `hedge` module's `Hedge` (feature `tokio`) take them by the
+//! and [`Hedge`] (feature `tokio`) take them by the
 //! same names, and keep them in one [`hooks::HookSet`].
 //!
 //! ```
@@ -250,7 +250,7 @@
 //! lends one. The crate `backoff-redis` shares them across the processes
 //! of a fleet through Redis (`backoff_redis::{RedisStore, SharedBreaker,
 //! SharedBudget, SharedThrottle}`), through one public extension point
-//! per control ([`circuit::remote`], [`budget::RemoteView`],
+//! per control ([`circuit::RemoteView`], [`budget::RemoteView`],
 //! [`throttle::RemoteView`]), which a coordinator of your own may use the
 //! same way.
 //!
@@ -293,7 +293,7 @@
 //!
 //! - `macros` (default): the `#[retry]` attribute.
 //! - `tokio` (default): async sleeping and clocks from `tokio::time`, and
-//!   hedged calls (the `hedge` module: gRPC A6 hedging, a learned p95).
+//!   hedged calls ([`Hedge`]: gRPC A6 hedging, a learned p95).
 //! - `std` (default): the retry state machine, loops, clocks and OS-seeded
 //!   jitter. Without it the crate is `no_std` and offers the strategies,
 //!   [`Jitter`], [`Policy`] and its [`delays`](Policy::delays) schedule.
@@ -339,7 +339,7 @@ mod decision;
 mod event;
 pub mod jitter;
 mod jobs;
-pub mod kind;
+mod kind;
 mod nanos;
 mod policy;
 pub mod presets;
@@ -362,11 +362,11 @@ pub mod control;
 #[cfg(feature = "std")]
 mod driver;
 #[cfg(feature = "std")]
-pub mod error;
+mod error;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 #[cfg(feature = "tokio")]
-pub mod hedge;
+mod hedge;
 #[cfg(feature = "std")]
 pub mod hooks;
 #[cfg(feature = "http")]
@@ -376,7 +376,7 @@ mod loom;
 #[cfg(feature = "std")]
 mod loops;
 #[cfg(feature = "std")]
-pub mod parse;
+mod parse;
 #[cfg(feature = "record")]
 pub mod record;
 /// The recording facade without the feature `record` (see its module):
@@ -414,12 +414,15 @@ pub use chaos::Chaos;
 pub use circuit::{CircuitBreaker, CircuitOpen, CircuitState};
 pub use decision::{Decision, IntoDecision};
 #[cfg(feature = "std")]
-pub use error::Error;
+pub use error::{Error, ForeignError};
 pub use event::{AttemptContext, AttemptKind, RetryEvent, SuccessEvent};
+#[cfg(feature = "tokio")]
+pub use hedge::{Hedge, HedgeDelay, Latency};
 pub use jitter::{Jitter, JitterRng};
+pub use kind::Kind;
 #[cfg(feature = "std")]
-pub use parse::DynPolicy;
-pub use policy::{Delays, OnDeadline, Policy};
+pub use parse::{DynPolicy, ParseError};
+pub use policy::{OnDeadline, Policy};
 pub use report::{GiveUp, GiveUpReason};
 #[cfg(feature = "std")]
 pub use retrying::Retrying;

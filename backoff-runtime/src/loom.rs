@@ -291,7 +291,7 @@ fn loom_throttle_counts_every_request() {
     });
 }
 
-/// The fleet's trial gate (`circuit::remote::RemoteView` and its hooks, as
+/// The fleet's trial gate (`circuit::RemoteView` and its hooks, as
 /// a fleet drives them): a breaker held open by its fleet with one grant,
 /// two threads calling at once. Exactly one call is the trial (the grant
 /// is taken once), the other is refused and marks the fleet's trial as
@@ -301,9 +301,9 @@ fn loom_fleet_grant_admits_one_trial() {
     loom::model(|| {
         let b = Arc::new(CircuitBreaker::new(1, 1, Duration::from_secs(3600)));
         b.touch();
-        assert!(crate::circuit::remote::RemoteView::attach(&b, Box::new(|| {})).is_some());
-        crate::circuit::remote::RemoteView::of(&b).hold(t0());
-        crate::circuit::remote::RemoteView::of(&b).grant();
+        assert!(crate::circuit::RemoteView::attach(&b, Box::new(|| {})).is_some());
+        crate::circuit::RemoteView::of(&b).hold(t0());
+        crate::circuit::RemoteView::of(&b).grant();
         let trials = Arc::new(AtomicUsize::new(0));
         let threads: Vec<_> = (0..2)
             .map(|_| {
@@ -321,9 +321,9 @@ fn loom_fleet_grant_admits_one_trial() {
             t.join().unwrap();
         }
         assert_eq!(trials.load(SeqCst), 1, "one grant, one trial");
-        let want = crate::circuit::remote::RemoteView::of(&b).take_want();
+        let want = crate::circuit::RemoteView::of(&b).take_want();
         assert!(want.wanted && !want.grant_unused, "{want:?}");
-        assert!(crate::circuit::remote::RemoteView::of(&b).held());
+        assert!(crate::circuit::RemoteView::of(&b).held());
         assert!(b.acquire_on(t0).is_err(), "the trial failed: still held");
     });
 }
@@ -339,10 +339,10 @@ fn loom_fleet_grant_races_a_call() {
         RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let b = Arc::new(CircuitBreaker::new(1, 1, Duration::from_secs(3600)));
         b.touch();
-        assert!(crate::circuit::remote::RemoteView::attach(&b, Box::new(|| {})).is_some());
-        crate::circuit::remote::RemoteView::of(&b).hold(t0());
+        assert!(crate::circuit::RemoteView::attach(&b, Box::new(|| {})).is_some());
+        crate::circuit::RemoteView::of(&b).hold(t0());
         let b2 = b.clone();
-        let fleet = thread::spawn(move || crate::circuit::remote::RemoteView::of(&b2).grant());
+        let fleet = thread::spawn(move || crate::circuit::RemoteView::of(&b2).grant());
         let trial = match b.acquire_on(t0) {
             Ok(permit) => {
                 assert!(permit.is_trial(), "held: only a trial passes");
@@ -352,7 +352,7 @@ fn loom_fleet_grant_races_a_call() {
             Err(_) => false,
         };
         fleet.join().unwrap();
-        let marks = crate::circuit::remote::RemoteView::of(&b).take_want();
+        let marks = crate::circuit::RemoteView::of(&b).take_want();
         if trial {
             assert!(!marks.grant_unused, "one grant, one trial: {marks:?}");
             assert_eq!(b.state(), CircuitState::Closed, "the trial succeeded");
@@ -368,24 +368,24 @@ fn loom_fleet_grant_races_a_call() {
 }
 
 /// The fleet's snapshot of a count breaker (`run_ends`, then `report`,
-/// then `run_ends` again, through `circuit::remote::RemoteView`, as `backoff-redis` reads
+/// then `run_ends` again, through `circuit::RemoteView`, as `backoff-redis` reads
 /// them) while a call fails and the next succeeds: when the two reads of
 /// the run ends agree, the report belongs with them (after the run-ending
 /// success, the run is 0; before it, the run is the failures counted), and
 /// the failure total only grows.
 #[test]
 fn loom_fleet_snapshot_of_a_run_and_its_end() {
-    use crate::circuit::remote::Report;
+    use crate::circuit::Report;
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     loom::model(|| {
         RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let b = Arc::new(CircuitBreaker::new(5, 1, Duration::from_secs(3600)));
         b.touch();
-        assert!(crate::circuit::remote::RemoteView::attach(&b, Box::new(|| {})).is_some());
+        assert!(crate::circuit::RemoteView::attach(&b, Box::new(|| {})).is_some());
         // (Creates the gate's loom atomics before the threads race.)
-        assert_eq!(crate::circuit::remote::RemoteView::of(&b).run_ends(), 0);
+        assert_eq!(crate::circuit::RemoteView::of(&b).run_ends(), 0);
         assert_eq!(
-            crate::circuit::remote::RemoteView::of(&b).report(t0()),
+            crate::circuit::RemoteView::of(&b).report(t0()),
             Report::Count {
                 failures: 0,
                 run: 0,
@@ -397,13 +397,12 @@ fn loom_fleet_snapshot_of_a_run_and_its_end() {
             b2.acquire_on(t0).unwrap().failure(t0());
             b2.acquire_on(t0).unwrap().success();
         });
-        let before = crate::circuit::remote::RemoteView::of(&b).run_ends();
-        let Report::Count { failures, run, .. } =
-            crate::circuit::remote::RemoteView::of(&b).report(t0())
+        let before = crate::circuit::RemoteView::of(&b).run_ends();
+        let Report::Count { failures, run, .. } = crate::circuit::RemoteView::of(&b).report(t0())
         else {
             unreachable!("a count breaker")
         };
-        let after = crate::circuit::remote::RemoteView::of(&b).run_ends();
+        let after = crate::circuit::RemoteView::of(&b).run_ends();
         if before == after {
             if after == 1 {
                 assert_eq!((failures, run), (1, 0), "after the run's end");
@@ -414,9 +413,9 @@ fn loom_fleet_snapshot_of_a_run_and_its_end() {
             }
         }
         calls.join().unwrap();
-        assert_eq!(crate::circuit::remote::RemoteView::of(&b).run_ends(), 1);
+        assert_eq!(crate::circuit::RemoteView::of(&b).run_ends(), 1);
         assert_eq!(
-            crate::circuit::remote::RemoteView::of(&b).report(t0()),
+            crate::circuit::RemoteView::of(&b).report(t0()),
             Report::Count {
                 failures: 1,
                 run: 0,

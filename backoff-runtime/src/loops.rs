@@ -82,33 +82,6 @@ impl<S: Strategy> Policy<S> {
         self.retrying(op).cancel(token).call()
     }
 
-    /// [`retry_async`](Policy::retry_async) that stops when `token` is
-    /// cancelled: each sleep races the token, and a cancel ends it at once
-    /// (see [`retry_cancellable`](Policy::retry_cancellable)). With hooks:
-    /// [`Retrying::cancel`](crate::Retrying::cancel).
-    ///
-    /// ```
-    /// use backoff_runtime::{CancelToken, Policy};
-    /// use std::time::Duration;
-    ///
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// let token = CancelToken::new();
-    /// token.cancel();
-    /// let result: std::io::Result<()> = Policy::constant(Duration::from_secs(1))
-    ///     .retry_async_cancellable(&token, async || unreachable!("not run"))
-    ///     .await;
-    /// assert_eq!(result.unwrap_err().kind(), std::io::ErrorKind::Interrupted);
-    /// # }
-    /// ```
-    #[cfg(feature = "tokio")]
-    pub async fn retry_async_cancellable<T, E: From<Cancelled>>(
-        &self,
-        token: &(impl Cancel + ?Sized),
-        op: impl AsyncFnMut() -> Result<T, E>,
-    ) -> Result<T, E> {
-        self.retrying_async(op).cancel(token).call_async().await
-    }
-
     /// The async loop: awaits `op()` until it succeeds or the policy gives
     /// up, sleeping with `tokio::time::sleep` in between. Dropping the future
     /// cancels it cleanly, at any await point.

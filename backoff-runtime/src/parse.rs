@@ -1,34 +1,3 @@
-//! Policies from configuration: [`Policy::parse`] reads the schedule part
-//! of the `#[retry]` attribute's arguments from text, with the attribute's
-//! parser, checks and messages, into a [`DynPolicy`].
-//!
-//! A text is what the attribute's parentheses hold, without the arguments
-//! that need code (`when`, `on(..)`, hooks, `policy`, `timeout`, ...): a
-//! strategy, composed or not, and `attempts`, `jitter`, `max_elapsed`,
-//! `stop_at_delay`, `on_deadline` and `retry_after_max`. For the same text,
-//! the policy gives the delays the attribute gives: the same strategy, the
-//! same default jitter, the same attempt count for `stop_at_delay`.
-//!
-//! ```
-//! use backoff_runtime::{DynPolicy, Jitter, Policy};
-//! use std::time::Duration;
-//!
-//! // From an environment variable, a file, a flag; here, a string.
-//! let text = r#"exponential(base = "100ms", max = "1s"), attempts = 6, jitter = "none""#;
-//! let policy: DynPolicy = Policy::parse(text).unwrap();
-//! let ms: Vec<u128> = policy.delays().map(|d| d.as_millis()).collect();
-//! assert_eq!(ms, [100, 200, 400, 800, 1000]);
-//!
-//! // The attribute's message, and the bytes it is about.
-//! let error = "exponential(base = \"1s\"), atempts = 5".parse::<DynPolicy>().unwrap_err();
-//! assert_eq!(error.to_string(), "unknown argument `atempts`; did you mean `attempts`?");
-//! assert_eq!(error.errors().next().unwrap().0, 26..33);
-//! ```
-//!
-//! Any text is an `Ok` or an `Err`, never a panic: an empty one is the
-//! default policy (exponential from 100 ms, capped at 10 s, full jitter,
-//! 3 attempts), and parentheses nest at most 64 levels.
-
 use core::fmt;
 use core::ops::Range;
 use core::str::FromStr;
@@ -76,15 +45,7 @@ pub struct DynStrategy(Arc<dyn Strategy + Send + Sync>);
 
 impl DynStrategy {
     /// Wraps any strategy.
-    ///
-    /// ```
-    /// use backoff_runtime::{Strategy, parse::DynStrategy, strategy::Linear};
-    /// use std::time::Duration;
-    ///
-    /// let s = DynStrategy::new(Linear::new(Duration::from_secs(1)));
-    /// assert_eq!(s.central_delay(3), Duration::from_secs(3));
-    /// ```
-    pub fn new<S: Strategy + Send + Sync + 'static>(strategy: S) -> DynStrategy {
+    pub(crate) fn new<S: Strategy + Send + Sync + 'static>(strategy: S) -> DynStrategy {
         DynStrategy(Arc::new(strategy))
     }
 }
@@ -152,10 +113,37 @@ impl fmt::Display for ParseError {
 impl std::error::Error for ParseError {}
 
 impl Policy<DynStrategy> {
-    /// Reads a schedule from text, in the attribute's words (see the
-    /// [module](crate::parse)): the policy, or every mistake with the
-    /// attribute's message and its byte range. Parsing takes microseconds
-    /// (see `docs/performance.md`); parse once and keep the policy.
+    /// Reads a schedule from text, in the attribute's words: the policy,
+    /// or every mistake with the attribute's message and its byte range.
+    /// Parsing takes microseconds (see `docs/performance.md`); parse once
+    /// and keep the policy.
+    ///
+    /// A text is what the attribute's parentheses hold, without the arguments
+    /// that need code (`when`, `on(..)`, hooks, `policy`, `timeout`, ...): a
+    /// strategy, composed or not, and `attempts`, `jitter`, `max_elapsed`,
+    /// `stop_at_delay`, `on_deadline` and `retry_after_max`. For the same text,
+    /// the policy gives the delays the attribute gives: the same strategy, the
+    /// same default jitter, the same attempt count for `stop_at_delay`.
+    ///
+    /// ```
+    /// use backoff_runtime::{DynPolicy, Jitter, Policy};
+    /// use std::time::Duration;
+    ///
+    /// // From an environment variable, a file, a flag; here, a string.
+    /// let text = r#"exponential(base = "100ms", max = "1s"), attempts = 6, jitter = "none""#;
+    /// let policy: DynPolicy = Policy::parse(text).unwrap();
+    /// let ms: Vec<u128> = policy.delays().map(|d| d.as_millis()).collect();
+    /// assert_eq!(ms, [100, 200, 400, 800, 1000]);
+    ///
+    /// // The attribute's message, and the bytes it is about.
+    /// let error = "exponential(base = \"1s\"), atempts = 5".parse::<DynPolicy>().unwrap_err();
+    /// assert_eq!(error.to_string(), "unknown argument `atempts`; did you mean `attempts`?");
+    /// assert_eq!(error.errors().next().unwrap().0, 26..33);
+    /// ```
+    ///
+    /// Any text is an `Ok` or an `Err`, never a panic: an empty one is the
+    /// default policy (exponential from 100 ms, capped at 10 s, full jitter,
+    /// 3 attempts), and parentheses nest at most 64 levels.
     ///
     /// ```
     /// use backoff_runtime::Policy;

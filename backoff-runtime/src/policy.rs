@@ -385,7 +385,7 @@ impl<S> Policy<S> {
         /// let minute = Duration::from_secs(60);
         /// assert_eq!(state.next_delay_for(Decision::RetryAfter(minute)), Some(minute));
         /// assert_eq!(state.next_delay_for(Decision::RetryAfter(minute * 60)), None);
-        /// assert_eq!(state.give_up_reason(), Some(GiveUpReason::Deadline));
+        /// assert_eq!(state.give_up().unwrap().reason, GiveUpReason::Deadline);
         /// ```
         retry_after_max(max: Duration) => retry_after_max = max;
 
@@ -458,7 +458,7 @@ impl<S> Policy<S> {
         ///
         /// ```
         /// use backoff_runtime::strategy::{Chain, Constant, Exponential};
-        /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, kind::Kind};
+        /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, Kind};
         /// use std::time::Duration;
         ///
         /// use Duration as D;
@@ -508,7 +508,7 @@ impl<S> Policy<S> {
         /// beside these, counted apart, shares that delay too).
         ///
         /// ```
-        /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, kind::Kind};
+        /// use backoff_runtime::{Decision, GiveUpReason, Jitter, Policy, Kind};
         /// use std::time::Duration;
         ///
         /// use Duration as D;
@@ -749,7 +749,7 @@ impl<S: Strategy> Policy<S> {
     /// let secs: Vec<u64> = policy.delays().map(|d| d.as_secs()).collect();
     /// assert_eq!(secs, [1, 2, 3, 4]); // a fifth, 5 s, would end at 15 s
     /// ```
-    pub fn delays(&self) -> Delays<'_, S> {
+    pub fn delays(&self) -> impl core::iter::FusedIterator<Item = Duration> {
         Delays {
             policy: self,
             retry: 0,
@@ -764,7 +764,7 @@ impl<S: Strategy> Policy<S> {
 
 /// The iterator returned by [`Policy::delays`].
 #[derive(Debug, Clone)]
-pub struct Delays<'p, S = Builtin> {
+struct Delays<'p, S = Builtin> {
     policy: &'p Policy<S>,
     retry: u32,
     previous: Option<Duration>,

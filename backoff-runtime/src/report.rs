@@ -12,7 +12,7 @@ use core::time::Duration;
 /// let mut state = policy.start();
 /// assert!(state.next_delay().is_some());
 /// assert!(state.next_delay().is_none());
-/// assert_eq!(state.give_up_reason(), Some(GiveUpReason::Attempts));
+/// assert_eq!(state.give_up().unwrap().reason, GiveUpReason::Attempts);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -44,13 +44,9 @@ pub enum GiveUpReason {
 }
 
 impl GiveUpReason {
-    /// A short lowercase name, as `tracing` events report it: `"stopped"`,
-    /// `"attempts"`, `"deadline"`, `"budget"`, `"circuit_open"`, `"timeout"`,
-    /// `"rejected"`, `"cancelled"`.
-    ///
-    /// ```
-    /// assert_eq!(backoff_runtime::GiveUpReason::CircuitOpen.as_str(), "circuit_open");
-    /// ```
+    /// [`Display`](core::fmt::Display)'s text as a `&'static str` (for the
+    /// crate's `tracing` events and `backoff-opentelemetry`'s labels).
+    #[doc(hidden)]
     pub const fn as_str(self) -> &'static str {
         match self {
             GiveUpReason::Stopped => "stopped",
@@ -65,6 +61,13 @@ impl GiveUpReason {
     }
 }
 
+/// A short lowercase name, as `tracing` events and metrics report it:
+/// `"stopped"`, `"attempts"`, `"deadline"`, `"budget"`, `"circuit_open"`,
+/// `"timeout"`, `"rejected"`, `"cancelled"`.
+///
+/// ```
+/// assert_eq!(backoff_runtime::GiveUpReason::CircuitOpen.to_string(), "circuit_open");
+/// ```
 impl core::fmt::Display for GiveUpReason {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.as_str())
@@ -98,7 +101,7 @@ pub struct GiveUp {
     pub elapsed: Duration,
     /// Why the call stopped.
     pub reason: GiveUpReason,
-    /// Of `attempts`, how many a [hedged call](crate::hedge) started by its
+    /// Of `attempts`, how many a [hedged call](crate::Hedge) started by its
     /// hedge delay ([`AttemptKind::Hedge`](crate::AttemptKind::Hedge));
     /// zero in every other loop.
     pub hedges: u32,

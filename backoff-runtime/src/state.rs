@@ -349,7 +349,7 @@ impl<'p, S> RetryState<'p, S> {
     ///     match state.ask_throttle() {
     ///         Ok(()) => assert_eq!(state.next_delay_for(Decision::Retry), None),
     ///         Err(_) => {
-    ///             assert_eq!(state.give_up_reason(), Some(GiveUpReason::Rejected));
+    ///             assert_eq!(state.give_up().unwrap().reason, GiveUpReason::Rejected);
     ///             refused += 1;
     ///         }
     ///     }
@@ -381,7 +381,7 @@ impl<'p, S> RetryState<'p, S> {
     /// assert!(other.before_attempt().is_err());
     /// ```
     ///
-    /// A refusal ends the call: [`give_up_reason`](RetryState::give_up_reason)
+    /// A refusal ends the call: [`give_up`](RetryState::give_up)'s reason
     /// is then [`GiveUpReason::CircuitOpen`].
     pub fn before_attempt(&mut self) -> Result<(), CircuitOpen> {
         let admitted = self.core.gate.admit(self.core.clock);
@@ -515,7 +515,7 @@ impl<'p, S> RetryState<'p, S> {
     /// [`throttled_kind`](Policy::throttled_kind).
     ///
     /// ```
-    /// use backoff_runtime::{Decision, Policy, kind::Kind};
+    /// use backoff_runtime::{Decision, Policy, Kind};
     ///
     /// static KINDS: [Kind; 1] = [Kind::new("busy", Policy::immediate())];
     /// static POLICY: Policy = Policy::immediate().kinds(&KINDS);
@@ -541,7 +541,9 @@ impl<'p, S> RetryState<'p, S> {
 
     /// Why this call gave up, once it has: after
     /// [`next_delay_for`](RetryState::next_delay_for) returned `None`, or
-    /// [`before_attempt`](RetryState::before_attempt) an error.
+    /// [`before_attempt`](RetryState::before_attempt) an error. (The
+    /// crate's own; users read [`give_up`](RetryState::give_up)'s reason.)
+    #[doc(hidden)]
     pub fn give_up_reason(&self) -> Option<GiveUpReason> {
         self.core.gave_up
     }

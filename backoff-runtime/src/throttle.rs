@@ -282,7 +282,9 @@ impl AdaptiveThrottle {
 
     /// The requests and accepts in the window ending at `now`: this
     /// process's own and the rest of its fleet's, as its [`Remote`] says
-    /// (a shared throttle's, `backoff_redis::SharedThrottle`).
+    /// (a shared throttle's, `backoff_redis::SharedThrottle`). (For tests:
+    /// a remote reads [`RemoteView::own_counts`].)
+    #[doc(hidden)]
     pub fn counts(&self, now: Instant) -> (u64, u64) {
         self.totals(self.index(now))
     }

@@ -97,10 +97,7 @@ use crate::budget::RetryBudget;
 use crate::clock;
 use crate::decision::{Decision, IntoDecision};
 use crate::driver;
-/// The verdict hooks, re-exported from [`hooks`](crate::hooks), where
-/// they live.
-#[doc(no_inline)]
-pub use crate::hooks::{AcceptAll, Classify, RetryAll};
+use crate::hooks::{AcceptAll, Classify, RetryAll};
 use crate::policy::Policy;
 use crate::record::{Recording, Records};
 use crate::report::GiveUpReason;

@@ -561,7 +561,7 @@ async_versions!(call, #[inline(never)]);
 /// and budget-free driver and the (never fired) timer cost.
 mod hedged {
     use super::*;
-    use backoff_runtime::hedge::HedgeDelay;
+    use backoff_runtime::HedgeDelay;
 
     static POLICY: Policy<Immediate> = Policy::from_strategy(Immediate).attempts(2);
 

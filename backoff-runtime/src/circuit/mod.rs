@@ -80,15 +80,9 @@ pub struct CircuitOpen {
 }
 
 impl CircuitOpen {
-    /// A refusal that does not say when a call may pass again (what a
-    /// breaker of your own, or a test, builds).
-    ///
-    /// ```
-    /// use backoff_runtime::CircuitOpen;
-    ///
-    /// assert_eq!(CircuitOpen::new().retry_in(), None);
-    /// ```
-    pub const fn new() -> Self {
+    /// A refusal that does not say when a call may pass again (outside
+    /// the crate: `CircuitOpen::default()`).
+    pub(crate) const fn new() -> Self {
         CircuitOpen { retry_in: None }
     }
 
@@ -126,7 +120,7 @@ crate::control::control_error! {
     /// ```
     /// use backoff_runtime::CircuitOpen;
     ///
-    /// let e = std::io::Error::from(CircuitOpen::new());
+    /// let e = std::io::Error::from(CircuitOpen::default());
     /// assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
     /// assert!(e.get_ref().unwrap().is::<CircuitOpen>());
     /// ```
@@ -135,7 +129,7 @@ crate::control::control_error! {
 
 mod packed;
 mod permit;
-pub mod remote;
+mod remote;
 mod window;
 
 pub(crate) use packed::Epoch;
@@ -144,6 +138,7 @@ pub use permit::Permit;
 use permit::*;
 pub(crate) use remote::Gate;
 use remote::*;
+pub use remote::{Remote, RemoteView, Report, TrialWanted};
 pub(crate) use window::Buckets;
 use window::*;
 
@@ -229,7 +224,7 @@ pub struct CircuitBreaker {
     open_for_ms: u64,
     /// Its name, for the `backoff.breaker.state` gauge.
     name: Option<&'static str>,
-    /// Set by [`RemoteView::attach`](remote::RemoteView::attach): consulted only
+    /// Set by [`RemoteView::attach`]: consulted only
     /// when the breaker is open or half-open, and on failures.
     gate: OnceLock<Gate>,
 }

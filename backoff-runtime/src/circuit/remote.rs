@@ -1,58 +1,3 @@
-//! What a remote may do to a breaker: everything a fleet (crate
-//! `backoff-redis`, or a coordinator of your own over etcd, a database, a
-//! sidecar) reads from a local [`CircuitBreaker`] and does to it lives
-//! here, and nowhere else.
-//!
-//! A breaker consults its [`Remote`], once one is
-//! [attached](RemoteView::attach): it tells it ([`Remote::wake`]) of each
-//! failure, each success that ends a run of failures or a trial, and each
-//! call refused while the remote holds it open. The remote, from its own
-//! thread, works the breaker through a [`RemoteView`]:
-//!
-//! - **export** its counts: [`RemoteView::report`] (a [`Report`]: every
-//!   failure so far and the current run for a count breaker, the window's
-//!   failures and calls for a rate breaker, with what opens it) and
-//!   [`RemoteView::run_ends`] (successes that ended a run here);
-//! - **import** the fleet's state: [`RemoteView::hold`] (open now, in a new
-//!   generation, and no trial of its own until released),
-//!   [`RemoteView::release`] (closing it when the fleet closed, or leaving
-//!   it to its own rules) and [`RemoteView::release_at`] (its own trial
-//!   staggered);
-//! - **the trial gate**: [`RemoteView::take_want`] (a [`TrialWanted`]: a
-//!   call was refused while held; a grant is still unused),
-//!   [`RemoteView::grant`] (this process holds the fleet's one trial: the
-//!   next call admitted by the breaker's own rules is it),
-//!   [`RemoteView::mark_want`].
-//!
-//! None of it costs the success path anything: the remote is consulted
-//! only on failures, trials and while the breaker is open.
-//!
-//! ```
-//! use backoff_runtime::CircuitBreaker;
-//! use backoff_runtime::circuit::remote::{Remote, RemoteView, Report};
-//! use std::sync::atomic::{AtomicU32, Ordering};
-//! use std::sync::Arc;
-//! use std::time::{Duration, Instant};
-//!
-//! /// Counts what it is told (a real remote would wake its sync thread).
-//! struct Wakes(Arc<AtomicU32>);
-//! impl Remote for Wakes {
-//!     fn wake(&self) {
-//!         self.0.fetch_add(1, Ordering::Relaxed);
-//!     }
-//! }
-//!
-//! let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));
-//! let wakes = Arc::new(AtomicU32::new(0));
-//! let view = RemoteView::attach(&breaker, Box::new(Wakes(wakes.clone()))).expect("its first remote");
-//! let now = Instant::now();
-//! breaker.acquire(now).unwrap().failure(now);
-//! assert_eq!(wakes.load(Ordering::Relaxed), 1);
-//! assert_eq!(view.report(now), Report::Count { failures: 1, run: 1, threshold: 5 });
-//! view.hold(now); // the fleet opened
-//! assert!(breaker.acquire(now).is_err());
-//! ```
-
 use super::*;
 
 /// What a breaker tells the remote [attached](RemoteView::attach) to it.
@@ -162,11 +107,65 @@ pub struct TrialWanted {
     pub grant_unused: bool,
 }
 
-/// A breaker as its remote sees it: the remote's side of
-/// [what a remote may do to a breaker](self). Made by
+/// A breaker as its remote sees it. Made by
 /// [`attach`](RemoteView::attach) once per breaker, or by
 /// [`of`](RemoteView::of) for a breaker attached before; before a breaker
 /// has a remote, its view does nothing and reports nothing.
+///
+/// What a remote may do to a breaker: everything a fleet (crate
+/// `backoff-redis`, or a coordinator of your own over etcd, a database, a
+/// sidecar) reads from a local [`CircuitBreaker`] and does to it lives
+/// here, and nowhere else.
+///
+/// A breaker consults its [`Remote`], once one is
+/// [attached](RemoteView::attach): it tells it ([`Remote::wake`]) of each
+/// failure, each success that ends a run of failures or a trial, and each
+/// call refused while the remote holds it open. The remote, from its own
+/// thread, works the breaker through a [`RemoteView`]:
+///
+/// - **export** its counts: [`RemoteView::report`] (a [`Report`]: every
+///   failure so far and the current run for a count breaker, the window's
+///   failures and calls for a rate breaker, with what opens it) and
+///   [`RemoteView::run_ends`] (successes that ended a run here);
+/// - **import** the fleet's state: [`RemoteView::hold`] (open now, in a new
+///   generation, and no trial of its own until released),
+///   [`RemoteView::release`] (closing it when the fleet closed, or leaving
+///   it to its own rules) and [`RemoteView::release_at`] (its own trial
+///   staggered);
+/// - **the trial gate**: [`RemoteView::take_want`] (a [`TrialWanted`]: a
+///   call was refused while held; a grant is still unused),
+///   [`RemoteView::grant`] (this process holds the fleet's one trial: the
+///   next call admitted by the breaker's own rules is it),
+///   [`RemoteView::mark_want`].
+///
+/// None of it costs the success path anything: the remote is consulted
+/// only on failures, trials and while the breaker is open.
+///
+/// ```
+/// use backoff_runtime::CircuitBreaker;
+/// use backoff_runtime::circuit::{Remote, RemoteView, Report};
+/// use std::sync::atomic::{AtomicU32, Ordering};
+/// use std::sync::Arc;
+/// use std::time::{Duration, Instant};
+///
+/// /// Counts what it is told (a real remote would wake its sync thread).
+/// struct Wakes(Arc<AtomicU32>);
+/// impl Remote for Wakes {
+///     fn wake(&self) {
+///         self.0.fetch_add(1, Ordering::Relaxed);
+///     }
+/// }
+///
+/// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));
+/// let wakes = Arc::new(AtomicU32::new(0));
+/// let view = RemoteView::attach(&breaker, Box::new(Wakes(wakes.clone()))).expect("its first remote");
+/// let now = Instant::now();
+/// breaker.acquire(now).unwrap().failure(now);
+/// assert_eq!(wakes.load(Ordering::Relaxed), 1);
+/// assert_eq!(view.report(now), Report::Count { failures: 1, run: 1, threshold: 5 });
+/// view.hold(now); // the fleet opened
+/// assert!(breaker.acquire(now).is_err());
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct RemoteView<'a>(&'a CircuitBreaker);
 
@@ -175,7 +174,7 @@ impl<'a> RemoteView<'a> {
     ///
     /// ```
     /// use backoff_runtime::CircuitBreaker;
-    /// use backoff_runtime::circuit::remote::RemoteView;
+    /// use backoff_runtime::circuit::RemoteView;
     /// use std::time::{Duration, Instant};
     ///
     /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));
@@ -200,7 +199,7 @@ impl<'a> RemoteView<'a> {
     ///
     /// ```
     /// use backoff_runtime::CircuitBreaker;
-    /// use backoff_runtime::circuit::remote::{RemoteView, Report};
+    /// use backoff_runtime::circuit::{RemoteView, Report};
     /// use std::sync::Arc;
     /// use std::sync::atomic::{AtomicU32, Ordering};
     /// use std::time::{Duration, Instant};
@@ -239,7 +238,7 @@ impl<'a> RemoteView<'a> {
     ///
     /// ```
     /// use backoff_runtime::{CircuitBreaker, CircuitState};
-    /// use backoff_runtime::circuit::remote::RemoteView;
+    /// use backoff_runtime::circuit::RemoteView;
     /// use std::time::{Duration, Instant};
     ///
     /// let breaker = CircuitBreaker::new(5, 1, Duration::from_millis(10));
@@ -303,7 +302,7 @@ impl<'a> RemoteView<'a> {
     ///
     /// ```
     /// use backoff_runtime::{CircuitBreaker, CircuitState};
-    /// use backoff_runtime::circuit::remote::RemoteView;
+    /// use backoff_runtime::circuit::RemoteView;
     /// use std::time::{Duration, Instant};
     ///
     /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(1));
@@ -342,7 +341,7 @@ impl<'a> RemoteView<'a> {
     ///
     /// ```
     /// use backoff_runtime::CircuitBreaker;
-    /// use backoff_runtime::circuit::remote::RemoteView;
+    /// use backoff_runtime::circuit::RemoteView;
     /// use std::time::{Duration, Instant};
     ///
     /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));
@@ -388,7 +387,7 @@ impl<'a> RemoteView<'a> {
     ///
     /// ```
     /// use backoff_runtime::CircuitBreaker;
-    /// use backoff_runtime::circuit::remote::{RemoteView, Report};
+    /// use backoff_runtime::circuit::{RemoteView, Report};
     /// use std::time::{Duration, Instant};
     ///
     /// let breaker = CircuitBreaker::new(5, 1, Duration::from_secs(30));

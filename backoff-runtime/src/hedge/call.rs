@@ -3,13 +3,13 @@
 use super::*;
 
 pin_project! {
-    /// A hedged call's future: see the [module](crate::hedge). Built by
+    /// A hedged call's future: see [`Hedge`](crate::Hedge). Built by
     /// [`Hedge::call`]; it holds its attempts' futures in `L`, `N` slots,
     /// and reports its retries and its giving up to `Tr` (the attribute's
     /// `tracing` events). Dropping it drops every attempt in flight.
     ///
     /// ```
-    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::HedgeDelay;
     /// use backoff_runtime::Policy;
     /// use std::time::Duration;
     ///

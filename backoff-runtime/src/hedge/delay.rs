@@ -6,7 +6,7 @@ use super::*;
 /// How long a hedged call waits for an attempt before starting the next.
 ///
 /// ```
-/// use backoff_runtime::hedge::{HedgeDelay, Latency};
+/// use backoff_runtime::{HedgeDelay, Latency};
 /// use std::time::Duration;
 ///
 /// static LATENCY: Latency = Latency::new();
@@ -45,7 +45,7 @@ impl<'a> HedgeDelay<'a> {
     /// `const` or `static`, the panic is a compile error.
     ///
     /// ```
-    /// use backoff_runtime::hedge::{HedgeDelay, Latency};
+    /// use backoff_runtime::{HedgeDelay, Latency};
     ///
     /// static LATENCY: Latency = Latency::new();
     /// const P99: HedgeDelay<'static> = HedgeDelay::quantile(&LATENCY, 0.99);
@@ -53,14 +53,14 @@ impl<'a> HedgeDelay<'a> {
     /// ```
     ///
     /// ```should_panic
-    /// use backoff_runtime::hedge::{HedgeDelay, Latency};
+    /// use backoff_runtime::{HedgeDelay, Latency};
     ///
     /// let latency = Latency::new();
     /// let _ = HedgeDelay::quantile(&latency, f64::NAN); // panics
     /// ```
     ///
     /// ```compile_fail
-    /// use backoff_runtime::hedge::{HedgeDelay, Latency};
+    /// use backoff_runtime::{HedgeDelay, Latency};
     ///
     /// static LATENCY: Latency = Latency::new();
     /// // error: a hedge quantile is in (0, 1)
@@ -132,7 +132,7 @@ pub(super) const UNIT: u32 = 256;
 /// The learned delay is readable at any time, from any thread:
 ///
 /// ```
-/// use backoff_runtime::hedge::Latency;
+/// use backoff_runtime::Latency;
 /// use std::time::Duration;
 ///
 /// static LATENCY: Latency = Latency::new();
@@ -152,7 +152,7 @@ pub(super) const UNIT: u32 = 256;
 /// estimate knows a tenth of the calls take longer than that.
 ///
 /// ```
-/// use backoff_runtime::hedge::Latency;
+/// use backoff_runtime::Latency;
 /// use std::time::Duration;
 ///
 /// let latency = Latency::new();
@@ -197,7 +197,7 @@ impl Latency {
     /// An empty estimate.
     ///
     /// ```
-    /// use backoff_runtime::hedge::Latency;
+    /// use backoff_runtime::Latency;
     ///
     /// static LATENCY: Latency = Latency::new();
     /// assert_eq!(LATENCY.samples(), 0);
@@ -237,7 +237,7 @@ impl Latency {
     /// an answer it could use would have taken is only known to be longer.)
     ///
     /// ```
-    /// use backoff_runtime::hedge::Latency;
+    /// use backoff_runtime::Latency;
     /// use std::time::Duration;
     ///
     /// let latency = Latency::new();
@@ -253,7 +253,7 @@ impl Latency {
     /// latency is at least `ran` (a censored sample).
     ///
     /// ```
-    /// use backoff_runtime::hedge::Latency;
+    /// use backoff_runtime::Latency;
     /// use std::time::Duration;
     ///
     /// let latency = Latency::new();
@@ -286,7 +286,7 @@ impl Latency {
     /// decayed).
     ///
     /// ```
-    /// use backoff_runtime::hedge::Latency;
+    /// use backoff_runtime::Latency;
     /// use std::time::Duration;
     ///
     /// let latency = Latency::new();
@@ -315,7 +315,7 @@ impl Latency {
     /// If `q` is NaN.
     ///
     /// ```
-    /// use backoff_runtime::hedge::Latency;
+    /// use backoff_runtime::Latency;
     /// use std::time::Duration;
     ///
     /// let latency = Latency::new();
@@ -328,7 +328,7 @@ impl Latency {
     /// The 95th percentile (what `HedgeDelay::P95(&latency)` hedges after):
     ///
     /// ```
-    /// use backoff_runtime::hedge::Latency;
+    /// use backoff_runtime::Latency;
     /// use std::time::Duration;
     ///
     /// let latency = Latency::new();

@@ -1,87 +1,3 @@
-//! Hedged calls (gRPC A6 hedging, feature `tokio`): [`Policy::hedge_async`]
-//! builds a [`Hedge`], which runs an async operation as overlapping
-//! attempts, and [`Latency`] learns the delay to hedge after (`"p95"`).
-//!
-//! The rule: attempt 1 starts at once; while no attempt has given an
-//! accepted outcome, attempt k+1 starts the hedge delay after attempt k
-//! (an [`AttemptKind::Hedge`]), or at once when an attempt in flight fails
-//! with an error `when` would retry (an [`AttemptKind::Retry`]). The
-//! policy's attempt limit bounds all the attempts started. The first
-//! accepted outcome is returned and the attempts still in flight are
-//! dropped (cancelled). A [`Decision::Stop`] ends the call at once, with
-//! its error. When every attempt failed, the last error is returned.
-//!
-//! Each attempt after the first is a step of the call's [`RetryState`],
-//! through the same driver as every retry loop of this crate: it needs the
-//! attempt limit and `max_elapsed` to allow it, an open [`CircuitBreaker`]
-//! refuses it (and each attempt holds a permit of its own: a cancelled
-//! loser's permit is released, it counts as nothing), and a [`RetryBudget`]
-//! must pay a token for it (a success deposits). Once a hedge is refused,
-//! no other starts: the call waits for the attempts in flight. The
-//! policy's schedule is not slept: give [`Policy::immediate`] with the
-//! attempt limit (a schedule's delay still counts against `max_elapsed`).
-//!
-//! The hooks are every call's ([`hooks`](crate::hooks)): `when`,
-//! `when_ok`, `on_giveup`, [`on_success`](Hedge::on_success) (once, on the
-//! accepted `Ok`, with the attempts started), and two told of the attempts
-//! after the first:
-//! [`on_retry`](Hedge::on_retry), with the outcome, when a failure (or an
-//! `Ok` that `when_ok` rejected) starts the next attempt at once, and
-//! [`on_hedge`](Hedge::on_hedge) when the delay starts one.
-//!
-//! A verdict of [`Decision::RetryAfter`] or [`Decision::Throttled`] is
-//! taken as [`Decision::Retry`] would be, its delay not slept: the next
-//! attempt starts at once (within the throttled schedule's limit, if the
-//! policy has one). The recorder (feature `record`) is told each
-//! attempt that ended by its [`AttemptKind`] (`attempt.type`: `original`,
-//! `retry`, `hedge`); an attempt cancelled because another won has no
-//! outcome and is not counted, but the call's `attempts` counts every
-//! attempt started. No `tracing` events are emitted for hedged calls yet.
-//!
-//! Dropping the call unfinished (the caller's timeout, a `select!`) counts
-//! what dropping an unhedged call counts: one breaker failure, for the
-//! attempt that was running first; the attempts started while another was
-//! in flight release their permits and count as nothing. So a cancelled
-//! 3-attempt call adds one failure, not three (it does not open a
-//! threshold-3 breaker by itself).
-//!
-//! With a learned delay ([`HedgeDelay::P95`], [`HedgeDelay::Quantile`]),
-//! every attempt teaches the [`Latency`]: one that answered `Ok` after `t`
-//! is a sample `t`; one that failed, lost the race or was dropped with
-//! the call after running `t` is a censored sample, "at least `t`". The
-//! learned delay is readable with [`Latency::quantile`].
-//!
-//! The attempts run concurrently inside the call's own future: no task is
-//! spawned and nothing is allocated. The future holds `N` slots (a const
-//! generic, at most 8: a larger `N` does not compile), is
-//! `Send` when the attempts' futures and the hooks are, and dropping it
-//! drops every attempt in flight.
-//!
-//! ```
-//! use backoff_runtime::Policy;
-//! use backoff_runtime::hedge::HedgeDelay;
-//! use std::sync::atomic::{AtomicU32, Ordering};
-//! use std::time::Duration;
-//! use tokio::time::{sleep, Instant};
-//!
-//! # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-//! let calls = AtomicU32::new(0);
-//! let began = Instant::now();
-//! let policy = Policy::immediate().attempts(3);
-//! let result: Result<u32, &str> = policy
-//!     .hedge_async::<3>(HedgeDelay::After(Duration::from_millis(20)))
-//!     .call(|| async {
-//!         let n = calls.fetch_add(1, Ordering::Relaxed) + 1;
-//!         // The first attempt is stuck for a second, the hedge takes 10 ms.
-//!         sleep(Duration::from_millis(if n == 1 { 1000 } else { 10 })).await;
-//!         Ok(n)
-//!     })
-//!     .await;
-//! assert_eq!(result, Ok(2));
-//! assert_eq!(began.elapsed(), Duration::from_millis(30));
-//! # }
-//! ```
-
 use core::future::Future;
 use core::marker::PhantomData;
 use core::pin::Pin;
@@ -131,8 +47,88 @@ use slots::*;
 /// cancellation), whatever the attempts in flight; a loser dropped because
 /// another attempt won counts nothing.
 ///
+/// The rule: attempt 1 starts at once; while no attempt has given an
+/// accepted outcome, attempt k+1 starts the hedge delay after attempt k
+/// (an [`AttemptKind::Hedge`]), or at once when an attempt in flight fails
+/// with an error `when` would retry (an [`AttemptKind::Retry`]). The
+/// policy's attempt limit bounds all the attempts started. The first
+/// accepted outcome is returned and the attempts still in flight are
+/// dropped (cancelled). A [`Decision::Stop`] ends the call at once, with
+/// its error. When every attempt failed, the last error is returned.
+///
+/// Each attempt after the first is a step of the call's [`RetryState`],
+/// through the same driver as every retry loop of this crate: it needs the
+/// attempt limit and `max_elapsed` to allow it, an open [`CircuitBreaker`]
+/// refuses it (and each attempt holds a permit of its own: a cancelled
+/// loser's permit is released, it counts as nothing), and a [`RetryBudget`]
+/// must pay a token for it (a success deposits). Once a hedge is refused,
+/// no other starts: the call waits for the attempts in flight. The
+/// policy's schedule is not slept: give [`Policy::immediate`] with the
+/// attempt limit (a schedule's delay still counts against `max_elapsed`).
+///
+/// The hooks are every call's ([`hooks`](crate::hooks)): `when`,
+/// `when_ok`, `on_giveup`, [`on_success`](Hedge::on_success) (once, on the
+/// accepted `Ok`, with the attempts started), and two told of the attempts
+/// after the first:
+/// [`on_retry`](Hedge::on_retry), with the outcome, when a failure (or an
+/// `Ok` that `when_ok` rejected) starts the next attempt at once, and
+/// [`on_hedge`](Hedge::on_hedge) when the delay starts one.
+///
+/// A verdict of [`Decision::RetryAfter`] or [`Decision::Throttled`] is
+/// taken as [`Decision::Retry`] would be, its delay not slept: the next
+/// attempt starts at once (within the throttled schedule's limit, if the
+/// policy has one). The recorder (feature `record`) is told each
+/// attempt that ended by its [`AttemptKind`] (`attempt.type`: `original`,
+/// `retry`, `hedge`); an attempt cancelled because another won has no
+/// outcome and is not counted, but the call's `attempts` counts every
+/// attempt started. No `tracing` events are emitted for hedged calls yet.
+///
+/// Dropping the call unfinished (the caller's timeout, a `select!`) counts
+/// what dropping an unhedged call counts: one breaker failure, for the
+/// attempt that was running first; the attempts started while another was
+/// in flight release their permits and count as nothing. So a cancelled
+/// 3-attempt call adds one failure, not three (it does not open a
+/// threshold-3 breaker by itself).
+///
+/// With a learned delay ([`HedgeDelay::P95`], [`HedgeDelay::Quantile`]),
+/// every attempt teaches the [`Latency`]: one that answered `Ok` after `t`
+/// is a sample `t`; one that failed, lost the race or was dropped with
+/// the call after running `t` is a censored sample, "at least `t`". The
+/// learned delay is readable with [`Latency::quantile`].
+///
+/// The attempts run concurrently inside the call's own future: no task is
+/// spawned and nothing is allocated. The future holds `N` slots (a const
+/// generic, at most 8: a larger `N` does not compile), is
+/// `Send` when the attempts' futures and the hooks are, and dropping it
+/// drops every attempt in flight.
+///
 /// ```
-/// use backoff_runtime::hedge::HedgeDelay;
+/// use backoff_runtime::Policy;
+/// use backoff_runtime::HedgeDelay;
+/// use std::sync::atomic::{AtomicU32, Ordering};
+/// use std::time::Duration;
+/// use tokio::time::{sleep, Instant};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// let calls = AtomicU32::new(0);
+/// let began = Instant::now();
+/// let policy = Policy::immediate().attempts(3);
+/// let result: Result<u32, &str> = policy
+///     .hedge_async::<3>(HedgeDelay::After(Duration::from_millis(20)))
+///     .call(|| async {
+///         let n = calls.fetch_add(1, Ordering::Relaxed) + 1;
+///         // The first attempt is stuck for a second, the hedge takes 10 ms.
+///         sleep(Duration::from_millis(if n == 1 { 1000 } else { 10 })).await;
+///         Ok(n)
+///     })
+///     .await;
+/// assert_eq!(result, Ok(2));
+/// assert_eq!(began.elapsed(), Duration::from_millis(30));
+/// # }
+/// ```
+///
+/// ```
+/// use backoff_runtime::HedgeDelay;
 /// use backoff_runtime::{AttemptKind, CircuitBreaker, GiveUp, Policy, RetryBudget, RetryEvent};
 /// use std::sync::atomic::{AtomicU32, Ordering};
 /// use std::time::Duration;
@@ -192,7 +188,7 @@ pub struct Hedge<
 
 impl<S> Policy<S> {
     /// A hedged call under this policy, holding `N` attempts (at most
-    /// 8), hedging after `delay`; see the [module](crate::hedge)
+    /// 8), hedging after `delay`; see [`Hedge`](crate::Hedge)
     /// for the rule. Add hooks, a budget or a breaker, then give the
     /// operation to [`call`](Hedge::call).
     ///
@@ -206,7 +202,7 @@ impl<S> Policy<S> {
     /// `(0, 1)` or NaN.
     ///
     /// ```
-    /// use backoff_runtime::hedge::{HedgeDelay, Latency};
+    /// use backoff_runtime::{HedgeDelay, Latency};
     /// use backoff_runtime::{Decision, Policy};
     ///
     /// static LATENCY: Latency = Latency::new();
@@ -275,7 +271,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// [`Decision`]; [`Decision::Stop`] ends the call at once.
     ///
     /// ```
-    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::HedgeDelay;
     /// use backoff_runtime::Policy;
     /// use std::time::Duration;
     ///
@@ -297,7 +293,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// [`Retrying::when_ok`](crate::Retrying::when_ok)).
     ///
     /// ```
-    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::HedgeDelay;
     /// use backoff_runtime::Policy;
     /// use std::sync::atomic::{AtomicU16, Ordering};
     /// use std::time::Duration;
@@ -326,7 +322,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// [`on_hedge`](Hedge::on_hedge) instead.
     ///
     /// ```
-    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::HedgeDelay;
     /// use backoff_runtime::{AttemptKind, Policy, RetryEvent};
     /// use std::sync::atomic::{AtomicU32, Ordering};
     /// use std::time::Duration;
@@ -361,7 +357,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// (see [`on_retry`](Hedge::on_retry)).
     ///
     /// ```
-    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::HedgeDelay;
     /// use backoff_runtime::{AttemptKind, Policy};
     /// use std::time::Duration;
     ///
@@ -391,7 +387,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// the report ([`GiveUp::hedges`] counts the hedges).
     ///
     /// ```
-    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::HedgeDelay;
     /// use backoff_runtime::{GiveUp, GiveUpReason, Policy};
     /// use std::time::Duration;
     ///
@@ -419,7 +415,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// [`Retrying::on_success`](crate::Retrying::on_success) takes it.
     ///
     /// ```
-    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::HedgeDelay;
     /// use backoff_runtime::{Policy, SuccessEvent};
     /// use std::sync::atomic::{AtomicU32, Ordering};
     /// use std::time::Duration;
@@ -450,7 +446,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// (with none left, no other starts), each success deposits.
     ///
     /// ```
-    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::HedgeDelay;
     /// use backoff_runtime::{Policy, RetryBudget};
     /// use std::time::Duration;
     ///
@@ -480,10 +476,10 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// because another attempt won counts as nothing; a call its caller
     /// drops counts at most one failure (for the attempt running first,
     /// as an unhedged call's cancellation), never one per attempt in
-    /// flight: see the [module](crate::hedge).
+    /// flight: see [`Hedge`](crate::Hedge).
     ///
     /// ```
-    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::HedgeDelay;
     /// use backoff_runtime::{CircuitBreaker, Policy};
     /// use std::time::{Duration, Instant};
     ///
@@ -512,7 +508,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// [`AttemptKind`] (a hedge, or a retry after a failure).
     ///
     /// ```
-    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::HedgeDelay;
     /// use backoff_runtime::{AttemptContext, AttemptKind, Policy};
     /// use std::time::Duration;
     ///
@@ -553,7 +549,7 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
     /// `Fn`, and its futures may borrow what it borrows, not itself).
     ///
     /// ```
-    /// use backoff_runtime::hedge::HedgeDelay;
+    /// use backoff_runtime::HedgeDelay;
     /// use backoff_runtime::Policy;
     /// use std::time::Duration;
     ///

@@ -171,7 +171,7 @@ pub struct Capacity<const N: usize>;
 ///
 /// ```compile_fail
 /// use backoff_runtime::Policy;
-/// use backoff_runtime::hedge::HedgeDelay;
+/// use backoff_runtime::HedgeDelay;
 /// use std::time::Duration;
 ///
 /// # async fn f() {

@@ -109,8 +109,7 @@ impl AttemptOutcome {
 ///
 /// let outcome = CallOutcome::GaveUp(GiveUpReason::Attempts);
 /// assert_eq!(outcome.as_str(), "gave_up");
-/// assert_eq!(outcome.give_up_reason(), Some(GiveUpReason::Attempts));
-/// assert_eq!(CallOutcome::Ok.give_up_reason(), None);
+/// assert!(matches!(outcome, CallOutcome::GaveUp(GiveUpReason::Attempts)));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -129,14 +128,6 @@ impl CallOutcome {
             CallOutcome::GaveUp(_) => "gave_up",
         }
     }
-
-    /// Why it gave up, if it did.
-    pub const fn give_up_reason(self) -> Option<GiveUpReason> {
-        match self {
-            CallOutcome::Ok => None,
-            CallOutcome::GaveUp(reason) => Some(reason),
-        }
-    }
 }
 
 /// An attempt that ended (see [`Recorder::attempt_ended`]).
@@ -148,10 +139,9 @@ impl CallOutcome {
 ///
 /// ```
 /// use backoff_runtime::record::AttemptEnded;
-/// use std::time::Duration;
 ///
 /// fn seconds(attempt: &AttemptEnded) -> f64 {
-///     attempt.duration().as_secs_f64()
+///     attempt.end.saturating_duration_since(attempt.start).as_secs_f64()
 /// }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,13 +163,6 @@ pub struct AttemptEnded {
     pub start: Instant,
     /// When it ended.
     pub end: Instant,
-}
-
-impl AttemptEnded {
-    /// The attempt's own time: `end - start`.
-    pub fn duration(&self) -> Duration {
-        self.end.saturating_duration_since(self.start)
-    }
 }
 
 /// A call that ended (see [`Recorder::call_ended`]).
@@ -276,11 +259,10 @@ pub fn set_recorder(recorder: &'static dyn Recorder) -> Result<(), SetRecorderEr
     Ok(())
 }
 
-/// The recorder [`set_recorder`] installed, if any.
-///
-/// ```
-/// assert!(backoff_runtime::record::recorder().is_none());
-/// ```
+/// The recorder [`set_recorder`] installed, if any. (For the crates that
+/// report events of their own, `backoff-redis`, and
+/// `backoff-opentelemetry`'s `is_installed`.)
+#[doc(hidden)]
 #[inline]
 pub fn recorder() -> Option<&'static dyn Recorder> {
     RECORDER.get().copied()

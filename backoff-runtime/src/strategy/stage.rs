@@ -140,7 +140,7 @@ impl Leaf<'_> {
 /// counted from the start of the schedule it is part of (the call's, or
 /// the [`Chain`](super::Chain) stage's it stands in). Its delays are its
 /// strategy's; [`delay`](Strategy::delay), read without a call, never
-/// ends, and neither does the schedule of a [`Kind`](crate::kind::Kind)
+/// ends, and neither does the schedule of a [`Kind`](crate::Kind)
 /// (an `on(..)` arm's or the throttled one, which end with their own
 /// attempt limits).
 ///
