@@ -8,6 +8,7 @@ use crate::strategy::{Builtin, Strategy};
 /// of [`Policy::kinds`] are used (the attribute refuses more `on(..)` arms
 /// when the code compiles). The state of a call keeps a retry count and a
 /// previous delay per kind, without allocating.
+#[cfg(feature = "std")] // (read by the state, which needs std)
 pub(crate) const MAX_KINDS: usize = 8;
 
 /// The largest attempt limit of one kind: [`Kind::new`] takes a larger
