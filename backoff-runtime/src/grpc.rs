@@ -186,7 +186,6 @@ pub fn decision(status: &Status) -> Decision {
 /// assert_eq!(when(&Status::aborted("conflict")), Decision::Retry);
 /// assert_eq!(grpc::pushback(&Status::aborted("conflict")), None);
 /// ```
-#[doc(hidden)]
 pub fn pushback(status: &Status) -> Option<Decision> {
     let mut values = status.metadata().get_all(PUSHBACK).iter();
     let value = values.next()?;

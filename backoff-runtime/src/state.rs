@@ -435,8 +435,9 @@ impl<'p, S> RetryState<'p, S> {
     }
 
     /// Which run of the schedule the call is in, from 1 (see
-    /// [`Policy::reset_after`]).
-    pub fn run(&self) -> u32 {
+    /// [`Policy::reset_after`]; a loop of your own reads it as
+    /// `context().run`).
+    pub(crate) fn run(&self) -> u32 {
         self.core.runs.map_or(1, |runs| runs.run.get())
     }
 
