@@ -422,7 +422,9 @@ impl HedgedRecording<'_> {
         #[cfg(feature = "record")]
         if let (Some(live), Some(began)) = (&mut self.recording.live, self.began) {
             let outcome = rejected_ok.map_or(AttemptOutcome::Ok, outcome);
-            live.hedged_attempt(self.kind, self.number, began, outcome);
+            // (The attempts of a hedged call overlap: each keeps its own
+            // start and number.)
+            live.tell_attempt(self.kind, self.number, outcome, began, (live.clock)());
         }
     }
 

@@ -389,7 +389,8 @@ impl<'p, S, Op, T, E, W, K, N, G, L, U, C> Retrying<'p, S, Op, T, E, W, K, N, G,
     }
 }
 
-impl<'p, S, Op, T, E, W, K, N, G, L, U> Retrying<'p, S, Op, T, E, W, K, N, G, L, U>
+#[allow(private_bounds)] // (`Token`: none, or a `Cancel`)
+impl<'p, S, Op, T, E, W, K, N, G, L, U, C> Retrying<'p, S, Op, T, E, W, K, N, G, L, U, C>
 where
     L: Fallback<T, E>,
     S: Strategy,
@@ -398,75 +399,11 @@ where
     N: OnRetry<T, E>,
     G: OnGiveUp<T, E>,
     U: OnSuccess<T>,
+    C: Token<T, E>,
 {
-    /// Runs a blocking call: calls `op` until it succeeds or the policy
-    /// gives up, sleeping with [`std::thread::sleep`] in between.
-    pub fn call(self) -> Result<T, E>
-    where
-        Op: FnMut() -> Result<T, E>,
-    {
-        let (mut run, mut op, on_success) = self.run(clock::system);
-        let mut slot = None;
-        loop {
-            if let Err(refused) = run.before_attempt(&mut slot) {
-                return refused;
-            }
-            run.recording.attempt_starts();
-            match run.after(&mut slot, op(), driver::Dropped) {
-                ControlFlow::Continue((delay, ())) => crate::sleep::blocking(delay),
-                ControlFlow::Break(outcome) => return run.ended(&slot, outcome, on_success),
-            }
-        }
-    }
-
-    /// Runs an async call: awaits `op()` until it succeeds, the policy gives
-    /// up or the [`timeout`](Retrying::timeout) passes, sleeping with
-    /// `tokio::time::sleep` in between. Dropping the future cancels it
-    /// cleanly, at any await point.
-    #[cfg(feature = "tokio")]
-    pub async fn call_async(self) -> Result<T, E>
-    where
-        Op: AsyncFnMut() -> Result<T, E>,
-    {
-        let timeout = self.timeout;
-        let (mut run, mut op, on_success) = self.run(clock::for_async());
-        let mut slot = None;
-        let mut calls = 0u32;
-        let attempts = async {
-            loop {
-                if let Err(refused) = run.before_attempt(&mut slot) {
-                    return refused;
-                }
-                calls = calls.saturating_add(1);
-                run.recording.attempt_starts();
-                match run.after(&mut slot, op().await, driver::Dropped) {
-                    ControlFlow::Continue((delay, ())) if delay.is_zero() => {}
-                    ControlFlow::Continue((delay, ())) => ::tokio::time::sleep(delay).await,
-                    ControlFlow::Break(outcome) => return outcome,
-                }
-            }
-        };
-        match bounded(timeout, attempts).await {
-            Ok(outcome) => run.ended(&slot, outcome, on_success),
-            Err(elapsed) => run.timed_out(calls, elapsed),
-        }
-    }
-}
-
-impl<'p, S, Op, T, E, W, K, N, G, L, U, X> Retrying<'p, S, Op, T, E, W, K, N, G, L, U, &'p X>
-where
-    L: Fallback<T, E>,
-    S: Strategy,
-    W: Classify<E>,
-    K: Classify<T>,
-    N: OnRetry<T, E>,
-    G: OnGiveUp<T, E>,
-    U: OnSuccess<T>,
-    X: Cancel + ?Sized,
-    E: From<Cancelled>,
-{
-    /// Runs a blocking call until it succeeds, the policy gives up or the
-    /// token is cancelled, waiting on the token between attempts (see
+    /// Runs a blocking call: calls `op` until it succeeds, the policy gives
+    /// up or the token, if any, is cancelled, sleeping with
+    /// [`std::thread::sleep`] in between (with a token, waiting on it: see
     /// [`cancel`](Retrying::cancel)).
     pub fn call(self) -> Result<T, E>
     where
@@ -475,17 +412,17 @@ where
         let cancel = self.cancel;
         let (mut run, mut op, on_success) = self.run(clock::system);
         let mut slot = None;
-        if cancel.is_cancelled() {
-            return run.give_up(&mut slot, true, Err(E::from(Cancelled)));
+        if let Some(error) = cancel.refused() {
+            return run.give_up(&mut slot, true, Err(error));
         }
         loop {
             if let Err(refused) = run.before_attempt(&mut slot) {
                 return refused;
             }
             run.recording.attempt_starts();
-            match run.after(&mut slot, op(), driver::Kept) {
-                ControlFlow::Continue((delay, outcome)) => {
-                    if crate::cancel::wait_unless(cancel, delay) {
+            match run.after(&mut slot, op(), C::KEEP) {
+                ControlFlow::Continue((delay, kept)) => {
+                    if let Some(outcome) = cancel.wait(delay, kept) {
                         return run.give_up(&mut slot, true, outcome);
                     }
                 }
@@ -494,10 +431,11 @@ where
         }
     }
 
-    /// Runs an async call until it succeeds, the policy gives up, the
-    /// [`timeout`](Retrying::timeout) passes or the token is cancelled,
-    /// racing each sleep against the token (see
-    /// [`cancel`](Retrying::cancel)).
+    /// Runs an async call: awaits `op()` until it succeeds, the policy gives
+    /// up, the [`timeout`](Retrying::timeout) passes or the token, if any, is
+    /// cancelled, sleeping with `tokio::time::sleep` in between (with a
+    /// token, racing it: see [`cancel`](Retrying::cancel)). Dropping the
+    /// future cancels it cleanly, at any await point.
     #[cfg(feature = "tokio")]
     pub async fn call_async(self) -> Result<T, E>
     where
@@ -506,8 +444,8 @@ where
         let (timeout, cancel) = (self.timeout, self.cancel);
         let (mut run, mut op, on_success) = self.run(clock::for_async());
         let mut slot = None;
-        if cancel.is_cancelled() {
-            return run.give_up(&mut slot, true, Err(E::from(Cancelled)));
+        if let Some(error) = cancel.refused() {
+            return run.give_up(&mut slot, true, Err(error));
         }
         let mut calls = 0u32;
         let attempts = async {
@@ -517,10 +455,9 @@ where
                 }
                 calls = calls.saturating_add(1);
                 run.recording.attempt_starts();
-                match run.after(&mut slot, op().await, driver::Kept) {
-                    ControlFlow::Continue((delay, outcome)) => {
-                        let sleep = (!delay.is_zero()).then(|| ::tokio::time::sleep(delay));
-                        if crate::cancel::sleep_unless(cancel, sleep).await {
+                match run.after(&mut slot, op().await, C::KEEP) {
+                    ControlFlow::Continue((delay, kept)) => {
+                        if let Some(outcome) = cancel.sleep(delay, kept).await {
                             return run.give_up(&mut slot, true, outcome);
                         }
                     }
@@ -532,6 +469,69 @@ where
             Ok(outcome) => run.ended(&slot, outcome, on_success),
             Err(elapsed) => run.timed_out(calls, elapsed),
         }
+    }
+}
+
+/// What a [`Retrying`] call waits on between attempts: nothing
+/// ([`NoCancel`]), or the token given to [`cancel`](Retrying::cancel),
+/// which is asked before the first attempt and waited on in each sleep.
+pub(crate) trait Token<T, E>: Copy {
+    /// What the call keeps of a retry's outcome across its sleep: nothing
+    /// without a token; with one, the outcome, which a cancel returns.
+    type Keep: driver::Keep<T, E>;
+    /// The [`Keep`](Token::Keep).
+    const KEEP: Self::Keep;
+    /// The call's error if the token was cancelled before the first attempt.
+    fn refused(self) -> Option<E>;
+    /// Sleeps `delay` (blocking): the outcome `kept` if the token was
+    /// cancelled.
+    fn wait(self, delay: Duration, kept: Kept<Self, T, E>) -> Option<Result<T, E>>;
+    /// [`wait`](Token::wait), async.
+    #[cfg(feature = "tokio")]
+    fn sleep(
+        self,
+        delay: Duration,
+        kept: Kept<Self, T, E>,
+    ) -> impl Future<Output = Option<Result<T, E>>>;
+}
+
+/// What a [`Token`] keeps of a retry's outcome.
+type Kept<C, T, E> = <<C as Token<T, E>>::Keep as driver::Keep<T, E>>::Kept;
+
+impl<T, E> Token<T, E> for NoCancel {
+    type Keep = driver::Dropped;
+    const KEEP: driver::Dropped = driver::Dropped;
+    fn refused(self) -> Option<E> {
+        None
+    }
+    fn wait(self, delay: Duration, (): ()) -> Option<Result<T, E>> {
+        crate::sleep::blocking(delay);
+        None
+    }
+    #[cfg(feature = "tokio")]
+    async fn sleep(self, delay: Duration, (): ()) -> Option<Result<T, E>> {
+        if !delay.is_zero() {
+            ::tokio::time::sleep(delay).await;
+        }
+        None
+    }
+}
+
+impl<T, E: From<Cancelled>, X: Cancel + ?Sized> Token<T, E> for &X {
+    type Keep = driver::Kept;
+    const KEEP: driver::Kept = driver::Kept;
+    fn refused(self) -> Option<E> {
+        self.is_cancelled().then(|| E::from(Cancelled))
+    }
+    fn wait(self, delay: Duration, kept: Result<T, E>) -> Option<Result<T, E>> {
+        crate::cancel::wait_unless(self, delay).then_some(kept)
+    }
+    #[cfg(feature = "tokio")]
+    async fn sleep(self, delay: Duration, kept: Result<T, E>) -> Option<Result<T, E>> {
+        let sleep = (!delay.is_zero()).then(|| ::tokio::time::sleep(delay));
+        crate::cancel::sleep_unless(self, sleep)
+            .await
+            .then_some(kept)
     }
 }
 

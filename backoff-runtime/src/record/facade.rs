@@ -409,15 +409,19 @@ impl Live {
         }
     }
 
-    /// Tells the recorder of an attempt of this call that ended.
+    /// Tells the recorder of an attempt of this call that ended, and
+    /// counts it.
+    #[cold]
+    #[inline(never)]
     pub(super) fn tell_attempt(
-        &self,
+        &mut self,
         kind: AttemptKind,
         number: u32,
         outcome: AttemptOutcome,
         start: Instant,
         end: Instant,
     ) {
+        self.attempts = self.attempts.saturating_add(1);
         let ended = AttemptEnded {
             function: self.function,
             kind,
@@ -453,9 +457,9 @@ impl Live {
     /// The attempt in flight ended with `outcome`, at `now` (its kind
     /// `Original` for the first, else `Retry`).
     fn attempt_ended(&mut self, outcome: AttemptOutcome, now: Instant) {
-        self.attempts = self.attempts.saturating_add(1);
-        let kind = crate::AttemptContext::new(self.attempts, false).kind;
-        self.tell_attempt(kind, self.attempts, outcome, self.attempt_began, now);
+        let number = self.attempts.saturating_add(1);
+        let kind = crate::AttemptContext::new(number, false).kind;
+        self.tell_attempt(kind, number, outcome, self.attempt_began, now);
     }
 
     /// The attempt ended with `outcome` and the call goes on, after
@@ -485,24 +489,6 @@ impl Live {
             self.attempt_ended(outcome, now);
         }
         self.tell_call(reason, failure_kind, now);
-    }
-
-    /// A hedged call's attempt of kind `kind`, number `number` (as its
-    /// `context` says), begun at `began`, ended now with `outcome` (the
-    /// attempts of a hedged call overlap, so each keeps its own start and
-    /// number).
-    #[cfg(feature = "tokio")]
-    #[cold]
-    #[inline(never)]
-    pub(super) fn hedged_attempt(
-        &mut self,
-        kind: AttemptKind,
-        number: u32,
-        began: Instant,
-        outcome: AttemptOutcome,
-    ) {
-        self.attempts = self.attempts.saturating_add(1);
-        self.tell_attempt(kind, number, outcome, began, (self.clock)());
     }
 
     /// A hedged call ends, after `started` attempts (the cancelled ones
