@@ -171,11 +171,6 @@ impl<E> Chaos<E> {
         self.on.store(on, Relaxed);
     }
 
-    /// Whether it injects.
-    fn is_enabled(&self) -> bool {
-        self.on.load(Relaxed)
-    }
-
     /// The faults injected so far.
     pub fn faults(&self) -> u64 {
         self.faults.load(Relaxed)
@@ -190,7 +185,7 @@ impl<E> Chaos<E> {
     /// The next draw: the latency to add, and the fault to fail with
     /// (`None` while disabled: nothing drawn).
     fn draw(&self) -> Option<(Option<Duration>, Option<E>)> {
-        if !self.is_enabled() {
+        if !self.on.load(Relaxed) {
             return None;
         }
         let n = self.draws.fetch_add(1, Relaxed);
@@ -250,7 +245,7 @@ impl<E> core::fmt::Debug for Chaos<E> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Chaos")
             .field("seed", &self.seed)
-            .field("enabled", &self.is_enabled())
+            .field("enabled", &self.on.load(Relaxed))
             .field(
                 "fault",
                 &self.fault.map(|(share, _)| share as f64 / 4_294_967_296.0),

@@ -2,6 +2,8 @@
 //! about to happen, the call that succeeded, and which attempt is running.
 
 use core::time::Duration;
+
+use crate::report::named;
 #[cfg(feature = "std")]
 use std::time::Instant;
 
@@ -121,36 +123,30 @@ impl RetryEvent {
     }
 }
 
-/// How an attempt came to be made, as `on_retry` hooks and the metrics'
-/// `attempt.type` tell it.
-///
-/// ```
-/// use backoff_runtime::AttemptKind;
-///
-/// assert_eq!(AttemptKind::Hedge.as_str(), "hedge");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum AttemptKind {
-    /// The call's first attempt.
-    Original,
-    /// An attempt made after a failed one (in a hedged call: started at
-    /// once when an attempt failed with an error to retry).
-    Retry,
-    /// A hedged call's attempt started by the hedge delay, while the
-    /// earlier ones were still in flight.
-    Hedge,
-}
-
-impl AttemptKind {
-    /// The metrics' name for it: `original`, `retry` or `hedge`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            AttemptKind::Original => "original",
-            AttemptKind::Retry => "retry",
-            AttemptKind::Hedge => "hedge",
-        }
+named! {
+    /// How an attempt came to be made, as `on_retry` hooks and the metrics'
+    /// `attempt.type` tell it.
+    ///
+    /// ```
+    /// use backoff_runtime::AttemptKind;
+    ///
+    /// assert_eq!(AttemptKind::Hedge.as_str(), "hedge");
+    /// ```
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[non_exhaustive]
+    pub enum AttemptKind {
+        /// The call's first attempt.
+        Original = "original",
+        /// An attempt made after a failed one (in a hedged call: started at
+        /// once when an attempt failed with an error to retry).
+        Retry = "retry",
+        /// A hedged call's attempt started by the hedge delay, while the
+        /// earlier ones were still in flight.
+        Hedge = "hedge",
     }
+
+    /// The metrics' name for it: `original`, `retry` or `hedge`.
+    as_str;
 }
 
 /// Which attempt is running: what `context = ctx` binds inside a `#[retry]`

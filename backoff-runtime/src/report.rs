@@ -2,63 +2,76 @@
 
 use core::time::Duration;
 
-/// Why a call gave up: the reason in [`GiveUp`], readable after a loop with
-/// [`RetryState::give_up`](crate::RetryState::give_up).
-///
-/// ```
-/// use backoff_runtime::{GiveUpReason, Policy};
-///
-/// let policy = Policy::immediate().attempts(2);
-/// let mut state = policy.start();
-/// assert!(state.next_delay().is_some());
-/// assert!(state.next_delay().is_none());
-/// assert_eq!(state.give_up().unwrap().reason, GiveUpReason::Attempts);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum GiveUpReason {
-    /// `when` (or `when_ok`) said stop: it returned `false` or
-    /// [`Decision::Stop`](crate::Decision::Stop).
-    Stopped,
-    /// The attempt limit was reached.
-    Attempts,
-    /// The next sleep would end past `max_elapsed`, or a
-    /// [`Decision::RetryAfter`](crate::Decision::RetryAfter) asked for
-    /// longer than that deadline allows or than `retry_after_max`.
-    Deadline,
-    /// The shared [`RetryBudget`](crate::RetryBudget) had no token left.
-    Budget,
-    /// The [`CircuitBreaker`](crate::CircuitBreaker) refused the call, or
-    /// would still be open when the next attempt is due.
-    CircuitOpen,
-    /// The whole call ran past its `timeout`.
-    Timeout,
-    /// The [`AdaptiveThrottle`](crate::AdaptiveThrottle) rejected the
-    /// attempt locally, before it was sent (the error is
-    /// `E::from(Rejected)`).
-    Rejected,
-    /// The call's `cancel` token was cancelled: during a sleep (the call
-    /// returns the last attempt's outcome), or before the first attempt
-    /// (`E::from(Cancelled)`; see [`Cancelled`](crate::Cancelled)).
-    Cancelled,
-}
+/// An enum of unit variants (or one-field ones), each with a name that
+/// its `as_str` returns: `Variant = "name"`, then the docs of `as_str`.
+macro_rules! named {
+    ($(#[$a:meta])* pub enum $name:ident {
+        $($(#[$v:meta])* $variant:ident$(($field:ty))? = $text:literal,)*
+    }
+    $(#[$f:meta])* as_str;) => {
+        $(#[$a])*
+        pub enum $name {
+            $($(#[$v])* $variant$(($field))?,)*
+        }
 
-impl GiveUpReason {
+        impl $name {
+            $(#[$f])*
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant { .. } => $text,)*
+                }
+            }
+        }
+    };
+}
+pub(crate) use named;
+
+named! {
+    /// Why a call gave up: the reason in [`GiveUp`], readable after a loop with
+    /// [`RetryState::give_up`](crate::RetryState::give_up).
+    ///
+    /// ```
+    /// use backoff_runtime::{GiveUpReason, Policy};
+    ///
+    /// let policy = Policy::immediate().attempts(2);
+    /// let mut state = policy.start();
+    /// assert!(state.next_delay().is_some());
+    /// assert!(state.next_delay().is_none());
+    /// assert_eq!(state.give_up().unwrap().reason, GiveUpReason::Attempts);
+    /// ```
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[non_exhaustive]
+    pub enum GiveUpReason {
+        /// `when` (or `when_ok`) said stop: it returned `false` or
+        /// [`Decision::Stop`](crate::Decision::Stop).
+        Stopped = "stopped",
+        /// The attempt limit was reached.
+        Attempts = "attempts",
+        /// The next sleep would end past `max_elapsed`, or a
+        /// [`Decision::RetryAfter`](crate::Decision::RetryAfter) asked for
+        /// longer than that deadline allows or than `retry_after_max`.
+        Deadline = "deadline",
+        /// The shared [`RetryBudget`](crate::RetryBudget) had no token left.
+        Budget = "budget",
+        /// The [`CircuitBreaker`](crate::CircuitBreaker) refused the call, or
+        /// would still be open when the next attempt is due.
+        CircuitOpen = "circuit_open",
+        /// The whole call ran past its `timeout`.
+        Timeout = "timeout",
+        /// The [`AdaptiveThrottle`](crate::AdaptiveThrottle) rejected the
+        /// attempt locally, before it was sent (the error is
+        /// `E::from(Rejected)`).
+        Rejected = "rejected",
+        /// The call's `cancel` token was cancelled: during a sleep (the call
+        /// returns the last attempt's outcome), or before the first attempt
+        /// (`E::from(Cancelled)`; see [`Cancelled`](crate::Cancelled)).
+        Cancelled = "cancelled",
+    }
+
     /// [`Display`](core::fmt::Display)'s text as a `&'static str` (for the
     /// crate's `tracing` events and `backoff-opentelemetry`'s labels).
     #[doc(hidden)]
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            GiveUpReason::Stopped => "stopped",
-            GiveUpReason::Attempts => "attempts",
-            GiveUpReason::Deadline => "deadline",
-            GiveUpReason::Budget => "budget",
-            GiveUpReason::CircuitOpen => "circuit_open",
-            GiveUpReason::Timeout => "timeout",
-            GiveUpReason::Rejected => "rejected",
-            GiveUpReason::Cancelled => "cancelled",
-        }
-    }
+    as_str;
 }
 
 /// A short lowercase name, as `tracing` events and metrics report it:

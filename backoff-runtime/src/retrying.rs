@@ -411,22 +411,21 @@ where
     {
         let cancel = self.cancel;
         let (mut run, mut op, on_success) = self.run(clock::system);
-        let mut slot = None;
         if let Some(error) = cancel.refused() {
-            return run.give_up(&mut slot, true, Err(error));
+            return run.give_up(true, Err(error));
         }
         loop {
-            if let Err(refused) = run.before_attempt(&mut slot) {
+            if let Err(refused) = run.before_attempt() {
                 return refused;
             }
             run.recording.attempt_starts();
-            match run.after(&mut slot, op(), C::KEEP) {
+            match run.after(op(), C::KEEP) {
                 ControlFlow::Continue((delay, kept)) => {
                     if let Some(outcome) = cancel.wait(delay, kept) {
-                        return run.give_up(&mut slot, true, outcome);
+                        return run.give_up(true, outcome);
                     }
                 }
-                ControlFlow::Break(outcome) => return run.ended(&slot, outcome, on_success),
+                ControlFlow::Break(outcome) => return run.ended(outcome, on_success),
             }
         }
     }
@@ -443,22 +442,21 @@ where
     {
         let (timeout, cancel) = (self.timeout, self.cancel);
         let (mut run, mut op, on_success) = self.run(clock::for_async());
-        let mut slot = None;
         if let Some(error) = cancel.refused() {
-            return run.give_up(&mut slot, true, Err(error));
+            return run.give_up(true, Err(error));
         }
         let mut calls = 0u32;
         let attempts = async {
             loop {
-                if let Err(refused) = run.before_attempt(&mut slot) {
+                if let Err(refused) = run.before_attempt() {
                     return refused;
                 }
                 calls = calls.saturating_add(1);
                 run.recording.attempt_starts();
-                match run.after(&mut slot, op().await, C::KEEP) {
+                match run.after(op().await, C::KEEP) {
                     ControlFlow::Continue((delay, kept)) => {
                         if let Some(outcome) = cancel.sleep(delay, kept).await {
-                            return run.give_up(&mut slot, true, outcome);
+                            return run.give_up(true, outcome);
                         }
                     }
                     ControlFlow::Break(outcome) => return outcome,
@@ -466,9 +464,27 @@ where
             }
         };
         match bounded(timeout, attempts).await {
-            Ok(outcome) => run.ended(&slot, outcome, on_success),
+            Ok(outcome) => run.ended(outcome, on_success),
             Err(elapsed) => run.timed_out(calls, elapsed),
         }
+    }
+
+    /// The call's driver, built when it begins; and the operation.
+    #[allow(clippy::type_complexity)] // (one type parameter per hook)
+    fn run(self, clock: Clock) -> (Call<'p, S, T, E, W, K, N, G, L>, Op, U) {
+        let timed =
+            HookSet::<W, K, N, NoHook, G, L>::timed::<T, E>() || U::GIVEN || self.timeout.is_some();
+        let began = driver::began(self.policy, clock, timed);
+        let run = Run {
+            slot: None,
+            recording: Recording::begin(self.policy.name(), clock),
+            start: Origin::at(self.policy, clock, began, self.budget),
+            circuit: self.circuit,
+            throttle: self.throttle,
+            hooks: (self.hooks).map_on_retry(|hook| Within(hook, self.timeout.map(|(t, _)| t))),
+            outcome: PhantomData,
+        };
+        (run, self.op, self.on_success)
     }
 }
 
@@ -550,36 +566,8 @@ async fn bounded<T, E>(
         .map_err(|_| from(Elapsed))
 }
 
-impl<'p, S, Op, T, E, W, K, N, G, L, U: OnSuccess<T>, C>
-    Retrying<'p, S, Op, T, E, W, K, N, G, L, U, C>
-{
-    /// The call's driver, built when it begins; and the operation.
-    #[allow(clippy::type_complexity)] // (one type parameter per hook)
-    fn run(self, clock: Clock) -> (Call<'p, S, E, W, K, N, G, L>, Op, U)
-    where
-        S: Strategy,
-        W: Classify<E>,
-        K: Classify<T>,
-        N: OnRetry<T, E>,
-        G: OnGiveUp<T, E>,
-        L: Fallback<T, E>,
-    {
-        let timed =
-            HookSet::<W, K, N, NoHook, G, L>::timed::<T, E>() || U::GIVEN || self.timeout.is_some();
-        let began = driver::began(self.policy, clock, timed);
-        let run = Run {
-            recording: Recording::begin(self.policy.name(), clock),
-            start: Origin::at(self.policy, clock, began, self.budget),
-            circuit: self.circuit,
-            throttle: self.throttle,
-            hooks: (self.hooks).map_on_retry(|hook| Within(hook, self.timeout.map(|(t, _)| t))),
-        };
-        (run, self.op, self.on_success)
-    }
-}
-
 /// A `Retrying` call's driver.
-type Call<'p, S, E, W, K, N, G, L> = Run<'p, S, E, HookSet<W, K, Within<N>, NoHook, G, L>>;
+type Call<'p, S, T, E, W, K, N, G, L> = Run<'p, S, T, E, HookSet<W, K, Within<N>, NoHook, G, L>>;
 
 /// An `on_retry` hook of a call under a whole-call `timeout` (if given):
 /// its event's time left counts to the nearer of its end and the policy's
@@ -595,27 +583,25 @@ impl<T, E, N: OnRetry<T, E>> OnRetry<T, E> for Within<N> {
     }
 }
 
-/// One call's driver: what its state is built from, its breaker and
-/// throttle (which its state gets before the first attempt) and how their
-/// refusals become its error, and its hooks.
-struct Run<'p, S, E, H> {
+/// One call's driver: its state (built at its first failure, or before
+/// its first attempt behind a breaker or throttle) and what it is built
+/// from, its breaker and throttle and how their refusals become its error,
+/// and its hooks.
+struct Run<'p, S, T, E, H> {
+    slot: Option<RetryState<'p, S>>,
     start: Origin<'p, S>,
     circuit: Option<Breaker<'p, E>>,
     throttle: Option<Throttling<'p, E>>,
     recording: Recording,
     hooks: H,
+    outcome: PhantomData<fn() -> T>,
 }
 
-impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
+impl<'p, S: Strategy, T, E, H: Hooks<T, E>> Run<'p, S, T, E, H> {
     /// The call's result, `outcome`, which `on_success` is told of if it is
     /// an `Ok` the call accepted (a call that gave up has a state, done).
-    fn ended<T>(
-        &self,
-        slot: &Option<RetryState<'p, S>>,
-        outcome: Result<T, E>,
-        on_success: impl OnSuccess<T>,
-    ) -> Result<T, E> {
-        let slot = slot.as_ref();
+    fn ended(&self, outcome: Result<T, E>, on_success: impl OnSuccess<T>) -> Result<T, E> {
+        let slot = self.slot.as_ref();
         if let Ok(value) = &outcome
             && !slot.is_some_and(RetryState::is_done)
         {
@@ -627,17 +613,13 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
     /// After an attempt that ended with `outcome`: the driver's rule, a
     /// retry's outcome kept beside its delay as `K` says (by a call with a
     /// token, for its wait; see [`driver::Keep`]).
-    fn after<T, K: driver::Keep<T, E>>(
+    fn after<K: driver::Keep<T, E>>(
         &mut self,
-        slot: &mut Option<RetryState<'p, S>>,
         outcome: Result<T, E>,
         keep: K,
-    ) -> ControlFlow<Result<T, E>, (Duration, K::Kept)>
-    where
-        H: Hooks<T, E>,
-    {
+    ) -> ControlFlow<Result<T, E>, (Duration, K::Kept)> {
         let mut progress = Lazy {
-            slot,
+            slot: &mut self.slot,
             start: &self.start,
         };
         let (hooks, recording) = (&mut self.hooks, &mut self.recording);
@@ -647,17 +629,9 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
     /// The call gives up with `outcome`: its token was cancelled
     /// (`cancelled`), or its breaker or throttle refused an attempt.
     #[cold]
-    fn give_up<T>(
-        &mut self,
-        slot: &mut Option<RetryState<'p, S>>,
-        cancelled: bool,
-        outcome: Result<T, E>,
-    ) -> Result<T, E>
-    where
-        H: Hooks<T, E>,
-    {
+    fn give_up(&mut self, cancelled: bool, outcome: Result<T, E>) -> Result<T, E> {
         let progress = Lazy {
-            slot,
+            slot: &mut self.slot,
             start: &self.start,
         };
         let (hooks, recording) = (&mut self.hooks, &mut self.recording);
@@ -673,10 +647,7 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
     /// up with `error`.
     #[cfg(feature = "tokio")]
     #[cold]
-    fn timed_out<T>(&mut self, calls: u32, error: E) -> Result<T, E>
-    where
-        H: Hooks<T, E>,
-    {
+    fn timed_out(&mut self, calls: u32, error: E) -> Result<T, E> {
         let report = || self.start.timed_out(calls);
         let (hooks, recording) = (&mut self.hooks, &mut self.recording);
         driver::give_up(report, Err(error), hooks, &NoTrace, recording, None)
@@ -684,24 +655,18 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
 
     /// Asks the breaker and the throttle, if any, before an attempt: `Err`
     /// is the refused call's outcome, already reported to `on_giveup`.
-    fn before_attempt<T>(
-        &mut self,
-        slot: &mut Option<RetryState<'p, S>>,
-    ) -> Result<(), Result<T, E>>
-    where
-        H: Hooks<T, E>,
-    {
+    fn before_attempt(&mut self) -> Result<(), Result<T, E>> {
         let (circuit, throttle) = (self.circuit, self.throttle);
         if circuit.is_none() && throttle.is_none() {
             return Ok(());
         }
         let gates = (circuit.map(|c| c.0), throttle.map(|t| t.0));
-        let state = slot.get_or_insert_with(|| self.start.gated(gates.0, gates.1));
+        let state = (self.slot).get_or_insert_with(|| self.start.gated(gates.0, gates.1));
         let refusal = match (circuit, throttle) {
             (Some((_, from)), _) if let Err(open) = state.before_attempt() => from(open),
             (_, Some((_, from))) if let Err(rejected) = state.ask_throttle() => from(rejected),
             _ => return Ok(()),
         };
-        Err(self.give_up(slot, false, Err(refusal)))
+        Err(self.give_up(false, Err(refusal)))
     }
 }

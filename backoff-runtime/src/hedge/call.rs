@@ -129,12 +129,6 @@ where
         Ok(())
     }
 
-    /// No other hedge may start.
-    pub(super) fn disarm(&mut self) {
-        self.armed = false;
-        self.arm = false;
-    }
-
     /// The call gives up: the breaker refused its next attempt (its first,
     /// or a retry with none in flight).
     pub(super) fn refused(&mut self, open: CircuitOpen, trace: &impl Trace<E>) -> Result<T, E> {
@@ -228,23 +222,22 @@ where
                 recording.retried(outcome.is_ok(), Duration::ZERO);
                 Hedging::Wait
             }
-            // (Nothing reads the report: the call gives up with the outcome.)
-            _ if !(H::REPORTS || Tr::ENABLED || recording.is_live()) => {
-                Hedging::Done(outcome, false)
-            }
             _ => {
-                // The report counts every attempt started, and the hedges.
-                let mut report = progress.report();
-                report.attempts = self.started;
-                report.hedges = self.hedges;
-                // (With attempts left, the token ended the call: the steps
-                // the attempts it kept from starting took do not count.)
-                if cancelled && room && !stop {
-                    report.reason = GiveUpReason::Cancelled;
-                }
+                // The report (built only if read) counts every attempt
+                // started, and the hedges.
+                let report = || {
+                    let mut report = progress.report();
+                    (report.attempts, report.hedges) = (self.started, self.hedges);
+                    // (With attempts left, the token ended the call: the
+                    // steps the attempts it kept from starting took do not
+                    // count.)
+                    if cancelled && room && !stop {
+                        report.reason = GiveUpReason::Cancelled;
+                    }
+                    report
+                };
                 let ended = Some(outcome.is_ok());
-                let outcome =
-                    driver::give_up(|| report, outcome, hooks, trace, &mut recording, ended);
+                let outcome = driver::give_up(report, outcome, hooks, trace, &mut recording, ended);
                 Hedging::Done(outcome, false)
             }
         }
@@ -347,10 +340,12 @@ where
                             timer.set(None);
                             return Poll::Ready(call.refused(open, trace));
                         }
-                        call.disarm();
+                        // (No other hedge may start.)
+                        (call.armed, call.arm) = (false, false);
                     }
                 }
-                Hedging::Wait => call.disarm(),
+                // (No other hedge may start.)
+                Hedging::Wait => (call.armed, call.arm) = (false, false),
             }
         }
     }

@@ -12,7 +12,7 @@ use crate::clock::Clock;
 
 use crate::circuit::CircuitState;
 use crate::event::AttemptKind;
-use crate::report::GiveUpReason;
+use crate::report::{GiveUpReason, named};
 
 /// What is told of retried calls, breakers and budgets: one method per
 /// event, each empty unless implemented (implement what you record).
@@ -66,68 +66,56 @@ pub trait Recorder: Send + Sync {
     fn remote_reachable(&self, remote: &str, reachable: bool) {}
 }
 
-/// How an attempt ended.
-///
-/// ```
-/// use backoff_runtime::record::AttemptOutcome;
-///
-/// assert_eq!(AttemptOutcome::RejectedOk.as_str(), "rejected_ok");
-/// assert_eq!(AttemptOutcome::Cancelled.as_str(), "cancelled");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum AttemptOutcome {
-    /// An accepted `Ok`: the call ends with it.
-    Ok,
-    /// An error.
-    Error,
-    /// An `Ok` that `when_ok` rejected.
-    RejectedOk,
-    /// Dropped unfinished because the call ended without it: a hedged
-    /// call's attempt still in flight when another attempt's outcome ended
-    /// the call (it was a real request: hedging's extra load).
-    Cancelled,
-}
+named! {
+    /// How an attempt ended.
+    ///
+    /// ```
+    /// use backoff_runtime::record::AttemptOutcome;
+    ///
+    /// assert_eq!(AttemptOutcome::RejectedOk.as_str(), "rejected_ok");
+    /// assert_eq!(AttemptOutcome::Cancelled.as_str(), "cancelled");
+    /// ```
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[non_exhaustive]
+    pub enum AttemptOutcome {
+        /// An accepted `Ok`: the call ends with it.
+        Ok = "ok",
+        /// An error.
+        Error = "error",
+        /// An `Ok` that `when_ok` rejected.
+        RejectedOk = "rejected_ok",
+        /// Dropped unfinished because the call ended without it: a hedged
+        /// call's attempt still in flight when another attempt's outcome ended
+        /// the call (it was a real request: hedging's extra load).
+        Cancelled = "cancelled",
+    }
 
-impl AttemptOutcome {
     /// `ok`, `error`, `rejected_ok` or `cancelled`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            AttemptOutcome::Ok => "ok",
-            AttemptOutcome::Error => "error",
-            AttemptOutcome::RejectedOk => "rejected_ok",
-            AttemptOutcome::Cancelled => "cancelled",
-        }
+    as_str;
+}
+
+named! {
+    /// How a call ended.
+    ///
+    /// ```
+    /// use backoff_runtime::GiveUpReason;
+    /// use backoff_runtime::record::CallOutcome;
+    ///
+    /// let outcome = CallOutcome::GaveUp(GiveUpReason::Attempts);
+    /// assert_eq!(outcome.as_str(), "gave_up");
+    /// assert!(matches!(outcome, CallOutcome::GaveUp(GiveUpReason::Attempts)));
+    /// ```
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[non_exhaustive]
+    pub enum CallOutcome {
+        /// It returned an accepted `Ok`.
+        Ok = "ok",
+        /// It gave up, for this reason.
+        GaveUp(GiveUpReason) = "gave_up",
     }
-}
 
-/// How a call ended.
-///
-/// ```
-/// use backoff_runtime::GiveUpReason;
-/// use backoff_runtime::record::CallOutcome;
-///
-/// let outcome = CallOutcome::GaveUp(GiveUpReason::Attempts);
-/// assert_eq!(outcome.as_str(), "gave_up");
-/// assert!(matches!(outcome, CallOutcome::GaveUp(GiveUpReason::Attempts)));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum CallOutcome {
-    /// It returned an accepted `Ok`.
-    Ok,
-    /// It gave up, for this reason.
-    GaveUp(GiveUpReason),
-}
-
-impl CallOutcome {
     /// `ok` or `gave_up`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            CallOutcome::Ok => "ok",
-            CallOutcome::GaveUp(_) => "gave_up",
-        }
-    }
+    as_str;
 }
 
 /// An attempt that ended (see [`Recorder::attempt_ended`]).
