@@ -337,19 +337,6 @@ crate::control::control_error! {
     Cancelled: "cancelled", Interrupted
 }
 
-/// Sleeps `sleep` (`None`: no sleep) unless `cancel` is given first;
-/// whether it was. An async loop's wait between attempts.
-#[cfg(feature = "tokio")]
-pub(crate) async fn sleep_unless<C: Cancel + ?Sized, F: Future<Output = ()>>(
-    cancel: &C,
-    sleep: Option<F>,
-) -> bool {
-    match sleep {
-        None => cancel.is_cancelled(),
-        Some(sleep) => race(cancel.cancelled(), sleep).await,
-    }
-}
-
 /// Awaits `sleep` unless `cancelled` completes first (polled first, so a
 /// token cancelled already wins at once); whether it did.
 pub async fn race(cancelled: impl Future<Output = ()>, sleep: impl Future<Output = ()>) -> bool {
@@ -363,15 +350,10 @@ pub async fn race(cancelled: impl Future<Output = ()>, sleep: impl Future<Output
     .await
 }
 
-/// A blocking loop's wait between attempts: whether `cancel` was given
-/// before `delay` passed (a zero delay only asks).
-pub(crate) fn wait_unless<C: Cancel + ?Sized>(cancel: &C, delay: Duration) -> bool {
-    cancel.is_cancelled() || (!delay.is_zero() && cancel.wait_timeout(delay))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::retrying::Token;
 
     #[test]
     fn a_waiting_thread_wakes_at_the_cancel() {
@@ -380,7 +362,9 @@ mod tests {
         let waiter = std::thread::spawn(move || other.wait_timeout(Duration::MAX));
         token.cancel();
         assert!(waiter.join().unwrap());
-        assert!(wait_unless(&token, Duration::ZERO));
+        // (A loop's wait: a zero delay only asks.)
+        let wait = Token::<(), Cancelled>::wait(&token, Duration::ZERO, Ok(()));
+        assert_eq!(wait, Some(Ok(())));
     }
 
     #[test]
@@ -408,15 +392,15 @@ mod tests {
         let token = CancelToken::new();
         let other = token.clone();
         let start = tokio::time::Instant::now();
-        let sleep = tokio::time::sleep(Duration::from_secs(60));
-        let (cancelled, ()) = tokio::join!(sleep_unless(&token, Some(sleep)), async move {
+        let sleep = Token::<(), Cancelled>::sleep(&token, Duration::from_secs(60), Ok(()));
+        let (cancelled, ()) = tokio::join!(sleep, async move {
             tokio::time::sleep(Duration::from_secs(5)).await;
             other.cancel();
         });
-        assert!(cancelled);
+        assert_eq!(cancelled, Some(Ok(())));
         assert_eq!(start.elapsed(), Duration::from_secs(5));
-        let none: Option<core::future::Ready<()>> = None;
-        assert!(sleep_unless(&token, none).await);
+        let zero = Token::<(), Cancelled>::sleep(&token, Duration::ZERO, Err(Cancelled));
+        assert_eq!(zero.await, Some(Err(Cancelled)));
         assert_eq!(format!("{token:?}"), "CancelToken { cancelled: true }");
     }
 }

@@ -77,25 +77,6 @@ impl RetryEvent {
         }
     }
 
-    /// The same event, with `remaining` left until the call's deadline
-    /// and in run `run` (see [`remaining`](RetryEvent::remaining) and
-    /// [`run`](RetryEvent::run)).
-    ///
-    /// ```
-    /// use backoff_runtime::RetryEvent;
-    /// use std::time::Duration;
-    ///
-    /// let event = RetryEvent::new(1, Duration::ZERO, Duration::ZERO)
-    ///     .with_run(Some(Duration::from_secs(3)), 2);
-    /// assert_eq!((event.remaining, event.run), (Some(Duration::from_secs(3)), 2));
-    /// ```
-    #[doc(hidden)]
-    pub const fn with_run(mut self, remaining: Option<Duration>, run: u32) -> Self {
-        self.remaining = remaining;
-        self.run = run;
-        self
-    }
-
     /// The same event, in a call under a whole-call `timeout` (which its
     /// loop enforces, counted from the call's start): the time left is
     /// the nearer of the two.
@@ -103,22 +84,6 @@ impl RetryEvent {
     pub(crate) fn within(mut self, timeout: Duration) -> Self {
         let left = timeout.saturating_sub(self.elapsed);
         self.remaining = Some(self.remaining.map_or(left, |r| r.min(left)));
-        self
-    }
-
-    /// The same event, for a failure of kind `kind` (see
-    /// [`failure_kind`](RetryEvent::failure_kind)).
-    ///
-    /// ```
-    /// use backoff_runtime::RetryEvent;
-    /// use std::time::Duration;
-    ///
-    /// let event = RetryEvent::new(1, Duration::ZERO, Duration::ZERO).with_failure_kind(Some("throttled"));
-    /// assert_eq!(event.failure_kind, Some("throttled"));
-    /// ```
-    #[doc(hidden)]
-    pub const fn with_failure_kind(mut self, kind: Option<&'static str>) -> Self {
-        self.failure_kind = kind;
         self
     }
 }

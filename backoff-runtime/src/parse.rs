@@ -164,17 +164,12 @@ impl Policy<DynStrategy> {
             Some(Attempts::Unlimited) => policy.unlimited_attempts(),
             None => policy,
         };
-        if let Some(d) = stop {
-            policy = policy.stop_at_delay(d);
-        }
-        if let Some(d) = s.max_elapsed {
-            policy = policy.max_elapsed(d);
-        }
-        if let Some(d) = s.retry_after_max {
-            policy = policy.retry_after_max(d);
-        }
+        let settings = &mut policy.settings;
+        settings.stop_at = stop;
+        settings.max_elapsed = s.max_elapsed;
+        settings.retry_after_max = s.retry_after_max.unwrap_or(settings.retry_after_max);
         if s.on_deadline == Some(true) {
-            policy = policy.on_deadline(OnDeadline::LastTry);
+            settings.on_deadline = OnDeadline::LastTry;
         }
         Ok(policy)
     }

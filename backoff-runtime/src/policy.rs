@@ -62,7 +62,7 @@ pub(crate) const DEFAULT_RETRY_AFTER_MAX: Duration = Duration::from_secs(5 * 60)
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Policy<S = Builtin> {
     strategy: S,
-    settings: Settings,
+    pub(crate) settings: Settings,
 }
 
 /// A policy's settings besides its strategy, which are generic over

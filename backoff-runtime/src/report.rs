@@ -136,20 +136,4 @@ impl GiveUp {
             failure_kind: None,
         }
     }
-
-    /// The same report, for a failure of kind `kind` (see
-    /// [`failure_kind`](GiveUp::failure_kind)).
-    ///
-    /// ```
-    /// use backoff_runtime::{GiveUp, GiveUpReason};
-    /// use std::time::Duration;
-    ///
-    /// let report = GiveUp::new(2, Duration::ZERO, GiveUpReason::Stopped).with_failure_kind(Some("permanent"));
-    /// assert_eq!(report.failure_kind, Some("permanent"));
-    /// ```
-    #[doc(hidden)]
-    pub const fn with_failure_kind(mut self, kind: Option<&'static str>) -> Self {
-        self.failure_kind = kind;
-        self
-    }
 }

@@ -540,14 +540,17 @@ impl<T, E: From<Cancelled>, X: Cancel + ?Sized> Token<T, E> for &X {
         self.is_cancelled().then(|| E::from(Cancelled))
     }
     fn wait(self, delay: Duration, kept: Result<T, E>) -> Option<Result<T, E>> {
-        crate::cancel::wait_unless(self, delay).then_some(kept)
+        // (A zero delay only asks.)
+        (self.is_cancelled() || !delay.is_zero() && self.wait_timeout(delay)).then_some(kept)
     }
     #[cfg(feature = "tokio")]
     async fn sleep(self, delay: Duration, kept: Result<T, E>) -> Option<Result<T, E>> {
-        let sleep = (!delay.is_zero()).then(|| ::tokio::time::sleep(delay));
-        crate::cancel::sleep_unless(self, sleep)
-            .await
-            .then_some(kept)
+        let cancelled = if delay.is_zero() {
+            self.is_cancelled()
+        } else {
+            crate::cancel::race(self.cancelled(), ::tokio::time::sleep(delay)).await
+        };
+        cancelled.then_some(kept)
     }
 }
 

@@ -503,9 +503,12 @@ impl<'p, S> RetryState<'p, S> {
         let remaining = now
             .zip(self.deadline())
             .map(|(now, d)| d.saturating_duration_since(now));
-        RetryEvent::new(self.attempt(), delay, elapsed.unwrap_or_default())
-            .with_failure_kind(self.failure_kind())
-            .with_run(remaining, self.run())
+        RetryEvent {
+            failure_kind: self.failure_kind(),
+            remaining,
+            run: self.run(),
+            ..RetryEvent::new(self.attempt(), delay, elapsed.unwrap_or_default())
+        }
     }
 
     /// The kind of the last failure (the name of its entry in the policy's
@@ -575,7 +578,10 @@ impl<'p, S> RetryState<'p, S> {
     /// was.
     pub(crate) fn report(&self) -> GiveUp {
         let reason = self.core.gave_up.unwrap_or(GiveUpReason::Attempts);
-        GiveUp::new(self.attempt(), self.elapsed(), reason).with_failure_kind(self.failure_kind())
+        GiveUp {
+            failure_kind: self.failure_kind(),
+            ..GiveUp::new(self.attempt(), self.elapsed(), reason)
+        }
     }
 
     /// Whether the attempt about to run is the last try that

@@ -452,10 +452,8 @@ where
         let rejected_ok = result.is_ok();
         let state = (self.state).get_or_insert_with(|| Self::start(self.policy, self.budget));
         let Some(delay) = state.next_delay_for(decision) else {
-            if self.recording.is_live() {
-                let reason = state.give_up_reason().unwrap_or(GiveUpReason::Attempts);
-                self.recording.gave_up(Some(rejected_ok), reason, None);
-            }
+            let reason = state.give_up_reason().unwrap_or(GiveUpReason::Attempts);
+            self.recording.gave_up(Some(rejected_ok), reason, None);
             return None;
         };
         self.recording.retried(rejected_ok, delay);

@@ -75,22 +75,6 @@ impl<'a> HedgeDelay<'a> {
         );
         HedgeDelay::Quantile(latency, q)
     }
-
-    /// The delay now (the fixed one, or the learned quantile, which
-    /// [`Latency::quantile`] reads at any time), and the estimate the
-    /// call's attempts teach, if the delay is learned.
-    ///
-    /// # Panics
-    ///
-    /// If it is a `Quantile` of a NaN.
-    #[inline]
-    pub(super) fn read(&self) -> (Duration, Option<&'a Latency>) {
-        match *self {
-            HedgeDelay::After(d) => (d, None),
-            HedgeDelay::P95(latency) => (latency.quantile(0.95), Some(latency)),
-            HedgeDelay::Quantile(latency, q) => (latency.quantile(q), Some(latency)),
-        }
-    }
 }
 
 /// Number of buckets of a [`Latency`].

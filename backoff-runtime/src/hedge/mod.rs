@@ -616,7 +616,13 @@ impl<'p, S, const N: usize, C, W, K, R, H, G, U> Hedge<'p, S, N, C, W, K, R, H, 
         // (Begun before the future is built: read in the literal, its branch
         // made the compiler build the 200-byte state aside and copy it in.)
         let recording = Recording::begin(self.policy.name(), clock);
-        let (hedge_after, learn) = self.delay.read();
+        // (The delay is read now, a quantile of the latency so far, which
+        // learns from the call's attempts.)
+        let (hedge_after, learn) = match self.delay {
+            HedgeDelay::After(d) => (d, None),
+            HedgeDelay::P95(latency) => (latency.quantile(0.95), Some(latency)),
+            HedgeDelay::Quantile(latency, q) => (latency.quantile(q), Some(latency)),
+        };
         Hedged {
             slots: <SlotsOf<'p, N, Fut> as Slots<'p, Fut>>::empty(),
             timer: None,
