@@ -463,10 +463,10 @@ impl CircuitBreaker {
                 let s = Packed::load(word);
                 granted = match s.state {
                     CLOSED => s,
-                    OPEN if held && grant => s.claimed(0, ceil),
-                    OPEN if !held && self.lapsed(floor, s) => s.claimed(0, ceil),
+                    OPEN if held && grant => s.entered(HALF_OPEN, 0, ceil),
+                    OPEN if !held && self.lapsed(floor, s) => s.entered(HALF_OPEN, 0, ceil),
                     HALF_OPEN if (!held || grant) && (!s.trial || self.lapsed(floor, s)) => {
-                        s.claimed(s.count, ceil)
+                        s.entered(HALF_OPEN, s.count, ceil)
                     }
                     _ => return None,
                 };
@@ -567,7 +567,7 @@ impl CircuitBreaker {
                     Some(s.closed(0))
                 }
                 (HALF_OPEN, true) if s.trial && s.count + 1 >= self.success_threshold => {
-                    Some(s.reclosed(self.clean_count()))
+                    Some(s.entered(CLOSED, self.clean_count(), 0))
                 }
                 (HALF_OPEN, true) if s.trial => Some(Packed {
                     count: s.count + 1,
@@ -594,14 +594,14 @@ impl CircuitBreaker {
         match (&self.trip, permit.trial) {
             (Trip::Consecutive(threshold), false) => self.update(|s| match s.state {
                 _ if s.generation != generation => None,
-                CLOSED if s.count + 1 >= *threshold => Some(s.open(ceil)),
+                CLOSED if s.count + 1 >= *threshold => Some(s.entered(OPEN, 0, ceil)),
                 CLOSED => Some(s.closed(s.count + 1)),
                 _ => None,
             }),
             (Trip::Rate(window), false) => self.record_closed(window, generation, now, true),
             (_, true) => self.update(|s| {
                 (s.state == HALF_OPEN && s.trial && s.generation == generation)
-                    .then(|| s.open(ceil))
+                    .then(|| s.entered(OPEN, 0, ceil))
             }),
         }
         if let Some(gate) = self.gate.get() {
@@ -643,7 +643,7 @@ impl CircuitBreaker {
             // the generation is over.)
             let opened = self.word.compare_exchange(
                 word,
-                s.open(ceil).store(),
+                s.entered(OPEN, 0, ceil).store(),
                 Ordering::AcqRel,
                 Ordering::Acquire,
             );

@@ -268,7 +268,7 @@ impl<'a> RemoteView<'a> {
             return;
         }
         let ceil = self.0.epoch.millis(now).1;
-        self.0.update(|s| (s.state != OPEN).then(|| s.open(ceil)));
+        self.0.update(|s| (s.state != OPEN).then(|| s.entered(OPEN, 0, ceil)));
     }
 
     /// Whether the fleet holds this breaker open
@@ -290,7 +290,7 @@ impl<'a> RemoteView<'a> {
         if close {
             let count = self.0.clean_count();
             self.0
-                .update(|s| (s.state != CLOSED).then(|| s.reclosed(count)));
+                .update(|s| (s.state != CLOSED).then(|| s.entered(CLOSED, count, 0)));
         }
     }
 
@@ -318,7 +318,7 @@ impl<'a> RemoteView<'a> {
         // Reopened while still held: a call between the two sees either
         // the hold or the new `open_for`, never the old one run out.
         let ceil = self.0.epoch.millis(at).1;
-        self.0.update(|s| (s.state == OPEN).then(|| s.open(ceil)));
+        self.0.update(|s| (s.state == OPEN).then(|| s.entered(OPEN, 0, ceil)));
         self.release(false);
     }
 

@@ -12,7 +12,7 @@ fn packing_round_trips() {
     for p in [
         zero.closed(0),
         zero.closed(COUNT_MAX),
-        zero.open(TIME_MASK),
+        zero.entered(OPEN, 0, TIME_MASK),
         Packed {
             state: HALF_OPEN,
             generation: 255,
@@ -24,8 +24,8 @@ fn packing_round_trips() {
         assert_eq!(Packed::load(p.store()), p);
     }
     assert_eq!(zero.closed(0).store(), 0);
-    assert_eq!(zero.open(0).reclosed(0).store() & CLEAN_MASK, 0);
-    assert_ne!(zero.open(0).reclosed(RATE_MARK).store() & CLEAN_MASK, 0);
+    assert_eq!(zero.entered(OPEN, 0, 0).entered(CLOSED, 0, 0).store() & CLEAN_MASK, 0);
+    assert_ne!(zero.entered(OPEN, 0, 0).entered(CLOSED, RATE_MARK, 0).store() & CLEAN_MASK, 0);
     let rate = CircuitBreaker::rate(0.5, 1, Duration::ZERO, Duration::ZERO);
     assert_ne!(rate.word.load(Ordering::Relaxed) & CLEAN_MASK, 0);
 }
