@@ -285,38 +285,30 @@ impl Jitter {
     #[inline(never)]
     fn drawn(self, v: Duration, max: Duration, rng: &mut JitterRng) -> Duration {
         match self {
-            Jitter::None | Jitter::Spread => v,
             Jitter::Full => rng.uniform(Duration::ZERO, v),
             // v/2 + uniform(0, v − v/2) = uniform(v/2, v), in whole nanoseconds.
             Jitter::Equal => rng.uniform(v / 2, v),
-            Jitter::Scattered(r) => scattered(v, r, max, rng),
-            Jitter::Range(lo, hi) => range(v, lo, hi, max, rng),
+            // (Neither NaN nor at most zero: a ratio past 1 counts as 1.)
+            Jitter::Scattered(r) if r > 0.0 => {
+                let r = r.min(1.0);
+                range(v, 1.0 - r, 1.0 + r, max, rng)
+            }
+            Jitter::Range(lo, hi) => range(v, f64::from(lo), f64::from(hi), max, rng),
             Jitter::Custom(j) => j.jitter(v, rng).min(max),
+            Jitter::None | Jitter::Spread | Jitter::Scattered(_) => v,
         }
     }
 }
 
-/// [`Jitter::Range`] with bounds `lo`, `hi` applied to `v` (at most `max`).
+/// `v` (at most `max`) times a factor drawn from `lo` to `hi`: the bounds of
+/// [`Jitter::Range`], or `1 ∓ r` of [`Jitter::Scattered`].
 #[inline(never)]
-fn range(v: Duration, lo: f32, hi: f32, max: Duration, rng: &mut JitterRng) -> Duration {
-    let (lo, hi) = (f64::from(lo), f64::from(hi));
+fn range(v: Duration, lo: f64, hi: f64, max: Duration, rng: &mut JitterRng) -> Duration {
     // (`!(x >= 0)` is true for NaN too.)
     let lo = if lo >= 0.0 { lo } else { 0.0 };
     let hi = if hi >= lo { hi } else { lo };
     let lo = nanos::mul_f64_capped(v, lo, max);
     let hi = nanos::mul_f64_capped(v, hi, max);
-    rng.uniform(lo, hi)
-}
-
-/// [`Jitter::Scattered`] with ratio `r` applied to `v` (at most `max`).
-#[inline(never)]
-fn scattered(v: Duration, r: f64, max: Duration, rng: &mut JitterRng) -> Duration {
-    if r.is_nan() || r <= 0.0 {
-        return v;
-    }
-    let r = if r > 1.0 { 1.0 } else { r };
-    let lo = nanos::mul_f64_capped(v, 1.0 - r, v);
-    let hi = nanos::mul_f64_capped(v, 1.0 + r, max);
     rng.uniform(lo, hi)
 }
 

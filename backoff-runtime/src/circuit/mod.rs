@@ -80,12 +80,6 @@ pub struct CircuitOpen {
 }
 
 impl CircuitOpen {
-    /// A refusal that does not say when a call may pass again (outside
-    /// the crate: `CircuitOpen::default()`).
-    pub(crate) const fn new() -> Self {
-        CircuitOpen { retry_in: None }
-    }
-
     /// A refusal after which the breaker lets a trial call through in
     /// `wait`.
     ///
@@ -135,7 +129,6 @@ mod window;
 pub(crate) use packed::Epoch;
 use packed::*;
 pub use permit::Permit;
-use permit::*;
 pub(crate) use remote::Gate;
 use remote::*;
 pub use remote::{Remote, RemoteView, Report, TrialWanted};
@@ -488,7 +481,7 @@ impl CircuitBreaker {
     /// it lets a trial through, if it knows.
     fn refusal(&self, s: Packed, now: u64, held: bool) -> CircuitOpen {
         if held || self.open_for_ms == NEVER || s.state != OPEN {
-            return CircuitOpen::new();
+            return CircuitOpen::default();
         }
         let left = self.open_for_ms.saturating_sub(since(now, s.at));
         CircuitOpen::after(Duration::from_millis(left))
@@ -532,7 +525,7 @@ impl CircuitBreaker {
     /// resets a closed one's failure count; a closed count breaker with no
     /// failures counted is left alone (one atomic load, no write).
     #[inline]
-    fn on_success(&self, permit: Verdict) {
+    fn on_success(&self, permit: &Permit<'_>) {
         // (A closed rate breaker is never clean: see `RATE_MARK`.)
         if !permit.trial && self.word.load(Ordering::Acquire) & CLEAN_MASK == 0 {
             return;
@@ -542,7 +535,7 @@ impl CircuitBreaker {
 
     #[cold]
     #[inline(never)]
-    fn on_success_slow(&self, permit: Verdict) {
+    fn on_success_slow(&self, permit: &Permit<'_>) {
         let generation = u64::from(permit.generation);
         if !permit.trial
             && let Trip::Rate(window) = &self.trip
@@ -588,7 +581,7 @@ impl CircuitBreaker {
         }
     }
 
-    fn on_failure(&self, permit: Verdict, now: Instant) {
+    fn on_failure(&self, permit: &Permit<'_>, now: Instant) {
         let generation = u64::from(permit.generation);
         let ceil = self.epoch.millis(now).1;
         match (&self.trip, permit.trial) {
@@ -664,18 +657,15 @@ impl CircuitBreaker {
     /// A permit of this breaker in `generation`, timed by `clock`.
     #[inline(always)]
     fn permit(&self, clock: Clock, generation: u64, trial: bool) -> Permit<'_> {
-        let generation = generation as u8;
         Permit {
             breaker: self,
-            verdict: Verdict {
-                clock,
-                generation,
-                trial,
-            },
+            clock,
+            generation: generation as u8,
+            trial,
         }
     }
 
-    fn release(&self, permit: Verdict) {
+    fn release(&self, permit: &Permit<'_>) {
         let generation = u64::from(permit.generation);
         self.update(|s| {
             (s.state == HALF_OPEN && s.trial && s.generation == generation)
