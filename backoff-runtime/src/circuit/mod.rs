@@ -28,7 +28,6 @@
 //! call (so it follows tokio's paused time in tests). The atomics are
 //! model-checked with loom (`src/loom.rs`).
 
-use core::fmt;
 use core::mem::ManuallyDrop;
 use core::time::Duration;
 use std::sync::OnceLock;
@@ -557,7 +556,7 @@ impl CircuitBreaker {
                 _ if s.generation != generation => None,
                 (CLOSED, false) if s.count > 0 => {
                     ended.set(true);
-                    Some(s.closed(0))
+                    Some(Packed { count: 0, ..s })
                 }
                 (HALF_OPEN, true) if s.trial && s.count + 1 >= self.success_threshold => {
                     Some(s.entered(CLOSED, self.clean_count(), 0))
@@ -588,7 +587,11 @@ impl CircuitBreaker {
             (Trip::Consecutive(threshold), false) => self.update(|s| match s.state {
                 _ if s.generation != generation => None,
                 CLOSED if s.count + 1 >= *threshold => Some(s.entered(OPEN, 0, ceil)),
-                CLOSED => Some(s.closed(s.count + 1)),
+                // (Closed, a word's trial and time are clear.)
+                CLOSED => Some(Packed {
+                    count: s.count + 1,
+                    ..s
+                }),
                 _ => None,
             }),
             (Trip::Rate(window), false) => self.record_closed(window, generation, now, true),
@@ -631,7 +634,7 @@ impl CircuitBreaker {
             return;
         }
         let (floor, ceil) = self.epoch.millis(now);
-        if window.trips(window.record(generation, floor, failed)) {
+        if window.trips(generation, floor, failed) {
             // (If the word changed meanwhile, another report opened it or
             // the generation is over.)
             let opened = self.word.compare_exchange(

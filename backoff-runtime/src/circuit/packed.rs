@@ -62,17 +62,6 @@ impl Packed {
             | (self.at & TIME_MASK)
     }
 
-    /// Closed, with `count` consecutive failures, in this generation.
-    pub(super) fn closed(self, count: u64) -> Self {
-        Packed {
-            state: CLOSED,
-            count,
-            trial: false,
-            at: 0,
-            ..self
-        }
-    }
-
     /// `state` entered at `at` with `count`, in a new generation: opened
     /// (count 0), half-open with a trial claimed, or closed afresh (at 0,
     /// the count 0 or a rate breaker's mark).

@@ -10,8 +10,11 @@ fn at(base: Instant, ms: u64) -> Instant {
 fn packing_round_trips() {
     let zero = Packed::load(0);
     for p in [
-        zero.closed(0),
-        zero.closed(COUNT_MAX),
+        zero,
+        Packed {
+            count: COUNT_MAX,
+            ..zero
+        },
         zero.entered(OPEN, 0, TIME_MASK),
         Packed {
             state: HALF_OPEN,
@@ -23,7 +26,7 @@ fn packing_round_trips() {
     ] {
         assert_eq!(Packed::load(p.store()), p);
     }
-    assert_eq!(zero.closed(0).store(), 0);
+    assert_eq!(zero.store(), 0);
     assert_eq!(zero.entered(OPEN, 0, 0).entered(CLOSED, 0, 0).store() & CLEAN_MASK, 0);
     assert_ne!(zero.entered(OPEN, 0, 0).entered(CLOSED, RATE_MARK, 0).store() & CLEAN_MASK, 0);
     let rate = CircuitBreaker::rate(0.5, 1, Duration::ZERO, Duration::ZERO);

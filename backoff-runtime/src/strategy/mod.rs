@@ -359,17 +359,6 @@ impl<S: Strategy + ?Sized> Strategy for &S {
 
 /// The strategies the attribute and the [`Policy`](crate::Policy)
 /// constructors use.
-///
-/// # Default
-///
-/// `Exponential` with base 100 ms, factor 2, max 10 s.
-///
-/// ```
-/// use backoff_runtime::strategy::{Builtin, Exponential};
-/// use std::time::Duration;
-///
-/// assert_eq!(Builtin::default(), Builtin::Exponential(Exponential::new(Duration::from_millis(100))));
-/// ```
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
@@ -386,12 +375,6 @@ pub enum Builtin {
     Decorrelated(Decorrelated),
     /// See [`Immediate`].
     Immediate(Immediate),
-}
-
-impl Default for Builtin {
-    fn default() -> Self {
-        Builtin::Exponential(Exponential::new(Duration::from_millis(100)))
-    }
 }
 
 impl Builtin {
