@@ -373,7 +373,7 @@ impl JitterRng {
     /// fraction `phase / 2³²`): drawn at the first call, the same after.
     pub(crate) fn phase(&mut self) -> u32 {
         if self.phase == 0 {
-            self.phase = ((self.next_u64() >> 32) as u32).max(1);
+            self.phase = ((Source(self).next_u64() >> 32) as u32).max(1);
         }
         self.phase
     }
@@ -383,12 +383,6 @@ impl JitterRng {
     pub(crate) const fn with_phase(mut self, phase: u32) -> Self {
         self.phase = phase;
         self
-    }
-
-    /// This generator's source of numbers.
-    #[inline(always)]
-    fn source(&mut self) -> Source<'_> {
-        Source(self)
     }
 
     /// Whether a number has been drawn.
@@ -417,26 +411,21 @@ impl JitterRng {
     fn range_u64(&mut self, lo: u64, hi: u64) -> u64 {
         // What `random_range(lo..=hi)` runs (the same draws, the same
         // result), without building the range and checking it again.
-        <u64 as SampleUniform>::Sampler::sample_single_inclusive(lo, hi, &mut self.source())
+        <u64 as SampleUniform>::Sampler::sample_single_inclusive(lo, hi, &mut Source(self))
             .unwrap_or(lo)
     }
 
     /// [`uniform`](JitterRng::uniform) beyond `u64` nanoseconds (~584 years).
     #[cold]
     fn uniform_wide(&mut self, lo: Duration, hi: Duration) -> Duration {
-        let n = self.source().random_range(lo.as_nanos()..=hi.as_nanos());
+        let n = Source(self).random_range(lo.as_nanos()..=hi.as_nanos());
         nanos::to_duration(n)
     }
 
     /// A number drawn uniformly from `[0, 1)`.
     #[inline]
     pub fn unit_f64(&mut self) -> f64 {
-        self.source().random::<f64>()
-    }
-
-    /// 64 random bits.
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        self.source().next_u64()
+        Source(self).random::<f64>()
     }
 }
 
@@ -679,7 +668,7 @@ mod tests {
         // (The default is unseeded too.)
         let mut b = JitterRng::default();
         assert_eq!(b.seeded, None);
-        assert_ne!(a.next_u64(), b.next_u64());
+        assert_ne!(Source(&mut a).next_u64(), Source(&mut b).next_u64());
     }
 
     /// Unseeded draws, from the process-wide sequence, cover the range
@@ -698,7 +687,7 @@ mod tests {
         let mean = draws.iter().sum::<u128>() / 2000;
         assert!((400..=600).contains(&mean), "mean {mean} ms");
         let mut bytes = [0u8; 13];
-        rand::Rng::fill_bytes(&mut JitterRng::from_entropy().source(), &mut bytes);
+        rand::Rng::fill_bytes(&mut Source(&mut JitterRng::from_entropy()), &mut bytes);
         assert_ne!(bytes, [0u8; 13]);
     }
 
@@ -708,7 +697,7 @@ mod tests {
             assert_eq!(rng.phase, 0);
             let phase = rng.phase();
             assert_ne!(phase, 0);
-            rng.next_u64();
+            Source(&mut rng).next_u64();
             assert_eq!(rng.phase(), phase);
             assert_eq!(rng.clone().phase, phase);
         }
@@ -724,7 +713,10 @@ mod tests {
         // A set phase is kept, and the generator still draws as its seed says.
         let mut set = JitterRng::from_seed(3).with_phase(77);
         assert_eq!(set.phase(), 77);
-        assert_eq!(set.next_u64(), JitterRng::from_seed(3).next_u64());
+        assert_eq!(
+            Source(&mut set).next_u64(),
+            Source(&mut JitterRng::from_seed(3)).next_u64()
+        );
         assert_eq!(set.phase(), 77);
         assert_eq!(size_of::<JitterRng>(), 24);
     }
