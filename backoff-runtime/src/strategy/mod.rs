@@ -199,24 +199,20 @@ macro_rules! two_durations {
     };
 }
 
-mod buckets;
 mod compose;
 mod constant;
-mod decorrelated;
 mod exponential;
 mod fibonacci;
 mod linear;
-mod sidekiq;
+mod random;
 mod stage;
 
-pub use buckets::Buckets;
 pub use compose::{Chain, Longer, Shorter, Steps, Sum};
 pub use constant::{Constant, Immediate};
-pub use decorrelated::Decorrelated;
 pub use exponential::Exponential;
 pub use fibonacci::Fibonacci;
 pub use linear::Linear;
-pub use sidekiq::Sidekiq;
+pub use random::{Buckets, Decorrelated, Sidekiq};
 pub use stage::{At, Leaf, MAX_MARKS, Mark, Stage, Staging};
 
 /// A backoff schedule: the delay before each retry, before jitter.
