@@ -189,11 +189,7 @@ impl<'a> RemoteView<'a> {
     }
 }
 
-impl core::fmt::Debug for dyn Remote {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("Remote")
-    }
-}
+crate::control::remote_debug!();
 
 impl RetryBudget {
     /// A full bucket of `max_tokens`, refilled by `token_ratio` tokens on

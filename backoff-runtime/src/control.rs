@@ -211,3 +211,16 @@ macro_rules! control_error {
     };
 }
 pub(crate) use control_error;
+
+/// `Debug` for the `dyn Remote` of a control's fleet (its name only), so
+/// that the control that holds one derives `Debug`.
+macro_rules! remote_debug {
+    () => {
+        impl core::fmt::Debug for dyn Remote {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str("Remote")
+            }
+        }
+    };
+}
+pub(crate) use remote_debug;

@@ -304,9 +304,9 @@ mod tests {
 
     #[test]
     fn refusals() {
-        let open = Error::<Outer>::from(CircuitOpen::new());
+        let open = Error::<Outer>::from(CircuitOpen::default());
         assert!(matches!(open, Error::CircuitOpen(_)));
-        assert_eq!(open.to_string(), CircuitOpen::new().to_string());
+        assert_eq!(open.to_string(), CircuitOpen::default().to_string());
         assert!(open.source().is_none());
         let late = Error::<Outer>::from(Elapsed);
         assert!(matches!(late, Error::Elapsed));
@@ -342,7 +342,7 @@ mod tests {
         assert_eq!(e.decision(|_| Decision::Throttled), Decision::Throttled);
         assert_eq!(Error::<u8>::Elapsed.decision(|_| false), Decision::Retry);
         assert_eq!(
-            Error::<u8>::CircuitOpen(CircuitOpen::new()).decision(|_| true),
+            Error::<u8>::CircuitOpen(CircuitOpen::default()).decision(|_| true),
             Decision::Stop
         );
     }

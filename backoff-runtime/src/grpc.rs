@@ -417,7 +417,7 @@ mod tests {
             Code::Unavailable
         );
         assert_eq!(
-            Status::from(Error::<Status>::CircuitOpen(crate::CircuitOpen::new())).code(),
+            Status::from(Error::<Status>::CircuitOpen(crate::CircuitOpen::default())).code(),
             Code::Unavailable
         );
         assert_eq!(

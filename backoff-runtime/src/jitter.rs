@@ -285,38 +285,30 @@ impl Jitter {
     #[inline(never)]
     fn drawn(self, v: Duration, max: Duration, rng: &mut JitterRng) -> Duration {
         match self {
-            Jitter::None | Jitter::Spread => v,
             Jitter::Full => rng.uniform(Duration::ZERO, v),
             // v/2 + uniform(0, v − v/2) = uniform(v/2, v), in whole nanoseconds.
             Jitter::Equal => rng.uniform(v / 2, v),
-            Jitter::Scattered(r) => scattered(v, r, max, rng),
-            Jitter::Range(lo, hi) => range(v, lo, hi, max, rng),
+            // (Neither NaN nor at most zero: a ratio past 1 counts as 1.)
+            Jitter::Scattered(r) if r > 0.0 => {
+                let r = r.min(1.0);
+                range(v, 1.0 - r, 1.0 + r, max, rng)
+            }
+            Jitter::Range(lo, hi) => range(v, f64::from(lo), f64::from(hi), max, rng),
             Jitter::Custom(j) => j.jitter(v, rng).min(max),
+            Jitter::None | Jitter::Spread | Jitter::Scattered(_) => v,
         }
     }
 }
 
-/// [`Jitter::Range`] with bounds `lo`, `hi` applied to `v` (at most `max`).
+/// `v` (at most `max`) times a factor drawn from `lo` to `hi`: the bounds of
+/// [`Jitter::Range`], or `1 ∓ r` of [`Jitter::Scattered`].
 #[inline(never)]
-fn range(v: Duration, lo: f32, hi: f32, max: Duration, rng: &mut JitterRng) -> Duration {
-    let (lo, hi) = (f64::from(lo), f64::from(hi));
+fn range(v: Duration, lo: f64, hi: f64, max: Duration, rng: &mut JitterRng) -> Duration {
     // (`!(x >= 0)` is true for NaN too.)
     let lo = if lo >= 0.0 { lo } else { 0.0 };
     let hi = if hi >= lo { hi } else { lo };
     let lo = nanos::mul_f64_capped(v, lo, max);
     let hi = nanos::mul_f64_capped(v, hi, max);
-    rng.uniform(lo, hi)
-}
-
-/// [`Jitter::Scattered`] with ratio `r` applied to `v` (at most `max`).
-#[inline(never)]
-fn scattered(v: Duration, r: f64, max: Duration, rng: &mut JitterRng) -> Duration {
-    if r.is_nan() || r <= 0.0 {
-        return v;
-    }
-    let r = if r > 1.0 { 1.0 } else { r };
-    let lo = nanos::mul_f64_capped(v, 1.0 - r, v);
-    let hi = nanos::mul_f64_capped(v, 1.0 + r, max);
     rng.uniform(lo, hi)
 }
 
@@ -381,7 +373,7 @@ impl JitterRng {
     /// fraction `phase / 2³²`): drawn at the first call, the same after.
     pub(crate) fn phase(&mut self) -> u32 {
         if self.phase == 0 {
-            self.phase = ((self.next_u64() >> 32) as u32).max(1);
+            self.phase = ((Source(self).next_u64() >> 32) as u32).max(1);
         }
         self.phase
     }
@@ -391,12 +383,6 @@ impl JitterRng {
     pub(crate) const fn with_phase(mut self, phase: u32) -> Self {
         self.phase = phase;
         self
-    }
-
-    /// This generator's source of numbers.
-    #[inline(always)]
-    fn source(&mut self) -> Source<'_> {
-        Source(self)
     }
 
     /// Whether a number has been drawn.
@@ -425,26 +411,21 @@ impl JitterRng {
     fn range_u64(&mut self, lo: u64, hi: u64) -> u64 {
         // What `random_range(lo..=hi)` runs (the same draws, the same
         // result), without building the range and checking it again.
-        <u64 as SampleUniform>::Sampler::sample_single_inclusive(lo, hi, &mut self.source())
+        <u64 as SampleUniform>::Sampler::sample_single_inclusive(lo, hi, &mut Source(self))
             .unwrap_or(lo)
     }
 
     /// [`uniform`](JitterRng::uniform) beyond `u64` nanoseconds (~584 years).
     #[cold]
     fn uniform_wide(&mut self, lo: Duration, hi: Duration) -> Duration {
-        let n = self.source().random_range(lo.as_nanos()..=hi.as_nanos());
+        let n = Source(self).random_range(lo.as_nanos()..=hi.as_nanos());
         nanos::to_duration(n)
     }
 
     /// A number drawn uniformly from `[0, 1)`.
     #[inline]
     pub fn unit_f64(&mut self) -> f64 {
-        self.source().random::<f64>()
-    }
-
-    /// 64 random bits.
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        self.source().next_u64()
+        Source(self).random::<f64>()
     }
 }
 
@@ -687,7 +668,7 @@ mod tests {
         // (The default is unseeded too.)
         let mut b = JitterRng::default();
         assert_eq!(b.seeded, None);
-        assert_ne!(a.next_u64(), b.next_u64());
+        assert_ne!(Source(&mut a).next_u64(), Source(&mut b).next_u64());
     }
 
     /// Unseeded draws, from the process-wide sequence, cover the range
@@ -706,7 +687,7 @@ mod tests {
         let mean = draws.iter().sum::<u128>() / 2000;
         assert!((400..=600).contains(&mean), "mean {mean} ms");
         let mut bytes = [0u8; 13];
-        rand::Rng::fill_bytes(&mut JitterRng::from_entropy().source(), &mut bytes);
+        rand::Rng::fill_bytes(&mut Source(&mut JitterRng::from_entropy()), &mut bytes);
         assert_ne!(bytes, [0u8; 13]);
     }
 
@@ -716,7 +697,7 @@ mod tests {
             assert_eq!(rng.phase, 0);
             let phase = rng.phase();
             assert_ne!(phase, 0);
-            rng.next_u64();
+            Source(&mut rng).next_u64();
             assert_eq!(rng.phase(), phase);
             assert_eq!(rng.clone().phase, phase);
         }
@@ -732,7 +713,10 @@ mod tests {
         // A set phase is kept, and the generator still draws as its seed says.
         let mut set = JitterRng::from_seed(3).with_phase(77);
         assert_eq!(set.phase(), 77);
-        assert_eq!(set.next_u64(), JitterRng::from_seed(3).next_u64());
+        assert_eq!(
+            Source(&mut set).next_u64(),
+            Source(&mut JitterRng::from_seed(3)).next_u64()
+        );
         assert_eq!(set.phase(), 77);
         assert_eq!(size_of::<JitterRng>(), 24);
     }

@@ -352,93 +352,79 @@ pub mod presets;
 mod report;
 pub mod strategy;
 
-#[cfg(feature = "std")]
-pub mod budget;
-#[cfg(feature = "std")]
-mod cancel;
 #[cfg(feature = "chaos")]
 mod chaos;
-#[cfg(feature = "std")]
-pub mod circuit;
-#[cfg(feature = "std")]
-#[doc(hidden)]
-pub mod clock;
-#[cfg(feature = "std")]
-pub mod control;
-#[cfg(feature = "std")]
-mod driver;
-#[cfg(feature = "std")]
-mod error;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 #[cfg(feature = "tokio")]
 mod hedge;
-#[cfg(feature = "std")]
-pub mod hooks;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(all(test, loom))]
 mod loom;
-#[cfg(feature = "std")]
-mod loops;
-#[cfg(feature = "std")]
-mod parse;
 #[cfg(feature = "record")]
 pub mod record;
 /// The recording facade without the feature `record` (see its module):
 /// what a call keeps to record, zero-sized, and no recorder.
 #[cfg(all(feature = "std", not(feature = "record")))]
 mod record;
-#[cfg(feature = "std")]
-mod retrying;
-#[cfg(feature = "std")]
-mod sleep;
-#[cfg(feature = "std")]
-mod state;
-#[cfg(feature = "std")]
-mod sync;
-#[cfg(feature = "std")]
-pub mod throttle;
-#[cfg(feature = "std")]
-mod timeout;
 #[cfg(feature = "tower")]
 pub mod tower;
 
+// (Outside `with_std!`: a macro it exports would be macro-expanded.)
 #[cfg(feature = "std")]
 #[doc(hidden)]
 pub mod __private;
-#[cfg(feature = "std")]
-pub mod retry_args;
 
-#[cfg(feature = "std")]
-pub use budget::RetryBudget;
-#[cfg(feature = "std")]
-pub use cancel::{CancelToken, Cancelled};
+/// Each item only with the feature `std`.
+macro_rules! with_std {
+    ($($item:item)*) => {
+        $(#[cfg(feature = "std")] $item)*
+    };
+}
+
+with_std! {
+    pub mod budget;
+    mod cancel;
+    pub mod circuit;
+    #[doc(hidden)]
+    pub mod clock;
+    pub mod control;
+    mod driver;
+    mod error;
+    pub mod hooks;
+    mod loops;
+    mod parse;
+    mod retrying;
+    mod sleep;
+    mod state;
+    mod sync;
+    pub mod throttle;
+    mod timeout;
+    pub mod retry_args;
+
+    pub use budget::RetryBudget;
+    pub use cancel::{CancelToken, Cancelled};
+    pub use circuit::{CircuitBreaker, CircuitOpen, CircuitState};
+    pub use error::{Error, ForeignError};
+    pub use parse::{DynPolicy, ParseError};
+    pub use retrying::Retrying;
+    pub use state::RetryState;
+    pub use throttle::{AdaptiveThrottle, Rejected, ThrottlePermit};
+    pub use timeout::Elapsed;
+}
+
 #[cfg(feature = "chaos")]
 pub use chaos::Chaos;
-#[cfg(feature = "std")]
-pub use circuit::{CircuitBreaker, CircuitOpen, CircuitState};
 pub use decision::{Decision, IntoDecision};
-#[cfg(feature = "std")]
-pub use error::{Error, ForeignError};
 pub use event::{AttemptContext, AttemptKind, RetryEvent, SuccessEvent};
 #[cfg(feature = "tokio")]
 pub use hedge::{Hedge, HedgeDelay, Latency};
 pub use jitter::{Jitter, JitterRng};
 pub use kind::Kind;
-#[cfg(feature = "std")]
-pub use parse::{DynPolicy, ParseError};
 pub use policy::{OnDeadline, Policy};
 pub use report::{GiveUp, GiveUpReason};
-#[cfg(feature = "std")]
-pub use retrying::Retrying;
-#[cfg(feature = "std")]
-pub use state::RetryState;
 pub use strategy::Strategy;
-#[cfg(feature = "std")]
-pub use throttle::{AdaptiveThrottle, Rejected, ThrottlePermit};
-#[cfg(feature = "std")]
-pub use timeout::Elapsed;
 
 #[cfg(feature = "macros")]
 pub use backoff_macros::retry;

@@ -22,7 +22,6 @@
 //! `const fn` constructor, so a throttle lives in a `static`. The atomics
 //! are model-checked with loom (`src/loom.rs`).
 
-use core::fmt;
 use core::time::Duration;
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -165,11 +164,7 @@ pub trait Remote: Send + Sync {
     fn rest(&self) -> (u64, u64);
 }
 
-impl fmt::Debug for dyn Remote {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Remote")
-    }
-}
+crate::control::remote_debug!();
 
 /// A throttle as its remote sees it: see [`Remote`].
 #[derive(Debug, Clone, Copy)]

@@ -28,7 +28,6 @@
 //! call (so it follows tokio's paused time in tests). The atomics are
 //! model-checked with loom (`src/loom.rs`).
 
-use core::fmt;
 use core::mem::ManuallyDrop;
 use core::time::Duration;
 use std::sync::OnceLock;
@@ -80,12 +79,6 @@ pub struct CircuitOpen {
 }
 
 impl CircuitOpen {
-    /// A refusal that does not say when a call may pass again (outside
-    /// the crate: `CircuitOpen::default()`).
-    pub(crate) const fn new() -> Self {
-        CircuitOpen { retry_in: None }
-    }
-
     /// A refusal after which the breaker lets a trial call through in
     /// `wait`.
     ///
@@ -135,7 +128,6 @@ mod window;
 pub(crate) use packed::Epoch;
 use packed::*;
 pub use permit::Permit;
-use permit::*;
 pub(crate) use remote::Gate;
 use remote::*;
 pub use remote::{Remote, RemoteView, Report, TrialWanted};
@@ -463,10 +455,10 @@ impl CircuitBreaker {
                 let s = Packed::load(word);
                 granted = match s.state {
                     CLOSED => s,
-                    OPEN if held && grant => s.claimed(0, ceil),
-                    OPEN if !held && self.lapsed(floor, s) => s.claimed(0, ceil),
+                    OPEN if held && grant => s.entered(HALF_OPEN, 0, ceil),
+                    OPEN if !held && self.lapsed(floor, s) => s.entered(HALF_OPEN, 0, ceil),
                     HALF_OPEN if (!held || grant) && (!s.trial || self.lapsed(floor, s)) => {
-                        s.claimed(s.count, ceil)
+                        s.entered(HALF_OPEN, s.count, ceil)
                     }
                     _ => return None,
                 };
@@ -488,7 +480,7 @@ impl CircuitBreaker {
     /// it lets a trial through, if it knows.
     fn refusal(&self, s: Packed, now: u64, held: bool) -> CircuitOpen {
         if held || self.open_for_ms == NEVER || s.state != OPEN {
-            return CircuitOpen::new();
+            return CircuitOpen::default();
         }
         let left = self.open_for_ms.saturating_sub(since(now, s.at));
         CircuitOpen::after(Duration::from_millis(left))
@@ -532,7 +524,7 @@ impl CircuitBreaker {
     /// resets a closed one's failure count; a closed count breaker with no
     /// failures counted is left alone (one atomic load, no write).
     #[inline]
-    fn on_success(&self, permit: Verdict) {
+    fn on_success(&self, permit: &Permit<'_>) {
         // (A closed rate breaker is never clean: see `RATE_MARK`.)
         if !permit.trial && self.word.load(Ordering::Acquire) & CLEAN_MASK == 0 {
             return;
@@ -542,7 +534,7 @@ impl CircuitBreaker {
 
     #[cold]
     #[inline(never)]
-    fn on_success_slow(&self, permit: Verdict) {
+    fn on_success_slow(&self, permit: &Permit<'_>) {
         let generation = u64::from(permit.generation);
         if !permit.trial
             && let Trip::Rate(window) = &self.trip
@@ -564,10 +556,10 @@ impl CircuitBreaker {
                 _ if s.generation != generation => None,
                 (CLOSED, false) if s.count > 0 => {
                     ended.set(true);
-                    Some(s.closed(0))
+                    Some(Packed { count: 0, ..s })
                 }
                 (HALF_OPEN, true) if s.trial && s.count + 1 >= self.success_threshold => {
-                    Some(s.reclosed(self.clean_count()))
+                    Some(s.entered(CLOSED, self.clean_count(), 0))
                 }
                 (HALF_OPEN, true) if s.trial => Some(Packed {
                     count: s.count + 1,
@@ -588,20 +580,24 @@ impl CircuitBreaker {
         }
     }
 
-    fn on_failure(&self, permit: Verdict, now: Instant) {
+    fn on_failure(&self, permit: &Permit<'_>, now: Instant) {
         let generation = u64::from(permit.generation);
         let ceil = self.epoch.millis(now).1;
         match (&self.trip, permit.trial) {
             (Trip::Consecutive(threshold), false) => self.update(|s| match s.state {
                 _ if s.generation != generation => None,
-                CLOSED if s.count + 1 >= *threshold => Some(s.open(ceil)),
-                CLOSED => Some(s.closed(s.count + 1)),
+                CLOSED if s.count + 1 >= *threshold => Some(s.entered(OPEN, 0, ceil)),
+                // (Closed, a word's trial and time are clear.)
+                CLOSED => Some(Packed {
+                    count: s.count + 1,
+                    ..s
+                }),
                 _ => None,
             }),
             (Trip::Rate(window), false) => self.record_closed(window, generation, now, true),
             (_, true) => self.update(|s| {
                 (s.state == HALF_OPEN && s.trial && s.generation == generation)
-                    .then(|| s.open(ceil))
+                    .then(|| s.entered(OPEN, 0, ceil))
             }),
         }
         if let Some(gate) = self.gate.get() {
@@ -638,12 +634,12 @@ impl CircuitBreaker {
             return;
         }
         let (floor, ceil) = self.epoch.millis(now);
-        if window.trips(window.record(generation, floor, failed)) {
+        if window.trips(generation, floor, failed) {
             // (If the word changed meanwhile, another report opened it or
             // the generation is over.)
             let opened = self.word.compare_exchange(
                 word,
-                s.open(ceil).store(),
+                s.entered(OPEN, 0, ceil).store(),
                 Ordering::AcqRel,
                 Ordering::Acquire,
             );
@@ -664,18 +660,15 @@ impl CircuitBreaker {
     /// A permit of this breaker in `generation`, timed by `clock`.
     #[inline(always)]
     fn permit(&self, clock: Clock, generation: u64, trial: bool) -> Permit<'_> {
-        let generation = generation as u8;
         Permit {
             breaker: self,
-            verdict: Verdict {
-                clock,
-                generation,
-                trial,
-            },
+            clock,
+            generation: generation as u8,
+            trial,
         }
     }
 
-    fn release(&self, permit: Verdict) {
+    fn release(&self, permit: &Permit<'_>) {
         let generation = u64::from(permit.generation);
         self.update(|s| {
             (s.state == HALF_OPEN && s.trial && s.generation == generation)

@@ -62,50 +62,17 @@ impl Packed {
             | (self.at & TIME_MASK)
     }
 
-    /// Closed, with `count` consecutive failures, in this generation.
-    pub(super) fn closed(self, count: u64) -> Self {
+    /// `state` entered at `at` with `count`, in a new generation: opened
+    /// (count 0), half-open with a trial claimed, or closed afresh (at 0,
+    /// the count 0 or a rate breaker's mark).
+    pub(super) fn entered(self, state: u64, count: u64, at: u64) -> Self {
         Packed {
-            state: CLOSED,
+            state,
+            generation: (self.generation + 1) & GEN_MASK,
             count,
-            trial: false,
-            at: 0,
-            ..self
-        }
-    }
-
-    /// Opened at `at`: a new generation.
-    pub(super) fn open(self, at: u64) -> Self {
-        Packed {
-            state: OPEN,
-            generation: self.next(),
-            count: 0,
-            trial: false,
+            trial: state == HALF_OPEN,
             at,
         }
-    }
-
-    /// Closed afresh with `count` (0, or a rate breaker's mark): a new
-    /// generation.
-    pub(super) fn reclosed(self, count: u64) -> Self {
-        Packed {
-            generation: self.next(),
-            ..self.closed(count)
-        }
-    }
-
-    /// Half-open with a trial claimed at `at`: a new generation.
-    pub(super) fn claimed(self, count: u64, at: u64) -> Self {
-        Packed {
-            state: HALF_OPEN,
-            generation: self.next(),
-            count,
-            trial: true,
-            at,
-        }
-    }
-
-    pub(super) fn next(self) -> u64 {
-        (self.generation + 1) & GEN_MASK
     }
 }
 

@@ -26,12 +26,6 @@ use super::*;
 #[must_use = "report the call's outcome with `success` or `failure` (dropped, it counts as a failure)"]
 pub struct Permit<'a> {
     pub(super) breaker: &'a CircuitBreaker,
-    pub(super) verdict: Verdict,
-}
-
-/// What a permit tells its breaker with a verdict.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Verdict {
     /// Times a verdict given by dropping the permit (and a rate breaker's
     /// successes).
     pub(super) clock: Clock,
@@ -46,13 +40,13 @@ impl Permit<'_> {
     pub fn success(self) {
         // (No drop: that would be a failure.)
         let permit = ManuallyDrop::new(self);
-        permit.breaker.on_success(permit.verdict);
+        permit.breaker.on_success(&permit);
     }
 
     /// The call failed at `now`.
     pub fn failure(self, now: Instant) {
         let permit = ManuallyDrop::new(self);
-        permit.breaker.on_failure(permit.verdict, now);
+        permit.breaker.on_failure(&permit, now);
     }
 
     /// The call was not made after all: counts as nothing, and a half-open
@@ -69,8 +63,8 @@ impl Permit<'_> {
     /// ```
     pub fn release(self) {
         let permit = ManuallyDrop::new(self);
-        if permit.verdict.trial {
-            permit.breaker.release(permit.verdict);
+        if permit.trial {
+            permit.breaker.release(&permit);
         }
     }
 
@@ -78,7 +72,7 @@ impl Permit<'_> {
     #[inline]
     #[doc(hidden)]
     pub fn is_trial(&self) -> bool {
-        self.verdict.trial
+        self.trial
     }
 }
 
@@ -87,7 +81,7 @@ impl Drop for Permit<'_> {
     #[cold]
     #[inline(never)]
     fn drop(&mut self) {
-        let now = (self.verdict.clock)();
-        self.breaker.on_failure(self.verdict, now);
+        let now = (self.clock)();
+        self.breaker.on_failure(self, now);
     }
 }

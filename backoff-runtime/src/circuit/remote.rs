@@ -21,6 +21,7 @@ impl<F: Fn() + Send + Sync> Remote for F {
 /// it: whether the fleet holds it open (then a trial needs a grant),
 /// whether this process was granted the fleet's trial, and whether a call
 /// was refused while held (so the fleet's trial is wanted here).
+#[derive(Debug)]
 pub(crate) struct Gate {
     pub(super) flags: AtomicU64,
     /// Every failure reported here (a running total the fleet stores as
@@ -38,13 +39,7 @@ pub(super) const WANT: u64 = 4;
 /// is; in the same word as the marks, so a breaker is no larger for it).
 pub(super) const RUN_ENDS_SHIFT: u32 = 8;
 
-impl fmt::Debug for Gate {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Gate")
-            .field("flags", &self.flags.load(Ordering::Relaxed))
-            .finish_non_exhaustive()
-    }
-}
+crate::control::remote_debug!();
 
 impl Gate {
     /// After an acquire that saw the breaker open or half-open: a grant not
@@ -268,7 +263,7 @@ impl<'a> RemoteView<'a> {
             return;
         }
         let ceil = self.0.epoch.millis(now).1;
-        self.0.update(|s| (s.state != OPEN).then(|| s.open(ceil)));
+        self.0.update(|s| (s.state != OPEN).then(|| s.entered(OPEN, 0, ceil)));
     }
 
     /// Whether the fleet holds this breaker open
@@ -290,7 +285,7 @@ impl<'a> RemoteView<'a> {
         if close {
             let count = self.0.clean_count();
             self.0
-                .update(|s| (s.state != CLOSED).then(|| s.reclosed(count)));
+                .update(|s| (s.state != CLOSED).then(|| s.entered(CLOSED, count, 0)));
         }
     }
 
@@ -318,7 +313,7 @@ impl<'a> RemoteView<'a> {
         // Reopened while still held: a call between the two sees either
         // the hold or the new `open_for`, never the old one run out.
         let ceil = self.0.epoch.millis(at).1;
-        self.0.update(|s| (s.state == OPEN).then(|| s.open(ceil)));
+        self.0.update(|s| (s.state == OPEN).then(|| s.entered(OPEN, 0, ceil)));
         self.release(false);
     }
 

@@ -10,9 +10,12 @@ fn at(base: Instant, ms: u64) -> Instant {
 fn packing_round_trips() {
     let zero = Packed::load(0);
     for p in [
-        zero.closed(0),
-        zero.closed(COUNT_MAX),
-        zero.open(TIME_MASK),
+        zero,
+        Packed {
+            count: COUNT_MAX,
+            ..zero
+        },
+        zero.entered(OPEN, 0, TIME_MASK),
         Packed {
             state: HALF_OPEN,
             generation: 255,
@@ -23,9 +26,9 @@ fn packing_round_trips() {
     ] {
         assert_eq!(Packed::load(p.store()), p);
     }
-    assert_eq!(zero.closed(0).store(), 0);
-    assert_eq!(zero.open(0).reclosed(0).store() & CLEAN_MASK, 0);
-    assert_ne!(zero.open(0).reclosed(RATE_MARK).store() & CLEAN_MASK, 0);
+    assert_eq!(zero.store(), 0);
+    assert_eq!(zero.entered(OPEN, 0, 0).entered(CLOSED, 0, 0).store() & CLEAN_MASK, 0);
+    assert_ne!(zero.entered(OPEN, 0, 0).entered(CLOSED, RATE_MARK, 0).store() & CLEAN_MASK, 0);
     let rate = CircuitBreaker::rate(0.5, 1, Duration::ZERO, Duration::ZERO);
     assert_ne!(rate.word.load(Ordering::Relaxed) & CLEAN_MASK, 0);
 }

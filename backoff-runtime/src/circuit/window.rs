@@ -30,17 +30,13 @@ pub(super) struct Window {
 
 impl Window {
     /// Counts one call (a failure if `failed`) of `generation` at `now`
-    /// (ms since the epoch); returns the window's calls and failures, this
-    /// one included.
-    pub(super) fn record(&self, generation: u64, now: u64, failed: bool) -> (u64, u64) {
+    /// (ms since the epoch); whether the window's calls and failures, this
+    /// one included, open the breaker.
+    pub(super) fn trips(&self, generation: u64, now: u64, failed: bool) -> bool {
         let index = now / self.buckets.width;
         self.buckets
             .add(generation, index, (1 << 16) | u64::from(failed), true);
-        self.buckets.totals(generation, index)
-    }
-
-    /// Whether these counts open the breaker.
-    pub(super) fn trips(&self, (calls, failures): (u64, u64)) -> bool {
+        let (calls, failures) = self.buckets.totals(generation, index);
         calls >= self.min_calls && failures > 0 && failures * 1000 >= self.per_mille * calls
     }
 }

@@ -101,6 +101,6 @@ mod tests {
         };
         assert_eq!(told.attempt(hedge), AttemptKind::Hedge);
         let from: fn(CircuitOpen) -> &'static str = |_| "open";
-        assert_eq!(from.refuse(CircuitOpen::new()), "open");
+        assert_eq!(from.refuse(CircuitOpen::default()), "open");
     }
 }

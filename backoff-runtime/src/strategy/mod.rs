@@ -199,24 +199,20 @@ macro_rules! two_durations {
     };
 }
 
-mod buckets;
 mod compose;
 mod constant;
-mod decorrelated;
 mod exponential;
 mod fibonacci;
 mod linear;
-mod sidekiq;
+mod random;
 mod stage;
 
-pub use buckets::Buckets;
 pub use compose::{Chain, Longer, Shorter, Steps, Sum};
 pub use constant::{Constant, Immediate};
-pub use decorrelated::Decorrelated;
 pub use exponential::Exponential;
 pub use fibonacci::Fibonacci;
 pub use linear::Linear;
-pub use sidekiq::Sidekiq;
+pub use random::{Buckets, Decorrelated, Sidekiq};
 pub use stage::{At, Leaf, MAX_MARKS, Mark, Stage, Staging};
 
 /// A backoff schedule: the delay before each retry, before jitter.
@@ -359,17 +355,6 @@ impl<S: Strategy + ?Sized> Strategy for &S {
 
 /// The strategies the attribute and the [`Policy`](crate::Policy)
 /// constructors use.
-///
-/// # Default
-///
-/// `Exponential` with base 100 ms, factor 2, max 10 s.
-///
-/// ```
-/// use backoff_runtime::strategy::{Builtin, Exponential};
-/// use std::time::Duration;
-///
-/// assert_eq!(Builtin::default(), Builtin::Exponential(Exponential::new(Duration::from_millis(100))));
-/// ```
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
@@ -386,12 +371,6 @@ pub enum Builtin {
     Decorrelated(Decorrelated),
     /// See [`Immediate`].
     Immediate(Immediate),
-}
-
-impl Default for Builtin {
-    fn default() -> Self {
-        Builtin::Exponential(Exponential::new(Duration::from_millis(100)))
-    }
 }
 
 impl Builtin {
