@@ -337,39 +337,6 @@ macro_rules! verdict {
 #[cfg(feature = "tokio")] // (`hedge` uses it by path; `driver` by name.)
 pub(crate) use verdict;
 
-/// What a loop keeps of a retry's outcome across its sleep: nothing
-/// ([`Dropped`]: a loop's future never holds a failed attempt's error
-/// across the sleep), or the outcome ([`Kept`]), which a loop with a
-/// `cancel` token returns if the sleep is cancelled.
-pub(crate) trait Keep<T, E> {
-    /// What is kept.
-    type Kept;
-    /// Keeps what it keeps of `outcome`.
-    fn keep(outcome: Result<T, E>) -> Self::Kept;
-}
-
-/// Keeps nothing (see [`Keep`]).
-pub(crate) struct Dropped;
-
-/// Keeps the outcome (see [`Keep`]).
-pub(crate) struct Kept;
-
-impl<T, E> Keep<T, E> for Dropped {
-    type Kept = ();
-    #[inline(always)]
-    fn keep(outcome: Result<T, E>) {
-        drop(outcome);
-    }
-}
-
-impl<T, E> Keep<T, E> for Kept {
-    type Kept = Result<T, E>;
-    #[inline(always)]
-    fn keep(outcome: Result<T, E>) -> Result<T, E> {
-        outcome
-    }
-}
-
 /// An answer that kept nothing of the outcome, as its delay alone.
 #[inline(always)]
 pub(crate) fn unit<B>(flow: ControlFlow<B, (Duration, ())>) -> ControlFlow<B, Duration> {
@@ -381,17 +348,19 @@ pub(crate) fn unit<B>(flow: ControlFlow<B, (Duration, ())>) -> ControlFlow<B, Du
 
 /// After an attempt: `Break` with what the call returns (an accepted
 /// outcome, or the one it gives up with), or `Continue` with the delay to
-/// sleep before the next attempt, the outcome already dropped (or what `K`
-/// keeps of it beside the delay, see [`Keep`]).
+/// sleep before the next attempt and what `keep` keeps of the outcome:
+/// nothing (`drop`: a loop's future never holds a failed attempt's error
+/// across the sleep), or the outcome (`identity`), which a loop with a
+/// `cancel` token returns if the sleep is cancelled.
 #[inline(always)]
-pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K: Keep<T, E>>(
+pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K>(
     progress: &mut impl Progress,
     outcome: Result<T, E>,
     hooks: &mut H,
     trace: &R,
     recording: &mut M,
-    _: K,
-) -> ControlFlow<Result<T, E>, (Duration, K::Kept)> {
+    keep: impl FnOnce(Result<T, E>) -> K,
+) -> ControlFlow<Result<T, E>, (Duration, K)> {
     let (decision, outcome) = verdict!(progress, outcome, hooks, recording, ControlFlow::Break);
     match progress.step(decision) {
         Some(delay) => {
@@ -405,7 +374,7 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K: Ke
                 trace.retry(error, progress.attempt(), delay, progress.failure_kind());
             }
             // (Dropped here, before the sleep, unless kept for a cancel.)
-            ControlFlow::Continue((delay, K::keep(outcome)))
+            ControlFlow::Continue((delay, keep(outcome)))
         }
         None => {
             let (ended, report) = (Some(outcome.is_ok()), || progress.report());

@@ -157,7 +157,7 @@ impl<S: Strategy> Policy<S> {
                 &mut Defaults::new(),
                 &NoTrace,
                 &mut recording,
-                driver::Dropped,
+                drop,
             ) {
                 // (The error was dropped in there, before this sleep.)
                 ControlFlow::Continue((delay, ())) => {
@@ -332,7 +332,7 @@ fn blocking_shared<S: Strategy, T, E>(
             &mut hooks,
             &trace,
             &mut recording,
-            driver::Dropped,
+            drop,
         ) {
             // (The error was dropped in there, before this sleep.)
             ControlFlow::Continue((delay, ())) => crate::sleep::blocking(delay),

@@ -412,7 +412,7 @@ where
                 return refused;
             }
             run.recording.attempt_starts();
-            match run.after(&mut slot, op(), driver::Dropped) {
+            match run.after(&mut slot, op(), drop) {
                 ControlFlow::Continue((delay, ())) => crate::sleep::blocking(delay),
                 ControlFlow::Break(outcome) => return run.ended(&slot, outcome, on_success),
             }
@@ -439,7 +439,7 @@ where
                 }
                 calls = calls.saturating_add(1);
                 run.recording.attempt_starts();
-                match run.after(&mut slot, op().await, driver::Dropped) {
+                match run.after(&mut slot, op().await, drop) {
                     ControlFlow::Continue((delay, ())) if delay.is_zero() => {}
                     ControlFlow::Continue((delay, ())) => ::tokio::time::sleep(delay).await,
                     ControlFlow::Break(outcome) => return outcome,
@@ -483,7 +483,7 @@ where
                 return refused;
             }
             run.recording.attempt_starts();
-            match run.after(&mut slot, op(), driver::Kept) {
+            match run.after(&mut slot, op(), core::convert::identity) {
                 ControlFlow::Continue((delay, outcome)) => {
                     if crate::cancel::wait_unless(cancel, delay) {
                         return run.give_up(&mut slot, true, outcome);
@@ -517,7 +517,7 @@ where
                 }
                 calls = calls.saturating_add(1);
                 run.recording.attempt_starts();
-                match run.after(&mut slot, op().await, driver::Kept) {
+                match run.after(&mut slot, op().await, core::convert::identity) {
                     ControlFlow::Continue((delay, outcome)) => {
                         let sleep = (!delay.is_zero()).then(|| ::tokio::time::sleep(delay));
                         if crate::cancel::sleep_unless(cancel, sleep).await {
@@ -625,14 +625,14 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
     }
 
     /// After an attempt that ended with `outcome`: the driver's rule, a
-    /// retry's outcome kept beside its delay as `K` says (by a call with a
-    /// token, for its wait; see [`driver::Keep`]).
-    fn after<T, K: driver::Keep<T, E>>(
+    /// retry's outcome kept beside its delay as `keep` says (by a call with
+    /// a token, for its wait; see [`driver::after_attempt`]).
+    fn after<T, K>(
         &mut self,
         slot: &mut Option<RetryState<'p, S>>,
         outcome: Result<T, E>,
-        keep: K,
-    ) -> ControlFlow<Result<T, E>, (Duration, K::Kept)>
+        keep: impl FnOnce(Result<T, E>) -> K,
+    ) -> ControlFlow<Result<T, E>, (Duration, K)>
     where
         H: Hooks<T, E>,
     {

@@ -949,8 +949,8 @@ impl Core<'_> {
 /// smaller by the difference (8 bytes against 160, 24 for `decorrelated`,
 /// the one strategy whose delays depend on the previous one).
 #[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub struct Carried<P = Option<Duration>> {
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Carried<P = [Option<Duration>; 1]> {
     failures: u32,
     /// While the call runs, the failures that did not advance the main
     /// schedule (a `RetryAfter`), as [`RetryState`]'s `skipped`, up to
@@ -976,48 +976,19 @@ pub(crate) const SKIPPED_MAX: u8 = GAVE_UP - 1;
 const GAVE_UP: u8 = u8::MAX - 2;
 
 /// What a [`Carried`] keeps of the previous delay: all of it for a
-/// strategy whose delays depend on it (`decorrelated`), nothing for the
-/// others.
+/// strategy whose delays depend on it (`decorrelated`, `[_; 1]`), nothing
+/// for the others (`[_; 0]`).
 #[doc(hidden)]
-pub trait Previous: Copy {
-    /// Before the first retry.
-    const NONE: Self;
-    /// The previous delay as the strategy reads it.
-    fn get(self) -> Option<Duration>;
-    /// Keeps the delay just granted.
-    fn set(&mut self, delay: Option<Duration>);
-}
+pub trait Previous: Copy + Default + AsRef<[Option<Duration>]> + AsMut<[Option<Duration>]> {}
 
-impl Previous for Option<Duration> {
-    const NONE: Self = None;
-    #[inline(always)]
-    fn get(self) -> Option<Duration> {
-        self
-    }
-    #[inline(always)]
-    fn set(&mut self, delay: Option<Duration>) {
-        *self = delay;
-    }
-}
-
-impl Previous for () {
-    const NONE: Self = ();
-    #[inline(always)]
-    fn get(self) -> Option<Duration> {
-        None
-    }
-    #[inline(always)]
-    fn set(&mut self, _: Option<Duration>) {}
-}
+impl<P: Copy + Default + AsRef<[Option<Duration>]> + AsMut<[Option<Duration>]>> Previous for P {}
 
 impl<P: Previous> Carried<P> {
-    /// Before the first attempt.
-    pub const NEW: Self = Carried {
-        failures: 0,
-        tally: 0,
-        previous: P::NONE,
-        phase: 0,
-    };
+    /// The previous delay, if kept.
+    #[inline(always)]
+    fn previous(&self) -> Option<Duration> {
+        self.previous.as_ref().first().copied().flatten()
+    }
 
     /// Failed attempts so far.
     pub fn attempt(&self) -> u32 {
@@ -1069,7 +1040,7 @@ impl<P: Previous> Carried<P> {
         let mut state = RetryState::starting_at(policy, clock::system, None);
         let core = &mut state.core;
         core.failures = self.failures;
-        core.previous = self.previous.get();
+        core.previous = self.previous();
         core.rng = self.rng(policy);
         match self.ended() {
             None => core.skipped = u32::from(self.tally),
@@ -1084,7 +1055,7 @@ impl<P: Previous> Carried<P> {
     fn pack<S: Strategy>(&mut self, state: &RetryState<'_, S>) {
         let core = &state.core;
         self.failures = core.failures;
-        self.previous.set(core.previous);
+        self.previous.as_mut().fill(core.previous);
         self.keep_phase(state.policy, &core.rng);
         self.tally = match core.gave_up {
             None => core.skipped.min(u32::from(SKIPPED_MAX)) as u8,
@@ -1123,10 +1094,10 @@ impl<S: Strategy> Policy<S> {
         if carried.tally >= GAVE_UP || carried.failures >= fast(self) {
             return self.carried_retry_in_general(carried);
         }
-        let (mut previous, mut rng) = (carried.previous.get(), carried.rng(self));
+        let (mut previous, mut rng) = (carried.previous(), carried.rng(self));
         let skipped = u32::from(carried.tally);
         let delay = self.common_step(&mut carried.failures, skipped, &mut previous, &mut rng);
-        carried.previous.set(previous);
+        carried.previous.as_mut().fill(previous);
         carried.keep_phase(self, &rng);
         Some(delay)
     }
@@ -1198,8 +1169,8 @@ mod tests {
         fn same<S: Strategy>(policy: &Policy<S>, steps: usize) {
             // (Untimed, as the attribute starts it.)
             let mut state = RetryState::starting_at(policy, clock::system, None);
-            let mut carried = Carried::<Option<Duration>>::NEW;
-            let mut lean = Carried::<()>::NEW;
+            let mut carried = Carried::<[Option<Duration>; 1]>::default();
+            let mut lean = Carried::<[Option<Duration>; 0]>::default();
             for step in 0..steps {
                 let (a, b) = (state.next_delay(), policy.next_carried(&mut carried));
                 assert_eq!(a, b, "step {step}");
@@ -1227,7 +1198,7 @@ mod tests {
         same(&Policy::immediate().attempts(1), 2);
         let decorrelated =
             Policy::from_strategy(Decorrelated::new(MS(5)).max_delay(MS(100))).unlimited_attempts();
-        let mut carried = Carried::<Option<Duration>>::NEW;
+        let mut carried = Carried::<[Option<Duration>; 1]>::default();
         for _ in 0..50 {
             let d = decorrelated
                 .next_carried(&mut carried)
@@ -1242,8 +1213,8 @@ mod tests {
     /// delay by delay, then the report.
     fn same_for<S: Strategy>(policy: &Policy<S>, decisions: &[Decision]) {
         let mut state = RetryState::starting_at(policy, clock::system, None);
-        let mut carried = Carried::<Option<Duration>>::NEW;
-        let mut lean = Carried::<()>::NEW;
+        let mut carried = Carried::<[Option<Duration>; 1]>::default();
+        let mut lean = Carried::<[Option<Duration>; 0]>::default();
         for (step, &decision) in decisions.iter().enumerate() {
             let a = state.next_delay_for(decision);
             assert_eq!(
@@ -1273,8 +1244,8 @@ mod tests {
         use crate::strategy::{Exponential, Fibonacci};
         use Decision::{Retry, RetryAfter, Stop, Throttled};
         // (The skipped count is in what was padding.)
-        assert_eq!(size_of::<Carried<()>>(), 8);
-        assert_eq!(size_of::<Carried<Option<Duration>>>(), 24);
+        assert_eq!(size_of::<Carried<[Option<Duration>; 0]>>(), 8);
+        assert_eq!(size_of::<Carried<[Option<Duration>; 1]>>(), 24);
         let p = Policy::from_strategy(Exponential::new(MS(10)).max_delay(MS(1000)))
             .jitter(Jitter::None)
             .attempts(8)

@@ -131,7 +131,7 @@ pub fn compact<P: FixedOrigin>() -> Call<Compact<P>> {
     let mut began = CallBegan::default();
     let attempt = began.attempt(P::ORIGIN.clock);
     Call(Compact {
-        carried: Carried::NEW,
+        carried: Carried::default(),
         began,
         attempt,
     })
@@ -322,9 +322,8 @@ pub(crate) trait Form: Sized {
         outcome: Result<T, E>,
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        let dropped = driver::Dropped;
         driver::unit(step(
-            self, function, trace, decision, outcome, on_retry, dropped,
+            self, function, trace, decision, outcome, on_retry, drop,
         ))
     }
     /// Another attempt begins.
@@ -372,9 +371,8 @@ impl<'p, S: Strategy + 'p, K: Kept<'p, S>> Form for Full<'p, S, K> {
     ) -> ControlFlow<Ended<T, E>, Duration> {
         // (The state built first, if more than the start builds it.)
         self.state.build(&self.start);
-        let dropped = driver::Dropped;
         driver::unit(step(
-            self, function, trace, decision, outcome, on_retry, dropped,
+            self, function, trace, decision, outcome, on_retry, drop,
         ))
     }
 
@@ -650,18 +648,18 @@ impl<F: Form> Call<F> {
 
 /// After an attempt, through the driver's rule, with the one adapter of
 /// hooks ([`HookSet`]): the verdict decided, `on_retry`, and the report
-/// kept for the give-up hooks (where: [`Form::step`]). What `K` keeps of a
-/// retry's outcome is kept beside its delay (see [`driver::Keep`]).
+/// kept for the give-up hooks (where: [`Form::step`]). What `keep` keeps of
+/// a retry's outcome is kept beside its delay (see [`driver::after_attempt`]).
 #[inline(always)]
-fn step<F: Form, T, E, N: OnRetry<T, E>, K: driver::Keep<T, E>>(
+fn step<F: Form, T, E, N: OnRetry<T, E>, K>(
     form: &mut F,
     function: &'static str,
     trace: impl Trace<E>,
     decision: impl Verdict<T, E>,
     outcome: Result<T, E>,
     on_retry: N,
-    keep: K,
-) -> ControlFlow<Ended<T, E>, (Duration, K::Kept)> {
+    keep: impl FnOnce(Result<T, E>) -> K,
+) -> ControlFlow<Ended<T, E>, (Duration, K)> {
     let mut report = None;
     let mut hooks: Dispatch<'_, _, N> =
         HookSet::of(decision, decision, on_retry, Keep(&mut report));

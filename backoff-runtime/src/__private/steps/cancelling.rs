@@ -37,8 +37,8 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, (Duration, Result<T, E>)> {
         self.0.state.build(&self.0.start);
-        let (form, kept) = (&mut self.0, driver::Kept);
-        step(form, function, trace, decision, outcome, on_retry, kept)
+        let (form, keep) = (&mut self.0, core::convert::identity);
+        step(form, function, trace, decision, outcome, on_retry, keep)
     }
 
     /// The call gives up with `outcome` because its token was cancelled
