@@ -182,17 +182,10 @@ pub(crate) trait Progress {
     /// (the compact form has neither).
     #[inline(always)]
     fn succeeded(&mut self) {}
-    /// Failed attempts so far (after a failure, the one that failed).
-    fn attempt(&self) -> u32;
     /// The event of the retry just granted with `delay`.
     fn event(&self, delay: Duration) -> RetryEvent;
     /// The report of a call that gave up.
     fn report(&self) -> GiveUp;
-    /// The kind of the last failure, for a policy with kinds.
-    #[inline(always)]
-    fn failure_kind(&self) -> Option<&'static str> {
-        None
-    }
 }
 
 /// The progress of a loop that keeps its state in `slot`, built from
@@ -219,11 +212,6 @@ impl<S: Strategy> Progress for Lazy<'_, '_, S> {
         succeeded(self.slot, self.start.budget);
     }
 
-    #[inline]
-    fn attempt(&self) -> u32 {
-        self.slot.as_ref().map_or(0, RetryState::attempt)
-    }
-
     fn event(&self, delay: Duration) -> RetryEvent {
         match self.slot.as_ref() {
             Some(state) => state.event(delay),
@@ -238,11 +226,6 @@ impl<S: Strategy> Progress for Lazy<'_, '_, S> {
             // breaker before its first attempt.)
             None => GiveUp::new(0, self.start.elapsed(), GiveUpReason::Attempts),
         }
-    }
-
-    #[inline]
-    fn failure_kind(&self) -> Option<&'static str> {
-        self.slot.as_ref().and_then(RetryState::failure_kind)
     }
 }
 
@@ -293,9 +276,9 @@ pub(crate) trait Hooks<T, E> {
 pub trait Trace<E> {
     /// Whether anything is traced (the report is built only if so).
     const ENABLED: bool = true;
-    /// A retry was granted after `error`, the failure of attempt `attempt`
-    /// (of kind `failure_kind`, for a policy with kinds).
-    fn retry(&self, error: &E, attempt: u32, delay: Duration, failure_kind: Option<&'static str>);
+    /// A retry was granted after `error`, as `event` tells (the attempt
+    /// that failed, the delay, the failure's kind for a policy with kinds).
+    fn retry(&self, error: &E, event: &RetryEvent);
     /// The call gives up with `error`, for `report`.
     fn give_up(&self, error: &E, report: &GiveUp);
 }
@@ -308,7 +291,7 @@ pub const NoTrace: () = ();
 impl<E> Trace<E> for () {
     const ENABLED: bool = false;
     #[inline(always)]
-    fn retry(&self, _: &E, _: u32, _: Duration, _: Option<&'static str>) {}
+    fn retry(&self, _: &E, _: &RetryEvent) {}
     #[inline(always)]
     fn give_up(&self, _: &E, _: &GiveUp) {}
 }
@@ -365,13 +348,14 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K>(
     match progress.step(decision) {
         Some(delay) => {
             recording.retried(outcome.is_ok(), delay);
-            if H::ON_RETRY {
-                hooks.on_retry(&outcome, &progress.event(delay));
-            }
-            if let Err(error) = &outcome
-                && R::ENABLED
-            {
-                trace.retry(error, progress.attempt(), delay, progress.failure_kind());
+            // (The event built only for a hook or a trace: `NoHook` and `()`
+            // tell nothing.)
+            if H::ON_RETRY || R::ENABLED {
+                let event = progress.event(delay);
+                hooks.on_retry(&outcome, &event);
+                if let Err(error) = &outcome {
+                    trace.retry(error, &event);
+                }
             }
             // (Dropped here, before the sleep, unless kept for a cancel.)
             ControlFlow::Continue((delay, keep(outcome)))

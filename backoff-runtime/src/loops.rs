@@ -365,21 +365,11 @@ impl<S: Strategy> driver::Progress for crate::state::RetryState<'_, S> {
         self.on_success();
     }
 
-    #[inline]
-    fn attempt(&self) -> u32 {
-        Self::attempt(self)
-    }
-
     fn event(&self, delay: Duration) -> crate::RetryEvent {
         Self::event(self, delay)
     }
 
     fn report(&self) -> crate::GiveUp {
         Self::report(self)
-    }
-
-    #[inline]
-    fn failure_kind(&self) -> Option<&'static str> {
-        Self::failure_kind(self)
     }
 }

@@ -171,11 +171,6 @@ impl<P: FixedOrigin> driver::Progress for Carrying<'_, P> {
         }
     }
 
-    #[inline(always)]
-    fn attempt(&self) -> u32 {
-        self.0.attempt()
-    }
-
     fn event(&self, delay: Duration) -> RetryEvent {
         RetryEvent::new(self.0.attempt(), delay, Duration::ZERO)
     }

@@ -38,21 +38,15 @@ impl<'a, T> TraceFallback<'a> for &TraceError<'a, T> {
 
 /// Reports a retry to `tracing` (feature `tracing`): a WARN event with the
 /// function, the attempt that failed, the delay, the failure's kind (for a
-/// policy with kinds) and the error.
+/// policy with kinds) and the error, from the retry's `event`.
 #[inline]
-pub fn trace_retry(
-    function: &str,
-    error: &dyn core::fmt::Display,
-    attempt: u32,
-    delay: Duration,
-    failure_kind: Option<&'static str>,
-) {
+pub fn trace_retry(function: &str, error: &dyn core::fmt::Display, event: &RetryEvent) {
     ::tracing::warn!(
         target: "backoff_runtime",
         function,
-        attempt,
-        delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-        failure_kind,
+        attempt = event.attempt,
+        delay_ms = u64::try_from(event.delay.as_millis()).unwrap_or(u64::MAX),
+        failure_kind = event.failure_kind,
         error = %error,
         "retrying after error"
     );
@@ -136,8 +130,8 @@ impl<E> Traced<E> {
 
 impl<E> Trace<E> for Traced<E> {
     #[inline]
-    fn retry(&self, error: &E, attempt: u32, delay: Duration, failure_kind: Option<&'static str>) {
-        trace_retry(self.name, (self.show)(error), attempt, delay, failure_kind);
+    fn retry(&self, error: &E, event: &RetryEvent) {
+        trace_retry(self.name, (self.show)(error), event);
     }
     #[inline]
     fn give_up(&self, error: &E, report: &GiveUp) {
