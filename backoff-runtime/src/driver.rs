@@ -186,6 +186,14 @@ pub(crate) trait Progress {
     fn event(&self, delay: Duration) -> RetryEvent;
     /// The report of a call that gave up.
     fn report(&self) -> GiveUp;
+    /// The report of a call that gives up because its `cancel` token was
+    /// cancelled: reason [`Cancelled`](GiveUpReason::Cancelled).
+    #[cold]
+    fn cancelled(&self) -> GiveUp {
+        let mut report = self.report();
+        report.reason = GiveUpReason::Cancelled;
+        report
+    }
 }
 
 /// The progress of a loop that keeps its state in `slot`, built from
@@ -365,24 +373,6 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K>(
             ControlFlow::Break(give_up(report, outcome, hooks, trace, recording, ended))
         }
     }
-}
-
-/// The call gives up with `outcome` because its `cancel` token was
-/// cancelled: the give-up step, the report's reason
-/// [`Cancelled`](GiveUpReason::Cancelled).
-#[cold]
-#[inline(never)]
-pub(crate) fn cancelled<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
-    progress: &impl Progress,
-    outcome: Result<T, E>,
-    hooks: &mut H,
-    trace: &R,
-    recording: &mut M,
-    ended: Option<bool>,
-) -> Result<T, E> {
-    let mut report = progress.report();
-    report.reason = GiveUpReason::Cancelled;
-    give_up(|| report, outcome, hooks, trace, recording, ended)
 }
 
 /// The call gives up with `outcome`: the `report`, built only if a hook,

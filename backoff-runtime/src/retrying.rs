@@ -661,12 +661,11 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
             start: &self.start,
         };
         let (hooks, recording) = (&mut self.hooks, &mut self.recording);
-        if cancelled {
-            driver::cancelled(&progress, outcome, hooks, &NoTrace, recording, None)
-        } else {
-            let report = || driver::Progress::report(&progress);
-            driver::give_up(report, outcome, hooks, &NoTrace, recording, None)
-        }
+        let report = || match cancelled {
+            true => driver::Progress::cancelled(&progress),
+            false => driver::Progress::report(&progress),
+        };
+        driver::give_up(report, outcome, hooks, &NoTrace, recording, None)
     }
 
     /// The call's `timeout` passed after `calls` attempts began: it gives

@@ -49,8 +49,7 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     #[inline(never)]
     pub fn cancelled<T, E, R: Trace<E>>(&mut self, trace: R, outcome: Result<T, E>) -> Ended<T, E> {
         let (progress, mut recording) = self.0.parts("");
-        let mut report = driver::Progress::report(&progress);
-        report.reason = GiveUpReason::Cancelled;
-        give_up(|| report, &mut recording, trace, outcome)
+        let report = || driver::Progress::cancelled(&progress);
+        give_up(report, &mut recording, trace, outcome)
     }
 }
