@@ -37,12 +37,8 @@ impl<S: Strategy> Policy<S> {
     /// ```
     pub fn retry<T, E>(&self, op: impl FnMut() -> Result<T, E>) -> Result<T, E> {
         // As the attribute does: the state is built on the first failure.
-        let start = Origin::at(
-            self,
-            clock::system,
-            driver::began(self, clock::system, false),
-            None,
-        );
+        let clock = clock::system;
+        let start = Origin::at(self, clock, driver::began(self, clock, false), None);
         blocking(&start, Some(self.name()), NoTrace, RetryAll, op)
     }
 

@@ -434,13 +434,6 @@ impl<'p, S> RetryState<'p, S> {
         before.saturating_add(self.core.failures)
     }
 
-    /// Which run of the schedule the call is in, from 1 (see
-    /// [`Policy::reset_after`]; a loop of your own reads it as
-    /// `context().run`).
-    pub(crate) fn run(&self) -> u32 {
-        self.core.runs.map_or(1, |runs| runs.run.get())
-    }
-
     /// The call's deadline under the policy's
     /// [`max_elapsed`](Policy::max_elapsed), counted from the start of the
     /// current run; `None` without it. (A loop's whole-call `timeout`, such
@@ -505,7 +498,7 @@ impl<'p, S> RetryState<'p, S> {
             .map(|(now, d)| d.saturating_duration_since(now));
         RetryEvent::new(self.attempt(), delay, elapsed.unwrap_or_default())
             .with_failure_kind(self.failure_kind())
-            .with_run(remaining, self.run())
+            .with_run(remaining, self.core.runs.map_or(1, |runs| runs.run.get()))
     }
 
     /// The kind of the last failure (the name of its entry in the policy's
@@ -1740,13 +1733,13 @@ mod tests {
         assert_eq!((s.context().attempt, s.context().last), (1, false));
         assert_eq!(s.next_delay(), Some(MS(100)));
         assert_eq!(
-            (s.context().attempt, s.context().last, s.run()),
+            (s.context().attempt, s.context().last, s.event(MS(0)).run),
             (2, true, 1)
         );
         // Attempt 2 starts at 100 ms and runs 5 s.
         NOW_MS.store(5_100, Ordering::Relaxed);
         assert_eq!(s.next_delay(), Some(MS(100)), "the first delay again");
-        assert_eq!((s.attempt(), s.run()), (2, 2));
+        assert_eq!((s.attempt(), s.event(MS(0)).run), (2, 2));
         assert_eq!((s.context().attempt, s.context().last), (3, true));
         let ev = s.event(MS(100));
         assert_eq!((ev.attempt, ev.run), (2, 2));
@@ -1755,7 +1748,7 @@ mod tests {
         assert_eq!(s.next_delay(), None);
         assert_eq!(s.give_up().unwrap().attempts, 3);
         // Without `reset_after`: one run, and no clock for it.
-        assert_eq!(Policy::immediate().start().run(), 1);
+        assert_eq!(Policy::immediate().start().event(MS(0)).run, 1);
     }
 
     #[test]
