@@ -62,7 +62,7 @@ use crate::state::RetryState;
 use crate::strategy::Strategy;
 use crate::throttle::AdaptiveThrottle;
 
-pub(crate) use crate::state::began;
+pub(crate) use crate::state::{began, since};
 
 /// What a call's retry state is built from, on its first failure: the
 /// policy, the loop's clock, the call's start (if read) and the budget (if
@@ -160,15 +160,15 @@ impl<'p, S> Origin<'p, S> {
 
     /// Time since the call began: zero if nothing read the start.
     pub(crate) fn elapsed(&self) -> Duration {
-        crate::state::since(self.clock, self.began)
+        since(self.clock, self.began)
     }
+}
 
-    /// The report of a call that ran past its whole-call timeout after
-    /// `calls` calls.
-    #[cold]
-    pub(crate) fn timed_out(&self, calls: u32) -> GiveUp {
-        GiveUp::new(calls, self.elapsed(), GiveUpReason::Timeout)
-    }
+/// The report of a call that ran past its whole-call `timeout` after `calls`
+/// attempts began, `start` being its start (if read).
+#[cold]
+pub fn timeout_report(calls: u32, clock: Clock, start: Option<Instant>) -> GiveUp {
+    GiveUp::new(calls, since(clock, start), GiveUpReason::Timeout)
 }
 
 /// A call's progress, as the driver steps it: a [`RetryState`] built on the

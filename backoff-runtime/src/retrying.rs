@@ -676,7 +676,7 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
     where
         H: Hooks<T, E>,
     {
-        let report = || self.start.timed_out(calls);
+        let report = || driver::timeout_report(calls, self.start.clock, self.start.began);
         let (hooks, recording) = (&mut self.hooks, &mut self.recording);
         driver::give_up(report, Err(error), hooks, &NoTrace, recording, None)
     }

@@ -4,7 +4,7 @@
 use super::*;
 use crate::driver;
 use crate::record::{CompactRecording, Records};
-use crate::state::{Gate, since};
+use crate::state::Gate;
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
 
@@ -236,17 +236,6 @@ impl<T, E> Ended<T, E> {
         }
     }
 }
-
-/// The expansion's hooks, as the driver calls them: its verdict, taken in
-/// the function (`when` on the error, `when_ok` on the `Ok` value, each
-/// built and called where a loop written by hand would) and handed over as
-/// a [`Decision`] (or [`RETRY`]); `on_retry`, a closure built at the call
-/// (called at most once, so an `FnOnce`), or [`NoHook`]; and the report of
-/// a call that gives up, kept for `on_giveup` and `fallback`, which run
-/// after the loop (kept whether or not the function has either: building
-/// it is the give-up path's, which is cold, and the expansion then needs no
-/// word to say whether it has them).
-type Dispatch<'r, V, N> = HookSet<V, V, N, NoHook, Keep<'r>, NoHook>;
 
 /// The expansion's `on_retry` of the outcome, called at most once.
 struct Once<F>(Option<F>);
@@ -642,9 +631,17 @@ impl<F: Form> Call<F> {
 }
 
 /// After an attempt, through the driver's rule, with the one adapter of
-/// hooks ([`HookSet`]): the verdict decided, `on_retry`, and the report
-/// kept for the give-up hooks (where: [`Form::step`]). What `keep` keeps of
-/// a retry's outcome is kept beside its delay (see [`driver::after_attempt`]).
+/// hooks ([`HookSet`]), as the driver calls the expansion's: its verdict,
+/// taken in the function (`when` on the error, `when_ok` on the `Ok` value,
+/// each built and called where a loop written by hand would) and handed
+/// over as a [`Decision`] (or [`RETRY`]); `on_retry`, a closure built at
+/// the call (called at most once, so an `FnOnce`), or [`NoHook`]; and the
+/// report of a call that gives up, kept for `on_giveup` and `fallback`,
+/// which run after the loop (kept whether or not the function has either:
+/// building it is the give-up path's, which is cold, and the expansion then
+/// needs no word to say whether it has them). Where it runs:
+/// [`Form::step`]. What `keep` keeps of a retry's outcome is kept beside
+/// its delay (see [`driver::after_attempt`]).
 #[inline(always)]
 fn step<F: Form, T, E, N: OnRetry<T, E>, K>(
     form: &mut F,
@@ -656,8 +653,7 @@ fn step<F: Form, T, E, N: OnRetry<T, E>, K>(
     keep: impl FnOnce(Result<T, E>) -> K,
 ) -> ControlFlow<Ended<T, E>, (Duration, K)> {
     let mut report = None;
-    let mut hooks: Dispatch<'_, _, N> =
-        HookSet::of(decision, decision, on_retry, Keep(&mut report));
+    let mut hooks = HookSet::of(decision, decision, on_retry, Keep(&mut report));
     let (mut progress, mut recording) = form.parts(function);
     let (hooks, recording) = (&mut hooks, &mut recording);
     match driver::after_attempt(&mut progress, outcome, hooks, &trace, recording, keep) {
@@ -732,7 +728,8 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
         trace: R,
         outcome: Result<T, E>,
     ) -> Ended<T, E> {
-        let report = self.0.start.timed_out(calls);
+        let start = &self.0.start;
+        let report = driver::timeout_report(calls, start.clock, start.began);
         timed_out(report, &mut self.0.recording, trace, outcome)
     }
 }
@@ -753,10 +750,7 @@ pub fn timed_out<T, E, R: Trace<E>>(
 
 /// The report of a hedged call that ran past its `timeout` after `calls`
 /// attempts began, `start` being its start.
-#[cold]
-pub fn timeout_report(calls: u32, clock: Clock, start: Option<std::time::Instant>) -> GiveUp {
-    GiveUp::new(calls, since(clock, start), GiveUpReason::Timeout)
-}
+pub use crate::driver::timeout_report;
 
 /// An untimed state machine of `policy` (the delay benches' start: no clock
 /// read, as in the attribute's own loop without a deadline).
