@@ -337,20 +337,39 @@ pub(crate) fn unit<B>(flow: ControlFlow<B, (Duration, ())>) -> ControlFlow<B, Du
     }
 }
 
+/// What a loop keeps of a retry's outcome across its sleep, beside its
+/// delay (the loop's use of the answer says which): nothing (`()`: a
+/// loop's future never holds a failed attempt's error across the sleep),
+/// or the outcome, which a loop with a `cancel` token returns if the sleep
+/// is cancelled.
+pub(crate) trait Keep<T, E> {
+    /// What is kept of `outcome`.
+    fn keep(outcome: Result<T, E>) -> Self;
+}
+
+impl<T, E> Keep<T, E> for () {
+    #[inline(always)]
+    fn keep(_: Result<T, E>) {}
+}
+
+impl<T, E> Keep<T, E> for Result<T, E> {
+    #[inline(always)]
+    fn keep(outcome: Result<T, E>) -> Self {
+        outcome
+    }
+}
+
 /// After an attempt: `Break` with what the call returns (an accepted
 /// outcome, or the one it gives up with), or `Continue` with the delay to
-/// sleep before the next attempt and what `keep` keeps of the outcome:
-/// nothing (`drop`: a loop's future never holds a failed attempt's error
-/// across the sleep), or the outcome (`identity`), which a loop with a
-/// `cancel` token returns if the sleep is cancelled.
+/// sleep before the next attempt, the outcome already dropped (or kept
+/// beside the delay, see [`Keep`]).
 #[inline(always)]
-pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K>(
+pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K: Keep<T, E>>(
     progress: &mut impl Progress,
     outcome: Result<T, E>,
     hooks: &mut H,
     trace: &R,
     recording: &mut M,
-    keep: impl FnOnce(Result<T, E>) -> K,
 ) -> ControlFlow<Result<T, E>, (Duration, K)> {
     let (decision, outcome) = verdict!(progress, outcome, hooks, recording, ControlFlow::Break);
     match progress.step(decision) {
@@ -366,7 +385,7 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K>(
                 }
             }
             // (Dropped here, before the sleep, unless kept for a cancel.)
-            ControlFlow::Continue((delay, keep(outcome)))
+            ControlFlow::Continue((delay, K::keep(outcome)))
         }
         None => {
             let (ended, report) = (Some(outcome.is_ok()), || progress.report());

@@ -388,7 +388,7 @@ mod tests {
         assert_eq!(size_of::<Carried<[Option<Duration>; 0]>>(), 8);
         let mut firsts = Vec::new();
         for _ in 0..50 {
-            let mut carried = Carried::<[Option<Duration>; 0]>::default();
+            let mut carried = Carried::<[Option<Duration>; 0]>::NEW;
             let waits: Vec<Duration> =
                 core::iter::from_fn(|| p.next_carried(&mut carried)).collect();
             assert_eq!(waits.len(), 7);

@@ -153,7 +153,6 @@ impl<S: Strategy> Policy<S> {
                 &mut Defaults::new(),
                 &NoTrace,
                 &mut recording,
-                drop,
             ) {
                 // (The error was dropped in there, before this sleep.)
                 ControlFlow::Continue((delay, ())) => {
@@ -328,7 +327,6 @@ fn blocking_shared<S: Strategy, T, E>(
             &mut hooks,
             &trace,
             &mut recording,
-            drop,
         ) {
             // (The error was dropped in there, before this sleep.)
             ControlFlow::Continue((delay, ())) => crate::sleep::blocking(delay),

@@ -412,7 +412,7 @@ where
                 return refused;
             }
             run.recording.attempt_starts();
-            match run.after(&mut slot, op(), drop) {
+            match run.after(&mut slot, op()) {
                 ControlFlow::Continue((delay, ())) => crate::sleep::blocking(delay),
                 ControlFlow::Break(outcome) => return run.ended(&slot, outcome, on_success),
             }
@@ -439,7 +439,7 @@ where
                 }
                 calls = calls.saturating_add(1);
                 run.recording.attempt_starts();
-                match run.after(&mut slot, op().await, drop) {
+                match run.after(&mut slot, op().await) {
                     ControlFlow::Continue((delay, ())) if delay.is_zero() => {}
                     ControlFlow::Continue((delay, ())) => ::tokio::time::sleep(delay).await,
                     ControlFlow::Break(outcome) => return outcome,
@@ -483,7 +483,7 @@ where
                 return refused;
             }
             run.recording.attempt_starts();
-            match run.after(&mut slot, op(), core::convert::identity) {
+            match run.after(&mut slot, op()) {
                 ControlFlow::Continue((delay, outcome)) => {
                     if crate::cancel::wait_unless(cancel, delay) {
                         return run.give_up(&mut slot, true, outcome);
@@ -517,7 +517,7 @@ where
                 }
                 calls = calls.saturating_add(1);
                 run.recording.attempt_starts();
-                match run.after(&mut slot, op().await, core::convert::identity) {
+                match run.after(&mut slot, op().await) {
                     ControlFlow::Continue((delay, outcome)) => {
                         let sleep = (!delay.is_zero()).then(|| ::tokio::time::sleep(delay));
                         if crate::cancel::sleep_unless(cancel, sleep).await {
@@ -625,13 +625,12 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
     }
 
     /// After an attempt that ended with `outcome`: the driver's rule, a
-    /// retry's outcome kept beside its delay as `keep` says (by a call with
-    /// a token, for its wait; see [`driver::after_attempt`]).
-    fn after<T, K>(
+    /// retry's outcome kept beside its delay as `K` says (by a call with a
+    /// token, for its wait; see [`driver::Keep`]).
+    fn after<T, K: driver::Keep<T, E>>(
         &mut self,
         slot: &mut Option<RetryState<'p, S>>,
         outcome: Result<T, E>,
-        keep: impl FnOnce(Result<T, E>) -> K,
     ) -> ControlFlow<Result<T, E>, (Duration, K)>
     where
         H: Hooks<T, E>,
@@ -641,7 +640,7 @@ impl<'p, S: Strategy, E, H> Run<'p, S, E, H> {
             start: &self.start,
         };
         let (hooks, recording) = (&mut self.hooks, &mut self.recording);
-        driver::after_attempt(&mut progress, outcome, hooks, &NoTrace, recording, keep)
+        driver::after_attempt(&mut progress, outcome, hooks, &NoTrace, recording)
     }
 
     /// The call gives up with `outcome`: its token was cancelled

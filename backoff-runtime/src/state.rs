@@ -942,7 +942,7 @@ impl Core<'_> {
 /// smaller by the difference (8 bytes against 160, 24 for `decorrelated`,
 /// the one strategy whose delays depend on the previous one).
 #[doc(hidden)]
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Carried<P = [Option<Duration>; 1]> {
     failures: u32,
     /// While the call runs, the failures that did not advance the main
@@ -972,11 +972,24 @@ const GAVE_UP: u8 = u8::MAX - 2;
 /// strategy whose delays depend on it (`decorrelated`, `[_; 1]`), nothing
 /// for the others (`[_; 0]`).
 #[doc(hidden)]
-pub trait Previous: Copy + Default + AsRef<[Option<Duration>]> + AsMut<[Option<Duration>]> {}
+pub trait Previous: Copy + AsRef<[Option<Duration>]> + AsMut<[Option<Duration>]> {
+    /// Before the first retry.
+    const NONE: Self;
+}
 
-impl<P: Copy + Default + AsRef<[Option<Duration>]> + AsMut<[Option<Duration>]>> Previous for P {}
+impl<const N: usize> Previous for [Option<Duration>; N] {
+    const NONE: Self = [None; N];
+}
 
 impl<P: Previous> Carried<P> {
+    /// Before the first attempt (a constant: a call's start runs no code).
+    pub const NEW: Self = Carried {
+        failures: 0,
+        tally: 0,
+        previous: P::NONE,
+        phase: 0,
+    };
+
     /// The previous delay, if kept.
     #[inline(always)]
     fn previous(&self) -> Option<Duration> {
@@ -1048,7 +1061,9 @@ impl<P: Previous> Carried<P> {
     fn pack<S: Strategy>(&mut self, state: &RetryState<'_, S>) {
         let core = &state.core;
         self.failures = core.failures;
-        self.previous.as_mut().fill(core.previous);
+        if let Some(previous) = self.previous.as_mut().first_mut() {
+            *previous = core.previous;
+        }
         self.keep_phase(state.policy, &core.rng);
         self.tally = match core.gave_up {
             None => core.skipped.min(u32::from(SKIPPED_MAX)) as u8,
@@ -1090,7 +1105,9 @@ impl<S: Strategy> Policy<S> {
         let (mut previous, mut rng) = (carried.previous(), carried.rng(self));
         let skipped = u32::from(carried.tally);
         let delay = self.common_step(&mut carried.failures, skipped, &mut previous, &mut rng);
-        carried.previous.as_mut().fill(previous);
+        if let Some(kept) = carried.previous.as_mut().first_mut() {
+            *kept = previous;
+        }
         carried.keep_phase(self, &rng);
         Some(delay)
     }
@@ -1162,8 +1179,8 @@ mod tests {
         fn same<S: Strategy>(policy: &Policy<S>, steps: usize) {
             // (Untimed, as the attribute starts it.)
             let mut state = RetryState::starting_at(policy, clock::system, None);
-            let mut carried = Carried::<[Option<Duration>; 1]>::default();
-            let mut lean = Carried::<[Option<Duration>; 0]>::default();
+            let mut carried = Carried::<[Option<Duration>; 1]>::NEW;
+            let mut lean = Carried::<[Option<Duration>; 0]>::NEW;
             for step in 0..steps {
                 let (a, b) = (state.next_delay(), policy.next_carried(&mut carried));
                 assert_eq!(a, b, "step {step}");
@@ -1191,7 +1208,7 @@ mod tests {
         same(&Policy::immediate().attempts(1), 2);
         let decorrelated =
             Policy::from_strategy(Decorrelated::new(MS(5)).max_delay(MS(100))).unlimited_attempts();
-        let mut carried = Carried::<[Option<Duration>; 1]>::default();
+        let mut carried = Carried::<[Option<Duration>; 1]>::NEW;
         for _ in 0..50 {
             let d = decorrelated
                 .next_carried(&mut carried)
@@ -1206,8 +1223,8 @@ mod tests {
     /// delay by delay, then the report.
     fn same_for<S: Strategy>(policy: &Policy<S>, decisions: &[Decision]) {
         let mut state = RetryState::starting_at(policy, clock::system, None);
-        let mut carried = Carried::<[Option<Duration>; 1]>::default();
-        let mut lean = Carried::<[Option<Duration>; 0]>::default();
+        let mut carried = Carried::<[Option<Duration>; 1]>::NEW;
+        let mut lean = Carried::<[Option<Duration>; 0]>::NEW;
         for (step, &decision) in decisions.iter().enumerate() {
             let a = state.next_delay_for(decision);
             assert_eq!(

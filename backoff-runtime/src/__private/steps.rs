@@ -131,7 +131,7 @@ pub fn compact<P: FixedOrigin>() -> Call<Compact<P>> {
     let mut began = CallBegan::default();
     let attempt = began.attempt(P::ORIGIN.clock);
     Call(Compact {
-        carried: Carried::default(),
+        carried: Carried::NEW,
         began,
         attempt,
     })
@@ -306,9 +306,7 @@ pub(crate) trait Form: Sized {
         outcome: Result<T, E>,
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        driver::unit(step(
-            self, function, trace, decision, outcome, on_retry, drop,
-        ))
+        driver::unit(step(self, function, trace, decision, outcome, on_retry))
     }
     /// Another attempt begins.
     fn next_attempt(&mut self);
@@ -355,9 +353,7 @@ impl<'p, S: Strategy + 'p, K: Kept<'p, S>> Form for Full<'p, S, K> {
     ) -> ControlFlow<Ended<T, E>, Duration> {
         // (The state built first, if more than the start builds it.)
         self.state.build(&self.start);
-        driver::unit(step(
-            self, function, trace, decision, outcome, on_retry, drop,
-        ))
+        driver::unit(step(self, function, trace, decision, outcome, on_retry))
     }
 
     #[inline(always)]
@@ -640,23 +636,22 @@ impl<F: Form> Call<F> {
 /// which run after the loop (kept whether or not the function has either:
 /// building it is the give-up path's, which is cold, and the expansion then
 /// needs no word to say whether it has them). Where it runs:
-/// [`Form::step`]. What `keep` keeps of a retry's outcome is kept beside
-/// its delay (see [`driver::after_attempt`]).
+/// [`Form::step`]. What `K` keeps of a retry's outcome is kept beside its
+/// delay (see [`driver::Keep`]).
 #[inline(always)]
-fn step<F: Form, T, E, N: OnRetry<T, E>, K>(
+fn step<F: Form, T, E, N: OnRetry<T, E>, K: driver::Keep<T, E>>(
     form: &mut F,
     function: &'static str,
     trace: impl Trace<E>,
     decision: impl Verdict<T, E>,
     outcome: Result<T, E>,
     on_retry: N,
-    keep: impl FnOnce(Result<T, E>) -> K,
 ) -> ControlFlow<Ended<T, E>, (Duration, K)> {
     let mut report = None;
     let mut hooks = HookSet::of(decision, decision, on_retry, Keep(&mut report));
     let (mut progress, mut recording) = form.parts(function);
     let (hooks, recording) = (&mut hooks, &mut recording);
-    match driver::after_attempt(&mut progress, outcome, hooks, &trace, recording, keep) {
+    match driver::after_attempt(&mut progress, outcome, hooks, &trace, recording) {
         ControlFlow::Continue(kept) => ControlFlow::Continue(kept),
         ControlFlow::Break(result) => ControlFlow::Break(Ended::resume(result, report)),
     }

@@ -37,8 +37,7 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, (Duration, Result<T, E>)> {
         self.0.state.build(&self.0.start);
-        let (form, keep) = (&mut self.0, core::convert::identity);
-        step(form, function, trace, decision, outcome, on_retry, keep)
+        step(&mut self.0, function, trace, decision, outcome, on_retry)
     }
 
     /// The call gives up with `outcome` because its token was cancelled
