@@ -100,29 +100,24 @@ pub struct Traced<E> {
     /// The function's name.
     pub name: &'static str,
     /// Shows an error.
-    pub show: for<'a> fn(&'a E) -> &'a dyn core::fmt::Display,
+    pub show: Show<E>,
 }
+
+/// How a [`Traced`] shows an error.
+type Show<E> = for<'a> fn(&'a E) -> &'a dyn core::fmt::Display;
 
 impl<E> Traced<E> {
     /// The trace of the function `name`, made where `result`, an attempt's
     /// outcome, gives the error's type.
     #[inline(always)]
-    pub fn of_result<T>(
-        name: &'static str,
-        result: &Result<T, E>,
-        show: for<'a> fn(&'a E) -> &'a dyn core::fmt::Display,
-    ) -> Self {
+    pub fn of_result<T>(name: &'static str, result: &Result<T, E>, show: Show<E>) -> Self {
         let _ = result;
         Traced { name, show }
     }
 
     /// The same, after an attempt that failed with `error`.
     #[inline(always)]
-    pub fn of_error(
-        name: &'static str,
-        error: &E,
-        show: for<'a> fn(&'a E) -> &'a dyn core::fmt::Display,
-    ) -> Self {
+    pub fn of_error(name: &'static str, error: &E, show: Show<E>) -> Self {
         let _ = error;
         Traced { name, show }
     }
