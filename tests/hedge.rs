@@ -606,7 +606,8 @@ async fn every_failed_attempt_is_a_failure_for_the_breaker() {
 struct Traces(RefCell<Vec<String>>);
 
 impl backoff_runtime::__private::Trace<u32> for &Traces {
-    fn retry(&self, error: &u32, attempt: u32, delay: Duration, _: Option<&'static str>) {
+    fn retry(&self, error: &u32, event: &backoff_runtime::RetryEvent) {
+        let (attempt, delay) = (event.attempt, event.delay);
         self.0.borrow_mut().push(format!(
             "retry {error} after attempt {attempt} in {delay:?}"
         ));

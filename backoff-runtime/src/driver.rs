@@ -62,7 +62,7 @@ use crate::state::RetryState;
 use crate::strategy::Strategy;
 use crate::throttle::AdaptiveThrottle;
 
-pub(crate) use crate::state::began;
+pub(crate) use crate::state::{began, since};
 
 /// What a call's retry state is built from, on its first failure: the
 /// policy, the loop's clock, the call's start (if read) and the budget (if
@@ -160,15 +160,15 @@ impl<'p, S> Origin<'p, S> {
 
     /// Time since the call began: zero if nothing read the start.
     pub(crate) fn elapsed(&self) -> Duration {
-        crate::state::since(self.clock, self.began)
+        since(self.clock, self.began)
     }
+}
 
-    /// The report of a call that ran past its whole-call timeout after
-    /// `calls` calls.
-    #[cold]
-    pub(crate) fn timed_out(&self, calls: u32) -> GiveUp {
-        GiveUp::new(calls, self.elapsed(), GiveUpReason::Timeout)
-    }
+/// The report of a call that ran past its whole-call `timeout` after `calls`
+/// attempts began, `start` being its start (if read).
+#[cold]
+pub fn timeout_report(calls: u32, clock: Clock, start: Option<Instant>) -> GiveUp {
+    GiveUp::new(calls, since(clock, start), GiveUpReason::Timeout)
 }
 
 /// A call's progress, as the driver steps it: a [`RetryState`] built on the
@@ -182,16 +182,17 @@ pub(crate) trait Progress {
     /// (the compact form has neither).
     #[inline(always)]
     fn succeeded(&mut self) {}
-    /// Failed attempts so far (after a failure, the one that failed).
-    fn attempt(&self) -> u32;
     /// The event of the retry just granted with `delay`.
     fn event(&self, delay: Duration) -> RetryEvent;
     /// The report of a call that gave up.
     fn report(&self) -> GiveUp;
-    /// The kind of the last failure, for a policy with kinds.
-    #[inline(always)]
-    fn failure_kind(&self) -> Option<&'static str> {
-        None
+    /// The report of a call that gives up because its `cancel` token was
+    /// cancelled: reason [`Cancelled`](GiveUpReason::Cancelled).
+    #[cold]
+    fn cancelled(&self) -> GiveUp {
+        let mut report = self.report();
+        report.reason = GiveUpReason::Cancelled;
+        report
     }
 }
 
@@ -219,11 +220,6 @@ impl<S: Strategy> Progress for Lazy<'_, '_, S> {
         succeeded(self.slot, self.start.budget);
     }
 
-    #[inline]
-    fn attempt(&self) -> u32 {
-        self.slot.as_ref().map_or(0, RetryState::attempt)
-    }
-
     fn event(&self, delay: Duration) -> RetryEvent {
         match self.slot.as_ref() {
             Some(state) => state.event(delay),
@@ -238,11 +234,6 @@ impl<S: Strategy> Progress for Lazy<'_, '_, S> {
             // breaker before its first attempt.)
             None => GiveUp::new(0, self.start.elapsed(), GiveUpReason::Attempts),
         }
-    }
-
-    #[inline]
-    fn failure_kind(&self) -> Option<&'static str> {
-        self.slot.as_ref().and_then(RetryState::failure_kind)
     }
 }
 
@@ -293,9 +284,9 @@ pub(crate) trait Hooks<T, E> {
 pub trait Trace<E> {
     /// Whether anything is traced (the report is built only if so).
     const ENABLED: bool = true;
-    /// A retry was granted after `error`, the failure of attempt `attempt`
-    /// (of kind `failure_kind`, for a policy with kinds).
-    fn retry(&self, error: &E, attempt: u32, delay: Duration, failure_kind: Option<&'static str>);
+    /// A retry was granted after `error`, as `event` tells (the attempt
+    /// that failed, the delay, the failure's kind for a policy with kinds).
+    fn retry(&self, error: &E, event: &RetryEvent);
     /// The call gives up with `error`, for `report`.
     fn give_up(&self, error: &E, report: &GiveUp);
 }
@@ -308,7 +299,7 @@ pub const NoTrace: () = ();
 impl<E> Trace<E> for () {
     const ENABLED: bool = false;
     #[inline(always)]
-    fn retry(&self, _: &E, _: u32, _: Duration, _: Option<&'static str>) {}
+    fn retry(&self, _: &E, _: &RetryEvent) {}
     #[inline(always)]
     fn give_up(&self, _: &E, _: &GiveUp) {}
 }
@@ -337,39 +328,6 @@ macro_rules! verdict {
 #[cfg(feature = "tokio")] // (`hedge` uses it by path; `driver` by name.)
 pub(crate) use verdict;
 
-/// What a loop keeps of a retry's outcome across its sleep: nothing
-/// ([`Dropped`]: a loop's future never holds a failed attempt's error
-/// across the sleep), or the outcome ([`Kept`]), which a loop with a
-/// `cancel` token returns if the sleep is cancelled.
-pub(crate) trait Keep<T, E> {
-    /// What is kept.
-    type Kept;
-    /// Keeps what it keeps of `outcome`.
-    fn keep(outcome: Result<T, E>) -> Self::Kept;
-}
-
-/// Keeps nothing (see [`Keep`]).
-pub(crate) struct Dropped;
-
-/// Keeps the outcome (see [`Keep`]).
-pub(crate) struct Kept;
-
-impl<T, E> Keep<T, E> for Dropped {
-    type Kept = ();
-    #[inline(always)]
-    fn keep(outcome: Result<T, E>) {
-        drop(outcome);
-    }
-}
-
-impl<T, E> Keep<T, E> for Kept {
-    type Kept = Result<T, E>;
-    #[inline(always)]
-    fn keep(outcome: Result<T, E>) -> Result<T, E> {
-        outcome
-    }
-}
-
 /// An answer that kept nothing of the outcome, as its delay alone.
 #[inline(always)]
 pub(crate) fn unit<B>(flow: ControlFlow<B, (Duration, ())>) -> ControlFlow<B, Duration> {
@@ -379,10 +337,32 @@ pub(crate) fn unit<B>(flow: ControlFlow<B, (Duration, ())>) -> ControlFlow<B, Du
     }
 }
 
+/// What a loop keeps of a retry's outcome across its sleep, beside its
+/// delay (the loop's use of the answer says which): nothing (`()`: a
+/// loop's future never holds a failed attempt's error across the sleep),
+/// or the outcome, which a loop with a `cancel` token returns if the sleep
+/// is cancelled.
+pub(crate) trait Keep<T, E> {
+    /// What is kept of `outcome`.
+    fn keep(outcome: Result<T, E>) -> Self;
+}
+
+impl<T, E> Keep<T, E> for () {
+    #[inline(always)]
+    fn keep(_: Result<T, E>) {}
+}
+
+impl<T, E> Keep<T, E> for Result<T, E> {
+    #[inline(always)]
+    fn keep(outcome: Result<T, E>) -> Self {
+        outcome
+    }
+}
+
 /// After an attempt: `Break` with what the call returns (an accepted
 /// outcome, or the one it gives up with), or `Continue` with the delay to
-/// sleep before the next attempt, the outcome already dropped (or what `K`
-/// keeps of it beside the delay, see [`Keep`]).
+/// sleep before the next attempt, the outcome already dropped (or kept
+/// beside the delay, see [`Keep`]).
 #[inline(always)]
 pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K: Keep<T, E>>(
     progress: &mut impl Progress,
@@ -390,19 +370,19 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K: Ke
     hooks: &mut H,
     trace: &R,
     recording: &mut M,
-    _: K,
-) -> ControlFlow<Result<T, E>, (Duration, K::Kept)> {
+) -> ControlFlow<Result<T, E>, (Duration, K)> {
     let (decision, outcome) = verdict!(progress, outcome, hooks, recording, ControlFlow::Break);
     match progress.step(decision) {
         Some(delay) => {
             recording.retried(outcome.is_ok(), delay);
-            if H::ON_RETRY {
-                hooks.on_retry(&outcome, &progress.event(delay));
-            }
-            if let Err(error) = &outcome
-                && R::ENABLED
-            {
-                trace.retry(error, progress.attempt(), delay, progress.failure_kind());
+            // (The event built only for a hook or a trace: `NoHook` and `()`
+            // tell nothing.)
+            if H::ON_RETRY || R::ENABLED {
+                let event = progress.event(delay);
+                hooks.on_retry(&outcome, &event);
+                if let Err(error) = &outcome {
+                    trace.retry(error, &event);
+                }
             }
             // (Dropped here, before the sleep, unless kept for a cancel.)
             ControlFlow::Continue((delay, K::keep(outcome)))
@@ -412,24 +392,6 @@ pub(crate) fn after_attempt<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records, K: Ke
             ControlFlow::Break(give_up(report, outcome, hooks, trace, recording, ended))
         }
     }
-}
-
-/// The call gives up with `outcome` because its `cancel` token was
-/// cancelled: the give-up step, the report's reason
-/// [`Cancelled`](GiveUpReason::Cancelled).
-#[cold]
-#[inline(never)]
-pub(crate) fn cancelled<T, E, H: Hooks<T, E>, R: Trace<E>, M: Records>(
-    progress: &impl Progress,
-    outcome: Result<T, E>,
-    hooks: &mut H,
-    trace: &R,
-    recording: &mut M,
-    ended: Option<bool>,
-) -> Result<T, E> {
-    let mut report = progress.report();
-    report.reason = GiveUpReason::Cancelled;
-    give_up(|| report, outcome, hooks, trace, recording, ended)
 }
 
 /// The call gives up with `outcome`: the `report`, built only if a hook,

@@ -385,10 +385,10 @@ mod tests {
             .max_delay(Duration::from_secs(1))
             .jitter(Jitter::Spread)
             .attempts(8);
-        assert_eq!(size_of::<Carried<()>>(), 8);
+        assert_eq!(size_of::<Carried<[Option<Duration>; 0]>>(), 8);
         let mut firsts = Vec::new();
         for _ in 0..50 {
-            let mut carried = Carried::<()>::NEW;
+            let mut carried = Carried::<[Option<Duration>; 0]>::NEW;
             let waits: Vec<Duration> =
                 core::iter::from_fn(|| p.next_carried(&mut carried)).collect();
             assert_eq!(waits.len(), 7);

@@ -37,12 +37,8 @@ impl<S: Strategy> Policy<S> {
     /// ```
     pub fn retry<T, E>(&self, op: impl FnMut() -> Result<T, E>) -> Result<T, E> {
         // As the attribute does: the state is built on the first failure.
-        let start = Origin::at(
-            self,
-            clock::system,
-            driver::began(self, clock::system, false),
-            None,
-        );
+        let clock = clock::system;
+        let start = Origin::at(self, clock, driver::began(self, clock, false), None);
         blocking(&start, Some(self.name()), NoTrace, RetryAll, op)
     }
 
@@ -157,7 +153,6 @@ impl<S: Strategy> Policy<S> {
                 &mut Defaults::new(),
                 &NoTrace,
                 &mut recording,
-                driver::Dropped,
             ) {
                 // (The error was dropped in there, before this sleep.)
                 ControlFlow::Continue((delay, ())) => {
@@ -332,7 +327,6 @@ fn blocking_shared<S: Strategy, T, E>(
             &mut hooks,
             &trace,
             &mut recording,
-            driver::Dropped,
         ) {
             // (The error was dropped in there, before this sleep.)
             ControlFlow::Continue((delay, ())) => crate::sleep::blocking(delay),
@@ -365,21 +359,11 @@ impl<S: Strategy> driver::Progress for crate::state::RetryState<'_, S> {
         self.on_success();
     }
 
-    #[inline]
-    fn attempt(&self) -> u32 {
-        Self::attempt(self)
-    }
-
     fn event(&self, delay: Duration) -> crate::RetryEvent {
         Self::event(self, delay)
     }
 
     fn report(&self) -> crate::GiveUp {
         Self::report(self)
-    }
-
-    #[inline]
-    fn failure_kind(&self) -> Option<&'static str> {
-        Self::failure_kind(self)
     }
 }

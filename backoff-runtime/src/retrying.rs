@@ -419,7 +419,7 @@ where
                 return refused;
             }
             run.recording.attempt_starts();
-            match run.after(op(), C::KEEP) {
+            match run.after::<C::Keep>(op()) {
                 ControlFlow::Continue((delay, kept)) => {
                     if let Some(outcome) = cancel.wait(delay, kept) {
                         return run.give_up(true, outcome);
@@ -453,7 +453,7 @@ where
                 }
                 calls = calls.saturating_add(1);
                 run.recording.attempt_starts();
-                match run.after(op().await, C::KEEP) {
+                match run.after::<C::Keep>(op().await) {
                     ControlFlow::Continue((delay, kept)) => {
                         if let Some(outcome) = cancel.sleep(delay, kept).await {
                             return run.give_up(true, outcome);
@@ -495,28 +495,22 @@ pub(crate) trait Token<T, E>: Copy {
     /// What the call keeps of a retry's outcome across its sleep: nothing
     /// without a token; with one, the outcome, which a cancel returns.
     type Keep: driver::Keep<T, E>;
-    /// The [`Keep`](Token::Keep).
-    const KEEP: Self::Keep;
     /// The call's error if the token was cancelled before the first attempt.
     fn refused(self) -> Option<E>;
     /// Sleeps `delay` (blocking): the outcome `kept` if the token was
     /// cancelled.
-    fn wait(self, delay: Duration, kept: Kept<Self, T, E>) -> Option<Result<T, E>>;
+    fn wait(self, delay: Duration, kept: Self::Keep) -> Option<Result<T, E>>;
     /// [`wait`](Token::wait), async.
     #[cfg(feature = "tokio")]
     fn sleep(
         self,
         delay: Duration,
-        kept: Kept<Self, T, E>,
+        kept: Self::Keep,
     ) -> impl Future<Output = Option<Result<T, E>>>;
 }
 
-/// What a [`Token`] keeps of a retry's outcome.
-type Kept<C, T, E> = <<C as Token<T, E>>::Keep as driver::Keep<T, E>>::Kept;
-
 impl<T, E> Token<T, E> for NoCancel {
-    type Keep = driver::Dropped;
-    const KEEP: driver::Dropped = driver::Dropped;
+    type Keep = ();
     fn refused(self) -> Option<E> {
         None
     }
@@ -534,8 +528,7 @@ impl<T, E> Token<T, E> for NoCancel {
 }
 
 impl<T, E: From<Cancelled>, X: Cancel + ?Sized> Token<T, E> for &X {
-    type Keep = driver::Kept;
-    const KEEP: driver::Kept = driver::Kept;
+    type Keep = Result<T, E>;
     fn refused(self) -> Option<E> {
         self.is_cancelled().then(|| E::from(Cancelled))
     }
@@ -619,14 +612,13 @@ impl<'p, S: Strategy, T, E, H: Hooks<T, E>> Run<'p, S, T, E, H> {
     fn after<K: driver::Keep<T, E>>(
         &mut self,
         outcome: Result<T, E>,
-        keep: K,
-    ) -> ControlFlow<Result<T, E>, (Duration, K::Kept)> {
+    ) -> ControlFlow<Result<T, E>, (Duration, K)> {
         let mut progress = Lazy {
             slot: &mut self.slot,
             start: &self.start,
         };
         let (hooks, recording) = (&mut self.hooks, &mut self.recording);
-        driver::after_attempt(&mut progress, outcome, hooks, &NoTrace, recording, keep)
+        driver::after_attempt(&mut progress, outcome, hooks, &NoTrace, recording)
     }
 
     /// The call gives up with `outcome`: its token was cancelled
@@ -638,12 +630,11 @@ impl<'p, S: Strategy, T, E, H: Hooks<T, E>> Run<'p, S, T, E, H> {
             start: &self.start,
         };
         let (hooks, recording) = (&mut self.hooks, &mut self.recording);
-        if cancelled {
-            driver::cancelled(&progress, outcome, hooks, &NoTrace, recording, None)
-        } else {
-            let report = || driver::Progress::report(&progress);
-            driver::give_up(report, outcome, hooks, &NoTrace, recording, None)
-        }
+        let report = || match cancelled {
+            true => driver::Progress::cancelled(&progress),
+            false => driver::Progress::report(&progress),
+        };
+        driver::give_up(report, outcome, hooks, &NoTrace, recording, None)
     }
 
     /// The call's `timeout` passed after `calls` attempts began: it gives
@@ -651,7 +642,7 @@ impl<'p, S: Strategy, T, E, H: Hooks<T, E>> Run<'p, S, T, E, H> {
     #[cfg(feature = "tokio")]
     #[cold]
     fn timed_out(&mut self, calls: u32, error: E) -> Result<T, E> {
-        let report = || self.start.timed_out(calls);
+        let report = || driver::timeout_report(calls, self.start.clock, self.start.began);
         let (hooks, recording) = (&mut self.hooks, &mut self.recording);
         driver::give_up(report, Err(error), hooks, &NoTrace, recording, None)
     }

@@ -434,13 +434,6 @@ impl<'p, S> RetryState<'p, S> {
         before.saturating_add(self.core.failures)
     }
 
-    /// Which run of the schedule the call is in, from 1 (see
-    /// [`Policy::reset_after`]; a loop of your own reads it as
-    /// `context().run`).
-    pub(crate) fn run(&self) -> u32 {
-        self.core.runs.map_or(1, |runs| runs.run.get())
-    }
-
     /// The call's deadline under the policy's
     /// [`max_elapsed`](Policy::max_elapsed), counted from the start of the
     /// current run; `None` without it. (A loop's whole-call `timeout`, such
@@ -506,7 +499,7 @@ impl<'p, S> RetryState<'p, S> {
         RetryEvent {
             failure_kind: self.failure_kind(),
             remaining,
-            run: self.run(),
+            run: self.core.runs.map_or(1, |runs| runs.run.get()),
             ..RetryEvent::new(self.attempt(), delay, elapsed.unwrap_or_default())
         }
     }
@@ -956,7 +949,7 @@ impl Core<'_> {
 /// the one strategy whose delays depend on the previous one).
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
-pub struct Carried<P = Option<Duration>> {
+pub struct Carried<P = [Option<Duration>; 1]> {
     failures: u32,
     /// While the call runs, the failures that did not advance the main
     /// schedule (a `RetryAfter`), as [`RetryState`]'s `skipped`, up to
@@ -982,48 +975,32 @@ pub(crate) const SKIPPED_MAX: u8 = GAVE_UP - 1;
 const GAVE_UP: u8 = u8::MAX - 2;
 
 /// What a [`Carried`] keeps of the previous delay: all of it for a
-/// strategy whose delays depend on it (`decorrelated`), nothing for the
-/// others.
+/// strategy whose delays depend on it (`decorrelated`, `[_; 1]`), nothing
+/// for the others (`[_; 0]`).
 #[doc(hidden)]
-pub trait Previous: Copy {
+pub trait Previous: Copy + AsRef<[Option<Duration>]> + AsMut<[Option<Duration>]> {
     /// Before the first retry.
     const NONE: Self;
-    /// The previous delay as the strategy reads it.
-    fn get(self) -> Option<Duration>;
-    /// Keeps the delay just granted.
-    fn set(&mut self, delay: Option<Duration>);
 }
 
-impl Previous for Option<Duration> {
-    const NONE: Self = None;
-    #[inline(always)]
-    fn get(self) -> Option<Duration> {
-        self
-    }
-    #[inline(always)]
-    fn set(&mut self, delay: Option<Duration>) {
-        *self = delay;
-    }
-}
-
-impl Previous for () {
-    const NONE: Self = ();
-    #[inline(always)]
-    fn get(self) -> Option<Duration> {
-        None
-    }
-    #[inline(always)]
-    fn set(&mut self, _: Option<Duration>) {}
+impl<const N: usize> Previous for [Option<Duration>; N] {
+    const NONE: Self = [None; N];
 }
 
 impl<P: Previous> Carried<P> {
-    /// Before the first attempt.
+    /// Before the first attempt (a constant: a call's start runs no code).
     pub const NEW: Self = Carried {
         failures: 0,
         tally: 0,
         previous: P::NONE,
         phase: 0,
     };
+
+    /// The previous delay, if kept.
+    #[inline(always)]
+    fn previous(&self) -> Option<Duration> {
+        self.previous.as_ref().first().copied().flatten()
+    }
 
     /// Failed attempts so far.
     pub fn attempt(&self) -> u32 {
@@ -1075,7 +1052,7 @@ impl<P: Previous> Carried<P> {
         let mut state = RetryState::starting_at(policy, clock::system, None);
         let core = &mut state.core;
         core.failures = self.failures;
-        core.previous = self.previous.get();
+        core.previous = self.previous();
         core.rng = self.rng(policy);
         match self.ended() {
             None => core.skipped = u32::from(self.tally),
@@ -1090,7 +1067,9 @@ impl<P: Previous> Carried<P> {
     fn pack<S: Strategy>(&mut self, state: &RetryState<'_, S>) {
         let core = &state.core;
         self.failures = core.failures;
-        self.previous.set(core.previous);
+        if let Some(previous) = self.previous.as_mut().first_mut() {
+            *previous = core.previous;
+        }
         self.keep_phase(state.policy, &core.rng);
         self.tally = match core.gave_up {
             None => core.skipped.min(u32::from(SKIPPED_MAX)) as u8,
@@ -1129,10 +1108,12 @@ impl<S: Strategy> Policy<S> {
         if carried.tally >= GAVE_UP || carried.failures >= fast(self) {
             return self.carried_retry_in_general(carried);
         }
-        let (mut previous, mut rng) = (carried.previous.get(), carried.rng(self));
+        let (mut previous, mut rng) = (carried.previous(), carried.rng(self));
         let skipped = u32::from(carried.tally);
         let delay = self.common_step(&mut carried.failures, skipped, &mut previous, &mut rng);
-        carried.previous.set(previous);
+        if let Some(kept) = carried.previous.as_mut().first_mut() {
+            *kept = previous;
+        }
         carried.keep_phase(self, &rng);
         Some(delay)
     }
@@ -1204,8 +1185,8 @@ mod tests {
         fn same<S: Strategy>(policy: &Policy<S>, steps: usize) {
             // (Untimed, as the attribute starts it.)
             let mut state = RetryState::starting_at(policy, clock::system, None);
-            let mut carried = Carried::<Option<Duration>>::NEW;
-            let mut lean = Carried::<()>::NEW;
+            let mut carried = Carried::<[Option<Duration>; 1]>::NEW;
+            let mut lean = Carried::<[Option<Duration>; 0]>::NEW;
             for step in 0..steps {
                 let (a, b) = (state.next_delay(), policy.next_carried(&mut carried));
                 assert_eq!(a, b, "step {step}");
@@ -1233,7 +1214,7 @@ mod tests {
         same(&Policy::immediate().attempts(1), 2);
         let decorrelated =
             Policy::from_strategy(Decorrelated::new(MS(5)).max_delay(MS(100))).unlimited_attempts();
-        let mut carried = Carried::<Option<Duration>>::NEW;
+        let mut carried = Carried::<[Option<Duration>; 1]>::NEW;
         for _ in 0..50 {
             let d = decorrelated
                 .next_carried(&mut carried)
@@ -1248,8 +1229,8 @@ mod tests {
     /// delay by delay, then the report.
     fn same_for<S: Strategy>(policy: &Policy<S>, decisions: &[Decision]) {
         let mut state = RetryState::starting_at(policy, clock::system, None);
-        let mut carried = Carried::<Option<Duration>>::NEW;
-        let mut lean = Carried::<()>::NEW;
+        let mut carried = Carried::<[Option<Duration>; 1]>::NEW;
+        let mut lean = Carried::<[Option<Duration>; 0]>::NEW;
         for (step, &decision) in decisions.iter().enumerate() {
             let a = state.next_delay_for(decision);
             assert_eq!(
@@ -1279,8 +1260,8 @@ mod tests {
         use crate::strategy::{Exponential, Fibonacci};
         use Decision::{Retry, RetryAfter, Stop, Throttled};
         // (The skipped count is in what was padding.)
-        assert_eq!(size_of::<Carried<()>>(), 8);
-        assert_eq!(size_of::<Carried<Option<Duration>>>(), 24);
+        assert_eq!(size_of::<Carried<[Option<Duration>; 0]>>(), 8);
+        assert_eq!(size_of::<Carried<[Option<Duration>; 1]>>(), 24);
         let p = Policy::from_strategy(Exponential::new(MS(10)).max_delay(MS(1000)))
             .jitter(Jitter::None)
             .attempts(8)
@@ -1775,13 +1756,13 @@ mod tests {
         assert_eq!((s.context().attempt, s.context().last), (1, false));
         assert_eq!(s.next_delay(), Some(MS(100)));
         assert_eq!(
-            (s.context().attempt, s.context().last, s.run()),
+            (s.context().attempt, s.context().last, s.event(MS(0)).run),
             (2, true, 1)
         );
         // Attempt 2 starts at 100 ms and runs 5 s.
         NOW_MS.store(5_100, Ordering::Relaxed);
         assert_eq!(s.next_delay(), Some(MS(100)), "the first delay again");
-        assert_eq!((s.attempt(), s.run()), (2, 2));
+        assert_eq!((s.attempt(), s.event(MS(0)).run), (2, 2));
         assert_eq!((s.context().attempt, s.context().last), (3, true));
         let ev = s.event(MS(100));
         assert_eq!((ev.attempt, ev.run), (2, 2));
@@ -1790,7 +1771,7 @@ mod tests {
         assert_eq!(s.next_delay(), None);
         assert_eq!(s.give_up().unwrap().attempts, 3);
         // Without `reset_after`: one run, and no clock for it.
-        assert_eq!(Policy::immediate().start().run(), 1);
+        assert_eq!(Policy::immediate().start().event(MS(0)).run, 1);
     }
 
     #[test]

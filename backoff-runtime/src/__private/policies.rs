@@ -168,12 +168,12 @@ macro_rules! fixed_policy {
 
 fixed_policy! {
     // (Only `decorrelated`'s delays depend on the previous one.)
-    ExponentialOf<BASE, MAX, FACTOR> => [const BASE: u64, const MAX: u64, const FACTOR: u64,] Exponential, ();
-    LinearOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Linear, ();
-    FibonacciOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Fibonacci, ();
-    DecorrelatedOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Decorrelated, Option<Duration>;
-    ConstantOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Constant, ();
-    Immediate => [] Immediate, ();
+    ExponentialOf<BASE, MAX, FACTOR> => [const BASE: u64, const MAX: u64, const FACTOR: u64,] Exponential, [Option<Duration>; 0];
+    LinearOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Linear, [Option<Duration>; 0];
+    FibonacciOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Fibonacci, [Option<Duration>; 0];
+    DecorrelatedOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Decorrelated, [Option<Duration>; 1];
+    ConstantOf<BASE, MAX> => [const BASE: u64, const MAX: u64,] Constant, [Option<Duration>; 0];
+    Immediate => [] Immediate, [Option<Duration>; 0];
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use super::*;
 use crate::driver;
 use crate::record::{CompactRecording, Records};
-use crate::state::{Gate, since};
+use crate::state::Gate;
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
 
@@ -171,11 +171,6 @@ impl<P: FixedOrigin> driver::Progress for Carrying<'_, P> {
         }
     }
 
-    #[inline(always)]
-    fn attempt(&self) -> u32 {
-        self.0.attempt()
-    }
-
     fn event(&self, delay: Duration) -> RetryEvent {
         RetryEvent::new(self.0.attempt(), delay, Duration::ZERO)
     }
@@ -241,17 +236,6 @@ impl<T, E> Ended<T, E> {
         }
     }
 }
-
-/// The expansion's hooks, as the driver calls them: its verdict, taken in
-/// the function (`when` on the error, `when_ok` on the `Ok` value, each
-/// built and called where a loop written by hand would) and handed over as
-/// a [`Decision`] (or [`RETRY`]); `on_retry`, a closure built at the call
-/// (called at most once, so an `FnOnce`), or [`NoHook`]; and the report of
-/// a call that gives up, kept for `on_giveup` and `fallback`, which run
-/// after the loop (kept whether or not the function has either: building
-/// it is the give-up path's, which is cold, and the expansion then needs no
-/// word to say whether it has them).
-type Dispatch<'r, V, N> = HookSet<V, V, N, NoHook, Keep<'r>, NoHook>;
 
 /// The expansion's `on_retry` of the outcome, called at most once.
 struct Once<F>(Option<F>);
@@ -322,10 +306,7 @@ pub(crate) trait Form: Sized {
         outcome: Result<T, E>,
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, Duration> {
-        let dropped = driver::Dropped;
-        driver::unit(step(
-            self, function, trace, decision, outcome, on_retry, dropped,
-        ))
+        driver::unit(step(self, function, trace, decision, outcome, on_retry))
     }
     /// Another attempt begins.
     fn next_attempt(&mut self);
@@ -372,10 +353,7 @@ impl<'p, S: Strategy + 'p, K: Kept<'p, S>> Form for Full<'p, S, K> {
     ) -> ControlFlow<Ended<T, E>, Duration> {
         // (The state built first, if more than the start builds it.)
         self.state.build(&self.start);
-        let dropped = driver::Dropped;
-        driver::unit(step(
-            self, function, trace, decision, outcome, on_retry, dropped,
-        ))
+        driver::unit(step(self, function, trace, decision, outcome, on_retry))
     }
 
     #[inline(always)]
@@ -649,9 +627,17 @@ impl<F: Form> Call<F> {
 }
 
 /// After an attempt, through the driver's rule, with the one adapter of
-/// hooks ([`HookSet`]): the verdict decided, `on_retry`, and the report
-/// kept for the give-up hooks (where: [`Form::step`]). What `K` keeps of a
-/// retry's outcome is kept beside its delay (see [`driver::Keep`]).
+/// hooks ([`HookSet`]), as the driver calls the expansion's: its verdict,
+/// taken in the function (`when` on the error, `when_ok` on the `Ok` value,
+/// each built and called where a loop written by hand would) and handed
+/// over as a [`Decision`] (or [`RETRY`]); `on_retry`, a closure built at
+/// the call (called at most once, so an `FnOnce`), or [`NoHook`]; and the
+/// report of a call that gives up, kept for `on_giveup` and `fallback`,
+/// which run after the loop (kept whether or not the function has either:
+/// building it is the give-up path's, which is cold, and the expansion then
+/// needs no word to say whether it has them). Where it runs:
+/// [`Form::step`]. What `K` keeps of a retry's outcome is kept beside its
+/// delay (see [`driver::Keep`]).
 #[inline(always)]
 fn step<F: Form, T, E, N: OnRetry<T, E>, K: driver::Keep<T, E>>(
     form: &mut F,
@@ -660,14 +646,12 @@ fn step<F: Form, T, E, N: OnRetry<T, E>, K: driver::Keep<T, E>>(
     decision: impl Verdict<T, E>,
     outcome: Result<T, E>,
     on_retry: N,
-    keep: K,
-) -> ControlFlow<Ended<T, E>, (Duration, K::Kept)> {
+) -> ControlFlow<Ended<T, E>, (Duration, K)> {
     let mut report = None;
-    let mut hooks: Dispatch<'_, _, N> =
-        HookSet::of(decision, decision, on_retry, Keep(&mut report));
+    let mut hooks = HookSet::of(decision, decision, on_retry, Keep(&mut report));
     let (mut progress, mut recording) = form.parts(function);
     let (hooks, recording) = (&mut hooks, &mut recording);
-    match driver::after_attempt(&mut progress, outcome, hooks, &trace, recording, keep) {
+    match driver::after_attempt(&mut progress, outcome, hooks, &trace, recording) {
         ControlFlow::Continue(kept) => ControlFlow::Continue(kept),
         ControlFlow::Break(result) => ControlFlow::Break(Ended::resume(result, report)),
     }
@@ -739,7 +723,8 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
         trace: R,
         outcome: Result<T, E>,
     ) -> Ended<T, E> {
-        let report = self.0.start.timed_out(calls);
+        let start = &self.0.start;
+        let report = driver::timeout_report(calls, start.clock, start.began);
         timed_out(report, &mut self.0.recording, trace, outcome)
     }
 }
@@ -760,10 +745,7 @@ pub fn timed_out<T, E, R: Trace<E>>(
 
 /// The report of a hedged call that ran past its `timeout` after `calls`
 /// attempts began, `start` being its start.
-#[cold]
-pub fn timeout_report(calls: u32, clock: Clock, start: Option<std::time::Instant>) -> GiveUp {
-    GiveUp::new(calls, since(clock, start), GiveUpReason::Timeout)
-}
+pub use crate::driver::timeout_report;
 
 /// An untimed state machine of `policy` (the delay benches' start: no clock
 /// read, as in the attribute's own loop without a deadline).

@@ -38,21 +38,15 @@ impl<'a, T> TraceFallback<'a> for &TraceError<'a, T> {
 
 /// Reports a retry to `tracing` (feature `tracing`): a WARN event with the
 /// function, the attempt that failed, the delay, the failure's kind (for a
-/// policy with kinds) and the error.
+/// policy with kinds) and the error, from the retry's `event`.
 #[inline]
-pub fn trace_retry(
-    function: &str,
-    error: &dyn core::fmt::Display,
-    attempt: u32,
-    delay: Duration,
-    failure_kind: Option<&'static str>,
-) {
+pub fn trace_retry(function: &str, error: &dyn core::fmt::Display, event: &RetryEvent) {
     ::tracing::warn!(
         target: "backoff_runtime",
         function,
-        attempt,
-        delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-        failure_kind,
+        attempt = event.attempt,
+        delay_ms = u64::try_from(event.delay.as_millis()).unwrap_or(u64::MAX),
+        failure_kind = event.failure_kind,
         error = %error,
         "retrying after error"
     );
@@ -106,29 +100,24 @@ pub struct Traced<E> {
     /// The function's name.
     pub name: &'static str,
     /// Shows an error.
-    pub show: for<'a> fn(&'a E) -> &'a dyn core::fmt::Display,
+    pub show: Show<E>,
 }
+
+/// How a [`Traced`] shows an error.
+type Show<E> = for<'a> fn(&'a E) -> &'a dyn core::fmt::Display;
 
 impl<E> Traced<E> {
     /// The trace of the function `name`, made where `result`, an attempt's
     /// outcome, gives the error's type.
     #[inline(always)]
-    pub fn of_result<T>(
-        name: &'static str,
-        result: &Result<T, E>,
-        show: for<'a> fn(&'a E) -> &'a dyn core::fmt::Display,
-    ) -> Self {
+    pub fn of_result<T>(name: &'static str, result: &Result<T, E>, show: Show<E>) -> Self {
         let _ = result;
         Traced { name, show }
     }
 
     /// The same, after an attempt that failed with `error`.
     #[inline(always)]
-    pub fn of_error(
-        name: &'static str,
-        error: &E,
-        show: for<'a> fn(&'a E) -> &'a dyn core::fmt::Display,
-    ) -> Self {
+    pub fn of_error(name: &'static str, error: &E, show: Show<E>) -> Self {
         let _ = error;
         Traced { name, show }
     }
@@ -136,8 +125,8 @@ impl<E> Traced<E> {
 
 impl<E> Trace<E> for Traced<E> {
     #[inline]
-    fn retry(&self, error: &E, attempt: u32, delay: Duration, failure_kind: Option<&'static str>) {
-        trace_retry(self.name, (self.show)(error), attempt, delay, failure_kind);
+    fn retry(&self, error: &E, event: &RetryEvent) {
+        trace_retry(self.name, (self.show)(error), event);
     }
     #[inline]
     fn give_up(&self, error: &E, report: &GiveUp) {

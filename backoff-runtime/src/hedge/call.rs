@@ -214,7 +214,7 @@ where
                     hooks.on_retry(&outcome, &event);
                 }
                 if let Err(error) = &outcome {
-                    trace.retry(error, event.attempt, Duration::ZERO, event.failure_kind);
+                    trace.retry(error, &event);
                 }
                 Hedging::Next
             }

@@ -37,8 +37,7 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
         on_retry: N,
     ) -> ControlFlow<Ended<T, E>, (Duration, Result<T, E>)> {
         self.0.state.build(&self.0.start);
-        let (form, kept) = (&mut self.0, driver::Kept);
-        step(form, function, trace, decision, outcome, on_retry, kept)
+        step(&mut self.0, function, trace, decision, outcome, on_retry)
     }
 
     /// The call gives up with `outcome` because its token was cancelled
@@ -49,8 +48,7 @@ impl<'p, S: Strategy, K: Kept<'p, S>> Call<Full<'p, S, K>> {
     #[inline(never)]
     pub fn cancelled<T, E, R: Trace<E>>(&mut self, trace: R, outcome: Result<T, E>) -> Ended<T, E> {
         let (progress, mut recording) = self.0.parts("");
-        let mut report = driver::Progress::report(&progress);
-        report.reason = GiveUpReason::Cancelled;
-        give_up(|| report, &mut recording, trace, outcome)
+        let report = || driver::Progress::cancelled(&progress);
+        give_up(report, &mut recording, trace, outcome)
     }
 }
