@@ -430,10 +430,12 @@ impl<S> Policy<S> {
         ///             .attempts(10),
         ///     );
         /// let mut state = policy.start();
-        /// assert_eq!(state.next_delay_for(Decision::Throttled), Some(Duration::from_millis(500)));
-        /// assert_eq!(state.failure_kind(), Some("throttled"));
-        /// assert_eq!(state.next_delay_for(Decision::Retry), Some(Duration::from_millis(100)));
-        /// assert_eq!(state.failure_kind(), None);
+        /// let delay = state.next_delay_for(Decision::Throttled).unwrap();
+        /// assert_eq!(delay, Duration::from_millis(500));
+        /// assert_eq!(state.event(delay).failure_kind, Some("throttled"));
+        /// let delay = state.next_delay_for(Decision::Retry).unwrap();
+        /// assert_eq!(delay, Duration::from_millis(100));
+        /// assert_eq!(state.event(delay).failure_kind, None);
         /// assert_eq!(state.next_delay_for(Decision::Throttled), Some(Duration::from_millis(1000)));
         /// // The second transient failure of three allowed, the throttled ones
         /// // left out.

@@ -482,11 +482,22 @@ impl<'p, S> RetryState<'p, S> {
     }
 
     /// The event describing the retry that [`next_delay_for`] just granted
-    /// with `delay`: the failed attempt, and the time since the call began,
-    /// read now.
+    /// with `delay`, as `on_retry` is told it: the failed attempt, the time
+    /// since the call began and the time left (read now), the failure's
+    /// kind, and the run under [`reset_after`](Policy::reset_after).
+    ///
+    /// ```
+    /// use backoff_runtime::{Jitter, Policy};
+    /// use std::time::Duration;
+    ///
+    /// let policy = Policy::constant(Duration::from_millis(10)).jitter(Jitter::None);
+    /// let mut state = policy.start();
+    /// let delay = state.next_delay().unwrap();
+    /// let event = state.event(delay);
+    /// assert_eq!((event.attempt, event.delay, event.run), (1, delay, 1));
+    /// ```
     ///
     /// [`next_delay_for`]: RetryState::next_delay_for
-    #[doc(hidden)]
     pub fn event(&self, delay: Duration) -> RetryEvent {
         // (One clock read, if the start was.)
         let now = self.core.start.map(|_| (self.core.clock)());

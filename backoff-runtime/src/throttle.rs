@@ -269,6 +269,7 @@ impl AdaptiveThrottle {
     }
 
     /// The probability that a request at `now` is rejected locally.
+    #[doc(hidden)]
     pub fn reject_probability(&self, now: Instant) -> f64 {
         let (requests, accepts) = self.counts(now);
         let over = (requests * 1000).saturating_sub(self.k_milli.saturating_mul(accepts));
