@@ -189,7 +189,7 @@ impl<'a> RemoteView<'a> {
     }
 }
 
-crate::control::remote_debug!();
+crate::remote_debug!();
 
 impl RetryBudget {
     /// A full bucket of `max_tokens`, refilled by `token_ratio` tokens on

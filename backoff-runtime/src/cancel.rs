@@ -333,7 +333,7 @@ impl Drop for Waiting<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Cancelled;
 
-crate::control::control_error! {
+crate::control_error! {
     Cancelled: "cancelled", Interrupted
 }
 

@@ -509,15 +509,6 @@ pub(crate) trait Centred {
     fn central(&self, retry: u32) -> Duration;
 }
 
-/// A strategy as [`spread`] reads it.
-pub(crate) struct Central<'a, T: ?Sized>(pub(crate) &'a T);
-
-impl<T: crate::strategy::Strategy + ?Sized> Centred for Central<'_, T> {
-    fn central(&self, retry: u32) -> Duration {
-        self.0.central_delay(retry)
-    }
-}
-
 /// The [`Jitter::Spread`] delay before retry `retry` (from 1) of a call
 /// whose phase is `phase / 2³²`: see [`Jitter::Spread`] for the rule.
 ///

@@ -384,6 +384,43 @@ macro_rules! with_std {
 }
 
 with_std! {
+    /// The error type `$ty` of a control's refusal or of a timeout: `Display`
+    /// as `$message`, `std::error::Error`, and, so that `io::Result` functions
+    /// can use the argument directly, an `std::io::Error` of kind `$kind` whose
+    /// source is the value (the docs given go on that conversion).
+    macro_rules! control_error {
+        ($(#[$doc:meta])* $ty:ident: $message:literal, $kind:ident) => {
+            impl core::fmt::Display for $ty {
+                fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                    f.write_str($message)
+                }
+            }
+
+            impl std::error::Error for $ty {}
+
+            $(#[$doc])*
+            impl From<$ty> for std::io::Error {
+                fn from(e: $ty) -> Self {
+                    std::io::Error::new(std::io::ErrorKind::$kind, e)
+                }
+            }
+        };
+    }
+    pub(crate) use control_error;
+
+    /// `Debug` for the `dyn Remote` of a control's fleet (its name only), so
+    /// that the control that holds one derives `Debug`.
+    macro_rules! remote_debug {
+        () => {
+            impl core::fmt::Debug for dyn Remote {
+                fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                    f.write_str("Remote")
+                }
+            }
+        };
+    }
+    pub(crate) use remote_debug;
+
     pub mod budget;
     mod cancel;
     pub mod circuit;

@@ -651,58 +651,6 @@ pub(crate) const fn allows(limit: Option<u32>, failures: u32) -> bool {
     }
 }
 
-/// The jittered delay before retry `retry` of `strategy`; `previous`
-/// carries the strategy's un-jittered delay from one retry to the next.
-#[inline]
-pub(crate) fn backoff<T: Strategy + ?Sized>(
-    strategy: &T,
-    jitter: Jitter,
-    retry: u32,
-    previous: &mut Option<Duration>,
-    rng: &mut JitterRng,
-) -> Duration {
-    // (A strategy whose cap is zero, `Immediate`, spreads nothing: the test
-    // of its constant cap folds the branch away, and its step with it.)
-    if let Jitter::Spread = jitter
-        && !strategy.max_delay().is_zero()
-    {
-        return spread(strategy, retry, rng);
-    }
-    let raw = strategy.capped_delay(retry, *previous, rng);
-    jittered(strategy, jitter, raw, previous, rng)
-}
-
-/// [`backoff`] under [`Jitter::Spread`]: out of the way of the other
-/// jitters' path, and compiled once, in this crate, but for this call.
-#[cold]
-#[inline(never)]
-fn spread<T: Strategy + ?Sized>(strategy: &T, retry: u32, rng: &mut JitterRng) -> Duration {
-    let central = crate::jitter::Central(strategy);
-    crate::jitter::spread(&central, strategy.max_delay(), retry, rng.phase())
-}
-
-/// The jitter applied to `raw`, the strategy's capped delay, which is kept
-/// in `previous` if the strategy reads it.
-#[inline(always)]
-pub(crate) fn jittered<T: Strategy + ?Sized>(
-    strategy: &T,
-    jitter: Jitter,
-    raw: Duration,
-    previous: &mut Option<Duration>,
-    rng: &mut JitterRng,
-) -> Duration {
-    if strategy.reads_previous() {
-        *previous = Some(raw);
-    }
-    // Every jitter leaves a zero delay zero, and draws nothing for it: for
-    // `Immediate` the whole step folds away.
-    if raw.is_zero() || matches!(jitter, Jitter::None) {
-        raw
-    } else {
-        jitter.apply_capped(raw, strategy.max_delay(), rng)
-    }
-}
-
 impl<S: Strategy> Policy<S> {
     /// The jittered delay before retry `retry` of the main schedule.
     #[inline]
@@ -712,7 +660,7 @@ impl<S: Strategy> Policy<S> {
         previous: &mut Option<Duration>,
         rng: &mut JitterRng,
     ) -> Duration {
-        backoff(&self.strategy, self.settings.jitter, retry, previous, rng)
+        crate::strategy::backoff(&self.strategy, self.settings.jitter, retry, previous, rng)
     }
 
     /// [`backoff`](Policy::backoff), or `None` when the central delay of

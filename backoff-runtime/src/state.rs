@@ -897,8 +897,8 @@ impl Core<'_> {
         let (previous, rng) = (&mut self.kinds_previous, &mut self.rng);
         Ok(match &t.strategy {
             // (A builtin without a dynamic call: the common case.)
-            Held::Builtin(b) => policy::backoff(b, t.jitter, retry, previous, rng),
-            Held::Static(s) => policy::backoff(*s, t.jitter, retry, previous, rng),
+            Held::Builtin(b) => crate::strategy::backoff(b, t.jitter, retry, previous, rng),
+            Held::Static(s) => crate::strategy::backoff(*s, t.jitter, retry, previous, rng),
         })
     }
 

@@ -48,7 +48,7 @@ use crate::jitter::JitterRng;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Rejected;
 
-crate::control::control_error! {
+crate::control_error! {
     /// So `io::Result` functions can use a throttle directly: an error of kind
     /// [`ResourceBusy`](std::io::ErrorKind::ResourceBusy) whose source is the
     /// [`Rejected`].
@@ -164,7 +164,7 @@ pub trait Remote: Send + Sync {
     fn rest(&self) -> (u64, u64);
 }
 
-crate::control::remote_debug!();
+crate::remote_debug!();
 
 /// A throttle as its remote sees it: see [`Remote`].
 #[derive(Debug, Clone, Copy)]

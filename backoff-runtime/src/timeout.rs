@@ -33,7 +33,7 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Elapsed;
 
-crate::control::control_error! {
+crate::control_error! {
     /// So `io::Result` functions can use `attempt_timeout` and `timeout`
     /// directly: an error of kind [`TimedOut`](std::io::ErrorKind::TimedOut)
     /// whose source is the [`Elapsed`].

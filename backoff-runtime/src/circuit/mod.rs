@@ -105,7 +105,7 @@ impl CircuitOpen {
     }
 }
 
-crate::control::control_error! {
+crate::control_error! {
     /// So `io::Result` functions can use `circuit` directly: a refused call is
     /// an error of kind [`ConnectionRefused`](std::io::ErrorKind::ConnectionRefused)
     /// whose source is the [`CircuitOpen`].

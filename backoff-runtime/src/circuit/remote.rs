@@ -39,7 +39,7 @@ pub(super) const WANT: u64 = 4;
 /// is; in the same word as the marks, so a breaker is no larger for it).
 pub(super) const RUN_ENDS_SHIFT: u32 = 8;
 
-crate::control::remote_debug!();
+crate::remote_debug!();
 
 impl Gate {
     /// After an acquire that saw the breaker open or half-open: a grant not

@@ -711,7 +711,7 @@ mod tests {
                 // The policy's step, every jitter: still at most the cap.
                 for jitter in jitters {
                     let mut previous = previous;
-                    let d = crate::policy::backoff(s, jitter, retry, &mut previous, &mut rng);
+                    let d = crate::strategy::backoff(s, jitter, retry, &mut previous, &mut rng);
                     proptest::prop_assert!(d <= s.max_delay(), "{jitter:?} {retry}: {d:?}");
                 }
             }

@@ -419,6 +419,67 @@ impl Strategy for Builtin {
 #[doc(hidden)]
 pub const DEFAULT_MAX: Duration = Duration::from_secs(10);
 
+/// The jittered delay before retry `retry` of `strategy`; `previous`
+/// carries the strategy's un-jittered delay from one retry to the next.
+#[inline]
+pub(crate) fn backoff<T: Strategy + ?Sized>(
+    strategy: &T,
+    jitter: Jitter,
+    retry: u32,
+    previous: &mut Option<Duration>,
+    rng: &mut JitterRng,
+) -> Duration {
+    // (A strategy whose cap is zero, `Immediate`, spreads nothing: the test
+    // of its constant cap folds the branch away, and its step with it.)
+    if let Jitter::Spread = jitter
+        && !strategy.max_delay().is_zero()
+    {
+        return spread(strategy, retry, rng);
+    }
+    let raw = strategy.capped_delay(retry, *previous, rng);
+    jittered(strategy, jitter, raw, previous, rng)
+}
+
+/// [`backoff`] under [`Jitter::Spread`]: out of the way of the other
+/// jitters' path, and compiled once, in this crate, but for this call.
+#[cold]
+#[inline(never)]
+fn spread<T: Strategy + ?Sized>(strategy: &T, retry: u32, rng: &mut JitterRng) -> Duration {
+    crate::jitter::spread(&Central(strategy), strategy.max_delay(), retry, rng.phase())
+}
+
+/// A strategy as [`jitter::spread`](crate::jitter::spread) reads it (here,
+/// not in `jitter`, which names no strategy).
+struct Central<'a, T: ?Sized>(&'a T);
+
+impl<T: Strategy + ?Sized> crate::jitter::Centred for Central<'_, T> {
+    fn central(&self, retry: u32) -> Duration {
+        self.0.central_delay(retry)
+    }
+}
+
+/// The jitter applied to `raw`, the strategy's capped delay, which is kept
+/// in `previous` if the strategy reads it.
+#[inline(always)]
+pub(crate) fn jittered<T: Strategy + ?Sized>(
+    strategy: &T,
+    jitter: Jitter,
+    raw: Duration,
+    previous: &mut Option<Duration>,
+    rng: &mut JitterRng,
+) -> Duration {
+    if strategy.reads_previous() {
+        *previous = Some(raw);
+    }
+    // Every jitter leaves a zero delay zero, and draws nothing for it: for
+    // `Immediate` the whole step folds away.
+    if raw.is_zero() || matches!(jitter, Jitter::None) {
+        raw
+    } else {
+        jitter.apply_capped(raw, strategy.max_delay(), rng)
+    }
+}
+
 #[cfg(test)]
 pub(crate) fn schedule<S: Strategy>(s: &S, n: u32) -> Vec<u64> {
     let mut rng = JitterRng::from_seed(0);

@@ -256,9 +256,7 @@ pub(crate) fn backoff_staged<T: Strategy + ?Sized>(
     {
         return Some(crate::jitter::spread(&central, max, retry, rng.phase()));
     }
-    Some(crate::policy::jittered(
-        strategy, jitter, raw, previous, rng,
-    ))
+    Some(super::jittered(strategy, jitter, raw, previous, rng))
 }
 
 /// A staged schedule's central delays as they stand at one step.
