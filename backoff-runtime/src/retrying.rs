@@ -630,9 +630,12 @@ impl<'p, S: Strategy, T, E, H: Hooks<T, E>> Run<'p, S, T, E, H> {
             start: &self.start,
         };
         let (hooks, recording) = (&mut self.hooks, &mut self.recording);
-        let report = || match cancelled {
-            true => driver::Progress::cancelled(&progress),
-            false => driver::Progress::report(&progress),
+        let report = || {
+            if cancelled {
+                driver::Progress::cancelled(&progress)
+            } else {
+                driver::Progress::report(&progress)
+            }
         };
         driver::give_up(report, outcome, hooks, &NoTrace, recording, None)
     }

@@ -1013,6 +1013,14 @@ impl<P: Previous> Carried<P> {
         self.previous.as_ref().first().copied().flatten()
     }
 
+    /// Keeps the delay just granted, if the previous delay is kept.
+    #[inline(always)]
+    fn set_previous(&mut self, delay: Option<Duration>) {
+        if let Some(kept) = self.previous.as_mut().first_mut() {
+            *kept = delay;
+        }
+    }
+
     /// Failed attempts so far.
     pub fn attempt(&self) -> u32 {
         self.failures
@@ -1078,9 +1086,7 @@ impl<P: Previous> Carried<P> {
     fn pack<S: Strategy>(&mut self, state: &RetryState<'_, S>) {
         let core = &state.core;
         self.failures = core.failures;
-        if let Some(previous) = self.previous.as_mut().first_mut() {
-            *previous = core.previous;
-        }
+        self.set_previous(core.previous);
         self.keep_phase(state.policy, &core.rng);
         self.tally = match core.gave_up {
             None => core.skipped.min(u32::from(SKIPPED_MAX)) as u8,
@@ -1122,9 +1128,7 @@ impl<S: Strategy> Policy<S> {
         let (mut previous, mut rng) = (carried.previous(), carried.rng(self));
         let skipped = u32::from(carried.tally);
         let delay = self.common_step(&mut carried.failures, skipped, &mut previous, &mut rng);
-        if let Some(kept) = carried.previous.as_mut().first_mut() {
-            *kept = previous;
-        }
+        carried.set_previous(previous);
         carried.keep_phase(self, &rng);
         Some(delay)
     }

@@ -75,8 +75,9 @@ pub fn trace_give_up(function: &str, outcome: &dyn core::fmt::Display, report: &
     }
     match report.reason {
         GiveUpReason::Stopped if report.attempts <= 1 => giving_up!(debug),
-        GiveUpReason::Stopped | GiveUpReason::CircuitOpen => giving_up!(warn),
-        GiveUpReason::Cancelled => giving_up!(warn),
+        GiveUpReason::Stopped | GiveUpReason::CircuitOpen | GiveUpReason::Cancelled => {
+            giving_up!(warn)
+        }
         _ => giving_up!(error),
     }
 }

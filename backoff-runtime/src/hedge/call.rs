@@ -129,6 +129,11 @@ where
         Ok(())
     }
 
+    /// No other hedge may start: the timer stops, and is not started again.
+    fn disarm(&mut self) {
+        (self.armed, self.arm) = (false, false);
+    }
+
     /// The call gives up: the breaker refused its next attempt (its first,
     /// or a retry with none in flight).
     pub(super) fn refused(&mut self, open: CircuitOpen, trace: &impl Trace<E>) -> Result<T, E> {
@@ -340,12 +345,10 @@ where
                             timer.set(None);
                             return Poll::Ready(call.refused(open, trace));
                         }
-                        // (No other hedge may start.)
-                        (call.armed, call.arm) = (false, false);
+                        call.disarm();
                     }
                 }
-                // (No other hedge may start.)
-                Hedging::Wait => (call.armed, call.arm) = (false, false),
+                Hedging::Wait => call.disarm(),
             }
         }
     }
