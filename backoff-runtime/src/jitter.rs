@@ -631,6 +631,25 @@ mod tests {
         assert!(draws.iter().any(|d| *d > MS(900)));
     }
 
+    /// Scattered(r) draws over the whole of v·(1−r)..=v·(1+r) (through
+    /// `range`, its bounds 1 ∓ r), and a ratio past 1 counts as 1.
+    #[test]
+    fn scattered_spreads_over_its_whole_range() {
+        let mut rng = JitterRng::from_seed(7);
+        let draws: Vec<Duration> = (0..2000)
+            .map(|_| Jitter::Scattered(0.2).apply(MS(100), MS(1000), &mut rng))
+            .collect();
+        assert!(draws.iter().all(|d| *d >= MS(80) && *d <= MS(120)));
+        assert!(draws.iter().any(|d| *d < MS(82)));
+        assert!(draws.iter().any(|d| *d > MS(118)));
+        let wide: Vec<Duration> = (0..2000)
+            .map(|_| Jitter::Scattered(2.0).apply(MS(100), MS(1000), &mut rng))
+            .collect();
+        assert!(wide.iter().all(|d| *d <= MS(200)));
+        assert!(wide.iter().any(|d| *d < MS(10)));
+        assert!(wide.iter().any(|d| *d > MS(190)));
+    }
+
     #[test]
     fn odd_scattered_ratios_never_panic() {
         let mut rng = JitterRng::from_seed(5);
